@@ -1,0 +1,63 @@
+# A thin driver of meson for the two README commands and a few helpers.
+# Everything real lives in meson.build; the Debian packages in tools/debian-packages.
+
+BUILD      ?= build
+MESON_OPTS ?=
+NINJA      := ninja
+SANITIZE_C_ARGS := -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+.PHONY: all deps build run check test check-clang check-sanitize check-asan check-tsan bench clean
+
+all: build
+
+deps:
+	@tools/install-deps
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --werror $(MESON_OPTS)
+
+build: deps $(BUILD)/build.ninja
+	$(NINJA) -C $(BUILD)
+
+# Until the daemon exists: the counter engine's benchmark in quick mode.
+run: build
+	$(BUILD)/tests/bench/bench-counter --quick
+
+# The whole suite: gcc build with warnings as errors, clang build, unit and
+# stress tests, then the suite again under ASan+UBSan and the stress tests
+# under TSan.
+check: build
+	meson test -C $(BUILD) --print-errorlogs --num-processes 2
+	$(MAKE) check-clang check-sanitize
+
+test: build
+	meson test -C $(BUILD) --print-errorlogs --suite unit
+
+check-clang: deps
+	[ -f build-clang/build.ninja ] || CC=clang meson setup build-clang --werror -Dslow_tests=false
+	$(NINJA) -C build-clang
+	meson test -C build-clang --print-errorlogs --suite unit
+
+check-sanitize: check-asan check-tsan
+
+check-asan: deps
+	[ -f build-asan/build.ninja ] || CC=clang meson setup build-asan --werror -Dslow_tests=false \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dc_args="$(SANITIZE_C_ARGS)"
+	$(NINJA) -C build-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		meson test -C build-asan --print-errorlogs --num-processes 2
+
+# TSan needs a fixed address-space layout on kernels with many mmap random
+# bits; setarch -R gives it one.
+check-tsan: deps
+	[ -f build-tsan/build.ninja ] || CC=clang meson setup build-tsan --werror -Dslow_tests=false \
+		-Db_sanitize=thread -Db_lundef=false -Dc_args="$(SANITIZE_C_ARGS)"
+	$(NINJA) -C build-tsan
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		setarch -R meson test -C build-tsan --print-errorlogs --suite stress --num-processes 1
+
+bench: build
+	$(BUILD)/tests/bench/bench-counter
+
+clean:
+	rm -rf $(BUILD) build-clang build-asan build-tsan
