@@ -1,0 +1,146 @@
+/* acctd.c - the daemon's entry point: command line, then the manager. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+#include "build-config.h"
+
+enum action { RUN, DUMP, CHECK_CONFIG, HELP, VERSION };
+
+static void help(void)
+{
+	printf("Usage: acctd [OPTIONS]\n\n"
+	       "cgroup-aware resource accounting daemon: keeps every cgroup's memory and\n"
+	       "load with their error bounds and ages.\n\n"
+	       "  --config FILE            read FILE instead of " ACCT_CONFIG_FILE "\n"
+	       "  --config-dropins DIR     read DIR/*.conf instead of " ACCT_CONFIG_DROPIN_DIR "/*.conf\n"
+	       "  --cgroup-root DIR        read cgroups under DIR instead of discovering them\n"
+	       "  --socket PATH            varlink socket (default /run/acctd/io.acctd as root)\n"
+	       "  --metrics-listen ADDR    HOST:PORT for /metrics, or none (default " ACCT_METRICS_DEFAULT_LISTEN ")\n"
+	       "  --log-level LEVEL        err, warning, notice, info or debug\n"
+	       "  --check-config           validate the configuration, print it, exit\n"
+	       "  --dump                   sample once, print the ledger as JSON, exit\n"
+	       "  --state-file PATH        write the ledger (tombstones too) as JSON to PATH after every pass\n"
+	       "  --version                print the version\n"
+	       "  --help                   print this help\n");
+}
+
+static int parse_argv(int argc, char **argv, struct manager_config_source *src, enum action *action)
+{
+	enum { ARG_CONFIG = 0x100, ARG_DROPINS, ARG_ROOT, ARG_SOCKET, ARG_METRICS, ARG_LOG_LEVEL, ARG_CHECK,
+	       ARG_DUMP, ARG_VERSION, ARG_STATE_FILE };
+	static const struct option options[] = {
+		{ "config", required_argument, NULL, ARG_CONFIG },
+		{ "config-dropins", required_argument, NULL, ARG_DROPINS },
+		{ "cgroup-root", required_argument, NULL, ARG_ROOT },
+		{ "socket", required_argument, NULL, ARG_SOCKET },
+		{ "metrics-listen", required_argument, NULL, ARG_METRICS },
+		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+		{ "check-config", no_argument, NULL, ARG_CHECK },
+		{ "dump", no_argument, NULL, ARG_DUMP },
+		{ "state-file", required_argument, NULL, ARG_STATE_FILE },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+		const char *section = NULL, *key = NULL, *origin = NULL;
+		switch (c) {
+		case ARG_CONFIG:
+			src->main_file = optarg;
+			break;
+		case ARG_DROPINS:
+			src->dropin_dir = optarg;
+			break;
+		case ARG_ROOT:
+			section = "cgroups", key = "root", origin = "--cgroup-root";
+			break;
+		case ARG_SOCKET:
+			section = "api", key = "socket", origin = "--socket";
+			break;
+		case ARG_METRICS:
+			section = "metrics", key = "listen", origin = "--metrics-listen";
+			break;
+		case ARG_LOG_LEVEL:
+			section = "log", key = "level", origin = "--log-level";
+			break;
+		case ARG_CHECK:
+			*action = CHECK_CONFIG;
+			break;
+		case ARG_DUMP:
+			*action = DUMP;
+			break;
+		case ARG_STATE_FILE:
+			src->state_file = optarg;
+			break;
+		case ARG_VERSION:
+			*action = VERSION;
+			break;
+		case 'h':
+			*action = HELP;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (section) {
+			if (src->nr_overrides >= sizeof(src->overrides) / sizeof(src->overrides[0]))
+				return -E2BIG;
+			src->overrides[src->nr_overrides].section = section;
+			src->overrides[src->nr_overrides].key = key;
+			src->overrides[src->nr_overrides].value = optarg;
+			src->overrides[src->nr_overrides].origin = origin;
+			src->nr_overrides++;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "acctd: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct manager_config_source src = { 0 };
+	enum action action = RUN;
+	struct manager *m = NULL;
+	int r;
+
+	log_open();
+	if (parse_argv(argc, argv, &src, &action) < 0) {
+		fprintf(stderr, "Try 'acctd --help'.\n");
+		return 2;
+	}
+	if (action == HELP) {
+		help();
+		return 0;
+	}
+	if (action == VERSION) {
+		printf("acctd " ACCTD_VERSION "\n");
+		return 0;
+	}
+	r = manager_new(&src, &m);
+	if (r < 0)
+		return 1;
+	if (action == CHECK_CONFIG) {
+		acct_config_dump(m->config, stdout);
+		manager_free(m);
+		return 0;
+	}
+	if (action == DUMP)
+		r = manager_dump(m, stdout);
+	else {
+		r = manager_start(m);
+		if (r >= 0)
+			r = manager_run(m);
+	}
+	manager_free(m);
+	return r < 0 ? 1 : r;
+}

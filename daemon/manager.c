@@ -1,0 +1,598 @@
+/* manager.c - acctd's state and event loop. */
+#include "manager.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "build-config.h"
+#include "ledger-json.h"
+#include "log.h"
+#include "util.h"
+
+#define LOAD_PERIOD_US 5000000u  /* the kernel's LOAD_FREQ */
+#define TUNE_PERIOD_US 1000000u
+
+static struct timeval tv_of(uint64_t usec)
+{
+	return (struct timeval){ .tv_sec = (time_t)(usec / 1000000u), .tv_usec = (suseconds_t)(usec % 1000000u) };
+}
+
+static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void notify(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	(void)sd_notify(0, buf);
+}
+
+void manager_status_line(const struct manager *m, char *buf, size_t size)
+{
+	uint64_t live = 0, dead = 0;
+	uint64_t viol = 0;
+
+	acct_ledger_counts(m->ledger, &live, &dead);
+	for (int i = 0; i < _ACCT_INV_MAX; i++)
+		viol += m->reconcile.violations[i];
+	snprintf(buf, size, "%s%" PRIu64 " cgroups (%" PRIu64 " dead), last pass %" PRIu64 " ms, %" PRIu64
+		 " invariant violations%s%s",
+		 m->ready ? "Tracking " : "Starting: ", live, dead, m->last_fast.wall_us / 1000, viol,
+		 strcmp(m->reload_result, "ok") == 0 || !m->reload_result[0] ? "" : "; reload failed: ",
+		 strcmp(m->reload_result, "ok") == 0 ? "" : m->reload_result);
+}
+
+static void update_status(struct manager *m)
+{
+	char line[768];
+	manager_status_line(m, line, sizeof(line));
+	notify("STATUS=%s", line);
+}
+
+/* ---- discovery ---------------------------------------------------------- */
+
+static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_id *id, void *userdata)
+{
+	struct manager *m = userdata;
+	uint64_t now = acct_now_us();
+	struct acct_cgroup *cg;
+	int r;
+
+	m->discovery_events++;
+	switch (ev) {
+	case ACCT_CGROUP_ADDED:
+		r = acct_ledger_add(m->ledger, id, now, &cg);
+		if (r == -EEXIST)
+			acct_ledger_update_id(m->ledger, cg, id);
+		else if (r < 0)
+			log_warning_errno(r, "Failed to track cgroup %s, ignoring: %m", id->path);
+		else
+			log_debug("Tracking %s", id->path);
+		break;
+	case ACCT_CGROUP_REMOVED:
+		cg = acct_ledger_find(m->ledger, id->path);
+		if (cg && !acct_cgroup_is_dead(cg)) {
+			acct_ledger_kill(m->ledger, cg, now);
+			log_debug("%s removed, kept as a tombstone", id->path);
+		}
+		break;
+	case ACCT_CGROUP_CHANGED:
+		cg = acct_ledger_find(m->ledger, id->path);
+		if (cg && !acct_cgroup_is_dead(cg))
+			acct_ledger_update_id(m->ledger, cg, id);
+		break;
+	}
+}
+
+static void on_inotify(evutil_socket_t fd, short what, void *userdata)
+{
+	struct manager *m = userdata;
+	int r = acct_discovery_process(m->discovery, on_discovery, m);
+	if (r < 0)
+		log_warning_errno(r, "Failed to process cgroup changes, rescanning: %m");
+	if (r < 0)
+		(void)acct_discovery_scan(m->discovery, on_discovery, m);
+}
+
+static void on_rescan(evutil_socket_t fd, short what, void *userdata)
+{
+	struct manager *m = userdata;
+	int r = acct_discovery_scan(m->discovery, on_discovery, m);
+	if (r < 0)
+		log_warning_errno(r, "Periodic cgroup rescan failed: %m");
+	else if (r > 0)
+		log_debug("Periodic rescan found %d changes inotify had not reported", r);
+}
+
+/* ---- passes --------------------------------------------------------------- */
+
+static int start_pass(struct manager *m, unsigned flags)
+{
+	struct acct_cgroup **cgs = NULL;
+	uint64_t now = acct_now_us();
+
+	/* Between passes: forget dead records past retention, release the
+	 * descriptors of the dead ones. */
+	acct_ledger_sweep(m->ledger, now, m->config->tombstone_retention_us, acct_sampler_release, m->sampler);
+	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
+	if (n < 0)
+		return n;
+	size_t live = 0;
+	for (int i = 0; i < n; i++) {
+		if (acct_cgroup_is_dead(cgs[i]))
+			acct_sampler_release(cgs[i], m->sampler);
+		else
+			cgs[live++] = cgs[i];
+	}
+	int r = acct_sampler_start(m->sampler, cgs, live, flags, now);
+	free(cgs);
+	if (r == 0)
+		m->pass_flags = flags;
+	return r;
+}
+
+static unsigned due_flags(struct manager *m, uint64_t now)
+{
+	unsigned flags = ACCT_PASS_FAST;
+	if (now >= m->next_slow_us) {
+		flags |= ACCT_PASS_SLOW;
+		m->next_slow_us = now + m->config->slow_interval_us;
+	}
+	if (m->config->load_average && now >= m->next_load_us) {
+		flags |= ACCT_PASS_LOAD;
+		m->next_load_us = now + LOAD_PERIOD_US;
+	}
+	return flags;
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (acct_sampler_busy(m->sampler)) {
+		/* A pass takes longer than the interval: run the next one as soon
+		 * as it completes instead of queueing more. */
+		m->pass_pending = true;
+		return;
+	}
+	int r = start_pass(m, due_flags(m, acct_now_us()));
+	if (r < 0)
+		log_warning_errno(r, "Failed to start a sampling pass: %m");
+}
+
+static void write_state_file(struct manager *m, const struct acct_pass_report *rep);
+static void log_top(struct manager *m);
+
+static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
+{
+	struct acct_cgroup **cgs = NULL;
+	uint64_t now = acct_now_us();
+	int n = acct_ledger_snapshot(m->ledger, false, &cgs);
+
+	if (n >= 0) {
+		if (rep->flags & ACCT_PASS_LOAD)
+			acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, now);
+		bool hierarchical = true; /* v2 always; v1 since 5.11 (use_hierarchy is always 1) */
+		acct_reconcile_pass(m->ledger, cgs, (size_t)n, rep, m->meminfo_path, hierarchical, &m->reconcile);
+		free(cgs);
+	}
+	m->passes++;
+	m->last_fast = *rep;
+	if (rep->flags & ACCT_PASS_SLOW)
+		m->last_slow = *rep;
+	uint64_t errors = 0;
+	for (int i = 0; i < _ACCT_ERR_MAX; i++)
+		errors += rep->errors[i];
+	if (errors)
+		log_debug("Pass over %" PRIu64 " cgroups: %" PRIu64 " failed reads (%" PRIu64 " vanished, %" PRIu64
+			  " garbage, %" PRIu64 " unreadable)",
+			  rep->cgroups, errors, rep->errors[ACCT_ERR_VANISHED], rep->errors[ACCT_ERR_GARBAGE],
+			  rep->errors[ACCT_ERR_UNREADABLE]);
+	if (m->source.state_file)
+		write_state_file(m, rep);
+	if (!m->ready) {
+		m->ready = true;
+		update_status(m);
+		notify("READY=1");
+		log_info("Ready: %" PRIu64 " cgroups sampled in %" PRIu64 " ms", rep->cgroups, rep->wall_us / 1000);
+		log_top(m);
+	} else
+		update_status(m);
+}
+
+static void on_sampler_done(evutil_socket_t fd, short what, void *userdata)
+{
+	struct manager *m = userdata;
+	struct acct_pass_report rep;
+
+	if (acct_sampler_collect(m->sampler, &rep) < 0)
+		return;
+	finish_pass(m, &rep);
+	if (m->pass_pending) {
+		m->pass_pending = false;
+		int r = start_pass(m, due_flags(m, acct_now_us()));
+		if (r < 0)
+			log_warning_errno(r, "Failed to start a sampling pass: %m");
+	}
+}
+
+static void on_tune(evutil_socket_t fd, short what, void *userdata)
+{
+	struct manager *m = userdata;
+	acct_domain_tune(m->domain, acct_now_us() * 1000);
+}
+
+static void on_watchdog(evutil_socket_t fd, short what, void *userdata)
+{
+	notify("WATCHDOG=1");
+}
+
+/* ---- signals and reload ---------------------------------------------------- */
+
+static void on_signal(evutil_socket_t sig, short what, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (sig == SIGHUP) {
+		(void)manager_reload(m);
+		return;
+	}
+	log_info("Received %s, stopping", strsignal((int)sig));
+	notify("STOPPING=1");
+	m->exiting = true;
+	event_base_loopexit(m->base, NULL);
+}
+
+static int load_config(const struct manager_config_source *src, struct acct_config **ret, char **ret_error)
+{
+	struct acct_config_diag diag = { 0 };
+	struct acct_config *c = NULL;
+	int r;
+
+	r = acct_config_load(src->main_file, src->dropin_dir, &c, &diag);
+	for (size_t i = 0; r >= 0 && i < diag.nr_warnings; i++)
+		log_warning("%s", diag.warnings[i]);
+	for (unsigned i = 0; r >= 0 && i < src->nr_overrides; i++)
+		r = acct_config_set(c, src->overrides[i].section, src->overrides[i].key, src->overrides[i].value,
+				    src->overrides[i].origin, &diag);
+	if (r < 0) {
+		*ret_error = diag.error ? strdup(diag.error) : strdup(strerror(-r));
+		acct_config_free(c);
+		acct_config_diag_clear(&diag);
+		return r;
+	}
+	acct_config_diag_clear(&diag);
+	*ret = c;
+	*ret_error = NULL;
+	return 0;
+}
+
+static void arm_timers(struct manager *m)
+{
+	struct timeval tv = tv_of(m->config->fast_interval_us);
+	event_add(m->ev_tick, &tv);
+	tv = tv_of(m->config->rescan_interval_us);
+	event_add(m->ev_rescan, &tv);
+}
+
+static void apply_filter(struct manager *m)
+{
+	struct acct_discovery_filter f = {
+		.include = m->config->include,
+		.exclude = m->config->exclude,
+		.max_depth = m->config->max_depth,
+	};
+	int r = acct_discovery_set_filter(m->discovery, &f);
+	if (r < 0)
+		log_warning_errno(r, "Failed to apply the cgroup filter: %m");
+}
+
+int manager_reload(struct manager *m)
+{
+	struct acct_config *c = NULL;
+	char *error = NULL;
+	int r;
+
+	notify("RELOADING=1\nMONOTONIC_USEC=%" PRIu64, acct_now_us());
+	m->reloads++;
+	r = load_config(&m->source, &c, &error);
+	if (r < 0) {
+		m->reload_failures++;
+		snprintf(m->reload_result, sizeof(m->reload_result), "%s", error ? error : "unknown error");
+		log_error("Reload failed, keeping the previous configuration: %s", m->reload_result);
+		free(error);
+		update_status(m);
+		notify("READY=1");
+		return r;
+	}
+	const char *old_root = m->config->cgroup_root ? m->config->cgroup_root : "";
+	const char *new_root = c->cgroup_root ? c->cgroup_root : "";
+	if (strcmp(old_root, new_root) != 0 || c->workers != m->config->workers)
+		log_warning("cgroup root and worker count apply at the next restart, keeping the current ones");
+	struct acct_ledger_budgets b = { c->budget_bytes, c->budget_cpu_us, c->budget_tasks };
+	acct_ledger_set_budgets(m->ledger, &b);
+	acct_domain_set_auto_tune(m->domain, c->auto_tune);
+	log_set_max_level((int)c->log_level);
+	acct_config_free(m->config);
+	m->config = c;
+	apply_filter(m);
+	(void)acct_discovery_scan(m->discovery, on_discovery, m);
+	arm_timers(m);
+	snprintf(m->reload_result, sizeof(m->reload_result), "ok");
+	log_info("Configuration reloaded");
+	update_status(m);
+	notify("READY=1");
+	return 0;
+}
+
+/* ---- construction ---------------------------------------------------------- */
+
+static int build_components(struct manager *m)
+{
+	struct acct_config *c = m->config;
+	int r;
+
+	r = acct_cgroup_layout_detect(c->cgroup_root, &m->layout);
+	if (r < 0)
+		return log_error_errno(r, "Failed to find the cgroup hierarchies%s%s: %m",
+				       c->cgroup_root ? " under " : "", c->cgroup_root ? c->cgroup_root : "");
+	log_info("cgroup mode %s under %s", acct_cgroup_mode_to_string(m->layout->mode), m->layout->root);
+
+	struct acct_domain_options dopts = { .mode = ACCT_MODE_AUTO, .auto_tune = c->auto_tune };
+	r = acct_domain_new(&dopts, &m->domain);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the counter engine: %m");
+	struct acct_ledger_budgets b = { c->budget_bytes, c->budget_cpu_us, c->budget_tasks };
+	r = acct_ledger_new(m->domain, &b, &m->ledger);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the ledger: %m");
+	struct acct_discovery_filter f = { .include = c->include, .exclude = c->exclude, .max_depth = c->max_depth };
+	r = acct_discovery_new(m->layout, &f, &m->discovery);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up cgroup discovery: %m");
+	struct acct_sampler_options sopts = { .layout = m->layout, .workers = c->workers };
+	r = acct_sampler_new(&sopts, m->ledger, &m->sampler);
+	if (r < 0)
+		return log_error_errno(r, "Failed to start the sampling workers: %m");
+
+	/* A fake tree may carry its own meminfo; the host's only matches the host. */
+	if (!c->cgroup_root)
+		m->meminfo_path = strdup("/proc/meminfo");
+	else {
+		char p[4096];
+		snprintf(p, sizeof(p), "%s/.fakecg-meminfo", c->cgroup_root);
+		if (access(p, R_OK) == 0)
+			m->meminfo_path = strdup(p);
+	}
+	return 0;
+}
+
+int manager_new(const struct manager_config_source *source, struct manager **ret)
+{
+	struct manager *m = calloc(1, sizeof(*m));
+	char *error = NULL;
+	int r;
+
+	if (!m)
+		return log_oom();
+	m->source = *source;
+	m->started_us = acct_now_us();
+	r = load_config(source, &m->config, &error);
+	if (r < 0) {
+		log_error("%s", error ? error : strerror(-r));
+		free(error);
+		manager_free(m);
+		return r;
+	}
+	log_set_max_level((int)m->config->log_level);
+	long nofile = acct_raise_nofile();
+	if (nofile < 0)
+		log_debug_errno((int)nofile, "Failed to raise RLIMIT_NOFILE, ignoring: %m");
+	r = build_components(m);
+	if (r < 0) {
+		manager_free(m);
+		return r;
+	}
+	*ret = m;
+	return 0;
+}
+
+int manager_start(struct manager *m)
+{
+	static const int sigs[3] = { SIGTERM, SIGINT, SIGHUP };
+	int r;
+
+	m->base = event_base_new();
+	if (!m->base)
+		return log_oom();
+	for (int i = 0; i < 3; i++) {
+		m->ev_signal[i] = evsignal_new(m->base, sigs[i], on_signal, m);
+		if (!m->ev_signal[i] || event_add(m->ev_signal[i], NULL) < 0)
+			return log_oom();
+	}
+	m->ev_inotify = event_new(m->base, acct_discovery_fd(m->discovery), EV_READ | EV_PERSIST, on_inotify, m);
+	m->ev_sampler = event_new(m->base, acct_sampler_fd(m->sampler), EV_READ | EV_PERSIST, on_sampler_done, m);
+	m->ev_tick = event_new(m->base, -1, EV_PERSIST, on_tick, m);
+	m->ev_rescan = event_new(m->base, -1, EV_PERSIST, on_rescan, m);
+	m->ev_tune = event_new(m->base, -1, EV_PERSIST, on_tune, m);
+	m->ev_watchdog = event_new(m->base, -1, EV_PERSIST, on_watchdog, m);
+	if (!m->ev_inotify || !m->ev_sampler || !m->ev_tick || !m->ev_rescan || !m->ev_tune || !m->ev_watchdog)
+		return log_oom();
+	event_add(m->ev_inotify, NULL);
+	event_add(m->ev_sampler, NULL);
+	struct timeval tv = tv_of(TUNE_PERIOD_US);
+	event_add(m->ev_tune, &tv);
+	if (sd_watchdog_enabled(0, &m->watchdog_usec) > 0 && m->watchdog_usec > 0) {
+		tv = tv_of(m->watchdog_usec / 2);
+		event_add(m->ev_watchdog, &tv);
+	}
+	arm_timers(m);
+
+	r = acct_discovery_scan(m->discovery, on_discovery, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to walk the cgroup hierarchies: %m");
+	uint64_t live;
+	acct_ledger_counts(m->ledger, &live, NULL);
+	log_info("Found %" PRIu64 " cgroups", live);
+	update_status(m);
+	uint64_t now = acct_now_us();
+	m->next_slow_us = now + m->config->slow_interval_us;
+	m->next_load_us = now + LOAD_PERIOD_US;
+	r = start_pass(m, ACCT_PASS_FAST | ACCT_PASS_SLOW | (m->config->load_average ? ACCT_PASS_LOAD : 0));
+	if (r < 0)
+		return log_error_errno(r, "Failed to start the first sampling pass: %m");
+	return 0;
+}
+
+int manager_run(struct manager *m)
+{
+	event_base_dispatch(m->base);
+	return m->exit_code;
+}
+
+/* The document of --dump and --state-file. */
+static struct json_object *ledger_json(struct manager *m, struct acct_cgroup *const *cgs, size_t n,
+				       const struct acct_pass_report *rep, uint64_t now)
+{
+	struct json_object *top = json_object_new_object(), *arr = json_object_new_array();
+	json_object_object_add(top, "version", json_object_new_string(ACCTD_VERSION));
+	json_object_object_add(top, "cgroup_mode", json_object_new_string(acct_cgroup_mode_to_string(m->layout->mode)));
+	json_object_object_add(top, "cgroup_root", json_object_new_string(m->layout->root));
+	unsigned nodes = acct_domain_topology(m->domain)->nr_nodes;
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(arr, acct_cgroup_to_json(m->ledger, cgs[i], now, false, nodes));
+	json_object_object_add(top, "cgroups", arr);
+	json_object_object_add(top, "pass", acct_pass_to_json(rep));
+	json_object_object_add(top, "reconciliation", acct_reconcile_to_json(&m->reconcile));
+	return top;
+}
+
+/* --state-file: the whole ledger, tombstones included, replaced atomically
+ * after every pass. */
+static void write_state_file(struct manager *m, const struct acct_pass_report *rep)
+{
+	struct acct_cgroup **cgs = NULL;
+	char tmp[4096];
+	uint64_t now = acct_now_us();
+	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
+
+	if (n < 0)
+		return;
+	struct json_object *top = ledger_json(m, cgs, (size_t)n, rep, now);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", m->source.state_file);
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		log_warning_errno(-errno, "Failed to write %s, ignoring: %m", tmp);
+	else {
+		fputs(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), f);
+		fputc('\n', f);
+		if (fclose(f) != 0 || rename(tmp, m->source.state_file) < 0)
+			log_warning_errno(-errno, "Failed to write %s, ignoring: %m", m->source.state_file);
+	}
+	json_object_put(top);
+	free(cgs);
+}
+
+static int compare_memory_desc(const void *a, const void *b)
+{
+	const struct acct_cgroup *x = *(struct acct_cgroup *const *)a, *y = *(struct acct_cgroup *const *)b;
+	struct acct_reading rx = { 0 }, ry = { 0 };
+	(void)acct_cgroup_get(x, ACCT_Q_MEMORY, false, &rx);
+	(void)acct_cgroup_get(y, ACCT_Q_MEMORY, false, &ry);
+	return rx.value < ry.value ? 1 : rx.value > ry.value ? -1 : strcmp(x->path, y->path);
+}
+
+/* At start: what acctd tracks, the largest first, for whoever watches it start. */
+static void log_top(struct manager *m)
+{
+	struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(m->ledger, false, &cgs);
+	if (n <= 0)
+		return;
+	qsort(cgs, (size_t)n, sizeof(*cgs), compare_memory_desc);
+	log_info("%-48s %12s %14s", "CGROUP", "MEMORY", "CPU TIME");
+	for (int i = 0; i < n && i < 15; i++) {
+		struct acct_reading mem = { 0 }, cpu = { 0 };
+		bool hm = acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &mem);
+		bool hc = acct_cgroup_get(cgs[i], ACCT_Q_CPU_USAGE, false, &cpu);
+		char ms[32] = "-", cs[32] = "-";
+		if (hm)
+			snprintf(ms, sizeof(ms), "%.1fM", (double)mem.value / 1048576.0);
+		if (hc)
+			snprintf(cs, sizeof(cs), "%.2fs", (double)cpu.value / 1e6);
+		log_info("%-48s %12s %14s", cgs[i]->path, ms, cs);
+	}
+	if (n > 15)
+		log_info("... and %d more", n - 15);
+	free(cgs);
+}
+
+int manager_dump(struct manager *m, FILE *out)
+{
+	struct acct_cgroup **cgs = NULL;
+	struct acct_pass_report rep;
+	int r, n;
+
+	r = acct_discovery_scan(m->discovery, on_discovery, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to walk the cgroup hierarchies: %m");
+	n = acct_ledger_snapshot(m->ledger, false, &cgs);
+	if (n < 0)
+		return log_oom();
+	unsigned flags = ACCT_PASS_FAST | ACCT_PASS_SLOW | (m->config->load_average ? ACCT_PASS_LOAD : 0);
+	r = acct_sampler_run(m->sampler, cgs, (size_t)n, flags, acct_now_us(), &rep);
+	if (r < 0) {
+		free(cgs);
+		return log_error_errno(r, "Sampling failed: %m");
+	}
+	uint64_t now = acct_now_us();
+	if (flags & ACCT_PASS_LOAD)
+		acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, now);
+	acct_reconcile_pass(m->ledger, cgs, (size_t)n, &rep, m->meminfo_path, true, &m->reconcile);
+
+	struct json_object *top = ledger_json(m, cgs, (size_t)n, &rep, now);
+	fputs(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), out);
+	fputc('\n', out);
+	json_object_put(top);
+	free(cgs);
+	return fflush(out) == 0 ? 0 : -errno;
+}
+
+struct manager *manager_free(struct manager *m)
+{
+	if (!m)
+		return NULL;
+	/* Workers first: they hold record pointers. */
+	m->sampler = acct_sampler_free(m->sampler);
+	if (m->ledger) {
+		struct acct_cgroup **cgs = NULL;
+		int n = acct_ledger_snapshot(m->ledger, true, &cgs);
+		for (int i = 0; i < n; i++)
+			acct_sampler_release(cgs[i], NULL);
+		free(cgs);
+	}
+	struct event **evs[] = { &m->ev_inotify, &m->ev_sampler, &m->ev_tick, &m->ev_rescan, &m->ev_tune,
+				 &m->ev_watchdog, &m->ev_signal[0], &m->ev_signal[1], &m->ev_signal[2] };
+	for (size_t i = 0; i < ELEMENTSOF(evs); i++)
+		if (*evs[i]) {
+			event_free(*evs[i]);
+			*evs[i] = NULL;
+		}
+	if (m->base)
+		event_base_free(m->base);
+	acct_discovery_free(m->discovery);
+	acct_ledger_free(m->ledger);
+	acct_domain_free(m->domain);
+	acct_cgroup_layout_free(m->layout);
+	acct_config_free(m->config);
+	free(m->meminfo_path);
+	free(m);
+	return NULL;
+}

@@ -1,0 +1,82 @@
+/* manager.h - acctd's state and event loop: configuration, discovery, the
+ * ledger, sampling passes, reconciliation, reloads and the systemd protocol.
+ * The API (varlink) and metrics endpoints plug into the same event base. */
+#pragma once
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cgroup-discovery.h"
+#include "config.h"
+#include "counter.h"
+#include "ledger.h"
+#include "reconcile.h"
+#include "sampler.h"
+
+/* Where the configuration comes from, kept so that a reload reads the same
+ * files and re-applies the same command-line overrides. */
+struct manager_config_source {
+	const char *main_file;  /* NULL: the default */
+	const char *dropin_dir; /* NULL: the default */
+	const char *state_file; /* NULL: none; else the ledger as JSON after every pass */
+	struct {
+		const char *section, *key, *value, *origin;
+	} overrides[8];
+	unsigned nr_overrides;
+};
+
+struct manager {
+	struct event_base *base;
+	struct manager_config_source source;
+	struct acct_config *config;
+	struct acct_cgroup_layout *layout;
+	struct acct_domain *domain;
+	struct acct_ledger *ledger;
+	struct acct_discovery *discovery;
+	struct acct_sampler *sampler;
+	char *meminfo_path; /* NULL: no meminfo check (a fake tree without one) */
+
+	struct event *ev_signal[3];
+	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog;
+
+	unsigned pass_flags;     /* of the pass in flight */
+	bool pass_pending;       /* a tick came while a pass ran */
+	uint64_t next_slow_us, next_load_us;
+	bool ready;
+	uint64_t started_us;
+	uint64_t watchdog_usec;
+
+	struct acct_pass_report last_fast, last_slow;
+	uint64_t passes;
+	struct acct_reconcile_report reconcile;
+	uint64_t discovery_events;
+
+	uint64_t reloads, reload_failures;
+	char reload_result[512]; /* "ok" or the error of the last reload */
+	bool exiting;
+	int exit_code;
+};
+
+/* Load the configuration and build every component. Logs what fails and
+ * returns a negative errno. */
+int manager_new(const struct manager_config_source *source, struct manager **ret);
+struct manager *manager_free(struct manager *m);
+
+/* Discover the cgroups and start the first full pass; READY=1 follows when it
+ * completes. Returns 0 or a negative errno. */
+int manager_start(struct manager *m);
+
+/* Run the event loop until SIGTERM/SIGINT. Returns the exit code. */
+int manager_run(struct manager *m);
+
+/* Sample every cgroup once (all files, synchronously) and print the ledger as
+ * JSON. Returns 0 or a negative errno. */
+int manager_dump(struct manager *m, FILE *out);
+
+/* Reload the configuration (SIGHUP). On error the old one stays and the error
+ * is returned and kept in reload_result. */
+int manager_reload(struct manager *m);
+
+/* One-line summary for STATUS= and Status(). */
+void manager_status_line(const struct manager *m, char *buf, size_t size);

@@ -1,0 +1,124 @@
+/* cgfs-parse.h - parsers for the files of cgroupfs and /proc that acctd reads.
+ *
+ * Pure functions over a NUL-terminated buffer holding a whole file: no I/O, no
+ * allocation unless stated, no logging. Every parser is strict: a malformed
+ * file (missing fields, junk after a number, a truncated line, a number that
+ * does not fit) is refused with -EBADMSG or -ERANGE and *ret is not written,
+ * so that a garbage read fails that one sample and nothing else.
+ * Common rules: lines end in '\n' (the last one may lack it, but an empty line
+ * is malformed); fields are separated by exactly one space, with no leading or
+ * trailing blanks; numbers are unsigned decimal without sign ("-1" and "+1"
+ * are -EBADMSG) and junk in a token wins over its overflow. Callback parsers
+ * check the whole buffer before the first call: a malformed file never reaches
+ * fn. A NULL buffer, callback or (unless stated) output is -EINVAL. No locale
+ * is consulted.
+ * Formats follow the kernel's Documentation/admin-guide/cgroup-v2.rst and
+ * cgroup-v1/{memory,cpuacct}.rst; fixtures are in tests/data/kernel. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CGFS_MAX_NODES 64   /* NUMA nodes a numa_stat line may list */
+#define CGFS_KEY_MAX 64     /* longest key kept from a flat-keyed file; longer is -EBADMSG */
+
+/* A single value ("12345\n"). "max" (v2 limits) gives UINT64_MAX. v1 limits
+ * use a huge number (9223372036854771712) for "no limit"; it is returned as is. */
+int cgfs_parse_u64(const char *buf, uint64_t *ret);
+
+/* Flat keyed files ("key value\n" per line: memory.stat, cpu.stat, cgroup.events,
+ * cgroup.stat, cpuacct.stat, v1 cpu.stat). fn is called for every line in order;
+ * a non-zero return from fn stops the parse and is returned. Lines must be
+ * "KEY SP VALUE" with VALUE an unsigned 64-bit decimal; an empty file is valid.
+ * KEY is 1..CGFS_KEY_MAX printable ASCII bytes without blanks; fn gets it as a
+ * pointer into buf, not NUL-terminated. Returns 0, fn's value, or
+ * -EBADMSG/-ERANGE. */
+typedef int (*cgfs_kv_fn)(const char *key, size_t key_len, uint64_t value, void *userdata);
+int cgfs_parse_flat_keyed(const char *buf, cgfs_kv_fn fn, void *userdata);
+
+/* Look one key up in a flat-keyed buffer (the whole buffer is checked; the
+ * first of duplicate keys wins). Returns 0, -ENOENT when absent, or a parse
+ * error. */
+int cgfs_flat_keyed_get(const char *buf, const char *key, uint64_t *ret);
+
+/* Pressure stall information (cpu.pressure, memory.pressure, io.pressure and
+ * /proc/pressure/ *):
+ *   some avg10=0.00 avg60=0.00 avg300=0.00 total=0
+ *   full avg10=0.00 avg60=0.00 avg300=0.00 total=0
+ * "full" is absent in older kernels' cpu.pressure (present=false, zeros then).
+ * "some" must come first, "full" only second; the avgs are "D+.DD" exactly,
+ * read as fixed point (the double nearest the decimal, as strtod() in the C
+ * locale would give). */
+struct cgfs_psi_line {
+	bool present;
+	double avg10, avg60, avg300; /* percent */
+	uint64_t total_us;           /* cumulative stall time */
+};
+struct cgfs_psi {
+	struct cgfs_psi_line some, full;
+};
+int cgfs_parse_pressure(const char *buf, struct cgfs_psi *ret);
+
+/* v2 cpu.stat (usage_usec, user_usec, system_usec, and with the cpu controller
+ * nr_periods, nr_throttled, throttled_usec, nr_bursts, burst_usec) and v1
+ * cpu.stat (nr_periods, nr_throttled, throttled_time in ns, converted to
+ * throttled_usec, rounded down). Fields the file lacks are 0 with their has_
+ * flag false. Each group comes whole or not at all: part of one, a key twice,
+ * throttled_usec with throttled_time, or neither group is -EBADMSG. Other keys
+ * (nice_usec, nr_bursts, wait_sum, ...) are ignored. */
+struct cgfs_cpu_stat {
+	uint64_t usage_usec, user_usec, system_usec;
+	uint64_t nr_periods, nr_throttled, throttled_usec;
+	bool has_usage, has_throttling;
+};
+int cgfs_parse_cpu_stat(const char *buf, struct cgfs_cpu_stat *ret);
+
+/* v1 cpuacct.stat ("user N\nsystem N\n" in USER_HZ ticks): converted to
+ * microseconds with `user_hz` ticks per second (rounded down, no intermediate
+ * overflow). Both keys are required, others ignored. Returns 0, -EBADMSG,
+ * -ERANGE (a result above UINT64_MAX) or -EINVAL (user_hz 0). */
+int cgfs_parse_cpuacct_stat(const char *buf, unsigned user_hz, uint64_t *ret_user_usec,
+			    uint64_t *ret_system_usec);
+
+/* v1 cpuacct.usage_percpu: space-separated nanoseconds per CPU. Stores up to
+ * `max` values and the count in *ret_n (-ERANGE when there are more than max;
+ * then nothing is written). At least one value; the kernel's trailing space is
+ * optional. values may be NULL when max is 0. */
+int cgfs_parse_percpu(const char *buf, uint64_t *values, size_t max, size_t *ret_n);
+
+/* memory.numa_stat.
+ * v2: lines "KEY N0=BYTES N1=BYTES ..." (anon, file, kernel_stack, ...).
+ * v1: lines "KEY=TOTAL N0=PAGES N1=PAGES ..." (total, file, anon, unevictable,
+ *     and hierarchical_* ones), values in pages.
+ * fn gets each line's key, its per-node values (index = node number, nodes not
+ * listed are 0) and the number of node slots used (highest node + 1). For v1
+ * `total` is the KEY=TOTAL value, for v2 the sum. Units are as in the file:
+ * the caller multiplies v1 pages by the page size. All lines of a file have one
+ * format; each lists at least one node, node numbers strictly increasing; a
+ * node >= CGFS_MAX_NODES or a v2 sum above UINT64_MAX is -ERANGE. */
+typedef int (*cgfs_numa_fn)(const char *key, size_t key_len, uint64_t total, const uint64_t *per_node,
+			    size_t nr_nodes, void *userdata);
+int cgfs_parse_numa_stat(const char *buf, cgfs_numa_fn fn, void *userdata);
+
+/* /proc/meminfo: "Key:   VALUE kB" (or without a unit, e.g. HugePages_Total).
+ * Values with "kB" are returned in bytes. key is given without the colon
+ * (-EINVAL otherwise); the whole buffer is checked. Returns 0, -ENOENT, or a
+ * parse error. */
+int cgfs_meminfo_get(const char *buf, const char *key, uint64_t *ret);
+
+/* cgroup.events: "populated 0|1" and "frozen 0|1". "populated" is required,
+ * "frozen" (5.2+) reads as false when absent; other keys are ignored. Either
+ * output may be NULL. */
+int cgfs_parse_events(const char *buf, bool *ret_populated, bool *ret_frozen);
+
+/* cgroup.procs / tasks: one PID per line. fn is called per PID; returns 0, fn's
+ * value, -EBADMSG (also for PID 0) or -ERANGE (a PID above INT_MAX). */
+typedef int (*cgfs_pid_fn)(int pid, void *userdata);
+int cgfs_parse_pids(const char *buf, cgfs_pid_fn fn, void *userdata);
+
+/* /proc/PID/stat: the state letter (field 3), parsed past the parenthesised
+ * comm, which may itself hold spaces and parentheses (the last ')' closes it).
+ * The letter must be one of task_state_array's (RSDTtXZPI, and xKW of older
+ * kernels) followed by a space or the end. Returns 0, -EBADMSG or -ERANGE. */
+int cgfs_parse_proc_stat_state(const char *buf, char *ret_state);

@@ -1,0 +1,1480 @@
+/* cgroup-discovery.c - where the cgroup hierarchies are mounted, and which
+ * cgroups exist in them, kept current by full scans and inotify.
+ *
+ * The tracked set is one node per relative path (the union over the
+ * hierarchies), in a hash table keyed by path and linked as a tree
+ * (parent/children) so that a subtree can be visited in pre-order (additions,
+ * parents first) and post-order (removals, children first).
+ *
+ * Every change goes through one operation, resync(): re-read a path and its
+ * subtree in some of the hierarchies, compare with what is known and report
+ * the difference. A full scan is a resync of "/" in every hierarchy; an
+ * inotify event for (hierarchy, directory, name) is a resync of that one path
+ * in that one hierarchy. Because an event only says where to look, stale,
+ * duplicate or reordered events (after an overflow, or the IN_DELETE of a
+ * directory recreated since) cannot corrupt the set. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include <libcgroup.h>
+
+#include "cgroup-discovery.h"
+#include "util.h"
+
+#define CGROUP_FS_ROOT "/sys/fs/cgroup"
+
+static const char *const hier_name[_ACCT_HIER_MAX] = {
+	[ACCT_HIER_UNIFIED] = "unified",
+	[ACCT_HIER_MEMORY] = "memory",
+	[ACCT_HIER_CPUACCT] = "cpuacct",
+	[ACCT_HIER_CPU] = "cpu",
+};
+
+const char *acct_cgroup_mode_to_string(enum acct_cgroup_mode m)
+{
+	switch (m) {
+	case ACCT_CGROUP_UNIFIED:
+		return "unified";
+	case ACCT_CGROUP_HYBRID:
+		return "hybrid";
+	case ACCT_CGROUP_LEGACY:
+		return "legacy";
+	}
+	return NULL;
+}
+
+const char *acct_hierarchy_to_string(enum acct_hierarchy h)
+{
+	return (unsigned)h < _ACCT_HIER_MAX ? hier_name[h] : NULL;
+}
+
+static inline void closedirp(DIR **d)
+{
+	if (*d)
+		(void)closedir(*d);
+}
+
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		(void)fclose(*f);
+}
+
+static void safe_close(int *fd)
+{
+	if (*fd >= 0)
+		(void)close(*fd);
+	*fd = -EBADF;
+}
+
+/* "a" + "/" + "b", without doubling the slash when a is "/". NULL on ENOMEM. */
+static char *path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	bool slash = la == 0 || a[la - 1] != '/';
+	char *p = malloc(la + slash + lb + 1);
+
+	if (!p)
+		return NULL;
+	memcpy(p, a, la);
+	if (slash)
+		p[la] = '/';
+	memcpy(p + la + slash, b, lb + 1);
+	return p;
+}
+
+/* ---- layout ---------------------------------------------------------------- */
+
+struct acct_cgroup_layout *acct_cgroup_layout_free(struct acct_cgroup_layout *l)
+{
+	if (!l)
+		return NULL;
+	free(l->root);
+	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++)
+		free(l->mount[h]);
+	free(l);
+	return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_cgroup_layout *, acct_cgroup_layout_free)
+
+/* Mount points found so far; m[ACCT_HIER_UNIFIED] is the v2 tree. */
+struct mounts {
+	char *m[_ACCT_HIER_MAX];
+	int score[_ACCT_HIER_MAX]; /* mountinfo: preference of the candidate kept */
+};
+
+static void mounts_done(struct mounts *m)
+{
+	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++) {
+		free(m->m[h]);
+		m->m[h] = NULL;
+		m->score[h] = 0;
+	}
+}
+
+static bool mounts_any(const struct mounts *m)
+{
+	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++)
+		if (m->m[h])
+			return true;
+	return false;
+}
+
+/* Set v2_memory/v2_cpu from <dir>/cgroup.controllers; unreadable means none. */
+static void read_v2_controllers(struct acct_cgroup_layout *l, const char *dir)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	_cleanup_close_ int fd = openat(dfd, "cgroup.controllers", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char buf[4096];
+	size_t len = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == sizeof(buf) - 1)
+			break;
+	}
+	buf[len] = '\0';
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		if (strcmp(tok, "memory") == 0)
+			l->v2_memory = true;
+		else if (strcmp(tok, "cpu") == 0)
+			l->v2_cpu = true;
+	}
+}
+
+/* Directory of a path ("/sys/fs/cgroup/memory" -> "/sys/fs/cgroup"). */
+static char *dir_of(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	if (!s || s == p)
+		return strdup("/");
+	return strndup(p, (size_t)(s - p));
+}
+
+/* Turn what was found on the host into a layout; consumes m. */
+static int layout_from_mounts(struct mounts *m, struct acct_cgroup_layout **ret)
+{
+	bool v1 = m->m[ACCT_HIER_MEMORY] || m->m[ACCT_HIER_CPUACCT] || m->m[ACCT_HIER_CPU];
+	bool v2 = m->m[ACCT_HIER_UNIFIED];
+
+	if (!v1 && !v2)
+		return -ENOENT;
+	_cleanup_(acct_cgroup_layout_freep) struct acct_cgroup_layout *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->mode = !v1 ? ACCT_CGROUP_UNIFIED : v2 ? ACCT_CGROUP_HYBRID : ACCT_CGROUP_LEGACY;
+	if (l->mode == ACCT_CGROUP_UNIFIED) {
+		l->root = strdup(m->m[ACCT_HIER_UNIFIED]);
+	} else {
+		const char *first = m->m[ACCT_HIER_MEMORY] ? m->m[ACCT_HIER_MEMORY] :
+				    m->m[ACCT_HIER_CPUACCT] ? m->m[ACCT_HIER_CPUACCT] : m->m[ACCT_HIER_CPU];
+		l->root = dir_of(first);
+	}
+	if (!l->root)
+		return -ENOMEM;
+	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++)
+		l->mount[h] = TAKE_PTR(m->m[h]);
+	if (l->mount[ACCT_HIER_UNIFIED])
+		read_v2_controllers(l, l->mount[ACCT_HIER_UNIFIED]);
+	*ret = TAKE_PTR(l);
+	return 0;
+}
+
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+	for (const char *r = s; *r;) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+		    r[3] <= '7') {
+			*w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+			r += 4;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+}
+
+static int mounts_offer(struct mounts *m, unsigned h, const char *where, int score)
+{
+	if (m->m[h] && m->score[h] >= score)
+		return 0;
+	char *p = strdup(where);
+	if (!p)
+		return -ENOMEM;
+	free(m->m[h]);
+	m->m[h] = p;
+	m->score[h] = score;
+	return 0;
+}
+
+/* One mountinfo line: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS". */
+static int mounts_parse_line(struct mounts *m, char *line)
+{
+	char *save = NULL, *field[5] = { 0 };
+	unsigned i = 0;
+	char *tok;
+
+	for (tok = strtok_r(line, " \n", &save); tok && i < 5; tok = strtok_r(NULL, " \n", &save))
+		field[i++] = tok;
+	if (i < 5)
+		return 0;
+	/* skip the mount options and optional fields up to the separator */
+	while ((tok = strtok_r(NULL, " \n", &save)) && strcmp(tok, "-") != 0)
+		;
+	if (!tok)
+		return 0;
+	char *fstype = strtok_r(NULL, " \n", &save);
+	char *source = strtok_r(NULL, " \n", &save);
+	char *superopts = strtok_r(NULL, " \n", &save);
+	if (!fstype || !source)
+		return 0;
+	char *where = field[4];
+	unescape_octal(where);
+
+	if (strcmp(fstype, "cgroup2") == 0) {
+		int score = strcmp(where, CGROUP_FS_ROOT) == 0 ? 3 : strcmp(where, CGROUP_FS_ROOT "/unified") == 0 ? 2 : 1;
+		return mounts_offer(m, ACCT_HIER_UNIFIED, where, score);
+	}
+	if (strcmp(fstype, "cgroup") != 0 || !superopts)
+		return 0;
+	int score = strncmp(where, CGROUP_FS_ROOT "/", strlen(CGROUP_FS_ROOT "/")) == 0 ? 2 : 1;
+	char *save2 = NULL;
+	for (char *o = strtok_r(superopts, ",", &save2); o; o = strtok_r(NULL, ",", &save2))
+		for (unsigned h = ACCT_HIER_MEMORY; h < _ACCT_HIER_MAX; h++)
+			if (strcmp(o, hier_name[h]) == 0) {
+				int r = mounts_offer(m, h, where, score);
+				if (r < 0)
+					return r;
+			}
+	return 0;
+}
+
+static int mounts_from_mountinfo(const char *path, struct mounts *m)
+{
+	_cleanup_(fclosep) FILE *f = fopen(path, "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) >= 0) {
+		int r = mounts_parse_line(m, line);
+		if (r < 0)
+			return r;
+	}
+	if (ferror(f))
+		return -EIO;
+	return 0;
+}
+
+int acct_cgroup_layout_from_mountinfo(const char *path, struct acct_cgroup_layout **ret)
+{
+	struct mounts m = { 0 };
+	int r;
+
+	if (!path || !ret)
+		return -EINVAL;
+	r = mounts_from_mountinfo(path, &m);
+	if (r >= 0)
+		r = layout_from_mounts(&m, ret);
+	mounts_done(&m);
+	return r;
+}
+
+static long fs_type(const char *path)
+{
+	struct statfs sf;
+	return statfs(path, &sf) < 0 ? 0 : (long)sf.f_type;
+}
+
+/* v1 controllers from libcgroup; a controller it reports on a cgroup2 mount
+ * (pure v2 hosts) names the v2 tree instead. Fails where libcgroup finds no
+ * cgroup mount at all (some containers). */
+static int mounts_from_libcgroup(struct mounts *m)
+{
+	static bool quiet;
+
+	/* Library code does not log: libcgroup would print errors to stdout,
+	 * where --dump writes its JSON. */
+	if (!quiet) {
+		cgroup_set_logger(NULL, CGROUP_LOG_ERROR, NULL);
+		quiet = true;
+	}
+	if (cgroup_init() != 0)
+		return -ENODEV;
+	for (unsigned h = ACCT_HIER_MEMORY; h < _ACCT_HIER_MAX; h++) {
+		char *p = NULL;
+		if (cgroup_get_subsys_mount_point(hier_name[h], &p) != 0 || !p) {
+			free(p);
+			continue;
+		}
+		long t = fs_type(p);
+		if (t == CGROUP2_SUPER_MAGIC && !m->m[ACCT_HIER_UNIFIED])
+			m->m[ACCT_HIER_UNIFIED] = TAKE_PTR(p);
+		else if (t == CGROUP_SUPER_MAGIC && !m->m[h])
+			m->m[h] = TAKE_PTR(p);
+		free(p);
+	}
+	return 0;
+}
+
+static int layout_host(struct acct_cgroup_layout **ret)
+{
+	struct mounts m = { 0 };
+	bool from_mountinfo = false;
+	int r;
+
+	r = mounts_from_libcgroup(&m);
+	if (r < 0 || !mounts_any(&m)) {
+		mounts_done(&m);
+		r = mounts_from_mountinfo("/proc/self/mountinfo", &m);
+		if (r == -ENOMEM)
+			goto out;
+		from_mountinfo = true;
+	}
+	if (!m.m[ACCT_HIER_UNIFIED]) {
+		const char *v2 = NULL;
+		if (fs_type(CGROUP_FS_ROOT) == CGROUP2_SUPER_MAGIC)
+			v2 = CGROUP_FS_ROOT;
+		else if (fs_type(CGROUP_FS_ROOT "/unified") == CGROUP2_SUPER_MAGIC)
+			v2 = CGROUP_FS_ROOT "/unified";
+		if (v2) {
+			r = mounts_offer(&m, ACCT_HIER_UNIFIED, v2, 3);
+			if (r < 0)
+				goto out;
+		} else if (!from_mountinfo) {
+			/* v2 mounted somewhere unusual: only mountinfo knows */
+			struct mounts mi = { 0 };
+			r = mounts_from_mountinfo("/proc/self/mountinfo", &mi);
+			m.m[ACCT_HIER_UNIFIED] = TAKE_PTR(mi.m[ACCT_HIER_UNIFIED]);
+			mounts_done(&mi);
+			if (r == -ENOMEM)
+				goto out;
+		}
+	}
+	r = layout_from_mounts(&m, ret);
+out:
+	mounts_done(&m);
+	return r;
+}
+
+static bool is_dir_at(int dfd, const char *name)
+{
+	struct stat st;
+	return fstatat(dfd, name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file_at(int dfd, const char *name)
+{
+	struct stat st;
+	return fstatat(dfd, name, &st, 0) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The first of `names` that is a directory (symlinks followed) under dfd. */
+static const char *first_dir_at(int dfd, const char *const *names)
+{
+	for (; *names; names++)
+		if (is_dir_at(dfd, *names))
+			return *names;
+	return NULL;
+}
+
+static int layout_from_dir(const char *root, struct acct_cgroup_layout **ret)
+{
+	static const char *const memory[] = { "memory", NULL };
+	static const char *const cpuacct[] = { "cpuacct", "cpu,cpuacct", "cpuacct,cpu", NULL };
+	static const char *const cpu[] = { "cpu", "cpu,cpuacct", "cpuacct,cpu", NULL };
+	const char *const *names[_ACCT_HIER_MAX] = {
+		[ACCT_HIER_MEMORY] = memory,
+		[ACCT_HIER_CPUACCT] = cpuacct,
+		[ACCT_HIER_CPU] = cpu,
+	};
+
+	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOTDIR ? -ENOENT : -errno;
+
+	_cleanup_(acct_cgroup_layout_freep) struct acct_cgroup_layout *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	/* keep "/" but drop trailing slashes otherwise */
+	size_t len = strlen(root);
+	while (len > 1 && root[len - 1] == '/')
+		len--;
+	l->root = strndup(root, len);
+	if (!l->root)
+		return -ENOMEM;
+
+	if (is_file_at(fd, "cgroup.controllers")) {
+		l->mode = ACCT_CGROUP_UNIFIED;
+		l->mount[ACCT_HIER_UNIFIED] = strdup(l->root);
+		if (!l->mount[ACCT_HIER_UNIFIED])
+			return -ENOMEM;
+		read_v2_controllers(l, l->root);
+		*ret = TAKE_PTR(l);
+		return 0;
+	}
+
+	bool v1 = false;
+	for (unsigned h = ACCT_HIER_MEMORY; h < _ACCT_HIER_MAX; h++) {
+		const char *name = first_dir_at(fd, names[h]);
+		if (!name)
+			continue;
+		l->mount[h] = path_join(l->root, name);
+		if (!l->mount[h])
+			return -ENOMEM;
+		v1 = true;
+	}
+	bool v2 = is_dir_at(fd, "unified") && is_file_at(fd, "unified/cgroup.controllers");
+	if (v2) {
+		l->mount[ACCT_HIER_UNIFIED] = path_join(l->root, "unified");
+		if (!l->mount[ACCT_HIER_UNIFIED])
+			return -ENOMEM;
+		read_v2_controllers(l, l->mount[ACCT_HIER_UNIFIED]);
+	}
+	if (!v1 && !v2)
+		return -ENOENT;
+	l->mode = v2 ? ACCT_CGROUP_HYBRID : ACCT_CGROUP_LEGACY;
+	*ret = TAKE_PTR(l);
+	return 0;
+}
+
+int acct_cgroup_layout_detect(const char *root, struct acct_cgroup_layout **ret)
+{
+	if (!ret)
+		return -EINVAL;
+	return root ? layout_from_dir(root, ret) : layout_host(ret);
+}
+
+/* ---- hash table -------------------------------------------------------------
+ * Open addressing with linear probing and backward-shift deletion (no
+ * tombstones), at most half full. Slots hold a pointer and its hash. */
+
+struct slot {
+	uint64_t hash;
+	void *p; /* NULL: empty */
+};
+
+struct table {
+	struct slot *slots;
+	size_t mask; /* capacity - 1; capacity is a power of two */
+	size_t n;
+};
+
+typedef bool (*table_eq_fn)(const void *p, const void *key);
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t hash_path(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return mix64(h);
+}
+
+static void table_done(struct table *t)
+{
+	free(t->slots);
+	*t = (struct table){ 0 };
+}
+
+static void *table_find(const struct table *t, uint64_t hash, table_eq_fn eq, const void *key)
+{
+	if (!t->slots)
+		return NULL;
+	for (size_t i = hash & t->mask;; i = (i + 1) & t->mask) {
+		const struct slot *s = &t->slots[i];
+		if (!s->p)
+			return NULL;
+		if (s->hash == hash && eq(s->p, key))
+			return s->p;
+	}
+}
+
+static void table_place(struct slot *slots, size_t mask, uint64_t hash, void *p)
+{
+	size_t i = hash & mask;
+	while (slots[i].p)
+		i = (i + 1) & mask;
+	slots[i] = (struct slot){ .hash = hash, .p = p };
+}
+
+/* Insert p (not already present). Returns 0 or -ENOMEM. */
+static int table_insert(struct table *t, uint64_t hash, void *p)
+{
+	size_t cap = t->slots ? t->mask + 1 : 0;
+	if ((t->n + 1) * 2 > cap) {
+		size_t ncap = cap ? cap * 2 : 64;
+		struct slot *ns = calloc(ncap, sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		for (size_t i = 0; i < cap; i++)
+			if (t->slots[i].p)
+				table_place(ns, ncap - 1, t->slots[i].hash, t->slots[i].p);
+		free(t->slots);
+		t->slots = ns;
+		t->mask = ncap - 1;
+	}
+	table_place(t->slots, t->mask, hash, p);
+	t->n++;
+	return 0;
+}
+
+/* Remove the entry holding exactly p, if any. */
+static void table_remove(struct table *t, uint64_t hash, const void *p)
+{
+	if (!t->slots)
+		return;
+	size_t i = hash & t->mask;
+	for (;; i = (i + 1) & t->mask) {
+		if (!t->slots[i].p)
+			return;
+		if (t->slots[i].p == p)
+			break;
+	}
+	/* Shift later members of the probe run back into the hole unless their
+	 * home slot lies cyclically in (hole, j]. */
+	for (size_t j = (i + 1) & t->mask; t->slots[j].p; j = (j + 1) & t->mask) {
+		size_t k = t->slots[j].hash & t->mask;
+		bool stays = i <= j ? (k > i && k <= j) : (k > i || k <= j);
+		if (stays)
+			continue;
+		t->slots[i] = t->slots[j];
+		i = j;
+	}
+	t->slots[i].p = NULL;
+	t->n--;
+}
+
+/* ---- discovery state ----------------------------------------------------- */
+
+#define MAX_TREES _ACCT_HIER_MAX
+
+/* IN_DELETE_SELF: filesystems other than kernfs (fake trees) announce the
+ * removal on the directory itself; kernfs only on the parent. IN_MOVED_*:
+ * v1 hierarchies allow rename(2). */
+#define WATCH_MASK (IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR)
+
+struct node;
+
+struct watch {
+	int wd;       /* -1: none */
+	bool failed;  /* wanted but inotify_add_watch failed: counted in unwatched */
+	uint8_t tree;
+	uint64_t ino; /* the directory this watch is on */
+	struct node *node;
+};
+
+struct node {
+	uint64_t hash;
+	struct node *parent, *first_child, *last_child, *prev, *next;
+	unsigned depth;
+	uint8_t present;      /* bit per tree: known to exist there */
+	uint8_t scan_present; /* during a resync: found there now */
+	bool included;        /* matches the include globs */
+	bool reported;        /* ADDED was reported, REMOVED not yet */
+	bool bounce;          /* during a resync: report REMOVED then ADDED */
+	bool want;            /* during a resync: should be reported */
+	uint32_t hier;        /* hierarchy bits of `present` */
+	uint64_t ino[MAX_TREES], scan_ino[MAX_TREES];
+	struct watch w[MAX_TREES];
+	char path[];
+};
+
+/* One walked hierarchy; co-mounted ones share a tree. */
+struct tree {
+	char *mount;
+	uint32_t bits; /* 1 << enum acct_hierarchy for each hierarchy it is */
+};
+
+struct filter {
+	char **include, **exclude;
+	unsigned max_depth;
+};
+
+struct acct_discovery {
+	int ifd;
+	bool proc_fd; /* watch through /proc/self/fd/N (no path-length limit) */
+	unsigned n_trees;
+	struct tree trees[MAX_TREES];
+	struct filter filter;
+	struct table paths;   /* struct node * by path */
+	struct table watches; /* struct watch * by wd */
+	struct node *root;
+	uint8_t resync_mask; /* trees being re-read by the resync in progress */
+
+	/* reporting, for the duration of one public call */
+	acct_discovery_fn fn;
+	void *userdata;
+	int n_events;
+
+	uint64_t tracked, scans, overflows, events, unwatched, watch_failures;
+};
+
+static bool node_eq(const void *p, const void *key)
+{
+	return strcmp(((const struct node *)p)->path, key) == 0;
+}
+
+static bool watch_eq(const void *p, const void *key)
+{
+	return ((const struct watch *)p)->wd == *(const int *)key;
+}
+
+static uint64_t hash_wd(int wd)
+{
+	return mix64((uint64_t)(unsigned)wd);
+}
+
+static struct node *node_find(const struct acct_discovery *d, const char *path)
+{
+	return table_find(&d->paths, hash_path(path), node_eq, path);
+}
+
+static struct watch *watch_find(const struct acct_discovery *d, int wd)
+{
+	return table_find(&d->watches, hash_wd(wd), watch_eq, &wd);
+}
+
+static void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+/* Copy a NULL-terminated vector; NULL and empty stay NULL. */
+static int strv_copy(char *const *v, char ***ret)
+{
+	size_t n = 0;
+
+	*ret = NULL;
+	if (!v || !v[0])
+		return 0;
+	while (v[n])
+		n++;
+	char **c = calloc(n + 1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!(c[i] = strdup(v[i]))) {
+			strv_free(c);
+			return -ENOMEM;
+		}
+	*ret = c;
+	return 0;
+}
+
+static bool glob_any(char *const *globs, const char *path)
+{
+	if (globs)
+		for (; *globs; globs++)
+			if (fnmatch(*globs, path, 0) == 0)
+				return true;
+	return false;
+}
+
+static bool filter_included(const struct filter *f, const char *path)
+{
+	return !f->include || glob_any(f->include, path);
+}
+
+static unsigned path_depth(const char *path)
+{
+	unsigned n = 0;
+	if (strcmp(path, "/") == 0)
+		return 0;
+	for (const char *p = path; *p; p++)
+		n += *p == '/';
+	return n;
+}
+
+/* May `path` be walked at all: depth, and no exclude glob on it or an ancestor. */
+static int filter_allows(const struct filter *f, const char *path, bool *ret)
+{
+	if (path_depth(path) > f->max_depth) {
+		*ret = false;
+		return 0;
+	}
+	*ret = true;
+	if (!f->exclude)
+		return 0;
+	if (glob_any(f->exclude, "/")) {
+		*ret = false;
+		return 0;
+	}
+	_cleanup_free_ char *prefix = strdup(path);
+	if (!prefix)
+		return -ENOMEM;
+	for (char *s = prefix + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		bool hit = glob_any(f->exclude, prefix);
+		*s = '/';
+		if (hit) {
+			*ret = false;
+			return 0;
+		}
+	}
+	if (strcmp(path, "/") != 0 && glob_any(f->exclude, path))
+		*ret = false;
+	return 0;
+}
+
+static void watch_unmap(struct acct_discovery *d, struct watch *w)
+{
+	if (w->wd >= 0) {
+		table_remove(&d->watches, hash_wd(w->wd), w);
+		w->wd = -1;
+	}
+	if (w->failed) {
+		w->failed = false;
+		d->unwatched--;
+	}
+}
+
+static void watch_drop(struct acct_discovery *d, struct watch *w)
+{
+	if (w->wd >= 0)
+		/* may already be gone (EINVAL): the IN_IGNORED that follows is not mapped any more */
+		(void)inotify_rm_watch(d->ifd, w->wd);
+	watch_unmap(d, w);
+}
+
+/* Make sure directory `fd` (inode `ino`) of node n in tree t is watched. */
+static int watch_ensure(struct acct_discovery *d, struct node *n, unsigned t, int fd, uint64_t ino)
+{
+	struct watch *w = &n->w[t];
+	char buf[sizeof("/proc/self/fd/") + 12];
+	_cleanup_free_ char *abs = NULL;
+	const char *p;
+	int wd;
+
+	if (w->wd >= 0 && w->ino == ino)
+		return 0;
+	watch_drop(d, w);
+	if (d->proc_fd) {
+		/* the magic link resolves to exactly this directory, whatever its path length */
+		(void)snprintf(buf, sizeof(buf), "/proc/self/fd/%d", fd);
+		p = buf;
+	} else {
+		abs = strcmp(n->path, "/") == 0 ? strdup(d->trees[t].mount) : path_join(d->trees[t].mount, n->path + 1);
+		if (!abs)
+			return -ENOMEM;
+		p = abs;
+	}
+	wd = inotify_add_watch(d->ifd, p, WATCH_MASK);
+	if (wd >= 0 && watch_find(d, wd)) {
+		/* Same inode already watched for another path (a bind mount inside
+		 * the tree): the kernel shares one watch. Leave this one unwatched. */
+		wd = -1;
+		errno = EEXIST;
+	}
+	if (wd < 0) {
+		if (errno == ENOENT)
+			return 0; /* gone already: its parent's IN_DELETE follows */
+		/* ENOSPC (fs.inotify.max_user_watches), ENOMEM, EACCES, ENAMETOOLONG:
+		 * keep tracking the directory without a watch. Changes below it are
+		 * then seen by the next full scan, which the caller runs
+		 * periodically and which retries the watch. */
+		w->failed = true;
+		d->unwatched++;
+		d->watch_failures++;
+		return 0;
+	}
+	w->wd = wd;
+	w->ino = ino;
+	w->tree = (uint8_t)t;
+	w->node = n;
+	int r = table_insert(&d->watches, hash_wd(wd), w);
+	if (r < 0) {
+		(void)inotify_rm_watch(d->ifd, wd);
+		w->wd = -1;
+		return r;
+	}
+	return 0;
+}
+
+/* Find or create the node for `path` (a child of `parent`, NULL for "/"). */
+static struct node *node_get(struct acct_discovery *d, struct node *parent, const char *path, size_t len)
+{
+	uint64_t hash = hash_path(path);
+	struct node *n = table_find(&d->paths, hash, node_eq, path);
+
+	if (n)
+		return n;
+	n = calloc(1, sizeof(*n) + len + 1);
+	if (!n)
+		return NULL;
+	memcpy(n->path, path, len + 1);
+	n->hash = hash;
+	n->depth = parent ? parent->depth + 1 : 0;
+	n->included = filter_included(&d->filter, path);
+	for (unsigned t = 0; t < MAX_TREES; t++)
+		n->w[t].wd = -1;
+	if (table_insert(&d->paths, hash, n) < 0) {
+		free(n);
+		return NULL;
+	}
+	n->parent = parent;
+	if (parent) {
+		n->prev = parent->last_child;
+		if (parent->last_child)
+			parent->last_child->next = n;
+		else
+			parent->first_child = n;
+		parent->last_child = n;
+	} else {
+		d->root = n;
+	}
+	return n;
+}
+
+/* Unlink and free a node without children. */
+static void node_free(struct acct_discovery *d, struct node *n)
+{
+	for (unsigned t = 0; t < MAX_TREES; t++)
+		watch_drop(d, &n->w[t]);
+	table_remove(&d->paths, n->hash, n);
+	if (n->parent) {
+		if (n->prev)
+			n->prev->next = n->next;
+		else
+			n->parent->first_child = n->next;
+		if (n->next)
+			n->next->prev = n->prev;
+		else
+			n->parent->last_child = n->prev;
+	}
+	if (d->root == n)
+		d->root = NULL;
+	free(n);
+}
+
+typedef void (*visit_fn)(struct acct_discovery *d, struct node *n, struct node *top);
+
+/* Depth-first over the subtree of `top`: pre() before a node's children,
+ * post() after them. post() may free the node it is given. No recursion. */
+static void traverse(struct acct_discovery *d, struct node *top, visit_fn pre, visit_fn post)
+{
+	struct node *n = top;
+
+	for (;;) {
+		if (pre)
+			pre(d, n, top);
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+		for (;;) {
+			bool is_top = n == top;
+			struct node *next = is_top ? NULL : n->next;
+			struct node *up = is_top ? NULL : n->parent;
+			if (post)
+				post(d, n, top);
+			if (is_top)
+				return;
+			if (next) {
+				n = next;
+				break;
+			}
+			n = up;
+		}
+	}
+}
+
+static uint32_t hier_of(const struct acct_discovery *d, uint8_t present)
+{
+	uint32_t h = 0;
+	for (unsigned t = 0; t < d->n_trees; t++)
+		if (present & (1u << t))
+			h |= d->trees[t].bits;
+	return h;
+}
+
+static void emit(struct acct_discovery *d, enum acct_discovery_event ev, const struct node *n)
+{
+	struct acct_cgroup_id id = {
+		.path = n->path,
+		.depth = n->depth,
+		.hierarchies = n->hier,
+	};
+
+	for (unsigned t = 0; t < d->n_trees; t++)
+		if (n->present & (1u << t))
+			for (unsigned h = 0; h < _ACCT_HIER_MAX; h++)
+				if (d->trees[t].bits & (1u << h))
+					id.inode[h] = n->ino[t];
+	d->n_events++;
+	d->events++;
+	if (d->fn)
+		d->fn(ev, &id, d->userdata);
+}
+
+/* Start a resync: what is known, minus the trees being re-read. */
+static void pre_init(struct acct_discovery *d, struct node *n, struct node *top)
+{
+	n->scan_present = n->present & (uint8_t)~d->resync_mask;
+	memcpy(n->scan_ino, n->ino, sizeof(n->ino));
+}
+
+static void pre_revert(struct acct_discovery *d, struct node *n, struct node *top)
+{
+	n->scan_present = n->present;
+	memcpy(n->scan_ino, n->ino, sizeof(n->ino));
+}
+
+/* Pass 1, pre-order: what to report. A directory recreated in any tree (new
+ * inode) is reported as removed and added again, and so is everything below
+ * it, so that nobody sees a child outlive its parent. */
+static void pre_plan(struct acct_discovery *d, struct node *n, struct node *top)
+{
+	bool recreated = false;
+	for (unsigned t = 0; t < d->n_trees; t++)
+		if ((n->present & n->scan_present & (1u << t)) && n->ino[t] != n->scan_ino[t])
+			recreated = true;
+	n->bounce = recreated || (n != top && n->parent->bounce);
+	n->want = n->scan_present && n->included;
+}
+
+/* Pass 1, post-order: removals, children first. */
+static void post_remove(struct acct_discovery *d, struct node *n, struct node *top)
+{
+	if (n->reported && (!n->want || n->bounce)) {
+		emit(d, ACCT_CGROUP_REMOVED, n);
+		n->reported = false;
+		d->tracked--;
+	}
+}
+
+/* Pass 2, pre-order: take the new state, report additions (parents first)
+ * and changes of hierarchies. */
+static void pre_apply(struct acct_discovery *d, struct node *n, struct node *top)
+{
+	for (unsigned t = 0; t < d->n_trees; t++) {
+		if (n->scan_present & (1u << t)) {
+			n->ino[t] = n->scan_ino[t];
+		} else {
+			n->ino[t] = 0;
+			watch_drop(d, &n->w[t]);
+		}
+	}
+	n->present = n->scan_present;
+	uint32_t old = n->hier;
+	n->hier = hier_of(d, n->present);
+	if (n->want && !n->reported) {
+		emit(d, ACCT_CGROUP_ADDED, n);
+		n->reported = true;
+		d->tracked++;
+	} else if (n->reported && n->hier != old) {
+		emit(d, ACCT_CGROUP_CHANGED, n);
+	}
+}
+
+/* Pass 2, post-order: forget directories that exist nowhere. */
+static void post_free(struct acct_discovery *d, struct node *n, struct node *top)
+{
+	if (!n->present && !n->first_child)
+		node_free(d, n);
+}
+
+static void diff(struct acct_discovery *d, struct node *top)
+{
+	traverse(d, top, pre_plan, post_remove);
+	traverse(d, top, pre_apply, post_free);
+}
+
+/* A growable path buffer for the walk. */
+struct pathbuf {
+	char *p;
+	size_t len, cap;
+};
+
+static int pathbuf_push(struct pathbuf *b, const char *name)
+{
+	size_t ln = strlen(name);
+	bool slash = !(b->len == 1 && b->p[0] == '/');
+	size_t need = b->len + slash + ln + 1;
+
+	if (need > b->cap) {
+		size_t ncap = MAX(need, b->cap * 2);
+		char *np = realloc(b->p, ncap);
+		if (!np)
+			return -ENOMEM;
+		b->p = np;
+		b->cap = ncap;
+	}
+	if (slash)
+		b->p[b->len++] = '/';
+	memcpy(b->p + b->len, name, ln + 1);
+	b->len += ln;
+	return 0;
+}
+
+static int pathbuf_set(struct pathbuf *b, const char *path)
+{
+	size_t len = strlen(path);
+	char *p = realloc(b->p, MAX(len + 1, (size_t)256));
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, path, len + 1);
+	b->p = p;
+	b->len = len;
+	b->cap = MAX(len + 1, (size_t)256);
+	return 0;
+}
+
+static void pathbuf_pop(struct pathbuf *b, size_t len)
+{
+	b->len = len;
+	b->p[len] = '\0';
+}
+
+/* errors that mean "not there (any more)" rather than failure */
+static bool is_absent_error(int e)
+{
+	return e == ENOENT || e == ENOTDIR || e == ELOOP || e == EACCES || e == EPERM || e == ESTALE;
+}
+
+/* Node n exists in tree t as directory fd (stat st): mark it, watch it, and
+ * walk its subdirectories that the filter allows, staying on device dev and
+ * not following symlinks. b holds n's path. */
+static int walk(struct acct_discovery *d, unsigned t, struct node *n, int fd, const struct stat *st, dev_t dev,
+		struct pathbuf *b)
+{
+	int r;
+
+	n->scan_present |= (uint8_t)(1u << t);
+	n->scan_ino[t] = st->st_ino;
+	if (n->depth >= d->filter.max_depth) {
+		/* its children are not tracked: nothing to watch for */
+		watch_drop(d, &n->w[t]);
+		return 0;
+	}
+	r = watch_ensure(d, n, t, fd, st->st_ino);
+	if (r < 0)
+		return r;
+
+	/* fdopendir() owns its descriptor; fd stays the caller's */
+	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dfd < 0)
+		return -errno;
+	_cleanup_(closedirp) DIR *dir = fdopendir(dfd);
+	if (!dir) {
+		r = -errno;
+		(void)close(dfd);
+		return r;
+	}
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(dir);
+		if (!de)
+			/* a directory removed under us reads as empty or ENOENT */
+			return errno && !is_absent_error(errno) ? -errno : 0;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		if (de->d_name[0] == '.' &&
+		    (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+			continue;
+
+		size_t len = b->len;
+		r = pathbuf_push(b, de->d_name);
+		if (r < 0)
+			return r;
+		if (glob_any(d->filter.exclude, b->p)) {
+			pathbuf_pop(b, len);
+			continue;
+		}
+		int cfd = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0) {
+			pathbuf_pop(b, len);
+			if (is_absent_error(errno))
+				continue;
+			return -errno;
+		}
+		struct stat cst;
+		if (fstat(cfd, &cst) < 0 || cst.st_dev != dev) {
+			(void)close(cfd);
+			pathbuf_pop(b, len);
+			continue;
+		}
+		struct node *c = node_get(d, n, b->p, b->len);
+		r = c ? walk(d, t, c, cfd, &cst, dev, b) : -ENOMEM;
+		(void)close(cfd);
+		pathbuf_pop(b, len);
+		if (r < 0)
+			return r;
+	}
+}
+
+/* Open `path` in tree t, one component at a time without following
+ * symlinks below the mount point. Returns the fd or a negative errno; the
+ * mount's device in *ret_dev. */
+static int open_in_tree(const struct tree *tr, const char *path, dev_t *ret_dev)
+{
+	_cleanup_close_ int fd = open(tr->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*ret_dev = st.st_dev;
+	_cleanup_free_ char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	char *s = copy, *tok;
+	while ((tok = strsep(&s, "/"))) {
+		if (!*tok)
+			continue;
+		int cfd = openat(fd, tok, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0)
+			return -errno;
+		safe_close(&fd);
+		fd = cfd;
+	}
+	return TAKE_FD(fd);
+}
+
+/* Re-read `path` (child of `parent`; NULL for "/") and its subtree in the
+ * trees of `tmask`, report the differences and update watches. */
+static int resync(struct acct_discovery *d, uint8_t tmask, struct node *parent, const char *path)
+{
+	struct node *n = node_find(d, path);
+	struct pathbuf b = { 0 };
+	bool allowed;
+	int r;
+
+	if (n) {
+		d->resync_mask = tmask;
+		traverse(d, n, pre_init, NULL);
+	}
+	r = filter_allows(&d->filter, path, &allowed);
+	if (r >= 0)
+		r = pathbuf_set(&b, path);
+	if (r < 0)
+		allowed = false;
+	for (unsigned t = 0; allowed && t < d->n_trees; t++) {
+		if (!(tmask & (1u << t)))
+			continue;
+		dev_t dev = 0;
+		_cleanup_close_ int fd = open_in_tree(&d->trees[t], path, &dev);
+		if (fd < 0) {
+			if (is_absent_error(-fd))
+				continue;
+			r = fd;
+			break;
+		}
+		struct stat st;
+		if (fstat(fd, &st) < 0 || st.st_dev != dev)
+			continue;
+		if (!n) {
+			n = node_get(d, parent, path, strlen(path));
+			if (!n) {
+				r = -ENOMEM;
+				break;
+			}
+		}
+		/* walk() leaves b as it found it */
+		r = walk(d, t, n, fd, &st, dev, &b);
+		if (r < 0)
+			break;
+	}
+	free(b.p);
+	if (!n)
+		return r;
+	if (r < 0)
+		/* keep what was known; only forget nodes created by the failed walk */
+		traverse(d, n, pre_revert, NULL);
+	diff(d, n);
+	return r;
+}
+
+static int full_scan(struct acct_discovery *d)
+{
+	d->scans++;
+	return resync(d, (uint8_t)((1u << d->n_trees) - 1), NULL, "/");
+}
+
+/* ---- public API ---------------------------------------------------------- */
+
+static int filter_set(struct filter *f, const struct acct_discovery_filter *in)
+{
+	struct filter nf = { .max_depth = in ? in->max_depth : UINT_MAX };
+	int r;
+
+	if (in) {
+		r = strv_copy(in->include, &nf.include);
+		if (r < 0)
+			return r;
+		r = strv_copy(in->exclude, &nf.exclude);
+		if (r < 0) {
+			strv_free(nf.include);
+			return r;
+		}
+	}
+	strv_free(f->include);
+	strv_free(f->exclude);
+	*f = nf;
+	return 0;
+}
+
+struct acct_discovery *acct_discovery_free(struct acct_discovery *d)
+{
+	if (!d)
+		return NULL;
+	if (d->paths.slots)
+		for (size_t i = 0; i <= d->paths.mask; i++)
+			free(d->paths.slots[i].p);
+	table_done(&d->paths);
+	table_done(&d->watches);
+	for (unsigned t = 0; t < d->n_trees; t++)
+		free(d->trees[t].mount);
+	strv_free(d->filter.include);
+	strv_free(d->filter.exclude);
+	if (d->ifd >= 0)
+		(void)close(d->ifd);
+	free(d);
+	return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_discovery *, acct_discovery_free)
+
+int acct_discovery_new(const struct acct_cgroup_layout *layout, const struct acct_discovery_filter *filter,
+		       struct acct_discovery **ret)
+{
+	static const enum acct_hierarchy order[] = { ACCT_HIER_UNIFIED, ACCT_HIER_MEMORY, ACCT_HIER_CPUACCT,
+						     ACCT_HIER_CPU };
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} id[MAX_TREES];
+	int r;
+
+	if (!layout || !ret)
+		return -EINVAL;
+	_cleanup_(acct_discovery_freep) struct acct_discovery *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->ifd = -EBADF;
+	r = filter_set(&d->filter, filter);
+	if (r < 0)
+		return r;
+
+	for (unsigned i = 0; i < ELEMENTSOF(order); i++) {
+		enum acct_hierarchy h = order[i];
+		struct stat st;
+		unsigned t;
+
+		if (!layout->mount[h])
+			continue;
+		if (stat(layout->mount[h], &st) < 0)
+			return -errno;
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+		for (t = 0; t < d->n_trees; t++)
+			if (id[t].dev == st.st_dev && id[t].ino == st.st_ino)
+				break;
+		if (t == d->n_trees) {
+			d->trees[t].mount = strdup(layout->mount[h]);
+			if (!d->trees[t].mount)
+				return -ENOMEM;
+			id[t].dev = st.st_dev;
+			id[t].ino = st.st_ino;
+			d->n_trees++;
+		}
+		d->trees[t].bits |= 1u << h;
+	}
+	if (d->n_trees == 0)
+		return -EINVAL;
+
+	d->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d->ifd < 0)
+		return -errno;
+	d->proc_fd = access("/proc/self/fd", X_OK) == 0;
+	*ret = TAKE_PTR(d);
+	return 0;
+}
+
+int acct_discovery_set_filter(struct acct_discovery *d, const struct acct_discovery_filter *filter)
+{
+	int r = filter_set(&d->filter, filter);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; d->paths.slots && i <= d->paths.mask; i++) {
+		struct node *n = d->paths.slots[i].p;
+		if (n)
+			n->included = filter_included(&d->filter, n->path);
+	}
+	return 0;
+}
+
+int acct_discovery_fd(const struct acct_discovery *d)
+{
+	return d->ifd;
+}
+
+static void begin(struct acct_discovery *d, acct_discovery_fn fn, void *userdata)
+{
+	d->fn = fn;
+	d->userdata = userdata;
+	d->n_events = 0;
+}
+
+static int end(struct acct_discovery *d, int r)
+{
+	d->fn = NULL;
+	d->userdata = NULL;
+	return r < 0 ? r : d->n_events;
+}
+
+int acct_discovery_scan(struct acct_discovery *d, acct_discovery_fn fn, void *userdata)
+{
+	begin(d, fn, userdata);
+	return end(d, full_scan(d));
+}
+
+static int handle_event(struct acct_discovery *d, const struct inotify_event *e, const char *name)
+{
+	struct watch *w = watch_find(d, e->wd);
+	if (!w)
+		return 0; /* a watch already dropped: stale */
+
+	struct node *n = w->node;
+	unsigned t = w->tree;
+	_cleanup_free_ char *path = NULL;
+
+	if (e->mask & (IN_IGNORED | IN_DELETE_SELF)) {
+		if (e->mask & IN_IGNORED)
+			/* the kernel dropped it (removed, unmounted) */
+			watch_unmap(d, w);
+		path = strdup(n->path);
+		if (!path)
+			return -ENOMEM;
+		return resync(d, (uint8_t)(1u << t), n->parent, path);
+	}
+	if (!(e->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) || !(e->mask & IN_ISDIR) || !name[0])
+		return 0;
+	path = path_join(n->path, name);
+	if (!path)
+		return -ENOMEM;
+	return resync(d, (uint8_t)(1u << t), n, path);
+}
+
+/* Handle one buffer of events; on an overflow only note it (the caller
+ * rescans once everything queued has been drained). */
+static int handle_buffer(struct acct_discovery *d, const char *buf, size_t len, bool *rescan)
+{
+	size_t off = 0;
+
+	while (len - off >= sizeof(struct inotify_event)) {
+		struct inotify_event e;
+		memcpy(&e, buf + off, sizeof(e));
+		size_t sz = sizeof(e) + e.len;
+		if (sz > len - off)
+			return -EINVAL;
+		char name[NAME_MAX + 1] = "";
+		if (e.len > 0)
+			(void)snprintf(name, sizeof(name), "%.*s", (int)MIN(e.len, (uint32_t)NAME_MAX),
+				       buf + off + sizeof(e));
+		off += sz;
+		if (e.mask & IN_Q_OVERFLOW) {
+			d->overflows++;
+			*rescan = true;
+			continue;
+		}
+		if (*rescan)
+			continue;
+		int r = handle_event(d, &e, name);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int acct_discovery_handle_events(struct acct_discovery *d, const void *buf, size_t len, acct_discovery_fn fn,
+				 void *userdata)
+{
+	bool rescan = false;
+	int r;
+
+	begin(d, fn, userdata);
+	r = handle_buffer(d, buf, len, &rescan);
+	if (r >= 0 && rescan)
+		r = full_scan(d);
+	return end(d, r);
+}
+
+int acct_discovery_process(struct acct_discovery *d, acct_discovery_fn fn, void *userdata)
+{
+	char buf[16 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool rescan = false;
+	int r = 0;
+
+	begin(d, fn, userdata);
+	for (;;) {
+		ssize_t n = read(d->ifd, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		r = handle_buffer(d, buf, (size_t)n, &rescan);
+		if (r < 0)
+			break;
+	}
+	if (r >= 0 && rescan)
+		r = full_scan(d);
+	return end(d, r);
+}
+
+void acct_discovery_stats(const struct acct_discovery *d, struct acct_discovery_stats *ret)
+{
+	*ret = (struct acct_discovery_stats){
+		.tracked = d->tracked,
+		.watches = d->watches.n,
+		.scans = d->scans,
+		.overflows = d->overflows,
+		.events = d->events,
+		.directories = d->paths.n,
+		.unwatched = d->unwatched,
+		.watch_failures = d->watch_failures,
+	};
+}

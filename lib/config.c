@@ -1,0 +1,1369 @@
+/* config.c - acctd's configuration: built-in defaults, the INI files (read with
+ * inih), the validation of every key, command-line overrides and the dump.
+ *
+ * One table (keys[] below) names every key: its section, its kind of value, the
+ * field it sets and the range it accepts. Loading, acct_config_set() and the
+ * dump all go through it, so a key added there is parsed, validated, dumped and
+ * round-tripped without further code.
+ *
+ * Line numbers. Debian's inih 55 is built without INI_HANDLER_LINENO, so the
+ * handler is not told the line. We feed inih through our own reader, which
+ * counts lines; inih handles one line completely (calling the handler at most
+ * once) before it asks for the next, so the reader's count is the line of the
+ * current handler call. The reader also removes leading whitespace: inih would
+ * take an indented line after a key as a continuation of that key's value, and
+ * acctd has no multi-line values, so such a line is a syntax error instead of a
+ * silent change of the value above it. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define USEC_PER_MSEC UINT64_C(1000)
+#define USEC_PER_SEC UINT64_C(1000000)
+#define USEC_PER_MIN (60 * USEC_PER_SEC)
+#define USEC_PER_HOUR (60 * USEC_PER_MIN)
+
+#define SIZE_K (UINT64_C(1) << 10)
+#define SIZE_M (UINT64_C(1) << 20)
+#define SIZE_G (UINT64_C(1) << 30)
+#define SIZE_T (UINT64_C(1) << 40)
+
+/* Longest string any format_*() below writes, NUL included. */
+#define VALUE_BUF 32
+
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		(void)fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+static inline void closedirp(DIR **d)
+{
+	if (*d)
+		(void)closedir(*d);
+}
+
+static char **strv_free(char **v)
+{
+	if (!v)
+		return NULL;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+	return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)
+
+static size_t strv_length(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+/* Append `s` (taken over on success only) to the NULL-terminated *v of *n entries. */
+static int strv_push(char ***v, size_t *n, char *s)
+{
+	char **nv = realloc(*v, (*n + 2) * sizeof(char *));
+
+	if (!nv)
+		return -ENOMEM;
+	nv[(*n)++] = s;
+	nv[*n] = NULL;
+	*v = nv;
+	return 0;
+}
+
+static int strv_push_dup(char ***v, size_t *n, const char *s)
+{
+	_cleanup_free_ char *d = strdup(s);
+	int r;
+
+	if (!d)
+		return -ENOMEM;
+	r = strv_push(v, n, d);
+	if (r < 0)
+		return r;
+	TAKE_PTR(d);
+	return 0;
+}
+
+/* An empty, NULL-terminated list, or NULL on ENOMEM. */
+static char **strv_new_empty(void)
+{
+	return calloc(1, sizeof(char *));
+}
+
+/* Split at blanks; the result is never NULL on success (maybe empty). */
+static int strv_split(const char *s, char ***ret)
+{
+	_cleanup_(strv_freep) char **v = strv_new_empty();
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (;;) {
+		size_t len;
+		char *w;
+		int r;
+
+		s += strspn(s, " \t");
+		if (!*s)
+			break;
+		len = strcspn(s, " \t");
+		w = strndup(s, len);
+		if (!w)
+			return -ENOMEM;
+		r = strv_push(&v, &n, w);
+		if (r < 0) {
+			free(w);
+			return r;
+		}
+		s += len;
+	}
+	*ret = TAKE_PTR(v);
+	return 0;
+}
+
+/* ---- value parsers ------------------------------------------------------ */
+
+/* Decimal digits at *s up to the first non-digit, which *ret_end points at.
+ * Returns 0, -EINVAL when there is no digit, or -ERANGE when the number does
+ * not fit (*ret_end still points past all the digits then). */
+static int parse_digits(const char *s, uint64_t *ret, const char **ret_end)
+{
+	uint64_t v = 0;
+	bool overflow = false;
+	const char *p;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	for (p = s; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			overflow = true;
+		else
+			v = v * 10 + d;
+	}
+	*ret_end = p;
+	if (overflow)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+/* A number followed by a unit from `units` (NULL-terminated names, factors
+ * alongside). A well-formed negative number gives -ERANGE. */
+static int parse_scaled(const char *s, const char *const *units, const uint64_t *factors,
+			uint64_t *ret)
+{
+	const char *end = NULL;
+	bool negative = false;
+	uint64_t v = 0;
+	int r;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (*s == '-') {
+		negative = true;
+		s++;
+	}
+	r = parse_digits(s, &v, &end);
+	if (r == -EINVAL)
+		return r;
+	for (size_t i = 0; units[i]; i++) {
+		if (strcmp(end, units[i]) != 0)
+			continue;
+		if (negative || r < 0)
+			return -ERANGE;
+		if (factors[i] && v > UINT64_MAX / factors[i])
+			return -ERANGE;
+		*ret = v * factors[i];
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int acct_parse_size(const char *s, uint64_t *ret)
+{
+	static const char *const units[] = {
+		"",  "B",  "b",                      /* bytes */
+		"K", "KB", "k", "kB", "kb", "Kb",    /* the letter's case and the B are free */
+		"M", "MB", "m", "mB", "mb", "Mb",
+		"G", "GB", "g", "gB", "gb", "Gb",
+		"T", "TB", "t", "tB", "tb", "Tb",
+		NULL,
+	};
+	static const uint64_t factors[] = {
+		1,      1,      1,
+		SIZE_K, SIZE_K, SIZE_K, SIZE_K, SIZE_K, SIZE_K,
+		SIZE_M, SIZE_M, SIZE_M, SIZE_M, SIZE_M, SIZE_M,
+		SIZE_G, SIZE_G, SIZE_G, SIZE_G, SIZE_G, SIZE_G,
+		SIZE_T, SIZE_T, SIZE_T, SIZE_T, SIZE_T, SIZE_T,
+	};
+
+	return parse_scaled(s, units, factors, ret);
+}
+
+int acct_parse_duration_us(const char *s, uint64_t *ret)
+{
+	static const char *const units[] = { "", "us", "ms", "s", "min", "h", NULL };
+	static const uint64_t factors[] = {
+		USEC_PER_SEC, 1, USEC_PER_MSEC, USEC_PER_SEC, USEC_PER_MIN, USEC_PER_HOUR,
+	};
+
+	return parse_scaled(s, units, factors, ret);
+}
+
+int acct_parse_bool(const char *s, bool *ret)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	if (!s)
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const char *const log_level_names[] = {
+	[ACCT_LOG_ERR] = "err",
+	[ACCT_LOG_WARNING] = "warning",
+	[ACCT_LOG_NOTICE] = "notice",
+	[ACCT_LOG_INFO] = "info",
+	[ACCT_LOG_DEBUG] = "debug",
+};
+
+int acct_parse_log_level(const char *s, enum acct_log_level *ret)
+{
+	if (!s)
+		return -EINVAL;
+	for (int l = ACCT_LOG_ERR; l <= ACCT_LOG_DEBUG; l++)
+		if (strcasecmp(s, log_level_names[l]) == 0) {
+			*ret = (enum acct_log_level)l;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *acct_log_level_to_string(enum acct_log_level l)
+{
+	if ((int)l < ACCT_LOG_ERR || (int)l > ACCT_LOG_DEBUG)
+		return NULL;
+	return log_level_names[l];
+}
+
+/* ---- formatting (the dump and messages) ---------------------------------- */
+
+/* The largest unit that represents `us` exactly, so that parsing gives it back. */
+static const char *format_duration(uint64_t us, char buf[static VALUE_BUF])
+{
+	static const struct {
+		uint64_t factor;
+		const char *unit;
+	} units[] = {
+		{ USEC_PER_HOUR, "h" }, { USEC_PER_MIN, "min" }, { USEC_PER_SEC, "s" },
+		{ USEC_PER_MSEC, "ms" }, { 1, "us" },
+	};
+
+	if (us == 0)
+		return strcpy(buf, "0");
+	for (size_t i = 0; i < ELEMENTSOF(units); i++)
+		if (us % units[i].factor == 0) {
+			snprintf(buf, VALUE_BUF, "%" PRIu64 "%s", us / units[i].factor, units[i].unit);
+			break;
+		}
+	return buf;
+}
+
+static const char *format_size(uint64_t bytes, char buf[static VALUE_BUF])
+{
+	static const struct {
+		uint64_t factor;
+		const char *unit;
+	} units[] = { { SIZE_T, "T" }, { SIZE_G, "G" }, { SIZE_M, "M" }, { SIZE_K, "K" } };
+
+	snprintf(buf, VALUE_BUF, "%" PRIu64, bytes);
+	if (bytes == 0)
+		return buf;
+	for (size_t i = 0; i < ELEMENTSOF(units); i++)
+		if (bytes % units[i].factor == 0) {
+			snprintf(buf, VALUE_BUF, "%" PRIu64 "%s", bytes / units[i].factor, units[i].unit);
+			break;
+		}
+	return buf;
+}
+
+/* ---- the keys ------------------------------------------------------------ */
+
+enum value_kind {
+	V_DURATION,  /* acct_parse_duration_us() */
+	V_SIZE,      /* acct_parse_size() */
+	V_INTEGER,   /* plain decimal */
+	V_BOOL,
+	V_LOG_LEVEL,
+	V_ROOT,      /* absolute path; empty: NULL (discover) */
+	V_SOCKET,    /* absolute path that fits sockaddr_un */
+	V_GROUP,     /* group name; empty: NULL */
+	V_INCLUDE,   /* blank-separated globs; empty: "*" */
+	V_EXCLUDE,   /* blank-separated globs; may be empty */
+	V_LISTEN,    /* HOST:PORT, [IPV6]:PORT or none */
+};
+
+/* How a numeric value is stored; it also caps the range. */
+enum store {
+	S_NONE,
+	S_U64,
+	S_I64,
+	S_UINT,
+};
+
+struct key_desc {
+	const char *section;
+	const char *name;
+	enum value_kind kind;
+	enum store store;
+	size_t offset;
+	uint64_t min, max; /* numeric kinds, in the stored unit */
+};
+
+#define KEY(sec, nm, k, st, field, lo, hi)                                                  \
+	{                                                                                   \
+		.section = sec, .name = nm, .kind = k, .store = st,                         \
+		.offset = offsetof(struct acct_config, field), .min = lo, .max = hi,        \
+	}
+
+/* Sections and keys in the order they are documented and dumped. */
+static const struct key_desc keys[] = {
+	KEY("sampling", "fast_interval", V_DURATION, S_U64, fast_interval_us, 1, UINT64_MAX),
+	KEY("sampling", "slow_interval", V_DURATION, S_U64, slow_interval_us, 1, UINT64_MAX),
+	KEY("sampling", "rescan_interval", V_DURATION, S_U64, rescan_interval_us, 1, UINT64_MAX),
+	KEY("sampling", "workers", V_INTEGER, S_UINT, workers, 1, 64),
+	KEY("sampling", "load_average", V_BOOL, S_NONE, load_average, 0, 0),
+
+	KEY("cgroups", "root", V_ROOT, S_NONE, cgroup_root, 0, 0),
+	KEY("cgroups", "include", V_INCLUDE, S_NONE, include, 0, 0),
+	KEY("cgroups", "exclude", V_EXCLUDE, S_NONE, exclude, 0, 0),
+	KEY("cgroups", "max_depth", V_INTEGER, S_UINT, max_depth, 0, 255),
+	KEY("cgroups", "tombstone_retention", V_DURATION, S_U64, tombstone_retention_us, 0, UINT64_MAX),
+
+	KEY("counters", "bytes_budget", V_SIZE, S_I64, budget_bytes, 0, INT64_MAX),
+	KEY("counters", "cpu_budget", V_DURATION, S_I64, budget_cpu_us, 0, INT64_MAX),
+	KEY("counters", "tasks_budget", V_INTEGER, S_I64, budget_tasks, 0, INT64_MAX),
+	KEY("counters", "auto_tune", V_BOOL, S_NONE, auto_tune, 0, 0),
+
+	KEY("api", "socket", V_SOCKET, S_NONE, socket_path, 0, 0),
+	KEY("api", "admin_group", V_GROUP, S_NONE, admin_group, 0, 0),
+	KEY("api", "max_message_size", V_SIZE, S_U64, max_message_size, 64 * SIZE_K, SIZE_G),
+	KEY("api", "max_connections", V_INTEGER, S_UINT, max_connections, 1, 65536),
+	KEY("api", "max_connections_per_user", V_INTEGER, S_UINT, max_connections_per_user, 1, 65536),
+	KEY("api", "idle_timeout", V_DURATION, S_U64, idle_timeout_us, 1, UINT64_MAX),
+	KEY("api", "max_output_queue", V_SIZE, S_U64, max_output_queue, 1, UINT64_MAX),
+
+	KEY("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
+	KEY("metrics", "max_depth", V_INTEGER, S_UINT, metrics_max_depth, 0, 255),
+
+	KEY("log", "level", V_LOG_LEVEL, S_NONE, log_level, 0, 0),
+};
+
+static const struct key_desc *key_find(const char *section, const char *name)
+{
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static bool section_known(const char *section)
+{
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (strcmp(keys[i].section, section) == 0)
+			return true;
+	return false;
+}
+
+static void *field(struct acct_config *c, const struct key_desc *k)
+{
+	return (char *)c + k->offset;
+}
+
+static const void *field_const(const struct acct_config *c, const struct key_desc *k)
+{
+	return (const char *)c + k->offset;
+}
+
+static uint64_t store_max(enum store s)
+{
+	switch (s) {
+	case S_I64:
+		return INT64_MAX;
+	case S_UINT:
+		return UINT_MAX;
+	default:
+		return UINT64_MAX;
+	}
+}
+
+static uint64_t get_number(const struct acct_config *c, const struct key_desc *k)
+{
+	const void *p = field_const(c, k);
+
+	switch (k->store) {
+	case S_I64:
+		return (uint64_t) * (const int64_t *)p;
+	case S_UINT:
+		return *(const unsigned *)p;
+	default:
+		return *(const uint64_t *)p;
+	}
+}
+
+static void set_number(struct acct_config *c, const struct key_desc *k, uint64_t v)
+{
+	void *p = field(c, k);
+
+	switch (k->store) {
+	case S_I64:
+		*(int64_t *)p = (int64_t)v;
+		break;
+	case S_UINT:
+		*(unsigned *)p = (unsigned)v;
+		break;
+	default:
+		*(uint64_t *)p = v;
+		break;
+	}
+}
+
+static const char *format_number(const struct key_desc *k, uint64_t v, char buf[static VALUE_BUF])
+{
+	switch (k->kind) {
+	case V_DURATION:
+		return format_duration(v, buf);
+	case V_SIZE:
+		return format_size(v, buf);
+	default:
+		snprintf(buf, VALUE_BUF, "%" PRIu64, v);
+		return buf;
+	}
+}
+
+/* ---- validation ---------------------------------------------------------- */
+
+static int parse_integer(const char *s, uint64_t *ret)
+{
+	const char *end = NULL;
+	bool negative = false;
+	uint64_t v = 0;
+	int r;
+
+	if (*s == '-') {
+		negative = true;
+		s++;
+	}
+	r = parse_digits(s, &v, &end);
+	if (r == -EINVAL || *end)
+		return -EINVAL;
+	if (negative || r < 0)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+static const char *kind_noun(enum value_kind kind)
+{
+	switch (kind) {
+	case V_DURATION:
+		return "a duration";
+	case V_SIZE:
+		return "a size";
+	case V_INTEGER:
+		return "an integer";
+	case V_BOOL:
+		return "a boolean";
+	case V_LOG_LEVEL:
+		return "a log level";
+	case V_ROOT:
+	case V_SOCKET:
+		return "an absolute path";
+	case V_GROUP:
+		return "a group name";
+	case V_INCLUDE:
+	case V_EXCLUDE:
+		return "globs";
+	case V_LISTEN:
+		return "HOST:PORT, [IPV6]:PORT or none";
+	}
+	return "a value";
+}
+
+/* Why `value` (which parsed, or overflowed, or was negative) is out of range. */
+static char *range_reason(const struct key_desc *k, const char *value, uint64_t v, bool parsed)
+{
+	uint64_t smax = store_max(k->store);
+	char lo[VALUE_BUF], hi[VALUE_BUF];
+	char *s = NULL;
+	int r;
+
+	if (k->max < smax)
+		r = asprintf(&s, "%s is out of range (%s..%s)", value, format_number(k, k->min, lo),
+			     format_number(k, k->max, hi));
+	else if (value[0] == '-')
+		r = asprintf(&s, "%s is out of range (must %s)", value,
+			     k->min > 0 ? "be greater than 0" : "not be negative");
+	else if (parsed && v < k->min)
+		r = asprintf(&s, "%s is out of range (must be greater than 0)", value);
+	else
+		r = asprintf(&s, "%s is out of range (too large)", value);
+	return r < 0 ? NULL : s;
+}
+
+static char *syntax_reason(const struct key_desc *k, const char *value)
+{
+	char *s = NULL;
+	int r;
+
+	switch (k->kind) {
+	case V_DURATION:
+		r = asprintf(&s, "invalid duration '%s' (expected a number with us, ms, s, min or h)", value);
+		break;
+	case V_SIZE:
+		if (strchr(value, '.'))
+			r = asprintf(&s, "invalid size '%s' (integers only: use a smaller unit instead of a fraction)",
+				     value);
+		else
+			r = asprintf(&s, "invalid size '%s' (expected an integer with an optional K, M, G or T suffix)",
+				     value);
+		break;
+	case V_INTEGER:
+		r = asprintf(&s, "invalid number '%s' (expected an integer)", value);
+		break;
+	case V_BOOL:
+		r = asprintf(&s, "invalid boolean '%s' (expected yes, no, true, false, on, off, 1 or 0)", value);
+		break;
+	case V_LOG_LEVEL:
+		r = asprintf(&s, "invalid log level '%s' (expected err, warning, notice, info or debug)", value);
+		break;
+	default:
+		r = asprintf(&s, "invalid value '%s'", value);
+		break;
+	}
+	return r < 0 ? NULL : s;
+}
+
+static bool valid_hostname(const char *h, size_t len)
+{
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)h[i]) && h[i] != '-' && h[i] != '.')
+			return false;
+	return true;
+}
+
+/* NULL when `v` is a valid metrics address, else why not. */
+static const char *check_listen(const char *v)
+{
+	const char *port;
+	uint64_t p = 0;
+
+	if (strcmp(v, "none") == 0)
+		return NULL;
+	if (v[0] == '[') {
+		const char *close = strchr(v, ']');
+		char addr[INET6_ADDRSTRLEN];
+		struct in6_addr a6;
+		size_t len;
+
+		if (!close || close[1] != ':')
+			return "form";
+		len = (size_t)(close - v - 1);
+		if (len == 0 || len >= sizeof(addr))
+			return "address";
+		memcpy(addr, v + 1, len);
+		addr[len] = '\0';
+		if (inet_pton(AF_INET6, addr, &a6) != 1)
+			return "address";
+		port = close + 2;
+	} else {
+		const char *colon = strrchr(v, ':');
+
+		if (!colon || memchr(v, ':', (size_t)(colon - v)))
+			return "form";
+		if (!valid_hostname(v, (size_t)(colon - v)))
+			return "host";
+		port = colon + 1;
+	}
+	if (parse_integer(port, &p) < 0 || p < 1 || p > 65535 || port[0] == '0')
+		return "port";
+	return NULL;
+}
+
+static bool valid_group(const char *g)
+{
+	if (g[0] == '-' || strlen(g) > 256)
+		return false;
+	for (const char *p = g; *p; p++)
+		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p) || *p == ':' || *p == '/' ||
+		    *p == ',')
+			return false;
+	return true;
+}
+
+/* Parse `value` for key `k` and store it in `c`. On failure `c` is unchanged
+ * and *ret_reason says why (NULL on ENOMEM). */
+static int apply_value(struct acct_config *c, const struct key_desc *k, const char *value,
+		       char **ret_reason)
+{
+	_cleanup_free_ char *v = NULL;
+	char *reason = NULL;
+	size_t len;
+	int r;
+
+	*ret_reason = NULL;
+
+	/* Trim as inih does, so that a value set here dumps and reloads the same. */
+	value += strspn(value, " \t");
+	len = strlen(value);
+	while (len > 0 && (value[len - 1] == ' ' || value[len - 1] == '\t'))
+		len--;
+	v = strndup(value, len);
+	if (!v)
+		return -ENOMEM;
+
+	for (const char *p = v; *p; p++) {
+		if (iscntrl((unsigned char)*p) && *p != '\t') {
+			*ret_reason = strdup("control character in value");
+			return *ret_reason ? -EINVAL : -ENOMEM;
+		}
+		if (*p == ';' && p > v && (p[-1] == ' ' || p[-1] == '\t')) {
+			*ret_reason = strdup("' ;' in a value would start a comment");
+			return *ret_reason ? -EINVAL : -ENOMEM;
+		}
+	}
+
+	if (!*v && k->kind != V_ROOT && k->kind != V_GROUP && k->kind != V_INCLUDE &&
+	    k->kind != V_EXCLUDE) {
+		r = asprintf(&reason, "empty value (expected %s)", kind_noun(k->kind));
+		*ret_reason = r < 0 ? NULL : reason;
+		return r < 0 ? -ENOMEM : -EINVAL;
+	}
+
+	switch (k->kind) {
+	case V_DURATION:
+	case V_SIZE:
+	case V_INTEGER: {
+		uint64_t n = 0;
+
+		if (k->kind == V_DURATION)
+			r = acct_parse_duration_us(v, &n);
+		else if (k->kind == V_SIZE)
+			r = acct_parse_size(v, &n);
+		else
+			r = parse_integer(v, &n);
+		if (r == -EINVAL)
+			reason = syntax_reason(k, v);
+		else if (r < 0 || n < k->min || n > k->max || n > store_max(k->store)) {
+			reason = range_reason(k, v, n, r == 0);
+			r = -ERANGE;
+		}
+		if (r < 0) {
+			*ret_reason = reason;
+			return reason ? r : -ENOMEM;
+		}
+		set_number(c, k, n);
+		return 0;
+	}
+	case V_BOOL: {
+		bool b;
+
+		if (acct_parse_bool(v, &b) < 0) {
+			*ret_reason = syntax_reason(k, v);
+			return *ret_reason ? -EINVAL : -ENOMEM;
+		}
+		*(bool *)field(c, k) = b;
+		return 0;
+	}
+	case V_LOG_LEVEL: {
+		enum acct_log_level l;
+
+		if (acct_parse_log_level(v, &l) < 0) {
+			*ret_reason = syntax_reason(k, v);
+			return *ret_reason ? -EINVAL : -ENOMEM;
+		}
+		*(enum acct_log_level *)field(c, k) = l;
+		return 0;
+	}
+	case V_ROOT:
+	case V_SOCKET:
+	case V_GROUP: {
+		char **p = field(c, k);
+
+		if (k->kind == V_GROUP && *v && !valid_group(v))
+			r = asprintf(&reason, "invalid group name '%s'", v);
+		else if (k->kind != V_GROUP && *v && v[0] != '/')
+			r = asprintf(&reason, "'%s' is not an absolute path", v);
+		else if (k->kind == V_SOCKET && strlen(v) >= sizeof(((struct sockaddr_un *)NULL)->sun_path))
+			r = asprintf(&reason, "'%s' is too long for a Unix socket (at most %zu bytes)", v,
+				     sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
+		else {
+			free(*p);
+			*p = *v ? TAKE_PTR(v) : NULL;
+			return 0;
+		}
+		*ret_reason = r < 0 ? NULL : reason;
+		return r < 0 ? -ENOMEM : -EINVAL;
+	}
+	case V_INCLUDE:
+	case V_EXCLUDE: {
+		_cleanup_(strv_freep) char **globs = NULL;
+		char ***p = field(c, k);
+
+		r = strv_split(v, &globs);
+		if (r < 0)
+			return r;
+		if (k->kind == V_INCLUDE && !globs[0]) {
+			size_t n = 0;
+
+			r = strv_push_dup(&globs, &n, "*");
+			if (r < 0)
+				return r;
+		}
+		strv_free(*p);
+		*p = TAKE_PTR(globs);
+		return 0;
+	}
+	case V_LISTEN: {
+		const char *why = check_listen(v);
+		char **p = field(c, k);
+
+		if (!why) {
+			free(*p);
+			*p = TAKE_PTR(v);
+			return 0;
+		}
+		if (strcmp(why, "port") == 0)
+			r = asprintf(&reason, "invalid port in '%s' (expected 1..65535)", v);
+		else if (strcmp(why, "host") == 0)
+			r = asprintf(&reason, "invalid host name in '%s'", v);
+		else if (strcmp(why, "address") == 0)
+			r = asprintf(&reason, "invalid IPv6 address in '%s'", v);
+		else
+			r = asprintf(&reason, "invalid address '%s' (expected HOST:PORT, [IPV6]:PORT or none)", v);
+		*ret_reason = r < 0 ? NULL : reason;
+		return r < 0 ? -ENOMEM : -EINVAL;
+	}
+	}
+	return -EINVAL;
+}
+
+/* ---- diagnostics --------------------------------------------------------- */
+
+static int diag_set_error(struct acct_config_diag *diag, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int diag_set_error(struct acct_config_diag *diag, int err, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	int r;
+
+	if (!diag)
+		return err;
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	free(diag->error);
+	diag->error = s;
+	return err;
+}
+
+static int diag_warn(struct acct_config_diag *diag, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int diag_warn(struct acct_config_diag *diag, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	int r;
+
+	if (!diag)
+		return 0;
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	r = strv_push(&diag->warnings, &diag->nr_warnings, s);
+	if (r < 0)
+		free(s);
+	return r;
+}
+
+void acct_config_diag_clear(struct acct_config_diag *diag)
+{
+	if (!diag)
+		return;
+	free(diag->error);
+	diag->error = NULL;
+	diag->warnings = strv_free(diag->warnings);
+	diag->nr_warnings = 0;
+}
+
+/* ---- defaults and lifetime ----------------------------------------------- */
+
+static char *default_socket_path(void)
+{
+	const char *xdg;
+	char *s = NULL;
+
+	if (geteuid() == 0)
+		return strdup("/run/acctd/io.acctd");
+	xdg = getenv("XDG_RUNTIME_DIR");
+	if (xdg && xdg[0] == '/') {
+		if (asprintf(&s, "%s/acctd/io.acctd", xdg) < 0)
+			return NULL;
+	} else if (asprintf(&s, "/run/user/%u/acctd/io.acctd", (unsigned)geteuid()) < 0)
+		return NULL;
+	return s;
+}
+
+int acct_config_new_defaults(struct acct_config **ret)
+{
+	_cleanup_(acct_config_freep) struct acct_config *c = calloc(1, sizeof(*c));
+	size_t n = 0;
+
+	if (!c)
+		return -ENOMEM;
+	*c = (struct acct_config){
+		.fast_interval_us = 1 * USEC_PER_SEC,
+		.slow_interval_us = 10 * USEC_PER_SEC,
+		.rescan_interval_us = 60 * USEC_PER_SEC,
+		.workers = 2,
+		.load_average = true,
+		.max_depth = 32,
+		.tombstone_retention_us = 5 * USEC_PER_MIN,
+		.budget_bytes = (int64_t)SIZE_M,
+		.budget_cpu_us = 10 * (int64_t)USEC_PER_MSEC,
+		.budget_tasks = 8,
+		.auto_tune = true,
+		.max_message_size = 16 * SIZE_M,
+		.max_connections = 4096,
+		.max_connections_per_user = 1024,
+		.idle_timeout_us = 5 * USEC_PER_MIN,
+		.max_output_queue = 4 * SIZE_M,
+		.metrics_max_depth = 32,
+		.log_level = ACCT_LOG_INFO,
+	};
+	c->exclude = strv_new_empty();
+	c->sources = strv_new_empty();
+	c->socket_path = default_socket_path();
+	c->metrics_listen = strdup(ACCT_METRICS_DEFAULT_LISTEN);
+	if (!c->exclude || !c->sources || !c->socket_path || !c->metrics_listen ||
+	    strv_push_dup(&c->include, &n, "*") < 0)
+		return -ENOMEM;
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+struct acct_config *acct_config_free(struct acct_config *c)
+{
+	if (!c)
+		return NULL;
+	free(c->cgroup_root);
+	strv_free(c->include);
+	strv_free(c->exclude);
+	free(c->socket_path);
+	free(c->admin_group);
+	free(c->metrics_listen);
+	strv_free(c->sources);
+	free(c);
+	return NULL;
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+/* Where the intervals were last set, to blame the right line for a conflict. */
+struct load_state {
+	char *fast_origin, *slow_origin;
+	unsigned long fast_seq, slow_seq, seq;
+};
+
+static void load_state_done(struct load_state *st)
+{
+	free(st->fast_origin);
+	free(st->slow_origin);
+}
+
+struct parser {
+	struct acct_config *config;
+	struct acct_config_diag *diag;
+	struct load_state *state;
+	const char *path;
+	FILE *f;
+	char *buf;
+	size_t bufsz;
+	unsigned line;
+	int read_errno;
+	int error;           /* first error of a key or the reader (negative errno) */
+	unsigned error_line;
+	char *error_msg;     /* the full "FILE:LINE: ..." message */
+};
+
+static void parser_fail(struct parser *p, int err, char *msg)
+{
+	p->error = msg ? err : -ENOMEM;
+	p->error_line = p->line;
+	p->error_msg = msg;
+}
+
+/* inih's reader: one physical line per call, counted; see the top of the file. */
+static char *parser_read(char *str, int num, void *stream)
+{
+	struct parser *p = stream;
+	size_t n, max = num > 3 ? (size_t)num - 3 : 0; /* inih wants room for \r\n\0 */
+	ssize_t got;
+	char *s;
+
+	if (p->error)
+		return NULL;
+	errno = 0;
+	got = getline(&p->buf, &p->bufsz, p->f);
+	if (got < 0) {
+		if (ferror(p->f))
+			p->read_errno = errno ?: EIO;
+		return NULL;
+	}
+	p->line++;
+	s = p->buf;
+	n = (size_t)got;
+	if (p->line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+		s += 3;
+		n -= 3;
+	}
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	while (n > 0 && (*s == ' ' || *s == '\t')) {
+		s++;
+		n--;
+	}
+	if (n > max) {
+		char *msg = NULL;
+
+		if (asprintf(&msg, "%s:%u: line too long (more than %zu characters)", p->path, p->line,
+			     max) < 0)
+			msg = NULL;
+		parser_fail(p, -EINVAL, msg);
+		return NULL;
+	}
+	memcpy(str, s, n + 1);
+
+	/* inih does not pass section headers to the handler; report unknown
+	 * sections here, where the line is known. A malformed header is left to
+	 * inih, which reports it as a syntax error. */
+	if (s[0] == '[') {
+		char *close = strchr(s, ']');
+
+		if (close) {
+			*close = '\0';
+			if (!section_known(s + 1) &&
+			    diag_warn(p->diag, "%s:%u: unknown section [%s], ignoring", p->path, p->line, s + 1) < 0) {
+				parser_fail(p, -ENOMEM, NULL);
+				return NULL;
+			}
+		}
+	}
+	return str;
+}
+
+static int parser_handle(void *user, const char *section, const char *name, const char *value)
+{
+	struct parser *p = user;
+	_cleanup_free_ char *origin = NULL, *reason = NULL;
+	const struct key_desc *k;
+	char *msg = NULL;
+	int r;
+
+	if (p->error)
+		return 0;
+	k = key_find(section, name);
+	if (!k) {
+		if (!*section)
+			r = diag_warn(p->diag, "%s:%u: key '%s' outside of any section, ignoring", p->path,
+				      p->line, name);
+		else if (section_known(section))
+			r = diag_warn(p->diag, "%s:%u: unknown key '%s' in section [%s], ignoring", p->path,
+				      p->line, name, section);
+		else
+			r = 0; /* the section was reported already */
+		if (r < 0) {
+			parser_fail(p, r, NULL);
+			return 0;
+		}
+		return 1;
+	}
+
+	if (asprintf(&origin, "%s:%u", p->path, p->line) < 0) {
+		origin = NULL;
+		parser_fail(p, -ENOMEM, NULL);
+		return 0;
+	}
+	r = apply_value(p->config, k, value, &reason);
+	if (r < 0) {
+		if (!reason || asprintf(&msg, "%s: %s: %s", origin, k->name, reason) < 0)
+			msg = NULL;
+		parser_fail(p, r, msg);
+		return 0;
+	}
+
+	if (k->offset == offsetof(struct acct_config, fast_interval_us)) {
+		free(p->state->fast_origin);
+		p->state->fast_origin = TAKE_PTR(origin);
+		p->state->fast_seq = ++p->state->seq;
+	} else if (k->offset == offsetof(struct acct_config, slow_interval_us)) {
+		free(p->state->slow_origin);
+		p->state->slow_origin = TAKE_PTR(origin);
+		p->state->slow_seq = ++p->state->seq;
+	}
+	return 1;
+}
+
+static int sources_add(struct acct_config *c, const char *path)
+{
+	size_t n = strv_length(c->sources);
+
+	return strv_push_dup(&c->sources, &n, path);
+}
+
+/* Read one file into `c`. A missing file is skipped unless `must_exist`. */
+static int load_file(struct acct_config *c, const char *path, bool must_exist, struct load_state *st,
+		     struct acct_config_diag *diag)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	struct parser p = { .config = c, .diag = diag, .state = st, .path = path };
+	struct stat sb;
+	int r;
+
+	f = fopen(path, "re");
+	if (!f) {
+		r = -errno;
+		if (r == -ENOENT && !must_exist)
+			return 0;
+		return diag_set_error(diag, r, "%s: %s", path, strerror(-r));
+	}
+	if (fstat(fileno(f), &sb) < 0) {
+		r = -errno;
+		return diag_set_error(diag, r, "%s: %s", path, strerror(-r));
+	}
+	if (S_ISDIR(sb.st_mode))
+		return diag_set_error(diag, -EISDIR, "%s: %s", path, strerror(EISDIR));
+
+	p.f = f;
+	r = ini_parse_stream(parser_read, &p, parser_handle, &p);
+	free(p.buf);
+	if (r == -2) {
+		free(p.error_msg);
+		return diag_set_error(diag, -ENOMEM, "%s: %s", path, strerror(ENOMEM));
+	}
+	/* inih goes on after a syntax error; the first error in the file wins. */
+	if (r > 0 && (!p.error || (unsigned)r < p.error_line)) {
+		free(p.error_msg);
+		return diag_set_error(diag, -EINVAL, "%s:%d: syntax error", path, r);
+	}
+	if (p.error) {
+		if (!p.error_msg)
+			return diag_set_error(diag, p.error, "%s: %s", path, strerror(-p.error));
+		if (diag) {
+			free(diag->error);
+			diag->error = p.error_msg;
+		} else
+			free(p.error_msg);
+		return p.error;
+	}
+	if (p.read_errno)
+		return diag_set_error(diag, -p.read_errno, "%s: %s", path, strerror(p.read_errno));
+
+	r = sources_add(c, path);
+	if (r < 0)
+		return diag_set_error(diag, r, "%s: %s", path, strerror(-r));
+	return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_dropin_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	return name[0] != '.' && len > 5 && strcmp(name + len - 5, ".conf") == 0;
+}
+
+/* The regular files *.conf of `dir`, sorted by strcmp(); a missing `dir` has none. */
+static int list_dropins(const char *dir, char ***ret, struct acct_config_diag *diag)
+{
+	_cleanup_(closedirp) DIR *d = NULL;
+	_cleanup_(strv_freep) char **names = strv_new_empty();
+	size_t n = 0;
+	int r;
+
+	if (!names)
+		return -ENOMEM;
+	d = opendir(dir);
+	if (!d) {
+		r = -errno;
+		if (r == -ENOENT) {
+			*ret = TAKE_PTR(names);
+			return 0;
+		}
+		return diag_set_error(diag, r, "%s: %s", dir, strerror(-r));
+	}
+	for (;;) {
+		struct dirent *de;
+		struct stat sb;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno)
+				return diag_set_error(diag, -errno, "%s: %s", dir, strerror(errno));
+			break;
+		}
+		if (!is_dropin_name(de->d_name))
+			continue;
+		/* Follow symlinks: one to /dev/null masks a drop-in, as in systemd. */
+		if (fstatat(dirfd(d), de->d_name, &sb, 0) < 0) {
+			r = -errno;
+			if (r == -ENOENT)
+				continue; /* dangling symlink, or removed meanwhile */
+			return diag_set_error(diag, r, "%s/%s: %s", dir, de->d_name, strerror(-r));
+		}
+		if (!S_ISREG(sb.st_mode))
+			continue;
+		r = strv_push_dup(&names, &n, de->d_name);
+		if (r < 0)
+			return r;
+	}
+	qsort(names, n, sizeof(char *), cmp_names);
+	*ret = TAKE_PTR(names);
+	return 0;
+}
+
+static int load_dropins(struct acct_config *c, const char *dir, struct load_state *st,
+			struct acct_config_diag *diag)
+{
+	_cleanup_(strv_freep) char **names = NULL;
+	int r;
+
+	r = list_dropins(dir, &names, diag);
+	if (r < 0)
+		return r;
+	for (char **name = names; name && *name; name++) {
+		_cleanup_free_ char *path = NULL;
+		size_t len = strlen(dir);
+
+		if (asprintf(&path, "%s%s%s", dir, len > 0 && dir[len - 1] == '/' ? "" : "/", *name) < 0)
+			return -ENOMEM;
+		r = load_file(c, path, true, st, diag);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* fast_interval <= slow_interval, checked once everything is read so that the
+ * order of the two keys does not matter; the later assignment is blamed. */
+static int check_intervals(const struct acct_config *c, const struct load_state *st,
+			   struct acct_config_diag *diag)
+{
+	char fast[VALUE_BUF], slow[VALUE_BUF];
+	const char *blamed, *other;
+
+	if (c->fast_interval_us <= c->slow_interval_us)
+		return 0;
+	format_duration(c->fast_interval_us, fast);
+	format_duration(c->slow_interval_us, slow);
+	if (st->fast_seq > st->slow_seq) {
+		blamed = st->fast_origin;
+		other = st->slow_origin;
+		return diag_set_error(diag, -EINVAL, "%s: fast_interval (%s) must not exceed slow_interval (%s%s%s)",
+				      blamed, fast, slow, other ? ", set at " : ", the default", other ?: "");
+	}
+	blamed = st->slow_origin ?: "configuration";
+	other = st->fast_origin;
+	return diag_set_error(diag, -EINVAL, "%s: slow_interval (%s) must not be less than fast_interval (%s%s%s)",
+			      blamed, slow, fast, other ? ", set at " : ", the default", other ?: "");
+}
+
+int acct_config_load(const char *main_file, const char *dropin_dir, struct acct_config **ret,
+		     struct acct_config_diag *diag)
+{
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	_cleanup_(load_state_done) struct load_state st = {};
+	int r;
+
+	if (!ret)
+		return -EINVAL;
+	r = acct_config_new_defaults(&c);
+	if (r < 0)
+		return diag_set_error(diag, r, "%s", strerror(-r));
+
+	r = load_file(c, main_file ?: ACCT_CONFIG_FILE, main_file != NULL, &st, diag);
+	if (r < 0)
+		return r;
+	if (!dropin_dir)
+		dropin_dir = ACCT_CONFIG_DROPIN_DIR;
+	if (*dropin_dir) {
+		r = load_dropins(c, dropin_dir, &st, diag);
+		if (r < 0)
+			return r;
+	}
+	r = check_intervals(c, &st, diag);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+int acct_config_set(struct acct_config *c, const char *section, const char *key, const char *value,
+		    const char *origin, struct acct_config_diag *diag)
+{
+	_cleanup_free_ char *reason = NULL;
+	uint64_t fast, slow;
+	const struct key_desc *k;
+	int r;
+
+	if (!c || !section || !key || !value)
+		return -EINVAL;
+	if (!origin)
+		origin = "override";
+	k = key_find(section, key);
+	if (!k)
+		return diag_set_error(diag, -EINVAL, "%s: unknown key '%s' in section [%s]", origin, key, section);
+
+	fast = c->fast_interval_us;
+	slow = c->slow_interval_us;
+	r = apply_value(c, k, value, &reason);
+	if (r < 0) {
+		if (!reason)
+			return diag_set_error(diag, r, "%s: %s: %s", origin, k->name, strerror(-r));
+		return diag_set_error(diag, r, "%s: %s: %s", origin, k->name, reason);
+	}
+	if (c->fast_interval_us > c->slow_interval_us) {
+		char f[VALUE_BUF], s[VALUE_BUF];
+
+		format_duration(c->fast_interval_us, f);
+		format_duration(c->slow_interval_us, s);
+		c->fast_interval_us = fast;
+		c->slow_interval_us = slow;
+		return diag_set_error(diag, -EINVAL, "%s: %s: fast_interval (%s) must not exceed slow_interval (%s)",
+				      origin, k->name, f, s);
+	}
+	return 0;
+}
+
+/* ---- dump ---------------------------------------------------------------- */
+
+static void dump_strv(char *const *v, FILE *f)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		fprintf(f, "%s%s", i ? " " : "", v[i]);
+}
+
+void acct_config_dump(const struct acct_config *c, FILE *f)
+{
+	const char *section = NULL;
+
+	fputs("# acctd configuration: the effective value of every key.\n"
+	      "# Sources, in the order applied (later ones override earlier ones):\n"
+	      "#   built-in defaults\n",
+	      f);
+	for (size_t i = 0; c->sources && c->sources[i]; i++) {
+		fputs("#   ", f);
+		/* A control character in a file name must not end the comment. */
+		for (const char *p = c->sources[i]; *p; p++)
+			fputc(iscntrl((unsigned char)*p) ? '?' : *p, f);
+		fputc('\n', f);
+	}
+
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		const struct key_desc *k = &keys[i];
+		const void *p = field_const(c, k);
+		char buf[VALUE_BUF];
+
+		if (!section || strcmp(section, k->section) != 0) {
+			section = k->section;
+			fprintf(f, "\n[%s]\n", section);
+		}
+		fprintf(f, "%s =", k->name);
+		switch (k->kind) {
+		case V_DURATION:
+		case V_SIZE:
+		case V_INTEGER:
+			fprintf(f, " %s", format_number(k, get_number(c, k), buf));
+			break;
+		case V_BOOL:
+			fputs(*(const bool *)p ? " yes" : " no", f);
+			break;
+		case V_LOG_LEVEL: {
+			const char *s = acct_log_level_to_string(*(const enum acct_log_level *)p);
+
+			fprintf(f, " %s", s ?: "info");
+			break;
+		}
+		case V_ROOT:
+		case V_SOCKET:
+		case V_GROUP:
+		case V_LISTEN: {
+			const char *s = *(char *const *)p;
+
+			if (s && *s)
+				fprintf(f, " %s", s);
+			break;
+		}
+		case V_INCLUDE:
+		case V_EXCLUDE: {
+			char *const *v = *(char **const *)p;
+
+			if (v && v[0]) {
+				fputc(' ', f);
+				dump_strv(v, f);
+			}
+			break;
+		}
+		}
+		fputc('\n', f);
+	}
+}
+

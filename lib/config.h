@@ -1,0 +1,104 @@
+/* config.h - acctd's configuration: built-in defaults, /etc/acctd/acctd.conf,
+ * then /etc/acctd/acctd.conf.d/ *.conf in lexical order (INI, parsed by inih).
+ *
+ * Values: sizes take K/M/G/T suffixes (powers of 1024, "B" optional), durations
+ * us/ms/s/min/h (a bare number is seconds), booleans yes/no/true/false/on/off/1/0.
+ * A bad value is refused with "FILE:LINE: key: reason"; unknown sections and keys
+ * are reported as warnings ("FILE:LINE: unknown key 'x' in section [y], ignoring") and
+ * otherwise ignored. Loading is all-or-nothing: on error nothing is returned. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ACCT_CONFIG_FILE "/etc/acctd/acctd.conf"
+#define ACCT_CONFIG_DROPIN_DIR "/etc/acctd/acctd.conf.d"
+#define ACCT_METRICS_DEFAULT_LISTEN "127.0.0.1:9847"
+
+enum acct_log_level { /* syslog priorities */
+	ACCT_LOG_ERR = 3,
+	ACCT_LOG_WARNING = 4,
+	ACCT_LOG_NOTICE = 5,
+	ACCT_LOG_INFO = 6,
+	ACCT_LOG_DEBUG = 7,
+};
+
+struct acct_config {
+	/* [sampling] */
+	uint64_t fast_interval_us;    /* fast files: memory.current, cpu.stat, PSI (1s) */
+	uint64_t slow_interval_us;    /* memory.stat, memory.numa_stat (10s) */
+	uint64_t rescan_interval_us;  /* safety-net full rescan (60s) */
+	unsigned workers;             /* sampling threads = max concurrent reads (2) */
+	bool load_average;            /* per-cgroup load average, O(threads) (yes) */
+
+	/* [cgroups] */
+	char *cgroup_root;            /* NULL: discover (libcgroup); else this directory */
+	char **include;               /* NULL-terminated globs on cgroup paths ("*" if empty) */
+	char **exclude;               /* NULL-terminated globs; excludes the subtree */
+	unsigned max_depth;           /* 0 = root only (32) */
+	uint64_t tombstone_retention_us; /* keep removed cgroups' final values (5min) */
+
+	/* [counters] error budgets per kind of quantity */
+	int64_t budget_bytes;         /* (1M) */
+	int64_t budget_cpu_us;        /* (10ms) */
+	int64_t budget_tasks;         /* (8) */
+	bool auto_tune;               /* (yes) */
+
+	/* [api] */
+	char *socket_path;            /* /run/acctd/io.acctd as root, else $XDG_RUNTIME_DIR/acctd/io.acctd */
+	char *admin_group;            /* group allowed administrative calls besides root (NULL) */
+	uint64_t max_message_size;    /* (16M) */
+	unsigned max_connections;     /* (4096) */
+	unsigned max_connections_per_user; /* (1024) */
+	uint64_t idle_timeout_us;     /* (5min) */
+	uint64_t max_output_queue;    /* bytes queued per connection (4M) */
+
+	/* [metrics] */
+	char *metrics_listen;         /* "HOST:PORT", "[V6]:PORT" or "none" (127.0.0.1:9847) */
+	unsigned metrics_max_depth;   /* per-cgroup series down to this depth (32) */
+
+	/* [log] */
+	enum acct_log_level log_level; /* (info) */
+
+	/* Files that were read, in order (NULL-terminated; may be empty). */
+	char **sources;
+};
+
+/* Diagnostics of a load: the first error and every warning, as
+ * "FILE:LINE: ..." lines. Free with acct_config_diag_clear(). */
+struct acct_config_diag {
+	char *error;
+	char **warnings; /* NULL-terminated or NULL */
+	size_t nr_warnings;
+};
+
+/* Fill *ret with the built-in defaults. Returns 0 or -ENOMEM. */
+int acct_config_new_defaults(struct acct_config **ret);
+
+/* Load the configuration. `main_file` NULL means ACCT_CONFIG_FILE, which may be
+ * missing; an explicit main_file must exist. `dropin_dir` NULL means
+ * ACCT_CONFIG_DROPIN_DIR (may be missing); "" means none. Returns 0, or a
+ * negative errno with diag->error set ("FILE:LINE: key: reason" for a bad value,
+ * "FILE: strerror" for an unreadable file). */
+int acct_config_load(const char *main_file, const char *dropin_dir, struct acct_config **ret,
+		     struct acct_config_diag *diag);
+
+/* Apply one "section.key=value" assignment (used for command-line overrides
+ * and by tests) with the same validation; `origin` names it in messages. */
+int acct_config_set(struct acct_config *c, const char *section, const char *key, const char *value,
+		    const char *origin, struct acct_config_diag *diag);
+
+/* Write the effective configuration as a loadable INI file with every key. */
+void acct_config_dump(const struct acct_config *c, FILE *f);
+
+struct acct_config *acct_config_free(struct acct_config *c);
+void acct_config_diag_clear(struct acct_config_diag *diag);
+
+/* Value parsers (exposed for the API's Tune method and for tests).
+ * Return 0, -EINVAL (malformed) or -ERANGE (out of range). */
+int acct_parse_size(const char *s, uint64_t *ret);
+int acct_parse_duration_us(const char *s, uint64_t *ret);
+int acct_parse_bool(const char *s, bool *ret);
+int acct_parse_log_level(const char *s, enum acct_log_level *ret);
+const char *acct_log_level_to_string(enum acct_log_level l);

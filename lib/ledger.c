@@ -1,0 +1,468 @@
+/* ledger.c - cgroup records in an RCU hash table, and their values. */
+#include "ledger.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+static const struct acct_quantity_info quantities[_ACCT_Q_MAX] = {
+	[ACCT_Q_MEMORY] = { "memory", ACCT_UNIT_BYTES, ACCT_GROUP_FAST, false, false },
+	[ACCT_Q_WORKING_SET] = { "memory.working_set", ACCT_UNIT_BYTES, ACCT_GROUP_FAST, false, false },
+	[ACCT_Q_CPU_USAGE] = { "cpu.usage", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_CPU_USER] = { "cpu.user", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_CPU_SYSTEM] = { "cpu.system", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_CPU_PERIODS] = { "cpu.periods", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_CPU_THROTTLED_PERIODS] = { "cpu.throttled_periods", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_CPU_THROTTLED] = { "cpu.throttled", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_PSI_CPU_SOME] = { "psi.cpu.some", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_PSI_CPU_FULL] = { "psi.cpu.full", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_PSI_MEMORY_SOME] = { "psi.memory.some", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_PSI_MEMORY_FULL] = { "psi.memory.full", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_PSI_IO_SOME] = { "psi.io.some", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_PSI_IO_FULL] = { "psi.io.full", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_MEMORY_PEAK] = { "memory.peak", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, false },
+	[ACCT_Q_MEMORY_MAX] = { "memory.max", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, true },
+	[ACCT_Q_MEMORY_HIGH] = { "memory.high", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, true },
+	[ACCT_Q_SWAP] = { "swap", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, false },
+	[ACCT_Q_SWAP_MAX] = { "swap.max", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, true },
+	[ACCT_Q_TASKS] = { "tasks", ACCT_UNIT_COUNT, ACCT_GROUP_LOAD, false, false },
+};
+
+struct acct_ledger {
+	struct cds_lfht *ht;
+	struct acct_domain *domain;
+	struct acct_ledger_budgets budgets;
+	uint64_t next_serial;
+	uint64_t live, dead; /* atomic */
+
+	pthread_mutex_t keys_lock;
+	char *memstat_keys[ACCT_MEMSTAT_MAX]; /* published with release stores */
+	unsigned nr_memstat_keys;             /* atomic */
+};
+
+const struct acct_quantity_info *acct_quantity_info(enum acct_quantity q)
+{
+	return q < _ACCT_Q_MAX ? &quantities[q] : NULL;
+}
+
+int acct_quantity_from_name(const char *name)
+{
+	for (int q = 0; q < _ACCT_Q_MAX; q++)
+		if (strcmp(quantities[q].name, name) == 0)
+			return q;
+	return -1;
+}
+
+uint64_t acct_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static uint64_t hash_path(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+static int64_t budget_for(const struct acct_ledger_budgets *b, enum acct_unit u)
+{
+	switch (u) {
+	case ACCT_UNIT_BYTES:
+		return b->bytes;
+	case ACCT_UNIT_USEC:
+		return b->cpu_us;
+	case ACCT_UNIT_COUNT:
+		return b->tasks;
+	}
+	return 0;
+}
+
+static _Thread_local bool rcu_registered;
+
+void acct_rcu_register(void)
+{
+	if (!rcu_registered) {
+		rcu_register_thread();
+		rcu_registered = true;
+	}
+}
+
+int acct_ledger_new(struct acct_domain *domain, const struct acct_ledger_budgets *budgets,
+		    struct acct_ledger **ret)
+{
+	struct acct_ledger *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	acct_rcu_register();
+	l->ht = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
+	if (!l->ht) {
+		free(l);
+		return -ENOMEM;
+	}
+	l->domain = domain;
+	l->budgets = *budgets;
+	l->next_serial = 1;
+	pthread_mutex_init(&l->keys_lock, NULL);
+	*ret = l;
+	return 0;
+}
+
+static void record_free(struct acct_cgroup *cg)
+{
+	for (int q = 0; q < _ACCT_Q_MAX; q++)
+		acct_counter_free(cg->q[q]);
+	acct_counter_free(cg->numa);
+	free(cg->memstat);
+	free(cg->path);
+	free(cg);
+}
+
+static void record_free_rcu(struct rcu_head *head)
+{
+	record_free(caa_container_of(head, struct acct_cgroup, rcu));
+}
+
+struct acct_ledger *acct_ledger_free(struct acct_ledger *l)
+{
+	struct cds_lfht_iter iter;
+	struct acct_cgroup *cg;
+
+	if (!l)
+		return NULL;
+	rcu_read_lock();
+	cds_lfht_for_each_entry(l->ht, &iter, cg, node) {
+		if (cds_lfht_del(l->ht, &cg->node) == 0)
+			call_rcu(&cg->rcu, record_free_rcu);
+	}
+	rcu_read_unlock();
+	rcu_barrier(); /* run every pending free before the domain goes */
+	cds_lfht_destroy(l->ht, NULL);
+	for (unsigned i = 0; i < l->nr_memstat_keys; i++)
+		free(l->memstat_keys[i]);
+	pthread_mutex_destroy(&l->keys_lock);
+	free(l);
+	return NULL;
+}
+
+static int match_path(struct cds_lfht_node *node, const void *key)
+{
+	const struct acct_cgroup *cg = caa_container_of(node, struct acct_cgroup, node);
+	return strcmp(cg->path, key) == 0;
+}
+
+struct acct_cgroup *acct_ledger_find(struct acct_ledger *l, const char *path)
+{
+	struct cds_lfht_iter iter;
+	struct acct_cgroup *best = NULL;
+
+	cds_lfht_lookup(l->ht, hash_path(path), match_path, path, &iter);
+	for (struct cds_lfht_node *n = cds_lfht_iter_get_node(&iter); n;
+	     cds_lfht_next_duplicate(l->ht, match_path, path, &iter), n = cds_lfht_iter_get_node(&iter)) {
+		struct acct_cgroup *cg = caa_container_of(n, struct acct_cgroup, node);
+		if (!acct_cgroup_is_dead(cg))
+			return cg;
+		if (!best || cg->serial > best->serial)
+			best = cg;
+	}
+	return best;
+}
+
+int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint64_t now_us,
+		    struct acct_cgroup **ret)
+{
+	struct acct_cgroup *existing, *cg;
+	int r = 0;
+
+	rcu_read_lock();
+	existing = acct_ledger_find(l, id->path);
+	rcu_read_unlock();
+	if (existing && !acct_cgroup_is_dead(existing)) {
+		if (ret)
+			*ret = existing;
+		return -EEXIST;
+	}
+
+	cg = calloc(1, sizeof(*cg));
+	if (!cg)
+		return -ENOMEM;
+	cg->path = strdup(id->path);
+	if (!cg->path) {
+		free(cg);
+		return -ENOMEM;
+	}
+	cg->depth = id->depth;
+	cg->hierarchies = id->hierarchies;
+	memcpy(cg->inode, id->inode, sizeof(cg->inode));
+	cg->created_us = now_us;
+	cg->populated = true;
+	cg->serial = l->next_serial++;
+	for (int q = 0; q < _ACCT_Q_MAX && r == 0; q++)
+		r = acct_counter_new(l->domain, budget_for(&l->budgets, quantities[q].unit), &cg->q[q]);
+	/* Per-node values arrive whole from the kernel and go straight to the node
+	 * sums: budget 0 keeps the reported bound at its true value, 0. */
+	if (r == 0)
+		r = acct_counter_new(l->domain, 0, &cg->numa);
+	if (r < 0) {
+		record_free(cg);
+		return r;
+	}
+	cds_lfht_node_init(&cg->node);
+	rcu_read_lock();
+	cds_lfht_add(l->ht, hash_path(cg->path), &cg->node);
+	rcu_read_unlock();
+	__atomic_fetch_add(&l->live, 1, __ATOMIC_RELAXED);
+	if (ret)
+		*ret = cg;
+	return 0;
+}
+
+void acct_ledger_kill(struct acct_ledger *l, struct acct_cgroup *cg, uint64_t now_us)
+{
+	if (acct_cgroup_is_dead(cg))
+		return;
+	__atomic_store_n(&cg->died_us, now_us, __ATOMIC_RELAXED);
+	__atomic_store_n(&cg->dead, true, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&l->live, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&l->dead, 1, __ATOMIC_RELAXED);
+}
+
+void acct_ledger_update_id(struct acct_ledger *l, struct acct_cgroup *cg, const struct acct_cgroup_id *id)
+{
+	(void)l;
+	for (int h = 0; h < _ACCT_HIER_MAX; h++)
+		__atomic_store_n(&cg->inode[h], id->inode[h], __ATOMIC_RELAXED);
+	__atomic_store_n(&cg->hierarchies, id->hierarchies, __ATOMIC_RELEASE);
+}
+
+unsigned acct_ledger_sweep(struct acct_ledger *l, uint64_t now_us, uint64_t retention_us,
+			   acct_ledger_release_fn release, void *userdata)
+{
+	struct cds_lfht_iter iter;
+	struct acct_cgroup *cg;
+	unsigned removed = 0;
+
+	rcu_read_lock();
+	cds_lfht_for_each_entry(l->ht, &iter, cg, node) {
+		if (!acct_cgroup_is_dead(cg))
+			continue;
+		uint64_t died = __atomic_load_n(&cg->died_us, __ATOMIC_RELAXED);
+		if (now_us - died < retention_us)
+			continue;
+		if (cds_lfht_del(l->ht, &cg->node) != 0)
+			continue;
+		if (release)
+			release(cg, userdata);
+		call_rcu(&cg->rcu, record_free_rcu);
+		__atomic_fetch_sub(&l->dead, 1, __ATOMIC_RELAXED);
+		removed++;
+	}
+	rcu_read_unlock();
+	return removed;
+}
+
+int acct_ledger_foreach(struct acct_ledger *l, int (*fn)(struct acct_cgroup *cg, void *userdata), void *userdata)
+{
+	struct cds_lfht_iter iter;
+	struct acct_cgroup *cg;
+
+	cds_lfht_for_each_entry(l->ht, &iter, cg, node) {
+		int r = fn(cg, userdata);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+static int compare_records(const void *a, const void *b)
+{
+	const struct acct_cgroup *x = *(struct acct_cgroup *const *)a, *y = *(struct acct_cgroup *const *)b;
+	int r = strcmp(x->path, y->path);
+	if (r != 0)
+		return r;
+	if (acct_cgroup_is_dead(x) != acct_cgroup_is_dead(y))
+		return acct_cgroup_is_dead(x) ? 1 : -1;
+	return x->serial < y->serial ? 1 : -1;
+}
+
+int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_cgroup ***ret)
+{
+	struct cds_lfht_iter iter;
+	struct acct_cgroup *cg, **v = NULL;
+	size_t n = 0, cap = 0;
+
+	cds_lfht_for_each_entry(l->ht, &iter, cg, node) {
+		if (!include_dead && acct_cgroup_is_dead(cg))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct acct_cgroup **nv = reallocarray(v, cap, sizeof(*v));
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n++] = cg;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), compare_records);
+	*ret = v;
+	return (int)n;
+}
+
+void acct_ledger_counts(const struct acct_ledger *l, uint64_t *ret_live, uint64_t *ret_dead)
+{
+	if (ret_live)
+		*ret_live = __atomic_load_n(&l->live, __ATOMIC_RELAXED);
+	if (ret_dead)
+		*ret_dead = __atomic_load_n(&l->dead, __ATOMIC_RELAXED);
+}
+
+void acct_ledger_set_budgets(struct acct_ledger *l, const struct acct_ledger_budgets *budgets)
+{
+	struct cds_lfht_iter iter;
+	struct acct_cgroup *cg;
+
+	l->budgets = *budgets;
+	rcu_read_lock();
+	cds_lfht_for_each_entry(l->ht, &iter, cg, node)
+		for (int q = 0; q < _ACCT_Q_MAX; q++)
+			(void)acct_counter_set_budget(cg->q[q], budget_for(budgets, quantities[q].unit));
+	rcu_read_unlock();
+}
+
+void acct_ledger_get_budgets(const struct acct_ledger *l, struct acct_ledger_budgets *ret)
+{
+	*ret = l->budgets;
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+void acct_cgroup_set(struct acct_cgroup *cg, enum acct_quantity q, int64_t value)
+{
+	/* The sampler is the only writer of kernel quantities, so moving the
+	 * counter to the new reading is one add of the difference. */
+	int64_t cur = acct_counter_read_precise(cg->q[q]);
+	if (value != cur)
+		acct_counter_add(cg->q[q], (int64_t)((uint64_t)value - (uint64_t)cur));
+	__atomic_store_n(&cg->q_known[q], true, __ATOMIC_RELEASE);
+}
+
+int acct_cgroup_set_node(struct acct_cgroup *cg, unsigned node, int64_t value)
+{
+	struct acct_reading rd;
+	int r = acct_counter_read_node(cg->numa, node, &rd);
+	if (r < 0)
+		return r;
+	r = acct_counter_add_node(cg->numa, node, (int64_t)((uint64_t)value - (uint64_t)rd.value));
+	if (r == 0)
+		__atomic_store_n(&cg->numa_known, true, __ATOMIC_RELEASE);
+	return r;
+}
+
+static int memstat_key_index(struct acct_ledger *l, const char *key, size_t key_len)
+{
+	unsigned n = __atomic_load_n(&l->nr_memstat_keys, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++)
+		if (strncmp(l->memstat_keys[i], key, key_len) == 0 && l->memstat_keys[i][key_len] == 0)
+			return (int)i;
+
+	pthread_mutex_lock(&l->keys_lock);
+	int r = -ENOSPC;
+	n = l->nr_memstat_keys;
+	for (unsigned i = 0; i < n; i++)
+		if (strncmp(l->memstat_keys[i], key, key_len) == 0 && l->memstat_keys[i][key_len] == 0) {
+			r = (int)i;
+			goto out;
+		}
+	if (n < ACCT_MEMSTAT_MAX) {
+		char *k = strndup(key, key_len);
+		if (!k) {
+			r = -ENOMEM;
+			goto out;
+		}
+		l->memstat_keys[n] = k;
+		__atomic_store_n(&l->nr_memstat_keys, n + 1, __ATOMIC_RELEASE);
+		r = (int)n;
+	}
+out:
+	pthread_mutex_unlock(&l->keys_lock);
+	return r;
+}
+
+int acct_cgroup_set_memstat(struct acct_ledger *l, struct acct_cgroup *cg, const char *key, size_t key_len,
+			    int64_t value)
+{
+	int i = memstat_key_index(l, key, key_len);
+	if (i < 0)
+		return i;
+	int64_t *v = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
+	if (!v) {
+		v = malloc(ACCT_MEMSTAT_MAX * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		/* -1: the kernel did not report this key for this cgroup */
+		for (unsigned k = 0; k < ACCT_MEMSTAT_MAX; k++)
+			v[k] = -1;
+		__atomic_store_n(&cg->memstat, v, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&v[i], value, __ATOMIC_RELAXED);
+	return 0;
+}
+
+const char *acct_ledger_memstat_key(const struct acct_ledger *l, unsigned index)
+{
+	return index < __atomic_load_n(&l->nr_memstat_keys, __ATOMIC_ACQUIRE) ? l->memstat_keys[index] : NULL;
+}
+
+unsigned acct_ledger_memstat_count(const struct acct_ledger *l)
+{
+	return __atomic_load_n(&l->nr_memstat_keys, __ATOMIC_ACQUIRE);
+}
+
+void acct_cgroup_set_double(uint64_t *bits, double v)
+{
+	uint64_t b;
+	memcpy(&b, &v, sizeof(b));
+	__atomic_store_n(bits, b, __ATOMIC_RELAXED);
+}
+
+double acct_cgroup_get_double(const uint64_t *bits)
+{
+	uint64_t b = __atomic_load_n(bits, __ATOMIC_RELAXED);
+	double v;
+	memcpy(&v, &b, sizeof(v));
+	return v;
+}
+
+bool acct_cgroup_get(const struct acct_cgroup *cg, enum acct_quantity q, bool precise, struct acct_reading *ret)
+{
+	if (!__atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE))
+		return false;
+	if (precise)
+		*ret = (struct acct_reading){ .value = acct_counter_read_precise(cg->q[q]), .bound = 0 };
+	else
+		acct_counter_read(cg->q[q], ret);
+	return true;
+}
+
+bool acct_cgroup_is_dead(const struct acct_cgroup *cg)
+{
+	return __atomic_load_n(&cg->dead, __ATOMIC_ACQUIRE);
+}
+
+uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us)
+{
+	uint64_t t = __atomic_load_n(&cg->sampled_us[g], __ATOMIC_RELAXED);
+	if (t == 0)
+		return UINT64_MAX;
+	return now_us > t ? now_us - t : 0;
+}

@@ -1,0 +1,186 @@
+/* ledger.h - the table of cgroups and the quantities acctd keeps for each.
+ *
+ * Every cgroup acctd tracks has a record here: its identity (path, depth,
+ * hierarchies and inodes), its quantities (counters of the counter engine:
+ * memory, CPU time, throttling, PSI stall totals, limits, tasks), a per-node
+ * memory breakdown in a counter's node sums, the keys of memory.stat as the
+ * kernel reports them, derived values (CPU rate and its 1/5/15-minute averages,
+ * a load average, PSI averages) and the time each group of values was read.
+ *
+ * Concurrency. The table is a liburcu lock-free hash table: request handlers
+ * look cgroups up and iterate without locks inside rcu_read_lock(), while the
+ * owner (the event loop thread) adds records and marks them dead. Records are
+ * freed after an RCU grace period, and only by acct_ledger_sweep(), which the
+ * owner calls when no sampling pass is running, so sampling workers can hold
+ * record pointers for the duration of a pass without RCU. Every value in a
+ * record is read and written atomically; values of one record are not a
+ * consistent snapshot (each carries its own age).
+ *
+ * Tombstones. A removed cgroup is marked dead and keeps its final values until
+ * the retention time has passed; a recreated cgroup under the same path is a
+ * new record (lookups by path prefer the live one). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define _LGPL_SOURCE
+#include <urcu.h>
+#include <urcu/rculfhash.h>
+
+#include "cgroup-discovery.h"
+#include "counter.h"
+
+enum acct_quantity {
+	ACCT_Q_MEMORY,          /* bytes in use: memory.current / memory.usage_in_bytes */
+	ACCT_Q_WORKING_SET,     /* memory - inactive_file (bytes) */
+	ACCT_Q_CPU_USAGE,       /* cumulative CPU time, usec */
+	ACCT_Q_CPU_USER,
+	ACCT_Q_CPU_SYSTEM,
+	ACCT_Q_CPU_PERIODS,     /* CFS bandwidth periods elapsed */
+	ACCT_Q_CPU_THROTTLED_PERIODS,
+	ACCT_Q_CPU_THROTTLED,   /* usec throttled */
+	ACCT_Q_PSI_CPU_SOME,    /* cumulative stall time, usec */
+	ACCT_Q_PSI_CPU_FULL,
+	ACCT_Q_PSI_MEMORY_SOME,
+	ACCT_Q_PSI_MEMORY_FULL,
+	ACCT_Q_PSI_IO_SOME,
+	ACCT_Q_PSI_IO_FULL,
+	ACCT_Q_MEMORY_PEAK,     /* memory.peak / memory.max_usage_in_bytes */
+	ACCT_Q_MEMORY_MAX,      /* limit; -1 for none */
+	ACCT_Q_MEMORY_HIGH,     /* v2 high limit; -1 for none */
+	ACCT_Q_SWAP,            /* swap in use, bytes */
+	ACCT_Q_SWAP_MAX,        /* -1 for none */
+	ACCT_Q_TASKS,           /* threads in the cgroup and its descendants */
+	_ACCT_Q_MAX,
+};
+
+enum acct_unit { ACCT_UNIT_BYTES, ACCT_UNIT_USEC, ACCT_UNIT_COUNT };
+
+/* Which sampling pass reads a quantity, and so which age applies to it. */
+enum acct_sample_group { ACCT_GROUP_FAST, ACCT_GROUP_SLOW, ACCT_GROUP_LOAD, _ACCT_GROUP_MAX };
+
+struct acct_quantity_info {
+	const char *name;   /* stable API name, e.g. "memory", "cpu.usage", "psi.io.full" */
+	enum acct_unit unit;
+	enum acct_sample_group group;
+	bool cumulative;    /* only grows while the cgroup lives */
+	bool limit;         /* -1 means "no limit" */
+};
+const struct acct_quantity_info *acct_quantity_info(enum acct_quantity q);
+/* Look a quantity up by name; -1 if unknown. */
+int acct_quantity_from_name(const char *name);
+
+enum acct_psi_resource { ACCT_PSI_CPU, ACCT_PSI_MEMORY, ACCT_PSI_IO, _ACCT_PSI_MAX };
+enum acct_psi_kind { ACCT_PSI_SOME, ACCT_PSI_FULL, _ACCT_PSI_KIND_MAX };
+
+#define ACCT_MEMSTAT_MAX 96 /* distinct memory.stat keys kept */
+
+struct acct_cgroup {
+	struct cds_lfht_node node;
+	struct rcu_head rcu;
+	char *path;
+	unsigned depth;
+	uint64_t serial;                 /* unique per record, never reused */
+	uint32_t hierarchies;            /* atomic; bits of enum acct_hierarchy */
+	uint64_t inode[_ACCT_HIER_MAX];
+	uint64_t created_us;             /* monotonic time it was discovered */
+	bool dead;                       /* atomic */
+	uint64_t died_us;                /* atomic; valid when dead */
+	bool populated;                  /* atomic; from cgroup.events (true when unknown) */
+
+	struct acct_counter *q[_ACCT_Q_MAX];
+	bool q_known[_ACCT_Q_MAX];       /* atomic; the quantity has been read at least once */
+	struct acct_counter *numa;       /* node sums = memory per NUMA node (bytes) */
+	bool numa_known;
+	int64_t *memstat;                /* atomic values, ACCT_MEMSTAT_MAX, NULL until read */
+
+	uint32_t psi_avg[_ACCT_PSI_MAX][_ACCT_PSI_KIND_MAX][3]; /* atomic; hundredths of a percent */
+	bool psi_known[_ACCT_PSI_MAX];
+	uint64_t cpu_rate_bits;          /* atomic double: cores, last interval */
+	uint64_t cpu_rate_avg_bits[3];   /* atomic doubles: 1, 5, 15 minutes */
+	unsigned long loadavg[3];        /* atomic; kernel fixed point (FSHIFT 11) */
+	uint64_t sampled_us[_ACCT_GROUP_MAX]; /* atomic; monotonic time of the last good read */
+	uint64_t sample_errors;          /* atomic */
+
+	void *sampler_state;             /* owned by the sampler */
+};
+
+struct acct_ledger_budgets {
+	int64_t bytes, cpu_us, tasks;
+};
+
+struct acct_ledger;
+
+/* Create an empty ledger whose counters come from `domain` (must outlive it).
+ * Registers the calling thread with RCU if needed. Returns 0 or -ENOMEM. */
+int acct_ledger_new(struct acct_domain *domain, const struct acct_ledger_budgets *budgets,
+		    struct acct_ledger **ret);
+/* Free the ledger and every record; no reader may be inside it. */
+struct acct_ledger *acct_ledger_free(struct acct_ledger *l);
+
+/* Set the budgets of every counter, existing and future (a reload or Tune). */
+void acct_ledger_set_budgets(struct acct_ledger *l, const struct acct_ledger_budgets *budgets);
+void acct_ledger_get_budgets(const struct acct_ledger *l, struct acct_ledger_budgets *ret);
+
+/* Add a live record for `id`. If a live record with this path exists it is
+ * returned (with -EEXIST). Owner thread only. Returns 0, -EEXIST or -ENOMEM. */
+int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint64_t now_us,
+		    struct acct_cgroup **ret);
+
+/* Mark a record dead at now_us (its final values stay). Owner thread only. */
+void acct_ledger_kill(struct acct_ledger *l, struct acct_cgroup *cg, uint64_t now_us);
+
+/* Update a live record's hierarchies and inodes (discovery CHANGED). */
+void acct_ledger_update_id(struct acct_ledger *l, struct acct_cgroup *cg, const struct acct_cgroup_id *id);
+
+/* Remove dead records older than `retention_us` (all dead ones when 0 and
+ * `all` is set) from the table and free them after a grace period. `release`
+ * (may be NULL) is called first for each, to free sampler state. Owner thread,
+ * no sampling pass running. Returns the number removed. */
+typedef void (*acct_ledger_release_fn)(struct acct_cgroup *cg, void *userdata);
+unsigned acct_ledger_sweep(struct acct_ledger *l, uint64_t now_us, uint64_t retention_us,
+			   acct_ledger_release_fn release, void *userdata);
+
+/* Find by path; prefers a live record, else the most recent dead one. Caller
+ * holds rcu_read_lock() (or is the owner thread). NULL if none. */
+struct acct_cgroup *acct_ledger_find(struct acct_ledger *l, const char *path);
+
+/* Call fn for every record (live and dead) in no particular order. Caller holds
+ * rcu_read_lock() or is the owner. A non-zero return stops the walk. */
+int acct_ledger_foreach(struct acct_ledger *l, int (*fn)(struct acct_cgroup *cg, void *userdata), void *userdata);
+
+/* Records sorted by path (live before dead for equal paths) into a new array
+ * (free() it). Caller holds rcu_read_lock() or is the owner. Returns the count
+ * or -ENOMEM. */
+int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_cgroup ***ret);
+
+void acct_ledger_counts(const struct acct_ledger *l, uint64_t *ret_live, uint64_t *ret_dead);
+
+/* Writers (the sampler; one writer per record at a time). */
+void acct_cgroup_set(struct acct_cgroup *cg, enum acct_quantity q, int64_t value);
+/* Per-node memory: value of node `node` (bytes). Returns 0, -EINVAL, -ENOMEM. */
+int acct_cgroup_set_node(struct acct_cgroup *cg, unsigned node, int64_t value);
+/* memory.stat key (interned; at most ACCT_MEMSTAT_MAX distinct keys per ledger,
+ * -ENOSPC beyond). */
+int acct_cgroup_set_memstat(struct acct_ledger *l, struct acct_cgroup *cg, const char *key, size_t key_len,
+			    int64_t value);
+void acct_cgroup_set_double(uint64_t *bits, double v);
+double acct_cgroup_get_double(const uint64_t *bits);
+
+/* Readers. */
+bool acct_cgroup_get(const struct acct_cgroup *cg, enum acct_quantity q, bool precise, struct acct_reading *ret);
+bool acct_cgroup_is_dead(const struct acct_cgroup *cg);
+/* Age in usec of a group's values at now_us; UINT64_MAX if never read. */
+uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us);
+
+/* memory.stat keys known to the ledger (index -> name); NULL past the end. */
+const char *acct_ledger_memstat_key(const struct acct_ledger *l, unsigned index);
+unsigned acct_ledger_memstat_count(const struct acct_ledger *l);
+
+/* Register the calling thread with RCU (idempotent); a thread that calls
+ * rcu_read_lock() must have done so. */
+void acct_rcu_register(void);
+
+/* Monotonic clock in usec. */
+uint64_t acct_now_us(void);

@@ -1,0 +1,180 @@
+/* reconcile.c - invariant checks over the ledger after each sampling pass. */
+#include "reconcile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgfs-parse.h"
+#include "util.h"
+
+#define SKEW_FIXED (1 << 20)
+
+const char *acct_invariant_to_string(enum acct_invariant i)
+{
+	static const char *const names[_ACCT_INV_MAX] = {
+		[ACCT_INV_CHILDREN_MEMORY] = "children_memory",
+		[ACCT_INV_ROOT_MEMINFO] = "root_meminfo",
+		[ACCT_INV_CPU_BACKWARDS] = "cpu_backwards",
+	};
+	return i < _ACCT_INV_MAX ? names[i] : "unknown";
+}
+
+static void violation(struct acct_reconcile_report *rep, enum acct_invariant kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void violation(struct acct_reconcile_report *rep, enum acct_invariant kind, const char *fmt, ...)
+{
+	va_list ap;
+	rep->violations[kind]++;
+	rep->violations_total[kind]++;
+	va_start(ap, fmt);
+	vsnprintf(rep->last_violation, sizeof(rep->last_violation), fmt, ap);
+	va_end(ap);
+}
+
+static int read_meminfo(const char *path, int64_t *ret_total, int64_t *ret_used)
+{
+	char buf[16384];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	buf[n] = 0;
+	uint64_t total, avail_free;
+	if (cgfs_meminfo_get(buf, "MemTotal", &total) < 0 || cgfs_meminfo_get(buf, "MemFree", &avail_free) < 0)
+		return -EBADMSG;
+	*ret_total = (int64_t)total;
+	*ret_used = (int64_t)(total - MIN(total, avail_free));
+	return 0;
+}
+
+/* Index of the parent of cgs[i] in the path-sorted array, or -1. The parent's
+ * path is a prefix, so it sorts before; a binary search finds it. */
+static ssize_t parent_index(struct acct_cgroup *const *cgs, size_t n, size_t i)
+{
+	const char *path = cgs[i]->path;
+	const char *slash = strrchr(path, '/');
+	char buf[4096];
+
+	if (strcmp(path, "/") == 0 || !slash)
+		return -1;
+	size_t len = (size_t)(slash - path);
+	if (len == 0)
+		strcpy(buf, "/");
+	else {
+		if (len >= sizeof(buf))
+			return -1;
+		memcpy(buf, path, len);
+		buf[len] = 0;
+	}
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(cgs[mid]->path, buf);
+		if (c == 0)
+			return (ssize_t)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, size_t n,
+			 const struct acct_pass_report *pass, const char *meminfo_path, bool hierarchical_memory,
+			 struct acct_reconcile_report *rep)
+{
+	(void)l;
+	rep->passes++;
+	memset(rep->violations, 0, sizeof(rep->violations));
+	rep->checked_parents = 0;
+	if (pass) {
+		rep->drift_memory = pass->drift_memory;
+		rep->drift_cpu = pass->drift_cpu;
+		if (pass->errors[ACCT_ERR_INVARIANT]) {
+			rep->violations[ACCT_INV_CPU_BACKWARDS] += pass->errors[ACCT_ERR_INVARIANT];
+			rep->violations_total[ACCT_INV_CPU_BACKWARDS] += pass->errors[ACCT_ERR_INVARIANT];
+			snprintf(rep->last_violation, sizeof(rep->last_violation),
+				 "cpu_backwards: cumulative CPU time went backwards in %" PRIu64 " reading(s)",
+				 pass->errors[ACCT_ERR_INVARIANT]);
+		}
+	}
+
+	/* Sum each cgroup's children's memory into its parent's slot. */
+	int64_t *child_sum = calloc(n ? n : 1, sizeof(*child_sum));
+	uint64_t *child_bound = calloc(n ? n : 1, sizeof(*child_bound));
+	uint32_t *children = calloc(n ? n : 1, sizeof(*children));
+	int64_t top_sum = 0;
+	bool top_known = false;
+	if (!child_sum || !child_bound || !children)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		struct acct_reading rd;
+		if (!acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd))
+			continue;
+		ssize_t p = parent_index(cgs, n, i);
+		if (p < 0)
+			continue;
+		child_sum[p] += rd.value;
+		child_bound[p] += rd.bound;
+		children[p]++;
+		if (strcmp(cgs[p]->path, "/") == 0) {
+			top_sum += rd.value;
+			top_known = true;
+		}
+	}
+	if (hierarchical_memory)
+		for (size_t i = 0; i < n; i++) {
+			struct acct_reading rd;
+			if (children[i] == 0 || !acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd))
+				continue;
+			/* The v1 root has no page counter: its usage_in_bytes is computed
+			 * from global page counts and leaves out kernel memory that its
+			 * children's counters include, so it is no upper bound for them. */
+			if (strcmp(cgs[i]->path, "/") == 0 &&
+			    (__atomic_load_n(&cgs[i]->hierarchies, __ATOMIC_RELAXED) & (1u << ACCT_HIER_MEMORY)))
+				continue;
+			rep->checked_parents++;
+			int64_t allowance = (int64_t)rd.bound + (int64_t)child_bound[i] + SKEW_FIXED + rd.value / 100;
+			if (child_sum[i] > rd.value + allowance)
+				violation(rep, ACCT_INV_CHILDREN_MEMORY,
+					  "children_memory: %s holds %" PRId64 " bytes, its %u children %" PRId64,
+					  cgs[i]->path, rd.value, children[i], child_sum[i]);
+		}
+
+	/* The root's memory: its own reading (v1) or the sum of the top level (v2,
+	 * where the root has no memory.current). */
+	rep->root_memory = -1;
+	if (n > 0 && strcmp(cgs[0]->path, "/") == 0) {
+		struct acct_reading rd;
+		if (acct_cgroup_get(cgs[0], ACCT_Q_MEMORY, false, &rd))
+			rep->root_memory = rd.value;
+		if (top_known && top_sum > rep->root_memory)
+			rep->root_memory = top_sum;
+	}
+	rep->meminfo_total = rep->meminfo_used = -1;
+	if (meminfo_path && read_meminfo(meminfo_path, &rep->meminfo_total, &rep->meminfo_used) == 0 &&
+	    rep->root_memory >= 0) {
+		int64_t limit = rep->meminfo_used + rep->meminfo_used / 100 + SKEW_FIXED;
+		if (rep->root_memory > limit)
+			violation(rep, ACCT_INV_ROOT_MEMINFO,
+				  "root_meminfo: cgroups hold %" PRId64 " bytes, more than the %" PRId64
+				  " bytes in use by /proc/meminfo",
+				  rep->root_memory, rep->meminfo_used);
+	}
+out:
+	free(child_sum);
+	free(child_bound);
+	free(children);
+}

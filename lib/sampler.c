@@ -1,0 +1,1092 @@
+/* sampler.c - worker threads that read cgroupfs files into the ledger. */
+#include "sampler.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cgfs-parse.h"
+#include "load.h"
+#include "util.h"
+
+/* The files a cgroup may have, by role. Which name and tree a role uses depends
+ * on the layout (see pick_files()). */
+enum file_role {
+	F_EVENTS,
+	F_MEMORY,
+	F_CPU_STAT,      /* v2 cpu.stat (usage, and throttling with the cpu controller) */
+	F_CPU_STAT_V1,   /* v1 cpu.stat: throttling */
+	F_CPUACCT_USAGE, /* v1 cpuacct.usage, ns */
+	F_CPUACCT_PERCPU,
+	F_CPUACCT_STAT,  /* v1 user/system ticks */
+	F_PSI_CPU,
+	F_PSI_MEMORY,
+	F_PSI_IO,
+	F_MEMORY_STAT,   /* slow from here */
+	F_NUMA_STAT,
+	F_MEMORY_PEAK,
+	F_MEMORY_MAX,
+	F_MEMORY_HIGH,
+	F_SWAP,
+	F_SWAP_MAX,
+	F_THREADS,       /* load */
+	_F_MAX,
+};
+
+#define FD_UNSET -1  /* not opened yet */
+#define FD_ABSENT -2 /* the file does not exist for this cgroup */
+#define FD_NONE -3   /* the role does not apply in this layout */
+
+struct file_spec {
+	const char *name;
+	enum acct_hierarchy tree;
+};
+
+struct cg_state {
+	int fd[_F_MAX];
+	struct file_spec spec[_F_MAX];
+	uint32_t hierarchies; /* what the specs were chosen for */
+	bool memory_v1;       /* memory files are v1 (memsw includes memory) */
+	uint64_t last_cpu_usec, last_cpu_at;
+	struct acct_rate_avg rate_avg;
+	struct acct_loadavg load;
+	uint64_t load_at;
+	unsigned own_threads, own_active; /* from the last LOAD pass */
+	bool load_valid;
+	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
+	size_t percpu_n;
+	bool fast_once;
+};
+
+struct worker {
+	struct acct_sampler *s;
+	pthread_t thread;
+	unsigned index;
+	struct acct_pass_report part; /* this worker's share of the current pass */
+	double cpu_seconds;
+	char *buf;
+	size_t buf_size;
+};
+
+struct acct_sampler {
+	struct acct_sampler_options opts;
+	struct acct_ledger *ledger;
+	struct worker *workers;
+	unsigned nr_workers;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t generation; /* bumped to start a pass */
+	bool stop;
+	unsigned running;    /* workers still in the pass */
+	bool busy;
+
+	struct acct_cgroup **work;
+	size_t nr_work;
+	size_t next; /* atomic */
+	unsigned flags;
+	uint64_t now_us;
+	uint64_t started_us;
+
+	int done_fd;
+	uint64_t cached_fds; /* atomic */
+	bool degraded;       /* atomic: descriptor limit reached */
+};
+
+const char *acct_sample_error_to_string(enum acct_sample_error e)
+{
+	static const char *const names[_ACCT_ERR_MAX] = {
+		[ACCT_ERR_VANISHED] = "vanished",
+		[ACCT_ERR_GARBAGE] = "garbage",
+		[ACCT_ERR_UNREADABLE] = "unreadable",
+		[ACCT_ERR_INVARIANT] = "invariant",
+	};
+	return e < _ACCT_ERR_MAX ? names[e] : "unknown";
+}
+
+/* ---- drift histograms ------------------------------------------------------ */
+
+void acct_drift_add(struct acct_drift_hist *h, uint64_t v)
+{
+	unsigned k = v == 0 ? 0 : 64 - (unsigned)__builtin_clzll(v);
+	h->bucket[MIN(k, ACCT_DRIFT_BUCKETS - 1)]++;
+	h->count++;
+	h->sum += v;
+	h->max = MAX(h->max, v);
+}
+
+void acct_drift_merge(struct acct_drift_hist *into, const struct acct_drift_hist *from)
+{
+	into->count += from->count;
+	into->sum += from->sum;
+	into->max = MAX(into->max, from->max);
+	for (unsigned k = 0; k < ACCT_DRIFT_BUCKETS; k++)
+		into->bucket[k] += from->bucket[k];
+}
+
+uint64_t acct_drift_percentile(const struct acct_drift_hist *h, double pct)
+{
+	if (h->count == 0)
+		return 0;
+	uint64_t want = (uint64_t)((double)h->count * pct / 100.0 + 0.5), seen = 0;
+	if (want == 0)
+		want = 1;
+	for (unsigned k = 0; k < ACCT_DRIFT_BUCKETS; k++) {
+		seen += h->bucket[k];
+		if (seen >= want)
+			return MIN(k == 0 ? 0 : (k >= 64 ? UINT64_MAX : (1ull << k) - 1), h->max);
+	}
+	return h->max;
+}
+
+/* ---- per-cgroup state ---------------------------------------------------- */
+
+/* Choose, for each role, the file name and tree that this layout and this
+ * cgroup's hierarchies provide. */
+static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgroup *cg, struct cg_state *st)
+{
+	uint32_t h = __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+	bool root = strcmp(cg->path, "/") == 0;
+	bool uni = h & (1u << ACCT_HIER_UNIFIED);
+	bool mem1 = h & (1u << ACCT_HIER_MEMORY);
+	bool acct1 = h & (1u << ACCT_HIER_CPUACCT);
+	bool cpu1 = h & (1u << ACCT_HIER_CPU);
+
+	for (int f = 0; f < _F_MAX; f++)
+		st->spec[f] = (struct file_spec){ NULL, 0 };
+#define SET(role, n, t) (st->spec[role] = (struct file_spec){ (n), (t) })
+	if (uni) {
+		if (!root)
+			SET(F_EVENTS, "cgroup.events", ACCT_HIER_UNIFIED);
+		SET(F_PSI_CPU, "cpu.pressure", ACCT_HIER_UNIFIED);
+		SET(F_PSI_MEMORY, "memory.pressure", ACCT_HIER_UNIFIED);
+		SET(F_PSI_IO, "io.pressure", ACCT_HIER_UNIFIED);
+		SET(F_THREADS, "cgroup.threads", ACCT_HIER_UNIFIED);
+		if (!acct1)
+			SET(F_CPU_STAT, "cpu.stat", ACCT_HIER_UNIFIED);
+		if (L->v2_memory) {
+			if (!root) {
+				SET(F_MEMORY, "memory.current", ACCT_HIER_UNIFIED);
+				SET(F_MEMORY_PEAK, "memory.peak", ACCT_HIER_UNIFIED);
+				SET(F_MEMORY_MAX, "memory.max", ACCT_HIER_UNIFIED);
+				SET(F_MEMORY_HIGH, "memory.high", ACCT_HIER_UNIFIED);
+				SET(F_SWAP, "memory.swap.current", ACCT_HIER_UNIFIED);
+				SET(F_SWAP_MAX, "memory.swap.max", ACCT_HIER_UNIFIED);
+			}
+			SET(F_MEMORY_STAT, "memory.stat", ACCT_HIER_UNIFIED);
+			SET(F_NUMA_STAT, "memory.numa_stat", ACCT_HIER_UNIFIED);
+		}
+	}
+	st->memory_v1 = false;
+	if (mem1 && !st->spec[F_MEMORY_STAT].name) {
+		st->memory_v1 = true;
+		SET(F_MEMORY, "memory.usage_in_bytes", ACCT_HIER_MEMORY);
+		SET(F_MEMORY_STAT, "memory.stat", ACCT_HIER_MEMORY);
+		SET(F_NUMA_STAT, "memory.numa_stat", ACCT_HIER_MEMORY);
+		SET(F_MEMORY_PEAK, "memory.max_usage_in_bytes", ACCT_HIER_MEMORY);
+		if (!root)
+			SET(F_MEMORY_MAX, "memory.limit_in_bytes", ACCT_HIER_MEMORY);
+		SET(F_SWAP, "memory.memsw.usage_in_bytes", ACCT_HIER_MEMORY);
+		if (!st->spec[F_THREADS].name)
+			SET(F_THREADS, "tasks", ACCT_HIER_MEMORY);
+	}
+	if (acct1) {
+		SET(F_CPUACCT_USAGE, "cpuacct.usage", ACCT_HIER_CPUACCT);
+		SET(F_CPUACCT_PERCPU, "cpuacct.usage_percpu", ACCT_HIER_CPUACCT);
+		SET(F_CPUACCT_STAT, "cpuacct.stat", ACCT_HIER_CPUACCT);
+		if (!st->spec[F_THREADS].name)
+			SET(F_THREADS, "tasks", ACCT_HIER_CPUACCT);
+	}
+	if (cpu1 && !(uni && L->v2_cpu))
+		SET(F_CPU_STAT_V1, "cpu.stat", ACCT_HIER_CPU);
+#undef SET
+	st->hierarchies = h;
+}
+
+static void close_fds(struct acct_sampler *s, struct cg_state *st)
+{
+	for (int f = 0; f < _F_MAX; f++) {
+		if (st->fd[f] >= 0) {
+			close(st->fd[f]);
+			__atomic_fetch_sub(&s->cached_fds, 1, __ATOMIC_RELAXED);
+		}
+		st->fd[f] = st->spec[f].name ? FD_UNSET : FD_NONE;
+	}
+}
+
+static struct cg_state *state_of(struct acct_sampler *s, struct acct_cgroup *cg)
+{
+	struct cg_state *st = cg->sampler_state;
+
+	if (!st) {
+		st = calloc(1, sizeof(*st));
+		if (!st)
+			return NULL;
+		for (int f = 0; f < _F_MAX; f++)
+			st->fd[f] = FD_NONE;
+		cg->sampler_state = st;
+	}
+	if (st->hierarchies != __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE) || !st->spec[F_THREADS].name) {
+		close_fds(s, st);
+		pick_files(s->opts.layout, cg, st);
+		close_fds(s, st); /* sets FD_UNSET/FD_NONE for the new specs */
+	}
+	return st;
+}
+
+void acct_sampler_release(struct acct_cgroup *cg, void *userdata)
+{
+	struct acct_sampler *s = userdata;
+	struct cg_state *st = cg->sampler_state;
+
+	if (!st)
+		return;
+	if (s)
+		close_fds(s, st);
+	else
+		for (int f = 0; f < _F_MAX; f++)
+			if (st->fd[f] >= 0)
+				close(st->fd[f]);
+	free(st->percpu_last);
+	free(st);
+	cg->sampler_state = NULL;
+}
+
+/* ---- reading files ------------------------------------------------------ */
+
+static enum acct_sample_error classify(int err)
+{
+	switch (err) {
+	case ENOENT:
+	case ENODEV:
+	case ESTALE:
+		return ACCT_ERR_VANISHED;
+	case EBADMSG:
+	case ERANGE:
+		return ACCT_ERR_GARBAGE;
+	default:
+		return ACCT_ERR_UNREADABLE;
+	}
+}
+
+static int open_file(struct worker *w, struct acct_cgroup *cg, const struct file_spec *spec)
+{
+	const char *mount = w->s->opts.layout->mount[spec->tree];
+	char path[4096];
+
+	if (!mount)
+		return -ENOENT;
+	int n = snprintf(path, sizeof(path), "%s%s/%s", mount, strcmp(cg->path, "/") == 0 ? "" : cg->path,
+			 spec->name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Read role f of cg into w->buf (NUL-terminated). Returns the length, -ENOENT
+ * when the file does not exist for this cgroup (not an error: an absent file
+ * is remembered), or another negative errno. */
+static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_state *st, enum file_role f)
+{
+	struct acct_sampler *s = w->s;
+	int fd = st->fd[f];
+	bool transient = false;
+
+	if (fd == FD_NONE || fd == FD_ABSENT)
+		return -ENOENT;
+	if (fd == FD_UNSET) {
+		fd = open_file(w, cg, &st->spec[f]);
+		if (fd == -ENOENT) {
+			/* Absent for a live cgroup: this kernel or layout lacks it. */
+			st->fd[f] = FD_ABSENT;
+			return -ENOENT;
+		}
+		if (fd == -EMFILE || fd == -ENFILE) {
+			__atomic_store_n(&s->degraded, true, __ATOMIC_RELAXED);
+			return -EMFILE;
+		}
+		if (fd < 0)
+			return fd;
+		if (__atomic_load_n(&s->degraded, __ATOMIC_RELAXED))
+			transient = true;
+		else {
+			st->fd[f] = fd;
+			__atomic_fetch_add(&s->cached_fds, 1, __ATOMIC_RELAXED);
+		}
+		if (transient)
+			w->part.open_per_read++;
+	}
+
+	size_t len = 0;
+	for (;;) {
+		ssize_t k = pread(fd, w->buf + len, w->buf_size - 1 - len, (off_t)len);
+		if (k < 0) {
+			int err = errno;
+			if (transient)
+				close(fd);
+			return -err;
+		}
+		len += (size_t)k;
+		if (k == 0 || len < w->buf_size - 1)
+			break;
+		/* A file larger than the buffer (cgroup.threads of a big service). */
+		char *nb = realloc(w->buf, w->buf_size * 2);
+		if (!nb) {
+			if (transient)
+				close(fd);
+			return -ENOMEM;
+		}
+		w->buf = nb;
+		w->buf_size *= 2;
+	}
+	if (transient)
+		close(fd);
+	w->buf[len] = 0;
+	w->part.files_read++;
+	return (ssize_t)len;
+}
+
+struct sample_ctx {
+	struct worker *w;
+	struct acct_cgroup *cg;
+	struct cg_state *st;
+	bool failed;
+};
+
+static void fail(struct sample_ctx *x, enum acct_sample_error e)
+{
+	x->w->part.errors[e]++;
+	x->failed = true;
+}
+
+/* Read a role; on success returns true with the content in w->buf. A missing
+ * file is not a failure; other errors are counted. */
+static bool get(struct sample_ctx *x, enum file_role f)
+{
+	ssize_t r = read_role(x->w, x->cg, x->st, f);
+	if (r >= 0)
+		return true;
+	if (r != -ENOENT || acct_cgroup_is_dead(x->cg))
+		fail(x, classify((int)-r));
+	return false;
+}
+
+static void set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
+{
+	if (acct_quantity_info(q)->cumulative && __atomic_load_n(&x->cg->q_known[q], __ATOMIC_ACQUIRE)) {
+		int64_t cur = acct_counter_read_precise(x->cg->q[q]);
+		if (v < cur) {
+			/* Cumulative time went backwards for a live cgroup (same
+			 * inode): keep the old value, count the violation. */
+			fail(x, ACCT_ERR_INVARIANT);
+			return;
+		}
+	}
+	acct_cgroup_set(x->cg, q, v);
+}
+
+static int64_t limit_value(uint64_t v)
+{
+	/* "max" (v2) and v1's PAGE_COUNTER_MAX-derived huge values mean none. */
+	return v >= (uint64_t)INT64_MAX / 2 ? -1 : (int64_t)v;
+}
+
+static bool sample_events(struct sample_ctx *x)
+{
+	bool populated = true, frozen;
+	if (get(x, F_EVENTS)) {
+		if (cgfs_parse_events(x->w->buf, &populated, &frozen) < 0) {
+			fail(x, ACCT_ERR_GARBAGE);
+			populated = true;
+		}
+	}
+	__atomic_store_n(&x->cg->populated, populated, __ATOMIC_RELAXED);
+	return populated;
+}
+
+static void sample_memory(struct sample_ctx *x)
+{
+	uint64_t v;
+	if (!get(x, F_MEMORY))
+		return;
+	if (cgfs_parse_u64(x->w->buf, &v) < 0 || v > INT64_MAX) {
+		fail(x, ACCT_ERR_GARBAGE);
+		return;
+	}
+	struct acct_reading old;
+	if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old))
+		acct_drift_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
+	acct_cgroup_set(x->cg, ACCT_Q_MEMORY, (int64_t)v);
+	/* working set = current - inactive_file, with the latest inactive_file */
+	int64_t *ms = __atomic_load_n(&x->cg->memstat, __ATOMIC_ACQUIRE);
+	int64_t inactive = 0;
+	if (ms)
+		for (unsigned i = 0; i < acct_ledger_memstat_count(x->w->s->ledger); i++) {
+			const char *k = acct_ledger_memstat_key(x->w->s->ledger, i);
+			if (strcmp(k, x->st->memory_v1 ? "total_inactive_file" : "inactive_file") == 0) {
+				int64_t m = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
+				inactive = m > 0 ? m : 0;
+				break;
+			}
+		}
+	acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > inactive ? (int64_t)v - inactive : 0);
+}
+
+static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
+{
+	struct cg_state *st = x->st;
+	struct acct_reading old;
+
+	if (acct_cgroup_get(x->cg, ACCT_Q_CPU_USAGE, true, &old) && (int64_t)usage_usec >= old.value)
+		acct_drift_add(&x->w->part.drift_cpu, usage_usec - (uint64_t)old.value);
+	if (st->last_cpu_at && now_us > st->last_cpu_at && usage_usec >= st->last_cpu_usec) {
+		uint64_t dt = now_us - st->last_cpu_at;
+		double rate = (double)(usage_usec - st->last_cpu_usec) / (double)dt;
+		acct_cgroup_set_double(&x->cg->cpu_rate_bits, rate);
+		acct_rate_avg_update(&st->rate_avg, rate, dt);
+		for (int i = 0; i < 3; i++)
+			acct_cgroup_set_double(&x->cg->cpu_rate_avg_bits[i], st->rate_avg.avg[i]);
+	}
+	st->last_cpu_usec = usage_usec;
+	st->last_cpu_at = now_us;
+}
+
+/* v1 cpuacct.usage_percpu: each CPU's share lands in the matching CPU's shard of
+ * the usage counter (acct_counter_add_cpu()), so the per-CPU structure the
+ * kernel gives is kept. The total is the sum of per-CPU microseconds, within
+ * nr_cpus usec of cpuacct.usage / 1000. Returns true when it set the usage. */
+static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
+{
+	struct cg_state *st = x->st;
+	uint64_t ns[1024], total = 0;
+	size_t n;
+
+	if (cgfs_parse_percpu(x->w->buf, ns, ELEMENTSOF(ns), &n) < 0 || n == 0) {
+		fail(x, ACCT_ERR_GARBAGE);
+		return false;
+	}
+	if (st->percpu_n != n) {
+		uint64_t *p = calloc(n, sizeof(*p));
+		if (!p)
+			return false;
+		free(st->percpu_last);
+		st->percpu_last = p;
+		st->percpu_n = n;
+		/* first reading (or CPUs hot-added): start from the current total */
+		struct acct_reading cur;
+		int64_t base = acct_cgroup_get(x->cg, ACCT_Q_CPU_USAGE, true, &cur) ? cur.value : 0;
+		for (size_t i = 0; i < n; i++)
+			total += ns[i] / 1000;
+		note_cpu(x, total, now_us);
+		for (size_t i = 0; i < n; i++)
+			p[i] = ns[i] / 1000;
+		acct_cgroup_set(x->cg, ACCT_Q_CPU_USAGE, (int64_t)total);
+		(void)base;
+		return true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (ns[i] / 1000 < st->percpu_last[i]) {
+			fail(x, ACCT_ERR_INVARIANT);
+			return true; /* keep the old value */
+		}
+		total += ns[i] / 1000;
+	}
+	note_cpu(x, total, now_us);
+	unsigned shards = acct_domain_topology(x->cg->q[ACCT_Q_CPU_USAGE]->domain)->nr_shards;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t us = ns[i] / 1000;
+		if (us != st->percpu_last[i])
+			(void)acct_counter_add_cpu(x->cg->q[ACCT_Q_CPU_USAGE], (unsigned)(i % shards),
+						   (int64_t)(us - st->percpu_last[i]));
+		st->percpu_last[i] = us;
+	}
+	return true;
+}
+
+static void sample_cpu(struct sample_ctx *x, uint64_t now_us)
+{
+	struct cgfs_cpu_stat cs;
+
+	if (x->st->spec[F_CPU_STAT].name && get(x, F_CPU_STAT)) {
+		if (cgfs_parse_cpu_stat(x->w->buf, &cs) < 0)
+			fail(x, ACCT_ERR_GARBAGE);
+		else {
+			if (cs.has_usage) {
+				note_cpu(x, cs.usage_usec, now_us);
+				set_checked(x, ACCT_Q_CPU_USAGE, (int64_t)cs.usage_usec);
+				set_checked(x, ACCT_Q_CPU_USER, (int64_t)cs.user_usec);
+				set_checked(x, ACCT_Q_CPU_SYSTEM, (int64_t)cs.system_usec);
+			}
+			if (cs.has_throttling) {
+				set_checked(x, ACCT_Q_CPU_PERIODS, (int64_t)cs.nr_periods);
+				set_checked(x, ACCT_Q_CPU_THROTTLED_PERIODS, (int64_t)cs.nr_throttled);
+				set_checked(x, ACCT_Q_CPU_THROTTLED, (int64_t)cs.throttled_usec);
+			}
+		}
+	}
+	if (x->st->spec[F_CPU_STAT_V1].name && get(x, F_CPU_STAT_V1)) {
+		if (cgfs_parse_cpu_stat(x->w->buf, &cs) < 0)
+			fail(x, ACCT_ERR_GARBAGE);
+		else if (cs.has_throttling) {
+			set_checked(x, ACCT_Q_CPU_PERIODS, (int64_t)cs.nr_periods);
+			set_checked(x, ACCT_Q_CPU_THROTTLED_PERIODS, (int64_t)cs.nr_throttled);
+			set_checked(x, ACCT_Q_CPU_THROTTLED, (int64_t)cs.throttled_usec);
+		}
+	}
+	bool have_usage = false;
+	if (x->st->spec[F_CPUACCT_PERCPU].name && get(x, F_CPUACCT_PERCPU))
+		have_usage = sample_percpu(x, now_us);
+	if (!have_usage && x->st->spec[F_CPUACCT_USAGE].name && get(x, F_CPUACCT_USAGE)) {
+		uint64_t ns;
+		if (cgfs_parse_u64(x->w->buf, &ns) < 0)
+			fail(x, ACCT_ERR_GARBAGE);
+		else {
+			note_cpu(x, ns / 1000, now_us);
+			set_checked(x, ACCT_Q_CPU_USAGE, (int64_t)(ns / 1000));
+		}
+	}
+	if (x->st->spec[F_CPUACCT_STAT].name && get(x, F_CPUACCT_STAT)) {
+		uint64_t user, sys;
+		if (cgfs_parse_cpuacct_stat(x->w->buf, (unsigned)x->w->s->opts.user_hz, &user, &sys) < 0)
+			fail(x, ACCT_ERR_GARBAGE);
+		else {
+			set_checked(x, ACCT_Q_CPU_USER, (int64_t)user);
+			set_checked(x, ACCT_Q_CPU_SYSTEM, (int64_t)sys);
+		}
+	}
+}
+
+static void sample_psi(struct sample_ctx *x)
+{
+	static const enum file_role roles[_ACCT_PSI_MAX] = { F_PSI_CPU, F_PSI_MEMORY, F_PSI_IO };
+	static const enum acct_quantity totals[_ACCT_PSI_MAX][2] = {
+		{ ACCT_Q_PSI_CPU_SOME, ACCT_Q_PSI_CPU_FULL },
+		{ ACCT_Q_PSI_MEMORY_SOME, ACCT_Q_PSI_MEMORY_FULL },
+		{ ACCT_Q_PSI_IO_SOME, ACCT_Q_PSI_IO_FULL },
+	};
+
+	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
+		struct cgfs_psi psi;
+		if (!get(x, roles[r]))
+			continue;
+		if (cgfs_parse_pressure(x->w->buf, &psi) < 0) {
+			fail(x, ACCT_ERR_GARBAGE);
+			continue;
+		}
+		const struct cgfs_psi_line *lines[2] = { &psi.some, &psi.full };
+		for (int k = 0; k < 2; k++) {
+			if (!lines[k]->present)
+				continue;
+			const double avgs[3] = { lines[k]->avg10, lines[k]->avg60, lines[k]->avg300 };
+			for (int a = 0; a < 3; a++)
+				__atomic_store_n(&x->cg->psi_avg[r][k][a], (uint32_t)(avgs[a] * 100.0 + 0.5),
+						 __ATOMIC_RELAXED);
+			set_checked(x, totals[r][k], (int64_t)lines[k]->total_us);
+		}
+		__atomic_store_n(&x->cg->psi_known[r], true, __ATOMIC_RELEASE);
+	}
+}
+
+static int memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
+{
+	struct sample_ctx *x = userdata;
+	(void)acct_cgroup_set_memstat(x->w->s->ledger, x->cg, key, key_len,
+				      value > INT64_MAX ? INT64_MAX : (int64_t)value);
+	return 0;
+}
+
+struct numa_ctx {
+	struct sample_ctx *x;
+	bool v1;
+	long page;
+	bool seen_total;
+};
+
+static int numa_line(const char *key, size_t key_len, uint64_t total, const uint64_t *per_node, size_t nr_nodes,
+		     void *userdata)
+{
+	struct numa_ctx *n = userdata;
+	/* v1 "total" (pages) is the cgroup's memory per node; v2 has no total:
+	 * anon + file is the bulk of it (kernel memory is not per-node there). */
+	bool v1_total = n->v1 && key_len == 5 && memcmp(key, "total", 5) == 0;
+	if (!v1_total)
+		return 0;
+	(void)total;
+	for (size_t node = 0; node < nr_nodes; node++)
+		(void)acct_cgroup_set_node(n->x->cg, (unsigned)node, (int64_t)(per_node[node] * (uint64_t)n->page));
+	n->seen_total = true;
+	return 0;
+}
+
+struct numa_v2_ctx {
+	uint64_t sum[CGFS_MAX_NODES];
+	size_t nodes;
+};
+
+static int numa_v2_line(const char *key, size_t key_len, uint64_t total, const uint64_t *per_node,
+			size_t nr_nodes, void *userdata)
+{
+	struct numa_v2_ctx *n = userdata;
+	(void)total;
+	if ((key_len == 4 && memcmp(key, "anon", 4) == 0) || (key_len == 4 && memcmp(key, "file", 4) == 0) ||
+	    (key_len == 12 && memcmp(key, "kernel_stack", 12) == 0) ||
+	    (key_len == 10 && memcmp(key, "pagetables", 10) == 0) ||
+	    (key_len == 16 && memcmp(key, "slab_reclaimable", 16) == 0) ||
+	    (key_len == 18 && memcmp(key, "slab_unreclaimable", 18) == 0)) {
+		for (size_t i = 0; i < nr_nodes && i < CGFS_MAX_NODES; i++)
+			n->sum[i] += per_node[i];
+		n->nodes = MAX(n->nodes, MIN(nr_nodes, (size_t)CGFS_MAX_NODES));
+	}
+	return 0;
+}
+
+static void sample_slow(struct sample_ctx *x)
+{
+	uint64_t v;
+
+	if (get(x, F_MEMORY_STAT) && cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0)
+		fail(x, ACCT_ERR_GARBAGE);
+	if (get(x, F_NUMA_STAT)) {
+		int r;
+		if (x->st->memory_v1) {
+			struct numa_ctx n = { .x = x, .v1 = true, .page = x->w->s->opts.page_size };
+			r = cgfs_parse_numa_stat(x->w->buf, numa_line, &n);
+		} else {
+			struct numa_v2_ctx n = { .nodes = 0 };
+			r = cgfs_parse_numa_stat(x->w->buf, numa_v2_line, &n);
+			for (size_t i = 0; r >= 0 && i < n.nodes; i++)
+				(void)acct_cgroup_set_node(x->cg, (unsigned)i, (int64_t)n.sum[i]);
+		}
+		if (r < 0)
+			fail(x, ACCT_ERR_GARBAGE);
+	}
+	static const struct {
+		enum file_role role;
+		enum acct_quantity q;
+	} singles[] = {
+		{ F_MEMORY_PEAK, ACCT_Q_MEMORY_PEAK }, { F_MEMORY_MAX, ACCT_Q_MEMORY_MAX },
+		{ F_MEMORY_HIGH, ACCT_Q_MEMORY_HIGH }, { F_SWAP, ACCT_Q_SWAP },
+		{ F_SWAP_MAX, ACCT_Q_SWAP_MAX },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(singles); i++) {
+		if (!get(x, singles[i].role))
+			continue;
+		if (cgfs_parse_u64(x->w->buf, &v) < 0) {
+			fail(x, ACCT_ERR_GARBAGE);
+			continue;
+		}
+		int64_t val = acct_quantity_info(singles[i].q)->limit ? limit_value(v) : (int64_t)MIN(v, (uint64_t)INT64_MAX);
+		if (singles[i].q == ACCT_Q_SWAP && x->st->memory_v1) {
+			/* v1 memsw counts memory + swap */
+			struct acct_reading mem;
+			if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &mem))
+				val = val > mem.value ? val - mem.value : 0;
+		}
+		acct_cgroup_set(x->cg, singles[i].q, val);
+	}
+}
+
+struct thread_count {
+	unsigned threads, active;
+	struct worker *w;
+};
+
+static int count_thread(int tid, void *userdata)
+{
+	struct thread_count *t = userdata;
+	char path[64], buf[1024];
+	char state;
+
+	t->threads++;
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* exited meanwhile */
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (cgfs_parse_proc_stat_state(buf, &state) == 0 && (state == 'R' || state == 'D'))
+		t->active++;
+	return 0;
+}
+
+static void sample_load(struct sample_ctx *x)
+{
+	struct thread_count t = { .w = x->w };
+
+	x->st->load_valid = false;
+	if (!get(x, F_THREADS))
+		return;
+	if (cgfs_parse_pids(x->w->buf, count_thread, &t) < 0) {
+		fail(x, ACCT_ERR_GARBAGE);
+		return;
+	}
+	x->st->own_threads = t.threads;
+	x->st->own_active = t.active;
+	x->st->load_valid = true;
+}
+
+/* Per-CPU usage (v1 usage_percpu) feeds the counter through the matching
+ * CPU's shard, so per-CPU structure is kept where the kernel gives it. The
+ * total stays equal to cpuacct.usage (both are the same sum). */
+static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags, uint64_t now_us)
+{
+	struct cg_state *st = state_of(w->s, cg);
+	struct sample_ctx x = { .w = w, .cg = cg, .st = st };
+
+	if (!st) {
+		w->part.errors[ACCT_ERR_UNREADABLE]++;
+		w->part.cgroups_failed++;
+		return;
+	}
+	bool slow = flags & ACCT_PASS_SLOW;
+	bool fast = flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW);
+
+	if (fast) {
+		bool populated = sample_events(&x);
+		if (!populated && st->fast_once && !slow)
+			w->part.skipped_empty++;
+		else {
+			/* memory.stat first on slow passes: the working set uses it */
+			if (slow)
+				sample_slow(&x);
+			sample_memory(&x);
+			sample_cpu(&x, now_us);
+			sample_psi(&x);
+			st->fast_once = true;
+			if (!x.failed)
+				__atomic_store_n(&cg->sampled_us[ACCT_GROUP_FAST], now_us, __ATOMIC_RELAXED);
+			if (slow && !x.failed)
+				__atomic_store_n(&cg->sampled_us[ACCT_GROUP_SLOW], now_us, __ATOMIC_RELAXED);
+		}
+	}
+	if (flags & ACCT_PASS_LOAD)
+		sample_load(&x);
+	if (x.failed) {
+		w->part.cgroups_failed++;
+		__atomic_fetch_add(&cg->sample_errors, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* ---- workers ---------------------------------------------------------- */
+
+static double thread_cpu_seconds(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) < 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct acct_sampler *s = w->s;
+	uint64_t seen = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		while (!s->stop && s->generation == seen)
+			pthread_cond_wait(&s->cond, &s->lock);
+		if (s->stop) {
+			pthread_mutex_unlock(&s->lock);
+			return NULL;
+		}
+		seen = s->generation;
+		unsigned flags = s->flags;
+		uint64_t now = s->now_us;
+		pthread_mutex_unlock(&s->lock);
+
+		double cpu0 = thread_cpu_seconds();
+		memset(&w->part, 0, sizeof(w->part));
+		for (;;) {
+			size_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+			if (i >= s->nr_work)
+				break;
+			sample_one(w, s->work[i], flags, now);
+		}
+		w->cpu_seconds = thread_cpu_seconds() - cpu0;
+
+		pthread_mutex_lock(&s->lock);
+		bool last = --s->running == 0;
+		pthread_mutex_unlock(&s->lock);
+		if (last) {
+			uint64_t one = 1;
+			(void)!write(s->done_fd, &one, sizeof(one));
+		}
+	}
+}
+
+int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger *ledger,
+		     struct acct_sampler **ret)
+{
+	struct acct_sampler *s;
+
+	if (!opts->layout || opts->workers == 0 || opts->workers > 256)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	if (s->opts.page_size <= 0)
+		s->opts.page_size = sysconf(_SC_PAGESIZE);
+	if (s->opts.user_hz <= 0)
+		s->opts.user_hz = sysconf(_SC_CLK_TCK);
+	s->ledger = ledger;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->workers = calloc(opts->workers, sizeof(*s->workers));
+	if (s->done_fd < 0 || !s->workers) {
+		acct_sampler_free(s);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < opts->workers; i++) {
+		struct worker *w = &s->workers[i];
+		w->s = s;
+		w->index = i;
+		w->buf_size = 16384;
+		w->buf = malloc(w->buf_size);
+		if (!w->buf) {
+			acct_sampler_free(s);
+			return -ENOMEM;
+		}
+		int r = pthread_create(&w->thread, NULL, worker_main, w);
+		if (r != 0) {
+			free(w->buf);
+			w->buf = NULL;
+			acct_sampler_free(s);
+			return -r;
+		}
+		s->nr_workers++;
+	}
+	*ret = s;
+	return 0;
+}
+
+struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
+{
+	if (!s)
+		return NULL;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	for (unsigned i = 0; i < s->nr_workers; i++)
+		pthread_join(s->workers[i].thread, NULL);
+	for (unsigned i = 0; i < s->nr_workers; i++)
+		free(s->workers[i].buf);
+	free(s->workers);
+	free(s->work);
+	if (s->done_fd >= 0)
+		close(s->done_fd);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return NULL;
+}
+
+int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n, unsigned flags,
+		       uint64_t now_us)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->busy) {
+		pthread_mutex_unlock(&s->lock);
+		return -EBUSY;
+	}
+	struct acct_cgroup **copy = n ? malloc(n * sizeof(*copy)) : NULL;
+	if (n && !copy) {
+		pthread_mutex_unlock(&s->lock);
+		return -ENOMEM;
+	}
+	if (n)
+		memcpy(copy, cgs, n * sizeof(*copy));
+	free(s->work);
+	s->work = copy;
+	s->nr_work = n;
+	s->next = 0;
+	s->flags = flags;
+	s->now_us = now_us;
+	s->started_us = acct_now_us();
+	s->busy = true;
+	s->running = s->nr_workers;
+	s->generation++;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int acct_sampler_fd(const struct acct_sampler *s)
+{
+	return s->done_fd;
+}
+
+bool acct_sampler_busy(const struct acct_sampler *s)
+{
+	return __atomic_load_n(&s->busy, __ATOMIC_ACQUIRE);
+}
+
+int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->busy || s->running > 0) {
+		pthread_mutex_unlock(&s->lock);
+		return -EAGAIN;
+	}
+	(void)!read(s->done_fd, &v, sizeof(v));
+	*report = (struct acct_pass_report){
+		.flags = s->flags,
+		.started_us = s->started_us,
+		.wall_us = acct_now_us() - s->started_us,
+		.cgroups = s->nr_work,
+	};
+	for (unsigned i = 0; i < s->nr_workers; i++) {
+		const struct acct_pass_report *p = &s->workers[i].part;
+		report->cpu_seconds += s->workers[i].cpu_seconds;
+		report->skipped_empty += p->skipped_empty;
+		report->files_read += p->files_read;
+		report->open_per_read += p->open_per_read;
+		report->cgroups_failed += p->cgroups_failed;
+		for (int e = 0; e < _ACCT_ERR_MAX; e++)
+			report->errors[e] += p->errors[e];
+		acct_drift_merge(&report->drift_memory, &p->drift_memory);
+		acct_drift_merge(&report->drift_cpu, &p->drift_cpu);
+	}
+	s->busy = false;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int acct_sampler_run(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n, unsigned flags,
+		     uint64_t now_us, struct acct_pass_report *report)
+{
+	int r = acct_sampler_start(s, cgs, n, flags, now_us);
+	if (r < 0)
+		return r;
+	for (;;) {
+		r = acct_sampler_collect(s, report);
+		if (r != -EAGAIN)
+			return r;
+		/* wait for the eventfd without consuming it */
+		fd_set set;
+		FD_ZERO(&set);
+		FD_SET(s->done_fd, &set);
+		(void)select(s->done_fd + 1, &set, NULL, NULL, NULL);
+	}
+}
+
+static int compare_depth_desc(const void *a, const void *b)
+{
+	const struct acct_cgroup *x = *(struct acct_cgroup *const *)a, *y = *(struct acct_cgroup *const *)b;
+	return x->depth < y->depth ? 1 : x->depth > y->depth ? -1 : 0;
+}
+
+static const char *parent_path(const char *path, char *buf, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path)
+		return "/";
+	size_t n = MIN((size_t)(slash - path), size - 1);
+	memcpy(buf, path, n);
+	buf[n] = 0;
+	return buf;
+}
+
+void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n,
+				 uint64_t now_us)
+{
+	struct acct_cgroup **v = malloc(n * sizeof(*v));
+	struct agg {
+		unsigned threads, active;
+	} *sum;
+	char buf[4096];
+
+	if (!v)
+		return;
+	memcpy(v, cgs, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), compare_depth_desc);
+	sum = calloc(n, sizeof(*sum));
+	if (!sum) {
+		free(v);
+		return;
+	}
+	/* Children before parents: add each cgroup's total into its parent's. The
+	 * parent's index is found by lookup, its accumulator by its position. */
+	for (size_t i = 0; i < n; i++) {
+		struct cg_state *st = v[i]->sampler_state;
+		if (st && st->load_valid) {
+			sum[i].threads += st->own_threads;
+			sum[i].active += st->own_active;
+		}
+		st = v[i]->sampler_state;
+		if (st) {
+			st->own_threads = sum[i].threads; /* now hierarchical */
+			st->own_active = sum[i].active;
+		}
+		if (strcmp(v[i]->path, "/") == 0)
+			continue;
+		struct acct_cgroup *p = acct_ledger_find(s->ledger, parent_path(v[i]->path, buf, sizeof(buf)));
+		if (!p || !p->sampler_state)
+			continue;
+		/* find p's slot: parents have smaller depth, so later in v */
+		for (size_t j = i + 1; j < n; j++)
+			if (v[j] == p) {
+				sum[j].threads += sum[i].threads;
+				sum[j].active += sum[i].active;
+				break;
+			}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct cg_state *st = v[i]->sampler_state;
+		if (!st)
+			continue;
+		unsigned periods = 1;
+		if (st->load_at && now_us > st->load_at)
+			periods = (unsigned)MAX((now_us - st->load_at + 2500000) / 5000000, 1u);
+		if (periods > 1)
+			acct_loadavg_update_missed(&st->load, st->own_active, periods);
+		else
+			acct_loadavg_update(&st->load, st->own_active);
+		st->load_at = now_us;
+		for (int k = 0; k < 3; k++)
+			__atomic_store_n(&v[i]->loadavg[k], st->load.avenrun[k], __ATOMIC_RELAXED);
+		acct_cgroup_set(v[i], ACCT_Q_TASKS, st->own_threads);
+		__atomic_store_n(&v[i]->sampled_us[ACCT_GROUP_LOAD], now_us, __ATOMIC_RELAXED);
+	}
+	free(sum);
+	free(v);
+}
+
+void acct_sampler_fd_stats(const struct acct_sampler *s, uint64_t *ret_cached, bool *ret_degraded)
+{
+	if (ret_cached)
+		*ret_cached = __atomic_load_n(&s->cached_fds, __ATOMIC_RELAXED);
+	if (ret_degraded)
+		*ret_degraded = __atomic_load_n(&s->degraded, __ATOMIC_RELAXED);
+}
+
+long acct_raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return -errno;
+	}
+	return (long)rl.rlim_cur;
+}

@@ -1,0 +1,1285 @@
+/* test-cgroup-discovery.c - layout detection on fake and real cgroup roots,
+ * discovery (scans, inotify, filters, overflow) on fake trees and, as root, on
+ * the host's real hierarchies. */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cgroup-discovery.h"
+#include "util.h"
+
+#define BIT(h) (1u << (h))
+#define ALL_V1 (BIT(ACCT_HIER_MEMORY) | BIT(ACCT_HIER_CPUACCT) | BIT(ACCT_HIER_CPU))
+#define ALL_HYBRID (BIT(ACCT_HIER_UNIFIED) | ALL_V1)
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static char *xjoin(const char *a, const char *b)
+{
+	char *p = NULL;
+	assert_true(asprintf(&p, "%s/%s", a, b) > 0);
+	return p;
+}
+
+static void xmkdir(const char *base, const char *rel)
+{
+	_cleanup_free_ char *p = xjoin(base, rel);
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		fail_msg("mkdir %s: %s", p, strerror(errno));
+}
+
+static void xwrite(const char *base, const char *rel, const char *text)
+{
+	_cleanup_free_ char *p = xjoin(base, rel);
+	FILE *f = fopen(p, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void xsymlink(const char *target, const char *base, const char *rel)
+{
+	_cleanup_free_ char *p = xjoin(base, rel);
+	assert_int_equal(symlink(target, p), 0);
+}
+
+/* Remove everything below dfd (relative, so paths may exceed PATH_MAX). */
+static void rm_below(int dfd)
+{
+	int fd = dup(dfd);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* another pass while entries went: readdir may skip some after an unlink */
+	for (unsigned removed = 1; removed;) {
+		removed = 0;
+		rewinddir(dir);
+		while ((de = readdir(dir))) {
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			if (de->d_type == DT_DIR) {
+				int cfd = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (cfd >= 0) {
+					rm_below(cfd);
+					close(cfd);
+				}
+				removed += unlinkat(dirfd(dir), de->d_name, AT_REMOVEDIR) == 0;
+			} else {
+				removed += unlinkat(dirfd(dir), de->d_name, 0) == 0;
+			}
+		}
+	}
+	closedir(dir);
+}
+
+static void rm_rf(const char *p)
+{
+	int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		(void)unlink(p);
+		return;
+	}
+	rm_below(fd);
+	close(fd);
+	(void)rmdir(p);
+}
+
+static void xrm_rf(const char *base, const char *rel)
+{
+	_cleanup_free_ char *p = xjoin(base, rel);
+	rm_rf(p);
+}
+
+static uint64_t ino_of(const char *base, const char *rel)
+{
+	_cleanup_free_ char *p = xjoin(base, rel);
+	struct stat st;
+	assert_int_equal(lstat(p, &st), 0);
+	return st.st_ino;
+}
+
+/* Fake trees live on tmpfs where there is one: tens of thousands of mkdir
+ * take a fraction of a second there and seconds on a disk. */
+static char *make_tmpdir(void)
+{
+	const char *dirs[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
+
+	for (unsigned i = 0; i < ELEMENTSOF(dirs); i++) {
+		char *p = NULL;
+		if (!dirs[i] || access(dirs[i], W_OK) < 0)
+			continue;
+		assert_true(asprintf(&p, "%s/acctd-disc-XXXXXX", dirs[i]) > 0);
+		if (mkdtemp(p))
+			return p;
+		free(p);
+	}
+	fail_msg("no writable temporary directory");
+	return NULL;
+}
+
+/* A hybrid tree: unified/ (v2), memory/, cpu,cpuacct/ with cpu and cpuacct
+ * symlinks, as systemd mounts them on hybrid hosts. */
+static void make_hybrid(const char *base)
+{
+	xmkdir(base, "unified");
+	xwrite(base, "unified/cgroup.controllers", "");
+	xmkdir(base, "memory");
+	xwrite(base, "memory/memory.usage_in_bytes", "0\n");
+	xmkdir(base, "cpu,cpuacct");
+	xsymlink("cpu,cpuacct", base, "cpu");
+	xsymlink("cpu,cpuacct", base, "cpuacct");
+}
+
+/* ---- event recording --------------------------------------------------- */
+
+struct ev {
+	enum acct_discovery_event ev;
+	char *path;
+	unsigned depth;
+	uint32_t hier;
+	uint64_t inode[_ACCT_HIER_MAX];
+};
+
+struct rec {
+	struct ev *e;
+	size_t n, cap;
+};
+
+static void rec_fn(enum acct_discovery_event ev, const struct acct_cgroup_id *id, void *userdata)
+{
+	struct rec *r = userdata;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 64;
+		r->e = realloc(r->e, r->cap * sizeof(*r->e));
+		assert_non_null(r->e);
+	}
+	struct ev *e = &r->e[r->n++];
+	e->ev = ev;
+	e->path = strdup(id->path);
+	assert_non_null(e->path);
+	e->depth = id->depth;
+	e->hier = id->hierarchies;
+	memcpy(e->inode, id->inode, sizeof(e->inode));
+	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++)
+		assert_true((id->inode[h] != 0) == !!(id->hierarchies & BIT(h)));
+}
+
+static void rec_clear(struct rec *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->e[i].path);
+	r->n = 0;
+}
+
+static void rec_done(struct rec *r)
+{
+	rec_clear(r);
+	free(r->e);
+	r->e = NULL;
+	r->cap = 0;
+}
+
+static const char *ev_name(enum acct_discovery_event ev)
+{
+	return ev == ACCT_CGROUP_ADDED ? "ADDED" : ev == ACCT_CGROUP_REMOVED ? "REMOVED" : "CHANGED";
+}
+
+static void rec_print(const struct rec *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		print_message("  %zu: %s %s hier=%#x\n", i, ev_name(r->e[i].ev), r->e[i].path, r->e[i].hier);
+}
+
+/* Index of the event (ev, path), or -1. */
+static long rec_find(const struct rec *r, enum acct_discovery_event ev, const char *path)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->e[i].ev == ev && strcmp(r->e[i].path, path) == 0)
+			return (long)i;
+	return -1;
+}
+
+static const struct ev *rec_get(const struct rec *r, enum acct_discovery_event ev, const char *path)
+{
+	long i = rec_find(r, ev, path);
+	if (i < 0) {
+		rec_print(r);
+		fail_msg("no %s event for %s", ev_name(ev), path);
+	}
+	return &r->e[i];
+}
+
+struct idx {
+	const char *path;
+	size_t i;
+};
+
+static int idx_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct idx *)a)->path, ((const struct idx *)b)->path);
+}
+
+/* Parents added before their children, children removed before parents:
+ * for each event, the nearest ancestor with an event of the same kind comes
+ * before it (ADDED) or after it (REMOVED). O(n log n) for the big scans. */
+static void rec_check_order_of(const struct rec *r, enum acct_discovery_event ev)
+{
+	struct idx *v = calloc(r->n + 1, sizeof(*v));
+	size_t n = 0;
+
+	assert_non_null(v);
+	for (size_t i = 0; i < r->n; i++)
+		if (r->e[i].ev == ev)
+			v[n++] = (struct idx){ r->e[i].path, i };
+	qsort(v, n, sizeof(*v), idx_cmp);
+	for (size_t k = 0; k < n; k++) {
+		_cleanup_free_ char *up = strdup(v[k].path);
+		assert_non_null(up);
+		while (strcmp(up, "/") != 0) {
+			char *slash = strrchr(up, '/');
+			if (slash == up)
+				slash[1] = '\0';
+			else
+				*slash = '\0';
+			struct idx key = { up, 0 };
+			struct idx *a = bsearch(&key, v, n, sizeof(*v), idx_cmp);
+			if (!a)
+				continue;
+			if (ev == ACCT_CGROUP_ADDED ? a->i > v[k].i : a->i < v[k].i) {
+				rec_print(r);
+				fail_msg("%s %s in the wrong order with its ancestor %s", ev_name(ev), v[k].path, up);
+			}
+			break;
+		}
+	}
+	free(v);
+}
+
+static void rec_check_order(const struct rec *r)
+{
+	rec_check_order_of(r, ACCT_CGROUP_ADDED);
+	rec_check_order_of(r, ACCT_CGROUP_REMOVED);
+}
+
+static int scan(struct acct_discovery *d, struct rec *r)
+{
+	rec_clear(r);
+	int n = acct_discovery_scan(d, rec_fn, r);
+	assert_true(n >= 0);
+	assert_int_equal((size_t)n, r->n);
+	rec_check_order(r);
+	return n;
+}
+
+static int process(struct acct_discovery *d, struct rec *r)
+{
+	rec_clear(r);
+	int n = acct_discovery_process(d, rec_fn, r);
+	assert_true(n >= 0);
+	assert_int_equal((size_t)n, r->n);
+	rec_check_order(r);
+	return n;
+}
+
+/* ---- layout ---------------------------------------------------------------- */
+
+static void test_layout_v2(void **state)
+{
+	_cleanup_free_ char *base = make_tmpdir();
+	struct acct_cgroup_layout *l = NULL;
+
+	xwrite(base, "cgroup.controllers", "cpuset cpu io memory pids\n");
+	xmkdir(base, "system.slice");
+	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
+	assert_int_equal(l->mode, ACCT_CGROUP_UNIFIED);
+	assert_string_equal(l->root, base);
+	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], base);
+	assert_null(l->mount[ACCT_HIER_MEMORY]);
+	assert_null(l->mount[ACCT_HIER_CPUACCT]);
+	assert_null(l->mount[ACCT_HIER_CPU]);
+	assert_true(l->v2_memory);
+	assert_true(l->v2_cpu);
+	assert_string_equal(acct_cgroup_mode_to_string(l->mode), "unified");
+	l = acct_cgroup_layout_free(l);
+
+	/* without the controllers enabled; trailing slash */
+	xwrite(base, "cgroup.controllers", "cpuset io pids\n");
+	_cleanup_free_ char *slash = xjoin(base, "");
+	assert_int_equal(acct_cgroup_layout_detect(slash, &l), 0);
+	assert_string_equal(l->root, base);
+	assert_false(l->v2_memory);
+	assert_false(l->v2_cpu);
+	l = acct_cgroup_layout_free(l);
+	rm_rf(base);
+}
+
+static void test_layout_hybrid(void **state)
+{
+	_cleanup_free_ char *base = make_tmpdir();
+	_cleanup_free_ char *unified = xjoin(base, "unified");
+	_cleanup_free_ char *memory = xjoin(base, "memory");
+	_cleanup_free_ char *cpu = xjoin(base, "cpu");
+	_cleanup_free_ char *cpuacct = xjoin(base, "cpuacct");
+	struct acct_cgroup_layout *l = NULL;
+
+	make_hybrid(base);
+	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
+	assert_int_equal(l->mode, ACCT_CGROUP_HYBRID);
+	assert_string_equal(acct_cgroup_mode_to_string(l->mode), "hybrid");
+	assert_string_equal(l->root, base);
+	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], unified);
+	assert_string_equal(l->mount[ACCT_HIER_MEMORY], memory);
+	assert_string_equal(l->mount[ACCT_HIER_CPU], cpu);
+	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], cpuacct);
+	assert_false(l->v2_memory);
+	assert_false(l->v2_cpu);
+	l = acct_cgroup_layout_free(l);
+
+	/* "unified" without cgroup.controllers is not a v2 tree: legacy */
+	xrm_rf(base, "unified/cgroup.controllers");
+	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
+	assert_int_equal(l->mode, ACCT_CGROUP_LEGACY);
+	assert_null(l->mount[ACCT_HIER_UNIFIED]);
+	l = acct_cgroup_layout_free(l);
+	rm_rf(base);
+}
+
+static void test_layout_legacy(void **state)
+{
+	_cleanup_free_ char *base = make_tmpdir();
+	_cleanup_free_ char *memory = xjoin(base, "memory");
+	_cleanup_free_ char *comount = xjoin(base, "cpu,cpuacct");
+	_cleanup_free_ char *cpu = xjoin(base, "cpu");
+	_cleanup_free_ char *cpuacct = xjoin(base, "cpuacct");
+	struct acct_cgroup_layout *l = NULL;
+
+	/* co-mounted cpu,cpuacct without symlinks */
+	xmkdir(base, "memory");
+	xmkdir(base, "cpu,cpuacct");
+	xmkdir(base, "pids");
+	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
+	assert_int_equal(l->mode, ACCT_CGROUP_LEGACY);
+	assert_string_equal(acct_cgroup_mode_to_string(l->mode), "legacy");
+	assert_null(l->mount[ACCT_HIER_UNIFIED]);
+	assert_string_equal(l->mount[ACCT_HIER_MEMORY], memory);
+	assert_string_equal(l->mount[ACCT_HIER_CPU], comount);
+	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], comount);
+	l = acct_cgroup_layout_free(l);
+
+	/* separate cpu and cpuacct mounts */
+	xrm_rf(base, "cpu,cpuacct");
+	xmkdir(base, "cpu");
+	xmkdir(base, "cpuacct");
+	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
+	assert_int_equal(l->mode, ACCT_CGROUP_LEGACY);
+	assert_string_equal(l->mount[ACCT_HIER_CPU], cpu);
+	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], cpuacct);
+	l = acct_cgroup_layout_free(l);
+	rm_rf(base);
+}
+
+static void test_layout_none(void **state)
+{
+	_cleanup_free_ char *base = make_tmpdir();
+	_cleanup_free_ char *missing = xjoin(base, "missing");
+	_cleanup_free_ char *file = xjoin(base, "file");
+	struct acct_cgroup_layout *l = NULL;
+
+	xmkdir(base, "pids");
+	xwrite(base, "file", "x");
+	assert_int_equal(acct_cgroup_layout_detect(base, &l), -ENOENT);
+	assert_null(l);
+	assert_int_equal(acct_cgroup_layout_detect(missing, &l), -ENOENT);
+	assert_null(l);
+	assert_int_equal(acct_cgroup_layout_detect(file, &l), -ENOENT);
+	assert_null(l);
+	assert_int_equal(acct_cgroup_layout_detect(base, NULL), -EINVAL);
+	rm_rf(base);
+}
+
+static void test_layout_host(void **state)
+{
+	struct acct_cgroup_layout *l = NULL, *m = NULL;
+	int r = acct_cgroup_layout_detect(NULL, &l);
+
+	if (r == -ENOENT) {
+		print_message("no cgroup hierarchy mounted here: skipping\n");
+		skip();
+	}
+	assert_int_equal(r, 0);
+	print_message("host: %s, root %s\n", acct_cgroup_mode_to_string(l->mode), l->root);
+	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++)
+		print_message("  %-8s %s\n", acct_hierarchy_to_string(h), l->mount[h] ? l->mount[h] : "-");
+
+	/* the mountinfo fallback agrees */
+	assert_int_equal(acct_cgroup_layout_from_mountinfo("/proc/self/mountinfo", &m), 0);
+	assert_int_equal(m->mode, l->mode);
+	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++) {
+		assert_int_equal(!m->mount[h], !l->mount[h]);
+		if (l->mount[h])
+			assert_string_equal(m->mount[h], l->mount[h]);
+	}
+	assert_int_equal(m->v2_memory, l->v2_memory);
+	assert_int_equal(m->v2_cpu, l->v2_cpu);
+	m = acct_cgroup_layout_free(m);
+
+	if (l->mode != ACCT_CGROUP_HYBRID) {
+		print_message("host is not hybrid (%s): skipping the hybrid assertions\n",
+			      acct_cgroup_mode_to_string(l->mode));
+		acct_cgroup_layout_free(l);
+		return;
+	}
+	assert_string_equal(l->root, "/sys/fs/cgroup");
+	assert_non_null(l->mount[ACCT_HIER_MEMORY]);
+	assert_string_equal(l->mount[ACCT_HIER_MEMORY], "/sys/fs/cgroup/memory");
+	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], "/sys/fs/cgroup/unified");
+	assert_false(l->v2_memory);
+	acct_cgroup_layout_free(l);
+}
+
+static char *data_path(const char *name)
+{
+	const char *dir = getenv("ACCT_TEST_DATA");
+	char *p = NULL;
+	assert_true(asprintf(&p, "%s/discovery/%s", dir ? dir : "tests/data", name) > 0);
+	return p;
+}
+
+static void test_layout_mountinfo(void **state)
+{
+	struct acct_cgroup_layout *l = NULL;
+	_cleanup_free_ char *hybrid = data_path("mountinfo-hybrid");
+	_cleanup_free_ char *v2 = data_path("mountinfo-v2");
+	_cleanup_free_ char *legacy = data_path("mountinfo-legacy");
+	_cleanup_free_ char *container = data_path("mountinfo-container");
+	_cleanup_free_ char *none = data_path("mountinfo-none");
+	_cleanup_free_ char *missing = data_path("does-not-exist");
+
+	assert_int_equal(acct_cgroup_layout_from_mountinfo(hybrid, &l), 0);
+	assert_int_equal(l->mode, ACCT_CGROUP_HYBRID);
+	assert_string_equal(l->root, "/sys/fs/cgroup");
+	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], "/sys/fs/cgroup/unified");
+	assert_string_equal(l->mount[ACCT_HIER_MEMORY], "/sys/fs/cgroup/memory");
+	assert_string_equal(l->mount[ACCT_HIER_CPU], "/sys/fs/cgroup/cpu");
+	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], "/sys/fs/cgroup/cpuacct");
+	l = acct_cgroup_layout_free(l);
+
+	assert_int_equal(acct_cgroup_layout_from_mountinfo(v2, &l), 0);
+	assert_int_equal(l->mode, ACCT_CGROUP_UNIFIED);
+	assert_string_equal(l->root, "/sys/fs/cgroup");
+	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], "/sys/fs/cgroup");
+	assert_null(l->mount[ACCT_HIER_MEMORY]);
+	l = acct_cgroup_layout_free(l);
+
+	/* co-mounted cpu,cpuacct; a second memory mount outside /sys/fs/cgroup loses */
+	assert_int_equal(acct_cgroup_layout_from_mountinfo(legacy, &l), 0);
+	assert_int_equal(l->mode, ACCT_CGROUP_LEGACY);
+	assert_null(l->mount[ACCT_HIER_UNIFIED]);
+	assert_string_equal(l->mount[ACCT_HIER_MEMORY], "/sys/fs/cgroup/memory");
+	assert_string_equal(l->mount[ACCT_HIER_CPU], "/sys/fs/cgroup/cpu,cpuacct");
+	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], "/sys/fs/cgroup/cpu,cpuacct");
+	l = acct_cgroup_layout_free(l);
+
+	/* a container: cgroup2 at an escaped, unusual place */
+	assert_int_equal(acct_cgroup_layout_from_mountinfo(container, &l), 0);
+	assert_int_equal(l->mode, ACCT_CGROUP_UNIFIED);
+	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], "/run/my cgroup");
+	l = acct_cgroup_layout_free(l);
+
+	assert_int_equal(acct_cgroup_layout_from_mountinfo(none, &l), -ENOENT);
+	assert_null(l);
+	assert_int_equal(acct_cgroup_layout_from_mountinfo(missing, &l), -ENOENT);
+	assert_null(l);
+}
+
+/* ---- discovery on fake trees --------------------------------------------- */
+
+struct fake {
+	char *base;
+	struct acct_cgroup_layout *layout;
+	struct acct_discovery *d;
+	struct rec rec;
+};
+
+static struct fake *fake_new(const struct acct_discovery_filter *filter)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	f->base = make_tmpdir();
+	make_hybrid(f->base);
+	xmkdir(f->base, "unified/system.slice");
+	xmkdir(f->base, "unified/system.slice/a.service");
+	xmkdir(f->base, "unified/system.slice/b.service");
+	xmkdir(f->base, "unified/user.slice");
+	xmkdir(f->base, "unified/user.slice/user-1000.slice");
+	xmkdir(f->base, "memory/system.slice");
+	xmkdir(f->base, "memory/system.slice/a.service");
+	xmkdir(f->base, "memory/onlymem");
+	xmkdir(f->base, "cpu,cpuacct/system.slice");
+	xwrite(f->base, "unified/system.slice/cgroup.procs", ""); /* files are not cgroups */
+	xsymlink("/", f->base, "unified/system.slice/link"); /* not followed */
+	assert_int_equal(acct_cgroup_layout_detect(f->base, &f->layout), 0);
+	assert_int_equal(acct_discovery_new(f->layout, filter, &f->d), 0);
+	return f;
+}
+
+static void fake_free(struct fake *f)
+{
+	if (!f)
+		return;
+	acct_discovery_free(f->d);
+	acct_cgroup_layout_free(f->layout);
+	rec_done(&f->rec);
+	rm_rf(f->base);
+	free(f->base);
+	free(f);
+}
+
+static int fake_teardown(void **state)
+{
+	fake_free(*state);
+	*state = NULL;
+	return 0;
+}
+
+static void test_scan_fake(void **state)
+{
+	struct fake *f = *state = fake_new(NULL);
+	struct acct_discovery_stats st;
+	const struct ev *e;
+
+	assert_true(acct_discovery_fd(f->d) >= 0);
+	assert_int_equal(scan(f->d, &f->rec), 7);
+	e = rec_get(&f->rec, ACCT_CGROUP_ADDED, "/");
+	assert_int_equal(e->hier, ALL_HYBRID);
+	assert_int_equal(e->inode[ACCT_HIER_UNIFIED], ino_of(f->base, "unified"));
+	assert_int_equal(e->inode[ACCT_HIER_MEMORY], ino_of(f->base, "memory"));
+	/* cpu and cpuacct are one mount: the same directory */
+	assert_int_equal(e->inode[ACCT_HIER_CPU], ino_of(f->base, "cpu,cpuacct"));
+	assert_int_equal(e->inode[ACCT_HIER_CPUACCT], ino_of(f->base, "cpu,cpuacct"));
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_ADDED, "/"), 0);
+
+	e = rec_get(&f->rec, ACCT_CGROUP_ADDED, "/system.slice");
+	assert_int_equal(e->hier, ALL_HYBRID);
+	e = rec_get(&f->rec, ACCT_CGROUP_ADDED, "/system.slice/a.service");
+	assert_int_equal(e->hier, BIT(ACCT_HIER_UNIFIED) | BIT(ACCT_HIER_MEMORY));
+	assert_int_equal(e->inode[ACCT_HIER_MEMORY], ino_of(f->base, "memory/system.slice/a.service"));
+	assert_int_equal(e->inode[ACCT_HIER_UNIFIED], ino_of(f->base, "unified/system.slice/a.service"));
+	assert_int_equal(e->inode[ACCT_HIER_CPU], 0);
+	e = rec_get(&f->rec, ACCT_CGROUP_ADDED, "/system.slice/b.service");
+	assert_int_equal(e->hier, BIT(ACCT_HIER_UNIFIED));
+	e = rec_get(&f->rec, ACCT_CGROUP_ADDED, "/user.slice/user-1000.slice");
+	assert_int_equal(e->hier, BIT(ACCT_HIER_UNIFIED));
+	e = rec_get(&f->rec, ACCT_CGROUP_ADDED, "/onlymem");
+	assert_int_equal(e->hier, BIT(ACCT_HIER_MEMORY));
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/user.slice");
+	/* the co-mounted tree is walked once: a hierarchy directory is not a cgroup */
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_ADDED, "/memory"), -1);
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_ADDED, "/system.slice/link"), -1);
+	for (size_t i = 0; i < f->rec.n; i++)
+		assert_int_equal(f->rec.e[i].ev, ACCT_CGROUP_ADDED);
+
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.tracked, 7);
+	assert_int_equal(st.directories, 7);
+	assert_int_equal(st.scans, 1);
+	assert_int_equal(st.events, 7);
+	/* one watch per directory per tree: 6 in unified, 4 in memory, 2 in cpu,cpuacct */
+	assert_int_equal(st.watches, 12);
+	assert_int_equal(st.unwatched, 0);
+
+	/* a second scan finds nothing new: the rescan after an overflow is idempotent */
+	assert_int_equal(scan(f->d, &f->rec), 0);
+
+	/* a path in memory/ only gains unified/: CHANGED */
+	xmkdir(f->base, "unified/onlymem");
+	assert_int_equal(process(f->d, &f->rec), 1);
+	e = rec_get(&f->rec, ACCT_CGROUP_CHANGED, "/onlymem");
+	assert_int_equal(e->hier, BIT(ACCT_HIER_UNIFIED) | BIT(ACCT_HIER_MEMORY));
+	assert_int_equal(e->inode[ACCT_HIER_UNIFIED], ino_of(f->base, "unified/onlymem"));
+
+	/* and loses memory/: CHANGED again, then gone from both: REMOVED */
+	xrm_rf(f->base, "memory/onlymem");
+	assert_int_equal(process(f->d, &f->rec), 1);
+	e = rec_get(&f->rec, ACCT_CGROUP_CHANGED, "/onlymem");
+	assert_int_equal(e->hier, BIT(ACCT_HIER_UNIFIED));
+	assert_int_equal(e->inode[ACCT_HIER_MEMORY], 0);
+	xrm_rf(f->base, "unified/onlymem");
+	assert_int_equal(process(f->d, &f->rec), 1);
+	rec_get(&f->rec, ACCT_CGROUP_REMOVED, "/onlymem");
+
+	/* the same found by a scan instead of inotify */
+	xmkdir(f->base, "cpu/system.slice/b.service");
+	assert_int_equal(scan(f->d, &f->rec), 1);
+	e = rec_get(&f->rec, ACCT_CGROUP_CHANGED, "/system.slice/b.service");
+	assert_int_equal(e->hier, BIT(ACCT_HIER_UNIFIED) | BIT(ACCT_HIER_CPU) | BIT(ACCT_HIER_CPUACCT));
+	assert_int_equal(process(f->d, &f->rec), 0); /* the queued IN_CREATE is stale now */
+	assert_int_equal(scan(f->d, &f->rec), 0);
+}
+
+static void test_inotify_fake(void **state)
+{
+	struct fake *f = *state = fake_new(NULL);
+	struct acct_discovery_stats st;
+	const struct ev *e;
+
+	scan(f->d, &f->rec);
+	/* nested directories made before process() runs: the walk below the new
+	 * directory finds the children that no watch saw */
+	xmkdir(f->base, "memory/x");
+	xmkdir(f->base, "memory/x/y");
+	xmkdir(f->base, "memory/x/y/z");
+	xmkdir(f->base, "memory/x/w");
+	assert_int_equal(process(f->d, &f->rec), 4);
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_ADDED, "/x"), 0);
+	e = rec_get(&f->rec, ACCT_CGROUP_ADDED, "/x/y/z");
+	assert_int_equal(e->hier, BIT(ACCT_HIER_MEMORY));
+	assert_int_equal(e->inode[ACCT_HIER_MEMORY], ino_of(f->base, "memory/x/y/z"));
+	assert_int_equal(e->depth, 3);
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/x/w");
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/x/y");
+
+	/* one at a time, each seen by its parent's watch */
+	xmkdir(f->base, "memory/x/y/z/deep");
+	assert_int_equal(process(f->d, &f->rec), 1);
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/x/y/z/deep");
+	assert_int_equal(process(f->d, &f->rec), 0);
+
+	/* rm -r: the subtree is removed children first */
+	xrm_rf(f->base, "memory/x");
+	assert_int_equal(process(f->d, &f->rec), 5);
+	for (size_t i = 0; i < f->rec.n; i++)
+		assert_int_equal(f->rec.e[i].ev, ACCT_CGROUP_REMOVED);
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/x"), 4);
+	assert_true(rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/x/y/z/deep") <
+		    rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/x/y/z"));
+
+	/* removal from one tree of a path in two: CHANGED */
+	xrm_rf(f->base, "memory/system.slice/a.service");
+	assert_int_equal(process(f->d, &f->rec), 1);
+	e = rec_get(&f->rec, ACCT_CGROUP_CHANGED, "/system.slice/a.service");
+	assert_int_equal(e->hier, BIT(ACCT_HIER_UNIFIED));
+
+	/* a rename (v1 allows it) is a removal and an addition */
+	xmkdir(f->base, "memory/r1");
+	xmkdir(f->base, "memory/r1/child");
+	assert_int_equal(process(f->d, &f->rec), 2);
+	_cleanup_free_ char *from = xjoin(f->base, "memory/r1");
+	_cleanup_free_ char *to = xjoin(f->base, "memory/r2");
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(process(f->d, &f->rec), 4);
+	assert_true(rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/r1/child") <
+		    rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/r1"));
+	assert_true(rec_find(&f->rec, ACCT_CGROUP_ADDED, "/r2") < rec_find(&f->rec, ACCT_CGROUP_ADDED, "/r2/child"));
+	assert_int_equal(scan(f->d, &f->rec), 0);
+
+	/* files do not count */
+	xwrite(f->base, "memory/r2/memory.limit_in_bytes", "1\n");
+	assert_int_equal(process(f->d, &f->rec), 0);
+
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.tracked, 9);
+	assert_int_equal(st.overflows, 0);
+	assert_int_equal(st.unwatched, 0);
+}
+
+/* Replace directory rel by a new one (a new inode: the old one still exists
+ * when the new one is made, so the file system cannot reuse its number). */
+static void recreate(const char *base, const char *rel)
+{
+	_cleanup_free_ char *p = xjoin(base, rel);
+	_cleanup_free_ char *tmp = NULL;
+	assert_true(asprintf(&tmp, "%s.new", p) > 0);
+	assert_int_equal(mkdir(tmp, 0755), 0);
+	rm_rf(p);
+	assert_int_equal(rename(tmp, p), 0);
+}
+
+static void test_recreate(void **state)
+{
+	struct fake *f = *state = fake_new(NULL);
+	const struct ev *e;
+
+	scan(f->d, &f->rec);
+	uint64_t old = ino_of(f->base, "memory/system.slice/a.service");
+	recreate(f->base, "memory/system.slice/a.service");
+	assert_int_equal(scan(f->d, &f->rec), 2);
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/system.slice/a.service"), 0);
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_ADDED, "/system.slice/a.service"), 1);
+	assert_int_equal(f->rec.e[0].inode[ACCT_HIER_MEMORY], old);
+	e = &f->rec.e[1];
+	assert_int_equal(e->inode[ACCT_HIER_MEMORY], ino_of(f->base, "memory/system.slice/a.service"));
+	assert_true(e->inode[ACCT_HIER_MEMORY] != old);
+	assert_int_equal(e->hier, BIT(ACCT_HIER_UNIFIED) | BIT(ACCT_HIER_MEMORY));
+	/* the events inotify queued meanwhile are stale: nothing to report */
+	assert_int_equal(process(f->d, &f->rec), 0);
+	assert_int_equal(scan(f->d, &f->rec), 0);
+
+	/* a recreated parent takes its subtree with it, in every tree */
+	recreate(f->base, "cpu,cpuacct/system.slice");
+	assert_int_equal(scan(f->d, &f->rec), 6);
+	assert_true(rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/system.slice/a.service") <
+		    rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/system.slice"));
+	assert_true(rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/system.slice") <
+		    rec_find(&f->rec, ACCT_CGROUP_ADDED, "/system.slice"));
+	e = rec_get(&f->rec, ACCT_CGROUP_ADDED, "/system.slice");
+	assert_int_equal(e->hier, ALL_HYBRID);
+	assert_int_equal(e->inode[ACCT_HIER_CPU], ino_of(f->base, "cpu,cpuacct/system.slice"));
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/system.slice/a.service");
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/system.slice/b.service");
+	assert_int_equal(process(f->d, &f->rec), 0);
+
+	/* the same seen by inotify */
+	recreate(f->base, "unified/user.slice");
+	assert_int_equal(process(f->d, &f->rec), 3);
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/user.slice/user-1000.slice"), 0);
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/user.slice"), 1);
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_ADDED, "/user.slice"), 2);
+	assert_int_equal(scan(f->d, &f->rec), 0);
+}
+
+static void test_filter(void **state)
+{
+	char *include[] = { "/system.slice/*", "/user.slice", NULL };
+	char *exclude[] = { "/user.slice/user-*", NULL };
+	struct acct_discovery_filter filter = { .include = include, .exclude = exclude, .max_depth = 2 };
+	struct fake *f = *state = fake_new(&filter);
+	struct acct_discovery_stats st;
+
+	xmkdir(f->base, "unified/system.slice/a.service/deeper");
+	xmkdir(f->base, "unified/user.slice/user-1000.slice/session-1.scope");
+	assert_int_equal(scan(f->d, &f->rec), 3);
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/system.slice/a.service");
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/system.slice/b.service");
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/user.slice");
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.tracked, 3);
+	/* walked: / /system.slice /system.slice/{a,b}.service /user.slice /onlymem;
+	 * not: the excluded subtree, nor below depth 2 */
+	assert_int_equal(st.directories, 6);
+	/* watched: directories above max_depth, per tree (unified 3, memory 3, cpu 2) */
+	assert_int_equal(st.watches, 8);
+
+	/* nothing below an excluded or too deep directory is watched or reported */
+	xmkdir(f->base, "unified/user.slice/user-1000.slice/x");
+	xmkdir(f->base, "unified/user.slice/user-2000.slice");
+	xmkdir(f->base, "unified/system.slice/b.service/x");
+	assert_int_equal(process(f->d, &f->rec), 0);
+	xmkdir(f->base, "unified/system.slice/c.service");
+	assert_int_equal(process(f->d, &f->rec), 1);
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/system.slice/c.service");
+
+	/* a new filter applies at the next scan */
+	char *include2[] = { "/onlymem", "/system.slice/a.service*", NULL };
+	struct acct_discovery_filter filter2 = { .include = include2, .max_depth = 3 };
+	assert_int_equal(acct_discovery_set_filter(f->d, &filter2), 0);
+	assert_int_equal(scan(f->d, &f->rec), 5);
+	rec_get(&f->rec, ACCT_CGROUP_REMOVED, "/system.slice/b.service");
+	rec_get(&f->rec, ACCT_CGROUP_REMOVED, "/system.slice/c.service");
+	rec_get(&f->rec, ACCT_CGROUP_REMOVED, "/user.slice");
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/onlymem");
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/system.slice/a.service/deeper");
+	assert_int_equal(scan(f->d, &f->rec), 0);
+
+	/* max_depth 0: the root only; no filter at all: everything */
+	struct acct_discovery_filter root_only = { .max_depth = 0 };
+	assert_int_equal(acct_discovery_set_filter(f->d, &root_only), 0);
+	scan(f->d, &f->rec);
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.tracked, 1);
+	assert_int_equal(st.watches, 0);
+	assert_int_equal(acct_discovery_set_filter(f->d, NULL), 0);
+	scan(f->d, &f->rec);
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.tracked, 13);
+	assert_int_equal(st.tracked, st.directories);
+
+	/* excluding the root excludes everything */
+	char *all[] = { "*", NULL };
+	struct acct_discovery_filter none = { .exclude = all, .max_depth = 100 };
+	assert_int_equal(acct_discovery_set_filter(f->d, &none), 0);
+	assert_int_equal(scan(f->d, &f->rec), 13);
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.tracked, 0);
+	assert_int_equal(st.directories, 0);
+	assert_int_equal(st.watches, 0);
+}
+
+static void test_overflow(void **state)
+{
+	struct fake *f = *state = fake_new(NULL);
+	struct acct_discovery_stats st;
+	char buf[sizeof(struct inotify_event)] __attribute__((aligned(8)));
+	unsigned max_events = 16384, n;
+
+	FILE *p = fopen("/proc/sys/fs/inotify/max_queued_events", "re");
+	if (p) {
+		if (fscanf(p, "%u", &max_events) != 1)
+			max_events = 16384;
+		fclose(p);
+	}
+	if (max_events > 100000) {
+		print_message("max_queued_events %u is too large to overflow quickly: skipping\n", max_events);
+		skip();
+	}
+	n = max_events + 100;
+	scan(f->d, &f->rec);
+
+	/* more directories than the queue holds: an overflow, then a full rescan */
+	xmkdir(f->base, "memory/many");
+	assert_int_equal(process(f->d, &f->rec), 1);
+	for (unsigned i = 0; i < n; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "memory/many/c%u", i);
+		xmkdir(f->base, name);
+	}
+	assert_int_equal(process(f->d, &f->rec), (int)n);
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.overflows, 1);
+	assert_int_equal(st.scans, 2);
+	assert_int_equal(st.tracked, 8 + n);
+	assert_int_equal(st.watches, 13 + n);
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/many/c0");
+	assert_int_equal(scan(f->d, &f->rec), 0);
+
+	/* an overflow handed over by a caller that reads the descriptor itself:
+	 * what no event announced is found by the rescan */
+	xmkdir(f->base, "unified/missed");
+	char drain[16384] __attribute__((aligned(8)));
+	while (read(acct_discovery_fd(f->d), drain, sizeof(drain)) > 0)
+		;
+	assert_int_equal(process(f->d, &f->rec), 0);
+	struct inotify_event ov = { .wd = -1, .mask = IN_Q_OVERFLOW };
+	memcpy(buf, &ov, sizeof(ov));
+	rec_clear(&f->rec);
+	assert_int_equal(acct_discovery_handle_events(f->d, buf, sizeof(ov), rec_fn, &f->rec), 1);
+	rec_get(&f->rec, ACCT_CGROUP_ADDED, "/missed");
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.overflows, 2);
+
+	/* 10,000+ removals found by one scan */
+	xrm_rf(f->base, "memory/many");
+	assert_int_equal(scan(f->d, &f->rec), (int)n + 1);
+	assert_int_equal(rec_find(&f->rec, ACCT_CGROUP_REMOVED, "/many"), (long)n);
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.tracked, 8);
+	assert_int_equal(st.watches, 13);
+	assert_int_equal(st.directories, 8);
+	/* the queued deletions are stale now */
+	assert_int_equal(acct_discovery_process(f->d, NULL, NULL), 0);
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.tracked, 8);
+}
+
+static void test_invalid(void **state)
+{
+	struct acct_cgroup_layout empty = { 0 };
+	struct acct_discovery *d = NULL;
+
+	assert_int_equal(acct_discovery_new(&empty, NULL, &d), -EINVAL);
+	assert_null(d);
+	assert_int_equal(acct_discovery_new(NULL, NULL, &d), -EINVAL);
+	assert_null(acct_discovery_free(NULL));
+	assert_null(acct_cgroup_layout_free(NULL));
+	assert_null(acct_hierarchy_to_string(_ACCT_HIER_MAX));
+	assert_string_equal(acct_hierarchy_to_string(ACCT_HIER_CPUACCT), "cpuacct");
+}
+
+/* Paths longer than PATH_MAX: walked with openat(), watched through
+ * /proc/self/fd, re-read one component at a time. */
+static void test_long_paths(void **state)
+{
+	struct fake *f = *state = calloc(1, sizeof(struct fake));
+	char name[201];
+	const unsigned levels = 24; /* 24 * 201 > PATH_MAX */
+	int fd;
+
+	assert_non_null(f);
+	f->base = make_tmpdir();
+	xwrite(f->base, "cgroup.controllers", "memory\n");
+	memset(name, 'n', 200);
+	name[200] = '\0';
+	fd = open(f->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	for (unsigned i = 0; i < levels; i++) {
+		assert_int_equal(mkdirat(fd, name, 0755), 0);
+		int c = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(c >= 0);
+		close(fd);
+		fd = c;
+	}
+	assert_int_equal(acct_cgroup_layout_detect(f->base, &f->layout), 0);
+	assert_int_equal(acct_discovery_new(f->layout, NULL, &f->d), 0);
+	assert_int_equal(scan(f->d, &f->rec), (int)levels + 1);
+	const struct ev *deepest = &f->rec.e[levels];
+	assert_int_equal(deepest->depth, levels);
+	assert_true(strlen(deepest->path) > PATH_MAX);
+	_cleanup_free_ char *path = strdup(deepest->path);
+	assert_non_null(path);
+
+	struct acct_discovery_stats st;
+	acct_discovery_stats(f->d, &st);
+	assert_int_equal(st.watches, levels + 1);
+	assert_int_equal(st.unwatched, 0);
+
+	assert_int_equal(mkdirat(fd, "leaf", 0755), 0);
+	assert_int_equal(process(f->d, &f->rec), 1);
+	assert_int_equal(f->rec.e[0].ev, ACCT_CGROUP_ADDED);
+	assert_int_equal(f->rec.e[0].depth, levels + 1);
+	assert_int_equal(strncmp(f->rec.e[0].path, path, strlen(path)), 0);
+	assert_string_equal(f->rec.e[0].path + strlen(path), "/leaf");
+	assert_int_equal(unlinkat(fd, "leaf", AT_REMOVEDIR), 0);
+	assert_int_equal(process(f->d, &f->rec), 1);
+	assert_int_equal(f->rec.e[0].ev, ACCT_CGROUP_REMOVED);
+	assert_int_equal(scan(f->d, &f->rec), 0);
+	close(fd);
+}
+
+#define CHILD_CHECK(cond)                                                                 \
+	do {                                                                              \
+		if (!(cond)) {                                                            \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			_exit(1);                                                         \
+		}                                                                         \
+	} while (0)
+
+static int write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, text, strlen(text));
+	int e = errno;
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -e;
+}
+
+static unsigned count_events;
+static void count_fn(enum acct_discovery_event ev, const struct acct_cgroup_id *id, void *userdata)
+{
+	count_events++;
+}
+
+/* In a user namespace of its own with max_inotify_watches = 5 (the limit
+ * of that namespace only): discovery goes on without the watches it cannot
+ * have, counts them, and a rescan finds what inotify could not report. */
+static int watch_limit_child(const char *base)
+{
+	struct acct_cgroup_layout *l = NULL;
+	struct acct_discovery *d = NULL;
+	struct acct_discovery_stats st;
+
+	if (unshare(CLONE_NEWUSER) < 0)
+		return 77;
+	if (write_proc("/proc/self/setgroups", "deny") < 0 || write_proc("/proc/self/uid_map", "0 0 1") < 0 ||
+	    write_proc("/proc/self/gid_map", "0 0 1") < 0 ||
+	    write_proc("/proc/sys/user/max_inotify_watches", "5") < 0)
+		return 77;
+
+	CHILD_CHECK(acct_cgroup_layout_detect(base, &l) == 0);
+	CHILD_CHECK(acct_discovery_new(l, NULL, &d) == 0);
+	CHILD_CHECK(acct_discovery_scan(d, NULL, NULL) == 7);
+	acct_discovery_stats(d, &st);
+	CHILD_CHECK(st.tracked == 7);
+	CHILD_CHECK(st.watches == 5);
+	CHILD_CHECK(st.unwatched == 7);
+	CHILD_CHECK(st.watch_failures == 7);
+
+	/* memory/ has no watch: only the rescan sees this */
+	char *p = NULL;
+	CHILD_CHECK(asprintf(&p, "%s/memory/unseen", base) > 0);
+	CHILD_CHECK(mkdir(p, 0755) == 0);
+	free(p);
+	CHILD_CHECK(acct_discovery_process(d, NULL, NULL) == 0);
+	count_events = 0;
+	CHILD_CHECK(acct_discovery_scan(d, count_fn, NULL) == 1);
+	CHILD_CHECK(count_events == 1);
+	acct_discovery_stats(d, &st);
+	CHILD_CHECK(st.unwatched == 8);
+	CHILD_CHECK(st.watch_failures == 7 + 8);
+
+	/* room again: the next scan arms every watch */
+	CHILD_CHECK(write_proc("/proc/sys/user/max_inotify_watches", "1000") == 0);
+	CHILD_CHECK(acct_discovery_scan(d, NULL, NULL) == 0);
+	acct_discovery_stats(d, &st);
+	CHILD_CHECK(st.unwatched == 0);
+	CHILD_CHECK(st.watches == 13);
+	CHILD_CHECK(asprintf(&p, "%s/memory/seen", base) > 0);
+	CHILD_CHECK(mkdir(p, 0755) == 0);
+	free(p);
+	CHILD_CHECK(acct_discovery_process(d, NULL, NULL) == 1);
+
+	acct_discovery_free(d);
+	acct_cgroup_layout_free(l);
+	return 0;
+}
+
+static void test_watch_limit(void **state)
+{
+	struct fake *f = *state = fake_new(NULL);
+	int status;
+
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(watch_limit_child(f->base));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77) {
+		print_message("cannot set max_inotify_watches in a user namespace here: skipping\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* ---- the host's hierarchies ---------------------------------------------- */
+
+static void test_host_scan(void **state)
+{
+	struct acct_cgroup_layout *l = NULL;
+	struct acct_discovery *d = NULL;
+	struct rec rec = { 0 };
+
+	if (acct_cgroup_layout_detect(NULL, &l) < 0) {
+		print_message("no cgroup hierarchy here: skipping\n");
+		skip();
+	}
+	assert_int_equal(acct_discovery_new(l, NULL, &d), 0);
+	assert_true(scan(d, &rec) >= 1);
+	const struct ev *e = rec_get(&rec, ACCT_CGROUP_ADDED, "/");
+	assert_int_equal(rec_find(&rec, ACCT_CGROUP_ADDED, "/"), 0);
+	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++) {
+		assert_int_equal(!!(e->hier & BIT(h)), !!l->mount[h]);
+		assert_int_equal(!!e->inode[h], !!l->mount[h]);
+	}
+	struct acct_discovery_stats st;
+	acct_discovery_stats(d, &st);
+	print_message("host: %zu cgroups, %llu watches, %llu unwatched\n", rec.n, (unsigned long long)st.watches,
+		      (unsigned long long)st.unwatched);
+	assert_int_equal(st.tracked, rec.n);
+	/* a rescan works; other processes may create cgroups meanwhile, so its
+	 * event count is not checked */
+	assert_true(scan(d, &rec) >= 0);
+	rec_done(&rec);
+	acct_discovery_free(d);
+	acct_cgroup_layout_free(l);
+}
+
+/* In a mount namespace of its own: the host as a pure v2 host (cgroup2 at
+ * /sys/fs/cgroup), then with cgroup2 only somewhere unusual (libcgroup finds
+ * no controller: the mountinfo fallback), then with no cgroup mount at all. */
+static int pure_v2_child(void)
+{
+	struct acct_cgroup_layout *l = NULL;
+	struct acct_discovery *d = NULL;
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 77;
+	if (umount2("/sys/fs/cgroup", MNT_DETACH) < 0 && errno != EINVAL)
+		return 77;
+	if (mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL) < 0)
+		return 77;
+
+	CHILD_CHECK(acct_cgroup_layout_detect(NULL, &l) == 0);
+	CHILD_CHECK(l->mode == ACCT_CGROUP_UNIFIED);
+	CHILD_CHECK(strcmp(l->root, "/sys/fs/cgroup") == 0);
+	CHILD_CHECK(strcmp(l->mount[ACCT_HIER_UNIFIED], "/sys/fs/cgroup") == 0);
+	CHILD_CHECK(!l->mount[ACCT_HIER_MEMORY] && !l->mount[ACCT_HIER_CPU] && !l->mount[ACCT_HIER_CPUACCT]);
+	CHILD_CHECK(acct_discovery_new(l, NULL, &d) == 0);
+	CHILD_CHECK(acct_discovery_scan(d, NULL, NULL) >= 1);
+	d = acct_discovery_free(d);
+	l = acct_cgroup_layout_free(l);
+
+	char dir[] = "/tmp/acctd-v2-XXXXXX";
+	CHILD_CHECK(umount2("/sys/fs/cgroup", MNT_DETACH) == 0);
+	CHILD_CHECK(mkdtemp(dir));
+	CHILD_CHECK(mount("cgroup2", dir, "cgroup2", 0, NULL) == 0);
+	int r = acct_cgroup_layout_detect(NULL, &l);
+	(void)umount2(dir, MNT_DETACH);
+	(void)rmdir(dir);
+	CHILD_CHECK(r == 0);
+	CHILD_CHECK(l->mode == ACCT_CGROUP_UNIFIED);
+	CHILD_CHECK(strcmp(l->mount[ACCT_HIER_UNIFIED], dir) == 0);
+	l = acct_cgroup_layout_free(l);
+
+	/* nothing left: no hierarchy */
+	CHILD_CHECK(mount("tmpfs", "/sys/fs/cgroup", "tmpfs", 0, NULL) == 0);
+	CHILD_CHECK(acct_cgroup_layout_detect(NULL, &l) == -ENOENT);
+	return 0;
+}
+
+static void test_host_pure_v2(void **state)
+{
+	int status;
+
+	if (geteuid() != 0) {
+		print_message("not root: cannot mount cgroup2, skipping\n");
+		skip();
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(pure_v2_child());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77) {
+		print_message("cannot remount cgroups in a mount namespace here: skipping\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+struct real {
+	struct acct_cgroup_layout *layout;
+	struct acct_discovery *d;
+	struct rec rec;
+	char top[64]; /* acctd-test-<pid> */
+	char include[2][80]; /* report only our own cgroups: others may come and go */
+	char *made[_ACCT_HIER_MAX][3];
+};
+
+static int real_setup(void **state)
+{
+	struct real *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -1;
+	snprintf(r->top, sizeof(r->top), "acctd-test-%d", (int)getpid());
+	*state = r;
+	return 0;
+}
+
+/* Runs even when the test failed: leave no cgroup behind. */
+static int real_teardown(void **state)
+{
+	struct real *r = *state;
+	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++)
+		for (int i = 2; i >= 0; i--)
+			if (r->made[h][i]) {
+				if (rmdir(r->made[h][i]) < 0 && errno != ENOENT)
+					fprintf(stderr, "cleanup: rmdir %s: %m\n", r->made[h][i]);
+				free(r->made[h][i]);
+			}
+	acct_discovery_free(r->d);
+	acct_cgroup_layout_free(r->layout);
+	rec_done(&r->rec);
+	free(r);
+	*state = NULL;
+	return 0;
+}
+
+static void real_tree(struct real *r, unsigned h)
+{
+	const char *rel[3] = { "", "/a", "/a/b" };
+	char paths[3][PATH_MAX];
+
+	print_message("mkdir/rmdir below %s\n", r->layout->mount[h]);
+	for (unsigned i = 0; i < 3; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "/%s%s", r->top, rel[i]);
+		assert_true(asprintf(&r->made[h][i], "%s%s", r->layout->mount[h], paths[i]) > 0);
+		if (mkdir(r->made[h][i], 0755) < 0) {
+			int e = errno;
+			free(r->made[h][i]);
+			r->made[h][i] = NULL;
+			if (i == 0 && (e == EACCES || e == EPERM || e == EROFS)) {
+				print_message("cannot create cgroups here (%s): skipping\n", strerror(e));
+				skip();
+			}
+			fail_msg("mkdir: %s", strerror(e));
+		}
+	}
+	assert_int_equal(process(r->d, &r->rec), 3);
+	for (unsigned i = 0; i < 3; i++) {
+		const struct ev *e = rec_get(&r->rec, ACCT_CGROUP_ADDED, paths[i]);
+		assert_true(e->hier & BIT(h));
+		struct stat st;
+		assert_int_equal(stat(r->made[h][i], &st), 0);
+		assert_int_equal(e->inode[h], st.st_ino);
+	}
+	assert_int_equal(rec_find(&r->rec, ACCT_CGROUP_ADDED, paths[0]), 0);
+	assert_int_equal(process(r->d, &r->rec), 0);
+
+	for (int i = 2; i >= 0; i--) {
+		assert_int_equal(rmdir(r->made[h][i]), 0);
+		free(r->made[h][i]);
+		r->made[h][i] = NULL;
+	}
+	assert_int_equal(process(r->d, &r->rec), 3);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(rec_find(&r->rec, ACCT_CGROUP_REMOVED, paths[i]), 2 - (long)i);
+	assert_int_equal(scan(r->d, &r->rec), 0);
+}
+
+static void test_real_inotify(void **state)
+{
+	struct real *r = *state;
+
+	if (geteuid() != 0) {
+		print_message("not root: cannot create cgroups, skipping\n");
+		skip();
+	}
+	if (access("/sys/fs/cgroup/memory", F_OK) < 0) {
+		print_message("/sys/fs/cgroup/memory is absent (not a v1/hybrid host): skipping\n");
+		skip();
+	}
+	assert_int_equal(acct_cgroup_layout_detect(NULL, &r->layout), 0);
+	assert_non_null(r->layout->mount[ACCT_HIER_MEMORY]);
+	snprintf(r->include[0], sizeof(r->include[0]), "/%s", r->top);
+	snprintf(r->include[1], sizeof(r->include[1]), "/%s/*", r->top);
+	char *include[] = { r->include[0], r->include[1], NULL };
+	struct acct_discovery_filter filter = { .include = include, .max_depth = UINT_MAX };
+	assert_int_equal(acct_discovery_new(r->layout, &filter, &r->d), 0);
+	assert_int_equal(scan(r->d, &r->rec), 0);
+	real_tree(r, ACCT_HIER_MEMORY);
+	if (r->layout->mount[ACCT_HIER_UNIFIED])
+		real_tree(r, ACCT_HIER_UNIFIED);
+	else
+		print_message("no v2 tree here: unified part skipped\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout_v2),
+		cmocka_unit_test(test_layout_hybrid),
+		cmocka_unit_test(test_layout_legacy),
+		cmocka_unit_test(test_layout_none),
+		cmocka_unit_test(test_layout_host),
+		cmocka_unit_test(test_layout_mountinfo),
+		cmocka_unit_test(test_invalid),
+		cmocka_unit_test_teardown(test_scan_fake, fake_teardown),
+		cmocka_unit_test_teardown(test_inotify_fake, fake_teardown),
+		cmocka_unit_test_teardown(test_recreate, fake_teardown),
+		cmocka_unit_test_teardown(test_filter, fake_teardown),
+		cmocka_unit_test_teardown(test_overflow, fake_teardown),
+		cmocka_unit_test_teardown(test_long_paths, fake_teardown),
+		cmocka_unit_test_teardown(test_watch_limit, fake_teardown),
+		cmocka_unit_test(test_host_scan),
+		cmocka_unit_test(test_host_pure_v2),
+		cmocka_unit_test_setup_teardown(test_real_inotify, real_setup, real_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1124 @@
+/* test-config.c - unit tests of the configuration: defaults, every key, the
+ * exact messages for bad values and syntax errors, warnings, drop-in order,
+ * the dump/reload round trip and the value parsers. Files are written to a
+ * mkdtemp() directory that each test removes again. */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../lib/config.h"
+#include "util.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)
+
+static const struct acct_config poison;
+#define POISON ((struct acct_config *)&poison)
+
+/* ---- helpers ------------------------------------------------------------- */
+
+struct tmp {
+	char dir[64];
+	char *files[32];
+	size_t nr_files;
+	char *dirs[8];
+	size_t nr_dirs;
+};
+
+static int setup_tmp(void **state)
+{
+	struct tmp *t = calloc(1, sizeof(*t));
+
+	assert_non_null(t);
+	strcpy(t->dir, "/tmp/test-config-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	*state = t;
+	return 0;
+}
+
+static int teardown_tmp(void **state)
+{
+	struct tmp *t = *state;
+
+	for (size_t i = t->nr_files; i > 0; i--) {
+		assert_int_equal(unlink(t->files[i - 1]), 0);
+		free(t->files[i - 1]);
+	}
+	for (size_t i = t->nr_dirs; i > 0; i--) {
+		assert_int_equal(rmdir(t->dirs[i - 1]), 0);
+		free(t->dirs[i - 1]);
+	}
+	assert_int_equal(rmdir(t->dir), 0);
+	free(t);
+	return 0;
+}
+
+static char *tmp_path(struct tmp *t, const char *name)
+{
+	char *p = NULL;
+
+	assert_true(asprintf(&p, "%s/%s", t->dir, name) > 0);
+	return p;
+}
+
+/* Create directory NAME under the temporary directory; returns its path (owned by t). */
+static const char *tmp_mkdir(struct tmp *t, const char *name)
+{
+	char *p = tmp_path(t, name);
+
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_true(t->nr_dirs < ELEMENTSOF(t->dirs));
+	t->dirs[t->nr_dirs++] = p;
+	return p;
+}
+
+/* Write file NAME with `text`; returns its path (owned by t). */
+static const char *tmp_write(struct tmp *t, const char *name, const char *text)
+{
+	char *p = tmp_path(t, name);
+	FILE *f = fopen(p, "we");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	assert_true(t->nr_files < ELEMENTSOF(t->files));
+	t->files[t->nr_files++] = p;
+	return p;
+}
+
+static char *data_path(const char *rel)
+{
+	const char *d = getenv("ACCT_TEST_DATA");
+	char *p = NULL;
+
+	assert_true(asprintf(&p, "%s/%s", d ? d : "tests/data", rel) > 0);
+	return p;
+}
+
+static void assert_strv(char *const *v, const char *const *expected)
+{
+	size_t i;
+
+	assert_non_null(v);
+	for (i = 0; expected[i]; i++) {
+		assert_non_null(v[i]);
+		assert_string_equal(v[i], expected[i]);
+	}
+	assert_null(v[i]);
+}
+
+static bool strv_eq(char *const *a, char *const *b)
+{
+	size_t i;
+
+	if (!a || !b)
+		return a == b;
+	for (i = 0; a[i] && b[i]; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return !a[i] && !b[i];
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+/* Every configured value (not the list of sources) is the same. */
+static void assert_config_equal(const struct acct_config *a, const struct acct_config *b)
+{
+	assert_int_equal(a->fast_interval_us, b->fast_interval_us);
+	assert_int_equal(a->slow_interval_us, b->slow_interval_us);
+	assert_int_equal(a->rescan_interval_us, b->rescan_interval_us);
+	assert_int_equal(a->workers, b->workers);
+	assert_int_equal(a->load_average, b->load_average);
+	assert_true(str_eq(a->cgroup_root, b->cgroup_root));
+	assert_true(strv_eq(a->include, b->include));
+	assert_true(strv_eq(a->exclude, b->exclude));
+	assert_int_equal(a->max_depth, b->max_depth);
+	assert_int_equal(a->tombstone_retention_us, b->tombstone_retention_us);
+	assert_int_equal(a->budget_bytes, b->budget_bytes);
+	assert_int_equal(a->budget_cpu_us, b->budget_cpu_us);
+	assert_int_equal(a->budget_tasks, b->budget_tasks);
+	assert_int_equal(a->auto_tune, b->auto_tune);
+	assert_true(str_eq(a->socket_path, b->socket_path));
+	assert_true(str_eq(a->admin_group, b->admin_group));
+	assert_int_equal(a->max_message_size, b->max_message_size);
+	assert_int_equal(a->max_connections, b->max_connections);
+	assert_int_equal(a->max_connections_per_user, b->max_connections_per_user);
+	assert_int_equal(a->idle_timeout_us, b->idle_timeout_us);
+	assert_int_equal(a->max_output_queue, b->max_output_queue);
+	assert_true(str_eq(a->metrics_listen, b->metrics_listen));
+	assert_int_equal(a->metrics_max_depth, b->metrics_max_depth);
+	assert_int_equal(a->log_level, b->log_level);
+}
+
+/* Load `text` as the main file (no drop-ins); expect failure `err` with
+ * message "PATH:`line`: `msg`". */
+static void expect_load_error(struct tmp *t, const char *text, int err, const char *msg)
+{
+	struct acct_config_diag diag = {};
+	struct acct_config *c = POISON;
+	const char *path = tmp_write(t, "bad.conf", text);
+	char *expected = NULL;
+
+	assert_true(asprintf(&expected, "%s:%s", path, msg) > 0);
+	assert_int_equal(acct_config_load(path, "", &c, &diag), err);
+	assert_ptr_equal(c, POISON);
+	assert_non_null(diag.error);
+	assert_string_equal(diag.error, expected);
+	free(expected);
+	acct_config_diag_clear(&diag);
+	assert_null(diag.error);
+	assert_null(diag.warnings);
+
+	assert_int_equal(unlink(path), 0);
+	free(t->files[--t->nr_files]);
+}
+
+/* ---- defaults ------------------------------------------------------------ */
+
+static void expected_socket(char *buf, size_t size)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (geteuid() == 0)
+		snprintf(buf, size, "/run/acctd/io.acctd");
+	else if (xdg && xdg[0] == '/')
+		snprintf(buf, size, "%s/acctd/io.acctd", xdg);
+	else
+		snprintf(buf, size, "/run/user/%u/acctd/io.acctd", (unsigned)geteuid());
+}
+
+static void assert_defaults(const struct acct_config *c)
+{
+	static const char *const star[] = { "*", NULL };
+	static const char *const none[] = { NULL };
+	char sock[256];
+
+	expected_socket(sock, sizeof(sock));
+	assert_int_equal(c->fast_interval_us, 1000000);
+	assert_int_equal(c->slow_interval_us, 10000000);
+	assert_int_equal(c->rescan_interval_us, 60000000);
+	assert_int_equal(c->workers, 2);
+	assert_true(c->load_average);
+	assert_null(c->cgroup_root);
+	assert_strv(c->include, star);
+	assert_strv(c->exclude, none);
+	assert_int_equal(c->max_depth, 32);
+	assert_int_equal(c->tombstone_retention_us, 300000000);
+	assert_int_equal(c->budget_bytes, 1 << 20);
+	assert_int_equal(c->budget_cpu_us, 10000);
+	assert_int_equal(c->budget_tasks, 8);
+	assert_true(c->auto_tune);
+	assert_string_equal(c->socket_path, sock);
+	assert_null(c->admin_group);
+	assert_int_equal(c->max_message_size, 16 << 20);
+	assert_int_equal(c->max_connections, 4096);
+	assert_int_equal(c->max_connections_per_user, 1024);
+	assert_int_equal(c->idle_timeout_us, 300000000);
+	assert_int_equal(c->max_output_queue, 4 << 20);
+	assert_string_equal(c->metrics_listen, "127.0.0.1:9847");
+	assert_int_equal(c->metrics_max_depth, 32);
+	assert_int_equal(c->log_level, ACCT_LOG_INFO);
+}
+
+static void test_defaults(void **state)
+{
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	static const char *const none[] = { NULL };
+
+	assert_int_equal(acct_config_new_defaults(&c), 0);
+	assert_defaults(c);
+	assert_strv(c->sources, none);
+}
+
+static void test_defaults_socket_unprivileged(void **state)
+{
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	const char *old = getenv("XDG_RUNTIME_DIR");
+	char *saved = old ? strdup(old) : NULL;
+	char sock[256];
+
+	/* The root branch is the only one reachable as root; as another user
+	 * check both the XDG_RUNTIME_DIR and the /run/user fallback. */
+	assert_int_equal(setenv("XDG_RUNTIME_DIR", "/run/user/4242", 1), 0);
+	assert_int_equal(acct_config_new_defaults(&c), 0);
+	expected_socket(sock, sizeof(sock));
+	assert_string_equal(c->socket_path, sock);
+	if (geteuid() != 0)
+		assert_string_equal(c->socket_path, "/run/user/4242/acctd/io.acctd");
+	c = acct_config_free(c);
+
+	assert_int_equal(unsetenv("XDG_RUNTIME_DIR"), 0);
+	assert_int_equal(acct_config_new_defaults(&c), 0);
+	expected_socket(sock, sizeof(sock));
+	assert_string_equal(c->socket_path, sock);
+
+	if (saved)
+		assert_int_equal(setenv("XDG_RUNTIME_DIR", saved, 1), 0);
+	free(saved);
+}
+
+/* The documented configuration: every key commented out with its default.
+ * Loading it as is, and with every key uncommented, gives the defaults. */
+static void test_documented_defaults(void **state)
+{
+	struct tmp *t = *state;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	_cleanup_free_ char *path = data_path("../../conf/acctd.conf");
+	_cleanup_free_ char *text = NULL;
+	struct acct_config_diag diag = {};
+	const char *uncommented;
+	size_t len = 0, keys = 0;
+	FILE *in, *out;
+	char *line = NULL;
+
+	assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+	assert_null(diag.error);
+	assert_int_equal(diag.nr_warnings, 0);
+	assert_defaults(c);
+	c = acct_config_free(c);
+
+	in = fopen(path, "re");
+	assert_non_null(in);
+	out = open_memstream(&text, &len);
+	assert_non_null(out);
+	{
+		size_t n = 0;
+
+		while (getline(&line, &n, in) > 0) {
+			/* "#key = value" lines are the commented-out keys. */
+			if (line[0] == '#' && line[1] >= 'a' && line[1] <= 'z' && strstr(line, " =")) {
+				fputs(line + 1, out);
+				keys++;
+			} else
+				fputs(line, out);
+		}
+	}
+	free(line);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(keys, 24); /* every key is documented */
+
+	uncommented = tmp_write(t, "uncommented.conf", text);
+	assert_int_equal(acct_config_load(uncommented, "", &c, &diag), 0);
+	assert_null(diag.error);
+	assert_int_equal(diag.nr_warnings, 0);
+	if (geteuid() == 0)
+		assert_defaults(c);
+	acct_config_diag_clear(&diag);
+}
+
+/* ---- every key ----------------------------------------------------------- */
+
+static void test_every_key(void **state)
+{
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	_cleanup_free_ char *path = data_path("config/full.conf");
+	static const char *const include[] = { "system.slice/*", "user.slice/*", "machine.slice", NULL };
+	static const char *const exclude[] = { "system.slice/boring.service", "*.scope", NULL };
+	struct acct_config_diag diag = {};
+
+	assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+	assert_null(diag.error);
+	assert_int_equal(diag.nr_warnings, 0);
+	assert_null(diag.warnings);
+
+	assert_int_equal(c->fast_interval_us, 250000);
+	assert_int_equal(c->slow_interval_us, 15000000);
+	assert_int_equal(c->rescan_interval_us, 120000000);
+	assert_int_equal(c->workers, 8);
+	assert_false(c->load_average);
+	assert_string_equal(c->cgroup_root, "/sys/fs/cgroup/unified");
+	assert_strv(c->include, include);
+	assert_strv(c->exclude, exclude);
+	assert_int_equal(c->max_depth, 7);
+	assert_int_equal(c->tombstone_retention_us, 3600000000ULL);
+	assert_int_equal(c->budget_bytes, 512 * 1024);
+	assert_int_equal(c->budget_cpu_us, 1500);
+	assert_int_equal(c->budget_tasks, 0);
+	assert_false(c->auto_tune);
+	assert_string_equal(c->socket_path, "/tmp/acctd-test/io.acctd");
+	assert_string_equal(c->admin_group, "acctd-admin");
+	assert_int_equal(c->max_message_size, 1 << 20);
+	assert_int_equal(c->max_connections, 100);
+	assert_int_equal(c->max_connections_per_user, 10);
+	assert_int_equal(c->idle_timeout_us, 90000000);
+	assert_int_equal(c->max_output_queue, 12345);
+	assert_string_equal(c->metrics_listen, "[::1]:9100");
+	assert_int_equal(c->metrics_max_depth, 0);
+	assert_int_equal(c->log_level, ACCT_LOG_DEBUG);
+
+	assert_non_null(c->sources);
+	assert_string_equal(c->sources[0], path);
+	assert_null(c->sources[1]);
+}
+
+/* Empty values where they are allowed: root and admin_group unset, include
+ * back to everything, exclude to nothing. */
+static void test_empty_strings(void **state)
+{
+	struct tmp *t = *state;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	static const char *const star[] = { "*", NULL };
+	static const char *const none[] = { NULL };
+	struct acct_config_diag diag = {};
+	const char *main_file = tmp_write(t, "main.conf",
+					  "[cgroups]\nroot = /x\ninclude = a b\nexclude = c\n"
+					  "[api]\nadmin_group = wheel\n");
+	const char *dir = tmp_mkdir(t, "main.conf.d");
+
+	tmp_write(t, "main.conf.d/50-empty.conf",
+		  "[cgroups]\nroot =\ninclude =\nexclude =\n[api]\nadmin_group =\n");
+	assert_int_equal(acct_config_load(main_file, dir, &c, &diag), 0);
+	assert_null(diag.error);
+	assert_null(c->cgroup_root);
+	assert_null(c->admin_group);
+	assert_strv(c->include, star);
+	assert_strv(c->exclude, none);
+}
+
+/* ---- bad values: the exact message, with file and line -------------------- */
+
+struct bad_case {
+	const char *section, *key, *value;
+	int err;
+	const char *reason;
+};
+
+#define A10 "aaaaaaaaaa"
+#define A100 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10
+
+static const struct bad_case bad_cases[] = {
+	/* durations */
+	{ "sampling", "fast_interval", "abc", -EINVAL,
+	  "invalid duration 'abc' (expected a number with us, ms, s, min or h)" },
+	{ "sampling", "fast_interval", "10 s", -EINVAL,
+	  "invalid duration '10 s' (expected a number with us, ms, s, min or h)" },
+	{ "sampling", "slow_interval", "1x", -EINVAL,
+	  "invalid duration '1x' (expected a number with us, ms, s, min or h)" },
+	{ "sampling", "slow_interval", "1.5s", -EINVAL,
+	  "invalid duration '1.5s' (expected a number with us, ms, s, min or h)" },
+	{ "sampling", "rescan_interval", "-5s", -ERANGE, "-5s is out of range (must be greater than 0)" },
+	{ "sampling", "rescan_interval", "0", -ERANGE, "0 is out of range (must be greater than 0)" },
+	{ "sampling", "fast_interval", "", -EINVAL, "empty value (expected a duration)" },
+	{ "sampling", "fast_interval", "99999999999999999999", -ERANGE,
+	  "99999999999999999999 is out of range (too large)" },
+	{ "sampling", "fast_interval", "5124095577h", -ERANGE, "5124095577h is out of range (too large)" },
+	{ "cgroups", "tombstone_retention", "-1min", -ERANGE, "-1min is out of range (must not be negative)" },
+	{ "counters", "cpu_budget", "9223372036854775808us", -ERANGE,
+	  "9223372036854775808us is out of range (too large)" },
+	{ "counters", "cpu_budget", "-1ms", -ERANGE, "-1ms is out of range (must not be negative)" },
+	{ "api", "idle_timeout", "0ms", -ERANGE, "0ms is out of range (must be greater than 0)" },
+	/* sizes */
+	{ "counters", "bytes_budget", "1.5G", -EINVAL,
+	  "invalid size '1.5G' (integers only: use a smaller unit instead of a fraction)" },
+	{ "counters", "bytes_budget", "1x", -EINVAL,
+	  "invalid size '1x' (expected an integer with an optional K, M, G or T suffix)" },
+	{ "counters", "bytes_budget", "1 M", -EINVAL,
+	  "invalid size '1 M' (expected an integer with an optional K, M, G or T suffix)" },
+	{ "counters", "bytes_budget", "-1", -ERANGE, "-1 is out of range (must not be negative)" },
+	{ "counters", "bytes_budget", "8388608T", -ERANGE, "8388608T is out of range (too large)" },
+	{ "counters", "bytes_budget", "16777216T", -ERANGE, "16777216T is out of range (too large)" },
+	{ "api", "max_message_size", "1K", -ERANGE, "1K is out of range (64K..1G)" },
+	{ "api", "max_message_size", "2G", -ERANGE, "2G is out of range (64K..1G)" },
+	{ "api", "max_message_size", "", -EINVAL, "empty value (expected a size)" },
+	{ "api", "max_output_queue", "0", -ERANGE, "0 is out of range (must be greater than 0)" },
+	/* integers */
+	{ "sampling", "workers", "0", -ERANGE, "0 is out of range (1..64)" },
+	{ "sampling", "workers", "65", -ERANGE, "65 is out of range (1..64)" },
+	{ "sampling", "workers", "-1", -ERANGE, "-1 is out of range (1..64)" },
+	{ "sampling", "workers", "two", -EINVAL, "invalid number 'two' (expected an integer)" },
+	{ "sampling", "workers", "2k", -EINVAL, "invalid number '2k' (expected an integer)" },
+	{ "cgroups", "max_depth", "256", -ERANGE, "256 is out of range (0..255)" },
+	{ "counters", "tasks_budget", "-3", -ERANGE, "-3 is out of range (must not be negative)" },
+	{ "counters", "tasks_budget", "9223372036854775808", -ERANGE,
+	  "9223372036854775808 is out of range (too large)" },
+	{ "api", "max_connections", "65537", -ERANGE, "65537 is out of range (1..65536)" },
+	{ "api", "max_connections_per_user", "0", -ERANGE, "0 is out of range (1..65536)" },
+	{ "metrics", "max_depth", "1000", -ERANGE, "1000 is out of range (0..255)" },
+	/* booleans and log levels */
+	{ "sampling", "load_average", "maybe", -EINVAL,
+	  "invalid boolean 'maybe' (expected yes, no, true, false, on, off, 1 or 0)" },
+	{ "counters", "auto_tune", "", -EINVAL, "empty value (expected a boolean)" },
+	{ "log", "level", "loud", -EINVAL,
+	  "invalid log level 'loud' (expected err, warning, notice, info or debug)" },
+	/* paths, names, addresses */
+	{ "cgroups", "root", "sys/fs/cgroup", -EINVAL, "'sys/fs/cgroup' is not an absolute path" },
+	{ "api", "socket", "io.acctd", -EINVAL, "'io.acctd' is not an absolute path" },
+	{ "api", "socket", "", -EINVAL, "empty value (expected an absolute path)" },
+	{ "api", "socket", "/run/" A100 "aaaaaaaaaa", -EINVAL,
+	  "'/run/" A100 "aaaaaaaaaa' is too long for a Unix socket (at most 107 bytes)" },
+	{ "api", "socket", "/run/" A100 "aaa", -EINVAL,
+	  "'/run/" A100 "aaa' is too long for a Unix socket (at most 107 bytes)" },
+	{ "api", "admin_group", "wheel:x", -EINVAL, "invalid group name 'wheel:x'" },
+	{ "api", "admin_group", "-wheel", -EINVAL, "invalid group name '-wheel'" },
+	{ "metrics", "listen", "9847", -EINVAL,
+	  "invalid address '9847' (expected HOST:PORT, [IPV6]:PORT or none)" },
+	{ "metrics", "listen", "::1:9847", -EINVAL,
+	  "invalid address '::1:9847' (expected HOST:PORT, [IPV6]:PORT or none)" },
+	{ "metrics", "listen", "[::1]9847", -EINVAL,
+	  "invalid address '[::1]9847' (expected HOST:PORT, [IPV6]:PORT or none)" },
+	{ "metrics", "listen", "127.0.0.1:0", -EINVAL, "invalid port in '127.0.0.1:0' (expected 1..65535)" },
+	{ "metrics", "listen", "127.0.0.1:65536", -EINVAL,
+	  "invalid port in '127.0.0.1:65536' (expected 1..65535)" },
+	{ "metrics", "listen", "localhost:http", -EINVAL, "invalid port in 'localhost:http' (expected 1..65535)" },
+	{ "metrics", "listen", "local_host:80", -EINVAL, "invalid host name in 'local_host:80'" },
+	{ "metrics", "listen", ":80", -EINVAL, "invalid host name in ':80'" },
+	{ "metrics", "listen", "[::g]:80", -EINVAL, "invalid IPv6 address in '[::g]:80'" },
+	{ "metrics", "listen", "", -EINVAL, "empty value (expected HOST:PORT, [IPV6]:PORT or none)" },
+};
+
+static void test_bad_values(void **state)
+{
+	struct tmp *t = *state;
+
+	for (size_t i = 0; i < ELEMENTSOF(bad_cases); i++) {
+		const struct bad_case *b = &bad_cases[i];
+		char *text = NULL, *msg = NULL;
+
+		/* The bad key on line 5, after a good one of the same section. */
+		assert_true(asprintf(&text, "# acctd\n\n[log]\n[%s]\n%s = %s\nworkers = 3\n", b->section, b->key,
+				     b->value) > 0);
+		assert_true(asprintf(&msg, "5: %s: %s", b->key, b->reason) > 0);
+		print_message("bad value %s.%s = '%s'\n", b->section, b->key, b->value);
+		expect_load_error(t, text, b->err, msg);
+		free(text);
+		free(msg);
+	}
+}
+
+/* The same through acct_config_set(): the origin replaces FILE:LINE and the
+ * configuration is left as it was. */
+static void test_set(void **state)
+{
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	_cleanup_(acct_config_freep) struct acct_config *d = NULL;
+	struct acct_config_diag diag = {};
+
+	assert_int_equal(acct_config_new_defaults(&c), 0);
+	assert_int_equal(acct_config_new_defaults(&d), 0);
+	for (size_t i = 0; i < ELEMENTSOF(bad_cases); i++) {
+		const struct bad_case *b = &bad_cases[i];
+		char *msg = NULL;
+
+		assert_true(asprintf(&msg, "--test: %s: %s", b->key, b->reason) > 0);
+		assert_int_equal(acct_config_set(c, b->section, b->key, b->value, "--test", &diag), b->err);
+		assert_string_equal(diag.error, msg);
+		assert_config_equal(c, d);
+		free(msg);
+	}
+	acct_config_diag_clear(&diag);
+
+	assert_int_equal(acct_config_set(c, "metrics", "listen", "none", "--metrics-listen", &diag), 0);
+	assert_null(diag.error);
+	assert_string_equal(c->metrics_listen, "none");
+	assert_int_equal(acct_config_set(c, "metrics", "listen", "bogus", "--metrics-listen", &diag), -EINVAL);
+	assert_string_equal(diag.error,
+			    "--metrics-listen: listen: invalid address 'bogus' (expected HOST:PORT, [IPV6]:PORT or none)");
+	assert_string_equal(c->metrics_listen, "none");
+	acct_config_diag_clear(&diag);
+
+	/* Surrounding blanks go, as inih strips them from files. */
+	assert_int_equal(acct_config_set(c, "cgroups", "root", "  /srv/cg  ", "--cgroup-root", NULL), 0);
+	assert_string_equal(c->cgroup_root, "/srv/cg");
+	assert_int_equal(acct_config_set(c, "log", "level", "WARNING", "--log-level", NULL), 0);
+	assert_int_equal(c->log_level, ACCT_LOG_WARNING);
+	assert_int_equal(acct_config_set(c, "counters", "cpu_budget", "0", "tune", NULL), 0);
+	assert_int_equal(c->budget_cpu_us, 0);
+	assert_int_equal(acct_config_set(c, "counters", "bytes_budget", "8T", "tune", NULL), 0);
+	assert_int_equal(c->budget_bytes, 8LL << 40);
+
+	/* Unknown keys are errors here, and values that would not reload the same. */
+	assert_int_equal(acct_config_set(c, "sampling", "bogus", "1", "--x", &diag), -EINVAL);
+	assert_string_equal(diag.error, "--x: unknown key 'bogus' in section [sampling]");
+	assert_int_equal(acct_config_set(c, "api", "socket", "/a\nb", "--x", &diag), -EINVAL);
+	assert_string_equal(diag.error, "--x: socket: control character in value");
+	assert_int_equal(acct_config_set(c, "cgroups", "exclude", "a ;b", "--x", &diag), -EINVAL);
+	assert_string_equal(diag.error, "--x: exclude: ' ;' in a value would start a comment");
+	assert_int_equal(acct_config_set(c, "api", "socket", "/run/" A100 "aa", NULL, &diag), 0);
+	assert_int_equal(strlen(c->socket_path), 107);
+	assert_int_equal(acct_config_set(c, "api", "socket", "/x", NULL, &diag), 0);
+	assert_int_equal(acct_config_set(c, "api", "socket", "x", NULL, &diag), -EINVAL);
+	assert_string_equal(diag.error, "override: socket: 'x' is not an absolute path");
+
+	/* fast_interval <= slow_interval, checked at once. */
+	assert_int_equal(acct_config_set(c, "sampling", "fast_interval", "20s", "--fast", &diag), -EINVAL);
+	assert_string_equal(diag.error, "--fast: fast_interval: fast_interval (20s) must not exceed slow_interval (10s)");
+	assert_int_equal(c->fast_interval_us, 1000000);
+	assert_int_equal(acct_config_set(c, "sampling", "slow_interval", "500ms", "--slow", &diag), -EINVAL);
+	assert_string_equal(diag.error,
+			    "--slow: slow_interval: fast_interval (1s) must not exceed slow_interval (500ms)");
+	assert_int_equal(c->slow_interval_us, 10000000);
+	assert_int_equal(acct_config_set(c, "sampling", "slow_interval", "1s", "--slow", &diag), 0);
+	assert_int_equal(c->slow_interval_us, 1000000);
+	acct_config_diag_clear(&diag);
+
+	assert_int_equal(acct_config_set(NULL, "a", "b", "c", NULL, NULL), -EINVAL);
+}
+
+static void test_syntax_errors(void **state)
+{
+	struct tmp *t = *state;
+
+	expect_load_error(t, "[sampling]\nworkers = 2\n[log\nlevel = info\n", -EINVAL, "3: syntax error");
+	expect_load_error(t, "[sampling]\n\nworkers\n", -EINVAL, "3: syntax error");
+	/* An indented line is not a continuation of the value above it. */
+	expect_load_error(t, "[cgroups]\ninclude = a\n   b\n", -EINVAL, "3: syntax error");
+	/* The first error in the file wins, whatever its kind. */
+	expect_load_error(t, "[sampling]\nworkers = 0\nbroken\n", -ERANGE, "2: workers: 0 is out of range (1..64)");
+	expect_load_error(t, "[sampling]\nbroken\nworkers = 0\n", -EINVAL, "2: syntax error");
+	/* Long lines are refused rather than split. */
+	{
+		char text[400];
+
+		memset(text, 'a', sizeof(text));
+		memcpy(text, "[cgroups]\n# ok\nexclude = ", 25);
+		strcpy(text + 300, "\n");
+		expect_load_error(t, text, -EINVAL, "3: line too long (more than 197 characters)");
+	}
+	/* Error lines count CRLF lines, a BOM and indented lines correctly. */
+	expect_load_error(t, "\xEF\xBB\xBF[sampling]\r\n\r\n  ; c\r\n\tworkers = 1\r\n  load_average = x\r\n", -EINVAL,
+			  "5: load_average: invalid boolean 'x' (expected yes, no, true, false, on, off, 1 or 0)");
+}
+
+static void test_interval_conflict(void **state)
+{
+	struct tmp *t = *state;
+	struct acct_config_diag diag = {};
+	struct acct_config *c = POISON;
+	const char *main_file, *dir, *dropin;
+	char *expected = NULL;
+
+	main_file = tmp_write(t, "main.conf", "[sampling]\nfast_interval = 20s\n");
+	dir = tmp_mkdir(t, "main.conf.d");
+	assert_int_equal(acct_config_load(main_file, "", &c, &diag), -EINVAL);
+	assert_ptr_equal(c, POISON);
+	assert_true(asprintf(&expected, "%s:2: fast_interval (20s) must not exceed slow_interval (10s, the default)",
+			     main_file) > 0);
+	assert_string_equal(diag.error, expected);
+	free(expected);
+
+	/* A drop-in may fix it: only the final values count. */
+	dropin = tmp_write(t, "main.conf.d/10-slow.conf", "[sampling]\nslow_interval = 30s\n");
+	assert_int_equal(acct_config_load(main_file, dir, &c, &diag), 0);
+	assert_int_equal(c->fast_interval_us, 20000000);
+	assert_int_equal(c->slow_interval_us, 30000000);
+	c = acct_config_free(c);
+	acct_config_diag_clear(&diag);
+
+	/* ... or break it: the later assignment is blamed, the other one named. */
+	tmp_write(t, "main.conf.d/20-slow.conf", "[sampling]\n\nslow_interval = 5s\n");
+	c = POISON;
+	assert_int_equal(acct_config_load(main_file, dir, &c, &diag), -EINVAL);
+	assert_ptr_equal(c, POISON);
+	assert_true(asprintf(&expected,
+			     "%s/20-slow.conf:3: slow_interval (5s) must not be less than fast_interval (20s, set at %s:2)",
+			     dir, main_file) > 0);
+	assert_string_equal(diag.error, expected);
+	free(expected);
+	acct_config_diag_clear(&diag);
+	(void)dropin;
+}
+
+/* Both keys in one file: the later line is blamed. */
+static void test_interval_conflict_one_file(void **state)
+{
+	struct tmp *t = *state;
+	struct acct_config_diag diag = {};
+	struct acct_config *c = POISON;
+	const char *path = tmp_write(t, "a.conf", "[sampling]\nfast_interval = 2s\nslow_interval = 1s\n");
+	char *expected = NULL;
+
+	assert_int_equal(acct_config_load(path, "", &c, &diag), -EINVAL);
+	assert_true(asprintf(&expected, "%s:3: slow_interval (1s) must not be less than fast_interval (2s, set at %s:2)",
+			     path, path) > 0);
+	assert_string_equal(diag.error, expected);
+	free(expected);
+	acct_config_diag_clear(&diag);
+}
+
+/* ---- warnings ------------------------------------------------------------ */
+
+static void test_unknown_warnings(void **state)
+{
+	struct tmp *t = *state;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	struct acct_config_diag diag = {};
+	const char *path = tmp_write(t, "warn.conf",
+				     "stray = 1\n"
+				     "[sampling]\n"
+				     "workers = 4\n"
+				     "foo = bar\n"
+				     "[bar]\n"
+				     "baz = 1\n"
+				     "[log]\n"
+				     "Level = debug\n"
+				     "[]\n");
+	char *expected[5] = {};
+
+	assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+	assert_null(diag.error);
+	assert_int_equal(c->workers, 4);
+	assert_int_equal(c->log_level, ACCT_LOG_INFO);
+	assert_true(asprintf(&expected[0], "%s:1: key 'stray' outside of any section, ignoring", path) > 0);
+	assert_true(asprintf(&expected[1], "%s:4: unknown key 'foo' in section [sampling], ignoring", path) > 0);
+	assert_true(asprintf(&expected[2], "%s:5: unknown section [bar], ignoring", path) > 0);
+	assert_true(asprintf(&expected[3], "%s:8: unknown key 'Level' in section [log], ignoring", path) > 0);
+	assert_true(asprintf(&expected[4], "%s:9: unknown section [], ignoring", path) > 0);
+	assert_int_equal(diag.nr_warnings, 5);
+	assert_strv(diag.warnings, (const char *const[]){ expected[0], expected[1], expected[2], expected[3],
+							 expected[4], NULL });
+	for (size_t i = 0; i < ELEMENTSOF(expected); i++)
+		free(expected[i]);
+	acct_config_diag_clear(&diag);
+	assert_int_equal(diag.nr_warnings, 0);
+
+	/* A NULL diag is allowed. */
+	c = acct_config_free(c);
+	assert_int_equal(acct_config_load(path, "", &c, NULL), 0);
+}
+
+/* ---- files and drop-ins -------------------------------------------------- */
+
+static void test_dropin_order(void **state)
+{
+	struct tmp *t = *state;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	struct acct_config_diag diag = {};
+	const char *main_file = tmp_write(t, "acctd.conf", "[sampling]\nworkers = 3\n[log]\nlevel = err\n");
+	const char *dir = tmp_mkdir(t, "acctd.conf.d");
+	const char *a, *b, *z, *lower;
+
+	/* Written out of order; read in strcmp() order, not the locale's
+	 * ("10-" < "20-" < "Z-" < "a-"). */
+	lower = tmp_write(t, "acctd.conf.d/a-lower.conf", "[counters]\ntasks_budget = 100\n");
+	b = tmp_write(t, "acctd.conf.d/20-b.conf", "[sampling]\nworkers = 20\n");
+	a = tmp_write(t, "acctd.conf.d/10-a.conf", "[sampling]\nworkers = 10\n[log]\nlevel = notice\n");
+	z = tmp_write(t, "acctd.conf.d/Z-upper.conf", "[counters]\ntasks_budget = 99\n");
+	/* Ignored: other suffixes, hidden files, directories, dangling links. */
+	tmp_write(t, "acctd.conf.d/30-c.conf.disabled", "[sampling]\nworkers = 30\n");
+	tmp_write(t, "acctd.conf.d/40-d.conf~", "[sampling]\nworkers = 40\n");
+	tmp_write(t, "acctd.conf.d/.50-e.conf", "[sampling]\nworkers = 50\n");
+	tmp_write(t, "acctd.conf.d/60-f.conf.d", "garbage\n");
+	tmp_mkdir(t, "acctd.conf.d/70-g.conf");
+	{
+		char *link = tmp_path(t, "acctd.conf.d/80-h.conf");
+
+		assert_int_equal(symlink("/nonexistent/x.conf", link), 0);
+		t->files[t->nr_files++] = link;
+	}
+
+	assert_int_equal(acct_config_load(main_file, dir, &c, &diag), 0);
+	assert_null(diag.error);
+	assert_int_equal(diag.nr_warnings, 0);
+	assert_int_equal(c->workers, 20);
+	assert_int_equal(c->log_level, ACCT_LOG_NOTICE);
+	assert_int_equal(c->budget_tasks, 100);
+	assert_strv(c->sources, (const char *const[]){ main_file, a, b, z, lower, NULL });
+
+	/* A trailing slash on the directory does not double the one in paths. */
+	c = acct_config_free(c);
+	{
+		char *slashed = NULL;
+
+		assert_true(asprintf(&slashed, "%s/", dir) > 0);
+		assert_int_equal(acct_config_load(main_file, slashed, &c, &diag), 0);
+		assert_strv(c->sources, (const char *const[]){ main_file, a, b, z, lower, NULL });
+		free(slashed);
+	}
+
+	/* A bad drop-in fails the whole load and is named. */
+	c = acct_config_free(c);
+	{
+		const char *bad = tmp_write(t, "acctd.conf.d/90-bad.conf", "[api]\nmax_connections = lots\n");
+		struct acct_config *p = POISON;
+		char *expected = NULL;
+
+		assert_int_equal(acct_config_load(main_file, dir, &p, &diag), -EINVAL);
+		assert_ptr_equal(p, POISON);
+		assert_true(asprintf(&expected, "%s:2: max_connections: invalid number 'lots' (expected an integer)",
+				     bad) > 0);
+		assert_string_equal(diag.error, expected);
+		free(expected);
+		acct_config_diag_clear(&diag);
+	}
+}
+
+static void test_missing_files(void **state)
+{
+	struct tmp *t = *state;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	struct acct_config_diag diag = {};
+	struct acct_config *p = POISON;
+	char *missing = tmp_path(t, "missing.conf");
+	char *expected = NULL;
+	struct stat sb;
+
+	/* An explicit main file must exist. */
+	assert_int_equal(acct_config_load(missing, "", &p, &diag), -ENOENT);
+	assert_ptr_equal(p, POISON);
+	assert_true(asprintf(&expected, "%s: No such file or directory", missing) > 0);
+	assert_string_equal(diag.error, expected);
+	free(expected);
+	acct_config_diag_clear(&diag);
+
+	/* A directory is not a configuration file. */
+	assert_int_equal(acct_config_load(t->dir, "", &p, &diag), -EISDIR);
+	assert_true(asprintf(&expected, "%s: Is a directory", t->dir) > 0);
+	assert_string_equal(diag.error, expected);
+	free(expected);
+	acct_config_diag_clear(&diag);
+
+	/* A missing drop-in directory is fine, also an explicit one. */
+	{
+		const char *main_file = tmp_write(t, "main.conf", "[log]\nlevel = debug\n");
+
+		assert_int_equal(acct_config_load(main_file, missing, &c, &diag), 0);
+		assert_int_equal(c->log_level, ACCT_LOG_DEBUG);
+		c = acct_config_free(c);
+		/* A drop-in "directory" that is a file is an error. */
+		assert_int_equal(acct_config_load(main_file, main_file, &p, &diag), -ENOTDIR);
+		assert_true(asprintf(&expected, "%s: Not a directory", main_file) > 0);
+		assert_string_equal(diag.error, expected);
+		free(expected);
+		acct_config_diag_clear(&diag);
+	}
+
+	/* The default files may be missing: then the defaults apply. */
+	if (stat(ACCT_CONFIG_FILE, &sb) == 0 || stat(ACCT_CONFIG_DROPIN_DIR, &sb) == 0)
+		print_message("skipping the default-path check: %s exists on this host\n", ACCT_CONFIG_FILE);
+	else {
+		assert_int_equal(acct_config_load(NULL, NULL, &c, &diag), 0);
+		assert_null(diag.error);
+		assert_defaults(c);
+		assert_null(c->sources[0]);
+	}
+	free(missing);
+}
+
+/* Unreadable files say why (only testable without CAP_DAC_OVERRIDE). */
+static void test_unreadable(void **state)
+{
+	struct tmp *t = *state;
+	struct acct_config_diag diag = {};
+	struct acct_config *p = POISON;
+	const char *path = tmp_write(t, "secret.conf", "[log]\nlevel = debug\n");
+	char *expected = NULL;
+	FILE *f;
+
+	assert_int_equal(chmod(path, 0), 0);
+	assert_true(asprintf(&expected, "%s: Permission denied", path) > 0);
+	f = fopen(path, "re");
+	if (!f) {
+		assert_int_equal(acct_config_load(path, "", &p, &diag), -EACCES);
+		assert_ptr_equal(p, POISON);
+		assert_string_equal(diag.error, expected);
+	} else {
+		/* Root reads anything: try as nobody in a child. */
+		int status = 0;
+		pid_t pid;
+
+		fclose(f);
+		if (geteuid() != 0)
+			skip();
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			int r;
+
+			if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+			    setresuid(65534, 65534, 65534) < 0)
+				_exit(77);
+			r = acct_config_load(path, "", &p, &diag);
+			_exit(r == -EACCES && p == POISON && diag.error && strcmp(diag.error, expected) == 0 ? 0 : 1);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		if (WEXITSTATUS(status) == 77)
+			skip();
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	free(expected);
+	acct_config_diag_clear(&diag);
+}
+
+/* ---- dump ---------------------------------------------------------------- */
+
+static char *dump_to_string(const struct acct_config *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	acct_config_dump(c, f);
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+static void round_trip(struct tmp *t, const struct acct_config *c)
+{
+	_cleanup_(acct_config_freep) struct acct_config *again = NULL;
+	_cleanup_free_ char *text = dump_to_string(c);
+	_cleanup_free_ char *text2 = NULL;
+	struct acct_config_diag diag = {};
+	const char *path = tmp_write(t, "dump.conf", text);
+
+	assert_int_equal(acct_config_load(path, "", &again, &diag), 0);
+	assert_null(diag.error);
+	assert_int_equal(diag.nr_warnings, 0);
+	assert_config_equal(c, again);
+
+	/* And the second dump is the first one plus the dump as a source. */
+	text2 = dump_to_string(again);
+	assert_non_null(strstr(text2, path));
+	assert_non_null(strstr(text2, "\n[sampling]\n"));
+	assert_string_equal(strstr(text, "\n[sampling]\n"), strstr(text2, "\n[sampling]\n"));
+
+	assert_int_equal(unlink(path), 0);
+	free(t->files[--t->nr_files]);
+}
+
+static void test_dump(void **state)
+{
+	struct tmp *t = *state;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	_cleanup_free_ char *path = data_path("config/full.conf");
+	_cleanup_free_ char *text = NULL;
+	struct acct_config_diag diag = {};
+
+	/* Defaults: units where they are exact. */
+	assert_int_equal(acct_config_new_defaults(&c), 0);
+	text = dump_to_string(c);
+	assert_non_null(strstr(text, "#   built-in defaults\n"));
+	assert_non_null(strstr(text, "\n[sampling]\nfast_interval = 1s\nslow_interval = 10s\nrescan_interval = 1min\n"
+				     "workers = 2\nload_average = yes\n"));
+	assert_non_null(strstr(text, "\n[cgroups]\nroot =\ninclude = *\nexclude =\nmax_depth = 32\n"
+				     "tombstone_retention = 5min\n"));
+	assert_non_null(strstr(text, "\n[counters]\nbytes_budget = 1M\ncpu_budget = 10ms\ntasks_budget = 8\n"
+				     "auto_tune = yes\n"));
+	assert_non_null(strstr(text, "\nadmin_group =\nmax_message_size = 16M\nmax_connections = 4096\n"
+				     "max_connections_per_user = 1024\nidle_timeout = 5min\nmax_output_queue = 4M\n"));
+	assert_non_null(strstr(text, "\n[metrics]\nlisten = 127.0.0.1:9847\nmax_depth = 32\n\n[log]\nlevel = info\n"));
+	round_trip(t, c);
+	c = acct_config_free(c);
+	text = (free(text), NULL);
+
+	/* Every key changed; plain numbers where no unit is exact. */
+	assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+	text = dump_to_string(c);
+	assert_non_null(strstr(text, "#   built-in defaults\n"));
+	assert_non_null(strstr(text, path));
+	assert_non_null(strstr(text, "fast_interval = 250ms\n"));
+	assert_non_null(strstr(text, "rescan_interval = 2min\n"));
+	assert_non_null(strstr(text, "include = system.slice/* user.slice/* machine.slice\n"));
+	assert_non_null(strstr(text, "exclude = system.slice/boring.service *.scope\n"));
+	assert_non_null(strstr(text, "tombstone_retention = 1h\n"));
+	assert_non_null(strstr(text, "cpu_budget = 1500us\n"));
+	assert_non_null(strstr(text, "bytes_budget = 512K\n"));
+	assert_non_null(strstr(text, "max_output_queue = 12345\n"));
+	assert_non_null(strstr(text, "listen = [::1]:9100\n"));
+	assert_non_null(strstr(text, "level = debug\n"));
+	round_trip(t, c);
+
+	/* Odd values set at run time round-trip as well. */
+	assert_int_equal(acct_config_set(c, "counters", "bytes_budget", "1025", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(c, "counters", "cpu_budget", "0", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(c, "counters", "tasks_budget", "9223372036854775807", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(c, "cgroups", "tombstone_retention", "0", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(c, "sampling", "slow_interval", "18446744073709551615us", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(c, "api", "max_output_queue", "16T", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(c, "metrics", "listen", "none", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(c, "log", "level", "err", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(c, "cgroups", "root", "", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(c, "api", "admin_group", "", NULL, NULL), 0);
+	round_trip(t, c);
+	acct_config_diag_clear(&diag);
+}
+
+/* ---- value parsers ------------------------------------------------------- */
+
+static void test_parse_size(void **state)
+{
+	static const struct {
+		const char *s;
+		int r;
+		uint64_t v;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "4096", 0, 4096 },
+		{ "4096B", 0, 4096 },
+		{ "512K", 0, 512 << 10 },
+		{ "512k", 0, 512 << 10 },
+		{ "512KB", 0, 512 << 10 },
+		{ "1M", 0, 1 << 20 },
+		{ "1MB", 0, 1 << 20 },
+		{ "3G", 0, 3ULL << 30 },
+		{ "2T", 0, 2ULL << 40 },
+		{ "007", 0, 7 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "16777215T", 0, 16777215ULL << 40 },
+		{ "18446744073709551616", -ERANGE, 0 },
+		{ "99999999999999999999999K", -ERANGE, 0 },
+		{ "16777216T", -ERANGE, 0 },
+		{ "17179869184G", -ERANGE, 0 },
+		{ "-1", -ERANGE, 0 },
+		{ "-1K", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },
+		{ "K", -EINVAL, 0 },
+		{ "-", -EINVAL, 0 },
+		{ "+1", -EINVAL, 0 },
+		{ " 1", -EINVAL, 0 },
+		{ "1 ", -EINVAL, 0 },
+		{ "1 K", -EINVAL, 0 },
+		{ "1.5G", -EINVAL, 0 },
+		{ "1x", -EINVAL, 0 },
+		{ "1KiB", -EINVAL, 0 },
+		{ "1BB", -EINVAL, 0 },
+		{ "0x10", -EINVAL, 0 },
+		{ "1e3", -EINVAL, 0 },
+		{ "-1x", -EINVAL, 0 },
+		{ "99999999999999999999x", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		uint64_t v = 12345;
+
+		print_message("size '%s'\n", cases[i].s);
+		assert_int_equal(acct_parse_size(cases[i].s, &v), cases[i].r);
+		assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 12345);
+	}
+	assert_int_equal(acct_parse_size(NULL, &(uint64_t){ 0 }), -EINVAL);
+}
+
+static void test_parse_duration(void **state)
+{
+	static const struct {
+		const char *s;
+		int r;
+		uint64_t v;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "10", 0, 10000000 },
+		{ "10s", 0, 10000000 },
+		{ "250ms", 0, 250000 },
+		{ "7us", 0, 7 },
+		{ "5min", 0, 300000000 },
+		{ "2h", 0, 7200000000ULL },
+		{ "18446744073709551615us", 0, UINT64_MAX },
+		{ "18446744073709s", 0, 18446744073709000000ULL },
+		{ "5124095576h", 0, 5124095576ULL * 3600000000ULL },
+		{ "5124095577h", -ERANGE, 0 },
+		{ "18446744073710s", -ERANGE, 0 },
+		{ "18446744073709551616us", -ERANGE, 0 },
+		{ "-1s", -ERANGE, 0 },
+		{ "-0", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },
+		{ "s", -EINVAL, 0 },
+		{ "abc", -EINVAL, 0 },
+		{ "10 s", -EINVAL, 0 },
+		{ " 10s", -EINVAL, 0 },
+		{ "1x", -EINVAL, 0 },
+		{ "1m", -EINVAL, 0 },
+		{ "1S", -EINVAL, 0 },
+		{ "1sec", -EINVAL, 0 },
+		{ "1.5s", -EINVAL, 0 },
+		{ "1h30min", -EINVAL, 0 },
+		{ "--1s", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		uint64_t v = 12345;
+
+		print_message("duration '%s'\n", cases[i].s);
+		assert_int_equal(acct_parse_duration_us(cases[i].s, &v), cases[i].r);
+		assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 12345);
+	}
+	assert_int_equal(acct_parse_duration_us(NULL, &(uint64_t){ 0 }), -EINVAL);
+}
+
+static void test_parse_bool_and_level(void **state)
+{
+	static const char *const yes[] = { "yes", "YES", "true", "True", "on", "1" };
+	static const char *const no[] = { "no", "No", "false", "FALSE", "off", "0" };
+	static const char *const bad[] = { "", "y", "n", "2", "yes ", "enable", "-1" };
+	enum acct_log_level l = ACCT_LOG_ERR;
+	bool b;
+
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+		b = false;
+		assert_int_equal(acct_parse_bool(yes[i], &b), 0);
+		assert_true(b);
+		b = true;
+		assert_int_equal(acct_parse_bool(no[i], &b), 0);
+		assert_false(b);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		b = true;
+		assert_int_equal(acct_parse_bool(bad[i], &b), -EINVAL);
+		assert_true(b);
+	}
+	assert_int_equal(acct_parse_bool(NULL, &b), -EINVAL);
+
+	for (int i = ACCT_LOG_ERR; i <= ACCT_LOG_DEBUG; i++) {
+		const char *s = acct_log_level_to_string((enum acct_log_level)i);
+
+		assert_non_null(s);
+		assert_int_equal(acct_parse_log_level(s, &l), 0);
+		assert_int_equal(l, i);
+	}
+	assert_string_equal(acct_log_level_to_string(ACCT_LOG_ERR), "err");
+	assert_string_equal(acct_log_level_to_string(ACCT_LOG_WARNING), "warning");
+	assert_string_equal(acct_log_level_to_string(ACCT_LOG_NOTICE), "notice");
+	assert_string_equal(acct_log_level_to_string(ACCT_LOG_INFO), "info");
+	assert_string_equal(acct_log_level_to_string(ACCT_LOG_DEBUG), "debug");
+	assert_null(acct_log_level_to_string((enum acct_log_level)2));
+	assert_null(acct_log_level_to_string((enum acct_log_level)8));
+	assert_int_equal(acct_parse_log_level("DEBUG", &l), 0);
+	assert_int_equal(l, ACCT_LOG_DEBUG);
+	l = ACCT_LOG_INFO;
+	assert_int_equal(acct_parse_log_level("error", &l), -EINVAL);
+	assert_int_equal(acct_parse_log_level("7", &l), -EINVAL);
+	assert_int_equal(acct_parse_log_level("", &l), -EINVAL);
+	assert_int_equal(acct_parse_log_level(NULL, &l), -EINVAL);
+	assert_int_equal(l, ACCT_LOG_INFO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_defaults_socket_unprivileged),
+		cmocka_unit_test_setup_teardown(test_documented_defaults, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_every_key),
+		cmocka_unit_test_setup_teardown(test_empty_strings, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_bad_values, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_set),
+		cmocka_unit_test_setup_teardown(test_syntax_errors, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_interval_conflict, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_interval_conflict_one_file, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_unknown_warnings, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_dropin_order, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_missing_files, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_unreadable, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_dump, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_parse_duration),
+		cmocka_unit_test(test_parse_bool_and_level),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,181 @@
+/* test-ledger.c - the cgroup table: add, find, tombstones, sweep, values. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ledger.h"
+
+struct fixture {
+	struct acct_domain *d;
+	struct acct_ledger *l;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct acct_ledger_budgets b = { 1 << 20, 10000, 8 };
+	assert_int_equal(acct_domain_new(NULL, &f->d), 0);
+	assert_int_equal(acct_ledger_new(f->d, &b, &f->l), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	acct_ledger_free(f->l);
+	acct_domain_free(f->d);
+	free(f);
+	return 0;
+}
+
+static struct acct_cgroup *add(struct fixture *f, const char *path, uint64_t now)
+{
+	struct acct_cgroup_id id = { .path = path, .depth = 1, .hierarchies = 1, .inode = { 42 } };
+	struct acct_cgroup *cg = NULL;
+	assert_int_equal(acct_ledger_add(f->l, &id, now, &cg), 0);
+	return cg;
+}
+
+static void test_add_find(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *a = add(f, "/a", 1), *b = add(f, "/b", 1);
+	struct acct_cgroup_id id = { .path = "/a", .depth = 1 };
+	struct acct_cgroup *dup = NULL;
+	uint64_t live, dead;
+
+	assert_ptr_equal(acct_ledger_find(f->l, "/a"), a);
+	assert_ptr_equal(acct_ledger_find(f->l, "/b"), b);
+	assert_null(acct_ledger_find(f->l, "/c"));
+	assert_int_equal(acct_ledger_add(f->l, &id, 2, &dup), -EEXIST);
+	assert_ptr_equal(dup, a);
+	acct_ledger_counts(f->l, &live, &dead);
+	assert_int_equal(live, 2);
+	assert_int_equal(dead, 0);
+	assert_true(b->serial > a->serial);
+}
+
+static void test_tombstone_and_recreate(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *old = add(f, "/svc", 10), *cur;
+	struct acct_reading rd;
+	uint64_t live, dead;
+
+	acct_cgroup_set(old, ACCT_Q_CPU_USAGE, 5000);
+	acct_ledger_kill(f->l, old, 100);
+	assert_true(acct_cgroup_is_dead(old));
+	/* the final values stay */
+	assert_true(acct_cgroup_get(old, ACCT_Q_CPU_USAGE, false, &rd));
+	assert_int_equal(rd.value, 5000);
+	assert_ptr_equal(acct_ledger_find(f->l, "/svc"), old);
+
+	/* recreated under the same path: a new record, preferred by lookups */
+	cur = add(f, "/svc", 200);
+	assert_ptr_not_equal(cur, old);
+	assert_ptr_equal(acct_ledger_find(f->l, "/svc"), cur);
+	assert_false(acct_cgroup_get(cur, ACCT_Q_CPU_USAGE, false, &rd));
+	acct_ledger_counts(f->l, &live, &dead);
+	assert_int_equal(live, 1);
+	assert_int_equal(dead, 1);
+
+	struct acct_cgroup **v = NULL;
+	assert_int_equal(acct_ledger_snapshot(f->l, true, &v), 2);
+	assert_ptr_equal(v[0], cur); /* live before dead */
+	assert_ptr_equal(v[1], old);
+	free(v);
+	assert_int_equal(acct_ledger_snapshot(f->l, false, &v), 1);
+	free(v);
+
+	/* retention not reached, then reached */
+	assert_int_equal(acct_ledger_sweep(f->l, 150, 100, NULL, NULL), 0);
+	assert_int_equal(acct_ledger_sweep(f->l, 300, 100, NULL, NULL), 1);
+	acct_ledger_counts(f->l, &live, &dead);
+	assert_int_equal(dead, 0);
+	assert_ptr_equal(acct_ledger_find(f->l, "/svc"), cur);
+}
+
+static void test_values(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/x", 1);
+	struct acct_reading rd;
+
+	assert_false(acct_cgroup_get(cg, ACCT_Q_MEMORY, false, &rd));
+	acct_cgroup_set(cg, ACCT_Q_MEMORY, 64 << 20);
+	acct_cgroup_set(cg, ACCT_Q_MEMORY, 63 << 20);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, false, &rd));
+	assert_int_equal(rd.value, 63 << 20);
+	assert_int_equal(rd.bound, 0);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, true, &rd));
+	assert_int_equal(rd.value, 63 << 20);
+
+	assert_int_equal(acct_cgroup_set_node(cg, 0, 1000), 0);
+	assert_int_equal(acct_cgroup_set_node(cg, 0, 700), 0);
+	assert_int_equal(acct_counter_read_node(cg->numa, 0, &rd), 0);
+	assert_int_equal(rd.value, 700);
+	assert_int_equal(rd.bound, 0);
+
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "anon 1", 4, 123), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "file", 4, 456), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "anon", 4, 124), 0);
+	assert_int_equal(acct_ledger_memstat_count(f->l), 2);
+	assert_string_equal(acct_ledger_memstat_key(f->l, 0), "anon");
+	assert_int_equal(cg->memstat[0], 124);
+	assert_int_equal(cg->memstat[1], 456);
+	assert_null(acct_ledger_memstat_key(f->l, 2));
+
+	acct_cgroup_set_double(&cg->cpu_rate_bits, 1.25);
+	assert_true(acct_cgroup_get_double(&cg->cpu_rate_bits) == 1.25);
+	assert_int_equal(acct_cgroup_age(cg, ACCT_GROUP_FAST, 10), UINT64_MAX);
+	cg->sampled_us[ACCT_GROUP_FAST] = 4;
+	assert_int_equal(acct_cgroup_age(cg, ACCT_GROUP_FAST, 10), 6);
+}
+
+static void test_quantity_names(void **state)
+{
+	for (int q = 0; q < _ACCT_Q_MAX; q++) {
+		const struct acct_quantity_info *i = acct_quantity_info(q);
+		assert_non_null(i->name);
+		assert_int_equal(acct_quantity_from_name(i->name), q);
+	}
+	assert_int_equal(acct_quantity_from_name("nope"), -1);
+	assert_null(acct_quantity_info(_ACCT_Q_MAX));
+}
+
+static void test_budgets(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/b", 1);
+	struct acct_ledger_budgets b = { 4096, 77, 3 }, got;
+	struct acct_counter_stats st;
+
+	acct_ledger_set_budgets(f->l, &b);
+	acct_ledger_get_budgets(f->l, &got);
+	assert_int_equal(got.bytes, 4096);
+	acct_counter_stats(cg->q[ACCT_Q_MEMORY], &st);
+	assert_int_equal(st.budget, 4096);
+	acct_counter_stats(cg->q[ACCT_Q_CPU_USAGE], &st);
+	assert_int_equal(st.budget, 77);
+	acct_counter_stats(cg->q[ACCT_Q_TASKS], &st);
+	assert_int_equal(st.budget, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_add_find, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tombstone_and_recreate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
+		cmocka_unit_test(test_quantity_names),
+		cmocka_unit_test_setup_teardown(test_budgets, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
