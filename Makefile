@@ -19,9 +19,9 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
 
-# Until the daemon exists: the counter engine's benchmark in quick mode.
+# acctd in the foreground on this host, built-in defaults (Ctrl-C stops it).
 run: build
-	$(BUILD)/tests/bench/bench-counter --quick
+	$(BUILD)/daemon/acctd
 
 # The whole suite: gcc build with warnings as errors, clang build, unit and
 # stress tests, then the suite again under ASan+UBSan and the stress tests

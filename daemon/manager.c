@@ -2,6 +2,7 @@
 #include "manager.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "cgfs-parse.h"
 #include "config.h"
 #include "build-config.h"
 #include "ledger-json.h"
@@ -49,11 +51,25 @@ void manager_status_line(const struct manager *m, char *buf, size_t size)
 		 strcmp(m->reload_result, "ok") == 0 ? "" : m->reload_result);
 }
 
-static void update_status(struct manager *m)
+#define STATUS_PERIOD_US 5000000u
+
+/* STATUS= after a change of state (ready, reload) at once, otherwise at most
+ * every few seconds: systemd needs no more, and each is a datagram. */
+static void update_status_full(struct manager *m, bool force)
 {
 	char line[768];
+	uint64_t now = acct_now_us();
+
+	if (!force && now - m->status_sent_us < STATUS_PERIOD_US)
+		return;
 	manager_status_line(m, line, sizeof(line));
 	notify("STATUS=%s", line);
+	m->status_sent_us = now;
+}
+
+static void update_status(struct manager *m)
+{
+	update_status_full(m, true);
 }
 
 /* ---- discovery ---------------------------------------------------------- */
@@ -204,7 +220,7 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 		log_info("Ready: %" PRIu64 " cgroups sampled in %" PRIu64 " ms", rep->cgroups, rep->wall_us / 1000);
 		log_top(m);
 	} else
-		update_status(m);
+		update_status_full(m, false);
 }
 
 static void on_sampler_done(evutil_socket_t fd, short what, void *userdata)
@@ -334,6 +350,54 @@ int manager_reload(struct manager *m)
 
 /* ---- construction ---------------------------------------------------------- */
 
+static int max_nodes_line(const char *key, size_t key_len, uint64_t total, const uint64_t *per_node, size_t nr_nodes,
+			  void *userdata)
+{
+	size_t *max = userdata;
+	*max = MAX(*max, nr_nodes);
+	return 0;
+}
+
+/* The machine's topology, unless the cgroup tree reports more NUMA nodes than
+ * the machine has (a tree from another machine, or a test's fake one): then a
+ * simulated topology with that many nodes, so that no node's memory is lost. */
+static int topology_for_layout(const struct acct_cgroup_layout *layout, struct acct_topology **ret)
+{
+	struct acct_topology *t = NULL;
+	const char *mem = layout->mount[ACCT_HIER_MEMORY] ? layout->mount[ACCT_HIER_MEMORY]
+							  : layout->mount[ACCT_HIER_UNIFIED];
+	char path[4096], buf[65536];
+	size_t nodes = 0;
+	int r = acct_topology_detect(&t);
+
+	if (r < 0 || !mem)
+		goto out;
+	snprintf(path, sizeof(path), "%s/memory.numa_stat", mem);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		goto out;
+	buf[n] = 0;
+	if (cgfs_parse_numa_stat(buf, max_nodes_line, &nodes) < 0 || nodes <= t->nr_nodes)
+		goto out;
+	log_notice("The cgroup tree reports %zu NUMA nodes, this machine %u: simulating %zu nodes", nodes, t->nr_nodes,
+		   nodes);
+	unsigned cpus = MAX(t->nr_shards, (unsigned)nodes);
+	acct_topology_free(t);
+	t = NULL;
+	r = acct_topology_simulate(cpus, (unsigned)nodes, &t);
+out:
+	if (r < 0) {
+		acct_topology_free(t);
+		return r;
+	}
+	*ret = t;
+	return 0;
+}
+
 static int build_components(struct manager *m)
 {
 	struct acct_config *c = m->config;
@@ -346,7 +410,13 @@ static int build_components(struct manager *m)
 	log_info("cgroup mode %s under %s", acct_cgroup_mode_to_string(m->layout->mode), m->layout->root);
 
 	struct acct_domain_options dopts = { .mode = ACCT_MODE_AUTO, .auto_tune = c->auto_tune };
+	struct acct_topology *topo = NULL;
+	r = topology_for_layout(m->layout, &topo);
+	if (r < 0)
+		return log_error_errno(r, "Failed to read the CPU and NUMA topology: %m");
+	dopts.topology = topo;
 	r = acct_domain_new(&dopts, &m->domain);
+	acct_topology_free(topo);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the counter engine: %m");
 	struct acct_ledger_budgets b = { c->budget_bytes, c->budget_cpu_us, c->budget_tasks };
@@ -474,6 +544,48 @@ static struct json_object *ledger_json(struct manager *m, struct acct_cgroup *co
 	return top;
 }
 
+/* The daemon's own state: what Status() will report. */
+static struct json_object *daemon_json(const struct manager *m)
+{
+	struct json_object *o = json_object_new_object();
+	char line[768];
+	uint64_t live, dead;
+	struct acct_domain_stats ds;
+
+	manager_status_line(m, line, sizeof(line));
+	acct_ledger_counts(m->ledger, &live, &dead);
+	acct_domain_stats(m->domain, &ds);
+	json_object_object_add(o, "status", json_object_new_string(line));
+	json_object_object_add(o, "uptime_us", json_object_new_int64((int64_t)(acct_now_us() - m->started_us)));
+	json_object_object_add(o, "cgroups_live", json_object_new_int64((int64_t)live));
+	json_object_object_add(o, "cgroups_dead", json_object_new_int64((int64_t)dead));
+	json_object_object_add(o, "passes", json_object_new_int64((int64_t)m->passes));
+	json_object_object_add(o, "fast_interval_us", json_object_new_int64((int64_t)m->config->fast_interval_us));
+	json_object_object_add(o, "slow_interval_us", json_object_new_int64((int64_t)m->config->slow_interval_us));
+	json_object_object_add(o, "last_fast_pass", acct_pass_to_json(&m->last_fast));
+	json_object_object_add(o, "last_slow_pass", acct_pass_to_json(&m->last_slow));
+	json_object_object_add(o, "budget_bytes", json_object_new_int64(m->config->budget_bytes));
+	json_object_object_add(o, "budget_cpu_us", json_object_new_int64(m->config->budget_cpu_us));
+	json_object_object_add(o, "budget_tasks", json_object_new_int64(m->config->budget_tasks));
+	json_object_object_add(o, "auto_tune", json_object_new_boolean(ds.auto_tune));
+	json_object_object_add(o, "counter_mode", json_object_new_string(acct_update_mode_to_string(ds.mode)));
+	json_object_object_add(o, "counters", json_object_new_int64((int64_t)ds.counters));
+	json_object_object_add(o, "counters_sharded", json_object_new_int64((int64_t)ds.sharded));
+	json_object_object_add(o, "reloads", json_object_new_int64((int64_t)m->reloads));
+	json_object_object_add(o, "reload_failures", json_object_new_int64((int64_t)m->reload_failures));
+	json_object_object_add(o, "reload_result", m->reload_result[0] ? json_object_new_string(m->reload_result) : NULL);
+	uint64_t cached;
+	bool degraded;
+	acct_sampler_fd_stats(m->sampler, &cached, &degraded);
+	json_object_object_add(o, "cached_descriptors", json_object_new_int64((int64_t)cached));
+	json_object_object_add(o, "descriptors_degraded", json_object_new_boolean(degraded));
+	struct json_object *src = json_object_new_array();
+	for (char **p = m->config->sources; p && *p; p++)
+		json_object_array_add(src, json_object_new_string(*p));
+	json_object_object_add(o, "config_sources", src);
+	return o;
+}
+
 /* --state-file: the whole ledger, tombstones included, replaced atomically
  * after every pass. */
 static void write_state_file(struct manager *m, const struct acct_pass_report *rep)
@@ -486,6 +598,7 @@ static void write_state_file(struct manager *m, const struct acct_pass_report *r
 	if (n < 0)
 		return;
 	struct json_object *top = ledger_json(m, cgs, (size_t)n, rep, now);
+	json_object_object_add(top, "daemon", daemon_json(m));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", m->source.state_file);
 	FILE *f = fopen(tmp, "we");
 	if (!f)

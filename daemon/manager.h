@@ -46,6 +46,7 @@ struct manager {
 	bool ready;
 	uint64_t started_us;
 	uint64_t watchdog_usec;
+	uint64_t status_sent_us;
 
 	struct acct_pass_report last_fast, last_slow;
 	uint64_t passes;

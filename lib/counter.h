@@ -49,6 +49,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rseq.h"
@@ -160,7 +161,8 @@ struct acct_counter *acct_counter_free(struct acct_counter *c);
 /* Out-of-line update: everything the inline path below does not handle. */
 void acct_counter_add_slow(struct acct_counter *c, int64_t delta);
 
-/* Add a signed delta. Never loses an update. Any thread, any CPU. Cost: about a
+/* Add a signed delta. Never loses an update. Any thread, any CPU. Like a relaxed
+ * atomic add, it does not order the caller's other memory accesses. Cost: about a
  * nanosecond on the rseq path (no atomic instruction), an uncontended CAS when
  * compact, a CAS on a CPU-local line in fallback mode; a fold (one atomic add
  * to the node's line) every ~batch/|delta| updates. The running total must stay
@@ -168,13 +170,13 @@ void acct_counter_add_slow(struct acct_counter *c, int64_t delta);
 static inline void acct_counter_add(struct acct_counter *c, int64_t delta)
 {
 #if ACCT_HAVE_RSEQ_ASM
-	if (__builtin_expect(__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == ACCT_STATE_SHARDED_RSEQ, 1)) {
-		int64_t lim = __atomic_load_n(&c->lim, __ATOMIC_RELAXED);
-		/* |2 delta| <= lim, checked without overflow; larger deltas fold. */
-		if (__builtin_expect((uint64_t)delta + (uint64_t)(lim >> 1) <= (uint64_t)lim, 1) &&
-		    __builtin_expect(acct_rseq_shard_add(c->shard0, &c->lim, delta * 2), 1))
-			return;
-	}
+	int64_t delta2;
+	/* 2 * delta overflowing, or the sum overflowing inside the section, sends
+	 * the update to the slow path, where it goes straight to a node sum. */
+	if (__builtin_expect(__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == ACCT_STATE_SHARDED_RSEQ, 1) &&
+	    __builtin_expect(!__builtin_add_overflow(delta, delta, &delta2), 1) &&
+	    __builtin_expect(acct_rseq_shard_add(c->shard0, &c->lim, delta2), 1))
+		return;
 #endif
 	acct_counter_add_slow(c, delta);
 }

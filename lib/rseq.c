@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 static bool usable;
+ptrdiff_t acct_rseq_off;
 static pthread_once_t usable_once = PTHREAD_ONCE_INIT;
 
 static int membarrier(int cmd, unsigned flags)
@@ -27,6 +28,7 @@ static void detect_usable(void)
 		return;
 	if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0) < 0)
 		return;
+	acct_rseq_off = __rseq_offset;
 	usable = true;
 #endif
 }

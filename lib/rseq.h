@@ -17,6 +17,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define ACCT_SHARD_STRIDE 4096 /* bytes between one counter's shards on consecutive CPUs */
@@ -31,6 +32,11 @@ static inline struct rseq *acct_rseq_area(void)
 	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
 }
 
+/* A copy of glibc's __rseq_offset in this program's own data, so that the hot
+ * path reaches the rseq area with one %fs-relative access instead of going
+ * through the GOT and the thread pointer. Set by acct_rseq_usable(). */
+extern ptrdiff_t acct_rseq_off;
+
 /* The critical-section descriptor, the abort signature (the 4 bytes before the
  * abort handler must equal glibc's RSEQ_SIG, 0x53053053 on x86), and the abort
  * handler, which re-arms the section and runs it again. */
@@ -43,7 +49,7 @@ static inline struct rseq *acct_rseq_area(void)
 	".popsection\n\t"                                \
 	"5:\n\t"                                         \
 	"leaq 3b(%%rip), %%rax\n\t"                      \
-	"movq %%rax, 8(%[rs])\n\t"
+	"movq %%rax, %%fs:8(%[rs])\n\t"
 
 #define ACCT_RSEQ_CS_EPILOGUE                            \
 	".pushsection __rseq_failure, \"ax\"\n\t"        \
@@ -53,27 +59,28 @@ static inline struct rseq *acct_rseq_area(void)
 	"jmp 5b\n\t"                                     \
 	".popsection\n\t"
 
-/* Add 2*delta (`delta2`, already range-checked by the caller so that it cannot
- * overflow) to the current CPU's shard word at base + cpu * stride, unless the
- * word is flagged or the new residue would leave [-lim/2, lim/2], that is
- * unless |new word| > *limp. Returns true when committed, false when the caller
- * must take the slow path (nothing was written then). `base` already includes
- * the caller's spread offset. The limit is read inside the section so that a
- * limit lowered by another thread followed by an rseq fence (membarrier) is
- * obeyed by every commit after the fence. */
+/* Add 2*delta (`delta2`, computed by the caller without overflow) to the
+ * current CPU's shard word at base + cpu * stride, unless the word is flagged
+ * or the new residue would leave [-lim/2, lim/2], that is unless |new word| >
+ * *limp (an overflowing sum counts as outside). Returns true when committed,
+ * false when the caller must take the slow path (nothing was written then).
+ * `base` already includes the caller's spread offset. The limit is read inside
+ * the section so that a limit lowered by another thread followed by an rseq
+ * fence (membarrier) is obeyed by every commit after the fence. */
 static inline bool acct_rseq_shard_add(char *base, const int64_t *limp, int64_t delta2)
 {
-	struct rseq *rs = acct_rseq_area();
+	ptrdiff_t rs = acct_rseq_off;
 
 	__asm__ goto(ACCT_RSEQ_CS_PROLOGUE
 		     "1:\n\t"
-		     "movl 4(%[rs]), %%eax\n\t"      /* cpu_id */
+		     "movl %%fs:4(%[rs]), %%eax\n\t" /* cpu_id */
 		     "shlq $12, %%rax\n\t"           /* * ACCT_SHARD_STRIDE */
 		     "addq %[base], %%rax\n\t"
 		     "movq (%%rax), %%rcx\n\t"       /* w */
 		     "testb $1, %%cl\n\t"
 		     "jnz %l[slow]\n\t"              /* a fold holds this shard */
 		     "addq %[d2], %%rcx\n\t"         /* w' = w + 2*delta */
+		     "jo %l[slow]\n\t"
 		     "movq (%[limp]), %%rdx\n\t"     /* lim */
 		     "leaq (%%rcx, %%rdx), %%r8\n\t" /* w' + lim, in [0, 2 lim] iff |w'| <= lim */
 		     "addq %%rdx, %%rdx\n\t"
@@ -95,13 +102,13 @@ slow:
  * flagged word unchanged. *ret_cpu is the CPU whose shard was examined. */
 static inline int64_t acct_rseq_shard_grab(char *base, unsigned *ret_cpu)
 {
-	struct rseq *rs = acct_rseq_area();
+	ptrdiff_t rs = acct_rseq_off;
 	int64_t w;
 	uint32_t cpu;
 
 	__asm__ volatile(ACCT_RSEQ_CS_PROLOGUE
 			 "1:\n\t"
-			 "movl 4(%[rs]), %k[cpu]\n\t"
+			 "movl %%fs:4(%[rs]), %k[cpu]\n\t"
 			 "movl %k[cpu], %%eax\n\t"
 			 "shlq $12, %%rax\n\t"
 			 "addq %[base], %%rax\n\t"

@@ -351,6 +351,9 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 		close(fd);
 	w->buf[len] = 0;
 	w->part.files_read++;
+	/* cgroupfs files are text; a NUL byte would cut the parse short silently */
+	if (memchr(w->buf, 0, len))
+		return -EBADMSG;
 	return (ssize_t)len;
 }
 

@@ -62,15 +62,26 @@ Model of the values (what expected() reports and the files show):
   populated".
 
 Files are written atomically (temporary file in the same directory, then
-os.replace) so a concurrent reader never sees half a file; a reader holding a
-file open keeps seeing the old inode (re-open per read, or build with
-write_mode="inplace", which rewrites in place and is not atomic). A new cgroup
-directory is filled in a staging directory beside ROOT and renamed into place
-(atomic_mkdir=True, the default), so its files exist as soon as it does; that
-makes inotify report IN_MOVED_TO for it instead of IN_CREATE (atomic_mkdir=False
-gives IN_CREATE and a short window where its files are missing). rmdir removes
-in place (IN_DELETE).
-
+os.replace) so a concurrent reader never sees half a file. A reader that keeps a
+file open and preads it again (as acctd's sampler caches descriptors) keeps
+seeing the old inode, i.e. stale values: for that, write_mode="inplace" (CLI
+build --write-mode inplace) rewrites the same inode with one pwrite and an
+ftruncate, so held descriptors see updates, at the price of a short window in
+which a concurrent reader may see the new content plus an old tail. Small
+contents that repeat (zeros, "max", PSI lines at 0, ...) are hard links to one
+pooled copy kept beside ROOT: creating inodes is what costs on ext4, and it is
+safe because files are only ever replaced, never changed in place (truncate
+cuts its own copy). A new cgroup directory is filled in a staging directory
+beside ROOT (".ROOTNAME.fakecg-staging", removed by close()) and renamed into
+place (atomic_mkdir=True, the default), so its files exist as soon as it does;
+that makes inotify report IN_MOVED_TO for it instead of IN_CREATE
+(atomic_mkdir=False gives IN_CREATE and a short window where its files are
+missing). rmdir removes in place (IN_DELETE; the files go just before the
+directory, as reads of a dying cgroup fail on a real host). A cgroup
+directory never gets an inode number that its path had before (ext4 reuses
+freed numbers; cgroupfs does not), so every recreate is visible by inode.
+Inside `with fs.batch():` updates are kept and written once at the end; new
+cgroups appear then.
 Faults (garbage, vanish, unreadable, truncate) stick: later updates skip the
 faulted file until heal() (or rmdir/recreate of the cgroup).
 
@@ -395,6 +406,7 @@ class FakeCgroupFS:
         self._pool_dir = os.path.join(self._staging, "pool")
         self._staging_ok = False
         self._staging_seq = 0
+        self._ino_history = {}  # (path, tree) -> inode numbers its directory has had
         self._pool_ok = write_mode == "replace"
         self._seen = {}  # small contents written once already -> pooled from the 2nd time
         self._batch = 0
@@ -409,13 +421,16 @@ class FakeCgroupFS:
     # -- construction -------------------------------------------------------
 
     @classmethod
-    def open(cls, root, autosave=True):
-        """Continue a tree created earlier (by this API or the CLI) from its state file."""
+    def open(cls, root, autosave=True, write_mode=None):
+        """Continue a tree created earlier (by this API or the CLI) from its state
+        file. write_mode: override the one it was built with."""
         root = os.path.abspath(os.fspath(root))
         with open(os.path.join(root, STATE_FILE)) as f:
             state = json.load(f)
         if state.get("version") != STATE_VERSION:
             raise ValueError("unsupported state version %r" % state.get("version"))
+        if write_mode is not None:
+            state["write_mode"] = write_mode
         return cls(root, autosave=autosave, _state=state)
 
     def _create_layout(self):
@@ -497,8 +512,9 @@ class FakeCgroupFS:
     def batch(self):
         """Defer file updates (and the state save) to the end of the block.
 
-        New cgroups still appear complete at mkdir; the ancestors' hierarchical
-        files are brought up to date once, when the outermost batch ends."""
+        Every changed file is written once, when the outermost batch ends; new
+        cgroups appear then, complete. Calls that need the directories
+        (expected, read, faults, recreate) create pending ones first."""
         self._batch += 1
         try:
             yield self
@@ -721,7 +737,7 @@ class FakeCgroupFS:
         """cpu.weight (v2) and cpu.shares (v1; default derived from weight)."""
         cg = self._get(path)
         cg.cpu_weight = int(weight)
-        cg.cpu_shares = int(shares) if shares is not None else builtins_max(2, int(weight) * 1024 // 100)
+        cg.cpu_shares = int(shares) if shares is not None else max(2, int(weight) * 1024 // 100)
         self._mark(cg.path, "cpulim")
         self._flush()
 
@@ -1145,6 +1161,10 @@ class FakeCgroupFS:
                     self._apply_delta(self._cgs[p], neg)
         for p in reversed(sub):
             c = self._cgs[p]
+            for t in trees:
+                if t in c.trees:
+                    with contextlib.suppress(OSError):
+                        self._ino_history.setdefault((p, t), set()).add(os.stat(self._dir(t, p)).st_ino)
             left = [t for t in c.trees if t not in trees]
             for key in [k for k in self._faults if k[0] == p and k[1] in trees]:
                 del self._faults[key]
@@ -1357,18 +1377,42 @@ class FakeCgroupFS:
                     if self._link_pooled(data, target):
                         if atomic:
                             os.replace(target, p)
+                            # rename() between two links of one inode (content
+                            # unchanged) does nothing: drop the temporary name
+                            with contextlib.suppress(FileNotFoundError):
+                                os.unlink(target)
                         continue
                 else:
                     if len(self._seen) > 100000:
                         self._seen.clear()
                     self._seen[data] = True
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            if atomic or fresh:
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+                try:
+                    os.write(fd, data)
+                finally:
+                    os.close(fd)
+                if atomic:
+                    os.replace(target, p)
+                continue
+            # in place: the same inode, so a reader holding the file open sees the
+            # new content; one pwrite then ftruncate keeps the torn window short
+            # (a reader in between may see the new content plus an old tail)
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
-                os.write(fd, data)
+                if os.fstat(fd).st_nlink > 1:  # a pooled copy from a "replace" run: ours only
+                    os.close(fd)
+                    fd = -1
+                    tmp = os.path.join(d, "." + name + self._tmp_suffix)
+                    with open(tmp, "wb") as f:
+                        f.write(data)
+                    os.replace(tmp, p)
+                    continue
+                os.pwrite(fd, data, 0)
+                os.ftruncate(fd, len(data))
             finally:
-                os.close(fd)
-            if atomic:
-                os.replace(target, p)
+                if fd >= 0:
+                    os.close(fd)
 
     def _link_pooled(self, data, target):
         src = os.path.join(self._pool_dir, hashlib.sha1(data).hexdigest())
@@ -1399,19 +1443,22 @@ class FakeCgroupFS:
         previous directory at that path (recreate), removed right before."""
         target = self._dir(tree, cg.path)
         items = self._render(cg, tree, ALL_CATS)
+        used = self._ino_history.setdefault((cg.path, tree), set())
+        if avoid_ino is not None:
+            used.add(avoid_ino)
         if self.atomic_mkdir:
             tmp = None
             try:
                 if not self._staging_ok:
                     os.makedirs(self._staging, exist_ok=True)
                     self._staging_ok = True
-                self._staging_seq += 1
-                tmp = os.path.join(self._staging, "new-%d-%d" % (os.getpid(), self._staging_seq))
-                os.mkdir(tmp, 0o755)
+                tmp = self._fresh_dir(lambda: os.path.join(self._staging, "new-%d-%d" % (
+                    os.getpid(), self._next_seq())), used)
                 self._write_files(tmp, items, None, fresh=True)
                 if old_dir:
                     shutil.rmtree(old_dir, ignore_errors=True)
                 os.rename(tmp, target)
+                used.add(os.stat(target).st_ino)
                 return
             except OSError as e:
                 if e.errno not in (errno.EXDEV, errno.EACCES, errno.EPERM, errno.EROFS):
@@ -1421,15 +1468,39 @@ class FakeCgroupFS:
                     shutil.rmtree(tmp, ignore_errors=True)
         if old_dir:
             shutil.rmtree(old_dir, ignore_errors=True)
-        os.mkdir(target)
-        if avoid_ino is not None and os.stat(target).st_ino == avoid_ino:
-            # the file system reused the old inode number: keep that one busy
-            # aside while creating another
-            aside = os.path.join(os.path.dirname(target), ".fakecg-aside-%d" % os.getpid())
-            os.rename(target, aside)
-            os.mkdir(target)
-            os.rmdir(aside)
+        self._fresh_dir(lambda: target, used, aside=os.path.join(os.path.dirname(target), ".fakecg-aside-%d-%%d"
+                                                                 % os.getpid()))
+        used.add(os.stat(target).st_ino)
         self._write_files(target, items, None, fresh=True)
+
+    def _next_seq(self):
+        self._staging_seq += 1
+        return self._staging_seq
+
+    def _fresh_dir(self, name, used, aside=None):
+        """mkdir a directory whose inode number was never used at this cgroup path
+        before (as cgroupfs, whose inode numbers are never reused): a reader that
+        tells cgroups apart by inode must see every recreation. File systems such
+        as ext4 hand freed inode numbers out again; such a directory is kept aside
+        (holding that number) while another is made."""
+        held = []
+        try:
+            for _ in range(64):
+                d = name()
+                os.mkdir(d, 0o755)
+                if os.stat(d).st_ino not in used:
+                    return d
+                if aside is None:
+                    held.append(d)
+                else:
+                    h = aside % self._next_seq()
+                    os.rename(d, h)
+                    held.append(h)
+            raise OSError(errno.EAGAIN, "no fresh inode number after 64 tries", d)
+        finally:
+            for h in held:
+                with contextlib.suppress(OSError):
+                    os.rmdir(h)
 
     def _fault_targets(self, path, filename, tree):
         cg = self._get(path)
@@ -1689,9 +1760,6 @@ class FakeCgroupFS:
         self._meminfo_dirty = False
 
 
-builtins_max = max  # set_memory_limits shadows max/min with keyword names
-
-
 # ---------------------------------------------------------------------------
 # realistic trees (CLI build / churn)
 
@@ -1866,10 +1934,8 @@ def build(root, mode="v2", count=100, depth=4, nr_cpus=2, nr_nodes=1, seed=1, **
     plan, children = _plan_tree(rng, count, depth)
     # size the host first: MemTotal must hold everything
     vals_rng = random.Random(seed * 7919 + 1)
-    est = 512 << 20
-    for p in plan:
-        est += 24 << 20 if not children[p] else 0
-    mem_total = max(16 << 30, -(-(est * 3) // (1 << 30)) << 30)
+    est = (512 << 20) + sum(64 << 20 for p in plan if not children[p])  # leaves average ~56 MiB
+    mem_total = max(16 << 30, -(-(est * 8 // 5) // (1 << 30)) << 30)
     fs = FakeCgroupFS(root, mode=mode, nr_cpus=nr_cpus, nr_nodes=nr_nodes, mem_total=mem_total, **fs_args)
     with fs.batch():
         fs.set_memory("/", 192 << 20)
@@ -1937,7 +2003,7 @@ def _churn_op(rng, fs, initial):
         if r < 0.65:
             p = rng.choice(paths)
             if fs.mem_tree in fs.trees_of(p):
-                cur = fs.expected(p)["memory_own_bytes"]
+                cur = fs._usage(fs._get(p).own)
                 new = max(0, int(cur * rng.uniform(0.7, 1.4)) + rng.randint(-(1 << 20), 4 << 20))
                 fs.set_memory(p, new)
             return "set_memory"
@@ -1978,7 +2044,8 @@ def _cmd_build(a):
     if a.force and os.path.lexists(a.root):
         shutil.rmtree(a.root)
     t0 = time.monotonic()
-    fs = build(a.root, mode=a.mode, count=a.count, depth=a.depth, nr_cpus=a.cpus, nr_nodes=a.nodes, seed=a.seed)
+    fs = build(a.root, mode=a.mode, count=a.count, depth=a.depth, nr_cpus=a.cpus, nr_nodes=a.nodes, seed=a.seed,
+               write_mode=a.write_mode)
     fs.close()
     dt = time.monotonic() - t0
     paths = fs.paths()
@@ -2042,6 +2109,9 @@ def main(argv=None):
     b.add_argument("--nodes", type=int, default=1)
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--force", action="store_true", help="remove ROOT first")
+    b.add_argument("--write-mode", choices=("replace", "inplace"), default="replace",
+                   help="replace: atomic (temp file + rename, new inode); inplace: same inode, so "
+                        "readers holding descriptors see updates (kept by churn)")
     b.set_defaults(fn=_cmd_build)
     c = sub.add_parser("churn", help="keep changing a built tree")
     c.add_argument("--root", required=True)
@@ -2063,6 +2133,10 @@ def main(argv=None):
         ap.error("--count >= 0, --depth/--cpus/--nodes >= 1")
     try:
         return a.fn(a)
+    except BrokenPipeError:  # e.g. piped into head
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (OSError, ValueError) as ex:
         print("fakecg: %s" % ex, file=sys.stderr)
         return 1

@@ -991,10 +991,15 @@ static int watch_limit_child(const char *base)
 	struct acct_discovery *d = NULL;
 	struct acct_discovery_stats st;
 
+	char uid_map[32], gid_map[32];
+
+	/* map ourselves to root inside, so the fake tree stays ours */
+	snprintf(uid_map, sizeof(uid_map), "0 %u 1", (unsigned)geteuid());
+	snprintf(gid_map, sizeof(gid_map), "0 %u 1", (unsigned)getegid());
 	if (unshare(CLONE_NEWUSER) < 0)
 		return 77;
-	if (write_proc("/proc/self/setgroups", "deny") < 0 || write_proc("/proc/self/uid_map", "0 0 1") < 0 ||
-	    write_proc("/proc/self/gid_map", "0 0 1") < 0 ||
+	if (write_proc("/proc/self/setgroups", "deny") < 0 || write_proc("/proc/self/uid_map", uid_map) < 0 ||
+	    write_proc("/proc/self/gid_map", gid_map) < 0 ||
 	    write_proc("/proc/sys/user/max_inotify_watches", "5") < 0)
 		return 77;
 

@@ -1,0 +1,922 @@
+#!/usr/bin/env python3
+"""bench-sampling.py - the sampling benchmark of acctd (issue 3, "Benchmark").
+
+At each size (default 1,000 and 10,000 cgroups) it measures, in one run:
+
+  * acctd's CPU per fast pass and per slow pass: the sampling workers' CPU as
+    acctd reports it per pass (--state-file "pass": cpu_seconds, wall_us,
+    files_read), and the whole daemon's CPU per fast interval (its process CPU
+    clock, ns, over M passes, no state file: event loop, reconciliation and
+    timers included);
+  * start-up time to READY=1 (a datagram on NOTIFY_SOCKET);
+  * VmRSS after READY (per cgroup: the difference between the two largest
+    sizes over their difference in cgroups; idle: a near-empty tree), and,
+    with real v1 memory cgroups, the memory charged to acctd's own cgroup
+    (user + kernel: the cached descriptors' kernel objects live there);
+  * side by side: the reference reader (bench-reader: the same files through
+    cached descriptors, no parsing, one thread; the kernel's own cost) and
+    `systemd-cgtop -b -n 1` over the same cgroups (real cgroups only);
+  * that empty cgroups (cgroup.events populated 0) are not re-read at the fast
+    interval: 90% of the cgroups are emptied while acctd runs, and files read
+    per fast pass must drop to one file (cgroup.events) per empty cgroup.
+
+As root (default) the cgroups are real: PREFIX (/acctd-bench) with N children
+in every hierarchy systemd would put a unit in on this host (memory, cpu,
+cpuacct, pids, name=systemd, unified; whichever exist), each holding a
+`sleep` started inside it, and acctd runs on the host with
+`[cgroups] include = PREFIX*`. Everything is removed at the end, also on
+failure or SIGINT/SIGTERM. Not root (or --fake): fake trees from
+tests/fakecg.py, and systemd-cgtop is skipped with the reason.
+
+Output: a Markdown table on stdout (--json FILE for all figures; - for
+stdout). See tests/bench/README.md.
+"""
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+CGROOT = "/sys/fs/cgroup"
+SLEEP_ARG = "31536017"  # marks our sleeps: `sleep 31536017`
+SYSTEMD_NOFILE = 524288  # systemd's default hard RLIMIT_NOFILE for services
+
+
+class Interrupted(Exception):
+    pass
+
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(v, nd=1, unit=""):
+    if v is None:
+        return "-"
+    if isinstance(v, int) and nd == 0:
+        return "{:,}{}".format(v, unit)
+    return "{:,.{}f}{}".format(v, nd, unit)
+
+
+# ---------------------------------------------------------------------------
+# real cgroups
+
+def hierarchy_dirs():
+    """Where to create a unit's cgroups on this host: what systemd would use."""
+    out = []
+    if os.path.exists(os.path.join(CGROOT, "cgroup.controllers")):
+        return [CGROOT]  # pure v2
+    for name in ("memory", "cpu", "cpuacct", "cpu,cpuacct", "pids", "systemd", "unified"):
+        p = os.path.join(CGROOT, name)
+        if os.path.isdir(p) and not os.path.islink(p) and os.path.ismount(p):
+            out.append(p)
+    return out
+
+
+def host_mode():
+    if os.path.exists(os.path.join(CGROOT, "cgroup.controllers")):
+        return "v2"
+    if os.path.exists(os.path.join(CGROOT, "unified", "cgroup.controllers")):
+        return "hybrid"
+    return "legacy"
+
+
+class RealTree:
+    """N cgroups PREFIX/cg-NNNNN in every hierarchy, each with a sleep."""
+
+    def __init__(self, prefix, n, hiers):
+        self.prefix = prefix
+        self.n = n
+        self.hiers = hiers
+        self.names = ["cg-%05d" % i for i in range(n)]
+        self.pids = []  # sleeps, by index (None once killed)
+        self.created = []  # directories, in creation order
+
+    def dirs(self, h):
+        return [os.path.join(h + self.prefix, name) for name in self.names]
+
+    def create(self):
+        t0 = time.monotonic()
+        for h in self.hiers:
+            top = h + self.prefix
+            os.mkdir(top)
+            self.created.append(top)
+            for d in self.dirs(h):
+                os.mkdir(d)
+                self.created.append(d)
+        t1 = time.monotonic()
+        for name in self.names:
+            procs = [os.path.join(h + self.prefix, name, "cgroup.procs") for h in self.hiers]
+            pid = os.fork()
+            if pid == 0:  # child: join its cgroups, then become the sleep
+                try:
+                    for p in procs:
+                        fd = os.open(p, os.O_WRONLY)
+                        os.write(fd, b"0")
+                        os.close(fd)
+                    os.execv("/bin/sleep", ["sleep", SLEEP_ARG])
+                finally:
+                    os._exit(127)
+            self.pids.append(pid)
+        # every sleep is in place once its exec is done
+        deadline = time.monotonic() + 120
+        for pid in self.pids:
+            while True:
+                try:
+                    with open("/proc/%d/cmdline" % pid, "rb") as f:
+                        if f.read().split(b"\0")[:2] == [b"sleep", SLEEP_ARG.encode()]:
+                            break
+                except FileNotFoundError:
+                    raise RuntimeError("sleep %d failed to start in its cgroups" % pid)
+                if time.monotonic() > deadline:
+                    raise RuntimeError("sleep %d did not start" % pid)
+                time.sleep(0.001)
+        log("created %d cgroups in %d hierarchies in %.1fs, %d sleeps in %.1fs" % (
+            self.n, len(self.hiers), t1 - t0, len(self.pids), time.monotonic() - t1))
+
+    def empty(self, keep_every):
+        """Kill the sleeps of all cgroups but every keep_every-th: they become empty."""
+        killed = 0
+        for i, pid in enumerate(self.pids):
+            if pid is not None and i % keep_every != 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                self.pids[i] = None
+                killed += 1
+        return killed
+
+    def destroy(self):
+        for i, pid in enumerate(self.pids):
+            if pid is None:
+                continue
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+            self.pids[i] = None
+        rmdir_all(reversed(self.created))
+        self.created = []
+
+
+def rmdir_all(dirs):
+    left = []
+    for d in dirs:
+        for attempt in range(50):
+            try:
+                os.rmdir(d)
+                break
+            except FileNotFoundError:
+                break
+            except OSError as e:
+                if attempt == 49:
+                    left.append("%s (%s)" % (d, e.strerror))
+                time.sleep(0.02)
+    if left:
+        log("could not remove %d cgroups: %s" % (len(left), ", ".join(left[:5])))
+
+
+def remove_leftovers(prefix, hiers):
+    """A previous run that was killed hard may have left PREFIX behind: remove it
+    (only our own sleeps are killed; anything else there stops us)."""
+    tops = [h + prefix for h in hiers if os.path.isdir(h + prefix)]
+    if not tops:
+        return
+    log("removing a leftover %s" % prefix)
+    pids = set()
+    for top in tops:
+        for dirpath, _, _ in os.walk(top):
+            with contextlib.suppress(OSError), open(os.path.join(dirpath, "cgroup.procs")) as f:
+                pids.update(int(x) for x in f.read().split())
+    for pid in pids:
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                cmd = f.read().split(b"\0")
+        except OSError:
+            continue
+        if cmd[:2] != [b"sleep", SLEEP_ARG.encode()]:
+            raise RuntimeError("%s holds process %d (%r), not one of ours; remove it by hand" % (prefix, pid, cmd))
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    dirs = []
+    for top in tops:
+        for dirpath, _, _ in os.walk(top, topdown=False):
+            dirs.append(dirpath)
+    rmdir_all(dirs)
+
+
+# ---------------------------------------------------------------------------
+# fake trees
+
+def fakecg():
+    sys.path.insert(0, os.path.join(SRC, "tests"))
+    import fakecg as mod
+    return mod
+
+
+def build_fake(root, mode, n, depth, seed=1):
+    mod = fakecg()
+    t0 = time.monotonic()
+    # in-place writes: acctd keeps descriptors open, so a file replaced by
+    # rename would never show it a change (see fakecg's docstring)
+    fs = mod.build(root, mode=mode, count=n, depth=depth, seed=seed, write_mode="inplace")
+    fs.close()
+    log("built a fake %s tree of %d cgroups in %.1fs" % (mode, n, time.monotonic() - t0))
+    return fs
+
+
+def fake_populated(fs):
+    return sum(1 for p in fs.paths() if fs.expected(p)["populated"])
+
+
+def empty_fake(fs, keep_every):
+    """Mark all cgroups but every keep_every-th not populated (set_populated)."""
+    paths = [p for p in fs.paths() if p != "/"]
+    n = 0
+    with fs.batch():
+        for i, p in enumerate(paths):
+            if i % keep_every != 0:
+                fs.set_populated(p, False)
+                n += 1
+    fs.close()
+    return n
+
+
+# ---------------------------------------------------------------------------
+# acctd
+
+def config_text(tmp, fast, slow, workers, include):
+    lines = ["[sampling]", "fast_interval = %s" % fast, "slow_interval = %s" % slow,
+             "workers = %d" % workers, "load_average = no",
+             "[api]", "socket = %s" % os.path.join(tmp, "io.acctd"),
+             "[metrics]", "listen = none"]
+    if include:
+        lines += ["[cgroups]", "include = %s" % include]
+    return "\n".join(lines) + "\n"
+
+
+def process_cpu_ns(pid):
+    # the process-wide CPU clock of another process: MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+    return time.clock_gettime_ns(((~pid) << 3) | 2)
+
+
+def thread_cpu_ticks(pid):
+    """{tid: utime+stime ticks} of every thread (main thread: tid == pid)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with contextlib.suppress(OSError), open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+            out[int(tid)] = int(fields[11]) + int(fields[12])
+    return out
+
+
+def vm_rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
+
+def read_pass(state_file):
+    """The "pass" object of acctd's state file, read from its tail."""
+    with open(state_file, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - (1 << 20)))
+        tail = f.read().decode("utf-8", "replace")
+    i = tail.rfind('"pass":{"cgroups"')
+    if i < 0:
+        raise RuntimeError("no pass report in %s" % state_file)
+    obj, _ = json.JSONDecoder().raw_decode(tail, i + len('"pass":'))
+    return obj
+
+
+class Daemon:
+    def __init__(self, args, tmp, name, conf, cgroup_root=None, state_file=False, self_cgroups=(), nofile=None):
+        self.args = args
+        self.tmp = tmp
+        self.name = name
+        self.conf_path = os.path.join(tmp, name + ".conf")
+        with open(self.conf_path, "w") as f:
+            f.write(conf)
+        self.state_file = os.path.join(tmp, name + ".state.json") if state_file else None
+        self.cgroup_root = cgroup_root
+        self.self_cgroups = list(self_cgroups)
+        self.nofile = nofile
+        self.proc = None
+        self.sock = None
+
+    def start(self):
+        sock_path = os.path.join(self.tmp, self.name + ".notify")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(sock_path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(sock_path)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        env = dict(os.environ, NOTIFY_SOCKET=sock_path)
+        env.pop("WATCHDOG_USEC", None)
+        cmd = [self.args.acctd, "--config", self.conf_path, "--config-dropins", os.path.join(self.tmp, "no-dropins"),
+               "--log-level", "info"]
+        if self.cgroup_root:
+            cmd += ["--cgroup-root", self.cgroup_root]
+        if self.state_file:
+            cmd += ["--state-file", self.state_file]
+        self_cgroups, nofile = self.self_cgroups, self.nofile
+
+        def pre():
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+            for p in self_cgroups:
+                with open(p, "w") as f:
+                    f.write("0")
+
+        self.log = open(os.path.join(self.tmp, self.name + ".log"), "w")
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                                     preexec_fn=pre)
+
+    def recv(self, deadline):
+        """Next notification (list of lines), or raise at the deadline."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise RuntimeError("%s: no notification in time (see %s.log)" % (self.name, self.name))
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited with %s (see %s)" % (self.name, self.proc.returncode, self.log.name))
+            self.sock.settimeout(min(left, 0.5))
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            return data.decode("utf-8", "replace").split("\n")
+
+    def wait_ready(self, timeout=300):
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = self.recv(deadline)
+            if "READY=1" in lines:
+                return time.monotonic() - self.t0
+
+    def wait_pass(self, timeout=300):
+        """The STATUS= that follows every pass after READY; returns the last
+        pass's wall time in ms as the status line gives it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in self.recv(deadline):
+                if line.startswith("STATUS="):
+                    m = re.search(r"last pass (\d+) ms", line)
+                    return int(m.group(1)) if m else None
+
+    def memcg_bytes(self):
+        """Memory charged to acctd's own v1 memory cgroup: (total, kernel)."""
+        for p in self.self_cgroups:
+            d = os.path.dirname(p)
+            if os.path.exists(os.path.join(d, "memory.kmem.usage_in_bytes")):
+                with open(os.path.join(d, "memory.usage_in_bytes")) as f:
+                    total = int(f.read())
+                with open(os.path.join(d, "memory.kmem.usage_in_bytes")) as f:
+                    kmem = int(f.read())
+                return total, kmem
+        return None, None
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.sock:
+            self.sock.close()
+            self.sock = None
+        if getattr(self, "log", None):
+            self.log.close()
+
+
+# ---------------------------------------------------------------------------
+# the measurements
+
+def run_reader(args, root, prefix, passes, which, extra=(), nofile=None):
+    cmd = [args.reader, "--root", root, "--passes", str(passes), "--set", which] + list(extra)
+    if prefix:
+        cmd += ["--prefix", prefix]
+
+    def pre():
+        if nofile:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, preexec_fn=pre).stdout
+    return json.loads(out)
+
+
+def run_cgtop(prefix, runs=3):
+    """systemd-cgtop -b -n 1 over PREFIX and its children: wall and CPU (median of runs)."""
+    cgtop = shutil.which("systemd-cgtop")
+    if not cgtop:
+        return {"skipped": "systemd-cgtop is not installed"}
+    cmd = [cgtop, "-b", "-n", "1", "--depth=1", prefix]
+    walls, cpus, rows = [], [], 0
+    for _ in range(runs):
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            t0 = time.monotonic()
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+            _, status, ru = os.wait4(p.pid, 0)  # this child's own rusage
+            walls.append(time.monotonic() - t0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            cpus.append(ru.ru_utime + ru.ru_stime)
+            out.seek(0)
+            err.seek(0)
+            if p.returncode != 0:
+                return {"skipped": "systemd-cgtop failed: %s" % err.read().decode(errors="replace").strip()}
+            rows = len([line for line in out.read().decode(errors="replace").splitlines() if line.strip()])
+    return {"command": " ".join(cmd), "wall_s": median(walls), "cpu_s": median(cpus), "rows": rows, "runs": runs}
+
+
+def measure_daemon_cpu(args, tmp, name, include, cgroup_root, self_cgroups, nofile, passes):
+    """Run A: fast passes only (slow_interval 1h), no state file: start-up,
+    RSS, and the process's CPU per fast interval."""
+    conf = config_text(tmp, "%dms" % args.fast_ms, "1h", args.workers, include)
+    d = Daemon(args, tmp, name, conf, cgroup_root=cgroup_root, self_cgroups=self_cgroups, nofile=nofile)
+    res = {}
+    try:
+        d.start()
+        res["ready_s"] = d.wait_ready()
+        pid = d.proc.pid
+        res["rss_ready_kib"] = vm_rss_kib(pid)
+        res["memcg_ready_bytes"], res["kmem_ready_bytes"] = d.memcg_bytes()
+        if passes:
+            # the first pass after READY may still pay for log_top and late
+            # opens; start the window one pass in
+            d.wait_pass()
+            c0, t0, th0 = process_cpu_ns(pid), time.monotonic(), thread_cpu_ticks(pid)
+            walls = []
+            for _ in range(passes):
+                walls.append(d.wait_pass())
+            c1, t1, th1 = process_cpu_ns(pid), time.monotonic(), thread_cpu_ticks(pid)
+            hz = os.sysconf("SC_CLK_TCK")
+            main = (th1.get(pid, 0) - th0.get(pid, 0)) / hz
+            others = sum(v - th0.get(t, 0) for t, v in th1.items() if t != pid) / hz
+            res.update({
+                "passes": passes,
+                "process_cpu_s_per_pass": (c1 - c0) / 1e9 / passes,
+                "interval_s": (t1 - t0) / passes,
+                "status_wall_ms_median": median(walls),
+                "main_thread_cpu_s_per_pass": main / passes,
+                "other_threads_cpu_s_per_pass": others / passes,
+            })
+            res["rss_after_kib"] = vm_rss_kib(pid)
+            res["memcg_after_bytes"], res["kmem_after_bytes"] = d.memcg_bytes()
+            res["threads"] = len(th1)
+            res["fds"] = len(os.listdir("/proc/%d/fd" % pid))
+    finally:
+        d.stop()
+    return res
+
+
+def classify(reports, fast_files, slow_files):
+    mid = (fast_files + slow_files) / 2.0
+    fast = [r for r in reports if r["files_read"] < mid]
+    slow = [r for r in reports if r["files_read"] >= mid]
+    return fast, slow
+
+
+def summarize(reports):
+    if not reports:
+        return None
+    return {
+        "passes": len(reports),
+        "cpu_s": median([r["cpu_seconds"] for r in reports]),
+        "wall_s": median([r["wall_us"] / 1e6 for r in reports]),
+        "files_read": median([r["files_read"] for r in reports]),
+        "skipped_empty": median([r["skipped_empty"] for r in reports]),
+        "open_per_read": median([r["open_per_read"] for r in reports]),
+        "cgroups": reports[0]["cgroups"],
+        "cgroups_failed": max(r["cgroups_failed"] for r in reports),
+    }
+
+
+def measure_daemon_passes(args, tmp, name, include, cgroup_root, self_cgroups, nofile, ref_fast, ref_slow,
+                          empty_fn=None):
+    """Run B: fast and slow passes with the pass reports of --state-file; then
+    (empty_fn) most cgroups are emptied and the fast passes measured again."""
+    conf = config_text(tmp, "%dms" % args.fast_ms, "%dms" % (2 * args.fast_ms), args.workers, include)
+    d = Daemon(args, tmp, name, conf, cgroup_root=cgroup_root, state_file=True, self_cgroups=self_cgroups,
+               nofile=nofile)
+    res = {}
+    try:
+        d.start()
+        d.wait_ready()
+        res["first_pass"] = read_pass(d.state_file)
+        reports = []
+        for _ in range(args.passes):
+            d.wait_pass()
+            reports.append(read_pass(d.state_file))
+        fast, slow = classify(reports, ref_fast["files"], ref_slow["files"])
+        res["fast"] = summarize(fast)
+        res["slow"] = summarize(slow)
+        if empty_fn:
+            emptied = empty_fn()
+            res["emptied"] = emptied
+            d.wait_pass()  # straddles the change
+            later = []
+            for _ in range(args.empty_passes):
+                d.wait_pass()
+                later.append(read_pass(d.state_file))
+            efast, eslow = classify(later, ref_fast["files"], ref_slow["files"])
+            res["empty_fast"] = summarize(efast)
+            res["empty_slow"] = summarize(eslow)
+    finally:
+        d.stop()
+    return res
+
+
+# ---------------------------------------------------------------------------
+
+def machine():
+    cpu = "?"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    virt = None
+    with contextlib.suppress(Exception):
+        virt = subprocess.run(["systemd-detect-virt"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True).stdout.strip() or None
+    mem = None
+    with contextlib.suppress(OSError), open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1]) // 1024
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "memory_mib": mem, "virt": virt,
+            "date": datetime.date.today().isoformat(), "loadavg_start": open("/proc/loadavg").read().split()[:3]}
+
+
+def run_size(args, tmp, n, real, hiers, results):
+    r = {"cgroups_requested": n}
+    prefix = args.prefix
+    tree = None
+    fs = None
+    nofile = args.nofile_value
+    try:
+        if real:
+            tree = RealTree(prefix, n, hiers)
+            tree.create()
+            include, cgroup_root, reader_root, reader_prefix = prefix + "*", None, CGROOT, prefix
+            self_dir = None
+            mem = [h for h in hiers if os.path.basename(h) == "memory"]
+            self_cgroups = []
+            if mem:
+                self_dir = mem[0] + "/acctd-self-bench"  # outside the include glob
+                os.mkdir(self_dir)
+                tree.created.insert(0, self_dir)  # removed last
+                self_cgroups = [self_dir + "/cgroup.procs"]
+        else:
+            root = os.path.join(tmp, "fake-%d" % n)
+            fs = build_fake(root, args.fake_mode, n, args.depth)
+            include, cgroup_root, reader_root, reader_prefix = None, root, root, None
+            self_cgroups = []
+
+        if n == 0:
+            a = measure_daemon_cpu(args, tmp, "idle", include, cgroup_root, self_cgroups, nofile, 0)
+            r["acctd"] = a
+            return r
+
+        log("%d: reference reader" % n)
+        ref_fast = run_reader(args, reader_root, reader_prefix, args.reader_passes, "fast", ["--breakdown", "--orc"],
+                              nofile)
+        ref_slow = run_reader(args, reader_root, reader_prefix, max(3, args.reader_passes // 4), "slow", (), nofile)
+        r["reference_fast"], r["reference_slow"] = ref_fast, ref_slow
+        r["cgroups"] = ref_fast["cgroups"]
+        if real:
+            log("%d: systemd-cgtop" % n)
+            r["cgtop"] = run_cgtop(prefix)
+        else:
+            r["cgtop"] = {"skipped": "not root: systemd-cgtop reads only the real /sys/fs/cgroup" if os.geteuid()
+                          else "fake tree (--fake): systemd-cgtop reads only the real /sys/fs/cgroup"}
+        log("%d: acctd, fast passes (process CPU, start-up, RSS)" % n)
+        r["acctd"] = measure_daemon_cpu(args, tmp, "a-%d" % n, include, cgroup_root, self_cgroups, nofile,
+                                        args.passes)
+        log("%d: acctd, pass reports (fast, slow, then 90%% empty)" % n)
+        if real:
+            def empty_fn():
+                k = tree.empty(10)
+                # wait until the kernel shows them empty
+                probe = [h for h in hiers if os.path.basename(h) in ("unified",) or h == CGROOT]
+                if probe:
+                    ev = os.path.join(probe[0] + prefix, tree.names[1], "cgroup.events")
+                    for _ in range(200):
+                        with open(ev) as f:
+                            if "populated 0" in f.read():
+                                break
+                        time.sleep(0.01)
+                return k
+        else:
+            def empty_fn():
+                return empty_fake(fs, 10)
+        b = measure_daemon_passes(args, tmp, "b-%d" % n, include, cgroup_root, self_cgroups, nofile, ref_fast,
+                                  ref_slow, empty_fn)
+        r["acctd_passes"] = b
+        log("%d: reference reader on the emptied tree" % n)
+        r["reference_empty"] = run_reader(args, reader_root, reader_prefix, args.reader_passes, "fast", (), nofile)
+        return r
+    finally:
+        if tree:
+            tree.destroy()
+        if fs is not None:
+            shutil.rmtree(fs.root, ignore_errors=True)
+        results.append(r)
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def report(res):
+    sizes = [s for s in res["sizes"] if s["cgroups_requested"] > 0]
+    idle = next((s for s in res["sizes"] if s["cgroups_requested"] == 0), None)
+    hdr = [s.get("cgroups", s["cgroups_requested"]) for s in sizes]
+    out = []
+    m = res["machine"]
+    out.append("Machine: %s, %d cores%s, %s MiB, Linux %s; %s; %s cgroups (%s); acctd workers=%d, "
+               "fast_interval=%d ms, load_average=no; RLIMIT_NOFILE %s; load average at start %s." % (
+                   m["cpu"], m["cores"], ", " + m["virt"] if m.get("virt") else "", fmt(m["memory_mib"], 0),
+                   m["kernel"], m["date"], "real" if res["real"] else "fake",
+                   res["layout"], res["workers"], res["fast_ms"], res["nofile"], " ".join(m["loadavg_start"])))
+    out.append("")
+    cols = ["{:,} cgroups".format(h) for h in hdr]
+    out.append("| | " + " | ".join(cols) + " | target |")
+    out.append("|---|" + "---|" * len(cols) + "---|")
+
+    def row(label, vals, target=""):
+        out.append("| %s | %s | %s |" % (label, " | ".join(vals), target))
+
+    def g(s, *keys):
+        for k in keys:
+            if s is None:
+                return None
+            s = s.get(k) if isinstance(s, dict) else None
+        return s
+
+    def ms(v, nd=1):
+        return fmt(v * 1e3 if v is not None else None, nd)
+
+    row("files per fast pass: acctd / reference",
+        ["%s / %s" % (fmt(g(s, "acctd_passes", "fast", "files_read"), 0),
+                      fmt(g(s, "reference_fast", "files_per_pass"), 0)) for s in sizes])
+    row("**fast pass, acctd workers**: CPU ms (wall ms)",
+        ["%s (%s)" % (ms(g(s, "acctd_passes", "fast", "cpu_s")), ms(g(s, "acctd_passes", "fast", "wall_s")))
+         for s in sizes])
+    row("fast pass, acctd whole process: CPU ms per interval (main thread)",
+        ["%s (%s)" % (ms(g(s, "acctd", "process_cpu_s_per_pass")), ms(g(s, "acctd", "main_thread_cpu_s_per_pass"), 0))
+         for s in sizes])
+    row("fast pass, reference reader: CPU ms (wall ms)",
+        ["%s (%s)" % (ms(g(s, "reference_fast", "cpu_s_per_pass")), ms(g(s, "reference_fast", "wall_s_per_pass")))
+         for s in sizes])
+    rf = [ratio(g(s, "acctd_passes", "fast", "cpu_s"), g(s, "reference_fast", "cpu_s_per_pass")) for s in sizes]
+    rp = [ratio(g(s, "acctd", "process_cpu_s_per_pass"), g(s, "reference_fast", "cpu_s_per_pass")) for s in sizes]
+    row("**fast pass CPU / reference**: workers (whole process)",
+        ["%s (%s)" % (fmt(a, 2, "x"), fmt(b, 2, "x")) for a, b in zip(rf, rp)], "<= 1.2x")
+    row("files per slow pass: acctd / reference",
+        ["%s / %s" % (fmt(g(s, "acctd_passes", "slow", "files_read"), 0),
+                      fmt(g(s, "reference_slow", "files_per_pass"), 0)) for s in sizes])
+    row("**slow pass, acctd workers**: CPU ms (wall ms)",
+        ["%s (%s)" % (ms(g(s, "acctd_passes", "slow", "cpu_s")), ms(g(s, "acctd_passes", "slow", "wall_s")))
+         for s in sizes])
+    row("slow pass, reference reader: CPU ms (wall ms)",
+        ["%s (%s)" % (ms(g(s, "reference_slow", "cpu_s_per_pass")), ms(g(s, "reference_slow", "wall_s_per_pass")))
+         for s in sizes])
+    rs = [ratio(g(s, "acctd_passes", "slow", "cpu_s"), g(s, "reference_slow", "cpu_s_per_pass")) for s in sizes]
+    row("**slow pass CPU / reference**", [fmt(a, 2, "x") for a in rs], "<= 1.2x")
+    row("first pass at start-up (opens every file): CPU ms (wall ms)",
+        ["%s (%s)" % (ms(g(s, "acctd_passes", "first_pass", "cpu_seconds")),
+                      ms((g(s, "acctd_passes", "first_pass", "wall_us") or 0) / 1e6 or None)) for s in sizes])
+    row("reference: open+read+close, CPU us per file (cached pread)",
+        ["%s (%s)" % (fmt(g(s, "reference_fast", "orc_us_per_file"), 2), fmt(g(s, "reference_fast", "us_per_file"), 2))
+         for s in sizes])
+    row("systemd-cgtop -b -n 1: wall ms (CPU ms)",
+        ["%s (%s)" % (ms(g(s, "cgtop", "wall_s")), ms(g(s, "cgtop", "cpu_s"))) if g(s, "cgtop", "wall_s") is not None
+         else "skipped" for s in sizes])
+    row("**start-up to READY=1**, s", [fmt(g(s, "acctd", "ready_s"), 3) for s in sizes], "<= 2 s at 10,000")
+    row("VmRSS after READY (after the passes), MiB",
+        ["%s (%s)" % (fmt((g(s, "acctd", "rss_ready_kib") or 0) / 1024 or None, 1),
+                      fmt((g(s, "acctd", "rss_after_kib") or 0) / 1024 or None, 1)) for s in sizes])
+    row("memory charged to acctd's cgroup after the passes: total (kernel), MiB",
+        ["%s (%s)" % (fmt((g(s, "acctd", "memcg_after_bytes") or 0) / 2**20 or None, 1),
+                      fmt((g(s, "acctd", "kmem_after_bytes") or 0) / 2**20 or None, 1)) for s in sizes])
+    row("descriptors open (open-per-read reads per fast pass)",
+        ["%s (%s)" % (fmt(g(s, "acctd", "fds"), 0), fmt(g(s, "acctd_passes", "fast", "open_per_read"), 0))
+         for s in sizes])
+    row("90% emptied: files per fast pass, acctd / reference (skipped cgroups)",
+        ["%s / %s (%s)" % (fmt(g(s, "acctd_passes", "empty_fast", "files_read"), 0),
+                           fmt(g(s, "reference_empty", "files_per_pass"), 0),
+                           fmt(g(s, "acctd_passes", "empty_fast", "skipped_empty"), 0)) for s in sizes])
+    row("90% emptied: fast pass CPU ms, acctd workers / reference",
+        ["%s / %s" % (ms(g(s, "acctd_passes", "empty_fast", "cpu_s")), ms(g(s, "reference_empty", "cpu_s_per_pass")))
+         for s in sizes])
+    out.append("")
+    # derived
+    per_cg = None
+    if len(sizes) >= 2:
+        a, b = sizes[0], sizes[-1]
+        ra, rb = g(a, "acctd", "rss_ready_kib"), g(b, "acctd", "rss_ready_kib")
+        na, nb = a.get("cgroups"), b.get("cgroups")
+        if ra and rb and nb and na and nb != na:
+            per_cg = (rb - ra) * 1024.0 / (nb - na)
+        ka, kb = g(a, "acctd", "memcg_after_bytes"), g(b, "acctd", "memcg_after_bytes")
+        kka, kkb = g(a, "acctd", "kmem_after_bytes"), g(b, "acctd", "kmem_after_bytes")
+        res["derived"] = {"rss_bytes_per_cgroup": per_cg}
+        if ka and kb:
+            res["derived"]["charged_bytes_per_cgroup"] = (kb - ka) / (nb - na)
+            res["derived"]["kernel_bytes_per_cgroup"] = (kkb - kka) / (nb - na)
+        ra2, rb2 = g(a, "acctd", "rss_after_kib"), g(b, "acctd", "rss_after_kib")
+        if ra2 and rb2:
+            res["derived"]["rss_after_bytes_per_cgroup"] = (rb2 - ra2) * 1024.0 / (nb - na)
+    d = res.get("derived", {})
+    idle_rss = g(idle, "acctd", "rss_ready_kib")
+    out.append("- Resident memory per cgroup (VmRSS after READY, %s vs %s cgroups): **%s KiB** (after the passes: "
+               "%s KiB); idle VmRSS with a near-empty tree: %s MiB. Target <= 4 KiB per idle cgroup." % (
+                   fmt(hdr[0], 0) if hdr else "-", fmt(hdr[-1], 0) if hdr else "-",
+                   fmt(per_cg / 1024 if per_cg else None, 2),
+                   fmt(d.get("rss_after_bytes_per_cgroup", 0) / 1024 or None, 2),
+                   fmt(idle_rss / 1024 if idle_rss else None, 1)))
+    if d.get("charged_bytes_per_cgroup"):
+        out.append("- Memory charged to acctd's own memory cgroup per cgroup (user + kernel, after the passes): "
+                   "%s KiB, of which kernel %s KiB (the cached descriptors: struct file, seq_file and its buffer)." % (
+                       fmt(d["charged_bytes_per_cgroup"] / 1024, 2), fmt(d["kernel_bytes_per_cgroup"] / 1024, 2)))
+    # the reference's per-file costs at the largest size
+    big = sizes[-1] if sizes else None
+    bd = g(big, "reference_fast", "breakdown")
+    if bd:
+        out.append("- Reference reader, CPU per cached pread at {:,} cgroups: ".format(hdr[-1]) + ", ".join(
+            "%s %s us" % (k, fmt(v["us_per_read"], 2)) for k, v in bd.items()) + ".")
+    targets = []
+    if sizes:
+        worst = max((x for x in rf if x is not None), default=None)
+        worst_p = max((x for x in rp if x is not None), default=None)
+        targets.append(("fast pass <= 1.2x the reference reader's CPU",
+                        worst is not None and worst <= 1.2,
+                        "workers %s, whole process %s (worst size)" % (fmt(worst, 2, "x"), fmt(worst_p, 2, "x"))))
+        worst_s = max((x for x in rs if x is not None), default=None)
+        targets.append(("slow pass <= 1.2x the reference reader's CPU", worst_s is not None and worst_s <= 1.2,
+                        fmt(worst_s, 2, "x")))
+        ok_empty = True
+        detail = []
+        for s in sizes:
+            ef, rfe = g(s, "acctd_passes", "empty_fast", "files_read"), g(s, "reference_empty", "files_per_pass")
+            full = g(s, "acctd_passes", "fast", "files_read")
+            if ef is None or rfe is None or full is None:
+                ok_empty = False
+                continue
+            ok_empty = ok_empty and ef <= rfe * 1.01 and ef < full
+            detail.append("%s -> %s files" % (fmt(full, 0), fmt(ef, 0)))
+        targets.append(("empty cgroups not re-read at the fast interval", ok_empty, "; ".join(detail)))
+        targets.append(("<= 4 KiB resident per idle cgroup", per_cg is not None and per_cg <= 4096,
+                        "%s KiB" % fmt(per_cg / 1024 if per_cg else None, 2)))
+        r10 = next((g(s, "acctd", "ready_s") for s in sizes if s.get("cgroups", 0) >= 10000), None)
+        targets.append(("READY=1 within 2 s at 10,000 cgroups", r10 is not None and r10 <= 2.0,
+                        "%s s" % fmt(r10, 3) if r10 is not None else "no 10,000 run"))
+    out.append("")
+    out.append("Targets:")
+    out.append("")
+    for name, ok, detail in targets:
+        out.append("- %s: **%s** (%s)" % (name, "met" if ok else "NOT met", detail))
+    res["targets"] = [{"target": t, "met": ok, "detail": d} for t, ok, d in targets]
+    for s in sizes:
+        sk = g(s, "cgtop", "skipped")
+        if sk:
+            out.append("")
+            out.append("systemd-cgtop skipped: %s." % sk)
+            break
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(SRC, "build"), help="meson build directory (default: build)")
+    ap.add_argument("--acctd", help="acctd binary (default: BUILD/daemon/acctd)")
+    ap.add_argument("--reader", help="bench-reader binary (default: BUILD/tests/bench/bench-reader)")
+    ap.add_argument("--sizes", default="1000,10000", help="comma-separated cgroup counts (default 1000,10000)")
+    ap.add_argument("--no-idle", action="store_true", help="skip the idle (near-empty tree) run")
+    ap.add_argument("--fake", action="store_true", help="fake trees even as root")
+    ap.add_argument("--fake-mode", choices=("v2", "hybrid"), default=None,
+                    help="layout of the fake trees (default: the host's, hybrid or v2)")
+    ap.add_argument("--depth", type=int, default=4, help="depth of the fake trees (default 4)")
+    ap.add_argument("--prefix", default="/acctd-bench", help="parent of the real cgroups (default /acctd-bench)")
+    ap.add_argument("--workers", type=int, default=2, help="acctd sampling workers (default 2)")
+    ap.add_argument("--fast-ms", type=int, default=1000, help="fast_interval in ms (default 1000)")
+    ap.add_argument("--passes", type=int, default=10, help="passes measured per acctd run (default 10)")
+    ap.add_argument("--empty-passes", type=int, default=6, help="passes after emptying (default 6)")
+    ap.add_argument("--reader-passes", type=int, default=20, help="reference reader passes (default 20)")
+    ap.add_argument("--nofile", default=str(SYSTEMD_NOFILE),
+                    help="RLIMIT_NOFILE for acctd and the reader when root (default %d, systemd's default "
+                         "hard limit for services); 'inherit' keeps this shell's" % SYSTEMD_NOFILE)
+    ap.add_argument("--json", metavar="FILE", help="write every figure as JSON to FILE (- for stdout)")
+    ap.add_argument("--keep-tmp", action="store_true", help="keep the temporary directory (logs, configs)")
+    args = ap.parse_args()
+
+    args.acctd = args.acctd or os.path.join(args.build, "daemon", "acctd")
+    args.reader = args.reader or os.path.join(args.build, "tests", "bench", "bench-reader")
+    for p in (args.acctd, args.reader):
+        if not os.access(p, os.X_OK):
+            ap.error("%s is not built (ninja -C BUILD daemon/acctd tests/bench/bench-reader)" % p)
+    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    if not args.no_idle:
+        sizes = [0] + sizes
+    root = os.geteuid() == 0
+    real = root and not args.fake
+    if real and not args.prefix.startswith("/") or args.prefix in ("/", ""):
+        ap.error("--prefix must be an absolute cgroup path below the root")
+    args.nofile_value = None
+    if args.nofile != "inherit":
+        want = int(args.nofile)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if root:
+            args.nofile_value = want
+        elif want > hard:
+            log("not root: RLIMIT_NOFILE stays at %d (hard limit)" % hard)
+    nofile_desc = args.nofile_value or resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if args.fake_mode is None:
+        args.fake_mode = "v2" if host_mode() == "v2" else "hybrid"
+    if not real:
+        why = "--fake" if root else "not root"
+        log("%s: fake %s trees from tests/fakecg.py; systemd-cgtop skipped (it reads only the real "
+            "/sys/fs/cgroup)" % (why, args.fake_mode))
+
+    def on_signal(signum, frame):
+        raise Interrupted("signal %d" % signum)
+
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, on_signal)
+
+    res = {"machine": machine(), "real": real, "workers": args.workers, "fast_ms": args.fast_ms,
+           "nofile": nofile_desc, "sizes": []}
+    hiers = hierarchy_dirs() if real else []
+    res["layout"] = ("%s host, cgroups in %s" % (host_mode(), ", ".join(os.path.basename(h) or h for h in hiers))
+                     if real else "fakecg %s, depth %d" % (args.fake_mode, args.depth))
+    tmp = tempfile.mkdtemp(prefix="acctd-bench-")
+    os.mkdir(os.path.join(tmp, "no-dropins"))
+    rc = 0
+    try:
+        if real:
+            remove_leftovers(args.prefix, hiers)
+            self_dirs = [h + "/acctd-self-bench" for h in hiers if os.path.basename(h) == "memory"]
+            rmdir_all(d for d in self_dirs if os.path.isdir(d))
+        for n in sizes:
+            log("size %d" % n)
+            run_size(args, tmp, n, real, hiers, res["sizes"])
+    except Interrupted as e:
+        log("interrupted (%s); cleaned up" % e)
+        rc = 130
+    except Exception as e:
+        log("failed: %s; cleaned up (logs in %s)" % (e, tmp))
+        args.keep_tmp = True
+        rc = 1
+    finally:
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN)
+        if real:
+            remove_leftovers(args.prefix, hiers)
+        if not args.keep_tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            log("kept %s" % tmp)
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
+    res["machine"]["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+    if rc == 0:
+        print(report(res))
+        log("load average at the end: %s" % " ".join(res["machine"]["loadavg_end"]))
+    if args.json:
+        data = json.dumps(res, indent=1, sort_keys=True)
+        if args.json == "-":
+            print(data)
+        else:
+            with open(args.json, "w") as f:
+                f.write(data + "\n")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

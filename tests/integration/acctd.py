@@ -1,0 +1,208 @@
+"""Running the real acctd binary from integration tests.
+
+ACCTD in the environment names the binary (meson sets it); otherwise the
+build directory's is used. Daemon starts acctd in the foreground with a state
+file and a notify socket, and lets a test wait for conditions on the ledger.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def binary():
+    path = os.environ.get("ACCTD") or os.path.join(ROOT, "build", "daemon", "acctd")
+    if not os.path.exists(path):
+        raise RuntimeError("acctd binary not found at %s (set ACCTD)" % path)
+    return path
+
+
+def write_config(path, sections):
+    """sections: {"sampling": {"fast_interval": "100ms"}, ...}"""
+    with open(path, "w") as f:
+        for sec, kv in sections.items():
+            f.write("[%s]\n" % sec)
+            for k, v in kv.items():
+                f.write("%s = %s\n" % (k, v))
+    return path
+
+
+def run(args, **kw):
+    """Run acctd to completion; returns CompletedProcess with text output."""
+    env = dict(os.environ)
+    env.pop("NOTIFY_SOCKET", None)
+    env.update(kw.pop("env", {}))
+    return subprocess.run([binary()] + list(args), capture_output=True, text=True, timeout=kw.pop("timeout", 60),
+                          env=env, **kw)
+
+
+def dump(root=None, config=None, extra=()):
+    args = ["--dump", "--config-dropins", ""]
+    if config:
+        args += ["--config", config]
+    else:
+        args += ["--config", os.devnull]
+    if root:
+        args += ["--cgroup-root", str(root)]
+    p = run(args + list(extra))
+    assert p.returncode == 0, "acctd --dump failed (%d): %s" % (p.returncode, p.stderr)
+    return json.loads(p.stdout)
+
+
+def by_path(doc, include_dead=True):
+    out = {}
+    for c in doc["cgroups"]:
+        if c["state"] == "dead" and not include_dead:
+            continue
+        out.setdefault(c["path"], c)  # live first: the daemon sorts live before dead
+    return out
+
+
+def value(cg, name):
+    v = cg["values"].get(name)
+    return None if v is None else v["value"]
+
+
+class Daemon:
+    """acctd in the foreground: state file, notify socket, log capture."""
+
+    def __init__(self, tmpdir, root=None, config=None, extra=(), env=None):
+        self.tmpdir = str(tmpdir)
+        self.state = os.path.join(self.tmpdir, "state.json")
+        self.notify_path = os.path.join(self.tmpdir, "notify.sock")
+        self.log_path = os.path.join(self.tmpdir, "acctd.log")
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(self.notify_path)
+        self.notify.settimeout(0.1)
+        self.messages = []
+        self._lock = threading.Lock()
+        self._closing = False
+        args = [binary(), "--state-file", self.state, "--config-dropins", ""]
+        args += ["--config", config or os.devnull]
+        if root:
+            args += ["--cgroup-root", str(root)]
+        args += list(extra)
+        e = dict(os.environ)
+        e["NOTIFY_SOCKET"] = self.notify_path
+        e.update(env or {})
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=e)
+        # like systemd, read every notification as it comes
+        self._reader = threading.Thread(target=self._read_loop, daemon=True)
+        self._reader.start()
+
+    def _read_loop(self):
+        while not self._closing:
+            try:
+                msg = self.notify.recv(4096).decode()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with self._lock:
+                self.messages.append(msg)
+
+    def read_notify(self, timeout=0.2):
+        time.sleep(timeout)
+        with self._lock:
+            return list(self.messages)
+
+    def wait_notify(self, needle, timeout=10):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for m in self.read_notify(0.05):
+                if needle in m:
+                    return m
+            if self.proc.poll() is not None and not any(needle in m for m in self.read_notify(0.2)):
+                break
+        raise AssertionError("no notify message with %r; got %r; log:\n%s" % (needle, self.messages, self.logtext()))
+
+    def doc(self):
+        try:
+            with open(self.state) as f:
+                return json.load(f)
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+
+    def wait(self, pred, timeout=10, what="condition"):
+        """Wait until pred(doc) is true for a state written after this call."""
+        end = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < end:
+            d = self.doc()
+            if d is not None:
+                last = d
+                try:
+                    if pred(d):
+                        return d
+                except (KeyError, TypeError):
+                    pass
+            if self.proc.poll() is not None:
+                raise AssertionError("acctd exited (%s) while waiting for %s; log:\n%s"
+                                     % (self.proc.returncode, what, self.logtext()))
+            time.sleep(0.05)
+        raise AssertionError("timed out waiting for %s; last state: %s\nlog:\n%s"
+                             % (what, json.dumps(last)[:2000] if last else None, self.logtext()))
+
+    def passes(self):
+        d = self.doc()
+        return d["daemon"]["passes"] if d else 0
+
+    def next_state(self, passes=2, timeout=10):
+        """A state written at least `passes` passes from now."""
+        start = self.passes()
+        return self.wait(lambda d: d["daemon"]["passes"] >= start + passes, timeout, "%d more passes" % passes)
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def logtext(self):
+        self.log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self, timeout=10):
+        if self._closing:
+            return self.proc.returncode
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("acctd did not stop within %ss on SIGTERM" % timeout)
+        self.read_notify(0.2)
+        self._closing = True
+        self._reader.join()
+        self.notify.close()
+        self.log.close()
+        return self.proc.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def fast_config(tmpdir, **overrides):
+    sections = {
+        "sampling": {"fast_interval": "100ms", "slow_interval": "300ms", "rescan_interval": "2s"},
+        "cgroups": {"tombstone_retention": "1min"},
+        "log": {"level": "debug"},
+    }
+    for key, val in overrides.items():
+        sec, k = key.split("__")
+        sections.setdefault(sec, {})[k] = val
+    return write_config(os.path.join(str(tmpdir), "acctd.conf"), sections)
+
+
+def is_root():
+    return os.geteuid() == 0

@@ -1,0 +1,201 @@
+"""acctd running: the systemd notify protocol, following a changing tree,
+tombstones, reloads, signals."""
+import os
+import signal
+import time
+
+import pytest
+
+import acctd
+
+# The daemon keeps descriptors open and re-reads them with pread, as it does on
+# cgroupfs: the fake must rewrite files in place for that to see new values.
+INPLACE = {"mode": "v2", "write_mode": "inplace"}
+INPLACE_HYBRID = {"mode": "hybrid", "write_mode": "inplace"}
+
+
+def live(doc, path):
+    for c in doc["cgroups"]:
+        if c["path"] == path and c["state"] == "live":
+            return c
+    return None
+
+
+def dead(doc, path):
+    return [c for c in doc["cgroups"] if c["path"] == path and c["state"] == "dead"]
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_notify_protocol(fakecg, tmp_path):
+    fs = fakecg
+    fs.mkdir("/a.service", memory=1 << 20, procs=[1])
+    conf = acctd.fast_config(tmp_path)
+    with acctd.Daemon(tmp_path, fs.root, conf, env={"WATCHDOG_USEC": "400000"}) as d:
+        d.wait_notify("READY=1")
+        status = d.wait_notify("STATUS=Tracking")
+        assert "2 cgroups" in status
+        d.wait_notify("WATCHDOG=1", timeout=3)
+        d.signal(signal.SIGHUP)
+        reloading = d.wait_notify("RELOADING=1")
+        assert "MONOTONIC_USEC=" in reloading
+        assert d.stop() == 0
+    assert any("STOPPING=1" in m for m in d.messages)
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE, INPLACE_HYBRID], indirect=True)
+def test_follows_changes_and_keeps_tombstones(fakecg, tmp_path):
+    fs = fakecg
+    fs.mkdir("/system.slice/a.service", memory=10 << 20, cpu_usec=1000, procs=[10])
+    conf = acctd.fast_config(tmp_path, cgroups__tombstone_retention="2s")
+    with acctd.Daemon(tmp_path, fs.root, conf) as d:
+        d.wait(lambda doc: live(doc, "/system.slice/a.service"), what="a.service tracked")
+
+        # a new cgroup is picked up by inotify, its values by the next pass
+        fs.mkdir("/system.slice/b.service", memory=20 << 20, cpu_usec=5000, procs=[11])
+        want = fs.expected("/system.slice/b.service")["memory_bytes"]
+        d.wait(lambda doc: acctd.value(live(doc, "/system.slice/b.service"), "memory") == want,
+               what="b.service with its memory")
+
+        # values follow the kernel
+        fs.set_memory("/system.slice/b.service", 30 << 20)
+        fs.add_cpu("/system.slice/b.service", 250_000)
+        e = fs.expected("/system.slice/b.service")
+        doc = d.wait(lambda doc: acctd.value(live(doc, "/system.slice/b.service"), "memory") == e["memory_bytes"],
+                     what="new memory value")
+        d.wait(lambda doc: abs(acctd.value(live(doc, "/system.slice/b.service"), "cpu.usage")
+                               - e["cpu_usage_usec"]) <= fs.nr_cpus, what="new cpu value")
+        parent_cpu = acctd.value(live(d.doc(), "/system.slice"), "cpu.usage")
+
+        # removal leaves a tombstone with the final values; the parent's
+        # cumulative CPU does not go backwards
+        fs.rmdir("/system.slice/b.service")
+        doc = d.wait(lambda doc: dead(doc, "/system.slice/b.service"), what="tombstone")
+        t = dead(doc, "/system.slice/b.service")[0]
+        assert acctd.value(t, "memory") == e["memory_bytes"]
+        assert "dead_for_us" in t
+        assert acctd.value(live(doc, "/system.slice"), "cpu.usage") >= parent_cpu
+        assert doc["daemon"]["cgroups_dead"] >= 1
+
+        # recreated under the same path: a new live record beside the tombstone
+        fs.mkdir("/system.slice/b.service", memory=1 << 20, procs=[12])
+        doc = d.wait(lambda doc: live(doc, "/system.slice/b.service") and dead(doc, "/system.slice/b.service"),
+                     what="recreated cgroup beside its tombstone")
+
+        # after the retention the tombstone goes
+        d.wait(lambda doc: not dead(doc, "/system.slice/b.service"), timeout=10, what="tombstone expiry")
+        rec = d.doc()["reconciliation"]
+        assert rec["violations_total"]["children_memory"] == 0, rec
+        assert rec["violations_total"]["cpu_backwards"] == 0, rec
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_recreated_between_scans_is_a_new_cgroup(fakecg, tmp_path):
+    fs = fakecg
+    fs.mkdir("/x.service", memory=5 << 20, procs=[5])
+    conf = acctd.fast_config(tmp_path)
+    with acctd.Daemon(tmp_path, fs.root, conf) as d:
+        d.wait(lambda doc: live(doc, "/x.service"), what="x.service")
+        fs.recreate("/x.service", memory=7 << 20, procs=[6])
+        doc = d.wait(lambda doc: dead(doc, "/x.service") and
+                     acctd.value(live(doc, "/x.service"), "memory") == fs.expected("/x.service")["memory_bytes"],
+                     what="old record dead, new one live")
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_empty_cgroups_not_reread_at_fast_interval(fakecg, tmp_path):
+    fs = fakecg
+    for i in range(20):
+        fs.mkdir("/idle-%d.service" % i, memory=1 << 20)  # no processes: populated 0
+    fs.mkdir("/busy.service", memory=1 << 20, procs=[7])
+    conf = acctd.fast_config(tmp_path, sampling__slow_interval="1h")
+    with acctd.Daemon(tmp_path, fs.root, conf) as d:
+        doc = d.next_state(3)
+        fast = doc["daemon"]["last_fast_pass"]
+        assert fast["skipped_empty"] == 20, fast
+        # root, busy: every fast file; the idle ones: cgroup.events only
+        assert fast["files_read"] < 22 * 4, fast
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_reload_good_and_bad(fakecg, tmp_path):
+    fs = fakecg
+    fs.mkdir("/a.service", memory=1 << 20, procs=[1])
+    conf = acctd.fast_config(tmp_path)
+    with acctd.Daemon(tmp_path, fs.root, conf) as d:
+        d.wait(lambda doc: doc["daemon"]["passes"] >= 1, what="first pass")
+        good = open(conf).read().replace("slow_interval = 300ms", "slow_interval = 700ms")
+        good += "\n[counters]\nbytes_budget = 2M\n"
+        with open(conf, "w") as f:
+            f.write(good)
+        d.signal(signal.SIGHUP)
+        doc = d.wait(lambda doc: doc["daemon"]["reloads"] == 1 and doc["daemon"]["reload_result"] == "ok",
+                     what="good reload")
+        assert doc["daemon"]["slow_interval_us"] == 700000
+        assert doc["daemon"]["budget_bytes"] == 2 << 20
+
+        with open(conf, "a") as f:
+            f.write("[sampling]\nfast_interval = soon\n")
+        d.signal(signal.SIGHUP)
+        doc = d.wait(lambda doc: doc["daemon"]["reloads"] == 2, what="bad reload")
+        assert doc["daemon"]["reload_failures"] == 1
+        assert "fast_interval: invalid duration 'soon'" in doc["daemon"]["reload_result"]
+        assert conf + ":" in doc["daemon"]["reload_result"]
+        assert "reload failed" in doc["daemon"]["status"]
+        # still running, with the previous configuration
+        doc = d.next_state(2)
+        assert doc["daemon"]["slow_interval_us"] == 700000
+        assert live(doc, "/a.service")
+        assert "Reload failed" in d.logtext()
+
+
+def test_bad_configuration_refused_at_start(tmp_path):
+    conf = acctd.write_config(str(tmp_path / "bad.conf"), {"sampling": {"workers": "0"}})
+    p = acctd.run(["--config", conf, "--config-dropins", "", "--check-config"])
+    assert p.returncode != 0
+    assert "%s:2: workers: 0 is out of range (1..64)" % conf in p.stderr
+    p = acctd.run(["--config", str(tmp_path / "missing.conf"), "--dump"])
+    assert p.returncode != 0
+    assert "missing.conf" in p.stderr and "No such file" in p.stderr
+
+
+def test_check_config_prints_effective_configuration(tmp_path):
+    d = tmp_path / "conf.d"
+    d.mkdir()
+    conf = acctd.write_config(str(tmp_path / "a.conf"), {"sampling": {"fast_interval": "2s", "slow_interval": "20s"},
+                                                          "bogus": {"x": "1"}})
+    acctd.write_config(str(d / "10-a.conf"), {"counters": {"bytes_budget": "4M"}})
+    acctd.write_config(str(d / "20-b.conf"), {"counters": {"bytes_budget": "8M"}})
+    p = acctd.run(["--config", conf, "--config-dropins", str(d), "--check-config", "--metrics-listen", "none"])
+    assert p.returncode == 0, p.stderr
+    assert "fast_interval = 2s" in p.stdout
+    assert "bytes_budget = 8M" in p.stdout  # drop-ins in lexical order, the later wins
+    assert "listen = none" in p.stdout
+    assert "unknown section [bogus]" in p.stderr or "bogus" in p.stderr
+
+
+def test_version_and_help():
+    p = acctd.run(["--version"])
+    assert p.returncode == 0 and p.stdout.startswith("acctd ")
+    p = acctd.run(["--help"])
+    assert p.returncode == 0 and "--cgroup-root" in p.stdout
+    p = acctd.run(["--no-such-option"])
+    assert p.returncode == 2
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_sigint_and_sigterm_stop_cleanly(fakecg, tmp_path):
+    fs = fakecg
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with acctd.Daemon(tmp_path / sig.name, fs.root, None) if False else _daemon(tmp_path, sig, fs) as d:
+            d.wait_notify("READY=1")
+            d.signal(sig)
+            t0 = time.monotonic()
+            d.proc.wait(10)
+            assert d.proc.returncode == 0
+            assert time.monotonic() - t0 < 5
+
+
+def _daemon(tmp_path, sig, fs):
+    sub = tmp_path / sig.name
+    sub.mkdir()
+    return acctd.Daemon(sub, fs.root, acctd.fast_config(sub))
