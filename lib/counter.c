@@ -171,6 +171,10 @@ struct acct_domain *acct_domain_free(struct acct_domain *d)
 {
 	if (!d)
 		return NULL;
+	/* Counters may have been freed on other threads (RCU callbacks) under
+	 * the lock: taking it orders those frees before this one. */
+	pthread_mutex_lock(&d->lock);
+	pthread_mutex_unlock(&d->lock);
 	for (unsigned i = 0; i < d->nr_chunks; i++)
 		free(d->chunks[i]);
 	free(d->chunks);

@@ -64,6 +64,17 @@ uint64_t acct_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+static inline struct acct_cgroup *record_of(struct cds_lfht_node *n)
+{
+	return n ? caa_container_of(n, struct acct_cgroup, node) : NULL;
+}
+
+/* liburcu's cds_lfht_for_each_entry() applies container_of to the NULL that
+ * ends the walk (undefined behaviour UBSan reports); this one does not. */
+#define for_each_record(ht, iter, cg)                                                      \
+	for (cds_lfht_first((ht), (iter)); ((cg) = record_of(cds_lfht_iter_get_node(iter))) != NULL; \
+	     cds_lfht_next((ht), (iter)))
+
 static uint64_t hash_path(const char *s)
 {
 	uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -137,13 +148,32 @@ struct acct_ledger *acct_ledger_free(struct acct_ledger *l)
 
 	if (!l)
 		return NULL;
+	/* Nobody reads any more (the contract): unlink and free at once, then let
+	 * the frees that sweeps queued earlier run before the domain goes. */
+	struct acct_cgroup **dying = NULL;
+	size_t n = 0, cap = 0;
 	rcu_read_lock();
-	cds_lfht_for_each_entry(l->ht, &iter, cg, node) {
-		if (cds_lfht_del(l->ht, &cg->node) == 0)
-			call_rcu(&cg->rcu, record_free_rcu);
+	for_each_record(l->ht, &iter, cg) {
+		if (cds_lfht_del(l->ht, &cg->node) != 0)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct acct_cgroup **v = reallocarray(dying, ncap, sizeof(*v));
+			if (!v) {
+				call_rcu(&cg->rcu, record_free_rcu); /* no memory: the slow way */
+				continue;
+			}
+			dying = v;
+			cap = ncap;
+		}
+		dying[n++] = cg;
 	}
 	rcu_read_unlock();
-	rcu_barrier(); /* run every pending free before the domain goes */
+	synchronize_rcu();
+	for (size_t i = 0; i < n; i++)
+		record_free(dying[i]);
+	free(dying);
+	rcu_barrier();
 	cds_lfht_destroy(l->ht, NULL);
 	for (unsigned i = 0; i < l->nr_memstat_keys; i++)
 		free(l->memstat_keys[i]);
@@ -250,7 +280,7 @@ unsigned acct_ledger_sweep(struct acct_ledger *l, uint64_t now_us, uint64_t rete
 	unsigned removed = 0;
 
 	rcu_read_lock();
-	cds_lfht_for_each_entry(l->ht, &iter, cg, node) {
+	for_each_record(l->ht, &iter, cg) {
 		if (!acct_cgroup_is_dead(cg))
 			continue;
 		uint64_t died = __atomic_load_n(&cg->died_us, __ATOMIC_RELAXED);
@@ -273,7 +303,7 @@ int acct_ledger_foreach(struct acct_ledger *l, int (*fn)(struct acct_cgroup *cg,
 	struct cds_lfht_iter iter;
 	struct acct_cgroup *cg;
 
-	cds_lfht_for_each_entry(l->ht, &iter, cg, node) {
+	for_each_record(l->ht, &iter, cg) {
 		int r = fn(cg, userdata);
 		if (r != 0)
 			return r;
@@ -298,7 +328,7 @@ int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_c
 	struct acct_cgroup *cg, **v = NULL;
 	size_t n = 0, cap = 0;
 
-	cds_lfht_for_each_entry(l->ht, &iter, cg, node) {
+	for_each_record(l->ht, &iter, cg) {
 		if (!include_dead && acct_cgroup_is_dead(cg))
 			continue;
 		if (n == cap) {
@@ -333,7 +363,7 @@ void acct_ledger_set_budgets(struct acct_ledger *l, const struct acct_ledger_bud
 
 	l->budgets = *budgets;
 	rcu_read_lock();
-	cds_lfht_for_each_entry(l->ht, &iter, cg, node)
+	for_each_record(l->ht, &iter, cg)
 		for (int q = 0; q < _ACCT_Q_MAX; q++)
 			(void)acct_counter_set_budget(cg->q[q], budget_for(budgets, quantities[q].unit));
 	rcu_read_unlock();

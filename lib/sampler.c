@@ -63,6 +63,8 @@ struct cg_state {
 	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
 	size_t percpu_n;
 	bool fast_once;
+	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
+	bool memsw_valid;
 };
 
 struct worker {
@@ -464,8 +466,8 @@ static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 
 /* v1 cpuacct.usage_percpu: each CPU's share lands in the matching CPU's shard of
  * the usage counter (acct_counter_add_cpu()), so the per-CPU structure the
- * kernel gives is kept. The total is the sum of per-CPU microseconds, within
- * nr_cpus usec of cpuacct.usage / 1000. Returns true when it set the usage. */
+ * kernel gives is kept; the total is the sum of the per-CPU nanoseconds / 1000,
+ * as cpuacct.usage gives it. Returns true when it set the usage. */
 static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 {
 	struct cg_state *st = x->st;
@@ -484,15 +486,12 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 		st->percpu_last = p;
 		st->percpu_n = n;
 		/* first reading (or CPUs hot-added): start from the current total */
-		struct acct_reading cur;
-		int64_t base = acct_cgroup_get(x->cg, ACCT_Q_CPU_USAGE, true, &cur) ? cur.value : 0;
-		for (size_t i = 0; i < n; i++)
-			total += ns[i] / 1000;
-		note_cpu(x, total, now_us);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			total += ns[i];
 			p[i] = ns[i] / 1000;
-		acct_cgroup_set(x->cg, ACCT_Q_CPU_USAGE, (int64_t)total);
-		(void)base;
+		}
+		note_cpu(x, total / 1000, now_us);
+		acct_cgroup_set(x->cg, ACCT_Q_CPU_USAGE, (int64_t)(total / 1000));
 		return true;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -500,8 +499,9 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 			fail(x, ACCT_ERR_INVARIANT);
 			return true; /* keep the old value */
 		}
-		total += ns[i] / 1000;
+		total += ns[i];
 	}
+	total /= 1000; /* usec, exactly cpuacct.usage / 1000 */
 	note_cpu(x, total, now_us);
 	unsigned shards = acct_domain_topology(x->cg->q[ACCT_Q_CPU_USAGE]->domain)->nr_shards;
 	for (size_t i = 0; i < n; i++) {
@@ -511,6 +511,9 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 						   (int64_t)(us - st->percpu_last[i]));
 		st->percpu_last[i] = us;
 	}
+	/* Per-CPU microseconds are rounded down one by one; the remainder (less
+	 * than one usec per CPU) goes in as one add so the total is exact. */
+	acct_cgroup_set(x->cg, ACCT_Q_CPU_USAGE, (int64_t)total);
 	return true;
 }
 
@@ -688,10 +691,11 @@ static void sample_slow(struct sample_ctx *x)
 		}
 		int64_t val = acct_quantity_info(singles[i].q)->limit ? limit_value(v) : (int64_t)MIN(v, (uint64_t)INT64_MAX);
 		if (singles[i].q == ACCT_Q_SWAP && x->st->memory_v1) {
-			/* v1 memsw counts memory + swap */
-			struct acct_reading mem;
-			if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &mem))
-				val = val > mem.value ? val - mem.value : 0;
+			/* v1 memsw counts memory + swap: swap is set once this pass has
+			 * read the memory (see sample_one()). */
+			x->st->memsw = val;
+			x->st->memsw_valid = true;
+			continue;
 		}
 		acct_cgroup_set(x->cg, singles[i].q, val);
 	}
@@ -764,6 +768,12 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 			if (slow)
 				sample_slow(&x);
 			sample_memory(&x);
+			if (slow && st->memsw_valid) {
+				struct acct_reading mem;
+				if (acct_cgroup_get(cg, ACCT_Q_MEMORY, true, &mem))
+					acct_cgroup_set(cg, ACCT_Q_SWAP, st->memsw > mem.value ? st->memsw - mem.value : 0);
+				st->memsw_valid = false;
+			}
 			sample_cpu(&x, now_us);
 			sample_psi(&x);
 			st->fast_once = true;

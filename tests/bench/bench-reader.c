@@ -7,7 +7,7 @@
  * files acctd's sampler reads for that layout (a copy of pick_files() in
  * lib/sampler.c; keep the two in step), opens each once (cached descriptors,
  * as acctd keeps them), then times K passes of pread(fd, buf, size, 0) over all
- * of them with getrusage() (CPU) and CLOCK_MONOTONIC (wall). Nothing is
+ * of them with CLOCK_PROCESS_CPUTIME_ID (CPU) and CLOCK_MONOTONIC (wall). Nothing is
  * parsed except cgroup.events, whose "populated 0" makes a fast pass skip the
  * cgroup's other fast files, as acctd's fast pass does once it has read a
  * cgroup at least once. One thread, no ledger, no parsing: what is left is the
@@ -17,11 +17,20 @@
  *                CPU time/throttling, PSI; empty cgroups: cgroup.events only
  *   --set slow   a slow pass: every fast file (empty cgroups too) plus
  *                memory.stat, memory.numa_stat, peak, limits, swap
- *   --breakdown  also time K passes per file name on its own (us per pread)
+ *   --open slow  with --set fast: also open (and hold) the slow files, as
+ *                acctd's first pass (a slow one) does, so that the same files
+ *                get cached descriptors when the descriptor limit runs out
+ *   --breakdown  also time K passes per file role on its own (us per pread)
  *   --orc        also time one pass of open+pread+close per file (uncached)
  *
- * Where the descriptor limit runs out the remaining files are read with
- * open+pread+close per read, as acctd degrades; "uncached" reports how many.
+ * Files are opened cgroup by cgroup in the order of acctd's first pass
+ * (cgroup.events, the slow files, memory, CPU, PSI). Where the descriptor
+ * limit runs out (less a reserve of FD_RESERVE descriptors, so that the
+ * fallback can open), every file not cached by then is read with
+ * open+pread+close per read, as acctd degrades ("uncached" counts them), and
+ * "cached_floor_cpu_s_per_pass" estimates the pass with every descriptor
+ * cached from the per-role cost of the cached ones. "read_errors" counts
+ * failed reads (there should be none).
  * Output: one JSON object on stdout. Exit 0, 1 on errors, 2 on usage.
  *
  * Build: executable('bench-reader', 'bench-reader.c') (libc only). */
@@ -88,6 +97,7 @@ struct file {
 	int role;
 	int cg;
 	bool populated;  /* for cgroup.events: the last reading */
+	bool slow;       /* a slow file: read on slow passes only */
 };
 
 static struct layout L;
@@ -126,12 +136,20 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CPU time: the total from CLOCK_PROCESS_CPUTIME_ID (exact: getrusage() lags
+ * by up to a tick on tick-based accounting), split into user and system in
+ * getrusage()'s proportions. */
 static void cpu_s(double *user, double *sys)
 {
 	struct rusage ru;
+	struct timespec ts;
 	getrusage(RUSAGE_SELF, &ru);
-	*user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
-	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	double u = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	double s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	double total = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	*user = u + s > 0 ? total * u / (u + s) : total;
+	*sys = total - *user;
 }
 
 static bool is_dir(const char *p)
@@ -369,24 +387,37 @@ static void pick_files(const struct cgroup *cg, struct spec spec[F_MAX])
 #undef SET
 }
 
+#define FD_RESERVE 64
 static bool degraded;
-static unsigned long long uncached, absent;
+static unsigned long long uncached, absent, cached;
+static unsigned long long fd_budget; /* RLIMIT_NOFILE - FD_RESERVE */
 
-static void open_files(bool slow)
+/* The order in which acctd's first pass (FAST|SLOW) opens a cgroup's files:
+ * sample_events(), sample_slow(), sample_memory(), sample_cpu(), sample_psi(). */
+static const int open_order[] = {
+	F_EVENTS,     F_MEMORY_STAT, F_NUMA_STAT,      F_MEMORY_PEAK,  F_MEMORY_MAX, F_MEMORY_HIGH,
+	F_SWAP,       F_SWAP_MAX,    F_MEMORY,         F_CPU_STAT,     F_CPU_STAT_V1, F_CPUACCT_PERCPU,
+	F_CPUACCT_STAT, F_PSI_CPU,   F_PSI_MEMORY,     F_PSI_IO,
+};
+
+static void open_files(bool open_slow)
 {
 	for (size_t c = 0; c < nr_cgs; c++) {
 		struct cgroup *cg = &cgs[c];
 		struct spec spec[F_MAX];
 		pick_files(cg, spec);
 		cg->first = (int)nr_files;
-		for (int f = 0; f < F_MAX; f++) {
-			if (!spec[f].name || (!slow && f >= FIRST_SLOW))
+		for (size_t o = 0; o < sizeof(open_order) / sizeof(open_order[0]); o++) {
+			int f = open_order[o];
+			if (!spec[f].name || (!open_slow && f >= FIRST_SLOW))
 				continue;
 			char *p;
 			if (asprintf(&p, "%s%s/%s", L.mount[spec[f].tree], strcmp(cg->path, "/") == 0 ? "" : cg->path,
 				     spec[f].name) < 0)
 				exit(1);
 			int fd = -1;
+			if (!degraded && cached >= fd_budget)
+				degraded = true;
 			if (!degraded) {
 				fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 				if (fd < 0 && errno == ENOENT) {
@@ -408,6 +439,8 @@ static void open_files(bool slow)
 			}
 			if (fd < 0)
 				uncached++;
+			else
+				cached++;
 			if (nr_files == cap_files) {
 				cap_files = cap_files ? cap_files * 2 : 16384;
 				files = xrealloc(files, cap_files * sizeof(*files));
@@ -415,7 +448,7 @@ static void open_files(bool slow)
 			if (f == F_EVENTS)
 				cg->events = (int)nr_files;
 			files[nr_files++] = (struct file){ .fd = fd, .path = p, .name = spec[f].name, .role = f,
-							   .cg = (int)c, .populated = true };
+							   .cg = (int)c, .populated = true, .slow = f >= FIRST_SLOW };
 		}
 		cg->n = (int)nr_files - cg->first;
 	}
@@ -443,9 +476,11 @@ static ssize_t read_one(struct file *f)
 	return n;
 }
 
-/* One pass. fast: cgroup.events first; populated 0 skips the cgroup's other
- * files. Returns the files read. */
-static unsigned long long pass(bool fast)
+static unsigned long long role_reads[F_MAX]; /* reads per role in the timed passes */
+
+/* One pass. fast: the fast files only, and cgroup.events first with
+ * populated 0 skipping the cgroup's other files. Returns the files read. */
+static unsigned long long pass(bool fast, bool count)
 {
 	unsigned long long nr = 0;
 	for (size_t c = 0; c < nr_cgs; c++) {
@@ -458,15 +493,19 @@ static unsigned long long pass(bool fast)
 				ev->populated = !s || s[10] != '0';
 			}
 			nr++;
+			if (count)
+				role_reads[F_EVENTS]++;
 			populated = ev->populated;
 		}
 		if (fast && !populated)
 			continue;
 		for (int i = cg->first; i < cg->first + cg->n; i++) {
-			if (i == cg->events)
+			if (i == cg->events || (fast && files[i].slow))
 				continue;
 			read_one(&files[i]);
 			nr++;
+			if (count)
+				role_reads[files[i].role]++;
 		}
 	}
 	return nr;
@@ -491,6 +530,7 @@ static void usage(void)
 			"  --prefix PATH  only this subtree (relative path, e.g. /acctd-bench), itself included\n"
 			"  --passes K     timed passes (default 20), after one untimed warm-up pass\n"
 			"  --set SET      fast (default) or slow, see the head of bench-reader.c\n"
+			"  --open slow    with --set fast: hold the slow files open too, as acctd does\n"
 			"  --breakdown    also time each file name on its own\n"
 			"  --orc          also time open+pread+close per file, one pass\n");
 }
@@ -501,11 +541,12 @@ int main(int argc, char **argv)
 		{ "root", required_argument, NULL, 'r' },     { "prefix", required_argument, NULL, 'p' },
 		{ "passes", required_argument, NULL, 'k' },   { "set", required_argument, NULL, 's' },
 		{ "breakdown", no_argument, NULL, 'b' },      { "orc", no_argument, NULL, 'o' },
+		{ "open", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },           {}
 	};
 	const char *root = "/sys/fs/cgroup", *prefix = NULL;
 	long passes = 20;
-	bool slow = false, breakdown = false, orc = false;
+	bool slow = false, open_slow = false, breakdown = false, orc = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
@@ -522,6 +563,14 @@ int main(int argc, char **argv)
 		case 's':
 			if (strcmp(optarg, "slow") == 0)
 				slow = true;
+			else if (strcmp(optarg, "fast") != 0) {
+				usage();
+				return 2;
+			}
+			break;
+		case 'O':
+			if (strcmp(optarg, "slow") == 0)
+				open_slow = true;
 			else if (strcmp(optarg, "fast") != 0) {
 				usage();
 				return 2;
@@ -552,6 +601,7 @@ int main(int argc, char **argv)
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	getrlimit(RLIMIT_NOFILE, &rl);
+	fd_budget = rl.rlim_cur > FD_RESERVE + 16 ? rl.rlim_cur - FD_RESERVE - 16 : 0;
 
 	if (detect_layout(root) < 0) {
 		fprintf(stderr, "bench-reader: no cgroup hierarchy under %s\n", root);
@@ -569,20 +619,20 @@ int main(int argc, char **argv)
 	}
 	cpu_s(&u0, &s0);
 	t0 = now_s();
-	open_files(slow);
+	open_files(slow || open_slow);
 	double open_wall = now_s() - t0;
 	cpu_s(&u1, &s1);
 	double open_cpu = (u1 - u0) + (s1 - s0);
 
 	/* Warm-up: the first read of a kernfs file allocates its seq_file buffer;
 	 * it also reads every cgroup.events, like acctd's first (full) pass. */
-	pass(false);
+	pass(false, false);
 
 	cpu_s(&u0, &s0);
 	t0 = now_s();
 	unsigned long long nr = 0;
 	for (long k = 0; k < passes; k++)
-		nr += pass(!slow);
+		nr += pass(!slow, true);
 	double wall = now_s() - t0;
 	cpu_s(&u1, &s1);
 	double user = (u1 - u0) / (double)passes, sys = (s1 - s0) / (double)passes;
@@ -605,44 +655,67 @@ int main(int argc, char **argv)
 	       passes, files_per_pass, user + sys, user, sys, wall / (double)passes,
 	       files_per_pass > 0 ? (user + sys) * 1e6 / files_per_pass : 0.0);
 
-	if (breakdown) {
-		/* Each file name on its own: K passes over the files of that name. */
+	/* Each role on its own, cached descriptors only: K passes over the
+	 * cached files of that role. The cached floor of a pass is the reads per
+	 * role times these costs. Roles without a cached file fall back to
+	 * their open+pread+close cost. */
+	double floor_s = 0;
+	bool floor_exact = true;
+	if (breakdown)
 		printf(",\"breakdown\":{");
-		bool done[F_MAX] = { false };
-		int nd = 0;
-		for (size_t i = 0; i < nr_files; i++) {
-			const int role = files[i].role;
-			const char *name = files[i].name;
+	int nd = 0;
+	for (int role = 0; role < F_MAX; role++) {
+		if (!role_reads[role])
+			continue;
+		unsigned long long n = 0, nc = 0, nu = 0;
+		size_t first = nr_files;
+		for (size_t j = 0; j < nr_files; j++)
+			if (files[j].role == role) {
+				if (first == nr_files)
+					first = j;
+				if (files[j].fd >= 0)
+					nc++;
+				else
+					nu++;
+			}
+		bool use_cached = nc > 0;
+		cpu_s(&u0, &s0);
+		for (long k = 0; k < passes; k++)
+			for (size_t j = first; j < nr_files; j++)
+				if (files[j].role == role && (files[j].fd >= 0) == use_cached) {
+					read_one(&files[j]);
+					n++;
+				}
+		cpu_s(&u1, &s1);
+		double us = n ? ((u1 - u0) + (s1 - s0)) * 1e6 / (double)n : 0.0;
+		if (!use_cached)
+			floor_exact = false;
+		floor_s += (double)role_reads[role] / (double)passes * us / 1e6;
+		if (breakdown) {
 			int tree = -1;
-			if (done[role])
-				continue;
-			done[role] = true;
-			nd++;
-			unsigned long long n = 0;
-			cpu_s(&u0, &s0);
-			for (long k = 0; k < passes; k++)
-				for (size_t j = i; j < nr_files; j++)
-					if (files[j].role == role) {
-						read_one(&files[j]);
-						n++;
-					}
-			cpu_s(&u1, &s1);
 			for (int h = 0; h < H_MAX; h++)
-				if (L.mount[h] && strncmp(files[i].path, L.mount[h], strlen(L.mount[h])) == 0 &&
+				if (L.mount[h] && strncmp(files[first].path, L.mount[h], strlen(L.mount[h])) == 0 &&
 				    (tree < 0 || strlen(L.mount[h]) > strlen(L.mount[tree])))
 					tree = h;
-			printf("%s\"%s/%s\":{\"files\":%llu,\"us_per_read\":%.3f,\"bytes\":%zd}", nd > 1 ? "," : "",
-			       tree >= 0 ? hier_name[tree] : "?", name, n / (unsigned long long)passes,
-			       n ? ((u1 - u0) + (s1 - s0)) * 1e6 / (double)n : 0.0, read_one(&files[i]));
+			printf("%s\"%s/%s\":{\"files\":%llu,\"cached\":%llu,\"reads_per_pass\":%.1f,\"us_per_read\":%.3f"
+			       ",\"timed\":\"%s\",\"bytes\":%zd}",
+			       nd++ ? "," : "", tree >= 0 ? hier_name[tree] : "?", files[first].name, nc + nu, nc,
+			       (double)role_reads[role] / (double)passes, us, use_cached ? "cached" : "open+pread+close",
+			       read_one(&files[first]));
 		}
-		printf("}");
 	}
+	if (breakdown)
+		printf("}");
+	printf(",\"cached_floor_cpu_s_per_pass\":%.6f,\"cached_floor_exact\":%s", floor_s,
+	       floor_exact ? "true" : "false");
 	if (orc) {
 		/* open+pread+close of every file, no cached descriptor */
 		cpu_s(&u0, &s0);
 		t0 = now_s();
 		unsigned long long n = 0;
 		for (size_t i = 0; i < nr_files; i++) {
+			if (!slow && files[i].slow)
+				continue;
 			int fd = open(files[i].path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 			if (fd < 0)
 				continue;

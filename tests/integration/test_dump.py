@@ -9,7 +9,7 @@ MODES = ["v2", "hybrid", "legacy"]
 
 def build(fs):
     fs.mkdir("/system.slice", memory=8 << 20, cpu_usec=1_000_000, procs=[101])
-    fs.mkdir("/system.slice/db.service", memory={"anon": 48 << 20, "file": 16 << 20}, cpu_usec=7_654_321,
+    fs.mkdir("/system.slice/db.service", memory={"anon": 48 << 20, "file": 16 << 20, "swap": 4 << 20}, cpu_usec=7_654_321,
              procs=[200, 201], memory_max=512 << 20)
     fs.mkdir("/system.slice/web.service", memory=32 << 20, cpu_usec=2_500_000, procs=[300])
     fs.mkdir("/user.slice/user-1000.slice/session-1.scope", memory=4 << 20, cpu_usec=100, procs=[400])
@@ -55,9 +55,10 @@ def test_dump_matches_model(fakecg):
                 assert acctd.value(c, "cpu.user") == e["cpu_user_usec"], path
                 assert acctd.value(c, "cpu.system") == e["cpu_system_usec"], path
             else:
-                # sum of per-CPU microseconds: within one usec per CPU of the total
-                assert abs(usage - e["cpu_usage_usec"]) <= fs.nr_cpus, path
+                assert usage == e["cpu_usage_usec"], path
                 assert acctd.value(c, "cpu.user") == e["cpuacct_stat_user_usec"], path
+            if e["memory_swap_bytes"] is not None and not (fs.mode == "v2" and path == "/"):
+                assert acctd.value(c, "swap") == e["memory_swap_bytes"], path
         if e["psi"] is not None:
             for res in ("cpu", "memory", "io"):
                 got = c["pressure"][res]
