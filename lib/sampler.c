@@ -98,6 +98,7 @@ struct acct_sampler {
 	uint64_t started_us;
 
 	int done_fd;
+	uint64_t max_cached;  /* descriptors the cache may hold */
 	uint64_t cached_fds; /* atomic */
 	bool degraded;       /* atomic: descriptor limit reached */
 };
@@ -317,9 +318,12 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 		}
 		if (fd < 0)
 			return fd;
-		if (__atomic_load_n(&s->degraded, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&s->cached_fds, __ATOMIC_RELAXED) >= s->max_cached) {
+			/* Keep the rest of the descriptors for transient opens, the
+			 * notify socket and API connections. */
+			__atomic_store_n(&s->degraded, true, __ATOMIC_RELAXED);
 			transient = true;
-		else {
+		} else {
 			st->fd[f] = fd;
 			__atomic_fetch_add(&s->cached_fds, 1, __ATOMIC_RELAXED);
 		}
@@ -857,6 +861,13 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 	if (s->opts.user_hz <= 0)
 		s->opts.user_hz = sysconf(_SC_CLK_TCK);
 	s->ledger = ledger;
+	s->max_cached = opts->max_cached_fds;
+	if (s->max_cached == 0) {
+		struct rlimit rl;
+		uint64_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 1024;
+		uint64_t reserve = MAX(lim / 8, (uint64_t)48);
+		s->max_cached = lim > reserve ? lim - reserve : 0;
+	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

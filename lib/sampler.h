@@ -72,6 +72,7 @@ struct acct_sampler_options {
 	long page_size;         /* 0: sysconf */
 	long user_hz;           /* 0: sysconf */
 	unsigned nr_cpus;       /* for usage_percpu; 0: the counter domain's shards */
+	uint64_t max_cached_fds; /* 0: RLIMIT_NOFILE minus a reserve (1/8, at least 48) */
 };
 
 struct acct_sampler;

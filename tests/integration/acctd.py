@@ -72,7 +72,7 @@ def value(cg, name):
 class Daemon:
     """acctd in the foreground: state file, notify socket, log capture."""
 
-    def __init__(self, tmpdir, root=None, config=None, extra=(), env=None):
+    def __init__(self, tmpdir, root=None, config=None, extra=(), env=None, nofile=None):
         self.tmpdir = str(tmpdir)
         self.state = os.path.join(self.tmpdir, "state.json")
         self.notify_path = os.path.join(self.tmpdir, "notify.sock")
@@ -92,7 +92,11 @@ class Daemon:
         e["NOTIFY_SOCKET"] = self.notify_path
         e.update(env or {})
         self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=e)
+        def limits():
+            if nofile is not None:
+                import resource
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=e, preexec_fn=limits)
         # like systemd, read every notification as it comes
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
         self._reader.start()

@@ -199,3 +199,26 @@ def _daemon(tmp_path, sig, fs):
     sub = tmp_path / sig.name
     sub.mkdir()
     return acctd.Daemon(sub, fs.root, acctd.fast_config(sub))
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_descriptor_limit_degrades_to_open_per_read(fakecg, tmp_path):
+    """With too few descriptors for every file of every cgroup, acctd keeps what
+    it can open and reads the rest with open/read/close: nothing is lost."""
+    fs = fakecg
+    with fs.batch():
+        for i in range(40):
+            fs.mkdir("/s-%02d.service" % i, memory=(i + 1) << 20, cpu_usec=1000 * i, procs=[100 + i])
+    conf = acctd.fast_config(tmp_path)
+    with acctd.Daemon(tmp_path, fs.root, conf, nofile=64) as d:
+        d.wait_notify("READY=1")
+        fs.set_memory("/s-39.service", 77 << 20)
+        want = fs.expected("/s-39.service")["memory_bytes"]
+        doc = d.wait(lambda doc: acctd.value(live(doc, "/s-39.service"), "memory") == want,
+                     what="a value read without a cached descriptor")
+        assert doc["daemon"]["descriptors_degraded"] is True
+        assert doc["daemon"]["cached_descriptors"] < 64
+        assert doc["daemon"]["last_fast_pass"]["open_per_read"] > 0
+        for i in range(40):
+            p = "/s-%02d.service" % i
+            assert acctd.value(live(doc, p), "memory") == fs.expected(p)["memory_bytes"], p
