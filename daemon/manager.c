@@ -15,10 +15,29 @@
 #include "build-config.h"
 #include "ledger-json.h"
 #include "log.h"
+#ifdef HAVE_API
+#include "api.h"
+#endif
+#ifdef HAVE_METRICS
+#include "metrics-http.h"
+#endif
 #include "util.h"
 
 #define LOAD_PERIOD_US 5000000u  /* the kernel's LOAD_FREQ */
 #define TUNE_PERIOD_US 1000000u
+
+const double manager_pass_bucket_bounds[MANAGER_PASS_BUCKETS] = {
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, __builtin_inf(),
+};
+
+static void pass_histogram_add(struct manager_pass_histogram *h, double seconds)
+{
+	for (int i = 0; i < MANAGER_PASS_BUCKETS; i++)
+		if (seconds <= manager_pass_bucket_bounds[i])
+			h->bucket[i]++;
+	h->count++;
+	h->sum_seconds += seconds;
+}
 
 static struct timeval tv_of(uint64_t usec)
 {
@@ -203,6 +222,10 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 	m->last_fast = *rep;
 	if (rep->flags & ACCT_PASS_SLOW)
 		m->last_slow = *rep;
+	pass_histogram_add(&m->pass_hist[(rep->flags & ACCT_PASS_SLOW) ? 1 : 0], (double)rep->wall_us / 1e6);
+	for (int i = 0; i < _ACCT_ERR_MAX; i++)
+		m->sample_errors_total[i] += rep->errors[i];
+	m->cgroups_failed_total += rep->cgroups_failed;
 	uint64_t errors = 0;
 	for (int i = 0; i < _ACCT_ERR_MAX; i++)
 		errors += rep->errors[i];
@@ -231,11 +254,78 @@ static void on_sampler_done(evutil_socket_t fd, short what, void *userdata)
 	if (acct_sampler_collect(m->sampler, &rep) < 0)
 		return;
 	finish_pass(m, &rep);
-	if (m->pass_pending) {
+	/* Waiters are served by a pass that read every file and started after
+	 * they asked. */
+	if (m->waiters_in_pass > 0 && (rep.flags & ACCT_PASS_SLOW)) {
+		size_t n = m->waiters_in_pass;
+		struct manager_waiter *w = malloc(n * sizeof(*w));
+		if (w) {
+			memcpy(w, m->waiters, n * sizeof(*w));
+			memmove(m->waiters, m->waiters + n, (m->nr_waiters - n) * sizeof(*w));
+			m->nr_waiters -= n;
+			m->waiters_in_pass = 0;
+			for (size_t i = 0; i < n; i++)
+				w[i].fn(m, &rep, w[i].userdata);
+			free(w);
+		}
+	}
+	if (m->pass_requested || m->pass_pending) {
+		unsigned flags = due_flags(m, acct_now_us());
+		if (m->pass_requested) {
+			flags |= ACCT_PASS_SLOW;
+			m->pass_requested = false;
+			m->waiters_in_pass = m->nr_waiters;
+		}
 		m->pass_pending = false;
-		int r = start_pass(m, due_flags(m, acct_now_us()));
+		int r = start_pass(m, flags);
 		if (r < 0)
 			log_warning_errno(r, "Failed to start a sampling pass: %m");
+	}
+}
+
+int manager_request_pass(struct manager *m, manager_pass_fn fn, void *userdata)
+{
+	struct manager_waiter *w = reallocarray(m->waiters, m->nr_waiters + 1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	m->waiters = w;
+	m->waiters[m->nr_waiters++] = (struct manager_waiter){ fn, userdata };
+	if (acct_sampler_busy(m->sampler)) {
+		m->pass_requested = true; /* the pass after the running one */
+		return 0;
+	}
+	int r = start_pass(m, due_flags(m, acct_now_us()) | ACCT_PASS_SLOW);
+	if (r < 0) {
+		m->nr_waiters--;
+		return r;
+	}
+	m->waiters_in_pass = m->nr_waiters;
+	return 0;
+}
+
+int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, int auto_tune)
+{
+	if (budgets && (budgets->bytes < 0 || budgets->cpu_us < 0 || budgets->tasks < 0))
+		return -EINVAL;
+	if (budgets)
+		acct_ledger_set_budgets(m->ledger, budgets);
+	if (auto_tune >= 0)
+		acct_domain_set_auto_tune(m->domain, auto_tune > 0);
+	m->tuned = true;
+	log_info("Tuned at run time: budgets %" PRId64 " bytes, %" PRId64 " us, %" PRId64 " tasks, auto_tune %s",
+		 budgets ? budgets->bytes : m->config->budget_bytes, budgets ? budgets->cpu_us : m->config->budget_cpu_us,
+		 budgets ? budgets->tasks : m->config->budget_tasks, auto_tune < 0 ? "unchanged" : auto_tune ? "on" : "off");
+	return 0;
+}
+
+void manager_effective_tuning(const struct manager *m, struct acct_ledger_budgets *ret_budgets, bool *ret_auto_tune)
+{
+	struct acct_domain_stats ds;
+	if (ret_budgets)
+		acct_ledger_get_budgets(m->ledger, ret_budgets);
+	if (ret_auto_tune) {
+		acct_domain_stats(m->domain, &ds);
+		*ret_auto_tune = ds.auto_tune;
 	}
 }
 
@@ -318,6 +408,7 @@ int manager_reload(struct manager *m)
 
 	notify("RELOADING=1\nMONOTONIC_USEC=%" PRIu64, acct_now_us());
 	m->reloads++;
+	m->reload_time_us = acct_now_us();
 	r = load_config(&m->source, &c, &error);
 	if (r < 0) {
 		m->reload_failures++;
@@ -335,6 +426,7 @@ int manager_reload(struct manager *m)
 	struct acct_ledger_budgets b = { c->budget_bytes, c->budget_cpu_us, c->budget_tasks };
 	acct_ledger_set_budgets(m->ledger, &b);
 	acct_domain_set_auto_tune(m->domain, c->auto_tune);
+	m->tuned = false; /* back to the configured values */
 	log_set_max_level((int)c->log_level);
 	acct_config_free(m->config);
 	m->config = c;
@@ -505,6 +597,16 @@ int manager_start(struct manager *m)
 	}
 	arm_timers(m);
 
+#ifdef HAVE_API
+	r = api_server_start(m);
+	if (r < 0)
+		return r;
+#endif
+#ifdef HAVE_METRICS
+	r = metrics_server_start(m);
+	if (r < 0)
+		return r;
+#endif
 	r = acct_discovery_scan(m->discovery, on_discovery, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to walk the cgroup hierarchies: %m");
@@ -682,6 +784,12 @@ struct manager *manager_free(struct manager *m)
 {
 	if (!m)
 		return NULL;
+#ifdef HAVE_API
+	m->api = api_server_free(m->api);
+#endif
+#ifdef HAVE_METRICS
+	m->metrics = metrics_server_free(m->metrics);
+#endif
 	/* Workers first: they hold record pointers. */
 	m->sampler = acct_sampler_free(m->sampler);
 	if (m->ledger) {
@@ -706,6 +814,7 @@ struct manager *manager_free(struct manager *m)
 	acct_cgroup_layout_free(m->layout);
 	acct_config_free(m->config);
 	free(m->meminfo_path);
+	free(m->waiters);
 	free(m);
 	return NULL;
 }

@@ -26,6 +26,21 @@ struct manager_config_source {
 	unsigned nr_overrides;
 };
 
+struct api_server;     /* daemon/api.h: the varlink API */
+struct metrics_server; /* daemon/metrics-http.h: /metrics */
+struct manager;
+
+/* Pass durations as a Prometheus histogram (seconds). */
+#define MANAGER_PASS_BUCKETS 14
+extern const double manager_pass_bucket_bounds[MANAGER_PASS_BUCKETS]; /* last is +Inf */
+struct manager_pass_histogram {
+	uint64_t bucket[MANAGER_PASS_BUCKETS]; /* cumulative counts, as Prometheus wants them */
+	uint64_t count;
+	double sum_seconds;
+};
+
+typedef void (*manager_pass_fn)(struct manager *m, const struct acct_pass_report *rep, void *userdata);
+
 struct manager {
 	struct event_base *base;
 	struct manager_config_source source;
@@ -55,6 +70,27 @@ struct manager {
 
 	uint64_t reloads, reload_failures;
 	char reload_result[512]; /* "ok" or the error of the last reload */
+	uint64_t reload_time_us; /* monotonic time of the last reload attempt, 0 if none */
+
+	/* Cumulative figures for Status() and /metrics. */
+	struct manager_pass_histogram pass_hist[2]; /* [0] fast-only passes, [1] passes with slow files */
+	uint64_t sample_errors_total[_ACCT_ERR_MAX];
+	uint64_t cgroups_failed_total;
+
+	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
+	bool tuned;
+
+	/* Callbacks waiting for the next complete pass (Reconcile()). */
+	struct manager_waiter {
+		manager_pass_fn fn;
+		void *userdata;
+	} *waiters;
+	size_t nr_waiters;
+	bool pass_requested;
+	size_t waiters_in_pass; /* the first waiters_in_pass started before the running pass */
+
+	struct api_server *api;
+	struct metrics_server *metrics;
 	bool exiting;
 	int exit_code;
 };
@@ -81,3 +117,16 @@ int manager_reload(struct manager *m);
 
 /* One-line summary for STATUS= and Status(). */
 void manager_status_line(const struct manager *m, char *buf, size_t size);
+
+/* Run a full pass (fast and slow files) as soon as possible and call fn(m, report,
+ * userdata) on the event loop once it and its reconciliation are done. If a pass
+ * is running, the one after it serves. Returns 0 or -ENOMEM. */
+int manager_request_pass(struct manager *m, manager_pass_fn fn, void *userdata);
+
+/* Change error budgets and auto-tuning at run time (Tune()). budgets NULL keeps
+ * them; auto_tune < 0 keeps it. A reload returns to the configured values.
+ * Returns 0 or -EINVAL for a negative budget. */
+int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, int auto_tune);
+
+/* The budgets and auto_tune in effect (configured, or tuned). */
+void manager_effective_tuning(const struct manager *m, struct acct_ledger_budgets *ret_budgets, bool *ret_auto_tune);

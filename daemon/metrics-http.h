@@ -1,0 +1,12 @@
+/* metrics-http.h - the /metrics endpoint (Prometheus text 0.0.4 and OpenMetrics
+ * 1.0) over HTTP with libevent's evhttp, served on the manager's event loop. */
+#pragma once
+
+#include "manager.h"
+
+/* Listen on m->config->metrics_listen (nothing for "none"). Returns 0 or a
+ * negative errno (logged). */
+int metrics_server_start(struct manager *m);
+
+/* Stop listening, drop connections. Accepts NULL; returns NULL. */
+struct metrics_server *metrics_server_free(struct metrics_server *s);
