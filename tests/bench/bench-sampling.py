@@ -56,8 +56,8 @@ SLEEP_ARG = "31536017"  # marks our sleeps: `sleep 31536017`
 SYSTEMD_NOFILE = 524288  # systemd's default hard RLIMIT_NOFILE for services
 
 
-class Interrupted(Exception):
-    pass
+class Interrupted(BaseException):
+    """SIGINT/SIGTERM/SIGHUP: unwind (cleaning up) past every except Exception."""
 
 
 def log(msg):
@@ -375,11 +375,11 @@ class Daemon:
                                      preexec_fn=pre)
 
     def recv(self, deadline):
-        """Next notification (list of lines), or raise at the deadline."""
+        """Next notification (list of lines), or None at the deadline."""
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise RuntimeError("%s: no notification in time (see %s.log)" % (self.name, self.name))
+                return None
             if self.proc.poll() is not None:
                 raise RuntimeError("%s exited with %s (see %s)" % (self.name, self.proc.returncode, self.log.name))
             self.sock.settimeout(min(left, 0.5))
@@ -389,22 +389,73 @@ class Daemon:
                 continue
             return data.decode("utf-8", "replace").split("\n")
 
-    def wait_ready(self, timeout=300):
+    def drain(self):
+        """Consume pending notifications: sd_notify() blocks the daemon once
+        the socket's queue (net.unix.max_dgram_qlen) is full."""
+        self.sock.setblocking(False)
+        try:
+            while True:
+                self.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            pass
+        finally:
+            self.sock.setblocking(True)
+
+    def wait_ready(self, timeout=60):
+        """Seconds from the start to READY=1, or None if none came."""
         deadline = time.monotonic() + timeout
         while True:
             lines = self.recv(deadline)
+            if lines is None:
+                return None
             if "READY=1" in lines:
                 return time.monotonic() - self.t0
 
-    def wait_pass(self, timeout=300):
-        """The STATUS= that follows every pass after READY; returns the last
-        pass's wall time in ms as the status line gives it."""
+    def wait_pass(self, timeout):
+        """The STATUS= that follows every pass after READY: (True, the last
+        pass's wall ms from the status line), or (False, None) if none came
+        in time (sd_notify() needs a free descriptor for its socket)."""
         deadline = time.monotonic() + timeout
         while True:
-            for line in self.recv(deadline):
+            lines = self.recv(deadline)
+            if lines is None:
+                return False, None
+            for line in lines:
                 if line.startswith("STATUS="):
                     m = re.search(r"last pass (\d+) ms", line)
-                    return int(m.group(1)) if m else None
+                    return True, int(m.group(1)) if m else None
+
+    def wait_state(self, timeout):
+        """The pass report of the next state file acctd writes, or None."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited with %s (see %s)" % (self.name, self.proc.returncode, self.log.name))
+            self.drain()
+            try:
+                st = os.stat(self.state_file)
+                key = (st.st_ino, st.st_mtime_ns)
+            except FileNotFoundError:
+                key = None
+            if key and key != getattr(self, "last_state", None):
+                self.last_state = key
+                with contextlib.suppress(OSError, ValueError, RuntimeError):
+                    return read_pass(self.state_file)
+            time.sleep(0.005)
+        return None
+
+    def top_warning(self):
+        """acctd's most frequent warning so far, with its count."""
+        counts = {}
+        with contextlib.suppress(OSError), open(self.log.name) as f:
+            for line in f:
+                if line.startswith(("warning:", "error:", "err:")):
+                    key = re.sub(r"/\S+", "PATH", line.strip())
+                    counts[key] = counts.get(key, 0) + 1
+        if not counts:
+            return "no warnings"
+        k = max(counts, key=counts.get)
+        return "%d x \"%s\"" % (counts[k], k)
 
     def memcg_bytes(self):
         """Memory charged to acctd's own v1 memory cgroup: (total, kernel)."""
@@ -421,11 +472,14 @@ class Daemon:
     def stop(self):
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
+            deadline = time.monotonic() + 30
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                if self.sock:
+                    self.drain()
+                time.sleep(0.02)
+            if self.proc.poll() is None:
                 self.proc.kill()
-                self.proc.wait()
+            self.proc.wait()
         if self.sock:
             self.sock.close()
             self.sock = None
@@ -474,34 +528,49 @@ def run_cgtop(prefix, runs=3):
 
 def measure_daemon_cpu(args, tmp, name, include, cgroup_root, self_cgroups, nofile, passes):
     """Run A: fast passes only (slow_interval 1h), no state file: start-up,
-    RSS, and the process's CPU per fast interval."""
+    RSS, and the process's CPU per fast interval. Passes are counted by the
+    STATUS= acctd sends after each; where those do not come (sd_notify()
+    without a free descriptor), by the time elapsed over the interval."""
     conf = config_text(tmp, "%dms" % args.fast_ms, "1h", args.workers, include)
     d = Daemon(args, tmp, name, conf, cgroup_root=cgroup_root, self_cgroups=self_cgroups, nofile=nofile)
+    interval = args.fast_ms / 1000.0
+    wait = 2 * interval + 3
     res = {}
     try:
         d.start()
         res["ready_s"] = d.wait_ready()
         pid = d.proc.pid
+        if res["ready_s"] is None:
+            res["ready_lost"] = True
         res["rss_ready_kib"] = vm_rss_kib(pid)
         res["memcg_ready_bytes"], res["kmem_ready_bytes"] = d.memcg_bytes()
         if passes:
             # the first pass after READY may still pay for log_top and late
             # opens; start the window one pass in
-            d.wait_pass()
+            ok, _ = d.wait_pass(wait)
             c0, t0, th0 = process_cpu_ns(pid), time.monotonic(), thread_cpu_ns(pid)
-            walls = []
-            for _ in range(passes):
-                walls.append(d.wait_pass())
+            walls, got = [], 0
+            while got < passes and time.monotonic() < t0 + passes * interval + wait:
+                ok, w = d.wait_pass(t0 + passes * interval + wait - time.monotonic())
+                if not ok:
+                    break
+                got += 1
+                walls.append(w)
             c1, t1, th1 = process_cpu_ns(pid), time.monotonic(), thread_cpu_ns(pid)
+            n = got
+            if got < passes:
+                res["status_lost"] = passes - got
+                n = max(1, round((t1 - t0) / interval))
             main = (th1.get(pid, 0) - th0.get(pid, 0)) / 1e9
             others = worker_ns(pid, th0, th1) / 1e9
             res.update({
-                "passes": passes,
-                "process_cpu_s_per_pass": (c1 - c0) / 1e9 / passes,
-                "interval_s": (t1 - t0) / passes,
+                "passes": n,
+                "passes_counted_by_status": got,
+                "process_cpu_s_per_pass": (c1 - c0) / 1e9 / n,
+                "interval_s": (t1 - t0) / n,
                 "status_wall_ms_median": median(walls),
-                "main_thread_cpu_s_per_pass": main / passes,
-                "other_threads_cpu_s_per_pass": others / passes,
+                "main_thread_cpu_s_per_pass": main / n,
+                "other_threads_cpu_s_per_pass": others / n,
             })
             res["rss_after_kib"] = vm_rss_kib(pid)
             res["memcg_after_bytes"], res["kmem_after_bytes"] = d.memcg_bytes()
@@ -509,6 +578,7 @@ def measure_daemon_cpu(args, tmp, name, include, cgroup_root, self_cgroups, nofi
             res["fds"] = len(os.listdir("/proc/%d/fd" % pid))
     finally:
         d.stop()
+        res["log_top_warning"] = d.top_warning()
     return res
 
 
@@ -548,30 +618,41 @@ def summarize(reports):
 
 def measure_daemon_passes(args, tmp, name, include, cgroup_root, self_cgroups, nofile, ref_fast, ref_slow,
                           empty_fn=None):
-    """Run B: fast and slow passes with the pass reports of --state-file; then
-    (empty_fn) most cgroups are emptied and the fast passes measured again."""
+    """Run B: fast and slow passes with the pass reports of --state-file
+    (a new state file marks the end of each pass); then (empty_fn) most
+    cgroups are emptied and the fast passes measured again. The CPU of the
+    sampling threads is measured between two state files (they wait between
+    passes); a gap of more than 1.5 intervals means a state file was not
+    written (e.g. no free descriptor) and that report is left out."""
     conf = config_text(tmp, "%dms" % args.fast_ms, "%dms" % (2 * args.fast_ms), args.workers, include)
     d = Daemon(args, tmp, name, conf, cgroup_root=cgroup_root, state_file=True, self_cgroups=self_cgroups,
                nofile=nofile)
-    res = {}
+    interval = args.fast_ms / 1000.0
+    res = {"missed": 0, "merged": 0}
     try:
         d.start()
-        d.wait_ready()
+        first = d.wait_state(120)
+        if first is None:
+            raise RuntimeError("acctd wrote no state file in 120 s; its log: %s" % d.top_warning())
         pid = d.proc.pid
-        res["first_pass"] = read_pass(d.state_file)
-        th = [thread_cpu_ns(pid)]
+        res["first_pass"] = first
+        last = [time.monotonic(), thread_cpu_ns(pid)]
 
         def one_pass():
-            d.wait_pass()
-            rep = read_pass(d.state_file)
-            th.append(thread_cpu_ns(pid))
-            # measured: the CPU of the sampling threads since the last pass
-            rep["measured_cpu_seconds"] = worker_ns(pid, th[-2], th[-1]) / 1e9
+            rep = d.wait_state(2 * interval + 3)
+            if rep is None:
+                res["missed"] += 1
+                return None
+            now, th = time.monotonic(), thread_cpu_ns(pid)
+            rep["measured_cpu_seconds"] = worker_ns(pid, last[1], th) / 1e9
+            rep["gap_s"] = now - last[0]
+            last[:] = [now, th]
+            if rep["gap_s"] > 1.5 * interval:
+                res["merged"] += 1
+                return None
             return rep
 
-        reports = []
-        for _ in range(args.passes):
-            reports.append(one_pass())
+        reports = [r for r in (one_pass() for _ in range(args.passes)) if r]
         res["reports"] = reports
         fast, slow = classify(reports, ref_fast["files_per_pass"], ref_slow["files_per_pass"])
         res["fast"] = summarize(fast)
@@ -579,10 +660,9 @@ def measure_daemon_passes(args, tmp, name, include, cgroup_root, self_cgroups, n
         if empty_fn:
             emptied = empty_fn()
             res["emptied"] = emptied
-            one_pass()  # straddles the change
-            later = []
-            for _ in range(args.empty_passes):
-                later.append(one_pass())
+            d.wait_state(2 * interval + 3)  # straddles the change
+            last[:] = [time.monotonic(), thread_cpu_ns(pid)]
+            later = [r for r in (one_pass() for _ in range(args.empty_passes)) if r]
             res["empty_reports"] = later
             efast, eslow = classify(later, ref_fast["files_per_pass"], ref_slow["files_per_pass"])
             res["empty_fast"] = summarize(efast)
@@ -644,6 +724,16 @@ def run_size(args, tmp, n, real, hiers, results):
             r["acctd"] = a
             return r
 
+        errors = r["errors"] = {}
+
+        def step(key, fn, *a):
+            # one failed measurement is reported; the others still run
+            try:
+                r[key] = fn(*a)
+            except Exception as e:
+                errors[key] = str(e)
+                log("%d: %s failed: %s" % (n, key, e))
+
         log("%d: reference reader" % n)
         # --open slow: hold the slow files open too, as acctd does, so that the
         # same files get cached descriptors where the descriptor limit runs out
@@ -654,13 +744,13 @@ def run_size(args, tmp, n, real, hiers, results):
         r["cgroups"] = ref_fast["cgroups"]
         if real:
             log("%d: systemd-cgtop" % n)
-            r["cgtop"] = run_cgtop(prefix)
+            step("cgtop", run_cgtop, prefix)
         else:
             r["cgtop"] = {"skipped": "not root: systemd-cgtop reads only the real /sys/fs/cgroup" if os.geteuid()
                           else "fake tree (--fake): systemd-cgtop reads only the real /sys/fs/cgroup"}
         log("%d: acctd, fast passes (process CPU, start-up, RSS)" % n)
-        r["acctd"] = measure_daemon_cpu(args, tmp, "a-%d" % n, include, cgroup_root, self_cgroups, nofile,
-                                        args.passes)
+        step("acctd", measure_daemon_cpu, args, tmp, "a-%d" % n, include, cgroup_root, self_cgroups, nofile,
+             args.passes)
         log("%d: acctd, pass reports (fast, slow, then 90%% empty)" % n)
         if real:
             def empty_fn():
@@ -678,12 +768,12 @@ def run_size(args, tmp, n, real, hiers, results):
         else:
             def empty_fn():
                 return empty_fake(fs, 10)
-        b = measure_daemon_passes(args, tmp, "b-%d" % n, include, cgroup_root, self_cgroups, nofile, ref_fast,
-                                  ref_slow, empty_fn)
-        r["acctd_passes"] = b
-        log("%d: reference reader on the emptied tree" % n)
-        r["reference_empty"] = run_reader(args, reader_root, reader_prefix, args.reader_passes, "fast",
-                                          ["--open", "slow"], nofile)
+        step("acctd_passes", measure_daemon_passes, args, tmp, "b-%d" % n, include, cgroup_root, self_cgroups,
+             nofile, ref_fast, ref_slow, empty_fn)
+        if g(r, "acctd_passes", "emptied"):
+            log("%d: reference reader on the emptied tree" % n)
+            r["reference_empty"] = run_reader(args, reader_root, reader_prefix, args.reader_passes, "fast",
+                                              ["--open", "slow"], nofile)
         return r
     finally:
         if tree:
@@ -735,19 +825,44 @@ def report(res):
     def failed(s, kind="fast"):
         return g(s, "acctd_passes", kind, "cgroups_failed") or 0
 
+    def trouble(s, kind="fast"):
+        """Why acctd's figures at this size are not comparable, or ''."""
+        why = []
+        if failed(s, kind):
+            why.append("acctd failed to read %s cgroups per pass" % fmt(failed(s, kind), 0))
+        if "Too many open files" in (g(s, "acctd", "log_top_warning") or ""):
+            why.append("acctd ran out of descriptors (EMFILE)")
+        if g(s, "errors", "acctd_passes"):
+            why.append("no pass reports")
+        return ", ".join(why)
+
     def flag(s, text, kind="fast"):
-        return text + (" (!)" if failed(s, kind) else "")
+        return text + (" (!)" if trouble(s, kind) else "")
 
     row("cgroups that failed in a fast pass / slow pass / the first pass (unreadable reads per fast pass)",
-        ["%s / %s / %s (%s)" % (fmt(failed(s), 0), fmt(failed(s, "slow"), 0),
+        ["%s / %s / %s (%s)" % (fmt(g(s, "acctd_passes", "fast", "cgroups_failed"), 0),
+                                fmt(g(s, "acctd_passes", "slow", "cgroups_failed"), 0),
                                 fmt(g(s, "acctd_passes", "first_pass", "cgroups_failed"), 0),
                                 fmt(g(s, "acctd_passes", "fast", "errors", "unreadable"), 0)) for s in sizes], "0")
+    row("notifications that did not come: READY=1 / STATUS= (run A); state files missing (run B)",
+        ["%s / %s; %s" % ("lost" if g(s, "acctd", "ready_lost") else "0", fmt(g(s, "acctd", "status_lost") or 0, 0),
+                          fmt((g(s, "acctd_passes", "missed") or 0) + (g(s, "acctd_passes", "merged") or 0), 0))
+         for s in sizes], "0")
     row("files per fast pass: acctd / reference",
         [flag(s, "%s / %s" % (fmt(g(s, "acctd_passes", "fast", "files_read"), 0),
                               fmt(g(s, "reference_fast", "files_per_pass"), 0))) for s in sizes])
+    def fast_cpu(s):
+        """The sampling threads' CPU per fast pass: from the pass reports (run
+        B), else from run A's threads other than the main one."""
+        v = g(s, "acctd_passes", "fast", "cpu_s")
+        if v is not None:
+            return v, g(s, "acctd_passes", "fast", "wall_s"), ""
+        v = g(s, "acctd", "other_threads_cpu_s_per_pass")
+        w = g(s, "acctd", "status_wall_ms_median")
+        return v, w / 1e3 if w is not None else None, " [run A]" if v is not None else ""
+
     row("**fast pass, acctd sampling threads**: CPU ms (wall ms)",
-        [flag(s, "%s (%s)" % (ms(g(s, "acctd_passes", "fast", "cpu_s")), ms(g(s, "acctd_passes", "fast", "wall_s"))))
-         for s in sizes])
+        [flag(s, "%s (%s)%s" % (ms(fast_cpu(s)[0]), ms(fast_cpu(s)[1]), fast_cpu(s)[2])) for s in sizes])
     row("fast pass, acctd's own report (pass.cpu_seconds): CPU ms",
         [ms(g(s, "acctd_passes", "fast", "reported_cpu_s")) for s in sizes])
     row("fast pass, acctd whole process: CPU ms per interval (of it main thread)",
@@ -762,7 +877,7 @@ def report(res):
             [fmt(g(s, "reference_fast", "uncached"), 0) for s in sizes])
         row("fast pass, reference reader with every descriptor cached (estimate): CPU ms",
             [ms(g(s, "reference_fast", "cached_floor_cpu_s_per_pass")) for s in sizes])
-    rf = [ratio(g(s, "acctd_passes", "fast", "cpu_s"), g(s, "reference_fast", "cpu_s_per_pass")) for s in sizes]
+    rf = [ratio(fast_cpu(s)[0], g(s, "reference_fast", "cpu_s_per_pass")) for s in sizes]
     rp = [ratio(g(s, "acctd", "process_cpu_s_per_pass"), g(s, "reference_fast", "cpu_s_per_pass")) for s in sizes]
     row("**fast pass CPU / reference**: sampling threads (whole process)",
         [flag(s, "%s (%s)" % (fmt(a, 2, "x"), fmt(b, 2, "x"))) for s, a, b in zip(sizes, rf, rp)], "<= 1.2x")
@@ -807,6 +922,17 @@ def report(res):
         [flag(s, "%s / %s" % (ms(g(s, "acctd_passes", "empty_fast", "cpu_s")),
                               ms(g(s, "reference_empty", "cpu_s_per_pass"))), "empty_fast") for s in sizes])
     out.append("")
+    for h, s in zip(hdr, sizes):
+        for k, e in (s.get("errors") or {}).items():
+            out.append("At {:,} cgroups the measurement '{}' failed: {}.".format(h, k, e))
+            out.append("")
+        if g(s, "acctd", "log_top_warning") not in (None, "no warnings"):
+            out.append("At {:,} cgroups acctd logged (run A): {}.".format(h, g(s, "acctd", "log_top_warning")))
+            out.append("")
+    if any(fast_cpu(s)[2] for s in sizes):
+        out.append("[run A]: no pass reports at this size; the CPU of acctd's threads other than the main one per "
+                   "fast interval, and the wall time from its STATUS= line, instead.")
+        out.append("")
     if any(failed(s) or failed(s, "slow") for s in sizes):
         out.append("(!) acctd failed to read some cgroups in these passes (see the first row); its figures there "
                    "are not comparable with the reference reader's, which read every file.")
@@ -827,7 +953,9 @@ def report(res):
     pairs = []
     if idle and sizes:
         pairs.append(("idle", idle, sizes[0]))
-    if len(sizes) >= 2:
+    for a, b in zip(sizes, sizes[1:]):
+        pairs.append(("%d_%d" % (a.get("cgroups", 0), b.get("cgroups", 0)), a, b))
+    if len(sizes) > 2:
         pairs.append(("sizes", sizes[0], sizes[-1]))
     for tag, a, b in pairs:
         na = "1" if a is idle else "{:,}".format(a.get("cgroups"))
@@ -838,7 +966,8 @@ def report(res):
         d["%s_rss_bytes_per_cgroup" % tag] = rss
         d["%s_charged_bytes_per_cgroup" % tag] = chg
         d["%s_kernel_bytes_per_cgroup" % tag] = krn
-        warn = " (!)" if failed(b) or failed(b, "slow") else ""
+        warn = " (!)" if trouble(b) else ""
+        d["%s_troubled" % tag] = bool(warn)
         line = "- Per cgroup, %s -> %s cgroups, after READY%s: VmRSS **%s KiB**" % (na, nb, warn, fmt(
             rss / 1024 if rss is not None else None, 2))
         if chg is not None:
@@ -861,42 +990,59 @@ def report(res):
     # targets
     targets = []
     if sizes:
-        ok = all(x is not None and x <= 1.2 and not failed(s) for s, x in zip(sizes, rf))
+        ok = all(x is not None and x <= 1.2 and not trouble(s) for s, x in zip(sizes, rf))
         targets.append(("a sampling pass costs <= 1.2x the reference reader's CPU (fast pass)", ok, "; ".join(
             "{:,}: {} (whole process {}){}".format(h, fmt(a, 2, "x"), fmt(b, 2, "x"),
-                                                  ", acctd failed %s cgroups per pass" % fmt(failed(s), 0)
-                                                  if failed(s) else "")
+                                                  ", not comparable: " + trouble(s) if trouble(s) else "")
             for h, s, a, b in zip(hdr, sizes, rf, rp))))
-        ok = all(x is not None and x <= 1.2 and not failed(s, "slow") for s, x in zip(sizes, rs))
+        ok = all(x is not None and x <= 1.2 and not trouble(s, "slow") for s, x in zip(sizes, rs))
         targets.append(("the same for a slow pass", ok, "; ".join(
-            "{:,}: {}{}".format(h, fmt(a, 2, "x"), ", acctd failed %s cgroups per pass" % fmt(failed(s, "slow"), 0)
-                                if failed(s, "slow") else "") for h, s, a in zip(hdr, sizes, rs))))
+            "{:,}: {}{}".format(h, fmt(a, 2, "x"), ", not comparable: " + trouble(s, "slow")
+                                if trouble(s, "slow") else "") for h, s, a in zip(hdr, sizes, rs))))
         ok_empty, detail = True, []
         for h, s in zip(hdr, sizes):
             ef, rfe = g(s, "acctd_passes", "empty_fast", "files_read"), g(s, "reference_empty", "files_per_pass")
             full = g(s, "acctd_passes", "fast", "files_read")
             skipped = g(s, "acctd_passes", "empty_fast", "skipped_empty")
             good = None not in (ef, rfe, full) and ef <= rfe * 1.01 and ef < full and skipped
+            if trouble(s, "empty_fast"):
+                detail.append("{:,}: not measurable ({})".format(h, trouble(s, "empty_fast")))
+                continue
             ok_empty = ok_empty and bool(good)
             detail.append("{:,}: {} -> {} files per fast pass, {} cgroups skipped".format(
                 h, fmt(full, 0), fmt(ef, 0), fmt(skipped, 0)))
         targets.append(("empty cgroups are not re-read at the fast interval", ok_empty, "; ".join(detail)))
-        rss = d.get("idle_rss_bytes_per_cgroup")
-        rss2 = d.get("sizes_rss_bytes_per_cgroup")
-        vals = [v for v in (rss, rss2) if v is not None]
+        vals, detail = [], []
+        for tag, a, b in pairs:
+            v = d.get("%s_rss_bytes_per_cgroup" % tag)
+            bad = d.get("%s_troubled" % tag)
+            if v is not None and not bad:
+                vals.append(v)
+            detail.append("%s KiB (%s -> {:,}%s)".format(b.get("cgroups")) % (
+                fmt(v / 1024 if v is not None else None, 2), "1" if a is idle else "{:,}".format(a.get("cgroups")),
+                ", not comparable" if bad else ""))
         targets.append(("<= 4 KiB resident per idle cgroup", bool(vals) and all(v <= 4096 for v in vals),
-                        "VmRSS per cgroup %s KiB (idle -> {:,}), %s KiB ({:,} -> {:,})".format(
-                            hdr[0], hdr[0], hdr[-1]) % (fmt(rss / 1024 if rss is not None else None, 2),
-                                                        fmt(rss2 / 1024 if rss2 is not None else None, 2))))
+                        "VmRSS per cgroup " + ", ".join(detail)))
         big = [s for s in sizes if s.get("cgroups", 0) >= 10000]
         if big:
             s = big[0]
             r10 = g(s, "acctd", "ready_s")
             first_failed = g(s, "acctd_passes", "first_pass", "cgroups_failed") or 0
-            targets.append(("READY=1 within 2 s at 10,000 cgroups", r10 is not None and r10 <= 2.0 and not first_failed,
-                            "%s s%s" % (fmt(r10, 3), ", but the first pass that READY=1 announces failed to read "
-                                        "%s of %s cgroups" % (fmt(first_failed, 0), fmt(s.get("cgroups"), 0))
-                                        if first_failed else "")))
+            why = ""
+            if r10 is None:
+                why = "READY=1 never arrived"
+                if g(s, "acctd", "ready_lost") and trouble(s):
+                    why += " (sd_notify() opens a socket per message: no free descriptor)"
+                if first_failed:
+                    why += "; the first pass failed to read %s of %s cgroups" % (
+                        fmt(first_failed, 0), fmt(s.get("cgroups"), 0))
+            elif first_failed:
+                why = ", but the first pass that READY=1 announces failed to read %s of %s cgroups" % (
+                    fmt(first_failed, 0), fmt(s.get("cgroups"), 0))
+            elif trouble(s):
+                why = ", but " + trouble(s)
+            targets.append(("READY=1 within 2 s at 10,000 cgroups", r10 is not None and r10 <= 2.0 and not why,
+                            "%s s%s" % (fmt(r10, 3), why) if r10 is not None else why))
         else:
             targets.append(("READY=1 within 2 s at 10,000 cgroups", False, "no run at 10,000 cgroups"))
     out.append("")

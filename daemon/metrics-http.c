@@ -1,0 +1,851 @@
+/* metrics-http.c - the /metrics endpoint: evhttp on the manager's event loop,
+ * content negotiation, gzip, and a page streamed in chunks from the ledger.
+ *
+ * Requests. GET and HEAD /metrics; 404 for other paths, 405 (with Allow) for
+ * other methods. Query parameters: format=text|openmetrics overrides the
+ * Accept header (Prometheus 2.42 cannot choose the format in its scrape
+ * configuration, but it can send params: {format: [text]}); family=LIST
+ * (repeatable, words separated by commas or blanks, as in
+ * acct_metrics_families_apply()) replaces the configured set of families for
+ * that scrape.
+ *
+ * Streaming. A scrape renders about METRICS_CHUNK bytes of the page, hands
+ * them to evhttp as one HTTP chunk (gzip-compressed when asked for) and
+ * continues when that chunk has left for the socket, so a slow reader holds
+ * at most one chunk, and the daemon's memory does not grow with the page.
+ * Between chunks the event loop runs, and with it the sweep that frees
+ * tombstones (acct_ledger_sweep(), in start_pass()). The page keeps record
+ * pointers, so before every chunk the scrape compares a guard (the number of
+ * passes, whether the sampler is busy, the live and dead counts) with its
+ * value at the previous chunk: the sweep only runs right before a pass
+ * starts, so a sweep since then changes the guard, and the page then takes
+ * a fresh snapshot and resumes by path (acct_metrics_page_invalidate()). Each
+ * chunk is rendered inside rcu_read_lock().
+ *
+ * Limits. Request headers METRICS_MAX_HEADERS_SIZE, bodies
+ * METRICS_MAX_BODY_SIZE (evhttp answers 413 beyond), no progress in either
+ * direction for METRICS_IO_TIMEOUT_S (evhttp_set_timeout), a complete request
+ * within METRICS_REQUEST_TIMEOUT_S of connecting or of the previous response
+ * (slow clients that trickle a request), a whole response within
+ * METRICS_RESPONSE_TIMEOUT_S (slow readers), and at most METRICS_MAX_CONNECTIONS
+ * connections. evhttp in libevent 2.1 has no connection limit and no
+ * callback for new connections, so the count is kept with evhttp_set_bevcb():
+ * it creates each connection's bufferevent, which tells of every new
+ * connection; evhttp sets its connection object as the bufferevent's callback
+ * argument, which is how the connection is found (bufferevent_getcb(), on the
+ * next turn of the loop, before any I/O on it) and given a close callback.
+ * The server holds a reference on every bufferevent it created until that
+ * connection is known to be closed, so a pointer never dangles (a freed
+ * connection's bufferevent has its callbacks cleared, and evhttp always keeps
+ * an event callback on a live one). Past the limit the
+ * oldest connection that is not being answered is closed (idle keep-alive
+ * connections, clients that never finish a request), so new scrapes are served
+ * while someone holds many idle connections; when every other connection is
+ * being answered, the new one is closed. */
+#include "metrics-http.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sys/queue.h> /* before keyvalq_struct.h */
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/http_struct.h> /* the request's HTTP version */
+#include <event2/keyvalq_struct.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "build-config.h"
+#include "log.h"
+#include "metrics-render.h"
+#include "util.h"
+#ifdef HAVE_API
+#include "api.h"
+#endif
+
+#define METRICS_MAX_CONNECTIONS 64
+#define METRICS_MAX_HEADERS_SIZE 8192
+#define METRICS_MAX_BODY_SIZE 4096
+#define METRICS_IO_TIMEOUT_S 10
+#define METRICS_REQUEST_TIMEOUT_S 10
+#define METRICS_RESPONSE_TIMEOUT_S 60
+#define METRICS_CHUNK (256u * 1024u)
+#define METRICS_GZIP_LEVEL 1 /* the page compresses ~10x even so; higher levels cost far more CPU */
+
+static const int response_codes[] = { 200, 400, 404, 405, 500 };
+
+struct scrape;
+
+struct metrics_conn {
+	struct metrics_server *server;
+	struct metrics_conn *prev, *next;
+	struct bufferevent *bev;         /* referenced until the entry is reaped */
+	struct evhttp_connection *evcon; /* NULL until adopted */
+	struct event *deadline;
+	struct scrape *scrape;           /* the response in progress */
+	bool busy;                       /* a request is being answered */
+	bool closed;                     /* evhttp closed it: reap */
+};
+
+struct guard {
+	uint64_t passes, live, dead;
+	bool busy;
+};
+
+struct scrape {
+	struct metrics_server *server;
+	struct metrics_conn *conn;
+	struct evhttp_request *req;
+	struct acct_metrics_options opts;
+	struct acct_metrics_page *page;
+	struct evbuffer *out;
+	bool gzip;
+	z_stream z;
+	struct guard guard;
+
+	struct acct_metrics_self self;
+	struct acct_reconcile_report reconcile;
+	struct acct_metrics_count *api_requests;
+	size_t nr_api_requests, cap_api_requests;
+	char **api_strings;
+	size_t nr_api_strings;
+	struct acct_metrics_count responses[ELEMENTSOF(response_codes)];
+	char codes[ELEMENTSOF(response_codes)][8];
+};
+
+struct metrics_server {
+	struct manager *m;
+	struct evhttp *http;
+	struct event *ev_adopt, *ev_reap;
+	struct metrics_conn *head, *tail; /* oldest first */
+	unsigned nr_conns;                /* not closed */
+	uint64_t connections_total, evicted_total, refused_total, timeouts_total;
+	uint64_t responses[ELEMENTSOF(response_codes)];
+	double start_time; /* wall clock of the manager's start: fixed, for _created */
+};
+
+/* ---- connections ------------------------------------------------------------- */
+
+/* evhttp always sets an event callback on a connection's bufferevent (the
+ * read callback comes and goes: it is cleared while a response is written),
+ * and bufferevent_free() clears them all. */
+static bool bev_alive(struct bufferevent *bev)
+{
+	bufferevent_event_cb eventcb = NULL;
+	bufferevent_getcb(bev, NULL, NULL, &eventcb, NULL);
+	return eventcb != NULL;
+}
+
+static bool conn_alive(struct metrics_conn *c)
+{
+	return !c->closed && c->evcon && bev_alive(c->bev);
+}
+
+static void mark_closed(struct metrics_conn *c)
+{
+	if (c->closed)
+		return;
+	c->closed = true;
+	c->server->nr_conns--;
+	if (c->deadline)
+		event_del(c->deadline);
+	event_active(c->server->ev_reap, EV_TIMEOUT, 0);
+}
+
+static void arm_deadline(struct metrics_conn *c, int seconds)
+{
+	struct timeval tv = { .tv_sec = seconds };
+	if (c && !c->closed && c->deadline)
+		event_add(c->deadline, &tv);
+}
+
+static void scrape_free(struct scrape *sc);
+
+/* evhttp is closing the connection. A response in progress ends here: its
+ * request is freed by evhttp when still attached to the connection, else
+ * (a network error detached it) here. */
+static void on_conn_close(struct evhttp_connection *evcon, void *userdata)
+{
+	struct metrics_conn *c = userdata;
+	struct scrape *sc = c->scrape;
+
+	if (sc) {
+		c->scrape = NULL;
+		if (!evhttp_request_get_connection(sc->req))
+			evhttp_request_free(sc->req);
+		scrape_free(sc);
+	}
+	mark_closed(c);
+}
+
+/* Close a live connection (timeout, eviction, a failed response). */
+static void drop_conn(struct metrics_conn *c)
+{
+	if (conn_alive(c))
+		evhttp_connection_free(c->evcon); /* calls on_conn_close() */
+	else
+		mark_closed(c);
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *userdata)
+{
+	struct metrics_conn *c = userdata;
+	if (conn_alive(c))
+		c->server->timeouts_total++;
+	log_debug("Closing a metrics connection that passed its deadline");
+	drop_conn(c);
+}
+
+static void on_reap(evutil_socket_t fd, short what, void *userdata)
+{
+	struct metrics_server *s = userdata;
+
+	for (struct metrics_conn *c = s->head, *next; c; c = next) {
+		next = c->next;
+		if (!c->closed && c->evcon && !bev_alive(c->bev))
+			mark_closed(c); /* closed without telling us */
+		if (!c->closed)
+			continue;
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			s->head = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		else
+			s->tail = c->prev;
+		if (c->deadline)
+			event_free(c->deadline);
+		bufferevent_decref(c->bev); /* the last reference: closes the socket */
+		free(c);
+	}
+}
+
+/* A new connection: evhttp asks for its bufferevent. */
+static struct bufferevent *on_new_bev(struct event_base *base, void *userdata)
+{
+	struct metrics_server *s = userdata;
+	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	struct metrics_conn *c;
+
+	if (!bev)
+		return NULL; /* evhttp makes one itself: untracked, still bounded by the timeouts */
+	c = calloc(1, sizeof(*c));
+	if (c)
+		c->deadline = evtimer_new(base, on_deadline, c);
+	if (!c || !c->deadline) {
+		free(c);
+		return bev;
+	}
+	c->server = s;
+	c->bev = bev;
+	bufferevent_incref(bev);
+	c->prev = s->tail;
+	if (s->tail)
+		s->tail->next = c;
+	else
+		s->head = c;
+	s->tail = c;
+	s->nr_conns++;
+	s->connections_total++;
+	event_active(s->ev_adopt, EV_TIMEOUT, 0);
+	return bev;
+}
+
+/* Runs in the same turn of the loop as the accept, before any read on the new
+ * connections: learn their evhttp connections, then enforce the limit. */
+static void on_adopt(evutil_socket_t fd, short what, void *userdata)
+{
+	struct metrics_server *s = userdata;
+	struct metrics_conn *first_new = NULL;
+
+	for (struct metrics_conn *c = s->head; c; c = c->next) {
+		if (c->closed || c->evcon)
+			continue;
+		bufferevent_event_cb eventcb = NULL;
+		void *arg = NULL;
+		bufferevent_getcb(c->bev, NULL, NULL, &eventcb, &arg);
+		if (!eventcb || !arg) {
+			mark_closed(c); /* evhttp gave up on it already */
+			continue;
+		}
+		c->evcon = arg;
+		evhttp_connection_set_closecb(c->evcon, on_conn_close, c);
+		arm_deadline(c, METRICS_REQUEST_TIMEOUT_S);
+		if (!first_new)
+			first_new = c;
+	}
+	while (s->nr_conns > METRICS_MAX_CONNECTIONS) {
+		struct metrics_conn *victim = NULL;
+		bool is_new = false;
+		for (struct metrics_conn *c = s->head; c && !victim; c = c->next) {
+			if (c == first_new)
+				is_new = true;
+			if (!c->closed && !c->busy && c->evcon)
+				victim = c;
+		}
+		if (!victim)
+			break;
+		if (is_new)
+			s->refused_total++;
+		else
+			s->evicted_total++;
+		log_debug("Metrics connections past the limit of %u: closing the oldest idle one",
+			  METRICS_MAX_CONNECTIONS);
+		drop_conn(victim);
+	}
+}
+
+static struct metrics_conn *find_conn(struct metrics_server *s, struct evhttp_connection *evcon)
+{
+	for (struct metrics_conn *c = s->head; c; c = c->next)
+		if (c->evcon == evcon && !c->closed)
+			return c;
+	return NULL;
+}
+
+/* ---- responses ------------------------------------------------------------------ */
+
+static void count_response(struct metrics_server *s, int code)
+{
+	for (size_t i = 0; i < ELEMENTSOF(response_codes); i++)
+		if (response_codes[i] == code)
+			s->responses[i]++;
+}
+
+/* A request is answered: back to waiting for the next one. */
+static void request_done(struct metrics_conn *c)
+{
+	if (!c || c->closed)
+		return;
+	c->busy = false;
+	arm_deadline(c, METRICS_REQUEST_TIMEOUT_S);
+}
+
+static void reply_text(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req, int code,
+		       const char *reason, const char *body)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	struct evbuffer *b = evbuffer_new();
+
+	count_response(s, code);
+	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
+	if (b && body)
+		evbuffer_add(b, body, strlen(body));
+	evhttp_send_reply(req, code, reason, b);
+	if (b)
+		evbuffer_free(b);
+	request_done(c);
+}
+
+/* ---- scrapes ---------------------------------------------------------------------- */
+
+static void guard_read(struct manager *m, struct guard *g)
+{
+	*g = (struct guard){ .passes = m->passes, .busy = acct_sampler_busy(m->sampler) };
+	acct_ledger_counts(m->ledger, &g->live, &g->dead);
+}
+
+static void scrape_free(struct scrape *sc)
+{
+	if (!sc)
+		return;
+	acct_metrics_page_free(sc->page);
+	if (sc->out)
+		evbuffer_free(sc->out);
+	if (sc->gzip)
+		deflateEnd(&sc->z);
+	for (size_t i = 0; i < sc->nr_api_strings; i++)
+		free(sc->api_strings[i]);
+	free(sc->api_strings);
+	free(sc->api_requests);
+	free(sc);
+}
+
+static int gz_write(struct scrape *sc, int flush)
+{
+	do {
+		struct evbuffer_iovec v;
+		if (evbuffer_reserve_space(sc->out, 64 * 1024, &v, 1) < 1)
+			return -ENOMEM;
+		sc->z.next_out = v.iov_base;
+		sc->z.avail_out = (uInt)v.iov_len;
+		int r = deflate(&sc->z, flush);
+		if (r == Z_STREAM_ERROR)
+			return -EIO;
+		v.iov_len -= sc->z.avail_out;
+		if (evbuffer_commit_space(sc->out, &v, 1) < 0)
+			return -ENOMEM;
+		if (flush == Z_FINISH && r == Z_STREAM_END)
+			return 0;
+	} while (sc->z.avail_in > 0 || sc->z.avail_out == 0 || flush == Z_FINISH);
+	return 0;
+}
+
+static int sink(const void *data, size_t len, void *userdata)
+{
+	struct scrape *sc = userdata;
+
+	if (!sc->gzip)
+		return evbuffer_add(sc->out, data, len) < 0 ? -ENOMEM : 0;
+	sc->z.next_in = (Bytef *)(uintptr_t)data;
+	sc->z.avail_in = (uInt)len;
+	return gz_write(sc, Z_NO_FLUSH);
+}
+
+static void scrape_step(struct scrape *sc);
+
+static void on_chunk_sent(struct evhttp_connection *evcon, void *userdata)
+{
+	scrape_step(userdata);
+}
+
+/* The response failed half-way: the status line is gone, so the only way to
+ * tell the client is to close the connection. */
+static void scrape_fail(struct scrape *sc, int r)
+{
+	struct metrics_conn *c = sc->conn;
+	struct evhttp_request *req = sc->req;
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+
+	log_warning_errno(r, "Failed to render the metrics page, closing the connection: %m");
+	if (c && conn_alive(c)) {
+		drop_conn(c); /* frees the scrape through on_conn_close() */
+		return;
+	}
+	if (c)
+		c->scrape = NULL;
+	scrape_free(sc);
+	if (evcon)
+		evhttp_connection_free(evcon); /* frees the request too */
+	else
+		evhttp_request_free(req);
+}
+
+static void scrape_step(struct scrape *sc)
+{
+	struct manager *m = sc->server->m;
+	struct guard g;
+	int r;
+
+	do {
+		guard_read(m, &g);
+		if (memcmp(&g, &sc->guard, sizeof(g)) != 0) {
+			acct_metrics_page_invalidate(sc->page);
+			sc->guard = g;
+		}
+		rcu_read_lock();
+		r = acct_metrics_page_render(sc->page, METRICS_CHUNK, sink, sc);
+		rcu_read_unlock();
+		if (r < 0) {
+			scrape_fail(sc, r);
+			return;
+		}
+		if (r == 0 && sc->gzip) {
+			sc->z.avail_in = 0;
+			int k = gz_write(sc, Z_FINISH);
+			if (k < 0) {
+				scrape_fail(sc, k);
+				return;
+			}
+		}
+		/* An empty piece (gzip keeps small inputs) is not sent: evhttp would
+		 * not call back for it. */
+	} while (r > 0 && evbuffer_get_length(sc->out) == 0);
+
+	if (r > 0) {
+		evhttp_send_reply_chunk_with_cb(sc->req, sc->out, on_chunk_sent, sc);
+		return;
+	}
+	struct evhttp_request *req = sc->req;
+	struct metrics_conn *c = sc->conn;
+	if (evbuffer_get_length(sc->out) > 0)
+		evhttp_send_reply_chunk(req, sc->out);
+	log_debug("Served a metrics page of %" PRIu64 " bytes%s", acct_metrics_page_bytes(sc->page),
+		  sc->gzip ? " (before gzip)" : "");
+	if (c)
+		c->scrape = NULL;
+	scrape_free(sc);
+	evhttp_send_reply_end(req); /* may close the connection: on_conn_close() */
+	request_done(c);
+}
+
+static void add_api_request(const char *method, const char *result, uint64_t count, void *userdata)
+{
+	struct scrape *sc = userdata;
+
+	if (sc->nr_api_requests == sc->cap_api_requests) {
+		size_t cap = MAX(sc->cap_api_requests * 2, 16);
+		struct acct_metrics_count *v = reallocarray(sc->api_requests, cap, sizeof(*v));
+		char **str = reallocarray(sc->api_strings, 2 * cap, sizeof(*str));
+		if (v)
+			sc->api_requests = v;
+		if (str)
+			sc->api_strings = str;
+		if (!v || !str)
+			return;
+		sc->cap_api_requests = cap;
+	}
+	/* Copied: the API may change its table while the page is sent. */
+	char *a = strdup(method), *b = strdup(result);
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return;
+	}
+	sc->api_strings[sc->nr_api_strings++] = a;
+	sc->api_strings[sc->nr_api_strings++] = b;
+	sc->api_requests[sc->nr_api_requests++] = (struct acct_metrics_count){ a, b, count };
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void read_statm(uint64_t *ret_vsz, uint64_t *ret_rss)
+{
+	unsigned long long size = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &size, &rss) != 2)
+			size = rss = 0;
+		fclose(f);
+	}
+	long page = sysconf(_SC_PAGESIZE);
+	*ret_vsz = size * (uint64_t)page;
+	*ret_rss = rss * (uint64_t)page;
+}
+
+/* acctd's own figures, as they are when the scrape starts. */
+static void gather_self(struct metrics_server *s, struct scrape *sc)
+{
+	struct manager *m = s->m;
+	struct acct_metrics_self *x = &sc->self;
+	double wall = wall_now();
+	uint64_t mono = acct_now_us();
+
+	x->version = ACCTD_VERSION;
+	x->start_time = s->start_time;
+	x->ready = m->ready;
+	acct_ledger_counts(m->ledger, &x->cgroups_live, &x->cgroups_dead);
+	x->bucket_bounds = manager_pass_bucket_bounds;
+	x->nr_buckets = MIN(MANAGER_PASS_BUCKETS, ACCT_METRICS_MAX_BUCKETS);
+	for (int k = 0; k < 2; k++) {
+		memcpy(x->pass[k].bucket, m->pass_hist[k].bucket, x->nr_buckets * sizeof(uint64_t));
+		x->pass[k].count = m->pass_hist[k].count;
+		x->pass[k].sum_seconds = m->pass_hist[k].sum_seconds;
+	}
+	memcpy(x->sample_errors, m->sample_errors_total, sizeof(x->sample_errors));
+	x->cgroups_failed_total = m->cgroups_failed_total;
+	if (m->sampler) {
+		x->have_sampler = true;
+		acct_sampler_fd_stats(m->sampler, &x->cached_descriptors, &x->descriptors_degraded);
+	}
+	sc->reconcile = m->reconcile;
+	x->reconcile = &sc->reconcile;
+	x->have_domain = true;
+	acct_domain_stats(m->domain, &x->domain);
+	acct_ledger_get_budgets(m->ledger, &x->budgets);
+	x->reloads = m->reloads;
+	x->reload_failures = m->reload_failures;
+	x->last_reload_ok = !m->reload_result[0] || strcmp(m->reload_result, "ok") == 0;
+	x->last_reload_time = m->reload_time_us ? wall - (double)(mono - m->reload_time_us) / 1e6 : 0;
+#ifdef HAVE_API
+	if (m->api) {
+		struct api_stats st;
+		api_server_stats(m->api, &st);
+		x->have_api = true;
+		x->api_connections = st.connections;
+		x->api_connections_total = st.connections_total;
+		x->api_refused_total = st.refused_total;
+		api_server_foreach_request_count(m->api, add_api_request, sc);
+		x->api_requests = sc->api_requests;
+		x->nr_api_requests = sc->nr_api_requests;
+	}
+#else
+	(void)add_api_request;
+#endif
+	x->have_http = true;
+	x->http_connections = s->nr_conns;
+	x->http_connections_total = s->connections_total;
+	x->http_evicted_total = s->evicted_total;
+	x->http_refused_total = s->refused_total;
+	x->http_timeouts_total = s->timeouts_total;
+	for (size_t i = 0; i < ELEMENTSOF(response_codes); i++) {
+		snprintf(sc->codes[i], sizeof(sc->codes[i]), "%d", response_codes[i]);
+		sc->responses[i] = (struct acct_metrics_count){ sc->codes[i], NULL, s->responses[i] };
+	}
+	x->http_responses = sc->responses;
+	x->nr_http_responses = ELEMENTSOF(response_codes);
+
+	struct rusage ru;
+	struct rlimit rl;
+	x->have_process = true;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		x->process_cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+					 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	read_statm(&x->process_virtual_bytes, &x->process_rss_bytes);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		x->process_max_fds = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+}
+
+/* The configured options. The include/exclude globs, the family set and the
+ * memory.stat types are not configuration keys yet: defaults until they are. */
+static void options_from_config(const struct acct_config *cfg, struct acct_metrics_options *o)
+{
+	acct_metrics_options_default(o);
+	o->max_depth = cfg->metrics_max_depth;
+}
+
+static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req,
+			 const struct acct_metrics_options *opts, bool gzip)
+{
+	struct manager *m = s->m;
+	struct scrape *sc = calloc(1, sizeof(*sc));
+	int r = -ENOMEM;
+
+	if (!sc)
+		goto fail;
+	sc->server = s;
+	sc->req = req;
+	sc->opts = *opts;
+	sc->out = evbuffer_new();
+	if (!sc->out)
+		goto fail;
+	if (gzip) {
+		if (deflateInit2(&sc->z, METRICS_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			goto fail;
+		sc->gzip = true;
+	}
+	gather_self(s, sc);
+	guard_read(m, &sc->guard);
+	rcu_read_lock();
+	r = acct_metrics_page_new(m->ledger, &sc->opts, &sc->self, acct_now_us(), &sc->page);
+	rcu_read_unlock();
+	if (r < 0)
+		goto fail;
+
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	evhttp_add_header(h, "Content-Type", opts->format == ACCT_METRICS_OPENMETRICS
+						     ? ACCT_METRICS_CONTENT_TYPE_OPENMETRICS
+						     : ACCT_METRICS_CONTENT_TYPE_TEXT);
+	if (gzip)
+		evhttp_add_header(h, "Content-Encoding", "gzip");
+	count_response(s, 200);
+	sc->conn = c;
+	if (c) {
+		c->scrape = sc;
+		arm_deadline(c, METRICS_RESPONSE_TIMEOUT_S);
+	}
+	evhttp_send_reply_start(req, 200, "OK");
+	scrape_step(sc);
+	return;
+fail:
+	log_warning_errno(r, "Failed to start a metrics page: %m");
+	scrape_free(sc);
+	reply_text(s, c, req, 500, "Internal Server Error", "Out of memory.\n");
+}
+
+/* Split "a,b c" into words (in place) and apply them to *families. */
+static int apply_family_param(char *v, uint32_t *families)
+{
+	char *words[2 * _ACCT_MF_MAX + 8];
+	size_t n = 0;
+	for (char *save = NULL, *w = strtok_r(v, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
+		if (n + 1 >= ELEMENTSOF(words))
+			return -E2BIG;
+		words[n++] = w;
+	}
+	words[n] = NULL;
+	return acct_metrics_families_apply(families, words, NULL);
+}
+
+static void on_request(struct evhttp_request *req, void *userdata)
+{
+	struct metrics_server *s = userdata;
+	struct metrics_conn *c = find_conn(s, evhttp_request_get_connection(req));
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+	struct acct_metrics_options opts;
+
+	if (c) {
+		c->busy = true;
+		arm_deadline(c, METRICS_RESPONSE_TIMEOUT_S);
+	}
+	/* HTTP/1.0 has no chunked encoding: the end of the page is the end of
+	 * the connection, also for a client that asked for keep-alive. */
+	if (req->major < 1 || (req->major == 1 && req->minor == 0))
+		evhttp_add_header(out, "Connection", "close");
+	evhttp_add_header(out, "Vary", "Accept, Accept-Encoding");
+
+	if (!path || strcmp(path, "/metrics") != 0) {
+		reply_text(s, c, req, 404, "Not Found", "Not found: metrics are at /metrics\n");
+		return;
+	}
+	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+		evhttp_add_header(out, "Allow", "GET, HEAD");
+		reply_text(s, c, req, 405, "Method Not Allowed", "Method not allowed: use GET or HEAD\n");
+		return;
+	}
+
+	options_from_config(s->m->config, &opts);
+	opts.format = acct_metrics_negotiate_format(evhttp_find_header(in, "Accept"));
+	const char *query = evhttp_uri_get_query(uri);
+	if (query) {
+		struct evkeyvalq params;
+		bool family_seen = false, bad = false;
+		TAILQ_INIT(&params);
+		if (evhttp_parse_query_str(query, &params) < 0)
+			bad = true;
+		for (struct evkeyval *kv = TAILQ_FIRST(&params); kv && !bad; kv = TAILQ_NEXT(kv, next)) {
+			if (strcmp(kv->key, "format") == 0) {
+				if (strcmp(kv->value, "text") == 0 || strcmp(kv->value, "prometheus") == 0)
+					opts.format = ACCT_METRICS_TEXT;
+				else if (strcmp(kv->value, "openmetrics") == 0)
+					opts.format = ACCT_METRICS_OPENMETRICS;
+				else
+					bad = true;
+			} else if (strcmp(kv->key, "family") == 0) {
+				if (!family_seen)
+					opts.families = 0;
+				family_seen = true;
+				bad = apply_family_param(kv->value, &opts.families) < 0;
+			}
+		}
+		evhttp_clear_headers(&params);
+		if (bad) {
+			reply_text(s, c, req, 400, "Bad Request",
+				   "Bad query: format=text|openmetrics, family=NAME[,NAME...]\n");
+			return;
+		}
+	}
+	bool gzip = acct_metrics_accepts_gzip(evhttp_find_header(in, "Accept-Encoding"));
+
+	if (cmd == EVHTTP_REQ_HEAD) {
+		evhttp_add_header(out, "Content-Type", opts.format == ACCT_METRICS_OPENMETRICS
+							       ? ACCT_METRICS_CONTENT_TYPE_OPENMETRICS
+							       : ACCT_METRICS_CONTENT_TYPE_TEXT);
+		if (gzip)
+			evhttp_add_header(out, "Content-Encoding", "gzip");
+		count_response(s, 200);
+		evhttp_send_reply(req, 200, "OK", NULL);
+		request_done(c);
+		return;
+	}
+	scrape_start(s, c, req, &opts, gzip);
+}
+
+/* ---- the server ---------------------------------------------------------------------- */
+
+/* "HOST:PORT" or "[V6]:PORT" (validated by the configuration). */
+static int split_listen(const char *listen, char **ret_host, uint16_t *ret_port)
+{
+	const char *colon, *host = listen;
+	size_t hlen;
+
+	if (listen[0] == '[') {
+		const char *close = strchr(listen, ']');
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		host = listen + 1;
+		hlen = (size_t)(close - host);
+		colon = close + 1;
+	} else {
+		colon = strrchr(listen, ':');
+		if (!colon)
+			return -EINVAL;
+		hlen = (size_t)(colon - listen);
+	}
+	char *end;
+	unsigned long port = strtoul(colon + 1, &end, 10);
+	if (*end || port == 0 || port > 65535)
+		return -EINVAL;
+	char *h = strndup(host, hlen);
+	if (!h)
+		return -ENOMEM;
+	*ret_host = h;
+	*ret_port = (uint16_t)port;
+	return 0;
+}
+
+int metrics_server_start(struct manager *m)
+{
+	const char *listen = m->config->metrics_listen;
+	_cleanup_free_ char *host = NULL;
+	uint16_t port = 0;
+	struct metrics_server *s;
+	int r;
+
+	if (!listen || strcmp(listen, "none") == 0) {
+		log_info("Metrics endpoint disabled");
+		return 0;
+	}
+	r = split_listen(listen, &host, &port);
+	if (r < 0)
+		return log_error_errno(r, "Bad metrics listen address '%s': %m", listen);
+
+	/* evbuffer writes to sockets with writev(): a client that goes away
+	 * must not kill the daemon. */
+	(void)signal(SIGPIPE, SIG_IGN);
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return log_oom();
+	m->metrics = s;
+	s->m = m;
+	s->start_time = wall_now() - (double)(acct_now_us() - m->started_us) / 1e6;
+	s->http = evhttp_new(m->base);
+	s->ev_adopt = event_new(m->base, -1, 0, on_adopt, s);
+	s->ev_reap = event_new(m->base, -1, 0, on_reap, s);
+	if (!s->http || !s->ev_adopt || !s->ev_reap)
+		return log_oom();
+	evhttp_set_max_headers_size(s->http, METRICS_MAX_HEADERS_SIZE);
+	evhttp_set_max_body_size(s->http, METRICS_MAX_BODY_SIZE);
+	evhttp_set_timeout(s->http, METRICS_IO_TIMEOUT_S);
+	/* Every method reaches the handler, which answers 405 (evhttp would say 501). */
+	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
+						    EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+						    EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+	evhttp_set_bevcb(s->http, on_new_bev, s);
+	evhttp_set_gencb(s->http, on_request, s);
+	errno = 0;
+	if (!evhttp_bind_socket_with_handle(s->http, host, port)) {
+		r = errno > 0 ? -errno : -EADDRNOTAVAIL;
+		return log_error_errno(r, "Failed to listen for metrics on %s: %m", listen);
+	}
+	log_info("Serving metrics on http://%s/metrics", listen);
+	return 0;
+}
+
+struct metrics_server *metrics_server_free(struct metrics_server *s)
+{
+	if (!s)
+		return NULL;
+	/* Closes every connection (on_conn_close() ends the responses). */
+	if (s->http)
+		evhttp_free(s->http);
+	for (struct metrics_conn *c = s->head; c; c = c->next)
+		if (!c->closed) {
+			c->closed = true; /* untracked close: the reap below still drops the reference */
+			s->nr_conns--;
+		}
+	if (s->ev_reap)
+		on_reap(-1, 0, s);
+	if (s->ev_adopt)
+		event_free(s->ev_adopt);
+	if (s->ev_reap)
+		event_free(s->ev_reap);
+	free(s);
+	return NULL;
+}

@@ -1,0 +1,162 @@
+/* acct-client.h - the client side of acctd's varlink API (io.acctd.Accounting),
+ * shared by acctctl and any C program that asks acctd for values.
+ *
+ * One connection is one Unix stream socket carrying varlink messages: a JSON
+ * object followed by a NUL byte. A call is {"method", "parameters", "more",
+ * "oneway"}; its replies are {"parameters", "continues", "error"}, in call
+ * order; a call with "more" gets replies until one without "continues" (or an
+ * error, which is always final).
+ *
+ * Usage, one call:
+ *
+ *     _cleanup_(acct_client_freep) struct acct_client *c = NULL;
+ *     _cleanup_(acct_reply_clear) struct acct_reply reply = {};
+ *     r = acct_client_connect("unix:/run/acctd/io.acctd", &c);
+ *     r = acct_client_call(c, "Get", params, &reply);   // "Get" = io.acctd.Accounting.Get
+ *     if (r < 0 && reply.error)   // acctd answered with an error: r is its errno
+ *             acct_error_describe(reply.error, reply.parameters, &text);
+ *
+ * and a stream: acct_client_send(c, "Watch", params, ACCT_CALL_MORE), then
+ * acct_client_receive() until reply.continues is false.
+ *
+ * Errors map to negative errnos (acct_error_to_errno()); the error's name and
+ * parameters stay in the reply, and acct_error_describe() puts them in plain
+ * words ("No such cgroup: /foo"). Transport failures: -ECONNRESET when acctd
+ * closed the connection, -EBADMSG for a reply that is not a varlink message,
+ * -EMSGSIZE for one over the size limit, -ETIMEDOUT, -EINTR when a signal
+ * interrupted the wait (so that a program can stop on SIGINT).
+ *
+ * A connection is used by one thread at a time. Nothing here logs. The header
+ * needs only json-c, so that it can be installed for programs outside acctd. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ACCT_CLIENT_INTERFACE "io.acctd.Accounting"
+#define ACCT_CLIENT_SYSTEM_SOCKET "/run/acctd/io.acctd"
+/* The largest reply accepted by default, as systemd's varlink limit. */
+#define ACCT_CLIENT_MAX_MESSAGE_DEFAULT (16u << 20)
+
+/* The errors of io.acctd.Accounting and the standard ones of org.varlink.service. */
+#define ACCT_ERROR_NO_SUCH_CGROUP ACCT_CLIENT_INTERFACE ".NoSuchCgroup"
+#define ACCT_ERROR_INVALID_CGROUP_PATH ACCT_CLIENT_INTERFACE ".InvalidCgroupPath"
+#define ACCT_ERROR_NO_SUCH_QUANTITY ACCT_CLIENT_INTERFACE ".NoSuchQuantity"
+#define ACCT_ERROR_RELOAD_FAILED ACCT_CLIENT_INTERFACE ".ReloadFailed"
+#define ACCT_ERROR_INTERFACE_NOT_FOUND "org.varlink.service.InterfaceNotFound"
+#define ACCT_ERROR_METHOD_NOT_FOUND "org.varlink.service.MethodNotFound"
+#define ACCT_ERROR_METHOD_NOT_IMPLEMENTED "org.varlink.service.MethodNotImplemented"
+#define ACCT_ERROR_INVALID_PARAMETER "org.varlink.service.InvalidParameter"
+#define ACCT_ERROR_PERMISSION_DENIED "org.varlink.service.PermissionDenied"
+#define ACCT_ERROR_EXPECTED_MORE "org.varlink.service.ExpectedMore"
+
+/* Flags of a call. */
+enum {
+	ACCT_CALL_MORE = 1u << 0,   /* ask for a stream of replies ("more": true) */
+	ACCT_CALL_ONEWAY = 1u << 1, /* no reply at all ("oneway": true) */
+};
+
+struct acct_client;
+
+/* One reply. After acct_client_receive() succeeded, parameters is an object
+ * (an empty one when the message had none or null), error is NULL or the
+ * error's name. Owned by the reply; acct_reply_clear() frees them. */
+struct acct_reply {
+	struct json_object *parameters;
+	char *error;
+	bool continues;
+};
+
+/* Free what a reply holds and zero it; safe on a zeroed reply, and usable as a
+ * cleanup function: _cleanup_(acct_reply_clear) struct acct_reply r = {}. */
+void acct_reply_clear(struct acct_reply *reply);
+
+/* The address acctd listens on when none is given: ACCTD_ADDRESS if set and
+ * not empty; else, as root, unix:/run/acctd/io.acctd; else the per-user
+ * daemon's unix:$XDG_RUNTIME_DIR/acctd/io.acctd (/run/user/UID when
+ * XDG_RUNTIME_DIR is unset or relative) when that socket exists, and the
+ * system one otherwise (its socket is open to every local user for reading).
+ * Returns 0 and a new string in *ret, or -ENOMEM. */
+int acct_client_default_address(char **ret);
+
+/* The socket path of a varlink address: "unix:PATH" (varlink's ";mode=..."
+ * suffix ignored), "unix:@NAME" for an abstract socket, or an absolute PATH.
+ * Returns 0 and a new string in *ret_path, -EINVAL for a malformed address,
+ * -EPROTONOSUPPORT for another transport (tcp:, exec:), -ENOMEM. */
+int acct_client_address_path(const char *address, char **ret_path);
+
+/* Connect to `address` (see acct_client_address_path()). Returns 0 and a new
+ * client, or the negative errno of socket()/connect() (-ENOENT or
+ * -ECONNREFUSED when nothing listens: acctd is not running; -EACCES when the
+ * socket may not be opened), or an error of acct_client_address_path(). */
+int acct_client_connect(const char *address, struct acct_client **ret);
+
+/* A client on a connected stream socket `fd`, which it owns from then on
+ * (even on failure: fd is closed). Returns 0, -EBADF or -ENOMEM. */
+int acct_client_new_from_fd(int fd, struct acct_client **ret);
+
+/* Close the connection and free the client. Accepts NULL; returns NULL. */
+struct acct_client *acct_client_free(struct acct_client *c);
+/* For __attribute__((cleanup(acct_client_freep))). */
+static inline void acct_client_freep(struct acct_client **c)
+{
+	if (*c)
+		*c = acct_client_free(*c);
+}
+
+/* The socket, for poll() beside other descriptors. Readable does not mean a
+ * whole reply is there (acct_client_receive() may still wait), and a reply
+ * may already be buffered while it is not readable: after a reply, call
+ * acct_client_receive() with timeout 0 before polling again. */
+int acct_client_fd(const struct acct_client *c);
+
+/* Change the largest reply accepted (default ACCT_CLIENT_MAX_MESSAGE_DEFAULT;
+ * at least 64 KiB). Returns 0, -EBUSY while part of a reply is buffered, or
+ * -ENOMEM. */
+int acct_client_set_max_message(struct acct_client *c, size_t max);
+
+/* Send a call. `method` is a full name ("org.varlink.service.GetInfo") or one
+ * of io.acctd.Accounting ("List"); `parameters` NULL means {} and is not
+ * consumed. flags: ACCT_CALL_MORE, ACCT_CALL_ONEWAY. Returns 0, -EINVAL for
+ * a NULL/empty method or both flags, -ENOMEM, or the send's error (-EPIPE
+ * or -ECONNRESET when acctd went away). */
+int acct_client_send(struct acct_client *c, const char *method, struct json_object *parameters, unsigned flags);
+
+/* Wait up to timeout_ms (-1: forever) for the next reply and store it in *ret
+ * (cleared first). A reply with an error still returns 0: see ret->error.
+ * Returns 0, -ETIMEDOUT, -EINTR (a signal came; nothing was lost, call again),
+ * -ECONNRESET (connection closed), -EBADMSG (not a varlink reply), -EMSGSIZE
+ * (over the limit; the connection is then unusable), -ENOMEM. */
+int acct_client_receive(struct acct_client *c, int timeout_ms, struct acct_reply *ret);
+
+/* Send a call without flags and wait for its reply. Returns 0 with the reply
+ * in *ret; when acctd answered with an error, the reply is in *ret too
+ * (ret->error set) and the return value is acct_error_to_errno(ret->error);
+ * other failures as acct_client_send()/acct_client_receive(), with *ret
+ * cleared (ret->error NULL). */
+int acct_client_call(struct acct_client *c, const char *method, struct json_object *parameters, int timeout_ms,
+		     struct acct_reply *ret);
+
+/* Collect the whole answer of a streaming call: send with ACCT_CALL_MORE and
+ * append the array `key` of every reply to one array. A daemon that answers
+ * in one reply without "continues" works too. Returns 0 and the array in
+ * *ret_array; a varlink error as acct_client_call() does (its reply in
+ * *ret_error_reply, when given); -EBADMSG when a reply lacks the array. */
+int acct_client_call_collect(struct acct_client *c, const char *method, struct json_object *parameters,
+			     const char *key, int timeout_ms, struct json_object **ret_array,
+			     struct acct_reply *ret_error_reply);
+
+/* The negative errno for a varlink error name, as systemd maps the standard
+ * ones: InvalidParameter -EINVAL, PermissionDenied -EACCES, MethodNotFound
+ * -ENXIO, InterfaceNotFound -EADDRNOTAVAIL, MethodNotImplemented -ENOTTY,
+ * ExpectedMore -EBADE; NoSuchCgroup -ENOENT, InvalidCgroupPath -EINVAL,
+ * NoSuchQuantity -ENODATA, ReloadFailed -EIO; any other -EBADR. */
+int acct_error_to_errno(const char *name);
+
+/* The error in plain words, for people: "No such cgroup: /foo", "Invalid
+ * cgroup path '/../x': it leaves the cgroup root", "Permission denied", ...;
+ * an unknown error is "NAME" followed by its parameters as JSON. parameters
+ * may be NULL. Returns 0 and a new string, or -ENOMEM. */
+int acct_error_describe(const char *name, struct json_object *parameters, char **ret);

@@ -1,0 +1,1686 @@
+/* metrics-render.c - the ledger as a Prometheus text (0.0.4) or OpenMetrics
+ * (1.0) page, rendered in steps. See metrics-render.h for the contract.
+ *
+ * Speed matters here (10,000 cgroups make a page of tens of megabytes), so
+ * lines are assembled with memcpy and hand-written number formatting into one
+ * growing buffer, the cgroup label is escaped only for paths that need it,
+ * and filters are applied once per snapshot, not once per line. */
+#include "metrics-render.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util.h"
+
+/* ---- family sets and options ------------------------------------------------ */
+
+static const char *const family_names[_ACCT_MF_MAX] = {
+	[ACCT_MF_MEMORY] = "memory",
+	[ACCT_MF_MEMORY_STAT] = "memory_stat",
+	[ACCT_MF_MEMORY_EVENTS] = "memory_events",
+	[ACCT_MF_NUMA] = "numa",
+	[ACCT_MF_CPU] = "cpu",
+	[ACCT_MF_PRESSURE] = "pressure",
+	[ACCT_MF_PRESSURE_AVG] = "pressure_averages",
+	[ACCT_MF_LOAD] = "load",
+	[ACCT_MF_CPU_RATE] = "cpu_rate",
+	[ACCT_MF_ACCURACY] = "accuracy",
+	[ACCT_MF_ENGINE] = "engine",
+	[ACCT_MF_ENGINE_KINDS] = "engine_kinds",
+	[ACCT_MF_PROCESS] = "process",
+};
+
+const char *acct_metrics_family_to_string(enum acct_metrics_family f)
+{
+	return f < _ACCT_MF_MAX ? family_names[f] : NULL;
+}
+
+int acct_metrics_family_from_string(const char *s)
+{
+	for (int i = 0; i < _ACCT_MF_MAX; i++)
+		if (strcmp(family_names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+int acct_metrics_families_apply(uint32_t *set, char *const *words, const char **ret_bad)
+{
+	uint32_t v = *set;
+
+	for (; words && *words; words++) {
+		const char *w = *words;
+		bool remove = w[0] == '-';
+		if (w[0] == '-' || w[0] == '+')
+			w++;
+		uint32_t bits;
+		int f;
+		if (strcmp(w, "all") == 0)
+			bits = ACCT_METRICS_FAMILIES_ALL;
+		else if (strcmp(w, "default") == 0)
+			bits = ACCT_METRICS_FAMILIES_DEFAULT;
+		else if (strcmp(w, "none") == 0 && !remove && w == *words) {
+			v = 0;
+			continue;
+		} else if ((f = acct_metrics_family_from_string(w)) >= 0)
+			bits = 1u << f;
+		else {
+			if (ret_bad)
+				*ret_bad = *words;
+			return -EINVAL;
+		}
+		v = remove ? v & ~bits : v | bits;
+	}
+	*set = v;
+	return 0;
+}
+
+/* The breakdown of memory in use (v2: anon + file + kernel + sock, and the
+ * parts of them people watch; v1: cache + rss and theirs), not all ~30 keys:
+ * at 10,000 cgroups every key is 10,000 series. */
+char *const acct_metrics_default_memory_stat_types[] = {
+	"anon", "file", "kernel", "sock", "shmem", "slab", "file_mapped", "file_dirty", "file_writeback", /* v2 */
+	"cache", "rss", "rss_huge", "mapped_file", "dirty", "writeback", "swap",                          /* v1 */
+	NULL,
+};
+
+void acct_metrics_options_default(struct acct_metrics_options *o)
+{
+	*o = (struct acct_metrics_options){
+		.format = ACCT_METRICS_TEXT,
+		.max_depth = 32,
+		.memory_stat_types = acct_metrics_default_memory_stat_types,
+		.families = ACCT_METRICS_FAMILIES_DEFAULT,
+	};
+}
+
+/* ---- memory.stat keys ---------------------------------------------------------- */
+
+enum acct_memstat_class acct_memstat_classify(const char *key)
+{
+	/* Event counters: page-level events, THP events, workingset refaults and
+	 * activations, NUMA balancing, (z)swap-ins and -outs. Everything else in
+	 * memory.stat (v1 and v2) is a size in bytes, except the two v1 limits and
+	 * workingset_nodes (a count of radix-tree nodes). */
+	static const char *const skip[] = { "hierarchical_memory_limit", "hierarchical_memsw_limit",
+					    "workingset_nodes" };
+	static const char *const event_prefixes[] = { "pg", "thp_", "workingset_", "numa_", "zswpin",
+						      "zswpout", "zswpwb", "pswpin", "pswpout", "swpin_",
+						      "swpout_" };
+
+	for (size_t i = 0; i < ELEMENTSOF(skip); i++)
+		if (strcmp(key, skip[i]) == 0)
+			return ACCT_MEMSTAT_SKIP;
+	for (size_t i = 0; i < ELEMENTSOF(event_prefixes); i++)
+		if (strncmp(key, event_prefixes[i], strlen(event_prefixes[i])) == 0)
+			return ACCT_MEMSTAT_EVENTS;
+	return ACCT_MEMSTAT_BYTES;
+}
+
+/* ---- content negotiation ------------------------------------------------------- */
+
+static const char *skip_ws(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	return s;
+}
+
+static bool token_eq(const char *s, size_t n, const char *lit)
+{
+	return n == strlen(lit) && strncasecmp(s, lit, n) == 0;
+}
+
+/* One element of a comma-separated header: the value before ';' (trimmed)
+ * and its q and version parameters. */
+struct hdr_elem {
+	const char *v;
+	size_t vlen;
+	double q;
+	const char *version;
+	size_t version_len;
+};
+
+static const char *next_elem(const char *s, struct hdr_elem *e)
+{
+	const char *end = s + strcspn(s, ",");
+	const char *p = skip_ws(s, end);
+	const char *semi = memchr(p, ';', (size_t)(end - p));
+	const char *vend = semi ? semi : end;
+
+	while (vend > p && (vend[-1] == ' ' || vend[-1] == '\t'))
+		vend--;
+	*e = (struct hdr_elem){ .v = p, .vlen = (size_t)(vend - p), .q = 1.0 };
+	for (const char *q = semi; q && q < end;) {
+		const char *pend = memchr(q + 1, ';', (size_t)(end - q - 1));
+		if (!pend)
+			pend = end;
+		const char *k = skip_ws(q + 1, pend);
+		const char *eq = memchr(k, '=', (size_t)(pend - k));
+		if (eq) {
+			size_t klen = (size_t)(eq - k);
+			while (klen && (k[klen - 1] == ' ' || k[klen - 1] == '\t'))
+				klen--;
+			const char *val = skip_ws(eq + 1, pend);
+			const char *vend2 = pend;
+			while (vend2 > val && (vend2[-1] == ' ' || vend2[-1] == '\t'))
+				vend2--;
+			if (vend2 - val >= 2 && val[0] == '"' && vend2[-1] == '"')
+				val++, vend2--;
+			if (token_eq(k, klen, "q")) {
+				char buf[16];
+				size_t n = MIN((size_t)(vend2 - val), sizeof(buf) - 1);
+				memcpy(buf, val, n);
+				buf[n] = '\0';
+				char *ep;
+				double qv = strtod(buf, &ep);
+				e->q = ep == buf || !(qv >= 0) ? 0 : qv > 1 ? 1 : qv;
+			} else if (token_eq(k, klen, "version")) {
+				e->version = val;
+				e->version_len = (size_t)(vend2 - val);
+			}
+		}
+		q = pend < end ? pend : NULL;
+	}
+	return *end ? end + 1 : end;
+}
+
+enum acct_metrics_format acct_metrics_negotiate_format(const char *accept)
+{
+	double q_om = 0, q_text = 0;
+
+	if (!accept)
+		return ACCT_METRICS_TEXT;
+	for (const char *s = accept; *s;) {
+		struct hdr_elem e;
+		s = next_elem(s, &e);
+		if (token_eq(e.v, e.vlen, "application/openmetrics-text")) {
+			if (!e.version || token_eq(e.version, e.version_len, "1.0.0") ||
+			    token_eq(e.version, e.version_len, "0.0.1"))
+				q_om = MAX(q_om, e.q);
+		} else if (token_eq(e.v, e.vlen, "text/plain")) {
+			if (!e.version || token_eq(e.version, e.version_len, "0.0.4"))
+				q_text = MAX(q_text, e.q);
+		} else if (token_eq(e.v, e.vlen, "text/*") || token_eq(e.v, e.vlen, "*/*"))
+			q_text = MAX(q_text, e.q);
+	}
+	return q_om > 0 && q_om >= q_text ? ACCT_METRICS_OPENMETRICS : ACCT_METRICS_TEXT;
+}
+
+bool acct_metrics_accepts_gzip(const char *accept_encoding)
+{
+	double q_gzip = -1, q_any = -1;
+
+	if (!accept_encoding)
+		return false;
+	for (const char *s = accept_encoding; *s;) {
+		struct hdr_elem e;
+		s = next_elem(s, &e);
+		if (token_eq(e.v, e.vlen, "gzip") || token_eq(e.v, e.vlen, "x-gzip"))
+			q_gzip = MAX(q_gzip, e.q);
+		else if (token_eq(e.v, e.vlen, "*"))
+			q_any = MAX(q_any, e.q);
+	}
+	return q_gzip >= 0 ? q_gzip > 0 : q_any > 0;
+}
+
+/* ---- output buffer and number formatting ---------------------------------------- */
+
+struct wbuf {
+	char *buf;
+	size_t len, cap;
+	int err;
+};
+
+static bool wb_grow(struct wbuf *w, size_t need)
+{
+	size_t cap = MAX(w->cap * 2, w->len + need + 4096);
+	char *b = realloc(w->buf, cap);
+	if (!b) {
+		w->err = -ENOMEM;
+		return false;
+	}
+	w->buf = b;
+	w->cap = cap;
+	return true;
+}
+
+/* Room for n more bytes: a pointer to write them at, or NULL (w->err set). */
+static inline char *wb_reserve(struct wbuf *w, size_t n)
+{
+	if (unlikely(w->err))
+		return NULL;
+	if (unlikely(w->cap - w->len < n) && !wb_grow(w, n))
+		return NULL;
+	return w->buf + w->len;
+}
+
+static inline void wb_commit(struct wbuf *w, const char *end)
+{
+	w->len = (size_t)(end - w->buf);
+}
+
+static inline char *put_mem(char *o, const void *s, size_t n)
+{
+	memcpy(o, s, n);
+	return o + n;
+}
+
+static inline char *put_str(char *o, const char *s)
+{
+	return put_mem(o, s, strlen(s));
+}
+
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				     "8081828384858687888990919293949596979899";
+
+static char *put_u64(char *o, uint64_t v)
+{
+	char tmp[24];
+	char *t = tmp + sizeof(tmp);
+
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--t = digit_pairs[d + 1];
+		*--t = digit_pairs[d];
+	}
+	if (v >= 10) {
+		*--t = digit_pairs[v * 2 + 1];
+		*--t = digit_pairs[v * 2];
+	} else
+		*--t = (char)('0' + v);
+	return put_mem(o, t, (size_t)(tmp + sizeof(tmp) - t));
+}
+
+static char *put_i64(char *o, int64_t v)
+{
+	if (v < 0) {
+		*o++ = '-';
+		return put_u64(o, abs_u64(v));
+	}
+	return put_u64(o, (uint64_t)v);
+}
+
+static const uint64_t pow10_u64[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+				      1000000000, 10000000000ull, 100000000000ull };
+
+/* frac / 10^decimals as ".ddd" with trailing zeros dropped (nothing for 0). */
+static char *put_fraction(char *o, uint64_t frac, unsigned decimals)
+{
+	if (frac == 0)
+		return o;
+	while (frac % 10 == 0) {
+		frac /= 10;
+		decimals--;
+	}
+	*o++ = '.';
+	char *start = o;
+	o += decimals;
+	for (char *d = o; d > start; frac /= 10)
+		*--d = (char)('0' + frac % 10);
+	return o;
+}
+
+/* v / 10^decimals, exactly (microseconds as seconds, hundredths of a
+ * percent as a ratio). */
+static char *put_fixed(char *o, int64_t v, unsigned decimals)
+{
+	uint64_t a = abs_u64(v), p = pow10_u64[decimals];
+	if (v < 0)
+		*o++ = '-';
+	o = put_u64(o, a / p);
+	return put_fraction(o, a % p, decimals);
+}
+
+/* The kernel's fixed-point load average (11 fractional bits), exactly:
+ * 1/2048 = 0.00048828125, so 11 decimals always suffice. */
+static char *put_load(char *o, unsigned long v)
+{
+	o = put_u64(o, v >> 11);
+	return put_fraction(o, (uint64_t)(v & 2047) * 48828125u, 11);
+}
+
+/* A double as Go's strconv 'g' with the shortest representation would
+ * write it (close enough: 15 significant digits when they round-trip, else
+ * 17). `om_le` appends ".0" to integral values, OpenMetrics' canonical form
+ * for the le label. At most 32 bytes. */
+static char *put_double(char *o, double v, bool om_le)
+{
+	if (isnan(v))
+		return put_str(o, "NaN");
+	if (isinf(v))
+		return put_str(o, v > 0 ? "+Inf" : "-Inf");
+	if (v == floor(v) && fabs(v) < 1e15) {
+		o = put_i64(o, (int64_t)v);
+		return om_le ? put_str(o, ".0") : o;
+	}
+	char buf[40];
+	int n = snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		n = snprintf(buf, sizeof(buf), "%.17g", v);
+	o = put_mem(o, buf, (size_t)n);
+	if (om_le && !memchr(buf, '.', (size_t)n) && !memchr(buf, 'e', (size_t)n))
+		o = put_str(o, ".0");
+	return o;
+}
+
+/* ---- label values -------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, cp = c & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* A label value needs the slow path when it has a byte to escape or a byte
+ * that is not ASCII (to be checked as UTF-8). */
+static bool label_plain(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '\\' || c == '"' || c == '\n' || c >= 0x80)
+			return false;
+	}
+	return true;
+}
+
+#define LABEL_MAX_EXPANSION 5 /* one byte -> "\\xNN" */
+
+/* Escape per the text format and OpenMetrics: \\ \" \n. Bytes that are not
+ * UTF-8 (a cgroup name can hold any byte but '/' and NUL, a Prometheus label
+ * value must be UTF-8) become the four characters \xNN, the way systemd
+ * writes unit names. Room for LABEL_MAX_EXPANSION * n bytes is needed. */
+static char *put_label_value(char *o, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < n;) {
+		unsigned char c = u[i];
+		if (c < 0x80) {
+			if (c == '\\' || c == '"') {
+				*o++ = '\\';
+				*o++ = (char)c;
+			} else if (c == '\n') {
+				*o++ = '\\';
+				*o++ = 'n';
+			} else
+				*o++ = (char)c;
+			i++;
+			continue;
+		}
+		size_t l = utf8_len(u + i, n - i);
+		if (l) {
+			o = put_mem(o, u + i, l);
+			i += l;
+		} else {
+			o = put_mem(o, "\\\\x", 3);
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+			i++;
+		}
+	}
+	return o;
+}
+
+/* ---- the page ------------------------------------------------------------------ */
+
+struct entry {
+	struct acct_cgroup *cg;
+	uint32_t len;        /* strlen(path) */
+	bool plain;          /* path needs no escaping */
+	uint32_t read_mask;  /* quantities read on this page so far (bit per enum acct_quantity) */
+	uint32_t bound_mask; /* of those, the ones with a bound (rare: sharded counters) */
+};
+
+enum { KIND_BYTES, KIND_CPU, KIND_TASKS, _KIND_MAX }; /* error budget kinds */
+
+struct kind_stats {
+	uint64_t counters, sharded, folds, grows, shrinks;
+	int64_t batch_max;
+};
+
+struct mkey {
+	const char *name;  /* without v1's total_ */
+	uint32_t name_len;
+	int16_t shadow;    /* v1: index of total_<key>, which replaces this key; -1 */
+	uint8_t cls;       /* enum acct_memstat_class */
+	bool wanted;       /* bytes: matches memory_stat_types */
+};
+
+struct acct_metrics_page {
+	struct acct_ledger *ledger;
+	struct acct_metrics_options opts;
+	const struct acct_metrics_self *self;
+	uint64_t now_us;
+	bool om;
+
+	struct entry *e;
+	size_t n;
+	bool invalid;
+	char *resume;       /* path of the last cgroup rendered in the current family */
+	size_t resume_cap;
+
+	size_t fi;          /* current family */
+	size_t pos;         /* next cgroup in it */
+	bool header_done;
+	bool done;
+
+	struct mkey keys[ACCT_MEMSTAT_MAX];
+	unsigned nr_keys;
+
+	struct kind_stats kinds[_KIND_MAX];
+
+	struct wbuf w;
+	uint64_t bytes;
+	uint16_t name_len[128]; /* strlen of each family's name */
+};
+
+enum ftype { T_GAUGE, T_COUNTER, T_HISTOGRAM, T_INFO };
+
+struct fam;
+typedef void (*cg_fn)(struct acct_metrics_page *p, const struct fam *f, const struct entry *e);
+typedef void (*global_fn)(struct acct_metrics_page *p, const struct fam *f);
+
+struct fam {
+	const char *name; /* the OpenMetrics family name: no _total, no _info */
+	uint8_t type;
+	int8_t group;     /* enum acct_metrics_family, -1: always */
+	const char *unit; /* OpenMetrics UNIT (the name's suffix), or NULL */
+	const char *help;
+	cg_fn cg;
+	global_fn global;
+	int arg;
+};
+
+static const char *sample_suffix(const struct fam *f)
+{
+	return f->type == T_COUNTER ? "_total" : f->type == T_INFO ? "_info" : "";
+}
+
+static void header(struct acct_metrics_page *p, const struct fam *f)
+{
+	static const char *const types[] = { "gauge", "counter", "histogram", "info" };
+	size_t nl = strlen(f->name), hl = strlen(f->help), ul = f->unit ? strlen(f->unit) : 0;
+	char *o = wb_reserve(&p->w, 3 * nl + hl + ul + 80);
+
+	if (!o)
+		return;
+	p->header_done = true;
+	if (p->om) {
+		o = put_mem(put_str(o, "# TYPE "), f->name, nl);
+		*o++ = ' ';
+		o = put_str(o, types[f->type]);
+		*o++ = '\n';
+		if (f->unit) {
+			o = put_mem(put_str(o, "# UNIT "), f->name, nl);
+			*o++ = ' ';
+			o = put_mem(o, f->unit, ul);
+			*o++ = '\n';
+		}
+		o = put_mem(put_str(o, "# HELP "), f->name, nl);
+	} else {
+		const char *sfx = sample_suffix(f);
+		o = put_str(put_mem(put_str(o, "# HELP "), f->name, nl), sfx);
+	}
+	*o++ = ' ';
+	o = put_mem(o, f->help, hl); /* no \ or newline in our help texts */
+	*o++ = '\n';
+	if (!p->om) {
+		o = put_str(put_mem(put_str(o, "# TYPE "), f->name, nl), sample_suffix(f));
+		*o++ = ' ';
+		o = put_str(o, f->type == T_INFO ? "gauge" : types[f->type]);
+		*o++ = '\n';
+	}
+	wb_commit(&p->w, o);
+}
+
+struct lbl {
+	const char *name, *value;
+};
+
+/* Begin a sample: name, suffix, labels (cgroup first when `e`), then "} " or
+ * " ". Returns where the value goes, with room for 64 more bytes; NULL on
+ * error. */
+static char *line(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct entry *e,
+		  const struct lbl *l, size_t nl)
+{
+	size_t name_len = p->name_len[p->fi];
+	size_t need = name_len + 16 + 64 + (e ? LABEL_MAX_EXPANSION * (size_t)e->len + 12 : 0);
+	for (size_t i = 0; i < nl; i++)
+		need += strlen(l[i].name) + 4 + LABEL_MAX_EXPANSION * strlen(l[i].value);
+
+	if (!p->header_done)
+		header(p, f);
+	char *o = wb_reserve(&p->w, need);
+	if (!o)
+		return NULL;
+	o = put_str(put_mem(o, f->name, name_len), suffix);
+	if (!e && nl == 0) {
+		*o++ = ' ';
+		return o;
+	}
+	*o++ = '{';
+	if (e) {
+		o = put_mem(o, "cgroup=\"", 8);
+		o = e->plain ? put_mem(o, e->cg->path, e->len) : put_label_value(o, e->cg->path, e->len);
+		*o++ = '"';
+	}
+	for (size_t i = 0; i < nl; i++) {
+		if (e || i > 0)
+			*o++ = ',';
+		o = put_str(o, l[i].name);
+		*o++ = '=';
+		*o++ = '"';
+		const char *v = l[i].value;
+		size_t vl = strlen(v);
+		o = label_plain(v, vl) ? put_mem(o, v, vl) : put_label_value(o, v, vl);
+		*o++ = '"';
+	}
+	*o++ = '}';
+	*o++ = ' ';
+	return o;
+}
+
+static void end_line(struct acct_metrics_page *p, char *o)
+{
+	*o++ = '\n';
+	wb_commit(&p->w, o);
+}
+
+static void sample_u64(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct entry *e,
+		       const struct lbl *l, size_t nl, uint64_t v)
+{
+	char *o = line(p, f, suffix, e, l, nl);
+	if (o)
+		end_line(p, put_u64(o, v));
+}
+
+static void sample_i64(struct acct_metrics_page *p, const struct fam *f, const struct entry *e, const struct lbl *l,
+		       size_t nl, int64_t v)
+{
+	char *o = line(p, f, sample_suffix(f), e, l, nl);
+	if (o)
+		end_line(p, put_i64(o, v));
+}
+
+static void sample_fixed(struct acct_metrics_page *p, const struct fam *f, const struct entry *e,
+			 const struct lbl *l, size_t nl, int64_t v, unsigned decimals)
+{
+	char *o = line(p, f, sample_suffix(f), e, l, nl);
+	if (o)
+		end_line(p, put_fixed(o, v, decimals));
+}
+
+static void sample_double(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct entry *e,
+			  const struct lbl *l, size_t nl, double v)
+{
+	char *o = line(p, f, suffix, e, l, nl);
+	if (o)
+		end_line(p, put_double(o, v, false));
+}
+
+/* One of acctd's own counters; OpenMetrics: with _created (acctd's start). */
+static void self_counter(struct acct_metrics_page *p, const struct fam *f, const struct lbl *l, size_t nl, uint64_t v)
+{
+	sample_u64(p, f, "_total", NULL, l, nl, v);
+	if (p->om && p->self->start_time > 0)
+		sample_double(p, f, "_created", NULL, l, nl, p->self->start_time);
+}
+
+static void self_counter_double(struct acct_metrics_page *p, const struct fam *f, const struct lbl *l, size_t nl,
+				double v)
+{
+	sample_double(p, f, "_total", NULL, l, nl, v);
+	if (p->om && p->self->start_time > 0)
+		sample_double(p, f, "_created", NULL, l, nl, p->self->start_time);
+}
+
+/* ---- per-cgroup families -------------------------------------------------------- */
+
+static unsigned unit_decimals(enum acct_quantity q)
+{
+	return acct_quantity_info(q)->unit == ACCT_UNIT_USEC ? 6 : 0; /* usec -> seconds */
+}
+
+/* A quantity as it is (bytes, counts; microseconds as seconds). Limits:
+ * "no limit" (-1) is left out. */
+/* Read a quantity, noting for the bound families whether it has a bound, so
+ * that they need not read every counter again (a cache miss each). */
+static bool get(const struct entry *ce, enum acct_quantity q, struct acct_reading *rd)
+{
+	struct entry *e = (struct entry *)ce;
+	bool known = acct_cgroup_get(e->cg, q, false, rd);
+	e->read_mask |= 1u << q;
+	if (known && rd->bound)
+		e->bound_mask |= 1u << q;
+	return known;
+}
+
+static void cg_quantity(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	struct acct_reading rd;
+	enum acct_quantity q = (enum acct_quantity)f->arg;
+
+	if (!get(e, q, &rd))
+		return;
+	if (acct_quantity_info(q)->limit && rd.value < 0)
+		return;
+	sample_fixed(p, f, e, NULL, 0, rd.value, unit_decimals(q));
+}
+
+static void cg_memory_limits(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	static const struct {
+		enum acct_quantity q;
+		const char *name;
+	} limits[] = { { ACCT_Q_MEMORY_MAX, "max" }, { ACCT_Q_MEMORY_HIGH, "high" } };
+
+	for (size_t i = 0; i < ELEMENTSOF(limits); i++) {
+		struct acct_reading rd;
+		if (!get(e, limits[i].q, &rd) || rd.value < 0)
+			continue;
+		struct lbl l = { "limit", limits[i].name };
+		sample_i64(p, f, e, &l, 1, rd.value);
+	}
+}
+
+/* memory.stat: on v1 the hierarchical total_<key> stands for <key> (the plain
+ * keys are the cgroup's own pages), so that both versions export the
+ * hierarchical figures, like acctd_memory_bytes. */
+static void cg_memstat(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	const int64_t *ms = __atomic_load_n(&e->cg->memstat, __ATOMIC_ACQUIRE);
+	const char *label = f->arg == ACCT_MEMSTAT_BYTES ? "type" : "event";
+
+	if (!ms)
+		return;
+	for (unsigned i = 0; i < p->nr_keys; i++) {
+		const struct mkey *k = &p->keys[i];
+		if (k->cls != f->arg || !k->wanted)
+			continue;
+		int64_t v = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
+		if (v < 0)
+			continue;
+		if (k->shadow >= 0 && __atomic_load_n(&ms[k->shadow], __ATOMIC_RELAXED) >= 0)
+			continue;
+		struct lbl l = { label, k->name };
+		sample_i64(p, f, e, &l, 1, v);
+	}
+}
+
+static void cg_numa(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	if (!__atomic_load_n(&e->cg->numa_known, __ATOMIC_ACQUIRE))
+		return;
+	for (unsigned n = 0;; n++) {
+		struct acct_reading rd;
+		char node[12];
+		if (acct_counter_read_node(e->cg->numa, n, &rd) < 0)
+			break; /* past the topology's last node */
+		snprintf(node, sizeof(node), "%u", n);
+		struct lbl l = { "node", node };
+		sample_i64(p, f, e, &l, 1, rd.value);
+	}
+}
+
+static const char *const psi_resources[_ACCT_PSI_MAX] = { "cpu", "memory", "io" };
+static const char *const psi_kinds[_ACCT_PSI_KIND_MAX] = { "some", "full" };
+
+static enum acct_quantity psi_total(int r, int k)
+{
+	return (enum acct_quantity)(ACCT_Q_PSI_CPU_SOME + 2 * r + k);
+}
+
+static void cg_psi_totals(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	for (int r = 0; r < _ACCT_PSI_MAX; r++)
+		for (int k = 0; k < _ACCT_PSI_KIND_MAX; k++) {
+			struct acct_reading rd;
+			if (!get(e, psi_total(r, k), &rd))
+				continue;
+			struct lbl l[2] = { { "resource", psi_resources[r] }, { "kind", psi_kinds[k] } };
+			sample_fixed(p, f, e, l, 2, rd.value, 6);
+		}
+}
+
+static void cg_psi_averages(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	static const char *const windows[3] = { "10s", "60s", "300s" };
+
+	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
+		if (!__atomic_load_n(&e->cg->psi_known[r], __ATOMIC_ACQUIRE))
+			continue;
+		for (int k = 0; k < _ACCT_PSI_KIND_MAX; k++) {
+			struct acct_reading rd;
+			if (!acct_cgroup_get(e->cg, psi_total(r, k), false, &rd))
+				continue;
+			for (int a = 0; a < 3; a++) {
+				struct lbl l[3] = { { "resource", psi_resources[r] }, { "kind", psi_kinds[k] },
+						    { "window", windows[a] } };
+				/* hundredths of a percent -> ratio */
+				uint32_t v = __atomic_load_n(&e->cg->psi_avg[r][k][a], __ATOMIC_RELAXED);
+				sample_fixed(p, f, e, l, 3, v, 4);
+			}
+		}
+	}
+}
+
+static const char *const minute_windows[3] = { "1m", "5m", "15m" };
+
+static void cg_load(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	if (acct_cgroup_age(e->cg, ACCT_GROUP_LOAD, p->now_us) == UINT64_MAX)
+		return;
+	for (int i = 0; i < 3; i++) {
+		struct lbl l = { "window", minute_windows[i] };
+		char *o = line(p, f, "", e, &l, 1);
+		if (o)
+			end_line(p, put_load(o, __atomic_load_n(&e->cg->loadavg[i], __ATOMIC_RELAXED)));
+	}
+}
+
+static void cg_cpu_rate(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	if (acct_cgroup_age(e->cg, ACCT_GROUP_FAST, p->now_us) == UINT64_MAX)
+		return;
+	if (f->arg < 0) {
+		sample_double(p, f, "", e, NULL, 0, acct_cgroup_get_double(&e->cg->cpu_rate_bits));
+		return;
+	}
+	for (int i = 0; i < 3; i++) {
+		struct lbl l = { "window", minute_windows[i] };
+		sample_double(p, f, "", e, &l, 1, acct_cgroup_get_double(&e->cg->cpu_rate_avg_bits[i]));
+	}
+}
+
+static void cg_ages(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	static const char *const groups[_ACCT_GROUP_MAX] = { "fast", "slow", "load" };
+
+	for (int g = 0; g < _ACCT_GROUP_MAX; g++) {
+		uint64_t age = acct_cgroup_age(e->cg, (enum acct_sample_group)g, p->now_us);
+		if (age == UINT64_MAX)
+			continue;
+		struct lbl l = { "group", groups[g] };
+		sample_fixed(p, f, e, &l, 1, (int64_t)MIN(age, (uint64_t)INT64_MAX), 6);
+	}
+}
+
+/* Error bounds of the quantities of one unit (f->arg), where not zero. */
+static void cg_bounds(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	for (int q = 0; q < _ACCT_Q_MAX; q++) {
+		const struct acct_quantity_info *qi = acct_quantity_info((enum acct_quantity)q);
+		struct acct_reading rd;
+		if ((int)qi->unit != f->arg)
+			continue;
+		if ((e->read_mask & (1u << q)) && !(e->bound_mask & (1u << q)))
+			continue; /* read on this page without a bound */
+		if (!acct_cgroup_get(e->cg, (enum acct_quantity)q, false, &rd) || rd.bound == 0)
+			continue;
+		struct lbl l = { "quantity", qi->name };
+		sample_fixed(p, f, e, &l, 1, (int64_t)MIN(rd.bound, (uint64_t)INT64_MAX), unit_decimals(q));
+	}
+}
+
+static void cg_sample_errors(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	uint64_t v = __atomic_load_n(&e->cg->sample_errors, __ATOMIC_RELAXED);
+	if (v)
+		sample_u64(p, f, "_total", e, NULL, 0, v);
+}
+
+static void cg_dead(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+{
+	if (acct_cgroup_is_dead(e->cg))
+		sample_u64(p, f, "", e, NULL, 0, 1);
+}
+
+/* ---- acctd's own families --------------------------------------------------------- */
+
+static void g_build_info(struct acct_metrics_page *p, const struct fam *f)
+{
+	struct lbl l = { "version", p->self->version ? p->self->version : "unknown" };
+	sample_u64(p, f, "_info", NULL, &l, 1, 1);
+}
+
+static void g_ready(struct acct_metrics_page *p, const struct fam *f)
+{
+	sample_u64(p, f, "", NULL, NULL, 0, p->self->ready);
+}
+
+static void g_cgroups(struct acct_metrics_page *p, const struct fam *f)
+{
+	struct lbl live = { "state", "live" }, dead = { "state", "dead" };
+	sample_u64(p, f, "", NULL, &live, 1, p->self->cgroups_live);
+	sample_u64(p, f, "", NULL, &dead, 1, p->self->cgroups_dead);
+}
+
+static void g_exported(struct acct_metrics_page *p, const struct fam *f)
+{
+	sample_u64(p, f, "", NULL, NULL, 0, p->n);
+}
+
+static void g_pass_hist(struct acct_metrics_page *p, const struct fam *f)
+{
+	static const char *const kinds[2] = { "fast", "slow" };
+	const struct acct_metrics_self *s = p->self;
+
+	if (!s->bucket_bounds || s->nr_buckets == 0)
+		return;
+	for (int k = 0; k < 2; k++) {
+		for (unsigned i = 0; i < s->nr_buckets && i < ACCT_METRICS_MAX_BUCKETS; i++) {
+			char le[40];
+			char *end = put_double(le, s->bucket_bounds[i], p->om);
+			*end = '\0';
+			struct lbl l[2] = { { "kind", kinds[k] }, { "le", le } };
+			sample_u64(p, f, "_bucket", NULL, l, 2, s->pass[k].bucket[i]);
+		}
+		struct lbl l = { "kind", kinds[k] };
+		sample_double(p, f, "_sum", NULL, &l, 1, s->pass[k].sum_seconds);
+		sample_u64(p, f, "_count", NULL, &l, 1, s->pass[k].count);
+		if (p->om && s->start_time > 0)
+			sample_double(p, f, "_created", NULL, &l, 1, s->start_time);
+	}
+}
+
+static void g_sample_errors(struct acct_metrics_page *p, const struct fam *f)
+{
+	for (int i = 0; i < _ACCT_ERR_MAX; i++) {
+		struct lbl l = { "reason", acct_sample_error_to_string((enum acct_sample_error)i) };
+		self_counter(p, f, &l, 1, p->self->sample_errors[i]);
+	}
+}
+
+static void g_failed_cgroups(struct acct_metrics_page *p, const struct fam *f)
+{
+	self_counter(p, f, NULL, 0, p->self->cgroups_failed_total);
+}
+
+static void g_descriptors(struct acct_metrics_page *p, const struct fam *f)
+{
+	if (p->self->have_sampler)
+		sample_u64(p, f, "", NULL, NULL, 0, f->arg ? p->self->descriptors_degraded : p->self->cached_descriptors);
+}
+
+static void g_reconcile_passes(struct acct_metrics_page *p, const struct fam *f)
+{
+	if (p->self->reconcile)
+		self_counter(p, f, NULL, 0, p->self->reconcile->passes);
+}
+
+static void g_checked_parents(struct acct_metrics_page *p, const struct fam *f)
+{
+	if (p->self->reconcile)
+		sample_u64(p, f, "", NULL, NULL, 0, p->self->reconcile->checked_parents);
+}
+
+static void g_drift(struct acct_metrics_page *p, const struct fam *f)
+{
+	static const struct {
+		const char *name;
+		double pct;
+	} stats[] = { { "p50", 50 }, { "p90", 90 }, { "p99", 99 } };
+	const struct acct_reconcile_report *r = p->self->reconcile;
+
+	if (!r)
+		return;
+	const struct acct_drift_hist *h = f->arg ? &r->drift_cpu : &r->drift_memory;
+	unsigned dec = f->arg ? 6 : 0;
+	if (h->count == 0)
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(stats); i++) {
+		struct lbl l = { "stat", stats[i].name };
+		sample_fixed(p, f, NULL, &l, 1, (int64_t)MIN(acct_drift_percentile(h, stats[i].pct), (uint64_t)INT64_MAX),
+			     dec);
+	}
+	struct lbl l = { "stat", "max" };
+	sample_fixed(p, f, NULL, &l, 1, (int64_t)MIN(h->max, (uint64_t)INT64_MAX), dec);
+}
+
+static void g_drift_cgroups(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_reconcile_report *r = p->self->reconcile;
+	if (!r)
+		return;
+	struct lbl m = { "quantity", "memory" }, c = { "quantity", "cpu" };
+	sample_u64(p, f, "", NULL, &m, 1, r->drift_memory.count);
+	sample_u64(p, f, "", NULL, &c, 1, r->drift_cpu.count);
+}
+
+static void g_violations(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_reconcile_report *r = p->self->reconcile;
+	if (!r)
+		return;
+	for (int i = 0; i < _ACCT_INV_MAX; i++) {
+		struct lbl l = { "invariant", acct_invariant_to_string((enum acct_invariant)i) };
+		if (f->type == T_COUNTER)
+			self_counter(p, f, &l, 1, r->violations_total[i]);
+		else
+			sample_u64(p, f, "", NULL, &l, 1, r->violations[i]);
+	}
+}
+
+static void g_meminfo(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_reconcile_report *r = p->self->reconcile;
+	if (!r)
+		return;
+	int64_t v = f->arg == 0 ? r->root_memory : f->arg == 1 ? r->meminfo_used : r->meminfo_total;
+	if (v >= 0 && (f->arg != 2 || r->meminfo_used >= 0))
+		sample_i64(p, f, NULL, NULL, 0, v);
+}
+
+static void g_reloads(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_metrics_self *s = p->self;
+	switch (f->arg) {
+	case 0:
+		self_counter(p, f, NULL, 0, s->reloads);
+		break;
+	case 1:
+		self_counter(p, f, NULL, 0, s->reload_failures);
+		break;
+	case 2:
+		sample_u64(p, f, "", NULL, NULL, 0, s->last_reload_ok);
+		break;
+	case 3:
+		if (s->last_reload_time > 0)
+			sample_double(p, f, "", NULL, NULL, 0, s->last_reload_time);
+		break;
+	}
+}
+
+static void g_api(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_metrics_self *s = p->self;
+	if (!s->have_api)
+		return;
+	switch (f->arg) {
+	case 0:
+		for (size_t i = 0; i < s->nr_api_requests; i++) {
+			struct lbl l[2] = { { "method", s->api_requests[i].a }, { "result", s->api_requests[i].b } };
+			self_counter(p, f, l, 2, s->api_requests[i].value);
+		}
+		break;
+	case 1:
+		sample_u64(p, f, "", NULL, NULL, 0, s->api_connections);
+		break;
+	case 2:
+		self_counter(p, f, NULL, 0, s->api_connections_total);
+		break;
+	case 3:
+		self_counter(p, f, NULL, 0, s->api_refused_total);
+		break;
+	}
+}
+
+static void g_http(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_metrics_self *s = p->self;
+	if (!s->have_http)
+		return;
+	switch (f->arg) {
+	case 0:
+		for (size_t i = 0; i < s->nr_http_responses; i++) {
+			struct lbl l = { "code", s->http_responses[i].a };
+			self_counter(p, f, &l, 1, s->http_responses[i].value);
+		}
+		break;
+	case 1:
+		sample_u64(p, f, "", NULL, NULL, 0, s->http_connections);
+		break;
+	case 2:
+		self_counter(p, f, NULL, 0, s->http_connections_total);
+		break;
+	case 3: {
+		struct lbl ev = { "reason", "evicted" }, re = { "reason", "refused" }, to = { "reason", "timeout" };
+		self_counter(p, f, &ev, 1, s->http_evicted_total);
+		self_counter(p, f, &re, 1, s->http_refused_total);
+		self_counter(p, f, &to, 1, s->http_timeouts_total);
+		break;
+	}
+	}
+}
+
+static const char *const kind_names[_KIND_MAX] = { "bytes", "cpu", "tasks" };
+
+static void g_engine(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_metrics_self *s = p->self;
+	if (!s->have_domain)
+		return;
+	const struct acct_domain_stats *d = &s->domain;
+	switch (f->arg) {
+	case 0: {
+		struct lbl c = { "state", "compact" }, sh = { "state", "sharded" };
+		sample_u64(p, f, "", NULL, &c, 1, d->counters - MIN(d->sharded, d->counters));
+		sample_u64(p, f, "", NULL, &sh, 1, d->sharded);
+		break;
+	}
+	case 1:
+		self_counter(p, f, NULL, 0, d->upgrades);
+		break;
+	case 2:
+		self_counter(p, f, NULL, 0, d->tune_passes);
+		break;
+	case 3:
+		sample_u64(p, f, "", NULL, NULL, 0, d->auto_tune);
+		break;
+	case 4:
+		sample_u64(p, f, "", NULL, NULL, 0, d->pool_bytes);
+		break;
+	case 5:
+		sample_u64(p, f, "", NULL, NULL, 0, d->nr_shards);
+		break;
+	case 6:
+		sample_u64(p, f, "", NULL, NULL, 0, d->nr_nodes);
+		break;
+	case 7:
+		sample_i64(p, f, NULL, NULL, 0, s->budgets.bytes);
+		break;
+	case 8:
+		sample_fixed(p, f, NULL, NULL, 0, s->budgets.cpu_us, 6);
+		break;
+	case 9:
+		sample_i64(p, f, NULL, NULL, 0, s->budgets.tasks);
+		break;
+	}
+}
+
+static void g_engine_kinds(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_metrics_self *s = p->self;
+	int64_t budgets[_KIND_MAX] = { s->budgets.bytes, s->budgets.cpu_us, s->budgets.tasks };
+
+	if (!s->have_domain)
+		return;
+	for (int k = 0; k < _KIND_MAX; k++) {
+		const struct kind_stats *ks = &p->kinds[k];
+		struct lbl l[2] = { { "kind", kind_names[k] }, { "direction", "grow" } };
+		switch (f->arg) {
+		case 0:
+			sample_i64(p, f, NULL, l, 1, acct_batch_for_budget(budgets[k], s->domain.nr_shards));
+			break;
+		case 1:
+			sample_i64(p, f, NULL, l, 1, ks->batch_max);
+			break;
+		case 2:
+			sample_u64(p, f, "", NULL, l, 1, ks->counters);
+			break;
+		case 3:
+			sample_u64(p, f, "", NULL, l, 1, ks->sharded);
+			break;
+		case 4:
+			sample_u64(p, f, "", NULL, l, 1, ks->folds);
+			break;
+		case 5:
+			sample_u64(p, f, "", NULL, l, 2, ks->grows);
+			l[1].value = "shrink";
+			sample_u64(p, f, "", NULL, l, 2, ks->shrinks);
+			break;
+		}
+	}
+}
+
+static void g_process(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_metrics_self *s = p->self;
+	if (!s->have_process)
+		return;
+	switch (f->arg) {
+	case 0:
+		self_counter_double(p, f, NULL, 0, s->process_cpu_seconds);
+		break;
+	case 1:
+		sample_u64(p, f, "", NULL, NULL, 0, s->process_rss_bytes);
+		break;
+	case 2:
+		sample_u64(p, f, "", NULL, NULL, 0, s->process_virtual_bytes);
+		break;
+	case 3:
+		if (s->start_time > 0)
+			sample_double(p, f, "", NULL, NULL, 0, s->start_time);
+		break;
+	case 4:
+		sample_u64(p, f, "", NULL, NULL, 0, s->process_max_fds);
+		break;
+	}
+}
+
+/* ---- the families, in page order ----------------------------------------------------- */
+
+#define G(name, type, group, unit, help, fn, arg) { name, type, group, unit, help, NULL, fn, arg }
+#define C(name, type, group, unit, help, fn, arg) { name, type, group, unit, help, fn, NULL, arg }
+
+static const struct fam families[] = {
+	G("acctd_build", T_INFO, -1, NULL, "acctd's version (value 1).", g_build_info, 0),
+	G("acctd_ready", T_GAUGE, -1, NULL, "1 once the first complete sampling pass is in the ledger.", g_ready, 0),
+	G("acctd_cgroups", T_GAUGE, -1, NULL, "cgroups in the ledger: live, and tombstones kept for their retention.",
+	  g_cgroups, 0),
+	G("acctd_metrics_cgroups", T_GAUGE, -1, NULL,
+	  "cgroups on this page, after metrics.max_depth and the include and exclude globs (one per path).",
+	  g_exported, 0),
+	G("acctd_sampling_pass_duration_seconds", T_HISTOGRAM, -1, "seconds",
+	  "Wall-clock duration of sampling passes: kind fast reads the fast files only, slow the slow files too.",
+	  g_pass_hist, 0),
+	G("acctd_sampling_errors", T_COUNTER, -1, NULL, "Failed reads of cgroup files, by reason.", g_sample_errors, 0),
+	G("acctd_sampling_failed_cgroups", T_COUNTER, -1, NULL,
+	  "cgroups with at least one failed value in a pass, summed over passes.", g_failed_cgroups, 0),
+	G("acctd_sampling_cached_descriptors", T_GAUGE, -1, NULL, "cgroup file descriptors kept open between passes.",
+	  g_descriptors, 0),
+	G("acctd_sampling_descriptors_degraded", T_GAUGE, -1, NULL,
+	  "1 when the descriptor limit was reached and files are opened per read.", g_descriptors, 1),
+	G("acctd_reconcile_passes", T_COUNTER, -1, NULL, "Reconciliations of the ledger against the kernel.",
+	  g_reconcile_passes, 0),
+	G("acctd_reconcile_checked_parents", T_GAUGE, -1, NULL,
+	  "Parents whose children's memory was checked in the last reconciliation.", g_checked_parents, 0),
+	G("acctd_reconcile_drift_bytes", T_GAUGE, -1, "bytes",
+	  "Memory drift per cgroup in the last pass: |kernel reading - ledger value| (p50/p90/p99: upper edge of a "
+	  "power-of-two bucket).",
+	  g_drift, 0),
+	G("acctd_reconcile_drift_seconds", T_GAUGE, -1, "seconds",
+	  "CPU time per cgroup that the ledger had not seen yet at the last pass (p50/p90/p99: upper edge of a "
+	  "power-of-two bucket).",
+	  g_drift, 1),
+	G("acctd_reconcile_drift_cgroups", T_GAUGE, -1, NULL, "cgroups whose drift was measured in the last pass.",
+	  g_drift_cgroups, 0),
+	G("acctd_invariant_violations", T_COUNTER, -1, NULL, "Invariant violations found by reconciliation.",
+	  g_violations, 0),
+	G("acctd_invariant_violations_last_pass", T_GAUGE, -1, NULL,
+	  "Invariant violations found by the last reconciliation.", g_violations, 0),
+	G("acctd_reconcile_root_memory_bytes", T_GAUGE, -1, "bytes",
+	  "The root's memory at the last reconciliation (its reading or the sum of the top level, the larger).",
+	  g_meminfo, 0),
+	G("acctd_reconcile_meminfo_used_bytes", T_GAUGE, -1, "bytes",
+	  "MemTotal - MemFree of /proc/meminfo at the last reconciliation.", g_meminfo, 1),
+	G("acctd_reconcile_meminfo_total_bytes", T_GAUGE, -1, "bytes",
+	  "MemTotal of /proc/meminfo at the last reconciliation.", g_meminfo, 2),
+	G("acctd_config_reloads", T_COUNTER, -1, NULL, "Configuration reloads attempted.", g_reloads, 0),
+	G("acctd_config_reload_failures", T_COUNTER, -1, NULL,
+	  "Configuration reloads that failed (the previous configuration stayed).", g_reloads, 1),
+	G("acctd_config_last_reload_successful", T_GAUGE, -1, NULL,
+	  "0 when the last reload failed, else 1 (also when there was none).", g_reloads, 2),
+	G("acctd_config_last_reload_timestamp_seconds", T_GAUGE, -1, "seconds",
+	  "Wall-clock time of the last reload attempt.", g_reloads, 3),
+	G("acctd_api_requests", T_COUNTER, -1, NULL, "varlink API calls by method and result (ok or the error name).",
+	  g_api, 0),
+	G("acctd_api_connections", T_GAUGE, -1, NULL, "Open varlink API connections.", g_api, 1),
+	G("acctd_api_connections_accepted", T_COUNTER, -1, NULL, "varlink API connections accepted.", g_api, 2),
+	G("acctd_api_connections_refused", T_COUNTER, -1, NULL, "varlink API connections refused for their limits.",
+	  g_api, 3),
+	G("acctd_metrics_responses", T_COUNTER, -1, NULL, "HTTP responses of the metrics endpoint, by status code.",
+	  g_http, 0),
+	G("acctd_metrics_connections", T_GAUGE, -1, NULL, "Open connections to the metrics endpoint.", g_http, 1),
+	G("acctd_metrics_connections_accepted", T_COUNTER, -1, NULL, "Connections to the metrics endpoint accepted.",
+	  g_http, 2),
+	G("acctd_metrics_connections_dropped", T_COUNTER, -1, NULL,
+	  "Connections to the metrics endpoint closed by acctd: evicted for a new one past the limit, refused, or "
+	  "timed out.",
+	  g_http, 3),
+	G("acctd_engine_counters", T_GAUGE, ACCT_MF_ENGINE, NULL,
+	  "Counters of the counter engine: compact (one word) or sharded (per CPU).", g_engine, 0),
+	G("acctd_engine_upgrades", T_COUNTER, ACCT_MF_ENGINE, NULL, "Counters upgraded from compact to sharded.",
+	  g_engine, 1),
+	G("acctd_engine_tune_passes", T_COUNTER, ACCT_MF_ENGINE, NULL, "Passes of the batch tuner.", g_engine, 2),
+	G("acctd_engine_auto_tune", T_GAUGE, ACCT_MF_ENGINE, NULL, "1 when the batch tuner is on.", g_engine, 3),
+	G("acctd_engine_pool_bytes", T_GAUGE, ACCT_MF_ENGINE, "bytes", "Memory mapped for shards and node sums.",
+	  g_engine, 4),
+	G("acctd_engine_shards", T_GAUGE, ACCT_MF_ENGINE, NULL, "Shards per sharded counter (possible CPUs).", g_engine,
+	  5),
+	G("acctd_engine_numa_nodes", T_GAUGE, ACCT_MF_ENGINE, NULL, "NUMA nodes of the counter engine's topology.",
+	  g_engine, 6),
+	G("acctd_engine_error_budget_bytes", T_GAUGE, ACCT_MF_ENGINE, "bytes",
+	  "Error budget of each byte counter (the largest bound a read may report).", g_engine, 7),
+	G("acctd_engine_error_budget_seconds", T_GAUGE, ACCT_MF_ENGINE, "seconds",
+	  "Error budget of each CPU-time counter.", g_engine, 8),
+	G("acctd_engine_error_budget_tasks", T_GAUGE, ACCT_MF_ENGINE, NULL,
+	  "Error budget of each count (tasks, periods).", g_engine, 9),
+	G("acctd_engine_batch_limit", T_GAUGE, ACCT_MF_ENGINE, NULL,
+	  "Largest batch the budget allows, by kind of counter (in the counter's unit: bytes, microseconds, count).",
+	  g_engine_kinds, 0),
+	G("acctd_engine_batch_max", T_GAUGE, ACCT_MF_ENGINE_KINDS, NULL,
+	  "Largest batch in effect among the ledger's counters of a kind (the tuner moves it below the limit).",
+	  g_engine_kinds, 1),
+	G("acctd_engine_ledger_counters", T_GAUGE, ACCT_MF_ENGINE_KINDS, NULL, "The ledger's counters, by kind.",
+	  g_engine_kinds, 2),
+	G("acctd_engine_sharded_counters", T_GAUGE, ACCT_MF_ENGINE_KINDS, NULL, "The ledger's sharded counters, by kind.",
+	  g_engine_kinds, 3),
+	G("acctd_engine_folds", T_GAUGE, ACCT_MF_ENGINE_KINDS, NULL,
+	  "Residues folded into node sums by the counters now in the ledger, by kind (falls when cgroups go).",
+	  g_engine_kinds, 4),
+	G("acctd_engine_tune_adjustments", T_GAUGE, ACCT_MF_ENGINE_KINDS, NULL,
+	  "Batch doublings (grow) and halvings (shrink) by the tuner of the counters now in the ledger.",
+	  g_engine_kinds, 5),
+	G("process_cpu_seconds", T_COUNTER, ACCT_MF_PROCESS, "seconds", "User and system CPU time of acctd.", g_process,
+	  0),
+	G("process_resident_memory_bytes", T_GAUGE, ACCT_MF_PROCESS, "bytes", "Resident memory of acctd.", g_process, 1),
+	G("process_virtual_memory_bytes", T_GAUGE, ACCT_MF_PROCESS, "bytes", "Virtual memory of acctd.", g_process, 2),
+	G("process_start_time_seconds", T_GAUGE, ACCT_MF_PROCESS, "seconds",
+	  "Start time of acctd since the Unix epoch.", g_process, 3),
+	G("process_max_fds", T_GAUGE, ACCT_MF_PROCESS, NULL, "Limit on open file descriptors of acctd.", g_process, 4),
+
+	/* Per cgroup. */
+	C("acctd_cgroup_dead", T_GAUGE, -1, NULL,
+	  "1 for a removed cgroup kept with its final values until its retention ends.", cg_dead, 0),
+	C("acctd_memory_bytes", T_GAUGE, ACCT_MF_MEMORY, "bytes",
+	  "Memory in use, hierarchical: memory.current (v2), memory.usage_in_bytes (v1).", cg_quantity, ACCT_Q_MEMORY),
+	C("acctd_memory_working_set_bytes", T_GAUGE, ACCT_MF_MEMORY, "bytes",
+	  "Memory in use minus inactive page cache (cAdvisor's working set).", cg_quantity, ACCT_Q_WORKING_SET),
+	C("acctd_memory_peak_bytes", T_GAUGE, ACCT_MF_MEMORY, "bytes",
+	  "Highest memory in use seen by the kernel: memory.peak (v2), memory.max_usage_in_bytes (v1).", cg_quantity,
+	  ACCT_Q_MEMORY_PEAK),
+	C("acctd_memory_limit_bytes", T_GAUGE, ACCT_MF_MEMORY, "bytes",
+	  "Memory limits: max (memory.max, memory.limit_in_bytes) and high (v2); absent when unlimited.",
+	  cg_memory_limits, 0),
+	C("acctd_memory_swap_bytes", T_GAUGE, ACCT_MF_MEMORY, "bytes", "Swap in use.", cg_quantity, ACCT_Q_SWAP),
+	C("acctd_memory_swap_limit_bytes", T_GAUGE, ACCT_MF_MEMORY, "bytes", "Swap limit; absent when unlimited.",
+	  cg_quantity, ACCT_Q_SWAP_MAX),
+	C("acctd_memory_stat_bytes", T_GAUGE, ACCT_MF_MEMORY_STAT, "bytes",
+	  "memory.stat sizes by type, hierarchical (v1: the total_ keys, named without the prefix).", cg_memstat,
+	  ACCT_MEMSTAT_BYTES),
+	C("acctd_memory_stat_events", T_COUNTER, ACCT_MF_MEMORY_EVENTS, NULL,
+	  "memory.stat event counters (page faults, reclaim scans, refaults, ...).", cg_memstat, ACCT_MEMSTAT_EVENTS),
+	C("acctd_memory_numa_bytes", T_GAUGE, ACCT_MF_NUMA, "bytes", "Memory per NUMA node (memory.numa_stat).", cg_numa,
+	  0),
+	C("acctd_cpu_usage_seconds", T_COUNTER, ACCT_MF_CPU, "seconds", "CPU time used, hierarchical.", cg_quantity,
+	  ACCT_Q_CPU_USAGE),
+	C("acctd_cpu_user_seconds", T_COUNTER, ACCT_MF_CPU, "seconds", "CPU time used in user mode.", cg_quantity,
+	  ACCT_Q_CPU_USER),
+	C("acctd_cpu_system_seconds", T_COUNTER, ACCT_MF_CPU, "seconds", "CPU time used in kernel mode.", cg_quantity,
+	  ACCT_Q_CPU_SYSTEM),
+	C("acctd_cpu_periods", T_COUNTER, ACCT_MF_CPU, NULL, "CFS bandwidth periods elapsed.", cg_quantity,
+	  ACCT_Q_CPU_PERIODS),
+	C("acctd_cpu_throttled_periods", T_COUNTER, ACCT_MF_CPU, NULL, "CFS bandwidth periods in which it was throttled.",
+	  cg_quantity, ACCT_Q_CPU_THROTTLED_PERIODS),
+	C("acctd_cpu_throttled_seconds", T_COUNTER, ACCT_MF_CPU, "seconds", "Time throttled by CFS bandwidth control.",
+	  cg_quantity, ACCT_Q_CPU_THROTTLED),
+	C("acctd_pressure_stalled_seconds", T_COUNTER, ACCT_MF_PRESSURE, "seconds",
+	  "PSI: time some (or all, kind full) of the cgroup's tasks were stalled on a resource.", cg_psi_totals, 0),
+	C("acctd_pressure_stalled_ratio", T_GAUGE, ACCT_MF_PRESSURE_AVG, "ratio",
+	  "PSI averages over 10, 60 and 300 s as a ratio (the kernel's percentage / 100).", cg_psi_averages, 0),
+	C("acctd_load_average", T_GAUGE, ACCT_MF_LOAD, NULL,
+	  "Load average (runnable and uninterruptible threads) of the cgroup and its descendants over 1, 5 and 15 min.",
+	  cg_load, 0),
+	C("acctd_tasks", T_GAUGE, ACCT_MF_LOAD, NULL, "Threads in the cgroup and its descendants.", cg_quantity,
+	  ACCT_Q_TASKS),
+	C("acctd_cpu_rate_cores", T_GAUGE, ACCT_MF_CPU_RATE, "cores",
+	  "CPU time used per wall-clock time over the last fast interval.", cg_cpu_rate, -1),
+	C("acctd_cpu_rate_average_cores", T_GAUGE, ACCT_MF_CPU_RATE, "cores",
+	  "Exponential 1, 5 and 15 min averages of the CPU rate.", cg_cpu_rate, 0),
+	C("acctd_value_age_seconds", T_GAUGE, ACCT_MF_ACCURACY, "seconds",
+	  "Time since the values of a group were read: fast (memory, CPU, PSI), slow (memory.stat, NUMA, peak, "
+	  "limits, swap), load (load average, tasks).",
+	  cg_ages, 0),
+	C("acctd_value_bound_bytes", T_GAUGE, ACCT_MF_ACCURACY, "bytes",
+	  "Error bound of a byte value (|value - exact| <= bound); absent when 0.", cg_bounds, ACCT_UNIT_BYTES),
+	C("acctd_value_bound_seconds", T_GAUGE, ACCT_MF_ACCURACY, "seconds",
+	  "Error bound of a time value; absent when 0.", cg_bounds, ACCT_UNIT_USEC),
+	C("acctd_value_bound", T_GAUGE, ACCT_MF_ACCURACY, NULL, "Error bound of a count (tasks, periods); absent when 0.",
+	  cg_bounds, ACCT_UNIT_COUNT),
+	C("acctd_cgroup_sample_errors", T_COUNTER, ACCT_MF_ACCURACY, NULL,
+	  "Failed reads of the cgroup's files; absent while there were none.", cg_sample_errors, 0),
+};
+
+/* ---- snapshots ----------------------------------------------------------------------- */
+
+static bool glob_any(char *const *globs, const char *s)
+{
+	for (; globs && *globs; globs++)
+		if (fnmatch(*globs, s, 0) == 0)
+			return true;
+	return false;
+}
+
+/* As discovery filters: the include globs on the path, the exclude globs on
+ * the path and every ancestor. */
+static bool wanted(const struct acct_metrics_options *o, const struct acct_cgroup *cg)
+{
+	if (cg->depth > o->max_depth)
+		return false;
+	if (o->include && !glob_any(o->include, cg->path))
+		return false;
+	if (!o->exclude || !o->exclude[0])
+		return true;
+	if (glob_any(o->exclude, cg->path) || glob_any(o->exclude, "/"))
+		return false;
+	size_t n = strlen(cg->path);
+	char stack[512];
+	char *buf = n < sizeof(stack) ? stack : malloc(n + 1);
+	if (!buf)
+		return true; /* no memory: err on exporting */
+	memcpy(buf, cg->path, n + 1);
+	bool hit = false;
+	for (char *s = buf + 1; *s && !hit; s++)
+		if (*s == '/') {
+			*s = '\0';
+			hit = glob_any(o->exclude, buf);
+			*s = '/';
+		}
+	if (buf != stack)
+		free(buf);
+	return !hit;
+}
+
+static int take_snapshot(struct acct_metrics_page *p)
+{
+	struct acct_cgroup **v = NULL;
+	int n = acct_ledger_snapshot(p->ledger, true, &v);
+
+	if (n < 0)
+		return n;
+	struct entry *e = reallocarray(p->e, MAX((size_t)n, 1), sizeof(*e));
+	if (!e) {
+		free(v);
+		return -ENOMEM;
+	}
+	p->e = e;
+	size_t k = 0;
+	for (int i = 0; i < n; i++) {
+		/* One record per path: the live one, sorted first, else the newest tombstone. */
+		if (i > 0 && strcmp(v[i]->path, v[i - 1]->path) == 0)
+			continue;
+		if (!wanted(&p->opts, v[i]))
+			continue;
+		size_t len = strlen(v[i]->path);
+		e[k++] = (struct entry){ .cg = v[i], .len = (uint32_t)MIN(len, UINT32_MAX), .plain = label_plain(v[i]->path, len) };
+	}
+	p->n = k;
+	free(v);
+	return 0;
+}
+
+static int kind_of_unit(enum acct_unit u)
+{
+	return u == ACCT_UNIT_BYTES ? KIND_BYTES : u == ACCT_UNIT_USEC ? KIND_CPU : KIND_TASKS;
+}
+
+static int engine_stats_one(struct acct_cgroup *cg, void *userdata)
+{
+	struct kind_stats *ks = userdata;
+	for (int q = 0; q < _ACCT_Q_MAX; q++) {
+		struct acct_counter_stats st;
+		struct kind_stats *k = &ks[kind_of_unit(acct_quantity_info((enum acct_quantity)q)->unit)];
+		acct_counter_stats(cg->q[q], &st);
+		k->counters++;
+		k->sharded += st.state != ACCT_STATE_COMPACT;
+		k->folds += st.folds;
+		k->grows += st.tune_grows;
+		k->shrinks += st.tune_shrinks;
+		k->batch_max = MAX(k->batch_max, st.batch);
+	}
+	return 0;
+}
+
+/* memory.stat keys: the ledger interns them as the sampler meets them, so
+ * the table is refreshed at every step (at most ACCT_MEMSTAT_MAX keys). */
+static void refresh_keys(struct acct_metrics_page *p)
+{
+	unsigned n = acct_ledger_memstat_count(p->ledger);
+	if (n == p->nr_keys)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		const char *k = acct_ledger_memstat_key(p->ledger, i);
+		struct mkey *m = &p->keys[i];
+		bool total = strncmp(k, "total_", 6) == 0;
+		m->name = total ? k + 6 : k;
+		m->name_len = (uint32_t)strlen(m->name);
+		m->shadow = -1;
+		m->cls = (uint8_t)acct_memstat_classify(m->name);
+		m->wanted = m->cls != ACCT_MEMSTAT_BYTES || !p->opts.memory_stat_types ||
+			    glob_any(p->opts.memory_stat_types, m->name);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const char *k = acct_ledger_memstat_key(p->ledger, i);
+		if (strncmp(k, "total_", 6) != 0)
+			continue;
+		for (unsigned j = 0; j < n; j++)
+			if (strcmp(acct_ledger_memstat_key(p->ledger, j), k + 6) == 0)
+				p->keys[j].shadow = (int16_t)i;
+	}
+	p->nr_keys = n;
+}
+
+int acct_metrics_page_new(struct acct_ledger *l, const struct acct_metrics_options *opts,
+			  const struct acct_metrics_self *self, uint64_t now_us, struct acct_metrics_page **ret)
+{
+	static const struct acct_metrics_self no_self = { 0 };
+	struct acct_metrics_page *p;
+	int r;
+
+	if (opts->format != ACCT_METRICS_TEXT && opts->format != ACCT_METRICS_OPENMETRICS)
+		return -EINVAL;
+	if (self && self->nr_buckets > ACCT_METRICS_MAX_BUCKETS)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->ledger = l;
+	p->opts = *opts;
+	p->self = self ? self : &no_self;
+	p->now_us = now_us;
+	p->om = opts->format == ACCT_METRICS_OPENMETRICS;
+	_Static_assert(ELEMENTSOF(families) <= ELEMENTSOF(p->name_len), "name_len too small");
+	for (size_t i = 0; i < ELEMENTSOF(families); i++)
+		p->name_len[i] = (uint16_t)strlen(families[i].name);
+	r = take_snapshot(p);
+	if (r < 0) {
+		acct_metrics_page_free(p);
+		return r;
+	}
+	if ((opts->families & (1u << ACCT_MF_ENGINE_KINDS)) && p->self->have_domain) {
+		for (int k = 0; k < _KIND_MAX; k++)
+			p->kinds[k].batch_max = 1;
+		(void)acct_ledger_foreach(l, engine_stats_one, p->kinds);
+	}
+	*ret = p;
+	return 0;
+}
+
+struct acct_metrics_page *acct_metrics_page_free(struct acct_metrics_page *p)
+{
+	if (!p)
+		return NULL;
+	free(p->e);
+	free(p->resume);
+	free(p->w.buf);
+	free(p);
+	return NULL;
+}
+
+void acct_metrics_page_invalidate(struct acct_metrics_page *p)
+{
+	p->invalid = true;
+}
+
+uint64_t acct_metrics_page_bytes(const struct acct_metrics_page *p)
+{
+	return p->bytes;
+}
+
+/* A family walks every cgroup, touching a few scattered cache lines of
+ * each (the record, its path, a counter): ask for them ahead, the record
+ * first, then what it points to once the record has had time to arrive. */
+#define PREFETCH_RECORD 24
+#define PREFETCH_POINTEES 12
+
+static void prefetch(const struct acct_metrics_page *p, const struct fam *f, size_t pos)
+{
+	if (pos + PREFETCH_RECORD < p->n) {
+		/* The record's lines that every family reads: the path and state,
+		 * the counter pointers and known flags, the ages. */
+		const struct acct_cgroup *cg = p->e[pos + PREFETCH_RECORD].cg;
+		int q = f->cg == cg_quantity ? f->arg : ACCT_Q_PSI_CPU_SOME;
+		__builtin_prefetch(&cg->path);
+		__builtin_prefetch(&cg->dead);
+		__builtin_prefetch(&cg->q[q]);
+		__builtin_prefetch(&cg->q_known[q]);
+		__builtin_prefetch(&cg->memstat);
+		__builtin_prefetch(&cg->sampled_us[0]);
+	}
+	if (pos + PREFETCH_POINTEES < p->n) {
+		const struct acct_cgroup *cg = p->e[pos + PREFETCH_POINTEES].cg;
+		__builtin_prefetch(cg->path);
+		if (f->cg == cg_quantity)
+			__builtin_prefetch(cg->q[f->arg]);
+		else if (f->cg == cg_psi_totals)
+			for (int q = ACCT_Q_PSI_CPU_SOME; q <= ACCT_Q_PSI_IO_FULL; q++)
+				__builtin_prefetch(cg->q[q]);
+		else if (f->cg == cg_memstat)
+			__builtin_prefetch(cg->memstat);
+		else if (f->cg == cg_numa)
+			__builtin_prefetch(cg->numa);
+	}
+}
+
+static bool family_on(const struct acct_metrics_page *p, const struct fam *f)
+{
+	return f->group < 0 || (p->opts.families & (1u << f->group));
+}
+
+/* Remember where the current family stands by path, for a re-snapshot. */
+static int save_resume(struct acct_metrics_page *p)
+{
+	if (p->pos == 0)
+		return 0;
+	const struct entry *e = &p->e[p->pos - 1];
+	if (p->resume_cap < (size_t)e->len + 1) {
+		char *b = realloc(p->resume, (size_t)e->len + 1);
+		if (!b)
+			return -ENOMEM;
+		p->resume = b;
+		p->resume_cap = (size_t)e->len + 1;
+	}
+	memcpy(p->resume, e->cg->path, (size_t)e->len + 1);
+	return 0;
+}
+
+static int resnapshot(struct acct_metrics_page *p)
+{
+	int r = take_snapshot(p);
+	if (r < 0)
+		return r;
+	p->invalid = false;
+	if (p->pos == 0)
+		return 0;
+	/* First path after the last one rendered (the snapshot is sorted). */
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(p->e[mid].cg->path, p->resume) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	p->pos = lo;
+	return 0;
+}
+
+static int flush(struct acct_metrics_page *p, acct_metrics_write_fn write, void *userdata)
+{
+	if (p->w.err)
+		return p->w.err;
+	if (p->w.len == 0)
+		return 0;
+	int r = write(p->w.buf, p->w.len, userdata);
+	p->bytes += p->w.len;
+	p->w.len = 0;
+	return r < 0 ? r : 0;
+}
+
+int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_metrics_write_fn write, void *userdata)
+{
+	int r;
+
+	if (p->done)
+		return 0;
+	if (p->invalid && (r = resnapshot(p)) < 0)
+		return r;
+	if (p->opts.families & ((1u << ACCT_MF_MEMORY_STAT) | (1u << ACCT_MF_MEMORY_EVENTS)))
+		refresh_keys(p);
+
+	while (p->fi < ELEMENTSOF(families)) {
+		const struct fam *f = &families[p->fi];
+		if (!family_on(p, f)) {
+			p->fi++;
+			continue;
+		}
+		if (f->global)
+			f->global(p, f);
+		else {
+			/* At least one cgroup per step, whatever the chunk size. */
+			size_t first = p->pos;
+			for (; p->pos < p->n && (p->pos == first || p->w.len < chunk) && !p->w.err; p->pos++) {
+				prefetch(p, f, p->pos);
+				f->cg(p, f, &p->e[p->pos]);
+			}
+		}
+		if (p->w.err)
+			return p->w.err;
+		if (f->global || p->pos >= p->n) {
+			p->fi++;
+			p->pos = 0;
+			p->header_done = false;
+		}
+		if (p->w.len >= chunk) {
+			if ((r = save_resume(p)) < 0 || (r = flush(p, write, userdata)) < 0)
+				return r;
+			return 1;
+		}
+	}
+	if (p->om) {
+		char *o = wb_reserve(&p->w, 8);
+		if (o)
+			wb_commit(&p->w, put_str(o, "# EOF\n"));
+	}
+	if ((r = flush(p, write, userdata)) < 0)
+		return r;
+	p->done = true;
+	return 0;
+}
+
+int acct_metrics_render(struct acct_ledger *l, const struct acct_metrics_options *opts,
+			const struct acct_metrics_self *self, uint64_t now_us, acct_metrics_write_fn write, void *userdata)
+{
+	struct acct_metrics_page *p = NULL;
+	int r = acct_metrics_page_new(l, opts, self, now_us, &p);
+
+	if (r < 0)
+		return r;
+	do
+		r = acct_metrics_page_render(p, 1 << 20, write, userdata);
+	while (r > 0);
+	acct_metrics_page_free(p);
+	return r;
+}

@@ -1,0 +1,211 @@
+/* metrics-render.h - the ledger as a Prometheus page: text format 0.0.4 or
+ * OpenMetrics 1.0, rendered in pieces into an output callback.
+ *
+ * Pure rendering, no I/O: the HTTP side (daemon/metrics-http.c) decides the
+ * format, compresses and sends; tests call it directly.
+ *
+ * A page is rendered family by family (each metric family must be contiguous
+ * on the page), and within a family cgroup by cgroup in path order. It is
+ * produced in steps: acct_metrics_page_render() appends roughly `chunk` bytes
+ * and returns, so a server can send them and continue later; memory stays
+ * O(chunk + number of cgroups), not O(page).
+ *
+ * Record pointers. A page holds a sorted array of record pointers taken from
+ * the ledger. They stay valid as long as the ledger's owner does not sweep
+ * (acct_ledger_sweep() frees records after a grace period). A caller that
+ * lets the owner run between steps must call acct_metrics_page_invalidate()
+ * whenever a sweep may have happened: the next step takes a fresh snapshot
+ * and resumes the current family after the last cgroup it rendered (by
+ * path), so no series is repeated within a family; a cgroup created
+ * meanwhile shows up in the families still to come, one swept meanwhile
+ * disappears from them. Every step must run inside rcu_read_lock() (or on
+ * the ledger's owner thread with no sweep during the step).
+ *
+ * Conventions of the page: names prefixed acctd_ (plus the standard
+ * process_* families), base units (bytes, seconds, ratios), counters end in
+ * _total (OpenMetrics: the family name without it, UNIT lines, _created for
+ * acctd's own counters, whose start is known, and none for per-cgroup ones,
+ * whose start is not), label cgroup="PATH" with \\, \" and \n escaped and
+ * bytes that are not UTF-8 written as the four characters \xNN, no timestamps.
+ * A path with a live record and tombstones is exported once (the live one). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "counter.h"
+#include "ledger.h"
+#include "reconcile.h"
+#include "sampler.h"
+
+enum acct_metrics_format {
+	ACCT_METRICS_TEXT,        /* text/plain; version=0.0.4 */
+	ACCT_METRICS_OPENMETRICS, /* application/openmetrics-text; version=1.0.0 */
+};
+
+#define ACCT_METRICS_CONTENT_TYPE_TEXT "text/plain; version=0.0.4; charset=utf-8"
+#define ACCT_METRICS_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+/* Groups of families that can be switched on and off (config [metrics]
+ * families, the query parameter family=). acctd's own families (build info,
+ * passes, errors, reconciliation, reloads, API, HTTP) are always on. */
+enum acct_metrics_family {
+	ACCT_MF_MEMORY,        /* memory in use, working set, peak, limits, swap */
+	ACCT_MF_MEMORY_STAT,   /* memory.stat sizes by type (bytes) */
+	ACCT_MF_MEMORY_EVENTS, /* memory.stat event counters (pgfault, ...) */
+	ACCT_MF_NUMA,          /* memory per NUMA node */
+	ACCT_MF_CPU,           /* CPU time, periods, throttling */
+	ACCT_MF_PRESSURE,      /* PSI stall time totals */
+	ACCT_MF_PRESSURE_AVG,  /* PSI 10/60/300 s averages */
+	ACCT_MF_LOAD,          /* load averages, tasks */
+	ACCT_MF_CPU_RATE,      /* CPU rate (cores) and its 1/5/15 min averages */
+	ACCT_MF_ACCURACY,      /* ages, error bounds, per-cgroup sample errors */
+	ACCT_MF_ENGINE,        /* the counter engine and its tuner (domain totals) */
+	ACCT_MF_ENGINE_KINDS,  /* the ledger's counters by kind: a walk over every counter */
+	ACCT_MF_PROCESS,       /* process_* of acctd itself */
+	_ACCT_MF_MAX,
+};
+
+/* What is derivable with rate() from a default family is off by default
+ * (pressure averages, CPU rates), and so are the memory.stat event counters
+ * and the per-kind counter statistics (a cache miss per counter: ~20 per
+ * cgroup). */
+#define ACCT_METRICS_FAMILIES_ALL ((1u << _ACCT_MF_MAX) - 1)
+#define ACCT_METRICS_FAMILIES_DEFAULT                                                                   \
+	(ACCT_METRICS_FAMILIES_ALL & ~((1u << ACCT_MF_MEMORY_EVENTS) | (1u << ACCT_MF_PRESSURE_AVG) | \
+				       (1u << ACCT_MF_CPU_RATE) | (1u << ACCT_MF_ENGINE_KINDS)))
+
+const char *acct_metrics_family_to_string(enum acct_metrics_family f);
+/* -1 if unknown. */
+int acct_metrics_family_from_string(const char *s);
+
+/* Apply a list of words to a family set, in order: "all", "default", "none",
+ * a family name (adds it), "-name" (removes it), "+name" (adds it). Returns 0
+ * or -EINVAL (*ret_bad, if not NULL, points at the word); *set is unchanged
+ * on error. */
+int acct_metrics_families_apply(uint32_t *set, char *const *words, const char **ret_bad);
+
+struct acct_metrics_options {
+	enum acct_metrics_format format;
+	unsigned max_depth;             /* per-cgroup series down to this depth */
+	char *const *include;           /* globs on paths (fnmatch, no flags); NULL: all */
+	char *const *exclude;           /* globs; a match leaves out the subtree; NULL: none */
+	char *const *memory_stat_types; /* globs on memory.stat types; NULL: all */
+	uint32_t families;              /* bits of enum acct_metrics_family */
+};
+
+/* The memory.stat types exported by default (NULL-terminated). */
+extern char *const acct_metrics_default_memory_stat_types[];
+
+/* Fill *o with the defaults: text, depth 32, every cgroup, the default
+ * families and memory.stat types. */
+void acct_metrics_options_default(struct acct_metrics_options *o);
+
+/* A labelled count (API requests by method and result, HTTP responses by code). */
+struct acct_metrics_count {
+	const char *a, *b; /* label values; b NULL for one label */
+	uint64_t value;
+};
+
+#define ACCT_METRICS_MAX_BUCKETS 32
+
+/* acctd's own figures, gathered by the daemon when a scrape starts. Pointers
+ * must stay valid for the life of the page. */
+struct acct_metrics_self {
+	const char *version;
+	double start_time;      /* wall clock (s): process_start_time_seconds, _created */
+	bool ready;
+	uint64_t cgroups_live, cgroups_dead;
+
+	/* Sampling passes: [0] fast files only, [1] with the slow files. */
+	const double *bucket_bounds; /* upper bounds, the last one +Inf */
+	unsigned nr_buckets;         /* <= ACCT_METRICS_MAX_BUCKETS */
+	struct {
+		uint64_t bucket[ACCT_METRICS_MAX_BUCKETS]; /* cumulative */
+		uint64_t count;
+		double sum_seconds;
+	} pass[2];
+	uint64_t sample_errors[_ACCT_ERR_MAX];
+	uint64_t cgroups_failed_total;
+	bool have_sampler;
+	uint64_t cached_descriptors;
+	bool descriptors_degraded;
+
+	const struct acct_reconcile_report *reconcile; /* NULL: none */
+
+	bool have_domain;
+	struct acct_domain_stats domain;
+	struct acct_ledger_budgets budgets;
+
+	uint64_t reloads, reload_failures;
+	bool last_reload_ok;        /* true as well when there was none */
+	double last_reload_time;    /* wall clock (s) of the last attempt; 0: none */
+
+	bool have_api;
+	uint64_t api_connections, api_connections_total, api_refused_total;
+	const struct acct_metrics_count *api_requests; /* method, result */
+	size_t nr_api_requests;
+
+	bool have_http;
+	uint64_t http_connections, http_connections_total;
+	uint64_t http_evicted_total, http_refused_total, http_timeouts_total;
+	const struct acct_metrics_count *http_responses; /* code */
+	size_t nr_http_responses;
+
+	bool have_process;
+	double process_cpu_seconds;
+	uint64_t process_rss_bytes, process_virtual_bytes, process_max_fds;
+};
+
+/* Output: called with each piece of the page, in order. A negative return
+ * stops the rendering and is passed up. */
+typedef int (*acct_metrics_write_fn)(const void *data, size_t len, void *userdata);
+
+struct acct_metrics_page;
+
+/* Start a page over `l` (inside rcu_read_lock()). `opts` and its globs and
+ * `self` and what it points to must stay valid for the life of the page;
+ * `now_us` (monotonic) is the instant ages are computed at. Returns 0,
+ * -ENOMEM, or -EINVAL for a bad option. */
+int acct_metrics_page_new(struct acct_ledger *l, const struct acct_metrics_options *opts,
+			  const struct acct_metrics_self *self, uint64_t now_us, struct acct_metrics_page **ret);
+
+/* Render the next part of the page: at least one line and about `chunk`
+ * bytes (a line is never split), passed to `write` (possibly in more than one
+ * call). Inside rcu_read_lock(). Returns 1 when more is to come, 0 when the
+ * page is complete (OpenMetrics: "# EOF" written), or a negative errno
+ * (-ENOMEM, or what `write` returned); after an error the page is unusable. */
+int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_metrics_write_fn write,
+			     void *userdata);
+
+/* Record pointers may have been freed since the last step (see the top). */
+void acct_metrics_page_invalidate(struct acct_metrics_page *p);
+
+/* Bytes rendered so far. */
+uint64_t acct_metrics_page_bytes(const struct acct_metrics_page *p);
+
+/* Accepts NULL; returns NULL. */
+struct acct_metrics_page *acct_metrics_page_free(struct acct_metrics_page *p);
+
+/* The whole page in one go (tests, tools). Same contract as the three above. */
+int acct_metrics_render(struct acct_ledger *l, const struct acct_metrics_options *opts,
+			const struct acct_metrics_self *self, uint64_t now_us, acct_metrics_write_fn write,
+			void *userdata);
+
+/* Classification of a memory.stat key, for the two memory.stat families. */
+enum acct_memstat_class {
+	ACCT_MEMSTAT_BYTES,  /* a size: acctd_memory_stat_bytes{type} */
+	ACCT_MEMSTAT_EVENTS, /* an event counter: acctd_memory_stat_events_total{event} */
+	ACCT_MEMSTAT_SKIP,   /* a limit or a count of objects: not exported */
+};
+/* The class of `key` (v1's total_ prefix already removed). */
+enum acct_memstat_class acct_memstat_classify(const char *key);
+
+/* Content negotiation. Which format an Accept header asks for: OpenMetrics
+ * when it accepts application/openmetrics-text (version 1.0.0 or none) with a
+ * q at least that of text/plain (or a wildcard); text otherwise (also for a
+ * missing or unparsable header). */
+enum acct_metrics_format acct_metrics_negotiate_format(const char *accept);
+/* Whether an Accept-Encoding header allows gzip (gzip or * with q > 0). */
+bool acct_metrics_accepts_gzip(const char *accept_encoding);

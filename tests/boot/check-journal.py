@@ -1,0 +1,45 @@
+#!/usr/bin/python3
+"""check-journal.py - the boot test's check of acctd's journal.
+
+    journalctl -u acctd -o json | check-journal.py
+
+Passes (exit 0) when acctd's own entries (SYSLOG_IDENTIFIER=acctd) all carry
+the structured fields of lib/log.c (MESSAGE, PRIORITY, CODE_FILE, CODE_LINE,
+CODE_FUNC), the expected messages are there with their priorities (ready and
+stopping at info, the refused reload at err), and nothing else was logged at
+warning or above: that would be the sandbox getting in acctd's way."""
+import json
+import sys
+
+FIELDS = ("MESSAGE", "PRIORITY", "CODE_FILE", "CODE_LINE", "CODE_FUNC")
+EXPECTED = (("Ready", "6"), ("Reload failed", "3"), ("Received", "6"))
+ALLOWED_WARNINGS = ("Reload failed",)
+
+
+def main():
+    entries = [json.loads(line) for line in sys.stdin if line.strip()]
+    own = [e for e in entries if e.get("SYSLOG_IDENTIFIER") == "acctd"]
+    ok = bool(own)
+    if not own:
+        print("no journal entries from acctd itself")
+    for e in own:
+        missing = [f for f in FIELDS if f not in e]
+        if missing:
+            print("entry without %s: %s" % (", ".join(missing), json.dumps(e)))
+            ok = False
+    for prefix, prio in EXPECTED:
+        if not any(e.get("MESSAGE", "").startswith(prefix) and e.get("PRIORITY") == prio for e in own):
+            print("no '%s...' at priority %s" % (prefix, prio))
+            ok = False
+    for e in own:
+        msg = e.get("MESSAGE", "")
+        if int(e.get("PRIORITY", "7")) <= 4 and not msg.startswith(ALLOWED_WARNINGS):
+            print("unexpected priority %s: %s (%s:%s)" % (e["PRIORITY"], msg, e.get("CODE_FILE"), e.get("CODE_LINE")))
+            ok = False
+    if ok:
+        print("journal: %d entries from acctd, all structured" % len(own))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,842 @@
+"""acctctl against a real acctd on a fake cgroup tree: tables and JSON checked
+against the fake's expected() values, sorting, trees, tombstones, compare's
+exit codes, administrative commands as root and as nobody, a missing daemon,
+ACCTD_ADDRESS, top (batch and on a pseudo-terminal), watch, help, pager.
+
+acctctl is found beside acctd (ACCTD names the daemon binary)."""
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import tempfile
+import termios
+import time
+
+import pytest
+
+import acctd
+
+INPLACE = {"mode": "v2", "write_mode": "inplace"}
+INPLACE_HYBRID = {"mode": "hybrid", "write_mode": "inplace"}
+
+MiB = 1 << 20
+
+# Exit statuses (docs/acctctl.md)
+EXIT_FAIL, EXIT_USAGE, EXIT_NOT_RUNNING, EXIT_DENIED, EXIT_BELOW, EXIT_EQUAL = 1, 2, 3, 4, 5, 6
+
+
+def acctctl_binary():
+    path = os.path.join(os.path.dirname(acctd.binary()), "acctctl")
+    if not os.path.exists(path):
+        raise RuntimeError("acctctl not found at %s (beside ACCTD)" % path)
+    return path
+
+
+def fmt_bytes(v):
+    """What acctctl prints for a byte value: B below 1 KiB, else one decimal."""
+    if v < 1024:
+        return "%dB" % v
+    d, i = float(v), 0
+    while d >= 1024 and i < 6:
+        d /= 1024
+        i += 1
+    if d >= 1023.95 and i < 6:
+        d /= 1024
+        i += 1
+    return "%.1f%s" % (d, "BKMGTPE"[i])
+
+
+def test_fmt_bytes_reference():
+    assert fmt_bytes(0) == "0B"
+    assert fmt_bytes(1023) == "1023B"
+    assert fmt_bytes(64 * MiB) == "64.0M"
+    assert fmt_bytes(1536) == "1.5K"
+    assert fmt_bytes(1024 * MiB - 1) == "1.0G"
+
+
+def base_env(**extra):
+    env = dict(os.environ)
+    for k in ("ACCTD_ADDRESS", "PAGER", "ACCTD_PAGER", "COLUMNS", "LINES"):
+        env.pop(k, None)
+    env["LC_ALL"] = "C.UTF-8"
+    env.update(extra)
+    return env
+
+
+def run_ctl(args, address=None, env=None, user=None, timeout=30, input=None):
+    cmd = [acctctl_binary()]
+    if address:
+        cmd += ["--address", address]
+    cmd += list(args)
+    if user:
+        cmd = ["setpriv", "--reuid=%s" % user, "--regid=nogroup", "--clear-groups"] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or base_env(), input=input)
+
+
+def build_tree(fs):
+    fs.mkdir("/system.slice/a.service", memory=64 * MiB, cpu_usec=1_000_000, procs=[101])
+    fs.mkdir("/system.slice/b.service", memory=16 * MiB, procs=[102])
+    fs.mkdir("/system.slice/b.service/child", memory=4 * MiB, procs=[103])
+    fs.mkdir("/user.slice", memory=1 * MiB, procs=[104])
+    fs.mkdir("/idle.slice", memory=0)
+    fs.set_pressure("/system.slice/b.service", "cpu", some_avg10=12.5, some_avg60=6.25, some_avg300=1.0)
+    fs.set_pressure("/user.slice", "memory", some_avg10=3.0)
+
+
+class Ctl:
+    """A daemon on `fs` with its API socket, and acctctl pointed at it."""
+
+    def __init__(self, fs, tmp_path, sockdir=None, **conf):
+        self.fs = fs
+        self.sockdir = sockdir or str(tmp_path)
+        self.sock = os.path.join(self.sockdir, "io.acctd")
+        self.address = "unix:" + self.sock
+        self.conf = acctd.fast_config(tmp_path, api__socket=self.sock, **conf)
+        self.daemon = acctd.Daemon(tmp_path, fs.root, self.conf, extra=["--metrics-listen", "none"])
+        self.daemon.wait_notify("READY=1")
+
+    def run(self, *args, **kw):
+        return run_ctl(args, address=self.address, **kw)
+
+    def ok(self, *args, **kw):
+        p = self.run(*args, **kw)
+        assert p.returncode == 0, "acctctl %s: %d\n%s\n%s" % (args, p.returncode, p.stdout, p.stderr)
+        return p.stdout
+
+    def json(self, *args):
+        return [json.loads(line) for line in self.ok("--json", *args).splitlines()]
+
+    def get(self, path):
+        return json.loads(self.ok("--json", "show", path))
+
+    def wait(self, pred, what, timeout=10):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if pred():
+                return
+            time.sleep(0.1)
+        raise AssertionError("timed out waiting for %s; daemon log:\n%s" % (what, self.daemon.logtext()[-3000:]))
+
+    def wait_memory(self, path, want):
+        self.wait(lambda: (self.get(path)["values"]["memory"] or {}).get("value") == want,
+                  "%s memory %s" % (path, want))
+
+    def stop(self):
+        assert self.daemon.stop() == 0
+
+
+@pytest.fixture
+def ctl(fakecg, tmp_path):
+    build_tree(fakecg)
+    c = Ctl(fakecg, tmp_path)
+    yield c
+    c.stop()
+
+
+def table(text):
+    """Header tokens and rows (lists of tokens) of a table with a legend."""
+    lines = [l for l in text.splitlines()]
+    assert re.fullmatch(r"\d+ cgroups? listed(, \d+ removed \(tombstones\))?\.", lines[-1]), lines[-1]
+    assert lines[-2] == ""
+    return lines[0].split(), [l.split() for l in lines[1:-2]]
+
+
+def mem_token(row):
+    return row[1]
+
+
+def expected_memory(fs, path):
+    """The memory acctd reports: none for a v2 root (the kernel has no
+    memory.current there), else the fake's hierarchical usage."""
+    if path == "/" and fs.mode == "v2":
+        return None
+    return fs.expected(path)["memory_bytes"]
+
+
+# ---- list ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE, INPLACE_HYBRID], indirect=True)
+def test_list_table_and_json(ctl):
+    fs = ctl.fs
+    out = ctl.ok("list")
+    header, rows = table(out)
+    assert header == ["CGROUP", "MEMORY", "CPU", "LOAD", "PSI-CPU", "PSI-MEM", "PSI-IO", "AGE"]
+    paths = fs.paths()
+    assert [r[0] for r in rows] == ["/", "/idle.slice", "/system.slice", "/system.slice/a.service",
+                                    "/system.slice/b.service", "/system.slice/b.service/child", "/user.slice"]
+    assert sorted(r[0] for r in rows) == sorted(paths)
+    for r in rows:
+        e = fs.expected(r[0])
+        em = expected_memory(fs, r[0])
+        want = "-" if em is None else fmt_bytes(em)
+        assert mem_token(r) == want, (r, em)
+        if not r[2].startswith("±"):
+            cpu, load, pc, pm, pio, age = r[2:8]
+        else:
+            cpu, load, pc, pm, pio, age = r[3:9]
+        assert re.fullmatch(r"\d+\.\d\d", cpu), r
+        assert load == "0.00", r
+        psi = e["psi"]
+        assert pc == "%.2f%%" % psi["cpu"]["some"]["avg10"], r
+        assert pm == "%.2f%%" % psi["memory"]["some"]["avg10"], r
+        assert pio == "%.2f%%" % psi["io"]["some"]["avg10"], r
+        assert re.fullmatch(r"\d+\.\ds", age), r
+    a = next(r for r in rows if r[0] == "/system.slice/a.service")
+    assert a[1] == "64.0M"
+    b = next(r for r in rows if r[0] == "/system.slice/b.service")
+    assert "12.50%" in b
+    assert out.splitlines()[-1] == "7 cgroups listed."
+
+    objs = ctl.json("list")
+    assert [o["path"] for o in objs] == [r[0] for r in rows]
+    for o in objs:
+        e = fs.expected(o["path"])
+        em = expected_memory(fs, o["path"])
+        assert o["state"] == "live"
+        if em is None:
+            assert o["memory"] is None
+        else:
+            assert o["memory"]["value"] == em
+            assert o["memory"].get("bound", 0) >= 0 and o["memory"]["age_us"] >= 0
+        assert o["psi_some_avg10"]["cpu"] == pytest.approx(e["psi"]["cpu"]["some"]["avg10"])
+
+    # pretty: the same objects, indented, one after another
+    text = ctl.ok("--json=pretty", "list")
+    assert text.startswith("{\n")
+    dec, pos, pretty = json.JSONDecoder(), 0, []
+    while pos < len(text):
+        o, pos = dec.raw_decode(text, pos)
+        pretty.append(o)
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    def strip_ages(o):
+        if isinstance(o, dict):
+            return {k: strip_ages(v) for k, v in o.items() if k != "age_us"}
+        return o
+    assert [strip_ages(o) for o in pretty] == [strip_ages(o) for o in objs]
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_list_no_legend_prefix_depth(ctl):
+    out = ctl.ok("list", "--no-legend")
+    lines = out.splitlines()
+    assert len(lines) == 7
+    assert not any(l.startswith("CGROUP") or "listed" in l for l in lines)
+    assert all(l == l.rstrip() for l in lines)
+
+    rows = [l.split() for l in ctl.ok("list", "/system.slice", "--no-legend").splitlines()]
+    assert [r[0] for r in rows] == ["/system.slice", "/system.slice/a.service", "/system.slice/b.service",
+                                    "/system.slice/b.service/child"]
+    rows = [l.split() for l in ctl.ok("list", "/system.slice", "--depth=1", "--no-legend").splitlines()]
+    assert [r[0] for r in rows] == ["/system.slice", "/system.slice/a.service", "/system.slice/b.service"]
+
+    p = ctl.run("list", "/nope")
+    assert (p.returncode, p.stdout, p.stderr) == (EXIT_FAIL, "", "No such cgroup: /nope\n")
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE, INPLACE_HYBRID], indirect=True)
+def test_list_sort(ctl):
+    fs = ctl.fs
+    rows = [l.split() for l in ctl.ok("list", "--sort=memory", "--no-legend").splitlines()]
+    mem = [expected_memory(fs, r[0]) for r in rows]
+    known = [m for m in mem if m is not None]
+    assert known == sorted(known, reverse=True)
+    assert mem[:len(known)] == known  # cgroups without memory last
+    assert rows[0][0] in ("/", "/system.slice")
+
+    rows = [l.split() for l in ctl.ok("list", "--sort=pressure", "--no-legend").splitlines()]
+    assert [r[0] for r in rows[:2]] == ["/system.slice/b.service", "/user.slice"]
+
+    rows = [l.split() for l in ctl.ok("list", "--sort=path", "--no-legend").splitlines()]
+    assert rows[0][0] == "/" and rows[-1][0] == "/user.slice"
+
+    # JSON comes in the same order as the table
+    objs = ctl.json("list", "--sort=memory")
+    rows = [l.split() for l in ctl.ok("list", "--sort=memory", "--no-legend").splitlines()]
+    assert [o["path"] for o in objs] == [r[0] for r in rows]
+
+    p = ctl.run("list", "--sort=bogus")
+    assert p.returncode == EXIT_USAGE
+    assert "Invalid sort key 'bogus'" in p.stderr
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_list_tree(ctl):
+    ascii_names = ["/", "|-idle.slice", "|-system.slice", "| |-a.service", "| `-b.service", "|   `-child",
+                   "`-user.slice"]
+    out = ctl.ok("list", "--tree", "--no-legend", env=base_env(LC_ALL="C"))
+    lines = out.splitlines()
+    assert len(lines) == len(ascii_names)
+    for line, name in zip(lines, ascii_names):
+        assert line == name or line.startswith(name + " "), (line, name)
+    # the value columns line up with the flat list's values
+    assert lines[3].split()[-7] == "64.0M"
+
+    utf8 = ctl.ok("list", "--tree", "--no-legend").splitlines()
+    assert utf8[1].startswith("├─idle.slice ")
+    assert utf8[5].startswith("│   └─child ")
+
+    # siblings follow --sort: the largest first
+    out = ctl.ok("list", "--tree", "--sort=memory", "--no-legend", env=base_env(LC_ALL="C"))
+    want = ["/", "|-system.slice", "| |-a.service", "| `-b.service", "|   `-child", "|-user.slice", "`-idle.slice"]
+    for line, name in zip(out.splitlines(), want):
+        assert line.startswith(name + " "), (line, name)
+    # JSON comes in the tree's order
+    assert [o["path"] for o in ctl.json("list", "--tree", "--sort=memory")] == [
+        "/", "/system.slice", "/system.slice/a.service", "/system.slice/b.service", "/system.slice/b.service/child",
+        "/user.slice", "/idle.slice"]
+
+
+@pytest.mark.parametrize("fakecg", [{"mode": "v2", "write_mode": "inplace"}], indirect=True)
+def test_tombstones(fakecg, tmp_path):
+    fs = fakecg
+    build_tree(fs)
+    c = Ctl(fs, tmp_path, cgroups__tombstone_retention="1min")
+    try:
+        final = fs.expected("/system.slice/a.service")["memory_bytes"]
+        c.wait_memory("/system.slice/a.service", final)
+        fs.rmdir("/system.slice/a.service")
+        c.wait(lambda: any(o["state"] == "dead" for o in c.json("list", "--all")), "a tombstone")
+
+        # without --all the dead are hidden; with it they have a STATE column
+        assert "/system.slice/a.service" not in c.ok("list")
+        out = c.ok("list", "--all")
+        header, rows = table(out)
+        assert header[:3] == ["CGROUP", "STATE", "MEMORY"]
+        dead = [r for r in rows if r[0] == "/system.slice/a.service"]
+        assert len(dead) == 1 and dead[0][1] == "dead" and dead[0][2] == "64.0M"
+        assert out.splitlines()[-1] == "6 cgroups listed, 1 removed (tombstones)."
+
+        # show: the final values
+        out = c.ok("show", "/system.slice/a.service")
+        assert re.search(r"State: dead: removed \d+\.\ds ago; these are its final values", out), out
+        assert re.search(r"^memory +64\.0M .* %d$" % final, out, re.M), out
+        cg = c.get("/system.slice/a.service")
+        assert cg["state"] == "dead" and cg["values"]["memory"]["value"] == final
+    finally:
+        c.stop()
+
+
+# ---- show ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE, INPLACE_HYBRID], indirect=True)
+def test_show(ctl):
+    fs = ctl.fs
+    e = fs.expected("/system.slice/b.service")
+    ctl.wait_memory("/system.slice/b.service", e["memory_bytes"])
+    out = ctl.ok("show", "/system.slice/b.service")
+    lines = out.splitlines()
+    assert lines[0] == "/system.slice/b.service"
+    assert re.search(r"^ +State: live, populated$", out, re.M)
+    hier = re.search(r"Hierarchies: (.*)", out).group(1).split(", ")
+    assert "unified" in hier
+    if fs.mode == "hybrid":
+        assert "memory" in hier and "cpu" in hier
+
+    # the values table: every value with bound and age, and the exact integer
+    assert re.search(r"^QUANTITY +VALUE +BOUND +AGE +EXACT$", out, re.M), out
+    m = re.search(r"^memory +(\S+) +(?:(±\S+) +)?(\d+\.\ds) +(\d+)$", out, re.M)
+    assert m, out
+    assert m.group(1) == fmt_bytes(e["memory_bytes"]) and int(m.group(4)) == e["memory_bytes"]
+    assert re.search(r"^memory\.max +max +\S+ +-1$", out, re.M)
+    m = re.search(r"^tasks +(\d+) ", out, re.M)
+    assert m and int(m.group(1)) >= 1
+
+    # pressure
+    m = re.search(r"^cpu +12\.50% +6\.25% +1\.00% ", out, re.M)
+    assert m, out
+    # per NUMA node and memory.stat
+    assert re.search(r"^NODE +MEMORY +BOUND +AGE$", out, re.M)
+    assert re.search(r"^memory\.stat read \d+\.\ds ago:$", out, re.M)
+    key = "anon" if fs.mode == "v2" else "total_rss"
+    m = re.search(r"^%s +(\S+) +(\d+)$" % key, out, re.M)
+    assert m and int(m.group(2)) == e["memory_anon_bytes"], out
+    assert m.group(1) == fmt_bytes(e["memory_anon_bytes"])
+    assert re.search(r"^pgfault +\d+ +\d+$", out, re.M)  # a count, not bytes
+
+    cg = ctl.get("/system.slice/b.service")
+    assert cg["path"] == "/system.slice/b.service" and cg["state"] == "live"
+    assert cg["values"]["memory"]["value"] == e["memory_bytes"]
+    assert cg["pressure"]["cpu"]["some"]["avg10"] == pytest.approx(12.5)
+
+    p = ctl.run("show", "/system.slice/b.service", "--precise")
+    assert p.returncode == 0
+
+    p = ctl.run("show", "/nope")
+    assert (p.returncode, p.stdout, p.stderr) == (EXIT_FAIL, "", "No such cgroup: /nope\n")
+    p = ctl.run("show", "/../etc")
+    assert p.returncode == EXIT_FAIL
+    assert p.stderr.startswith("Invalid cgroup path '/../etc'") and p.stderr.count("\n") == 1
+    p = ctl.run("show")
+    assert p.returncode == EXIT_USAGE
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_status(ctl):
+    out = ctl.ok("status")
+    assert out.startswith("acctd 0.1.0: ")
+    assert re.search(r"Cgroups: 7 live, 0 dead; unified hierarchy at %s" % re.escape(ctl.fs.root), out), out
+    assert "Error budgets: memory 1.0M, CPU 10ms, tasks 8" in out
+    st = json.loads(ctl.ok("status", "--json"))
+    assert st["cgroups_live"] == 7 and st["cgroup_mode"] == "unified"
+
+
+# ---- compare ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_compare_exit_codes(ctl):
+    path = "/system.slice/a.service"
+    exact = ctl.fs.expected(path)["memory_bytes"]
+    ctl.wait_memory(path, exact)
+
+    p = ctl.run("compare", path, "memory", "32M")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("%s memory 64.0M is above 32.0M (" % path), p.stdout
+    p = ctl.run("compare", path, "memory", "1G")
+    assert p.returncode == EXIT_BELOW
+    assert " is below 1.0G " in p.stdout
+    p = ctl.run("compare", path, "memory", str(exact))
+    assert p.returncode == EXIT_EQUAL, p.stdout
+    assert " is equal " in p.stdout
+    p = ctl.run("compare", "-q", path, "memory", "1G")
+    assert (p.returncode, p.stdout) == (EXIT_BELOW, "")
+    out = json.loads(ctl.run("--json", "compare", path, "memory", "32M").stdout)
+    assert out["result"] == "above" and out["value"]["value"] == exact and out["precise"] in (True, False)
+
+    # cpu.usage with a duration
+    p = ctl.run("compare", path, "cpu.usage", "500ms")
+    assert p.returncode == 0, p.stderr
+    p = ctl.run("compare", path, "cpu.usage", "1h")
+    assert p.returncode == EXIT_BELOW
+
+    p = ctl.run("compare", path, "bogus", "1")
+    assert (p.returncode, p.stderr) == (EXIT_FAIL, "No such quantity: bogus\n")
+    p = ctl.run("compare", path, "memory", "lots")
+    assert p.returncode == EXIT_USAGE and "Invalid threshold 'lots'" in p.stderr
+    p = ctl.run("compare", path, "memory", "5s")
+    assert p.returncode == EXIT_USAGE
+    p = ctl.run("compare", path, "memory")
+    assert p.returncode == EXIT_USAGE
+
+
+# ---- administrative commands ------------------------------------------------------------------
+
+
+@pytest.fixture
+def shared_ctl(fakecg, tmp_path):
+    """A daemon whose socket lives where nobody can reach it."""
+    if not acctd.is_root():
+        pytest.skip("needs root to run acctctl as nobody")
+    build_tree(fakecg)
+    sockdir = tempfile.mkdtemp(prefix="acctctl-test-")
+    os.chmod(sockdir, 0o755)
+    c = Ctl(fakecg, tmp_path, sockdir=sockdir)
+    yield c
+    c.stop()
+    shutil.rmtree(sockdir, ignore_errors=True)
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_admin_commands_as_root(ctl):
+    out = ctl.ok("tune")
+    assert "Error budgets: memory 1.0M, CPU 10ms, tasks 8" in out and "Auto-tune: on" in out
+    out = ctl.ok("tune", "--bytes-budget=2M", "--cpu-budget=20ms", "--tasks-budget=16", "--auto-tune=no")
+    assert "Error budgets: memory 2.0M, CPU 20ms, tasks 16" in out
+    assert "Auto-tune: off" in out and "until the next reload" in out
+    st = json.loads(ctl.ok("status", "--json"))
+    assert st["budgets"] == {"bytes": 2 * MiB, "cpu_us": 20000, "tasks": 16}
+    assert st["tuner"]["auto_tune"] is False
+
+    out = ctl.ok("reconcile")
+    assert re.search(r"Pass: 7 cgroups in \S+ \(CPU [\d.]+s\), \d+ files read", out), out
+    assert "Violations: last pass: none" in out
+    rec = json.loads(ctl.ok("reconcile", "--json"))
+    assert rec["pass"]["cgroups"] == 7
+
+    assert ctl.ok("reload") == ""
+    st = json.loads(ctl.ok("status", "--json"))
+    assert st["budgets"] == {"bytes": MiB, "cpu_us": 10000, "tasks": 8}, "a reload returns to the configuration"
+
+    # a refused configuration: the reason, exit 1, the old one stays
+    good = open(ctl.conf).read()
+    with open(ctl.conf, "a") as f:
+        f.write("[sampling]\nfast_interval = sometimes\n")
+    p = ctl.run("reload")
+    assert p.returncode == EXIT_FAIL
+    assert p.stderr.startswith("Reload failed: ") and "fast_interval" in p.stderr and p.stderr.count("\n") == 1
+    with open(ctl.conf, "w") as f:
+        f.write(good)
+    assert ctl.run("reload").returncode == 0
+
+    p = ctl.run("tune", "--bytes-budget=lots")
+    assert p.returncode == EXIT_USAGE and "Invalid size 'lots'" in p.stderr
+    p = ctl.run("tune", "--auto-tune=maybe")
+    assert p.returncode == EXIT_USAGE
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_admin_commands_as_nobody(shared_ctl):
+    c = shared_ctl
+    for cmd in (["tune", "--bytes-budget=2M"], ["tune"], ["reconcile"], ["reload"]):
+        p = run_ctl(cmd, address=c.address, user="nobody")
+        assert p.returncode == EXIT_DENIED, (cmd, p.stdout, p.stderr)
+        assert p.stderr == "Permission denied: %s needs root or the admin group\n" % cmd[0]
+        assert p.stdout == ""
+    # reading is open to everyone
+    p = run_ctl(["list", "--no-legend"], address=c.address, user="nobody")
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 7
+    p = run_ctl(["show", "/user.slice"], address=c.address, user="nobody")
+    assert p.returncode == 0
+    st = json.loads(c.ok("status", "--json"))
+    assert st["budgets"]["bytes"] == MiB
+
+
+# ---- addresses and a missing daemon ----------------------------------------------------------------
+
+
+def test_missing_daemon(tmp_path):
+    sock = str(tmp_path / "nothing-here")
+    for args, env in ((["--address", "unix:" + sock, "list"], base_env()),
+                      (["status"], base_env(ACCTD_ADDRESS="unix:" + sock)),
+                      (["show", "/x"], base_env(ACCTD_ADDRESS=sock))):
+        p = run_ctl(args, env=env)
+        assert p.returncode == EXIT_NOT_RUNNING, p
+        assert p.stderr == "acctd is not running: %s: No such file or directory\n" % sock
+        assert p.stdout == ""
+
+    # a socket file nobody listens on
+    import socket
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(sock)
+    p = run_ctl(["list"], env=base_env(ACCTD_ADDRESS="unix:" + sock))
+    s.close()
+    assert p.returncode == EXIT_NOT_RUNNING
+    assert p.stderr == "acctd is not running: %s: Connection refused\n" % sock
+
+    p = run_ctl(["--address", "tcp:127.0.0.1:1", "list"])
+    assert p.returncode == EXIT_USAGE and p.stderr == "Invalid address 'tcp:127.0.0.1:1': expected unix:PATH.\n"
+
+
+def test_default_address_for_root(tmp_path):
+    if not acctd.is_root() or os.path.exists("/run/acctd/io.acctd"):
+        pytest.skip("needs root and no system acctd")
+    p = run_ctl(["list"])
+    assert p.returncode == EXIT_NOT_RUNNING
+    assert p.stderr == "acctd is not running: /run/acctd/io.acctd: No such file or directory\n"
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_acctd_address(ctl, tmp_path):
+    p = run_ctl(["list", "--no-legend"], env=base_env(ACCTD_ADDRESS=ctl.address))
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 7
+    # --address wins over the environment
+    p = run_ctl(["--address", ctl.address, "list", "--no-legend"],
+                env=base_env(ACCTD_ADDRESS="unix:" + str(tmp_path / "wrong")))
+    assert p.returncode == 0
+
+
+# ---- top and watch ---------------------------------------------------------------------------------
+
+
+class Lines:
+    """Lines of a process's stdout (opened unbuffered), with timeouts."""
+
+    def __init__(self, proc):
+        self.fd = proc.stdout.fileno()
+        self.buf = b""
+
+    def next(self, timeout=10):
+        """The next line, or None after `timeout` seconds without one."""
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                return None
+            data = os.read(self.fd, 65536)
+            if not data:
+                return None
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE, INPLACE_HYBRID], indirect=True)
+def test_top_batch(ctl):
+    p = ctl.run("top", "-b", "-n", "2", "-d", "0.2")
+    assert p.returncode == 0, p.stderr
+    assert "\x1b" not in p.stdout
+    frames = p.stdout.split("\n\n")
+    assert len(frames) == 2
+    for f in frames:
+        lines = f.strip("\n").splitlines()
+        assert lines[0].split() == ["CGROUP", "MEMORY", "CPU", "LOAD", "PSI-CPU", "PSI-MEM", "PSI-IO", "AGE"]
+        assert len(lines) == 8
+        cpu = [float(l.split()[2]) for l in lines[1:] if not l.split()[2].startswith("±")]
+        assert cpu == sorted(cpu, reverse=True)  # default: by CPU
+    out = ctl.ok("top", "-n", "1", "--sort=memory", "--no-legend")  # not a tty: batch
+    assert out.splitlines()[0].split()[0] in ("/", "/system.slice")
+    lines = ctl.ok("top", "-n", "2", "-d", "0.1", "--json").splitlines()
+    assert len(lines) == 2
+    frames = [json.loads(l) for l in lines]
+    assert [f["iteration"] for f in frames] == [0, 1] and len(frames[0]["cgroups"]) == 7
+    p = ctl.run("top", "-n", "0")
+    assert p.returncode == EXIT_USAGE
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE, INPLACE_HYBRID], indirect=True)
+def test_watch_receives_updates(ctl):
+    fs = ctl.fs
+    path = "/system.slice/a.service"
+    ctl.wait_memory(path, fs.expected(path)["memory_bytes"])
+    for json_mode in (True, False):
+        args = [acctctl_binary(), "--address", ctl.address, "watch", path, "-d", "0.2"] + (["--json"] if json_mode else [])
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=base_env())
+        lines = Lines(proc)
+        try:
+            first = lines.next()
+            assert first, proc.stderr.read()
+            new = (100 if json_mode else 120) * MiB
+            fs.set_memory(path, new)
+            want = fs.expected(path)["memory_bytes"]
+            end = time.monotonic() + 15
+            seen = False
+            while time.monotonic() < end and not seen:
+                line = lines.next(0.5)
+                if line is None:
+                    continue
+                if json_mode:
+                    upd = json.loads(line)
+                    seen = any(c["path"] == path and c["values"]["memory"]["value"] == want for c in upd["cgroups"])
+                else:
+                    assert re.match(r"\d\d:\d\d:\d\d\.\d\d\d %s: memory " % re.escape(path), line), line
+                    seen = " memory %s" % fmt_bytes(want) in line
+            assert seen, "no update with the new memory value"
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(10) == 0  # ^C ends a watch normally
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    p = ctl.run("watch")
+    assert p.returncode == EXIT_USAGE and "needs a CGROUP or --prefix" in p.stderr
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_watch_prefix_and_errors(ctl):
+    proc = subprocess.Popen([acctctl_binary(), "--address", ctl.address, "watch", "--prefix=/system.slice", "--json",
+                             "-d", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=base_env())
+    try:
+        upd = json.loads(Lines(proc).next())
+        assert {c["path"] for c in upd["cgroups"]} <= {"/system.slice", "/system.slice/a.service",
+                                                        "/system.slice/b.service", "/system.slice/b.service/child"}
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    p = ctl.run("watch", "/nope")
+    assert p.returncode == EXIT_FAIL and p.stderr == "No such cgroup: /nope\n"
+
+
+# ---- on a terminal ------------------------------------------------------------------------------------
+
+
+class Pty:
+    def __init__(self, args, cols=100, rows=30, env=None):
+        self.master, self.slave = pty.openpty()
+        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.before = termios.tcgetattr(self.slave)
+        self.proc = subprocess.Popen(args, stdin=self.slave, stdout=self.slave, stderr=self.slave,
+                                     env=env or base_env(), start_new_session=True)
+        self.out = b""
+
+    def read_until(self, needle, timeout=10):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if needle in self.out:
+                return
+            r, _, _ = select.select([self.master], [], [], 0.2)
+            if r:
+                try:
+                    self.out += os.read(self.master, 65536)
+                except OSError:
+                    break
+        raise AssertionError("no %r in %r" % (needle, self.out[-2000:]))
+
+    def drain(self):
+        while True:
+            r, _, _ = select.select([self.master], [], [], 0.2)
+            if not r:
+                return
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            self.out += data
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)
+        os.close(self.slave)
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+@pytest.mark.parametrize("how", ["q", "sigint"])
+def test_top_interactive(ctl, how):
+    t = Pty([acctctl_binary(), "--address", ctl.address, "top", "-d", "0.3"])
+    try:
+        t.read_until(b"sorted by cpu")
+        assert b"\x1b[?25l" in t.out and b"\x1b[H" in t.out  # cursor hidden, screen homed
+        mode = termios.tcgetattr(t.slave)
+        assert not mode[3] & termios.ICANON and not mode[3] & termios.ECHO  # raw while running
+        os.write(t.master, b"m")
+        t.read_until(b"sorted by memory")
+        os.write(t.master, b"p")
+        t.read_until(b"sorted by pressure")
+        if how == "q":
+            os.write(t.master, b"q")
+        else:
+            t.proc.send_signal(signal.SIGINT)
+        assert t.proc.wait(10) == 0
+        t.drain()
+        assert b"\x1b[?25h" in t.out  # cursor back
+        after = termios.tcgetattr(t.slave)
+        assert after[3] & termios.ICANON and after[3] & termios.ECHO
+        assert after[3] == t.before[3]
+        # the frame fits the terminal: no line wider than 100 columns
+        frame = t.out.decode().split("\x1b[H")[-1]
+        for line in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", frame).splitlines():
+            assert len(line) <= 100, line
+    finally:
+        t.close()
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_tty_ellipsize_and_pager(ctl):
+    long = "/system.slice/a-very-long-service-name-that-does-not-fit-on-a-narrow-terminal.service"
+    ctl.fs.mkdir(long, memory=2 * MiB, procs=[200])
+    ctl.wait(lambda: any(o["path"] == long for o in ctl.json("list")), "the long cgroup")
+
+    t = Pty([acctctl_binary(), "--address", ctl.address, "--no-pager", "list"], cols=90)
+    try:
+        assert t.proc.wait(10) == 0
+        t.drain()
+    finally:
+        t.close()
+    lines = t.out.decode().replace("\r", "").splitlines()
+    assert all(len(l) <= 90 for l in lines), lines
+    assert len(lines[0]) == 90 or len(max(lines, key=len)) == 90, lines
+    # shortened in the middle: the start and the end of the path stay
+    assert any(re.match(r"/system\.slice/a-ve\S*…\S*terminal\.service ", l) for l in lines), "\n".join(lines)
+    assert "/system.slice/b.service/child " in t.out.decode()  # short paths are left alone
+
+    # -l/--full: never shortened; nor when not a terminal
+    t = Pty([acctctl_binary(), "--address", ctl.address, "--no-pager", "-l", "list"], cols=70)
+    try:
+        assert t.proc.wait(10) == 0
+        t.drain()
+    finally:
+        t.close()
+    assert long.encode() in t.out
+    assert long in ctl.ok("list")
+
+    # a pager takes the output when stdout is a terminal
+    t = Pty([acctctl_binary(), "--address", ctl.address, "list"], env=base_env(PAGER="sed s/^/P:/"))
+    try:
+        assert t.proc.wait(10) == 0
+        t.drain()
+    finally:
+        t.close()
+    lines = t.out.decode().replace("\r", "").splitlines()
+    assert lines and all(l.startswith("P:") for l in lines), lines
+    t = Pty([acctctl_binary(), "--address", ctl.address, "--no-pager", "list"], env=base_env(PAGER="sed s/^/P:/"))
+    try:
+        assert t.proc.wait(10) == 0
+        t.drain()
+    finally:
+        t.close()
+    assert not t.out.startswith(b"P:")
+
+
+# ---- command line --------------------------------------------------------------------------------------
+
+
+def test_help_version_usage():
+    p = run_ctl(["--help"])
+    assert p.returncode == 0
+    for word in ("status", "list [PREFIX]", "show CGROUP", "top", "watch CGROUP...", "compare CGROUP QUANTITY THRESHOLD",
+                 "tune", "reconcile", "reload", "--address=unix:PATH", "--json[=short|pretty]", "--no-legend",
+                 "Exit status:", "3  acctd is not running", "5  compare: below", "6  compare: equal"):
+        assert word in p.stdout, word
+    for cmd, word in (("list", "--tree"), ("show", "--precise"), ("top", "-b --batch"), ("watch", "--prefix=PATH"),
+                      ("compare", "Exit status: 0 above, 5 below, 6 equal"), ("tune", "--bytes-budget=SIZE"),
+                      ("reconcile", "reconciliation"), ("reload", "configuration"), ("status", "uptime")):
+        p = run_ctl([cmd, "--help"])
+        assert p.returncode == 0 and p.stdout.startswith("acctctl " + cmd), (cmd, p.stdout)
+        assert word in p.stdout, (cmd, word)
+        assert run_ctl(["help", cmd]).stdout == p.stdout
+    p = run_ctl(["--version"])
+    assert p.returncode == 0 and re.fullmatch(r"acctctl \d+\.\d+\.\d+\n", p.stdout)
+
+    for args, msg in ((["frobnicate"], "Unknown command 'frobnicate'"),
+                      (["list", "--bogus"], "Unknown option --bogus"),
+                      (["show", "--tree", "/x"], "Option --tree does not apply to 'show'"),
+                      (["status", "extra"], "'status' takes no arguments"),
+                      (["list", "/a", "/b"], "at most one PREFIX"),
+                      (["--json=fancy", "list"], "Invalid --json mode 'fancy'"),
+                      (["list", "--depth=-1"], "Invalid depth '-1'"),
+                      (["top", "-d", "0"], "Invalid interval '0'"),
+                      (["help", "nope"], "Unknown command 'nope'")):
+        p = run_ctl(args)
+        assert p.returncode == EXIT_USAGE, (args, p)
+        assert msg in p.stderr and p.stderr.count("\n") == 1, (args, p.stderr)
+        assert p.stdout == ""
+
+
+# ---- bash completion -------------------------------------------------------------------------------------
+
+COMPLETION = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "shell-completion", "bash", "acctctl")
+
+
+def complete(line, env):
+    script = ('source %s\nCOMP_LINE=%s; COMP_POINT=${#COMP_LINE}; read -ra COMP_WORDS <<< "$COMP_LINE"; '
+              'COMP_CWORD=${#COMP_WORDS[@]}; _acctctl; printf "%%s\\n" "${COMPREPLY[@]}"\n'
+              % (COMPLETION, "'" + line.replace("'", "'\\''") + "'"))
+    p = subprocess.run(["bash", "--norc", "-c", script], capture_output=True, text=True, env=env, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return [w for w in p.stdout.splitlines() if w]
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_bash_completion(ctl):
+    if not shutil.which("bash"):
+        pytest.skip("no bash")
+    env = base_env(PATH=os.path.dirname(acctctl_binary()) + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
+    assert complete("acctctl ", env) == ["status", "list", "show", "top", "watch", "compare", "tune", "reconcile",
+                                         "reload", "help"]
+    assert complete("acctctl re", env) == ["reconcile", "reload"]
+    assert "--tree" in complete("acctctl list --", env) and "--precise" not in complete("acctctl list --", env)
+    assert complete("acctctl list --sort=p", env) == ["path", "pressure"]
+    assert complete("acctctl compare /x mem", env)[:2] == ["memory", "memory.working_set"]
+    # cgroup paths come from the daemon (--address or ACCTD_ADDRESS)
+    assert complete("acctctl --address %s show /system.slice/b" % ctl.address, env) == [
+        "/system.slice/b.service", "/system.slice/b.service/child"]
+    env["ACCTD_ADDRESS"] = ctl.address
+    assert complete("acctctl watch /system.slice/a.service /u", env) == ["/user.slice"]
+    # no daemon: nothing, quietly
+    env["ACCTD_ADDRESS"] = "unix:/nonexistent"
+    assert complete("acctctl show /", env) == []

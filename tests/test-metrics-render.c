@@ -1,0 +1,802 @@
+/* test-metrics-render.c - the Prometheus and OpenMetrics pages: values and
+ * units, label escaping, family layout, filters, chunking, re-snapshots after
+ * a sweep, content negotiation. Every page rendered here also goes through a
+ * strict checker of the exposition syntax (check_page()). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ledger.h"
+#include "metrics-render.h"
+#include "topology.h"
+
+struct fixture {
+	struct acct_domain *d;
+	struct acct_ledger *l;
+	uint64_t now;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct acct_ledger_budgets b = { 1 << 20, 10000, 8 };
+	struct acct_topology *t = NULL;
+	assert_int_equal(acct_topology_simulate(4, 2, &t), 0);
+	struct acct_domain_options o = { .topology = t };
+	assert_int_equal(acct_domain_new(&o, &f->d), 0);
+	acct_topology_free(t);
+	assert_int_equal(acct_ledger_new(f->d, &b, &f->l), 0);
+	f->now = 1000000000;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	acct_ledger_free(f->l);
+	acct_domain_free(f->d);
+	free(f);
+	return 0;
+}
+
+static unsigned depth_of(const char *path)
+{
+	unsigned n = 0;
+	if (strcmp(path, "/") == 0)
+		return 0;
+	for (const char *p = path; *p; p++)
+		n += *p == '/';
+	return n;
+}
+
+static struct acct_cgroup *add(struct fixture *f, const char *path)
+{
+	struct acct_cgroup_id id = { .path = path, .depth = depth_of(path), .hierarchies = 1, .inode = { 42 } };
+	struct acct_cgroup *cg = NULL;
+	assert_int_equal(acct_ledger_add(f->l, &id, f->now, &cg), 0);
+	return cg;
+}
+
+/* A cgroup with every kind of value set. */
+static struct acct_cgroup *add_full(struct fixture *f, const char *path)
+{
+	struct acct_cgroup *cg = add(f, path);
+	acct_cgroup_set(cg, ACCT_Q_MEMORY, 10 << 20);
+	acct_cgroup_set(cg, ACCT_Q_WORKING_SET, 8 << 20);
+	acct_cgroup_set(cg, ACCT_Q_MEMORY_PEAK, 12 << 20);
+	acct_cgroup_set(cg, ACCT_Q_MEMORY_MAX, 64 << 20);
+	acct_cgroup_set(cg, ACCT_Q_MEMORY_HIGH, -1);
+	acct_cgroup_set(cg, ACCT_Q_SWAP, 0);
+	acct_cgroup_set(cg, ACCT_Q_SWAP_MAX, -1);
+	acct_cgroup_set(cg, ACCT_Q_CPU_USAGE, 1500000);
+	acct_cgroup_set(cg, ACCT_Q_CPU_USER, 1000001);
+	acct_cgroup_set(cg, ACCT_Q_CPU_SYSTEM, 499999);
+	acct_cgroup_set(cg, ACCT_Q_CPU_PERIODS, 10);
+	acct_cgroup_set(cg, ACCT_Q_CPU_THROTTLED_PERIODS, 2);
+	acct_cgroup_set(cg, ACCT_Q_CPU_THROTTLED, 250);
+	acct_cgroup_set(cg, ACCT_Q_PSI_MEMORY_SOME, 42);
+	acct_cgroup_set(cg, ACCT_Q_PSI_MEMORY_FULL, 7);
+	acct_cgroup_set(cg, ACCT_Q_TASKS, 3);
+	__atomic_store_n(&cg->psi_avg[ACCT_PSI_MEMORY][0][0], 1234, __ATOMIC_RELAXED);
+	__atomic_store_n(&cg->psi_known[ACCT_PSI_MEMORY], true, __ATOMIC_RELEASE);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "anon", 4, 4096), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "file", 4, 8192), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "pgfault", 7, 77), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "workingset_nodes", 16, 5), 0);
+	assert_int_equal(acct_cgroup_set_node(cg, 0, 6 << 20), 0);
+	assert_int_equal(acct_cgroup_set_node(cg, 1, 4 << 20), 0);
+	cg->loadavg[0] = 3072; /* 1.5 */
+	cg->loadavg[1] = 1;
+	cg->loadavg[2] = 0;
+	acct_cgroup_set_double(&cg->cpu_rate_bits, 0.25);
+	for (int g = 0; g < _ACCT_GROUP_MAX; g++)
+		cg->sampled_us[g] = f->now - 1500000;
+	return cg;
+}
+
+/* ---- output collection and a strict checker of the exposition ----------------- */
+
+struct out {
+	char *buf;
+	size_t len, cap;
+	unsigned calls;
+	size_t max_piece;
+};
+
+static int collect(const void *data, size_t len, void *userdata)
+{
+	struct out *o = userdata;
+	if (o->len + len + 1 > o->cap) {
+		o->cap = (o->len + len + 1) * 2;
+		o->buf = realloc(o->buf, o->cap);
+		assert_non_null(o->buf);
+	}
+	memcpy(o->buf + o->len, data, len);
+	o->len += len;
+	o->buf[o->len] = '\0';
+	o->calls++;
+	if (len > o->max_piece)
+		o->max_piece = len;
+	return 0;
+}
+
+static bool is_name_char(char c, bool first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || (!first && c >= '0' && c <= '9');
+}
+
+/* The family a sample belongs to, given the TYPE lines seen. */
+static bool sample_in_family(const char *sample, const char *family, const char *type, bool om)
+{
+	size_t fl = strlen(family);
+	if (strncmp(sample, family, fl) != 0)
+		return false;
+	const char *rest = sample + fl;
+	if (!*rest)
+		return strcmp(type, "counter") != 0 || !om ? true : false;
+	if (strcmp(type, "histogram") == 0)
+		return strcmp(rest, "_bucket") == 0 || strcmp(rest, "_sum") == 0 || strcmp(rest, "_count") == 0 ||
+		       (om && strcmp(rest, "_created") == 0);
+	if (om && strcmp(type, "counter") == 0)
+		return strcmp(rest, "_total") == 0 || strcmp(rest, "_created") == 0;
+	if (om && strcmp(type, "info") == 0)
+		return strcmp(rest, "_info") == 0;
+	return false;
+}
+
+/* Check the syntax of a whole page: every sample belongs to the family of
+ * the last TYPE line, every family has HELP and TYPE once and is contiguous,
+ * label values are escaped, values parse, OpenMetrics ends in # EOF and its
+ * UNIT is the family name's suffix. Returns the number of samples. */
+static size_t check_page(const char *page, bool om)
+{
+	char family[256] = "", type[32] = "";
+	char seen[512][128];
+	size_t nseen = 0, samples = 0;
+	bool eof = false;
+
+	assert_true(strlen(page) > 0);
+	assert_int_equal(page[strlen(page) - 1], '\n');
+	for (const char *l = page; *l;) {
+		const char *nl = strchr(l, '\n');
+		assert_non_null(nl);
+		size_t len = (size_t)(nl - l);
+		char line[8192];
+		assert_true(len < sizeof(line));
+		memcpy(line, l, len);
+		line[len] = '\0';
+		l = nl + 1;
+		assert_false(eof); /* nothing after # EOF */
+		if (strcmp(line, "# EOF") == 0) {
+			assert_true(om);
+			eof = true;
+			continue;
+		}
+		if (line[0] == '#') {
+			char kw[8], name[256], rest[4096] = "";
+			int n = sscanf(line, "# %7s %255s %4095[^\n]", kw, name, rest);
+			assert_true(n >= 3);
+			if (strcmp(kw, "TYPE") == 0) {
+				for (size_t i = 0; i < nseen; i++)
+					if (strcmp(seen[i], name) == 0)
+						fail_msg("family %s appears twice", name);
+				assert_true(nseen < 512);
+				snprintf(seen[nseen++], sizeof(seen[0]), "%s", name);
+				snprintf(family, sizeof(family), "%s", name);
+				snprintf(type, sizeof(type), "%s", rest);
+				assert_true(strcmp(type, "gauge") == 0 || strcmp(type, "counter") == 0 ||
+					    strcmp(type, "histogram") == 0 || (om && strcmp(type, "info") == 0));
+				if (!om && strcmp(type, "counter") == 0)
+					assert_true(strlen(name) > 6 && strcmp(name + strlen(name) - 6, "_total") == 0);
+				if (om && strcmp(type, "counter") == 0)
+					assert_false(strlen(name) > 6 && strcmp(name + strlen(name) - 6, "_total") == 0);
+			} else if (strcmp(kw, "UNIT") == 0) {
+				assert_true(om);
+				char sfx[64];
+				snprintf(sfx, sizeof(sfx), "_%s", rest);
+				assert_true(strlen(name) > strlen(sfx) && strcmp(name + strlen(name) - strlen(sfx), sfx) == 0);
+			} else
+				assert_string_equal(kw, "HELP");
+			if (!om && strcmp(kw, "HELP") == 0) /* text: HELP comes first, TYPE follows */
+				snprintf(family, sizeof(family), "%s", name);
+			else
+				assert_string_equal(name, family);
+			continue;
+		}
+		/* name{labels} value */
+		samples++;
+		char *p = line;
+		assert_true(is_name_char(*p, true));
+		while (is_name_char(*p, false))
+			p++;
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)(p - line), line);
+		if (!sample_in_family(name, family, type, om))
+			fail_msg("sample %s outside its family (%s %s)", name, family, type);
+		if (*p == '{') {
+			p++;
+			while (*p != '}') {
+				assert_true(is_name_char(*p, true));
+				while (is_name_char(*p, false))
+					p++;
+				assert_int_equal(*p++, '=');
+				assert_int_equal(*p++, '"');
+				while (*p != '"') {
+					assert_true(*p != '\0' && *p != '\n');
+					if (*p == '\\') {
+						p++;
+						assert_true(*p == '\\' || *p == '"' || *p == 'n');
+					}
+					p++;
+				}
+				p++;
+				if (*p == ',')
+					p++;
+			}
+			p++;
+		}
+		assert_int_equal(*p++, ' ');
+		char *end;
+		if (strcmp(p, "+Inf") != 0 && strcmp(p, "-Inf") != 0 && strcmp(p, "NaN") != 0) {
+			(void)strtod(p, &end);
+			if (*end != '\0')
+				fail_msg("bad value in: %s", line);
+		}
+	}
+	assert_int_equal(eof, om);
+	return samples;
+}
+
+static char *render(struct fixture *f, const struct acct_metrics_options *o, const struct acct_metrics_self *self,
+		    size_t chunk)
+{
+	struct acct_metrics_page *p = NULL;
+	struct out out = { 0 };
+	int r;
+
+	rcu_read_lock();
+	assert_int_equal(acct_metrics_page_new(f->l, o, self, f->now, &p), 0);
+	do
+		r = acct_metrics_page_render(p, chunk, collect, &out);
+	while (r > 0);
+	assert_int_equal(r, 0);
+	assert_int_equal(acct_metrics_page_render(p, chunk, collect, &out), 0); /* done stays done */
+	acct_metrics_page_free(p);
+	rcu_read_unlock();
+	check_page(out.buf, o->format == ACCT_METRICS_OPENMETRICS);
+	return out.buf;
+}
+
+static void assert_has(const char *page, const char *line)
+{
+	char needle[1024];
+	snprintf(needle, sizeof(needle), "\n%s\n", line);
+	if (!strstr(page, needle) && strncmp(page, needle + 1, strlen(needle + 1)) != 0)
+		fail_msg("missing line: %s", line);
+}
+
+static void assert_lacks(const char *page, const char *s)
+{
+	if (strstr(page, s))
+		fail_msg("unexpected: %s", s);
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+static void test_text_values(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	add_full(f, "/a");
+	acct_metrics_options_default(&o);
+	char *page = render(f, &o, NULL, 1 << 20);
+
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/a\"} 10485760");
+	assert_has(page, "acctd_memory_working_set_bytes{cgroup=\"/a\"} 8388608");
+	assert_has(page, "acctd_memory_peak_bytes{cgroup=\"/a\"} 12582912");
+	assert_has(page, "acctd_memory_limit_bytes{cgroup=\"/a\",limit=\"max\"} 67108864");
+	assert_lacks(page, "limit=\"high\""); /* -1: no limit */
+	assert_lacks(page, "acctd_memory_swap_limit_bytes{");
+	assert_has(page, "acctd_memory_swap_bytes{cgroup=\"/a\"} 0");
+	assert_has(page, "acctd_cpu_usage_seconds_total{cgroup=\"/a\"} 1.5");
+	assert_has(page, "acctd_cpu_user_seconds_total{cgroup=\"/a\"} 1.000001");
+	assert_has(page, "acctd_cpu_system_seconds_total{cgroup=\"/a\"} 0.499999");
+	assert_has(page, "acctd_cpu_periods_total{cgroup=\"/a\"} 10");
+	assert_has(page, "acctd_cpu_throttled_periods_total{cgroup=\"/a\"} 2");
+	assert_has(page, "acctd_cpu_throttled_seconds_total{cgroup=\"/a\"} 0.00025");
+	assert_has(page, "acctd_pressure_stalled_seconds_total{cgroup=\"/a\",resource=\"memory\",kind=\"some\"} 0.000042");
+	assert_has(page, "acctd_pressure_stalled_seconds_total{cgroup=\"/a\",resource=\"memory\",kind=\"full\"} 0.000007");
+	assert_has(page, "acctd_memory_stat_bytes{cgroup=\"/a\",type=\"anon\"} 4096");
+	assert_has(page, "acctd_memory_stat_bytes{cgroup=\"/a\",type=\"file\"} 8192");
+	assert_lacks(page, "pgfault");          /* events: off by default */
+	assert_lacks(page, "workingset_nodes"); /* a count, not bytes */
+	assert_has(page, "acctd_memory_numa_bytes{cgroup=\"/a\",node=\"0\"} 6291456");
+	assert_has(page, "acctd_memory_numa_bytes{cgroup=\"/a\",node=\"1\"} 4194304");
+	assert_has(page, "acctd_load_average{cgroup=\"/a\",window=\"1m\"} 1.5");
+	assert_has(page, "acctd_load_average{cgroup=\"/a\",window=\"5m\"} 0.00048828125");
+	assert_has(page, "acctd_load_average{cgroup=\"/a\",window=\"15m\"} 0");
+	assert_has(page, "acctd_tasks{cgroup=\"/a\"} 3");
+	assert_has(page, "acctd_value_age_seconds{cgroup=\"/a\",group=\"fast\"} 1.5");
+	assert_has(page, "acctd_value_age_seconds{cgroup=\"/a\",group=\"slow\"} 1.5");
+	assert_lacks(page, "acctd_pressure_stalled_ratio"); /* off by default */
+	assert_lacks(page, "acctd_cpu_rate");
+	assert_lacks(page, "acctd_value_bound"); /* all exact */
+	assert_lacks(page, "acctd_cgroup_dead{");
+	assert_lacks(page, "_created");
+	assert_lacks(page, "# EOF");
+	assert_lacks(page, "# UNIT");
+	assert_has(page, "# TYPE acctd_cpu_usage_seconds_total counter");
+	assert_has(page, "# TYPE acctd_build_info gauge");
+	assert_has(page, "acctd_metrics_cgroups 1");
+	free(page);
+
+	/* everything on */
+	o.families = ACCT_METRICS_FAMILIES_ALL;
+	page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_memory_stat_events_total{cgroup=\"/a\",event=\"pgfault\"} 77");
+	assert_has(page, "acctd_pressure_stalled_ratio{cgroup=\"/a\",resource=\"memory\",kind=\"some\",window=\"10s\"} 0.1234");
+	assert_has(page, "acctd_pressure_stalled_ratio{cgroup=\"/a\",resource=\"memory\",kind=\"full\",window=\"300s\"} 0");
+	assert_lacks(page, "resource=\"cpu\""); /* never read */
+	assert_has(page, "acctd_cpu_rate_cores{cgroup=\"/a\"} 0.25");
+	assert_has(page, "acctd_cpu_rate_average_cores{cgroup=\"/a\",window=\"5m\"} 0");
+	assert_lacks(page, "workingset_nodes");
+	free(page);
+
+	/* only the memory group (and acctd's own, always there) */
+	o.families = 1u << ACCT_MF_MEMORY;
+	page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/a\"} 10485760");
+	assert_lacks(page, "acctd_cpu_");
+	assert_lacks(page, "acctd_memory_stat_bytes");
+	assert_lacks(page, "acctd_engine_");
+	assert_has(page, "acctd_metrics_cgroups 1");
+	free(page);
+}
+
+static void test_openmetrics(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	static const double bounds[3] = { 0.001, 1, __builtin_inf() };
+	struct acct_metrics_count api[2] = { { "io.acctd.Accounting.Get", "ok", 5 },
+					     { "io.acctd.Accounting.Get", "io.acctd.Accounting.NoSuchCgroup", 1 } };
+	struct acct_metrics_self self = {
+		.version = "1.2.3",
+		.start_time = 1700000000.5,
+		.ready = true,
+		.bucket_bounds = bounds,
+		.nr_buckets = 3,
+		.pass = { { .bucket = { 1, 2, 3 }, .count = 3, .sum_seconds = 0.75 } },
+		.have_api = true,
+		.api_requests = api,
+		.nr_api_requests = 2,
+		.reloads = 2,
+		.reload_failures = 1,
+		.last_reload_ok = false,
+	};
+
+	add_full(f, "/a");
+	acct_metrics_options_default(&o);
+	o.format = ACCT_METRICS_OPENMETRICS;
+	char *page = render(f, &o, &self, 1 << 20);
+	assert_has(page, "# TYPE acctd_cpu_usage_seconds counter");
+	assert_has(page, "# UNIT acctd_cpu_usage_seconds seconds");
+	assert_has(page, "acctd_cpu_usage_seconds_total{cgroup=\"/a\"} 1.5");
+	assert_lacks(page, "acctd_cpu_usage_seconds_created"); /* start unknown */
+	assert_has(page, "# TYPE acctd_build info");
+	assert_has(page, "acctd_build_info{version=\"1.2.3\"} 1");
+	assert_has(page, "acctd_sampling_pass_duration_seconds_bucket{kind=\"fast\",le=\"0.001\"} 1");
+	assert_has(page, "acctd_sampling_pass_duration_seconds_bucket{kind=\"fast\",le=\"1.0\"} 2");
+	assert_has(page, "acctd_sampling_pass_duration_seconds_bucket{kind=\"fast\",le=\"+Inf\"} 3");
+	assert_has(page, "acctd_sampling_pass_duration_seconds_sum{kind=\"fast\"} 0.75");
+	assert_has(page, "acctd_sampling_pass_duration_seconds_count{kind=\"fast\"} 3");
+	assert_has(page, "acctd_sampling_pass_duration_seconds_created{kind=\"fast\"} 1700000000.5");
+	assert_has(page, "acctd_api_requests_total{method=\"io.acctd.Accounting.Get\",result=\"ok\"} 5");
+	assert_has(page, "acctd_api_requests_created{method=\"io.acctd.Accounting.Get\",result=\"ok\"} 1700000000.5");
+	assert_has(page, "acctd_config_reloads_total 2");
+	assert_has(page, "acctd_config_reload_failures_total 1");
+	assert_has(page, "acctd_config_last_reload_successful 0");
+	assert_has(page, "acctd_ready 1");
+	assert_true(strlen(page) > 6 && strcmp(page + strlen(page) - 6, "# EOF\n") == 0);
+	free(page);
+
+	/* the same in text: le as Go writes it */
+	o.format = ACCT_METRICS_TEXT;
+	page = render(f, &o, &self, 1 << 20);
+	assert_has(page, "acctd_sampling_pass_duration_seconds_bucket{kind=\"fast\",le=\"1\"} 2");
+	assert_has(page, "acctd_api_requests_total{method=\"io.acctd.Accounting.Get\",result=\"ok\"} 5");
+	assert_has(page, "acctd_build_info{version=\"1.2.3\"} 1");
+	assert_lacks(page, "_created");
+	free(page);
+}
+
+static void test_escaping(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	static const struct {
+		const char *path, *label;
+	} cases[] = {
+		{ "/q\"uote", "/q\\\"uote" },
+		{ "/back\\slash", "/back\\\\slash" },
+		{ "/machine-qemu\\x2d1.scope", "/machine-qemu\\\\x2d1.scope" },
+		{ "/new\nline", "/new\\nline" },
+		{ "/utf8-\xc3\xbc-\xe2\x9c\x93-\xf0\x9f\x90\xa7", "/utf8-\xc3\xbc-\xe2\x9c\x93-\xf0\x9f\x90\xa7" },
+		{ "/bad-\xff-\xc3", "/bad-\\\\xff-\\\\xc3" },
+		{ "/overlong-\xc0\xaf", "/overlong-\\\\xc0\\\\xaf" },
+		{ "/surrogate-\xed\xa0\x80", "/surrogate-\\\\xed\\\\xa0\\\\x80" },
+		{ "/all-\"\\\n\x80", "/all-\\\"\\\\\\n\\\\x80" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		acct_cgroup_set(add(f, cases[i].path), ACCT_Q_MEMORY, (int64_t)i + 1);
+	acct_metrics_options_default(&o);
+	for (int fmt = 0; fmt < 2; fmt++) {
+		o.format = fmt ? ACCT_METRICS_OPENMETRICS : ACCT_METRICS_TEXT;
+		char *page = render(f, &o, NULL, 64);
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			char line[512];
+			snprintf(line, sizeof(line), "acctd_memory_bytes{cgroup=\"%s\"} %zu", cases[i].label, i + 1);
+			assert_has(page, line);
+		}
+		free(page);
+	}
+}
+
+static void test_tombstones(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	struct acct_cgroup *old = add(f, "/svc"), *gone = add(f, "/gone");
+
+	acct_cgroup_set(old, ACCT_Q_MEMORY, 111);
+	acct_cgroup_set(gone, ACCT_Q_MEMORY, 222);
+	acct_ledger_kill(f->l, old, f->now);
+	acct_ledger_kill(f->l, gone, f->now);
+	acct_cgroup_set(add(f, "/svc"), ACCT_Q_MEMORY, 333); /* recreated */
+	acct_metrics_options_default(&o);
+	char *page = render(f, &o, NULL, 1 << 20);
+	/* one series per path: the live record where there is one */
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/svc\"} 333");
+	assert_lacks(page, "acctd_memory_bytes{cgroup=\"/svc\"} 111");
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/gone\"} 222");
+	assert_has(page, "acctd_cgroup_dead{cgroup=\"/gone\"} 1");
+	assert_lacks(page, "acctd_cgroup_dead{cgroup=\"/svc\"}");
+	assert_has(page, "acctd_metrics_cgroups 2");
+	free(page);
+
+	/* past retention the series disappears */
+	acct_ledger_sweep(f->l, f->now + 10, 0, NULL, NULL);
+	page = render(f, &o, NULL, 1 << 20);
+	assert_lacks(page, "/gone");
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/svc\"} 333");
+	free(page);
+}
+
+static void test_filters(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	const char *paths[] = { "/", "/system.slice", "/system.slice/a.service", "/system.slice/a.service/x",
+				"/user.slice", "/user.slice/u.service", "/kube", "/kube/pod1", "/kube/pod1/c1" };
+	char *inc[] = { "/system.slice*", "/kube*", NULL };
+	char *exc[] = { "/kube/pod1", NULL };
+	char *types[] = { "an*", NULL };
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct acct_cgroup *cg = add(f, paths[i]);
+		acct_cgroup_set(cg, ACCT_Q_MEMORY, 1);
+		assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "anon", 4, 1), 0);
+		assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "file", 4, 2), 0);
+	}
+	acct_metrics_options_default(&o);
+	o.max_depth = 1;
+	char *page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/\"} 1");
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/system.slice\"} 1");
+	assert_lacks(page, "a.service");
+	assert_has(page, "acctd_metrics_cgroups 4");
+	free(page);
+
+	o.max_depth = 32;
+	o.include = inc;
+	o.exclude = exc; /* the subtree goes */
+	o.memory_stat_types = types;
+	page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/system.slice/a.service/x\"} 1");
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/kube\"} 1");
+	assert_lacks(page, "/kube/pod1");
+	assert_lacks(page, "/user.slice");
+	assert_lacks(page, "cgroup=\"/\"");
+	assert_has(page, "acctd_memory_stat_bytes{cgroup=\"/kube\",type=\"anon\"} 1");
+	assert_lacks(page, "type=\"file\"");
+	assert_has(page, "acctd_metrics_cgroups 4");
+	free(page);
+}
+
+/* v1: the hierarchical total_<key> is exported as <key>, the local key not. */
+static void test_memstat_v1(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	struct acct_cgroup *cg = add(f, "/v1");
+	struct acct_cgroup *local_only = add(f, "/local");
+	static const struct {
+		const char *k;
+		int64_t v;
+	} kv[] = { { "cache", 1 }, { "rss", 2 }, { "pgfault", 3 }, { "hierarchical_memory_limit", 4 },
+		   { "total_cache", 10 }, { "total_rss", 20 }, { "total_pgfault", 30 },
+		   { "total_workingset_refault_file", 40 } };
+
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		assert_int_equal(acct_cgroup_set_memstat(f->l, cg, kv[i].k, strlen(kv[i].k), kv[i].v), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, local_only, "cache", 5, 5), 0);
+	acct_metrics_options_default(&o);
+	o.families = ACCT_METRICS_FAMILIES_ALL;
+	char *page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_memory_stat_bytes{cgroup=\"/v1\",type=\"cache\"} 10");
+	assert_has(page, "acctd_memory_stat_bytes{cgroup=\"/v1\",type=\"rss\"} 20");
+	assert_lacks(page, "type=\"cache\"} 1\n");
+	assert_has(page, "acctd_memory_stat_events_total{cgroup=\"/v1\",event=\"pgfault\"} 30");
+	assert_has(page, "acctd_memory_stat_events_total{cgroup=\"/v1\",event=\"workingset_refault_file\"} 40");
+	assert_lacks(page, "hierarchical_memory_limit");
+	assert_has(page, "acctd_memory_stat_bytes{cgroup=\"/local\",type=\"cache\"} 5"); /* no total_: the local key */
+	free(page);
+}
+
+static void test_classify(void **state)
+{
+	static const char *const bytes[] = { "anon", "file", "kernel", "kernel_stack", "pagetables", "percpu", "sock",
+					     "shmem", "zswap", "zswapped", "file_mapped", "anon_thp", "slab",
+					     "inactive_file", "unevictable", "cache", "rss", "rss_huge", "swap",
+					     "hugetlb", "swapcached" };
+	static const char *const events[] = { "pgfault", "pgmajfault", "pgscan", "pgsteal_kswapd", "pgpgin",
+					      "thp_fault_alloc", "workingset_refault_anon", "workingset_nodereclaim",
+					      "numa_pages_migrated", "zswpin", "zswpout", "zswpwb", "pswpin",
+					      "swpout_zero", "pgdemote_kswapd", "pgpromote_success" };
+	static const char *const skip[] = { "workingset_nodes", "hierarchical_memory_limit",
+					    "hierarchical_memsw_limit" };
+	for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++)
+		assert_int_equal(acct_memstat_classify(bytes[i]), ACCT_MEMSTAT_BYTES);
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		assert_int_equal(acct_memstat_classify(events[i]), ACCT_MEMSTAT_EVENTS);
+	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		assert_int_equal(acct_memstat_classify(skip[i]), ACCT_MEMSTAT_SKIP);
+}
+
+static struct fixture *many(struct fixture *f, unsigned n)
+{
+	char path[64];
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/s%04u", i);
+		add_full(f, path);
+	}
+	return f;
+}
+
+/* Any chunk size gives the same page; pieces stay near the chunk size. */
+static void test_chunks(void **state)
+{
+	struct fixture *f = many(*state, 300);
+	struct acct_metrics_options o;
+
+	acct_metrics_options_default(&o);
+	o.families = ACCT_METRICS_FAMILIES_ALL;
+	for (int fmt = 0; fmt < 2; fmt++) {
+		o.format = fmt ? ACCT_METRICS_OPENMETRICS : ACCT_METRICS_TEXT;
+		char *whole = render(f, &o, NULL, 1 << 30);
+		static const size_t chunks[] = { 0, 1, 100, 4096, 65536 };
+		for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+			struct acct_metrics_page *p = NULL;
+			struct out out = { 0 };
+			int r;
+			rcu_read_lock();
+			assert_int_equal(acct_metrics_page_new(f->l, &o, NULL, f->now, &p), 0);
+			do
+				r = acct_metrics_page_render(p, chunks[c], collect, &out);
+			while (r > 0);
+			assert_int_equal(r, 0);
+			assert_int_equal(acct_metrics_page_bytes(p), out.len);
+			acct_metrics_page_free(p);
+			rcu_read_unlock();
+			assert_string_equal(out.buf, whole);
+			if (chunks[c] >= 4096)
+				assert_true(out.max_piece < chunks[c] + 8192);
+			free(out.buf);
+		}
+		free(whole);
+	}
+}
+
+static int fail_write(const void *data, size_t len, void *userdata)
+{
+	return -EPIPE;
+}
+
+static void test_write_error(void **state)
+{
+	struct fixture *f = many(*state, 10);
+	struct acct_metrics_options o;
+	acct_metrics_options_default(&o);
+	rcu_read_lock();
+	assert_int_equal(acct_metrics_render(f->l, &o, NULL, f->now, fail_write, NULL), -EPIPE);
+	rcu_read_unlock();
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Records swept between two steps: the page re-snapshots and goes on by path,
+ * without touching freed records (ASan checks that) and without repeating a
+ * series within a family. */
+static void test_invalidate(void **state)
+{
+	struct fixture *f = many(*state, 200);
+	struct acct_metrics_options o;
+	struct acct_metrics_page *p = NULL;
+	struct out out = { 0 };
+	int r, steps = 0;
+
+	acct_metrics_options_default(&o);
+	rcu_read_lock();
+	assert_int_equal(acct_metrics_page_new(f->l, &o, NULL, f->now, &p), 0);
+	rcu_read_unlock();
+	do {
+		rcu_read_lock();
+		r = acct_metrics_page_render(p, 2000, collect, &out);
+		rcu_read_unlock();
+		steps++;
+		if (steps == 20 || steps == 60) {
+			/* kill and sweep every third cgroup, add new ones, wait for the frees */
+			char path[64];
+			for (unsigned i = (unsigned)steps; i < 200; i += 3) {
+				snprintf(path, sizeof(path), "/s%04u", i);
+				struct acct_cgroup *cg = acct_ledger_find(f->l, path);
+				if (cg && !acct_cgroup_is_dead(cg))
+					acct_ledger_kill(f->l, cg, f->now);
+			}
+			acct_ledger_sweep(f->l, f->now + 1, 0, NULL, NULL);
+			snprintf(path, sizeof(path), "/s%04u-new", steps);
+			add_full(f, path);
+			rcu_barrier();
+			acct_metrics_page_invalidate(p);
+		}
+	} while (r > 0);
+	assert_int_equal(r, 0);
+	acct_metrics_page_free(p);
+	assert_true(steps > 60);
+	check_page(out.buf, false);
+
+	/* no (name, labels) twice */
+	size_t n = 0, cap = 0;
+	char **lines = NULL;
+	for (char *s = out.buf, *save = NULL, *l = strtok_r(s, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (l[0] == '#')
+			continue;
+		*strrchr(l, ' ') = '\0';
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			lines = realloc(lines, cap * sizeof(*lines));
+		}
+		lines[n++] = l;
+	}
+	qsort(lines, n, sizeof(*lines), compare_strings);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(lines[i - 1], lines[i]) == 0)
+			fail_msg("series twice: %s", lines[i]);
+	free(lines);
+	free(out.buf);
+}
+
+static void test_bounds(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	struct acct_cgroup *cg = add(f, "/charged");
+
+	acct_cgroup_set(cg, ACCT_Q_MEMORY, 1 << 20);
+	acct_cgroup_set(cg, ACCT_Q_CPU_USAGE, 1000);
+	assert_int_equal(acct_counter_upgrade(cg->q[ACCT_Q_MEMORY]), 0);
+	assert_int_equal(acct_counter_upgrade(cg->q[ACCT_Q_CPU_USAGE]), 0);
+	struct acct_reading mem, cpu;
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, false, &mem));
+	assert_true(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, false, &cpu));
+	acct_metrics_options_default(&o);
+	char *page = render(f, &o, NULL, 1 << 20);
+	if (mem.bound) {
+		char line[256];
+		snprintf(line, sizeof(line), "acctd_value_bound_bytes{cgroup=\"/charged\",quantity=\"memory\"} %llu",
+			 (unsigned long long)mem.bound);
+		assert_has(page, line);
+	}
+	if (cpu.bound)
+		assert_non_null(strstr(page, "\nacctd_value_bound_seconds{cgroup=\"/charged\",quantity=\"cpu.usage\"} 0."));
+	assert_true(mem.bound > 0 || cpu.bound > 0);
+	assert_lacks(page, "acctd_value_age_seconds{cgroup=\"/charged\""); /* never sampled */
+	free(page);
+}
+
+static void test_negotiation(void **state)
+{
+	const char *prom = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+			   "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+	assert_int_equal(acct_metrics_negotiate_format(prom), ACCT_METRICS_OPENMETRICS);
+	assert_int_equal(acct_metrics_negotiate_format(NULL), ACCT_METRICS_TEXT);
+	assert_int_equal(acct_metrics_negotiate_format(""), ACCT_METRICS_TEXT);
+	assert_int_equal(acct_metrics_negotiate_format("*/*"), ACCT_METRICS_TEXT);
+	assert_int_equal(acct_metrics_negotiate_format("text/plain"), ACCT_METRICS_TEXT);
+	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text"), ACCT_METRICS_OPENMETRICS);
+	assert_int_equal(acct_metrics_negotiate_format("Application/OpenMetrics-Text; Version=\"1.0.0\""),
+			 ACCT_METRICS_OPENMETRICS);
+	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text; version=1.0.0; q=0.2, text/plain;q=0.5"),
+			 ACCT_METRICS_TEXT);
+	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text;version=2.0.0"), ACCT_METRICS_TEXT);
+	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text;q=0"), ACCT_METRICS_TEXT);
+	assert_int_equal(acct_metrics_negotiate_format("text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=0.0.1"),
+			 ACCT_METRICS_OPENMETRICS);
+	assert_int_equal(acct_metrics_negotiate_format(",,;;q=,=,"), ACCT_METRICS_TEXT);
+
+	assert_true(acct_metrics_accepts_gzip("gzip"));
+	assert_true(acct_metrics_accepts_gzip("deflate, gzip;q=1.0, *;q=0.5"));
+	assert_true(acct_metrics_accepts_gzip("*"));
+	assert_true(acct_metrics_accepts_gzip(" GZIP ; q=0.1"));
+	assert_false(acct_metrics_accepts_gzip(NULL));
+	assert_false(acct_metrics_accepts_gzip("identity"));
+	assert_false(acct_metrics_accepts_gzip("gzip;q=0"));
+	assert_false(acct_metrics_accepts_gzip("*;q=0.5, gzip;q=0"));
+	assert_false(acct_metrics_accepts_gzip("br, deflate"));
+}
+
+static void test_families_apply(void **state)
+{
+	uint32_t set = 0;
+	const char *bad = NULL;
+	char *w1[] = { "default", "memory_events", "-numa", NULL };
+	char *w2[] = { "none", "+memory", "cpu", NULL };
+	char *w3[] = { "all", "-all", NULL };
+	char *w4[] = { "memory", "nosuch", NULL };
+
+	assert_int_equal(acct_metrics_families_apply(&set, w1, NULL), 0);
+	assert_int_equal(set, (ACCT_METRICS_FAMILIES_DEFAULT | (1u << ACCT_MF_MEMORY_EVENTS)) & ~(1u << ACCT_MF_NUMA));
+	assert_int_equal(acct_metrics_families_apply(&set, w2, NULL), 0);
+	assert_int_equal(set, (1u << ACCT_MF_MEMORY) | (1u << ACCT_MF_CPU));
+	assert_int_equal(acct_metrics_families_apply(&set, w3, NULL), 0);
+	assert_int_equal(set, 0);
+	set = 5;
+	assert_int_equal(acct_metrics_families_apply(&set, w4, &bad), -EINVAL);
+	assert_string_equal(bad, "nosuch");
+	assert_int_equal(set, 5);
+	for (int i = 0; i < _ACCT_MF_MAX; i++)
+		assert_int_equal(acct_metrics_family_from_string(acct_metrics_family_to_string(i)), i);
+	assert_int_equal(acct_metrics_family_from_string("x"), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_text_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_openmetrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tombstones, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memstat_v1, setup, teardown),
+		cmocka_unit_test(test_classify),
+		cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invalidate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
+		cmocka_unit_test(test_negotiation),
+		cmocka_unit_test(test_families_apply),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

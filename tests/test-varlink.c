@@ -1,0 +1,519 @@
+/* test-varlink.c - unit tests of the varlink codec: framing of a byte stream
+ * (split anywhere, several messages per read, limits, bad messages), call and
+ * reply parsing with every malformed field, building and serialization round
+ * trips, names, and the typed parameter getters. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ledger-json.h"
+#include "varlink.h"
+
+static struct json_object *parse(const char *s)
+{
+	struct json_object *o = NULL;
+	assert_int_equal(varlink_message_parse(s, strlen(s), 0, &o), 0);
+	return o;
+}
+
+/* ---- framing ------------------------------------------------------------- */
+
+static void test_reader_whole_and_split(void **state)
+{
+	static const char stream[] = "{\"method\":\"a.b.C\"}\0{\"x\": [1, 2, {\"y\": null}]}\0{}\0";
+	size_t len = sizeof(stream) - 1; /* the literal's own NUL excluded */
+
+	/* Every split point, and byte by byte. */
+	for (size_t chunk = 1; chunk <= len; chunk++) {
+		struct varlink_reader *r = NULL;
+		struct json_object *o = NULL;
+		int got = 0;
+
+		assert_int_equal(varlink_reader_new(0, 0, &r), 0);
+		for (size_t off = 0; off < len; off += chunk) {
+			assert_int_equal(varlink_reader_feed(r, stream + off, off + chunk > len ? len - off : chunk), 0);
+			int k;
+			while ((k = varlink_reader_next(r, &o)) == 1) {
+				if (got == 0)
+					assert_string_equal(json_object_get_string(json_object_object_get(o, "method")), "a.b.C");
+				if (got == 1)
+					assert_int_equal(json_object_array_length(json_object_object_get(o, "x")), 3);
+				if (got == 2)
+					assert_int_equal(json_object_object_length(o), 0);
+				json_object_put(o);
+				got++;
+			}
+			assert_int_equal(k, 0);
+		}
+		assert_int_equal(got, 3);
+		assert_int_equal(varlink_reader_pending(r), 0);
+		varlink_reader_free(r);
+	}
+}
+
+static void test_reader_space_commit(void **state)
+{
+	struct varlink_reader *r = NULL;
+	struct json_object *o = NULL;
+	size_t room = 0;
+
+	assert_int_equal(varlink_reader_new(0, 0, &r), 0);
+	char *p = varlink_reader_space(r, 100, &room);
+	assert_non_null(p);
+	assert_true(room >= 100);
+	memcpy(p, "{\"a\":1}\0{\"b\"", 12);
+	assert_int_equal(varlink_reader_commit(r, 12), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	assert_int_equal(json_object_get_int(json_object_object_get(o, "a")), 1);
+	json_object_put(o);
+	assert_int_equal(varlink_reader_next(r, &o), 0);
+	assert_int_equal(varlink_reader_pending(r), 4);
+	/* Many rounds: the buffer is reused, not grown. */
+	for (int i = 0; i < 10000; i++) {
+		assert_int_equal(varlink_reader_feed(r, ":2}", 4), 0); /* with the NUL */
+		assert_int_equal(varlink_reader_next(r, &o), 1);
+		assert_int_equal(json_object_get_int(json_object_object_get(o, "b")), 2);
+		json_object_put(o);
+		assert_int_equal(varlink_reader_feed(r, "{\"b\"", 4), 0);
+	}
+	assert_int_equal(varlink_reader_pending(r), 4);
+	varlink_reader_free(r);
+}
+
+static void test_reader_limits(void **state)
+{
+	struct varlink_reader *r = NULL;
+	struct json_object *o = NULL;
+	char big[200];
+
+	/* A complete message over the limit. */
+	assert_int_equal(varlink_reader_new(64, 0, &r), 0);
+	memset(big, ' ', sizeof(big));
+	big[0] = '{';
+	big[98] = '}';
+	big[99] = 0;
+	assert_int_equal(varlink_reader_feed(r, "{}", 3), 0);
+	assert_int_equal(varlink_reader_feed(r, big, 100), 0); /* the NUL came with it */
+	assert_int_equal(varlink_reader_next(r, &o), 1);     /* what came before is served */
+	json_object_put(o);
+	assert_int_equal(varlink_reader_next(r, &o), -EMSGSIZE);
+	assert_int_equal(varlink_reader_next(r, &o), -EMSGSIZE); /* for good */
+	assert_int_equal(varlink_reader_feed(r, "{}", 3), -EMSGSIZE);
+	varlink_reader_free(r);
+
+	/* Bytes that never end: refused as soon as they pass the limit,
+	 * complete messages before them still served. */
+	assert_int_equal(varlink_reader_new(64, 0, &r), 0);
+	assert_int_equal(varlink_reader_feed(r, "{}", 3), 0);
+	assert_int_equal(varlink_reader_feed(r, big, 64), 0);
+	assert_int_equal(varlink_reader_feed(r, big, 1), -EMSGSIZE);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	json_object_put(o);
+	assert_int_equal(varlink_reader_next(r, &o), -EMSGSIZE);
+	varlink_reader_free(r);
+
+	/* Exactly at the limit is fine. */
+	assert_int_equal(varlink_reader_new(64, 0, &r), 0);
+	memset(big, ' ', 64);
+	big[0] = '{';
+	big[63] = '}';
+	big[64] = 0;
+	assert_int_equal(varlink_reader_feed(r, big, 65), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	json_object_put(o);
+	varlink_reader_free(r);
+}
+
+static void test_reader_bad_messages(void **state)
+{
+	static const char *const bad[] = {
+		"",                      /* empty */
+		"{",                     /* incomplete */
+		"[1,2]",                 /* not an object */
+		"\"x\"",                 /* not an object */
+		"{} {}",                 /* two documents */
+		"{}x",                   /* trailing garbage */
+		"{'a': 1}",              /* not JSON */
+		"{\"a\": \"\xff\xfe\"}", /* invalid UTF-8 */
+		"{\"a\": \"\xc0\xaf\"}", /* overlong encoding */
+		"{\"a\": nan}",
+		"{\"a\": \"\xed\xa0\x80\"}",     /* a surrogate */
+		"{\"a\": \"\xf4\x90\x80\x80\"}", /* beyond U+10FFFF */
+		"{\"a\": \"\xe2\x82\"}",         /* truncated sequence */
+		"{\"a\": \"\x01\"}",              /* a raw control character */
+		"{\"a\": 1, }",
+	};
+	struct varlink_reader *r = NULL;
+	struct json_object *o = NULL;
+
+	assert_int_equal(varlink_reader_new(0, 0, &r), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(varlink_reader_feed(r, bad[i], strlen(bad[i]) + 1), 0);
+		assert_int_equal(varlink_reader_next(r, &o), -EBADMSG);
+		/* The stream stays in sync. */
+		assert_int_equal(varlink_reader_feed(r, "{\"ok\":true}", 12), 0);
+		assert_int_equal(varlink_reader_next(r, &o), 1);
+		assert_true(json_object_get_boolean(json_object_object_get(o, "ok")));
+		json_object_put(o);
+	}
+	/* Trailing white space is JSON. UTF-8 that is valid passes. */
+	o = parse("{\"a\": \"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80 \\\" '\"} \n");
+	json_object_put(o);
+	varlink_reader_free(r);
+}
+
+static void test_reader_depth(void **state)
+{
+	char deep[300];
+	struct json_object *o = NULL;
+	size_t n = 0;
+
+	/* {"a":[[[...]]]} with 1 + 40 levels */
+	n += (size_t)sprintf(deep, "{\"a\":");
+	for (int i = 0; i < 40; i++)
+		deep[n++] = '[';
+	for (int i = 0; i < 40; i++)
+		deep[n++] = ']';
+	deep[n++] = '}';
+	deep[n] = 0;
+	assert_int_equal(varlink_message_parse(deep, n, 32, &o), -EBADMSG);
+	assert_int_equal(varlink_message_parse(deep, n, 64, &o), 0);
+	json_object_put(o);
+	/* A NUL inside is refused, not truncated. */
+	assert_int_equal(varlink_message_parse("{}\0{}", 5, 0, &o), -EBADMSG);
+}
+
+/* ---- calls ----------------------------------------------------------------- */
+
+static void test_call_parse(void **state)
+{
+	struct varlink_call c = { 0 };
+	const char *field = NULL;
+	struct json_object *m;
+
+	m = parse("{\"method\":\"io.acctd.Accounting.Get\",\"parameters\":{\"cgroup\":\"/\"},\"more\":true,\"x\":1}");
+	assert_int_equal(varlink_call_parse(m, &c, &field), 0);
+	json_object_put(m); /* the call holds its own reference */
+	assert_string_equal(c.method, "io.acctd.Accounting.Get");
+	assert_int_equal(c.interface_len, strlen("io.acctd.Accounting"));
+	assert_string_equal(c.member, "Get");
+	assert_int_equal(c.flags, VARLINK_CALL_MORE);
+	assert_string_equal(json_object_get_string(json_object_object_get(c.parameters, "cgroup")), "/");
+	varlink_call_clear(&c);
+
+	/* null and missing parameters are {} */
+	static const char *const empty[] = {
+		"{\"method\":\"org.varlink.service.GetInfo\"}",
+		"{\"method\":\"org.varlink.service.GetInfo\",\"parameters\":null}",
+		"{\"method\":\"org.varlink.service.GetInfo\",\"parameters\":{},\"oneway\":true,\"upgrade\":false,\"more\":null}",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		m = parse(empty[i]);
+		assert_int_equal(varlink_call_parse(m, &c, NULL), 0);
+		json_object_put(m);
+		assert_non_null(c.parameters);
+		assert_true(json_object_is_type(c.parameters, json_type_object));
+		assert_int_equal(json_object_object_length(c.parameters), 0);
+		assert_int_equal(c.flags, i == 2 ? VARLINK_CALL_ONEWAY : 0);
+		varlink_call_clear(&c);
+	}
+
+	static const struct {
+		const char *msg, *field;
+	} bad[] = {
+		{ "{}", "method" },
+		{ "{\"method\":1}", "method" },
+		{ "{\"method\":\"GetInfo\"}", "method" },
+		{ "{\"method\":\"org.varlink.service.getInfo\"}", "method" },
+		{ "{\"method\":\"org..service.GetInfo\"}", "method" },
+		{ "{\"method\":\".org.varlink.service.GetInfo\"}", "method" },
+		{ "{\"method\":\"org.varlink.service.Get-Info\"}", "method" },
+		{ "{\"method\":\"org.varlink.service.GetInfo\\u0000x\"}", "method" },
+		{ "{\"method\":\"a.b.C\",\"parameters\":[]}", "parameters" },
+		{ "{\"method\":\"a.b.C\",\"parameters\":\"x\"}", "parameters" },
+		{ "{\"method\":\"a.b.C\",\"oneway\":1}", "oneway" },
+		{ "{\"method\":\"a.b.C\",\"more\":\"yes\"}", "more" },
+		{ "{\"method\":\"a.b.C\",\"upgrade\":{}}", "upgrade" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		m = parse(bad[i].msg);
+		field = NULL;
+		c.method = "untouched";
+		assert_int_equal(varlink_call_parse(m, &c, &field), -EBADMSG);
+		assert_string_equal(c.method, "untouched");
+		assert_non_null(field);
+		assert_string_equal(field, bad[i].field);
+		json_object_put(m);
+	}
+	c = (struct varlink_call){ 0 };
+	m = json_object_new_array();
+	assert_int_equal(varlink_call_parse(m, &c, &field), -EBADMSG);
+	assert_string_equal(field, "");
+	json_object_put(m);
+}
+
+static void test_names(void **state)
+{
+	size_t n = 0;
+	assert_true(varlink_interface_name_is_valid("org.varlink.service", 19));
+	assert_true(varlink_interface_name_is_valid("io.acctd.Accounting", 19));
+	assert_true(varlink_interface_name_is_valid("a-b.c--d.e1", 11));
+	assert_true(varlink_interface_name_is_valid("a.0b", 4));
+	assert_false(varlink_interface_name_is_valid("org", 3));
+	assert_false(varlink_interface_name_is_valid("org.", 4));
+	assert_false(varlink_interface_name_is_valid("0rg.x", 5));
+	assert_false(varlink_interface_name_is_valid("a-.b", 4));
+	assert_false(varlink_interface_name_is_valid("a.b_c", 5));
+	assert_true(varlink_qualified_name_is_valid("io.acctd.Accounting.NoSuchCgroup", &n));
+	assert_int_equal(n, 19);
+	assert_false(varlink_qualified_name_is_valid("io.acctd.Accounting.get", NULL));
+	assert_false(varlink_qualified_name_is_valid("Accounting.Get", NULL));
+	assert_false(varlink_qualified_name_is_valid("io.acctd.Accounting.", NULL));
+}
+
+static void test_build_roundtrip(void **state)
+{
+	struct json_object *p = json_object_new_object();
+	json_object_object_add(p, "cgroup", json_object_new_string("/a/b\"c/\xc3\xa9"));
+	struct json_object *call = varlink_call_new("io.acctd.Accounting.Get", p, VARLINK_CALL_MORE | VARLINK_CALL_ONEWAY);
+	assert_non_null(call);
+	const char *s;
+	size_t len;
+	assert_int_equal(varlink_message_serialize(call, &s, &len), 0);
+	assert_int_equal(s[len], 0); /* the terminator, to be sent with it */
+	assert_null(strchr(s, '\n'));
+	assert_non_null(strstr(s, "\"/a/b\\\"c/\xc3\xa9\"")); /* no slash escaping, raw UTF-8 */
+
+	struct varlink_reader *r = NULL;
+	struct json_object *back = NULL;
+	struct varlink_call c;
+	assert_int_equal(varlink_reader_new(0, 0, &r), 0);
+	assert_int_equal(varlink_reader_feed(r, s, len + 1), 0);
+	assert_int_equal(varlink_reader_next(r, &back), 1);
+	assert_int_equal(varlink_call_parse(back, &c, NULL), 0);
+	assert_string_equal(c.method, "io.acctd.Accounting.Get");
+	assert_int_equal(c.flags, VARLINK_CALL_MORE | VARLINK_CALL_ONEWAY);
+	assert_string_equal(json_object_get_string(json_object_object_get(c.parameters, "cgroup")), "/a/b\"c/\xc3\xa9");
+	varlink_call_clear(&c);
+	json_object_put(back);
+	json_object_put(call);
+	varlink_reader_free(r);
+
+	/* Empty parameters are left out of a call. */
+	call = varlink_call_new("org.varlink.service.GetInfo", json_object_new_object(), 0);
+	assert_int_equal(varlink_message_serialize(call, &s, &len), 0);
+	assert_string_equal(s, "{\"method\":\"org.varlink.service.GetInfo\"}");
+	json_object_put(call);
+	call = varlink_call_new("org.varlink.service.GetInfo", NULL, 0);
+	json_object_put(call);
+
+	/* Replies. */
+	struct json_object *rep = varlink_reply_new(NULL, true);
+	assert_int_equal(varlink_message_serialize(rep, &s, &len), 0);
+	assert_string_equal(s, "{\"parameters\":{},\"continues\":true}");
+	struct varlink_reply rp;
+	assert_int_equal(varlink_reply_parse(rep, &rp), 0);
+	assert_true(rp.continues);
+	assert_null(rp.error);
+	varlink_reply_clear(&rp);
+	json_object_put(rep);
+
+	rep = varlink_error_new_string(VARLINK_ERROR_INVALID_PARAMETER, "parameter", "cgroup");
+	assert_int_equal(varlink_message_serialize(rep, &s, &len), 0);
+	assert_string_equal(s, "{\"error\":\"org.varlink.service.InvalidParameter\",\"parameters\":{\"parameter\":\"cgroup\"}}");
+	assert_int_equal(varlink_reply_parse(rep, &rp), 0);
+	assert_string_equal(rp.error, VARLINK_ERROR_INVALID_PARAMETER);
+	assert_false(rp.continues);
+	assert_string_equal(json_object_get_string(json_object_object_get(rp.parameters, "parameter")), "cgroup");
+	varlink_reply_clear(&rp);
+	json_object_put(rep);
+}
+
+static void test_reply_parse(void **state)
+{
+	static const char *const good[] = {
+		"{}",
+		"{\"parameters\":null}",
+		"{\"parameters\":{\"a\":1},\"continues\":false}",
+		"{\"error\":\"a.b.C\"}",
+		"{\"error\":\"a.b.C\",\"parameters\":{}}",
+		"{\"error\":null,\"continues\":true}",
+	};
+	static const char *const bad[] = {
+		"{\"parameters\":[]}",
+		"{\"continues\":1}",
+		"{\"error\":1}",
+		"{\"error\":\"nodots\"}",
+		"{\"error\":\"a.b.C\",\"continues\":true}",
+	};
+	struct varlink_reply rp;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct json_object *m = parse(good[i]);
+		assert_int_equal(varlink_reply_parse(m, &rp), 0);
+		assert_non_null(rp.parameters);
+		varlink_reply_clear(&rp);
+		json_object_put(m);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json_object *m = parse(bad[i]);
+		assert_int_equal(varlink_reply_parse(m, &rp), -EBADMSG);
+		json_object_put(m);
+	}
+}
+
+static void test_params(void **state)
+{
+	struct json_object *p =
+		parse("{\"s\":\"x\",\"n\":null,\"i\":-5,\"big\":9223372036854775807,\"huge\":18446744073709551615,"
+		      "\"f\":3.0,\"fr\":3.5,\"b\":true,\"a\":[1],\"nul\":\"a\\u0000b\",\"fbig\":1e30}");
+	const char *s = "default";
+	size_t len = 0;
+	int64_t i = 42;
+	bool b = false;
+	struct json_object *a = NULL;
+
+	assert_int_equal(varlink_param_string(p, "s", &s), 1);
+	assert_string_equal(s, "x");
+	s = "default";
+	assert_int_equal(varlink_param_string(p, "n", &s), 0);
+	assert_int_equal(varlink_param_string(p, "missing", &s), 0);
+	assert_string_equal(s, "default");
+	assert_int_equal(varlink_param_string(p, "i", &s), -EINVAL);
+	assert_int_equal(varlink_param_string_len(p, "nul", &s, &len), 1);
+	assert_int_equal(len, 3);
+	assert_int_equal(strlen(s), 1);
+
+	assert_int_equal(varlink_param_int64(p, "i", &i), 1);
+	assert_int_equal(i, -5);
+	assert_int_equal(varlink_param_int64(p, "big", &i), 1);
+	assert_int_equal(i, INT64_MAX);
+	assert_int_equal(varlink_param_int64(p, "huge", &i), -EINVAL);
+	assert_int_equal(varlink_param_int64(p, "f", &i), 1);
+	assert_int_equal(i, 3);
+	assert_int_equal(varlink_param_int64(p, "fr", &i), -EINVAL);
+	assert_int_equal(varlink_param_int64(p, "fbig", &i), -EINVAL);
+	assert_int_equal(varlink_param_int64(p, "s", &i), -EINVAL);
+	assert_int_equal(varlink_param_int64(p, "b", &i), -EINVAL);
+	i = 7;
+	assert_int_equal(varlink_param_int64(p, "n", &i), 0);
+	assert_int_equal(i, 7);
+
+	assert_int_equal(varlink_param_bool(p, "b", &b), 1);
+	assert_true(b);
+	assert_int_equal(varlink_param_bool(p, "i", &b), -EINVAL);
+	assert_int_equal(varlink_param_array(p, "a", &a), 1);
+	assert_int_equal(json_object_array_length(a), 1);
+	assert_int_equal(varlink_param_array(p, "s", &a), -EINVAL);
+
+	static const char *const known[] = { "s", "n", "i", "big", "huge", "f", "fr", "b", "a", "nul", NULL };
+	const char *u = varlink_param_unknown(p, known);
+	assert_non_null(u);
+	assert_string_equal(u, "fbig");
+	static const char *const all[] = { "s", "n", "i", "big", "huge", "f", "fr", "b", "a", "nul", "fbig", NULL };
+	assert_null(varlink_param_unknown(p, all));
+	json_object_put(p);
+}
+
+/* ---- the direct writers of ledger-json.c ------------------------------------
+ *
+ * The API serves Get and List with the direct writers; they must print what
+ * json-c prints for acct_cgroup_to_json() and acct_cgroup_list_entry_json(),
+ * byte for byte, whatever state a record is in. */
+
+static void expect_same(struct acct_ledger *l, struct acct_cgroup *cg, uint64_t now, bool precise, unsigned nodes)
+{
+	struct acct_json_buf b = { 0 };
+	const int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+
+	struct json_object *o = acct_cgroup_to_json(l, cg, now, precise, nodes);
+	assert_int_equal(acct_cgroup_write_json(&b, l, cg, now, precise, nodes), 0);
+	assert_string_equal(b.data, json_object_to_json_string_ext(o, flags));
+	json_object_put(o);
+	acct_json_buf_free(&b);
+
+	o = acct_cgroup_list_entry_json(cg, now);
+	assert_int_equal(acct_cgroup_list_entry_write(&b, cg, now), 0);
+	assert_string_equal(b.data, json_object_to_json_string_ext(o, flags));
+	json_object_put(o);
+	acct_json_buf_free(&b);
+}
+
+static void test_direct_writers(void **state)
+{
+	struct acct_domain *d = NULL;
+	struct acct_ledger *l = NULL;
+	struct acct_ledger_budgets budgets = { 4096, 1000, 1 };
+	struct acct_cgroup *cg = NULL;
+	static const char *const paths[] = { "/", "/system.slice/a\\x2d.service", "/q\"uote/\x01ctl\t/\xc3\xa9/s/l" };
+
+	assert_int_equal(acct_domain_new(NULL, &d), 0);
+	assert_int_equal(acct_ledger_new(d, &budgets, &l), 0);
+	unsigned nodes = acct_domain_topology(d)->nr_nodes;
+	for (size_t p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
+		struct acct_cgroup_id id = { .path = paths[p], .depth = (unsigned)p, .hierarchies = (uint32_t)(p == 0 ? 1 : 0xf) };
+		assert_int_equal(acct_ledger_add(l, &id, 1000, &cg), 0);
+
+		/* Fresh: nothing read yet. */
+		expect_same(l, cg, 2000, false, nodes);
+		/* Every kind of value. */
+		for (int q = 0; q < _ACCT_Q_MAX; q++)
+			acct_cgroup_set(cg, (enum acct_quantity)q, q == ACCT_Q_MEMORY_MAX ? -1 : (int64_t)q * 1234567 - 5);
+		__atomic_store_n(&cg->sampled_us[ACCT_GROUP_FAST], 1500, __ATOMIC_RELAXED);
+		expect_same(l, cg, 2000, false, nodes);
+		__atomic_store_n(&cg->sampled_us[ACCT_GROUP_SLOW], 1700, __ATOMIC_RELAXED);
+		__atomic_store_n(&cg->sampled_us[ACCT_GROUP_LOAD], 1900, __ATOMIC_RELAXED);
+		for (int r = 0; r < _ACCT_PSI_MAX; r++) {
+			__atomic_store_n(&cg->psi_known[r], r != 1, __ATOMIC_RELAXED);
+			for (int k = 0; k < _ACCT_PSI_KIND_MAX; k++)
+				for (int a = 0; a < 3; a++)
+					__atomic_store_n(&cg->psi_avg[r][k][a], (uint32_t)(r * 1000 + k * 333 + a * 7 + 1), __ATOMIC_RELAXED);
+		}
+		static const double doubles[] = { 0.0, -0.0, 1.0, 0.1, 1e-300, 123456.789, 1e22, -2.5, 1e15, 3e15 };
+		for (size_t i = 0; i < sizeof(doubles) / sizeof(doubles[0]); i++) {
+			acct_cgroup_set_double(&cg->cpu_rate_bits, doubles[i]);
+			acct_cgroup_set_double(&cg->cpu_rate_avg_bits[i % 3], doubles[(i + 1) % 10]);
+			__atomic_store_n(&cg->loadavg[i % 3], (unsigned long)(i * 777), __ATOMIC_RELAXED);
+			expect_same(l, cg, 2000 + i, false, nodes);
+		}
+		assert_int_equal(acct_cgroup_set_memstat(l, cg, "anon", 4, 4096), 0);
+		assert_int_equal(acct_cgroup_set_memstat(l, cg, "file", 4, 0), 0);
+		assert_int_equal(acct_cgroup_set_memstat(l, cg, "we\"ird", 6, 77), 0);
+		assert_int_equal(acct_cgroup_set_node(cg, 0, 1 << 20), 0);
+		__atomic_store_n(&cg->numa_known, true, __ATOMIC_RELEASE);
+		__atomic_store_n(&cg->sample_errors, 3, __ATOMIC_RELAXED);
+		__atomic_store_n(&cg->populated, p == 1, __ATOMIC_RELAXED);
+		expect_same(l, cg, 5000, false, nodes);
+		expect_same(l, cg, 5000, true, nodes);
+		acct_counter_add(cg->q[ACCT_Q_MEMORY], 12345); /* a bound to show */
+		expect_same(l, cg, 5000, false, nodes);
+		acct_ledger_kill(l, cg, 6000);
+		expect_same(l, cg, 9000, false, nodes);
+	}
+	acct_ledger_free(l);
+	acct_domain_free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reader_whole_and_split),
+		cmocka_unit_test(test_reader_space_commit),
+		cmocka_unit_test(test_reader_limits),
+		cmocka_unit_test(test_reader_bad_messages),
+		cmocka_unit_test(test_reader_depth),
+		cmocka_unit_test(test_call_parse),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_build_roundtrip),
+		cmocka_unit_test(test_reply_parse),
+		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_direct_writers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
