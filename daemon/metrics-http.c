@@ -71,10 +71,10 @@
 #define METRICS_MAX_CONNECTIONS 64
 #define METRICS_MAX_HEADERS_SIZE 8192
 #define METRICS_MAX_BODY_SIZE 4096
-#define METRICS_IO_TIMEOUT_S 10
+#define METRICS_IO_TIMEOUT_S 15
 #define METRICS_REQUEST_TIMEOUT_S 10
 #define METRICS_RESPONSE_TIMEOUT_S 60
-#define METRICS_CHUNK (256u * 1024u)
+#define METRICS_CHUNK (512u * 1024u)
 #define METRICS_GZIP_LEVEL 1 /* the page compresses ~10x even so; higher levels cost far more CPU */
 
 static const int response_codes[] = { 200, 400, 404, 405, 500 };
@@ -436,6 +436,7 @@ static void scrape_step(struct scrape *sc)
 	do {
 		guard_read(m, &g);
 		if (memcmp(&g, &sc->guard, sizeof(g)) != 0) {
+			log_debug("Metrics page: the ledger may have been swept since the last chunk, taking a new snapshot");
 			acct_metrics_page_invalidate(sc->page);
 			sc->guard = g;
 		}

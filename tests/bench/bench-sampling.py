@@ -739,7 +739,8 @@ def run_size(args, tmp, n, real, hiers, results):
         # same files get cached descriptors where the descriptor limit runs out
         ref_fast = run_reader(args, reader_root, reader_prefix, args.reader_passes, "fast",
                               ["--open", "slow", "--breakdown", "--orc"], nofile)
-        ref_slow = run_reader(args, reader_root, reader_prefix, max(3, args.reader_passes // 4), "slow", (), nofile)
+        ref_slow = run_reader(args, reader_root, reader_prefix, max(3, args.reader_passes // 4), "slow",
+                              ["--breakdown"], nofile)
         r["reference_fast"], r["reference_slow"] = ref_fast, ref_slow
         r["cgroups"] = ref_fast["cgroups"]
         if real:
@@ -830,8 +831,9 @@ def report(res):
         why = []
         if failed(s, kind):
             why.append("acctd failed to read %s cgroups per pass" % fmt(failed(s, kind), 0))
-        if "Too many open files" in (g(s, "acctd", "log_top_warning") or ""):
-            why.append("acctd ran out of descriptors (EMFILE)")
+        fds, lim = g(s, "acctd", "fds"), res.get("nofile_limit")
+        if "Too many open files" in (g(s, "acctd", "log_top_warning") or "") or (fds and lim and fds >= lim - 16):
+            why.append("acctd ran out of descriptors (%s held, limit %s)" % (fmt(fds, 0), fmt(lim, 0)))
         if g(s, "errors", "acctd_passes"):
             why.append("no pass reports")
         return ", ".join(why)
@@ -974,6 +976,22 @@ def report(res):
             line += "; charged to acctd's memory cgroup %s KiB, of it kernel %s KiB" % (
                 fmt(chg / 1024, 2), fmt(krn / 1024 if krn is not None else None, 2))
         notes.append(line + ".")
+    # least squares over every size where acctd read everything (idle = 1 cgroup)
+    pts = [(1 if x is idle else x.get("cgroups"), g(x, "acctd", "rss_ready_kib"))
+           for x in ([idle] if idle else []) + sizes if x is idle or not trouble(x)]
+    pts = [(n, v * 1024.0) for n, v in pts if n and v]
+    slope = None
+    if len(pts) >= 2:
+        mx = sum(n for n, _ in pts) / len(pts)
+        my = sum(v for _, v in pts) / len(pts)
+        den = sum((n - mx) ** 2 for n, _ in pts)
+        slope = sum((n - mx) * (v - my) for n, v in pts) / den if den else None
+    d["rss_bytes_per_cgroup_fit"] = slope
+    d["rss_fit_points"] = [n for n, _ in pts]
+    if slope is not None:
+        notes.append("- VmRSS per cgroup, least-squares fit over the sizes where acctd read every cgroup "
+                     "(%s cgroups): **%s KiB**." % (", ".join("{:,}".format(n) for n, _ in pts),
+                                                    fmt(slope / 1024, 2)))
     idle_rss = g(idle, "acctd", "rss_ready_kib")
     notes.append("- Idle VmRSS with a near-empty tree (1 cgroup): %s MiB%s." % (
         mib(idle_rss), "; charged to its memory cgroup %s MiB (kernel %s MiB)" % (
@@ -981,7 +999,9 @@ def report(res):
         if g(idle, "acctd", "memcg_ready_bytes") else ""))
     out.extend(notes)
     for s in sizes:
-        bd = g(s, "reference_fast", "breakdown")
+        bd = dict(g(s, "reference_fast", "breakdown") or {})
+        for k, v in (g(s, "reference_slow", "breakdown") or {}).items():
+            bd.setdefault(k, v)
         if bd:
             out.append("- Reference reader, CPU per pread at {:,} cgroups: ".format(s.get("cgroups")) + ", ".join(
                 "%s %s us%s" % (k, fmt(v["us_per_read"], 2), "" if v.get("timed") == "cached" else " (uncached)")
@@ -1021,8 +1041,10 @@ def report(res):
             detail.append("%s KiB (%s -> {:,}%s)".format(b.get("cgroups")) % (
                 fmt(v / 1024 if v is not None else None, 2), "1" if a is idle else "{:,}".format(a.get("cgroups")),
                 ", not comparable" if bad else ""))
-        targets.append(("<= 4 KiB resident per idle cgroup", bool(vals) and all(v <= 4096 for v in vals),
-                        "VmRSS per cgroup " + ", ".join(detail)))
+        fit = d.get("rss_bytes_per_cgroup_fit")
+        targets.append(("<= 4 KiB resident per idle cgroup", fit is not None and fit <= 4096,
+                        "VmRSS per cgroup %s KiB fitted over the sizes where acctd worked; pairwise " % fmt(
+                            fit / 1024 if fit is not None else None, 2) + ", ".join(detail)))
         big = [s for s in sizes if s.get("cgroups", 0) >= 10000]
         if big:
             s = big[0]
@@ -1125,7 +1147,8 @@ def main():
         signal.signal(s, on_signal)
 
     res = {"machine": machine(), "real": real, "workers": args.workers, "fast_ms": args.fast_ms,
-           "nofile": nofile_desc, "sizes": []}
+           "nofile": nofile_desc, "nofile_limit": args.nofile_value or resource.getrlimit(resource.RLIMIT_NOFILE)[1],
+           "sizes": []}
     hiers = hierarchy_dirs() if real else []
     res["layout"] = ("%s host, cgroups in %s" % (host_mode(), ", ".join(os.path.basename(h) or h for h in hiers))
                      if real else "fakecg %s, depth %d" % (args.fake_mode, args.depth))

@@ -83,11 +83,20 @@ class Daemon:
         self.messages = []
         self._lock = threading.Lock()
         self._closing = False
+        # Each test daemon has its own API socket and no metrics listener,
+        # so that several can run at once, beside a host acctd too.
+        self.socket = os.path.join(self.tmpdir, "io.acctd")
         args = [binary(), "--state-file", self.state, "--config-dropins", ""]
         args += ["--config", config or os.devnull]
         if root:
             args += ["--cgroup-root", str(root)]
-        args += list(extra)
+        extra = list(extra)
+        conf_text = open(config).read() if config else ""
+        if "--socket" not in extra and "\nsocket" not in "\n" + conf_text.replace(" ", ""):
+            args += ["--socket", self.socket]
+        if "--metrics-listen" not in extra:
+            args += ["--metrics-listen", "none"]
+        args += extra
         e = dict(os.environ)
         e["NOTIFY_SOCKET"] = self.notify_path
         e.update(env or {})
