@@ -454,12 +454,26 @@ static char *put_label_value(char *o, const char *s, size_t n)
 
 /* ---- the page ------------------------------------------------------------------ */
 
-struct entry {
-	struct acct_cgroup *cg;
+/* What a page shows of one cgroup, copied from the ledger when the page
+ * starts (see gather()). */
+struct row {
+	uint32_t path;       /* offset of the path in the page's arena */
 	uint32_t len;        /* strlen(path) */
-	bool plain;          /* path needs no escaping */
-	uint32_t read_mask;  /* quantities read on this page so far (bit per enum acct_quantity) */
-	uint32_t bound_mask; /* of those, the ones with a bound (rare: sharded counters) */
+	bool plain;          /* the path needs no escaping */
+	bool dead;
+	uint8_t psi_known;   /* bit per enum acct_psi_resource */
+	uint32_t known;      /* bit per quantity: read at least once */
+	uint32_t bounded;    /* bit per quantity: a bound, kept in bounds[] */
+	uint32_t bounds_at;  /* this row's _ACCT_Q_MAX bounds in the page's bounds[] */
+	uint32_t memstat_at; /* this row's memory.stat values in mvals[]; UINT32_MAX: none */
+	uint32_t numa_at;    /* this row's per-node values in numa[] */
+	uint32_t nr_numa;
+	int64_t q[_ACCT_Q_MAX];
+	uint64_t age[_ACCT_GROUP_MAX]; /* UINT64_MAX: never read */
+	uint32_t psi_avg[_ACCT_PSI_MAX][_ACCT_PSI_KIND_MAX][3];
+	unsigned long loadavg[3];
+	double cpu_rate, cpu_rate_avg[3];
+	uint64_t sample_errors;
 };
 
 enum { KIND_BYTES, KIND_CPU, KIND_TASKS, _KIND_MAX }; /* error budget kinds */
@@ -469,34 +483,33 @@ struct kind_stats {
 	int64_t batch_max;
 };
 
-struct mkey {
-	const char *name;  /* without v1's total_ */
-	uint32_t name_len;
-	int16_t shadow;    /* v1: index of total_<key>, which replaces this key; -1 */
-	uint8_t cls;       /* enum acct_memstat_class */
-	bool wanted;       /* bytes: matches memory_stat_types */
+/* A memory.stat type on the page: on v1 both the cgroup's own key and the
+ * hierarchical total_ one map to it (the latter preferred). */
+struct slot {
+	const char *name; /* interned by the ledger: lives as long as it */
+	uint8_t cls;      /* enum acct_memstat_class */
+	int16_t total, local; /* key indexes, -1: none */
 };
 
 struct acct_metrics_page {
-	struct acct_ledger *ledger;
 	struct acct_metrics_options opts;
 	const struct acct_metrics_self *self;
 	uint64_t now_us;
 	bool om;
 
-	struct entry *e;
+	struct row *rows;
 	size_t n;
-	bool invalid;
-	char *resume;       /* path of the last cgroup rendered in the current family */
-	size_t resume_cap;
+	char *arena;              /* the paths, NUL-terminated */
+	uint64_t *bounds;         /* _ACCT_Q_MAX per row that has any */
+	int64_t *mvals;           /* nr_slots per row that has memory.stat */
+	int64_t *numa;
+	struct slot slots[ACCT_MEMSTAT_MAX];
+	unsigned nr_slots;
 
 	size_t fi;          /* current family */
-	size_t pos;         /* next cgroup in it */
+	size_t pos;         /* next row in it */
 	bool header_done;
 	bool done;
-
-	struct mkey keys[ACCT_MEMSTAT_MAX];
-	unsigned nr_keys;
 
 	struct kind_stats kinds[_KIND_MAX];
 
@@ -508,7 +521,7 @@ struct acct_metrics_page {
 enum ftype { T_GAUGE, T_COUNTER, T_HISTOGRAM, T_INFO };
 
 struct fam;
-typedef void (*cg_fn)(struct acct_metrics_page *p, const struct fam *f, const struct entry *e);
+typedef void (*cg_fn)(struct acct_metrics_page *p, const struct fam *f, const struct row *r);
 typedef void (*global_fn)(struct acct_metrics_page *p, const struct fam *f);
 
 struct fam {
@@ -568,14 +581,14 @@ struct lbl {
 	const char *name, *value;
 };
 
-/* Begin a sample: name, suffix, labels (cgroup first when `e`), then "} " or
+/* Begin a sample: name, suffix, labels (cgroup first when `r`), then "} " or
  * " ". Returns where the value goes, with room for 64 more bytes; NULL on
  * error. */
-static char *line(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct entry *e,
+static char *line(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct row *r,
 		  const struct lbl *l, size_t nl)
 {
 	size_t name_len = p->name_len[p->fi];
-	size_t need = name_len + 16 + 64 + (e ? LABEL_MAX_EXPANSION * (size_t)e->len + 12 : 0);
+	size_t need = name_len + 16 + 64 + (r ? LABEL_MAX_EXPANSION * (size_t)r->len + 12 : 0);
 	for (size_t i = 0; i < nl; i++)
 		need += strlen(l[i].name) + 4 + LABEL_MAX_EXPANSION * strlen(l[i].value);
 
@@ -585,18 +598,19 @@ static char *line(struct acct_metrics_page *p, const struct fam *f, const char *
 	if (!o)
 		return NULL;
 	o = put_str(put_mem(o, f->name, name_len), suffix);
-	if (!e && nl == 0) {
+	if (!r && nl == 0) {
 		*o++ = ' ';
 		return o;
 	}
 	*o++ = '{';
-	if (e) {
+	if (r) {
+		const char *path = p->arena + r->path;
 		o = put_mem(o, "cgroup=\"", 8);
-		o = e->plain ? put_mem(o, e->cg->path, e->len) : put_label_value(o, e->cg->path, e->len);
+		o = r->plain ? put_mem(o, path, r->len) : put_label_value(o, path, r->len);
 		*o++ = '"';
 	}
 	for (size_t i = 0; i < nl; i++) {
-		if (e || i > 0)
+		if (r || i > 0)
 			*o++ = ',';
 		o = put_str(o, l[i].name);
 		*o++ = '=';
@@ -617,34 +631,34 @@ static void end_line(struct acct_metrics_page *p, char *o)
 	wb_commit(&p->w, o);
 }
 
-static void sample_u64(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct entry *e,
+static void sample_u64(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct row *r,
 		       const struct lbl *l, size_t nl, uint64_t v)
 {
-	char *o = line(p, f, suffix, e, l, nl);
+	char *o = line(p, f, suffix, r, l, nl);
 	if (o)
 		end_line(p, put_u64(o, v));
 }
 
-static void sample_i64(struct acct_metrics_page *p, const struct fam *f, const struct entry *e, const struct lbl *l,
+static void sample_i64(struct acct_metrics_page *p, const struct fam *f, const struct row *r, const struct lbl *l,
 		       size_t nl, int64_t v)
 {
-	char *o = line(p, f, sample_suffix(f), e, l, nl);
+	char *o = line(p, f, sample_suffix(f), r, l, nl);
 	if (o)
 		end_line(p, put_i64(o, v));
 }
 
-static void sample_fixed(struct acct_metrics_page *p, const struct fam *f, const struct entry *e,
-			 const struct lbl *l, size_t nl, int64_t v, unsigned decimals)
+static void sample_fixed(struct acct_metrics_page *p, const struct fam *f, const struct row *r, const struct lbl *l,
+			 size_t nl, int64_t v, unsigned decimals)
 {
-	char *o = line(p, f, sample_suffix(f), e, l, nl);
+	char *o = line(p, f, sample_suffix(f), r, l, nl);
 	if (o)
 		end_line(p, put_fixed(o, v, decimals));
 }
 
-static void sample_double(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct entry *e,
+static void sample_double(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct row *r,
 			  const struct lbl *l, size_t nl, double v)
 {
-	char *o = line(p, f, suffix, e, l, nl);
+	char *o = line(p, f, suffix, r, l, nl);
 	if (o)
 		end_line(p, put_double(o, v, false));
 }
@@ -672,33 +686,23 @@ static unsigned unit_decimals(enum acct_quantity q)
 	return acct_quantity_info(q)->unit == ACCT_UNIT_USEC ? 6 : 0; /* usec -> seconds */
 }
 
+static bool known(const struct row *r, enum acct_quantity q)
+{
+	return r->known & (1u << q);
+}
+
 /* A quantity as it is (bytes, counts; microseconds as seconds). Limits:
  * "no limit" (-1) is left out. */
-/* Read a quantity, noting for the bound families whether it has a bound, so
- * that they need not read every counter again (a cache miss each). */
-static bool get(const struct entry *ce, enum acct_quantity q, struct acct_reading *rd)
+static void cg_quantity(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	struct entry *e = (struct entry *)ce;
-	bool known = acct_cgroup_get(e->cg, q, false, rd);
-	e->read_mask |= 1u << q;
-	if (known && rd->bound)
-		e->bound_mask |= 1u << q;
-	return known;
-}
-
-static void cg_quantity(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
-{
-	struct acct_reading rd;
 	enum acct_quantity q = (enum acct_quantity)f->arg;
 
-	if (!get(e, q, &rd))
+	if (!known(r, q) || (acct_quantity_info(q)->limit && r->q[q] < 0))
 		return;
-	if (acct_quantity_info(q)->limit && rd.value < 0)
-		return;
-	sample_fixed(p, f, e, NULL, 0, rd.value, unit_decimals(q));
+	sample_fixed(p, f, r, NULL, 0, r->q[q], unit_decimals(q));
 }
 
-static void cg_memory_limits(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_memory_limits(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
 	static const struct {
 		enum acct_quantity q;
@@ -706,50 +710,35 @@ static void cg_memory_limits(struct acct_metrics_page *p, const struct fam *f, c
 	} limits[] = { { ACCT_Q_MEMORY_MAX, "max" }, { ACCT_Q_MEMORY_HIGH, "high" } };
 
 	for (size_t i = 0; i < ELEMENTSOF(limits); i++) {
-		struct acct_reading rd;
-		if (!get(e, limits[i].q, &rd) || rd.value < 0)
+		if (!known(r, limits[i].q) || r->q[limits[i].q] < 0)
 			continue;
 		struct lbl l = { "limit", limits[i].name };
-		sample_i64(p, f, e, &l, 1, rd.value);
+		sample_i64(p, f, r, &l, 1, r->q[limits[i].q]);
 	}
 }
 
-/* memory.stat: on v1 the hierarchical total_<key> stands for <key> (the plain
- * keys are the cgroup's own pages), so that both versions export the
- * hierarchical figures, like acctd_memory_bytes. */
-static void cg_memstat(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_memstat(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	const int64_t *ms = __atomic_load_n(&e->cg->memstat, __ATOMIC_ACQUIRE);
 	const char *label = f->arg == ACCT_MEMSTAT_BYTES ? "type" : "event";
 
-	if (!ms)
+	if (r->memstat_at == UINT32_MAX)
 		return;
-	for (unsigned i = 0; i < p->nr_keys; i++) {
-		const struct mkey *k = &p->keys[i];
-		if (k->cls != f->arg || !k->wanted)
+	for (unsigned i = 0; i < p->nr_slots; i++) {
+		int64_t v = p->mvals[r->memstat_at + i];
+		if (p->slots[i].cls != f->arg || v < 0)
 			continue;
-		int64_t v = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
-		if (v < 0)
-			continue;
-		if (k->shadow >= 0 && __atomic_load_n(&ms[k->shadow], __ATOMIC_RELAXED) >= 0)
-			continue;
-		struct lbl l = { label, k->name };
-		sample_i64(p, f, e, &l, 1, v);
+		struct lbl l = { label, p->slots[i].name };
+		sample_i64(p, f, r, &l, 1, v);
 	}
 }
 
-static void cg_numa(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_numa(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	if (!__atomic_load_n(&e->cg->numa_known, __ATOMIC_ACQUIRE))
-		return;
-	for (unsigned n = 0;; n++) {
-		struct acct_reading rd;
+	for (unsigned n = 0; n < r->nr_numa; n++) {
 		char node[12];
-		if (acct_counter_read_node(e->cg->numa, n, &rd) < 0)
-			break; /* past the topology's last node */
 		snprintf(node, sizeof(node), "%u", n);
 		struct lbl l = { "node", node };
-		sample_i64(p, f, e, &l, 1, rd.value);
+		sample_i64(p, f, r, &l, 1, p->numa[r->numa_at + n]);
 	}
 }
 
@@ -761,35 +750,33 @@ static enum acct_quantity psi_total(int r, int k)
 	return (enum acct_quantity)(ACCT_Q_PSI_CPU_SOME + 2 * r + k);
 }
 
-static void cg_psi_totals(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_psi_totals(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	for (int r = 0; r < _ACCT_PSI_MAX; r++)
+	for (int res = 0; res < _ACCT_PSI_MAX; res++)
 		for (int k = 0; k < _ACCT_PSI_KIND_MAX; k++) {
-			struct acct_reading rd;
-			if (!get(e, psi_total(r, k), &rd))
+			enum acct_quantity q = psi_total(res, k);
+			if (!known(r, q))
 				continue;
-			struct lbl l[2] = { { "resource", psi_resources[r] }, { "kind", psi_kinds[k] } };
-			sample_fixed(p, f, e, l, 2, rd.value, 6);
+			struct lbl l[2] = { { "resource", psi_resources[res] }, { "kind", psi_kinds[k] } };
+			sample_fixed(p, f, r, l, 2, r->q[q], 6);
 		}
 }
 
-static void cg_psi_averages(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_psi_averages(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
 	static const char *const windows[3] = { "10s", "60s", "300s" };
 
-	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
-		if (!__atomic_load_n(&e->cg->psi_known[r], __ATOMIC_ACQUIRE))
+	for (int res = 0; res < _ACCT_PSI_MAX; res++) {
+		if (!(r->psi_known & (1u << res)))
 			continue;
 		for (int k = 0; k < _ACCT_PSI_KIND_MAX; k++) {
-			struct acct_reading rd;
-			if (!acct_cgroup_get(e->cg, psi_total(r, k), false, &rd))
+			if (!known(r, psi_total(res, k)))
 				continue;
 			for (int a = 0; a < 3; a++) {
-				struct lbl l[3] = { { "resource", psi_resources[r] }, { "kind", psi_kinds[k] },
+				struct lbl l[3] = { { "resource", psi_resources[res] }, { "kind", psi_kinds[k] },
 						    { "window", windows[a] } };
 				/* hundredths of a percent -> ratio */
-				uint32_t v = __atomic_load_n(&e->cg->psi_avg[r][k][a], __ATOMIC_RELAXED);
-				sample_fixed(p, f, e, l, 3, v, 4);
+				sample_fixed(p, f, r, l, 3, r->psi_avg[res][k][a], 4);
 			}
 		}
 	}
@@ -797,73 +784,69 @@ static void cg_psi_averages(struct acct_metrics_page *p, const struct fam *f, co
 
 static const char *const minute_windows[3] = { "1m", "5m", "15m" };
 
-static void cg_load(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_load(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	if (acct_cgroup_age(e->cg, ACCT_GROUP_LOAD, p->now_us) == UINT64_MAX)
+	if (r->age[ACCT_GROUP_LOAD] == UINT64_MAX)
 		return;
 	for (int i = 0; i < 3; i++) {
 		struct lbl l = { "window", minute_windows[i] };
-		char *o = line(p, f, "", e, &l, 1);
+		char *o = line(p, f, "", r, &l, 1);
 		if (o)
-			end_line(p, put_load(o, __atomic_load_n(&e->cg->loadavg[i], __ATOMIC_RELAXED)));
+			end_line(p, put_load(o, r->loadavg[i]));
 	}
 }
 
-static void cg_cpu_rate(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_cpu_rate(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	if (acct_cgroup_age(e->cg, ACCT_GROUP_FAST, p->now_us) == UINT64_MAX)
+	if (r->age[ACCT_GROUP_FAST] == UINT64_MAX)
 		return;
 	if (f->arg < 0) {
-		sample_double(p, f, "", e, NULL, 0, acct_cgroup_get_double(&e->cg->cpu_rate_bits));
+		sample_double(p, f, "", r, NULL, 0, r->cpu_rate);
 		return;
 	}
 	for (int i = 0; i < 3; i++) {
 		struct lbl l = { "window", minute_windows[i] };
-		sample_double(p, f, "", e, &l, 1, acct_cgroup_get_double(&e->cg->cpu_rate_avg_bits[i]));
+		sample_double(p, f, "", r, &l, 1, r->cpu_rate_avg[i]);
 	}
 }
 
-static void cg_ages(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_ages(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
 	static const char *const groups[_ACCT_GROUP_MAX] = { "fast", "slow", "load" };
 
 	for (int g = 0; g < _ACCT_GROUP_MAX; g++) {
-		uint64_t age = acct_cgroup_age(e->cg, (enum acct_sample_group)g, p->now_us);
-		if (age == UINT64_MAX)
+		if (r->age[g] == UINT64_MAX)
 			continue;
 		struct lbl l = { "group", groups[g] };
-		sample_fixed(p, f, e, &l, 1, (int64_t)MIN(age, (uint64_t)INT64_MAX), 6);
+		sample_fixed(p, f, r, &l, 1, (int64_t)MIN(r->age[g], (uint64_t)INT64_MAX), 6);
 	}
 }
 
 /* Error bounds of the quantities of one unit (f->arg), where not zero. */
-static void cg_bounds(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_bounds(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
+	if (!r->bounded)
+		return;
 	for (int q = 0; q < _ACCT_Q_MAX; q++) {
 		const struct acct_quantity_info *qi = acct_quantity_info((enum acct_quantity)q);
-		struct acct_reading rd;
-		if ((int)qi->unit != f->arg)
-			continue;
-		if ((e->read_mask & (1u << q)) && !(e->bound_mask & (1u << q)))
-			continue; /* read on this page without a bound */
-		if (!acct_cgroup_get(e->cg, (enum acct_quantity)q, false, &rd) || rd.bound == 0)
+		if ((int)qi->unit != f->arg || !(r->bounded & (1u << q)))
 			continue;
 		struct lbl l = { "quantity", qi->name };
-		sample_fixed(p, f, e, &l, 1, (int64_t)MIN(rd.bound, (uint64_t)INT64_MAX), unit_decimals(q));
+		uint64_t b = p->bounds[r->bounds_at + (unsigned)q];
+		sample_fixed(p, f, r, &l, 1, (int64_t)MIN(b, (uint64_t)INT64_MAX), unit_decimals((enum acct_quantity)q));
 	}
 }
 
-static void cg_sample_errors(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_sample_errors(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	uint64_t v = __atomic_load_n(&e->cg->sample_errors, __ATOMIC_RELAXED);
-	if (v)
-		sample_u64(p, f, "_total", e, NULL, 0, v);
+	if (r->sample_errors)
+		sample_u64(p, f, "_total", r, NULL, 0, r->sample_errors);
 }
 
-static void cg_dead(struct acct_metrics_page *p, const struct fam *f, const struct entry *e)
+static void cg_dead(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	if (acct_cgroup_is_dead(e->cg))
-		sample_u64(p, f, "", e, NULL, 0, 1);
+	if (r->dead)
+		sample_u64(p, f, "", r, NULL, 0, 1);
 }
 
 /* ---- acctd's own families --------------------------------------------------------- */
@@ -1353,7 +1336,7 @@ static const struct fam families[] = {
 	  "Failed reads of the cgroup's files; absent while there were none.", cg_sample_errors, 0),
 };
 
-/* ---- snapshots ----------------------------------------------------------------------- */
+/* ---- taking the page's copy of the ledger ----------------------------------------- */
 
 static bool glob_any(char *const *globs, const char *s)
 {
@@ -1393,32 +1376,173 @@ static bool wanted(const struct acct_metrics_options *o, const struct acct_cgrou
 	return !hit;
 }
 
-static int take_snapshot(struct acct_metrics_page *p)
+/* Room for `more` elements of `size` bytes past *n in the array *v of
+ * capacity *cap. */
+static int grow(void **v, size_t *cap, size_t n, size_t more, size_t size)
+{
+	if (n + more <= *cap)
+		return 0;
+	size_t c = MAX(*cap * 2, n + more + 64);
+	void *nv = reallocarray(*v, c, size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = c;
+	return 0;
+}
+
+/* The memory.stat types on this page and the keys they come from. */
+static void make_slots(struct acct_metrics_page *p, struct acct_ledger *l)
+{
+	bool bytes = p->opts.families & (1u << ACCT_MF_MEMORY_STAT);
+	bool events = p->opts.families & (1u << ACCT_MF_MEMORY_EVENTS);
+	unsigned nk = acct_ledger_memstat_count(l);
+
+	p->nr_slots = 0;
+	if (!bytes && !events)
+		return;
+	for (unsigned i = 0; i < nk; i++) {
+		const char *k = acct_ledger_memstat_key(l, i);
+		bool total = strncmp(k, "total_", 6) == 0;
+		const char *name = total ? k + 6 : k;
+		enum acct_memstat_class cls = acct_memstat_classify(name);
+		if (cls == ACCT_MEMSTAT_SKIP || (cls == ACCT_MEMSTAT_BYTES && !bytes) ||
+		    (cls == ACCT_MEMSTAT_EVENTS && !events))
+			continue;
+		if (cls == ACCT_MEMSTAT_BYTES && p->opts.memory_stat_types && !glob_any(p->opts.memory_stat_types, name))
+			continue;
+		unsigned s = 0;
+		while (s < p->nr_slots && strcmp(p->slots[s].name, name) != 0)
+			s++;
+		if (s == p->nr_slots)
+			p->slots[p->nr_slots++] = (struct slot){ .name = name, .cls = (uint8_t)cls, .total = -1, .local = -1 };
+		if (total)
+			p->slots[s].total = (int16_t)i;
+		else
+			p->slots[s].local = (int16_t)i;
+	}
+}
+
+static void prefetch_record(const struct acct_cgroup *cg)
+{
+	for (size_t off = 0; off < sizeof(*cg); off += 64)
+		__builtin_prefetch((const char *)cg + off);
+}
+
+static void prefetch_pointees(const struct acct_cgroup *cg)
+{
+	__builtin_prefetch(cg->path);
+	for (int q = 0; q < _ACCT_Q_MAX; q++)
+		__builtin_prefetch(cg->q[q]);
+	__builtin_prefetch(cg->numa);
+	__builtin_prefetch(__atomic_load_n(&cg->memstat, __ATOMIC_RELAXED));
+}
+
+/* Copy what the page shows of every cgroup it shows, in one pass over the
+ * ledger: records are visited once each, their counters (allocated side by
+ * side) read together and fetched ahead, instead of once per family in page
+ * order, a cache miss per value. The page then holds no pointer into the
+ * ledger. */
+static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 {
 	struct acct_cgroup **v = NULL;
-	int n = acct_ledger_snapshot(p->ledger, true, &v);
+	size_t arena_len = 0, arena_cap = 0, nb = 0, cap_b = 0, nm = 0, cap_m = 0, nn = 0, cap_n = 0;
+	int n = acct_ledger_snapshot(l, true, &v);
+	int r = 0;
 
 	if (n < 0)
 		return n;
-	struct entry *e = reallocarray(p->e, MAX((size_t)n, 1), sizeof(*e));
-	if (!e) {
+	make_slots(p, l);
+	p->rows = calloc(MAX((size_t)n, 1), sizeof(*p->rows));
+	if (!p->rows) {
 		free(v);
 		return -ENOMEM;
 	}
-	p->e = e;
-	size_t k = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && r == 0; i++) {
+		if (i + 8 < n)
+			prefetch_record(v[i + 8]);
+		if (i + 4 < n)
+			prefetch_pointees(v[i + 4]);
+		const struct acct_cgroup *cg = v[i];
 		/* One record per path: the live one, sorted first, else the newest tombstone. */
-		if (i > 0 && strcmp(v[i]->path, v[i - 1]->path) == 0)
+		if ((i > 0 && strcmp(cg->path, v[i - 1]->path) == 0) || !wanted(&p->opts, cg))
 			continue;
-		if (!wanted(&p->opts, v[i]))
-			continue;
-		size_t len = strlen(v[i]->path);
-		e[k++] = (struct entry){ .cg = v[i], .len = (uint32_t)MIN(len, UINT32_MAX), .plain = label_plain(v[i]->path, len) };
+
+		struct row *row = &p->rows[p->n];
+		size_t len = strlen(cg->path);
+		if ((r = grow((void **)&p->arena, &arena_cap, arena_len, len + 1, 1)) < 0)
+			break;
+		memcpy(p->arena + arena_len, cg->path, len + 1);
+		*row = (struct row){ .path = (uint32_t)arena_len, .len = (uint32_t)len, .plain = label_plain(cg->path, len),
+				     .dead = acct_cgroup_is_dead(cg), .memstat_at = UINT32_MAX };
+		arena_len += len + 1;
+
+		uint64_t b[_ACCT_Q_MAX];
+		for (int q = 0; q < _ACCT_Q_MAX; q++) {
+			struct acct_reading rd;
+			b[q] = 0;
+			if (!acct_cgroup_get(cg, (enum acct_quantity)q, false, &rd))
+				continue;
+			row->known |= 1u << q;
+			row->q[q] = rd.value;
+			b[q] = rd.bound;
+			if (rd.bound)
+				row->bounded |= 1u << q;
+		}
+		if (row->bounded) {
+			if ((r = grow((void **)&p->bounds, &cap_b, nb, _ACCT_Q_MAX, sizeof(*p->bounds))) < 0)
+				break;
+			row->bounds_at = (uint32_t)nb;
+			memcpy(p->bounds + nb, b, sizeof(b));
+			nb += _ACCT_Q_MAX;
+		}
+		for (int g = 0; g < _ACCT_GROUP_MAX; g++)
+			row->age[g] = acct_cgroup_age(cg, (enum acct_sample_group)g, p->now_us);
+		for (int res = 0; res < _ACCT_PSI_MAX; res++) {
+			if (!__atomic_load_n(&cg->psi_known[res], __ATOMIC_ACQUIRE))
+				continue;
+			row->psi_known |= 1u << res;
+			for (int k = 0; k < _ACCT_PSI_KIND_MAX; k++)
+				for (int a = 0; a < 3; a++)
+					row->psi_avg[res][k][a] = __atomic_load_n(&cg->psi_avg[res][k][a], __ATOMIC_RELAXED);
+		}
+		for (int a = 0; a < 3; a++) {
+			row->loadavg[a] = __atomic_load_n(&cg->loadavg[a], __ATOMIC_RELAXED);
+			row->cpu_rate_avg[a] = acct_cgroup_get_double(&cg->cpu_rate_avg_bits[a]);
+		}
+		row->cpu_rate = acct_cgroup_get_double(&cg->cpu_rate_bits);
+		row->sample_errors = __atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED);
+
+		const int64_t *ms = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
+		if (ms && p->nr_slots) {
+			if ((r = grow((void **)&p->mvals, &cap_m, nm, p->nr_slots, sizeof(*p->mvals))) < 0)
+				break;
+			row->memstat_at = (uint32_t)nm;
+			for (unsigned s = 0; s < p->nr_slots; s++) {
+				const struct slot *sl = &p->slots[s];
+				int64_t val = sl->total >= 0 ? __atomic_load_n(&ms[sl->total], __ATOMIC_RELAXED) : -1;
+				if (val < 0 && sl->local >= 0)
+					val = __atomic_load_n(&ms[sl->local], __ATOMIC_RELAXED);
+				p->mvals[nm + s] = val;
+			}
+			nm += p->nr_slots;
+		}
+		if ((p->opts.families & (1u << ACCT_MF_NUMA)) && __atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE)) {
+			row->numa_at = (uint32_t)nn;
+			for (unsigned node = 0;; node++) {
+				struct acct_reading rd;
+				if (acct_counter_read_node(cg->numa, node, &rd) < 0)
+					break; /* past the topology's last node */
+				if ((r = grow((void **)&p->numa, &cap_n, nn, 1, sizeof(*p->numa))) < 0)
+					break;
+				p->numa[nn++] = rd.value;
+				row->nr_numa++;
+			}
+		}
+		p->n++;
 	}
-	p->n = k;
 	free(v);
-	return 0;
+	return r;
 }
 
 static int kind_of_unit(enum acct_unit u)
@@ -1443,35 +1567,6 @@ static int engine_stats_one(struct acct_cgroup *cg, void *userdata)
 	return 0;
 }
 
-/* memory.stat keys: the ledger interns them as the sampler meets them, so
- * the table is refreshed at every step (at most ACCT_MEMSTAT_MAX keys). */
-static void refresh_keys(struct acct_metrics_page *p)
-{
-	unsigned n = acct_ledger_memstat_count(p->ledger);
-	if (n == p->nr_keys)
-		return;
-	for (unsigned i = 0; i < n; i++) {
-		const char *k = acct_ledger_memstat_key(p->ledger, i);
-		struct mkey *m = &p->keys[i];
-		bool total = strncmp(k, "total_", 6) == 0;
-		m->name = total ? k + 6 : k;
-		m->name_len = (uint32_t)strlen(m->name);
-		m->shadow = -1;
-		m->cls = (uint8_t)acct_memstat_classify(m->name);
-		m->wanted = m->cls != ACCT_MEMSTAT_BYTES || !p->opts.memory_stat_types ||
-			    glob_any(p->opts.memory_stat_types, m->name);
-	}
-	for (unsigned i = 0; i < n; i++) {
-		const char *k = acct_ledger_memstat_key(p->ledger, i);
-		if (strncmp(k, "total_", 6) != 0)
-			continue;
-		for (unsigned j = 0; j < n; j++)
-			if (strcmp(acct_ledger_memstat_key(p->ledger, j), k + 6) == 0)
-				p->keys[j].shadow = (int16_t)i;
-	}
-	p->nr_keys = n;
-}
-
 int acct_metrics_page_new(struct acct_ledger *l, const struct acct_metrics_options *opts,
 			  const struct acct_metrics_self *self, uint64_t now_us, struct acct_metrics_page **ret)
 {
@@ -1486,7 +1581,6 @@ int acct_metrics_page_new(struct acct_ledger *l, const struct acct_metrics_optio
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->ledger = l;
 	p->opts = *opts;
 	p->self = self ? self : &no_self;
 	p->now_us = now_us;
@@ -1494,7 +1588,7 @@ int acct_metrics_page_new(struct acct_ledger *l, const struct acct_metrics_optio
 	_Static_assert(ELEMENTSOF(families) <= ELEMENTSOF(p->name_len), "name_len too small");
 	for (size_t i = 0; i < ELEMENTSOF(families); i++)
 		p->name_len[i] = (uint16_t)strlen(families[i].name);
-	r = take_snapshot(p);
+	r = gather(p, l);
 	if (r < 0) {
 		acct_metrics_page_free(p);
 		return r;
@@ -1512,16 +1606,14 @@ struct acct_metrics_page *acct_metrics_page_free(struct acct_metrics_page *p)
 {
 	if (!p)
 		return NULL;
-	free(p->e);
-	free(p->resume);
+	free(p->rows);
+	free(p->arena);
+	free(p->bounds);
+	free(p->mvals);
+	free(p->numa);
 	free(p->w.buf);
 	free(p);
 	return NULL;
-}
-
-void acct_metrics_page_invalidate(struct acct_metrics_page *p)
-{
-	p->invalid = true;
 }
 
 uint64_t acct_metrics_page_bytes(const struct acct_metrics_page *p)
@@ -1529,82 +1621,11 @@ uint64_t acct_metrics_page_bytes(const struct acct_metrics_page *p)
 	return p->bytes;
 }
 
-/* A family walks every cgroup, touching a few scattered cache lines of
- * each (the record, its path, a counter): ask for them ahead, the record
- * first, then what it points to once the record has had time to arrive. */
-#define PREFETCH_RECORD 24
-#define PREFETCH_POINTEES 12
-
-static void prefetch(const struct acct_metrics_page *p, const struct fam *f, size_t pos)
-{
-	if (pos + PREFETCH_RECORD < p->n) {
-		/* The record's lines that every family reads: the path and state,
-		 * the counter pointers and known flags, the ages. */
-		const struct acct_cgroup *cg = p->e[pos + PREFETCH_RECORD].cg;
-		int q = f->cg == cg_quantity ? f->arg : ACCT_Q_PSI_CPU_SOME;
-		__builtin_prefetch(&cg->path);
-		__builtin_prefetch(&cg->dead);
-		__builtin_prefetch(&cg->q[q]);
-		__builtin_prefetch(&cg->q_known[q]);
-		__builtin_prefetch(&cg->memstat);
-		__builtin_prefetch(&cg->sampled_us[0]);
-	}
-	if (pos + PREFETCH_POINTEES < p->n) {
-		const struct acct_cgroup *cg = p->e[pos + PREFETCH_POINTEES].cg;
-		__builtin_prefetch(cg->path);
-		if (f->cg == cg_quantity)
-			__builtin_prefetch(cg->q[f->arg]);
-		else if (f->cg == cg_psi_totals)
-			for (int q = ACCT_Q_PSI_CPU_SOME; q <= ACCT_Q_PSI_IO_FULL; q++)
-				__builtin_prefetch(cg->q[q]);
-		else if (f->cg == cg_memstat)
-			__builtin_prefetch(cg->memstat);
-		else if (f->cg == cg_numa)
-			__builtin_prefetch(cg->numa);
-	}
-}
+/* ---- rendering ---------------------------------------------------------------------- */
 
 static bool family_on(const struct acct_metrics_page *p, const struct fam *f)
 {
 	return f->group < 0 || (p->opts.families & (1u << f->group));
-}
-
-/* Remember where the current family stands by path, for a re-snapshot. */
-static int save_resume(struct acct_metrics_page *p)
-{
-	if (p->pos == 0)
-		return 0;
-	const struct entry *e = &p->e[p->pos - 1];
-	if (p->resume_cap < (size_t)e->len + 1) {
-		char *b = realloc(p->resume, (size_t)e->len + 1);
-		if (!b)
-			return -ENOMEM;
-		p->resume = b;
-		p->resume_cap = (size_t)e->len + 1;
-	}
-	memcpy(p->resume, e->cg->path, (size_t)e->len + 1);
-	return 0;
-}
-
-static int resnapshot(struct acct_metrics_page *p)
-{
-	int r = take_snapshot(p);
-	if (r < 0)
-		return r;
-	p->invalid = false;
-	if (p->pos == 0)
-		return 0;
-	/* First path after the last one rendered (the snapshot is sorted). */
-	size_t lo = 0, hi = p->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(p->e[mid].cg->path, p->resume) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	p->pos = lo;
-	return 0;
 }
 
 static int flush(struct acct_metrics_page *p, acct_metrics_write_fn write, void *userdata)
@@ -1625,11 +1646,6 @@ int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_met
 
 	if (p->done)
 		return 0;
-	if (p->invalid && (r = resnapshot(p)) < 0)
-		return r;
-	if (p->opts.families & ((1u << ACCT_MF_MEMORY_STAT) | (1u << ACCT_MF_MEMORY_EVENTS)))
-		refresh_keys(p);
-
 	while (p->fi < ELEMENTSOF(families)) {
 		const struct fam *f = &families[p->fi];
 		if (!family_on(p, f)) {
@@ -1641,10 +1657,8 @@ int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_met
 		else {
 			/* At least one cgroup per step, whatever the chunk size. */
 			size_t first = p->pos;
-			for (; p->pos < p->n && (p->pos == first || p->w.len < chunk) && !p->w.err; p->pos++) {
-				prefetch(p, f, p->pos);
-				f->cg(p, f, &p->e[p->pos]);
-			}
+			for (; p->pos < p->n && (p->pos == first || p->w.len < chunk) && !p->w.err; p->pos++)
+				f->cg(p, f, &p->rows[p->pos]);
 		}
 		if (p->w.err)
 			return p->w.err;
@@ -1654,7 +1668,7 @@ int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_met
 			p->header_done = false;
 		}
 		if (p->w.len >= chunk) {
-			if ((r = save_resume(p)) < 0 || (r = flush(p, write, userdata)) < 0)
+			if ((r = flush(p, write, userdata)) < 0)
 				return r;
 			return 1;
 		}

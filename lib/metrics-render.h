@@ -7,19 +7,18 @@
  * A page is rendered family by family (each metric family must be contiguous
  * on the page), and within a family cgroup by cgroup in path order. It is
  * produced in steps: acct_metrics_page_render() appends roughly `chunk` bytes
- * and returns, so a server can send them and continue later; memory stays
- * O(chunk + number of cgroups), not O(page).
+ * and returns, so a server can send them and continue later.
  *
- * Record pointers. A page holds a sorted array of record pointers taken from
- * the ledger. They stay valid as long as the ledger's owner does not sweep
- * (acct_ledger_sweep() frees records after a grace period). A caller that
- * lets the owner run between steps must call acct_metrics_page_invalidate()
- * whenever a sweep may have happened: the next step takes a fresh snapshot
- * and resumes the current family after the last cgroup it rendered (by
- * path), so no series is repeated within a family; a cgroup created
- * meanwhile shows up in the families still to come, one swept meanwhile
- * disappears from them. Every step must run inside rcu_read_lock() (or on
- * the ledger's owner thread with no sweep during the step).
+ * What a page shows is copied from the ledger when it starts
+ * (acct_metrics_page_new(), inside rcu_read_lock()): the exported cgroups'
+ * paths and values, in one pass over the records. After that the page holds
+ * no pointer into the ledger, so the ledger's owner may add, kill and sweep
+ * records between steps, and every family shows the same instant. Memory:
+ * about 400 bytes per exported cgroup plus its path (4 MB at 10,000
+ * cgroups), against a page of ~3.5 KB per cgroup; it does not grow with the
+ * page. (The alternative, keeping record pointers and re-finding them by path
+ * after a sweep, reads every value in page order, family by family: a cache
+ * miss per value, which made scrapes twice as slow at 10,000 cgroups.)
  *
  * Conventions of the page: names prefixed acctd_ (plus the standard
  * process_* families), base units (bytes, seconds, ratios), counters end in
@@ -164,23 +163,22 @@ typedef int (*acct_metrics_write_fn)(const void *data, size_t len, void *userdat
 
 struct acct_metrics_page;
 
-/* Start a page over `l` (inside rcu_read_lock()). `opts` and its globs and
- * `self` and what it points to must stay valid for the life of the page;
- * `now_us` (monotonic) is the instant ages are computed at. Returns 0,
- * -ENOMEM, or -EINVAL for a bad option. */
+/* Start a page: copy what it shows from `l` (inside rcu_read_lock(), or on
+ * the ledger's owner thread). `opts` and its globs, and `self` and what it
+ * points to, must stay valid for the life of the page; `l` need not.
+ * `now_us` (monotonic) is the instant ages are computed at. Cost: O(cgroups),
+ * ~10 ms at 10,000. Returns 0, -ENOMEM, or -EINVAL for a bad option. */
 int acct_metrics_page_new(struct acct_ledger *l, const struct acct_metrics_options *opts,
 			  const struct acct_metrics_self *self, uint64_t now_us, struct acct_metrics_page **ret);
 
-/* Render the next part of the page: at least one line and about `chunk`
- * bytes (a line is never split), passed to `write` (possibly in more than one
- * call). Inside rcu_read_lock(). Returns 1 when more is to come, 0 when the
- * page is complete (OpenMetrics: "# EOF" written), or a negative errno
- * (-ENOMEM, or what `write` returned); after an error the page is unusable. */
+/* Render the next part of the page: about `chunk` bytes (at least one
+ * cgroup of the current family; a line is never split), passed to `write`
+ * (possibly nothing in a step, possibly more than one call). Touches no
+ * ledger. Returns 1 when more is to come, 0 when the page is complete
+ * (OpenMetrics: "# EOF" written), or a negative errno (-ENOMEM, or what
+ * `write` returned); after an error the page is unusable. */
 int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_metrics_write_fn write,
 			     void *userdata);
-
-/* Record pointers may have been freed since the last step (see the top). */
-void acct_metrics_page_invalidate(struct acct_metrics_page *p);
 
 /* Bytes rendered so far. */
 uint64_t acct_metrics_page_bytes(const struct acct_metrics_page *p);

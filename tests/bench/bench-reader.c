@@ -22,6 +22,9 @@
  *                get cached descriptors when the descriptor limit runs out
  *   --breakdown  also time K passes per file role on its own (us per pread)
  *   --orc        also time one pass of open+pread+close per file (uncached)
+ *   --serve      after the warm-up, do one pass per line read on stdin
+ *                ("fast" or "slow") and answer each with one JSON line, so
+ *                that a driver can interleave them with acctd's passes
  *
  * Files are opened cgroup by cgroup in the order of acctd's first pass
  * (cgroup.events, the slow files, memory, CPU, PSI). Where the descriptor
@@ -532,7 +535,8 @@ static void usage(void)
 			"  --set SET      fast (default) or slow, see the head of bench-reader.c\n"
 			"  --open slow    with --set fast: hold the slow files open too, as acctd does\n"
 			"  --breakdown    also time each file name on its own\n"
-			"  --orc          also time open+pread+close per file, one pass\n");
+			"  --orc          also time open+pread+close per file, one pass\n"
+			"  --serve        after the warm-up, one pass per line on stdin (fast|slow), JSON out\n");
 }
 
 int main(int argc, char **argv)
@@ -541,12 +545,13 @@ int main(int argc, char **argv)
 		{ "root", required_argument, NULL, 'r' },     { "prefix", required_argument, NULL, 'p' },
 		{ "passes", required_argument, NULL, 'k' },   { "set", required_argument, NULL, 's' },
 		{ "breakdown", no_argument, NULL, 'b' },      { "orc", no_argument, NULL, 'o' },
+		{ "serve", no_argument, NULL, 'S' },
 		{ "open", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },           {}
 	};
 	const char *root = "/sys/fs/cgroup", *prefix = NULL;
 	long passes = 20;
-	bool slow = false, open_slow = false, breakdown = false, orc = false;
+	bool slow = false, open_slow = false, breakdown = false, orc = false, serve = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
@@ -575,6 +580,9 @@ int main(int argc, char **argv)
 				usage();
 				return 2;
 			}
+			break;
+		case 'S':
+			serve = true;
 			break;
 		case 'b':
 			breakdown = true;
@@ -627,6 +635,35 @@ int main(int argc, char **argv)
 	/* Warm-up: the first read of a kernfs file allocates its seq_file buffer;
 	 * it also reads every cgroup.events, like acctd's first (full) pass. */
 	pass(false, false);
+
+	if (serve) {
+		/* One pass per request line ("fast" or "slow"), one JSON line back;
+		 * the driver interleaves these with acctd's passes so that both
+		 * run under the same conditions. */
+		char line[64];
+		printf("{\"ready\":true,\"cgroups\":%zu,\"files\":%zu,\"uncached\":%llu}\n", nr_cgs, nr_files,
+		       uncached);
+		fflush(stdout);
+		while (fgets(line, sizeof(line), stdin)) {
+			bool want_fast = strncmp(line, "fast", 4) == 0;
+			if (!want_fast && strncmp(line, "slow", 4) != 0)
+				continue;
+			if (!want_fast && !(slow || open_slow)) {
+				printf("{\"error\":\"start with --open slow for slow passes\"}\n");
+				fflush(stdout);
+				continue;
+			}
+			cpu_s(&u0, &s0);
+			t0 = now_s();
+			unsigned long long n = pass(want_fast, false);
+			double w = now_s() - t0;
+			cpu_s(&u1, &s1);
+			printf("{\"set\":\"%s\",\"files\":%llu,\"cpu_s\":%.6f,\"wall_s\":%.6f}\n",
+			       want_fast ? "fast" : "slow", n, (u1 - u0) + (s1 - s0), w);
+			fflush(stdout);
+		}
+		return 0;
+	}
 
 	cpu_s(&u0, &s0);
 	t0 = now_s();
