@@ -10,7 +10,7 @@
  * that scrape.
  *
  * Streaming. A scrape starts by copying what the page shows from the ledger
- * (acct_metrics_page_new() under rcu_read_lock(): paths and values, ~400
+ * (acct_metrics_page_new() under rcu_read_lock(): paths and values, ~550
  * bytes per cgroup, one pass over the records); then it renders about
  * METRICS_CHUNK bytes of the page, hands them to evhttp as one HTTP chunk
  * (gzip-compressed when asked for) and continues when that chunk has left for
@@ -29,7 +29,9 @@
  * within METRICS_REQUEST_TIMEOUT_S of connecting or of the previous response
  * (slow clients that trickle a request), a whole response within
  * METRICS_RESPONSE_TIMEOUT_S (slow readers), and at most METRICS_MAX_CONNECTIONS
- * connections. evhttp in libevent 2.1 has no connection limit and no
+ * connections, of which METRICS_MAX_SCRAPES may be receiving a page (503 with
+ * Retry-After beyond: each page holds a copy of the ledger, ~7 MB at 10,000
+ * cgroups, so this bounds that memory). evhttp in libevent 2.1 has no connection limit and no
  * callback for new connections, so the count is kept with evhttp_set_bevcb():
  * it creates each connection's bufferevent, which tells of every new
  * connection; evhttp sets its connection object as the bufferevent's callback
@@ -75,10 +77,11 @@
 #define METRICS_IO_TIMEOUT_S 15
 #define METRICS_REQUEST_TIMEOUT_S 10
 #define METRICS_RESPONSE_TIMEOUT_S 60
+#define METRICS_MAX_SCRAPES 8 /* pages in progress at once: each holds its copy of the ledger */
 #define METRICS_CHUNK (512u * 1024u)
 #define METRICS_GZIP_LEVEL 1 /* the page compresses ~10x even so; higher levels cost far more CPU */
 
-static const int response_codes[] = { 200, 400, 404, 405, 500 };
+static const int response_codes[] = { 200, 400, 404, 405, 500, 503 };
 
 struct scrape;
 
@@ -119,6 +122,7 @@ struct metrics_server {
 	struct event *ev_adopt, *ev_reap;
 	struct metrics_conn *head, *tail; /* oldest first */
 	unsigned nr_conns;                /* not closed */
+	unsigned nr_scrapes;              /* pages in progress */
 	uint64_t connections_total, evicted_total, refused_total, timeouts_total;
 	uint64_t responses[ELEMENTSOF(response_codes)];
 	double start_time; /* wall clock of the manager's start: fixed, for _created */
@@ -202,8 +206,14 @@ static void on_reap(evutil_socket_t fd, short what, void *userdata)
 
 	for (struct metrics_conn *c = s->head, *next; c; c = next) {
 		next = c->next;
-		if (!c->closed && c->evcon && !bev_alive(c->bev))
-			mark_closed(c); /* closed without telling us */
+		if (!c->closed && c->evcon && !bev_alive(c->bev)) {
+			/* Freed without telling us (libevent 2.1 always does tell):
+			 * its request went with it. */
+			if (c->scrape)
+				scrape_free(c->scrape);
+			c->scrape = NULL;
+			mark_closed(c);
+		}
 		if (!c->closed)
 			continue;
 		if (c->prev)
@@ -344,6 +354,7 @@ static void scrape_free(struct scrape *sc)
 {
 	if (!sc)
 		return;
+	sc->server->nr_scrapes--;
 	acct_metrics_page_free(sc->page);
 	if (sc->out)
 		evbuffer_free(sc->out);
@@ -577,12 +588,19 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 		x->process_max_fds = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
 }
 
-/* The configured options. The include/exclude globs, the family set and the
- * memory.stat types are not configuration keys yet: defaults until they are. */
+/* The configured options. Of [metrics], only max_depth is a configuration key
+ * yet; include, exclude, families and memory_stat_types (the renderer takes
+ * them in struct acct_metrics_options) keep their defaults until they are. */
 static void options_from_config(const struct acct_config *cfg, struct acct_metrics_options *o)
 {
 	acct_metrics_options_default(o);
 	o->max_depth = cfg->metrics_max_depth;
+	o->include = cfg->metrics_include;
+	o->exclude = cfg->metrics_exclude && cfg->metrics_exclude[0] ? cfg->metrics_exclude : NULL;
+	/* validated when the configuration was loaded */
+	uint32_t set = 0;
+	if (cfg->metrics_families && acct_metrics_families_apply(&set, cfg->metrics_families, NULL) == 0)
+		o->families = set;
 }
 
 static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req,
@@ -595,6 +613,7 @@ static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struc
 	if (!sc)
 		goto fail;
 	sc->server = s;
+	s->nr_scrapes++;
 	sc->req = req;
 	sc->opts = *opts;
 	sc->out = evbuffer_new();
@@ -711,6 +730,11 @@ static void on_request(struct evhttp_request *req, void *userdata)
 	}
 	bool gzip = acct_metrics_accepts_gzip(evhttp_find_header(in, "Accept-Encoding"));
 
+	if (cmd == EVHTTP_REQ_GET && s->nr_scrapes >= METRICS_MAX_SCRAPES) {
+		evhttp_add_header(out, "Retry-After", "1");
+		reply_text(s, c, req, 503, "Service Unavailable", "Too many metrics pages in progress, retry later\n");
+		return;
+	}
 	if (cmd == EVHTTP_REQ_HEAD) {
 		evhttp_add_header(out, "Content-Type", opts.format == ACCT_METRICS_OPENMETRICS
 							       ? ACCT_METRICS_CONTENT_TYPE_OPENMETRICS

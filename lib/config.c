@@ -31,6 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "metrics-render.h"
 #include "util.h"
 
 #define USEC_PER_MSEC UINT64_C(1000)
@@ -337,6 +338,7 @@ enum value_kind {
 	V_INCLUDE,   /* blank-separated globs; empty: "*" */
 	V_EXCLUDE,   /* blank-separated globs; may be empty */
 	V_LISTEN,    /* HOST:PORT, [IPV6]:PORT or none */
+	V_FAMILIES,  /* blank-separated metrics family words (acct_metrics_families_apply()) */
 };
 
 /* How a numeric value is stored; it also caps the range. */
@@ -391,6 +393,9 @@ static const struct key_desc keys[] = {
 
 	KEY("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
 	KEY("metrics", "max_depth", V_INTEGER, S_UINT, metrics_max_depth, 0, 255),
+	KEY("metrics", "include", V_INCLUDE, S_NONE, metrics_include, 0, 0),
+	KEY("metrics", "exclude", V_EXCLUDE, S_NONE, metrics_exclude, 0, 0),
+	KEY("metrics", "families", V_FAMILIES, S_NONE, metrics_families, 0, 0),
 
 	KEY("log", "level", V_LOG_LEVEL, S_NONE, log_level, 0, 0),
 };
@@ -520,6 +525,8 @@ static const char *kind_noun(enum value_kind kind)
 	case V_INCLUDE:
 	case V_EXCLUDE:
 		return "globs";
+	case V_FAMILIES:
+		return "metrics families";
 	case V_LISTEN:
 		return "HOST:PORT, [IPV6]:PORT or none";
 	}
@@ -762,6 +769,32 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 		*p = TAKE_PTR(globs);
 		return 0;
 	}
+	case V_FAMILIES: {
+		_cleanup_(strv_freep) char **words = NULL;
+		char ***p = field(c, k);
+		const char *bad = NULL;
+		uint32_t set = 0;
+
+		r = strv_split(v, &words);
+		if (r < 0)
+			return r;
+		if (!words[0]) {
+			size_t n = 0;
+			r = strv_push_dup(&words, &n, "default");
+			if (r < 0)
+				return r;
+		}
+		if (acct_metrics_families_apply(&set, words, &bad) < 0) {
+			r = asprintf(&reason,
+				     "unknown family '%s' (expected default, all, none or a group, optionally with + or -)",
+				     bad ? bad : v);
+			*ret_reason = r < 0 ? NULL : reason;
+			return r < 0 ? -ENOMEM : -EINVAL;
+		}
+		strv_free(*p);
+		*p = TAKE_PTR(words);
+		return 0;
+	}
 	case V_LISTEN: {
 		const char *why = check_listen(v);
 		char **p = field(c, k);
@@ -885,11 +918,14 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.log_level = ACCT_LOG_INFO,
 	};
 	c->exclude = strv_new_empty();
+	c->metrics_exclude = strv_new_empty();
 	c->sources = strv_new_empty();
 	c->socket_path = default_socket_path();
 	c->metrics_listen = strdup(ACCT_METRICS_DEFAULT_LISTEN);
-	if (!c->exclude || !c->sources || !c->socket_path || !c->metrics_listen ||
-	    strv_push_dup(&c->include, &n, "*") < 0)
+	size_t mi = 0, mf = 0;
+	if (!c->exclude || !c->metrics_exclude || !c->sources || !c->socket_path || !c->metrics_listen ||
+	    strv_push_dup(&c->include, &n, "*") < 0 || strv_push_dup(&c->metrics_include, &mi, "*") < 0 ||
+	    strv_push_dup(&c->metrics_families, &mf, "default") < 0)
 		return -ENOMEM;
 	*ret = TAKE_PTR(c);
 	return 0;
@@ -905,6 +941,9 @@ struct acct_config *acct_config_free(struct acct_config *c)
 	free(c->socket_path);
 	free(c->admin_group);
 	free(c->metrics_listen);
+	strv_free(c->metrics_include);
+	strv_free(c->metrics_exclude);
+	strv_free(c->metrics_families);
 	strv_free(c->sources);
 	free(c);
 	return NULL;
@@ -1353,7 +1392,8 @@ void acct_config_dump(const struct acct_config *c, FILE *f)
 			break;
 		}
 		case V_INCLUDE:
-		case V_EXCLUDE: {
+		case V_EXCLUDE:
+		case V_FAMILIES: {
 			char *const *v = *(char **const *)p;
 
 			if (v && v[0]) {

@@ -14,7 +14,7 @@
  * paths and values, in one pass over the records. After that the page holds
  * no pointer into the ledger, so the ledger's owner may add, kill and sweep
  * records between steps, and every family shows the same instant. Memory:
- * about 400 bytes per exported cgroup plus its path (4 MB at 10,000
+ * about 450 bytes per exported cgroup plus its path (5 MB at 10,000
  * cgroups), against a page of ~3.5 KB per cgroup; it does not grow with the
  * page. (The alternative, keeping record pointers and re-finding them by path
  * after a sweep, reads every value in page order, family by family: a cache

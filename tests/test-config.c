@@ -310,7 +310,7 @@ static void test_documented_defaults(void **state)
 	free(line);
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
-	assert_int_equal(keys, 24); /* every key is documented */
+	assert_int_equal(keys, 27); /* every key is documented */
 
 	uncommented = tmp_write(t, "uncommented.conf", text);
 	assert_int_equal(acct_config_load(uncommented, "", &c, &diag), 0);
@@ -912,7 +912,8 @@ static void test_dump(void **state)
 				     "auto_tune = yes\n"));
 	assert_non_null(strstr(text, "\nadmin_group =\nmax_message_size = 16M\nmax_connections = 4096\n"
 				     "max_connections_per_user = 1024\nidle_timeout = 5min\nmax_output_queue = 4M\n"));
-	assert_non_null(strstr(text, "\n[metrics]\nlisten = 127.0.0.1:9847\nmax_depth = 32\n\n[log]\nlevel = info\n"));
+	assert_non_null(strstr(text, "\n[metrics]\nlisten = 127.0.0.1:9847\nmax_depth = 32\ninclude = *\nexclude =\n"
+				     "families = default\n\n[log]\nlevel = info\n"));
 	round_trip(t, c);
 	c = acct_config_free(c);
 	text = (free(text), NULL);
@@ -1097,6 +1098,24 @@ static void test_parse_bool_and_level(void **state)
 	assert_int_equal(l, ACCT_LOG_INFO);
 }
 
+static void test_metrics_families(void **state)
+{
+	struct acct_config *c = NULL;
+	struct acct_config_diag diag = { 0 };
+
+	assert_int_equal(acct_config_new_defaults(&c), 0);
+	assert_int_equal(acct_config_set(c, "metrics", "families", "default -pressure +cpu_rate", "test", &diag), 0);
+	assert_string_equal(c->metrics_families[1], "-pressure");
+	assert_int_equal(acct_config_set(c, "metrics", "families", "default +bogus", "test", &diag), -EINVAL);
+	assert_string_equal(diag.error, "test: families: unknown family '+bogus' (expected default, all, none or a "
+					"group, optionally with + or -)");
+	assert_string_equal(c->metrics_families[1], "-pressure"); /* unchanged */
+	assert_int_equal(acct_config_set(c, "metrics", "exclude", "/user.slice /machine.slice", "test", &diag), 0);
+	assert_string_equal(c->metrics_exclude[1], "/machine.slice");
+	acct_config_diag_clear(&diag);
+	acct_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1118,6 +1137,7 @@ int main(void)
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_bool_and_level),
+		cmocka_unit_test(test_metrics_families),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

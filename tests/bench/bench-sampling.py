@@ -696,8 +696,11 @@ def measure_daemon_passes(args, tmp, name, include, cgroup_root, self_cgroups, n
                 last[:] = [now, th]
                 return None
             if server:
-                # the same kind of pass by the reference reader, now, while
-                # acctd waits for its next tick
+                # the same kind of pass by the reference reader while acctd
+                # waits for its next tick, half an interval after acctd's pass
+                # so that both start about as long after the last read of
+                # these files (caches as warm, or as cold, for both)
+                time.sleep(max(0.0, now + interval * 0.45 - time.monotonic()))
                 ref = server.one("slow" if rep["files_read"] >= mid else "fast")
                 rep["ref_cpu_s"], rep["ref_files"] = ref["cpu_s"], ref["files"]
                 th = thread_cpu_ns(pid)  # acctd's threads are idle meanwhile
