@@ -6,12 +6,12 @@
  * optionally only the subtree PREFIX), chooses for every cgroup exactly the
  * files acctd's sampler reads for that layout (a copy of pick_files() in
  * lib/sampler.c; keep the two in step), opens each once (cached descriptors,
- * as acctd keeps them), then times K passes of pread(fd, buf, size, 0) over all
- * of them with CLOCK_PROCESS_CPUTIME_ID (CPU) and CLOCK_MONOTONIC (wall). Nothing is
- * parsed except cgroup.events, whose "populated 0" makes a fast pass skip the
- * cgroup's other fast files, as acctd's fast pass does once it has read a
- * cgroup at least once. One thread, no ledger, no parsing: what is left is the
- * system calls and the kernel's formatting of the files.
+ * as acctd keeps them), then times K passes of pread(fd, buf, size, 0) over
+ * all of them with CLOCK_PROCESS_CPUTIME_ID (CPU) and CLOCK_MONOTONIC (wall).
+ * Nothing is parsed except cgroup.events, whose "populated 0" makes a fast
+ * pass skip the cgroup's other fast files, as acctd's fast pass does once it
+ * has read a cgroup at least once. One thread, no ledger, no parsing: what is
+ * left is the system calls and the kernel's formatting of the files.
  *
  *   --set fast   (default) the fast pass: cgroup.events, memory in use,
  *                CPU time/throttling, PSI; empty cgroups: cgroup.events only
@@ -27,14 +27,17 @@
  *                that a driver can interleave them with acctd's passes
  *
  * Files are opened cgroup by cgroup in the order of acctd's first pass
- * (cgroup.events, the slow files, memory, CPU, PSI). Where the descriptor
- * limit runs out (less a reserve of FD_RESERVE descriptors, so that the
- * fallback can open), every file not cached by then is read with
- * open+pread+close per read, as acctd degrades ("uncached" counts them), and
+ * (cgroup.events, the slow files, memory, CPU, PSI), and cached up to acctd's
+ * own budget: RLIMIT_NOFILE less a reserve of max(limit / 8, 48) (as
+ * acct_sampler_new() in lib/sampler.c computes it). Every file not cached by
+ * then is read with open+pread+close per read, as acctd degrades
+ * ("uncached" counts them), and
  * "cached_floor_cpu_s_per_pass" estimates the pass with every descriptor
  * cached from the per-role cost of the cached ones. "read_errors" counts
  * failed reads (there should be none).
- * Output: one JSON object on stdout. Exit 0, 1 on errors, 2 on usage.
+ *
+ * Output: one JSON object on stdout (--serve: one per line). Exit 0, 1 on
+ * errors, 2 on usage.
  *
  * Build: executable('bench-reader', 'bench-reader.c') (libc only). */
 #ifndef _GNU_SOURCE
@@ -390,10 +393,9 @@ static void pick_files(const struct cgroup *cg, struct spec spec[F_MAX])
 #undef SET
 }
 
-#define FD_RESERVE 64
 static bool degraded;
 static unsigned long long uncached, absent, cached;
-static unsigned long long fd_budget; /* RLIMIT_NOFILE - FD_RESERVE */
+static unsigned long long fd_budget; /* descriptors the cache may hold, as acctd's */
 
 /* The order in which acctd's first pass (FAST|SLOW) opens a cgroup's files:
  * sample_events(), sample_slow(), sample_memory(), sample_cpu(), sample_psi(). */
@@ -609,7 +611,11 @@ int main(int argc, char **argv)
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	getrlimit(RLIMIT_NOFILE, &rl);
-	fd_budget = rl.rlim_cur > FD_RESERVE + 16 ? rl.rlim_cur - FD_RESERVE - 16 : 0;
+	{
+		unsigned long long lim = rl.rlim_cur == RLIM_INFINITY ? 1024 : (unsigned long long)rl.rlim_cur;
+		unsigned long long reserve = lim / 8 > 48 ? lim / 8 : 48;
+		fd_budget = lim > reserve ? lim - reserve : 0;
+	}
 
 	if (detect_layout(root) < 0) {
 		fprintf(stderr, "bench-reader: no cgroup hierarchy under %s\n", root);

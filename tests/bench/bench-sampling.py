@@ -3,18 +3,21 @@
 
 At each size (default 1,000 and 10,000 cgroups) it measures, in one run:
 
-  * acctd's CPU per fast pass and per slow pass: the sampling workers' CPU as
-    acctd reports it per pass (--state-file "pass": cpu_seconds, wall_us,
-    files_read), and the whole daemon's CPU per fast interval (its process CPU
-    clock, ns, over M passes, no state file: event loop, reconciliation and
-    timers included);
+  * acctd's CPU per fast pass and per slow pass: the CPU of its sampling
+    threads between two passes (se.sum_exec_runtime of each thread), beside
+    its own pass report (--state-file "pass": cpu_seconds, wall_us,
+    files_read, ...), and the whole daemon's CPU per fast interval (its
+    process CPU clock over M passes, no state file: event loop,
+    reconciliation and timers included);
   * start-up time to READY=1 (a datagram on NOTIFY_SOCKET);
-  * VmRSS after READY (per cgroup: the difference between the two largest
-    sizes over their difference in cgroups; idle: a near-empty tree), and,
-    with real v1 memory cgroups, the memory charged to acctd's own cgroup
-    (user + kernel: the cached descriptors' kernel objects live there);
+  * VmRSS after READY (per cgroup: between consecutive sizes, and a
+    least-squares fit over the sizes where acctd read every cgroup; idle: a
+    near-empty tree), and, with real v1 memory cgroups, the memory charged to
+    acctd's own cgroup (user + kernel: the cached descriptors' kernel objects
+    are charged there);
   * side by side: the reference reader (bench-reader: the same files through
-    cached descriptors, no parsing, one thread; the kernel's own cost) and
+    cached descriptors, no parsing, one thread; the kernel's own cost), alone
+    over K passes and paired pass by pass with acctd's passes, and
     `systemd-cgtop -b -n 1` over the same cgroups (real cgroups only);
   * that empty cgroups (cgroup.events populated 0) are not re-read at the fast
     interval: 90% of the cgroups are emptied while acctd runs, and files read
@@ -244,10 +247,6 @@ def build_fake(root, mode, n, depth, seed=1):
     return fs
 
 
-def fake_populated(fs):
-    return sum(1 for p in fs.paths() if fs.expected(p)["populated"])
-
-
 def empty_fake(fs, keep_every):
     """Mark all cgroups but every keep_every-th not populated (set_populated)."""
     paths = [p for p in fs.paths() if p != "/"]
@@ -411,20 +410,6 @@ class Daemon:
             if "READY=1" in lines:
                 return time.monotonic() - self.t0
 
-    def wait_pass(self, timeout):
-        """The STATUS= that follows every pass after READY: (True, the last
-        pass's wall ms from the status line), or (False, None) if none came
-        in time (sd_notify() needs a free descriptor for its socket)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            lines = self.recv(deadline)
-            if lines is None:
-                return False, None
-            for line in lines:
-                if line.startswith("STATUS="):
-                    m = re.search(r"last pass (\d+) ms", line)
-                    return True, int(m.group(1)) if m else None
-
     def wait_state(self, timeout):
         """The pass report of the next state file acctd writes, or None."""
         deadline = time.monotonic() + timeout
@@ -560,14 +545,44 @@ def run_cgtop(prefix, runs=3):
     return {"command": " ".join(cmd), "wall_s": median(walls), "cpu_s": median(cpus), "rows": rows, "runs": runs}
 
 
-def measure_daemon_cpu(args, tmp, name, include, cgroup_root, self_cgroups, nofile, passes):
+def wait_burst(d, pid, timeout, quiet=0.04, poll=0.004):
+    """Wait for the end of the next burst of CPU in acctd's threads other than
+    the main one, i.e. of a sampling pass (the workers wait between passes).
+    Returns the burst's approximate wall time in seconds, or None on timeout.
+    This needs no notification: acctd limits STATUS= to one per 5 s, and
+    sd_notify() fails without a free descriptor."""
+    deadline = time.monotonic() + timeout
+    last = worker_ns(pid, {}, thread_cpu_ns(pid))
+    first_change = last_change = None
+    while time.monotonic() < deadline:
+        d.drain()
+        time.sleep(poll)
+        cur = worker_ns(pid, {}, thread_cpu_ns(pid))
+        now = time.monotonic()
+        if cur != last:
+            last = cur
+            first_change = first_change or now
+            last_change = now
+        elif last_change is not None and now - last_change >= quiet:
+            return last_change - first_change + poll
+    return None
+
+
+def interval_ms(args, n):
+    """fast_interval for n cgroups: --fast-ms, raised to 0.3 ms per cgroup so
+    that a pass and the paired reference pass both fit in one interval
+    (3 s at 10,000 cgroups). The cost of a pass does not depend on it."""
+    return max(args.fast_ms, -(-int(n * 0.3) // 100) * 100)
+
+
+def measure_daemon_cpu(args, tmp, name, include, cgroup_root, self_cgroups, nofile, passes, n=0):
     """Run A: fast passes only (slow_interval 1h), no state file: start-up,
-    RSS, and the process's CPU per fast interval. Passes are counted by the
-    STATUS= acctd sends after each; where those do not come (sd_notify()
-    without a free descriptor), by the time elapsed over the interval."""
-    conf = config_text(tmp, "%dms" % args.fast_ms, "1h", args.workers, include)
+    RSS, and the process's CPU per fast interval, over `passes` passes told
+    apart by the bursts of CPU of the sampling threads."""
+    ims = interval_ms(args, n)
+    conf = config_text(tmp, "%dms" % ims, "1h", args.workers, include)
     d = Daemon(args, tmp, name, conf, cgroup_root=cgroup_root, self_cgroups=self_cgroups, nofile=nofile)
-    interval = args.fast_ms / 1000.0
+    interval = ims / 1000.0
     wait = 2 * interval + 3
     res = {}
     try:
@@ -579,30 +594,29 @@ def measure_daemon_cpu(args, tmp, name, include, cgroup_root, self_cgroups, nofi
         res["rss_ready_kib"] = vm_rss_kib(pid)
         res["memcg_ready_bytes"], res["kmem_ready_bytes"] = d.memcg_bytes()
         if passes:
-            # the first pass after READY may still pay for log_top and late
-            # opens; start the window one pass in
-            ok, _ = d.wait_pass(wait)
+            # start the window at the end of the second pass (the first after
+            # READY may still pay for late opens and log_top)
+            wait_burst(d, pid, wait)
             c0, t0, th0 = process_cpu_ns(pid), time.monotonic(), thread_cpu_ns(pid)
-            walls, got = [], 0
-            while got < passes and time.monotonic() < t0 + passes * interval + wait:
-                ok, w = d.wait_pass(t0 + passes * interval + wait - time.monotonic())
-                if not ok:
+            walls = []
+            for _ in range(passes):
+                w = wait_burst(d, pid, wait)
+                if w is None:
                     break
-                got += 1
                 walls.append(w)
             c1, t1, th1 = process_cpu_ns(pid), time.monotonic(), thread_cpu_ns(pid)
-            n = got
-            if got < passes:
-                res["status_lost"] = passes - got
+            n = len(walls)
+            if n < passes:
+                res["bursts_missing"] = passes - n
                 n = max(1, round((t1 - t0) / interval))
             main = (th1.get(pid, 0) - th0.get(pid, 0)) / 1e9
             others = worker_ns(pid, th0, th1) / 1e9
             res.update({
                 "passes": n,
-                "passes_counted_by_status": got,
+                "passes_seen": len(walls),
                 "process_cpu_s_per_pass": (c1 - c0) / 1e9 / n,
                 "interval_s": (t1 - t0) / n,
-                "status_wall_ms_median": median(walls),
+                "burst_wall_s_median": median(walls),
                 "main_thread_cpu_s_per_pass": main / n,
                 "other_threads_cpu_s_per_pass": others / n,
             })
@@ -658,17 +672,18 @@ def summarize(reports):
 
 
 def measure_daemon_passes(args, tmp, name, include, cgroup_root, self_cgroups, nofile, ref_fast, ref_slow,
-                          empty_fn=None, reader_at=None):
+                          empty_fn=None, reader_at=None, n=0):
     """Run B: fast and slow passes with the pass reports of --state-file
     (a new state file marks the end of each pass); then (empty_fn) most
     cgroups are emptied and the fast passes measured again. The CPU of the
     sampling threads is measured between two state files (they wait between
     passes); a gap of more than 1.5 intervals means a state file was not
     written (e.g. no free descriptor) and that report is left out."""
-    conf = config_text(tmp, "%dms" % args.fast_ms, "%dms" % (2 * args.fast_ms), args.workers, include)
+    ims = interval_ms(args, n)
+    conf = config_text(tmp, "%dms" % ims, "%dms" % (2 * ims), args.workers, include)
     d = Daemon(args, tmp, name, conf, cgroup_root=cgroup_root, state_file=True, self_cgroups=self_cgroups,
                nofile=nofile)
-    interval = args.fast_ms / 1000.0
+    interval = ims / 1000.0
     res = {"missed": 0, "merged": 0}
     server = None
     mid = (ref_fast["files_per_pass"] + ref_slow["files_per_pass"]) / 2.0
@@ -691,9 +706,9 @@ def measure_daemon_passes(args, tmp, name, include, cgroup_root, self_cgroups, n
             now, th = time.monotonic(), thread_cpu_ns(pid)
             rep["measured_cpu_seconds"] = worker_ns(pid, last[1], th) / 1e9
             rep["gap_s"] = now - last[0]
+            last[:] = [now, th]
             if rep["gap_s"] > 1.5 * interval:
                 res["merged"] += 1
-                last[:] = [now, th]
                 return None
             if server:
                 # the same kind of pass by the reference reader while acctd
@@ -703,8 +718,7 @@ def measure_daemon_passes(args, tmp, name, include, cgroup_root, self_cgroups, n
                 time.sleep(max(0.0, now + interval * 0.45 - time.monotonic()))
                 ref = server.one("slow" if rep["files_read"] >= mid else "fast")
                 rep["ref_cpu_s"], rep["ref_files"] = ref["cpu_s"], ref["files"]
-                th = thread_cpu_ns(pid)  # acctd's threads are idle meanwhile
-            last[:] = [time.monotonic(), th]
+                rep["ref_wall_s"] = ref["wall_s"]
             return rep
 
         reports = [r for r in (one_pass() for _ in range(args.passes)) if r]
@@ -782,6 +796,7 @@ def run_size(args, tmp, n, real, hiers, results):
             return r
 
         errors = r["errors"] = {}
+        r["fast_ms"] = interval_ms(args, n)
 
         def step(key, fn, *a):
             # one failed measurement is reported; the others still run
@@ -808,7 +823,7 @@ def run_size(args, tmp, n, real, hiers, results):
                           else "fake tree (--fake): systemd-cgtop reads only the real /sys/fs/cgroup"}
         log("%d: acctd, fast passes (process CPU, start-up, RSS)" % n)
         step("acctd", measure_daemon_cpu, args, tmp, "a-%d" % n, include, cgroup_root, self_cgroups, nofile,
-             args.passes)
+             args.passes, n)
         log("%d: acctd, pass reports (fast, slow, then 90%% empty)" % n)
         if real:
             def empty_fn():
@@ -827,7 +842,7 @@ def run_size(args, tmp, n, real, hiers, results):
             def empty_fn():
                 return empty_fake(fs, 10)
         step("acctd_passes", measure_daemon_passes, args, tmp, "b-%d" % n, include, cgroup_root, self_cgroups,
-             nofile, ref_fast, ref_slow, empty_fn, (reader_root, reader_prefix))
+             nofile, ref_fast, ref_slow, empty_fn, (reader_root, reader_prefix), n)
         if g(r, "acctd_passes", "emptied"):
             log("%d: reference reader on the emptied tree" % n)
             r["reference_empty"] = run_reader(args, reader_root, reader_prefix, args.reader_passes, "fast",
@@ -868,7 +883,7 @@ def report(res):
     out = []
     m = res["machine"]
     out.append("Machine: %s, %d cores%s, %s MiB, Linux %s; %s; %s cgroups (%s); acctd workers=%d, "
-               "fast_interval=%d ms, load_average=no; RLIMIT_NOFILE %s; load average at start %s, at the end %s." % (
+               "fast_interval>=%d ms, load_average=no; RLIMIT_NOFILE %s; load average at start %s, at the end %s." % (
                    m["cpu"], m["cores"], " (" + m["virt"] + ")" if m.get("virt") else "", fmt(m["memory_mib"], 0),
                    m["kernel"], m["date"], "real" if res["real"] else "fake", res["layout"], res["workers"],
                    res["fast_ms"], res["nofile"], " ".join(m["loadavg_start"]), " ".join(m.get("loadavg_end", []))))
@@ -903,9 +918,11 @@ def report(res):
                                 fmt(g(s, "acctd_passes", "slow", "cgroups_failed"), 0),
                                 fmt(g(s, "acctd_passes", "first_pass", "cgroups_failed"), 0),
                                 fmt(g(s, "acctd_passes", "fast", "errors", "unreadable"), 0)) for s in sizes], "0")
-    row("notifications that did not come: READY=1 / STATUS= (run A); state files missing (run B)",
-        ["%s / %s; %s" % ("lost" if g(s, "acctd", "ready_lost") else "0", fmt(g(s, "acctd", "status_lost") or 0, 0),
-                          fmt((g(s, "acctd_passes", "missed") or 0) + (g(s, "acctd_passes", "merged") or 0), 0))
+    row("acctd's fast_interval (slow_interval: 2x in run B, 1 h in run A), ms",
+        [fmt(g(s, "fast_ms"), 0) for s in sizes])
+    row("READY=1 that did not come (run A); state files missing (run B)",
+        ["%s; %s" % ("lost" if g(s, "acctd", "ready_lost") else "0",
+                     fmt((g(s, "acctd_passes", "missed") or 0) + (g(s, "acctd_passes", "merged") or 0), 0))
          for s in sizes], "0")
     row("files per fast pass: acctd / reference",
         [flag(s, "%s / %s" % (fmt(g(s, "acctd_passes", "fast", "files_read"), 0),
@@ -917,8 +934,8 @@ def report(res):
         if v is not None:
             return v, g(s, "acctd_passes", "fast", "wall_s"), ""
         v = g(s, "acctd", "other_threads_cpu_s_per_pass")
-        w = g(s, "acctd", "status_wall_ms_median")
-        return v, w / 1e3 if w is not None else None, " [run A]" if v is not None else ""
+        w = g(s, "acctd", "burst_wall_s_median")
+        return v, w, " [run A]" if v is not None else ""
 
     row("**fast pass, acctd sampling threads**: CPU ms (wall ms)",
         [flag(s, "%s (%s)%s" % (ms(fast_cpu(s)[0]), ms(fast_cpu(s)[1]), fast_cpu(s)[2])) for s in sizes])
@@ -1007,7 +1024,7 @@ def report(res):
             out.append("")
     if any(fast_cpu(s)[2] for s in sizes):
         out.append("[run A]: no pass reports at this size; the CPU of acctd's threads other than the main one per "
-                   "fast interval, and the wall time from its STATUS= line, instead.")
+                   "fast interval, and the duration of their bursts of CPU, instead.")
         out.append("")
     if any(failed(s) or failed(s, "slow") for s in sizes):
         out.append("(!) acctd failed to read some cgroups in these passes (see the first row); its figures there "
@@ -1170,7 +1187,8 @@ def main():
     ap.add_argument("--depth", type=int, default=4, help="depth of the fake trees (default 4)")
     ap.add_argument("--prefix", default="/acctd-bench", help="parent of the real cgroups (default /acctd-bench)")
     ap.add_argument("--workers", type=int, default=2, help="acctd sampling workers (default 2)")
-    ap.add_argument("--fast-ms", type=int, default=1000, help="fast_interval in ms (default 1000)")
+    ap.add_argument("--fast-ms", type=int, default=1000,
+                    help="fast_interval in ms (default 1000; raised to 0.3 ms per cgroup, 3 s at 10,000)")
     ap.add_argument("--passes", type=int, default=10, help="passes measured per acctd run (default 10)")
     ap.add_argument("--empty-passes", type=int, default=6, help="passes after emptying (default 6)")
     ap.add_argument("--reader-passes", type=int, default=20, help="reference reader passes (default 20)")
@@ -1249,7 +1267,11 @@ def main():
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, signal.SIG_IGN)
         if real:
-            remove_leftovers(args.prefix, hiers)
+            try:
+                remove_leftovers(args.prefix, hiers)
+            except Exception as e:
+                log("cleanup: %s" % e)
+                rc = rc or 1
         if not args.keep_tmp:
             shutil.rmtree(tmp, ignore_errors=True)
         else:
