@@ -163,20 +163,6 @@ struct json_object *acct_cgroup_to_json(struct acct_ledger *l, const struct acct
 	return o;
 }
 
-struct json_object *acct_cgroup_summary_json(const struct acct_cgroup *cg, uint64_t now_us)
-{
-	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "path", json_object_new_string(cg->path));
-	json_object_object_add(o, "state", json_object_new_string(acct_cgroup_is_dead(cg) ? "dead" : "live"));
-	json_object_object_add(o, "memory", quantity_json(cg, ACCT_Q_MEMORY, now_us, false));
-	json_object_object_add(o, "cpu_rate", double_json(acct_cgroup_get_double(&cg->cpu_rate_bits),
-							   acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us)));
-	json_object_object_add(o, "load1", json_object_new_double((double)__atomic_load_n(&cg->loadavg[0], __ATOMIC_RELAXED) / 2048.0));
-	json_object_object_add(o, "psi_some_avg10",
-			       json_object_new_double(__atomic_load_n(&cg->psi_avg[ACCT_PSI_CPU][0][0], __ATOMIC_RELAXED) / 100.0));
-	return o;
-}
-
 struct json_object *acct_drift_to_json(const struct acct_drift_hist *h)
 {
 	struct json_object *o = json_object_new_object();

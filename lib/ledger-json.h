@@ -18,9 +18,6 @@
 struct json_object *acct_cgroup_to_json(struct acct_ledger *l, const struct acct_cgroup *cg, uint64_t now_us,
 					bool precise, unsigned nr_nodes);
 
-/* The summary used by List: memory, CPU rate, load, PSI some avg10. */
-struct json_object *acct_cgroup_summary_json(const struct acct_cgroup *cg, uint64_t now_us);
-
 /* One element of List, exactly the interface's CgroupSummary: memory (a
  * value), cpu_rate (a float value), load1 and psi_some_avg10 ({cpu, memory,
  * io}: the "some" avg10 of each resource, 0 for one never read), each null

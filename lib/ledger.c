@@ -376,10 +376,24 @@ void acct_ledger_get_budgets(const struct acct_ledger *l, struct acct_ledger_bud
 
 /* ---- values ------------------------------------------------------------- */
 
-void acct_cgroup_set(struct acct_cgroup *cg, enum acct_quantity q, int64_t value)
+int acct_cgroup_set_checked(struct acct_cgroup *cg, enum acct_quantity q, int64_t value)
 {
 	/* The sampler is the only writer of kernel quantities, so moving the
 	 * counter to the new reading is one add of the difference. */
+	int64_t cur = acct_counter_read_precise(cg->q[q]);
+	bool known = __atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE);
+
+	if (known && quantities[q].cumulative && value < cur)
+		return -ERANGE;
+	if (value != cur)
+		acct_counter_add(cg->q[q], (int64_t)((uint64_t)value - (uint64_t)cur));
+	if (!known)
+		__atomic_store_n(&cg->q_known[q], true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void acct_cgroup_set(struct acct_cgroup *cg, enum acct_quantity q, int64_t value)
+{
 	int64_t cur = acct_counter_read_precise(cg->q[q]);
 	if (value != cur)
 		acct_counter_add(cg->q[q], (int64_t)((uint64_t)value - (uint64_t)cur));
@@ -398,16 +412,29 @@ int acct_cgroup_set_node(struct acct_cgroup *cg, unsigned node, int64_t value)
 	return r;
 }
 
-static int memstat_key_index(struct acct_ledger *l, const char *key, size_t key_len)
+static int memstat_key_find(const struct acct_ledger *l, const char *key, size_t key_len)
 {
 	unsigned n = __atomic_load_n(&l->nr_memstat_keys, __ATOMIC_ACQUIRE);
 	for (unsigned i = 0; i < n; i++)
 		if (strncmp(l->memstat_keys[i], key, key_len) == 0 && l->memstat_keys[i][key_len] == 0)
 			return (int)i;
+	return -ENOENT;
+}
+
+int acct_ledger_memstat_find(const struct acct_ledger *l, const char *key)
+{
+	return memstat_key_find(l, key, strlen(key));
+}
+
+static int memstat_key_index(struct acct_ledger *l, const char *key, size_t key_len)
+{
+	int found = memstat_key_find(l, key, key_len);
+	if (found >= 0)
+		return found;
 
 	pthread_mutex_lock(&l->keys_lock);
 	int r = -ENOSPC;
-	n = l->nr_memstat_keys;
+	unsigned n = l->nr_memstat_keys;
 	for (unsigned i = 0; i < n; i++)
 		if (strncmp(l->memstat_keys[i], key, key_len) == 0 && l->memstat_keys[i][key_len] == 0) {
 			r = (int)i;

@@ -159,6 +159,9 @@ void acct_ledger_counts(const struct acct_ledger *l, uint64_t *ret_live, uint64_
 
 /* Writers (the sampler; one writer per record at a time). */
 void acct_cgroup_set(struct acct_cgroup *cg, enum acct_quantity q, int64_t value);
+/* The same, but a cumulative quantity that has been read before is not moved
+ * backwards: -ERANGE then, and the ledger keeps its value. One counter read. */
+int acct_cgroup_set_checked(struct acct_cgroup *cg, enum acct_quantity q, int64_t value);
 /* Per-node memory: value of node `node` (bytes). Returns 0, -EINVAL, -ENOMEM. */
 int acct_cgroup_set_node(struct acct_cgroup *cg, unsigned node, int64_t value);
 /* memory.stat key (interned; at most ACCT_MEMSTAT_MAX distinct keys per ledger,
@@ -177,6 +180,8 @@ uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g,
 /* memory.stat keys known to the ledger (index -> name); NULL past the end. */
 const char *acct_ledger_memstat_key(const struct acct_ledger *l, unsigned index);
 unsigned acct_ledger_memstat_count(const struct acct_ledger *l);
+/* Index of memory.stat key `key`, or -ENOENT if no cgroup reported it yet. */
+int acct_ledger_memstat_find(const struct acct_ledger *l, const char *key);
 
 /* Register the calling thread with RCU (idempotent); a thread that calls
  * rcu_read_lock() must have done so. */

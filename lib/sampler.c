@@ -390,16 +390,10 @@ static bool get(struct sample_ctx *x, enum file_role f)
 
 static void set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
 {
-	if (acct_quantity_info(q)->cumulative && __atomic_load_n(&x->cg->q_known[q], __ATOMIC_ACQUIRE)) {
-		int64_t cur = acct_counter_read_precise(x->cg->q[q]);
-		if (v < cur) {
-			/* Cumulative time went backwards for a live cgroup (same
-			 * inode): keep the old value, count the violation. */
-			fail(x, ACCT_ERR_INVARIANT);
-			return;
-		}
-	}
-	acct_cgroup_set(x->cg, q, v);
+	/* Cumulative time went backwards for a live cgroup (same inode): the
+	 * ledger keeps the old value; count the violation. */
+	if (acct_cgroup_set_checked(x->cg, q, v) == -ERANGE)
+		fail(x, ACCT_ERR_INVARIANT);
 }
 
 static int64_t limit_value(uint64_t v)
@@ -437,15 +431,13 @@ static void sample_memory(struct sample_ctx *x)
 	/* working set = current - inactive_file, with the latest inactive_file */
 	int64_t *ms = __atomic_load_n(&x->cg->memstat, __ATOMIC_ACQUIRE);
 	int64_t inactive = 0;
-	if (ms)
-		for (unsigned i = 0; i < acct_ledger_memstat_count(x->w->s->ledger); i++) {
-			const char *k = acct_ledger_memstat_key(x->w->s->ledger, i);
-			if (strcmp(k, x->st->memory_v1 ? "total_inactive_file" : "inactive_file") == 0) {
-				int64_t m = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
-				inactive = m > 0 ? m : 0;
-				break;
-			}
-		}
+	int i = ms ? acct_ledger_memstat_find(x->w->s->ledger,
+					      x->st->memory_v1 ? "total_inactive_file" : "inactive_file")
+		   : -ENOENT;
+	if (i >= 0) {
+		int64_t m = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
+		inactive = m > 0 ? m : 0;
+	}
 	acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > inactive ? (int64_t)v - inactive : 0);
 }
 

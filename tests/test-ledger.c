@@ -139,6 +139,30 @@ static void test_values(void **state)
 	assert_int_equal(acct_cgroup_age(cg, ACCT_GROUP_FAST, 10), 6);
 }
 
+static void test_set_checked(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/c", 1);
+	struct acct_reading rd;
+
+	/* the first reading of a cumulative quantity is taken as it is */
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1000), 0);
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1500), 0);
+	/* backwards: refused, the ledger keeps its value */
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1200), -ERANGE);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, true, &rd));
+	assert_int_equal(rd.value, 1500);
+	/* a gauge may go down */
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_MEMORY, 10), 0);
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_MEMORY, 5), 0);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, false, &rd));
+	assert_int_equal(rd.value, 5);
+	/* memory.stat keys are found by name once a cgroup reported them */
+	assert_int_equal(acct_ledger_memstat_find(f->l, "inactive_file"), -ENOENT);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "inactive_file", 13, 7), 0);
+	assert_int_equal(acct_ledger_memstat_find(f->l, "inactive_file"), 0);
+}
+
 static void test_quantity_names(void **state)
 {
 	for (int q = 0; q < _ACCT_Q_MAX; q++) {
@@ -174,6 +198,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_add_find, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tombstone_and_recreate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_checked, setup, teardown),
 		cmocka_unit_test(test_quantity_names),
 		cmocka_unit_test_setup_teardown(test_budgets, setup, teardown),
 	};
