@@ -5,14 +5,30 @@
  * code below keeps, on which the bound rests:
  *
  *  I1. A shard word is 2r (residue r) or 1 (flagged: a fold owns it, r = 0).
- *      Every store of 2r keeps |2r| <= the limit that the storing update read;
- *      lowering the limit is followed by a fence (rseq) or re-checked by the
- *      storing update (fallback) before the bound is lowered.
+ *      Every store of 2r keeps |2r| <= the limit that the storing update read.
  *  I2. Only one fold owns a shard at a time (the flag), and it holds at most
  *      that shard's residue outside both the shard and the node sums.
  *  I3. In rseq mode a shard word is written only by code running on its CPU
  *      inside a critical section, or by the fold that flagged it. In fallback
  *      mode every write is a compare-and-swap or made by the flag's owner.
+ *  I4. Every step that reads the limit and writes a shard later, or that holds
+ *      a residue outside both shard and node sums, runs either inside an rseq
+ *      critical section (the fast path) or inside a writer window (quiesce.h:
+ *      fallback updates, every fold, and the rseq slow path). A lowered bound
+ *      is published only after the limit was lowered, an rseq fence and a
+ *      grace period (acct_quiesce()) have passed, and then every shard was
+ *      seen unflagged and within the new batch (drained where it was not).
+ *
+ * Why the bound then holds across a lowering (the full argument is in
+ * docs/counters.md): after the grace period no writer that read the old limit
+ * can still store, and no fold that took an old residue still holds it (I4);
+ * every later store keeps the new limit (I1). A shard that is seen unflagged
+ * and within the new batch therefore stays within it, and a fold that takes
+ * it later holds no more than the new batch allows (I2). Before the bound is
+ * published, readers use the old, larger one. Both steps of the old protocol
+ * that broke this, a fold in flight whose flagged shard read as 0 and a
+ * fallback writer's stale compare-and-swap left unfolded while a precise read
+ * held folds off, are forced in tests/test-counter-interleave.c.
  *
  * Folds count themselves in folds_started/folds_done so that a precise read can
  * tell whether a residue was in flight between a shard and a node sum. */
@@ -27,7 +43,21 @@
 #include <time.h>
 
 #include "pool.h"
+#include "quiesce.h"
 #include "util.h"
+
+#ifdef ACCT_COUNTER_TEST_POINTS
+void (*acct_counter_test_hook)(enum acct_counter_test_point point);
+#define TEST_POINT(p)                              \
+	do {                                       \
+		if (acct_counter_test_hook)        \
+			acct_counter_test_hook(p); \
+	} while (0)
+#else
+#define TEST_POINT(p) \
+	do {          \
+	} while (0)
+#endif
 
 #define SLAB_CHUNK 1024u
 /* Encoded words must stay far from overflow: |2r| + |2 delta| < 2^63. */
@@ -149,6 +179,7 @@ int acct_domain_new(const struct acct_domain_options *opts, struct acct_domain *
 		}
 		d->mode = ACCT_MODE_FALLBACK;
 	}
+	(void)acct_quiesce_init(); /* before any writer window (quiesce.h) */
 	d->auto_tune = opts->auto_tune;
 	d->upgrade_ops = opts->upgrade_ops ?: 256;
 	d->upgrade_window_ms = opts->upgrade_window_ms ?: 1000;
@@ -333,6 +364,7 @@ static void fold_end(struct counter_ext *e)
  * move the residue and `delta` to the node, then release the shard. */
 static void fold_commit(struct acct_counter *c, struct counter_ext *e, unsigned shard, int64_t w, int64_t delta)
 {
+	TEST_POINT(ACCT_TP_FOLD_HELD);
 	node_add(e, c->domain->topo->shard_node[shard], wrap_add(w / 2, delta));
 	__atomic_store_n(shard_word(c, shard), 0, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&e->folds, 1, __ATOMIC_RELAXED);
@@ -395,7 +427,7 @@ static void fold_cas(struct acct_counter *c, struct counter_ext *e, unsigned sha
 	fold_end(e);
 }
 
-/* Fallback mode update of shard `shard`. */
+/* Fallback mode update of shard `shard`. Runs inside a writer window. */
 static void shard_add_cas(struct acct_counter *c, struct counter_ext *e, unsigned shard, int64_t delta)
 {
 	int64_t *word = shard_word(c, shard);
@@ -403,6 +435,7 @@ static void shard_add_cas(struct acct_counter *c, struct counter_ext *e, unsigne
 
 	for (;;) {
 		int64_t lim = __atomic_load_n(&c->lim, __ATOMIC_ACQUIRE);
+		TEST_POINT(ACCT_TP_CAS_LIMIT_READ);
 		if (w & 1) {
 			direct_add(e, c->domain->topo->shard_node[shard], delta);
 			return;
@@ -411,14 +444,10 @@ static void shard_add_cas(struct acct_counter *c, struct counter_ext *e, unsigne
 			fold_cas(c, e, shard, delta);
 			return;
 		}
-		int64_t nw = w + 2 * delta;
-		if (__atomic_compare_exchange_n(word, &w, nw, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-			/* The limit may have been lowered after we read it; keep I1 for
-			 * the new one before returning. */
-			if (unlikely(abs_u64(nw) > (uint64_t)__atomic_load_n(&c->lim, __ATOMIC_ACQUIRE)))
-				fold_cas(c, e, shard, 0);
+		/* The limit may be lowered after we read it: the caller's window
+		 * makes the lowerer wait for this store (I4) and drain it. */
+		if (__atomic_compare_exchange_n(word, &w, w + 2 * delta, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			return;
-		}
 	}
 }
 
@@ -507,17 +536,25 @@ void acct_counter_add_slow(struct acct_counter *c, int64_t delta)
 		return;
 	}
 	struct counter_ext *e = counter_ext(c);
+	if (unlikely(!acct_window_enter())) {
+		/* No window without memory for its record: exact and window-free. */
+		direct_add(e, d->topo->shard_node[acct_topology_shard_of(d->topo, acct_current_cpu(), my_salt())],
+			   delta);
+		return;
+	}
+	/* I4 */
 #if ACCT_HAVE_RSEQ_ASM
 	if (d->mode == ACCT_MODE_RSEQ) {
 		size_t offset = spread_offset(d);
 		int64_t lim = __atomic_load_n(&c->lim, __ATOMIC_RELAXED);
-		if (delta_fits(delta, lim) && acct_rseq_shard_add(c->shard0 + offset, &c->lim, delta * 2))
-			return;
-		fold_rseq(c, e, offset, delta);
+		if (!delta_fits(delta, lim) || !acct_rseq_shard_add(c->shard0 + offset, &c->lim, delta * 2))
+			fold_rseq(c, e, offset, delta);
+		acct_window_exit();
 		return;
 	}
 #endif
 	shard_add_cas(c, e, acct_topology_shard_of(d->topo, acct_current_cpu(), my_salt()), delta);
+	acct_window_exit();
 }
 
 int acct_counter_add_cpu(struct acct_counter *c, unsigned cpu, int64_t delta)
@@ -533,8 +570,11 @@ int acct_counter_add_cpu(struct acct_counter *c, unsigned cpu, int64_t delta)
 	struct counter_ext *e = counter_ext(c);
 	if (d->mode == ACCT_MODE_RSEQ)
 		node_add(e, d->topo->shard_node[cpu], delta);
-	else
+	else if (acct_window_enter()) { /* I4 */
 		shard_add_cas(c, e, cpu, delta);
+		acct_window_exit();
+	} else
+		direct_add(e, d->topo->shard_node[cpu], delta); /* no window: exact and window-free */
 	return 0;
 }
 
@@ -650,6 +690,8 @@ int64_t acct_counter_read_precise(const struct acct_counter *c)
 		uint64_t started = __atomic_load_n(&e->folds_started, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&e->folds_done, __ATOMIC_SEQ_CST) == started)
 			break;
+		if (spins == 0)
+			TEST_POINT(ACCT_TP_PRECISE_WAIT);
 		if (spins > 64)
 			sched_yield(); /* a folder was preempted mid-fold */
 	}
@@ -680,16 +722,17 @@ int acct_counter_compare(const struct acct_counter *c, int64_t threshold, bool *
 
 /* ---- batch changes, budgets, the tuner ------------------------------------- */
 
-/* Do all shard residues fit within batch `b`? */
-static bool residues_fit(const struct acct_counter *c, int64_t b)
+/* The word of shard `s` once no fold holds it. Called after the grace period
+ * of a lowering: a fold that holds the shard now began after it and finishes
+ * without waiting for anything we hold (quiesce.h), so this wait is short. */
+static int64_t shard_settled(const struct acct_counter *c, unsigned s)
 {
-	const struct acct_topology *t = c->domain->topo;
-	for (unsigned s = 0; s < t->nr_shards; s++) {
-		int64_t r = word_residue(__atomic_load_n(shard_word(c, s), __ATOMIC_RELAXED));
-		if (abs_u64(r) > (uint64_t)(b - 1))
-			return false;
-	}
-	return true;
+	int64_t w;
+
+	for (unsigned spins = 0; (w = __atomic_load_n(shard_word(c, s), __ATOMIC_ACQUIRE)) & 1; spins++)
+		if (spins >= 64)
+			sched_yield(); /* the folder was preempted */
+	return w;
 }
 
 /* Move the residue of shard `shard` (real CPU `cpu`) to its node by running on
@@ -729,33 +772,36 @@ static bool drain_shard_rseq(struct acct_counter *c, struct counter_ext *e, unsi
 #endif
 }
 
-/* Try to finish lowering the bound to e->shrink_to: all residues must fit, which
- * a drain can force. Called with the domain lock held and after the fence. */
-static void shrink_try_complete(struct acct_counter *c, struct counter_ext *e, bool drain)
+/* Try to finish lowering the bound to e->shrink_to (I4): every shard must be
+ * seen unflagged and within the new batch, which a drain can force. Called
+ * with the domain lock held, after the limit was lowered and lowering_fence()
+ * has run. A drain that cannot run (a precise read holds folds off, or this
+ * thread may not run on the shard's CPU) leaves the shrink pending: the old,
+ * larger bound stays until a later tuner pass completes it. */
+static void shrink_try_complete(struct acct_counter *c, struct counter_ext *e)
 {
 	const struct acct_domain *d = c->domain;
 	int64_t b = e->shrink_to;
 
 	if (b == 0)
 		return;
-	if (drain)
-		for (unsigned s = 0; s < d->topo->nr_shards; s++) {
-			int64_t r = word_residue(__atomic_load_n(shard_word(c, s), __ATOMIC_RELAXED));
-			if (abs_u64(r) <= (uint64_t)(b - 1))
-				continue;
-			if (d->mode == ACCT_MODE_RSEQ)
-				(void)drain_shard_rseq(c, e, s);
-			else
-				fold_cas(c, e, s, 0);
-		}
-	if (residues_fit(c, b)) {
-		__atomic_store_n(&e->bound_batch, b, __ATOMIC_RELEASE);
-		__atomic_store_n(&e->shrink_to, 0, __ATOMIC_RELAXED);
+	TEST_POINT(ACCT_TP_LOWERING);
+	for (unsigned s = 0; s < d->topo->nr_shards; s++) {
+		if (abs_u64(shard_settled(c, s) / 2) <= (uint64_t)(b - 1))
+			continue;
+		if (d->mode == ACCT_MODE_RSEQ)
+			(void)drain_shard_rseq(c, e, s);
+		else
+			fold_cas(c, e, s, 0);
+		if (abs_u64(shard_settled(c, s) / 2) > (uint64_t)(b - 1))
+			return;
 	}
+	__atomic_store_n(&e->bound_batch, b, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->shrink_to, 0, __ATOMIC_RELAXED);
 }
 
 /* Set the batch of a sharded counter. Domain lock held. Returns true when a
- * lower batch needs a fence before shrink_try_complete(). */
+ * lower batch needs lowering_fence() before shrink_try_complete(). */
 static bool set_batch_locked(struct acct_counter *c, struct counter_ext *e, int64_t b)
 {
 	int64_t cur = batch_of_lim(__atomic_load_n(&c->lim, __ATOMIC_RELAXED));
@@ -774,12 +820,13 @@ static bool set_batch_locked(struct acct_counter *c, struct counter_ext *e, int6
 	return true;
 }
 
-static void fence_for(const struct acct_domain *d)
+/* After it no rseq commit that read an old limit can happen (the fence), and
+ * no window that may have read one is still open (the grace period, I4). */
+static void lowering_fence(const struct acct_domain *d)
 {
-	/* After it no rseq commit that read the old limit can happen. Fallback
-	 * updates re-check the limit after their CAS instead. */
 	if (d->mode == ACCT_MODE_RSEQ)
 		(void)acct_rseq_fence();
+	acct_quiesce();
 }
 
 int acct_counter_set_budget(struct acct_counter *c, int64_t budget)
@@ -796,8 +843,8 @@ int acct_counter_set_budget(struct acct_counter *c, int64_t budget)
 		int64_t cur = batch_of_lim(__atomic_load_n(&c->lim, __ATOMIC_RELAXED));
 		int64_t b = __atomic_load_n(&d->auto_tune, __ATOMIC_RELAXED) ? MIN(cur, bmax) : bmax;
 		if (set_batch_locked(c, e, b)) {
-			fence_for(d);
-			shrink_try_complete(c, e, true);
+			lowering_fence(d);
+			shrink_try_complete(c, e);
 		}
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -821,7 +868,7 @@ static void tune_one(const struct acct_pool_slot *slot, void *userdata)
 	int64_t cur = batch_of_lim(__atomic_load_n(&c->lim, __ATOMIC_RELAXED));
 
 	if (p->phase_complete) {
-		shrink_try_complete(c, e, true);
+		shrink_try_complete(c, e);
 		return;
 	}
 	uint64_t events = __atomic_load_n(&e->folds, __ATOMIC_RELAXED) + __atomic_load_n(&e->direct, __ATOMIC_RELAXED);
@@ -863,7 +910,7 @@ void acct_domain_tune(struct acct_domain *d, uint64_t now_ns)
 	pthread_mutex_lock(&d->lock);
 	acct_pool_foreach(d->pool, tune_one, &p);
 	if (p.need_fence) {
-		fence_for(d);
+		lowering_fence(d);
 		p.phase_complete = true;
 		acct_pool_foreach(d->pool, tune_one, &p);
 	}

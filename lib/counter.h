@@ -227,3 +227,17 @@ void acct_counter_stats(const struct acct_counter *c, struct acct_counter_stats 
 int64_t acct_batch_for_budget(int64_t budget, unsigned shards);
 
 const char *acct_update_mode_to_string(enum acct_update_mode m);
+
+#ifdef ACCT_COUNTER_TEST_POINTS
+/* Scheduling points of a test build (tests/test-counter-interleave.c): the
+ * engine calls the hook, when set, at each point below, so that a test can stop
+ * a thread there and force an interleaving that preemption produces only by
+ * chance. Normal builds compile the points away. */
+enum acct_counter_test_point {
+	ACCT_TP_CAS_LIMIT_READ, /* fallback update: limit read, shard not yet written */
+	ACCT_TP_FOLD_HELD,      /* fold: residue taken from its shard, not yet in the node sum */
+	ACCT_TP_PRECISE_WAIT,   /* precise read: folds held off, waiting for those in flight */
+	ACCT_TP_LOWERING,       /* budget lowering: limit lowered, shards not yet checked */
+};
+extern void (*acct_counter_test_hook)(enum acct_counter_test_point point);
+#endif

@@ -12,8 +12,21 @@
  * and every precise read |precise - sum(completed)| <= slack. At the end the
  * precise value must equal the sum of all deltas exactly.
  *
+ * Contention: --hogs N adds N threads that only spin, so that writers share
+ * busy CPUs and are preempted at arbitrary instructions (inside folds, between
+ * reading a limit and writing a shard) while the tuner lowers budgets every
+ * --tune-us microseconds. This is how the bound broke before the fold/budget
+ * protocol was fixed (docs/counters.md gives the measured rates); the
+ * interleavings themselves are forced in test-counter-interleave.c.
+ *
+ * Built with the engine's scheduling points (test-counter-stress-points, see
+ * counter.h), the test also stalls threads at those points at random (yields
+ * and short sleeps, odds per point in stall_odds[]). That reaches the windows a
+ * preemption must hit to break a protocol thousands of times per second instead
+ * of a few times per run.
+ *
  * Usage: test-counter-stress [--mode rseq|fallback] [--topology real|CxN]
- *                            [--seconds S] [--threads N]
+ *                            [--seconds S] [--threads N] [--hogs N|cpus] [--tune-us U]
  * Exit 0 pass, 1 fail, 77 skip (rseq requested but not usable). */
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +44,12 @@
 #include "util.h"
 
 #define MAX_WRITERS 64
+
+#ifdef ACCT_COUNTER_TEST_POINTS
+static const bool acct_counter_test_points = true;
+#else
+static const bool acct_counter_test_points = false;
+#endif
 #define BUDGET_PER_SHARD 600
 
 struct writer {
@@ -50,6 +69,7 @@ static atomic_bool stop;
 static _Atomic uint64_t violations, reads, precise_reads, compares;
 static _Atomic int64_t worst_excess = INT64_MIN;
 static int nr_cpus;
+static unsigned tune_us = 2000;
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -75,6 +95,36 @@ static int64_t pick_delta(uint64_t *rng)
 	/* slightly positive drift so that residues keep crossing the batch */
 	return (int64_t)(x % 601) - 290;
 }
+
+#ifdef ACCT_COUNTER_TEST_POINTS
+/* How often a thread stalls at each point: a yield at one pass in `yield`, a
+ * 50 us sleep at one in `sleep`. Rare where the point is on every update (the
+ * writers would hardly run, and their stalled deltas would widen the truth
+ * bracket until it hid any error), often where a stall opens a window that a
+ * lowering must respect: a held fold, a lowering between its steps. */
+static const struct {
+	unsigned yield, sleep;
+} stall_odds[] = {
+	[ACCT_TP_CAS_LIMIT_READ] = { 64, 1024 },
+	[ACCT_TP_FOLD_HELD] = { 2, 8 },
+	[ACCT_TP_PRECISE_WAIT] = { 2, 16 },
+	[ACCT_TP_LOWERING] = { 2, 8 },
+};
+static _Thread_local uint64_t point_rng;
+
+static void stall_at_random(enum acct_counter_test_point point)
+{
+	if (point_rng == 0)
+		point_rng = 0x2545f4914f6cdd1dull ^ (uint64_t)(uintptr_t)&point_rng;
+	if ((size_t)point >= ELEMENTSOF(stall_odds) || stall_odds[point].yield == 0)
+		return;
+	uint64_t x = xorshift(&point_rng);
+	if (x % stall_odds[point].sleep == 0)
+		usleep(50);
+	else if (x % stall_odds[point].yield == 0)
+		sched_yield();
+}
+#endif
 
 static void *writer_main(void *arg)
 {
@@ -187,25 +237,39 @@ static void *tuner_main(void *arg)
 
 	(void)arg;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		int64_t budget = (int64_t)shards * (round % 3 == 0 ? 50 : round % 3 == 1 ? BUDGET_PER_SHARD : 5000);
+		/* Per shard: two lowerings per cycle, one of them to exact (bound 0),
+		 * where any residue a lowering overlooks shows as an error. */
+		static const int64_t per_shard[] = { 5000, 0, BUDGET_PER_SHARD, 50 };
+		int64_t budget = (int64_t)shards * per_shard[round % ELEMENTSOF(per_shard)];
 		if (acct_counter_set_budget(counter_a, budget) < 0)
 			abort();
 		acct_domain_set_auto_tune(domain, round % 4 < 2);
 		acct_domain_tune(domain, now_ns());
 		round++;
-		usleep(2000);
+		usleep(tune_us);
 	}
 	return NULL;
 }
 
+/* Burns a CPU until the end; competes with the writers for every CPU. */
+static void *hog_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		__asm__ volatile("" ::: "memory");
+	return NULL;
+}
+
 static int parse_args(int argc, char **argv, enum acct_update_mode *mode, const char **topo, double *seconds,
-		      unsigned *threads)
+		      unsigned *threads, unsigned *hogs)
 {
 	static const struct option opts[] = {
 		{ "mode", required_argument, NULL, 'm' },
 		{ "topology", required_argument, NULL, 't' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 'n' },
+		{ "hogs", required_argument, NULL, 'h' },
+		{ "tune-us", required_argument, NULL, 'u' },
 		{}
 	};
 	int c;
@@ -229,6 +293,13 @@ static int parse_args(int argc, char **argv, enum acct_update_mode *mode, const 
 		case 'n':
 			*threads = (unsigned)atoi(optarg);
 			break;
+		case 'h': /* a number, or "cpus": one per online CPU */
+			*hogs = strcmp(optarg, "cpus") == 0 ? (unsigned)sysconf(_SC_NPROCESSORS_ONLN)
+							    : (unsigned)atoi(optarg);
+			break;
+		case 'u':
+			tune_us = (unsigned)atoi(optarg);
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -240,14 +311,16 @@ int main(int argc, char **argv)
 	enum acct_update_mode mode = ACCT_MODE_RSEQ;
 	const char *topo_spec = "real";
 	double seconds = 3;
-	unsigned threads = 0;
+	unsigned threads = 0, hogs = 0;
 	struct acct_topology *topo = NULL;
-	pthread_t wt[MAX_WRITERS], rt[2], tt;
+	pthread_t wt[MAX_WRITERS], rt[2], tt, ht[MAX_WRITERS];
 	int r;
 
-	if (parse_args(argc, argv, &mode, &topo_spec, &seconds, &threads) < 0) {
-		fprintf(stderr, "usage: %s [--mode rseq|fallback] [--topology real|CxN] [--seconds S] [--threads N]\n",
-			argv[0]);
+	if (parse_args(argc, argv, &mode, &topo_spec, &seconds, &threads, &hogs) < 0 || hogs > MAX_WRITERS) {
+		fprintf(stderr,
+			"usage: %s [--mode rseq|fallback] [--topology real|CxN] [--seconds S] [--threads N]"
+			" [--hogs N|cpus (<= %d)] [--tune-us U]\n",
+			argv[0], MAX_WRITERS);
 		return 2;
 	}
 	if (mode == ACCT_MODE_RSEQ && !acct_rseq_usable()) {
@@ -263,6 +336,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bad topology '%s': %s\n", topo_spec, strerror(-r));
 		return 2;
 	}
+#ifdef ACCT_COUNTER_TEST_POINTS
+	acct_counter_test_hook = stall_at_random;
+#endif
 	struct acct_domain_options o = { .topology = topo, .mode = mode, .auto_tune = true };
 	r = acct_domain_new(&o, &domain);
 	if (r < 0) {
@@ -278,6 +354,8 @@ int main(int argc, char **argv)
 		writers[i].id = i;
 		pthread_create(&wt[i], NULL, writer_main, &writers[i]);
 	}
+	for (unsigned i = 0; i < hogs; i++)
+		pthread_create(&ht[i], NULL, hog_main, NULL);
 	for (uintptr_t i = 0; i < 2; i++)
 		pthread_create(&rt[i], NULL, reader_main, (void *)i);
 	pthread_create(&tt, NULL, tuner_main, NULL);
@@ -288,6 +366,8 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(rt[i], NULL);
 	pthread_join(tt, NULL);
+	for (unsigned i = 0; i < hogs; i++)
+		pthread_join(ht[i], NULL);
 
 	int64_t total_a = 0, total_b = 0;
 	uint64_t ops = 0, migrations = 0;
@@ -304,9 +384,10 @@ int main(int argc, char **argv)
 	acct_counter_stats(counter_a, &sa);
 	acct_counter_stats(counter_b, &sb);
 
-	printf("mode=%s topology=%s (%u shards, %u nodes) writers=%u ops=%" PRIu64 " migrations=%" PRIu64 "\n",
-	       acct_update_mode_to_string(mode), topo_spec, topo->nr_shards, topo->nr_nodes, nr_writers, ops,
-	       migrations);
+	printf("mode=%s topology=%s (%u shards, %u nodes) writers=%u hogs=%u stalls=%s ops=%" PRIu64
+	       " migrations=%" PRIu64 "\n",
+	       acct_update_mode_to_string(mode), topo_spec, topo->nr_shards, topo->nr_nodes, nr_writers, hogs,
+	       acct_counter_test_points ? "random" : "none", ops, migrations);
 	printf("reads=%" PRIu64 " precise=%" PRIu64 " compares=%" PRIu64 " violations=%" PRIu64
 	       " worst(err-bound-slack)=%" PRId64 "\n",
 	       atomic_load(&reads), atomic_load(&precise_reads), atomic_load(&compares), atomic_load(&violations),
