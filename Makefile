@@ -21,7 +21,7 @@ build: deps $(BUILD)/build.ninja
 
 # acctd in the foreground on this host, built-in defaults (Ctrl-C stops it).
 run: build
-	$(BUILD)/daemon/acctd
+	$(BUILD)/daemon/acctd/acctd
 
 # The whole suite: gcc build with warnings as errors, clang build, unit and
 # stress tests, then the suite again under ASan+UBSan and the stress tests

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "../lib/config.h"
+#include "config.h"
 #include "util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)

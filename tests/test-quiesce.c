@@ -1,4 +1,4 @@
-/* test-quiesce.c - writer windows and the grace period of lib/quiesce.h: a
+/* test-quiesce.c - writer windows and the grace period of lib/percpu/quiesce.h: a
  * grace period waits for every window open at its start and for nothing else;
  * nested windows count once; records of exited threads are reused; a forked
  * child does not wait for its parent's threads. */

@@ -24,8 +24,8 @@ Output: a Markdown table on stdout (--json FILE for all figures).
 
   bench-acctctl.py [--build DIR] [--count N] [--depth D] [--runs R] [--root DIR] [--json FILE]
 
-acctd and acctctl come from DIR/daemon (default: build/ in the source tree;
-ACCTD=path/to/acctd overrides, acctctl beside it).
+acctd and acctctl come from DIR/daemon/acctd and DIR/daemon/acctctl (default:
+build/ in the source tree; ACCTD and ACCTCTL override).
 """
 
 import argparse
@@ -155,8 +155,8 @@ def log(msg):
 
 
 def binaries(build):
-    acctd = os.environ.get("ACCTD") or os.path.join(build, "daemon", "acctd")
-    acctctl = os.path.join(os.path.dirname(acctd), "acctctl")
+    acctd = os.environ.get("ACCTD") or os.path.join(build, "daemon", "acctd", "acctd")
+    acctctl = os.environ.get("ACCTCTL") or os.path.join(build, "daemon", "acctctl", "acctctl")
     for b in (acctd, acctctl):
         if not os.access(b, os.X_OK):
             sys.exit("bench-acctctl: %s not found (build first, or set ACCTD)" % b)

@@ -40,7 +40,7 @@ TARGETS = {"get_p99_16_us": 200, "get_per_s": 50000, "list_ms": 50}
 
 
 def find_acctd(arg):
-    for p in [arg, os.environ.get("ACCTD"), os.path.join(ROOT, "build", "daemon", "acctd")]:
+    for p in [arg, os.environ.get("ACCTD"), os.path.join(ROOT, "build", "daemon", "acctd", "acctd")]:
         if p and os.path.exists(p):
             return p
     sys.exit("acctd not found (--acctd or ACCTD)")

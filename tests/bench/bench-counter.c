@@ -1,4 +1,4 @@
-/* bench-counter.c - benchmark of the counter engine (lib/counter.h) against
+/* bench-counter.c - benchmark of the counter engine (lib/percpu/counter.h) against
  * honest baselines, all measured in one harness.
  *
  * Updates (the table to compare): at each thread count (default 1, 2, 4, 8)

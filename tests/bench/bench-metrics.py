@@ -236,7 +236,7 @@ def mb(v):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--acctd", default=os.environ.get("ACCTD") or os.path.join(SRC, "build", "daemon", "acctd"))
+    ap.add_argument("--acctd", default=os.environ.get("ACCTD") or os.path.join(SRC, "build", "daemon", "acctd", "acctd"))
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--tree-dir", default=os.path.join(tempfile.gettempdir(), "acctd-bench-metrics-trees"))

@@ -5,7 +5,7 @@
  * It walks the same cgroup trees acctd would (the hierarchies of a cgroup root,
  * optionally only the subtree PREFIX), chooses for every cgroup exactly the
  * files acctd's sampler reads for that layout (a copy of pick_files() in
- * lib/sampler.c; keep the two in step), opens each once (cached descriptors,
+ * lib/core/sampler.c; keep the two in step), opens each once (cached descriptors,
  * as acctd keeps them), then times K passes of pread(fd, buf, size, 0) over
  * all of them with CLOCK_PROCESS_CPUTIME_ID (CPU) and CLOCK_MONOTONIC (wall).
  * Nothing is parsed except cgroup.events, whose "populated 0" makes a fast
@@ -29,7 +29,7 @@
  * Files are opened cgroup by cgroup in the order of acctd's first pass
  * (cgroup.events, the slow files, memory, CPU, PSI), and cached up to acctd's
  * own budget: RLIMIT_NOFILE less a reserve of max(limit / 8, 48) (as
- * acct_sampler_new() in lib/sampler.c computes it). Every file not cached by
+ * acct_sampler_new() in lib/core/sampler.c computes it). Every file not cached by
  * then is read with open+pread+close per read, as acctd degrades
  * ("uncached" counts them), and
  * "cached_floor_cpu_s_per_pass" estimates the pass with every descriptor
@@ -61,7 +61,7 @@
 enum hier { H_UNIFIED, H_MEMORY, H_CPUACCT, H_CPU, H_MAX };
 static const char *const hier_name[H_MAX] = { "unified", "memory", "cpuacct", "cpu" };
 
-/* File roles, in the order of lib/sampler.c. */
+/* File roles, in the order of lib/core/sampler.c. */
 enum role {
 	F_EVENTS,
 	F_MEMORY,
@@ -202,7 +202,7 @@ static void read_v2_controllers(const char *dir)
 	}
 }
 
-/* The layout as lib/cgroup-discovery.c infers it from a directory (which on
+/* The layout as lib/cgroup/cgroup-discovery.c infers it from a directory (which on
  * this kind of host gives the same mounts as its libcgroup detection). */
 static int detect_layout(const char *root)
 {
@@ -335,7 +335,7 @@ static void build_cgroups(const char *prefix)
 	free(ents);
 }
 
-/* ---- which files: pick_files() of lib/sampler.c ------------------------- */
+/* ---- which files: pick_files() of lib/core/sampler.c ------------------------- */
 
 struct spec {
 	const char *name;

@@ -1199,7 +1199,7 @@ def main():
     ap.add_argument("--keep-tmp", action="store_true", help="keep the temporary directory (logs, configs)")
     args = ap.parse_args()
 
-    args.acctd = args.acctd or os.path.join(args.build, "daemon", "acctd")
+    args.acctd = args.acctd or os.path.join(args.build, "daemon", "acctd", "acctd")
     args.reader = args.reader or os.path.join(args.build, "tests", "bench", "bench-reader")
     for p in (args.acctd, args.reader):
         if not os.access(p, os.X_OK):

@@ -4,7 +4,7 @@
     journalctl -u acctd -o json | check-journal.py
 
 Passes (exit 0) when acctd's own entries (SYSLOG_IDENTIFIER=acctd) all carry
-the structured fields of lib/log.c (MESSAGE, PRIORITY, CODE_FILE, CODE_LINE,
+the structured fields of lib/basic/log.c (MESSAGE, PRIORITY, CODE_FILE, CODE_LINE,
 CODE_FUNC), the expected messages are there with their priorities (ready and
 stopping at info, the refused reload at err), and nothing else was logged at
 warning or above: that would be the sandbox getting in acctd's way."""

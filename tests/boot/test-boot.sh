@@ -164,7 +164,7 @@ ldconfig -r "$merged" 2>/dev/null || true
 say "acctd installed into the root file system"
 
 acctctl=
-if [ -x "$build/daemon/acctctl" ]; then
+if [ -x "$build/daemon/acctctl/acctctl" ]; then
 	acctctl=$(grep '/bin/acctctl$' "$tmp/installed" || true)
 	[ -n "$acctctl" ] || { echo "FAIL: acctctl is built but not installed"; exit 1; }
 else
@@ -343,7 +343,7 @@ fi
 
 # /metrics, when acctd is built with it: served through the sandbox's
 # RestrictAddressFamilies= (fetched by the host's python3 in the container's
-# network namespace; 9847 is the default port, lib/config.h).
+# network namespace; 9847 is the default port, lib/core/config.h).
 if grep -q 'metrics-http\.c' "$build/compile_commands.json" 2>/dev/null; then
 	nsenter -t "$leader" -n python3 -c '
 import urllib.request

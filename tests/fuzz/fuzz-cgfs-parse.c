@@ -7,12 +7,11 @@
  * -ENOENT come back; outputs are untouched on failure; a value parsed
  * successfully agrees with a reference parse; callbacks see sane arguments.
  *
- * Not built by meson. Build and run by hand:
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
- *         lib/cgfs-parse.c tests/fuzz/fuzz-cgfs-parse.c -o fuzz-cgfs-parse
+ * Built by meson with -Dfuzz=true (clang): CC=clang meson setup build-fuzz -Dfuzz=true
+ * && ninja -C build-fuzz tests/fuzz-cgfs-parse. Run:
  *   mkdir -p corpus
  *   for f in $(find tests/data/kernel -type f); do cp "$f" corpus/$(echo "$f" | tr / _); done
- *   ./fuzz-cgfs-parse -max_total_time=120 corpus */
+ *   build-fuzz/tests/fuzz-cgfs-parse -max_total_time=120 corpus */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

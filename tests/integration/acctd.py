@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def binary():
-    path = os.environ.get("ACCTD") or os.path.join(ROOT, "build", "daemon", "acctd")
+    path = os.environ.get("ACCTD") or os.path.join(ROOT, "build", "daemon", "acctd", "acctd")
     if not os.path.exists(path):
         raise RuntimeError("acctd binary not found at %s (set ACCTD)" % path)
     return path

@@ -32,10 +32,15 @@ EXIT_FAIL, EXIT_USAGE, EXIT_NOT_RUNNING, EXIT_DENIED, EXIT_BELOW, EXIT_EQUAL = 1
 
 
 def acctctl_binary():
-    path = os.path.join(os.path.dirname(acctd.binary()), "acctctl")
-    if not os.path.exists(path):
-        raise RuntimeError("acctctl not found at %s (beside ACCTD)" % path)
-    return path
+    """ACCTCTL (meson sets it), else the build tree's daemon/acctctl/acctctl
+    next to ACCTD's daemon/acctd/acctd, else acctctl beside ACCTD."""
+    daemon_dir = os.path.dirname(os.path.dirname(acctd.binary()))
+    candidates = [os.environ.get("ACCTCTL"), os.path.join(daemon_dir, "acctctl", "acctctl"),
+                  os.path.join(os.path.dirname(acctd.binary()), "acctctl")]
+    for path in candidates:
+        if path and os.path.exists(path):
+            return path
+    raise RuntimeError("acctctl not found (set ACCTCTL); tried %s" % ", ".join(p for p in candidates if p))
 
 
 def fmt_bytes(v):

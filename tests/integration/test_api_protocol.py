@@ -210,7 +210,7 @@ def test_upgrade_refused(api):
 
 def test_interface_description(api):
     d, path = api
-    with open(os.path.join(acctd.ROOT, "daemon", "io.acctd.Accounting.varlink"), encoding="utf-8") as f:
+    with open(os.path.join(acctd.ROOT, "daemon", "acctd", "io.acctd.Accounting.varlink"), encoding="utf-8") as f:
         text = f.read()
     with Varlink(path) as v:
         assert ok(v.call(SERVICE + ".GetInterfaceDescription", {"interface": IFACE}))["description"] == text

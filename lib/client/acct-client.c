@@ -1,7 +1,7 @@
 /* acct-client.c - the client side of acctd's varlink API: connecting,
  * calls and replies over a socket, and varlink errors as errnos and plain
  * words. The wire codec (framing, building and validating messages) is
- * lib/varlink.h's, shared with the server. See acct-client.h. */
+ * lib/varlink/varlink.h's, shared with the server. See acct-client.h. */
 #include "acct-client.h"
 #include "util.h"
 #include "varlink.h"

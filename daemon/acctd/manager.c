@@ -15,12 +15,8 @@
 #include "build-config.h"
 #include "ledger-json.h"
 #include "log.h"
-#ifdef HAVE_API
 #include "api.h"
-#endif
-#ifdef HAVE_METRICS
 #include "metrics-http.h"
-#endif
 #include "util.h"
 
 #define LOAD_PERIOD_US 5000000u  /* the kernel's LOAD_FREQ */
@@ -597,16 +593,12 @@ int manager_start(struct manager *m)
 	}
 	arm_timers(m);
 
-#ifdef HAVE_API
 	r = api_server_start(m);
 	if (r < 0)
 		return r;
-#endif
-#ifdef HAVE_METRICS
 	r = metrics_server_start(m);
 	if (r < 0)
 		return r;
-#endif
 	r = acct_discovery_scan(m->discovery, on_discovery, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to walk the cgroup hierarchies: %m");
@@ -784,12 +776,8 @@ struct manager *manager_free(struct manager *m)
 {
 	if (!m)
 		return NULL;
-#ifdef HAVE_API
 	m->api = api_server_free(m->api);
-#endif
-#ifdef HAVE_METRICS
 	m->metrics = metrics_server_free(m->metrics);
-#endif
 	/* Workers first: they hold record pointers. */
 	m->sampler = acct_sampler_free(m->sampler);
 	if (m->ledger) {

@@ -13,7 +13,11 @@
  * current handler call. The reader also removes leading whitespace: inih would
  * take an indented line after a key as a continuation of that key's value, and
  * acctd has no multi-line values, so such a line is a syntax error instead of a
- * silent change of the value above it. */
+ * silent change of the value above it.
+ *
+ * The file is long because the keys[] table carries, for each of ~40 keys, its
+ * documentation-facing description, range and dump format, and the loader,
+ * validator and dump are each written once over that table. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -31,18 +35,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "metrics-render.h"
+#include "metrics-families.h"
+#include "parse.h"
 #include "util.h"
-
-#define USEC_PER_MSEC UINT64_C(1000)
-#define USEC_PER_SEC UINT64_C(1000000)
-#define USEC_PER_MIN (60 * USEC_PER_SEC)
-#define USEC_PER_HOUR (60 * USEC_PER_MIN)
-
-#define SIZE_K (UINT64_C(1) << 10)
-#define SIZE_M (UINT64_C(1) << 20)
-#define SIZE_G (UINT64_C(1) << 30)
-#define SIZE_T (UINT64_C(1) << 40)
 
 /* Longest string any format_*() below writes, NUL included. */
 #define VALUE_BUF 32
@@ -145,116 +140,7 @@ static int strv_split(const char *s, char ***ret)
 	return 0;
 }
 
-/* ---- value parsers ------------------------------------------------------ */
-
-/* Decimal digits at *s up to the first non-digit, which *ret_end points at.
- * Returns 0, -EINVAL when there is no digit, or -ERANGE when the number does
- * not fit (*ret_end still points past all the digits then). */
-static int parse_digits(const char *s, uint64_t *ret, const char **ret_end)
-{
-	uint64_t v = 0;
-	bool overflow = false;
-	const char *p;
-
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	for (p = s; isdigit((unsigned char)*p); p++) {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			overflow = true;
-		else
-			v = v * 10 + d;
-	}
-	*ret_end = p;
-	if (overflow)
-		return -ERANGE;
-	*ret = v;
-	return 0;
-}
-
-/* A number followed by a unit from `units` (NULL-terminated names, factors
- * alongside). A well-formed negative number gives -ERANGE. */
-static int parse_scaled(const char *s, const char *const *units, const uint64_t *factors,
-			uint64_t *ret)
-{
-	const char *end = NULL;
-	bool negative = false;
-	uint64_t v = 0;
-	int r;
-
-	if (!s || !*s)
-		return -EINVAL;
-	if (*s == '-') {
-		negative = true;
-		s++;
-	}
-	r = parse_digits(s, &v, &end);
-	if (r == -EINVAL)
-		return r;
-	for (size_t i = 0; units[i]; i++) {
-		if (strcmp(end, units[i]) != 0)
-			continue;
-		if (negative || r < 0)
-			return -ERANGE;
-		if (factors[i] && v > UINT64_MAX / factors[i])
-			return -ERANGE;
-		*ret = v * factors[i];
-		return 0;
-	}
-	return -EINVAL;
-}
-
-int acct_parse_size(const char *s, uint64_t *ret)
-{
-	static const char *const units[] = {
-		"",  "B",  "b",                      /* bytes */
-		"K", "KB", "k", "kB", "kb", "Kb",    /* the letter's case and the B are free */
-		"M", "MB", "m", "mB", "mb", "Mb",
-		"G", "GB", "g", "gB", "gb", "Gb",
-		"T", "TB", "t", "tB", "tb", "Tb",
-		NULL,
-	};
-	static const uint64_t factors[] = {
-		1,      1,      1,
-		SIZE_K, SIZE_K, SIZE_K, SIZE_K, SIZE_K, SIZE_K,
-		SIZE_M, SIZE_M, SIZE_M, SIZE_M, SIZE_M, SIZE_M,
-		SIZE_G, SIZE_G, SIZE_G, SIZE_G, SIZE_G, SIZE_G,
-		SIZE_T, SIZE_T, SIZE_T, SIZE_T, SIZE_T, SIZE_T,
-	};
-
-	return parse_scaled(s, units, factors, ret);
-}
-
-int acct_parse_duration_us(const char *s, uint64_t *ret)
-{
-	static const char *const units[] = { "", "us", "ms", "s", "min", "h", NULL };
-	static const uint64_t factors[] = {
-		USEC_PER_SEC, 1, USEC_PER_MSEC, USEC_PER_SEC, USEC_PER_MIN, USEC_PER_HOUR,
-	};
-
-	return parse_scaled(s, units, factors, ret);
-}
-
-int acct_parse_bool(const char *s, bool *ret)
-{
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
-
-	if (!s)
-		return -EINVAL;
-	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-		if (strcasecmp(s, yes[i]) == 0) {
-			*ret = true;
-			return 0;
-		}
-		if (strcasecmp(s, no[i]) == 0) {
-			*ret = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
+/* ---- value parsers (the rest are in basic/parse.h) ------------------------ */
 
 static const char *const log_level_names[] = {
 	[ACCT_LOG_ERR] = "err",
@@ -482,27 +368,8 @@ static const char *format_number(const struct key_desc *k, uint64_t v, char buf[
 	}
 }
 
+
 /* ---- validation ---------------------------------------------------------- */
-
-static int parse_integer(const char *s, uint64_t *ret)
-{
-	const char *end = NULL;
-	bool negative = false;
-	uint64_t v = 0;
-	int r;
-
-	if (*s == '-') {
-		negative = true;
-		s++;
-	}
-	r = parse_digits(s, &v, &end);
-	if (r == -EINVAL || *end)
-		return -EINVAL;
-	if (negative || r < 0)
-		return -ERANGE;
-	*ret = v;
-	return 0;
-}
 
 static const char *kind_noun(enum value_kind kind)
 {
@@ -630,7 +497,7 @@ static const char *check_listen(const char *v)
 			return "host";
 		port = colon + 1;
 	}
-	if (parse_integer(port, &p) < 0 || p < 1 || p > 65535 || port[0] == '0')
+	if (acct_parse_uint64(port, &p) < 0 || p < 1 || p > 65535 || port[0] == '0')
 		return "port";
 	return NULL;
 }
@@ -696,7 +563,7 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 		else if (k->kind == V_SIZE)
 			r = acct_parse_size(v, &n);
 		else
-			r = parse_integer(v, &n);
+			r = acct_parse_uint64(v, &n);
 		if (r == -EINVAL)
 			reason = syntax_reason(k, v);
 		else if (r < 0 || n < k->min || n > k->max || n > store_max(k->store)) {

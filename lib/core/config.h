@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "parse.h"
+
 #define ACCT_CONFIG_FILE "/etc/acctd/acctd.conf"
 #define ACCT_CONFIG_DROPIN_DIR "/etc/acctd/acctd.conf.d"
 #define ACCT_METRICS_DEFAULT_LISTEN "127.0.0.1:9847"
@@ -98,10 +100,7 @@ void acct_config_dump(const struct acct_config *c, FILE *f);
 struct acct_config *acct_config_free(struct acct_config *c);
 void acct_config_diag_clear(struct acct_config_diag *diag);
 
-/* Value parsers (exposed for the API's Tune method and for tests).
- * Return 0, -EINVAL (malformed) or -ERANGE (out of range). */
-int acct_parse_size(const char *s, uint64_t *ret);
-int acct_parse_duration_us(const char *s, uint64_t *ret);
-int acct_parse_bool(const char *s, bool *ret);
+/* The log level parser (sizes, durations and booleans: parse.h).
+ * Returns 0 or -EINVAL. */
 int acct_parse_log_level(const char *s, enum acct_log_level *ret);
 const char *acct_log_level_to_string(enum acct_log_level l);

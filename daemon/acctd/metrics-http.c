@@ -67,9 +67,7 @@
 #include "log.h"
 #include "metrics-render.h"
 #include "util.h"
-#ifdef HAVE_API
 #include "api.h"
-#endif
 
 #define METRICS_MAX_CONNECTIONS 64
 #define METRICS_MAX_HEADERS_SIZE 8192
@@ -549,7 +547,6 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 	x->reload_failures = m->reload_failures;
 	x->last_reload_ok = !m->reload_result[0] || strcmp(m->reload_result, "ok") == 0;
 	x->last_reload_time = m->reload_time_us ? wall - (double)(mono - m->reload_time_us) / 1e6 : 0;
-#ifdef HAVE_API
 	if (m->api) {
 		struct api_stats st;
 		api_server_stats(m->api, &st);
@@ -561,9 +558,6 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 		x->api_requests = sc->api_requests;
 		x->nr_api_requests = sc->nr_api_requests;
 	}
-#else
-	(void)add_api_request;
-#endif
 	x->have_http = true;
 	x->http_connections = s->nr_conns;
 	x->http_connections_total = s->connections_total;

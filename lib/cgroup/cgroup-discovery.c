@@ -12,7 +12,12 @@
  * inotify event for (hierarchy, directory, name) is a resync of that one path
  * in that one hierarchy. Because an event only says where to look, stale,
  * duplicate or reordered events (after an overflow, or the IN_DELETE of a
- * directory recreated since) cannot corrupt the set. */
+ * directory recreated since) cannot corrupt the set.
+ *
+ * The file is long because mount and layout detection (v2, hybrid, legacy,
+ * joint and split cpu/cpuacct) and the tracked set with its inotify watches
+ * share the hierarchy table and the resync path; splitting them is planned
+ * (docs/design.md, "Open work"). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

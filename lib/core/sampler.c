@@ -1,4 +1,9 @@
-/* sampler.c - worker threads that read cgroupfs files into the ledger. */
+/* sampler.c - worker threads that read cgroupfs files into the ledger.
+ *
+ * The file is long because each controller file the sampler reads (memory,
+ * cpu/cpuacct, PSI, tasks, v1 and v2 variants) needs its own small reader
+ * with its error classification; they share the workers' descriptor cache
+ * and pass bookkeeping, which would otherwise have to become public. */
 #include "sampler.h"
 
 #include <dirent.h>

@@ -26,7 +26,10 @@
  * (cgroup_path_normalize()) and then only ever looked up in the ledger, never
  * on the file system: no path from a client is opened, stat()ed or resolved,
  * so neither ".." nor a symlink in the tree can reach anything the sampler
- * did not itself discover under the cgroup root. */
+ * did not itself discover under the cgroup root.
+ *
+ * The file is long because the four layers above are still one file; their
+ * split into one file each is open work of issue 10 (docs/design.md). */
 #include "api.h"
 
 #include <errno.h>

@@ -4,7 +4,12 @@
  * Speed matters here (10,000 cgroups make a page of tens of megabytes), so
  * lines are assembled with memcpy and hand-written number formatting into one
  * growing buffer, the cgroup label is escaped only for paths that need it,
- * and filters are applied once per snapshot, not once per line. */
+ * and filters are applied once per snapshot, not once per line.
+ *
+ * The file is long because the families[] table (name, type, unit, help and
+ * the function that writes each family's lines, ~50 families) lives beside
+ * the writers it drives, in one place that docs/metrics.md is checked
+ * against. */
 #include "metrics-render.h"
 
 #include <errno.h>
@@ -18,66 +23,6 @@
 #include "util.h"
 
 /* ---- family sets and options ------------------------------------------------ */
-
-static const char *const family_names[_ACCT_MF_MAX] = {
-	[ACCT_MF_MEMORY] = "memory",
-	[ACCT_MF_MEMORY_STAT] = "memory_stat",
-	[ACCT_MF_MEMORY_EVENTS] = "memory_events",
-	[ACCT_MF_NUMA] = "numa",
-	[ACCT_MF_CPU] = "cpu",
-	[ACCT_MF_PRESSURE] = "pressure",
-	[ACCT_MF_PRESSURE_AVG] = "pressure_averages",
-	[ACCT_MF_LOAD] = "load",
-	[ACCT_MF_CPU_RATE] = "cpu_rate",
-	[ACCT_MF_ACCURACY] = "accuracy",
-	[ACCT_MF_ENGINE] = "engine",
-	[ACCT_MF_ENGINE_KINDS] = "engine_kinds",
-	[ACCT_MF_PROCESS] = "process",
-};
-
-const char *acct_metrics_family_to_string(enum acct_metrics_family f)
-{
-	return f < _ACCT_MF_MAX ? family_names[f] : NULL;
-}
-
-int acct_metrics_family_from_string(const char *s)
-{
-	for (int i = 0; i < _ACCT_MF_MAX; i++)
-		if (strcmp(family_names[i], s) == 0)
-			return i;
-	return -1;
-}
-
-int acct_metrics_families_apply(uint32_t *set, char *const *words, const char **ret_bad)
-{
-	uint32_t v = *set;
-
-	for (; words && *words; words++) {
-		const char *w = *words;
-		bool remove = w[0] == '-';
-		if (w[0] == '-' || w[0] == '+')
-			w++;
-		uint32_t bits;
-		int f;
-		if (strcmp(w, "all") == 0)
-			bits = ACCT_METRICS_FAMILIES_ALL;
-		else if (strcmp(w, "default") == 0)
-			bits = ACCT_METRICS_FAMILIES_DEFAULT;
-		else if (strcmp(w, "none") == 0 && !remove && w == *words) {
-			v = 0;
-			continue;
-		} else if ((f = acct_metrics_family_from_string(w)) >= 0)
-			bits = 1u << f;
-		else {
-			if (ret_bad)
-				*ret_bad = *words;
-			return -EINVAL;
-		}
-		v = remove ? v & ~bits : v | bits;
-	}
-	*set = v;
-	return 0;
-}
 
 /* The breakdown of memory in use (v2: anon + file + kernel + sock, and the
  * parts of them people watch; v1: cache + rss and theirs), not all ~30 keys:

@@ -26,8 +26,8 @@ struct manager_config_source {
 	unsigned nr_overrides;
 };
 
-struct api_server;     /* daemon/api.h: the varlink API */
-struct metrics_server; /* daemon/metrics-http.h: /metrics */
+struct api_server;     /* daemon/acctd/api.h: the varlink API */
+struct metrics_server; /* daemon/acctd/metrics-http.h: /metrics */
 struct manager;
 
 /* Pass durations as a Prometheus histogram (seconds). */

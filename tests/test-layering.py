@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""test-layering.py - the source tree keeps its shape (docs/design.md).
+
+Checks, on the sources rather than the build, so that a violation is reported
+with the file and line that commits it:
+
+1. Every #include "..." of a file in lib/LAYER/ or daemon/PROGRAM/ names a
+   header of its own folder or of a folder that ALLOWED lists for it:
+   dependencies point down only. (The build enforces the same through include
+   paths; this test says which rule was broken, and covers headers that a
+   build of today's sources happens not to compile.)
+2. Every .c file in lib/ and daemon/ is listed in its folder's meson.build
+   (sources are listed explicitly; a file nobody builds is a mistake).
+3. Every source file over MAX_LINES lines says at its top why it is long.
+
+Exit 0 when all hold, 1 otherwise (each violation on its own line).
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Who may include whom. Order matters only for reading: each layer lists the
+# layers below it that it uses.
+ALLOWED = {
+    "lib/basic": [],
+    "lib/percpu": ["lib/basic"],
+    "lib/cgroup": ["lib/basic"],
+    "lib/varlink": ["lib/basic"],
+    "lib/core": ["lib/basic", "lib/percpu", "lib/cgroup"],
+    "lib/format": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/core"],
+    "lib/client": ["lib/basic", "lib/varlink"],
+    "daemon/acctd": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/varlink", "lib/core", "lib/format"],
+    "daemon/acctctl": ["lib/basic", "lib/varlink", "lib/client"],
+}
+# Generated into the build directory's top; anyone may include it.
+GENERATED = {"build-config.h"}
+MAX_LINES = 1000
+# A long file's head comment must say why, in words like these.
+LONG_REASON = re.compile(r"\b(is long|long because|why it is long)\b", re.I)
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def sources(folder):
+    path = os.path.join(ROOT, folder)
+    return sorted(f for f in os.listdir(path) if f.endswith((".c", ".h")))
+
+
+def main():
+    errors = []
+    owner = {}  # header name -> folder
+    for folder in ALLOWED:
+        if not os.path.isdir(os.path.join(ROOT, folder)):
+            errors.append("%s: folder listed in ALLOWED does not exist" % folder)
+            continue
+        for f in sources(folder):
+            if f.endswith(".h"):
+                if f in owner:
+                    errors.append("%s/%s: header name also used in %s" % (folder, f, owner[f]))
+                owner[f] = folder
+
+    for folder in ALLOWED:
+        if not os.path.isdir(os.path.join(ROOT, folder)):
+            continue
+        may = set(ALLOWED[folder]) | {folder}
+        meson = open(os.path.join(ROOT, folder, "meson.build")).read()
+        for f in sources(folder):
+            text = open(os.path.join(ROOT, folder, f), encoding="utf-8").read()
+            for m in INCLUDE.finditer(text):
+                name = m.group(1)
+                line = text.count("\n", 0, m.start()) + 1
+                if name in GENERATED:
+                    continue
+                if "/" in name:
+                    errors.append("%s/%s:%d: includes \"%s\" by path; include headers by name" %
+                                  (folder, f, line, name))
+                    continue
+                home = owner.get(name)
+                if home is None:
+                    errors.append("%s/%s:%d: includes \"%s\", which no layer has" % (folder, f, line, name))
+                elif home not in may:
+                    errors.append("%s/%s:%d: includes \"%s\" from %s; %s may use only %s" %
+                                  (folder, f, line, name, home, folder, ", ".join(sorted(may))))
+            if f.endswith(".c") and "'%s'" % f not in meson:
+                errors.append("%s/%s: not listed in %s/meson.build" % (folder, f, folder))
+            lines = text.count("\n")
+            head = text[:text.find("*/") + 2] if text.startswith("/*") else ""
+            if lines > MAX_LINES and not LONG_REASON.search(head):
+                errors.append("%s/%s: %d lines, and its head comment does not say why it is long" %
+                              (folder, f, lines))
+
+    for e in errors:
+        print(e)
+    print("layering: %d violation(s)" % len(errors))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
