@@ -17,6 +17,7 @@
 #include "log.h"
 #include "api.h"
 #include "metrics-http.h"
+#include "time-util.h"
 #include "util.h"
 
 #define LOAD_PERIOD_US 5000000u  /* the kernel's LOAD_FREQ */
@@ -33,11 +34,6 @@ static void pass_histogram_add(struct manager_pass_histogram *h, double seconds)
 			h->bucket[i]++;
 	h->count++;
 	h->sum_seconds += seconds;
-}
-
-static struct timeval tv_of(uint64_t usec)
-{
-	return (struct timeval){ .tv_sec = (time_t)(usec / 1000000u), .tv_usec = (suseconds_t)(usec % 1000000u) };
 }
 
 static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -378,9 +374,9 @@ static int load_config(const struct manager_config_source *src, struct acct_conf
 
 static void arm_timers(struct manager *m)
 {
-	struct timeval tv = tv_of(m->config->fast_interval_us);
+	struct timeval tv = timeval_from_usec(m->config->fast_interval_us);
 	event_add(m->ev_tick, &tv);
-	tv = tv_of(m->config->rescan_interval_us);
+	tv = timeval_from_usec(m->config->rescan_interval_us);
 	event_add(m->ev_rescan, &tv);
 }
 
@@ -585,10 +581,10 @@ int manager_start(struct manager *m)
 		return log_oom();
 	event_add(m->ev_inotify, NULL);
 	event_add(m->ev_sampler, NULL);
-	struct timeval tv = tv_of(TUNE_PERIOD_US);
+	struct timeval tv = timeval_from_usec(TUNE_PERIOD_US);
 	event_add(m->ev_tune, &tv);
 	if (sd_watchdog_enabled(0, &m->watchdog_usec) > 0 && m->watchdog_usec > 0) {
-		tv = tv_of(m->watchdog_usec / 2);
+		tv = timeval_from_usec(m->watchdog_usec / 2);
 		event_add(m->ev_watchdog, &tv);
 	}
 	arm_timers(m);

@@ -64,8 +64,11 @@
 #include <zlib.h>
 
 #include "build-config.h"
+#include "hostport.h"
 #include "log.h"
 #include "metrics-render.h"
+#include "parse.h"
+#include "time-util.h"
 #include "util.h"
 #include "api.h"
 
@@ -156,7 +159,7 @@ static void mark_closed(struct metrics_conn *c)
 
 static void arm_deadline(struct metrics_conn *c, int seconds)
 {
-	struct timeval tv = { .tv_sec = seconds };
+	struct timeval tv = timeval_from_usec((uint64_t)seconds * USEC_PER_SEC);
 	if (c && !c->closed && c->deadline)
 		event_add(c->deadline, &tv);
 }
@@ -745,37 +748,6 @@ static void on_request(struct evhttp_request *req, void *userdata)
 
 /* ---- the server ---------------------------------------------------------------------- */
 
-/* "HOST:PORT" or "[V6]:PORT" (validated by the configuration). */
-static int split_listen(const char *listen, char **ret_host, uint16_t *ret_port)
-{
-	const char *colon, *host = listen;
-	size_t hlen;
-
-	if (listen[0] == '[') {
-		const char *close = strchr(listen, ']');
-		if (!close || close[1] != ':')
-			return -EINVAL;
-		host = listen + 1;
-		hlen = (size_t)(close - host);
-		colon = close + 1;
-	} else {
-		colon = strrchr(listen, ':');
-		if (!colon)
-			return -EINVAL;
-		hlen = (size_t)(colon - listen);
-	}
-	char *end;
-	unsigned long port = strtoul(colon + 1, &end, 10);
-	if (*end || port == 0 || port > 65535)
-		return -EINVAL;
-	char *h = strndup(host, hlen);
-	if (!h)
-		return -ENOMEM;
-	*ret_host = h;
-	*ret_port = (uint16_t)port;
-	return 0;
-}
-
 int metrics_server_start(struct manager *m)
 {
 	const char *listen = m->config->metrics_listen;
@@ -788,7 +760,7 @@ int metrics_server_start(struct manager *m)
 		log_info("Metrics endpoint disabled");
 		return 0;
 	}
-	r = split_listen(listen, &host, &port);
+	r = hostport_parse(listen, &host, &port, NULL);
 	if (r < 0)
 		return log_error_errno(r, "Bad metrics listen address '%s': %m", listen);
 

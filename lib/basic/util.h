@@ -1,10 +1,13 @@
 /* util.h - small helpers shared by every module of libacct: ownership
- * (cleanup attributes), branch hints and arithmetic that must not overflow.
- * Header only; nothing here allocates or logs. */
+ * (cleanup attributes for memory, descriptors, FILE and DIR streams), branch
+ * hints and arithmetic that must not overflow. Header only; nothing here
+ * allocates or logs. */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -45,6 +48,22 @@ static inline void closep(int *fd)
 		(void)close(*fd);
 }
 #define _cleanup_close_ _cleanup_(closep)
+
+/* Close a stdio stream, if any; a close error is ignored (read-only use). */
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		(void)fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Close a directory stream (and the descriptor it owns), if any. */
+static inline void closedirp(DIR **d)
+{
+	if (*d)
+		(void)closedir(*d);
+}
+#define _cleanup_closedir_ _cleanup_(closedirp)
 
 /* Declare a cleanup helper `namep` for a type whose destructor returns NULL. */
 #define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \

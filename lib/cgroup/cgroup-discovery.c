@@ -21,7 +21,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdarg.h>
@@ -34,6 +33,9 @@
 #include <libcgroup.h>
 
 #include "cgroup-discovery.h"
+#include "hash.h"
+#include "path.h"
+#include "strv.h"
 #include "util.h"
 
 #define CGROUP_FS_ROOT "/sys/fs/cgroup"
@@ -63,39 +65,11 @@ const char *acct_hierarchy_to_string(enum acct_hierarchy h)
 	return (unsigned)h < _ACCT_HIER_MAX ? hier_name[h] : NULL;
 }
 
-static inline void closedirp(DIR **d)
-{
-	if (*d)
-		(void)closedir(*d);
-}
-
-static inline void fclosep(FILE **f)
-{
-	if (*f)
-		(void)fclose(*f);
-}
-
 static void safe_close(int *fd)
 {
 	if (*fd >= 0)
 		(void)close(*fd);
 	*fd = -EBADF;
-}
-
-/* "a" + "/" + "b", without doubling the slash when a is "/". NULL on ENOMEM. */
-static char *path_join(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	bool slash = la == 0 || a[la - 1] != '/';
-	char *p = malloc(la + slash + lb + 1);
-
-	if (!p)
-		return NULL;
-	memcpy(p, a, la);
-	if (slash)
-		p[la] = '/';
-	memcpy(p + la + slash, b, lb + 1);
-	return p;
 }
 
 /* ---- layout ---------------------------------------------------------------- */
@@ -277,7 +251,7 @@ static int mounts_parse_line(struct mounts *m, char *line)
 
 static int mounts_from_mountinfo(const char *path, struct mounts *m)
 {
-	_cleanup_(fclosep) FILE *f = fopen(path, "re");
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 
@@ -489,22 +463,9 @@ struct table {
 
 typedef bool (*table_eq_fn)(const void *p, const void *key);
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint64_t hash_path(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return mix64(h);
+	return hash_mix64(hash_fnv1a_string(s));
 }
 
 static void table_done(struct table *t)
@@ -658,7 +619,7 @@ static bool watch_eq(const void *p, const void *key)
 
 static uint64_t hash_wd(int wd)
 {
-	return mix64((uint64_t)(unsigned)wd);
+	return hash_mix64((uint64_t)(unsigned)wd);
 }
 
 static struct node *node_find(const struct acct_discovery *d, const char *path)
@@ -671,59 +632,9 @@ static struct watch *watch_find(const struct acct_discovery *d, int wd)
 	return table_find(&d->watches, hash_wd(wd), watch_eq, &wd);
 }
 
-static void strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
-/* Copy a NULL-terminated vector; NULL and empty stay NULL. */
-static int strv_copy(char *const *v, char ***ret)
-{
-	size_t n = 0;
-
-	*ret = NULL;
-	if (!v || !v[0])
-		return 0;
-	while (v[n])
-		n++;
-	char **c = calloc(n + 1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		if (!(c[i] = strdup(v[i]))) {
-			strv_free(c);
-			return -ENOMEM;
-		}
-	*ret = c;
-	return 0;
-}
-
-static bool glob_any(char *const *globs, const char *path)
-{
-	if (globs)
-		for (; *globs; globs++)
-			if (fnmatch(*globs, path, 0) == 0)
-				return true;
-	return false;
-}
-
 static bool filter_included(const struct filter *f, const char *path)
 {
-	return !f->include || glob_any(f->include, path);
-}
-
-static unsigned path_depth(const char *path)
-{
-	unsigned n = 0;
-	if (strcmp(path, "/") == 0)
-		return 0;
-	for (const char *p = path; *p; p++)
-		n += *p == '/';
-	return n;
+	return !f->include || strv_fnmatch_any(f->include, path);
 }
 
 /* May `path` be walked at all: depth, and no exclude glob on it or an ancestor. */
@@ -736,7 +647,7 @@ static int filter_allows(const struct filter *f, const char *path, bool *ret)
 	*ret = true;
 	if (!f->exclude)
 		return 0;
-	if (glob_any(f->exclude, "/")) {
+	if (strv_fnmatch_any(f->exclude, "/")) {
 		*ret = false;
 		return 0;
 	}
@@ -747,14 +658,14 @@ static int filter_allows(const struct filter *f, const char *path, bool *ret)
 		if (*s != '/')
 			continue;
 		*s = '\0';
-		bool hit = glob_any(f->exclude, prefix);
+		bool hit = strv_fnmatch_any(f->exclude, prefix);
 		*s = '/';
 		if (hit) {
 			*ret = false;
 			return 0;
 		}
 	}
-	if (strcmp(path, "/") != 0 && glob_any(f->exclude, path))
+	if (strcmp(path, "/") != 0 && strv_fnmatch_any(f->exclude, path))
 		*ret = false;
 	return 0;
 }
@@ -1098,7 +1009,7 @@ static int walk(struct acct_discovery *d, unsigned t, struct node *n, int fd, co
 	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (dfd < 0)
 		return -errno;
-	_cleanup_(closedirp) DIR *dir = fdopendir(dfd);
+	_cleanup_closedir_ DIR *dir = fdopendir(dfd);
 	if (!dir) {
 		r = -errno;
 		(void)close(dfd);
@@ -1120,7 +1031,7 @@ static int walk(struct acct_discovery *d, unsigned t, struct node *n, int fd, co
 		r = pathbuf_push(b, de->d_name);
 		if (r < 0)
 			return r;
-		if (glob_any(d->filter.exclude, b->p)) {
+		if (strv_fnmatch_any(d->filter.exclude, b->p)) {
 			pathbuf_pop(b, len);
 			continue;
 		}

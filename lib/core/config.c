@@ -20,7 +20,6 @@
  * validator and dump are each written once over that table. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -35,110 +34,17 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "hostport.h"
 #include "metrics-families.h"
 #include "parse.h"
+#include "path.h"
+#include "strv.h"
 #include "util.h"
 
 /* Longest string any format_*() below writes, NUL included. */
 #define VALUE_BUF 32
 
-static inline void fclosep(FILE **f)
-{
-	if (*f)
-		(void)fclose(*f);
-}
-#define _cleanup_fclose_ _cleanup_(fclosep)
-
-static inline void closedirp(DIR **d)
-{
-	if (*d)
-		(void)closedir(*d);
-}
-
-static char **strv_free(char **v)
-{
-	if (!v)
-		return NULL;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-	return NULL;
-}
-DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free)
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)
-
-static size_t strv_length(char *const *v)
-{
-	size_t n = 0;
-
-	while (v && v[n])
-		n++;
-	return n;
-}
-
-/* Append `s` (taken over on success only) to the NULL-terminated *v of *n entries. */
-static int strv_push(char ***v, size_t *n, char *s)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof(char *));
-
-	if (!nv)
-		return -ENOMEM;
-	nv[(*n)++] = s;
-	nv[*n] = NULL;
-	*v = nv;
-	return 0;
-}
-
-static int strv_push_dup(char ***v, size_t *n, const char *s)
-{
-	_cleanup_free_ char *d = strdup(s);
-	int r;
-
-	if (!d)
-		return -ENOMEM;
-	r = strv_push(v, n, d);
-	if (r < 0)
-		return r;
-	TAKE_PTR(d);
-	return 0;
-}
-
-/* An empty, NULL-terminated list, or NULL on ENOMEM. */
-static char **strv_new_empty(void)
-{
-	return calloc(1, sizeof(char *));
-}
-
-/* Split at blanks; the result is never NULL on success (maybe empty). */
-static int strv_split(const char *s, char ***ret)
-{
-	_cleanup_(strv_freep) char **v = strv_new_empty();
-	size_t n = 0;
-
-	if (!v)
-		return -ENOMEM;
-	for (;;) {
-		size_t len;
-		char *w;
-		int r;
-
-		s += strspn(s, " \t");
-		if (!*s)
-			break;
-		len = strcspn(s, " \t");
-		w = strndup(s, len);
-		if (!w)
-			return -ENOMEM;
-		r = strv_push(&v, &n, w);
-		if (r < 0) {
-			free(w);
-			return r;
-		}
-		s += len;
-	}
-	*ret = TAKE_PTR(v);
-	return 0;
-}
 
 /* ---- value parsers (the rest are in basic/parse.h) ------------------------ */
 
@@ -454,52 +360,16 @@ static char *syntax_reason(const struct key_desc *k, const char *value)
 	return r < 0 ? NULL : s;
 }
 
-static bool valid_hostname(const char *h, size_t len)
+/* HOSTPORT_OK when `v` is a valid metrics address ("none" included), else the
+ * part that is wrong. */
+static enum hostport_error check_listen(const char *v)
 {
-	if (len == 0 || len > 253)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!isalnum((unsigned char)h[i]) && h[i] != '-' && h[i] != '.')
-			return false;
-	return true;
-}
-
-/* NULL when `v` is a valid metrics address, else why not. */
-static const char *check_listen(const char *v)
-{
-	const char *port;
-	uint64_t p = 0;
+	enum hostport_error e = HOSTPORT_OK;
 
 	if (strcmp(v, "none") == 0)
-		return NULL;
-	if (v[0] == '[') {
-		const char *close = strchr(v, ']');
-		char addr[INET6_ADDRSTRLEN];
-		struct in6_addr a6;
-		size_t len;
-
-		if (!close || close[1] != ':')
-			return "form";
-		len = (size_t)(close - v - 1);
-		if (len == 0 || len >= sizeof(addr))
-			return "address";
-		memcpy(addr, v + 1, len);
-		addr[len] = '\0';
-		if (inet_pton(AF_INET6, addr, &a6) != 1)
-			return "address";
-		port = close + 2;
-	} else {
-		const char *colon = strrchr(v, ':');
-
-		if (!colon || memchr(v, ':', (size_t)(colon - v)))
-			return "form";
-		if (!valid_hostname(v, (size_t)(colon - v)))
-			return "host";
-		port = colon + 1;
-	}
-	if (acct_parse_uint64(port, &p) < 0 || p < 1 || p > 65535 || port[0] == '0')
-		return "port";
-	return NULL;
+		return HOSTPORT_OK;
+	(void)hostport_parse(v, NULL, NULL, &e);
+	return e;
 }
 
 static bool valid_group(const char *g)
@@ -663,19 +533,19 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 		return 0;
 	}
 	case V_LISTEN: {
-		const char *why = check_listen(v);
+		enum hostport_error why = check_listen(v);
 		char **p = field(c, k);
 
-		if (!why) {
+		if (why == HOSTPORT_OK) {
 			free(*p);
 			*p = TAKE_PTR(v);
 			return 0;
 		}
-		if (strcmp(why, "port") == 0)
+		if (why == HOSTPORT_BAD_PORT)
 			r = asprintf(&reason, "invalid port in '%s' (expected 1..65535)", v);
-		else if (strcmp(why, "host") == 0)
+		else if (why == HOSTPORT_BAD_HOST)
 			r = asprintf(&reason, "invalid host name in '%s'", v);
-		else if (strcmp(why, "address") == 0)
+		else if (why == HOSTPORT_BAD_ADDRESS)
 			r = asprintf(&reason, "invalid IPv6 address in '%s'", v);
 		else
 			r = asprintf(&reason, "invalid address '%s' (expected HOST:PORT, [IPV6]:PORT or none)", v);
@@ -1039,7 +909,7 @@ static bool is_dropin_name(const char *name)
 /* The regular files *.conf of `dir`, sorted by strcmp(); a missing `dir` has none. */
 static int list_dropins(const char *dir, char ***ret, struct acct_config_diag *diag)
 {
-	_cleanup_(closedirp) DIR *d = NULL;
+	_cleanup_closedir_ DIR *d = NULL;
 	_cleanup_(strv_freep) char **names = strv_new_empty();
 	size_t n = 0;
 	int r;
@@ -1096,10 +966,9 @@ static int load_dropins(struct acct_config *c, const char *dir, struct load_stat
 	if (r < 0)
 		return r;
 	for (char **name = names; name && *name; name++) {
-		_cleanup_free_ char *path = NULL;
-		size_t len = strlen(dir);
+		_cleanup_free_ char *path = path_join(dir, *name);
 
-		if (asprintf(&path, "%s%s%s", dir, len > 0 && dir[len - 1] == '/' ? "" : "/", *name) < 0)
+		if (!path)
 			return -ENOMEM;
 		r = load_file(c, path, true, st, diag);
 		if (r < 0)

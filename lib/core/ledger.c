@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hash.h"
 #include "util.h"
 
 static const struct acct_quantity_info quantities[_ACCT_Q_MAX] = {
@@ -74,14 +75,6 @@ static inline struct acct_cgroup *record_of(struct cds_lfht_node *n)
 #define for_each_record(ht, iter, cg)                                                      \
 	for (cds_lfht_first((ht), (iter)); ((cg) = record_of(cds_lfht_iter_get_node(iter))) != NULL; \
 	     cds_lfht_next((ht), (iter)))
-
-static uint64_t hash_path(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
-}
 
 static int64_t budget_for(const struct acct_ledger_budgets *b, enum acct_unit u)
 {
@@ -193,7 +186,7 @@ struct acct_cgroup *acct_ledger_find(struct acct_ledger *l, const char *path)
 	struct cds_lfht_iter iter;
 	struct acct_cgroup *best = NULL;
 
-	cds_lfht_lookup(l->ht, hash_path(path), match_path, path, &iter);
+	cds_lfht_lookup(l->ht, hash_fnv1a_string(path), match_path, path, &iter);
 	for (struct cds_lfht_node *n = cds_lfht_iter_get_node(&iter); n;
 	     cds_lfht_next_duplicate(l->ht, match_path, path, &iter), n = cds_lfht_iter_get_node(&iter)) {
 		struct acct_cgroup *cg = caa_container_of(n, struct acct_cgroup, node);
@@ -246,7 +239,7 @@ int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint
 	}
 	cds_lfht_node_init(&cg->node);
 	rcu_read_lock();
-	cds_lfht_add(l->ht, hash_path(cg->path), &cg->node);
+	cds_lfht_add(l->ht, hash_fnv1a_string(cg->path), &cg->node);
 	rcu_read_unlock();
 	__atomic_fetch_add(&l->live, 1, __ATOMIC_RELAXED);
 	if (ret)

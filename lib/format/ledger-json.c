@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cgroup-discovery.h"
 #include "util.h"
 
 static struct json_object *value_json(int64_t v, uint64_t bound, uint64_t age)
@@ -93,11 +94,10 @@ struct json_object *acct_cgroup_to_json(struct acct_ledger *l, const struct acct
 				       json_object_new_int64((int64_t)(now_us - __atomic_load_n(&cg->died_us, __ATOMIC_RELAXED))));
 	json_object_object_add(o, "populated", json_object_new_boolean(__atomic_load_n(&cg->populated, __ATOMIC_RELAXED)));
 	struct json_object *h = json_object_new_array();
-	static const char *const hier[_ACCT_HIER_MAX] = { "unified", "memory", "cpuacct", "cpu" };
 	uint32_t bits = __atomic_load_n(&cg->hierarchies, __ATOMIC_RELAXED);
 	for (int i = 0; i < _ACCT_HIER_MAX; i++)
 		if (bits & (1u << i))
-			json_object_array_add(h, json_object_new_string(hier[i]));
+			json_object_array_add(h, json_object_new_string(acct_hierarchy_to_string((enum acct_hierarchy)i)));
 	json_object_object_add(o, "hierarchies", h);
 
 	struct json_object *q = json_object_new_object();
@@ -528,7 +528,6 @@ static void put_psi(struct acct_json_buf *b, const struct acct_cgroup *cg, uint6
 int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const struct acct_cgroup *cg, uint64_t now_us,
 			   bool precise, unsigned nr_nodes)
 {
-	static const char *const hier[_ACCT_HIER_MAX] = { "unified", "memory", "cpuacct", "cpu" };
 	static const char *const minutes[3] = { "avg1", "avg5", "avg15" };
 	bool dead = acct_cgroup_is_dead(cg);
 
@@ -552,7 +551,7 @@ int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const
 			if (!first)
 				PUT(b, ",");
 			first = false;
-			put_string(b, hier[i]);
+			put_string(b, acct_hierarchy_to_string((enum acct_hierarchy)i));
 		}
 	PUT(b, "],\"values\":{");
 	first = true;

@@ -13,13 +13,13 @@
 #include "metrics-render.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "strv.h"
 #include "util.h"
 
 /* ---- family sets and options ------------------------------------------------ */
@@ -1283,25 +1283,17 @@ static const struct fam families[] = {
 
 /* ---- taking the page's copy of the ledger ----------------------------------------- */
 
-static bool glob_any(char *const *globs, const char *s)
-{
-	for (; globs && *globs; globs++)
-		if (fnmatch(*globs, s, 0) == 0)
-			return true;
-	return false;
-}
-
 /* As discovery filters: the include globs on the path, the exclude globs on
  * the path and every ancestor. */
 static bool wanted(const struct acct_metrics_options *o, const struct acct_cgroup *cg)
 {
 	if (cg->depth > o->max_depth)
 		return false;
-	if (o->include && !glob_any(o->include, cg->path))
+	if (o->include && !strv_fnmatch_any(o->include, cg->path))
 		return false;
 	if (!o->exclude || !o->exclude[0])
 		return true;
-	if (glob_any(o->exclude, cg->path) || glob_any(o->exclude, "/"))
+	if (strv_fnmatch_any(o->exclude, cg->path) || strv_fnmatch_any(o->exclude, "/"))
 		return false;
 	size_t n = strlen(cg->path);
 	char stack[512];
@@ -1313,7 +1305,7 @@ static bool wanted(const struct acct_metrics_options *o, const struct acct_cgrou
 	for (char *s = buf + 1; *s && !hit; s++)
 		if (*s == '/') {
 			*s = '\0';
-			hit = glob_any(o->exclude, buf);
+			hit = strv_fnmatch_any(o->exclude, buf);
 			*s = '/';
 		}
 	if (buf != stack)
@@ -1354,7 +1346,7 @@ static void make_slots(struct acct_metrics_page *p, struct acct_ledger *l)
 		if (cls == ACCT_MEMSTAT_SKIP || (cls == ACCT_MEMSTAT_BYTES && !bytes) ||
 		    (cls == ACCT_MEMSTAT_EVENTS && !events))
 			continue;
-		if (cls == ACCT_MEMSTAT_BYTES && p->opts.memory_stat_types && !glob_any(p->opts.memory_stat_types, name))
+		if (cls == ACCT_MEMSTAT_BYTES && p->opts.memory_stat_types && !strv_fnmatch_any(p->opts.memory_stat_types, name))
 			continue;
 		unsigned s = 0;
 		while (s < p->nr_slots && strcmp(p->slots[s].name, name) != 0)

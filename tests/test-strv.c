@@ -1,0 +1,109 @@
+/* test-strv.c - unit tests of string vectors (lib/basic/strv.h): freeing
+ * NULL, pushing with and without copying, splitting at blanks, copying (NULL
+ * and empty give NULL) and glob matching. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "strv.h"
+
+static void test_free_and_length(void **state)
+{
+	(void)state;
+	assert_null(strv_free(NULL));
+	assert_int_equal(strv_length(NULL), 0);
+
+	_cleanup_strv_free_ char **v = strv_new_empty();
+	assert_non_null(v);
+	assert_null(v[0]);
+	assert_int_equal(strv_length(v), 0);
+	v = strv_free(v);
+	assert_null(v);
+}
+
+static void test_push(void **state)
+{
+	_cleanup_strv_free_ char **v = NULL;
+	size_t n = 0;
+	char *s = strdup("one");
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(strv_push(&v, &n, s), 0);
+	assert_int_equal(strv_push_dup(&v, &n, "two"), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(strv_length(v), 2);
+	assert_ptr_equal(v[0], s);
+	assert_string_equal(v[1], "two");
+	assert_null(v[2]);
+}
+
+static void test_split(void **state)
+{
+	_cleanup_strv_free_ char **v = NULL, **e = NULL;
+
+	(void)state;
+	assert_int_equal(strv_split("  /a/*\t/b  /c\t", &v), 0);
+	assert_int_equal(strv_length(v), 3);
+	assert_string_equal(v[0], "/a/*");
+	assert_string_equal(v[1], "/b");
+	assert_string_equal(v[2], "/c");
+
+	assert_int_equal(strv_split(" \t ", &e), 0);
+	assert_non_null(e);
+	assert_int_equal(strv_length(e), 0);
+}
+
+static void test_copy(void **state)
+{
+	char *src[] = { "x", "y", NULL };
+	char *empty[] = { NULL };
+	char **c = (char **)1;
+
+	(void)state;
+	assert_int_equal(strv_copy(NULL, &c), 0);
+	assert_null(c);
+	c = (char **)1;
+	assert_int_equal(strv_copy(empty, &c), 0);
+	assert_null(c);
+
+	assert_int_equal(strv_copy(src, &c), 0);
+	assert_int_equal(strv_length(c), 2);
+	assert_ptr_not_equal(c[0], src[0]);
+	assert_string_equal(c[0], "x");
+	assert_string_equal(c[1], "y");
+	c = strv_free(c);
+}
+
+static void test_fnmatch_any(void **state)
+{
+	char *globs[] = { "/system.slice/*", "/user.slice", NULL };
+	char *none[] = { NULL };
+
+	(void)state;
+	assert_true(strv_fnmatch_any(globs, "/system.slice/foo.service"));
+	assert_true(strv_fnmatch_any(globs, "/user.slice"));
+	assert_false(strv_fnmatch_any(globs, "/user.slice/x"));
+	assert_false(strv_fnmatch_any(globs, "/"));
+	assert_false(strv_fnmatch_any(none, "/"));
+	assert_false(strv_fnmatch_any(NULL, "/"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_free_and_length),
+		cmocka_unit_test(test_push),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_fnmatch_any),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
