@@ -74,7 +74,7 @@ static void show_cgroup(struct json_object *cg)
 	const char *state = jstr(cg, "state");
 	bool dead = state && strcmp(state, "dead") == 0;
 	_cleanup_free_ char *hier = NULL;
-	struct table t;
+	_cleanup_(table_done) struct table t = { 0 };
 	char ab[80];
 	int64_t d;
 

@@ -40,7 +40,7 @@ static char *pass_text(struct json_object *p)
 /* "children_memory 2, cpu_backwards 1" or "none" */
 static char *violations_text(struct json_object *v)
 {
-	char *s = NULL;
+	_cleanup_free_ char *s = NULL;
 
 	if (v && json_object_is_type(v, json_type_object)) {
 		json_object_object_foreach(v, k, n) {
@@ -52,7 +52,7 @@ static char *violations_text(struct json_object *v)
 			s = t;
 		}
 	}
-	return s ? s : xstrdup("none");
+	return s ? TAKE_PTR(s) : xstrdup("none");
 }
 
 static char *drift_text(struct json_object *d, bool bytes)
