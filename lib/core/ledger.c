@@ -10,29 +10,6 @@
 #include "hash.h"
 #include "util.h"
 
-static const struct acct_quantity_info quantities[_ACCT_Q_MAX] = {
-	[ACCT_Q_MEMORY] = { "memory", ACCT_UNIT_BYTES, ACCT_GROUP_FAST, false, false },
-	[ACCT_Q_WORKING_SET] = { "memory.working_set", ACCT_UNIT_BYTES, ACCT_GROUP_FAST, false, false },
-	[ACCT_Q_CPU_USAGE] = { "cpu.usage", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_CPU_USER] = { "cpu.user", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_CPU_SYSTEM] = { "cpu.system", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_CPU_PERIODS] = { "cpu.periods", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_CPU_THROTTLED_PERIODS] = { "cpu.throttled_periods", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_CPU_THROTTLED] = { "cpu.throttled", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_PSI_CPU_SOME] = { "psi.cpu.some", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_PSI_CPU_FULL] = { "psi.cpu.full", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_PSI_MEMORY_SOME] = { "psi.memory.some", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_PSI_MEMORY_FULL] = { "psi.memory.full", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_PSI_IO_SOME] = { "psi.io.some", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_PSI_IO_FULL] = { "psi.io.full", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
-	[ACCT_Q_MEMORY_PEAK] = { "memory.peak", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, false },
-	[ACCT_Q_MEMORY_MAX] = { "memory.max", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, true },
-	[ACCT_Q_MEMORY_HIGH] = { "memory.high", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, true },
-	[ACCT_Q_SWAP] = { "swap", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, false },
-	[ACCT_Q_SWAP_MAX] = { "swap.max", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, true },
-	[ACCT_Q_TASKS] = { "tasks", ACCT_UNIT_COUNT, ACCT_GROUP_LOAD, false, false },
-};
-
 struct acct_ledger {
 	struct cds_lfht *ht;
 	struct acct_domain *domain;
@@ -44,19 +21,6 @@ struct acct_ledger {
 	char *memstat_keys[ACCT_MEMSTAT_MAX]; /* published with release stores */
 	unsigned nr_memstat_keys;             /* atomic */
 };
-
-const struct acct_quantity_info *acct_quantity_info(enum acct_quantity q)
-{
-	return q < _ACCT_Q_MAX ? &quantities[q] : NULL;
-}
-
-int acct_quantity_from_name(const char *name)
-{
-	for (int q = 0; q < _ACCT_Q_MAX; q++)
-		if (strcmp(quantities[q].name, name) == 0)
-			return q;
-	return -1;
-}
 
 uint64_t acct_now_us(void)
 {
@@ -228,7 +192,7 @@ int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint
 	cg->populated = true;
 	cg->serial = l->next_serial++;
 	for (int q = 0; q < _ACCT_Q_MAX && r == 0; q++)
-		r = acct_counter_new(l->domain, budget_for(&l->budgets, quantities[q].unit), &cg->q[q]);
+		r = acct_counter_new(l->domain, budget_for(&l->budgets, acct_quantity_info(q)->unit), &cg->q[q]);
 	/* Per-node values arrive whole from the kernel and go straight to the node
 	 * sums: budget 0 keeps the reported bound at its true value, 0. */
 	if (r == 0)
@@ -358,7 +322,7 @@ void acct_ledger_set_budgets(struct acct_ledger *l, const struct acct_ledger_bud
 	rcu_read_lock();
 	for_each_record(l->ht, &iter, cg)
 		for (int q = 0; q < _ACCT_Q_MAX; q++)
-			(void)acct_counter_set_budget(cg->q[q], budget_for(budgets, quantities[q].unit));
+			(void)acct_counter_set_budget(cg->q[q], budget_for(budgets, acct_quantity_info(q)->unit));
 	rcu_read_unlock();
 }
 
@@ -376,7 +340,7 @@ int acct_cgroup_set_checked(struct acct_cgroup *cg, enum acct_quantity q, int64_
 	int64_t cur = acct_counter_read_precise(cg->q[q]);
 	bool known = __atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE);
 
-	if (known && quantities[q].cumulative && value < cur)
+	if (known && acct_quantity_info(q)->cumulative && value < cur)
 		return -ERANGE;
 	if (value != cur)
 		acct_counter_add(cg->q[q], (int64_t)((uint64_t)value - (uint64_t)cur));

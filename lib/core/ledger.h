@@ -30,46 +30,8 @@
 
 #include "cgroup-discovery.h"
 #include "counter.h"
+#include "quantity.h"
 
-enum acct_quantity {
-	ACCT_Q_MEMORY,          /* bytes in use: memory.current / memory.usage_in_bytes */
-	ACCT_Q_WORKING_SET,     /* memory - inactive_file (bytes) */
-	ACCT_Q_CPU_USAGE,       /* cumulative CPU time, usec */
-	ACCT_Q_CPU_USER,
-	ACCT_Q_CPU_SYSTEM,
-	ACCT_Q_CPU_PERIODS,     /* CFS bandwidth periods elapsed */
-	ACCT_Q_CPU_THROTTLED_PERIODS,
-	ACCT_Q_CPU_THROTTLED,   /* usec throttled */
-	ACCT_Q_PSI_CPU_SOME,    /* cumulative stall time, usec */
-	ACCT_Q_PSI_CPU_FULL,
-	ACCT_Q_PSI_MEMORY_SOME,
-	ACCT_Q_PSI_MEMORY_FULL,
-	ACCT_Q_PSI_IO_SOME,
-	ACCT_Q_PSI_IO_FULL,
-	ACCT_Q_MEMORY_PEAK,     /* memory.peak / memory.max_usage_in_bytes */
-	ACCT_Q_MEMORY_MAX,      /* limit; -1 for none */
-	ACCT_Q_MEMORY_HIGH,     /* v2 high limit; -1 for none */
-	ACCT_Q_SWAP,            /* swap in use, bytes */
-	ACCT_Q_SWAP_MAX,        /* -1 for none */
-	ACCT_Q_TASKS,           /* threads in the cgroup and its descendants */
-	_ACCT_Q_MAX,
-};
-
-enum acct_unit { ACCT_UNIT_BYTES, ACCT_UNIT_USEC, ACCT_UNIT_COUNT };
-
-/* Which sampling pass reads a quantity, and so which age applies to it. */
-enum acct_sample_group { ACCT_GROUP_FAST, ACCT_GROUP_SLOW, ACCT_GROUP_LOAD, _ACCT_GROUP_MAX };
-
-struct acct_quantity_info {
-	const char *name;   /* stable API name, e.g. "memory", "cpu.usage", "psi.io.full" */
-	enum acct_unit unit;
-	enum acct_sample_group group;
-	bool cumulative;    /* only grows while the cgroup lives */
-	bool limit;         /* -1 means "no limit" */
-};
-const struct acct_quantity_info *acct_quantity_info(enum acct_quantity q);
-/* Look a quantity up by name; -1 if unknown. */
-int acct_quantity_from_name(const char *name);
 
 enum acct_psi_resource { ACCT_PSI_CPU, ACCT_PSI_MEMORY, ACCT_PSI_IO, _ACCT_PSI_MAX };
 enum acct_psi_kind { ACCT_PSI_SOME, ACCT_PSI_FULL, _ACCT_PSI_KIND_MAX };

@@ -1,0 +1,52 @@
+/* acctctl.h - what acctctl's modules share: exit statuses, the global
+ * options as parsed by acctctl.c, and the verbs (verb-*.c) that its verbs[]
+ * table dispatches to. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Exit statuses (also in --help and docs/acctctl.md). */
+enum {
+	EXIT_OK = 0,          /* compare: above */
+	EXIT_FAIL = 1,        /* failure, or an error reported by acctd */
+	EXIT_USAGE = 2,       /* invalid command line */
+	EXIT_NOT_RUNNING = 3, /* nothing listens on the address */
+	EXIT_DENIED = 4,      /* permission denied (socket or administrative call) */
+	EXIT_BELOW = 5,       /* compare: below */
+	EXIT_EQUAL = 6,       /* compare: equal */
+};
+
+enum json_mode { JSON_OFF, JSON_SHORT, JSON_PRETTY };
+
+/* The command line (acctctl.c). */
+extern const char *arg_address;
+extern enum json_mode arg_json;
+extern bool arg_legend;
+extern bool arg_pager;
+extern bool arg_full;
+extern bool arg_quiet;
+extern bool arg_tree;
+extern bool arg_all;
+extern bool arg_precise;
+extern bool arg_batch;
+extern int arg_sort;   /* enum sort_key; -1: the command's default */
+extern int arg_depth;  /* -1: all */
+extern uint64_t arg_iterations; /* 0: forever */
+extern uint64_t arg_delay_us;
+extern const char *arg_prefix;
+extern bool arg_set_bytes, arg_set_cpu, arg_set_tasks, arg_set_auto_tune;
+extern int64_t arg_bytes_budget, arg_cpu_budget_us, arg_tasks_budget;
+extern bool arg_auto_tune;
+
+/* The verbs. Each takes its positional arguments (NULL-terminated, counted
+ * against verbs[] already) and returns acctctl's exit status. */
+int verb_status(char **args);   /* verb-status.c */
+int verb_tune(char **args);
+int verb_reconcile(char **args);
+int verb_reload(char **args);
+int verb_list(char **args);     /* verb-list.c */
+int verb_top(char **args);      /* verb-top.c */
+int verb_show(char **args);     /* verb-show.c */
+int verb_watch(char **args);    /* verb-watch.c */
+int verb_compare(char **args);  /* verb-compare.c */

@@ -1,0 +1,188 @@
+/* human.c - human units and glyphs (see human.h). */
+#include "human.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl-util.h"
+
+bool utf8;
+
+const char *glyph(enum glyph g)
+{
+	static const char *const u[] = { "±", "…", "├─", "└─", "│ ", "  " };
+	static const char *const a[] = { "+-", "...", "|-", "`-", "| ", "  " };
+	return utf8 ? u[g] : a[g];
+}
+
+size_t text_width(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+/* Byte offset of the first `cols` columns of s. */
+static size_t text_prefix_bytes(const char *s, size_t cols)
+{
+	size_t i = 0, n = 0;
+	for (; s[i]; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			if (n == cols)
+				break;
+			n++;
+		}
+	}
+	return i;
+}
+
+/* s shortened to `width` columns with an ellipsis in the middle. */
+char *ellipsize_middle(const char *s, size_t width)
+{
+	size_t w = text_width(s), ew = text_width(glyph(G_ELLIPSIS)), left, right;
+	const char *tail;
+
+	if (w <= width)
+		return xstrdup(s);
+	if (width <= ew)
+		return xstrdup(glyph(G_ELLIPSIS));
+	left = (width - ew) / 2;
+	right = width - ew - left;
+	tail = s + text_prefix_bytes(s, w - right);
+	return xasprintf("%.*s%s%s", (int)text_prefix_bytes(s, left), s, glyph(G_ELLIPSIS), tail);
+}
+
+/* Bytes with binary suffixes and one decimal: 512B, 1.5K, 64.0M, 1.2G. */
+struct fbuf fmt_bytes(int64_t v)
+{
+	static const char suffix[] = "BKMGTPE";
+	struct fbuf b;
+	double d;
+	unsigned i = 0;
+
+	if (v < 0) {
+		snprintf(b.s, sizeof(b.s), "%" PRId64 "B", v);
+		return b;
+	}
+	if (v < 1024) {
+		snprintf(b.s, sizeof(b.s), "%" PRId64 "B", v);
+		return b;
+	}
+	d = (double)v;
+	while (d >= 1024 && i < 6) {
+		d /= 1024;
+		i++;
+	}
+	if (d >= 1023.95 && i < 6) { /* would print as 1024.0 */
+		d /= 1024;
+		i++;
+	}
+	snprintf(b.s, sizeof(b.s), "%.1f%c", d, suffix[i]);
+	return b;
+}
+
+/* "12.500" -> "12.5", "10.0" -> "10" (in place, before a unit). */
+static void trim_fraction(char *s)
+{
+	char *dot = strchr(s, '.'), *end;
+	if (!dot)
+		return;
+	end = dot + strlen(dot);
+	while (end > dot + 1 && end[-1] == '0')
+		end--;
+	if (end == dot + 1)
+		end = dot;
+	*end = '\0';
+}
+
+/* A duration: 250us, 12.5ms, 1.234s, 3min 12.5s, 2h 5min, 3d 4h. */
+struct fbuf fmt_duration(int64_t us)
+{
+	struct fbuf b;
+	char num[32];
+	uint64_t u = abs_u64(us);
+	const char *sign = us < 0 ? "-" : "";
+
+	if (u < 1000) {
+		snprintf(b.s, sizeof(b.s), "%s%" PRIu64 "us", sign, u);
+	} else if (u < 1000000) {
+		snprintf(num, sizeof(num), "%.1f", (double)u / 1e3);
+		trim_fraction(num);
+		snprintf(b.s, sizeof(b.s), "%s%sms", sign, num);
+	} else if (u < 60000000) {
+		snprintf(num, sizeof(num), "%.3f", (double)u / 1e6);
+		trim_fraction(num);
+		snprintf(b.s, sizeof(b.s), "%s%ss", sign, num);
+	} else if (u < UINT64_C(3600000000)) {
+		snprintf(num, sizeof(num), "%.1f", (double)(u % 60000000) / 1e6);
+		trim_fraction(num);
+		snprintf(b.s, sizeof(b.s), "%s%" PRIu64 "min %ss", sign, u / 60000000, num);
+	} else if (u < UINT64_C(86400000000)) {
+		snprintf(b.s, sizeof(b.s), "%s%" PRIu64 "h %" PRIu64 "min", sign, u / UINT64_C(3600000000),
+			 u % UINT64_C(3600000000) / 60000000);
+	} else {
+		snprintf(b.s, sizeof(b.s), "%s%" PRIu64 "d %" PRIu64 "h", sign, u / UINT64_C(86400000000),
+			 u % UINT64_C(86400000000) / UINT64_C(3600000000));
+	}
+	return b;
+}
+
+/* An age: 0.4s, 12.0s, 3min 12s, 2h 5min. */
+struct fbuf fmt_age(int64_t us)
+{
+	struct fbuf b;
+
+	if (us < 0)
+		us = 0;
+	if (us < 60000000)
+		snprintf(b.s, sizeof(b.s), "%.1fs", (double)us / 1e6);
+	else if (us < INT64_C(3600000000))
+		snprintf(b.s, sizeof(b.s), "%" PRId64 "min %" PRId64 "s", us / 60000000, us % 60000000 / 1000000);
+	else
+		b = fmt_duration(us);
+	return b;
+}
+
+/* Cores and load averages: two decimals. */
+struct fbuf fmt_2f(double v)
+{
+	struct fbuf b;
+	snprintf(b.s, sizeof(b.s), "%.2f", v);
+	return b;
+}
+
+struct fbuf fmt_int(int64_t v)
+{
+	struct fbuf b;
+	snprintf(b.s, sizeof(b.s), "%" PRId64, v);
+	return b;
+}
+
+struct fbuf fmt_unit(enum acct_unit u, int64_t v)
+{
+	switch (u) {
+	case ACCT_UNIT_BYTES:
+		return fmt_bytes(v);
+	case ACCT_UNIT_USEC:
+		return fmt_duration(v);
+	default:
+		return fmt_int(v);
+	}
+}
+
+enum acct_unit quantity_unit(const char *name)
+{
+	int q = acct_quantity_from_name(name);
+
+	return q >= 0 ? acct_quantity_info((enum acct_quantity)q)->unit : ACCT_UNIT_COUNT;
+}
+
+bool quantity_is_limit(const char *name)
+{
+	int q = acct_quantity_from_name(name);
+
+	return q >= 0 && acct_quantity_info((enum acct_quantity)q)->limit;
+}

@@ -1,0 +1,103 @@
+/* table.c - the table renderer (see table.h). */
+#include "table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl-util.h"
+#include "human.h"
+
+void table_init(struct table *t, size_t ncols, const char *const *headers, const unsigned *flags)
+{
+	*t = (struct table){ .ncols = ncols, .headers = headers, .flags = flags };
+}
+
+void table_done(struct table *t)
+{
+	free(t->cells);
+	arena_done(&t->strings);
+	t->cells = NULL;
+	t->nrows = t->cap = 0;
+}
+
+
+void table_add(struct table *t, char **row)
+{
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		char **n = reallocarray(t->cells, cap * t->ncols, sizeof(char *));
+		if (!n)
+			oom_exit();
+		t->cells = n;
+		t->cap = cap;
+	}
+	memcpy(t->cells + t->nrows * t->ncols, row, t->ncols * sizeof(char *));
+	t->nrows++;
+}
+
+static void pad(FILE *f, size_t n)
+{
+	static const char spaces[] = "                                                                ";
+
+	while (n > 0) {
+		size_t k = MIN(n, sizeof(spaces) - 1);
+		fwrite(spaces, 1, k, f);
+		n -= k;
+	}
+}
+
+static void table_line(FILE *f, const struct table *t, const char *const *cells, const size_t *width)
+{
+	size_t last = t->ncols;
+	bool first = true;
+
+	/* no trailing blanks: stop after the last non-empty cell */
+	while (last > 0 && (!cells[last - 1][0] || t->flags[last - 1] & COL_HIDDEN))
+		last--;
+	for (size_t i = 0; i < last; i++) {
+		_cleanup_free_ char *shown = NULL;
+		const char *s = cells[i];
+		size_t w;
+
+		if (t->flags[i] & COL_HIDDEN)
+			continue;
+		if (text_width(s) > width[i])
+			s = shown = ellipsize_middle(s, width[i]);
+		w = text_width(s);
+		if (!first)
+			pad(f, t->flags[i] & COL_TIGHT ? 1 : 2);
+		first = false;
+		if (t->flags[i] & COL_RIGHT)
+			pad(f, width[i] - w);
+		fputs(s, f);
+		if (!(t->flags[i] & COL_RIGHT) && i + 1 < last)
+			pad(f, width[i] - w);
+	}
+	fputc('\n', f);
+}
+
+void table_print(FILE *f, const struct table *t, bool legend, unsigned max_width)
+{
+	_cleanup_free_ size_t *width = xcalloc(t->ncols, sizeof(size_t));
+	size_t total = 0;
+
+	for (size_t i = 0; i < t->ncols; i++) {
+		if (t->flags[i] & COL_HIDDEN)
+			continue;
+		width[i] = legend ? text_width(t->headers[i]) : 0;
+		for (size_t r = 0; r < t->nrows; r++)
+			width[i] = MAX(width[i], text_width(t->cells[r * t->ncols + i]));
+		total += width[i] + (total == 0 ? 0 : t->flags[i] & COL_TIGHT ? 1 : 2);
+	}
+	if (max_width > 0 && total > max_width)
+		for (size_t i = 0; i < t->ncols; i++)
+			if (t->flags[i] & COL_ELLIPSIZE) {
+				size_t excess = total - max_width, floor = MAX((size_t)16, legend ? text_width(t->headers[i]) : 0);
+				width[i] = width[i] > floor + excess ? width[i] - excess : MIN(width[i], floor);
+				break;
+			}
+	if (legend)
+		table_line(f, t, t->headers, width);
+	for (size_t r = 0; r < t->nrows; r++)
+		table_line(f, t, (const char *const *)t->cells + r * t->ncols, width);
+}

@@ -1,0 +1,86 @@
+/* verb-compare.c - `acctctl compare CGROUP QUANTITY THRESHOLD`: above, below
+ * or equal (exit 0, 5, 6), and whether acctd needed a precise read. The
+ * threshold's unit comes from the quantity table (lib/basic/quantity.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acctctl.h"
+#include "ctl-call.h"
+#include "ctl-util.h"
+#include "human.h"
+#include "parse.h"
+
+/* A threshold: a plain integer in the quantity's unit (bytes, us, count),
+ * or a size (K/M/G/T) or a duration (us/ms/s/min/h). */
+static int parse_threshold(const char *quantity, const char *s, int64_t *ret)
+{
+	enum acct_unit u = quantity_unit(quantity);
+	uint64_t v;
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (*s && !*end && errno == 0) {
+		*ret = n;
+		return 0;
+	}
+	if (acct_parse_size(s, &v) == 0 && v <= INT64_MAX) {
+		if (u == ACCT_UNIT_USEC)
+			return -EINVAL;
+		*ret = (int64_t)v;
+		return 0;
+	}
+	if (acct_parse_duration_us(s, &v) == 0 && v <= INT64_MAX) {
+		if (u == ACCT_UNIT_BYTES)
+			return -EINVAL;
+		*ret = (int64_t)v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int verb_compare(char **args)
+{
+	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+	_cleanup_json_ struct json_object *params = xjson(json_object_new_object());
+	const char *result;
+	struct value v;
+	int64_t threshold;
+	enum acct_unit u = quantity_unit(args[1]);
+	int r;
+
+	if (parse_threshold(args[1], args[2], &threshold) < 0) {
+		fprintf(stderr, "Invalid threshold '%s' for %s: expected %s.\n", args[2], args[1],
+			u == ACCT_UNIT_BYTES	 ? "bytes, or a size such as 512M or 2G"
+			: u == ACCT_UNIT_USEC ? "microseconds, or a duration such as 250ms or 3s"
+					 : "an integer");
+		return EXIT_USAGE;
+	}
+	json_add(params, "cgroup", json_object_new_string(args[0]));
+	json_add(params, "quantity", json_object_new_string(args[1]));
+	json_add(params, "threshold", json_object_new_int64(threshold));
+	r = call_once("Compare", params, &reply);
+	if (r != EXIT_OK)
+		return r;
+	result = jstr(reply.parameters, "result");
+	if (!result || (strcmp(result, "above") != 0 && strcmp(result, "below") != 0 && strcmp(result, "equal") != 0))
+		return call_failed(-EBADMSG, NULL);
+	v = value_of(jget(reply.parameters, "value"));
+	if (arg_json)
+		print_json(stdout, reply.parameters);
+	else if (!arg_quiet) {
+		printf("%s %s", args[0], args[1]);
+		if (v.set) {
+			printf(" %s", fmt_unit(u, v.value).s);
+			if (v.bound > 0)
+				printf(" %s%s", glyph(G_PLUSMINUS), fmt_unit(u, v.bound).s);
+		}
+		printf(" is %s %s (%s)\n", result, fmt_unit(u, threshold).s,
+		       jbool(reply.parameters, "precise") ? "a precise read was needed"
+							  : "decided from the bound, no precise read");
+	}
+	return strcmp(result, "above") == 0 ? EXIT_OK : strcmp(result, "below") == 0 ? EXIT_BELOW : EXIT_EQUAL;
+}

@@ -1,0 +1,222 @@
+/* verb-show.c - `acctctl show CGROUP`: every value of one cgroup with its
+ * bound, age and exact integer, then pressure, memory per NUMA node and
+ * memory.stat, each as a table; or the Get reply's cgroup as JSON. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "acctctl.h"
+#include "ctl-call.h"
+#include "ctl-util.h"
+#include "human.h"
+#include "pager.h"
+#include "table.h"
+
+/* memory.stat keys that count events rather than bytes. */
+static bool memstat_is_count(const char *key)
+{
+	static const char *const prefixes[] = { "pg", "pswp", "workingset_", "thp_", "numa_", "zswpin", "zswpout",
+						"zswpwb", "swpin_zero", "swpout_zero", "oom" };
+	if (strncmp(key, "total_", 6) == 0)
+		key += 6;
+	for (size_t i = 0; i < ELEMENTSOF(prefixes); i++)
+		if (strncmp(key, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+static const char *const value_order[] = {
+	"memory", "memory.working_set", "memory.peak", "memory.max", "memory.high", "swap", "swap.max",
+	"cpu.usage", "cpu.user", "cpu.system", "cpu.periods", "cpu.throttled_periods", "cpu.throttled", "tasks",
+};
+
+static void show_value_row(struct table *t, const char *name, struct json_object *v)
+{
+	struct value x = value_of(v);
+	enum acct_unit u = quantity_unit(name);
+	char *cells[5];
+
+	cells[0] = cell_str(t, name);
+	if (!x.set) {
+		cells[1] = cell_str(t, "-");
+		cells[2] = cell_str(t, "");
+		cells[3] = cell_str(t, "never read");
+		cells[4] = cell_str(t, "");
+	} else {
+		cells[1] = cell_str(t, quantity_is_limit(name) && x.value < 0 ? "max" : fmt_unit(u, x.value).s);
+		cells[2] = x.bound > 0 ? cell_fmt(t, "%s%s", glyph(G_PLUSMINUS), fmt_unit(u, x.bound).s) : cell_str(t, "");
+		cells[3] = cell_str(t, x.age_us >= 0 ? fmt_age(x.age_us).s : "-");
+		cells[4] = cell_str(t, fmt_int(x.value).s);
+	}
+	table_add(t, cells);
+}
+
+static const char *age_text(struct json_object *o, char buf[static 80])
+{
+	int64_t age;
+	if (!jint(o, "age_us", &age))
+		return "";
+	snprintf(buf, 80, ", age %s", fmt_age(age).s);
+	return buf;
+}
+
+static void show_cgroup(struct json_object *cg)
+{
+	static const char *const vh[] = { "QUANTITY", "VALUE", "BOUND", "AGE", "EXACT" };
+	static const unsigned vf[] = { 0, COL_RIGHT, 0, COL_RIGHT, COL_RIGHT };
+	static const char *const ph[] = { "PRESSURE", "SOME10", "SOME60", "SOME300", "SOME-TOTAL", "FULL10",
+					  "FULL60", "FULL300", "FULL-TOTAL" };
+	static const unsigned pf[] = { 0, COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT,
+				       COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT };
+	static const char *const nh[] = { "NODE", "MEMORY", "BOUND", "AGE" };
+	static const unsigned nf[] = { COL_RIGHT, COL_RIGHT, 0, COL_RIGHT };
+	struct json_object *values = jget(cg, "values"), *x, *h;
+	const char *state = jstr(cg, "state");
+	bool dead = state && strcmp(state, "dead") == 0;
+	_cleanup_free_ char *hier = NULL;
+	_cleanup_(table_done) struct table t = { 0 };
+	char ab[80];
+	int64_t d;
+
+	printf("%s\n", jstr(cg, "path") ?: "?");
+	if (dead && jint(cg, "dead_for_us", &d))
+		print_field("State", "dead: removed %s ago; these are its final values", fmt_age(d).s);
+	else
+		print_field("State", "%s, %s", state ?: "?", jbool(cg, "populated") ? "populated" : "empty (no processes)");
+	h = jget(cg, "hierarchies");
+	if (h && json_object_is_type(h, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(h); i++) {
+			char *s = xasprintf("%s%s%s", hier ? hier : "", hier ? ", " : "",
+					    json_object_get_string(json_object_array_get_idx(h, i)));
+			free(hier);
+			hier = s;
+		}
+	print_field("Hierarchies", "%s", hier ?: "-");
+	print_field("Depth", "%" PRId64, jint_or(cg, "depth", 0));
+	print_field("Sample errors", "%" PRId64, jint_or(cg, "sample_errors", 0));
+	x = jget(cg, "cpu_rate_cores");
+	if (x) {
+		struct json_object *rate = jget(x, "rate");
+		print_field("CPU rate", "%s cores now; %.2f, %.2f, %.2f over 1, 5, 15 min%s",
+			    rate ? fmt_2f(jdouble_or(rate, "value", 0)).s : "-", jdouble_or(x, "avg1", 0),
+			    jdouble_or(x, "avg5", 0), jdouble_or(x, "avg15", 0), age_text(rate, ab));
+	}
+	x = jget(cg, "load");
+	if (x)
+		print_field("Load", "%.2f, %.2f, %.2f over 1, 5, 15 min%s", jdouble_or(x, "avg1", 0),
+			    jdouble_or(x, "avg5", 0), jdouble_or(x, "avg15", 0), age_text(x, ab));
+	else
+		print_field("Load", "-");
+
+	/* every value with bound and age */
+	putchar('\n');
+	table_init(&t, 5, vh, vf);
+	for (size_t i = 0; i < ELEMENTSOF(value_order); i++)
+		if (values && json_object_object_get_ex(values, value_order[i], NULL))
+			show_value_row(&t, value_order[i], jget(values, value_order[i]));
+	if (values && json_object_is_type(values, json_type_object)) {
+		json_object_object_foreach(values, k, v) {
+			bool known = false;
+			for (size_t i = 0; i < ELEMENTSOF(value_order); i++)
+				known |= strcmp(k, value_order[i]) == 0;
+			if (!known)
+				show_value_row(&t, k, v);
+		}
+	}
+	table_print(stdout, &t, arg_legend, 0);
+	table_done(&t);
+
+	/* pressure */
+	x = jget(cg, "pressure");
+	if (x) {
+		static const char *const res[] = { "cpu", "memory", "io" };
+		table_init(&t, 9, ph, pf);
+		for (size_t i = 0; i < ELEMENTSOF(res); i++) {
+			struct json_object *pr = jget(x, res[i]);
+			char *cells[9];
+			if (!pr)
+				continue;
+			cells[0] = cell_str(&t, res[i]);
+			for (int k = 0; k < 2; k++) {
+				struct json_object *line = jget(pr, k == 0 ? "some" : "full");
+				struct value tot = value_of(jget(line, "total_us"));
+				cells[1 + 4 * k] = line ? cell_fmt(&t, "%.2f%%", jdouble_or(line, "avg10", 0)) : cell_str(&t, "-");
+				cells[2 + 4 * k] = line ? cell_fmt(&t, "%.2f%%", jdouble_or(line, "avg60", 0)) : cell_str(&t, "-");
+				cells[3 + 4 * k] = line ? cell_fmt(&t, "%.2f%%", jdouble_or(line, "avg300", 0)) : cell_str(&t, "-");
+				cells[4 + 4 * k] = cell_str(&t, tot.set ? fmt_duration(tot.value).s : "-");
+			}
+			table_add(&t, cells);
+		}
+		if (t.nrows > 0) {
+			putchar('\n');
+			table_print(stdout, &t, arg_legend, 0);
+		}
+		table_done(&t);
+	}
+
+	/* per NUMA node */
+	x = jget(cg, "numa");
+	if (x && json_object_is_type(x, json_type_array) && json_object_array_length(x) > 0) {
+		table_init(&t, 4, nh, nf);
+		for (size_t i = 0; i < json_object_array_length(x); i++) {
+			struct json_object *n = json_object_array_get_idx(x, i);
+			struct value v = value_of(n);
+			char *cells[4];
+			cells[0] = cell_str(&t, fmt_int(jint_or(n, "node", (int64_t)i)).s);
+			cells[1] = cell_str(&t, v.set ? fmt_bytes(v.value).s : "-");
+			cells[2] = v.bound > 0 ? cell_fmt(&t, "%s%s", glyph(G_PLUSMINUS), fmt_bytes(v.bound).s) : cell_str(&t, "");
+			cells[3] = cell_str(&t, v.age_us >= 0 ? fmt_age(v.age_us).s : "-");
+			table_add(&t, cells);
+		}
+		putchar('\n');
+		table_print(stdout, &t, arg_legend, 0);
+		table_done(&t);
+	}
+
+	/* memory.stat, as the kernel reports it */
+	x = jget(cg, "memory_stat");
+	if (x && json_object_is_type(x, json_type_object)) {
+		static const char *const mh[] = { "MEMORY.STAT", "VALUE", "EXACT" };
+		static const unsigned mf[] = { 0, COL_RIGHT, COL_RIGHT };
+		table_init(&t, 3, mh, mf);
+		json_object_object_foreach(x, k, v) {
+			char *cells[3];
+			int64_t n = json_object_get_int64(v);
+			if (strcmp(k, "age_us") == 0)
+				continue;
+			cells[0] = cell_str(&t, k);
+			cells[1] = cell_str(&t, memstat_is_count(k) ? fmt_int(n).s : fmt_bytes(n).s);
+			cells[2] = cell_str(&t, fmt_int(n).s);
+			table_add(&t, cells);
+		}
+		putchar('\n');
+		if (arg_legend && jint(x, "age_us", &d))
+			printf("memory.stat read %s ago:\n", fmt_age(d).s);
+		table_print(stdout, &t, arg_legend, 0);
+		table_done(&t);
+	}
+}
+
+int verb_show(char **args)
+{
+	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+	_cleanup_json_ struct json_object *params = xjson(json_object_new_object());
+	struct json_object *cg;
+	int r;
+
+	json_add(params, "cgroup", json_object_new_string(args[0]));
+	if (arg_precise)
+		json_add(params, "precise", json_object_new_boolean(1));
+	r = call_once("Get", params, &reply);
+	if (r != EXIT_OK)
+		return r;
+	cg = jget(reply.parameters, "cgroup");
+	if (!cg)
+		return call_failed(-EBADMSG, NULL);
+	pager_open();
+	if (arg_json)
+		print_json(stdout, cg);
+	else
+		show_cgroup(cg);
+	return EXIT_OK;
+}

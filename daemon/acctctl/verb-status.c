@@ -1,0 +1,203 @@
+/* verb-status.c - the verbs about the daemon itself: `status` (its state),
+ * and the administrative `tune`, `reconcile` and `reload`, which share the
+ * printing of passes, budgets and reconciliation. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acctctl.h"
+#include "ctl-call.h"
+#include "ctl-util.h"
+#include "human.h"
+#include "pager.h"
+
+/* "N cgroups in 12ms (CPU 0.010s), F files, S empty skipped, X failed (reasons)" */
+static char *pass_text(struct json_object *p)
+{
+	_cleanup_free_ char *errs = NULL;
+	struct json_object *e = jget(p, "errors");
+	int64_t failed = jint_or(p, "cgroups_failed", 0);
+
+	if (e && json_object_is_type(e, json_type_object)) {
+		json_object_object_foreach(e, k, v) {
+			int64_t n = json_object_get_int64(v);
+			char *s;
+			if (n <= 0)
+				continue;
+			s = xasprintf("%s%s%s %" PRId64, errs ? errs : "", errs ? ", " : "", k, n);
+			free(errs);
+			errs = s;
+		}
+	}
+	return xasprintf("%" PRId64 " cgroups in %s (CPU %.3fs), %" PRId64 " files read, %" PRId64
+			 " empty skipped, %" PRId64 " failed%s%s%s",
+			 jint_or(p, "cgroups", 0), fmt_duration(jint_or(p, "wall_us", 0)).s,
+			 jdouble_or(p, "cpu_seconds", 0), jint_or(p, "files_read", 0), jint_or(p, "skipped_empty", 0),
+			 failed, errs ? " (" : "", errs ? errs : "", errs ? ")" : "");
+}
+
+/* "children_memory 2, cpu_backwards 1" or "none" */
+static char *violations_text(struct json_object *v)
+{
+	_cleanup_free_ char *s = NULL;
+
+	if (v && json_object_is_type(v, json_type_object)) {
+		json_object_object_foreach(v, k, n) {
+			char *t;
+			if (json_object_get_int64(n) <= 0)
+				continue;
+			t = xasprintf("%s%s%s %" PRId64, s ? s : "", s ? ", " : "", k, json_object_get_int64(n));
+			free(s);
+			s = t;
+		}
+	}
+	return s ? TAKE_PTR(s) : xstrdup("none");
+}
+
+static char *drift_text(struct json_object *d, bool bytes)
+{
+	int64_t n = jint_or(d, "count", 0);
+#define DRIFT_FMT(x) (bytes ? fmt_bytes(x).s : fmt_duration(x).s)
+	if (n == 0)
+		return xstrdup("no samples");
+	return xasprintf("p50 %s, p90 %s, p99 %s, max %s", DRIFT_FMT(jint_or(d, "p50", 0)),
+			 DRIFT_FMT(jint_or(d, "p90", 0)), DRIFT_FMT(jint_or(d, "p99", 0)),
+			 DRIFT_FMT(jint_or(d, "max", 0)));
+#undef DRIFT_FMT
+}
+
+static void print_reconciliation(struct json_object *rec)
+{
+	_cleanup_free_ char *last = violations_text(jget(rec, "violations"));
+	_cleanup_free_ char *total = violations_text(jget(rec, "violations_total"));
+	_cleanup_free_ char *dm = drift_text(jget(rec, "drift_memory_bytes"), true);
+	_cleanup_free_ char *dc = drift_text(jget(rec, "drift_cpu_us"), false);
+	const char *lv = jstr(rec, "last_violation");
+	int64_t rootmem, used;
+
+	print_field("Reconciliation", "%" PRId64 " passes; the last checked %" PRId64 " parents",
+		    jint_or(rec, "passes", 0), jint_or(rec, "checked_parents", 0));
+	print_field("Violations", "last pass: %s; in total: %s", last, total);
+	if (lv)
+		print_field("Last violation", "%s", lv);
+	print_field("Drift", "memory %s", dm);
+	print_field("", "CPU %s", dc);
+	if (jint(rec, "root_memory", &rootmem) && jint(rec, "meminfo_used", &used))
+		print_field("Root memory", "%s (/proc/meminfo in use: %s)", fmt_bytes(rootmem).s, fmt_bytes(used).s);
+}
+
+static void print_budgets(struct json_object *b)
+{
+	print_field("Error budgets", "memory %s, CPU %s, tasks %" PRId64, fmt_bytes(jint_or(b, "bytes", 0)).s,
+		    fmt_duration(jint_or(b, "cpu_us", 0)).s, jint_or(b, "tasks", 0));
+}
+
+int verb_status(char **args)
+{
+	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+	_cleanup_free_ char *fast = NULL, *slow = NULL, *sources = NULL;
+	struct json_object *s, *tuner, *src;
+	int r;
+
+	r = call_once("Status", NULL, &reply);
+	if (r != EXIT_OK)
+		return r;
+	s = jget(reply.parameters, "status");
+	if (!s)
+		return call_failed(-EBADMSG, NULL);
+	pager_open();
+	if (arg_json) {
+		print_json(stdout, s);
+		return EXIT_OK;
+	}
+	printf("acctd %s: %s\n", jstr(s, "version") ?: "?", jstr(s, "status") ?: "?");
+	print_field("Up", "%s", fmt_duration(jint_or(s, "uptime_us", 0)).s);
+	print_field("Cgroups", "%" PRId64 " live, %" PRId64 " dead; %s hierarchy at %s", jint_or(s, "cgroups_live", 0),
+		    jint_or(s, "cgroups_dead", 0), jstr(s, "cgroup_mode") ?: "?", jstr(s, "cgroup_root") ?: "?");
+	fast = pass_text(jget(s, "last_fast_pass"));
+	slow = pass_text(jget(s, "last_slow_pass"));
+	print_field("Fast pass", "every %s; last: %s", fmt_duration(jint_or(s, "fast_interval_us", 0)).s, fast);
+	print_field("Slow pass", "every %s; last: %s", fmt_duration(jint_or(s, "slow_interval_us", 0)).s, slow);
+	print_budgets(jget(s, "budgets"));
+	tuner = jget(s, "tuner");
+	print_field("Auto-tune", "%s, mode %s; %" PRId64 " counters, %" PRId64 " sharded, %" PRId64
+		    " upgrades, %" PRId64 " tuning passes",
+		    jbool(tuner, "auto_tune") ? "on" : "off", jstr(tuner, "mode") ?: "?", jint_or(tuner, "counters", 0),
+		    jint_or(tuner, "sharded", 0), jint_or(tuner, "upgrades", 0), jint_or(tuner, "tune_passes", 0));
+	if (jbool(tuner, "tuned"))
+		print_field("Tuned", "at run time (a reload returns to the configuration)");
+	print_reconciliation(jget(s, "reconciliation"));
+	src = jget(s, "config_sources");
+	if (src && json_object_is_type(src, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(src); i++) {
+			char *t = xasprintf("%s%s%s", sources ? sources : "", sources ? ", " : "",
+					    json_object_get_string(json_object_array_get_idx(src, i)));
+			free(sources);
+			sources = t;
+		}
+	print_field("Configuration", "%s", sources && *sources ? sources : "built-in defaults");
+	print_field("Reloads", "%" PRId64 ", %" PRId64 " failed; last: %s", jint_or(s, "reloads", 0),
+		    jint_or(s, "reload_failures", 0), jstr(s, "reload_result") ?: "none");
+	return EXIT_OK;
+}
+
+int verb_tune(char **args)
+{
+	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+	_cleanup_json_ struct json_object *params = xjson(json_object_new_object());
+	int r;
+
+	if (arg_set_bytes)
+		json_add(params, "bytesBudget", json_object_new_int64(arg_bytes_budget));
+	if (arg_set_cpu)
+		json_add(params, "cpuBudgetUs", json_object_new_int64(arg_cpu_budget_us));
+	if (arg_set_tasks)
+		json_add(params, "tasksBudget", json_object_new_int64(arg_tasks_budget));
+	if (arg_set_auto_tune)
+		json_add(params, "autoTune", json_object_new_boolean(arg_auto_tune));
+	r = call_once("Tune", params, &reply);
+	if (r != EXIT_OK)
+		return r;
+	if (arg_json) {
+		print_json(stdout, reply.parameters);
+		return EXIT_OK;
+	}
+	print_budgets(jget(reply.parameters, "budgets"));
+	print_field("Auto-tune", "%s", jbool(reply.parameters, "auto_tune") ? "on" : "off");
+	if (json_object_object_length(params) > 0)
+		printf("Changed until the next reload of the configuration.\n");
+	return EXIT_OK;
+}
+
+int verb_reconcile(char **args)
+{
+	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+	_cleanup_free_ char *pass = NULL;
+	int r;
+
+	r = call_once("Reconcile", NULL, &reply);
+	if (r != EXIT_OK)
+		return r;
+	if (arg_json) {
+		print_json(stdout, reply.parameters);
+		return EXIT_OK;
+	}
+	pass = pass_text(jget(reply.parameters, "pass"));
+	print_field("Pass", "%s", pass);
+	print_reconciliation(jget(reply.parameters, "reconciliation"));
+	return EXIT_OK;
+}
+
+int verb_reload(char **args)
+{
+	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+	int r;
+
+	r = call_once("Reload", NULL, &reply);
+	if (r != EXIT_OK)
+		return r;
+	if (arg_json)
+		print_json(stdout, reply.parameters);
+	return EXIT_OK;
+}

@@ -1,0 +1,49 @@
+/* quantity.h - the quantities acctd keeps for every cgroup, as pure data:
+ * their stable API names, units, sampling group and kind. The one table that
+ * the ledger (lib/core/ledger.c), the API and acctctl all read, so that a
+ * name's unit is never guessed. No I/O, no allocation, no dependencies. */
+#pragma once
+
+#include <stdbool.h>
+
+enum acct_quantity {
+	ACCT_Q_MEMORY,          /* bytes in use: memory.current / memory.usage_in_bytes */
+	ACCT_Q_WORKING_SET,     /* memory - inactive_file (bytes) */
+	ACCT_Q_CPU_USAGE,       /* cumulative CPU time, usec */
+	ACCT_Q_CPU_USER,
+	ACCT_Q_CPU_SYSTEM,
+	ACCT_Q_CPU_PERIODS,     /* CFS bandwidth periods elapsed */
+	ACCT_Q_CPU_THROTTLED_PERIODS,
+	ACCT_Q_CPU_THROTTLED,   /* usec throttled */
+	ACCT_Q_PSI_CPU_SOME,    /* cumulative stall time, usec */
+	ACCT_Q_PSI_CPU_FULL,
+	ACCT_Q_PSI_MEMORY_SOME,
+	ACCT_Q_PSI_MEMORY_FULL,
+	ACCT_Q_PSI_IO_SOME,
+	ACCT_Q_PSI_IO_FULL,
+	ACCT_Q_MEMORY_PEAK,     /* memory.peak / memory.max_usage_in_bytes */
+	ACCT_Q_MEMORY_MAX,      /* limit; -1 for none */
+	ACCT_Q_MEMORY_HIGH,     /* v2 high limit; -1 for none */
+	ACCT_Q_SWAP,            /* swap in use, bytes */
+	ACCT_Q_SWAP_MAX,        /* -1 for none */
+	ACCT_Q_TASKS,           /* threads in the cgroup and its descendants */
+	_ACCT_Q_MAX,
+};
+
+enum acct_unit { ACCT_UNIT_BYTES, ACCT_UNIT_USEC, ACCT_UNIT_COUNT };
+
+/* Which sampling pass reads a quantity, and so which age applies to it. */
+enum acct_sample_group { ACCT_GROUP_FAST, ACCT_GROUP_SLOW, ACCT_GROUP_LOAD, _ACCT_GROUP_MAX };
+
+struct acct_quantity_info {
+	const char *name;   /* stable API name, e.g. "memory", "cpu.usage", "psi.io.full" */
+	enum acct_unit unit;
+	enum acct_sample_group group;
+	bool cumulative;    /* only grows while the cgroup lives */
+	bool limit;         /* -1 means "no limit" */
+};
+
+/* The description of quantity q; NULL if q is not a quantity. */
+const struct acct_quantity_info *acct_quantity_info(enum acct_quantity q);
+/* Look a quantity up by its API name; -1 if unknown. */
+int acct_quantity_from_name(const char *name);
