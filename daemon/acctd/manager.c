@@ -806,3 +806,40 @@ struct manager *manager_free(struct manager *m)
 	free(m);
 	return NULL;
 }
+
+/* ---- read-only access, for the API ----------------------------------------- */
+
+struct event_base *manager_event_base(const struct manager *m)
+{
+	return m->base;
+}
+
+const struct acct_config *manager_config(const struct manager *m)
+{
+	return m->config;
+}
+
+struct acct_ledger *manager_ledger(const struct manager *m)
+{
+	return m->ledger;
+}
+
+unsigned manager_nr_nodes(const struct manager *m)
+{
+	return acct_domain_topology(m->domain)->nr_nodes;
+}
+
+const struct acct_reconcile_report *manager_reconcile_report(const struct manager *m)
+{
+	return &m->reconcile;
+}
+
+const char *manager_reload_result(const struct manager *m)
+{
+	return m->reload_result;
+}
+
+void manager_set_api(struct manager *m, struct api_server *s)
+{
+	m->api = s;
+}
