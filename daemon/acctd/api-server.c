@@ -366,34 +366,27 @@ static void on_sweep(evutil_socket_t fd, short what, void *userdata)
 static bool socket_in_use(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool used;
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return true; /* do not remove what we cannot check */
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	used = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno != ECONNREFUSED;
-	close(fd);
-	return used;
+	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno != ECONNREFUSED;
 }
 
 static int mkdir_parents(const char *path)
 {
-	char *p = strdup(path);
+	_cleanup_free_ char *p = strdup(path);
 	if (!p)
 		return -ENOMEM;
 	for (char *s = p + 1; *s; s++) {
 		if (*s != '/')
 			continue;
 		*s = 0;
-		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-			int r = -errno;
-			free(p);
-			return r;
-		}
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
 		*s = '/';
 	}
-	free(p);
 	return 0;
 }
 
@@ -416,23 +409,19 @@ static int bind_socket(struct api_server *s, const char *path)
 			return log_error_errno(EADDRINUSE, "%s is in use: is another acctd running?", path);
 		(void)unlink(path); /* a stale socket of a previous run */
 	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return log_error_errno(-errno, "Failed to create a socket: %m");
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		r = -errno;
-		close(fd);
-		return log_error_errno(r, "Failed to bind %s: %m", path);
-	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return log_error_errno(-errno, "Failed to bind %s: %m", path);
 	/* Everyone may connect; the methods that change something check the
 	 * caller themselves. */
 	if (chmod(path, 0666) < 0 || stat(path, &st) < 0 || listen(fd, SOMAXCONN) < 0) {
 		r = -errno;
 		(void)unlink(path);
-		close(fd);
 		return log_error_errno(r, "Failed to set up %s: %m", path);
 	}
-	s->listen_fd = fd;
+	s->listen_fd = TAKE_FD(fd);
 	s->own_socket = true;
 	s->socket_dev = st.st_dev;
 	s->socket_ino = st.st_ino;
