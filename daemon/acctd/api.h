@@ -1,15 +1,26 @@
 /* api.h - the varlink API of acctd (io.acctd.Accounting and org.varlink.service)
- * on a Unix socket, served on the manager's event loop. */
+ * on a Unix socket, served on the manager's event loop (docs/api.md).
+ *
+ * The implementation, one file per layer, top to bottom: api-server.c (the
+ * listening socket, accept() and its connection limits, one struct conn per
+ * client with bounded input and output), api-dispatch.c (the method table's
+ * resolution, access and parameter checks, outcome counting, the reply
+ * helpers), api-methods.c (one function per method, and the method table)
+ * and api-watch.c (Watch's change detection and streaming). */
 #pragma once
 
 #include "manager.h"
 
 /* Listen on the socket passed by systemd (sd_listen_fds_with_names(), name
- * "varlink") or else bind m->config->socket_path (mode 0666, parent created).
- * Returns 0 or a negative errno (logged). */
+ * "varlink") or else bind the configured [api] socket (mode 0666, parent
+ * created). The server is handed to the manager (manager_set_api()) at once,
+ * so manager_free() frees it also after a failure. Returns 0 or a negative
+ * errno (logged). */
 int api_server_start(struct manager *m);
 
-/* Close every connection and the listening socket. Accepts NULL; returns NULL. */
+/* Close every connection and the listening socket (and remove the socket
+ * file if this server bound it and it is still the same inode). Accepts
+ * NULL; returns NULL. */
 struct api_server *api_server_free(struct api_server *s);
 
 /* Figures for Status() and /metrics. */
@@ -18,10 +29,12 @@ struct api_stats {
 	uint64_t connections_total; /* accepted since start */
 	uint64_t refused_total;     /* refused for limits */
 };
+/* Fill *ret (zeros for s NULL). */
 void api_server_stats(const struct api_server *s, struct api_stats *ret);
 
 /* Requests by method and result ("ok" or the error name), for /metrics:
- * calls fn for every (method, result, count). */
+ * calls fn for every (method, result, count) with a count above 0. Accepts
+ * NULL (no calls). */
 void api_server_foreach_request_count(const struct api_server *s,
 				      void (*fn)(const char *method, const char *result, uint64_t count, void *userdata),
 				      void *userdata);

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "api.h"
 #include "metrics-http.h"
+#include "status.h"
 #include "time-util.h"
 #include "util.h"
 
@@ -634,45 +635,20 @@ static struct json_object *ledger_json(struct manager *m, struct acct_cgroup *co
 	return top;
 }
 
-/* The daemon's own state: what Status() will report. */
+/* The state file's "daemon" object: the Status() document (status.c) and
+ * the figures only the state file has. NULL on -ENOMEM. */
 static struct json_object *daemon_json(const struct manager *m)
 {
-	struct json_object *o = json_object_new_object();
-	char line[768];
-	uint64_t live, dead;
-	struct acct_domain_stats ds;
-
-	manager_status_line(m, line, sizeof(line));
-	acct_ledger_counts(m->ledger, &live, &dead);
-	acct_domain_stats(m->domain, &ds);
-	json_object_object_add(o, "status", json_object_new_string(line));
-	json_object_object_add(o, "uptime_us", json_object_new_int64((int64_t)(acct_now_us() - m->started_us)));
-	json_object_object_add(o, "cgroups_live", json_object_new_int64((int64_t)live));
-	json_object_object_add(o, "cgroups_dead", json_object_new_int64((int64_t)dead));
-	json_object_object_add(o, "passes", json_object_new_int64((int64_t)m->passes));
-	json_object_object_add(o, "fast_interval_us", json_object_new_int64((int64_t)m->config->fast_interval_us));
-	json_object_object_add(o, "slow_interval_us", json_object_new_int64((int64_t)m->config->slow_interval_us));
-	json_object_object_add(o, "last_fast_pass", acct_pass_to_json(&m->last_fast));
-	json_object_object_add(o, "last_slow_pass", acct_pass_to_json(&m->last_slow));
-	json_object_object_add(o, "budget_bytes", json_object_new_int64(m->config->budget_bytes));
-	json_object_object_add(o, "budget_cpu_us", json_object_new_int64(m->config->budget_cpu_us));
-	json_object_object_add(o, "budget_tasks", json_object_new_int64(m->config->budget_tasks));
-	json_object_object_add(o, "auto_tune", json_object_new_boolean(ds.auto_tune));
-	json_object_object_add(o, "counter_mode", json_object_new_string(acct_update_mode_to_string(ds.mode)));
-	json_object_object_add(o, "counters", json_object_new_int64((int64_t)ds.counters));
-	json_object_object_add(o, "counters_sharded", json_object_new_int64((int64_t)ds.sharded));
-	json_object_object_add(o, "reloads", json_object_new_int64((int64_t)m->reloads));
-	json_object_object_add(o, "reload_failures", json_object_new_int64((int64_t)m->reload_failures));
-	json_object_object_add(o, "reload_result", m->reload_result[0] ? json_object_new_string(m->reload_result) : NULL);
+	struct json_object *o = NULL;
 	uint64_t cached;
 	bool degraded;
+
+	if (daemon_status_json(m, &o) < 0)
+		return NULL;
+	json_object_object_add(o, "passes", json_object_new_int64((int64_t)m->passes));
 	acct_sampler_fd_stats(m->sampler, &cached, &degraded);
 	json_object_object_add(o, "cached_descriptors", json_object_new_int64((int64_t)cached));
 	json_object_object_add(o, "descriptors_degraded", json_object_new_boolean(degraded));
-	struct json_object *src = json_object_new_array();
-	for (char **p = m->config->sources; p && *p; p++)
-		json_object_array_add(src, json_object_new_string(*p));
-	json_object_object_add(o, "config_sources", src);
 	return o;
 }
 
@@ -801,4 +777,41 @@ struct manager *manager_free(struct manager *m)
 	free(m->waiters);
 	free(m);
 	return NULL;
+}
+
+/* ---- read-only access, for the API ----------------------------------------- */
+
+struct event_base *manager_event_base(const struct manager *m)
+{
+	return m->base;
+}
+
+const struct acct_config *manager_config(const struct manager *m)
+{
+	return m->config;
+}
+
+struct acct_ledger *manager_ledger(const struct manager *m)
+{
+	return m->ledger;
+}
+
+unsigned manager_nr_nodes(const struct manager *m)
+{
+	return acct_domain_topology(m->domain)->nr_nodes;
+}
+
+const struct acct_reconcile_report *manager_reconcile_report(const struct manager *m)
+{
+	return &m->reconcile;
+}
+
+const char *manager_reload_result(const struct manager *m)
+{
+	return m->reload_result;
+}
+
+void manager_set_api(struct manager *m, struct api_server *s)
+{
+	m->api = s;
 }

@@ -130,3 +130,23 @@ int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, i
 
 /* The budgets and auto_tune in effect (configured, or tuned). */
 void manager_effective_tuning(const struct manager *m, struct acct_ledger_budgets *ret_budgets, bool *ret_auto_tune);
+
+/* ---- read-only access, for the API (daemon/acctd/api-*.c) ------------------
+ * The API reads the manager through these rather than its fields. None fails;
+ * none takes a reference: what they return belongs to the manager. */
+
+/* The event loop everything runs on. */
+struct event_base *manager_event_base(const struct manager *m);
+/* The configuration in effect. A reload replaces it: do not keep the pointer
+ * across returns to the event loop. */
+const struct acct_config *manager_config(const struct manager *m);
+/* The ledger (lookups under rcu_read_lock(), as ledger.h says). */
+struct acct_ledger *manager_ledger(const struct manager *m);
+/* NUMA nodes of the counter domain's topology (for the records' per-node values). */
+unsigned manager_nr_nodes(const struct manager *m);
+/* The result of the last reconciliation. */
+const struct acct_reconcile_report *manager_reconcile_report(const struct manager *m);
+/* "ok", the error of the last failed reload, or "" before any reload. */
+const char *manager_reload_result(const struct manager *m);
+/* Hand the API server to the manager, which frees it with itself. */
+void manager_set_api(struct manager *m, struct api_server *s);

@@ -1,5 +1,5 @@
 /* varlink.h - the varlink wire protocol: framing and message codec, shared by
- * the daemon's server (daemon/acctd/api.c) and the client library (acct-client.c).
+ * the daemon's server (daemon/acctd/api-*.c) and the client library (acct-client.c).
  *
  * Wire format (https://varlink.org/Method-Call): a connection carries a stream
  * of messages, each one JSON object followed by a NUL byte.

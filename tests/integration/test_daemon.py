@@ -131,7 +131,7 @@ def test_reload_good_and_bad(fakecg, tmp_path):
         doc = d.wait(lambda doc: doc["daemon"]["reloads"] == 1 and doc["daemon"]["reload_result"] == "ok",
                      what="good reload")
         assert doc["daemon"]["slow_interval_us"] == 700000
-        assert doc["daemon"]["budget_bytes"] == 2 << 20
+        assert doc["daemon"]["budgets"]["bytes"] == 2 << 20
 
         with open(conf, "a") as f:
             f.write("[sampling]\nfast_interval = soon\n")

@@ -1,0 +1,346 @@
+/* api-dispatch.c - the varlink API's dispatcher: one message in, the method
+ * resolved against api_methods[], access and parameter names checked, the
+ * method run and its outcome counted; and the reply and parameter helpers the
+ * methods answer with (api-dispatch.h).
+ *
+ * Confinement. Cgroup paths from clients are normalised and checked
+ * (cgroup_path_normalize()) and then only ever looked up in the ledger, never
+ * on the file system: no path from a client is opened, stat()ed or resolved,
+ * so neither ".." nor a symlink in the tree can reach anything the sampler
+ * did not itself discover under the cgroup root. */
+#include "api-dispatch.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "api-server.h"
+#include "log.h"
+#include "manager.h"
+#include "util.h"
+
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+
+const char *const api_result_names[_RES_MAX] = {
+	[RES_OK] = "ok",
+	[RES_INTERFACE_NOT_FOUND] = VARLINK_ERROR_INTERFACE_NOT_FOUND,
+	[RES_METHOD_NOT_FOUND] = VARLINK_ERROR_METHOD_NOT_FOUND,
+	[RES_INVALID_PARAMETER] = VARLINK_ERROR_INVALID_PARAMETER,
+	[RES_PERMISSION_DENIED] = VARLINK_ERROR_PERMISSION_DENIED,
+	[RES_EXPECTED_MORE] = VARLINK_ERROR_EXPECTED_MORE,
+	[RES_NO_SUCH_CGROUP] = IFACE_ACCT ".NoSuchCgroup",
+	[RES_INVALID_CGROUP_PATH] = IFACE_ACCT ".InvalidCgroupPath",
+	[RES_NO_SUCH_QUANTITY] = IFACE_ACCT ".NoSuchQuantity",
+	[RES_RELOAD_FAILED] = IFACE_ACCT ".ReloadFailed",
+};
+
+/* ---- replies ---------------------------------------------------------------- */
+
+void api_count(struct request *rq, enum api_result r)
+{
+	if (rq->counted)
+		return;
+	rq->counted = true;
+	rq->c->s->requests[rq->method][r]++;
+}
+
+/* Queue one message (taken). */
+static int queue_message(struct conn *c, struct json_object *msg)
+{
+	_cleanup_json_ struct json_object *m = msg;
+	const char *s;
+	size_t n;
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	r = varlink_message_serialize(m, &s, &n);
+	if (r >= 0 && evbuffer_add(c->out, s, n + 1) < 0) /* with its NUL */
+		r = -ENOMEM;
+	return r;
+}
+
+int api_reply(struct request *rq, struct json_object *params, bool continues)
+{
+	_cleanup_json_ struct json_object *p = params;
+
+	api_count(rq, RES_OK);
+	if (rq->flags & VARLINK_CALL_ONEWAY)
+		return 0;
+	return queue_message(rq->c, varlink_reply_new(TAKE_PTR(p), continues));
+}
+
+int api_reply_error(struct request *rq, enum api_result e, struct json_object *params)
+{
+	_cleanup_json_ struct json_object *p = params;
+
+	api_count(rq, e);
+	if (rq->flags & VARLINK_CALL_ONEWAY)
+		return 0;
+	return queue_message(rq->c, varlink_error_new(api_result_names[e], TAKE_PTR(p)));
+}
+
+int api_reply_error_string(struct request *rq, enum api_result e, const char *key, const char *value)
+{
+	struct json_object *p = json_object_new_object();
+	if (!p)
+		return -ENOMEM;
+	json_object_object_add(p, key, json_object_new_string(value));
+	return api_reply_error(rq, e, p);
+}
+
+int api_invalid_parameter(struct request *rq, const char *name)
+{
+	return api_reply_error_string(rq, RES_INVALID_PARAMETER, "parameter", name);
+}
+
+int api_no_such_cgroup(struct request *rq, const char *path)
+{
+	return api_reply_error_string(rq, RES_NO_SUCH_CGROUP, "cgroup", path);
+}
+
+struct acct_json_buf *api_text_begin(struct api_server *s)
+{
+	s->text.len = 0;
+	s->text.failed = false;
+	acct_json_buf_append(&s->text, "{\"parameters\":{", 15);
+	return &s->text;
+}
+
+int api_text_reply(struct request *rq, bool continues)
+{
+	struct api_server *s = rq->c->s;
+	int r = 0;
+
+	if (continues)
+		acct_json_buf_append(&s->text, "},\"continues\":true}", 19);
+	else
+		acct_json_buf_append(&s->text, "}}", 2);
+	if (s->text.failed)
+		r = -ENOMEM;
+	else {
+		api_count(rq, RES_OK);
+		if (!(rq->flags & VARLINK_CALL_ONEWAY) && evbuffer_add(rq->c->out, s->text.data, s->text.len + 1) < 0)
+			r = -ENOMEM;
+	}
+	/* Do not keep the memory of one huge List for good. */
+	if (s->text.alloc > (1u << 20))
+		acct_json_buf_free(&s->text);
+	return r;
+}
+
+/* ---- parameters ------------------------------------------------------------------ */
+
+/* Normalise a cgroup path from a client into `out` (CGROUP_PATH_MAX + 1
+ * bytes): absolute, single slashes, no trailing slash ("/" for the root).
+ * Returns NULL, or why the path is refused. The result is only a ledger key:
+ * nothing here or after it touches the file system. */
+static const char *cgroup_path_normalize(const char *in, size_t len, char *out)
+{
+	size_t o = 0;
+
+	if (len == 0)
+		return "empty path";
+	if (len > CGROUP_PATH_MAX)
+		return "longer than 4096 bytes";
+	if (memchr(in, 0, len))
+		return "contains a NUL byte";
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)in[i] < 0x20 || in[i] == 0x7f)
+			return "contains a control character";
+	if (in[0] != '/')
+		return "not absolute (must start with /)";
+	for (size_t i = 0; i < len;) {
+		while (i < len && in[i] == '/')
+			i++;
+		size_t b = i;
+		while (i < len && in[i] != '/')
+			i++;
+		size_t n = i - b;
+		if (n == 0)
+			break;
+		if ((n == 1 && in[b] == '.') || (n == 2 && in[b] == '.' && in[b + 1] == '.'))
+			return "contains a . or .. component";
+		if (n > CGROUP_NAME_MAX)
+			return "has a component longer than 255 bytes";
+		out[o++] = '/';
+		memcpy(out + o, in + b, n);
+		o += n;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = 0;
+	return NULL;
+}
+
+int api_check_cgroup(struct request *rq, struct json_object *v, const char *name, bool required, char *out)
+{
+	if (!v || json_object_is_type(v, json_type_null)) {
+		if (!required)
+			return PARAM_ABSENT;
+		int r = api_invalid_parameter(rq, name);
+		return r < 0 ? r : PARAM_REPLIED;
+	}
+	if (!json_object_is_type(v, json_type_string)) {
+		int r = api_invalid_parameter(rq, name);
+		return r < 0 ? r : PARAM_REPLIED;
+	}
+	const char *why = cgroup_path_normalize(json_object_get_string(v), (size_t)json_object_get_string_len(v), out);
+	if (why) {
+		struct json_object *p = json_object_new_object();
+		if (!p)
+			return -ENOMEM;
+		/* The path as given, but only as much of it as is useful. */
+		size_t len = (size_t)json_object_get_string_len(v);
+		json_object_object_add(p, "cgroup", json_object_new_string_len(json_object_get_string(v), (int)MIN(len, (size_t)256)));
+		json_object_object_add(p, "reason", json_object_new_string(why));
+		int r = api_reply_error(rq, RES_INVALID_CGROUP_PATH, p);
+		return r < 0 ? r : PARAM_REPLIED;
+	}
+	return PARAM_OK;
+}
+
+struct json_object *api_param(struct json_object *params, const char *name)
+{
+	struct json_object *v = NULL;
+	(void)json_object_object_get_ex(params, name, &v);
+	return v;
+}
+
+bool api_path_under(const char *path, const char *prefix, size_t plen)
+{
+	if (plen == 1)
+		return true; /* "/" */
+	return strncmp(path, prefix, plen) == 0 && (path[plen] == 0 || path[plen] == '/');
+}
+
+unsigned api_path_depth(const char *path)
+{
+	unsigned d = 0;
+	for (const char *p = path; *p; p++)
+		d += *p == '/';
+	return strcmp(path, "/") == 0 ? 0 : d;
+}
+
+/* ---- access ------------------------------------------------------------------- */
+
+static bool gid_in(gid_t gid, const gid_t *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == gid)
+			return true;
+	return false;
+}
+
+/* Root, or a member of [api] admin_group. The groups are the peer's own at
+ * connect() time, from SO_PEERGROUPS (Linux 4.13): the kernel's record, with
+ * no race against the client exiting and its PID being reused, which reading
+ * /proc/PID/status would have. Only where the kernel lacks it do we fall back
+ * to the group database (getgrouplist() of the peer's user), which may differ
+ * from the process's actual groups (for example after setgroups()). */
+static bool is_admin(struct conn *c)
+{
+	const char *group = manager_config(c->s->m)->admin_group;
+	char buf[4096];
+	struct group gr, *grp = NULL;
+
+	if (c->cred.uid == 0)
+		return true;
+	if (!group || !*group)
+		return false;
+	if (getgrnam_r(group, &gr, buf, sizeof(buf), &grp) != 0 || !grp) {
+		char *end;
+		errno = 0;
+		unsigned long g = strtoul(group, &end, 10);
+		if (errno || *end || end == group)
+			return false;
+		gr.gr_gid = (gid_t)g;
+		grp = &gr;
+	}
+	gid_t admin = grp->gr_gid;
+	if (c->cred.gid == admin)
+		return true;
+
+	gid_t groups[NGROUPS_MAX];
+	socklen_t len = sizeof(groups);
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0)
+		return gid_in(admin, groups, len / sizeof(gid_t));
+	if (errno != ENOPROTOOPT)
+		return false;
+	struct passwd pw, *pwp = NULL;
+	if (getpwuid_r(c->cred.uid, &pw, buf, sizeof(buf), &pwp) != 0 || !pwp)
+		return false;
+	int n = (int)ELEMENTSOF(groups);
+	if (getgrouplist(pwp->pw_name, c->cred.gid, groups, &n) < 0)
+		return false;
+	return gid_in(admin, groups, (size_t)n);
+}
+
+/* ---- dispatch ------------------------------------------------------------------- */
+
+static void varlink_call_clearp(struct varlink_call *call)
+{
+	varlink_call_clear(call);
+}
+
+static bool known_interface(const struct varlink_call *call)
+{
+	return (call->interface_len == strlen(IFACE_ACCT) && strncmp(call->method, IFACE_ACCT, call->interface_len) == 0) ||
+	       (call->interface_len == strlen(VARLINK_INTERFACE_SERVICE) &&
+		strncmp(call->method, VARLINK_INTERFACE_SERVICE, call->interface_len) == 0);
+}
+
+int api_dispatch(struct conn *c, struct json_object *msg)
+{
+	_cleanup_(varlink_call_clearp) struct varlink_call call = { 0 };
+	struct request rq = { .c = c, .method = M_UNKNOWN };
+	const char *field = NULL;
+	int r;
+
+	r = varlink_call_parse(msg, &call, &field);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return api_invalid_parameter(&rq, field && *field ? field : "message");
+	rq.flags = call.flags;
+
+	if (!known_interface(&call)) {
+		char iface[256];
+		snprintf(iface, sizeof(iface), "%.*s", (int)call.interface_len, call.method);
+		return api_reply_error_string(&rq, RES_INTERFACE_NOT_FOUND, "interface", iface);
+	}
+	const struct api_method *mt = NULL;
+	for (int i = 0; i < M_UNKNOWN; i++)
+		if (strcmp(api_methods[i].name, call.method) == 0) {
+			mt = &api_methods[i];
+			rq.method = (enum api_method_id)i;
+			break;
+		}
+	if (!mt)
+		return api_reply_error_string(&rq, RES_METHOD_NOT_FOUND, "method", call.method);
+	/* No method of ours hands the connection over to another protocol. */
+	if (call.flags & VARLINK_CALL_UPGRADE)
+		return api_invalid_parameter(&rq, "upgrade");
+	if (mt->needs_more && (!(call.flags & VARLINK_CALL_MORE) || (call.flags & VARLINK_CALL_ONEWAY)))
+		return api_reply_error(&rq, RES_EXPECTED_MORE, NULL);
+	if (mt->admin && !is_admin(c)) {
+		log_debug("Refused %s to uid %u (pid %d)", call.method, (unsigned)c->cred.uid, (int)c->cred.pid);
+		return api_reply_error(&rq, RES_PERMISSION_DENIED, NULL);
+	}
+	const char *unknown = varlink_param_unknown(call.parameters, mt->params);
+	if (unknown)
+		return api_invalid_parameter(&rq, unknown);
+	r = mt->fn(&rq, call.parameters);
+	if (r == 1) {
+		c->busy = true;
+		r = 0;
+	}
+	return r;
+}

@@ -1,0 +1,422 @@
+/* api-methods.c - the varlink API's methods, one function each, and the
+ * method table the dispatcher resolves calls against (api-dispatch.h).
+ * Watch lives in api-watch.c.
+ *
+ * Each method's parameter names are written once, in its names table: the
+ * table is what the dispatcher checks unknown parameters against, and the
+ * method reads each parameter by its index into it.
+ *
+ * Order. Calls on one connection are answered in order. Most methods answer
+ * at once; Reconcile (waits for a pass) and Watch (streams until the
+ * connection closes) keep the connection busy, and the calls pipelined behind
+ * them wait in the input buffer until they end. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api-dispatch.h"
+#include "api-methods.h"
+#include "api-server.h"
+#include "api-watch.h"
+#include "build-config.h"
+#include "ledger-json.h"
+#include "manager.h"
+#include "status.h"
+#include "util.h"
+
+#define LIST_CHUNK 500 /* summaries per List reply with "more" */
+#define URL "https://github.com/acctd/acctd"
+
+/* Generated from io.acctd.Accounting.varlink (daemon/acctd/meson.build). */
+extern const char acctd_interface_description[];
+extern const size_t acctd_interface_description_size;
+
+/* The standard interface, as every varlink service describes it. */
+static const char service_description[] =
+	"# The Varlink Service Interface is provided by every varlink service. It\n"
+	"# describes the service and the interfaces it implements.\n"
+	"interface org.varlink.service\n"
+	"\n"
+	"# Get a list of all the interfaces a service provides and information\n"
+	"# about the implementation.\n"
+	"method GetInfo() -> (\n"
+	"  vendor: string,\n"
+	"  product: string,\n"
+	"  version: string,\n"
+	"  url: string,\n"
+	"  interfaces: []string\n"
+	")\n"
+	"\n"
+	"# Get the description of an interface that is implemented by this service.\n"
+	"method GetInterfaceDescription(interface: string) -> (description: string)\n"
+	"\n"
+	"# The requested interface was not found.\n"
+	"error InterfaceNotFound (interface: string)\n"
+	"\n"
+	"# The requested method was not found\n"
+	"error MethodNotFound (method: string)\n"
+	"\n"
+	"# The interface defines the requested method, but the service does not\n"
+	"# implement it.\n"
+	"error MethodNotImplemented (method: string)\n"
+	"\n"
+	"# One of the passed parameters is invalid.\n"
+	"error InvalidParameter (parameter: string)\n"
+	"\n"
+	"# Client is denied access\n"
+	"error PermissionDenied ()\n"
+	"\n"
+	"# Method is expected to be called with 'more' set to true, but wasn't\n"
+	"error ExpectedMore ()\n";
+
+/* ---- parameter names ---------------------------------------------------------------- */
+
+static const char *const no_params[] = { NULL };
+
+enum { LIST_PREFIX, LIST_DEPTH, LIST_INCLUDE_DEAD, _LIST_MAX };
+static const char *const list_params[_LIST_MAX + 1] = {
+	[LIST_PREFIX] = "prefix",
+	[LIST_DEPTH] = "depth",
+	[LIST_INCLUDE_DEAD] = "includeDead",
+};
+
+enum { GET_CGROUP, GET_PRECISE, _GET_MAX };
+static const char *const get_params[_GET_MAX + 1] = {
+	[GET_CGROUP] = "cgroup",
+	[GET_PRECISE] = "precise",
+};
+
+enum { COMPARE_CGROUP, COMPARE_QUANTITY, COMPARE_THRESHOLD, _COMPARE_MAX };
+static const char *const compare_params[_COMPARE_MAX + 1] = {
+	[COMPARE_CGROUP] = "cgroup",
+	[COMPARE_QUANTITY] = "quantity",
+	[COMPARE_THRESHOLD] = "threshold",
+};
+
+/* The three budgets first, in the order of struct acct_ledger_budgets. */
+enum { TUNE_BYTES, TUNE_CPU, TUNE_TASKS, TUNE_AUTO, _TUNE_MAX };
+static const char *const tune_params[_TUNE_MAX + 1] = {
+	[TUNE_BYTES] = "bytesBudget",
+	[TUNE_CPU] = "cpuBudgetUs",
+	[TUNE_TASKS] = "tasksBudget",
+	[TUNE_AUTO] = "autoTune",
+};
+
+enum { DESCRIBE_INTERFACE, _DESCRIBE_MAX };
+static const char *const describe_params[_DESCRIBE_MAX + 1] = {
+	[DESCRIBE_INTERFACE] = "interface",
+};
+
+/* ---- org.varlink.service -------------------------------------------------------- */
+
+static int m_get_info(struct request *rq, struct json_object *params)
+{
+	struct json_object *p = json_object_new_object(), *ifs = json_object_new_array();
+	json_object_object_add(p, "vendor", json_object_new_string("acctd"));
+	json_object_object_add(p, "product", json_object_new_string("acctd"));
+	json_object_object_add(p, "version", json_object_new_string(ACCTD_VERSION));
+	json_object_object_add(p, "url", json_object_new_string(URL));
+	json_object_array_add(ifs, json_object_new_string(VARLINK_INTERFACE_SERVICE));
+	json_object_array_add(ifs, json_object_new_string(IFACE_ACCT));
+	json_object_object_add(p, "interfaces", ifs);
+	return api_reply(rq, p, false);
+}
+
+static int m_get_interface_description(struct request *rq, struct json_object *params)
+{
+	const char *name = NULL;
+	size_t len = 0;
+	int r = varlink_param_string_len(params, describe_params[DESCRIBE_INTERFACE], &name, &len);
+	if (r <= 0)
+		return api_invalid_parameter(rq, describe_params[DESCRIBE_INTERFACE]);
+	_cleanup_json_ struct json_object *p = json_object_new_object();
+	if (!p)
+		return -ENOMEM;
+	if (len == strlen(IFACE_ACCT) && strcmp(name, IFACE_ACCT) == 0)
+		json_object_object_add(p, "description", json_object_new_string_len(acctd_interface_description,
+										     (int)acctd_interface_description_size));
+	else if (len == strlen(VARLINK_INTERFACE_SERVICE) && strcmp(name, VARLINK_INTERFACE_SERVICE) == 0)
+		json_object_object_add(p, "description", json_object_new_string(service_description));
+	else
+		return api_reply_error_string(rq, RES_INTERFACE_NOT_FOUND, "interface", name);
+	return api_reply(rq, TAKE_PTR(p), false);
+}
+
+/* ---- io.acctd.Accounting ----------------------------------------------------------- */
+
+static int m_status(struct request *rq, struct json_object *params)
+{
+	_cleanup_json_ struct json_object *st = NULL;
+	int r = daemon_status_json(rq->c->s->m, &st);
+	if (r < 0)
+		return r;
+	struct json_object *p = json_object_new_object();
+	if (!p)
+		return -ENOMEM;
+	json_object_object_add(p, "status", TAKE_PTR(st));
+	return api_reply(rq, p, false);
+}
+
+static int m_get(struct request *rq, struct json_object *params)
+{
+	struct manager *m = rq->c->s->m;
+	struct acct_ledger *ledger = manager_ledger(m);
+	char path[CGROUP_PATH_MAX + 1];
+	bool precise = false;
+	int r;
+
+	r = api_param_cgroup(rq, params, get_params[GET_CGROUP], true, path);
+	if (r != PARAM_OK)
+		return r < 0 ? r : 0;
+	if (varlink_param_bool(params, get_params[GET_PRECISE], &precise) < 0)
+		return api_invalid_parameter(rq, get_params[GET_PRECISE]);
+
+	unsigned nodes = manager_nr_nodes(m);
+	rcu_read_lock();
+	struct acct_cgroup *cg = acct_ledger_find(ledger, path);
+	if (cg) {
+		struct acct_json_buf *b = api_text_begin(rq->c->s);
+		acct_json_buf_append(b, "\"cgroup\":", 9);
+		(void)acct_cgroup_write_json(b, ledger, cg, acct_now_us(), precise, nodes);
+	}
+	rcu_read_unlock();
+	if (!cg)
+		return api_no_such_cgroup(rq, path);
+	return api_text_reply(rq, false);
+}
+
+static int m_list(struct request *rq, struct json_object *params)
+{
+	struct acct_ledger *ledger = manager_ledger(rq->c->s->m);
+	char prefix[CGROUP_PATH_MAX + 1] = "/";
+	int64_t depth = -1;
+	bool include_dead = false;
+	int r;
+
+	r = api_param_cgroup(rq, params, list_params[LIST_PREFIX], false, prefix);
+	if (r == PARAM_REPLIED || r < 0)
+		return r < 0 ? r : 0;
+	r = varlink_param_int64(params, list_params[LIST_DEPTH], &depth);
+	if (r < 0 || (r > 0 && depth < 0))
+		return api_invalid_parameter(rq, list_params[LIST_DEPTH]);
+	if (varlink_param_bool(params, list_params[LIST_INCLUDE_DEAD], &include_dead) < 0)
+		return api_invalid_parameter(rq, list_params[LIST_INCLUDE_DEAD]);
+
+	size_t plen = strlen(prefix);
+	unsigned pdepth = api_path_depth(prefix);
+	bool more = rq->flags & VARLINK_CALL_MORE;
+	_cleanup_free_ struct acct_cgroup **cgs = NULL;
+	uint64_t now = acct_now_us();
+
+	rcu_read_lock();
+	if (!acct_ledger_find(ledger, prefix)) {
+		rcu_read_unlock();
+		return api_no_such_cgroup(rq, prefix);
+	}
+	int n = acct_ledger_snapshot(ledger, include_dead, &cgs);
+	if (n < 0) {
+		rcu_read_unlock();
+		return n;
+	}
+	/* Keep the matches in place. */
+	size_t k = 0;
+	for (int i = 0; i < n; i++)
+		if (api_path_under(cgs[i]->path, prefix, plen) &&
+		    (depth < 0 || (int64_t)cgs[i]->depth - (int64_t)pdepth <= depth))
+			cgs[k++] = cgs[i];
+	r = 0;
+	size_t i = 0;
+	do {
+		size_t end = more ? MIN(k, i + LIST_CHUNK) : k;
+		struct acct_json_buf *b = api_text_begin(rq->c->s);
+		acct_json_buf_append(b, "\"cgroups\":[", 11);
+		for (size_t first = i; i < end; i++) {
+			if (i > first)
+				acct_json_buf_append(b, ",", 1);
+			(void)acct_cgroup_list_entry_write(b, cgs[i], now);
+		}
+		acct_json_buf_append(b, "]", 1);
+		r = api_text_reply(rq, more && i < k);
+	} while (r >= 0 && i < k);
+	rcu_read_unlock();
+	return r;
+}
+
+static int m_compare(struct request *rq, struct json_object *params)
+{
+	struct acct_ledger *ledger = manager_ledger(rq->c->s->m);
+	char path[CGROUP_PATH_MAX + 1];
+	const char *qname = NULL;
+	int64_t threshold = 0;
+	int r;
+
+	r = api_param_cgroup(rq, params, compare_params[COMPARE_CGROUP], true, path);
+	if (r != PARAM_OK)
+		return r < 0 ? r : 0;
+	if (varlink_param_string(params, compare_params[COMPARE_QUANTITY], &qname) <= 0)
+		return api_invalid_parameter(rq, compare_params[COMPARE_QUANTITY]);
+	if (varlink_param_int64(params, compare_params[COMPARE_THRESHOLD], &threshold) <= 0)
+		return api_invalid_parameter(rq, compare_params[COMPARE_THRESHOLD]);
+	int q = acct_quantity_from_name(qname);
+	if (q < 0)
+		return api_reply_error_string(rq, RES_NO_SUCH_QUANTITY, "quantity", qname);
+
+	rcu_read_lock();
+	struct acct_cgroup *cg = acct_ledger_find(ledger, path);
+	if (!cg) {
+		rcu_read_unlock();
+		return api_no_such_cgroup(rq, path);
+	}
+	if (!__atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE)) {
+		/* Never read for this cgroup (not in that controller's tree). */
+		rcu_read_unlock();
+		return api_reply_error_string(rq, RES_NO_SUCH_QUANTITY, "quantity", qname);
+	}
+	bool precise = false;
+	int cmp = acct_counter_compare(cg->q[q], threshold, &precise);
+	struct acct_reading rd;
+	if (precise)
+		rd = (struct acct_reading){ .value = acct_counter_read_precise(cg->q[q]), .bound = 0 };
+	else
+		acct_counter_read(cg->q[q], &rd);
+	uint64_t age = acct_cgroup_age(cg, acct_quantity_info((enum acct_quantity)q)->group, acct_now_us());
+	rcu_read_unlock();
+
+	_cleanup_json_ struct json_object *p = json_object_new_object(), *v = json_object_new_object();
+	if (!p || !v)
+		return -ENOMEM;
+	json_object_object_add(p, "result", json_object_new_string(cmp > 0 ? "above" : cmp < 0 ? "below" : "equal"));
+	json_object_object_add(v, "value", json_object_new_int64(rd.value));
+	if (rd.bound)
+		json_object_object_add(v, "bound", json_object_new_int64((int64_t)MIN(rd.bound, (uint64_t)INT64_MAX)));
+	if (age != UINT64_MAX)
+		json_object_object_add(v, "age_us", json_object_new_int64((int64_t)age));
+	json_object_object_add(p, "value", TAKE_PTR(v));
+	json_object_object_add(p, "precise", json_object_new_boolean(precise));
+	return api_reply(rq, TAKE_PTR(p), false);
+}
+
+static int m_tune(struct request *rq, struct json_object *params)
+{
+	struct manager *m = rq->c->s->m;
+	struct acct_ledger_budgets b;
+	bool auto_tune = false, any_budget = false;
+	int r;
+
+	manager_effective_tuning(m, &b, NULL);
+	int64_t *fields[] = { [TUNE_BYTES] = &b.bytes, [TUNE_CPU] = &b.cpu_us, [TUNE_TASKS] = &b.tasks };
+	for (int i = TUNE_BYTES; i <= TUNE_TASKS; i++) {
+		int64_t v;
+		r = varlink_param_int64(params, tune_params[i], &v);
+		if (r < 0 || (r > 0 && v < 0))
+			return api_invalid_parameter(rq, tune_params[i]);
+		if (r > 0) {
+			*fields[i] = v;
+			any_budget = true;
+		}
+	}
+	r = varlink_param_bool(params, tune_params[TUNE_AUTO], &auto_tune);
+	if (r < 0)
+		return api_invalid_parameter(rq, tune_params[TUNE_AUTO]);
+	int at = r > 0 ? auto_tune : -1;
+	r = manager_tune(m, any_budget ? &b : NULL, at);
+	if (r < 0)
+		return api_invalid_parameter(rq, tune_params[TUNE_BYTES]);
+
+	manager_effective_tuning(m, &b, &auto_tune);
+	struct json_object *p = json_object_new_object();
+	if (!p)
+		return -ENOMEM;
+	json_object_object_add(p, "budgets", daemon_budgets_json(&b));
+	json_object_object_add(p, "auto_tune", json_object_new_boolean(auto_tune));
+	return api_reply(rq, p, false);
+}
+
+static int m_reload(struct request *rq, struct json_object *params)
+{
+	struct manager *m = rq->c->s->m;
+	int r = manager_reload(m);
+	if (r < 0)
+		return api_reply_error_string(rq, RES_RELOAD_FAILED, "reason", manager_reload_result(m));
+	return api_reply(rq, NULL, false);
+}
+
+/* ---- Reconcile: answered after the next full pass --------------------------------- */
+
+void api_pass_wait_free(struct pass_wait *w)
+{
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		w->s->waits = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	free(w);
+}
+
+/* Called by the manager on the event loop once the pass is done. The
+ * connection may have closed meanwhile: then w->c is NULL. */
+static void on_pass_done(struct manager *m, const struct acct_pass_report *rep, void *userdata)
+{
+	struct pass_wait *w = userdata;
+	struct conn *c = w->c;
+
+	if (c) {
+		struct json_object *p = json_object_new_object();
+		int r = -ENOMEM;
+		if (p) {
+			json_object_object_add(p, "pass", acct_pass_to_json(rep));
+			json_object_object_add(p, "reconciliation", acct_reconcile_to_json(manager_reconcile_report(m)));
+			r = api_reply(&w->rq, p, false);
+		}
+		c->wait = NULL;
+		c->busy = false;
+		if (r < 0)
+			c->dead = true;
+		c->last_active_us = acct_now_us();
+	}
+	api_pass_wait_free(w);
+	if (c)
+		api_conn_kick(c);
+}
+
+static int m_reconcile(struct request *rq, struct json_object *params)
+{
+	struct api_server *s = rq->c->s;
+	_cleanup_free_ struct pass_wait *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	bool oneway = rq->flags & VARLINK_CALL_ONEWAY;
+	*w = (struct pass_wait){ .s = s, .c = oneway ? NULL : rq->c, .rq = *rq, .next = s->waits };
+	int r = manager_request_pass(s->m, on_pass_done, w);
+	if (r < 0)
+		return r;
+	/* The manager holds it now; it comes back to on_pass_done(). */
+	struct pass_wait *held = TAKE_PTR(w);
+	if (s->waits)
+		s->waits->prev = held;
+	s->waits = held;
+	if (oneway) {
+		api_count(rq, RES_OK);
+		return 0;
+	}
+	rq->c->wait = held;
+	return 1;
+}
+
+/* ---- the method table --------------------------------------------------------------- */
+
+const struct api_method api_methods[_M_MAX] = {
+	[M_STATUS] = { IFACE_ACCT ".Status", m_status, false, false, no_params },
+	[M_LIST] = { IFACE_ACCT ".List", m_list, false, false, list_params },
+	[M_GET] = { IFACE_ACCT ".Get", m_get, false, false, get_params },
+	[M_WATCH] = { IFACE_ACCT ".Watch", api_method_watch, false, true, api_watch_params },
+	[M_COMPARE] = { IFACE_ACCT ".Compare", m_compare, false, false, compare_params },
+	[M_TUNE] = { IFACE_ACCT ".Tune", m_tune, true, false, tune_params },
+	[M_RECONCILE] = { IFACE_ACCT ".Reconcile", m_reconcile, true, false, no_params },
+	[M_RELOAD] = { IFACE_ACCT ".Reload", m_reload, true, false, no_params },
+	[M_GET_INFO] = { VARLINK_INTERFACE_SERVICE ".GetInfo", m_get_info, false, false, no_params },
+	[M_GET_INTERFACE_DESCRIPTION] = { VARLINK_INTERFACE_SERVICE ".GetInterfaceDescription",
+					  m_get_interface_description, false, false, describe_params },
+	[M_UNKNOWN] = { "unknown", NULL, false, false, no_params },
+};

@@ -1,0 +1,549 @@
+/* api-server.c - the varlink API's server: the listening socket (socket
+ * activation or a bound path), accept() with the connection limits, and one
+ * struct conn per client, whose input is cut into calls for the dispatcher
+ * and whose output queue is written without blocking (api-server.h has the
+ * bounds). The API's public functions (api.h) are here. */
+#include "api-server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "api-methods.h"
+#include "api-watch.h"
+#include "log.h"
+#include "manager.h"
+#include "util.h"
+#include "varlink.h"
+
+#define READ_CHUNK (64u * 1024)      /* bytes read per read() */
+#define READS_PER_WAKEUP 4           /* fairness between connections */
+#define READ_AHEAD (64u * 1024)      /* input buffered behind a call in progress */
+#define ACCEPT_BURST 64
+#define CALLS_PER_TURN 64            /* pipelined calls taken before others get a turn */
+#define JSON_MAX_DEPTH 32            /* the interface nests 6 deep */
+
+static uint64_t max_output(const struct api_server *s)
+{
+	return MAX(manager_config(s->m)->max_output_queue, (uint64_t)1);
+}
+
+/* ---- connections ------------------------------------------------------------------------ */
+
+static struct uid_count *uid_find(struct api_server *s, uid_t uid)
+{
+	for (size_t i = 0; i < s->nr_uids; i++)
+		if (s->uids[i].uid == uid)
+			return &s->uids[i];
+	return NULL;
+}
+
+static void uid_put(struct api_server *s, uid_t uid)
+{
+	struct uid_count *u = uid_find(s, uid);
+	if (u && --u->count == 0)
+		*u = s->uids[--s->nr_uids];
+}
+
+static void conn_free(struct conn *c)
+{
+	struct api_server *s = c->s;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->nr_conns--;
+	uid_put(s, c->cred.uid);
+	if (c->wait)
+		c->wait->c = NULL; /* the pass will find nobody to answer */
+	c->watch = api_watch_free(c->watch);
+	if (c->ev_read)
+		event_free(c->ev_read);
+	if (c->ev_write)
+		event_free(c->ev_write);
+	if (c->ev_more)
+		event_free(c->ev_more);
+	if (c->out)
+		evbuffer_free(c->out);
+	varlink_reader_free(c->in);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c);
+}
+
+/* Write what the queue holds, without blocking and without SIGPIPE. */
+static void conn_flush(struct conn *c)
+{
+	while (evbuffer_get_length(c->out) > 0) {
+		struct evbuffer_iovec v[16];
+		int n = evbuffer_peek(c->out, -1, NULL, v, (int)ELEMENTSOF(v));
+		if (n > (int)ELEMENTSOF(v))
+			n = (int)ELEMENTSOF(v);
+		struct msghdr mh = { .msg_iov = (struct iovec *)v, .msg_iovlen = (size_t)n };
+		ssize_t k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				c->dead = true; /* EPIPE, ECONNRESET: the peer is gone */
+			return;
+		}
+		evbuffer_drain(c->out, (size_t)k);
+		c->last_active_us = acct_now_us();
+	}
+}
+
+/* Take calls from the input while nothing is in progress and the output has
+ * room. */
+static void conn_process(struct conn *c)
+{
+	uint64_t limit = max_output(c->s);
+	unsigned calls = 0;
+
+	while (!c->dead && !c->closing && !c->busy && evbuffer_get_length(c->out) < limit) {
+		struct json_object *msg = NULL;
+		if (calls++ == CALLS_PER_TURN) {
+			/* Other connections first; the rest in a moment. */
+			event_active(c->ev_more, 0, 0);
+			return;
+		}
+		int r = varlink_reader_next(c->in, &msg);
+		if (r == 0) {
+			c->input_drained = true;
+			return;
+		}
+		if (r == -EMSGSIZE || r == -EBADMSG) {
+			/* Protocol violations: one error, then the connection closes. */
+			struct request rq = { .c = c, .method = M_UNKNOWN };
+			log_debug("Closing connection of uid %u (pid %d): %s", (unsigned)c->cred.uid, (int)c->cred.pid,
+				  r == -EMSGSIZE ? "message too large" : "malformed message");
+			if (api_invalid_parameter(&rq, "message") < 0)
+				c->dead = true;
+			c->closing = true;
+			return;
+		}
+		if (r < 0) {
+			c->dead = true;
+			return;
+		}
+		r = api_dispatch(c, msg);
+		json_object_put(msg);
+		if (r < 0) {
+			log_debug_errno(r, "Closing connection of uid %u: %m", (unsigned)c->cred.uid);
+			c->dead = true;
+		}
+		c->last_active_us = acct_now_us();
+	}
+}
+
+static void set_event(struct event *ev, bool *state, bool want)
+{
+	if (*state == want)
+		return;
+	if (want)
+		event_add(ev, NULL);
+	else
+		event_del(ev);
+	*state = want;
+}
+
+void api_conn_kick(struct conn *c)
+{
+	uint64_t limit = max_output(c->s);
+
+	conn_process(c);
+	if (!c->dead && c->watch && c->eof)
+		c->dead = true; /* nobody left to watch for */
+	/* A Watch update only when the previous one has left: changes coalesce
+	 * into the next update instead of piling up in the queue. */
+	if (!c->dead && api_watch_due(c) && evbuffer_get_length(c->out) == 0 && api_watch_update(c) < 0)
+		c->dead = true;
+	if (!c->dead)
+		conn_flush(c);
+	size_t out = evbuffer_get_length(c->out);
+	if (c->dead || (c->closing && out == 0) || (c->eof && !c->busy && out == 0 && c->input_drained)) {
+		conn_free(c);
+		return;
+	}
+	bool want_read = !c->closing && !c->eof && out < limit &&
+			 (!c->busy || varlink_reader_pending(c->in) < READ_AHEAD);
+	set_event(c->ev_read, &c->reading, want_read);
+	set_event(c->ev_write, &c->writing, out > 0);
+}
+
+static void on_conn_read(evutil_socket_t fd, short what, void *userdata)
+{
+	struct conn *c = userdata;
+
+	for (int i = 0; i < READS_PER_WAKEUP; i++) {
+		size_t room = 0;
+		void *p = varlink_reader_space(c->in, READ_CHUNK, &room);
+		if (!p) {
+			c->dead = true;
+			break;
+		}
+		room = MIN(room, (size_t)READ_CHUNK);
+		ssize_t n = read(c->fd, p, room);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				c->eof = c->dead = true;
+			break;
+		}
+		if (n == 0) {
+			c->eof = true;
+			break;
+		}
+		c->input_drained = false;
+		c->last_active_us = acct_now_us();
+		if (varlink_reader_commit(c->in, (size_t)n) < 0) {
+			/* Beyond the message size without a NUL: what came before
+			 * it is answered, then an error, then the connection
+			 * closes (conn_process()). */
+			c->eof = true;
+			break;
+		}
+		if ((size_t)n < room)
+			break;
+		if (c->busy)
+			break;
+	}
+	api_conn_kick(c);
+}
+
+static void on_conn_write(evutil_socket_t fd, short what, void *userdata)
+{
+	api_conn_kick(userdata);
+}
+
+static void on_conn_more(evutil_socket_t fd, short what, void *userdata)
+{
+	api_conn_kick(userdata);
+}
+
+static int conn_new(struct api_server *s, int fd, const struct ucred *cred)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	struct uid_count *u = uid_find(s, cred->uid);
+
+	if (!c)
+		goto fail;
+	c->s = s;
+	c->fd = fd;
+	c->cred = *cred;
+	c->last_active_us = acct_now_us();
+	c->input_drained = true;
+	if (varlink_reader_new((size_t)manager_config(s->m)->max_message_size, JSON_MAX_DEPTH, &c->in) < 0)
+		goto fail;
+	c->out = evbuffer_new();
+	c->ev_read = event_new(manager_event_base(s->m), fd, EV_READ | EV_PERSIST, on_conn_read, c);
+	c->ev_write = event_new(manager_event_base(s->m), fd, EV_WRITE | EV_PERSIST, on_conn_write, c);
+	c->ev_more = event_new(manager_event_base(s->m), -1, 0, on_conn_more, c);
+	if (!c->out || !c->ev_read || !c->ev_write || !c->ev_more)
+		goto fail;
+	if (!u) {
+		struct uid_count *n = reallocarray(s->uids, s->nr_uids + 1, sizeof(*n));
+		if (!n)
+			goto fail;
+		s->uids = n;
+		u = &s->uids[s->nr_uids++];
+		*u = (struct uid_count){ cred->uid, 0 };
+	}
+	/* From here on conn_free() undoes everything. */
+	u->count++;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->nr_conns++;
+	s->conns_total++;
+	set_event(c->ev_read, &c->reading, true);
+	return 0;
+fail:
+	if (c) {
+		if (c->ev_read)
+			event_free(c->ev_read);
+		if (c->ev_write)
+			event_free(c->ev_write);
+		if (c->ev_more)
+			event_free(c->ev_more);
+		if (c->out)
+			evbuffer_free(c->out);
+		varlink_reader_free(c->in);
+		free(c);
+	}
+	close(fd);
+	return -ENOMEM;
+}
+
+/* ---- listening --------------------------------------------------------------------------- */
+
+static void on_listen_retry(evutil_socket_t fd, short what, void *userdata)
+{
+	struct api_server *s = userdata;
+	event_add(s->ev_listen, NULL);
+}
+
+static void on_accept(evutil_socket_t lfd, short what, void *userdata)
+{
+	struct api_server *s = userdata;
+	const struct acct_config *cf = manager_config(s->m);
+
+	for (int i = 0; i < ACCEPT_BURST; i++) {
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			/* Out of descriptors or memory: pause instead of spinning on
+			 * a connection we cannot take. */
+			log_warning_errno(-errno, "Failed to accept a connection, pausing for 100 ms: %m");
+			event_del(s->ev_listen);
+			struct timeval tv = api_tv_of(100000);
+			event_add(s->ev_listen_retry, &tv);
+			return;
+		}
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			log_debug_errno(-errno, "Failed to read the peer's credentials, closing: %m");
+			close(fd);
+			continue;
+		}
+		struct uid_count *u = uid_find(s, cred.uid);
+		if (s->nr_conns >= cf->max_connections || (u && u->count >= cf->max_connections_per_user)) {
+			s->refused_total++;
+			log_debug("Refused a connection of uid %u (pid %d): %s", (unsigned)cred.uid, (int)cred.pid,
+				  s->nr_conns >= cf->max_connections ? "too many connections" : "too many connections of this user");
+			close(fd);
+			continue;
+		}
+		if (conn_new(s, fd, &cred) < 0) {
+			log_oom();
+			continue; /* conn_free() closed fd */
+		}
+	}
+}
+
+/* Idle connections, and connections whose output does not move, go. */
+static void on_sweep(evutil_socket_t fd, short what, void *userdata)
+{
+	struct api_server *s = userdata;
+	uint64_t idle = manager_config(s->m)->idle_timeout_us, now = acct_now_us();
+
+	for (struct conn *c = s->conns, *next; c; c = next) {
+		next = c->next;
+		bool waiting_for_us = c->busy && evbuffer_get_length(c->out) == 0; /* Reconcile, a quiet Watch */
+		if (waiting_for_us || now - c->last_active_us < idle)
+			continue;
+		log_debug("Closing connection of uid %u (pid %d): %s for %" PRIu64 " ms", (unsigned)c->cred.uid,
+			  (int)c->cred.pid, evbuffer_get_length(c->out) ? "output stalled" : "idle", idle / 1000);
+		conn_free(c);
+	}
+	/* The period follows the configured timeout (a reload may change it). */
+	uint64_t period = MIN(MAX(idle / 4, (uint64_t)10000), (uint64_t)1000000);
+	if (period != s->sweep_period_us) {
+		s->sweep_period_us = period;
+		struct timeval tv = api_tv_of(period);
+		event_del(s->ev_sweep);
+		event_add(s->ev_sweep, &tv);
+	}
+}
+
+/* Is something listening on `path`? */
+static bool socket_in_use(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return true; /* do not remove what we cannot check */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno != ECONNREFUSED;
+}
+
+static int mkdir_parents(const char *path)
+{
+	_cleanup_free_ char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	return 0;
+}
+
+static int bind_socket(struct api_server *s, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return log_error_errno(ENAMETOOLONG, "Socket path %s is too long", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	r = mkdir_parents(path);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the directory of %s: %m", path);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return log_error_errno(EEXIST, "%s exists and is not a socket, refusing to replace it", path);
+		if (socket_in_use(path))
+			return log_error_errno(EADDRINUSE, "%s is in use: is another acctd running?", path);
+		(void)unlink(path); /* a stale socket of a previous run */
+	}
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return log_error_errno(-errno, "Failed to create a socket: %m");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return log_error_errno(-errno, "Failed to bind %s: %m", path);
+	/* Everyone may connect; the methods that change something check the
+	 * caller themselves. */
+	if (chmod(path, 0666) < 0 || stat(path, &st) < 0 || listen(fd, SOMAXCONN) < 0) {
+		r = -errno;
+		(void)unlink(path);
+		return log_error_errno(r, "Failed to set up %s: %m", path);
+	}
+	s->listen_fd = TAKE_FD(fd);
+	s->own_socket = true;
+	s->socket_dev = st.st_dev;
+	s->socket_ino = st.st_ino;
+	return 0;
+}
+
+/* The socket systemd passed: the one named "varlink", or the only one. */
+static int passed_socket(void)
+{
+	char **names = NULL;
+	int n = sd_listen_fds_with_names(true, &names);
+	int fd = -1;
+
+	if (n <= 0)
+		return n < 0 ? n : -ENOENT;
+	for (int i = 0; i < n; i++)
+		if (names && names[i] && strcmp(names[i], "varlink") == 0)
+			fd = SD_LISTEN_FDS_START + i;
+	if (fd < 0 && n == 1)
+		fd = SD_LISTEN_FDS_START;
+	for (int i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	if (fd < 0)
+		return -ENOENT;
+	if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
+		return log_error_errno(EINVAL, "The socket passed by systemd is not a listening Unix stream socket");
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return log_error_errno(-errno, "Failed to set up the passed socket: %m");
+	return fd;
+}
+
+int api_server_start(struct manager *m)
+{
+	struct api_server *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return log_oom();
+	s->m = m;
+	s->listen_fd = -1;
+	manager_set_api(m, s);
+
+	int fd = passed_socket();
+	if (fd >= 0) {
+		s->listen_fd = fd;
+		log_info("Listening on the varlink socket passed by systemd");
+	} else if (fd != -ENOENT)
+		return fd;
+	else {
+		const char *path = manager_config(m)->socket_path;
+		if (!path)
+			return log_error_errno(EINVAL, "No socket path configured");
+		if (!(s->socket_path = strdup(path)))
+			return log_oom();
+		r = bind_socket(s, path);
+		if (r < 0)
+			return r;
+		log_info("Listening on %s", path);
+	}
+	s->ev_listen = event_new(manager_event_base(m), s->listen_fd, EV_READ | EV_PERSIST, on_accept, s);
+	s->ev_listen_retry = evtimer_new(manager_event_base(m), on_listen_retry, s);
+	s->ev_sweep = event_new(manager_event_base(m), -1, EV_PERSIST, on_sweep, s);
+	if (!s->ev_listen || !s->ev_listen_retry || !s->ev_sweep)
+		return log_oom();
+	s->sweep_period_us = 100000;
+	struct timeval tv = api_tv_of(s->sweep_period_us);
+	if (event_add(s->ev_listen, NULL) < 0 || event_add(s->ev_sweep, &tv) < 0)
+		return log_oom();
+	return 0;
+}
+
+struct api_server *api_server_free(struct api_server *s)
+{
+	if (!s)
+		return NULL;
+	while (s->conns)
+		conn_free(s->conns);
+	/* Passes still asked for: the manager will not call back (the loop has
+	 * stopped), so forget them here. */
+	while (s->waits)
+		api_pass_wait_free(s->waits);
+	if (s->ev_listen)
+		event_free(s->ev_listen);
+	if (s->ev_listen_retry)
+		event_free(s->ev_listen_retry);
+	if (s->ev_sweep)
+		event_free(s->ev_sweep);
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->own_socket && s->socket_path) {
+		/* Only our own: another instance may have replaced it. */
+		struct stat st;
+		if (lstat(s->socket_path, &st) == 0 && st.st_dev == s->socket_dev && st.st_ino == s->socket_ino)
+			(void)unlink(s->socket_path);
+	}
+	free(s->socket_path);
+	free(s->uids);
+	acct_json_buf_free(&s->text);
+	free(s);
+	return NULL;
+}
+
+void api_server_stats(const struct api_server *s, struct api_stats *ret)
+{
+	*ret = (struct api_stats){ 0 };
+	if (!s)
+		return;
+	ret->connections = s->nr_conns;
+	ret->connections_total = s->conns_total;
+	ret->refused_total = s->refused_total;
+}
+
+void api_server_foreach_request_count(const struct api_server *s,
+				      void (*fn)(const char *method, const char *result, uint64_t count, void *userdata),
+				      void *userdata)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < _M_MAX; i++)
+		for (int r = 0; r < _RES_MAX; r++)
+			if (s->requests[i][r])
+				fn(api_methods[i].name, api_result_names[r], s->requests[i][r], userdata);
+}
