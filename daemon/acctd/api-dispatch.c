@@ -221,14 +221,6 @@ bool api_path_under(const char *path, const char *prefix, size_t plen)
 	return strncmp(path, prefix, plen) == 0 && (path[plen] == 0 || path[plen] == '/');
 }
 
-unsigned api_path_depth(const char *path)
-{
-	unsigned d = 0;
-	for (const char *p = path; *p; p++)
-		d += *p == '/';
-	return strcmp(path, "/") == 0 ? 0 : d;
-}
-
 /* ---- access ------------------------------------------------------------------- */
 
 static bool gid_in(gid_t gid, const gid_t *list, size_t n)

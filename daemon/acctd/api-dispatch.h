@@ -140,5 +140,3 @@ static inline int api_param_cgroup(struct request *rq, struct json_object *param
 
 /* Does `path` lie at or under `prefix` (both normalised, plen = strlen(prefix))? */
 bool api_path_under(const char *path, const char *prefix, size_t plen);
-/* Levels below "/" of a normalised path ("/" is 0). */
-unsigned api_path_depth(const char *path);

@@ -22,6 +22,7 @@
 #include "ledger-json.h"
 #include "manager.h"
 #include "status.h"
+#include "path.h"
 #include "util.h"
 
 #define LIST_CHUNK 500 /* summaries per List reply with "more" */
@@ -203,7 +204,7 @@ static int m_list(struct request *rq, struct json_object *params)
 		return api_invalid_parameter(rq, list_params[LIST_INCLUDE_DEAD]);
 
 	size_t plen = strlen(prefix);
-	unsigned pdepth = api_path_depth(prefix);
+	unsigned pdepth = path_depth(prefix);
 	bool more = rq->flags & VARLINK_CALL_MORE;
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	uint64_t now = acct_now_us();

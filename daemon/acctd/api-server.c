@@ -20,6 +20,7 @@
 #include "api-watch.h"
 #include "log.h"
 #include "manager.h"
+#include "time-util.h"
 #include "util.h"
 #include "varlink.h"
 
@@ -311,7 +312,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *userdata)
 			 * a connection we cannot take. */
 			log_warning_errno(-errno, "Failed to accept a connection, pausing for 100 ms: %m");
 			event_del(s->ev_listen);
-			struct timeval tv = api_tv_of(100000);
+			struct timeval tv = timeval_from_usec(100000);
 			event_add(s->ev_listen_retry, &tv);
 			return;
 		}
@@ -356,7 +357,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *userdata)
 	uint64_t period = MIN(MAX(idle / 4, (uint64_t)10000), (uint64_t)1000000);
 	if (period != s->sweep_period_us) {
 		s->sweep_period_us = period;
-		struct timeval tv = api_tv_of(period);
+		struct timeval tv = timeval_from_usec(period);
 		event_del(s->ev_sweep);
 		event_add(s->ev_sweep, &tv);
 	}
@@ -489,7 +490,7 @@ int api_server_start(struct manager *m)
 	if (!s->ev_listen || !s->ev_listen_retry || !s->ev_sweep)
 		return log_oom();
 	s->sweep_period_us = 100000;
-	struct timeval tv = api_tv_of(s->sweep_period_us);
+	struct timeval tv = timeval_from_usec(s->sweep_period_us);
 	if (event_add(s->ev_listen, NULL) < 0 || event_add(s->ev_sweep, &tv) < 0)
 		return log_oom();
 	return 0;

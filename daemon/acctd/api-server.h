@@ -75,8 +75,3 @@ struct api_server {
  * Watch update, write, close, and choose what to wait for. May free c. */
 void api_conn_kick(struct conn *c);
 
-/* A timeval of `usec` microseconds, for event_add(). */
-static inline struct timeval api_tv_of(uint64_t usec)
-{
-	return (struct timeval){ .tv_sec = (time_t)(usec / 1000000u), .tv_usec = (suseconds_t)(usec % 1000000u) };
-}

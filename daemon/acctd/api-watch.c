@@ -16,6 +16,8 @@
 #include "api-server.h"
 #include "ledger-json.h"
 #include "manager.h"
+#include "hash.h"
+#include "time-util.h"
 #include "util.h"
 
 #define WATCH_CHUNK 64 /* full records per Watch reply */
@@ -46,53 +48,44 @@ struct watch {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct watch *, api_watch_free)
 
-static uint64_t fnv(uint64_t h, uint64_t v)
-{
-	for (int i = 0; i < 8; i++) {
-		h ^= (v >> (8 * i)) & 0xff;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* A fingerprint of a record's values (not their ages): equal fingerprints,
  * nothing to report. */
 static uint64_t record_hash(struct acct_ledger *l, const struct acct_cgroup *cg)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	h = fnv(h, cg->serial);
-	h = fnv(h, acct_cgroup_is_dead(cg));
-	h = fnv(h, __atomic_load_n(&cg->populated, __ATOMIC_RELAXED));
-	h = fnv(h, __atomic_load_n(&cg->hierarchies, __ATOMIC_RELAXED));
+	uint64_t h = FNV1A_64_OFFSET;
+	h = hash_fnv1a_u64(h, cg->serial);
+	h = hash_fnv1a_u64(h, acct_cgroup_is_dead(cg));
+	h = hash_fnv1a_u64(h, __atomic_load_n(&cg->populated, __ATOMIC_RELAXED));
+	h = hash_fnv1a_u64(h, __atomic_load_n(&cg->hierarchies, __ATOMIC_RELAXED));
 	for (int q = 0; q < _ACCT_Q_MAX; q++) {
 		struct acct_reading rd = { 0 };
 		bool known = acct_cgroup_get(cg, (enum acct_quantity)q, false, &rd);
-		h = fnv(h, known);
-		h = fnv(h, (uint64_t)rd.value);
+		h = hash_fnv1a_u64(h, known);
+		h = hash_fnv1a_u64(h, (uint64_t)rd.value);
 	}
-	h = fnv(h, __atomic_load_n(&cg->cpu_rate_bits, __ATOMIC_RELAXED));
+	h = hash_fnv1a_u64(h, __atomic_load_n(&cg->cpu_rate_bits, __ATOMIC_RELAXED));
 	for (int i = 0; i < 3; i++) {
-		h = fnv(h, __atomic_load_n(&cg->cpu_rate_avg_bits[i], __ATOMIC_RELAXED));
-		h = fnv(h, __atomic_load_n(&cg->loadavg[i], __ATOMIC_RELAXED));
+		h = hash_fnv1a_u64(h, __atomic_load_n(&cg->cpu_rate_avg_bits[i], __ATOMIC_RELAXED));
+		h = hash_fnv1a_u64(h, __atomic_load_n(&cg->loadavg[i], __ATOMIC_RELAXED));
 	}
 	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
-		h = fnv(h, __atomic_load_n(&cg->psi_known[r], __ATOMIC_RELAXED));
+		h = hash_fnv1a_u64(h, __atomic_load_n(&cg->psi_known[r], __ATOMIC_RELAXED));
 		for (int k = 0; k < _ACCT_PSI_KIND_MAX; k++)
 			for (int a = 0; a < 3; a++)
-				h = fnv(h, __atomic_load_n(&cg->psi_avg[r][k][a], __ATOMIC_RELAXED));
+				h = hash_fnv1a_u64(h, __atomic_load_n(&cg->psi_avg[r][k][a], __ATOMIC_RELAXED));
 	}
 	int64_t *ms = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
 	if (ms)
 		for (unsigned i = 0; i < acct_ledger_memstat_count(l); i++)
-			h = fnv(h, (uint64_t)__atomic_load_n(&ms[i], __ATOMIC_RELAXED));
+			h = hash_fnv1a_u64(h, (uint64_t)__atomic_load_n(&ms[i], __ATOMIC_RELAXED));
 	if (__atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE))
 		for (unsigned n = 0;; n++) {
 			struct acct_reading rd;
 			if (acct_counter_read_node(cg->numa, n, &rd) < 0)
 				break;
-			h = fnv(h, (uint64_t)rd.value);
+			h = hash_fnv1a_u64(h, (uint64_t)rd.value);
 		}
-	h = fnv(h, __atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED));
+	h = hash_fnv1a_u64(h, __atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED));
 	return h;
 }
 
@@ -288,7 +281,7 @@ int api_method_watch(struct request *rq, struct json_object *params)
 		return api_no_such_cgroup(rq, missing);
 	w->interval_us = (uint64_t)interval * 1000;
 	w->timer = event_new(manager_event_base(m), -1, EV_PERSIST, on_watch_timer, c);
-	struct timeval tv = api_tv_of(w->interval_us);
+	struct timeval tv = timeval_from_usec(w->interval_us);
 	if (!w->timer || event_add(w->timer, &tv) < 0)
 		return -ENOMEM;
 	api_count(rq, RES_OK);
