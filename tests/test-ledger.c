@@ -170,7 +170,7 @@ static void test_quantity_names(void **state)
 		assert_non_null(i->name);
 		assert_int_equal(acct_quantity_from_name(i->name), q);
 	}
-	assert_int_equal(acct_quantity_from_name("nope"), -1);
+	assert_int_equal(acct_quantity_from_name("nope"), -ENOENT);
 	assert_null(acct_quantity_info(_ACCT_Q_MAX));
 }
 

@@ -790,7 +790,7 @@ static void test_families_apply(void **state)
 	assert_int_equal(set, 5);
 	for (int i = 0; i < _ACCT_MF_MAX; i++)
 		assert_int_equal(acct_metrics_family_from_string(acct_metrics_family_to_string(i)), i);
-	assert_int_equal(acct_metrics_family_from_string("x"), -1);
+	assert_int_equal(acct_metrics_family_from_string("x"), -ENOENT);
 }
 
 int main(void)

@@ -1,6 +1,7 @@
 /* quantity.c - the table of quantities (see quantity.h). */
 #include "quantity.h"
 
+#include <errno.h>
 #include <string.h>
 
 static const struct acct_quantity_info quantities[_ACCT_Q_MAX] = {
@@ -36,5 +37,5 @@ int acct_quantity_from_name(const char *name)
 	for (int q = 0; q < _ACCT_Q_MAX; q++)
 		if (strcmp(quantities[q].name, name) == 0)
 			return q;
-	return -1;
+	return -ENOENT;
 }

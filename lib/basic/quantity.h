@@ -45,5 +45,5 @@ struct acct_quantity_info {
 
 /* The description of quantity q; NULL if q is not a quantity. */
 const struct acct_quantity_info *acct_quantity_info(enum acct_quantity q);
-/* Look a quantity up by its API name; -1 if unknown. */
+/* Look a quantity up by its API name: the quantity, or -ENOENT if unknown. */
 int acct_quantity_from_name(const char *name);

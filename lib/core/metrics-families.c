@@ -32,7 +32,7 @@ int acct_metrics_family_from_string(const char *s)
 	for (int i = 0; i < _ACCT_MF_MAX; i++)
 		if (strcmp(family_names[i], s) == 0)
 			return i;
-	return -1;
+	return -ENOENT;
 }
 
 int acct_metrics_families_apply(uint32_t *set, char *const *words, const char **ret_bad)

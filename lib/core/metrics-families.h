@@ -36,7 +36,7 @@ enum acct_metrics_family {
 				       (1u << ACCT_MF_CPU_RATE) | (1u << ACCT_MF_ENGINE_KINDS)))
 
 const char *acct_metrics_family_to_string(enum acct_metrics_family f);
-/* -1 if unknown. */
+/* The family named `s`, or -ENOENT if there is none. */
 int acct_metrics_family_from_string(const char *s);
 
 /* Apply a list of words to a family set, in order: "all", "default", "none",
