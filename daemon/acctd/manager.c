@@ -520,14 +520,18 @@ static int build_components(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to start the sampling workers: %m");
 
-	/* A fake tree may carry its own meminfo; the host's only matches the host. */
-	if (!c->cgroup_root)
-		m->meminfo_path = strdup("/proc/meminfo");
-	else {
-		char p[4096];
-		snprintf(p, sizeof(p), "%s/.fakecg-meminfo", c->cgroup_root);
-		if (access(p, R_OK) == 0)
-			m->meminfo_path = strdup(p);
+	/* The host's meminfo describes the host's cgroups only: a tree elsewhere
+	 * (a test's or a container's) is checked against meminfo only when told
+	 * which file describes it. */
+	const char *meminfo = m->source.meminfo_file ? m->source.meminfo_file : c->cgroup_root ? NULL : "/proc/meminfo";
+	if (meminfo) {
+		/* A file named on the command line that cannot be read is a mistake
+		 * to report now, not a check that silently never runs. */
+		if (m->source.meminfo_file && access(meminfo, R_OK) < 0)
+			return log_error_errno(-errno, "Failed to access --meminfo %s: %m", meminfo);
+		m->meminfo_path = strdup(meminfo);
+		if (!m->meminfo_path)
+			return log_oom();
 	}
 	return 0;
 }

@@ -20,6 +20,7 @@ struct manager_config_source {
 	const char *main_file;  /* NULL: the default */
 	const char *dropin_dir; /* NULL: the default */
 	const char *state_file; /* NULL: none; else the ledger as JSON after every pass */
+	const char *meminfo_file; /* --meminfo: NULL for the default (see manager.c: build_components()) */
 	struct {
 		const char *section, *key, *value, *origin;
 	} overrides[8];
@@ -50,7 +51,7 @@ struct manager {
 	struct acct_ledger *ledger;
 	struct acct_discovery *discovery;
 	struct acct_sampler *sampler;
-	char *meminfo_path; /* NULL: no meminfo check (a fake tree without one) */
+	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */
 
 	struct event *ev_signal[3];
 	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog;
