@@ -31,6 +31,7 @@
  * The file is long because the four layers above are still one file; their
  * split into one file each is open work of issue 10 (docs/design.md). */
 #include "api.h"
+#include "admin-group.h"
 
 #include <errno.h>
 #include <event2/buffer.h>
@@ -478,24 +479,13 @@ static bool gid_in(gid_t gid, const gid_t *list, size_t n)
  * from the process's actual groups (for example after setgroups()). */
 static bool is_admin(struct conn *c)
 {
-	const char *group = c->s->m->config->admin_group;
 	char buf[4096];
-	struct group gr, *grp = NULL;
+	gid_t admin;
 
 	if (c->cred.uid == 0)
 		return true;
-	if (!group || !*group)
+	if (!admin_group_get(c->s->m->admin, &admin)) /* resolved at start and reload, not here */
 		return false;
-	if (getgrnam_r(group, &gr, buf, sizeof(buf), &grp) != 0 || !grp) {
-		char *end;
-		errno = 0;
-		unsigned long g = strtoul(group, &end, 10);
-		if (errno || *end || end == group)
-			return false;
-		gr.gr_gid = (gid_t)g;
-		grp = &gr;
-	}
-	gid_t admin = grp->gr_gid;
 	if (c->cred.gid == admin)
 		return true;
 

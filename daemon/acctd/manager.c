@@ -15,6 +15,7 @@
 #include "build-config.h"
 #include "ledger-json.h"
 #include "log.h"
+#include "admin-group.h"
 #include "api.h"
 #include "metrics-http.h"
 #include "util.h"
@@ -427,6 +428,11 @@ int manager_reload(struct manager *m)
 	acct_config_free(m->config);
 	m->config = c;
 	apply_filter(m);
+	if (m->admin) {
+		r = admin_group_set(m->admin, c->admin_group);
+		if (r < 0)
+			log_warning_errno(r, "Failed to start resolving admin_group, keeping the previous one: %m");
+	}
 	(void)acct_discovery_scan(m->discovery, on_discovery, m);
 	arm_timers(m);
 	snprintf(m->reload_result, sizeof(m->reload_result), "ok");
@@ -597,6 +603,9 @@ int manager_start(struct manager *m)
 	}
 	arm_timers(m);
 
+	r = admin_group_new(m->base, m->config->admin_group, &m->admin);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the admin group: %m");
 	r = api_server_start(m);
 	if (r < 0)
 		return r;
@@ -782,6 +791,7 @@ struct manager *manager_free(struct manager *m)
 		return NULL;
 	m->api = api_server_free(m->api);
 	m->metrics = metrics_server_free(m->metrics);
+	m->admin = admin_group_free(m->admin); /* before the event base it watches */
 	/* Workers first: they hold record pointers. */
 	m->sampler = acct_sampler_free(m->sampler);
 	if (m->ledger) {

@@ -27,6 +27,7 @@ struct manager_config_source {
 	unsigned nr_overrides;
 };
 
+struct admin_group;    /* daemon/acctd/admin-group.h: [api] admin_group's ID */
 struct api_server;     /* daemon/acctd/api.h: the varlink API */
 struct metrics_server; /* daemon/acctd/metrics-http.h: /metrics */
 struct manager;
@@ -90,6 +91,7 @@ struct manager {
 	bool pass_requested;
 	size_t waiters_in_pass; /* the first waiters_in_pass started before the running pass */
 
+	struct admin_group *admin; /* resolved at start and reload, not per call */
 	struct api_server *api;
 	struct metrics_server *metrics;
 	bool exiting;
