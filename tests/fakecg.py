@@ -87,7 +87,8 @@ faulted file until heal() (or rmdir/recreate of the cgroup).
 
 State (the model) is kept in ROOT/.fakecg-state.json after every change so the
 CLI (and FakeCgroupFS.open) can continue from it. ROOT/.fakecg-meminfo is a
-/proc/meminfo consistent with the tree.
+/proc/meminfo consistent with the tree; acctd checks the root's memory against
+it when run with `--meminfo ROOT/.fakecg-meminfo` (acctd_root_args() below).
 
 CLI:
   fakecg.py build --root DIR --mode v2|hybrid|legacy --count N --depth D
@@ -192,6 +193,18 @@ V1_MEMORY_STAT_LOCAL = (
 
 # Default split of a charge when set_memory gets only a total.
 DEFAULT_RATIOS = {"anon": 55, "file": 35, "kernel": 8, "sock": 2}
+
+
+def acctd_root_args(root):
+    """acctd's options for a tree at ROOT: --cgroup-root, and --meminfo with
+    the tree's own meminfo where there is one (acctd reads the host's
+    /proc/meminfo only when it discovers the host's cgroups)."""
+    root = str(root)
+    args = ["--cgroup-root", root]
+    meminfo = os.path.join(root, MEMINFO_FILE)
+    if os.path.isfile(meminfo):
+        args += ["--meminfo", meminfo]
+    return args
 
 
 class _Keep:

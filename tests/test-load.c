@@ -1,7 +1,8 @@
 /* test-load.c - unit tests of load.h: the fixed-point load average against
  * hand-computed steps of the kernel's formula and against a transcription of
  * kernel/sched/loadavg.c, the catch-up after missed periods and its stated
- * bound, /proc/loadavg formatting, CPU rates and their moving averages. */
+ * bound, /proc/loadavg formatting, CPU rates and their moving averages, and
+ * hierarchical task sums over a tree. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -453,6 +454,79 @@ static void test_rate_avg_converges(void **state)
 		assert_near(reg.avg[i], 0.5, 0.0);
 }
 
+/* A small tree, children before parents as the sampler orders it (deepest
+ * first):
+ *     /           own 1          total 1+2+3+4+5+6 = 21
+ *     /a          own 2          /a + /a/x + /a/y + /a/x/1 = 2+4+5+3 = 14
+ *     /b          own 6 (alone)  6
+ *     /a/x        own 4          4 + 3 = 7
+ *     /a/y        own 5          5
+ *     /a/x/1      own 3          3
+ * plus a node whose parent is not tracked (NO_PARENT) and one whose parent
+ * index would break the order (treated as a root). */
+static void test_sum_tree(void **state)
+{
+	enum { X1, AX, AY, A, B, ROOT, ORPHAN, BAD, N };
+	const size_t NP = ACCT_LOAD_NO_PARENT;
+	const size_t parent[N] = { [X1] = AX, [AX] = A, [AY] = A, [A] = ROOT, [B] = ROOT, [ROOT] = NP,
+				   [ORPHAN] = NP, [BAD] = X1 };
+	unsigned threads[N] = { [X1] = 3, [AX] = 4, [AY] = 5, [A] = 2, [B] = 6, [ROOT] = 1, [ORPHAN] = 9, [BAD] = 7 };
+	unsigned active[N] = { [X1] = 1, [AX] = 0, [AY] = 2, [A] = 0, [B] = 1, [ROOT] = 0, [ORPHAN] = 1, [BAD] = 1 };
+
+	(void)state;
+	acct_load_sum_tree(parent, N, threads, active);
+	assert_int_equal(threads[X1], 3);
+	assert_int_equal(threads[AX], 7);
+	assert_int_equal(threads[AY], 5);
+	assert_int_equal(threads[A], 14);
+	assert_int_equal(threads[B], 6);
+	assert_int_equal(threads[ROOT], 21);
+	assert_int_equal(threads[ORPHAN], 9);
+	assert_int_equal(threads[BAD], 7); /* not added to X1 either */
+	assert_int_equal(active[AX], 1);
+	assert_int_equal(active[A], 3);
+	assert_int_equal(active[ROOT], 4);
+	assert_int_equal(active[ORPHAN], 1);
+
+	acct_load_sum_tree(parent, 0, threads, active); /* nothing to do */
+}
+
+/* Random forests against the definition: a node's total is the sum of the own
+ * counts of every node whose chain of parents reaches it (O(n^2), the
+ * reference). */
+static void test_sum_tree_random(void **state)
+{
+	enum { N = 500 };
+	static size_t parent[N];
+	static unsigned own[N], threads[N], active[N];
+	unsigned seed = 12345;
+
+	(void)state;
+	for (int round = 0; round < 20; round++) {
+		for (size_t i = 0; i < N; i++) {
+			seed = seed * 1103515245u + 12345u;
+			/* parents above i; about one node in 50 a root */
+			parent[i] = i + 1 < N && (seed >> 16) % 50 ? i + 1 + (seed >> 8) % (N - i - 1) : ACCT_LOAD_NO_PARENT;
+			own[i] = (seed >> 4) % 100;
+			threads[i] = own[i];
+			active[i] = own[i] / 3;
+		}
+		acct_load_sum_tree(parent, N, threads, active);
+		for (size_t t = 0; t < N; t++) {
+			unsigned want = 0, want_active = 0;
+			for (size_t i = 0; i < N; i++)
+				for (size_t a = i; a != ACCT_LOAD_NO_PARENT; a = parent[a])
+					if (a == t) {
+						want += own[i];
+						want_active += own[i] / 3;
+						break;
+					}
+			assert_int_equal(threads[t], want);
+			assert_int_equal(active[t], want_active);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +543,8 @@ int main(void)
 		cmocka_unit_test(test_rate_avg_first_sample),
 		cmocka_unit_test(test_rate_avg_dt),
 		cmocka_unit_test(test_rate_avg_converges),
+		cmocka_unit_test(test_sum_tree),
+		cmocka_unit_test(test_sum_tree_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

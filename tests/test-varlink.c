@@ -423,9 +423,11 @@ static void test_params(void **state)
 
 /* ---- the direct writers of ledger-json.c ------------------------------------
  *
- * The API serves Get and List with the direct writers; they must print what
- * json-c prints for acct_cgroup_to_json() and acct_cgroup_list_entry_json(),
- * byte for byte, whatever state a record is in. */
+ * The writers define the record and the List entry; acct_cgroup_to_json() and
+ * acct_cgroup_list_entry_json() are parsed from their text. The API serves Get
+ * and List with the text, --dump, --state-file and Watch print the json-c
+ * objects: json-c must print back exactly the text, whatever state a record
+ * is in (numbers keep their text, escapes round-trip). */
 
 static void expect_same(struct acct_ledger *l, struct acct_cgroup *cg, uint64_t now, bool precise, unsigned nodes)
 {

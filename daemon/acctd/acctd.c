@@ -26,6 +26,8 @@ static void help(void)
 	       "  --check-config           validate the configuration, print it, exit\n"
 	       "  --dump                   sample once, print the ledger as JSON, exit\n"
 	       "  --state-file PATH        write the ledger (tombstones too) as JSON to PATH after every pass\n"
+	       "  --meminfo FILE           check the root's memory against FILE instead of /proc/meminfo\n"
+	       "                           (default with --cgroup-root or [cgroups] root: no such check)\n"
 	       "  --version                print the version\n"
 	       "  --help                   print this help\n");
 }
@@ -33,7 +35,7 @@ static void help(void)
 static int parse_argv(int argc, char **argv, struct manager_config_source *src, enum action *action)
 {
 	enum { ARG_CONFIG = 0x100, ARG_DROPINS, ARG_ROOT, ARG_SOCKET, ARG_METRICS, ARG_LOG_LEVEL, ARG_CHECK,
-	       ARG_DUMP, ARG_VERSION, ARG_STATE_FILE };
+	       ARG_DUMP, ARG_VERSION, ARG_STATE_FILE, ARG_MEMINFO };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, ARG_CONFIG },
 		{ "config-dropins", required_argument, NULL, ARG_DROPINS },
@@ -44,6 +46,7 @@ static int parse_argv(int argc, char **argv, struct manager_config_source *src, 
 		{ "check-config", no_argument, NULL, ARG_CHECK },
 		{ "dump", no_argument, NULL, ARG_DUMP },
 		{ "state-file", required_argument, NULL, ARG_STATE_FILE },
+		{ "meminfo", required_argument, NULL, ARG_MEMINFO },
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -79,6 +82,9 @@ static int parse_argv(int argc, char **argv, struct manager_config_source *src, 
 			break;
 		case ARG_STATE_FILE:
 			src->state_file = optarg;
+			break;
+		case ARG_MEMINFO:
+			src->meminfo_file = optarg;
 			break;
 		case ARG_VERSION:
 			*action = VERSION;

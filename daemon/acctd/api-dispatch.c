@@ -9,6 +9,7 @@
  * so neither ".." nor a symlink in the tree can reach anything the sampler
  * did not itself discover under the cgroup root. */
 #include "api-dispatch.h"
+#include "admin-group.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -239,24 +240,13 @@ static bool gid_in(gid_t gid, const gid_t *list, size_t n)
  * from the process's actual groups (for example after setgroups()). */
 static bool is_admin(struct conn *c)
 {
-	const char *group = manager_config(c->s->m)->admin_group;
 	char buf[4096];
-	struct group gr, *grp = NULL;
+	gid_t admin;
 
 	if (c->cred.uid == 0)
 		return true;
-	if (!group || !*group)
+	if (!admin_group_get(manager_admin_group(c->s->m), &admin)) /* resolved at start and reload, not here */
 		return false;
-	if (getgrnam_r(group, &gr, buf, sizeof(buf), &grp) != 0 || !grp) {
-		char *end;
-		errno = 0;
-		unsigned long g = strtoul(group, &end, 10);
-		if (errno || *end || end == group)
-			return false;
-		gr.gr_gid = (gid_t)g;
-		grp = &gr;
-	}
-	gid_t admin = grp->gr_gid;
 	if (c->cred.gid == admin)
 		return true;
 

@@ -15,6 +15,7 @@
 #include "build-config.h"
 #include "ledger-json.h"
 #include "log.h"
+#include "admin-group.h"
 #include "api.h"
 #include "metrics-http.h"
 #include "status.h"
@@ -424,6 +425,11 @@ int manager_reload(struct manager *m)
 	acct_config_free(m->config);
 	m->config = c;
 	apply_filter(m);
+	if (m->admin) {
+		r = admin_group_set(m->admin, c->admin_group);
+		if (r < 0)
+			log_warning_errno(r, "Failed to start resolving admin_group, keeping the previous one: %m");
+	}
 	(void)acct_discovery_scan(m->discovery, on_discovery, m);
 	arm_timers(m);
 	snprintf(m->reload_result, sizeof(m->reload_result), "ok");
@@ -517,14 +523,18 @@ static int build_components(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to start the sampling workers: %m");
 
-	/* A fake tree may carry its own meminfo; the host's only matches the host. */
-	if (!c->cgroup_root)
-		m->meminfo_path = strdup("/proc/meminfo");
-	else {
-		char p[4096];
-		snprintf(p, sizeof(p), "%s/.fakecg-meminfo", c->cgroup_root);
-		if (access(p, R_OK) == 0)
-			m->meminfo_path = strdup(p);
+	/* The host's meminfo describes the host's cgroups only: a tree elsewhere
+	 * (a test's or a container's) is checked against meminfo only when told
+	 * which file describes it. */
+	const char *meminfo = m->source.meminfo_file ? m->source.meminfo_file : c->cgroup_root ? NULL : "/proc/meminfo";
+	if (meminfo) {
+		/* A file named on the command line that cannot be read is a mistake
+		 * to report now, not a check that silently never runs. */
+		if (m->source.meminfo_file && access(meminfo, R_OK) < 0)
+			return log_error_errno(-errno, "Failed to access --meminfo %s: %m", meminfo);
+		m->meminfo_path = strdup(meminfo);
+		if (!m->meminfo_path)
+			return log_oom();
 	}
 	return 0;
 }
@@ -590,6 +600,9 @@ int manager_start(struct manager *m)
 	}
 	arm_timers(m);
 
+	r = admin_group_new(m->base, m->config->admin_group, &m->admin);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the admin group: %m");
 	r = api_server_start(m);
 	if (r < 0)
 		return r;
@@ -750,6 +763,7 @@ struct manager *manager_free(struct manager *m)
 		return NULL;
 	m->api = api_server_free(m->api);
 	m->metrics = metrics_server_free(m->metrics);
+	m->admin = admin_group_free(m->admin); /* before the event base it watches */
 	/* Workers first: they hold record pointers. */
 	m->sampler = acct_sampler_free(m->sampler);
 	if (m->ledger) {
@@ -809,6 +823,11 @@ const struct acct_reconcile_report *manager_reconcile_report(const struct manage
 const char *manager_reload_result(const struct manager *m)
 {
 	return m->reload_result;
+}
+
+const struct admin_group *manager_admin_group(const struct manager *m)
+{
+	return m->admin;
 }
 
 void manager_set_api(struct manager *m, struct api_server *s)

@@ -20,12 +20,14 @@ struct manager_config_source {
 	const char *main_file;  /* NULL: the default */
 	const char *dropin_dir; /* NULL: the default */
 	const char *state_file; /* NULL: none; else the ledger as JSON after every pass */
+	const char *meminfo_file; /* --meminfo: NULL for the default (see manager.c: build_components()) */
 	struct {
 		const char *section, *key, *value, *origin;
 	} overrides[8];
 	unsigned nr_overrides;
 };
 
+struct admin_group;    /* daemon/acctd/admin-group.h: [api] admin_group's ID */
 struct api_server;     /* daemon/acctd/api.h: the varlink API */
 struct metrics_server; /* daemon/acctd/metrics-http.h: /metrics */
 struct manager;
@@ -50,7 +52,7 @@ struct manager {
 	struct acct_ledger *ledger;
 	struct acct_discovery *discovery;
 	struct acct_sampler *sampler;
-	char *meminfo_path; /* NULL: no meminfo check (a fake tree without one) */
+	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */
 
 	struct event *ev_signal[3];
 	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog;
@@ -89,6 +91,7 @@ struct manager {
 	bool pass_requested;
 	size_t waiters_in_pass; /* the first waiters_in_pass started before the running pass */
 
+	struct admin_group *admin; /* resolved at start and reload, not per call */
 	struct api_server *api;
 	struct metrics_server *metrics;
 	bool exiting;
@@ -148,5 +151,7 @@ unsigned manager_nr_nodes(const struct manager *m);
 const struct acct_reconcile_report *manager_reconcile_report(const struct manager *m);
 /* "ok", the error of the last failed reload, or "" before any reload. */
 const char *manager_reload_result(const struct manager *m);
+/* The [api] admin_group, resolved at start and reload (admin-group.h). */
+const struct admin_group *manager_admin_group(const struct manager *m);
 /* Hand the API server to the manager, which frees it with itself. */
 void manager_set_api(struct manager *m, struct api_server *s);

@@ -1,5 +1,5 @@
 /* load.c - load averages in the kernel's fixed point, CPU rates and their
- * moving averages. The contracts are in load.h.
+ * moving averages, hierarchical task counts. The contracts are in load.h.
  *
  * The fixed-point code follows kernel/sched/loadavg.c line for line, except
  * that the products are taken in uint64_t: the kernel's unsigned long products
@@ -145,5 +145,19 @@ void acct_rate_avg_update(struct acct_rate_avg *a, double rate, uint64_t dt_usec
 		if (avg == a->avg[i] && avg != rate)
 			avg = nextafter(avg, rate);
 		a->avg[i] = avg;
+	}
+}
+
+void acct_load_sum_tree(const size_t *parent, size_t n, unsigned *threads, unsigned *active)
+{
+	/* Children come first, so a node's total is complete when it is reached
+	 * and goes up to its parent once. */
+	for (size_t i = 0; i < n; i++) {
+		size_t p = parent[i];
+
+		if (p == ACCT_LOAD_NO_PARENT || p <= i || p >= n)
+			continue;
+		threads[p] += threads[i];
+		active[p] += active[i];
 	}
 }

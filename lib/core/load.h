@@ -18,6 +18,10 @@
  * acct_rate_avg_update() keeps 1, 5 and 15-minute exponential moving averages
  * of that rate for samples taken at irregular intervals.
  *
+ * Tree sums. acct_load_sum_tree() turns per-cgroup task counts into
+ * hierarchical ones (each cgroup's own plus its descendants'), in one pass over
+ * an array ordered children before parents: O(n) for n cgroups.
+ *
  * Nothing here allocates, blocks or logs; a zeroed struct is the initial state
  * of both averages. The functions are not atomic: one thread updates a given
  * struct at a time (the ledger publishes the results atomically). */
@@ -26,6 +30,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define ACCT_LOAD_NO_PARENT SIZE_MAX /* acct_load_sum_tree(): a node without a parent */
 
 #define ACCT_FSHIFT 11                    /* bits of precision */
 #define ACCT_FIXED_1 (1UL << ACCT_FSHIFT) /* 1.0 in fixed point */
@@ -115,3 +121,11 @@ struct acct_rate_avg {
  * dt = 0 afterwards changes nothing; a dt much longer than tau makes the
  * average the sample. A NaN or infinite rate is ignored. Cannot fail. */
 void acct_rate_avg_update(struct acct_rate_avg *a, double rate, uint64_t dt_usec);
+
+/* Hierarchical sums over a forest of n nodes stored children before parents:
+ * parent[i] is the index of node i's parent, or ACCT_LOAD_NO_PARENT. On entry
+ * threads[i] and active[i] hold node i's own counts; on return, its own plus
+ * those of all its descendants (unsigned arithmetic, wrapping as C's). A parent
+ * index not above i (which would break the order) is treated as no parent.
+ * O(n). Cannot fail. */
+void acct_load_sum_tree(const size_t *parent, size_t n, unsigned *threads, unsigned *active);

@@ -65,6 +65,7 @@ struct cg_state {
 	uint64_t load_at;
 	unsigned own_threads, own_active; /* from the last LOAD pass */
 	bool load_valid;
+	size_t agg_slot;                  /* acct_sampler_aggregate_load()'s index, during it */
 	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
 	size_t percpu_n;
 	bool fast_once;
@@ -1029,46 +1030,47 @@ static const char *parent_path(const char *path, char *buf, size_t size)
 void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n,
 				 uint64_t now_us)
 {
-	struct acct_cgroup **v = malloc(n * sizeof(*v));
-	struct agg {
-		unsigned threads, active;
-	} *sum;
+	_cleanup_free_ struct acct_cgroup **v = malloc(n * sizeof(*v));
+	_cleanup_free_ size_t *parent = malloc(n * sizeof(*parent));
+	_cleanup_free_ unsigned *threads = calloc(n, sizeof(*threads));
+	_cleanup_free_ unsigned *active = calloc(n, sizeof(*active));
 	char buf[4096];
 
-	if (!v)
+	if (!v || !parent || !threads || !active)
 		return;
 	memcpy(v, cgs, n * sizeof(*v));
+	/* Deeper first: every cgroup comes before its parent. */
 	qsort(v, n, sizeof(*v), compare_depth_desc);
-	sum = calloc(n, sizeof(*sum));
-	if (!sum) {
-		free(v);
-		return;
+	for (size_t i = 0; i < n; i++) {
+		struct cg_state *st = v[i]->sampler_state;
+		if (st)
+			st->agg_slot = i;
 	}
-	/* Children before parents: add each cgroup's total into its parent's. The
-	 * parent's index is found by lookup, its accumulator by its position. */
+	/* Each parent's slot by a hash lookup of its path and its recorded slot
+	 * (checked: a record outside cgs may carry an old one): O(n) in all. */
 	for (size_t i = 0; i < n; i++) {
 		struct cg_state *st = v[i]->sampler_state;
 		if (st && st->load_valid) {
-			sum[i].threads += st->own_threads;
-			sum[i].active += st->own_active;
+			threads[i] = st->own_threads;
+			active[i] = st->own_active;
 		}
-		st = v[i]->sampler_state;
-		if (st) {
-			st->own_threads = sum[i].threads; /* now hierarchical */
-			st->own_active = sum[i].active;
-		}
+		parent[i] = ACCT_LOAD_NO_PARENT;
 		if (strcmp(v[i]->path, "/") == 0)
 			continue;
 		struct acct_cgroup *p = acct_ledger_find(s->ledger, parent_path(v[i]->path, buf, sizeof(buf)));
 		if (!p || !p->sampler_state)
 			continue;
-		/* find p's slot: parents have smaller depth, so later in v */
-		for (size_t j = i + 1; j < n; j++)
-			if (v[j] == p) {
-				sum[j].threads += sum[i].threads;
-				sum[j].active += sum[i].active;
-				break;
-			}
+		size_t j = ((struct cg_state *)p->sampler_state)->agg_slot;
+		if (j > i && j < n && v[j] == p)
+			parent[i] = j;
+	}
+	acct_load_sum_tree(parent, n, threads, active);
+	for (size_t i = 0; i < n; i++) {
+		struct cg_state *st = v[i]->sampler_state;
+		if (st) {
+			st->own_threads = threads[i]; /* now hierarchical */
+			st->own_active = active[i];
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct cg_state *st = v[i]->sampler_state;
@@ -1087,8 +1089,6 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 		acct_cgroup_set(v[i], ACCT_Q_TASKS, st->own_threads);
 		__atomic_store_n(&v[i]->sampled_us[ACCT_GROUP_LOAD], now_us, __ATOMIC_RELAXED);
 	}
-	free(sum);
-	free(v);
 }
 
 void acct_sampler_fd_stats(const struct acct_sampler *s, uint64_t *ret_cached, bool *ret_degraded)

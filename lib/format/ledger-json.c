@@ -1,4 +1,8 @@
-/* ledger-json.c - ledger records, passes and reconciliation as JSON. */
+/* ledger-json.c - ledger records, passes and reconciliation as JSON.
+ *
+ * A cgroup's record and its List entry are defined once, by their text
+ * writers (acct_cgroup_write_json(), acct_cgroup_list_entry_write()); their
+ * json-c forms are parsed from that text. */
 #include "ledger-json.h"
 
 #include <errno.h>
@@ -9,159 +13,7 @@
 #include "cgroup-discovery.h"
 #include "util.h"
 
-static struct json_object *value_json(int64_t v, uint64_t bound, uint64_t age)
-{
-	struct json_object *o = json_object_new_object();
-	if (!o)
-		return NULL;
-	json_object_object_add(o, "value", json_object_new_int64(v));
-	if (bound)
-		json_object_object_add(o, "bound", json_object_new_int64((int64_t)MIN(bound, (uint64_t)INT64_MAX)));
-	if (age != UINT64_MAX)
-		json_object_object_add(o, "age_us", json_object_new_int64((int64_t)age));
-	return o;
-}
-
-static struct json_object *double_json(double v, uint64_t age)
-{
-	struct json_object *o = json_object_new_object();
-	if (!o)
-		return NULL;
-	json_object_object_add(o, "value", json_object_new_double(v));
-	if (age != UINT64_MAX)
-		json_object_object_add(o, "age_us", json_object_new_int64((int64_t)age));
-	return o;
-}
-
-static struct json_object *quantity_json(const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us,
-					 bool precise)
-{
-	struct acct_reading rd;
-	if (!acct_cgroup_get(cg, q, precise, &rd))
-		return NULL;
-	return value_json(rd.value, rd.bound, acct_cgroup_age(cg, acct_quantity_info(q)->group, now_us));
-}
-
 static const char *const psi_names[_ACCT_PSI_MAX] = { "cpu", "memory", "io" };
-static const char *const avg_names[3] = { "avg10", "avg60", "avg300" };
-
-static struct json_object *psi_json(const struct acct_cgroup *cg, uint64_t now_us)
-{
-	static const enum acct_quantity totals[_ACCT_PSI_MAX][2] = {
-		{ ACCT_Q_PSI_CPU_SOME, ACCT_Q_PSI_CPU_FULL },
-		{ ACCT_Q_PSI_MEMORY_SOME, ACCT_Q_PSI_MEMORY_FULL },
-		{ ACCT_Q_PSI_IO_SOME, ACCT_Q_PSI_IO_FULL },
-	};
-	struct json_object *o = json_object_new_object();
-	uint64_t age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us);
-
-	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
-		if (!__atomic_load_n(&cg->psi_known[r], __ATOMIC_ACQUIRE)) {
-			json_object_object_add(o, psi_names[r], NULL);
-			continue;
-		}
-		struct json_object *res = json_object_new_object();
-		for (int k = 0; k < 2; k++) {
-			struct acct_reading rd;
-			if (!acct_cgroup_get(cg, totals[r][k], false, &rd))
-				continue;
-			struct json_object *line = json_object_new_object();
-			for (int a = 0; a < 3; a++)
-				json_object_object_add(
-					line, avg_names[a],
-					json_object_new_double(__atomic_load_n(&cg->psi_avg[r][k][a], __ATOMIC_RELAXED) / 100.0));
-			json_object_object_add(line, "total_us", value_json(rd.value, rd.bound, age));
-			json_object_object_add(res, k == 0 ? "some" : "full", line);
-		}
-		json_object_object_add(o, psi_names[r], res);
-	}
-	return o;
-}
-
-struct json_object *acct_cgroup_to_json(struct acct_ledger *l, const struct acct_cgroup *cg, uint64_t now_us,
-					bool precise, unsigned nr_nodes)
-{
-	struct json_object *o = json_object_new_object();
-	if (!o)
-		return NULL;
-	bool dead = acct_cgroup_is_dead(cg);
-
-	json_object_object_add(o, "path", json_object_new_string(cg->path));
-	json_object_object_add(o, "depth", json_object_new_int((int)cg->depth));
-	json_object_object_add(o, "state", json_object_new_string(dead ? "dead" : "live"));
-	if (dead)
-		json_object_object_add(o, "dead_for_us",
-				       json_object_new_int64((int64_t)(now_us - __atomic_load_n(&cg->died_us, __ATOMIC_RELAXED))));
-	json_object_object_add(o, "populated", json_object_new_boolean(__atomic_load_n(&cg->populated, __ATOMIC_RELAXED)));
-	struct json_object *h = json_object_new_array();
-	uint32_t bits = __atomic_load_n(&cg->hierarchies, __ATOMIC_RELAXED);
-	for (int i = 0; i < _ACCT_HIER_MAX; i++)
-		if (bits & (1u << i))
-			json_object_array_add(h, json_object_new_string(acct_hierarchy_to_string((enum acct_hierarchy)i)));
-	json_object_object_add(o, "hierarchies", h);
-
-	struct json_object *q = json_object_new_object();
-	for (int i = 0; i < _ACCT_Q_MAX; i++) {
-		if (i >= ACCT_Q_PSI_CPU_SOME && i <= ACCT_Q_PSI_IO_FULL)
-			continue; /* under "pressure" */
-		json_object_object_add(q, acct_quantity_info(i)->name, quantity_json(cg, i, now_us, precise));
-	}
-	json_object_object_add(o, "values", q);
-
-	uint64_t fast_age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us);
-	struct json_object *cpu = json_object_new_object();
-	json_object_object_add(cpu, "rate", double_json(acct_cgroup_get_double(&cg->cpu_rate_bits), fast_age));
-	static const char *const minutes[3] = { "avg1", "avg5", "avg15" };
-	for (int i = 0; i < 3; i++)
-		json_object_object_add(cpu, minutes[i], json_object_new_double(acct_cgroup_get_double(&cg->cpu_rate_avg_bits[i])));
-	json_object_object_add(o, "cpu_rate_cores", cpu);
-
-	uint64_t load_age = acct_cgroup_age(cg, ACCT_GROUP_LOAD, now_us);
-	if (load_age != UINT64_MAX) {
-		struct json_object *la = json_object_new_object();
-		for (int i = 0; i < 3; i++) {
-			unsigned long v = __atomic_load_n(&cg->loadavg[i], __ATOMIC_RELAXED);
-			json_object_object_add(la, minutes[i], json_object_new_double((double)v / 2048.0));
-		}
-		json_object_object_add(la, "age_us", json_object_new_int64((int64_t)load_age));
-		json_object_object_add(o, "load", la);
-	} else
-		json_object_object_add(o, "load", NULL);
-
-	json_object_object_add(o, "pressure", psi_json(cg, now_us));
-
-	uint64_t slow_age = acct_cgroup_age(cg, ACCT_GROUP_SLOW, now_us);
-	int64_t *ms = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
-	if (ms) {
-		struct json_object *m = json_object_new_object();
-		for (unsigned i = 0; i < acct_ledger_memstat_count(l); i++) {
-			int64_t v = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
-			if (v >= 0)
-				json_object_object_add(m, acct_ledger_memstat_key(l, i), json_object_new_int64(v));
-		}
-		if (slow_age != UINT64_MAX)
-			json_object_object_add(m, "age_us", json_object_new_int64((int64_t)slow_age));
-		json_object_object_add(o, "memory_stat", m);
-	} else
-		json_object_object_add(o, "memory_stat", NULL);
-
-	if (__atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE)) {
-		struct json_object *nodes = json_object_new_array();
-		for (unsigned n = 0; n < nr_nodes; n++) {
-			struct acct_reading rd;
-			if (acct_counter_read_node(cg->numa, n, &rd) < 0)
-				break;
-			struct json_object *e = value_json(rd.value, rd.bound, slow_age);
-			json_object_object_add(e, "node", json_object_new_int((int)n));
-			json_object_array_add(nodes, e);
-		}
-		json_object_object_add(o, "numa", nodes);
-	} else
-		json_object_object_add(o, "numa", NULL);
-	json_object_object_add(o, "sample_errors",
-			       json_object_new_int64((int64_t)__atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED)));
-	return o;
-}
 
 struct json_object *acct_drift_to_json(const struct acct_drift_hist *h)
 {
@@ -211,46 +63,13 @@ struct json_object *acct_pass_to_json(const struct acct_pass_report *pass)
 	return o;
 }
 
-struct json_object *acct_cgroup_list_entry_json(const struct acct_cgroup *cg, uint64_t now_us)
-{
-	struct json_object *o = json_object_new_object();
-	if (!o)
-		return NULL;
-	json_object_object_add(o, "path", json_object_new_string(cg->path));
-	json_object_object_add(o, "state", json_object_new_string(acct_cgroup_is_dead(cg) ? "dead" : "live"));
-	json_object_object_add(o, "memory", quantity_json(cg, ACCT_Q_MEMORY, now_us, false));
-	uint64_t fast_age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us);
-	json_object_object_add(o, "cpu_rate",
-			       fast_age == UINT64_MAX ? NULL
-						      : double_json(acct_cgroup_get_double(&cg->cpu_rate_bits), fast_age));
-	json_object_object_add(o, "load1",
-			       acct_cgroup_age(cg, ACCT_GROUP_LOAD, now_us) == UINT64_MAX
-				       ? NULL
-				       : json_object_new_double((double)__atomic_load_n(&cg->loadavg[0], __ATOMIC_RELAXED) /
-								2048.0));
-	bool any_psi = false;
-	for (int r = 0; r < _ACCT_PSI_MAX; r++)
-		any_psi |= __atomic_load_n(&cg->psi_known[r], __ATOMIC_ACQUIRE);
-	struct json_object *psi = NULL;
-	if (any_psi) {
-		psi = json_object_new_object();
-		for (int r = 0; r < _ACCT_PSI_MAX; r++)
-			json_object_object_add(
-				psi, psi_names[r],
-				json_object_new_double(__atomic_load_n(&cg->psi_avg[r][ACCT_PSI_SOME][0], __ATOMIC_RELAXED) /
-						       100.0));
-	}
-	json_object_object_add(o, "psi_some_avg10", psi);
-	return o;
-}
-
 /* ---- direct writers ----------------------------------------------------------
  *
- * The same documents as text, without building json-c objects: a Get or a
- * List of thousands of cgroups is served in a fraction of the time (no
- * allocation per value). The output is byte for byte what json-c prints for
- * the objects above with JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE
- * (test-varlink.c checks it), so either path may serve any request. */
+ * The record and the List entry as text, without building json-c objects: a
+ * Get or a List of thousands of cgroups is served in a fraction of the time (no
+ * allocation per value; tests/bench/bench-json). The text is what json-c
+ * prints with JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, so the
+ * json-c forms below are parsed from it. */
 
 void acct_json_buf_free(struct acct_json_buf *b)
 {
@@ -674,4 +493,30 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 		PUT(b, "null");
 	PUT(b, "}");
 	return put_end(b);
+}
+
+/* ---- json-c forms ------------------------------------------------------------
+ *
+ * Parsed from the writers' text, so that each document has one definition.
+ * json-c prints what it parsed back byte for byte (numbers keep the text they
+ * were parsed from; test-varlink.c checks it under every print flag acctd
+ * uses), so --dump, --state-file and Watch print what Get and List do. */
+
+struct json_object *acct_cgroup_to_json(struct acct_ledger *l, const struct acct_cgroup *cg, uint64_t now_us,
+					bool precise, unsigned nr_nodes)
+{
+	_cleanup_(acct_json_buf_free) struct acct_json_buf b = { 0 };
+
+	if (acct_cgroup_write_json(&b, l, cg, now_us, precise, nr_nodes) < 0)
+		return NULL;
+	return json_tokener_parse(b.data);
+}
+
+struct json_object *acct_cgroup_list_entry_json(const struct acct_cgroup *cg, uint64_t now_us)
+{
+	_cleanup_(acct_json_buf_free) struct acct_json_buf b = { 0 };
+
+	if (acct_cgroup_list_entry_write(&b, cg, now_us) < 0)
+		return NULL;
+	return json_tokener_parse(b.data);
 }

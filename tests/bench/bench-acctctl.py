@@ -215,6 +215,7 @@ class Acctd:
         env = dict(os.environ, NOTIFY_SOCKET=self.notify_path)
         self.log = open(os.path.join(tmp, "acctd.log"), "w")
         self.proc = subprocess.Popen([acctd, "--config", os.devnull, "--config-dropins", "", "--cgroup-root", root,
+                                      "--meminfo", os.path.join(root, ".fakecg-meminfo"),
                                       "--socket", self.sock, "--metrics-listen", "none", "--log-level", "warning"],
                                      stdout=self.log, stderr=subprocess.STDOUT, env=env)
         t0 = time.monotonic()

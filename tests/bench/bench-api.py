@@ -79,6 +79,7 @@ def start(acctd, root, workdir, name, fast, slow):
     env = dict(os.environ)
     env.pop("NOTIFY_SOCKET", None)
     proc = subprocess.Popen([acctd, "--config", conf, "--config-dropins", "", "--cgroup-root", root,
+                             "--meminfo", os.path.join(root, ".fakecg-meminfo"),
                              "--socket", sock], stdout=log, stderr=subprocess.STDOUT, env=env)
     end = time.monotonic() + 120
     while time.monotonic() < end:

@@ -145,6 +145,7 @@ def wait_ready(port, timeout=120):
 def start_acctd(acctd, root, workdir):
     port = free_port()
     proc = subprocess.Popen([acctd, "--config", os.devnull, "--config-dropins", "", "--cgroup-root", root,
+                             "--meminfo", os.path.join(root, ".fakecg-meminfo"),
                              "--metrics-listen", "127.0.0.1:%d" % port, "--socket",
                              os.path.join(workdir, "api.sock"), "--log-level", "notice"],
                             stdout=open(os.path.join(workdir, "acctd.log"), "a"), stderr=subprocess.STDOUT)

@@ -12,6 +12,8 @@ import subprocess
 import threading
 import time
 
+import fakecg  # tests/fakecg.py, on sys.path through conftest.py
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -42,6 +44,10 @@ def run(args, **kw):
                           env=env, **kw)
 
 
+# --cgroup-root ROOT, and --meminfo with the fake tree's own meminfo.
+root_args = fakecg.acctd_root_args
+
+
 def dump(root=None, config=None, extra=()):
     args = ["--dump", "--config-dropins", ""]
     if config:
@@ -49,7 +55,7 @@ def dump(root=None, config=None, extra=()):
     else:
         args += ["--config", os.devnull]
     if root:
-        args += ["--cgroup-root", str(root)]
+        args += root_args(root)
     p = run(args + list(extra))
     assert p.returncode == 0, "acctd --dump failed (%d): %s" % (p.returncode, p.stderr)
     return json.loads(p.stdout)
@@ -89,7 +95,7 @@ class Daemon:
         args = [binary(), "--state-file", self.state, "--config-dropins", ""]
         args += ["--config", config or os.devnull]
         if root:
-            args += ["--cgroup-root", str(root)]
+            args += root_args(root)
         extra = list(extra)
         conf_text = open(config).read() if config else ""
         if "--socket" not in extra and "\nsocket" not in "\n" + conf_text.replace(" ", ""):

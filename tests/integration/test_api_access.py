@@ -1,11 +1,14 @@
 """Access control: read methods are open to every local user, Tune, Reconcile
 and Reload need root or the configured admin group (the peer's own groups at
 connect time, SO_PEERGROUPS). Clients run as nobody through setpriv."""
+import grp
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -100,6 +103,31 @@ def test_admin_group(fakecg, tmp_path, how):
         r = run_as(path, ["--reuid=nobody", "--regid=nogroup", "--groups=users"])
         for name in ADMIN:
             assert r[name].get("error") == DENIED, (name, r[name])
+
+
+def test_admin_group_follows_reload(fakecg, tmp_path):
+    """The group is resolved at start and at each reload (on a thread), not at
+    every call: a reload to no group refuses at once, one to the group's
+    number admits again once resolved."""
+    tree(fakecg)
+    member = ["--reuid=nobody", "--regid=nogroup", "--groups=adm"]
+    with api_daemon(tmp_path, fakecg.root, api__admin_group="adm") as (d, path):
+        assert "error" not in run_as(path, member)["Tune"]
+        for group in ["", str(grp.getgrnam("adm").gr_gid)]:
+            acctd.fast_config(d.tmpdir, api__admin_group=group)
+            before = d.wait(lambda doc: True, what="state")["daemon"]["reloads"]  # Reload calls count too
+            d.signal(signal.SIGHUP)
+            d.wait(lambda doc: doc["daemon"]["reloads"] > before, what="reload to %r" % group)
+            end = time.monotonic() + 10
+            while True:
+                tune = run_as(path, member)["Tune"]
+                if ("error" in tune) == (group == "") or time.monotonic() > end:
+                    break
+                time.sleep(0.1)
+            if group == "":
+                assert tune.get("error") == DENIED, tune
+            else:
+                assert "error" not in tune, tune
 
 
 def test_root_administers(fakecg, tmp_path):

@@ -469,8 +469,8 @@ def test_socket_removed_on_exit_and_stale_replaced(fakecg, tmp_path):
     with api_daemon(tmp_path, fakecg.root) as (d, path):
         still_serves(path)
         # a second daemon on the same socket refuses to start
-        second = acctd.run(["--config", os.devnull, "--config-dropins", "", "--cgroup-root", fakecg.root,
-                            "--socket", path], timeout=20)
+        second = acctd.run(["--config", os.devnull, "--config-dropins", ""] + acctd.root_args(fakecg.root) +
+                           ["--socket", path], timeout=20)
         assert second.returncode != 0
         assert "in use" in second.stderr + second.stdout
         still_serves(path)

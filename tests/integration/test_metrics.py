@@ -695,8 +695,8 @@ def test_invalid_utf8_name(fakecg, tmp_path):
     port = free_port()
     args = ["--metrics-listen", "127.0.0.1:%d" % port, "--socket", str(tmp_path / "api.sock")]
     # no state file reading here: the JSON would hold the raw bytes
-    p = subprocess.Popen([acctd.binary(), "--config", acctd.fast_config(tmp_path), "--config-dropins", "",
-                          "--cgroup-root", fakecg.root] + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen([acctd.binary(), "--config", acctd.fast_config(tmp_path), "--config-dropins", ""] +
+                         acctd.root_args(fakecg.root) + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         m = Metrics(port)
         end = time.monotonic() + 15
