@@ -1,6 +1,6 @@
-/* test-cgroup-discovery.c - layout detection on fake and real cgroup roots,
- * discovery (scans, inotify, filters, overflow) on fake trees and, as root, on
- * the host's real hierarchies. */
+/* test-cgroup-discovery.c - discovery (scans, inotify, filters, overflow) on
+ * fake trees and, as root, on the host's real hierarchies. Layout detection is
+ * tested in test-cgroup-layout.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
@@ -301,217 +301,6 @@ static int process(struct acct_discovery *d, struct rec *r)
 	assert_int_equal((size_t)n, r->n);
 	rec_check_order(r);
 	return n;
-}
-
-/* ---- layout ---------------------------------------------------------------- */
-
-static void test_layout_v2(void **state)
-{
-	_cleanup_free_ char *base = make_tmpdir();
-	struct acct_cgroup_layout *l = NULL;
-
-	xwrite(base, "cgroup.controllers", "cpuset cpu io memory pids\n");
-	xmkdir(base, "system.slice");
-	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
-	assert_int_equal(l->mode, ACCT_CGROUP_UNIFIED);
-	assert_string_equal(l->root, base);
-	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], base);
-	assert_null(l->mount[ACCT_HIER_MEMORY]);
-	assert_null(l->mount[ACCT_HIER_CPUACCT]);
-	assert_null(l->mount[ACCT_HIER_CPU]);
-	assert_true(l->v2_memory);
-	assert_true(l->v2_cpu);
-	assert_string_equal(acct_cgroup_mode_to_string(l->mode), "unified");
-	l = acct_cgroup_layout_free(l);
-
-	/* without the controllers enabled; trailing slash */
-	xwrite(base, "cgroup.controllers", "cpuset io pids\n");
-	_cleanup_free_ char *slash = xjoin(base, "");
-	assert_int_equal(acct_cgroup_layout_detect(slash, &l), 0);
-	assert_string_equal(l->root, base);
-	assert_false(l->v2_memory);
-	assert_false(l->v2_cpu);
-	l = acct_cgroup_layout_free(l);
-	rm_rf(base);
-}
-
-static void test_layout_hybrid(void **state)
-{
-	_cleanup_free_ char *base = make_tmpdir();
-	_cleanup_free_ char *unified = xjoin(base, "unified");
-	_cleanup_free_ char *memory = xjoin(base, "memory");
-	_cleanup_free_ char *cpu = xjoin(base, "cpu");
-	_cleanup_free_ char *cpuacct = xjoin(base, "cpuacct");
-	struct acct_cgroup_layout *l = NULL;
-
-	make_hybrid(base);
-	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
-	assert_int_equal(l->mode, ACCT_CGROUP_HYBRID);
-	assert_string_equal(acct_cgroup_mode_to_string(l->mode), "hybrid");
-	assert_string_equal(l->root, base);
-	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], unified);
-	assert_string_equal(l->mount[ACCT_HIER_MEMORY], memory);
-	assert_string_equal(l->mount[ACCT_HIER_CPU], cpu);
-	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], cpuacct);
-	assert_false(l->v2_memory);
-	assert_false(l->v2_cpu);
-	l = acct_cgroup_layout_free(l);
-
-	/* "unified" without cgroup.controllers is not a v2 tree: legacy */
-	xrm_rf(base, "unified/cgroup.controllers");
-	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
-	assert_int_equal(l->mode, ACCT_CGROUP_LEGACY);
-	assert_null(l->mount[ACCT_HIER_UNIFIED]);
-	l = acct_cgroup_layout_free(l);
-	rm_rf(base);
-}
-
-static void test_layout_legacy(void **state)
-{
-	_cleanup_free_ char *base = make_tmpdir();
-	_cleanup_free_ char *memory = xjoin(base, "memory");
-	_cleanup_free_ char *comount = xjoin(base, "cpu,cpuacct");
-	_cleanup_free_ char *cpu = xjoin(base, "cpu");
-	_cleanup_free_ char *cpuacct = xjoin(base, "cpuacct");
-	struct acct_cgroup_layout *l = NULL;
-
-	/* co-mounted cpu,cpuacct without symlinks */
-	xmkdir(base, "memory");
-	xmkdir(base, "cpu,cpuacct");
-	xmkdir(base, "pids");
-	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
-	assert_int_equal(l->mode, ACCT_CGROUP_LEGACY);
-	assert_string_equal(acct_cgroup_mode_to_string(l->mode), "legacy");
-	assert_null(l->mount[ACCT_HIER_UNIFIED]);
-	assert_string_equal(l->mount[ACCT_HIER_MEMORY], memory);
-	assert_string_equal(l->mount[ACCT_HIER_CPU], comount);
-	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], comount);
-	l = acct_cgroup_layout_free(l);
-
-	/* separate cpu and cpuacct mounts */
-	xrm_rf(base, "cpu,cpuacct");
-	xmkdir(base, "cpu");
-	xmkdir(base, "cpuacct");
-	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
-	assert_int_equal(l->mode, ACCT_CGROUP_LEGACY);
-	assert_string_equal(l->mount[ACCT_HIER_CPU], cpu);
-	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], cpuacct);
-	l = acct_cgroup_layout_free(l);
-	rm_rf(base);
-}
-
-static void test_layout_none(void **state)
-{
-	_cleanup_free_ char *base = make_tmpdir();
-	_cleanup_free_ char *missing = xjoin(base, "missing");
-	_cleanup_free_ char *file = xjoin(base, "file");
-	struct acct_cgroup_layout *l = NULL;
-
-	xmkdir(base, "pids");
-	xwrite(base, "file", "x");
-	assert_int_equal(acct_cgroup_layout_detect(base, &l), -ENOENT);
-	assert_null(l);
-	assert_int_equal(acct_cgroup_layout_detect(missing, &l), -ENOENT);
-	assert_null(l);
-	assert_int_equal(acct_cgroup_layout_detect(file, &l), -ENOENT);
-	assert_null(l);
-	assert_int_equal(acct_cgroup_layout_detect(base, NULL), -EINVAL);
-	rm_rf(base);
-}
-
-static void test_layout_host(void **state)
-{
-	struct acct_cgroup_layout *l = NULL, *m = NULL;
-	int r = acct_cgroup_layout_detect(NULL, &l);
-
-	if (r == -ENOENT) {
-		print_message("no cgroup hierarchy mounted here: skipping\n");
-		skip();
-	}
-	assert_int_equal(r, 0);
-	print_message("host: %s, root %s\n", acct_cgroup_mode_to_string(l->mode), l->root);
-	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++)
-		print_message("  %-8s %s\n", acct_hierarchy_to_string(h), l->mount[h] ? l->mount[h] : "-");
-
-	/* the mountinfo fallback agrees */
-	assert_int_equal(acct_cgroup_layout_from_mountinfo("/proc/self/mountinfo", &m), 0);
-	assert_int_equal(m->mode, l->mode);
-	for (unsigned h = 0; h < _ACCT_HIER_MAX; h++) {
-		assert_int_equal(!m->mount[h], !l->mount[h]);
-		if (l->mount[h])
-			assert_string_equal(m->mount[h], l->mount[h]);
-	}
-	assert_int_equal(m->v2_memory, l->v2_memory);
-	assert_int_equal(m->v2_cpu, l->v2_cpu);
-	m = acct_cgroup_layout_free(m);
-
-	if (l->mode != ACCT_CGROUP_HYBRID) {
-		print_message("host is not hybrid (%s): skipping the hybrid assertions\n",
-			      acct_cgroup_mode_to_string(l->mode));
-		acct_cgroup_layout_free(l);
-		return;
-	}
-	assert_string_equal(l->root, "/sys/fs/cgroup");
-	assert_non_null(l->mount[ACCT_HIER_MEMORY]);
-	assert_string_equal(l->mount[ACCT_HIER_MEMORY], "/sys/fs/cgroup/memory");
-	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], "/sys/fs/cgroup/unified");
-	assert_false(l->v2_memory);
-	acct_cgroup_layout_free(l);
-}
-
-static char *data_path(const char *name)
-{
-	const char *dir = getenv("ACCT_TEST_DATA");
-	char *p = NULL;
-	assert_true(asprintf(&p, "%s/discovery/%s", dir ? dir : "tests/data", name) > 0);
-	return p;
-}
-
-static void test_layout_mountinfo(void **state)
-{
-	struct acct_cgroup_layout *l = NULL;
-	_cleanup_free_ char *hybrid = data_path("mountinfo-hybrid");
-	_cleanup_free_ char *v2 = data_path("mountinfo-v2");
-	_cleanup_free_ char *legacy = data_path("mountinfo-legacy");
-	_cleanup_free_ char *container = data_path("mountinfo-container");
-	_cleanup_free_ char *none = data_path("mountinfo-none");
-	_cleanup_free_ char *missing = data_path("does-not-exist");
-
-	assert_int_equal(acct_cgroup_layout_from_mountinfo(hybrid, &l), 0);
-	assert_int_equal(l->mode, ACCT_CGROUP_HYBRID);
-	assert_string_equal(l->root, "/sys/fs/cgroup");
-	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], "/sys/fs/cgroup/unified");
-	assert_string_equal(l->mount[ACCT_HIER_MEMORY], "/sys/fs/cgroup/memory");
-	assert_string_equal(l->mount[ACCT_HIER_CPU], "/sys/fs/cgroup/cpu");
-	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], "/sys/fs/cgroup/cpuacct");
-	l = acct_cgroup_layout_free(l);
-
-	assert_int_equal(acct_cgroup_layout_from_mountinfo(v2, &l), 0);
-	assert_int_equal(l->mode, ACCT_CGROUP_UNIFIED);
-	assert_string_equal(l->root, "/sys/fs/cgroup");
-	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], "/sys/fs/cgroup");
-	assert_null(l->mount[ACCT_HIER_MEMORY]);
-	l = acct_cgroup_layout_free(l);
-
-	/* co-mounted cpu,cpuacct; a second memory mount outside /sys/fs/cgroup loses */
-	assert_int_equal(acct_cgroup_layout_from_mountinfo(legacy, &l), 0);
-	assert_int_equal(l->mode, ACCT_CGROUP_LEGACY);
-	assert_null(l->mount[ACCT_HIER_UNIFIED]);
-	assert_string_equal(l->mount[ACCT_HIER_MEMORY], "/sys/fs/cgroup/memory");
-	assert_string_equal(l->mount[ACCT_HIER_CPU], "/sys/fs/cgroup/cpu,cpuacct");
-	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], "/sys/fs/cgroup/cpu,cpuacct");
-	l = acct_cgroup_layout_free(l);
-
-	/* a container: cgroup2 at an escaped, unusual place */
-	assert_int_equal(acct_cgroup_layout_from_mountinfo(container, &l), 0);
-	assert_int_equal(l->mode, ACCT_CGROUP_UNIFIED);
-	assert_string_equal(l->mount[ACCT_HIER_UNIFIED], "/run/my cgroup");
-	l = acct_cgroup_layout_free(l);
-
-	assert_int_equal(acct_cgroup_layout_from_mountinfo(none, &l), -ENOENT);
-	assert_null(l);
-	assert_int_equal(acct_cgroup_layout_from_mountinfo(missing, &l), -ENOENT);
-	assert_null(l);
 }
 
 /* ---- discovery on fake trees --------------------------------------------- */
@@ -902,9 +691,6 @@ static void test_invalid(void **state)
 	assert_null(d);
 	assert_int_equal(acct_discovery_new(NULL, NULL, &d), -EINVAL);
 	assert_null(acct_discovery_free(NULL));
-	assert_null(acct_cgroup_layout_free(NULL));
-	assert_null(acct_hierarchy_to_string(_ACCT_HIER_MAX));
-	assert_string_equal(acct_hierarchy_to_string(ACCT_HIER_CPUACCT), "cpuacct");
 }
 
 /* Paths longer than PATH_MAX: walked with openat(), watched through
@@ -1268,12 +1054,6 @@ static void test_real_inotify(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_layout_v2),
-		cmocka_unit_test(test_layout_hybrid),
-		cmocka_unit_test(test_layout_legacy),
-		cmocka_unit_test(test_layout_none),
-		cmocka_unit_test(test_layout_host),
-		cmocka_unit_test(test_layout_mountinfo),
 		cmocka_unit_test(test_invalid),
 		cmocka_unit_test_teardown(test_scan_fake, fake_teardown),
 		cmocka_unit_test_teardown(test_inotify_fake, fake_teardown),

@@ -1,18 +1,15 @@
-/* cgroup-discovery.h - where the cgroup hierarchies are and which cgroups exist.
+/* cgroup-discovery.h - which cgroups exist, kept current by full scans and
+ * inotify.
  *
- * Layout: the mode (pure v2, hybrid, legacy v1) and the mount point of each
- * hierarchy acctd reads, found with libcgroup on the host or, for tests and
- * containers, inferred from the contents of a directory given as the root.
- *
- * Discovery: the set of cgroups, by path relative to the hierarchy roots ("/"
- * is the root cgroup; "/system.slice/foo.service"). A path may exist in several
- * hierarchies (hybrid: unified, memory, cpu); a cgroup is the union. Each
- * directory is identified by its inode so that a cgroup removed and recreated
- * under the same path is reported as removed and then added. Creation and
- * removal are followed with inotify on every tracked directory; an inotify
- * queue overflow triggers a full rescan, and the caller runs a slow periodic
- * rescan as a safety net. Include/exclude globs and a maximum depth apply.
- * Not thread-safe: one owner (the event loop thread) drives it.
+ * The set of cgroups, by path relative to the hierarchy roots of a layout
+ * (cgroup-layout.h). A path may exist in several hierarchies (hybrid: unified,
+ * memory, cpu); a cgroup is the union. Each directory is identified by its
+ * inode so that a cgroup removed and recreated under the same path is
+ * reported as removed and then added. Creation and removal are followed with
+ * inotify on every tracked directory; an inotify queue overflow triggers a
+ * full rescan, and the caller runs a slow periodic rescan as a safety net.
+ * Include/exclude globs and a maximum depth apply. Not thread-safe: one owner
+ * (the event loop thread) drives it.
  *
  * Cost: the tracked set is a hash table keyed by path, so a rescan costs one
  * readdir per directory plus O(1) per cgroup, and an inotify event costs a walk
@@ -28,56 +25,10 @@
  * path, so stale or reordered events are harmless. */
 #pragma once
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-enum acct_cgroup_mode {
-	ACCT_CGROUP_UNIFIED, /* pure v2 */
-	ACCT_CGROUP_HYBRID,  /* v1 controllers + v2 at <root>/unified */
-	ACCT_CGROUP_LEGACY,  /* v1 only */
-};
-
-enum acct_hierarchy {
-	ACCT_HIER_UNIFIED, /* the v2 tree (pure v2 root, or hybrid's unified) */
-	ACCT_HIER_MEMORY,  /* v1 memory controller */
-	ACCT_HIER_CPUACCT, /* v1 cpuacct (usually co-mounted as cpu,cpuacct) */
-	ACCT_HIER_CPU,     /* v1 cpu (throttling); may be the same mount as cpuacct */
-	_ACCT_HIER_MAX,
-};
-
-struct acct_cgroup_layout {
-	enum acct_cgroup_mode mode;
-	char *root;                   /* e.g. /sys/fs/cgroup */
-	char *mount[_ACCT_HIER_MAX];  /* absolute directory of each hierarchy, NULL if absent */
-	bool v2_memory;               /* the v2 tree has the memory controller */
-	bool v2_cpu;                  /* the v2 tree has the cpu controller (throttling) */
-};
-
-/* Detect the layout. root NULL: the host's, with libcgroup for the v1
- * controllers' mount points and statfs() to tell cgroup2 mounts (at
- * /sys/fs/cgroup, then /sys/fs/cgroup/unified); where libcgroup fails or
- * finds nothing (containers), from /proc/self/mountinfo. Otherwise infer it
- * from the directory `root`: cgroup.controllers at the top means pure v2; a
- * "unified" directory with cgroup.controllers beside "memory"/"cpuacct"/
- * "cpu,cpuacct" directories means hybrid ("unified" alone: hybrid without v1
- * controllers); controller directories alone mean legacy. "cpu" and "cpuacct"
- * may be symlinks to "cpu,cpuacct". v2_memory/v2_cpu come from the v2 root's
- * cgroup.controllers. Returns 0, -ENOENT (root missing or not a directory, or
- * no hierarchy found), -ENOMEM, or another error opening `root`. */
-int acct_cgroup_layout_detect(const char *root, struct acct_cgroup_layout **ret);
-
-/* The host's layout from a mountinfo file (normally /proc/self/mountinfo):
- * the fallback of acct_cgroup_layout_detect(NULL) where libcgroup fails, as
- * in some containers. "cgroup2" mounts give the v2 tree (preferring
- * /sys/fs/cgroup, then /sys/fs/cgroup/unified), "cgroup" mounts whose super
- * options name memory, cpuacct or cpu the v1 trees. v2_memory and v2_cpu are
- * read from the v2 mount's cgroup.controllers (false where unreadable).
- * Returns 0, -ENOENT (no cgroup mount), -ENOMEM, or the error opening `path`. */
-int acct_cgroup_layout_from_mountinfo(const char *path, struct acct_cgroup_layout **ret);
-struct acct_cgroup_layout *acct_cgroup_layout_free(struct acct_cgroup_layout *l);
-const char *acct_cgroup_mode_to_string(enum acct_cgroup_mode m);
-const char *acct_hierarchy_to_string(enum acct_hierarchy h);
+#include "cgroup-layout.h"
 
 /* Which cgroups to track. Globs match the whole relative path with fnmatch(3)
  * (no FNM_PATHNAME, so '*' spans '/'). A cgroup is tracked when its depth
@@ -90,13 +41,6 @@ struct acct_discovery_filter {
 	char *const *include; /* NULL-terminated or NULL */
 	char *const *exclude; /* NULL-terminated or NULL */
 	unsigned max_depth;
-};
-
-struct acct_cgroup_id {
-	const char *path;                /* relative path, "/" for the root */
-	unsigned depth;
-	uint32_t hierarchies;            /* bit (1 << enum acct_hierarchy) per tree it is in */
-	uint64_t inode[_ACCT_HIER_MAX];  /* directory inode in each tree, 0 where absent */
 };
 
 enum acct_discovery_event {
@@ -114,16 +58,24 @@ struct acct_discovery;
 /* Create a discovery over `layout` (which must outlive it) with `filter`
  * (copied; NULL: every cgroup at any depth). Hierarchies mounted at the same
  * directory (cpu and cpuacct co-mounted, same st_dev/st_ino) are walked once.
- * Sets up inotify. Returns 0, -EINVAL (no hierarchy in the layout), -ENOMEM,
- * the error of stat() on a mount point, or the inotify error. */
+ * Sets up inotify; nothing is scanned yet. Returns 0 and the new discovery
+ * in *ret, owned by the caller (acct_discovery_free()); or -EINVAL (no
+ * hierarchy in the layout), -ENOTDIR (a mount point is not a directory),
+ * -ENOMEM, the error of stat() on a mount point, or the inotify error, with
+ * *ret untouched. */
 int acct_discovery_new(const struct acct_cgroup_layout *layout, const struct acct_discovery_filter *filter,
 		       struct acct_discovery **ret);
+
+/* Free the tracked set, close the inotify descriptor (and with it every
+ * watch). Reports nothing. Accepts NULL; returns NULL. */
 struct acct_discovery *acct_discovery_free(struct acct_discovery *d);
 
-/* Replace the filter (on reload); the next scan applies it. */
+/* Replace the filter (on reload; copied, NULL: every cgroup at any depth);
+ * the next scan applies it. Returns 0, or -ENOMEM with the old filter kept. */
 int acct_discovery_set_filter(struct acct_discovery *d, const struct acct_discovery_filter *filter);
 
-/* The inotify descriptor (non-blocking, close-on-exec) to poll for readability. */
+/* The inotify descriptor (non-blocking, close-on-exec) to poll for
+ * readability; owned by the discovery, valid until acct_discovery_free(). */
 int acct_discovery_fd(const struct acct_discovery *d);
 
 /* Walk every hierarchy, report what was added, removed or changed since the
@@ -143,7 +95,7 @@ int acct_discovery_process(struct acct_discovery *d, acct_discovery_fn fn, void 
 int acct_discovery_handle_events(struct acct_discovery *d, const void *buf, size_t len, acct_discovery_fn fn,
 				 void *userdata);
 
-/* Counters for Status/metrics. */
+/* Counters for Status/metrics, filled into *ret; cannot fail. */
 struct acct_discovery_stats {
 	uint64_t tracked, watches, scans, overflows, events;
 	uint64_t directories;    /* directories walked and kept (tracked or not, per path) */

@@ -28,7 +28,7 @@
 #include <urcu.h>
 #include <urcu/rculfhash.h>
 
-#include "cgroup-discovery.h"
+#include "cgroup-layout.h"
 #include "counter.h"
 #include "quantity.h"
 

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cgroup-discovery.h"
+#include "cgroup-layout.h"
 #include "ledger.h"
 
 enum acct_pass_flags {

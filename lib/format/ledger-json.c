@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cgroup-discovery.h"
+#include "cgroup-layout.h"
 #include "util.h"
 
 static const char *const psi_names[_ACCT_PSI_MAX] = { "cpu", "memory", "io" };
