@@ -14,7 +14,7 @@ Layouts (`mode`), with ROOT the directory given:
           symlinks ROOT/cpu and ROOT/cpuacct -> cpu,cpuacct
   legacy  ROOT/memory and ROOT/cpu,cpuacct (+ the two symlinks), no unified
 
-They follow the detection rules of lib/cgroup/cgroup-discovery.h: cgroup.controllers
+They follow the detection rules of lib/cgroup/cgroup-layout.h: cgroup.controllers
 at the top only in v2; in hybrid a "unified" directory holding
 cgroup.controllers beside the controller directories; in legacy the
 controller directories alone. The fake's own files at ROOT (.fakecg-state.json,

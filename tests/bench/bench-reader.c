@@ -202,7 +202,7 @@ static void read_v2_controllers(const char *dir)
 	}
 }
 
-/* The layout as lib/cgroup/cgroup-discovery.c infers it from a directory (which on
+/* The layout as lib/cgroup/cgroup-layout.c infers it from a directory (which on
  * this kind of host gives the same mounts as its libcgroup detection). */
 static int detect_layout(const char *root)
 {

@@ -291,7 +291,7 @@ def shapes(text):
 
 
 def detect_layout(root):
-    """The layout rules of lib/cgroup/cgroup-discovery.h (acct_cgroup_layout_detect)."""
+    """The layout rules of lib/cgroup/cgroup-layout.h (acct_cgroup_layout_detect)."""
     if os.path.isfile(os.path.join(root, "cgroup.controllers")):
         return "v2"
     ctl = any(os.path.isdir(os.path.join(root, d)) for d in ("memory", "cpuacct", "cpu,cpuacct"))
