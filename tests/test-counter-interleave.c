@@ -234,9 +234,17 @@ static int setup(void **state)
 	/* budget S * RESIDUE: batch RESIDUE + 1, so a shard holds up to RESIDUE */
 	assert_int_equal(acct_counter_new(f->d, (int64_t)f->topo->nr_shards * RESIDUE, &f->c), 0);
 	assert_int_equal(acct_counter_upgrade(f->c), 0);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	f->cpu_a = 0;
-	f->cpu_b = n > 1 ? 1 : 0;
+	/* The first two CPUs this process may run on (a container's cpuset may
+	 * exclude CPU 0); one CPU only gives the same one twice. */
+	cpu_set_t allowed;
+	assert_int_equal(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	int found = 0;
+	for (unsigned cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++)
+		if (CPU_ISSET(cpu, &allowed))
+			*(found++ == 0 ? &f->cpu_a : &f->cpu_b) = cpu;
+	assert_true(found > 0);
+	if (found == 1)
+		f->cpu_b = f->cpu_a;
 	acct_counter_test_hook = hook;
 	*state = f;
 	return 0;
