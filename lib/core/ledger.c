@@ -66,36 +66,39 @@ void acct_rcu_register(void)
 int acct_ledger_new(struct acct_domain *domain, const struct acct_ledger_budgets *budgets,
 		    struct acct_ledger **ret)
 {
-	struct acct_ledger *l = calloc(1, sizeof(*l));
+	/* Until the hash table exists the record holds nothing but itself. */
+	_cleanup_free_ struct acct_ledger *l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	acct_rcu_register();
 	l->ht = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
-	if (!l->ht) {
-		free(l);
+	if (!l->ht)
 		return -ENOMEM;
-	}
 	l->domain = domain;
 	l->budgets = *budgets;
 	l->next_serial = 1;
 	pthread_mutex_init(&l->keys_lock, NULL);
-	*ret = l;
+	*ret = TAKE_PTR(l);
 	return 0;
 }
 
-static void record_free(struct acct_cgroup *cg)
+static struct acct_cgroup *record_free(struct acct_cgroup *cg)
 {
+	if (!cg)
+		return NULL;
 	for (int q = 0; q < _ACCT_Q_MAX; q++)
 		acct_counter_free(cg->q[q]);
 	acct_counter_free(cg->numa);
 	free(cg->memstat);
 	free(cg->path);
 	free(cg);
+	return NULL;
 }
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_cgroup *, record_free);
 
 static void record_free_rcu(struct rcu_head *head)
 {
-	record_free(caa_container_of(head, struct acct_cgroup, rcu));
+	(void)record_free(caa_container_of(head, struct acct_cgroup, rcu));
 }
 
 struct acct_ledger *acct_ledger_free(struct acct_ledger *l)
@@ -128,7 +131,7 @@ struct acct_ledger *acct_ledger_free(struct acct_ledger *l)
 	rcu_read_unlock();
 	synchronize_rcu();
 	for (size_t i = 0; i < n; i++)
-		record_free(dying[i]);
+		(void)record_free(dying[i]);
 	free(dying);
 	rcu_barrier();
 	cds_lfht_destroy(l->ht, NULL);
@@ -165,7 +168,8 @@ struct acct_cgroup *acct_ledger_find(struct acct_ledger *l, const char *path)
 int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint64_t now_us,
 		    struct acct_cgroup **ret)
 {
-	struct acct_cgroup *existing, *cg;
+	_cleanup_(record_freep) struct acct_cgroup *cg = NULL;
+	struct acct_cgroup *existing;
 	int r = 0;
 
 	rcu_read_lock();
@@ -181,10 +185,8 @@ int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint
 	if (!cg)
 		return -ENOMEM;
 	cg->path = strdup(id->path);
-	if (!cg->path) {
-		free(cg);
+	if (!cg->path)
 		return -ENOMEM;
-	}
 	cg->depth = id->depth;
 	cg->hierarchies = id->hierarchies;
 	memcpy(cg->inode, id->inode, sizeof(cg->inode));
@@ -197,17 +199,16 @@ int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint
 	 * sums: budget 0 keeps the reported bound at its true value, 0. */
 	if (r == 0)
 		r = acct_counter_new(l->domain, 0, &cg->numa);
-	if (r < 0) {
-		record_free(cg);
+	if (r < 0)
 		return r;
-	}
-	cds_lfht_node_init(&cg->node);
+	struct acct_cgroup *added = TAKE_PTR(cg); /* the hash table owns it from here */
+	cds_lfht_node_init(&added->node);
 	rcu_read_lock();
-	cds_lfht_add(l->ht, hash_fnv1a_string(cg->path), &cg->node);
+	cds_lfht_add(l->ht, hash_fnv1a_string(added->path), &added->node);
 	rcu_read_unlock();
 	__atomic_fetch_add(&l->live, 1, __ATOMIC_RELAXED);
 	if (ret)
-		*ret = cg;
+		*ret = added;
 	return 0;
 }
 
@@ -282,7 +283,8 @@ static int compare_records(const void *a, const void *b)
 int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_cgroup ***ret)
 {
 	struct cds_lfht_iter iter;
-	struct acct_cgroup *cg, **v = NULL;
+	_cleanup_free_ struct acct_cgroup **v = NULL;
+	struct acct_cgroup *cg;
 	size_t n = 0, cap = 0;
 
 	for_each_record(l->ht, &iter, cg) {
@@ -291,17 +293,15 @@ int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_c
 		if (n == cap) {
 			cap = cap ? cap * 2 : 256;
 			struct acct_cgroup **nv = reallocarray(v, cap, sizeof(*v));
-			if (!nv) {
-				free(v);
+			if (!nv)
 				return -ENOMEM;
-			}
 			v = nv;
 		}
 		v[n++] = cg;
 	}
 	if (n > 1)
 		qsort(v, n, sizeof(*v), compare_records);
-	*ret = v;
+	*ret = TAKE_PTR(v);
 	return (int)n;
 }
 

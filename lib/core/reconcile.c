@@ -41,14 +41,12 @@ static void violation(struct acct_reconcile_report *rep, enum acct_invariant kin
 static int read_meminfo(const char *path, int64_t *ret_total, int64_t *ret_used)
 {
 	char buf[16384];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	int err = errno;
-	close(fd);
 	if (n < 0)
-		return -err;
+		return -errno;
 	buf[n] = 0;
 	uint64_t total, avail_free;
 	if (cgfs_meminfo_get(buf, "MemTotal", &total) < 0 || cgfs_meminfo_get(buf, "MemFree", &avail_free) < 0)
@@ -112,13 +110,13 @@ void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, 
 	}
 
 	/* Sum each cgroup's children's memory into its parent's slot. */
-	int64_t *child_sum = calloc(n ? n : 1, sizeof(*child_sum));
-	uint64_t *child_bound = calloc(n ? n : 1, sizeof(*child_bound));
-	uint32_t *children = calloc(n ? n : 1, sizeof(*children));
+	_cleanup_free_ int64_t *child_sum = calloc(n ? n : 1, sizeof(*child_sum));
+	_cleanup_free_ uint64_t *child_bound = calloc(n ? n : 1, sizeof(*child_bound));
+	_cleanup_free_ uint32_t *children = calloc(n ? n : 1, sizeof(*children));
 	int64_t top_sum = 0;
 	bool top_known = false;
 	if (!child_sum || !child_bound || !children)
-		goto out;
+		return;
 	for (size_t i = 0; i < n; i++) {
 		struct acct_reading rd;
 		if (!acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd))
@@ -173,8 +171,4 @@ void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, 
 				  " bytes in use by /proc/meminfo",
 				  rep->root_memory, rep->meminfo_used);
 	}
-out:
-	free(child_sum);
-	free(child_bound);
-	free(children);
 }

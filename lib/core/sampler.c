@@ -307,7 +307,7 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 {
 	struct acct_sampler *s = w->s;
 	int fd = st->fd[f];
-	bool transient = false;
+	_cleanup_close_ int transient_fd = -EBADF; /* opened for this read only */
 
 	if (fd == FD_NONE || fd == FD_ABSENT)
 		return -ENOENT;
@@ -328,39 +328,29 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 			/* Keep the rest of the descriptors for transient opens, the
 			 * notify socket and API connections. */
 			__atomic_store_n(&s->degraded, true, __ATOMIC_RELAXED);
-			transient = true;
+			transient_fd = fd;
+			w->part.open_per_read++;
 		} else {
 			st->fd[f] = fd;
 			__atomic_fetch_add(&s->cached_fds, 1, __ATOMIC_RELAXED);
 		}
-		if (transient)
-			w->part.open_per_read++;
 	}
 
 	size_t len = 0;
 	for (;;) {
 		ssize_t k = pread(fd, w->buf + len, w->buf_size - 1 - len, (off_t)len);
-		if (k < 0) {
-			int err = errno;
-			if (transient)
-				close(fd);
-			return -err;
-		}
+		if (k < 0)
+			return -errno;
 		len += (size_t)k;
 		if (k == 0 || len < w->buf_size - 1)
 			break;
 		/* A file larger than the buffer (cgroup.threads of a big service). */
 		char *nb = realloc(w->buf, w->buf_size * 2);
-		if (!nb) {
-			if (transient)
-				close(fd);
+		if (!nb)
 			return -ENOMEM;
-		}
 		w->buf = nb;
 		w->buf_size *= 2;
 	}
-	if (transient)
-		close(fd);
 	w->buf[len] = 0;
 	w->part.files_read++;
 	/* cgroupfs files are text; a NUL byte would cut the parse short silently */
@@ -843,10 +833,12 @@ static void *worker_main(void *arg)
 	}
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_sampler *, acct_sampler_free);
+
 int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger *ledger,
 		     struct acct_sampler **ret)
 {
-	struct acct_sampler *s;
+	_cleanup_(acct_sampler_freep) struct acct_sampler *s = NULL;
 
 	if (!opts->layout || opts->workers == 0 || opts->workers > 256)
 		return -EINVAL;
@@ -870,30 +862,22 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 	pthread_cond_init(&s->cond, NULL);
 	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->workers = calloc(opts->workers, sizeof(*s->workers));
-	if (s->done_fd < 0 || !s->workers) {
-		acct_sampler_free(s);
+	if (s->done_fd < 0 || !s->workers)
 		return -ENOMEM;
-	}
 	for (unsigned i = 0; i < opts->workers; i++) {
 		struct worker *w = &s->workers[i];
 		w->s = s;
 		w->index = i;
 		w->buf_size = 16384;
 		w->buf = malloc(w->buf_size);
-		if (!w->buf) {
-			acct_sampler_free(s);
+		if (!w->buf)
 			return -ENOMEM;
-		}
 		int r = pthread_create(&w->thread, NULL, worker_main, w);
-		if (r != 0) {
-			free(w->buf);
-			w->buf = NULL;
-			acct_sampler_free(s);
+		if (r != 0)
 			return -r;
-		}
 		s->nr_workers++;
 	}
-	*ret = s;
+	*ret = TAKE_PTR(s);
 	return 0;
 }
 
@@ -907,7 +891,8 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	pthread_mutex_unlock(&s->lock);
 	for (unsigned i = 0; i < s->nr_workers; i++)
 		pthread_join(s->workers[i].thread, NULL);
-	for (unsigned i = 0; i < s->nr_workers; i++)
+	/* Buffers of workers that never started too (acct_sampler_new() failed). */
+	for (unsigned i = 0; s->workers && i < s->opts.workers; i++)
 		free(s->workers[i].buf);
 	free(s->workers);
 	free(s->work);

@@ -1382,7 +1382,7 @@ static void prefetch_pointees(const struct acct_cgroup *cg)
  * ledger. */
 static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 {
-	struct acct_cgroup **v = NULL;
+	_cleanup_free_ struct acct_cgroup **v = NULL;
 	size_t arena_len = 0, arena_cap = 0, nb = 0, cap_b = 0, nm = 0, cap_m = 0, nn = 0, cap_n = 0;
 	int n = acct_ledger_snapshot(l, true, &v);
 	int r = 0;
@@ -1391,10 +1391,8 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 		return n;
 	make_slots(p, l);
 	p->rows = calloc(MAX((size_t)n, 1), sizeof(*p->rows));
-	if (!p->rows) {
-		free(v);
+	if (!p->rows)
 		return -ENOMEM;
-	}
 	for (int i = 0; i < n && r == 0; i++) {
 		if (i + 8 < n)
 			prefetch_record(v[i + 8]);
@@ -1478,7 +1476,6 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 		}
 		p->n++;
 	}
-	free(v);
 	return r;
 }
 
@@ -1504,11 +1501,13 @@ static int engine_stats_one(struct acct_cgroup *cg, void *userdata)
 	return 0;
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_metrics_page *, acct_metrics_page_free);
+
 int acct_metrics_page_new(struct acct_ledger *l, const struct acct_metrics_options *opts,
 			  const struct acct_metrics_self *self, uint64_t now_us, struct acct_metrics_page **ret)
 {
 	static const struct acct_metrics_self no_self = { 0 };
-	struct acct_metrics_page *p;
+	_cleanup_(acct_metrics_page_freep) struct acct_metrics_page *p = NULL;
 	int r;
 
 	if (opts->format != ACCT_METRICS_TEXT && opts->format != ACCT_METRICS_OPENMETRICS)
@@ -1526,16 +1525,14 @@ int acct_metrics_page_new(struct acct_ledger *l, const struct acct_metrics_optio
 	for (size_t i = 0; i < ELEMENTSOF(families); i++)
 		p->name_len[i] = (uint16_t)strlen(families[i].name);
 	r = gather(p, l);
-	if (r < 0) {
-		acct_metrics_page_free(p);
+	if (r < 0)
 		return r;
-	}
 	if ((opts->families & (1u << ACCT_MF_ENGINE_KINDS)) && p->self->have_domain) {
 		for (int k = 0; k < _KIND_MAX; k++)
 			p->kinds[k].batch_max = 1;
 		(void)acct_ledger_foreach(l, engine_stats_one, p->kinds);
 	}
-	*ret = p;
+	*ret = TAKE_PTR(p);
 	return 0;
 }
 
@@ -1624,7 +1621,7 @@ int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_met
 int acct_metrics_render(struct acct_ledger *l, const struct acct_metrics_options *opts,
 			const struct acct_metrics_self *self, uint64_t now_us, acct_metrics_write_fn write, void *userdata)
 {
-	struct acct_metrics_page *p = NULL;
+	_cleanup_(acct_metrics_page_freep) struct acct_metrics_page *p = NULL;
 	int r = acct_metrics_page_new(l, opts, self, now_us, &p);
 
 	if (r < 0)
@@ -1632,6 +1629,5 @@ int acct_metrics_render(struct acct_ledger *l, const struct acct_metrics_options
 	do
 		r = acct_metrics_page_render(p, 1 << 20, write, userdata);
 	while (r > 0);
-	acct_metrics_page_free(p);
 	return r;
 }

@@ -13,16 +13,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_topology *, acct_topology_free);
 
 static int topology_alloc(unsigned nr_shards, struct acct_topology **ret)
 {
-	struct acct_topology *t = calloc(1, sizeof(*t));
+	_cleanup_(acct_topology_freep) struct acct_topology *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->shard_node = calloc(nr_shards, sizeof(*t->shard_node));
-	if (!t->shard_node) {
-		free(t);
+	if (!t->shard_node)
 		return -ENOMEM;
-	}
 	t->nr_shards = nr_shards;
-	*ret = t;
+	*ret = TAKE_PTR(t);
 	return 0;
 }
 

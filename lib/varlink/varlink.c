@@ -22,20 +22,31 @@ struct varlink_reader {
 	struct json_tokener *tok;
 };
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct varlink_reader *, varlink_reader_free);
+
+static void json_putp(struct json_object **o)
+{
+	json_object_put(*o); /* accepts NULL */
+}
+
+static void tokener_freep(struct json_tokener **t)
+{
+	if (*t)
+		json_tokener_free(*t);
+}
+
 int varlink_reader_new(size_t max_message, int max_depth, struct varlink_reader **ret)
 {
-	struct varlink_reader *r = calloc(1, sizeof(*r));
+	_cleanup_(varlink_reader_freep) struct varlink_reader *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	r->max_message = max_message ? max_message : VARLINK_MAX_MESSAGE_DEFAULT;
 	r->max_depth = max_depth > 0 ? max_depth : VARLINK_MAX_DEPTH_DEFAULT;
 	r->tok = json_tokener_new_ex(r->max_depth);
-	if (!r->tok) {
-		free(r);
+	if (!r->tok)
 		return -ENOMEM;
-	}
 	json_tokener_set_flags(r->tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	*ret = r;
+	*ret = TAKE_PTR(r);
 	return 0;
 }
 
@@ -177,32 +188,27 @@ static int parse_with(struct json_tokener *tok, const char *data, size_t size, s
 	if (memchr(data, 0, size) || !json_text_is_valid((const unsigned char *)data, size))
 		return -EBADMSG;
 	json_tokener_reset(tok);
-	struct json_object *o = json_tokener_parse_ex(tok, data, (int)size);
+	_cleanup_(json_putp) struct json_object *o = json_tokener_parse_ex(tok, data, (int)size);
 	if (!o) /* an error, or an incomplete document (json_tokener_continue) */
 		return -EBADMSG;
 	/* Nothing but white space may follow the object. */
 	for (size_t i = json_tokener_get_parse_end(tok); i < size; i++)
-		if (!strchr(" \t\r\n", data[i])) {
-			json_object_put(o);
+		if (!strchr(" \t\r\n", data[i]))
 			return -EBADMSG;
-		}
-	if (!json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
+	if (!json_object_is_type(o, json_type_object))
 		return -EBADMSG;
-	}
-	*ret = o;
+	*ret = TAKE_PTR(o);
 	return 0;
 }
 
 int varlink_message_parse(const char *data, size_t size, int max_depth, struct json_object **ret)
 {
-	struct json_tokener *tok = json_tokener_new_ex(max_depth > 0 ? max_depth : VARLINK_MAX_DEPTH_DEFAULT);
+	_cleanup_(tokener_freep) struct json_tokener *tok =
+		json_tokener_new_ex(max_depth > 0 ? max_depth : VARLINK_MAX_DEPTH_DEFAULT);
 	if (!tok)
 		return -ENOMEM;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	int r = parse_with(tok, data, size, ret);
-	json_tokener_free(tok);
-	return r;
+	return parse_with(tok, data, size, ret);
 }
 
 int varlink_reader_next(struct varlink_reader *r, struct json_object **ret)
@@ -424,66 +430,51 @@ static int add(struct json_object *o, const char *key, struct json_object *v)
 
 struct json_object *varlink_call_new(const char *method, struct json_object *parameters, unsigned flags)
 {
-	struct json_object *o = json_object_new_object();
+	/* Consumed: sent, or dropped when empty or on failure. */
+	_cleanup_(json_putp) struct json_object *p = parameters;
+	_cleanup_(json_putp) struct json_object *o = json_object_new_object();
 	if (!o || add(o, "method", json_object_new_string(method)) < 0)
-		goto fail;
-	if (parameters && json_object_object_length(parameters) > 0) {
-		if (add(o, "parameters", TAKE_PTR(parameters)) < 0)
-			goto fail;
+		return NULL;
+	if (p && json_object_object_length(p) > 0) {
+		if (add(o, "parameters", TAKE_PTR(p)) < 0)
+			return NULL;
 	}
 	if ((flags & VARLINK_CALL_ONEWAY) && add(o, "oneway", json_object_new_boolean(1)) < 0)
-		goto fail;
+		return NULL;
 	if ((flags & VARLINK_CALL_MORE) && add(o, "more", json_object_new_boolean(1)) < 0)
-		goto fail;
+		return NULL;
 	if ((flags & VARLINK_CALL_UPGRADE) && add(o, "upgrade", json_object_new_boolean(1)) < 0)
-		goto fail;
-	json_object_put(parameters); /* an empty one, not sent */
-	return o;
-fail:
-	json_object_put(parameters);
-	json_object_put(o);
-	return NULL;
+		return NULL;
+	return TAKE_PTR(o);
 }
 
 struct json_object *varlink_reply_new(struct json_object *parameters, bool continues)
 {
-	struct json_object *o = json_object_new_object();
-	if (!parameters)
-		parameters = json_object_new_object();
-	if (!o || !parameters || add(o, "parameters", TAKE_PTR(parameters)) < 0)
-		goto fail;
+	_cleanup_(json_putp) struct json_object *o = json_object_new_object();
+	_cleanup_(json_putp) struct json_object *p = parameters ?: json_object_new_object();
+	if (!o || !p || add(o, "parameters", TAKE_PTR(p)) < 0)
+		return NULL;
 	if (continues && add(o, "continues", json_object_new_boolean(1)) < 0)
-		goto fail;
-	return o;
-fail:
-	json_object_put(parameters);
-	json_object_put(o);
-	return NULL;
+		return NULL;
+	return TAKE_PTR(o);
 }
 
 struct json_object *varlink_error_new(const char *error, struct json_object *parameters)
 {
-	struct json_object *o = json_object_new_object();
-	if (!parameters)
-		parameters = json_object_new_object();
-	if (!o || !parameters || add(o, "error", json_object_new_string(error)) < 0 ||
-	    add(o, "parameters", TAKE_PTR(parameters)) < 0)
-		goto fail;
-	return o;
-fail:
-	json_object_put(parameters);
-	json_object_put(o);
-	return NULL;
+	_cleanup_(json_putp) struct json_object *o = json_object_new_object();
+	_cleanup_(json_putp) struct json_object *p = parameters ?: json_object_new_object();
+	if (!o || !p || add(o, "error", json_object_new_string(error)) < 0 ||
+	    add(o, "parameters", TAKE_PTR(p)) < 0)
+		return NULL;
+	return TAKE_PTR(o);
 }
 
 struct json_object *varlink_error_new_string(const char *error, const char *key, const char *value)
 {
-	struct json_object *p = json_object_new_object();
-	if (!p || add(p, key, json_object_new_string(value ? value : "")) < 0) {
-		json_object_put(p);
+	_cleanup_(json_putp) struct json_object *p = json_object_new_object();
+	if (!p || add(p, key, json_object_new_string(value ? value : "")) < 0)
 		return NULL;
-	}
-	return varlink_error_new(error, p);
+	return varlink_error_new(error, TAKE_PTR(p));
 }
 
 int varlink_message_serialize(struct json_object *msg, const char **ret, size_t *ret_size)
