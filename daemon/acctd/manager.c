@@ -53,6 +53,7 @@ void manager_status_line(const struct manager *m, char *buf, size_t size)
 {
 	uint64_t live = 0, dead = 0;
 	uint64_t viol = 0;
+	bool failed = m->reload_outcome == MANAGER_RELOAD_FAILED;
 
 	acct_ledger_counts(m->ledger, &live, &dead);
 	for (int i = 0; i < _ACCT_INV_MAX; i++)
@@ -60,8 +61,7 @@ void manager_status_line(const struct manager *m, char *buf, size_t size)
 	snprintf(buf, size, "%s%" PRIu64 " cgroups (%" PRIu64 " dead), last pass %" PRIu64 " ms, %" PRIu64
 		 " invariant violations%s%s",
 		 m->ready ? "Tracking " : "Starting: ", live, dead, m->last_fast.wall_us / 1000, viol,
-		 strcmp(m->reload_result, "ok") == 0 || !m->reload_result[0] ? "" : "; reload failed: ",
-		 strcmp(m->reload_result, "ok") == 0 ? "" : m->reload_result);
+		 failed ? "; reload failed: " : "", failed ? m->reload_error : "");
 }
 
 #define STATUS_PERIOD_US 5000000u
@@ -406,8 +406,9 @@ int manager_reload(struct manager *m)
 	r = load_config(&m->source, &c, &error);
 	if (r < 0) {
 		m->reload_failures++;
-		snprintf(m->reload_result, sizeof(m->reload_result), "%s", error ? error : "unknown error");
-		log_error("Reload failed, keeping the previous configuration: %s", m->reload_result);
+		m->reload_outcome = MANAGER_RELOAD_FAILED;
+		snprintf(m->reload_error, sizeof(m->reload_error), "%s", error ? error : "unknown error");
+		log_error("Reload failed, keeping the previous configuration: %s", m->reload_error);
 		free(error);
 		update_status(m);
 		notify("READY=1");
@@ -432,7 +433,8 @@ int manager_reload(struct manager *m)
 	}
 	(void)acct_discovery_scan(m->discovery, on_discovery, m);
 	arm_timers(m);
-	snprintf(m->reload_result, sizeof(m->reload_result), "ok");
+	m->reload_outcome = MANAGER_RELOAD_OK;
+	m->reload_error[0] = 0;
 	log_info("Configuration reloaded");
 	update_status(m);
 	notify("READY=1");
@@ -820,9 +822,11 @@ const struct acct_reconcile_report *manager_reconcile_report(const struct manage
 	return &m->reconcile;
 }
 
-const char *manager_reload_result(const struct manager *m)
+enum manager_reload_outcome manager_reload_outcome(const struct manager *m, const char **ret_reason)
 {
-	return m->reload_result;
+	if (ret_reason)
+		*ret_reason = m->reload_outcome == MANAGER_RELOAD_FAILED ? m->reload_error : NULL;
+	return m->reload_outcome;
 }
 
 const struct admin_group *manager_admin_group(const struct manager *m)

@@ -41,6 +41,13 @@ struct manager_pass_histogram {
 	double sum_seconds;
 };
 
+/* How the last reload (SIGHUP, Reload()) went. */
+enum manager_reload_outcome {
+	MANAGER_RELOAD_NONE,   /* no reload yet */
+	MANAGER_RELOAD_OK,
+	MANAGER_RELOAD_FAILED, /* the previous configuration stayed; manager_reload_outcome() gives the reason */
+};
+
 typedef void (*manager_pass_fn)(struct manager *m, const struct acct_pass_report *rep, void *userdata);
 
 struct manager {
@@ -71,7 +78,8 @@ struct manager {
 	uint64_t discovery_events;
 
 	uint64_t reloads, reload_failures;
-	char reload_result[512]; /* "ok" or the error of the last reload */
+	enum manager_reload_outcome reload_outcome;
+	char reload_error[512]; /* the reason, when reload_outcome is MANAGER_RELOAD_FAILED */
 	uint64_t reload_time_us; /* monotonic time of the last reload attempt, 0 if none */
 
 	/* Cumulative figures for Status() and /metrics. */
@@ -115,7 +123,7 @@ int manager_run(struct manager *m);
 int manager_dump(struct manager *m, FILE *out);
 
 /* Reload the configuration (SIGHUP). On error the old one stays and the error
- * is returned and kept in reload_result. */
+ * is returned and its reason kept (manager_reload_outcome()). */
 int manager_reload(struct manager *m);
 
 /* One-line summary for STATUS= and Status(). */
@@ -149,8 +157,9 @@ struct acct_ledger *manager_ledger(const struct manager *m);
 unsigned manager_nr_nodes(const struct manager *m);
 /* The result of the last reconciliation. */
 const struct acct_reconcile_report *manager_reconcile_report(const struct manager *m);
-/* "ok", the error of the last failed reload, or "" before any reload. */
-const char *manager_reload_result(const struct manager *m);
+/* How the last reload went. ret_reason (may be NULL) is set to the reason
+ * when it failed, to NULL otherwise. */
+enum manager_reload_outcome manager_reload_outcome(const struct manager *m, const char **ret_reason);
 /* The [api] admin_group, resolved at start and reload (admin-group.h). */
 const struct admin_group *manager_admin_group(const struct manager *m);
 /* Hand the API server to the manager, which frees it with itself. */

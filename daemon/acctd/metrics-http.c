@@ -548,7 +548,7 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 	acct_ledger_get_budgets(m->ledger, &x->budgets);
 	x->reloads = m->reloads;
 	x->reload_failures = m->reload_failures;
-	x->last_reload_ok = !m->reload_result[0] || strcmp(m->reload_result, "ok") == 0;
+	x->last_reload_ok = manager_reload_outcome(m, NULL) != MANAGER_RELOAD_FAILED; /* true as well when none */
 	x->last_reload_time = m->reload_time_us ? wall - (double)(mono - m->reload_time_us) / 1e6 : 0;
 	if (m->api) {
 		struct api_stats st;

@@ -64,8 +64,19 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(st, "config_sources", src);
 	json_object_object_add(st, "reloads", json_object_new_int64((int64_t)m->reloads));
 	json_object_object_add(st, "reload_failures", json_object_new_int64((int64_t)m->reload_failures));
-	json_object_object_add(st, "reload_result",
-			       m->reload_result[0] ? json_object_new_string(m->reload_result) : NULL);
+	/* "ok", the reason of a failed reload, or null before any reload */
+	const char *reason;
+	switch (manager_reload_outcome(m, &reason)) {
+	case MANAGER_RELOAD_NONE:
+		json_object_object_add(st, "reload_result", NULL);
+		break;
+	case MANAGER_RELOAD_OK:
+		json_object_object_add(st, "reload_result", json_object_new_string("ok"));
+		break;
+	case MANAGER_RELOAD_FAILED:
+		json_object_object_add(st, "reload_result", json_object_new_string(reason));
+		break;
+	}
 	*ret = st;
 	return 0;
 }
