@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 	if (r < 0)
 		return 1;
 	if (action == CHECK_CONFIG) {
-		acct_config_dump(m->config, stdout);
+		acct_config_dump(manager_config(m), stdout);
 		manager_free(m);
 		return 0;
 	}

@@ -22,6 +22,62 @@
 #include "time-util.h"
 #include "util.h"
 
+struct manager {
+	struct event_base *base;
+	struct manager_config_source source;
+	struct acct_config *config;
+	struct acct_cgroup_layout *layout;
+	struct acct_domain *domain;
+	struct acct_ledger *ledger;
+	struct acct_discovery *discovery;
+	struct acct_sampler *sampler;
+	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */
+
+	struct event *ev_signal[3];
+	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog;
+
+	unsigned pass_flags;     /* of the pass in flight */
+	bool pass_pending;       /* a tick came while a pass ran */
+	uint64_t next_slow_us, next_load_us;
+	bool ready;
+	uint64_t started_us;
+	uint64_t watchdog_usec;
+	uint64_t status_sent_us;
+
+	struct acct_pass_report last_fast, last_slow;
+	uint64_t passes;
+	struct acct_reconcile_report reconcile;
+	uint64_t discovery_events;
+
+	uint64_t reloads, reload_failures;
+	enum manager_reload_outcome reload_outcome;
+	char reload_error[512]; /* the reason, when reload_outcome is MANAGER_RELOAD_FAILED */
+	uint64_t reload_time_us; /* monotonic time of the last reload attempt, 0 if none */
+
+	/* Cumulative figures for Status() and /metrics. */
+	struct manager_pass_histogram pass_hist[2]; /* [0] fast-only passes, [1] passes with slow files */
+	uint64_t sample_errors_total[_ACCT_ERR_MAX];
+	uint64_t cgroups_failed_total;
+
+	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
+	bool tuned;
+
+	/* Callbacks waiting for the next complete pass (Reconcile()). */
+	struct manager_waiter {
+		manager_pass_fn fn;
+		void *userdata;
+	} *waiters;
+	size_t nr_waiters;
+	bool pass_requested;
+	size_t waiters_in_pass; /* the first waiters_in_pass started before the running pass */
+
+	struct admin_group *admin; /* resolved at start and reload, not per call */
+	struct api_server *api;
+	struct metrics_server *metrics;
+	bool exiting;
+	int exit_code;
+};
+
 #define LOAD_PERIOD_US 5000000u  /* the kernel's LOAD_FREQ */
 #define TUNE_PERIOD_US 1000000u
 
@@ -795,7 +851,7 @@ struct manager *manager_free(struct manager *m)
 	return NULL;
 }
 
-/* ---- read-only access, for the API ----------------------------------------- */
+/* ---- read-only access, for the API, /metrics and the status document ------- */
 
 struct event_base *manager_event_base(const struct manager *m)
 {
@@ -837,4 +893,50 @@ const struct admin_group *manager_admin_group(const struct manager *m)
 void manager_set_api(struct manager *m, struct api_server *s)
 {
 	m->api = s;
+}
+
+void manager_get_stats(const struct manager *m, struct manager_stats *ret)
+{
+	*ret = (struct manager_stats){
+		.ready = m->ready,
+		.tuned = m->tuned,
+		.started_us = m->started_us,
+		.passes = m->passes,
+		.last_fast = m->last_fast,
+		.last_slow = m->last_slow,
+		.pass_hist = { m->pass_hist[0], m->pass_hist[1] },
+		.cgroups_failed_total = m->cgroups_failed_total,
+		.reloads = m->reloads,
+		.reload_failures = m->reload_failures,
+		.reload_time_us = m->reload_time_us,
+	};
+	memcpy(ret->sample_errors_total, m->sample_errors_total, sizeof(ret->sample_errors_total));
+}
+
+const struct acct_cgroup_layout *manager_layout(const struct manager *m)
+{
+	return m->layout;
+}
+
+void manager_domain_stats(const struct manager *m, struct acct_domain_stats *ret)
+{
+	acct_domain_stats(m->domain, ret);
+}
+
+bool manager_sampler_fd_stats(const struct manager *m, uint64_t *ret_cached, bool *ret_degraded)
+{
+	if (!m->sampler)
+		return false;
+	acct_sampler_fd_stats(m->sampler, ret_cached, ret_degraded);
+	return true;
+}
+
+struct api_server *manager_api(const struct manager *m)
+{
+	return m->api;
+}
+
+void manager_set_metrics(struct manager *m, struct metrics_server *s)
+{
+	m->metrics = s;
 }
