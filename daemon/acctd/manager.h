@@ -13,6 +13,7 @@
 #include "ledger.h"
 #include "reconcile.h"
 #include "sampler.h"
+#include "util.h"
 
 /* Where the configuration comes from, kept so that a reload reads the same
  * files and re-applies the same command-line overrides. */
@@ -69,6 +70,7 @@ struct manager_stats {
  * returns a negative errno. */
 int manager_new(const struct manager_config_source *source, struct manager **ret);
 struct manager *manager_free(struct manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
 
 /* Discover the cgroups and start the first full pass; READY=1 follows when it
  * completes. Returns 0 or a negative errno. */

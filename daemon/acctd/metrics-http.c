@@ -164,7 +164,7 @@ static void arm_deadline(struct metrics_conn *c, int seconds)
 		event_add(c->deadline, &tv);
 }
 
-static void scrape_free(struct scrape *sc);
+static struct scrape *scrape_free(struct scrape *sc);
 
 /* evhttp is closing the connection. A response in progress ends here: its
  * request is freed by evhttp when still attached to the connection, else
@@ -351,10 +351,10 @@ static void reply_text(struct metrics_server *s, struct metrics_conn *c, struct 
 
 /* ---- scrapes ---------------------------------------------------------------------- */
 
-static void scrape_free(struct scrape *sc)
+static struct scrape *scrape_free(struct scrape *sc)
 {
 	if (!sc)
-		return;
+		return NULL;
 	sc->server->nr_scrapes--;
 	acct_metrics_page_free(sc->page);
 	if (sc->out)
@@ -366,7 +366,9 @@ static void scrape_free(struct scrape *sc)
 	free(sc->api_strings);
 	free(sc->api_requests);
 	free(sc);
+	return NULL;
 }
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct scrape *, scrape_free)
 
 static int gz_write(struct scrape *sc, int flush)
 {
@@ -484,15 +486,12 @@ static void add_api_request(const char *method, const char *result, uint64_t cou
 		sc->cap_api_requests = cap;
 	}
 	/* Copied: the API may change its table while the page is sent. */
-	char *a = strdup(method), *b = strdup(result);
-	if (!a || !b) {
-		free(a);
-		free(b);
+	_cleanup_free_ char *a = strdup(method), *b = strdup(result);
+	if (!a || !b)
 		return;
-	}
-	sc->api_strings[sc->nr_api_strings++] = a;
-	sc->api_strings[sc->nr_api_strings++] = b;
 	sc->api_requests[sc->nr_api_requests++] = (struct acct_metrics_count){ a, b, count };
+	sc->api_strings[sc->nr_api_strings++] = TAKE_PTR(a);
+	sc->api_strings[sc->nr_api_strings++] = TAKE_PTR(b);
 }
 
 static double wall_now(void)
@@ -505,12 +504,9 @@ static double wall_now(void)
 static void read_statm(uint64_t *ret_vsz, uint64_t *ret_rss)
 {
 	unsigned long long size = 0, rss = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &size, &rss) != 2)
-			size = rss = 0;
-		fclose(f);
-	}
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/statm", "re");
+	if (f && fscanf(f, "%llu %llu", &size, &rss) != 2)
+		size = rss = 0;
 	long page = sysconf(_SC_PAGESIZE);
 	*ret_vsz = size * (uint64_t)page;
 	*ret_rss = rss * (uint64_t)page;
@@ -600,33 +596,50 @@ static void options_from_config(const struct acct_config *cfg, struct acct_metri
 		o->families = set;
 }
 
-static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req,
-			 const struct acct_metrics_options *opts, bool gzip)
+/* A new scrape of the page that opts describes, with acctd's own figures as
+ * they are now. Returns 0 and *ret, or -ENOMEM or the renderer's negative
+ * errno (*ret untouched). */
+static int scrape_new(struct metrics_server *s, struct evhttp_request *req, const struct acct_metrics_options *opts,
+		      bool gzip, struct scrape **ret)
 {
-	struct manager *m = s->m;
-	struct scrape *sc = calloc(1, sizeof(*sc));
-	int r = -ENOMEM;
+	_cleanup_(scrape_freep) struct scrape *sc = calloc(1, sizeof(*sc));
+	int r;
 
 	if (!sc)
-		goto fail;
+		return -ENOMEM;
 	sc->server = s;
 	s->nr_scrapes++;
 	sc->req = req;
 	sc->opts = *opts;
 	sc->out = evbuffer_new();
 	if (!sc->out)
-		goto fail;
+		return -ENOMEM;
 	if (gzip) {
 		if (deflateInit2(&sc->z, METRICS_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-			goto fail;
+			return -ENOMEM;
 		sc->gzip = true;
 	}
 	gather_self(s, sc);
 	rcu_read_lock();
-	r = acct_metrics_page_new(manager_ledger(m), &sc->opts, &sc->self, acct_now_us(), &sc->page);
+	r = acct_metrics_page_new(manager_ledger(s->m), &sc->opts, &sc->self, acct_now_us(), &sc->page);
 	rcu_read_unlock();
 	if (r < 0)
-		goto fail;
+		return r;
+	*ret = TAKE_PTR(sc);
+	return 0;
+}
+
+static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req,
+			 const struct acct_metrics_options *opts, bool gzip)
+{
+	struct scrape *sc = NULL;
+	int r = scrape_new(s, req, opts, gzip, &sc);
+
+	if (r < 0) {
+		log_warning_errno(r, "Failed to start a metrics page: %m");
+		reply_text(s, c, req, 500, "Internal Server Error", "Out of memory.\n");
+		return;
+	}
 
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
 	evhttp_add_header(h, "Content-Type", opts->format == ACCT_METRICS_OPENMETRICS
@@ -641,12 +654,7 @@ static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struc
 		arm_deadline(c, METRICS_RESPONSE_TIMEOUT_S);
 	}
 	evhttp_send_reply_start(req, 200, "OK");
-	scrape_step(sc);
-	return;
-fail:
-	log_warning_errno(r, "Failed to start a metrics page: %m");
-	scrape_free(sc);
-	reply_text(s, c, req, 500, "Internal Server Error", "Out of memory.\n");
+	scrape_step(sc); /* sc is freed once the page is sent or fails, or the connection closes */
 }
 
 /* Split "a,b c" into words (in place) and apply them to *families. */
