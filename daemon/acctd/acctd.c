@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 {
 	struct manager_config_source src = { 0 };
 	enum action action = RUN;
-	struct manager *m = NULL;
+	_cleanup_(manager_freep) struct manager *m = NULL;
 	int r;
 
 	log_open();
@@ -136,8 +136,7 @@ int main(int argc, char **argv)
 	if (r < 0)
 		return 1;
 	if (action == CHECK_CONFIG) {
-		acct_config_dump(m->config, stdout);
-		manager_free(m);
+		acct_config_dump(manager_config(m), stdout);
 		return 0;
 	}
 	if (action == DUMP)
@@ -147,6 +146,5 @@ int main(int argc, char **argv)
 		if (r >= 0)
 			r = manager_run(m);
 	}
-	manager_free(m);
 	return r < 0 ? 1 : r;
 }

@@ -336,9 +336,12 @@ static int m_tune(struct request *rq, struct json_object *params)
 static int m_reload(struct request *rq, struct json_object *params)
 {
 	struct manager *m = rq->c->s->m;
+	const char *reason = NULL;
 	int r = manager_reload(m);
-	if (r < 0)
-		return api_reply_error_string(rq, RES_RELOAD_FAILED, "reason", manager_reload_result(m));
+	if (r < 0) {
+		(void)manager_reload_outcome(m, &reason);
+		return api_reply_error_string(rq, RES_RELOAD_FAILED, "reason", reason);
+	}
 	return api_reply(rq, NULL, false);
 }
 

@@ -22,6 +22,65 @@
 #include "time-util.h"
 #include "util.h"
 
+struct manager {
+	struct event_base *base;
+	struct manager_config_source source;
+	struct acct_config *config;
+	struct acct_cgroup_layout *layout;
+	struct acct_domain *domain;
+	struct acct_ledger *ledger;
+	struct acct_discovery *discovery;
+	struct acct_sampler *sampler;
+	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */
+
+	struct event *ev_signal[3];
+	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog;
+
+	unsigned pass_flags;     /* of the pass in flight */
+	bool pass_pending;       /* a tick came while a pass ran */
+	uint64_t next_slow_us, next_load_us;
+	bool ready;
+	uint64_t started_us;
+	uint64_t watchdog_usec;
+	uint64_t status_sent_us;
+
+	struct acct_pass_report last_fast, last_slow;
+	uint64_t passes;
+	struct acct_reconcile_report reconcile;
+	uint64_t discovery_events;
+
+	uint64_t reloads, reload_failures;
+	enum manager_reload_outcome reload_outcome;
+	char reload_error[512]; /* the reason, when reload_outcome is MANAGER_RELOAD_FAILED */
+	uint64_t reload_time_us; /* monotonic time of the last reload attempt, 0 if none */
+
+	/* Cumulative figures for Status() and /metrics. */
+	struct manager_pass_histogram pass_hist[2]; /* [0] fast-only passes, [1] passes with slow files */
+	uint64_t sample_errors_total[_ACCT_ERR_MAX];
+	uint64_t cgroups_failed_total;
+
+	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
+	bool tuned;
+
+	/* Callbacks waiting for the next complete pass (Reconcile()). */
+	struct manager_waiter {
+		manager_pass_fn fn;
+		void *userdata;
+	} *waiters;
+	size_t nr_waiters;
+	bool pass_requested;
+	size_t waiters_in_pass; /* the first waiters_in_pass started before the running pass */
+
+	struct admin_group *admin; /* resolved at start and reload, not per call */
+	struct api_server *api;
+	struct metrics_server *metrics;
+	bool exiting;
+	int exit_code;
+};
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_topology *, acct_topology_free)
+
 #define LOAD_PERIOD_US 5000000u  /* the kernel's LOAD_FREQ */
 #define TUNE_PERIOD_US 1000000u
 
@@ -53,6 +112,7 @@ void manager_status_line(const struct manager *m, char *buf, size_t size)
 {
 	uint64_t live = 0, dead = 0;
 	uint64_t viol = 0;
+	bool failed = m->reload_outcome == MANAGER_RELOAD_FAILED;
 
 	acct_ledger_counts(m->ledger, &live, &dead);
 	for (int i = 0; i < _ACCT_INV_MAX; i++)
@@ -60,8 +120,7 @@ void manager_status_line(const struct manager *m, char *buf, size_t size)
 	snprintf(buf, size, "%s%" PRIu64 " cgroups (%" PRIu64 " dead), last pass %" PRIu64 " ms, %" PRIu64
 		 " invariant violations%s%s",
 		 m->ready ? "Tracking " : "Starting: ", live, dead, m->last_fast.wall_us / 1000, viol,
-		 strcmp(m->reload_result, "ok") == 0 || !m->reload_result[0] ? "" : "; reload failed: ",
-		 strcmp(m->reload_result, "ok") == 0 ? "" : m->reload_result);
+		 failed ? "; reload failed: " : "", failed ? m->reload_error : "");
 }
 
 #define STATUS_PERIOD_US 5000000u
@@ -144,7 +203,7 @@ static void on_rescan(evutil_socket_t fd, short what, void *userdata)
 
 static int start_pass(struct manager *m, unsigned flags)
 {
-	struct acct_cgroup **cgs = NULL;
+	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	uint64_t now = acct_now_us();
 
 	/* Between passes: forget dead records past retention, release the
@@ -161,7 +220,6 @@ static int start_pass(struct manager *m, unsigned flags)
 			cgs[live++] = cgs[i];
 	}
 	int r = acct_sampler_start(m->sampler, cgs, live, flags, now);
-	free(cgs);
 	if (r == 0)
 		m->pass_flags = flags;
 	return r;
@@ -201,7 +259,7 @@ static void log_top(struct manager *m);
 
 static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 {
-	struct acct_cgroup **cgs = NULL;
+	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	uint64_t now = acct_now_us();
 	int n = acct_ledger_snapshot(m->ledger, false, &cgs);
 
@@ -210,7 +268,6 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 			acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, now);
 		bool hierarchical = true; /* v2 always; v1 since 5.11 (use_hierarchy is always 1) */
 		acct_reconcile_pass(m->ledger, cgs, (size_t)n, rep, m->meminfo_path, hierarchical, &m->reconcile);
-		free(cgs);
 	}
 	m->passes++;
 	m->last_fast = *rep;
@@ -252,7 +309,7 @@ static void on_sampler_done(evutil_socket_t fd, short what, void *userdata)
 	 * they asked. */
 	if (m->waiters_in_pass > 0 && (rep.flags & ACCT_PASS_SLOW)) {
 		size_t n = m->waiters_in_pass;
-		struct manager_waiter *w = malloc(n * sizeof(*w));
+		_cleanup_free_ struct manager_waiter *w = malloc(n * sizeof(*w));
 		if (w) {
 			memcpy(w, m->waiters, n * sizeof(*w));
 			memmove(m->waiters, m->waiters + n, (m->nr_waiters - n) * sizeof(*w));
@@ -260,7 +317,6 @@ static void on_sampler_done(evutil_socket_t fd, short what, void *userdata)
 			m->waiters_in_pass = 0;
 			for (size_t i = 0; i < n; i++)
 				w[i].fn(m, &rep, w[i].userdata);
-			free(w);
 		}
 	}
 	if (m->pass_requested || m->pass_pending) {
@@ -352,8 +408,8 @@ static void on_signal(evutil_socket_t sig, short what, void *userdata)
 
 static int load_config(const struct manager_config_source *src, struct acct_config **ret, char **ret_error)
 {
-	struct acct_config_diag diag = { 0 };
-	struct acct_config *c = NULL;
+	_cleanup_(acct_config_diag_clear) struct acct_config_diag diag = { 0 };
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
 	int r;
 
 	r = acct_config_load(src->main_file, src->dropin_dir, &c, &diag);
@@ -364,12 +420,9 @@ static int load_config(const struct manager_config_source *src, struct acct_conf
 				    src->overrides[i].origin, &diag);
 	if (r < 0) {
 		*ret_error = diag.error ? strdup(diag.error) : strdup(strerror(-r));
-		acct_config_free(c);
-		acct_config_diag_clear(&diag);
 		return r;
 	}
-	acct_config_diag_clear(&diag);
-	*ret = c;
+	*ret = TAKE_PTR(c);
 	*ret_error = NULL;
 	return 0;
 }
@@ -396,8 +449,8 @@ static void apply_filter(struct manager *m)
 
 int manager_reload(struct manager *m)
 {
-	struct acct_config *c = NULL;
-	char *error = NULL;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	_cleanup_free_ char *error = NULL;
 	int r;
 
 	notify("RELOADING=1\nMONOTONIC_USEC=%" PRIu64, acct_now_us());
@@ -406,9 +459,9 @@ int manager_reload(struct manager *m)
 	r = load_config(&m->source, &c, &error);
 	if (r < 0) {
 		m->reload_failures++;
-		snprintf(m->reload_result, sizeof(m->reload_result), "%s", error ? error : "unknown error");
-		log_error("Reload failed, keeping the previous configuration: %s", m->reload_result);
-		free(error);
+		m->reload_outcome = MANAGER_RELOAD_FAILED;
+		snprintf(m->reload_error, sizeof(m->reload_error), "%s", error ? error : "unknown error");
+		log_error("Reload failed, keeping the previous configuration: %s", m->reload_error);
 		update_status(m);
 		notify("READY=1");
 		return r;
@@ -423,16 +476,17 @@ int manager_reload(struct manager *m)
 	m->tuned = false; /* back to the configured values */
 	log_set_max_level((int)c->log_level);
 	acct_config_free(m->config);
-	m->config = c;
+	m->config = TAKE_PTR(c);
 	apply_filter(m);
 	if (m->admin) {
-		r = admin_group_set(m->admin, c->admin_group);
+		r = admin_group_set(m->admin, m->config->admin_group);
 		if (r < 0)
 			log_warning_errno(r, "Failed to start resolving admin_group, keeping the previous one: %m");
 	}
 	(void)acct_discovery_scan(m->discovery, on_discovery, m);
 	arm_timers(m);
-	snprintf(m->reload_result, sizeof(m->reload_result), "ok");
+	m->reload_outcome = MANAGER_RELOAD_OK;
+	m->reload_error[0] = 0;
 	log_info("Configuration reloaded");
 	update_status(m);
 	notify("READY=1");
@@ -449,43 +503,50 @@ static int max_nodes_line(const char *key, size_t key_len, uint64_t total, const
 	return 0;
 }
 
+/* The number of NUMA nodes the memory.numa_stat under mem reports; 0 when it
+ * cannot be read or parsed. */
+static size_t numa_stat_nodes(const char *mem)
+{
+	_cleanup_close_ int fd = -EBADF;
+	char path[4096], buf[65536];
+	size_t nodes = 0;
+
+	snprintf(path, sizeof(path), "%s/memory.numa_stat", mem);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (cgfs_parse_numa_stat(buf, max_nodes_line, &nodes) < 0)
+		return 0;
+	return nodes;
+}
+
 /* The machine's topology, unless the cgroup tree reports more NUMA nodes than
  * the machine has (a tree from another machine, or a test's fake one): then a
  * simulated topology with that many nodes, so that no node's memory is lost. */
 static int topology_for_layout(const struct acct_cgroup_layout *layout, struct acct_topology **ret)
 {
-	struct acct_topology *t = NULL;
+	_cleanup_(acct_topology_freep) struct acct_topology *t = NULL;
 	const char *mem = layout->mount[ACCT_HIER_MEMORY] ? layout->mount[ACCT_HIER_MEMORY]
 							  : layout->mount[ACCT_HIER_UNIFIED];
-	char path[4096], buf[65536];
-	size_t nodes = 0;
 	int r = acct_topology_detect(&t);
 
-	if (r < 0 || !mem)
-		goto out;
-	snprintf(path, sizeof(path), "%s/memory.numa_stat", mem);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		goto out;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		goto out;
-	buf[n] = 0;
-	if (cgfs_parse_numa_stat(buf, max_nodes_line, &nodes) < 0 || nodes <= t->nr_nodes)
-		goto out;
-	log_notice("The cgroup tree reports %zu NUMA nodes, this machine %u: simulating %zu nodes", nodes, t->nr_nodes,
-		   nodes);
-	unsigned cpus = MAX(t->nr_shards, (unsigned)nodes);
-	acct_topology_free(t);
-	t = NULL;
-	r = acct_topology_simulate(cpus, (unsigned)nodes, &t);
-out:
-	if (r < 0) {
-		acct_topology_free(t);
+	if (r < 0)
 		return r;
+	size_t nodes = mem ? numa_stat_nodes(mem) : 0;
+	if (nodes > t->nr_nodes) {
+		log_notice("The cgroup tree reports %zu NUMA nodes, this machine %u: simulating %zu nodes", nodes,
+			   t->nr_nodes, nodes);
+		unsigned cpus = MAX(t->nr_shards, (unsigned)nodes);
+		t = acct_topology_free(t);
+		r = acct_topology_simulate(cpus, (unsigned)nodes, &t);
+		if (r < 0)
+			return r;
 	}
-	*ret = t;
+	*ret = TAKE_PTR(t);
 	return 0;
 }
 
@@ -501,13 +562,12 @@ static int build_components(struct manager *m)
 	log_info("cgroup mode %s under %s", acct_cgroup_mode_to_string(m->layout->mode), m->layout->root);
 
 	struct acct_domain_options dopts = { .mode = ACCT_MODE_AUTO, .auto_tune = c->auto_tune };
-	struct acct_topology *topo = NULL;
+	_cleanup_(acct_topology_freep) struct acct_topology *topo = NULL;
 	r = topology_for_layout(m->layout, &topo);
 	if (r < 0)
 		return log_error_errno(r, "Failed to read the CPU and NUMA topology: %m");
 	dopts.topology = topo;
-	r = acct_domain_new(&dopts, &m->domain);
-	acct_topology_free(topo);
+	r = acct_domain_new(&dopts, &m->domain); /* copies the topology */
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the counter engine: %m");
 	struct acct_ledger_budgets b = { c->budget_bytes, c->budget_cpu_us, c->budget_tasks };
@@ -541,8 +601,8 @@ static int build_components(struct manager *m)
 
 int manager_new(const struct manager_config_source *source, struct manager **ret)
 {
-	struct manager *m = calloc(1, sizeof(*m));
-	char *error = NULL;
+	_cleanup_(manager_freep) struct manager *m = calloc(1, sizeof(*m));
+	_cleanup_free_ char *error = NULL;
 	int r;
 
 	if (!m)
@@ -552,8 +612,6 @@ int manager_new(const struct manager_config_source *source, struct manager **ret
 	r = load_config(source, &m->config, &error);
 	if (r < 0) {
 		log_error("%s", error ? error : strerror(-r));
-		free(error);
-		manager_free(m);
 		return r;
 	}
 	log_set_max_level((int)m->config->log_level);
@@ -561,11 +619,9 @@ int manager_new(const struct manager_config_source *source, struct manager **ret
 	if (nofile < 0)
 		log_debug_errno((int)nofile, "Failed to raise RLIMIT_NOFILE, ignoring: %m");
 	r = build_components(m);
-	if (r < 0) {
-		manager_free(m);
+	if (r < 0)
 		return r;
-	}
-	*ret = m;
+	*ret = TAKE_PTR(m);
 	return 0;
 }
 
@@ -669,7 +725,7 @@ static struct json_object *daemon_json(const struct manager *m)
  * after every pass. */
 static void write_state_file(struct manager *m, const struct acct_pass_report *rep)
 {
-	struct acct_cgroup **cgs = NULL;
+	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	char tmp[4096];
 	uint64_t now = acct_now_us();
 	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
@@ -689,7 +745,6 @@ static void write_state_file(struct manager *m, const struct acct_pass_report *r
 			log_warning_errno(-errno, "Failed to write %s, ignoring: %m", m->source.state_file);
 	}
 	json_object_put(top);
-	free(cgs);
 }
 
 static int compare_memory_desc(const void *a, const void *b)
@@ -704,7 +759,7 @@ static int compare_memory_desc(const void *a, const void *b)
 /* At start: what acctd tracks, the largest first, for whoever watches it start. */
 static void log_top(struct manager *m)
 {
-	struct acct_cgroup **cgs = NULL;
+	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	int n = acct_ledger_snapshot(m->ledger, false, &cgs);
 	if (n <= 0)
 		return;
@@ -723,12 +778,11 @@ static void log_top(struct manager *m)
 	}
 	if (n > 15)
 		log_info("... and %d more", n - 15);
-	free(cgs);
 }
 
 int manager_dump(struct manager *m, FILE *out)
 {
-	struct acct_cgroup **cgs = NULL;
+	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	struct acct_pass_report rep;
 	int r, n;
 
@@ -740,10 +794,8 @@ int manager_dump(struct manager *m, FILE *out)
 		return log_oom();
 	unsigned flags = ACCT_PASS_FAST | ACCT_PASS_SLOW | (m->config->load_average ? ACCT_PASS_LOAD : 0);
 	r = acct_sampler_run(m->sampler, cgs, (size_t)n, flags, acct_now_us(), &rep);
-	if (r < 0) {
-		free(cgs);
+	if (r < 0)
 		return log_error_errno(r, "Sampling failed: %m");
-	}
 	uint64_t now = acct_now_us();
 	if (flags & ACCT_PASS_LOAD)
 		acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, now);
@@ -753,7 +805,6 @@ int manager_dump(struct manager *m, FILE *out)
 	fputs(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), out);
 	fputc('\n', out);
 	json_object_put(top);
-	free(cgs);
 	return fflush(out) == 0 ? 0 : -errno;
 }
 
@@ -767,11 +818,10 @@ struct manager *manager_free(struct manager *m)
 	/* Workers first: they hold record pointers. */
 	m->sampler = acct_sampler_free(m->sampler);
 	if (m->ledger) {
-		struct acct_cgroup **cgs = NULL;
+		_cleanup_free_ struct acct_cgroup **cgs = NULL;
 		int n = acct_ledger_snapshot(m->ledger, true, &cgs);
 		for (int i = 0; i < n; i++)
 			acct_sampler_release(cgs[i], NULL);
-		free(cgs);
 	}
 	struct event **evs[] = { &m->ev_inotify, &m->ev_sampler, &m->ev_tick, &m->ev_rescan, &m->ev_tune,
 				 &m->ev_watchdog, &m->ev_signal[0], &m->ev_signal[1], &m->ev_signal[2] };
@@ -793,7 +843,7 @@ struct manager *manager_free(struct manager *m)
 	return NULL;
 }
 
-/* ---- read-only access, for the API ----------------------------------------- */
+/* ---- read-only access, for the API, /metrics and the status document ------- */
 
 struct event_base *manager_event_base(const struct manager *m)
 {
@@ -820,9 +870,11 @@ const struct acct_reconcile_report *manager_reconcile_report(const struct manage
 	return &m->reconcile;
 }
 
-const char *manager_reload_result(const struct manager *m)
+enum manager_reload_outcome manager_reload_outcome(const struct manager *m, const char **ret_reason)
 {
-	return m->reload_result;
+	if (ret_reason)
+		*ret_reason = m->reload_outcome == MANAGER_RELOAD_FAILED ? m->reload_error : NULL;
+	return m->reload_outcome;
 }
 
 const struct admin_group *manager_admin_group(const struct manager *m)
@@ -833,4 +885,50 @@ const struct admin_group *manager_admin_group(const struct manager *m)
 void manager_set_api(struct manager *m, struct api_server *s)
 {
 	m->api = s;
+}
+
+void manager_get_stats(const struct manager *m, struct manager_stats *ret)
+{
+	*ret = (struct manager_stats){
+		.ready = m->ready,
+		.tuned = m->tuned,
+		.started_us = m->started_us,
+		.passes = m->passes,
+		.last_fast = m->last_fast,
+		.last_slow = m->last_slow,
+		.pass_hist = { m->pass_hist[0], m->pass_hist[1] },
+		.cgroups_failed_total = m->cgroups_failed_total,
+		.reloads = m->reloads,
+		.reload_failures = m->reload_failures,
+		.reload_time_us = m->reload_time_us,
+	};
+	memcpy(ret->sample_errors_total, m->sample_errors_total, sizeof(ret->sample_errors_total));
+}
+
+const struct acct_cgroup_layout *manager_layout(const struct manager *m)
+{
+	return m->layout;
+}
+
+void manager_domain_stats(const struct manager *m, struct acct_domain_stats *ret)
+{
+	acct_domain_stats(m->domain, ret);
+}
+
+bool manager_sampler_fd_stats(const struct manager *m, uint64_t *ret_cached, bool *ret_degraded)
+{
+	if (!m->sampler)
+		return false;
+	acct_sampler_fd_stats(m->sampler, ret_cached, ret_degraded);
+	return true;
+}
+
+struct api_server *manager_api(const struct manager *m)
+{
+	return m->api;
+}
+
+void manager_set_metrics(struct manager *m, struct metrics_server *s)
+{
+	m->metrics = s;
 }

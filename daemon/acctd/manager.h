@@ -13,6 +13,7 @@
 #include "ledger.h"
 #include "reconcile.h"
 #include "sampler.h"
+#include "util.h"
 
 /* Where the configuration comes from, kept so that a reload reads the same
  * files and re-applies the same command-line overrides. */
@@ -41,67 +42,35 @@ struct manager_pass_histogram {
 	double sum_seconds;
 };
 
+/* How the last reload (SIGHUP, Reload()) went. */
+enum manager_reload_outcome {
+	MANAGER_RELOAD_NONE,   /* no reload yet */
+	MANAGER_RELOAD_OK,
+	MANAGER_RELOAD_FAILED, /* the previous configuration stayed; manager_reload_outcome() gives the reason */
+};
+
 typedef void (*manager_pass_fn)(struct manager *m, const struct acct_pass_report *rep, void *userdata);
 
-struct manager {
-	struct event_base *base;
-	struct manager_config_source source;
-	struct acct_config *config;
-	struct acct_cgroup_layout *layout;
-	struct acct_domain *domain;
-	struct acct_ledger *ledger;
-	struct acct_discovery *discovery;
-	struct acct_sampler *sampler;
-	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */
-
-	struct event *ev_signal[3];
-	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog;
-
-	unsigned pass_flags;     /* of the pass in flight */
-	bool pass_pending;       /* a tick came while a pass ran */
-	uint64_t next_slow_us, next_load_us;
-	bool ready;
-	uint64_t started_us;
-	uint64_t watchdog_usec;
-	uint64_t status_sent_us;
-
-	struct acct_pass_report last_fast, last_slow;
+/* The daemon's own figures, for Status() and /metrics: a copy, as they are
+ * when manager_get_stats() is called. */
+struct manager_stats {
+	bool ready;          /* the first pass is done (READY=1 sent) */
+	bool tuned;          /* Tune() since the start or the last reload */
+	uint64_t started_us; /* monotonic */
 	uint64_t passes;
-	struct acct_reconcile_report reconcile;
-	uint64_t discovery_events;
-
-	uint64_t reloads, reload_failures;
-	char reload_result[512]; /* "ok" or the error of the last reload */
-	uint64_t reload_time_us; /* monotonic time of the last reload attempt, 0 if none */
-
-	/* Cumulative figures for Status() and /metrics. */
+	struct acct_pass_report last_fast, last_slow;
 	struct manager_pass_histogram pass_hist[2]; /* [0] fast-only passes, [1] passes with slow files */
 	uint64_t sample_errors_total[_ACCT_ERR_MAX];
 	uint64_t cgroups_failed_total;
-
-	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
-	bool tuned;
-
-	/* Callbacks waiting for the next complete pass (Reconcile()). */
-	struct manager_waiter {
-		manager_pass_fn fn;
-		void *userdata;
-	} *waiters;
-	size_t nr_waiters;
-	bool pass_requested;
-	size_t waiters_in_pass; /* the first waiters_in_pass started before the running pass */
-
-	struct admin_group *admin; /* resolved at start and reload, not per call */
-	struct api_server *api;
-	struct metrics_server *metrics;
-	bool exiting;
-	int exit_code;
+	uint64_t reloads, reload_failures;
+	uint64_t reload_time_us; /* monotonic time of the last reload attempt, 0 if none */
 };
 
 /* Load the configuration and build every component. Logs what fails and
  * returns a negative errno. */
 int manager_new(const struct manager_config_source *source, struct manager **ret);
 struct manager *manager_free(struct manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
 
 /* Discover the cgroups and start the first full pass; READY=1 follows when it
  * completes. Returns 0 or a negative errno. */
@@ -115,7 +84,7 @@ int manager_run(struct manager *m);
 int manager_dump(struct manager *m, FILE *out);
 
 /* Reload the configuration (SIGHUP). On error the old one stays and the error
- * is returned and kept in reload_result. */
+ * is returned and its reason kept (manager_reload_outcome()). */
 int manager_reload(struct manager *m);
 
 /* One-line summary for STATUS= and Status(). */
@@ -135,7 +104,8 @@ int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, i
 void manager_effective_tuning(const struct manager *m, struct acct_ledger_budgets *ret_budgets, bool *ret_auto_tune);
 
 /* ---- read-only access, for the API (daemon/acctd/api-*.c) ------------------
- * The API reads the manager through these rather than its fields. None fails;
+ * The API, /metrics and the status document read the manager through these:
+ * struct manager is manager.c's own. None fails;
  * none takes a reference: what they return belongs to the manager. */
 
 /* The event loop everything runs on. */
@@ -149,9 +119,23 @@ struct acct_ledger *manager_ledger(const struct manager *m);
 unsigned manager_nr_nodes(const struct manager *m);
 /* The result of the last reconciliation. */
 const struct acct_reconcile_report *manager_reconcile_report(const struct manager *m);
-/* "ok", the error of the last failed reload, or "" before any reload. */
-const char *manager_reload_result(const struct manager *m);
+/* How the last reload went. ret_reason (may be NULL) is set to the reason
+ * when it failed, to NULL otherwise. */
+enum manager_reload_outcome manager_reload_outcome(const struct manager *m, const char **ret_reason);
 /* The [api] admin_group, resolved at start and reload (admin-group.h). */
 const struct admin_group *manager_admin_group(const struct manager *m);
+/* The daemon's own figures (struct manager_stats above). */
+void manager_get_stats(const struct manager *m, struct manager_stats *ret);
+/* Where the cgroup hierarchies are mounted (cgroup-discovery.h). */
+const struct acct_cgroup_layout *manager_layout(const struct manager *m);
+/* The counter engine's figures (counter.h). */
+void manager_domain_stats(const struct manager *m, struct acct_domain_stats *ret);
+/* The sampler's descriptor cache (sampler.h). Returns false, the outputs
+ * untouched, when there is no sampler. */
+bool manager_sampler_fd_stats(const struct manager *m, uint64_t *ret_cached, bool *ret_degraded);
+/* The API server, or NULL when it is not running (yet). */
+struct api_server *manager_api(const struct manager *m);
 /* Hand the API server to the manager, which frees it with itself. */
 void manager_set_api(struct manager *m, struct api_server *s);
+/* Hand the metrics server to the manager, which frees it with itself. */
+void manager_set_metrics(struct manager *m, struct metrics_server *s);

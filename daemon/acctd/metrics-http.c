@@ -164,7 +164,7 @@ static void arm_deadline(struct metrics_conn *c, int seconds)
 		event_add(c->deadline, &tv);
 }
 
-static void scrape_free(struct scrape *sc);
+static struct scrape *scrape_free(struct scrape *sc);
 
 /* evhttp is closing the connection. A response in progress ends here: its
  * request is freed by evhttp when still attached to the connection, else
@@ -351,10 +351,10 @@ static void reply_text(struct metrics_server *s, struct metrics_conn *c, struct 
 
 /* ---- scrapes ---------------------------------------------------------------------- */
 
-static void scrape_free(struct scrape *sc)
+static struct scrape *scrape_free(struct scrape *sc)
 {
 	if (!sc)
-		return;
+		return NULL;
 	sc->server->nr_scrapes--;
 	acct_metrics_page_free(sc->page);
 	if (sc->out)
@@ -366,7 +366,9 @@ static void scrape_free(struct scrape *sc)
 	free(sc->api_strings);
 	free(sc->api_requests);
 	free(sc);
+	return NULL;
 }
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct scrape *, scrape_free)
 
 static int gz_write(struct scrape *sc, int flush)
 {
@@ -484,15 +486,12 @@ static void add_api_request(const char *method, const char *result, uint64_t cou
 		sc->cap_api_requests = cap;
 	}
 	/* Copied: the API may change its table while the page is sent. */
-	char *a = strdup(method), *b = strdup(result);
-	if (!a || !b) {
-		free(a);
-		free(b);
+	_cleanup_free_ char *a = strdup(method), *b = strdup(result);
+	if (!a || !b)
 		return;
-	}
-	sc->api_strings[sc->nr_api_strings++] = a;
-	sc->api_strings[sc->nr_api_strings++] = b;
 	sc->api_requests[sc->nr_api_requests++] = (struct acct_metrics_count){ a, b, count };
+	sc->api_strings[sc->nr_api_strings++] = TAKE_PTR(a);
+	sc->api_strings[sc->nr_api_strings++] = TAKE_PTR(b);
 }
 
 static double wall_now(void)
@@ -505,12 +504,9 @@ static double wall_now(void)
 static void read_statm(uint64_t *ret_vsz, uint64_t *ret_rss)
 {
 	unsigned long long size = 0, rss = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-	if (f) {
-		if (fscanf(f, "%llu %llu", &size, &rss) != 2)
-			size = rss = 0;
-		fclose(f);
-	}
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/statm", "re");
+	if (f && fscanf(f, "%llu %llu", &size, &rss) != 2)
+		size = rss = 0;
 	long page = sysconf(_SC_PAGESIZE);
 	*ret_vsz = size * (uint64_t)page;
 	*ret_rss = rss * (uint64_t)page;
@@ -520,44 +516,44 @@ static void read_statm(uint64_t *ret_vsz, uint64_t *ret_rss)
 static void gather_self(struct metrics_server *s, struct scrape *sc)
 {
 	struct manager *m = s->m;
+	struct api_server *api = manager_api(m);
 	struct acct_metrics_self *x = &sc->self;
+	struct manager_stats ms;
 	double wall = wall_now();
 	uint64_t mono = acct_now_us();
 
+	manager_get_stats(m, &ms);
 	x->version = ACCTD_VERSION;
 	x->start_time = s->start_time;
-	x->ready = m->ready;
-	acct_ledger_counts(m->ledger, &x->cgroups_live, &x->cgroups_dead);
+	x->ready = ms.ready;
+	acct_ledger_counts(manager_ledger(m), &x->cgroups_live, &x->cgroups_dead);
 	x->bucket_bounds = manager_pass_bucket_bounds;
 	x->nr_buckets = MIN(MANAGER_PASS_BUCKETS, ACCT_METRICS_MAX_BUCKETS);
 	for (int k = 0; k < 2; k++) {
-		memcpy(x->pass[k].bucket, m->pass_hist[k].bucket, x->nr_buckets * sizeof(uint64_t));
-		x->pass[k].count = m->pass_hist[k].count;
-		x->pass[k].sum_seconds = m->pass_hist[k].sum_seconds;
+		memcpy(x->pass[k].bucket, ms.pass_hist[k].bucket, x->nr_buckets * sizeof(uint64_t));
+		x->pass[k].count = ms.pass_hist[k].count;
+		x->pass[k].sum_seconds = ms.pass_hist[k].sum_seconds;
 	}
-	memcpy(x->sample_errors, m->sample_errors_total, sizeof(x->sample_errors));
-	x->cgroups_failed_total = m->cgroups_failed_total;
-	if (m->sampler) {
-		x->have_sampler = true;
-		acct_sampler_fd_stats(m->sampler, &x->cached_descriptors, &x->descriptors_degraded);
-	}
-	sc->reconcile = m->reconcile;
+	memcpy(x->sample_errors, ms.sample_errors_total, sizeof(x->sample_errors));
+	x->cgroups_failed_total = ms.cgroups_failed_total;
+	x->have_sampler = manager_sampler_fd_stats(m, &x->cached_descriptors, &x->descriptors_degraded);
+	sc->reconcile = *manager_reconcile_report(m);
 	x->reconcile = &sc->reconcile;
 	x->have_domain = true;
-	acct_domain_stats(m->domain, &x->domain);
-	acct_ledger_get_budgets(m->ledger, &x->budgets);
-	x->reloads = m->reloads;
-	x->reload_failures = m->reload_failures;
-	x->last_reload_ok = !m->reload_result[0] || strcmp(m->reload_result, "ok") == 0;
-	x->last_reload_time = m->reload_time_us ? wall - (double)(mono - m->reload_time_us) / 1e6 : 0;
-	if (m->api) {
+	manager_domain_stats(m, &x->domain);
+	acct_ledger_get_budgets(manager_ledger(m), &x->budgets);
+	x->reloads = ms.reloads;
+	x->reload_failures = ms.reload_failures;
+	x->last_reload_ok = manager_reload_outcome(m, NULL) != MANAGER_RELOAD_FAILED; /* true as well when none */
+	x->last_reload_time = ms.reload_time_us ? wall - (double)(mono - ms.reload_time_us) / 1e6 : 0;
+	if (api) {
 		struct api_stats st;
-		api_server_stats(m->api, &st);
+		api_server_stats(api, &st);
 		x->have_api = true;
 		x->api_connections = st.connections;
 		x->api_connections_total = st.connections_total;
 		x->api_refused_total = st.refused_total;
-		api_server_foreach_request_count(m->api, add_api_request, sc);
+		api_server_foreach_request_count(api, add_api_request, sc);
 		x->api_requests = sc->api_requests;
 		x->nr_api_requests = sc->nr_api_requests;
 	}
@@ -600,33 +596,50 @@ static void options_from_config(const struct acct_config *cfg, struct acct_metri
 		o->families = set;
 }
 
-static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req,
-			 const struct acct_metrics_options *opts, bool gzip)
+/* A new scrape of the page that opts describes, with acctd's own figures as
+ * they are now. Returns 0 and *ret, or -ENOMEM or the renderer's negative
+ * errno (*ret untouched). */
+static int scrape_new(struct metrics_server *s, struct evhttp_request *req, const struct acct_metrics_options *opts,
+		      bool gzip, struct scrape **ret)
 {
-	struct manager *m = s->m;
-	struct scrape *sc = calloc(1, sizeof(*sc));
-	int r = -ENOMEM;
+	_cleanup_(scrape_freep) struct scrape *sc = calloc(1, sizeof(*sc));
+	int r;
 
 	if (!sc)
-		goto fail;
+		return -ENOMEM;
 	sc->server = s;
 	s->nr_scrapes++;
 	sc->req = req;
 	sc->opts = *opts;
 	sc->out = evbuffer_new();
 	if (!sc->out)
-		goto fail;
+		return -ENOMEM;
 	if (gzip) {
 		if (deflateInit2(&sc->z, METRICS_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-			goto fail;
+			return -ENOMEM;
 		sc->gzip = true;
 	}
 	gather_self(s, sc);
 	rcu_read_lock();
-	r = acct_metrics_page_new(m->ledger, &sc->opts, &sc->self, acct_now_us(), &sc->page);
+	r = acct_metrics_page_new(manager_ledger(s->m), &sc->opts, &sc->self, acct_now_us(), &sc->page);
 	rcu_read_unlock();
 	if (r < 0)
-		goto fail;
+		return r;
+	*ret = TAKE_PTR(sc);
+	return 0;
+}
+
+static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req,
+			 const struct acct_metrics_options *opts, bool gzip)
+{
+	struct scrape *sc = NULL;
+	int r = scrape_new(s, req, opts, gzip, &sc);
+
+	if (r < 0) {
+		log_warning_errno(r, "Failed to start a metrics page: %m");
+		reply_text(s, c, req, 500, "Internal Server Error", "Out of memory.\n");
+		return;
+	}
 
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
 	evhttp_add_header(h, "Content-Type", opts->format == ACCT_METRICS_OPENMETRICS
@@ -641,12 +654,7 @@ static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struc
 		arm_deadline(c, METRICS_RESPONSE_TIMEOUT_S);
 	}
 	evhttp_send_reply_start(req, 200, "OK");
-	scrape_step(sc);
-	return;
-fail:
-	log_warning_errno(r, "Failed to start a metrics page: %m");
-	scrape_free(sc);
-	reply_text(s, c, req, 500, "Internal Server Error", "Out of memory.\n");
+	scrape_step(sc); /* sc is freed once the page is sent or fails, or the connection closes */
 }
 
 /* Split "a,b c" into words (in place) and apply them to *families. */
@@ -694,7 +702,7 @@ static void on_request(struct evhttp_request *req, void *userdata)
 		return;
 	}
 
-	options_from_config(s->m->config, &opts);
+	options_from_config(manager_config(s->m), &opts);
 	opts.format = acct_metrics_negotiate_format(evhttp_find_header(in, "Accept"));
 	const char *query = evhttp_uri_get_query(uri);
 	if (query) {
@@ -750,10 +758,11 @@ static void on_request(struct evhttp_request *req, void *userdata)
 
 int metrics_server_start(struct manager *m)
 {
-	const char *listen = m->config->metrics_listen;
+	const char *listen = manager_config(m)->metrics_listen;
 	_cleanup_free_ char *host = NULL;
 	uint16_t port = 0;
 	struct metrics_server *s;
+	struct manager_stats ms;
 	int r;
 
 	if (!listen || strcmp(listen, "none") == 0) {
@@ -771,12 +780,13 @@ int metrics_server_start(struct manager *m)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return log_oom();
-	m->metrics = s;
+	manager_set_metrics(m, s);
 	s->m = m;
-	s->start_time = wall_now() - (double)(acct_now_us() - m->started_us) / 1e6;
-	s->http = evhttp_new(m->base);
-	s->ev_adopt = event_new(m->base, -1, 0, on_adopt, s);
-	s->ev_reap = event_new(m->base, -1, 0, on_reap, s);
+	manager_get_stats(m, &ms);
+	s->start_time = wall_now() - (double)(acct_now_us() - ms.started_us) / 1e6;
+	s->http = evhttp_new(manager_event_base(m));
+	s->ev_adopt = event_new(manager_event_base(m), -1, 0, on_adopt, s);
+	s->ev_reap = event_new(manager_event_base(m), -1, 0, on_reap, s);
 	if (!s->http || !s->ev_adopt || !s->ev_reap)
 		return log_oom();
 	evhttp_set_max_headers_size(s->http, METRICS_MAX_HEADERS_SIZE);

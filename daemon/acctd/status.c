@@ -1,6 +1,6 @@
 /* status.c - the daemon's status document (status.h): one builder for the
- * Status() reply and the state file's "daemon" object. Part of the manager:
- * it reads the manager's fields directly. */
+ * Status() reply and the state file's "daemon" object. It reads the manager
+ * through manager.h's read-only accessors. */
 #include "status.h"
 
 #include <errno.h>
@@ -27,45 +27,60 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	uint64_t live = 0, dead = 0;
 	struct acct_domain_stats ds;
 	struct acct_ledger_budgets b;
+	struct manager_stats ms;
+	const struct acct_cgroup_layout *layout = manager_layout(m);
+	const struct acct_config *config = manager_config(m);
 	bool auto_tune;
 
 	if (!st)
 		return -ENOMEM;
 	manager_status_line(m, line, sizeof(line));
-	acct_ledger_counts(m->ledger, &live, &dead);
-	acct_domain_stats(m->domain, &ds);
+	acct_ledger_counts(manager_ledger(m), &live, &dead);
+	manager_domain_stats(m, &ds);
 	manager_effective_tuning(m, &b, &auto_tune);
+	manager_get_stats(m, &ms);
 
 	json_object_object_add(st, "version", json_object_new_string(ACCTD_VERSION));
 	json_object_object_add(st, "status", json_object_new_string(line));
-	json_object_object_add(st, "uptime_us", json_object_new_int64((int64_t)(acct_now_us() - m->started_us)));
-	json_object_object_add(st, "cgroup_mode", json_object_new_string(acct_cgroup_mode_to_string(m->layout->mode)));
-	json_object_object_add(st, "cgroup_root", json_object_new_string(m->layout->root));
+	json_object_object_add(st, "uptime_us", json_object_new_int64((int64_t)(acct_now_us() - ms.started_us)));
+	json_object_object_add(st, "cgroup_mode", json_object_new_string(acct_cgroup_mode_to_string(layout->mode)));
+	json_object_object_add(st, "cgroup_root", json_object_new_string(layout->root));
 	json_object_object_add(st, "cgroups_live", json_object_new_int64((int64_t)live));
 	json_object_object_add(st, "cgroups_dead", json_object_new_int64((int64_t)dead));
-	json_object_object_add(st, "fast_interval_us", json_object_new_int64((int64_t)m->config->fast_interval_us));
-	json_object_object_add(st, "slow_interval_us", json_object_new_int64((int64_t)m->config->slow_interval_us));
-	json_object_object_add(st, "last_fast_pass", acct_pass_to_json(&m->last_fast));
-	json_object_object_add(st, "last_slow_pass", acct_pass_to_json(&m->last_slow));
+	json_object_object_add(st, "fast_interval_us", json_object_new_int64((int64_t)config->fast_interval_us));
+	json_object_object_add(st, "slow_interval_us", json_object_new_int64((int64_t)config->slow_interval_us));
+	json_object_object_add(st, "last_fast_pass", acct_pass_to_json(&ms.last_fast));
+	json_object_object_add(st, "last_slow_pass", acct_pass_to_json(&ms.last_slow));
 	json_object_object_add(st, "budgets", daemon_budgets_json(&b));
 	struct json_object *t = json_object_new_object();
 	json_object_object_add(t, "auto_tune", json_object_new_boolean(auto_tune));
-	json_object_object_add(t, "tuned", json_object_new_boolean(m->tuned));
+	json_object_object_add(t, "tuned", json_object_new_boolean(ms.tuned));
 	json_object_object_add(t, "mode", json_object_new_string(acct_update_mode_to_string(ds.mode)));
 	json_object_object_add(t, "counters", json_object_new_int64((int64_t)ds.counters));
 	json_object_object_add(t, "sharded", json_object_new_int64((int64_t)ds.sharded));
 	json_object_object_add(t, "upgrades", json_object_new_int64((int64_t)ds.upgrades));
 	json_object_object_add(t, "tune_passes", json_object_new_int64((int64_t)ds.tune_passes));
 	json_object_object_add(st, "tuner", t);
-	json_object_object_add(st, "reconciliation", acct_reconcile_to_json(&m->reconcile));
+	json_object_object_add(st, "reconciliation", acct_reconcile_to_json(manager_reconcile_report(m)));
 	struct json_object *src = json_object_new_array();
-	for (char **p = m->config->sources; p && *p; p++)
+	for (char **p = config->sources; p && *p; p++)
 		json_object_array_add(src, json_object_new_string(*p));
 	json_object_object_add(st, "config_sources", src);
-	json_object_object_add(st, "reloads", json_object_new_int64((int64_t)m->reloads));
-	json_object_object_add(st, "reload_failures", json_object_new_int64((int64_t)m->reload_failures));
-	json_object_object_add(st, "reload_result",
-			       m->reload_result[0] ? json_object_new_string(m->reload_result) : NULL);
+	json_object_object_add(st, "reloads", json_object_new_int64((int64_t)ms.reloads));
+	json_object_object_add(st, "reload_failures", json_object_new_int64((int64_t)ms.reload_failures));
+	/* "ok", the reason of a failed reload, or null before any reload */
+	const char *reason;
+	switch (manager_reload_outcome(m, &reason)) {
+	case MANAGER_RELOAD_NONE:
+		json_object_object_add(st, "reload_result", NULL);
+		break;
+	case MANAGER_RELOAD_OK:
+		json_object_object_add(st, "reload_result", json_object_new_string("ok"));
+		break;
+	case MANAGER_RELOAD_FAILED:
+		json_object_object_add(st, "reload_result", json_object_new_string(reason));
+		break;
+	}
 	*ret = st;
 	return 0;
 }
