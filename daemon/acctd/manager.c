@@ -721,30 +721,79 @@ static struct json_object *daemon_json(const struct manager *m)
 	return o;
 }
 
+/* The text of a json-c object without its closing brace ("{...", head) or
+ * without its opening one ("...}", tail), to splice an array between them. */
+static void append_object_text(struct acct_json_buf *b, struct json_object *o, bool head)
+{
+	const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	size_t len = strlen(t);
+	if (len < 2) {
+		b->failed = true;
+		return;
+	}
+	if (head)
+		acct_json_buf_append(b, t, len - 1);
+	else
+		acct_json_buf_append(b, t + 1, len - 1);
+}
+
 /* --state-file: the whole ledger, tombstones included, replaced atomically
- * after every pass. */
+ * after every pass. It is written on the event loop after every pass, so the
+ * records go through ledger-json's text writer directly (the json-c objects of
+ * ledger_json() are built by parsing that text: the same bytes, several times
+ * the work); the small parts around them are json-c objects. The document is
+ * that of --dump (ledger_json()) plus "daemon", on one line. */
 static void write_state_file(struct manager *m, const struct acct_pass_report *rep)
 {
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
+	_cleanup_(acct_json_buf_free) struct acct_json_buf b = {};
 	char tmp[4096];
 	uint64_t now = acct_now_us();
 	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
 
 	if (n < 0)
 		return;
-	struct json_object *top = ledger_json(m, cgs, (size_t)n, rep, now);
-	json_object_object_add(top, "daemon", daemon_json(m));
+	struct json_object *head = json_object_new_object(), *tail = json_object_new_object();
+	if (!head || !tail) {
+		json_object_put(head);
+		json_object_put(tail);
+		return;
+	}
+	json_object_object_add(head, "version", json_object_new_string(ACCTD_VERSION));
+	json_object_object_add(head, "cgroup_mode", json_object_new_string(acct_cgroup_mode_to_string(m->layout->mode)));
+	json_object_object_add(head, "cgroup_root", json_object_new_string(m->layout->root));
+	json_object_object_add(tail, "pass", acct_pass_to_json(rep));
+	json_object_object_add(tail, "reconciliation", acct_reconcile_to_json(&m->reconcile));
+	json_object_object_add(tail, "daemon", daemon_json(m));
+
+	unsigned nodes = acct_domain_topology(m->domain)->nr_nodes;
+	append_object_text(&b, head, true);
+	acct_json_buf_append(&b, ",\"cgroups\":[", strlen(",\"cgroups\":["));
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			acct_json_buf_append(&b, ",", 1);
+		if (acct_cgroup_write_json(&b, m->ledger, cgs[i], now, false, nodes) < 0)
+			b.failed = true;
+	}
+	acct_json_buf_append(&b, "],", 2);
+	append_object_text(&b, tail, false);
+	json_object_put(head);
+	json_object_put(tail);
+	if (b.failed) {
+		log_warning("Failed to build the state file (out of memory), skipping this pass's");
+		return;
+	}
+
 	snprintf(tmp, sizeof(tmp), "%s.tmp", m->source.state_file);
 	FILE *f = fopen(tmp, "we");
 	if (!f)
 		log_warning_errno(-errno, "Failed to write %s, ignoring: %m", tmp);
 	else {
-		fputs(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), f);
+		fwrite(b.data, 1, b.len, f);
 		fputc('\n', f);
 		if (fclose(f) != 0 || rename(tmp, m->source.state_file) < 0)
 			log_warning_errno(-errno, "Failed to write %s, ignoring: %m", m->source.state_file);
 	}
-	json_object_put(top);
 }
 
 static int compare_memory_desc(const void *a, const void *b)
