@@ -24,8 +24,8 @@ run: build
 	$(BUILD)/daemon/acctd/acctd
 
 # The whole suite: gcc build with warnings as errors, clang build, unit and
-# stress tests, then the suite again under ASan+UBSan and the stress tests
-# under TSan.
+# stress tests, then the suite again under ASan+UBSan and the stress and
+# integration tests under TSan.
 check: build
 	meson test -C $(BUILD) --print-errorlogs --num-processes 2
 	$(MAKE) check-clang check-sanitize
