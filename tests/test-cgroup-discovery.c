@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "cgroup-discovery.h"
+#include "test-tree.h"
 #include "util.h"
 
 #define BIT(h) (1u << (h))
@@ -30,125 +31,12 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static char *xjoin(const char *a, const char *b)
-{
-	char *p = NULL;
-	assert_true(asprintf(&p, "%s/%s", a, b) > 0);
-	return p;
-}
-
-static void xmkdir(const char *base, const char *rel)
-{
-	_cleanup_free_ char *p = xjoin(base, rel);
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
-		fail_msg("mkdir %s: %s", p, strerror(errno));
-}
-
-static void xwrite(const char *base, const char *rel, const char *text)
-{
-	_cleanup_free_ char *p = xjoin(base, rel);
-	FILE *f = fopen(p, "we");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-static void xsymlink(const char *target, const char *base, const char *rel)
-{
-	_cleanup_free_ char *p = xjoin(base, rel);
-	assert_int_equal(symlink(target, p), 0);
-}
-
-/* Remove everything below dfd (relative, so paths may exceed PATH_MAX). */
-static void rm_below(int dfd)
-{
-	int fd = dup(dfd);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	/* another pass while entries went: readdir may skip some after an unlink */
-	for (unsigned removed = 1; removed;) {
-		removed = 0;
-		rewinddir(dir);
-		while ((de = readdir(dir))) {
-			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-				continue;
-			if (de->d_type == DT_DIR) {
-				int cfd = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				if (cfd >= 0) {
-					rm_below(cfd);
-					close(cfd);
-				}
-				removed += unlinkat(dirfd(dir), de->d_name, AT_REMOVEDIR) == 0;
-			} else {
-				removed += unlinkat(dirfd(dir), de->d_name, 0) == 0;
-			}
-		}
-	}
-	closedir(dir);
-}
-
-static void rm_rf(const char *p)
-{
-	int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		(void)unlink(p);
-		return;
-	}
-	rm_below(fd);
-	close(fd);
-	(void)rmdir(p);
-}
-
-static void xrm_rf(const char *base, const char *rel)
-{
-	_cleanup_free_ char *p = xjoin(base, rel);
-	rm_rf(p);
-}
-
 static uint64_t ino_of(const char *base, const char *rel)
 {
 	_cleanup_free_ char *p = xjoin(base, rel);
 	struct stat st;
 	assert_int_equal(lstat(p, &st), 0);
 	return st.st_ino;
-}
-
-/* Fake trees live on tmpfs where there is one: tens of thousands of mkdir
- * take a fraction of a second there and seconds on a disk. */
-static char *make_tmpdir(void)
-{
-	const char *dirs[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
-
-	for (unsigned i = 0; i < ELEMENTSOF(dirs); i++) {
-		char *p = NULL;
-		if (!dirs[i] || access(dirs[i], W_OK) < 0)
-			continue;
-		assert_true(asprintf(&p, "%s/acctd-disc-XXXXXX", dirs[i]) > 0);
-		if (mkdtemp(p))
-			return p;
-		free(p);
-	}
-	fail_msg("no writable temporary directory");
-	return NULL;
-}
-
-/* A hybrid tree: unified/ (v2), memory/, cpu,cpuacct/ with cpu and cpuacct
- * symlinks, as systemd mounts them on hybrid hosts. */
-static void make_hybrid(const char *base)
-{
-	xmkdir(base, "unified");
-	xwrite(base, "unified/cgroup.controllers", "");
-	xmkdir(base, "memory");
-	xwrite(base, "memory/memory.usage_in_bytes", "0\n");
-	xmkdir(base, "cpu,cpuacct");
-	xsymlink("cpu,cpuacct", base, "cpu");
-	xsymlink("cpu,cpuacct", base, "cpuacct");
 }
 
 /* ---- event recording --------------------------------------------------- */
@@ -316,7 +204,7 @@ static struct fake *fake_new(const struct acct_discovery_filter *filter)
 {
 	struct fake *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
-	f->base = make_tmpdir();
+	f->base = make_tmpdir("acctd-disc");
 	make_hybrid(f->base);
 	xmkdir(f->base, "unified/system.slice");
 	xmkdir(f->base, "unified/system.slice/a.service");
@@ -703,7 +591,7 @@ static void test_long_paths(void **state)
 	int fd;
 
 	assert_non_null(f);
-	f->base = make_tmpdir();
+	f->base = make_tmpdir("acctd-disc");
 	xwrite(f->base, "cgroup.controllers", "memory\n");
 	memset(name, 'n', 200);
 	name[200] = '\0';

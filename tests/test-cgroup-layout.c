@@ -16,128 +16,12 @@
 #include <cmocka.h>
 
 #include "cgroup-layout.h"
+#include "test-tree.h"
 #include "util.h"
-
-/* ---- helpers --------------------------------------------------------------- */
-
-static char *xjoin(const char *a, const char *b)
-{
-	char *p = NULL;
-	assert_true(asprintf(&p, "%s/%s", a, b) > 0);
-	return p;
-}
-
-static void xmkdir(const char *base, const char *rel)
-{
-	_cleanup_free_ char *p = xjoin(base, rel);
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
-		fail_msg("mkdir %s: %s", p, strerror(errno));
-}
-
-static void xwrite(const char *base, const char *rel, const char *text)
-{
-	_cleanup_free_ char *p = xjoin(base, rel);
-	FILE *f = fopen(p, "we");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-static void xsymlink(const char *target, const char *base, const char *rel)
-{
-	_cleanup_free_ char *p = xjoin(base, rel);
-	assert_int_equal(symlink(target, p), 0);
-}
-
-/* Remove everything below dfd (relative, so paths may exceed PATH_MAX). */
-static void rm_below(int dfd)
-{
-	int fd = dup(dfd);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	/* another pass while entries went: readdir may skip some after an unlink */
-	for (unsigned removed = 1; removed;) {
-		removed = 0;
-		rewinddir(dir);
-		while ((de = readdir(dir))) {
-			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-				continue;
-			if (de->d_type == DT_DIR) {
-				int cfd = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				if (cfd >= 0) {
-					rm_below(cfd);
-					close(cfd);
-				}
-				removed += unlinkat(dirfd(dir), de->d_name, AT_REMOVEDIR) == 0;
-			} else {
-				removed += unlinkat(dirfd(dir), de->d_name, 0) == 0;
-			}
-		}
-	}
-	closedir(dir);
-}
-
-static void rm_rf(const char *p)
-{
-	int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		(void)unlink(p);
-		return;
-	}
-	rm_below(fd);
-	close(fd);
-	(void)rmdir(p);
-}
-
-static void xrm_rf(const char *base, const char *rel)
-{
-	_cleanup_free_ char *p = xjoin(base, rel);
-	rm_rf(p);
-}
-
-/* Fake trees live on tmpfs where there is one: tens of thousands of mkdir
- * take a fraction of a second there and seconds on a disk. */
-static char *make_tmpdir(void)
-{
-	const char *dirs[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
-
-	for (unsigned i = 0; i < ELEMENTSOF(dirs); i++) {
-		char *p = NULL;
-		if (!dirs[i] || access(dirs[i], W_OK) < 0)
-			continue;
-		assert_true(asprintf(&p, "%s/acctd-layout-XXXXXX", dirs[i]) > 0);
-		if (mkdtemp(p))
-			return p;
-		free(p);
-	}
-	fail_msg("no writable temporary directory");
-	return NULL;
-}
-
-/* A hybrid tree: unified/ (v2), memory/, cpu,cpuacct/ with cpu and cpuacct
- * symlinks, as systemd mounts them on hybrid hosts. */
-static void make_hybrid(const char *base)
-{
-	xmkdir(base, "unified");
-	xwrite(base, "unified/cgroup.controllers", "");
-	xmkdir(base, "memory");
-	xwrite(base, "memory/memory.usage_in_bytes", "0\n");
-	xmkdir(base, "cpu,cpuacct");
-	xsymlink("cpu,cpuacct", base, "cpu");
-	xsymlink("cpu,cpuacct", base, "cpuacct");
-}
-
-/* ---- layout ---------------------------------------------------------------- */
 
 static void test_layout_v2(void **state)
 {
-	_cleanup_free_ char *base = make_tmpdir();
+	_cleanup_free_ char *base = make_tmpdir("acctd-layout");
 	struct acct_cgroup_layout *l = NULL;
 
 	xwrite(base, "cgroup.controllers", "cpuset cpu io memory pids\n");
@@ -167,7 +51,7 @@ static void test_layout_v2(void **state)
 
 static void test_layout_hybrid(void **state)
 {
-	_cleanup_free_ char *base = make_tmpdir();
+	_cleanup_free_ char *base = make_tmpdir("acctd-layout");
 	_cleanup_free_ char *unified = xjoin(base, "unified");
 	_cleanup_free_ char *memory = xjoin(base, "memory");
 	_cleanup_free_ char *cpu = xjoin(base, "cpu");
@@ -198,7 +82,7 @@ static void test_layout_hybrid(void **state)
 
 static void test_layout_legacy(void **state)
 {
-	_cleanup_free_ char *base = make_tmpdir();
+	_cleanup_free_ char *base = make_tmpdir("acctd-layout");
 	_cleanup_free_ char *memory = xjoin(base, "memory");
 	_cleanup_free_ char *comount = xjoin(base, "cpu,cpuacct");
 	_cleanup_free_ char *cpu = xjoin(base, "cpu");
@@ -232,7 +116,7 @@ static void test_layout_legacy(void **state)
 
 static void test_layout_none(void **state)
 {
-	_cleanup_free_ char *base = make_tmpdir();
+	_cleanup_free_ char *base = make_tmpdir("acctd-layout");
 	_cleanup_free_ char *missing = xjoin(base, "missing");
 	_cleanup_free_ char *file = xjoin(base, "file");
 	struct acct_cgroup_layout *l = NULL;
