@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
 """fakecg - a fake cgroupfs for acctd's integration tests and benchmarks.
+The file is long because it models every file acctd reads, in three layouts
+(v2, hybrid, legacy), with the kernel's formats; the model is described below.
 
 Builds realistic cgroup trees in an ordinary directory and scripts changes to
 them: values, creation, removal, and broken files. Python 3 standard library

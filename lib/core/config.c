@@ -1,5 +1,6 @@
 /* config.c - acctd's configuration: built-in defaults, the INI files (read with
  * inih), the validation of every key, command-line overrides and the dump.
+ * It is long because of the keys[] table (see below), not because of code.
  *
  * One table (keys[] below) names every key: its section, its kind of value, the
  * field it sets and the range it accepts. Loading, acct_config_set() and the

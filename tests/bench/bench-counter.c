@@ -1,5 +1,7 @@
 /* bench-counter.c - benchmark of the counter engine (lib/percpu/counter.h) against
- * honest baselines, all measured in one harness.
+ * honest baselines, all measured in one harness. The file is long because each
+ * baseline (shared atomic, mutex, percpu_counter, LongAdder, plain) is written
+ * out here in full, so that all of them run in the same harness.
  *
  * Updates (the table to compare): at each thread count (default 1, 2, 4, 8)
  * thread i is pinned to the i-th CPU this process may run on (modulo their

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
 """bench-sampling.py - the sampling benchmark of acctd (issue 3, "Benchmark").
+The file is long because it builds real cgroup trees, drives three readers
+(acctd, a reference reader, systemd-cgtop) and reports their figures in one run.
 
 At each size (default 1,000 and 10,000 cgroups) it measures, in one run:
 
