@@ -100,7 +100,8 @@ static void show_cgroup(struct json_object *cg)
 		print_field("CPU rate", "%s cores now; %.2f, %.2f, %.2f over 1, 5, 15 min%s",
 			    rate ? fmt_2f(jdouble_or(rate, "value", 0)).s : "-", jdouble_or(x, "avg1", 0),
 			    jdouble_or(x, "avg5", 0), jdouble_or(x, "avg15", 0), age_text(rate, ab));
-	}
+	} else
+		print_field("CPU rate", "-"); /* CPU time not read (twice): no rate, not 0 */
 	x = jget(cg, "load");
 	if (x)
 		print_field("Load", "%.2f, %.2f, %.2f over 1, 5, 15 min%s", jdouble_or(x, "avg1", 0),

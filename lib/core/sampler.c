@@ -430,10 +430,12 @@ static void sample_memory(struct sample_ctx *x)
 	int i = ms ? acct_ledger_memstat_find(x->w->s->ledger,
 					      x->st->memory_v1 ? "total_inactive_file" : "inactive_file")
 		   : -ENOENT;
-	if (i >= 0) {
-		int64_t m = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
-		inactive = m > 0 ? m : 0;
-	}
+	if (i < 0)
+		return; /* no inactive_file read yet: the working set is unknown, not the memory */
+	int64_t m = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
+	if (m < 0)
+		return;
+	inactive = m;
 	acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > inactive ? (int64_t)v - inactive : 0);
 }
 
@@ -451,6 +453,7 @@ static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 		acct_rate_avg_update(&st->rate_avg, rate, dt);
 		for (int i = 0; i < 3; i++)
 			acct_cgroup_set_double(&x->cg->cpu_rate_avg_bits[i], st->rate_avg.avg[i]);
+		__atomic_store_n(&x->cg->cpu_rate_known, true, __ATOMIC_RELEASE);
 	}
 	st->last_cpu_usec = usage_usec;
 	st->last_cpu_at = now_us;
@@ -1059,7 +1062,10 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct cg_state *st = v[i]->sampler_state;
-		if (!st)
+		/* A cgroup whose own threads were not read (no threads file in
+		 * its hierarchies, or the read failed) has no load and no task
+		 * count: absent, not the sum of its children alone. */
+		if (!st || !st->load_valid)
 			continue;
 		unsigned periods = 1;
 		if (st->load_at && now_us > st->load_at)
