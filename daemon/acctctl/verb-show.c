@@ -183,15 +183,13 @@ static void show_cgroup(struct json_object *cg)
 		json_object_object_foreach(x, k, v) {
 			char *cells[3];
 			int64_t n = json_object_get_int64(v);
-			if (strcmp(k, "age_us") == 0)
-				continue;
 			cells[0] = cell_str(&t, k);
 			cells[1] = cell_str(&t, memstat_is_count(k) ? fmt_int(n).s : fmt_bytes(n).s);
 			cells[2] = cell_str(&t, fmt_int(n).s);
 			table_add(&t, cells);
 		}
 		putchar('\n');
-		if (arg_legend && jint(x, "age_us", &d))
+		if (arg_legend && jint(cg, "memory_stat_age_us", &d))
 			printf("memory.stat read %s ago:\n", fmt_age(d).s);
 		table_print(stdout, &t, arg_legend, 0);
 		table_done(&t);

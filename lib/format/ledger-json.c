@@ -426,13 +426,15 @@ int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const
 			put_key(b, &first, acct_ledger_memstat_key(l, i));
 			put_i64(b, v);
 		}
-		if (slow_age != UINT64_MAX) {
-			put_plain_key(b, &first, "age_us");
-			put_i64(b, (int64_t)slow_age);
-		}
 		PUT(b, "}");
 	} else
 		PUT(b, "null");
+	/* Its age beside it, so that memory_stat holds the kernel's keys only. */
+	if (ms && slow_age != UINT64_MAX) {
+		PUT(b, ",\"memory_stat_age_us\":");
+		put_i64(b, (int64_t)slow_age);
+	} else
+		PUT(b, ",\"memory_stat_age_us\":null");
 
 	PUT(b, ",\"numa\":");
 	if (__atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE)) {
