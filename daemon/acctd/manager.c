@@ -435,6 +435,19 @@ static void arm_timers(struct manager *m)
 	event_add(m->ev_rescan, &tv);
 }
 
+static void warn_unmatched_glob(bool include, const char *glob, void *userdata)
+{
+	log_warning("[cgroups] %s glob '%s' matches no cgroup", include ? "include" : "exclude", glob);
+}
+
+/* After the scan that follows the start or a reload, once: the filter globs
+ * that select nothing would otherwise fail silently. */
+static void warn_unmatched_filters(struct manager *m)
+{
+	acct_discovery_unmatched(m->discovery, warn_unmatched_glob, NULL);
+	metrics_warn_unmatched(m);
+}
+
 static void apply_filter(struct manager *m)
 {
 	struct acct_discovery_filter f = {
@@ -484,6 +497,7 @@ int manager_reload(struct manager *m)
 			log_warning_errno(r, "Failed to start resolving admin_group, keeping the previous one: %m");
 	}
 	(void)acct_discovery_scan(m->discovery, on_discovery, m);
+	warn_unmatched_filters(m);
 	arm_timers(m);
 	m->reload_outcome = MANAGER_RELOAD_OK;
 	m->reload_error[0] = 0;
@@ -668,6 +682,7 @@ int manager_start(struct manager *m)
 	r = acct_discovery_scan(m->discovery, on_discovery, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to walk the cgroup hierarchies: %m");
+	warn_unmatched_filters(m);
 	uint64_t live;
 	acct_ledger_counts(m->ledger, &live, NULL);
 	log_info("Found %" PRIu64 " cgroups", live);
