@@ -71,6 +71,8 @@ struct cg_state {
 	bool fast_once;
 	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
 	bool memsw_valid;
+	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
+	bool own_memory_valid;
 };
 
 struct worker {
@@ -420,10 +422,16 @@ static void sample_memory(struct sample_ctx *x)
 		fail(x, ACCT_ERR_GARBAGE);
 		return;
 	}
-	struct acct_reading old;
-	if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old))
-		acct_drift_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
-	acct_cgroup_set(x->cg, ACCT_Q_MEMORY, (int64_t)v);
+	x->st->own_memory = (int64_t)v;
+	x->st->own_memory_valid = true;
+	/* The root's memory is defined from this reading and its children's
+	 * after the pass (acct_sampler_root_memory()). */
+	if (strcmp(x->cg->path, "/") != 0) {
+		struct acct_reading old;
+		if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old))
+			acct_drift_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
+		acct_cgroup_set(x->cg, ACCT_Q_MEMORY, (int64_t)v);
+	}
 	/* working set = current - inactive_file, with the latest inactive_file */
 	int64_t *ms = __atomic_load_n(&x->cg->memstat, __ATOMIC_ACQUIRE);
 	int64_t inactive = 0;
@@ -764,9 +772,9 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 				sample_slow(&x);
 			sample_memory(&x);
 			if (slow && st->memsw_valid) {
-				struct acct_reading mem;
-				if (acct_cgroup_get(cg, ACCT_Q_MEMORY, true, &mem))
-					acct_cgroup_set(cg, ACCT_Q_SWAP, st->memsw > mem.value ? st->memsw - mem.value : 0);
+				if (st->own_memory_valid) /* memsw is this cgroup's own memory + swap */
+					acct_cgroup_set(cg, ACCT_Q_SWAP,
+							st->memsw > st->own_memory ? st->memsw - st->own_memory : 0);
 				st->memsw_valid = false;
 			}
 			sample_cpu(&x, now_us);
@@ -1080,6 +1088,36 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 		acct_cgroup_set(v[i], ACCT_Q_TASKS, st->own_threads);
 		__atomic_store_n(&v[i]->sampled_us[ACCT_GROUP_LOAD], now_us, __ATOMIC_RELAXED);
 	}
+}
+
+/* The root's memory, defined once for every layout: the larger of the root's
+ * own reading and the sum of its top-level children's memory.
+ *   v2: the kernel's root has no memory.current, so the sum of the top level
+ *       (what the root's page counter holds: every page charged to a cgroup).
+ *   v1 (hybrid, legacy): the root's memory.usage_in_bytes is computed from its
+ *       file and anon page counts and leaves out the kernel memory (slab,
+ *       stacks, page tables) that its children's page counters charge, so it
+ *       can be below their sum; the larger of the two.
+ *   A --cgroup-root tree whose root is a cgroup with its own counter: that
+ *       reading, which the kernel's hierarchy keeps at or above the sum.
+ * So a root is never smaller than the sum of its children. Not
+ * MemTotal - MemAvailable of /proc/meminfo (systemd-cgtop's root figure): the
+ * page cache that MemAvailable counts as available is charged to the
+ * children, so that figure can fall below their sum. */
+void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n)
+{
+	(void)s;
+	if (n == 0 || strcmp(cgs[0]->path, "/") != 0)
+		return;
+	const struct cg_state *st = cgs[0]->sampler_state;
+	int64_t own = st && st->own_memory_valid ? st->own_memory : -1, top = -1;
+	for (size_t i = 1; i < n; i++) {
+		struct acct_reading rd;
+		if (cgs[i]->depth == 1 && acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd))
+			top = MAX(top, (int64_t)0) + rd.value;
+	}
+	if (MAX(own, top) >= 0) /* else nothing holds memory accounting: absent */
+		acct_cgroup_set(cgs[0], ACCT_Q_MEMORY, MAX(own, top));
 }
 
 void acct_sampler_fd_stats(const struct acct_sampler *s, uint64_t *ret_cached, bool *ret_degraded)

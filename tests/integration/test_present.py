@@ -115,3 +115,75 @@ def test_no_cpu_accounting_is_absent(memory_only, tmp_path):
             "invented CPU rate %r" % series(page, "acctd_cpu_rate_cores").get(memory_only)
         assert memory_only not in series(page, "acctd_cpu_rate_average_cores")
         assert "/" in series(page, "acctd_cpu_rate_cores")
+
+
+# ---- the root's memory ---------------------------------------------------------------
+
+def top_level_sum(cgroups, memory):
+    """Sum of memory(c) over the live top-level cgroups that have it."""
+    return sum(memory(c) for c in cgroups
+               if c["path"] != "/" and c["path"].count("/") == 1 and c["state"] == "live" and memory(c) is not None)
+
+
+def test_root_memory_real_host(tmp_path):
+    """On this host's layout the root's memory is never below the sum of its
+    top-level children, and the state file, List, Get, Status and /metrics
+    give the same figure for it (each compared within one pass)."""
+    d, metrics, address = start(tmp_path)
+    with d:
+        metrics.wait()
+        doc = d.next_state(2)
+        root = acctd.value(live(doc, "/"), "memory")
+        assert root is not None, live(doc, "/")
+        top = top_level_sum(doc["cgroups"], lambda c: acctd.value(c, "memory"))
+        assert root >= top, "root %d < its top level %d" % (root, top)
+        # the state file's Status document is written with the same pass
+        assert doc["reconciliation"]["root_memory"] == root
+
+        # List: one reply holds the root and its children
+        lst = run_ctl(["--json=short", "list", "--depth=1"], address)
+        assert lst.returncode == 0, lst.stderr
+        rows = [json.loads(l) for l in lst.stdout.splitlines()]
+        root_row = [r for r in rows if r["path"] == "/"][0]
+        mem = lambda r: r["memory"]["value"] if r["memory"] else None
+        assert mem(root_row) >= top_level_sum(rows, mem)
+
+        # Status and Get between two Status calls of the same pass agree
+        for _ in range(20):
+            s1 = json.loads(run_ctl(["--json=short", "status"], address).stdout)
+            got = json.loads(run_ctl(["--json=short", "show", "/"], address).stdout)
+            s2 = json.loads(run_ctl(["--json=short", "status"], address).stdout)
+            if s1["reconciliation"]["passes"] == s2["reconciliation"]["passes"]:
+                assert got["values"]["memory"]["value"] == s1["reconciliation"]["root_memory"], (got, s1)
+                break
+        else:
+            pytest.fail("no two Status calls within one pass")
+
+        # /metrics: the root's series and the reconciliation's root figure
+        for _ in range(20):
+            page, _ = metrics.page()
+            a = series(page, "acctd_memory_bytes").get("/")
+            b = [v for k, v in series(page, "acctd_reconcile_root_memory_bytes").items()]
+            if a is not None and b and a == b[0]:
+                break
+        else:
+            pytest.fail("/metrics: root %r, reconciliation %r" % (a, b))
+
+
+@pytest.mark.parametrize("fakecg", ["v2", "hybrid", "legacy"], indirect=True)
+def test_root_memory_layouts(fakecg, tmp_path):
+    """v2: the root has no memory.current, so its memory is the sum of the
+    top level; v1: its own usage_in_bytes when that is the larger (a fake
+    tree's root charges pages of its own)."""
+    fs = fakecg
+    fs.mkdir("/a.slice/x.service", memory=8 << 20, procs=[10])
+    fs.mkdir("/b.slice", memory=4 << 20, procs=[11])
+    if fs.mode != "v2":
+        fs.set_memory("/", 2 << 20)
+    doc = acctd.dump(fs.root)
+    cgs = acctd.by_path(doc)
+    top = fs.expected("/a.slice")["memory_bytes"] + fs.expected("/b.slice")["memory_bytes"]
+    want = top if fs.mode == "v2" else fs.expected("/")["memory_bytes"]
+    assert want >= top
+    assert acctd.value(cgs["/"], "memory") == want
+    assert doc["reconciliation"]["root_memory"] == want
