@@ -1,5 +1,6 @@
 """What acctd presents for values it never read and for the root, on this
-host's real cgroups (root only; the hybrid or legacy layout where noted).
+host's real cgroups (as root; the cgroup without CPU accounting needs a v1
+memory hierarchy) and on fake trees of each layout.
 
 A cgroup that exists only in the v1 memory hierarchy has no CPU accounting:
 its CPU time, CPU rate and their averages are absent everywhere (null in the
@@ -18,7 +19,7 @@ import acctd
 from test_acctctl import base_env, run_ctl
 from test_metrics import Metrics, free_port, series
 
-pytestmark = pytest.mark.skipif(not acctd.is_root(), reason="needs root to create cgroups")
+needs_root = pytest.mark.skipif(not acctd.is_root(), reason="needs root to create real cgroups")
 
 V1_MEMORY = "/sys/fs/cgroup/memory"
 
@@ -69,6 +70,7 @@ def list_row(text, path):
     raise AssertionError("%s not in list output:\n%s" % (path, text))
 
 
+@needs_root
 def test_no_cpu_accounting_is_absent(memory_only, tmp_path):
     d, metrics, address = start(tmp_path)
     with d:
@@ -125,6 +127,7 @@ def top_level_sum(cgroups, memory):
                if c["path"] != "/" and c["path"].count("/") == 1 and c["state"] == "live" and memory(c) is not None)
 
 
+@needs_root
 def test_root_memory_real_host(tmp_path):
     """On this host's layout the root's memory is never below the sum of its
     top-level children, and the state file, List, Get, Status and /metrics
@@ -187,3 +190,19 @@ def test_root_memory_layouts(fakecg, tmp_path):
     assert want >= top
     assert acctd.value(cgs["/"], "memory") == want
     assert doc["reconciliation"]["root_memory"] == want
+
+
+@pytest.mark.parametrize("fakecg", ["v2", "hybrid"], indirect=True)
+def test_working_set_needs_inactive_file(fakecg, tmp_path):
+    """The working set is memory minus inactive_file: without a memory.stat to
+    give inactive_file it is absent, not the memory itself."""
+    fs = fakecg
+    fs.mkdir("/a.service", memory=8 << 20, procs=[10])
+    fs.mkdir("/b.service", memory=8 << 20, procs=[11])
+    fs.vanish("/a.service", "memory.stat")
+    cgs = acctd.by_path(acctd.dump(fs.root))
+    assert acctd.value(cgs["/a.service"], "memory") == fs.expected("/a.service")["memory_bytes"]
+    assert cgs["/a.service"]["values"]["memory.working_set"] is None, cgs["/a.service"]["values"]
+    assert cgs["/a.service"]["memory_stat"] is None
+    # the control: with memory.stat it is there
+    assert acctd.value(cgs["/b.service"], "memory.working_set") is not None
