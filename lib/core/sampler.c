@@ -183,8 +183,10 @@ static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgr
 		if (!acct1)
 			SET(F_CPU_STAT, "cpu.stat", ACCT_HIER_UNIFIED);
 		if (L->v2_memory) {
+			/* The kernel's root has no memory.current (absent: not an
+			 * error); a --cgroup-root tree's root may (acct_sampler_root_memory()). */
+			SET(F_MEMORY, "memory.current", ACCT_HIER_UNIFIED);
 			if (!root) {
-				SET(F_MEMORY, "memory.current", ACCT_HIER_UNIFIED);
 				SET(F_MEMORY_PEAK, "memory.peak", ACCT_HIER_UNIFIED);
 				SET(F_MEMORY_MAX, "memory.max", ACCT_HIER_UNIFIED);
 				SET(F_MEMORY_HIGH, "memory.high", ACCT_HIER_UNIFIED);
