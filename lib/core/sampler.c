@@ -17,10 +17,11 @@
  * hierarchy placed them. So no cgroup counts a thread twice and the root,
  * whose hierarchy holds every thread, counts each exactly once.
  *
- * acctd's own sampling threads are counted as threads but never as active:
- * a worker is running because it is sampling (it reads /proc/<tid>/stat),
- * just as the kernel's sampler runs in the timer interrupt and not as a
- * task. */
+ * The sampler's own threads are counted as threads but never as active:
+ * a worker is running because it is sampling (it reads /proc/<tid>/stat), and
+ * the thread that started the pass (acctd's main thread) may still be running
+ * to start it, just as the kernel's sampler runs in the timer interrupt and
+ * not as a task. acctd's other threads count as any other. */
 #include "sampler.h"
 
 #include <dirent.h>
@@ -114,6 +115,7 @@ struct acct_sampler {
 	bool stop;
 	unsigned running;    /* workers still in the pass */
 	unsigned started;    /* workers that have published their tid */
+	pid_t starter_tid;   /* the thread that started the current pass */
 	bool busy;
 
 	struct acct_cgroup **work;
@@ -729,9 +731,12 @@ struct thread_count {
 	struct worker *w;
 };
 
-/* A thread of this sampler: running now only because it samples. */
+/* A thread of this sampler, running now only because a pass runs: a worker,
+ * or the thread that started the pass (it may not have gone to sleep yet). */
 static bool is_sampler_thread(const struct acct_sampler *s, int tid)
 {
+	if (tid == s->starter_tid)
+		return true;
 	for (unsigned i = 0; i < s->nr_workers; i++)
 		if (s->workers[i].tid == tid)
 			return true;
@@ -981,6 +986,7 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->now_us = now_us;
 	s->started_us = acct_now_us();
 	s->busy = true;
+	s->starter_tid = gettid();
 	s->running = s->nr_workers;
 	s->generation++;
 	pthread_cond_broadcast(&s->cond);
