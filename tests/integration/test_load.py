@@ -270,6 +270,7 @@ def test_real_root_tasks_equal_threads(real_cgroups, procs):
     # in between may have been too; acctd's own (main + 2 workers + libraries'
     # helpers) are in neither set: at most 8.
     lo, hi = len(before & after), len(before | after) + 8
+    print(dict(tasks=tasks, lo=lo, hi=hi))
     assert lo <= tasks <= hi, (tasks, lo, hi)
 
 
