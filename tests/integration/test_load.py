@@ -122,8 +122,9 @@ def procs():
 TREES = {"unified": ["unified"], "memory": ["memory"], "cpuacct": ["cpu,cpuacct"]}  # fakecg's tree names
 
 
-LAYOUT_KINDS = {
-    # where the same threads sit, in two hierarchies at different paths
+# The two hierarchies in which the fake places the same threads at different
+# paths (pure v2 has one).
+TWO_HIERARCHIES = {
     "v2": None,
     "hybrid": ("unified", "memory"),
     "legacy": ("memory", "cpuacct"),
@@ -141,7 +142,7 @@ def test_fake_tree_counts_each_thread_once(fakecg, procs):
     spin = procs().tids  # 1 thread, R
     other = procs(1).tids  # 2 threads, S
     fs.set_procs("/", [sleeper.pid])
-    kinds = LAYOUT_KINDS[fs.mode]
+    kinds = TWO_HIERARCHIES[fs.mode]
     if kinds is None:
         fs.mkdir("/a", procs=sleeper.tids[1:])
         fs.mkdir("/a/b", procs=spin + other)
