@@ -3,7 +3,25 @@
  * The file is long because each controller file the sampler reads (memory,
  * cpu/cpuacct, PSI, tasks, v1 and v2 variants) needs its own small reader
  * with its error classification; they share the workers' descriptor cache
- * and pass bookkeeping, which would otherwise have to become public. */
+ * and pass bookkeeping, which would otherwise have to become public.
+ *
+ * Threads and load. Each thread is in exactly one cgroup of every hierarchy,
+ * and the hierarchies place it independently (on a hybrid host a process can
+ * sit in the unified root and in /process_api/x of the v1 memory tree). A
+ * cgroup's threads are therefore taken from one hierarchy only, the first of
+ * threads_order[] that the cgroup is in: unified (v2 and hybrid hosts), else
+ * v1 memory, cpuacct, cpu (legacy hosts; cgroups that exist only in v1 trees on
+ * hybrid ones). Its hierarchical count adds only descendants that take their
+ * threads from the same hierarchy: a descendant counted from another
+ * hierarchy holds threads that are already counted, wherever that other
+ * hierarchy placed them. So no cgroup counts a thread twice and the root,
+ * whose hierarchy holds every thread, counts each exactly once.
+ *
+ * The sampler's own threads are counted as threads but never as active:
+ * a worker is running because it is sampling (it reads /proc/<tid>/stat), and
+ * the thread that started the pass (acctd's main thread) may still be running
+ * to start it, just as the kernel's sampler runs in the timer interrupt and
+ * not as a task. acctd's other threads count as any other. */
 #include "sampler.h"
 
 #include <dirent.h>
@@ -65,6 +83,7 @@ struct cg_state {
 	uint64_t load_at;
 	unsigned own_threads, own_active; /* from the last LOAD pass */
 	bool load_valid;
+	unsigned tree_threads, tree_active; /* own + descendants', acct_sampler_aggregate_load() */
 	size_t agg_slot;                  /* acct_sampler_aggregate_load()'s index, during it */
 	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
 	size_t percpu_n;
@@ -77,6 +96,7 @@ struct worker {
 	struct acct_sampler *s;
 	pthread_t thread;
 	unsigned index;
+	pid_t tid;                    /* set before acct_sampler_new() returns */
 	struct acct_pass_report part; /* this worker's share of the current pass */
 	double cpu_seconds;
 	char *buf;
@@ -94,6 +114,8 @@ struct acct_sampler {
 	uint64_t generation; /* bumped to start a pass */
 	bool stop;
 	unsigned running;    /* workers still in the pass */
+	unsigned started;    /* workers that have published their tid */
+	pid_t starter_tid;   /* the thread that started the current pass */
 	bool busy;
 
 	struct acct_cgroup **work;
@@ -157,6 +179,17 @@ uint64_t acct_drift_percentile(const struct acct_drift_hist *h, double pct)
 
 /* ---- per-cgroup state ---------------------------------------------------- */
 
+/* Where a cgroup's threads (tasks, load) are listed: the first hierarchy of
+ * this table that the cgroup is in, and only there (see the top of the file:
+ * counting a thread in two hierarchies counts it twice). The unified tree
+ * comes first because it holds every process on v2 and hybrid hosts. */
+static const struct file_spec threads_order[] = {
+	{ "cgroup.threads", ACCT_HIER_UNIFIED },
+	{ "tasks", ACCT_HIER_MEMORY },
+	{ "tasks", ACCT_HIER_CPUACCT },
+	{ "tasks", ACCT_HIER_CPU },
+};
+
 /* Choose, for each role, the file name and tree that this layout and this
  * cgroup's hierarchies provide. */
 static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgroup *cg, struct cg_state *st)
@@ -177,7 +210,6 @@ static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgr
 		SET(F_PSI_CPU, "cpu.pressure", ACCT_HIER_UNIFIED);
 		SET(F_PSI_MEMORY, "memory.pressure", ACCT_HIER_UNIFIED);
 		SET(F_PSI_IO, "io.pressure", ACCT_HIER_UNIFIED);
-		SET(F_THREADS, "cgroup.threads", ACCT_HIER_UNIFIED);
 		if (!acct1)
 			SET(F_CPU_STAT, "cpu.stat", ACCT_HIER_UNIFIED);
 		if (L->v2_memory) {
@@ -203,18 +235,19 @@ static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgr
 		if (!root)
 			SET(F_MEMORY_MAX, "memory.limit_in_bytes", ACCT_HIER_MEMORY);
 		SET(F_SWAP, "memory.memsw.usage_in_bytes", ACCT_HIER_MEMORY);
-		if (!st->spec[F_THREADS].name)
-			SET(F_THREADS, "tasks", ACCT_HIER_MEMORY);
 	}
 	if (acct1) {
 		SET(F_CPUACCT_USAGE, "cpuacct.usage", ACCT_HIER_CPUACCT);
 		SET(F_CPUACCT_PERCPU, "cpuacct.usage_percpu", ACCT_HIER_CPUACCT);
 		SET(F_CPUACCT_STAT, "cpuacct.stat", ACCT_HIER_CPUACCT);
-		if (!st->spec[F_THREADS].name)
-			SET(F_THREADS, "tasks", ACCT_HIER_CPUACCT);
 	}
 	if (cpu1 && !(uni && L->v2_cpu))
 		SET(F_CPU_STAT_V1, "cpu.stat", ACCT_HIER_CPU);
+	for (size_t i = 0; i < ELEMENTSOF(threads_order); i++)
+		if (h & (1u << threads_order[i].tree)) {
+			SET(F_THREADS, threads_order[i].name, threads_order[i].tree);
+			break;
+		}
 #undef SET
 	st->hierarchies = h;
 }
@@ -698,6 +731,18 @@ struct thread_count {
 	struct worker *w;
 };
 
+/* A thread of this sampler, running now only because a pass runs: a worker,
+ * or the thread that started the pass (it may not have gone to sleep yet). */
+static bool is_sampler_thread(const struct acct_sampler *s, int tid)
+{
+	if (tid == s->starter_tid)
+		return true;
+	for (unsigned i = 0; i < s->nr_workers; i++)
+		if (s->workers[i].tid == tid)
+			return true;
+	return false;
+}
+
 static int count_thread(int tid, void *userdata)
 {
 	struct thread_count *t = userdata;
@@ -705,6 +750,8 @@ static int count_thread(int tid, void *userdata)
 	char state;
 
 	t->threads++;
+	if (is_sampler_thread(t->w->s, tid))
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -800,6 +847,11 @@ static void *worker_main(void *arg)
 	struct acct_sampler *s = w->s;
 	uint64_t seen = 0;
 
+	pthread_mutex_lock(&s->lock);
+	w->tid = gettid();
+	s->started++;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		while (!s->stop && s->generation == seen)
@@ -877,6 +929,13 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 			return -r;
 		s->nr_workers++;
 	}
+	/* Every tid known before the first pass, so that no worker is ever
+	 * counted as active (count_thread()); the lock orders the stores before
+	 * the workers' reads. */
+	pthread_mutex_lock(&s->lock);
+	while (s->started < s->nr_workers)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -927,6 +986,7 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->now_us = now_us;
 	s->started_us = acct_now_us();
 	s->busy = true;
+	s->starter_tid = gettid();
 	s->running = s->nr_workers;
 	s->generation++;
 	pthread_cond_broadcast(&s->cond);
@@ -1032,7 +1092,10 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 			st->agg_slot = i;
 	}
 	/* Each parent's slot by a hash lookup of its path and its recorded slot
-	 * (checked: a record outside cgs may carry an old one): O(n) in all. */
+	 * (checked: a record outside cgs may carry an old one): O(n) in all. A
+	 * child that lists its threads in another hierarchy than its parent is
+	 * no child for the sums: its threads are counted where that parent's
+	 * hierarchy placed them (see the top of the file). */
 	for (size_t i = 0; i < n; i++) {
 		struct cg_state *st = v[i]->sampler_state;
 		if (st && st->load_valid) {
@@ -1045,16 +1108,18 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 		struct acct_cgroup *p = acct_ledger_find(s->ledger, parent_path(v[i]->path, buf, sizeof(buf)));
 		if (!p || !p->sampler_state)
 			continue;
-		size_t j = ((struct cg_state *)p->sampler_state)->agg_slot;
-		if (j > i && j < n && v[j] == p)
+		const struct cg_state *pst = p->sampler_state;
+		size_t j = pst->agg_slot;
+		if (j > i && j < n && v[j] == p && st && st->spec[F_THREADS].name && pst->spec[F_THREADS].name &&
+		    st->spec[F_THREADS].tree == pst->spec[F_THREADS].tree)
 			parent[i] = j;
 	}
 	acct_load_sum_tree(parent, n, threads, active);
 	for (size_t i = 0; i < n; i++) {
 		struct cg_state *st = v[i]->sampler_state;
 		if (st) {
-			st->own_threads = threads[i]; /* now hierarchical */
-			st->own_active = active[i];
+			st->tree_threads = threads[i];
+			st->tree_active = active[i];
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1065,13 +1130,13 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 		if (st->load_at && now_us > st->load_at)
 			periods = (unsigned)MAX((now_us - st->load_at + 2500000) / 5000000, 1u);
 		if (periods > 1)
-			acct_loadavg_update_missed(&st->load, st->own_active, periods);
+			acct_loadavg_update_missed(&st->load, st->tree_active, periods);
 		else
-			acct_loadavg_update(&st->load, st->own_active);
+			acct_loadavg_update(&st->load, st->tree_active);
 		st->load_at = now_us;
 		for (int k = 0; k < 3; k++)
 			__atomic_store_n(&v[i]->loadavg[k], st->load.avenrun[k], __ATOMIC_RELAXED);
-		acct_cgroup_set(v[i], ACCT_Q_TASKS, st->own_threads);
+		acct_cgroup_set(v[i], ACCT_Q_TASKS, st->tree_threads);
 		__atomic_store_n(&v[i]->sampled_us[ACCT_GROUP_LOAD], now_us, __ATOMIC_RELAXED);
 	}
 }
