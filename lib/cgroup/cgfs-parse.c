@@ -18,7 +18,11 @@
  * PSI averages are read as fixed point for the same reason (no strtod()).
  *
  * Parsers that report through a callback validate the whole buffer before the
- * first call, so a malformed file never reaches the caller half-applied. */
+ * first call, so a malformed file never reaches the caller half-applied.
+ *
+ * The file is long because every kernel file format (about fifteen, v1 and v2)
+ * has its own strict parser, and they all share the lexer below (line_end(),
+ * scan_u64(), scan_key()), which would otherwise have to become public. */
 #include "cgfs-parse.h"
 
 #include <errno.h>
