@@ -4,8 +4,9 @@
  * hierarchies and inodes), its quantities (counters of the counter engine:
  * memory, CPU time, throttling, PSI stall totals, limits, tasks), a per-node
  * memory breakdown in a counter's node sums, the keys of memory.stat as the
- * kernel reports them, derived values (CPU rate and its 1/5/15-minute averages,
- * a load average, PSI averages) and the time each group of values was read.
+ * kernel reports them, block I/O per device (devices interned per ledger),
+ * derived values (CPU rate and its 1/5/15-minute averages, I/O rates, a load
+ * average, PSI averages) and the time each group of values was read.
  *
  * Concurrency. The table is a liburcu lock-free hash table: request handlers
  * look cgroups up and iterate without locks inside rcu_read_lock(), while the
