@@ -327,8 +327,9 @@ static void test_every_key(void **state)
 {
 	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
 	_cleanup_free_ char *path = data_path("config/full.conf");
-	static const char *const include[] = { "system.slice/*", "user.slice/*", "machine.slice", NULL };
-	static const char *const exclude[] = { "system.slice/boring.service", "*.scope", NULL };
+	/* relative to the root: the leading "/" added (test_relative_globs) */
+	static const char *const include[] = { "/system.slice/*", "/user.slice/*", "/machine.slice", NULL };
+	static const char *const exclude[] = { "/system.slice/boring.service", "*.scope", NULL };
 	struct acct_config_diag diag = {};
 
 	assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
@@ -809,6 +810,59 @@ static void test_missing_files(void **state)
 	free(missing);
 }
 
+/* --config "" and --config-dropins "": no file at all, the built-in defaults
+ * (docs/acctd.md: "" means none). */
+static void test_no_files(void **state)
+{
+	struct tmp *t = *state;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	struct acct_config_diag diag = {};
+	const char *dir = tmp_mkdir(t, "only.conf.d");
+
+	assert_int_equal(acct_config_load("", "", &c, &diag), 0);
+	assert_null(diag.error);
+	assert_defaults(c);
+	assert_null(c->sources[0]);
+	c = acct_config_free(c);
+
+	/* no main file, but the drop-ins */
+	tmp_write(t, "only.conf.d/10-a.conf", "[log]\nlevel = debug\n");
+	assert_int_equal(acct_config_load("", dir, &c, &diag), 0);
+	assert_null(diag.error);
+	assert_int_equal(c->log_level, ACCT_LOG_DEBUG);
+	assert_non_null(c->sources[0]);
+	assert_non_null(strstr(c->sources[0], "10-a.conf"));
+	assert_null(c->sources[1]);
+}
+
+/* Globs written relative to the root, as conf/acctd.conf says they are, match
+ * the "/a/b" paths acctd matches them against: they get the leading "/";
+ * absolute globs and those starting with '*' stay as written. */
+static void test_relative_globs(void **state)
+{
+	struct tmp *t = *state;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	static const char *const inc[] = { "/system.slice/*", "*.scope", "/user.slice", "/?x[ab]", NULL };
+	static const char *const exc[] = { "/system.slice/noisy.service", "/init.scope", NULL };
+	static const char *const minc[] = { "/system.slice", NULL };
+	static const char *const mexc[] = { "/user.slice/*", NULL };
+	struct acct_config_diag diag = {};
+	const char *main_file = tmp_write(t, "main.conf",
+					  "[cgroups]\ninclude = system.slice/* *.scope /user.slice ?x[ab]\n"
+					  "exclude = system.slice/noisy.service /init.scope\n"
+					  "[metrics]\ninclude = system.slice\nexclude = user.slice/*\n");
+
+	assert_int_equal(acct_config_load(main_file, "", &c, &diag), 0);
+	assert_null(diag.error);
+	assert_strv(c->include, inc);
+	assert_strv(c->exclude, exc);
+	assert_strv(c->metrics_include, minc);
+	assert_strv(c->metrics_exclude, mexc);
+	assert_int_equal(acct_config_set(c, "cgroups", "include", "a/b", "override", &diag), 0);
+	static const char *const ab[] = { "/a/b", NULL };
+	assert_strv(c->include, ab);
+}
+
 /* Unreadable files say why (only testable without CAP_DAC_OVERRIDE). */
 static void test_unreadable(void **state)
 {
@@ -925,8 +979,8 @@ static void test_dump(void **state)
 	assert_non_null(strstr(text, path));
 	assert_non_null(strstr(text, "fast_interval = 250ms\n"));
 	assert_non_null(strstr(text, "rescan_interval = 2min\n"));
-	assert_non_null(strstr(text, "include = system.slice/* user.slice/* machine.slice\n"));
-	assert_non_null(strstr(text, "exclude = system.slice/boring.service *.scope\n"));
+	assert_non_null(strstr(text, "include = /system.slice/* /user.slice/* /machine.slice\n"));
+	assert_non_null(strstr(text, "exclude = /system.slice/boring.service *.scope\n"));
 	assert_non_null(strstr(text, "tombstone_retention = 1h\n"));
 	assert_non_null(strstr(text, "cpu_budget = 1500us\n"));
 	assert_non_null(strstr(text, "bytes_budget = 512K\n"));
@@ -1132,6 +1186,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_warnings, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_dropin_order, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_missing_files, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_no_files, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_relative_globs, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_dump, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_parse_size),

@@ -97,6 +97,7 @@ static struct acct_cgroup *add_full(struct fixture *f, const char *path)
 	cg->loadavg[1] = 1;
 	cg->loadavg[2] = 0;
 	acct_cgroup_set_double(&cg->cpu_rate_bits, 0.25);
+	__atomic_store_n(&cg->cpu_rate_known, true, __ATOMIC_RELEASE);
 	for (int g = 0; g < _ACCT_GROUP_MAX; g++)
 		cg->sampled_us[g] = f->now - 1500000;
 	return cg;
@@ -738,6 +739,38 @@ static void test_bounds(void **state)
 	free(page);
 }
 
+/* A cgroup read without CPU accounting (v1 memory hierarchy only): its fast
+ * values are fresh, its CPU time was never read, so it has no CPU rate and no
+ * averages, not 0; nor a working set, load or task count it never had. */
+static void test_never_read_is_absent(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	struct acct_cgroup *cg = add(f, "/memonly");
+
+	acct_cgroup_set(cg, ACCT_Q_MEMORY, 1 << 20);
+	cg->sampled_us[ACCT_GROUP_FAST] = f->now - 100000;
+	cg->sampled_us[ACCT_GROUP_SLOW] = f->now - 100000;
+	acct_metrics_options_default(&o);
+	o.families = ACCT_METRICS_FAMILIES_ALL;
+	char *page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/memonly\"} 1048576");
+	assert_lacks(page, "acctd_cpu_rate_cores{cgroup=\"/memonly\"}");
+	assert_lacks(page, "acctd_cpu_rate_average_cores{cgroup=\"/memonly\"");
+	assert_lacks(page, "acctd_cpu_usage_seconds_total{cgroup=\"/memonly\"}");
+	assert_lacks(page, "acctd_memory_working_set_bytes{cgroup=\"/memonly\"}");
+	assert_lacks(page, "acctd_load_average{cgroup=\"/memonly\"");
+	assert_lacks(page, "acctd_tasks{cgroup=\"/memonly\"}");
+	assert_lacks(page, "acctd_pressure_stalled_ratio{cgroup=\"/memonly\"");
+	free(page);
+
+	/* once a rate was computed it is there, even when it is 0 */
+	__atomic_store_n(&cg->cpu_rate_known, true, __ATOMIC_RELEASE);
+	page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_cpu_rate_cores{cgroup=\"/memonly\"} 0");
+	free(page);
+}
+
 static void test_negotiation(void **state)
 {
 	const char *prom = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
@@ -807,6 +840,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_during_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_never_read_is_absent, setup, teardown),
 		cmocka_unit_test(test_negotiation),
 		cmocka_unit_test(test_families_apply),
 	};

@@ -95,6 +95,21 @@ static void test_fnmatch_any(void **state)
 	assert_false(strv_fnmatch_any(NULL, "/"));
 }
 
+/* Every matching glob is marked, not only the first: which ones ever matched. */
+static void test_fnmatch_mark(void **state)
+{
+	char *globs[] = { "/system.slice/*", "*.service", "/nosuch", NULL };
+	uint64_t hits = 0;
+	(void)state;
+
+	assert_true(strv_fnmatch_mark(globs, "/system.slice/foo.service", &hits));
+	assert_int_equal(hits, 3);
+	assert_false(strv_fnmatch_mark(globs, "/user.slice", &hits));
+	assert_int_equal(hits, 3);
+	assert_false(strv_fnmatch_mark(NULL, "/", &hits));
+	assert_int_equal(hits, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -103,6 +118,7 @@ int main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_fnmatch_any),
+		cmocka_unit_test(test_fnmatch_mark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

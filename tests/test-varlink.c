@@ -479,6 +479,7 @@ static void test_direct_writers(void **state)
 		}
 		static const double doubles[] = { 0.0, -0.0, 1.0, 0.1, 1e-300, 123456.789, 1e22, -2.5, 1e15, 3e15 };
 		for (size_t i = 0; i < sizeof(doubles) / sizeof(doubles[0]); i++) {
+			__atomic_store_n(&cg->cpu_rate_known, i > 0, __ATOMIC_RELEASE);
 			acct_cgroup_set_double(&cg->cpu_rate_bits, doubles[i]);
 			acct_cgroup_set_double(&cg->cpu_rate_avg_bits[i % 3], doubles[(i + 1) % 10]);
 			__atomic_store_n(&cg->loadavg[i % 3], (unsigned long)(i * 777), __ATOMIC_RELAXED);

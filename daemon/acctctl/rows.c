@@ -84,7 +84,7 @@ int list_fetch(struct acct_client *c, const char *prefix, bool keep_json, struct
 	if (arg_depth >= 0)
 		json_add(params, "depth", json_object_new_int64(arg_depth));
 	if (arg_all)
-		json_add(params, "includeDead", json_object_new_boolean(1));
+		json_add(params, "include_dead", json_object_new_boolean(1));
 	r = acct_client_send(c, "List", params, ACCT_CALL_MORE);
 	if (r < 0)
 		return call_failed(r, NULL);

@@ -149,7 +149,8 @@ static void show_cgroup(struct json_object *cg)
 		print_field("CPU rate", "%s cores now; %.2f, %.2f, %.2f over 1, 5, 15 min%s",
 			    rate ? fmt_2f(jdouble_or(rate, "value", 0)).s : "-", jdouble_or(x, "avg1", 0),
 			    jdouble_or(x, "avg5", 0), jdouble_or(x, "avg15", 0), age_text(rate, ab));
-	}
+	} else
+		print_field("CPU rate", "-"); /* CPU time not read (twice): no rate, not 0 */
 	x = jget(cg, "load");
 	if (x)
 		print_field("Load", "%.2f, %.2f, %.2f over 1, 5, 15 min%s", jdouble_or(x, "avg1", 0),
@@ -238,15 +239,13 @@ static void show_cgroup(struct json_object *cg)
 		json_object_object_foreach(x, k, v) {
 			char *cells[3];
 			int64_t n = json_object_get_int64(v);
-			if (strcmp(k, "age_us") == 0)
-				continue;
 			cells[0] = cell_str(&t, k);
 			cells[1] = cell_str(&t, memstat_is_count(k) ? fmt_int(n).s : fmt_bytes(n).s);
 			cells[2] = cell_str(&t, fmt_int(n).s);
 			table_add(&t, cells);
 		}
 		putchar('\n');
-		if (arg_legend && jint(x, "age_us", &d))
+		if (arg_legend && jint(cg, "memory_stat_age_us", &d))
 			printf("memory.stat read %s ago:\n", fmt_age(d).s);
 		table_print(stdout, &t, arg_legend, 0);
 		table_done(&t);

@@ -149,13 +149,13 @@ int verb_tune(char **args)
 	int r;
 
 	if (arg_set_bytes)
-		json_add(params, "bytesBudget", json_object_new_int64(arg_bytes_budget));
+		json_add(params, "bytes_budget", json_object_new_int64(arg_bytes_budget));
 	if (arg_set_cpu)
-		json_add(params, "cpuBudgetUs", json_object_new_int64(arg_cpu_budget_us));
+		json_add(params, "cpu_budget_us", json_object_new_int64(arg_cpu_budget_us));
 	if (arg_set_tasks)
-		json_add(params, "tasksBudget", json_object_new_int64(arg_tasks_budget));
+		json_add(params, "tasks_budget", json_object_new_int64(arg_tasks_budget));
 	if (arg_set_auto_tune)
-		json_add(params, "autoTune", json_object_new_boolean(arg_auto_tune));
+		json_add(params, "auto_tune", json_object_new_boolean(arg_auto_tune));
 	r = call_once("Tune", params, &reply);
 	if (r != EXIT_OK)
 		return r;

@@ -36,8 +36,12 @@ static void watch_line(struct json_object *cg)
 		printf(" memory -");
 	if (rate)
 		printf(", cpu %.2f", jdouble_or(rate, "value", 0));
+	else
+		printf(", cpu -");
 	if (load)
 		printf(", load %.2f", jdouble_or(load, "avg1", 0));
+	else
+		printf(", load -");
 	if (tasks.set)
 		printf(", tasks %" PRId64, tasks.value);
 	if (pressure) {

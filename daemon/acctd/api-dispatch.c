@@ -279,6 +279,34 @@ static bool known_interface(const struct varlink_call *call)
 		strncmp(call->method, VARLINK_INTERFACE_SERVICE, call->interface_len) == 0);
 }
 
+/* Rename the deprecated parameters of a call to `method` in place. Returns
+ * NULL, or the old name of a parameter that was given under both names. */
+static const char *rename_deprecated(enum api_method_id method, struct json_object *params)
+{
+	static bool logged[16]; /* per api_deprecated_params[] entry; event loop thread only */
+
+	if (!params)
+		return NULL;
+	for (size_t i = 0; api_deprecated_params[i].old; i++) {
+		const struct api_param_alias *a = &api_deprecated_params[i];
+		struct json_object *v;
+		if (a->method != method || !json_object_object_get_ex(params, a->old, &v))
+			continue;
+		const char *name = api_methods[method].params[a->index];
+		if (json_object_object_get_ex(params, name, NULL))
+			return a->old;
+		if (i < ELEMENTSOF(logged) && !logged[i]) {
+			logged[i] = true;
+			log_notice("%s: parameter %s is deprecated, use %s (the old name is accepted until the next release)",
+				   api_methods[method].name, a->old, name);
+		}
+		if (json_object_object_add(params, name, json_object_get(v)) < 0)
+			return a->old;
+		json_object_object_del(params, a->old);
+	}
+	return NULL;
+}
+
 int api_dispatch(struct conn *c, struct json_object *msg)
 {
 	_cleanup_(varlink_call_clearp) struct varlink_call call = { 0 };
@@ -316,6 +344,9 @@ int api_dispatch(struct conn *c, struct json_object *msg)
 		log_debug("Refused %s to uid %u (pid %d)", call.method, (unsigned)c->cred.uid, (int)c->cred.pid);
 		return api_reply_error(&rq, RES_PERMISSION_DENIED, NULL);
 	}
+	const char *both = rename_deprecated(rq.method, call.parameters);
+	if (both)
+		return api_invalid_parameter(&rq, both);
 	const char *unknown = varlink_param_unknown(call.parameters, mt->params);
 	if (unknown)
 		return api_invalid_parameter(&rq, unknown);

@@ -87,6 +87,20 @@ struct api_method {
 /* Indexed by enum api_method_id (api-methods.c). */
 extern const struct api_method api_methods[_M_MAX];
 
+/* A deprecated parameter name: `old` of `method` is read as the method's
+ * parameter number `index` (its current name in api_methods[].params). */
+struct api_param_alias {
+	enum api_method_id method;
+	const char *old;
+	unsigned index;
+};
+
+/* The deprecated names still accepted (api-methods.c), ended by old == NULL.
+ * The dispatcher renames them in a call's parameters before the method sees
+ * them, logs the first use of each once per daemon, and answers
+ * InvalidParameter naming the old name when a call gives both names. */
+extern const struct api_param_alias api_deprecated_params[];
+
 /* Answer one message (a parsed JSON object, not taken). Returns 0, or a
  * negative errno when the connection must close. Marks the connection busy
  * when the method goes on asynchronously. */

@@ -78,7 +78,7 @@ enum { LIST_PREFIX, LIST_DEPTH, LIST_INCLUDE_DEAD, _LIST_MAX };
 static const char *const list_params[_LIST_MAX + 1] = {
 	[LIST_PREFIX] = "prefix",
 	[LIST_DEPTH] = "depth",
-	[LIST_INCLUDE_DEAD] = "includeDead",
+	[LIST_INCLUDE_DEAD] = "include_dead",
 };
 
 enum { GET_CGROUP, GET_PRECISE, _GET_MAX };
@@ -97,10 +97,21 @@ static const char *const compare_params[_COMPARE_MAX + 1] = {
 /* The three budgets first, in the order of struct acct_ledger_budgets. */
 enum { TUNE_BYTES, TUNE_CPU, TUNE_TASKS, TUNE_AUTO, _TUNE_MAX };
 static const char *const tune_params[_TUNE_MAX + 1] = {
-	[TUNE_BYTES] = "bytesBudget",
-	[TUNE_CPU] = "cpuBudgetUs",
-	[TUNE_TASKS] = "tasksBudget",
-	[TUNE_AUTO] = "autoTune",
+	[TUNE_BYTES] = "bytes_budget",
+	[TUNE_CPU] = "cpu_budget_us",
+	[TUNE_TASKS] = "tasks_budget",
+	[TUNE_AUTO] = "auto_tune",
+};
+
+/* The camelCase names of acctd 0.1, accepted for one more release (see
+ * api_deprecated_params in api-dispatch.h). */
+const struct api_param_alias api_deprecated_params[] = {
+	{ M_LIST, "includeDead", LIST_INCLUDE_DEAD },
+	{ M_TUNE, "bytesBudget", TUNE_BYTES },
+	{ M_TUNE, "cpuBudgetUs", TUNE_CPU },
+	{ M_TUNE, "tasksBudget", TUNE_TASKS },
+	{ M_TUNE, "autoTune", TUNE_AUTO },
+	{ _M_MAX, NULL, 0 },
 };
 
 enum { DESCRIBE_INTERFACE, _DESCRIBE_MAX };

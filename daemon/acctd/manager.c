@@ -266,6 +266,8 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 	if (n >= 0) {
 		if (rep->flags & ACCT_PASS_LOAD)
 			acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, now);
+		if (rep->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW))
+			acct_sampler_root_memory(m->sampler, cgs, (size_t)n);
 		bool hierarchical = true; /* v2 always; v1 since 5.11 (use_hierarchy is always 1) */
 		acct_reconcile_pass(m->ledger, cgs, (size_t)n, rep, m->meminfo_path, hierarchical, &m->reconcile);
 	}
@@ -435,6 +437,13 @@ static void arm_timers(struct manager *m)
 	event_add(m->ev_rescan, &tv);
 }
 
+/* After the scan that follows the start or a reload, once: filter globs that
+ * select nothing would otherwise fail silently. */
+static void warn_unmatched_glob(bool include, const char *glob, void *userdata)
+{
+	log_warning("[cgroups] %s glob '%s' matches no cgroup", include ? "include" : "exclude", glob);
+}
+
 static void apply_filter(struct manager *m)
 {
 	struct acct_discovery_filter f = {
@@ -484,6 +493,8 @@ int manager_reload(struct manager *m)
 			log_warning_errno(r, "Failed to start resolving admin_group, keeping the previous one: %m");
 	}
 	(void)acct_discovery_scan(m->discovery, on_discovery, m);
+	acct_discovery_unmatched(m->discovery, warn_unmatched_glob, NULL);
+	metrics_warn_unmatched(m);
 	arm_timers(m);
 	m->reload_outcome = MANAGER_RELOAD_OK;
 	m->reload_error[0] = 0;
@@ -668,6 +679,8 @@ int manager_start(struct manager *m)
 	r = acct_discovery_scan(m->discovery, on_discovery, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to walk the cgroup hierarchies: %m");
+	acct_discovery_unmatched(m->discovery, warn_unmatched_glob, NULL);
+	metrics_warn_unmatched(m);
 	uint64_t live;
 	acct_ledger_counts(m->ledger, &live, NULL);
 	log_info("Found %" PRIu64 " cgroups", live);
@@ -848,6 +861,7 @@ int manager_dump(struct manager *m, FILE *out)
 	uint64_t now = acct_now_us();
 	if (flags & ACCT_PASS_LOAD)
 		acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, now);
+	acct_sampler_root_memory(m->sampler, cgs, (size_t)n);
 	acct_reconcile_pass(m->ledger, cgs, (size_t)n, &rep, m->meminfo_path, true, &m->reconcile);
 
 	struct json_object *top = ledger_json(m, cgs, (size_t)n, &rep, now);

@@ -68,6 +68,7 @@
 #include "log.h"
 #include "metrics-render.h"
 #include "parse.h"
+#include "strv.h"
 #include "time-util.h"
 #include "util.h"
 #include "api.h"
@@ -579,6 +580,26 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 	read_statm(&x->process_virtual_bytes, &x->process_rss_bytes);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
 		x->process_max_fds = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+}
+
+void metrics_warn_unmatched(const struct manager *m)
+{
+	const struct acct_config *cfg = manager_config(m);
+	_cleanup_free_ struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(manager_ledger(m), false, &cgs);
+	if (n < 0)
+		return;
+	char *const *const lists[2] = { cfg->metrics_include, cfg->metrics_exclude };
+	for (int l = 0; l < 2; l++)
+		for (size_t g = 0; lists[l] && lists[l][g]; g++) {
+			char *const one[2] = { lists[l][g], NULL };
+			bool hit = false;
+			for (int i = 0; i < n && !hit; i++)
+				hit = strv_fnmatch_any(one, cgs[i]->path);
+			if (!hit)
+				log_warning("[metrics] %s glob '%s' matches no cgroup", l == 0 ? "include" : "exclude",
+					    lists[l][g]);
+		}
 }
 
 /* The configured options. Of [metrics], only max_depth is a configuration key

@@ -8,5 +8,9 @@
  * negative errno (logged). */
 int metrics_server_start(struct manager *m);
 
+/* Log a warning for each [metrics] include or exclude glob that matches no
+ * tracked cgroup (the manager calls it once after each start or reload). */
+void metrics_warn_unmatched(const struct manager *m);
+
 /* Stop listening, drop connections. Accepts NULL; returns NULL. */
 struct metrics_server *metrics_server_free(struct metrics_server *s);

@@ -111,3 +111,15 @@ bool strv_fnmatch_any(char *const *patterns, const char *s)
 			return true;
 	return false;
 }
+
+bool strv_fnmatch_mark(char *const *patterns, const char *s, uint64_t *hits)
+{
+	bool any = false;
+	for (size_t i = 0; patterns && patterns[i]; i++)
+		if (fnmatch(patterns[i], s, 0) == 0) {
+			any = true;
+			if (i < 64)
+				*hits |= UINT64_C(1) << i;
+		}
+	return any;
+}

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "util.h"
@@ -46,3 +47,6 @@ int strv_copy(char *const *v, char ***ret);
 /* Whether `s` matches any of the fnmatch(3) patterns in `patterns` (no
  * flags). NULL or empty `patterns` match nothing. */
 bool strv_fnmatch_any(char *const *patterns, const char *s);
+/* The same, but every pattern that matches (not only the first) sets its bit
+ * (1 << index, the first 64 patterns) in *hits: which globs ever matched. */
+bool strv_fnmatch_mark(char *const *patterns, const char *s, uint64_t *hits);

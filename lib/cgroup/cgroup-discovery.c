@@ -175,6 +175,7 @@ struct tree {
 struct filter {
 	char **include, **exclude;
 	unsigned max_depth;
+	uint64_t include_hit, exclude_hit; /* bit i: glob i matched since set (acct_discovery_unmatched()) */
 };
 
 struct acct_discovery {
@@ -221,13 +222,13 @@ static struct watch *watch_find(const struct acct_discovery *d, int wd)
 	return table_find(&d->watches, hash_wd(wd), watch_eq, &wd);
 }
 
-static bool filter_included(const struct filter *f, const char *path)
+static bool filter_included(struct filter *f, const char *path)
 {
-	return !f->include || strv_fnmatch_any(f->include, path);
+	return !f->include || strv_fnmatch_mark(f->include, path, &f->include_hit);
 }
 
 /* May `path` be walked at all: depth, and no exclude glob on it or an ancestor. */
-static int filter_allows(const struct filter *f, const char *path, bool *ret)
+static int filter_allows(struct filter *f, const char *path, bool *ret)
 {
 	if (path_depth(path) > f->max_depth) {
 		*ret = false;
@@ -236,7 +237,7 @@ static int filter_allows(const struct filter *f, const char *path, bool *ret)
 	*ret = true;
 	if (!f->exclude)
 		return 0;
-	if (strv_fnmatch_any(f->exclude, "/")) {
+	if (strv_fnmatch_mark(f->exclude, "/", &f->exclude_hit)) {
 		*ret = false;
 		return 0;
 	}
@@ -247,14 +248,14 @@ static int filter_allows(const struct filter *f, const char *path, bool *ret)
 		if (*s != '/')
 			continue;
 		*s = '\0';
-		bool hit = strv_fnmatch_any(f->exclude, prefix);
+		bool hit = strv_fnmatch_mark(f->exclude, prefix, &f->exclude_hit);
 		*s = '/';
 		if (hit) {
 			*ret = false;
 			return 0;
 		}
 	}
-	if (strcmp(path, "/") != 0 && strv_fnmatch_any(f->exclude, path))
+	if (strcmp(path, "/") != 0 && strv_fnmatch_mark(f->exclude, path, &f->exclude_hit))
 		*ret = false;
 	return 0;
 }
@@ -620,7 +621,7 @@ static int walk(struct acct_discovery *d, unsigned t, struct node *n, int fd, co
 		r = pathbuf_push(b, de->d_name);
 		if (r < 0)
 			return r;
-		if (strv_fnmatch_any(d->filter.exclude, b->p)) {
+		if (strv_fnmatch_mark(d->filter.exclude, b->p, &d->filter.exclude_hit)) {
 			pathbuf_pop(b, len);
 			continue;
 		}
@@ -845,6 +846,16 @@ int acct_discovery_set_filter(struct acct_discovery *d, const struct acct_discov
 			n->included = filter_included(&d->filter, n->path);
 	}
 	return 0;
+}
+
+void acct_discovery_unmatched(const struct acct_discovery *d, acct_discovery_glob_fn fn, void *userdata)
+{
+	for (size_t i = 0; d->filter.include && d->filter.include[i] && i < 64; i++)
+		if (!(d->filter.include_hit & (UINT64_C(1) << i)))
+			fn(true, d->filter.include[i], userdata);
+	for (size_t i = 0; d->filter.exclude && d->filter.exclude[i] && i < 64; i++)
+		if (!(d->filter.exclude_hit & (UINT64_C(1) << i)))
+			fn(false, d->filter.exclude[i], userdata);
 }
 
 int acct_discovery_fd(const struct acct_discovery *d)

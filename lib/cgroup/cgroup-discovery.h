@@ -74,6 +74,16 @@ struct acct_discovery *acct_discovery_free(struct acct_discovery *d);
  * the next scan applies it. Returns 0, or -ENOMEM with the old filter kept. */
 int acct_discovery_set_filter(struct acct_discovery *d, const struct acct_discovery_filter *filter);
 
+/* Call fn for each include glob (include = true) and each exclude glob that
+ * has matched no cgroup path since the filter was set: after the scan that
+ * follows acct_discovery_new() or acct_discovery_set_filter(), the globs that
+ * select nothing (a typo, a glob written for another layout). An include
+ * glob counts as matching when any directory walked matches it, an exclude
+ * glob when any directory or ancestor checked does. Only the first 64 globs of
+ * each list are followed. */
+typedef void (*acct_discovery_glob_fn)(bool include, const char *glob, void *userdata);
+void acct_discovery_unmatched(const struct acct_discovery *d, acct_discovery_glob_fn fn, void *userdata);
+
 /* The inotify descriptor (non-blocking, close-on-exec) to poll for
  * readability; owned by the discovery, valid until acct_discovery_free(). */
 int acct_discovery_fd(const struct acct_discovery *d);

@@ -496,6 +496,18 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 		r = strv_split(v, &globs);
 		if (r < 0)
 			return r;
+		/* Cgroup paths are matched as "/a/b": a glob written relative to
+		 * the root ("system.slice/x") gets its leading "/". Globs that start
+		 * with "*" match across slashes already and stay as written. */
+		for (size_t i = 0; globs[i]; i++) {
+			if (globs[i][0] == '/' || globs[i][0] == '*')
+				continue;
+			char *abs = NULL;
+			if (asprintf(&abs, "/%s", globs[i]) < 0)
+				return -ENOMEM;
+			free(globs[i]);
+			globs[i] = abs;
+		}
 		if (k->kind == V_INCLUDE && !globs[0]) {
 			size_t n = 0;
 
@@ -1015,9 +1027,12 @@ int acct_config_load(const char *main_file, const char *dropin_dir, struct acct_
 	if (r < 0)
 		return diag_set_error(diag, r, "%s", strerror(-r));
 
-	r = load_file(c, main_file ?: ACCT_CONFIG_FILE, main_file != NULL, &st, diag);
-	if (r < 0)
-		return r;
+	/* "" means no main file, as for the drop-in directory */
+	if (!main_file || *main_file) {
+		r = load_file(c, main_file ?: ACCT_CONFIG_FILE, main_file != NULL, &st, diag);
+		if (r < 0)
+			return r;
+	}
 	if (!dropin_dir)
 		dropin_dir = ACCT_CONFIG_DROPIN_DIR;
 	if (*dropin_dir) {

@@ -82,7 +82,8 @@ struct acct_config_diag {
 int acct_config_new_defaults(struct acct_config **ret);
 
 /* Load the configuration. `main_file` NULL means ACCT_CONFIG_FILE, which may be
- * missing; an explicit main_file must exist. `dropin_dir` NULL means
+ * missing; "" means none (built-in defaults and the drop-ins only); any other
+ * main_file must exist. `dropin_dir` NULL means
  * ACCT_CONFIG_DROPIN_DIR (may be missing); "" means none. Returns 0, or a
  * negative errno with diag->error set ("FILE:LINE: key: reason" for a bad value,
  * "FILE: strerror" for an unreadable file). */

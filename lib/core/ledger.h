@@ -96,6 +96,8 @@ struct acct_cgroup {
 
 	uint32_t psi_avg[_ACCT_PSI_MAX][_ACCT_PSI_KIND_MAX][3]; /* atomic; hundredths of a percent */
 	bool psi_known[_ACCT_PSI_MAX];
+	bool cpu_rate_known;             /* atomic; set once a rate was computed (two CPU readings):
+	                                  * until then the rate and its averages are absent */
 	uint64_t cpu_rate_bits;          /* atomic double: cores, last interval */
 	uint64_t cpu_rate_avg_bits[3];   /* atomic doubles: 1, 5, 15 minutes */
 	unsigned long loadavg[3];        /* atomic; kernel fixed point (FSHIFT 11) */

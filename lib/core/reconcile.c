@@ -113,8 +113,6 @@ void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, 
 	_cleanup_free_ int64_t *child_sum = calloc(n ? n : 1, sizeof(*child_sum));
 	_cleanup_free_ uint64_t *child_bound = calloc(n ? n : 1, sizeof(*child_bound));
 	_cleanup_free_ uint32_t *children = calloc(n ? n : 1, sizeof(*children));
-	int64_t top_sum = 0;
-	bool top_known = false;
 	if (!child_sum || !child_bound || !children)
 		return;
 	for (size_t i = 0; i < n; i++) {
@@ -127,21 +125,15 @@ void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, 
 		child_sum[p] += rd.value;
 		child_bound[p] += rd.bound;
 		children[p]++;
-		if (strcmp(cgs[p]->path, "/") == 0) {
-			top_sum += rd.value;
-			top_known = true;
-		}
 	}
 	if (hierarchical_memory)
 		for (size_t i = 0; i < n; i++) {
 			struct acct_reading rd;
 			if (children[i] == 0 || !acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd))
 				continue;
-			/* The v1 root has no page counter: its usage_in_bytes is computed
-			 * from global page counts and leaves out kernel memory that its
-			 * children's counters include, so it is no upper bound for them. */
-			if (strcmp(cgs[i]->path, "/") == 0 &&
-			    (__atomic_load_n(&cgs[i]->hierarchies, __ATOMIC_RELAXED) & (1u << ACCT_HIER_MEMORY)))
+			/* The root's memory is defined as at least its children's sum
+			 * (acct_sampler_root_memory()): nothing to check there. */
+			if (strcmp(cgs[i]->path, "/") == 0)
 				continue;
 			rep->checked_parents++;
 			int64_t allowance = (int64_t)rd.bound + (int64_t)child_bound[i] + SKEW_FIXED + rd.value / 100;
@@ -151,15 +143,13 @@ void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, 
 					  cgs[i]->path, rd.value, children[i], child_sum[i]);
 		}
 
-	/* The root's memory: its own reading (v1) or the sum of the top level (v2,
-	 * where the root has no memory.current). */
+	/* The root's memory as the ledger holds it (acct_sampler_root_memory()
+	 * defines it), so that Status says what List and Get do. */
 	rep->root_memory = -1;
 	if (n > 0 && strcmp(cgs[0]->path, "/") == 0) {
 		struct acct_reading rd;
 		if (acct_cgroup_get(cgs[0], ACCT_Q_MEMORY, false, &rd))
 			rep->root_memory = rd.value;
-		if (top_known && top_sum > rep->root_memory)
-			rep->root_memory = top_sum;
 	}
 	rep->meminfo_total = rep->meminfo_used = -1;
 	if (meminfo_path && read_meminfo(meminfo_path, &rep->meminfo_total, &rep->meminfo_used) == 0 &&

@@ -7,10 +7,10 @@
  *       sum of the children's memory must not exceed the parent's, within their
  *       bounds plus a sampling-skew allowance (the pass reads the parent and the
  *       children at different instants): 1 MiB + 1% of the parent. Not checked
- *       at a v1 root, whose usage_in_bytes is computed from global page counts
- *       and omits kernel memory its children's counters include;
- *   root_meminfo: the root's memory (its own reading or the sum of the top
- *       level, whichever is larger) must not exceed MemTotal - MemFree (+1%) of
+ *       at the root, whose memory is defined as at least the sum of its
+ *       children (acct_sampler_root_memory());
+ *   root_meminfo: the root's memory (as defined there: its own reading or
+ *       the sum of the top level, the larger) must not exceed MemTotal - MemFree (+1%) of
  *       /proc/meminfo (or of the meminfo file given for a fake tree);
  *   cpu_backwards: cumulative CPU time of a live cgroup never decreases (the
  *       sampler counts these while reading).

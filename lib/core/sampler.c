@@ -99,6 +99,8 @@ struct cg_state {
 	bool fast_once;
 	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
 	bool memsw_valid;
+	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
+	bool own_memory_valid;
 };
 
 struct worker {
@@ -228,9 +230,11 @@ static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgr
 		if (!blkio1)
 			SET(F_IO_STAT, "io.stat", ACCT_HIER_UNIFIED);
 		if (L->v2_memory) {
+			/* The kernel's root has no memory.current (absent: not an
+			 * error); a --cgroup-root tree's root may (acct_sampler_root_memory()). */
+			SET(F_MEMORY, "memory.current", ACCT_HIER_UNIFIED);
 			if (!root) {
 				SET(F_MEMORY_EVENTS, "memory.events", ACCT_HIER_UNIFIED);
-				SET(F_MEMORY, "memory.current", ACCT_HIER_UNIFIED);
 				SET(F_MEMORY_PEAK, "memory.peak", ACCT_HIER_UNIFIED);
 				SET(F_MEMORY_MAX, "memory.max", ACCT_HIER_UNIFIED);
 				SET(F_MEMORY_HIGH, "memory.high", ACCT_HIER_UNIFIED);
@@ -475,20 +479,28 @@ static void sample_memory(struct sample_ctx *x)
 		fail(x, ACCT_ERR_GARBAGE);
 		return;
 	}
-	struct acct_reading old;
-	if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old))
-		acct_drift_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
-	acct_cgroup_set(x->cg, ACCT_Q_MEMORY, (int64_t)v);
+	x->st->own_memory = (int64_t)v;
+	x->st->own_memory_valid = true;
+	/* The root's memory is defined from this reading and its children's
+	 * after the pass (acct_sampler_root_memory()). */
+	if (strcmp(x->cg->path, "/") != 0) {
+		struct acct_reading old;
+		if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old))
+			acct_drift_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
+		acct_cgroup_set(x->cg, ACCT_Q_MEMORY, (int64_t)v);
+	}
 	/* working set = current - inactive_file, with the latest inactive_file */
 	int64_t *ms = __atomic_load_n(&x->cg->memstat, __ATOMIC_ACQUIRE);
 	int64_t inactive = 0;
 	int i = ms ? acct_ledger_memstat_find(x->w->s->ledger,
 					      x->st->memory_v1 ? "total_inactive_file" : "inactive_file")
 		   : -ENOENT;
-	if (i >= 0) {
-		int64_t m = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
-		inactive = m > 0 ? m : 0;
-	}
+	if (i < 0)
+		return; /* no inactive_file read yet: the working set is unknown, not the memory */
+	int64_t m = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
+	if (m < 0)
+		return;
+	inactive = m;
 	acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > inactive ? (int64_t)v - inactive : 0);
 }
 
@@ -506,6 +518,7 @@ static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 		acct_rate_avg_update(&st->rate_avg, rate, dt);
 		for (int i = 0; i < 3; i++)
 			acct_cgroup_set_double(&x->cg->cpu_rate_avg_bits[i], st->rate_avg.avg[i]);
+		__atomic_store_n(&x->cg->cpu_rate_known, true, __ATOMIC_RELEASE);
 	}
 	st->last_cpu_usec = usage_usec;
 	st->last_cpu_at = now_us;
@@ -991,9 +1004,9 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 				sample_slow(&x);
 			sample_memory(&x);
 			if (slow && st->memsw_valid) {
-				struct acct_reading mem;
-				if (acct_cgroup_get(cg, ACCT_Q_MEMORY, true, &mem))
-					acct_cgroup_set(cg, ACCT_Q_SWAP, st->memsw > mem.value ? st->memsw - mem.value : 0);
+				if (st->own_memory_valid) /* memsw is this cgroup's own memory + swap */
+					acct_cgroup_set(cg, ACCT_Q_SWAP,
+							st->memsw > st->own_memory ? st->memsw - st->own_memory : 0);
 				st->memsw_valid = false;
 			}
 			sample_cpu(&x, now_us);
@@ -1309,7 +1322,10 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct cg_state *st = v[i]->sampler_state;
-		if (!st)
+		/* A cgroup whose own threads were not read (no threads file in
+		 * its hierarchies, or the read failed) has no load and no task
+		 * count: absent, not the sum of its children alone. */
+		if (!st || !st->load_valid)
 			continue;
 		unsigned periods = 1;
 		if (st->load_at && now_us > st->load_at)
@@ -1324,6 +1340,36 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 		acct_cgroup_set(v[i], ACCT_Q_TASKS, st->tree_threads);
 		__atomic_store_n(&v[i]->sampled_us[ACCT_GROUP_LOAD], now_us, __ATOMIC_RELAXED);
 	}
+}
+
+/* The root's memory, defined once for every layout: the larger of the root's
+ * own reading and the sum of its top-level children's memory.
+ *   v2: the kernel's root has no memory.current, so the sum of the top level
+ *       (what the root's page counter holds: every page charged to a cgroup).
+ *   v1 (hybrid, legacy): the root's memory.usage_in_bytes is computed from its
+ *       file and anon page counts and leaves out the kernel memory (slab,
+ *       stacks, page tables) that its children's page counters charge, so it
+ *       can be below their sum; the larger of the two.
+ *   A --cgroup-root tree whose root is a cgroup with its own counter: that
+ *       reading, which the kernel's hierarchy keeps at or above the sum.
+ * So a root is never smaller than the sum of its children. Not
+ * MemTotal - MemAvailable of /proc/meminfo (systemd-cgtop's root figure): the
+ * page cache that MemAvailable counts as available is charged to the
+ * children, so that figure can fall below their sum. */
+void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n)
+{
+	(void)s;
+	if (n == 0 || strcmp(cgs[0]->path, "/") != 0)
+		return;
+	const struct cg_state *st = cgs[0]->sampler_state;
+	int64_t own = st && st->own_memory_valid ? st->own_memory : -1, top = -1;
+	for (size_t i = 1; i < n; i++) {
+		struct acct_reading rd;
+		if (cgs[i]->depth == 1 && acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd))
+			top = MAX(top, (int64_t)0) + rd.value;
+	}
+	if (MAX(own, top) >= 0) /* else nothing holds memory accounting: absent */
+		acct_cgroup_set(cgs[0], ACCT_Q_MEMORY, MAX(own, top));
 }
 
 void acct_sampler_fd_stats(const struct acct_sampler *s, uint64_t *ret_cached, bool *ret_degraded)

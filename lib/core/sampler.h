@@ -107,6 +107,14 @@ int acct_sampler_run(struct acct_sampler *s, struct acct_cgroup *const *cgs, siz
 void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n,
 				 uint64_t now_us);
 
+/* Define the root's memory after a pass that read memory (any pass but a
+ * LOAD-only one): the larger of the root's own reading and the sum of its
+ * top-level children's (the definition, per layout, is at the function). Sets
+ * the root record's "memory", which every consumer reads; nothing when neither
+ * is known. cgs as for acct_sampler_aggregate_load(). Owner thread, no pass
+ * running. */
+void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n);
+
 /* Free a record's sampler state (closes its descriptors). Safe on records that
  * have none. Owner thread, no pass running (use as the ledger sweep callback). */
 void acct_sampler_release(struct acct_cgroup *cg, void *userdata);

@@ -446,15 +446,19 @@ int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const
 	}
 
 	uint64_t fast_age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us);
-	PUT(b, "},\"cpu_rate_cores\":{\"rate\":");
-	put_double_value(b, acct_cgroup_get_double(&cg->cpu_rate_bits), fast_age);
-	for (int i = 0; i < 3; i++) {
-		PUT(b, ",\"");
-		app(b, minutes[i], strlen(minutes[i]));
-		PUT(b, "\":");
-		put_double(b, acct_cgroup_get_double(&cg->cpu_rate_avg_bits[i]));
-	}
-	PUT(b, "},\"load\":");
+	if (__atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE)) {
+		PUT(b, "},\"cpu_rate_cores\":{\"rate\":");
+		put_double_value(b, acct_cgroup_get_double(&cg->cpu_rate_bits), fast_age);
+		for (int i = 0; i < 3; i++) {
+			PUT(b, ",\"");
+			app(b, minutes[i], strlen(minutes[i]));
+			PUT(b, "\":");
+			put_double(b, acct_cgroup_get_double(&cg->cpu_rate_avg_bits[i]));
+		}
+		PUT(b, "}");
+	} else
+		PUT(b, "},\"cpu_rate_cores\":null"); /* no CPU time read twice: no rate */
+	PUT(b, ",\"load\":");
 	uint64_t load_age = acct_cgroup_age(cg, ACCT_GROUP_LOAD, now_us);
 	if (load_age != UINT64_MAX) {
 		PUT(b, "{");
@@ -488,13 +492,15 @@ int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const
 			put_key(b, &first, acct_ledger_memstat_key(l, i));
 			put_i64(b, v);
 		}
-		if (slow_age != UINT64_MAX) {
-			put_plain_key(b, &first, "age_us");
-			put_i64(b, (int64_t)slow_age);
-		}
 		PUT(b, "}");
 	} else
 		PUT(b, "null");
+	/* Its age beside it, so that memory_stat holds the kernel's keys only. */
+	if (ms && slow_age != UINT64_MAX) {
+		PUT(b, ",\"memory_stat_age_us\":");
+		put_i64(b, (int64_t)slow_age);
+	} else
+		PUT(b, ",\"memory_stat_age_us\":null");
 
 	PUT(b, ",\"numa\":");
 	if (__atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE)) {
@@ -529,11 +535,11 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 		PUT(b, ",\"state\":\"live\",\"memory\":");
 	put_quantity(b, cg, ACCT_Q_MEMORY, now_us, false);
 	PUT(b, ",\"cpu_rate\":");
-	uint64_t fast_age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us);
-	if (fast_age == UINT64_MAX)
+	if (!__atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE))
 		PUT(b, "null");
 	else
-		put_double_value(b, acct_cgroup_get_double(&cg->cpu_rate_bits), fast_age);
+		put_double_value(b, acct_cgroup_get_double(&cg->cpu_rate_bits),
+				 acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us));
 	PUT(b, ",\"load1\":");
 	if (acct_cgroup_age(cg, ACCT_GROUP_LOAD, now_us) == UINT64_MAX)
 		PUT(b, "null");
@@ -552,7 +558,11 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 			PUT(b, "\"");
 			app(b, psi_names[r], strlen(psi_names[r]));
 			PUT(b, "\":");
-			put_double(b, __atomic_load_n(&cg->psi_avg[r][ACCT_PSI_SOME][0], __ATOMIC_RELAXED) / 100.0);
+			/* a resource whose pressure file was never read: null, not 0 */
+			if (__atomic_load_n(&cg->psi_known[r], __ATOMIC_ACQUIRE))
+				put_double(b, __atomic_load_n(&cg->psi_avg[r][ACCT_PSI_SOME][0], __ATOMIC_RELAXED) / 100.0);
+			else
+				PUT(b, "null");
 		}
 		PUT(b, "}");
 	} else

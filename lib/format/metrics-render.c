@@ -407,6 +407,7 @@ struct row {
 	bool plain;          /* the path needs no escaping */
 	bool dead;
 	uint8_t psi_known;   /* bit per enum acct_psi_resource */
+	bool cpu_rate_known; /* a CPU rate was computed (cpu_rate, cpu_rate_avg) */
 	uint64_t known;      /* bit per quantity: read at least once */
 	uint64_t bounded;    /* bit per quantity: a bound, kept in bounds[] */
 	uint32_t bounds_at;  /* this row's _ACCT_Q_MAX bounds in the page's bounds[] */
@@ -754,7 +755,7 @@ static void cg_load(struct acct_metrics_page *p, const struct fam *f, const stru
 
 static void cg_cpu_rate(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	if (r->age[ACCT_GROUP_FAST] == UINT64_MAX)
+	if (!r->cpu_rate_known)
 		return;
 	if (f->arg < 0) {
 		sample_double(p, f, "", r, NULL, 0, r->cpu_rate);
@@ -1577,6 +1578,7 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 			row->cpu_rate_avg[a] = acct_cgroup_get_double(&cg->cpu_rate_avg_bits[a]);
 		}
 		row->cpu_rate = acct_cgroup_get_double(&cg->cpu_rate_bits);
+		row->cpu_rate_known = __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE);
 		row->sample_errors = __atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED);
 		if ((r = gather_io(p, l, cg, row, &ni, &cap_io)) < 0)
 			break;

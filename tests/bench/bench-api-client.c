@@ -170,7 +170,7 @@ static void report(const char *what, int clients, uint64_t *lat, size_t n, uint6
 
 static int run_list(int repeat)
 {
-	static const char req[] = "{\"method\":\"io.acctd.Accounting.List\",\"parameters\":{\"includeDead\":false}}";
+	static const char req[] = "{\"method\":\"io.acctd.Accounting.List\",\"parameters\":{\"include_dead\":false}}";
 	char *buf = NULL;
 	size_t alloc = 0;
 	uint64_t bytes = 0, errors = 0;

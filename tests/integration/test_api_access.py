@@ -41,7 +41,7 @@ CALLS = [
     (IFACE + ".List", {}),
     (IFACE + ".Get", {"cgroup": "/user.slice"}),
     (IFACE + ".Compare", {"cgroup": "/user.slice", "quantity": "memory", "threshold": 1}),
-    (IFACE + ".Tune", {"bytesBudget": 12345}),
+    (IFACE + ".Tune", {"bytes_budget": 12345}),
     (IFACE + ".Reconcile", {}),
     (IFACE + ".Reload", {}),
 ]
@@ -134,7 +134,7 @@ def test_root_administers(fakecg, tmp_path):
     tree(fakecg)
     with api_daemon(tmp_path, fakecg.root) as (d, path):
         with Varlink(path) as v:
-            p = ok(v.call(IFACE + ".Tune", {"bytesBudget": 1 << 20, "autoTune": False}))
+            p = ok(v.call(IFACE + ".Tune", {"bytes_budget": 1 << 20, "auto_tune": False}))
             assert p["budgets"]["bytes"] == 1 << 20 and p["auto_tune"] is False
             assert "pass" in ok(v.call(IFACE + ".Reconcile"))
             assert ok(v.call(IFACE + ".Reload")) == {}

@@ -47,7 +47,8 @@ def test_get_matches_model(api):
                 assert "dead_for_us" not in c
                 assert isinstance(c["populated"], bool)
                 assert set(c) >= {"path", "depth", "state", "populated", "hierarchies", "values", "cpu_rate_cores",
-                                  "load", "pressure", "memory_stat", "numa", "sample_errors"}
+                                  "load", "pressure", "memory_stat", "memory_stat_age_us", "numa",
+                                  "sample_errors"}
                 for val in c["values"].values():
                     if val is not None:
                         check_value(val)
@@ -109,9 +110,39 @@ def test_list_include_dead_and_get_tombstone(api):
         assert c["dead_for_us"] >= 0
         live = [c["path"] for c in ok(v.call(IFACE + ".List"))["cgroups"]]
         assert "/system.slice/web.service" not in live
-        every = ok(v.call(IFACE + ".List", {"includeDead": True}))["cgroups"]
+        every = ok(v.call(IFACE + ".List", {"include_dead": True}))["cgroups"]
         dead = [c for c in every if c["path"] == "/system.slice/web.service"]
         assert len(dead) == 1 and dead[0]["state"] == "dead"
+
+
+def test_snake_case_names(api):
+    """Parameters are snake_case; the camelCase names of 0.1 are still read
+    (as the new names, logged once), refused when both are given; memory_stat
+    holds only the kernel's keys, its age beside it."""
+    fs, d, path = api
+    with Varlink(path) as v:
+        new = ok(v.call(IFACE + ".List", {"include_dead": True}))["cgroups"]
+        old = ok(v.call(IFACE + ".List", {"includeDead": True}))["cgroups"]
+        assert [c["path"] for c in old] == [c["path"] for c in new]
+        for _ in range(2):
+            ok(v.call(IFACE + ".List", {"includeDead": False}))
+        assert error(v.call(IFACE + ".List", {"includeDead": True, "include_dead": True}),
+                     "org.varlink.service.InvalidParameter")["parameter"] == "includeDead"
+        before = ok(v.call(IFACE + ".Status"))["status"]["budgets"]
+        p = ok(v.call(IFACE + ".Tune", {"bytes_budget": 8192, "cpu_budget_us": 777, "tasks_budget": 5,
+                                        "auto_tune": False}))
+        assert p["budgets"] == {"bytes": 8192, "cpu_us": 777, "tasks": 5} and p["auto_tune"] is False
+        p = ok(v.call(IFACE + ".Tune", {"bytesBudget": 4096, "cpuBudgetUs": 555, "tasksBudget": 4, "autoTune": True}))
+        assert p["budgets"] == {"bytes": 4096, "cpu_us": 555, "tasks": 4} and p["auto_tune"] is True
+        assert before != p["budgets"]
+        desc = ok(v.call(SERVICE + ".GetInterfaceDescription", {"interface": IFACE}))["description"]
+        assert "include_dead: ?bool" in desc and "bytes_budget: ?int" in desc and "auto_tune: ?bool" in desc
+        c = ok(v.call(IFACE + ".Get", {"cgroup": "/system.slice/db.service"}))["cgroup"]
+        assert c["memory_stat"] and "age_us" not in c["memory_stat"], sorted(c["memory_stat"])
+        assert isinstance(c["memory_stat_age_us"], int) and c["memory_stat_age_us"] >= 0
+    log = d.logtext()
+    for name in ("includeDead", "bytesBudget", "cpuBudgetUs", "tasksBudget", "autoTune"):
+        assert log.count("parameter %s is deprecated" % name) == 1, log
 
 
 def test_compare(api):
@@ -155,11 +186,11 @@ def test_tune_reload(api, tmp_path):
     fs, d, path = api
     with Varlink(path) as v:
         before = ok(v.call(IFACE + ".Status"))["status"]["budgets"]
-        p = ok(v.call(IFACE + ".Tune", {"bytesBudget": 4096, "tasksBudget": 3}))
+        p = ok(v.call(IFACE + ".Tune", {"bytes_budget": 4096, "tasks_budget": 3}))
         assert p["budgets"] == {"bytes": 4096, "cpu_us": before["cpu_us"], "tasks": 3}
         st = ok(v.call(IFACE + ".Status"))["status"]
         assert st["budgets"]["bytes"] == 4096 and st["tuner"]["tuned"] is True
-        p = ok(v.call(IFACE + ".Tune", {"autoTune": False}))
+        p = ok(v.call(IFACE + ".Tune", {"auto_tune": False}))
         assert p["auto_tune"] is False and p["budgets"]["bytes"] == 4096
         # a reload returns to the configuration
         assert ok(v.call(IFACE + ".Reload")) == {}
@@ -191,6 +222,13 @@ def test_reconcile(api):
 def test_watch(api):
     fs, d, path = api
     with Varlink(path) as v:
+        # the CPU rates exist from the second reading on (null before): a
+        # change that the first reply must not race with
+        deadline = time.monotonic() + 10
+        while any(ok(v.call(IFACE + ".Get", {"cgroup": p}))["cgroup"]["cpu_rate_cores"] is None
+                  for p in ("/system.slice/web.service", "/user.slice")):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
         v.send(IFACE + ".Watch", {"cgroups": ["/system.slice/web.service", "/user.slice"], "interval_ms": 20},
                more=True)
         first = v.recv()

@@ -93,6 +93,6 @@ def test_symlinks_lead_nowhere(api):
             assert error(v.call(IFACE + ".List", {"prefix": p}), IFACE + ".NoSuchCgroup")
             assert error(v.call(IFACE + ".Compare", {"cgroup": p, "quantity": "memory", "threshold": 1}),
                          IFACE + ".NoSuchCgroup")
-        listed = {c["path"] for c in ok(v.call(IFACE + ".List", {"includeDead": True}))["cgroups"]}
+        listed = {c["path"] for c in ok(v.call(IFACE + ".List", {"include_dead": True}))["cgroups"]}
         assert "/user.slice" in listed
         assert not any("evil" in p or "rootfs" in p or "alias" in p for p in listed), listed

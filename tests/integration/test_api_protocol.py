@@ -92,7 +92,7 @@ def test_null_and_missing_parameters(api):
             v.send(IFACE + ".List", params, raw_params=raw)
             assert len(ok(v.recv())["cgroups"]) >= 5
         # null for an optional parameter is its default
-        p = ok(v.call(IFACE + ".List", {"prefix": None, "depth": None, "includeDead": None}))
+        p = ok(v.call(IFACE + ".List", {"prefix": None, "depth": None, "include_dead": None}))
         assert len(p["cgroups"]) >= 5
         # flags may be null or false
         assert ok(v.call(SERVICE + ".GetInfo", None, more=None, oneway=False, upgrade=False))
@@ -165,15 +165,15 @@ def test_standard_errors(api):
     ("List", {"depth": -1}, "depth"),
     ("List", {"depth": 1.5}, "depth"),
     ("List", {"depth": 1 << 70}, "depth"),
-    ("List", {"includeDead": "true"}, "includeDead"),
+    ("List", {"include_dead": "true"}, "include_dead"),
     ("Compare", {"cgroup": "/", "quantity": "memory"}, "threshold"),
     ("Compare", {"cgroup": "/", "quantity": 3, "threshold": 1}, "quantity"),
     ("Compare", {"cgroup": "/", "quantity": "memory", "threshold": "1"}, "threshold"),
     ("Compare", {"cgroup": "/", "quantity": "memory", "threshold": 0.5}, "threshold"),
     ("Status", {"verbose": True}, "verbose"),
-    ("Tune", {"bytesBudget": -1}, "bytesBudget"),
-    ("Tune", {"cpuBudgetUs": "x"}, "cpuBudgetUs"),
-    ("Tune", {"autoTune": 1}, "autoTune"),
+    ("Tune", {"bytes_budget": -1}, "bytes_budget"),
+    ("Tune", {"cpu_budget_us": "x"}, "cpu_budget_us"),
+    ("Tune", {"auto_tune": 1}, "auto_tune"),
     ("Reload", {"force": True}, "force"),
 ])
 def test_wrong_parameters(api, method, params, bad):
