@@ -167,7 +167,14 @@ TREE = [
     ("nest/a/y", ["burn"], 15000, None),
     ("nest/b", ["file", "@FILE@", str(32 << 20), "1.2"], None, None),
     ("churn", None, None, None),
+    # a child that allocates and frees 128 MiB in turn (children_memory)
+    ("hog", None, None, None),
+    ("hog/z", ["mem", str(128 << 20), "1", "0.2"], None, None),
 ]
+# A cgroup in the v1 memory hierarchy only (beside TOP, so that the tree's
+# task counts have one meaning): it has no CPU accounting, so acctd must serve
+# no CPU value for it.
+MEMONLY = "-memonly"
 CHURN_CPU_LOOPS = 20000          # a dash loop: some tens of ms of CPU
 CHURN_GAPS = (0.0, 0.05, 0.5)    # emptied -> rmdir, in turn
 CHURN_PERIOD = 1.0
@@ -249,6 +256,7 @@ class Workload:
         return "/" + self.top + ("/" + rel if rel else "")
 
     def start(self):
+        os.mkdir(HIER["memory"] + "/" + self.top + MEMONLY)
         for rel, args, quota, limit in TREE:
             mkcg(rel, self.top)
             p = self.path(rel)
@@ -259,17 +267,18 @@ class Workload:
         for rel, args, quota, limit in TREE:
             if args:
                 self.spawn(self.path(rel), [a.replace("@FILE@", self.file) for a in args])
+        self.spawn("/" + self.top + MEMONLY, ["sleep"], ("memory",))
         t = threading.Thread(target=self.churn, daemon=True)
         t.start()
         self.threads.append(t)
 
-    def spawn(self, path, args):
+    def spawn(self, path, args, hierarchies=tuple(HIER)):
         iv = self.steps.begin(path, time.monotonic())   # start-up: the process enters and settles
         child = subprocess.Popen([sys.executable, "-c", WORKLOAD] + args, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)
         self.procs.append(child)
-        for h in HIER.values():
-            write(h + path + "/cgroup.procs", str(child.pid))
+        for h in hierarchies:
+            write(HIER[h] + path + "/cgroup.procs", str(child.pid))
         child.stdin.write("go\n")
         child.stdin.flush()
         line = child.stdout.readline().split()
@@ -331,6 +340,7 @@ class Workload:
             t.join(10)
         for rel, *_ in reversed(TREE):
             rmcg(self.path(rel))
+        rmcg("/" + self.top + MEMONLY)
         try:
             os.unlink(self.file)
         except OSError:
@@ -435,15 +445,17 @@ def kernel_sources(path):
     def psi():
         v = {}
         for r in ("cpu", "memory", "io"):
-            try:
-                t = parse_psi(read(u + "/%s.pressure" % r))
-            except FileNotFoundError:
-                continue
+            t = parse_psi(read(u + "/%s.pressure" % r))
             for kind, total in t.items():
                 v["psi.%s.%s" % (r, kind)] = total
         return v
 
-    return {"mem": mem, "cpu": cpu, "psi": psi}
+    out = {"mem": mem}
+    if os.path.isdir(a):
+        out["cpu"] = cpu
+    if os.path.exists(u + "/cpu.pressure"):
+        out["psi"] = psi
+    return out
 
 
 # Which source, and whether cumulative, for each quantity acctd serves.
@@ -499,7 +511,9 @@ class Poller:
         try:
             v = fn()
         except (FileNotFoundError, OSError, ValueError, KeyError) as e:
-            self.errors["%s %s: %s" % (path, name, type(e).__name__)] += 1
+            churn = "/churn/c" in path
+            self.errors["%s %s: %s" % ("a churned cgroup (removed mid-poll)" if churn else path, name,
+                                       type(e).__name__)] += 1
             return
         self.series[(path, name)].add(t0, time.monotonic(), v)
 
@@ -510,7 +524,10 @@ class Poller:
         own = {}
         for p in paths:
             try:
-                own[p] = len(read(HIER["unified"] + p + "/cgroup.threads").split())
+                if os.path.isdir(HIER["unified"] + p):
+                    own[p] = len(read(HIER["unified"] + p + "/cgroup.threads").split())
+                else:  # as acctd: the v1 tasks file where the unified hierarchy lacks the cgroup
+                    own[p] = len(read(HIER["memory"] + p + "/tasks").split())
             except OSError:
                 own[p] = None
         t1 = time.monotonic()
@@ -826,12 +843,23 @@ def check_root_load(api, poller, t_start, rep):
 
 
 def check_invariants(api, state_doc, poller, steps, tree_paths, t_start, rep):
-    st = [x for x in api.status if x[0] >= t_start]
+    """The daemon started with the workload running: its counters (from 0
+    at its start) cover the run."""
+    st = api.status
     if not st:
-        rep.add("no invariant violation", "no Status replies during the run")
+        rep.add("no invariant violation (Status)", "no Status replies during the run")
         return
-    first, last = st[0][2]["reconciliation"], st[-1][2]["reconciliation"]
+    last = st[-1][2]["reconciliation"]
     messages = []
+
+    def where(text):
+        words = text.split()
+        p = words[1] if len(words) > 1 and words[1].startswith("/") else None
+        if p is None:
+            return ""
+        mine = any(p == q or p.startswith(q + "/") for q in tree_paths)
+        return " [in the test's tree]" if mine else " [outside the test's tree: another workload of this host]"
+
     for _, r, s in st:
         lv = s["reconciliation"].get("last_violation")
         if lv and (not messages or messages[-1][1] != lv):
@@ -864,7 +892,7 @@ def check_invariants(api, state_doc, poller, steps, tree_paths, t_start, rep):
     rep.stats["kernel's own children_memory violations seen by the test: %d %s"
               % (len(kernel_wrong), "; ".join(kernel_wrong[:3]))] += 1
     for kind, total in last["violations_total"].items():
-        n = total - first["violations_total"].get(kind, 0)
+        n = total
         if n == 0:
             continue
         if kind == "children_memory" and kernel_wrong:
@@ -872,16 +900,38 @@ def check_invariants(api, state_doc, poller, steps, tree_paths, t_start, rep):
             continue
         rep.add("no invariant violation (Status)",
                 "%s: %d violation(s) in %d passes; messages seen (t, text): %s"
-                % (kind, n, last["passes"] - first["passes"],
-                   "; ".join("%.1f %s" % m for m in messages if m[1].startswith(kind))[:1500]))
+                % (kind, n, last["passes"],
+                   "; ".join("%.1f %s%s" % (m[0], m[1], where(m[1])) for m in messages
+                             if m[1].startswith(kind))[:1500]))
     sr = (state_doc or {}).get("daemon", {}).get("reconciliation") or (state_doc or {}).get("reconciliation")
     if sr is None:
         rep.add("no invariant violation (state file)", "the state file has no reconciliation section")
     else:
         bad = {k: v for k, v in sr["violations_total"].items() if v}
         if bad:
-            rep.add("no invariant violation (state file)", "violations_total %s, last: %s"
-                    % (bad, sr.get("last_violation")))
+            lv = sr.get("last_violation") or ""
+            rep.add("no invariant violation (state file)", "violations_total %s, last: %s%s"
+                    % (bad, lv, where(lv)))
+
+
+def check_no_cpu(api, path, rep):
+    """A cgroup with no CPU accounting (no cpuacct, cpu or unified
+    directory): acctd must serve no CPU value for it (null, not 0)."""
+    seen = collections.Counter()
+    for p, s, r, rec in api.replies:
+        if p != path:
+            continue
+        for k, v in (rec.get("values") or {}).items():
+            if k.startswith("cpu.") and v is not None:
+                seen["values.%s = %r" % (k, v.get("value"))] += 1
+        rate = (rec.get("cpu_rate_cores") or {}).get("rate")
+        if rate is not None:
+            seen["cpu_rate_cores.rate = %r" % (rate.get("value") if isinstance(rate, dict) else rate)] += 1
+    for what, n in sorted(seen.items()):
+        rep.add("no CPU value where there is no CPU accounting",
+                "%s (memory hierarchy only): %s in %d replies" % (path, what, n))
+    if not any(p == path for p, *_ in api.replies):
+        rep.add("no CPU value where there is no CPU accounting", "%s: no Get reply" % path)
 
 
 def check_tombstones(sock, churned, rep):
@@ -937,7 +987,7 @@ def test_acctd_matches_kernel(tmp_path):
 
     steps = Steps()
     wl = Workload(top, tmp_path, steps)
-    tree_paths = [wl.path(rel) for rel, *_ in TREE]
+    tree_paths = [wl.path(rel) for rel, *_ in TREE] + ["/" + top + MEMONLY]
     conf = acctd.write_config(str(tmp_path / "acctd.conf"), {
         "sampling": {"fast_interval": "250ms", "slow_interval": "2s", "rescan_interval": "5s"},
         "cgroups": {"tombstone_retention": "1h"},
@@ -987,6 +1037,7 @@ def test_acctd_matches_kernel(tmp_path):
     check_root_tasks(done, poller, t_start, rep)
     check_root_load(api, poller, t_start, rep)
     check_invariants(api, state_doc, poller, steps, tree_paths, t_start, rep)
+    check_no_cpu(api, "/" + top + MEMONLY, rep)
     for q in MUST_COMPARE:
         if rep.stats["exact tree " + q] < 5:
             rep.add("enough exact comparisons", "%s: %d in the tree (need 5)" % (q, rep.stats["exact tree " + q]))
