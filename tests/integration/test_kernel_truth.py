@@ -70,8 +70,8 @@ kernel's cpuacct.usage as the test read it after the cgroup was emptied and
 just before rmdir (nothing can add CPU time to an empty cgroup), unless the
 record says it could not read final values (a "final": false member).
 
-Set ACCTD_TRUTH_SECONDS for a shorter run (at least 70: the load comparison
-needs a minute of warm-up).
+Set ACCTD_TRUTH_SECONDS for a shorter run (below 70 s the load comparison,
+which needs a minute of warm-up, is left out).
 """
 import bisect
 import collections
@@ -254,6 +254,7 @@ class Workload:
         self.stop = threading.Event()
         self.file = os.path.join(str(tmpdir), "pagecache.bin")
         self.churned = []   # dicts: path, final_us, emptied, removed, gap
+        self.migrations = Steps()  # under "": when the test moved a task between cgroups
         self.churn_live = None
 
     def path(self, rel):
@@ -281,8 +282,10 @@ class Workload:
         child = subprocess.Popen([sys.executable, "-c", WORKLOAD] + args, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)
         self.procs.append(child)
+        mv = self.migrations.begin("", time.monotonic())
         for h in hierarchies:
             write(HIER[h] + path + "/cgroup.procs", str(child.pid))
+        self.migrations.end(mv, time.monotonic())
         child.stdin.write("go\n")
         child.stdin.flush()
         line = child.stdout.readline().split()
@@ -321,9 +324,11 @@ class Workload:
             self.churn_live = path
             script = "".join("echo $$ > %s/cgroup.procs; " % (h + path) for h in HIER.values())
             script += "i=0; while [ $i -lt %d ]; do i=$((i+1)); done" % CHURN_CPU_LOOPS
+            mv = self.migrations.begin("", time.monotonic())  # the shell moves itself
             p = subprocess.Popen(["sh", "-c", script])
             p.wait()
             emptied = time.monotonic()
+            self.migrations.end(mv, emptied)
             time.sleep(gap)
             final_ns = int(read(HIER["cpuacct"] + path + "/cpuacct.usage"))
             self.churn_live = None
@@ -721,14 +726,20 @@ NR_CPUS = os.cpu_count() or 1
 STAT_FUZZ = MEMCG_CHARGE_BATCH * NR_CPUS * PAGE
 
 
+# Values acctd derives from two files (working set = usage_in_bytes -
+# total_inactive_file, swap = memsw - usage): read an instant apart during a
+# step, both by acctd and by the poller, the two files can catch the step at
+# different points, so that the difference need not lie between the polled
+# ones; they are compared in spans without a step only.
+DERIVED = ("memory.working_set", "swap")
+
+
 def kernel_fuzz(key, memcgs):
     """Bytes by which the kernel's reading of `key` may move outside a step,
     for a cgroup whose subtree has `memcgs` memory cgroups."""
     stock = min(memcgs, NR_MEMCG_STOCK) * MEMCG_CHARGE_BATCH * NR_CPUS * PAGE
-    if key in ("memory", "swap"):
+    if key == "memory":
         return stock
-    if key == "memory.working_set":
-        return stock + STAT_FUZZ
     if key.startswith(("memory_stat.", "numa.")):
         return STAT_FUZZ
     return 0
@@ -758,7 +769,7 @@ def check_values(samples, poller, steps, tree_paths, t_start, rep):
         if not cumulative:
             sub = subtree(path, all_paths)
             n = steps.count(sub, ser.t0[i], ser.t1[j])
-            if n > 1:
+            if n > 1 or (n == 1 and key in DERIVED):
                 rep.stats["ambiguous (%d steps) %s" % (n, key.split(".")[0])] += 1
                 continue
             if n == 1:
@@ -782,7 +793,11 @@ def check_values(samples, poller, steps, tree_paths, t_start, rep):
                    t_lo - t_start, r_first - t_start, how))
 
 
-def check_root_tasks(samples, poller, t_start, rep):
+def check_root_tasks(samples, poller, migrations, t_start, rep):
+    """A thread that moves between cgroups while acctd reads them one after
+    the other may be counted twice or not at all: each move by the test in
+    the span widens the bracket by one (moves by others on this host are
+    not known to the test; every new command's move comes with its fork)."""
     s = poller.sys
     for path, key, value, bound, t_lo, r_first in samples:
         if path != "/" or key != "tasks" or t_lo < t_start:
@@ -793,14 +808,16 @@ def check_root_tasks(samples, poller, t_start, rep):
         a, b = s.v[br[0]], s.v[br[1]]
         forks = b["processes"] - a["processes"]
         exits = forks - (b["nr_threads"] - a["nr_threads"])
-        lo, hi = a["nr_threads"] - exits, a["nr_threads"] + forks
+        moves = migrations.count([""], s.t0[br[0]], s.t1[br[1]])
+        lo, hi = a["nr_threads"] - exits - moves, a["nr_threads"] + forks + moves
         if lo - bound <= value <= hi + bound:
             rep.stats["exact root tasks"] += 1
         else:
             rep.add("root tasks = threads of the host",
-                    "/ tasks: acctd %d (bound %d), kernel threads in [%d, %d] (nr_threads %d..%d, %d forks) "
-                    "between t=%.3f and %.3f" % (value, bound, lo, hi, a["nr_threads"], b["nr_threads"], forks,
-                                                s.t0[br[0]] - t_start, s.t1[br[1]] - t_start))
+                    "/ tasks: acctd %d (bound %d), kernel threads in [%d, %d] (nr_threads %d..%d, %d forks, "
+                    "%d moves) between t=%.3f and %.3f" % (value, bound, lo, hi, a["nr_threads"], b["nr_threads"],
+                                                           forks, moves, s.t0[br[0]] - t_start,
+                                                           s.t1[br[1]] - t_start))
 
 
 def check_root_load(api, poller, t_start, rep):
@@ -848,6 +865,9 @@ def check_root_load(api, poller, t_start, rep):
         kern.append(k)
         ours.append(a)
     n_active = [v["procs_running"] + v["procs_blocked"] for v in sysv.v if "procs_running" in v]
+    if DURATION < 70:
+        rep.stats["root load not compared: a run of %.0f s is shorter than the 60 s warm-up" % DURATION] += 1
+        return
     if len(diffs) < 3 or len(n_active) < 10:
         rep.add("root load = /proc/loadavg", "too few readings after the warm-up: %d" % len(diffs))
         return
@@ -1058,7 +1078,8 @@ def test_acctd_matches_kernel(tmp_path):
     done = samples.finish()
     rep.stats["readings whose replies left no window (unchecked)"] += samples.empty
     check_values(done, poller, steps, tree_paths, t_start, rep)
-    check_root_tasks(done, poller, t_start, rep)
+    wl.migrations.freeze()
+    check_root_tasks(done, poller, wl.migrations, t_start, rep)
     check_root_load(api, poller, t_start, rep)
     check_invariants(api, state_doc, poller, steps, tree_paths, t_start, rep)
     check_no_cpu(api, "/" + top + MEMONLY, rep)
