@@ -715,15 +715,17 @@ class Report:
 # per CPU for each of up to NR_MEMCG_STOCK (7) memcgs a CPU caches, and a drain
 # (another memcg charging on that CPU) takes them off the memcg and its
 # ancestors at any time; memory.stat and memory.numa_stat show flushed stats,
-# which lag the truth by at most the flush threshold, MEMCG_CHARGE_BATCH pages
-# of updates per CPU, and catch up at a flush at any time. Without a step in
+# which lag the truth by the updates each CPU holds back (below
+# MEMCG_CHARGE_BATCH pages per CPU) plus those passed on but below the flush
+# threshold (MEMCG_CHARGE_BATCH pages times the CPUs), and catch up at a
+# flush at any time. Without a step in
 # the span these moves are one-way too (drains only lower usage; one flush is
 # one jump), so the bracket is exact; with one step in it a move the other
 # way can fall between two reads, and the comparison allows it.
 MEMCG_CHARGE_BATCH = 64
 NR_MEMCG_STOCK = 7
 NR_CPUS = os.cpu_count() or 1
-STAT_FUZZ = MEMCG_CHARGE_BATCH * NR_CPUS * PAGE
+STAT_FUZZ = 2 * MEMCG_CHARGE_BATCH * NR_CPUS * PAGE
 
 
 # Values acctd derives from two files (working set = usage_in_bytes -
