@@ -434,6 +434,12 @@ def kernel_sources(path):
             v["memory.max"] = -1 if lim >= (1 << 62) else lim
         if memsw is not None:
             v["swap"] = max(memsw - usage, 0)
+        # memory events, v1 style (failcnt as "max", as runc and cAdvisor map it)
+        v["memory.events.max"] = int(read(m + "/memory.failcnt"))
+        oc = parse_kv(read(m + "/memory.oom_control"))
+        v["memory.under_oom"] = oc["under_oom"]
+        if "oom_kill" in oc:
+            v["memory.events.oom_kill"] = oc["oom_kill"]
         for k, x in st.items():
             v["memory_stat." + k] = x
         for n, x in (numa or {}).items():
@@ -475,6 +481,7 @@ QUANTITIES = {
     "cpu.usage": ("cpu", True), "cpu.user": ("cpu", True), "cpu.system": ("cpu", True),
     "cpu.periods": ("cpu", True), "cpu.throttled_periods": ("cpu", True), "cpu.throttled": ("cpu", True),
     "tasks": ("tasks", False),
+    "memory.events.max": ("mem", True), "memory.events.oom_kill": ("mem", True), "memory.under_oom": ("mem", False),
 }
 
 
