@@ -779,7 +779,8 @@ def check_values(samples, poller, steps, tree_paths, t_start, rep):
             sub = subtree(path, all_paths)
             n = steps.count(sub, ser.t0[i], ser.t1[j])
             if n > 1 or (n == 1 and key in DERIVED):
-                rep.stats["ambiguous (%d steps) %s" % (n, key.split(".")[0])] += 1
+                rep.stats["ambiguous (%d steps) %s" % (n, key.split(".")[0] if key.startswith(
+                    ("memory_stat", "numa", "psi")) else key)] += 1
                 continue
             if n == 1:
                 fuzz = kernel_fuzz(key, len(sub))
