@@ -24,7 +24,7 @@ IGNORED = re.compile(r"WARNING: skipping paragraph macro: PP (empty|after SH|aft
 def main():
     pages = sys.argv[1:]
     if not pages:
-        print("SKIP: no man pages were built (scdoc not found; -Dman=auto)")
+        print("SKIP: no man pages were built (scdoc not found, or -Dman=disabled)")
         return 77
     mandoc = shutil.which("mandoc")
     if not mandoc:
