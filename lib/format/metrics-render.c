@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "format-double.h"
 #include "strv.h"
 #include "util.h"
 
@@ -291,9 +292,9 @@ static char *put_load(char *o, unsigned long v)
 	return put_fraction(o, (uint64_t)(v & 2047) * 48828125u, 11);
 }
 
-/* A double as Go's strconv 'g' with the shortest representation would
- * write it (close enough: 15 significant digits when they round-trip, else
- * 17). `om_le` appends ".0" to integral values, OpenMetrics' canonical form
+/* A double as Go's strconv 'g' with the shortest representation writes it:
+ * the fewest digits that read back to the same double (format-double.h), so
+ * 0.1 is "0.1", never "0.10000000000000001". `om_le` appends ".0" to integral values, OpenMetrics' canonical form
  * for the le label. At most 32 bytes. */
 static char *put_double(char *o, double v, bool om_le)
 {
@@ -305,10 +306,8 @@ static char *put_double(char *o, double v, bool om_le)
 		o = put_i64(o, (int64_t)v);
 		return om_le ? put_str(o, ".0") : o;
 	}
-	char buf[40];
-	int n = snprintf(buf, sizeof(buf), "%.15g", v);
-	if (strtod(buf, NULL) != v)
-		n = snprintf(buf, sizeof(buf), "%.17g", v);
+	char buf[FORMAT_DOUBLE_MAX];
+	int n = format_double_shortest(v, buf);
 	o = put_mem(o, buf, (size_t)n);
 	if (om_le && !memchr(buf, '.', (size_t)n) && !memchr(buf, 'e', (size_t)n))
 		o = put_str(o, ".0");
