@@ -36,8 +36,8 @@ struct acct_reconcile_report {
 	uint64_t violations[_ACCT_INV_MAX];      /* last pass */
 	uint64_t violations_total[_ACCT_INV_MAX];
 	char last_violation[256];                /* "" if none ever */
-	struct acct_drift_hist drift_memory;     /* last pass */
-	struct acct_drift_hist drift_cpu;
+	struct histogram drift_memory;           /* last pass */
+	struct histogram drift_cpu;
 	int64_t root_memory;                     /* last pass; -1 unknown */
 	int64_t meminfo_used;                    /* MemTotal - MemFree; -1 unknown */
 	int64_t meminfo_total;

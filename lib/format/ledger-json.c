@@ -31,13 +31,13 @@ static struct json_object *json_double(double v)
 	return json_object_new_double_s(v, buf);
 }
 
-struct json_object *acct_drift_to_json(const struct acct_drift_hist *h)
+struct json_object *acct_drift_to_json(const struct histogram *h)
 {
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "count", json_object_new_int64((int64_t)h->count));
-	json_object_object_add(o, "p50", json_object_new_int64((int64_t)acct_drift_percentile(h, 50)));
-	json_object_object_add(o, "p90", json_object_new_int64((int64_t)acct_drift_percentile(h, 90)));
-	json_object_object_add(o, "p99", json_object_new_int64((int64_t)acct_drift_percentile(h, 99)));
+	json_object_object_add(o, "p50", json_object_new_int64((int64_t)histogram_percentile(h, 50)));
+	json_object_object_add(o, "p90", json_object_new_int64((int64_t)histogram_percentile(h, 90)));
+	json_object_object_add(o, "p99", json_object_new_int64((int64_t)histogram_percentile(h, 99)));
 	json_object_object_add(o, "max", json_object_new_int64((int64_t)MIN(h->max, (uint64_t)INT64_MAX)));
 	return o;
 }

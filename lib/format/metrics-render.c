@@ -882,13 +882,13 @@ static void g_drift(struct acct_metrics_page *p, const struct fam *f)
 
 	if (!r)
 		return;
-	const struct acct_drift_hist *h = f->arg ? &r->drift_cpu : &r->drift_memory;
+	const struct histogram *h = f->arg ? &r->drift_cpu : &r->drift_memory;
 	unsigned dec = f->arg ? 6 : 0;
 	if (h->count == 0)
 		return;
 	for (size_t i = 0; i < ELEMENTSOF(stats); i++) {
 		struct lbl l = { "stat", stats[i].name };
-		sample_fixed(p, f, NULL, &l, 1, (int64_t)MIN(acct_drift_percentile(h, stats[i].pct), (uint64_t)INT64_MAX),
+		sample_fixed(p, f, NULL, &l, 1, (int64_t)MIN(histogram_percentile(h, stats[i].pct), (uint64_t)INT64_MAX),
 			     dec);
 	}
 	struct lbl l = { "stat", "max" };
@@ -1134,12 +1134,12 @@ static const struct fam families[] = {
 	G("acctd_reconcile_checked_parents", T_GAUGE, -1, NULL,
 	  "Parents whose children's memory was checked in the last reconciliation.", g_checked_parents, 0),
 	G("acctd_reconcile_drift_bytes", T_GAUGE, -1, "bytes",
-	  "Memory drift per cgroup in the last pass: |kernel reading - ledger value| (p50/p90/p99: upper edge of a "
-	  "power-of-two bucket).",
+	  "Memory drift per cgroup in the last pass: |kernel reading - ledger value| (p50/p90/p99 within "
+	  "1/64 of the exact percentiles).",
 	  g_drift, 0),
 	G("acctd_reconcile_drift_seconds", T_GAUGE, -1, "seconds",
-	  "CPU time per cgroup that the ledger had not seen yet at the last pass (p50/p90/p99: upper edge of a "
-	  "power-of-two bucket).",
+	  "CPU time per cgroup that the ledger had not seen yet at the last pass (p50/p90/p99 within 1/64 of "
+	  "the exact percentiles).",
 	  g_drift, 1),
 	G("acctd_reconcile_drift_cgroups", T_GAUGE, -1, NULL, "cgroups whose drift was measured in the last pass.",
 	  g_drift_cgroups, 0),
