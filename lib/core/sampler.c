@@ -250,9 +250,9 @@ static enum acct_sample_error classify(int err)
 	}
 }
 
-static int open_file(struct worker *w, struct acct_cgroup *cg, const struct file_spec *spec)
+static int open_file(struct acct_sampler *s, struct acct_cgroup *cg, const struct file_spec *spec)
 {
-	const char *mount = w->s->opts.layout->mount[spec->tree];
+	const char *mount = s->opts.layout->mount[spec->tree];
 	char path[4096];
 
 	if (!mount)
@@ -277,7 +277,7 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 	if (fd == FD_NONE || fd == FD_ABSENT)
 		return -ENOENT;
 	if (fd == FD_UNSET) {
-		fd = open_file(w, cg, &st->spec[f]);
+		fd = open_file(s, cg, &st->spec[f]);
 		if (fd == -ENOENT) {
 			/* Absent for a live cgroup: this kernel or layout lacks it. */
 			st->fd[f] = FD_ABSENT;
@@ -322,6 +322,33 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 	if (memchr(w->buf, 0, len))
 		return -EBADMSG;
 	return (ssize_t)len;
+}
+
+int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes)
+{
+	struct cg_state *st = state_of(s, cg);
+	_cleanup_close_ int transient_fd = -EBADF;
+	char buf[64];
+	uint64_t v;
+
+	if (!st)
+		return -ENOMEM;
+	int fd = st->fd[F_MEMORY];
+	if (fd == FD_NONE || fd == FD_ABSENT)
+		return -ENODATA;
+	if (fd == FD_UNSET) {
+		fd = transient_fd = open_file(s, cg, &st->spec[F_MEMORY]);
+		if (fd < 0)
+			return fd;
+	}
+	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (k < 0)
+		return -errno;
+	buf[k] = 0;
+	if (cgfs_parse_u64(buf, &v) < 0 || v > INT64_MAX)
+		return -EBADMSG;
+	*ret_bytes = (int64_t)v;
+	return 0;
 }
 
 struct sample_ctx {
