@@ -327,20 +327,19 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes)
 {
 	struct cg_state *st = state_of(s, cg);
-	_cleanup_close_ int transient_fd = -EBADF;
+	_cleanup_close_ int fd = -EBADF;
 	char buf[64];
 	uint64_t v;
 
 	if (!st)
 		return -ENOMEM;
-	int fd = st->fd[F_MEMORY];
-	if (fd == FD_NONE || fd == FD_ABSENT)
+	if (st->fd[F_MEMORY] == FD_NONE || st->fd[F_MEMORY] == FD_ABSENT)
 		return -ENODATA;
-	if (fd == FD_UNSET) {
-		fd = transient_fd = open_file(s, cg, &st->spec[F_MEMORY]);
-		if (fd < 0)
-			return fd;
-	}
+	/* Opened afresh, not the cached descriptor: a cgroup removed since the
+	 * pass must read as gone (ENOENT), whatever an old descriptor gives. */
+	fd = open_file(s, cg, &st->spec[F_MEMORY]);
+	if (fd < 0)
+		return fd;
 	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
 	if (k < 0)
 		return -errno;

@@ -99,8 +99,9 @@ void acct_sampler_release(struct acct_cgroup *cg, void *userdata);
 /* Read cg's memory in use now (the file a pass reads: memory.current or
  * memory.usage_in_bytes) on the calling thread, into *ret_bytes, without
  * touching the ledger: for reconciliation, which needs a parent's and its
- * children's readings closer together than a pass takes them. Owner thread,
- * no pass running. Returns 0, -ENODATA when the cgroup has no such file,
+ * children's readings closer together than a pass takes them. The file is
+ * opened for this read (a removed cgroup reads as gone). Owner thread, no
+ * pass running. Returns 0, -ENODATA when the cgroup has no such file,
  * -ENOENT when it vanished, or another negative errno. */
 int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes);
 
