@@ -93,10 +93,15 @@ static ssize_t parent_index(struct acct_cgroup *const *cgs, size_t n, size_t i)
 }
 
 /* Re-read the children of cgs[p] (the j with parent[j] == p, which follow p in
- * path order), then p, then the children again, and set *ret_children to the
- * sum over the children of the lower of each one's two readings and
- * *ret_parent to p's. Returns 0 or a negative errno (nothing can be
- * concluded); a child that vanished counts 0. */
+ * path order), then p, then the children again, then p again, and set
+ * *ret_children to the sum over the children of the lower of each one's two
+ * readings and *ret_parent to the higher of p's. A child whose memory moves
+ * one way across the four reads is then never above its share of the parent
+ * (rising: its first reading is below the parent's first, which holds it;
+ * falling: its second is below the parent's first; dipping and regrowing:
+ * its second is below the parent's second); only a child that turns twice
+ * within these microseconds could fool it. Returns 0 or a negative errno
+ * (nothing can be concluded); a child that vanished counts 0. */
 static int reread_family(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n, const ssize_t *parent,
 			 size_t p, int64_t *ret_children, int64_t *ret_parent)
 {
@@ -119,7 +124,8 @@ static int reread_family(struct acct_sampler *s, struct acct_cgroup *const *cgs,
 		else if (r < 0)
 			return r;
 	}
-	r = acct_sampler_read_memory(s, cgs[p], ret_parent);
+	int64_t parent_first, parent_second;
+	r = acct_sampler_read_memory(s, cgs[p], &parent_first);
 	if (r < 0)
 		return r;
 	int64_t sum = 0;
@@ -134,7 +140,11 @@ static int reread_family(struct acct_sampler *s, struct acct_cgroup *const *cgs,
 			return r;
 		sum += MIN(before[j - first], after);
 	}
+	r = acct_sampler_read_memory(s, cgs[p], &parent_second);
+	if (r < 0)
+		return r;
 	*ret_children = sum;
+	*ret_parent = MAX(parent_first, parent_second);
 	return 0;
 }
 
@@ -216,7 +226,7 @@ void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, 
 			if (kids > par + SKEW_FIXED + par / 100)
 				violation(rep, ACCT_INV_CHILDREN_MEMORY,
 					  "children_memory: %s holds %" PRId64 " bytes, its %u children %" PRId64
-					  " (each the lower of two readings around the parent's)",
+					  " (re-read: children at their lower, the parent at its higher of two readings)",
 					  cgs[i]->path, par, children[i], kids);
 		}
 

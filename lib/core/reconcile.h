@@ -10,12 +10,12 @@
  *       cgroups' files in between), long enough for a child to allocate or
  *       free hundreds of MiB; so the pass's values only select suspects
  *       (children's sum > parent + their bounds + 1 MiB + 1% of the parent),
- *       and a suspect is re-read at once: each child, then the parent, then
- *       each child again. It is a violation only when the children's sum,
- *       taking each child's lower reading, still exceeds the parent's reading
- *       by more than 1 MiB + 1% (the kernel's charge batching): a false
- *       alarm would need a child to free and re-allocate that memory between
- *       two reads microseconds apart. At most CONFIRM_MAX suspects a pass are
+ *       and a suspect is re-read at once: each child, the parent, each child
+ *       again, the parent again. It is a violation only when the children's
+ *       sum, taking each child's lower reading, still exceeds the parent's
+ *       higher reading by more than 1 MiB + 1% (the kernel's charge
+ *       batching): a false alarm would need a child's memory to change
+ *       direction twice within these microseconds. At most CONFIRM_MAX suspects a pass are
  *       re-read; a suspect that cannot be re-read (a file vanished) is not a
  *       violation. Not checked at a v1 root, whose usage_in_bytes is computed
  *       from global page counts and omits kernel memory its children's
