@@ -269,7 +269,8 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 		if (rep->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW))
 			acct_sampler_root_memory(m->sampler, cgs, (size_t)n);
 		bool hierarchical = true; /* v2 always; v1 since 5.11 (use_hierarchy is always 1) */
-		acct_reconcile_pass(m->ledger, cgs, (size_t)n, rep, m->meminfo_path, hierarchical, &m->reconcile);
+		acct_reconcile_pass(m->ledger, cgs, (size_t)n, rep, m->meminfo_path, hierarchical, m->sampler,
+				    &m->reconcile);
 	}
 	m->passes++;
 	m->last_fast = *rep;
@@ -862,7 +863,7 @@ int manager_dump(struct manager *m, FILE *out)
 	if (flags & ACCT_PASS_LOAD)
 		acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, now);
 	acct_sampler_root_memory(m->sampler, cgs, (size_t)n);
-	acct_reconcile_pass(m->ledger, cgs, (size_t)n, &rep, m->meminfo_path, true, &m->reconcile);
+	acct_reconcile_pass(m->ledger, cgs, (size_t)n, &rep, m->meminfo_path, true, m->sampler, &m->reconcile);
 
 	struct json_object *top = ledger_json(m, cgs, (size_t)n, &rep, now);
 	fputs(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), out);

@@ -153,41 +153,6 @@ const char *acct_sample_error_to_string(enum acct_sample_error e)
 	return e < _ACCT_ERR_MAX ? names[e] : "unknown";
 }
 
-/* ---- drift histograms ------------------------------------------------------ */
-
-void acct_drift_add(struct acct_drift_hist *h, uint64_t v)
-{
-	unsigned k = v == 0 ? 0 : 64 - (unsigned)__builtin_clzll(v);
-	h->bucket[MIN(k, ACCT_DRIFT_BUCKETS - 1)]++;
-	h->count++;
-	h->sum += v;
-	h->max = MAX(h->max, v);
-}
-
-void acct_drift_merge(struct acct_drift_hist *into, const struct acct_drift_hist *from)
-{
-	into->count += from->count;
-	into->sum += from->sum;
-	into->max = MAX(into->max, from->max);
-	for (unsigned k = 0; k < ACCT_DRIFT_BUCKETS; k++)
-		into->bucket[k] += from->bucket[k];
-}
-
-uint64_t acct_drift_percentile(const struct acct_drift_hist *h, double pct)
-{
-	if (h->count == 0)
-		return 0;
-	uint64_t want = (uint64_t)((double)h->count * pct / 100.0 + 0.5), seen = 0;
-	if (want == 0)
-		want = 1;
-	for (unsigned k = 0; k < ACCT_DRIFT_BUCKETS; k++) {
-		seen += h->bucket[k];
-		if (seen >= want)
-			return MIN(k == 0 ? 0 : (k >= 64 ? UINT64_MAX : (1ull << k) - 1), h->max);
-	}
-	return h->max;
-}
-
 /* ---- per-cgroup state ---------------------------------------------------- */
 
 /* Where a cgroup's threads (tasks, load) are listed: the first hierarchy of
@@ -344,9 +309,9 @@ static enum acct_sample_error classify(int err)
 	}
 }
 
-static int open_file(struct worker *w, struct acct_cgroup *cg, const struct file_spec *spec)
+static int open_file(struct acct_sampler *s, struct acct_cgroup *cg, const struct file_spec *spec)
 {
-	const char *mount = w->s->opts.layout->mount[spec->tree];
+	const char *mount = s->opts.layout->mount[spec->tree];
 	char path[4096];
 
 	if (!mount)
@@ -371,7 +336,7 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 	if (fd == FD_NONE || fd == FD_ABSENT)
 		return -ENOENT;
 	if (fd == FD_UNSET) {
-		fd = open_file(w, cg, &st->spec[f]);
+		fd = open_file(s, cg, &st->spec[f]);
 		if (fd == -ENOENT) {
 			/* Absent for a live cgroup: this kernel or layout lacks it. */
 			st->fd[f] = FD_ABSENT;
@@ -416,6 +381,32 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 	if (memchr(w->buf, 0, len))
 		return -EBADMSG;
 	return (ssize_t)len;
+}
+
+int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes)
+{
+	struct cg_state *st = state_of(s, cg);
+	_cleanup_close_ int fd = -EBADF;
+	char buf[64];
+	uint64_t v;
+
+	if (!st)
+		return -ENOMEM;
+	if (st->fd[F_MEMORY] == FD_NONE || st->fd[F_MEMORY] == FD_ABSENT)
+		return -ENODATA;
+	/* Opened afresh, not the cached descriptor: a cgroup removed since the
+	 * pass must read as gone (ENOENT), whatever an old descriptor gives. */
+	fd = open_file(s, cg, &st->spec[F_MEMORY]);
+	if (fd < 0)
+		return fd;
+	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (k < 0)
+		return -errno;
+	buf[k] = 0;
+	if (cgfs_parse_u64(buf, &v) < 0 || v > INT64_MAX)
+		return -EBADMSG;
+	*ret_bytes = (int64_t)v;
+	return 0;
 }
 
 struct sample_ctx {
@@ -486,7 +477,7 @@ static void sample_memory(struct sample_ctx *x)
 	if (strcmp(x->cg->path, "/") != 0) {
 		struct acct_reading old;
 		if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old))
-			acct_drift_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
+			histogram_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
 		acct_cgroup_set(x->cg, ACCT_Q_MEMORY, (int64_t)v);
 	}
 	/* working set = current - inactive_file, with the latest inactive_file */
@@ -510,7 +501,7 @@ static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 	struct acct_reading old;
 
 	if (acct_cgroup_get(x->cg, ACCT_Q_CPU_USAGE, true, &old) && (int64_t)usage_usec >= old.value)
-		acct_drift_add(&x->w->part.drift_cpu, usage_usec - (uint64_t)old.value);
+		histogram_add(&x->w->part.drift_cpu, usage_usec - (uint64_t)old.value);
 	if (st->last_cpu_at && now_us > st->last_cpu_at && usage_usec >= st->last_cpu_usec) {
 		uint64_t dt = now_us - st->last_cpu_at;
 		double rate = (double)(usage_usec - st->last_cpu_usec) / (double)dt;
@@ -1227,8 +1218,8 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		report->cgroups_failed += p->cgroups_failed;
 		for (int e = 0; e < _ACCT_ERR_MAX; e++)
 			report->errors[e] += p->errors[e];
-		acct_drift_merge(&report->drift_memory, &p->drift_memory);
-		acct_drift_merge(&report->drift_cpu, &p->drift_cpu);
+		histogram_merge(&report->drift_memory, &p->drift_memory);
+		histogram_merge(&report->drift_cpu, &p->drift_cpu);
 	}
 	s->busy = false;
 	pthread_mutex_unlock(&s->lock);

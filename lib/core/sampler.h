@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "cgroup-layout.h"
+#include "histogram.h"
 #include "ledger.h"
 
 enum acct_pass_flags {
@@ -39,19 +40,6 @@ enum acct_sample_error {
 };
 const char *acct_sample_error_to_string(enum acct_sample_error e);
 
-#define ACCT_DRIFT_BUCKETS 48 /* log2 buckets: bucket k holds |drift| in [2^(k-1), 2^k) */
-
-struct acct_drift_hist {
-	uint64_t count;
-	uint64_t max;
-	uint64_t sum;
-	uint64_t bucket[ACCT_DRIFT_BUCKETS];
-};
-/* Percentile (0..100) as the upper edge of the bucket that holds it. */
-uint64_t acct_drift_percentile(const struct acct_drift_hist *h, double pct);
-void acct_drift_add(struct acct_drift_hist *h, uint64_t v);
-void acct_drift_merge(struct acct_drift_hist *into, const struct acct_drift_hist *from);
-
 struct acct_pass_report {
 	unsigned flags;
 	uint64_t started_us, wall_us;
@@ -62,8 +50,9 @@ struct acct_pass_report {
 	uint64_t open_per_read;        /* reads that could not use a cached descriptor */
 	uint64_t errors[_ACCT_ERR_MAX];
 	uint64_t cgroups_failed;       /* cgroups with at least one failed value */
-	struct acct_drift_hist drift_memory; /* |new - ledger| bytes, per cgroup */
-	struct acct_drift_hist drift_cpu;    /* usec of CPU the ledger had not seen yet */
+	/* Drift distributions (histogram.h: percentiles within 1/64 of exact). */
+	struct histogram drift_memory; /* |new - ledger| bytes, per cgroup */
+	struct histogram drift_cpu;    /* usec of CPU the ledger had not seen yet */
 };
 
 struct acct_sampler_options {
@@ -118,6 +107,15 @@ void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const 
 /* Free a record's sampler state (closes its descriptors). Safe on records that
  * have none. Owner thread, no pass running (use as the ledger sweep callback). */
 void acct_sampler_release(struct acct_cgroup *cg, void *userdata);
+
+/* Read cg's memory in use now (the file a pass reads: memory.current or
+ * memory.usage_in_bytes) on the calling thread, into *ret_bytes, without
+ * touching the ledger: for reconciliation, which needs a parent's and its
+ * children's readings closer together than a pass takes them. The file is
+ * opened for this read (a removed cgroup reads as gone). Owner thread, no
+ * pass running. Returns 0, -ENODATA when the cgroup has no such file,
+ * -ENOENT when it vanished, or another negative errno. */
+int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes);
 
 /* Descriptors currently cached, and whether the sampler has fallen back to
  * open-per-read because the limit was reached. */
