@@ -601,29 +601,6 @@ static int memstat_kv(const char *key, size_t key_len, uint64_t value, void *use
 	return 0;
 }
 
-struct numa_ctx {
-	struct sample_ctx *x;
-	bool v1;
-	long page;
-	bool seen_total;
-};
-
-static int numa_line(const char *key, size_t key_len, uint64_t total, const uint64_t *per_node, size_t nr_nodes,
-		     void *userdata)
-{
-	struct numa_ctx *n = userdata;
-	/* v1 "total" (pages) is the cgroup's memory per node; v2 has no total:
-	 * anon + file is the bulk of it (kernel memory is not per-node there). */
-	bool v1_total = n->v1 && key_len == 5 && memcmp(key, "total", 5) == 0;
-	if (!v1_total)
-		return 0;
-	(void)total;
-	for (size_t node = 0; node < nr_nodes; node++)
-		(void)acct_cgroup_set_node(n->x->cg, (unsigned)node, (int64_t)(per_node[node] * (uint64_t)n->page));
-	n->seen_total = true;
-	return 0;
-}
-
 struct numa_v2_ctx {
 	uint64_t sum[CGFS_MAX_NODES];
 	size_t nodes;
@@ -655,8 +632,13 @@ static void sample_slow(struct sample_ctx *x)
 	if (get(x, F_NUMA_STAT)) {
 		int r;
 		if (x->st->memory_v1) {
-			struct numa_ctx n = { .x = x, .v1 = true, .page = x->w->s->opts.page_size };
-			r = cgfs_parse_numa_stat(x->w->buf, numa_line, &n);
+			/* Hierarchical, as memory.usage_in_bytes is (cgfs_numa_v1_nodes()). */
+			uint64_t pages[CGFS_MAX_NODES];
+			size_t nodes;
+			r = cgfs_numa_v1_nodes(x->w->buf, pages, ELEMENTSOF(pages), &nodes, NULL);
+			for (size_t i = 0; r >= 0 && i < nodes; i++)
+				(void)acct_cgroup_set_node(x->cg, (unsigned)i,
+							   (int64_t)(pages[i] * (uint64_t)x->w->s->opts.page_size));
 		} else {
 			struct numa_v2_ctx n = { .nodes = 0 };
 			r = cgfs_parse_numa_stat(x->w->buf, numa_v2_line, &n);
