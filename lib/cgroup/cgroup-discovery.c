@@ -301,7 +301,11 @@ static int watch_ensure(struct acct_discovery *d, struct node *n, unsigned t, in
 			return -ENOMEM;
 		p = abs;
 	}
-	wd = inotify_add_watch(d->ifd, p, WATCH_MASK);
+	/* v2's cgroup.events changes come as IN_MODIFY on the directory's watch;
+	 * v1 trees have no such file, and there IN_MODIFY would only bring the
+	 * writes to control files. */
+	uint32_t mask = WATCH_MASK | ((d->trees[t].bits & (1u << ACCT_HIER_UNIFIED)) ? IN_MODIFY : 0);
+	wd = inotify_add_watch(d->ifd, p, mask);
 	if (wd >= 0 && watch_find(d, wd)) {
 		/* Same inode already watched for another path (a bind mount inside
 		 * the tree): the kernel shares one watch. Leave this one unwatched. */
@@ -890,6 +894,11 @@ static int handle_event(struct acct_discovery *d, const struct inotify_event *e,
 		if (!path)
 			return -ENOMEM;
 		return resync(d, (uint8_t)(1u << t), n->parent, path);
+	}
+	if ((e->mask & IN_MODIFY) && !(e->mask & IN_ISDIR)) {
+		if (strcmp(name, "cgroup.events") == 0 && n->reported)
+			emit(d, ACCT_CGROUP_EVENTS, n);
+		return 0;
 	}
 	if (!(e->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) || !(e->mask & IN_ISDIR) || !name[0])
 		return 0;

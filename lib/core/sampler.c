@@ -68,7 +68,7 @@ struct cg_state {
 	size_t agg_slot;                  /* acct_sampler_aggregate_load()'s index, during it */
 	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
 	size_t percpu_n;
-	bool fast_once;
+	bool read_empty;  /* read completely since last seen populated: skipped at the fast interval */
 	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
 	bool memsw_valid;
 };
@@ -364,6 +364,9 @@ struct sample_ctx {
 	struct acct_cgroup *cg;
 	struct cg_state *st;
 	bool failed;
+	bool events_known;      /* populated came from cgroup.events */
+	bool have_inactive;     /* this pass's memory.stat gave inactive_file */
+	int64_t inactive;
 };
 
 static void fail(struct sample_ctx *x, enum acct_sample_error e)
@@ -405,13 +408,21 @@ static bool sample_events(struct sample_ctx *x)
 		if (cgfs_parse_events(x->w->buf, &populated, &frozen) < 0) {
 			fail(x, ACCT_ERR_GARBAGE);
 			populated = true;
-		}
+		} else
+			x->events_known = true;
 	}
 	__atomic_store_n(&x->cg->populated, populated, __ATOMIC_RELAXED);
+	if (x->events_known)
+		__atomic_store_n(&x->cg->events_known, true, __ATOMIC_RELAXED);
 	return populated;
 }
 
-static void sample_memory(struct sample_ctx *x)
+/* Memory in use; with working_set (slow passes, right after memory.stat) also
+ * the working set, from this memory reading and this pass's inactive_file:
+ * inputs of one moment, so the working set has the slow group's age. A fast
+ * pass leaves it alone: memory now minus an inactive_file up to a slow
+ * interval old was off by whatever page cache came or went meanwhile. */
+static void sample_memory(struct sample_ctx *x, bool working_set)
 {
 	uint64_t v;
 	if (!get(x, F_MEMORY))
@@ -424,17 +435,8 @@ static void sample_memory(struct sample_ctx *x)
 	if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old))
 		acct_drift_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
 	acct_cgroup_set(x->cg, ACCT_Q_MEMORY, (int64_t)v);
-	/* working set = current - inactive_file, with the latest inactive_file */
-	int64_t *ms = __atomic_load_n(&x->cg->memstat, __ATOMIC_ACQUIRE);
-	int64_t inactive = 0;
-	int i = ms ? acct_ledger_memstat_find(x->w->s->ledger,
-					      x->st->memory_v1 ? "total_inactive_file" : "inactive_file")
-		   : -ENOENT;
-	if (i >= 0) {
-		int64_t m = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
-		inactive = m > 0 ? m : 0;
-	}
-	acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > inactive ? (int64_t)v - inactive : 0);
+	if (working_set && x->have_inactive)
+		acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > x->inactive ? (int64_t)v - x->inactive : 0);
 }
 
 static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
@@ -507,6 +509,22 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 	 * than one usec per CPU) goes in as one add so the total is exact. */
 	acct_cgroup_set(x->cg, ACCT_Q_CPU_USAGE, (int64_t)total);
 	return true;
+}
+
+/* A cgroup without tasks uses no CPU: its rate is 0 from the last reading on,
+ * without a read. */
+static void note_idle(struct sample_ctx *x, uint64_t now_us)
+{
+	struct cg_state *st = x->st;
+
+	if (!st->last_cpu_at || now_us <= st->last_cpu_at)
+		return;
+	uint64_t dt = now_us - st->last_cpu_at;
+	acct_cgroup_set_double(&x->cg->cpu_rate_bits, 0.0);
+	acct_rate_avg_update(&st->rate_avg, 0.0, dt);
+	for (int i = 0; i < 3; i++)
+		acct_cgroup_set_double(&x->cg->cpu_rate_avg_bits[i], st->rate_avg.avg[i]);
+	st->last_cpu_at = now_us;
 }
 
 static void sample_cpu(struct sample_ctx *x, uint64_t now_us)
@@ -596,6 +614,12 @@ static void sample_psi(struct sample_ctx *x)
 static int memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
 {
 	struct sample_ctx *x = userdata;
+	const char *inactive = x->st->memory_v1 ? "total_inactive_file" : "inactive_file";
+
+	if (key_len == strlen(inactive) && memcmp(key, inactive, key_len) == 0) {
+		x->inactive = value > INT64_MAX ? INT64_MAX : (int64_t)value;
+		x->have_inactive = true;
+	}
 	(void)acct_cgroup_set_memstat(x->w->s->ledger, x->cg, key, key_len,
 				      value > INT64_MAX ? INT64_MAX : (int64_t)value);
 	return 0;
@@ -623,12 +647,17 @@ static int numa_v2_line(const char *key, size_t key_len, uint64_t total, const u
 	return 0;
 }
 
+/* The slow files, and memory in use right after memory.stat (see
+ * sample_memory()). */
 static void sample_slow(struct sample_ctx *x)
 {
 	uint64_t v;
 
-	if (get(x, F_MEMORY_STAT) && cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0)
+	if (get(x, F_MEMORY_STAT) && cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0) {
 		fail(x, ACCT_ERR_GARBAGE);
+		x->have_inactive = false;
+	}
+	sample_memory(x, true);
 	if (get(x, F_NUMA_STAT)) {
 		int r;
 		if (x->st->memory_v1) {
@@ -734,14 +763,20 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 	bool fast = flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW);
 
 	if (fast) {
+		/* Before cgroup.events: a change announced after this load makes
+		 * this read not the final one (acct_cgroup_final()). */
+		uint64_t changes = __atomic_load_n(&cg->populated_changes, __ATOMIC_ACQUIRE);
 		bool populated = sample_events(&x);
-		if (!populated && st->fast_once && !slow)
+		if (!populated && st->read_empty && !slow) {
+			/* Read since its last task left: nothing of the fast group
+			 * can have grown, and no task can run in it. */
 			w->part.skipped_empty++;
-		else {
-			/* memory.stat first on slow passes: the working set uses it */
+			note_idle(&x, now_us);
+		} else {
 			if (slow)
-				sample_slow(&x);
-			sample_memory(&x);
+				sample_slow(&x); /* memory.stat, then memory */
+			else
+				sample_memory(&x, false);
 			if (slow && st->memsw_valid) {
 				struct acct_reading mem;
 				if (acct_cgroup_get(cg, ACCT_Q_MEMORY, true, &mem))
@@ -750,7 +785,14 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 			}
 			sample_cpu(&x, now_us);
 			sample_psi(&x);
-			st->fast_once = true;
+			/* An empty cgroup is read once after it empties (this pass, when
+			 * it was populated at the last one), then skipped until it
+			 * is populated again; a failed read is retried. */
+			st->read_empty = !populated && !x.failed;
+			if (!populated && x.events_known && !x.failed)
+				__atomic_store_n(&cg->final_read, changes + 1, __ATOMIC_RELEASE);
+			else if (populated)
+				__atomic_store_n(&cg->final_read, 0, __ATOMIC_RELEASE);
 			if (!x.failed)
 				__atomic_store_n(&cg->sampled_us[ACCT_GROUP_FAST], now_us, __ATOMIC_RELAXED);
 			if (slow && !x.failed)
