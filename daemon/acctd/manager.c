@@ -243,6 +243,7 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 		if (cg && !acct_cgroup_is_dead(cg)) {
 			/* Before the read: a read that started earlier is not final. */
 			__atomic_fetch_add(&cg->populated_changes, 1, __ATOMIC_ACQ_REL);
+			log_debug("%s: cgroup.events changed, reading it and its ancestors", id->path);
 			read_soon_with_ancestors(m, cg);
 		}
 		break;

@@ -324,6 +324,13 @@ static int watch_ensure(struct acct_discovery *d, struct node *n, unsigned t, in
 		d->watch_failures++;
 		return 0;
 	}
+	if (mask & IN_MODIFY) {
+		/* kernfs announces a change of cgroup.events only when the file's
+		 * inode exists (it is made by the first lookup): look it up now,
+		 * or the changes before the sampler first opens it are lost. */
+		struct stat est;
+		(void)fstatat(fd, "cgroup.events", &est, 0);
+	}
 	w->wd = wd;
 	w->ino = ino;
 	w->tree = (uint8_t)t;

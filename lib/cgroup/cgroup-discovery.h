@@ -27,8 +27,11 @@
  * In the unified (v2) tree the watches also take IN_MODIFY: the kernel
  * announces a change of cgroup.events (populated, frozen) as IN_MODIFY named
  * "cgroup.events" on the cgroup's directory watch, reported as
- * ACCT_CGROUP_EVENTS, without another watch. Directories without a watch (at
- * max_depth, or when watches ran out) report none. */
+ * ACCT_CGROUP_EVENTS, without another watch. kernfs sends it only when the
+ * file's inode exists, so the file is looked up when the watch is added. The
+ * kernel sends at most one per file every 20 ms (later ones are delayed) and
+ * drops a delayed one when the cgroup is removed. Directories without a watch
+ * (at max_depth, or when watches ran out) report none. */
 #pragma once
 
 #include <stddef.h>

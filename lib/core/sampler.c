@@ -69,6 +69,7 @@ struct cg_state {
 	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
 	size_t percpu_n;
 	bool read_empty;  /* read completely since last seen populated: skipped at the fast interval */
+	bool seen_populated; /* a read found tasks in it */
 	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
 	bool memsw_valid;
 };
@@ -789,7 +790,13 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 			 * it was populated at the last one), then skipped until it
 			 * is populated again; a failed read is retried. */
 			st->read_empty = !populated && !x.failed;
-			if (!populated && x.events_known && !x.failed)
+			/* Final only once a task was seen (read populated, or a change
+			 * announced): kernfs loses some changes of a new cgroup's
+			 * cgroup.events, so "empty at the first read" does not prove
+			 * that no task came and went before its removal. */
+			if (populated)
+				st->seen_populated = true;
+			if (!populated && x.events_known && !x.failed && (st->seen_populated || changes > 0))
 				__atomic_store_n(&cg->final_read, changes + 1, __ATOMIC_RELEASE);
 			else if (populated)
 				__atomic_store_n(&cg->final_read, 0, __ATOMIC_RELEASE);
