@@ -301,9 +301,8 @@ static int watch_ensure(struct acct_discovery *d, struct node *n, unsigned t, in
 			return -ENOMEM;
 		p = abs;
 	}
-	/* v2's cgroup.events changes come as IN_MODIFY on the directory's watch;
-	 * v1 trees have no such file, and there IN_MODIFY would only bring the
-	 * writes to control files. */
+	/* cgroup.events changes come as IN_MODIFY on the directory's watch (v2
+	 * only: in v1 trees it would bring only writes to control files). */
 	uint32_t mask = WATCH_MASK | ((d->trees[t].bits & (1u << ACCT_HIER_UNIFIED)) ? IN_MODIFY : 0);
 	wd = inotify_add_watch(d->ifd, p, mask);
 	if (wd >= 0 && watch_find(d, wd)) {
@@ -325,9 +324,8 @@ static int watch_ensure(struct acct_discovery *d, struct node *n, unsigned t, in
 		return 0;
 	}
 	if (mask & IN_MODIFY) {
-		/* kernfs announces a change of cgroup.events only when the file's
-		 * inode exists (it is made by the first lookup): look it up now,
-		 * or the changes before the sampler first opens it are lost. */
+		/* kernfs announces a change only when the file's inode exists (the
+		 * first lookup makes it): else those before the sampler opens it are lost. */
 		struct stat est;
 		(void)fstatat(fd, "cgroup.events", &est, 0);
 	}

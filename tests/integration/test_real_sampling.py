@@ -260,6 +260,7 @@ def test_working_set_is_of_one_moment(cgs, tmp_path):
     is memory minus inactive_file of one moment (before or after the read),
     never today's memory minus a stale inactive_file."""
     big = "/var/tmp/acctd-i11-sample-%d.data" % os.getpid()
+    idle = None
     with open(big, "wb") as f:
         chunk = os.urandom(1 << 20)
         for _ in range(256):
@@ -271,6 +272,9 @@ def test_working_set_is_of_one_moment(cgs, tmp_path):
         cgs.mkdir()
         W = cgs.path()
         conf = config(tmp_path, cgs, "500ms", "60s")
+        # a task that stays: the cgroup is populated throughout, read at every fast pass
+        idle = subprocess.Popen(["/bin/sh", "-c", "read x"], stdin=subprocess.PIPE)
+        cgs.attach("", idle.pid)
         with acctd.Daemon(tmp_path, None, conf) as d:
             d.wait(lambda doc: val(doc, W, "memory.working_set") is not None, what="first working set")
             mem0, inact0 = cgs.memory_and_inactive()
@@ -296,6 +300,8 @@ def test_working_set_is_of_one_moment(cgs, tmp_path):
             mem2, inact2 = cgs.memory_and_inactive()
             assert abs(ws - (mem2 - inact2)) < tol, (ws, mem2, inact2)
     finally:
+        if idle is not None:
+            idle.communicate(b"\n")
         os.unlink(big)
 
 
