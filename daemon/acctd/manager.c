@@ -48,6 +48,7 @@ struct manager {
 	struct acct_cgroup **soon;
 	size_t nr_soon, soon_cap;
 	bool soon_all;           /* too many to list: the next full pass covers them */
+	uint64_t state_event_us; /* when a pass of queued cgroups last wrote the state file */
 	bool pass_pending;       /* a tick came while a pass ran */
 	uint64_t next_slow_us, next_load_us;
 	bool ready;
@@ -381,8 +382,13 @@ static void finish_event_pass(struct manager *m, const struct acct_pass_report *
 	for (int i = 0; i < _ACCT_ERR_MAX; i++)
 		m->sample_errors_total[i] += rep->errors[i];
 	m->cgroups_failed_total += rep->cgroups_failed;
-	if (m->source.state_file)
+	/* The whole ledger is written: at most every 100 ms for these passes, so
+	 * that a storm of changes does not rewrite it per change. */
+	uint64_t now = acct_now_us();
+	if (m->source.state_file && now - m->state_event_us >= 100000) {
 		write_state_file(m, &m->last_fast);
+		m->state_event_us = now;
+	}
 }
 
 static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
