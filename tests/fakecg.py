@@ -57,6 +57,10 @@ Model of the values (what expected() reports and the files show):
   cpuacct.stat is in USER_HZ (100) ticks, so a reader of cpuacct.stat sees
   user/system with 10 ms resolution (expected() gives both figures).
 
+  Block I/O (v2 io.stat only): add_io(path, "MAJ:MIN", rbytes=..., ...)
+  adds to the cgroup and every ancestor (cumulative, hierarchical, as CPU).
+  io.stat lists the devices with I/O, sorted, all six keys per line.
+
   PSI: per cgroup and resource (cpu, memory, io), as set (not hierarchical);
   avgs are kept to 2 decimals, as the kernel prints them.
 
@@ -141,7 +145,8 @@ V2_CGSTAT_ENABLED = ("cpu", "io", "memory", "perf_event", "pids")  # css in ever
 HYBRID_CGSTAT_SUBSYS = ("perf_event", "hugetlb")  # as in the sample
 
 PSI_RESOURCES = ("cpu", "memory", "io")
-ALL_CATS = frozenset(("procs", "pids", "events", "stat", "static", "cpu", "cpulim", "mem", "memlim", "psi"))
+ALL_CATS = frozenset(("procs", "pids", "events", "stat", "static", "cpu", "cpulim", "mem", "memlim", "psi", "io"))
+IO_STAT_KEYS = ("rbytes", "wbytes", "rios", "wios", "dbytes", "dios")
 
 # Memory model keys: every one is stored as a per-node list of ints.
 # Bytes that the v2 memory.numa_stat reports per node:
@@ -302,7 +307,7 @@ class _Cgroup:
     __slots__ = ("path", "trees", "own", "agg", "peak", "memsw_peak", "nodes", "cpu_user", "cpu_sys",
                  "nr_periods", "nr_throttled", "throttled_ns", "nr_bursts", "burst_ns", "cpu_quota",
                  "cpu_period", "cpu_weight", "cpu_shares", "mem_max", "mem_high", "mem_low", "mem_min",
-                 "swap_max", "psi", "procs", "populated_override", "frozen", "mem_events")
+                 "swap_max", "psi", "procs", "populated_override", "frozen", "mem_events", "io")
 
     def __init__(self, path, trees, nr_nodes, nr_cpus):
         self.path = path
@@ -326,6 +331,7 @@ class _Cgroup:
         self.populated_override = None
         self.frozen = False
         self.mem_events = {k: 0 for k in V2_MEMORY_EVENTS_KEYS}
+        self.io = {}  # "MAJ:MIN" -> {key: value} (IO_STAT_KEYS), hierarchical
 
     def to_json(self):
         d = {"path": self.path, "trees": self.trees}
@@ -342,6 +348,8 @@ class _Cgroup:
             d["psi"] = psi
         if any(self.mem_events.values()):
             d["mem_events"] = self.mem_events
+        if self.io:
+            d["io"] = self.io
         return d
 
     @classmethod
@@ -358,6 +366,7 @@ class _Cgroup:
         for r, v in d.get("psi", {}).items():
             cg.psi[r] = {"some": list(v["some"]), "full": list(v["full"])}
         cg.mem_events.update(d.get("mem_events", {}))
+        cg.io = {dev: dict(v) for dev, v in d.get("io", {}).items()}
         return cg
 
 
@@ -721,6 +730,22 @@ class FakeCgroupFS:
         self._mark(cg.path, "mem")
         self._flush()
 
+    def add_io(self, path, device, **counts):
+        """Add block I/O on `device` ("MAJ:MIN") to the cgroup and all its
+        ancestors (cumulative, hierarchical): counts are io.stat's keys rbytes,
+        wbytes, rios, wios, dbytes, dios."""
+        cg = self._get(path)
+        for k, v in counts.items():
+            if k not in IO_STAT_KEYS or int(v) < 0:
+                raise ValueError("unknown io.stat key or negative count %r=%r" % (k, v))
+        for p in self._ancestors(cg.path, include_self=True):
+            a = self._cgs[p]
+            dev = a.io.setdefault(device, {k: 0 for k in IO_STAT_KEYS})
+            for k, v in counts.items():
+                dev[k] += int(v)
+            self._mark(p, "io")
+        self._flush()
+
     def add_cpu(self, path, usec, user_frac=0.7, cpus=None):
         """Add `usec` of CPU time to the cgroup and all its ancestors (cumulative,
         hierarchical). user_frac of it is user time. cpus: a CPU index, or weights
@@ -975,6 +1000,7 @@ class FakeCgroupFS:
                         for r in PSI_RESOURCES}
         else:
             e["psi"] = None
+        e["io"] = {dev: dict(v) for dev, v in cg.io.items()} if self.mode == "v2" else None
         return e
 
     # =======================================================================
@@ -1587,7 +1613,10 @@ class FakeCgroupFS:
                 out.append(("cgroup.freeze", "0\n"))
                 if full:
                     out.append(("pids.max", "max\n"))
-                    out.append(("io.stat", ""))
+            if "io" in cats and full:
+                out.append(("io.stat", "".join("%s %s\n" % (dev, " ".join("%s=%d" % (k, cg.io[dev][k])
+                                                                          for k in IO_STAT_KEYS))
+                                               for dev in sorted(cg.io))))
             if "cpu" in cats:
                 user, sys_ = sum(cg.cpu_user), sum(cg.cpu_sys)
                 pairs = [("usage_usec", (user + sys_) // 1000), ("user_usec", user // 1000),

@@ -1220,6 +1220,165 @@ static void test_einval(void **state)
 	assert_true(v == SENTINEL);
 }
 
+
+/* ---- block I/O and memory events -------------------------------------- */
+
+static void test_io_stat(void **state)
+{
+	_cleanup_free_ char *buf = read_fixture("v2-6.x/io.stat");
+	struct cgfs_io_device d[4];
+	size_t n = 0;
+
+	assert_int_equal(cgfs_parse_io_stat(buf, d, ELEMENTSOF(d), &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(d[0].major, 8);
+	assert_int_equal(d[0].minor, 16);
+	assert_int_equal(d[0].present, (1u << _CGFS_IO_FIELD_MAX) - 1);
+	assert_true(d[0].v[CGFS_IO_RBYTES] == 1459200 && d[0].v[CGFS_IO_WBYTES] == 314773504);
+	assert_true(d[0].v[CGFS_IO_RIOS] == 192 && d[0].v[CGFS_IO_WIOS] == 353);
+	assert_true(d[1].major == 8 && d[1].minor == 0);
+	assert_true(d[1].v[CGFS_IO_DBYTES] == 50331648 && d[1].v[CGFS_IO_DIOS] == 3021);
+
+	/* other controllers' keys (io.cost, iolatency) are skipped; a key may be missing */
+	assert_int_equal(cgfs_parse_io_stat("259:0 rbytes=5 wbytes=6 rios=1 wios=2 cost.vrate=135.04 cost.usage=7 "
+					    "depth=max avg_lat=0\n253:3 wbytes=9\n",
+					    d, ELEMENTSOF(d), &n),
+			 0);
+	assert_int_equal(n, 2);
+	assert_true(d[0].major == 259 && d[0].v[CGFS_IO_RBYTES] == 5 && d[0].v[CGFS_IO_WIOS] == 2);
+	assert_int_equal(d[0].present, 0xf);
+	assert_true(d[1].v[CGFS_IO_WBYTES] == 9 && d[1].present == (1u << CGFS_IO_WBYTES));
+	assert_int_equal(cgfs_parse_io_stat("", d, ELEMENTSOF(d), &n), 0);
+	assert_int_equal(n, 0);
+
+	static const struct bad bad[] = {
+		{ "8:0\n", -EBADMSG },                    /* no key */
+		{ "8:0 \n", -EBADMSG },                   /* trailing blank */
+		{ "8:0 rbytes=\n", -EBADMSG },
+		{ "8:0 rbytes=1x\n", -EBADMSG },
+		{ "8:0 rbytes=-1\n", -EBADMSG },
+		{ "8:0 rbytes=1 rbytes=2\n", -EBADMSG },  /* a key twice */
+		{ "8:0 rbytes=1\n8:0 wbytes=2\n", -EBADMSG }, /* a device twice */
+		{ "8:0 rbytes=1  wbytes=2\n", -EBADMSG },
+		{ "8-0 rbytes=1\n", -EBADMSG },
+		{ "8: rbytes=1\n", -EBADMSG },
+		{ "8:0 cost.vrate=\n", -EBADMSG },
+		{ "8:0 =5\n", -EBADMSG },
+		{ "8:0 rbytes=1\n\n", -EBADMSG },
+		{ "8:0 rbytes=99999999999999999999\n", -ERANGE },
+		{ "4294967296:0 rbytes=1\n", -ERANGE },
+		{ "1:1 rios=1\n1:2 rios=1\n1:3 rios=1\n1:4 rios=1\n1:5 rios=1\n", -ERANGE }, /* more than max */
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		struct cgfs_io_device keep = { .major = 77 };
+		d[0] = keep;
+		n = 12345;
+		expect(cgfs_parse_io_stat(bad[i].in, d, ELEMENTSOF(d), &n), bad[i].error, "io_stat", bad[i].in);
+		assert_int_equal(n, 12345);
+		assert_int_equal(d[0].major, 77);
+	}
+}
+
+static void test_blkio_rwstat(void **state)
+{
+	_cleanup_free_ char *bytes = read_fixture("host-6.18/v1-blkio--blkio.throttle.io_service_bytes_recursive");
+	_cleanup_free_ char *ios = read_fixture("host-6.18/v1-blkio--blkio.throttle.io_serviced_recursive");
+	_cleanup_free_ char *root = read_fixture("host-6.18/v1-blkio-root--blkio.throttle.io_service_bytes_recursive");
+	struct cgfs_io_device d[4];
+	uint64_t total = SENTINEL;
+	size_t n = 0;
+
+	assert_int_equal(cgfs_parse_blkio_rwstat(bytes, false, d, ELEMENTSOF(d), &n, &total), 0);
+	assert_int_equal(n, 1);
+	assert_true(total == UINT64_C(247833026560));
+	assert_true(d[0].major == 254 && d[0].minor == 0);
+	assert_true(d[0].v[CGFS_IO_RBYTES] == 8486912 && d[0].v[CGFS_IO_WBYTES] == 1048576);
+	assert_true(d[0].v[CGFS_IO_DBYTES] == UINT64_C(247823491072));
+	assert_int_equal(d[0].present, (1u << CGFS_IO_RBYTES) | (1u << CGFS_IO_WBYTES) | (1u << CGFS_IO_DBYTES));
+	/* the operations file merges into the same device */
+	assert_int_equal(cgfs_parse_blkio_rwstat(ios, true, d, ELEMENTSOF(d), &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_true(d[0].v[CGFS_IO_RIOS] == 1815 && d[0].v[CGFS_IO_WIOS] == 16 && d[0].v[CGFS_IO_DIOS] == 30228);
+	assert_true(d[0].v[CGFS_IO_RBYTES] == 8486912);
+	assert_int_equal(d[0].present, (1u << _CGFS_IO_FIELD_MAX) - 1);
+
+	n = 0;
+	assert_int_equal(cgfs_parse_blkio_rwstat(root, false, d, ELEMENTSOF(d), &n, &total), 0);
+	assert_true(n == 1 && total == UINT64_C(247862775808) && d[0].v[CGFS_IO_RBYTES] == 10346496);
+	/* a cgroup without I/O (or a queue without throttling): "Total 0" only */
+	n = 0;
+	assert_int_equal(cgfs_parse_blkio_rwstat("Total 0\n", false, d, ELEMENTSOF(d), &n, &total), 0);
+	assert_true(n == 0 && total == 0);
+	/* pre-4.19: no Discard; two devices */
+	n = 0;
+	assert_int_equal(cgfs_parse_blkio_rwstat("8:0 Read 1\n8:0 Write 2\n8:0 Sync 3\n8:0 Async 0\n8:0 Total 3\n"
+						 "8:16 Read 4\n8:16 Write 0\n8:16 Sync 4\n8:16 Async 0\n8:16 Total 4\n"
+						 "Total 7\n",
+						 false, d, ELEMENTSOF(d), &n, &total),
+			 0);
+	assert_true(n == 2 && total == 7 && d[1].minor == 16 && d[1].v[CGFS_IO_RBYTES] == 4);
+	assert_int_equal(d[0].present, (1u << CGFS_IO_RBYTES) | (1u << CGFS_IO_WBYTES));
+
+	static const struct bad bad[] = {
+		{ "", -EBADMSG },                              /* no Total */
+		{ "8:0 Read 1\n", -EBADMSG },
+		{ "Total 1\n8:0 Read 1\n", -EBADMSG },         /* Total not last */
+		{ "8:0 Read 1\n8:0 Read 2\nTotal 3\n", -EBADMSG },
+		{ "8:0 Read 1\n8:16 Read 1\n8:0 Write 1\nTotal 3\n", -EBADMSG }, /* lines apart */
+		{ "8:0 Read -1\nTotal 0\n", -EBADMSG },
+		{ "8:0 Read 1 \nTotal 0\n", -EBADMSG },
+		{ "8:0 Read\nTotal 0\n", -EBADMSG },
+		{ "Total\n", -EBADMSG },
+		{ "Total 1\nTotal 1\n", -EBADMSG },
+		{ "8:0 Read 99999999999999999999\nTotal 0\n", -ERANGE },
+		{ "1:1 Read 1\n1:2 Read 1\n1:3 Read 1\n1:4 Read 1\n1:5 Read 1\nTotal 0\n", -ERANGE },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		n = 0;
+		d[0].major = 77;
+		expect(cgfs_parse_blkio_rwstat(bad[i].in, false, d, ELEMENTSOF(d), &n, NULL), bad[i].error, "blkio_rwstat",
+		       bad[i].in);
+		assert_int_equal(n, 0);
+		assert_int_equal(d[0].major, 77);
+	}
+}
+
+static void test_memory_events(void **state)
+{
+	_cleanup_free_ char *buf = read_fixture("v2-6.x/memory.events");
+	_cleanup_free_ char *oom = read_fixture("host-6.18/v1-memory-oom--memory.oom_control");
+	_cleanup_free_ char *quiet = read_fixture("host-6.18/v1-memory--memory.oom_control");
+	struct cgfs_memory_events ev;
+	uint64_t kills = SENTINEL;
+	bool under = true, has = false;
+
+	assert_int_equal(cgfs_parse_memory_events(buf, &ev), 0);
+	assert_int_equal(ev.present, (1u << _CGFS_MEMEV_MAX) - 1);
+	assert_true(ev.v[CGFS_MEMEV_LOW] == 0 && ev.v[CGFS_MEMEV_HIGH] == 12 && ev.v[CGFS_MEMEV_MAX] == 98);
+	assert_true(ev.v[CGFS_MEMEV_OOM] == 2 && ev.v[CGFS_MEMEV_OOM_KILL] == 1 && ev.v[CGFS_MEMEV_OOM_GROUP_KILL] == 0);
+	/* before 5.16: no oom_group_kill */
+	assert_int_equal(cgfs_parse_memory_events("low 1\nhigh 2\nmax 3\noom 4\noom_kill 5\n", &ev), 0);
+	assert_int_equal(ev.present, (1u << CGFS_MEMEV_OOM_GROUP_KILL) - 1);
+	memset(&ev, 0x5a, sizeof(ev));
+	assert_int_equal(cgfs_parse_memory_events("max 1\nmax 2\n", &ev), -EBADMSG);
+	assert_int_equal(cgfs_parse_memory_events("max -1\n", &ev), -EBADMSG);
+	assert_true(ev.v[0] == UINT64_C(0x5a5a5a5a5a5a5a5a));
+
+	assert_true(fixture_u64("host-6.18/v1-memory-oom--memory.failcnt") == 98);
+	assert_true(fixture_u64("host-6.18/v1-memory--memory.failcnt") == 0);
+	assert_int_equal(cgfs_parse_oom_control(oom, &under, &kills, &has), 0);
+	assert_true(!under && has && kills == 1);
+	assert_int_equal(cgfs_parse_oom_control(quiet, &under, &kills, &has), 0);
+	assert_true(!under && has && kills == 0);
+	assert_int_equal(cgfs_parse_oom_control("oom_kill_disable 1\nunder_oom 1\n", &under, &kills, &has), 0);
+	assert_true(under && !has && kills == 0);
+	kills = SENTINEL;
+	assert_int_equal(cgfs_parse_oom_control("oom_kill_disable 0\noom_kill 3\n", &under, &kills, &has), -EBADMSG);
+	assert_int_equal(cgfs_parse_oom_control("under_oom 2\n", &under, &kills, &has), -EBADMSG);
+	assert_int_equal(cgfs_parse_oom_control("under_oom 0\noom_kill 1\noom_kill 1\n", &under, &kills, &has), -EBADMSG);
+	assert_true(kills == SENTINEL);
+}
+
 /* ---- every fixture, every prefix, every parser ------------------------- */
 
 static const char *const all_fixtures[] = {
@@ -1249,6 +1408,13 @@ static const char *const all_fixtures[] = {
 	"host-6.18/proc--pressure-cpu",
 	"host-6.18/proc--pressure-io",
 	"host-6.18/v1-cpu-root--cpu.stat",
+	"host-6.18/v1-blkio--blkio.throttle.io_service_bytes_recursive",
+	"host-6.18/v1-blkio--blkio.throttle.io_serviced_recursive",
+	"host-6.18/v1-blkio-root--blkio.throttle.io_service_bytes_recursive",
+	"host-6.18/v1-memory--memory.failcnt",
+	"host-6.18/v1-memory--memory.oom_control",
+	"host-6.18/v1-memory-oom--memory.failcnt",
+	"host-6.18/v1-memory-oom--memory.oom_control",
 	"v1-6.x/cpu.stat",
 	"v1-6.x/memory.numa_stat",
 	"v2-5.10/cpu.pressure",
@@ -1256,6 +1422,8 @@ static const char *const all_fixtures[] = {
 	"v2-6.x/cpu.pressure",
 	"v2-6.x/cpu.stat",
 	"v2-6.x/io.pressure",
+	"v2-6.x/io.stat",
+	"v2-6.x/memory.events",
 	"v2-6.x/memory.current",
 	"v2-6.x/memory.high",
 	"v2-6.x/memory.max",
@@ -1293,6 +1461,14 @@ static void run_all_parsers(const char *buf, const char *rel, size_t len)
 	check_result(cgfs_parse_events(buf, &b1, &b2), "events", rel, len);
 	check_result(cgfs_parse_pids(buf, count_pid_stub, NULL), "pids", rel, len);
 	check_result(cgfs_parse_proc_stat_state(buf, &c), "proc_stat", rel, len);
+	struct cgfs_io_device devs[4];
+	struct cgfs_memory_events ev;
+	n = 0;
+	check_result(cgfs_parse_io_stat(buf, devs, ELEMENTSOF(devs), &n), "io_stat", rel, len);
+	n = 0;
+	check_result(cgfs_parse_blkio_rwstat(buf, false, devs, ELEMENTSOF(devs), &n, &v), "blkio_rwstat", rel, len);
+	check_result(cgfs_parse_memory_events(buf, &ev), "memory_events", rel, len);
+	check_result(cgfs_parse_oom_control(buf, &b1, &v, &b2), "oom_control", rel, len);
 }
 
 static void test_all_prefixes(void **state)
@@ -1368,6 +1544,9 @@ int main(void)
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_pids),
 		cmocka_unit_test(test_proc_stat),
+		cmocka_unit_test(test_io_stat),
+		cmocka_unit_test(test_blkio_rwstat),
+		cmocka_unit_test(test_memory_events),
 		cmocka_unit_test(test_einval),
 		cmocka_unit_test(test_all_prefixes),
 		cmocka_unit_test(test_truncation),

@@ -69,6 +69,16 @@ static void test_layout_hybrid(void **state)
 	assert_string_equal(l->mount[ACCT_HIER_CPUACCT], cpuacct);
 	assert_false(l->v2_memory);
 	assert_false(l->v2_cpu);
+	assert_null(l->mount[ACCT_HIER_BLKIO]);
+	l = acct_cgroup_layout_free(l);
+
+	/* the v1 blkio hierarchy, where I/O is read on hybrid hosts like this one */
+	_cleanup_free_ char *blkio = xjoin(base, "blkio");
+	xmkdir(base, "blkio");
+	assert_int_equal(acct_cgroup_layout_detect(base, &l), 0);
+	assert_int_equal(l->mode, ACCT_CGROUP_HYBRID);
+	assert_string_equal(l->mount[ACCT_HIER_BLKIO], blkio);
+	assert_string_equal(acct_hierarchy_to_string(ACCT_HIER_BLKIO), "blkio");
 	l = acct_cgroup_layout_free(l);
 
 	/* "unified" without cgroup.controllers is not a v2 tree: legacy */

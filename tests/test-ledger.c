@@ -174,6 +174,45 @@ static void test_quantity_names(void **state)
 	assert_null(acct_quantity_info(_ACCT_Q_MAX));
 }
 
+/* Block I/O per device: devices interned once per ledger with their name,
+ * values per cgroup, ACCT_IO_CG_DEVICES at most per cgroup. */
+static void test_io_devices(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/io", 1);
+	int64_t v[_ACCT_IO_STAT_MAX] = { 4096, 8192, 1, 2, -1, -1 };
+
+	assert_int_equal(acct_ledger_io_device_find(f->l, 8, 0), -ENOENT);
+	assert_int_equal(acct_ledger_io_device_add(f->l, 8, 0, "sda"), 0);
+	assert_int_equal(acct_ledger_io_device_add(f->l, 8, 16, NULL), 1);
+	assert_int_equal(acct_ledger_io_device_add(f->l, 8, 0, "other"), 0); /* the first name stays */
+	assert_int_equal(acct_ledger_io_device_find(f->l, 8, 16), 1);
+	assert_string_equal(acct_ledger_io_device(f->l, 0)->name, "sda");
+	assert_string_equal(acct_ledger_io_device(f->l, 1)->name, "");
+	assert_null(acct_ledger_io_device(f->l, 2));
+
+	assert_null(cg->io);
+	assert_int_equal(acct_cgroup_set_io_device(cg, 1, v), 0);
+	v[0] = 5000;
+	assert_int_equal(acct_cgroup_set_io_device(cg, 1, v), 0); /* same slot, new value */
+	assert_int_equal(cg->io->n, 1);
+	assert_int_equal(cg->io->dev[0].device, 1);
+	assert_int_equal(cg->io->dev[0].v[ACCT_IO_READ_BYTES], 5000);
+	assert_int_equal(cg->io->dev[0].v[ACCT_IO_DISCARD_BYTES], -1);
+	for (unsigned d = 2; d < ACCT_IO_CG_DEVICES + 1; d++)
+		assert_int_equal(acct_cgroup_set_io_device(cg, d, v), 0);
+	assert_int_equal(cg->io->n, ACCT_IO_CG_DEVICES);
+	assert_int_equal(acct_cgroup_set_io_device(cg, ACCT_IO_CG_DEVICES + 1, v), -ENOSPC);
+	assert_int_equal(acct_cgroup_set_io_device(cg, ACCT_IO_DEVICES_MAX, v), -EINVAL);
+	/* every value has a quantity holding its total */
+	for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+		assert_int_equal(acct_quantity_from_name(acct_quantity_info(acct_io_stat_quantity(k))->name),
+				 acct_io_stat_quantity(k));
+	assert_string_equal(acct_quantity_info(acct_io_stat_quantity(ACCT_IO_WRITE_IOS))->name, "io.write_ios");
+	assert_string_equal(acct_io_stat_name(ACCT_IO_DISCARD_BYTES), "discard_bytes");
+	assert_null(acct_io_stat_name(_ACCT_IO_STAT_MAX));
+}
+
 static void test_budgets(void **state)
 {
 	struct fixture *f = *state;
@@ -200,6 +239,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_checked, setup, teardown),
 		cmocka_unit_test(test_quantity_names),
+		cmocka_unit_test_setup_teardown(test_io_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budgets, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -132,11 +132,12 @@ static const struct verb verbs[] = {
 		.summary = "Cgroups with memory, CPU, load and pressure (default)",
 		.help = "acctctl list [PREFIX] [--tree] [--all] [--sort=KEY] [--depth=N]\n\n"
 			"List the cgroups under PREFIX (default /): MEMORY with its bound, CPU rate in\n"
-			"cores, LOAD (1 min), PSI \"some\" avg10 of CPU, memory and IO, and the AGE of the\n"
-			"memory reading.\n\n"
+			"cores, LOAD (1 min), PSI \"some\" avg10 of CPU, memory and IO, block I/O read\n"
+			"and written per second (READ/s, WRITE/s, bytes), and the AGE of the memory\n"
+			"reading.\n\n"
 			"      --tree         Children below their parent, indented\n"
 			"  -a --all           Also removed cgroups (tombstones) with their final values\n"
-			"      --sort=KEY     path (default), memory, cpu, load or pressure; largest first\n"
+			"      --sort=KEY     path (default), memory, cpu, load, pressure or io; largest first\n"
 			"      --depth=N      At most N levels below PREFIX\n",
 		.run = verb_list,
 	},
@@ -150,8 +151,10 @@ static const struct verb verbs[] = {
 		.summary = "Every value of one cgroup with its bound and age",
 		.help = "acctctl show CGROUP [--precise]\n\n"
 			"Show every value of CGROUP with its bound and age: memory, working set, peak,\n"
-			"limits, swap, CPU times and throttling, tasks, CPU rate, load, pressure (PSI),\n"
-			"memory per NUMA node and memory.stat. A removed cgroup shows its final values.\n\n"
+			"limits, swap, CPU times and throttling, tasks, memory events (OOM kills, limit\n"
+			"hits), block I/O totals, CPU rate, load, pressure (PSI), I/O rates and I/O per\n"
+			"device, memory per NUMA node and memory.stat. A removed cgroup shows its final\n"
+			"values.\n\n"
 			"      --precise      Read the counters precisely (no batching error)\n",
 		.run = verb_show,
 	},
@@ -165,13 +168,14 @@ static const struct verb verbs[] = {
 		.summary = "Live view of the busiest cgroups, like systemd-cgtop",
 		.help = "acctctl top [PREFIX] [-n N] [-b] [-d SECONDS] [--sort=KEY] [--depth=N]\n\n"
 			"A live view of the cgroups, refreshed every interval, like systemd-cgtop. On a\n"
-			"terminal: full screen; keys m (memory), c (CPU), l (load), p (pressure), n (path)\n"
+			"terminal: full screen; keys m (memory), c (CPU), l (load), p (pressure), i (I/O),\n"
+			"n (path)\n"
 			"sort, space refreshes, q or ^C quits. Otherwise (or with -b) one table per\n"
 			"iteration, separated by an empty line; with --json one object per iteration.\n\n"
 			"  -n --iterations=N  Stop after N iterations (default: run until stopped)\n"
 			"  -b --batch         Batch mode: plain tables, no screen control, no keys\n"
 			"  -d --delay=SECONDS Interval (default 1; also 500ms, 2s, 1min)\n"
-			"      --sort=KEY     cpu (default), memory, load, pressure or path\n"
+			"      --sort=KEY     cpu (default), memory, load, pressure, io or path\n"
 			"      --depth=N      At most N levels below PREFIX\n",
 		.run = verb_top,
 	},
@@ -378,7 +382,7 @@ static int parse_sort(const char *s)
 		int key;
 	} keys[] = { { "path", SORT_PATH },	{ "name", SORT_PATH }, { "memory", SORT_MEMORY }, { "mem", SORT_MEMORY },
 		     { "cpu", SORT_CPU },	{ "load", SORT_LOAD }, { "pressure", SORT_PRESSURE },
-		     { "psi", SORT_PRESSURE } };
+		     { "psi", SORT_PRESSURE }, { "io", SORT_IO } };
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
 		if (strcmp(s, keys[i].name) == 0)
 			return keys[i].key;

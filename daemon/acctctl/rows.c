@@ -11,7 +11,7 @@
 #include "human.h"
 #include "terminal.h"
 
-const char *const sort_names[_SORT_MAX] = { "path", "memory", "cpu", "load", "pressure" };
+const char *const sort_names[_SORT_MAX] = { "path", "memory", "cpu", "load", "pressure", "io" };
 
 void rows_done(struct rows *rs)
 {
@@ -66,6 +66,8 @@ static void rows_parse(struct json_object *array, bool keep_json, struct rows *r
 			r->has_psi[0] = true;
 			r->psi[0] = json_object_get_double(x);
 		}
+		/* I/O rates: both or neither (the daemon gives both from one reading) */
+		r->has_io = jdouble(o, "io_read_bytes_rate", &r->io_read) && jdouble(o, "io_write_bytes_rate", &r->io_write);
 		rs->n++;
 	}
 }
@@ -152,6 +154,9 @@ static int row_cmp(const void *pa, const void *pb)
 	case SORT_LOAD:
 		ha = a->has_load, hb = b->has_load, x = a->load, y = b->load;
 		break;
+	case SORT_IO:
+		ha = a->has_io, hb = b->has_io, x = a->io_read + a->io_write, y = b->io_read + b->io_write;
+		break;
 	case SORT_PRESSURE:
 		ha = a->has_psi[0] || a->has_psi[1] || a->has_psi[2];
 		hb = b->has_psi[0] || b->has_psi[1] || b->has_psi[2];
@@ -234,13 +239,14 @@ static void rows_link(struct rows *rs)
 		qsort(rs->v[i].children, rs->v[i].nchildren, sizeof(size_t), index_cmp);
 }
 
-static const char *const list_headers[] = { "CGROUP", "STATE", "MEMORY", "", "CPU", "LOAD", "PSI-CPU", "PSI-MEM",
-					    "PSI-IO", "AGE" };
-static const unsigned list_flags[] = { COL_ELLIPSIZE, 0, COL_RIGHT, COL_TIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT,
-				       COL_RIGHT, COL_RIGHT, COL_RIGHT };
+/* READ/s and WRITE/s: block I/O bytes per second, systemd-cgtop's Input/s and Output/s */
+static const char *const list_headers[] = { "CGROUP", "STATE",	 "MEMORY",  "",	       "CPU", "LOAD",
+					    "PSI-CPU", "PSI-MEM", "PSI-IO", "READ/s", "WRITE/s", "AGE" };
+static const unsigned list_flags[] = { COL_ELLIPSIZE, 0,	 COL_RIGHT, COL_TIGHT, COL_RIGHT, COL_RIGHT,
+				       COL_RIGHT,     COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT };
 /* STATE only when tombstones were asked for */
 static const unsigned list_flags_live[] = { COL_ELLIPSIZE, COL_HIDDEN, COL_RIGHT, COL_TIGHT, COL_RIGHT, COL_RIGHT,
-					    COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT };
+					    COL_RIGHT,	   COL_RIGHT,  COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT };
 #define LIST_COLS ELEMENTSOF(list_headers)
 
 static char *psi_cell(struct table *t, const struct row *r, int i)
@@ -266,7 +272,9 @@ static void row_add(struct table *t, const struct row *r, char *name)
 	cells[6] = psi_cell(t, r, 0);
 	cells[7] = psi_cell(t, r, 1);
 	cells[8] = psi_cell(t, r, 2);
-	cells[9] = cell_str(t, age >= 0 ? fmt_age(age).s : "-");
+	cells[9] = cell_str(t, r->has_io ? fmt_bytes((int64_t)(r->io_read + 0.5)).s : "-");
+	cells[10] = cell_str(t, r->has_io ? fmt_bytes((int64_t)(r->io_write + 0.5)).s : "-");
+	cells[11] = cell_str(t, age >= 0 ? fmt_age(age).s : "-");
 	table_add(t, cells);
 }
 

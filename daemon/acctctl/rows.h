@@ -11,7 +11,7 @@
 #include "ctl-util.h"
 #include "table.h"
 
-enum sort_key { SORT_PATH, SORT_MEMORY, SORT_CPU, SORT_LOAD, SORT_PRESSURE, _SORT_MAX };
+enum sort_key { SORT_PATH, SORT_MEMORY, SORT_CPU, SORT_LOAD, SORT_PRESSURE, SORT_IO, _SORT_MAX };
 /* The keys' names, as --sort takes them. */
 extern const char *const sort_names[_SORT_MAX];
 
@@ -23,6 +23,8 @@ struct row {
 	bool has_cpu, has_load, has_psi[3];
 	double cpu, load, psi[3]; /* psi: cpu, memory, io "some" avg10 */
 	int64_t cpu_age;
+	bool has_io;
+	double io_read, io_write; /* bytes per second */
 	/* tree */
 	size_t parent; /* SIZE_MAX: none shown */
 	size_t *children, nchildren;

@@ -1,6 +1,7 @@
 /* verb-show.c - `acctctl show CGROUP`: every value of one cgroup with its
- * bound, age and exact integer, then pressure, memory per NUMA node and
- * memory.stat, each as a table; or the Get reply's cgroup as JSON. */
+ * bound, age and exact integer, then pressure, I/O per device, memory per
+ * NUMA node and memory.stat, each as a table; or the Get reply's cgroup as
+ * JSON. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +61,54 @@ static const char *age_text(struct json_object *o, char buf[static 80])
 	return buf;
 }
 
+/* "I/O rate" line: bytes and operations per second, read and written. */
+static void show_io_rate(struct json_object *io)
+{
+	struct json_object *rate = jget(io, "rate");
+	char ab[80];
+
+	if (!rate) {
+		print_field("I/O rate", "-");
+		return;
+	}
+	print_field("I/O rate", "read %s/s (%.1f ops/s), written %s/s (%.1f ops/s)%s",
+		    fmt_bytes((int64_t)(jdouble_or(rate, "read_bytes", 0) + 0.5)).s, jdouble_or(rate, "read_ios", 0),
+		    fmt_bytes((int64_t)(jdouble_or(rate, "write_bytes", 0) + 0.5)).s, jdouble_or(rate, "write_ios", 0),
+		    age_text(rate, ab));
+}
+
+/* I/O per device (cumulative), a column per value the kernel gives. */
+static void show_io_devices(struct json_object *io)
+{
+	static const char *const dh[] = { "DEVICE", "NAME", "READ", "WRITTEN", "READS", "WRITES", "DISCARDED", "DISCARDS" };
+	static const unsigned df[] = { 0, 0, COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT };
+	static const struct {
+		const char *key;
+		bool bytes;
+	} cols[] = { { "read_bytes", true },	{ "write_bytes", true },   { "read_ios", false },
+		     { "write_ios", false },	{ "discard_bytes", true }, { "discard_ios", false } };
+	struct json_object *devs = jget(io, "devices");
+	_cleanup_(table_done) struct table t = { 0 };
+
+	if (!devs || !json_object_is_type(devs, json_type_array) || json_object_array_length(devs) == 0)
+		return;
+	table_init(&t, 8, dh, df);
+	for (size_t i = 0; i < json_object_array_length(devs); i++) {
+		struct json_object *d = json_object_array_get_idx(devs, i);
+		char *cells[8];
+		int64_t v;
+		cells[0] = cell_str(&t, jstr(d, "device") ?: "?");
+		cells[1] = cell_str(&t, jstr(d, "name") ?: "-");
+		for (size_t k = 0; k < ELEMENTSOF(cols); k++)
+			cells[2 + k] = !jint(d, cols[k].key, &v) ? cell_str(&t, "-")
+				       : cols[k].bytes		 ? cell_str(&t, fmt_bytes(v).s)
+								 : cell_str(&t, fmt_int(v).s);
+		table_add(&t, cells);
+	}
+	putchar('\n');
+	table_print(stdout, &t, arg_legend, 0);
+}
+
 static void show_cgroup(struct json_object *cg)
 {
 	static const char *const vh[] = { "QUANTITY", "VALUE", "BOUND", "AGE", "EXACT" };
@@ -110,6 +159,9 @@ static void show_cgroup(struct json_object *cg)
 			    jdouble_or(x, "avg5", 0), jdouble_or(x, "avg15", 0), age_text(x, ab));
 	else
 		print_field("Load", "-");
+	x = jget(cg, "io");
+	if (x)
+		show_io_rate(x);
 
 	/* every value with bound and age */
 	putchar('\n');
@@ -156,6 +208,10 @@ static void show_cgroup(struct json_object *cg)
 		}
 		table_done(&t);
 	}
+
+	x = jget(cg, "io");
+	if (x)
+		show_io_devices(x);
 
 	/* per NUMA node */
 	x = jget(cg, "numa");

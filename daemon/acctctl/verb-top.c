@@ -140,6 +140,9 @@ int verb_top(char **args)
 			case 'c':
 				arg_sort = SORT_CPU;
 				break;
+			case 'i':
+				arg_sort = SORT_IO;
+				break;
 			case 'l':
 				arg_sort = SORT_LOAD;
 				break;

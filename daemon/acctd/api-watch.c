@@ -64,6 +64,9 @@ static uint64_t record_hash(struct acct_ledger *l, const struct acct_cgroup *cg)
 		h = hash_fnv1a_u64(h, (uint64_t)rd.value);
 	}
 	h = hash_fnv1a_u64(h, __atomic_load_n(&cg->cpu_rate_bits, __ATOMIC_RELAXED));
+	/* I/O rates (the per-device values move with the totals, which are quantities) */
+	for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+		h = hash_fnv1a_u64(h, __atomic_load_n(&cg->io_rate_bits[k], __ATOMIC_RELAXED));
 	for (int i = 0; i < 3; i++) {
 		h = hash_fnv1a_u64(h, __atomic_load_n(&cg->cpu_rate_avg_bits[i], __ATOMIC_RELAXED));
 		h = hash_fnv1a_u64(h, __atomic_load_n(&cg->loadavg[i], __ATOMIC_RELAXED));

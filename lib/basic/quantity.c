@@ -25,6 +25,22 @@ static const struct acct_quantity_info quantities[_ACCT_Q_MAX] = {
 	[ACCT_Q_SWAP] = { "swap", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, false },
 	[ACCT_Q_SWAP_MAX] = { "swap.max", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, true },
 	[ACCT_Q_TASKS] = { "tasks", ACCT_UNIT_COUNT, ACCT_GROUP_LOAD, false, false },
+	/* io.stat and memory.events are as cheap as cpu.stat (no walk of
+	 * memory.stat's size), and rates need the fast interval: fast group. */
+	[ACCT_Q_IO_READ_BYTES] = { "io.read_bytes", ACCT_UNIT_BYTES, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_IO_WRITE_BYTES] = { "io.write_bytes", ACCT_UNIT_BYTES, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_IO_READ_IOS] = { "io.read_ios", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_IO_WRITE_IOS] = { "io.write_ios", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_IO_DISCARD_BYTES] = { "io.discard_bytes", ACCT_UNIT_BYTES, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_IO_DISCARD_IOS] = { "io.discard_ios", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_MEMORY_EVENTS_LOW] = { "memory.events.low", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_MEMORY_EVENTS_HIGH] = { "memory.events.high", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_MEMORY_EVENTS_MAX] = { "memory.events.max", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_MEMORY_EVENTS_OOM] = { "memory.events.oom", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_MEMORY_EVENTS_OOM_KILL] = { "memory.events.oom_kill", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true, false },
+	[ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL] = { "memory.events.oom_group_kill", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, true,
+						  false },
+	[ACCT_Q_MEMORY_UNDER_OOM] = { "memory.under_oom", ACCT_UNIT_COUNT, ACCT_GROUP_FAST, false, false },
 };
 
 const struct acct_quantity_info *acct_quantity_info(enum acct_quantity q)

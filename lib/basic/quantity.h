@@ -27,6 +27,24 @@ enum acct_quantity {
 	ACCT_Q_SWAP,            /* swap in use, bytes */
 	ACCT_Q_SWAP_MAX,        /* -1 for none */
 	ACCT_Q_TASKS,           /* threads in the cgroup and its descendants */
+	/* Block I/O, hierarchical, summed over the devices the kernel lists (v2
+	 * io.stat; v1 blkio.throttle.io_service_bytes_recursive and
+	 * io_serviced_recursive); per device in struct acct_cgroup's io. */
+	ACCT_Q_IO_READ_BYTES,
+	ACCT_Q_IO_WRITE_BYTES,
+	ACCT_Q_IO_READ_IOS,     /* operations */
+	ACCT_Q_IO_WRITE_IOS,
+	ACCT_Q_IO_DISCARD_BYTES,
+	ACCT_Q_IO_DISCARD_IOS,
+	/* Memory events, hierarchical (v2 memory.events; v1: memory.failcnt as
+	 * "max", memory.oom_control's oom_kill). */
+	ACCT_Q_MEMORY_EVENTS_LOW,
+	ACCT_Q_MEMORY_EVENTS_HIGH,
+	ACCT_Q_MEMORY_EVENTS_MAX,
+	ACCT_Q_MEMORY_EVENTS_OOM,
+	ACCT_Q_MEMORY_EVENTS_OOM_KILL,
+	ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL,
+	ACCT_Q_MEMORY_UNDER_OOM, /* v1 memory.oom_control under_oom: 0 or 1 */
 	_ACCT_Q_MAX,
 };
 

@@ -18,7 +18,11 @@
  * PSI averages are read as fixed point for the same reason (no strtod()).
  *
  * Parsers that report through a callback validate the whole buffer before the
- * first call, so a malformed file never reaches the caller half-applied. */
+ * first call, so a malformed file never reaches the caller half-applied.
+ *
+ * The file is long because every kernel file format (about fifteen, v1 and v2)
+ * has its own strict parser, and they all share the lexer below (line_end(),
+ * scan_u64(), scan_key()), which would otherwise have to become public. */
 #include "cgfs-parse.h"
 
 #include <errno.h>
@@ -832,5 +836,263 @@ int cgfs_parse_proc_stat_state(const char *buf, char *ret_state)
 	    (close[3] != ' ' && !is_eol(close[3])))
 		return -EBADMSG;
 	*ret_state = close[2];
+	return 0;
+}
+
+/* ---- block I/O -------------------------------------------------------- */
+
+/* "MAJ:MIN" followed by a space; *p is left at the space. */
+static int scan_device(const char **p, unsigned *ret_major, unsigned *ret_minor)
+{
+	uint64_t major, minor;
+	int r, r2;
+
+	r = scan_u64_to(p, ':', &major);
+	if (r == -EBADMSG)
+		return r;
+	(*p)++;
+	r2 = scan_u64_to(p, ' ', &minor);
+	if (r2 == -EBADMSG)
+		return r2;
+	if (r < 0 || r2 < 0 || major > UINT32_MAX || minor > UINT32_MAX)
+		return -ERANGE;
+	*ret_major = (unsigned)major;
+	*ret_minor = (unsigned)minor;
+	return 0;
+}
+
+static struct cgfs_io_device *io_device_find(struct cgfs_io_device *devs, size_t n, unsigned major, unsigned minor)
+{
+	for (size_t i = 0; i < n; i++)
+		if (devs[i].major == major && devs[i].minor == minor)
+			return &devs[i];
+	return NULL;
+}
+
+int cgfs_parse_io_stat(const char *buf, struct cgfs_io_device *devs, size_t max, size_t *ret_n)
+{
+	static const char *const keys[_CGFS_IO_FIELD_MAX] = {
+		[CGFS_IO_RBYTES] = "rbytes", [CGFS_IO_WBYTES] = "wbytes", [CGFS_IO_RIOS] = "rios",
+		[CGFS_IO_WIOS] = "wios",     [CGFS_IO_DBYTES] = "dbytes", [CGFS_IO_DIOS] = "dios",
+	};
+	struct cgfs_io_device tmp[CGFS_IO_MAX_DEVICES];
+	size_t n = 0;
+
+	if (!buf || !ret_n || (max && !devs))
+		return -EINVAL;
+	for (const char *s = *buf ? buf : NULL; s; s = next_line(line_end(s))) {
+		const char *p = s;
+		struct cgfs_io_device d = { 0 };
+		int r = scan_device(&p, &d.major, &d.minor);
+		if (r < 0)
+			return r;
+		if (io_device_find(tmp, n, d.major, d.minor))
+			return -EBADMSG;
+		bool any = false;
+		while (*p == ' ') {
+			size_t key_len;
+			p++;
+			r = scan_key(&p, '=', &key_len);
+			if (r < 0)
+				return r;
+			const char *key = p - key_len;
+			p++;
+			int f = -1;
+			for (int i = 0; i < _CGFS_IO_FIELD_MAX; i++)
+				if (key_is(key, key_len, keys[i]))
+					f = i;
+			if (f >= 0) {
+				if (d.present & (1u << f))
+					return -EBADMSG;
+				r = scan_u64(&p, &d.v[f]);
+				if (r == -EBADMSG || (*p != ' ' && !is_eol(*p)))
+					return -EBADMSG;
+				if (r < 0)
+					return r;
+				d.present |= (uint8_t)(1u << f);
+			} else {
+				/* Another controller's value: any blank-free token. */
+				const char *t = p;
+				while (is_key_char(*p))
+					p++;
+				if (p == t || (*p != ' ' && !is_eol(*p)))
+					return -EBADMSG;
+			}
+			any = true;
+		}
+		if (!any || !is_eol(*p))
+			return -EBADMSG;
+		if (n >= max || n >= CGFS_IO_MAX_DEVICES)
+			return -ERANGE;
+		tmp[n++] = d;
+	}
+	if (n)
+		memcpy(devs, tmp, n * sizeof(*tmp));
+	*ret_n = n;
+	return 0;
+}
+
+int cgfs_parse_blkio_rwstat(const char *buf, bool ios, struct cgfs_io_device *devs, size_t max, size_t *n_inout,
+			    uint64_t *ret_total)
+{
+	static const char *const ops[] = { "Read", "Write", "Sync", "Async", "Discard", "Total" };
+	const enum cgfs_io_field fields[2][3] = {
+		{ CGFS_IO_RBYTES, CGFS_IO_WBYTES, CGFS_IO_DBYTES },
+		{ CGFS_IO_RIOS, CGFS_IO_WIOS, CGFS_IO_DIOS },
+	};
+	struct cgfs_io_device tmp[CGFS_IO_MAX_DEVICES];
+	uint64_t total = 0;
+	bool have_total = false;
+	size_t n;
+
+	if (!buf || !n_inout || *n_inout > max || (max && !devs))
+		return -EINVAL;
+	n = *n_inout;
+	if (n > CGFS_IO_MAX_DEVICES)
+		return -EINVAL;
+	if (n)
+		memcpy(tmp, devs, n * sizeof(*tmp));
+	/* ops seen per device of this file, to refuse a repeated one */
+	uint8_t seen[CGFS_IO_MAX_DEVICES] = { 0 };
+	struct cgfs_io_device *cur = NULL;
+	for (const char *s = *buf ? buf : NULL; s; s = next_line(line_end(s))) {
+		const char *p = s;
+		uint64_t v;
+		int r;
+
+		if (have_total)
+			return -EBADMSG; /* "Total" is the last line */
+		if (skip_literal(&p, "Total ")) {
+			r = scan_u64_to(&p, '\n', &total);
+			if (r < 0)
+				return r;
+			have_total = true;
+			continue;
+		}
+		unsigned major, minor;
+		r = scan_device(&p, &major, &minor);
+		if (r < 0)
+			return r;
+		p++;
+		struct cgfs_io_device *d = io_device_find(tmp, n, major, minor);
+		if (d && d != cur && seen[d - tmp])
+			return -EBADMSG; /* a device's lines are together */
+		if (!d) {
+			if (n >= max || n >= CGFS_IO_MAX_DEVICES)
+				return -ERANGE;
+			d = &tmp[n++];
+			*d = (struct cgfs_io_device){ .major = major, .minor = minor };
+		}
+		cur = d;
+		size_t op_len;
+		r = scan_key(&p, ' ', &op_len);
+		if (r < 0)
+			return r;
+		const char *op = p - op_len;
+		p++;
+		r = scan_u64_to(&p, '\n', &v);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < ELEMENTSOF(ops); i++) {
+			if (!key_is(op, op_len, ops[i]))
+				continue;
+			if (seen[d - tmp] & (1u << i))
+				return -EBADMSG;
+			seen[d - tmp] |= (uint8_t)(1u << i);
+			int slot = i == 0 ? 0 : i == 1 ? 1 : i == 4 ? 2 : -1;
+			if (slot >= 0) {
+				d->v[fields[ios][slot]] = v;
+				d->present |= (uint8_t)(1u << fields[ios][slot]);
+			}
+		}
+	}
+	if (!have_total)
+		return -EBADMSG;
+	if (n)
+		memcpy(devs, tmp, n * sizeof(*tmp));
+	*n_inout = n;
+	if (ret_total)
+		*ret_total = total;
+	return 0;
+}
+
+/* ---- memory events ---------------------------------------------------- */
+
+struct memev_collect {
+	struct cgfs_memory_events ev;
+};
+
+static int memev_fn(const char *key, size_t key_len, uint64_t value, void *userdata)
+{
+	static const char *const keys[_CGFS_MEMEV_MAX] = {
+		[CGFS_MEMEV_LOW] = "low",	  [CGFS_MEMEV_HIGH] = "high",
+		[CGFS_MEMEV_MAX] = "max",	  [CGFS_MEMEV_OOM] = "oom",
+		[CGFS_MEMEV_OOM_KILL] = "oom_kill", [CGFS_MEMEV_OOM_GROUP_KILL] = "oom_group_kill",
+	};
+	struct memev_collect *c = userdata;
+
+	for (int i = 0; i < _CGFS_MEMEV_MAX; i++) {
+		if (!key_is(key, key_len, keys[i]))
+			continue;
+		if (c->ev.present & (1u << i))
+			return -EBADMSG;
+		c->ev.v[i] = value;
+		c->ev.present |= (uint8_t)(1u << i);
+	}
+	return 0;
+}
+
+int cgfs_parse_memory_events(const char *buf, struct cgfs_memory_events *ret)
+{
+	struct memev_collect c = { 0 };
+	int r;
+
+	if (!buf || !ret)
+		return -EINVAL;
+	r = cgfs_parse_flat_keyed(buf, memev_fn, &c);
+	if (r < 0)
+		return r;
+	*ret = c.ev;
+	return 0;
+}
+
+struct oom_collect {
+	uint64_t under_oom, oom_kill;
+	bool has_under_oom, has_oom_kill;
+};
+
+static int oom_fn(const char *key, size_t key_len, uint64_t value, void *userdata)
+{
+	struct oom_collect *c = userdata;
+
+	if (key_is(key, key_len, "under_oom")) {
+		if (c->has_under_oom || value > 1)
+			return -EBADMSG;
+		c->under_oom = value;
+		c->has_under_oom = true;
+	} else if (key_is(key, key_len, "oom_kill")) {
+		if (c->has_oom_kill)
+			return -EBADMSG;
+		c->oom_kill = value;
+		c->has_oom_kill = true;
+	}
+	return 0;
+}
+
+int cgfs_parse_oom_control(const char *buf, bool *ret_under_oom, uint64_t *ret_oom_kill, bool *ret_has_oom_kill)
+{
+	struct oom_collect c = { 0 };
+	int r;
+
+	if (!buf || !ret_under_oom || !ret_oom_kill || !ret_has_oom_kill)
+		return -EINVAL;
+	r = cgfs_parse_flat_keyed(buf, oom_fn, &c);
+	if (r < 0)
+		return r;
+	if (!c.has_under_oom)
+		return -EBADMSG;
+	*ret_under_oom = c.under_oom;
+	*ret_oom_kill = c.oom_kill;
+	*ret_has_oom_kill = c.has_oom_kill;
 	return 0;
 }

@@ -132,3 +132,72 @@ int cgfs_parse_pids(const char *buf, cgfs_pid_fn fn, void *userdata);
  * The letter must be one of task_state_array's (RSDTtXZPI, and xKW of older
  * kernels) followed by a space or the end. Returns 0, -EBADMSG or -ERANGE. */
 int cgfs_parse_proc_stat_state(const char *buf, char *ret_state);
+
+/* ---- block I/O and memory events (issue 11, items 15 and 16) ---- */
+
+/* I/O of one block device: bytes and operations read, written and discarded.
+ * `present` has a bit per field (1u << enum cgfs_io_field) the file gave. */
+enum cgfs_io_field {
+	CGFS_IO_RBYTES,
+	CGFS_IO_WBYTES,
+	CGFS_IO_RIOS,
+	CGFS_IO_WIOS,
+	CGFS_IO_DBYTES,
+	CGFS_IO_DIOS,
+	_CGFS_IO_FIELD_MAX,
+};
+#define CGFS_IO_MAX_DEVICES 64 /* devices one file may list */
+struct cgfs_io_device {
+	unsigned major, minor;
+	uint64_t v[_CGFS_IO_FIELD_MAX];
+	uint8_t present;
+};
+
+/* v2 io.stat: one line per device, "MAJ:MIN KEY=VALUE KEY=VALUE ...". The
+ * keys rbytes, wbytes, rios, wios, dbytes, dios are unsigned decimals (at
+ * most once each per line); other keys (io.cost's cost.vrate=135.04,
+ * iolatency's depth=max, ...) are skipped, but must be KEY=TOKEN with both
+ * non-empty and blank-free. A line names at least one KEY=VALUE; a device
+ * appears at most once; an empty file (no I/O yet) is valid. Stores up to
+ * `max` devices in file order and their count in *ret_n; more is -ERANGE.
+ * Nothing is written on error. */
+int cgfs_parse_io_stat(const char *buf, struct cgfs_io_device *devs, size_t max, size_t *ret_n);
+
+/* v1 blkio rwstat files (blkio.throttle.io_service_bytes[_recursive] with
+ * `ios` false: bytes; blkio.throttle.io_serviced[_recursive] with `ios`
+ * true: operations): lines "MAJ:MIN OP VALUE" with OP one of Read, Write,
+ * Sync, Async, Discard, Total (others are skipped), each op at most once per
+ * device and a device's lines together, then a last line "Total VALUE" (the
+ * sum of the devices' Total), which is required. Read, Write and Discard go
+ * to the read, write and discard field of the kind `ios` selects; Sync, Async
+ * and Total are checked for syntax only. The devices are merged into
+ * devs[0..*n_inout): a device already there gets the fields, a new one is
+ * appended (-ERANGE beyond `max`; nothing written then), so the bytes file
+ * and the operations file fill one array. Discard is absent in kernels before
+ * 4.19 (its bit stays clear). ret_total may be NULL. */
+int cgfs_parse_blkio_rwstat(const char *buf, bool ios, struct cgfs_io_device *devs, size_t max, size_t *n_inout,
+			    uint64_t *ret_total);
+
+/* v2 memory.events (and memory.events.local): flat keyed, "low", "high",
+ * "max", "oom", "oom_kill" and "oom_group_kill" (5.16+) counts; other keys
+ * (sock_fail, ...) are ignored, a known key twice is -EBADMSG. `present` has
+ * a bit per field (1u << enum cgfs_memory_event) the file gave. */
+enum cgfs_memory_event {
+	CGFS_MEMEV_LOW,
+	CGFS_MEMEV_HIGH,
+	CGFS_MEMEV_MAX,
+	CGFS_MEMEV_OOM,
+	CGFS_MEMEV_OOM_KILL,
+	CGFS_MEMEV_OOM_GROUP_KILL,
+	_CGFS_MEMEV_MAX,
+};
+struct cgfs_memory_events {
+	uint64_t v[_CGFS_MEMEV_MAX];
+	uint8_t present;
+};
+int cgfs_parse_memory_events(const char *buf, struct cgfs_memory_events *ret);
+
+/* v1 memory.oom_control: flat keyed "oom_kill_disable 0|1", "under_oom 0|1"
+ * and (4.13+) "oom_kill N". under_oom is required (0 or 1); oom_kill reads as
+ * absent (*ret_has_oom_kill false, *ret_oom_kill 0) on older kernels. */
+int cgfs_parse_oom_control(const char *buf, bool *ret_under_oom, uint64_t *ret_oom_kill, bool *ret_has_oom_kill);

@@ -791,7 +791,7 @@ int acct_discovery_new(const struct acct_cgroup_layout *layout, const struct acc
 		       struct acct_discovery **ret)
 {
 	static const enum acct_hierarchy order[] = { ACCT_HIER_UNIFIED, ACCT_HIER_MEMORY, ACCT_HIER_CPUACCT,
-						     ACCT_HIER_CPU };
+						     ACCT_HIER_CPU, ACCT_HIER_BLKIO };
 	struct {
 		dev_t dev;
 		ino_t ino;

@@ -29,6 +29,7 @@ static const char *const hier_name[_ACCT_HIER_MAX] = {
 	[ACCT_HIER_MEMORY] = "memory",
 	[ACCT_HIER_CPUACCT] = "cpuacct",
 	[ACCT_HIER_CPU] = "cpu",
+	[ACCT_HIER_BLKIO] = "blkio",
 };
 
 const char *acct_cgroup_mode_to_string(enum acct_cgroup_mode m)
@@ -129,7 +130,7 @@ static char *dir_of(const char *p)
 /* Turn what was found on the host into a layout; consumes m. */
 static int layout_from_mounts(struct mounts *m, struct acct_cgroup_layout **ret)
 {
-	bool v1 = m->m[ACCT_HIER_MEMORY] || m->m[ACCT_HIER_CPUACCT] || m->m[ACCT_HIER_CPU];
+	bool v1 = m->m[ACCT_HIER_MEMORY] || m->m[ACCT_HIER_CPUACCT] || m->m[ACCT_HIER_CPU] || m->m[ACCT_HIER_BLKIO];
 	bool v2 = m->m[ACCT_HIER_UNIFIED];
 
 	if (!v1 && !v2)
@@ -142,7 +143,8 @@ static int layout_from_mounts(struct mounts *m, struct acct_cgroup_layout **ret)
 		l->root = strdup(m->m[ACCT_HIER_UNIFIED]);
 	} else {
 		const char *first = m->m[ACCT_HIER_MEMORY] ? m->m[ACCT_HIER_MEMORY] :
-				    m->m[ACCT_HIER_CPUACCT] ? m->m[ACCT_HIER_CPUACCT] : m->m[ACCT_HIER_CPU];
+				    m->m[ACCT_HIER_CPUACCT] ? m->m[ACCT_HIER_CPUACCT] :
+				    m->m[ACCT_HIER_CPU]	    ? m->m[ACCT_HIER_CPU] : m->m[ACCT_HIER_BLKIO];
 		l->root = dir_of(first);
 	}
 	if (!l->root)
@@ -361,10 +363,12 @@ static int layout_from_dir(const char *root, struct acct_cgroup_layout **ret)
 	static const char *const memory[] = { "memory", NULL };
 	static const char *const cpuacct[] = { "cpuacct", "cpu,cpuacct", "cpuacct,cpu", NULL };
 	static const char *const cpu[] = { "cpu", "cpu,cpuacct", "cpuacct,cpu", NULL };
+	static const char *const blkio[] = { "blkio", NULL };
 	const char *const *names[_ACCT_HIER_MAX] = {
 		[ACCT_HIER_MEMORY] = memory,
 		[ACCT_HIER_CPUACCT] = cpuacct,
 		[ACCT_HIER_CPU] = cpu,
+		[ACCT_HIER_BLKIO] = blkio,
 	};
 
 	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -31,6 +31,7 @@ enum acct_hierarchy {
 	ACCT_HIER_MEMORY,  /* v1 memory controller */
 	ACCT_HIER_CPUACCT, /* v1 cpuacct (usually co-mounted as cpu,cpuacct) */
 	ACCT_HIER_CPU,     /* v1 cpu (throttling); may be the same mount as cpuacct */
+	ACCT_HIER_BLKIO,   /* v1 blkio (I/O bytes and operations per device) */
 	_ACCT_HIER_MAX,
 };
 
@@ -48,7 +49,7 @@ struct acct_cgroup_layout {
  * finds nothing (containers), from /proc/self/mountinfo. Otherwise infer it
  * from the directory `root`: cgroup.controllers at the top means pure v2; a
  * "unified" directory with cgroup.controllers beside "memory"/"cpuacct"/
- * "cpu,cpuacct" directories means hybrid ("unified" alone: hybrid without v1
+ * "cpu,cpuacct"/"blkio" directories means hybrid ("unified" alone: hybrid without v1
  * controllers); controller directories alone mean legacy. "cpu" and "cpuacct"
  * may be symlinks to "cpu,cpuacct". v2_memory/v2_cpu come from the v2 root's
  * cgroup.controllers. Returns 0 and the layout in *ret, owned by the caller
@@ -74,7 +75,7 @@ int acct_cgroup_layout_from_mountinfo(const char *path, struct acct_cgroup_layou
 struct acct_cgroup_layout *acct_cgroup_layout_free(struct acct_cgroup_layout *l);
 
 /* Static names ("unified", "hybrid", "legacy"; "unified", "memory", "cpuacct",
- * "cpu"), not to be freed; NULL for a value outside the enum. */
+ * "cpu", "blkio"), not to be freed; NULL for a value outside the enum. */
 const char *acct_cgroup_mode_to_string(enum acct_cgroup_mode m);
 const char *acct_hierarchy_to_string(enum acct_hierarchy h);
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +21,9 @@ struct acct_ledger {
 	pthread_mutex_t keys_lock;
 	char *memstat_keys[ACCT_MEMSTAT_MAX]; /* published with release stores */
 	unsigned nr_memstat_keys;             /* atomic */
+
+	struct acct_io_device io_devices[ACCT_IO_DEVICES_MAX]; /* under keys_lock, published like the keys */
+	unsigned nr_io_devices;                                 /* atomic */
 };
 
 uint64_t acct_now_us(void)
@@ -90,6 +94,7 @@ static struct acct_cgroup *record_free(struct acct_cgroup *cg)
 		acct_counter_free(cg->q[q]);
 	acct_counter_free(cg->numa);
 	free(cg->memstat);
+	free(cg->io);
 	free(cg->path);
 	free(cg);
 	return NULL;
@@ -509,4 +514,97 @@ uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g,
 	if (t == 0)
 		return UINT64_MAX;
 	return now_us > t ? now_us - t : 0;
+}
+
+/* ---- block I/O per device ------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	enum acct_quantity total;
+} io_stats[_ACCT_IO_STAT_MAX] = {
+	[ACCT_IO_READ_BYTES] = { "read_bytes", ACCT_Q_IO_READ_BYTES },
+	[ACCT_IO_WRITE_BYTES] = { "write_bytes", ACCT_Q_IO_WRITE_BYTES },
+	[ACCT_IO_READ_IOS] = { "read_ios", ACCT_Q_IO_READ_IOS },
+	[ACCT_IO_WRITE_IOS] = { "write_ios", ACCT_Q_IO_WRITE_IOS },
+	[ACCT_IO_DISCARD_BYTES] = { "discard_bytes", ACCT_Q_IO_DISCARD_BYTES },
+	[ACCT_IO_DISCARD_IOS] = { "discard_ios", ACCT_Q_IO_DISCARD_IOS },
+};
+
+const char *acct_io_stat_name(enum acct_io_stat s)
+{
+	return (unsigned)s < _ACCT_IO_STAT_MAX ? io_stats[s].name : NULL;
+}
+
+enum acct_quantity acct_io_stat_quantity(enum acct_io_stat s)
+{
+	return (unsigned)s < _ACCT_IO_STAT_MAX ? io_stats[s].total : (enum acct_quantity)-1;
+}
+
+int acct_ledger_io_device_find(const struct acct_ledger *l, unsigned major, unsigned minor)
+{
+	unsigned n = __atomic_load_n(&l->nr_io_devices, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++)
+		if (l->io_devices[i].major == major && l->io_devices[i].minor == minor)
+			return (int)i;
+	return -ENOENT;
+}
+
+int acct_ledger_io_device_add(struct acct_ledger *l, unsigned major, unsigned minor, const char *name)
+{
+	int r = acct_ledger_io_device_find(l, major, minor);
+	if (r >= 0)
+		return r;
+
+	pthread_mutex_lock(&l->keys_lock);
+	unsigned n = l->nr_io_devices;
+	r = -ENOSPC;
+	for (unsigned i = 0; i < n; i++)
+		if (l->io_devices[i].major == major && l->io_devices[i].minor == minor) {
+			r = (int)i; /* another worker added it meanwhile */
+			goto out;
+		}
+	if (n < ACCT_IO_DEVICES_MAX) {
+		struct acct_io_device *d = &l->io_devices[n];
+		*d = (struct acct_io_device){ .major = major, .minor = minor };
+		if (name)
+			snprintf(d->name, sizeof(d->name), "%s", name);
+		__atomic_store_n(&l->nr_io_devices, n + 1, __ATOMIC_RELEASE);
+		r = (int)n;
+	}
+out:
+	pthread_mutex_unlock(&l->keys_lock);
+	return r;
+}
+
+const struct acct_io_device *acct_ledger_io_device(const struct acct_ledger *l, unsigned index)
+{
+	return index < __atomic_load_n(&l->nr_io_devices, __ATOMIC_ACQUIRE) ? &l->io_devices[index] : NULL;
+}
+
+int acct_cgroup_set_io_device(struct acct_cgroup *cg, unsigned device, const int64_t v[_ACCT_IO_STAT_MAX])
+{
+	struct acct_cgroup_io *io = __atomic_load_n(&cg->io, __ATOMIC_ACQUIRE);
+
+	if (device >= ACCT_IO_DEVICES_MAX)
+		return -EINVAL;
+	if (!io) {
+		io = calloc(1, sizeof(*io));
+		if (!io)
+			return -ENOMEM;
+		__atomic_store_n(&cg->io, io, __ATOMIC_RELEASE);
+	}
+	unsigned n = __atomic_load_n(&io->n, __ATOMIC_RELAXED), i;
+	for (i = 0; i < n; i++)
+		if (io->dev[i].device == device)
+			break;
+	if (i == ACCT_IO_CG_DEVICES)
+		return -ENOSPC;
+	for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+		__atomic_store_n(&io->dev[i].v[k], v[k], __ATOMIC_RELAXED);
+	if (i == n) {
+		io->dev[i].device = (uint16_t)device;
+		/* the slot is whole before readers may see it */
+		__atomic_store_n(&io->n, n + 1, __ATOMIC_RELEASE);
+	}
+	return 0;
 }

@@ -4,8 +4,9 @@
  * hierarchies and inodes), its quantities (counters of the counter engine:
  * memory, CPU time, throttling, PSI stall totals, limits, tasks), a per-node
  * memory breakdown in a counter's node sums, the keys of memory.stat as the
- * kernel reports them, derived values (CPU rate and its 1/5/15-minute averages,
- * a load average, PSI averages) and the time each group of values was read.
+ * kernel reports them, block I/O per device (devices interned per ledger),
+ * derived values (CPU rate and its 1/5/15-minute averages, I/O rates, a load
+ * average, PSI averages) and the time each group of values was read.
  *
  * Concurrency. The table is a liburcu lock-free hash table: request handlers
  * look cgroups up and iterate without locks inside rcu_read_lock(), while the
@@ -38,6 +39,42 @@ enum acct_psi_kind { ACCT_PSI_SOME, ACCT_PSI_FULL, _ACCT_PSI_KIND_MAX };
 
 #define ACCT_MEMSTAT_MAX 96 /* distinct memory.stat keys kept */
 
+/* Block I/O per device (v2 io.stat, v1 blkio): the same six values as the
+ * quantities ACCT_Q_IO_READ_BYTES .. ACCT_Q_IO_DISCARD_IOS, which hold their
+ * sums over the devices. Devices are interned per ledger (major, minor and
+ * the kernel's name, at most ACCT_IO_DEVICES_MAX); a cgroup keeps values for
+ * at most ACCT_IO_CG_DEVICES of them (its totals count every device). */
+enum acct_io_stat {
+	ACCT_IO_READ_BYTES,
+	ACCT_IO_WRITE_BYTES,
+	ACCT_IO_READ_IOS,
+	ACCT_IO_WRITE_IOS,
+	ACCT_IO_DISCARD_BYTES,
+	ACCT_IO_DISCARD_IOS,
+	_ACCT_IO_STAT_MAX,
+};
+#define ACCT_IO_DEVICES_MAX 256
+#define ACCT_IO_CG_DEVICES 16
+#define ACCT_IO_NAME_MAX 32
+
+struct acct_io_device {
+	unsigned major, minor;
+	char name[ACCT_IO_NAME_MAX]; /* DEVNAME of /sys/dev/block/MAJ:MIN/uevent; "" if unknown */
+};
+
+struct acct_cgroup_io {
+	unsigned n; /* atomic (release): slots in use */
+	struct {
+		uint16_t device;                /* index in the ledger's device table */
+		int64_t v[_ACCT_IO_STAT_MAX];   /* atomic; -1: not reported by the kernel */
+	} dev[ACCT_IO_CG_DEVICES];
+};
+
+/* The name of an I/O value ("read_bytes", ...) and the quantity that holds its
+ * total; NULL / -1 outside the enum. */
+const char *acct_io_stat_name(enum acct_io_stat s);
+enum acct_quantity acct_io_stat_quantity(enum acct_io_stat s);
+
 struct acct_cgroup {
 	struct cds_lfht_node node;
 	struct rcu_head rcu;
@@ -68,6 +105,10 @@ struct acct_cgroup {
 	unsigned long loadavg[3];        /* atomic; kernel fixed point (FSHIFT 11) */
 	uint64_t sampled_us[_ACCT_GROUP_MAX]; /* atomic; monotonic time of the last good read */
 	uint64_t sample_errors;          /* atomic */
+
+	struct acct_cgroup_io *io;       /* atomic pointer; NULL until a device was read */
+	uint64_t io_rate_bits[_ACCT_IO_STAT_MAX]; /* atomic doubles: per second, last fast interval */
+	bool io_rate_known;              /* atomic; two readings have been taken */
 
 	void *sampler_state;             /* owned by the sampler */
 };
@@ -162,6 +203,18 @@ const char *acct_ledger_memstat_key(const struct acct_ledger *l, unsigned index)
 unsigned acct_ledger_memstat_count(const struct acct_ledger *l);
 /* Index of memory.stat key `key`, or -ENOENT if no cgroup reported it yet. */
 int acct_ledger_memstat_find(const struct acct_ledger *l, const char *key);
+
+/* I/O devices. Find: the device's index, or -ENOENT (lock-free). Add: intern
+ * it with `name` (may be NULL; truncated to ACCT_IO_NAME_MAX - 1), or return
+ * the index it already has; -ENOSPC beyond ACCT_IO_DEVICES_MAX. Get: the
+ * device at `index`, NULL past the end. */
+int acct_ledger_io_device_find(const struct acct_ledger *l, unsigned major, unsigned minor);
+int acct_ledger_io_device_add(struct acct_ledger *l, unsigned major, unsigned minor, const char *name);
+const struct acct_io_device *acct_ledger_io_device(const struct acct_ledger *l, unsigned index);
+/* Store a cgroup's values of device `device` (an index from the table above;
+ * -1 in v[] for a value the kernel did not give). One writer per record.
+ * Returns 0, -ENOMEM, or -ENOSPC when the cgroup has ACCT_IO_CG_DEVICES others. */
+int acct_cgroup_set_io_device(struct acct_cgroup *cg, unsigned device, const int64_t v[_ACCT_IO_STAT_MAX]);
 
 /* Register the calling thread with RCU (idempotent); a thread that calls
  * rcu_read_lock() must have done so. */

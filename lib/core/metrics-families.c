@@ -20,6 +20,9 @@ static const char *const family_names[_ACCT_MF_MAX] = {
 	[ACCT_MF_ENGINE] = "engine",
 	[ACCT_MF_ENGINE_KINDS] = "engine_kinds",
 	[ACCT_MF_PROCESS] = "process",
+	[ACCT_MF_IO] = "io",
+	[ACCT_MF_IO_DEVICES] = "io_devices",
+	[ACCT_MF_IO_RATE] = "io_rate",
 };
 
 const char *acct_metrics_family_to_string(enum acct_metrics_family f)

@@ -23,17 +23,20 @@ enum acct_metrics_family {
 	ACCT_MF_ENGINE,        /* the counter engine and its tuner (domain totals) */
 	ACCT_MF_ENGINE_KINDS,  /* the ledger's counters by kind: a walk over every counter */
 	ACCT_MF_PROCESS,       /* process_* of acctd itself */
+	ACCT_MF_IO,            /* block I/O bytes and operations, summed over devices */
+	ACCT_MF_IO_DEVICES,    /* block I/O per device */
+	ACCT_MF_IO_RATE,       /* block I/O per second over the last fast interval */
 	_ACCT_MF_MAX,
 };
 
 /* What is derivable with rate() from a default family is off by default
- * (pressure averages, CPU rates), and so are the memory.stat event counters
+ * (pressure averages, CPU and I/O rates), and so are the memory.stat event counters
  * and the per-kind counter statistics (a cache miss per counter: ~20 per
  * cgroup). */
 #define ACCT_METRICS_FAMILIES_ALL ((1u << _ACCT_MF_MAX) - 1)
 #define ACCT_METRICS_FAMILIES_DEFAULT                                                                   \
 	(ACCT_METRICS_FAMILIES_ALL & ~((1u << ACCT_MF_MEMORY_EVENTS) | (1u << ACCT_MF_PRESSURE_AVG) | \
-				       (1u << ACCT_MF_CPU_RATE) | (1u << ACCT_MF_ENGINE_KINDS)))
+				       (1u << ACCT_MF_CPU_RATE) | (1u << ACCT_MF_ENGINE_KINDS) | (1u << ACCT_MF_IO_RATE)))
 
 const char *acct_metrics_family_to_string(enum acct_metrics_family f);
 /* The family named `s`, or -ENOENT if there is none. */

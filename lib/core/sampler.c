@@ -3,7 +3,25 @@
  * The file is long because each controller file the sampler reads (memory,
  * cpu/cpuacct, PSI, tasks, v1 and v2 variants) needs its own small reader
  * with its error classification; they share the workers' descriptor cache
- * and pass bookkeeping, which would otherwise have to become public. */
+ * and pass bookkeeping, which would otherwise have to become public.
+ *
+ * Threads and load. Each thread is in exactly one cgroup of every hierarchy,
+ * and the hierarchies place it independently (on a hybrid host a process can
+ * sit in the unified root and in /process_api/x of the v1 memory tree). A
+ * cgroup's threads are therefore taken from one hierarchy only, the first of
+ * threads_order[] that the cgroup is in: unified (v2 and hybrid hosts), else
+ * v1 memory, cpuacct, cpu, blkio (legacy hosts; cgroups that exist only in v1 trees on
+ * hybrid ones). Its hierarchical count adds only descendants that take their
+ * threads from the same hierarchy: a descendant counted from another
+ * hierarchy holds threads that are already counted, wherever that other
+ * hierarchy placed them. So no cgroup counts a thread twice and the root,
+ * whose hierarchy holds every thread, counts each exactly once.
+ *
+ * The sampler's own threads are counted as threads but never as active:
+ * a worker is running because it is sampling (it reads /proc/<tid>/stat), and
+ * the thread that started the pass (acctd's main thread) may still be running
+ * to start it, just as the kernel's sampler runs in the timer interrupt and
+ * not as a task. acctd's other threads count as any other. */
 #include "sampler.h"
 
 #include <dirent.h>
@@ -34,6 +52,12 @@ enum file_role {
 	F_PSI_CPU,
 	F_PSI_MEMORY,
 	F_PSI_IO,
+	F_IO_STAT,       /* v2 io.stat */
+	F_BLKIO_BYTES,   /* v1 blkio.throttle.io_service_bytes_recursive */
+	F_BLKIO_IOS,     /* v1 blkio.throttle.io_serviced_recursive */
+	F_MEMORY_EVENTS, /* v2 memory.events */
+	F_MEMORY_FAILCNT,     /* v1 memory.failcnt */
+	F_MEMORY_OOM_CONTROL, /* v1 memory.oom_control */
 	F_MEMORY_STAT,   /* slow from here */
 	F_NUMA_STAT,
 	F_MEMORY_PEAK,
@@ -65,7 +89,11 @@ struct cg_state {
 	uint64_t load_at;
 	unsigned own_threads, own_active; /* from the last LOAD pass */
 	bool load_valid;
+	unsigned tree_threads, tree_active; /* own + descendants', acct_sampler_aggregate_load() */
 	size_t agg_slot;                  /* acct_sampler_aggregate_load()'s index, during it */
+	uint64_t io_last[_ACCT_IO_STAT_MAX]; /* totals of the last I/O reading, for the rates */
+	uint32_t io_last_known;           /* bit per enum acct_io_stat */
+	uint64_t io_last_at;
 	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
 	size_t percpu_n;
 	bool read_empty;  /* read completely since last seen populated: skipped at the fast interval */
@@ -78,6 +106,7 @@ struct worker {
 	struct acct_sampler *s;
 	pthread_t thread;
 	unsigned index;
+	pid_t tid;                    /* set before acct_sampler_new() returns */
 	struct acct_pass_report part; /* this worker's share of the current pass */
 	double cpu_seconds;
 	char *buf;
@@ -95,6 +124,8 @@ struct acct_sampler {
 	uint64_t generation; /* bumped to start a pass */
 	bool stop;
 	unsigned running;    /* workers still in the pass */
+	unsigned started;    /* workers that have published their tid */
+	pid_t starter_tid;   /* the thread that started the current pass */
 	bool busy;
 
 	struct acct_cgroup **work;
@@ -158,6 +189,18 @@ uint64_t acct_drift_percentile(const struct acct_drift_hist *h, double pct)
 
 /* ---- per-cgroup state ---------------------------------------------------- */
 
+/* Where a cgroup's threads (tasks, load) are listed: the first hierarchy of
+ * this table that the cgroup is in, and only there (see the top of the file:
+ * counting a thread in two hierarchies counts it twice). The unified tree
+ * comes first because it holds every process on v2 and hybrid hosts. */
+static const struct file_spec threads_order[] = {
+	{ "cgroup.threads", ACCT_HIER_UNIFIED },
+	{ "tasks", ACCT_HIER_MEMORY },
+	{ "tasks", ACCT_HIER_CPUACCT },
+	{ "tasks", ACCT_HIER_CPU },
+	{ "tasks", ACCT_HIER_BLKIO },
+};
+
 /* Choose, for each role, the file name and tree that this layout and this
  * cgroup's hierarchies provide. */
 static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgroup *cg, struct cg_state *st)
@@ -168,6 +211,7 @@ static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgr
 	bool mem1 = h & (1u << ACCT_HIER_MEMORY);
 	bool acct1 = h & (1u << ACCT_HIER_CPUACCT);
 	bool cpu1 = h & (1u << ACCT_HIER_CPU);
+	bool blkio1 = h & (1u << ACCT_HIER_BLKIO);
 
 	for (int f = 0; f < _F_MAX; f++)
 		st->spec[f] = (struct file_spec){ NULL, 0 };
@@ -178,11 +222,15 @@ static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgr
 		SET(F_PSI_CPU, "cpu.pressure", ACCT_HIER_UNIFIED);
 		SET(F_PSI_MEMORY, "memory.pressure", ACCT_HIER_UNIFIED);
 		SET(F_PSI_IO, "io.pressure", ACCT_HIER_UNIFIED);
-		SET(F_THREADS, "cgroup.threads", ACCT_HIER_UNIFIED);
 		if (!acct1)
 			SET(F_CPU_STAT, "cpu.stat", ACCT_HIER_UNIFIED);
+		/* io.stat exists where the v2 tree has the io controller; a
+		 * cgroup in a v1 blkio hierarchy reads that instead. */
+		if (!blkio1)
+			SET(F_IO_STAT, "io.stat", ACCT_HIER_UNIFIED);
 		if (L->v2_memory) {
 			if (!root) {
+				SET(F_MEMORY_EVENTS, "memory.events", ACCT_HIER_UNIFIED);
 				SET(F_MEMORY, "memory.current", ACCT_HIER_UNIFIED);
 				SET(F_MEMORY_PEAK, "memory.peak", ACCT_HIER_UNIFIED);
 				SET(F_MEMORY_MAX, "memory.max", ACCT_HIER_UNIFIED);
@@ -204,18 +252,25 @@ static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgr
 		if (!root)
 			SET(F_MEMORY_MAX, "memory.limit_in_bytes", ACCT_HIER_MEMORY);
 		SET(F_SWAP, "memory.memsw.usage_in_bytes", ACCT_HIER_MEMORY);
-		if (!st->spec[F_THREADS].name)
-			SET(F_THREADS, "tasks", ACCT_HIER_MEMORY);
+		SET(F_MEMORY_FAILCNT, "memory.failcnt", ACCT_HIER_MEMORY);
+		SET(F_MEMORY_OOM_CONTROL, "memory.oom_control", ACCT_HIER_MEMORY);
 	}
 	if (acct1) {
 		SET(F_CPUACCT_USAGE, "cpuacct.usage", ACCT_HIER_CPUACCT);
 		SET(F_CPUACCT_PERCPU, "cpuacct.usage_percpu", ACCT_HIER_CPUACCT);
 		SET(F_CPUACCT_STAT, "cpuacct.stat", ACCT_HIER_CPUACCT);
-		if (!st->spec[F_THREADS].name)
-			SET(F_THREADS, "tasks", ACCT_HIER_CPUACCT);
 	}
 	if (cpu1 && !(uni && L->v2_cpu))
 		SET(F_CPU_STAT_V1, "cpu.stat", ACCT_HIER_CPU);
+	if (blkio1) {
+		SET(F_BLKIO_BYTES, "blkio.throttle.io_service_bytes_recursive", ACCT_HIER_BLKIO);
+		SET(F_BLKIO_IOS, "blkio.throttle.io_serviced_recursive", ACCT_HIER_BLKIO);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(threads_order); i++)
+		if (h & (1u << threads_order[i].tree)) {
+			SET(F_THREADS, threads_order[i].name, threads_order[i].tree);
+			break;
+		}
 #undef SET
 	st->hierarchies = h;
 }
@@ -612,6 +667,167 @@ static void sample_psi(struct sample_ctx *x)
 	}
 }
 
+/* ---- block I/O and memory events (issue 11, items 15 and 16) ------------------ */
+
+/* The kernel's name of a block device (DEVNAME of its uevent, "sda" for 8:0);
+ * "" when sysfs does not have it. */
+static void io_device_name(unsigned major, unsigned minor, char *name, size_t size)
+{
+	char path[64], buf[512];
+
+	name[0] = 0;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", major, minor);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (strncmp(line, "DEVNAME=", 8) == 0) {
+			size_t len = strcspn(line + 8, "\n");
+			snprintf(name, size, "%.*s", (int)MIN(len, size - 1), line + 8);
+			return;
+		}
+}
+
+/* Totals and rates from the devices of one reading. The rates are those of
+ * the CPU (note_cpu()): the change since the previous reading over the time
+ * between the two passes' start. A total that went down (v1
+ * blkio.reset_stats, a device that left io.stat) restarts the rate. */
+static void note_io(struct sample_ctx *x, const struct cgfs_io_device *devs, size_t n, bool checked, uint64_t now_us)
+{
+	static const enum cgfs_io_field fields[_ACCT_IO_STAT_MAX] = {
+		[ACCT_IO_READ_BYTES] = CGFS_IO_RBYTES, [ACCT_IO_WRITE_BYTES] = CGFS_IO_WBYTES,
+		[ACCT_IO_READ_IOS] = CGFS_IO_RIOS,     [ACCT_IO_WRITE_IOS] = CGFS_IO_WIOS,
+		[ACCT_IO_DISCARD_BYTES] = CGFS_IO_DBYTES, [ACCT_IO_DISCARD_IOS] = CGFS_IO_DIOS,
+	};
+	struct cg_state *st = x->st;
+	struct acct_ledger *l = x->w->s->ledger;
+	uint64_t total[_ACCT_IO_STAT_MAX] = { 0 };
+	uint32_t known = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int64_t v[_ACCT_IO_STAT_MAX];
+		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
+			enum cgfs_io_field f = fields[k];
+			if (!(devs[i].present & (1u << f))) {
+				v[k] = -1;
+				continue;
+			}
+			v[k] = (int64_t)MIN(devs[i].v[f], (uint64_t)INT64_MAX);
+			total[k] = __builtin_add_overflow(total[k], devs[i].v[f], &total[k]) ? UINT64_MAX : total[k];
+			known |= 1u << k;
+		}
+		int d = acct_ledger_io_device_find(l, devs[i].major, devs[i].minor);
+		if (d < 0) {
+			char name[ACCT_IO_NAME_MAX];
+			io_device_name(devs[i].major, devs[i].minor, name, sizeof(name));
+			d = acct_ledger_io_device_add(l, devs[i].major, devs[i].minor, name);
+		}
+		/* Past the tables' room the device still counts in the totals. */
+		if (d >= 0)
+			(void)acct_cgroup_set_io_device(x->cg, (unsigned)d, v);
+	}
+	/* No device listed: the kernel says nothing was done yet (v1 "Total 0",
+	 * an empty io.stat), so every total is 0. */
+	if (n == 0)
+		known = (1u << _ACCT_IO_STAT_MAX) - 1;
+
+	bool rates = st->io_last_at && now_us > st->io_last_at;
+	for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
+		if (!(known & (1u << k)))
+			continue;
+		int64_t v = (int64_t)MIN(total[k], (uint64_t)INT64_MAX);
+		enum acct_quantity q = acct_io_stat_quantity((enum acct_io_stat)k);
+		if (checked)
+			set_checked(x, q, v);
+		else
+			acct_cgroup_set(x->cg, q, v);
+		if (rates && (st->io_last_known & (1u << k))) {
+			double per_s = total[k] >= st->io_last[k] ? (double)(total[k] - st->io_last[k]) * 1e6 /
+									   (double)(now_us - st->io_last_at)
+								 : 0;
+			acct_cgroup_set_double(&x->cg->io_rate_bits[k], per_s);
+		}
+		st->io_last[k] = total[k];
+	}
+	if (rates && st->io_last_known)
+		__atomic_store_n(&x->cg->io_rate_known, true, __ATOMIC_RELEASE);
+	st->io_last_known = known;
+	st->io_last_at = now_us;
+}
+
+static void sample_io(struct sample_ctx *x, uint64_t now_us)
+{
+	struct cgfs_io_device devs[CGFS_IO_MAX_DEVICES];
+	size_t n = 0;
+
+	if (x->st->spec[F_IO_STAT].name) {
+		if (!get(x, F_IO_STAT))
+			return;
+		if (cgfs_parse_io_stat(x->w->buf, devs, ELEMENTSOF(devs), &n) < 0) {
+			fail(x, ACCT_ERR_GARBAGE);
+			return;
+		}
+		note_io(x, devs, n, true, now_us);
+		return;
+	}
+	if (!x->st->spec[F_BLKIO_BYTES].name || !get(x, F_BLKIO_BYTES))
+		return;
+	/* v1 counters can be zeroed (blkio.reset_stats): not checked. */
+	if (cgfs_parse_blkio_rwstat(x->w->buf, false, devs, ELEMENTSOF(devs), &n, NULL) < 0 || !get(x, F_BLKIO_IOS) ||
+	    cgfs_parse_blkio_rwstat(x->w->buf, true, devs, ELEMENTSOF(devs), &n, NULL) < 0) {
+		if (!x->failed)
+			fail(x, ACCT_ERR_GARBAGE);
+		return;
+	}
+	note_io(x, devs, n, false, now_us);
+}
+
+static void sample_memory_events(struct sample_ctx *x)
+{
+	static const enum acct_quantity events[_CGFS_MEMEV_MAX] = {
+		[CGFS_MEMEV_LOW] = ACCT_Q_MEMORY_EVENTS_LOW,
+		[CGFS_MEMEV_HIGH] = ACCT_Q_MEMORY_EVENTS_HIGH,
+		[CGFS_MEMEV_MAX] = ACCT_Q_MEMORY_EVENTS_MAX,
+		[CGFS_MEMEV_OOM] = ACCT_Q_MEMORY_EVENTS_OOM,
+		[CGFS_MEMEV_OOM_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_KILL,
+		[CGFS_MEMEV_OOM_GROUP_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL,
+	};
+	uint64_t v;
+
+	if (get(x, F_MEMORY_EVENTS)) {
+		struct cgfs_memory_events ev;
+		if (cgfs_parse_memory_events(x->w->buf, &ev) < 0)
+			fail(x, ACCT_ERR_GARBAGE);
+		else
+			for (int i = 0; i < _CGFS_MEMEV_MAX; i++)
+				if (ev.present & (1u << i))
+					set_checked(x, events[i], (int64_t)MIN(ev.v[i], (uint64_t)INT64_MAX));
+	}
+	/* v1 failcnt counts the charges that hit the limit, as v2's "max" does
+	 * (runc and cAdvisor map them onto each other); writing 0 resets it,
+	 * so it is not checked for going backwards. */
+	if (get(x, F_MEMORY_FAILCNT)) {
+		if (cgfs_parse_u64(x->w->buf, &v) < 0)
+			fail(x, ACCT_ERR_GARBAGE);
+		else
+			acct_cgroup_set(x->cg, ACCT_Q_MEMORY_EVENTS_MAX, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+	}
+	if (get(x, F_MEMORY_OOM_CONTROL)) {
+		bool under, has_kill;
+		if (cgfs_parse_oom_control(x->w->buf, &under, &v, &has_kill) < 0)
+			fail(x, ACCT_ERR_GARBAGE);
+		else {
+			acct_cgroup_set(x->cg, ACCT_Q_MEMORY_UNDER_OOM, under);
+			if (has_kill)
+				set_checked(x, ACCT_Q_MEMORY_EVENTS_OOM_KILL, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+		}
+	}
+}
+
 static int memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
 {
 	struct sample_ctx *x = userdata;
@@ -710,6 +926,18 @@ struct thread_count {
 	struct worker *w;
 };
 
+/* A thread of this sampler, running now only because a pass runs: a worker,
+ * or the thread that started the pass (it may not have gone to sleep yet). */
+static bool is_sampler_thread(const struct acct_sampler *s, int tid)
+{
+	if (tid == s->starter_tid)
+		return true;
+	for (unsigned i = 0; i < s->nr_workers; i++)
+		if (s->workers[i].tid == tid)
+			return true;
+	return false;
+}
+
 static int count_thread(int tid, void *userdata)
 {
 	struct thread_count *t = userdata;
@@ -717,6 +945,8 @@ static int count_thread(int tid, void *userdata)
 	char state;
 
 	t->threads++;
+	if (is_sampler_thread(t->w->s, tid))
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -786,6 +1016,8 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 			}
 			sample_cpu(&x, now_us);
 			sample_psi(&x);
+			sample_io(&x, now_us);
+			sample_memory_events(&x);
 			/* An empty cgroup is read once after it empties (this pass, when
 			 * it was populated at the last one), then skipped until it
 			 * is populated again; a failed read is retried. */
@@ -831,6 +1063,11 @@ static void *worker_main(void *arg)
 	struct acct_sampler *s = w->s;
 	uint64_t seen = 0;
 
+	pthread_mutex_lock(&s->lock);
+	w->tid = gettid();
+	s->started++;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		while (!s->stop && s->generation == seen)
@@ -908,6 +1145,13 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 			return -r;
 		s->nr_workers++;
 	}
+	/* Every tid known before the first pass, so that no worker is ever
+	 * counted as active (count_thread()); the lock orders the stores before
+	 * the workers' reads. */
+	pthread_mutex_lock(&s->lock);
+	while (s->started < s->nr_workers)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -958,6 +1202,7 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->now_us = now_us;
 	s->started_us = acct_now_us();
 	s->busy = true;
+	s->starter_tid = gettid();
 	s->running = s->nr_workers;
 	s->generation++;
 	pthread_cond_broadcast(&s->cond);
@@ -1063,7 +1308,10 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 			st->agg_slot = i;
 	}
 	/* Each parent's slot by a hash lookup of its path and its recorded slot
-	 * (checked: a record outside cgs may carry an old one): O(n) in all. */
+	 * (checked: a record outside cgs may carry an old one): O(n) in all. A
+	 * child that lists its threads in another hierarchy than its parent is
+	 * no child for the sums: its threads are counted where that parent's
+	 * hierarchy placed them (see the top of the file). */
 	for (size_t i = 0; i < n; i++) {
 		struct cg_state *st = v[i]->sampler_state;
 		if (st && st->load_valid) {
@@ -1076,16 +1324,18 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 		struct acct_cgroup *p = acct_ledger_find(s->ledger, parent_path(v[i]->path, buf, sizeof(buf)));
 		if (!p || !p->sampler_state)
 			continue;
-		size_t j = ((struct cg_state *)p->sampler_state)->agg_slot;
-		if (j > i && j < n && v[j] == p)
+		const struct cg_state *pst = p->sampler_state;
+		size_t j = pst->agg_slot;
+		if (j > i && j < n && v[j] == p && st && st->spec[F_THREADS].name && pst->spec[F_THREADS].name &&
+		    st->spec[F_THREADS].tree == pst->spec[F_THREADS].tree)
 			parent[i] = j;
 	}
 	acct_load_sum_tree(parent, n, threads, active);
 	for (size_t i = 0; i < n; i++) {
 		struct cg_state *st = v[i]->sampler_state;
 		if (st) {
-			st->own_threads = threads[i]; /* now hierarchical */
-			st->own_active = active[i];
+			st->tree_threads = threads[i];
+			st->tree_active = active[i];
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1096,13 +1346,13 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 		if (st->load_at && now_us > st->load_at)
 			periods = (unsigned)MAX((now_us - st->load_at + 2500000) / 5000000, 1u);
 		if (periods > 1)
-			acct_loadavg_update_missed(&st->load, st->own_active, periods);
+			acct_loadavg_update_missed(&st->load, st->tree_active, periods);
 		else
-			acct_loadavg_update(&st->load, st->own_active);
+			acct_loadavg_update(&st->load, st->tree_active);
 		st->load_at = now_us;
 		for (int k = 0; k < 3; k++)
 			__atomic_store_n(&v[i]->loadavg[k], st->load.avenrun[k], __ATOMIC_RELAXED);
-		acct_cgroup_set(v[i], ACCT_Q_TASKS, st->own_threads);
+		acct_cgroup_set(v[i], ACCT_Q_TASKS, st->tree_threads);
 		__atomic_store_n(&v[i]->sampled_us[ACCT_GROUP_LOAD], now_us, __ATOMIC_RELAXED);
 	}
 }

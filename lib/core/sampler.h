@@ -89,7 +89,9 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 struct acct_sampler *acct_sampler_free(struct acct_sampler *s);
 
 /* Start an asynchronous pass over cgs[0..n) (the array is copied). Returns 0 or
- * -EBUSY when a pass is running. Completion makes acct_sampler_fd() readable. */
+ * -EBUSY when a pass is running. Completion makes acct_sampler_fd() readable.
+ * The calling thread, like the workers, is a sampling thread for this pass: a
+ * LOAD pass counts it among its cgroup's threads but never as active. */
 int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n, unsigned flags,
 		       uint64_t now_us);
 /* An eventfd that becomes readable when a pass completes. */
@@ -103,7 +105,9 @@ int acct_sampler_run(struct acct_sampler *s, struct acct_cgroup *const *cgs, siz
 		     uint64_t now_us, struct acct_pass_report *report);
 
 /* Hierarchical aggregation after a LOAD pass: each cgroup's tasks and load
- * average include its descendants. cgs must be all live cgroups sorted by path
+ * average include those of its descendants that list their threads in the
+ * same hierarchy (sampler.c, "Threads and load": each thread counted once, in
+ * one hierarchy per cgroup). cgs must be all live cgroups sorted by path
  * (acct_ledger_snapshot()). Owner thread, no pass running. */
 void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n,
 				 uint64_t now_us);

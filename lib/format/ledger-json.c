@@ -344,6 +344,70 @@ static void put_psi(struct acct_json_buf *b, const struct acct_cgroup *cg, uint6
 	PUT(b, "}");
 }
 
+/* "io": per-second rates over the last fast interval (null until two readings)
+ * and the values per device; null when the cgroup has no I/O file. The totals
+ * are quantities ("values": io.read_bytes, ...). */
+static void put_io(struct acct_json_buf *b, struct acct_ledger *l, const struct acct_cgroup *cg, uint64_t now_us)
+{
+	const struct acct_cgroup_io *io = __atomic_load_n(&cg->io, __ATOMIC_ACQUIRE);
+	struct acct_reading rd;
+
+	if (!io && !acct_cgroup_get(cg, ACCT_Q_IO_READ_BYTES, false, &rd) &&
+	    !acct_cgroup_get(cg, ACCT_Q_IO_WRITE_BYTES, false, &rd)) {
+		PUT(b, "null");
+		return;
+	}
+	PUT(b, "{\"rate\":");
+	if (__atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE)) {
+		bool first = true;
+		PUT(b, "{");
+		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
+			if (!acct_cgroup_get(cg, acct_io_stat_quantity((enum acct_io_stat)k), false, &rd))
+				continue;
+			put_plain_key(b, &first, acct_io_stat_name((enum acct_io_stat)k));
+			put_double(b, acct_cgroup_get_double(&cg->io_rate_bits[k]));
+		}
+		uint64_t age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us);
+		if (age != UINT64_MAX) {
+			put_plain_key(b, &first, "age_us");
+			put_i64(b, (int64_t)age);
+		}
+		PUT(b, "}");
+	} else
+		PUT(b, "null");
+	PUT(b, ",\"devices\":[");
+	unsigned n = io ? __atomic_load_n(&io->n, __ATOMIC_ACQUIRE) : 0;
+	bool first_dev = true;
+	for (unsigned i = 0; i < n; i++) {
+		const struct acct_io_device *d = acct_ledger_io_device(l, io->dev[i].device);
+		char dev[32];
+		if (!d)
+			continue;
+		if (!first_dev)
+			PUT(b, ",");
+		first_dev = false;
+		snprintf(dev, sizeof(dev), "%u:%u", d->major, d->minor);
+		PUT(b, "{\"device\":");
+		put_string(b, dev);
+		PUT(b, ",\"name\":");
+		if (d->name[0])
+			put_string(b, d->name);
+		else
+			PUT(b, "null");
+		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
+			int64_t v = __atomic_load_n(&io->dev[i].v[k], __ATOMIC_RELAXED);
+			if (v < 0)
+				continue;
+			PUT(b, ",\"");
+			app(b, acct_io_stat_name((enum acct_io_stat)k), strlen(acct_io_stat_name((enum acct_io_stat)k)));
+			PUT(b, "\":");
+			put_i64(b, v);
+		}
+		PUT(b, "}");
+	}
+	PUT(b, "]}");
+}
+
 int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const struct acct_cgroup *cg, uint64_t now_us,
 			   bool precise, unsigned nr_nodes)
 {
@@ -416,6 +480,8 @@ int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const
 		PUT(b, "null");
 	PUT(b, ",\"pressure\":");
 	put_psi(b, cg, now_us);
+	PUT(b, ",\"io\":");
+	put_io(b, l, cg, now_us);
 
 	uint64_t slow_age = acct_cgroup_age(cg, ACCT_GROUP_SLOW, now_us);
 	int64_t *ms = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
@@ -498,6 +564,18 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 		}
 		PUT(b, "}");
 	} else
+		PUT(b, "null");
+	/* systemd-cgtop's Input/s and Output/s */
+	bool io_rate = __atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE);
+	PUT(b, ",\"io_read_bytes_rate\":");
+	if (io_rate)
+		put_double(b, acct_cgroup_get_double(&cg->io_rate_bits[ACCT_IO_READ_BYTES]));
+	else
+		PUT(b, "null");
+	PUT(b, ",\"io_write_bytes_rate\":");
+	if (io_rate)
+		put_double(b, acct_cgroup_get_double(&cg->io_rate_bits[ACCT_IO_WRITE_BYTES]));
+	else
 		PUT(b, "null");
 	PUT(b, "}");
 	return put_end(b);

@@ -407,8 +407,8 @@ struct row {
 	bool plain;          /* the path needs no escaping */
 	bool dead;
 	uint8_t psi_known;   /* bit per enum acct_psi_resource */
-	uint32_t known;      /* bit per quantity: read at least once */
-	uint32_t bounded;    /* bit per quantity: a bound, kept in bounds[] */
+	uint64_t known;      /* bit per quantity: read at least once */
+	uint64_t bounded;    /* bit per quantity: a bound, kept in bounds[] */
 	uint32_t bounds_at;  /* this row's _ACCT_Q_MAX bounds in the page's bounds[] */
 	uint32_t memstat_at; /* this row's memory.stat values in mvals[]; UINT32_MAX: none */
 	uint32_t numa_at;    /* this row's per-node values in numa[] */
@@ -419,6 +419,16 @@ struct row {
 	unsigned long loadavg[3];
 	double cpu_rate, cpu_rate_avg[3];
 	uint64_t sample_errors;
+	bool io_rate_known;
+	double io_rate[_ACCT_IO_STAT_MAX];
+	uint32_t io_at;      /* this row's devices in the page's io[] */
+	uint32_t nr_io;
+};
+
+/* One device's I/O values of a row. */
+struct io_slot {
+	const struct acct_io_device *device; /* interned by the ledger: lives as long as it */
+	int64_t v[_ACCT_IO_STAT_MAX];        /* -1: not reported */
 };
 
 enum { KIND_BYTES, KIND_CPU, KIND_TASKS, _KIND_MAX }; /* error budget kinds */
@@ -448,6 +458,7 @@ struct acct_metrics_page {
 	uint64_t *bounds;         /* _ACCT_Q_MAX per row that has any */
 	int64_t *mvals;           /* nr_slots per row that has memory.stat */
 	int64_t *numa;
+	struct io_slot *io;
 	struct slot slots[ACCT_MEMSTAT_MAX];
 	unsigned nr_slots;
 
@@ -633,7 +644,7 @@ static unsigned unit_decimals(enum acct_quantity q)
 
 static bool known(const struct row *r, enum acct_quantity q)
 {
-	return r->known & (1u << q);
+	return r->known & (1ull << q);
 }
 
 /* A quantity as it is (bytes, counts; microseconds as seconds). Limits:
@@ -774,7 +785,7 @@ static void cg_bounds(struct acct_metrics_page *p, const struct fam *f, const st
 		return;
 	for (int q = 0; q < _ACCT_Q_MAX; q++) {
 		const struct acct_quantity_info *qi = acct_quantity_info((enum acct_quantity)q);
-		if ((int)qi->unit != f->arg || !(r->bounded & (1u << q)))
+		if ((int)qi->unit != f->arg || !(r->bounded & (1ull << q)))
 			continue;
 		struct lbl l = { "quantity", qi->name };
 		uint64_t b = p->bounds[r->bounds_at + (unsigned)q];
@@ -792,6 +803,75 @@ static void cg_dead(struct acct_metrics_page *p, const struct fam *f, const stru
 {
 	if (r->dead)
 		sample_u64(p, f, "", r, NULL, 0, 1);
+}
+
+/* ---- block I/O and memory events (issue 11, items 15 and 16) ----------------------- */
+
+static const char *const io_operations[_ACCT_IO_STAT_MAX] = { "read", "write", "read", "write", "discard", "discard" };
+
+/* f->arg: 0 bytes, 1 operations. */
+static bool io_stat_is(enum acct_io_stat k, int ops)
+{
+	bool is_ops = k == ACCT_IO_READ_IOS || k == ACCT_IO_WRITE_IOS || k == ACCT_IO_DISCARD_IOS;
+	return is_ops == (ops != 0);
+}
+
+static void cg_io_totals(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+{
+	for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
+		enum acct_quantity q = acct_io_stat_quantity((enum acct_io_stat)k);
+		if (!io_stat_is((enum acct_io_stat)k, f->arg) || !known(r, q))
+			continue;
+		struct lbl l = { "operation", io_operations[k] };
+		sample_i64(p, f, r, &l, 1, r->q[q]);
+	}
+}
+
+static void cg_io_devices(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+{
+	for (uint32_t i = 0; i < r->nr_io; i++) {
+		const struct io_slot *s = &p->io[r->io_at + i];
+		char dev[32];
+		snprintf(dev, sizeof(dev), "%u:%u", s->device->major, s->device->minor);
+		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
+			if (!io_stat_is((enum acct_io_stat)k, f->arg) || s->v[k] < 0)
+				continue;
+			struct lbl l[3] = { { "device", dev }, { "operation", io_operations[k] },
+					    { "device_name", s->device->name } };
+			sample_i64(p, f, r, l, s->device->name[0] ? 3 : 2, s->v[k]);
+		}
+	}
+}
+
+static void cg_io_rate(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+{
+	if (!r->io_rate_known)
+		return;
+	for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
+		if (!io_stat_is((enum acct_io_stat)k, f->arg) || !known(r, acct_io_stat_quantity((enum acct_io_stat)k)))
+			continue;
+		struct lbl l = { "operation", io_operations[k] };
+		sample_double(p, f, "", r, &l, 1, r->io_rate[k]);
+	}
+}
+
+static void cg_memory_events(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+{
+	static const struct {
+		enum acct_quantity q;
+		const char *event;
+	} events[] = {
+		{ ACCT_Q_MEMORY_EVENTS_LOW, "low" },		 { ACCT_Q_MEMORY_EVENTS_HIGH, "high" },
+		{ ACCT_Q_MEMORY_EVENTS_MAX, "max" },		 { ACCT_Q_MEMORY_EVENTS_OOM, "oom" },
+		{ ACCT_Q_MEMORY_EVENTS_OOM_KILL, "oom_kill" }, { ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL, "oom_group_kill" },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(events); i++) {
+		if (!known(r, events[i].q))
+			continue;
+		struct lbl l = { "event", events[i].event };
+		sample_i64(p, f, r, &l, 1, r->q[events[i].q]);
+	}
 }
 
 /* ---- acctd's own families --------------------------------------------------------- */
@@ -1254,6 +1334,29 @@ static const struct fam families[] = {
 	  cg_quantity, ACCT_Q_CPU_THROTTLED_PERIODS),
 	C("acctd_cpu_throttled_seconds", T_COUNTER, ACCT_MF_CPU, "seconds", "Time throttled by CFS bandwidth control.",
 	  cg_quantity, ACCT_Q_CPU_THROTTLED),
+	C("acctd_memory_events", T_COUNTER, ACCT_MF_MEMORY, NULL,
+	  "Memory events, hierarchical: memory.events (v2); v1: memory.failcnt as max, memory.oom_control's oom_kill.",
+	  cg_memory_events, 0),
+	C("acctd_memory_under_oom", T_GAUGE, ACCT_MF_MEMORY, NULL,
+	  "1 while the cgroup is under OOM with the OOM killer disabled (v1 memory.oom_control under_oom).", cg_quantity,
+	  ACCT_Q_MEMORY_UNDER_OOM),
+	C("acctd_io_bytes", T_COUNTER, ACCT_MF_IO, "bytes",
+	  "Block I/O bytes by operation, hierarchical, summed over the devices: io.stat (v2), "
+	  "blkio.throttle.io_service_bytes_recursive (v1).",
+	  cg_io_totals, 0),
+	C("acctd_io_operations", T_COUNTER, ACCT_MF_IO, NULL,
+	  "Block I/O operations by operation, summed over the devices: io.stat (v2), "
+	  "blkio.throttle.io_serviced_recursive (v1).",
+	  cg_io_totals, 1),
+	C("acctd_io_device_bytes", T_COUNTER, ACCT_MF_IO_DEVICES, "bytes",
+	  "Block I/O bytes per device (device=MAJ:MIN, device_name from sysfs) and operation.", cg_io_devices, 0),
+	C("acctd_io_device_operations", T_COUNTER, ACCT_MF_IO_DEVICES, NULL,
+	  "Block I/O operations per device and operation.", cg_io_devices, 1),
+	C("acctd_io_rate_bytes_per_second", T_GAUGE, ACCT_MF_IO_RATE, "bytes_per_second",
+	  "Block I/O bytes per second over the last fast interval, by operation (systemd-cgtop's Input/s, Output/s).",
+	  cg_io_rate, 0),
+	C("acctd_io_rate_operations_per_second", T_GAUGE, ACCT_MF_IO_RATE, NULL,
+	  "Block I/O operations per second over the last fast interval, by operation.", cg_io_rate, 1),
 	C("acctd_pressure_stalled_seconds", T_COUNTER, ACCT_MF_PRESSURE, "seconds",
 	  "PSI: time some (or all, kind full) of the cgroup's tasks were stalled on a resource.", cg_psi_totals, 0),
 	C("acctd_pressure_stalled_ratio", T_GAUGE, ACCT_MF_PRESSURE_AVG, "ratio",
@@ -1375,6 +1478,34 @@ static void prefetch_pointees(const struct acct_cgroup *cg)
 	__builtin_prefetch(__atomic_load_n(&cg->memstat, __ATOMIC_RELAXED));
 }
 
+/* A row's I/O rates and per-device values (only when their families are on). */
+static int gather_io(struct acct_metrics_page *p, struct acct_ledger *l, const struct acct_cgroup *cg, struct row *row,
+		     size_t *n, size_t *cap)
+{
+	row->io_rate_known = __atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE);
+	for (int k = 0; row->io_rate_known && k < _ACCT_IO_STAT_MAX; k++)
+		row->io_rate[k] = acct_cgroup_get_double(&cg->io_rate_bits[k]);
+	const struct acct_cgroup_io *io = __atomic_load_n(&cg->io, __ATOMIC_ACQUIRE);
+	if (!io || !(p->opts.families & (1u << ACCT_MF_IO_DEVICES)))
+		return 0;
+	unsigned nd = __atomic_load_n(&io->n, __ATOMIC_ACQUIRE);
+	int r = grow((void **)&p->io, cap, *n, nd, sizeof(*p->io));
+	if (r < 0)
+		return r;
+	row->io_at = (uint32_t)*n;
+	for (unsigned i = 0; i < nd; i++) {
+		struct io_slot *s = &p->io[*n];
+		s->device = acct_ledger_io_device(l, io->dev[i].device);
+		if (!s->device)
+			continue;
+		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+			s->v[k] = __atomic_load_n(&io->dev[i].v[k], __ATOMIC_RELAXED);
+		(*n)++;
+		row->nr_io++;
+	}
+	return 0;
+}
+
 /* Copy what the page shows of every cgroup it shows, in one pass over the
  * ledger: records are visited once each, their counters (allocated side by
  * side) read together and fetched ahead, instead of once per family in page
@@ -1383,7 +1514,7 @@ static void prefetch_pointees(const struct acct_cgroup *cg)
 static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 {
 	_cleanup_free_ struct acct_cgroup **v = NULL;
-	size_t arena_len = 0, arena_cap = 0, nb = 0, cap_b = 0, nm = 0, cap_m = 0, nn = 0, cap_n = 0;
+	size_t arena_len = 0, arena_cap = 0, nb = 0, cap_b = 0, nm = 0, cap_m = 0, nn = 0, cap_n = 0, ni = 0, cap_io = 0;
 	int n = acct_ledger_snapshot(l, true, &v);
 	int r = 0;
 
@@ -1418,11 +1549,11 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 			b[q] = 0;
 			if (!acct_cgroup_get(cg, (enum acct_quantity)q, false, &rd))
 				continue;
-			row->known |= 1u << q;
+			row->known |= 1ull << q;
 			row->q[q] = rd.value;
 			b[q] = rd.bound;
 			if (rd.bound)
-				row->bounded |= 1u << q;
+				row->bounded |= 1ull << q;
 		}
 		if (row->bounded) {
 			if ((r = grow((void **)&p->bounds, &cap_b, nb, _ACCT_Q_MAX, sizeof(*p->bounds))) < 0)
@@ -1447,6 +1578,8 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 		}
 		row->cpu_rate = acct_cgroup_get_double(&cg->cpu_rate_bits);
 		row->sample_errors = __atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED);
+		if ((r = gather_io(p, l, cg, row, &ni, &cap_io)) < 0)
+			break;
 
 		const int64_t *ms = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
 		if (ms && p->nr_slots) {
@@ -1545,6 +1678,7 @@ struct acct_metrics_page *acct_metrics_page_free(struct acct_metrics_page *p)
 	free(p->bounds);
 	free(p->mvals);
 	free(p->numa);
+	free(p->io);
 	free(p->w.buf);
 	free(p);
 	return NULL;

@@ -239,6 +239,62 @@ static void fuzz_misc(const char *buf)
 		check(strchr("RSDTtXxZPIKW", state) && state, "state letter");
 }
 
+/* io.stat, blkio rwstat, memory.events, oom_control: outputs untouched on
+ * failure, devices distinct, fields the file named marked present. */
+static void fuzz_io(const char *buf)
+{
+	struct cgfs_io_device d[4], copy[4];
+	struct cgfs_memory_events ev;
+	uint64_t total = POISON, kills = POISON;
+	bool under = true, has = true;
+	size_t n = 12345;
+	int r;
+
+	memset(d, 0x5a, sizeof(d));
+	memcpy(copy, d, sizeof(d));
+	r = cgfs_parse_io_stat(buf, d, ELEMENTSOF(d), &n);
+	check_rc(r, "io.stat rc");
+	if (r < 0)
+		check(n == 12345 && memcmp(d, copy, sizeof(d)) == 0, "io.stat untouched on failure");
+	else {
+		check(n <= ELEMENTSOF(d), "io.stat count");
+		for (size_t i = 0; i < n; i++) {
+			for (size_t j = 0; j < i; j++)
+				check(d[i].major != d[j].major || d[i].minor != d[j].minor, "io.stat devices distinct");
+		}
+	}
+
+	n = 0;
+	memset(d, 0x5a, sizeof(d));
+	memcpy(copy, d, sizeof(d));
+	r = cgfs_parse_blkio_rwstat(buf, false, d, ELEMENTSOF(d), &n, &total);
+	check_rc(r, "blkio rc");
+	if (r < 0) {
+		check(n == 0 && total == POISON && memcmp(d, copy, sizeof(d)) == 0, "blkio untouched on failure");
+		return;
+	}
+	size_t first = n;
+	/* the same text as operations merges into the same devices */
+	r = cgfs_parse_blkio_rwstat(buf, true, d, ELEMENTSOF(d), &n, NULL);
+	check(r == 0 && n == first, "blkio merge keeps the devices");
+	for (size_t i = 0; i < n; i++) {
+		check(d[i].v[CGFS_IO_RBYTES] == d[i].v[CGFS_IO_RIOS] || !(d[i].present & (1u << CGFS_IO_RBYTES)),
+		      "blkio bytes and ios of one text agree");
+	}
+
+	memset(&ev, 0x5a, sizeof(ev));
+	r = cgfs_parse_memory_events(buf, &ev);
+	check_rc(r, "memory.events rc");
+	if (r < 0)
+		check(ev.v[0] == POISON, "memory.events untouched on failure");
+	r = cgfs_parse_oom_control(buf, &under, &kills, &has);
+	check_rc(r, "oom_control rc");
+	if (r < 0)
+		check(under && has && kills == POISON, "oom_control untouched on failure");
+	else
+		check(has || kills == 0, "oom_kill 0 when absent");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size + 1);
@@ -256,6 +312,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_cpu(buf);
 	fuzz_percpu(buf);
 	fuzz_misc(buf);
+	fuzz_io(buf);
 
 	free(buf);
 	return 0;

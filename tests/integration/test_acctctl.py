@@ -172,7 +172,7 @@ def test_list_table_and_json(ctl):
     fs = ctl.fs
     out = ctl.ok("list")
     header, rows = table(out)
-    assert header == ["CGROUP", "MEMORY", "CPU", "LOAD", "PSI-CPU", "PSI-MEM", "PSI-IO", "AGE"]
+    assert header == ["CGROUP", "MEMORY", "CPU", "LOAD", "PSI-CPU", "PSI-MEM", "PSI-IO", "READ/s", "WRITE/s", "AGE"]
     paths = fs.paths()
     assert [r[0] for r in rows] == ["/", "/idle.slice", "/system.slice", "/system.slice/a.service",
                                     "/system.slice/b.service", "/system.slice/b.service/child", "/user.slice"]
@@ -183,9 +183,11 @@ def test_list_table_and_json(ctl):
         want = "-" if em is None else fmt_bytes(em)
         assert mem_token(r) == want, (r, em)
         if not r[2].startswith("±"):
-            cpu, load, pc, pm, pio, age = r[2:8]
+            cpu, load, pc, pm, pio, rd, wr, age = r[2:10]
         else:
-            cpu, load, pc, pm, pio, age = r[3:9]
+            cpu, load, pc, pm, pio, rd, wr, age = r[3:11]
+        # no I/O in the fake tree: 0B/s once two readings were taken (v2), "-" without io.stat
+        assert (rd, wr) in (("0B", "0B"), ("-", "-")), r
         assert re.fullmatch(r"\d+\.\d\d", cpu), r
         assert load == "0.00", r
         psi = e["psi"]
@@ -282,7 +284,7 @@ def test_list_tree(ctl):
     for line, name in zip(lines, ascii_names):
         assert line == name or line.startswith(name + " "), (line, name)
     # the value columns line up with the flat list's values
-    assert lines[3].split()[-7] == "64.0M"
+    assert lines[3].split()[-9] == "64.0M"
 
     utf8 = ctl.ok("list", "--tree", "--no-legend").splitlines()
     assert utf8[1].startswith("├─idle.slice ")
@@ -587,7 +589,8 @@ def test_top_batch(ctl):
     assert len(frames) == 2
     for f in frames:
         lines = f.strip("\n").splitlines()
-        assert lines[0].split() == ["CGROUP", "MEMORY", "CPU", "LOAD", "PSI-CPU", "PSI-MEM", "PSI-IO", "AGE"]
+        assert lines[0].split() == ["CGROUP", "MEMORY", "CPU", "LOAD", "PSI-CPU", "PSI-MEM", "PSI-IO", "READ/s",
+                                    "WRITE/s", "AGE"]
         assert len(lines) == 8
         cpu = [float(l.split()[2]) for l in lines[1:] if not l.split()[2].startswith("±")]
         assert cpu == sorted(cpu, reverse=True)  # default: by CPU
@@ -739,15 +742,16 @@ def test_tty_ellipsize_and_pager(ctl):
     ctl.fs.mkdir(long, memory=2 * MiB, procs=[200])
     ctl.wait(lambda: any(o["path"] == long for o in ctl.json("list")), "the long cgroup")
 
-    t = Pty([acctctl_binary(), "--address", ctl.address, "--no-pager", "list"], cols=90)
+    # 110 columns: the value columns (READ/s, WRITE/s included) take 70, the path the rest
+    t = Pty([acctctl_binary(), "--address", ctl.address, "--no-pager", "list"], cols=110)
     try:
         assert t.proc.wait(10) == 0
         t.drain()
     finally:
         t.close()
     lines = t.out.decode().replace("\r", "").splitlines()
-    assert all(len(l) <= 90 for l in lines), lines
-    assert len(lines[0]) == 90 or len(max(lines, key=len)) == 90, lines
+    assert all(len(l) <= 110 for l in lines), lines
+    assert len(lines[0]) == 110 or len(max(lines, key=len)) == 110, lines
     # shortened in the middle: the start and the end of the path stay
     assert any(re.match(r"/system\.slice/a-ve\S*…\S*terminal\.service ", l) for l in lines), "\n".join(lines)
     assert "/system.slice/b.service/child " in t.out.decode()  # short paths are left alone
