@@ -1026,12 +1026,13 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 			 * announced): kernfs loses some changes of a new cgroup's
 			 * cgroup.events, so "empty at the first read" does not prove
 			 * that no task came and went before its removal. */
-			if (populated)
+			if (x.events_known && populated) {
 				st->seen_populated = true;
-			if (!populated && x.events_known && !x.failed && (st->seen_populated || changes > 0))
-				__atomic_store_n(&cg->final_read, changes + 1, __ATOMIC_RELEASE);
-			else if (populated)
 				__atomic_store_n(&cg->final_read, 0, __ATOMIC_RELEASE);
+			} else if (x.events_known && !x.failed && (st->seen_populated || changes > 0))
+				__atomic_store_n(&cg->final_read, changes + 1, __ATOMIC_RELEASE);
+			/* else (cgroup.events unreadable: being removed, or a failed
+			 * read): an earlier final read stands */
 			if (!x.failed)
 				__atomic_store_n(&cg->sampled_us[ACCT_GROUP_FAST], now_us, __ATOMIC_RELAXED);
 			if (slow && !x.failed)
