@@ -8,8 +8,10 @@
  * on a fixed set of worker threads (bounded concurrency), never on the caller's
  * thread. Descriptors of the files are kept open between passes (pread at
  * offset 0 re-reads a cgroupfs file) as long as the descriptor limit allows;
- * past it the sampler opens and closes per read. Populated=0 cgroups (from
- * cgroup.events) are not re-read at the fast interval.
+ * past it the sampler opens and closes per read. A populated=0 cgroup (from
+ * cgroup.events) is read once after it empties, then not at the fast interval
+ * until it is populated again (its CPU rate is then 0). A complete read made
+ * while it was empty is recorded as final (acct_cgroup_final()).
  *
  * A file that vanishes, holds garbage or cannot be read fails that value of
  * that cgroup for this pass (counted by reason), nothing else.
@@ -29,6 +31,9 @@ enum acct_pass_flags {
 	ACCT_PASS_FAST = 1 << 0,
 	ACCT_PASS_SLOW = 1 << 1,
 	ACCT_PASS_LOAD = 1 << 2,
+	/* With FAST: a pass over a few cgroups the caller wants read now (their
+	 * populated changed); read like FAST, the flag is for the caller's report. */
+	ACCT_PASS_EVENT = 1 << 3,
 };
 
 enum acct_sample_error {

@@ -434,6 +434,14 @@ int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const
 	if (dead) {
 		PUT(b, ",\"state\":\"dead\",\"dead_for_us\":");
 		put_i64(b, (int64_t)(now_us - __atomic_load_n(&cg->died_us, __ATOMIC_RELAXED)));
+		/* whether the values are what it finally used, or why not */
+		enum acct_final fin = acct_cgroup_final(cg);
+		if (fin == ACCT_FINAL_READ)
+			PUT(b, ",\"final\":true");
+		else {
+			PUT(b, ",\"final\":false,\"final_reason\":");
+			put_string(b, acct_final_to_string(fin));
+		}
 	} else
 		PUT(b, ",\"state\":\"live\"");
 	if (__atomic_load_n(&cg->populated, __ATOMIC_RELAXED))
