@@ -424,6 +424,7 @@ class FakeCgroupFS:
         self._faults = {}  # (path, tree, filename) -> kind
         self._dirty = {}  # path -> set of categories
         self._pending = {}  # (path, tree) -> (old_dir, avoid_ino): directories to create at flush
+        self._written_usage = {}  # path -> memory in use as last written (for _flush's order)
         self._unsaved = True
         self._json_cache = {}  # path -> the cgroup's JSON in the state file, while unchanged
         self._meminfo_dirty = True
@@ -1370,19 +1371,44 @@ class FakeCgroupFS:
         if self._batch and not force:
             return
         changed = bool(self._dirty or self._pending or self._meminfo_dirty or self._unsaved)
-        done = self._materialize_pending()
+        # The kernel charges a parent's counter with its child's, so no reader
+        # sees children above their parent. Written one file at a time, the
+        # tree keeps that: cgroups whose memory shrinks (or stays) are written
+        # children first, then those whose memory grows parents first, then
+        # new cgroups appear (their parents already hold their charge).
+        pending = set(self._pending)
         dirty, self._dirty = self._dirty, {}
-        for path in sorted(dirty, key=_depth):
+        grow, rest = [], []
+        for path in dirty:
             cg = self._cgs.get(path)
             if cg is None:
                 continue
+            usage = self._usage(cg.agg)
+            (grow if usage > self._written_usage.get(path, 0) else rest).append(path)
+            self._written_usage[path] = usage
+        for path in self._pending_paths():
+            cg = self._cgs.get(path)
+            if cg is not None:
+                self._written_usage[path] = self._usage(cg.agg)
+
+        def write(path):
+            cg = self._cgs[path]
             for t in cg.trees:
-                if (path, t) not in done:
+                if (path, t) not in pending:
                     self._write_files(self._dir(t, path), self._render(cg, t, dirty[path]), (path, t))
+
+        for path in sorted(rest, key=_depth, reverse=True):
+            write(path)
+        for path in sorted(grow, key=_depth):
+            write(path)
+        self._materialize_pending()
         if self._meminfo_dirty:
             self._write_meminfo()
         if self.autosave and changed:
             self.save()
+
+    def _pending_paths(self):
+        return {p for (p, _) in self._pending}
 
     def _materialize_pending(self):
         """Create the directories of new cgroups (parents first), complete."""

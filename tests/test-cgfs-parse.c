@@ -792,6 +792,46 @@ static void test_numa_stat_v1(void **state)
 	assert_int_equal(cgfs_parse_numa_stat("total=5 N0=18446744073709551615 N1=1\n", log_numa, &l), 0);
 }
 
+/* The v1 memory per node is the hierarchical one, as memory.usage_in_bytes
+ * is: a parent whose pages all sit in its children has total=0 but its
+ * hierarchical_total (the node sums) equals the LRU pages of its memory.stat. */
+static void test_numa_v1_nodes(void **state)
+{
+	_cleanup_free_ char *buf = read_fixture("host-6.18/v1-memory-parent--memory.numa_stat");
+	_cleanup_free_ char *stat = read_fixture("host-6.18/v1-memory-parent--memory.stat");
+	uint64_t nodes[CGFS_MAX_NODES];
+	size_t n = 99;
+	bool hier = false;
+
+	assert_int_equal(cgfs_numa_v1_nodes(buf, nodes, ELEMENTSOF(nodes), &n, &hier), 0);
+	assert_true(hier);
+	assert_int_equal(n, 1);
+	uint64_t lru = kv(stat, "total_inactive_anon") + kv(stat, "total_active_anon") +
+		       kv(stat, "total_inactive_file") + kv(stat, "total_active_file") + kv(stat, "total_unevictable");
+	assert_true(lru > 0);
+	if (nodes[0] * 4096 != lru)
+		fail_msg("node 0 holds %llu pages, memory.stat's LRU %llu bytes", (unsigned long long)nodes[0],
+			 (unsigned long long)lru);
+
+	/* Sparse nodes: the hierarchical line, not the own one. */
+	free(buf);
+	buf = read_fixture("v1-6.x/memory.numa_stat");
+	assert_int_equal(cgfs_numa_v1_nodes(buf, nodes, ELEMENTSOF(nodes), &n, &hier), 0);
+	assert_true(hier && n == 3);
+	assert_true(nodes[0] == 327680u && nodes[1] == 0 && nodes[2] == 196608u);
+
+	/* A kernel without hierarchical_* lines: the own total, said so. */
+	assert_int_equal(cgfs_numa_v1_nodes("total=5 N0=2 N1=3\nfile=1 N0=1 N1=0\n", nodes, 4, &n, &hier), 0);
+	assert_true(!hier && n == 2 && nodes[0] == 2 && nodes[1] == 3 && nodes[2] == 0 && nodes[3] == 0);
+	/* Neither line, too many nodes, garbage: nothing written. */
+	n = 99;
+	assert_int_equal(cgfs_numa_v1_nodes("file=1 N0=1\n", nodes, 4, &n, NULL), -ENOENT);
+	assert_int_equal(cgfs_numa_v1_nodes("hierarchical_total=9 N0=1 N5=8\n", nodes, 4, &n, NULL), -ERANGE);
+	assert_int_equal(cgfs_numa_v1_nodes("total=x N0=1\n", nodes, 4, &n, NULL), -EBADMSG);
+	assert_int_equal(n, 99);
+	assert_int_equal(cgfs_numa_v1_nodes(NULL, nodes, 4, &n, NULL), -EINVAL);
+}
+
 static void test_numa_stat_v2(void **state)
 {
 	_cleanup_free_ char *buf = read_fixture("v2-6.x/memory.numa_stat");
@@ -1498,6 +1538,7 @@ int main(void)
 		cmocka_unit_test(test_percpu_malformed),
 		cmocka_unit_test(test_numa_stat_v1),
 		cmocka_unit_test(test_numa_stat_v2),
+		cmocka_unit_test(test_numa_v1_nodes),
 		cmocka_unit_test(test_numa_stat_malformed),
 		cmocka_unit_test(test_meminfo),
 		cmocka_unit_test(test_events),

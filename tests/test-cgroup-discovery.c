@@ -91,7 +91,10 @@ static void rec_done(struct rec *r)
 
 static const char *ev_name(enum acct_discovery_event ev)
 {
-	return ev == ACCT_CGROUP_ADDED ? "ADDED" : ev == ACCT_CGROUP_REMOVED ? "REMOVED" : "CHANGED";
+	return ev == ACCT_CGROUP_ADDED	? "ADDED"
+	       : ev == ACCT_CGROUP_REMOVED ? "REMOVED"
+	       : ev == ACCT_CGROUP_EVENTS  ? "EVENTS"
+					   : "CHANGED";
 }
 
 static void rec_print(const struct rec *r)
@@ -380,6 +383,31 @@ static void test_inotify_fake(void **state)
 	assert_int_equal(st.tracked, 9);
 	assert_int_equal(st.overflows, 0);
 	assert_int_equal(st.unwatched, 0);
+}
+
+/* A change of cgroup.events (IN_MODIFY on the directory's watch) in the
+ * unified tree is ACCT_CGROUP_EVENTS for that cgroup; other files, and v1
+ * trees (which have no cgroup.events), report nothing. */
+static void test_events_fake(void **state)
+{
+	struct fake *f = *state = fake_new(NULL);
+
+	xwrite(f->base, "unified/system.slice/a.service/cgroup.events", "populated 0\nfrozen 0\n");
+	xwrite(f->base, "memory/system.slice/cgroup.events", "populated 0\n");
+	scan(f->d, &f->rec);
+	rec_clear(&f->rec);
+
+	xwrite(f->base, "unified/system.slice/a.service/cgroup.events", "populated 1\nfrozen 0\n");
+	assert_true(process(f->d, &f->rec) >= 1);
+	for (size_t i = 0; i < f->rec.n; i++) {
+		assert_int_equal(f->rec.e[i].ev, ACCT_CGROUP_EVENTS);
+		assert_string_equal(f->rec.e[i].path, "/system.slice/a.service");
+		assert_int_equal(f->rec.e[i].hier, BIT(ACCT_HIER_UNIFIED) | BIT(ACCT_HIER_MEMORY));
+	}
+	rec_clear(&f->rec);
+	xwrite(f->base, "unified/system.slice/a.service/cgroup.procs", "1\n");
+	xwrite(f->base, "memory/system.slice/cgroup.events", "populated 1\n");
+	assert_int_equal(process(f->d, &f->rec), 0);
 }
 
 /* Replace directory rel by a new one (a new inode: the old one still exists
@@ -945,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_invalid),
 		cmocka_unit_test_teardown(test_scan_fake, fake_teardown),
 		cmocka_unit_test_teardown(test_inotify_fake, fake_teardown),
+		cmocka_unit_test_teardown(test_events_fake, fake_teardown),
 		cmocka_unit_test_teardown(test_recreate, fake_teardown),
 		cmocka_unit_test_teardown(test_filter, fake_teardown),
 		cmocka_unit_test_teardown(test_overflow, fake_teardown),

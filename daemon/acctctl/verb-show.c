@@ -128,8 +128,11 @@ static void show_cgroup(struct json_object *cg)
 	int64_t d;
 
 	printf("%s\n", jstr(cg, "path") ?: "?");
-	if (dead && jint(cg, "dead_for_us", &d))
+	if (dead && jint(cg, "dead_for_us", &d) && jbool(cg, "final"))
 		print_field("State", "dead: removed %s ago; these are its final values", fmt_age(d).s);
+	else if (dead && jint(cg, "dead_for_us", &d))
+		print_field("State", "dead: removed %s ago; its last values, not final (%s)", fmt_age(d).s,
+			    jstr(cg, "final_reason") ?: "unknown");
 	else
 		print_field("State", "%s, %s", state ?: "?", jbool(cg, "populated") ? "populated" : "empty (no processes)");
 	h = jget(cg, "hierarchies");

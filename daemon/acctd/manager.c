@@ -1,4 +1,9 @@
-/* manager.c - acctd's state and event loop. */
+/* manager.c - acctd's state and event loop.
+ *
+ * The file is long because the schedule of passes (ticks, the reads that
+ * changes of populated ask for at once, Reconcile's waiters) shares the
+ * manager's state with discovery, reloads and the state file; splitting it
+ * would make that state public. */
 #include "manager.h"
 
 #include <errno.h>
@@ -37,6 +42,13 @@ struct manager {
 	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog;
 
 	unsigned pass_flags;     /* of the pass in flight */
+	/* Cgroups to read at once, not at the next tick (read_soon()): new ones,
+	 * and those whose populated changed with their ancestors. Emptied when a
+	 * pass over them, or a full one, starts; a full one then covers them. */
+	struct acct_cgroup **soon;
+	size_t nr_soon, soon_cap;
+	bool soon_all;           /* too many to list: the next full pass covers them */
+	uint64_t state_event_us; /* when a pass of queued cgroups last wrote the state file */
 	bool pass_pending;       /* a tick came while a pass ran */
 	uint64_t next_slow_us, next_load_us;
 	bool ready;
@@ -146,6 +158,55 @@ static void update_status(struct manager *m)
 
 /* ---- discovery ---------------------------------------------------------- */
 
+/* Queue a live record for a read as soon as the sampler is free. More queued
+ * entries than live cgroups (a storm of changes) fall back to a full pass. */
+static void read_soon(struct manager *m, struct acct_cgroup *cg)
+{
+	if (!cg || acct_cgroup_is_dead(cg) || m->soon_all)
+		return;
+	uint64_t live = 0;
+	acct_ledger_counts(m->ledger, &live, NULL);
+	if (m->nr_soon >= MAX(live, (uint64_t)64)) {
+		m->soon_all = true;
+		m->nr_soon = 0;
+		return;
+	}
+	if (m->nr_soon == m->soon_cap) {
+		size_t cap = MAX(m->soon_cap * 2, (size_t)64);
+		struct acct_cgroup **v = reallocarray(m->soon, cap, sizeof(*v));
+		if (!v) {
+			m->soon_all = true; /* the next full pass reads it */
+			return;
+		}
+		m->soon = v;
+		m->soon_cap = cap;
+	}
+	m->soon[m->nr_soon++] = cg;
+}
+
+/* A cgroup's populated changed: its values, and its ancestors' (which count
+ * its usage), are read now, not at the next tick, and before the cgroup can
+ * be removed so that its tombstone holds what it finally used. */
+static void read_soon_with_ancestors(struct manager *m, struct acct_cgroup *cg)
+{
+	char buf[4096];
+
+	if (!cg || acct_cgroup_is_dead(cg))
+		return;
+	read_soon(m, cg);
+	snprintf(buf, sizeof(buf), "%s", cg->path);
+	while (strcmp(buf, "/") != 0) {
+		char *slash = strrchr(buf, '/');
+		if (!slash)
+			break;
+		if (slash == buf)
+			slash[1] = 0;
+		else
+			*slash = 0;
+		read_soon(m, acct_ledger_find(m->ledger, buf));
+	}
+}
+
 static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_id *id, void *userdata)
 {
 	struct manager *m = userdata;
@@ -161,8 +222,10 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 			acct_ledger_update_id(m->ledger, cg, id);
 		else if (r < 0)
 			log_warning_errno(r, "Failed to track cgroup %s, ignoring: %m", id->path);
-		else
+		else {
 			log_debug("Tracking %s", id->path);
+			read_soon(m, cg); /* its first values now: it may be short-lived */
+		}
 		break;
 	case ACCT_CGROUP_REMOVED:
 		cg = acct_ledger_find(m->ledger, id->path);
@@ -176,8 +239,19 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 		if (cg && !acct_cgroup_is_dead(cg))
 			acct_ledger_update_id(m->ledger, cg, id);
 		break;
+	case ACCT_CGROUP_EVENTS:
+		cg = acct_ledger_find(m->ledger, id->path);
+		if (cg && !acct_cgroup_is_dead(cg)) {
+			/* Before the read: a read that started earlier is not final. */
+			__atomic_fetch_add(&cg->populated_changes, 1, __ATOMIC_ACQ_REL);
+			log_debug("%s: cgroup.events changed, reading it and its ancestors", id->path);
+			read_soon_with_ancestors(m, cg);
+		}
+		break;
 	}
 }
+
+static void start_soon_pass(struct manager *m);
 
 static void on_inotify(evutil_socket_t fd, short what, void *userdata)
 {
@@ -187,6 +261,7 @@ static void on_inotify(evutil_socket_t fd, short what, void *userdata)
 		log_warning_errno(r, "Failed to process cgroup changes, rescanning: %m");
 	if (r < 0)
 		(void)acct_discovery_scan(m->discovery, on_discovery, m);
+	start_soon_pass(m);
 }
 
 static void on_rescan(evutil_socket_t fd, short what, void *userdata)
@@ -197,6 +272,7 @@ static void on_rescan(evutil_socket_t fd, short what, void *userdata)
 		log_warning_errno(r, "Periodic cgroup rescan failed: %m");
 	else if (r > 0)
 		log_debug("Periodic rescan found %d changes inotify had not reported", r);
+	start_soon_pass(m);
 }
 
 /* ---- passes --------------------------------------------------------------- */
@@ -212,6 +288,9 @@ static int start_pass(struct manager *m, unsigned flags)
 	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
 	if (n < 0)
 		return n;
+	/* This pass reads every live cgroup, those queued for a read too. */
+	m->nr_soon = 0;
+	m->soon_all = false;
 	size_t live = 0;
 	for (int i = 0; i < n; i++) {
 		if (acct_cgroup_is_dead(cgs[i]))
@@ -223,6 +302,44 @@ static int start_pass(struct manager *m, unsigned flags)
 	if (r == 0)
 		m->pass_flags = flags;
 	return r;
+}
+
+static unsigned due_flags(struct manager *m, uint64_t now);
+
+static int compare_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A pass over the queued cgroups (read_soon()), when the sampler is free; the
+ * ticks' full passes go first when both wait (on_sampler_done()). */
+static void start_soon_pass(struct manager *m)
+{
+	if ((m->nr_soon == 0 && !m->soon_all) || !m->ready || acct_sampler_busy(m->sampler))
+		return;
+	if (m->soon_all) {
+		int r = start_pass(m, due_flags(m, acct_now_us()));
+		if (r < 0)
+			log_warning_errno(r, "Failed to start a sampling pass: %m");
+		return;
+	}
+	/* Sorted, duplicates and records that died meanwhile dropped; nothing is
+	 * swept between queueing and here (only start_pass() sweeps, and it
+	 * empties the queue first), so every pointer is still a record. */
+	qsort(m->soon, m->nr_soon, sizeof(*m->soon), compare_ptr);
+	size_t n = 0;
+	for (size_t i = 0; i < m->nr_soon; i++)
+		if ((n == 0 || m->soon[n - 1] != m->soon[i]) && !acct_cgroup_is_dead(m->soon[i]))
+			m->soon[n++] = m->soon[i];
+	int r = n ? acct_sampler_start(m->sampler, m->soon, n, ACCT_PASS_FAST | ACCT_PASS_EVENT, acct_now_us()) : 0;
+	if (r < 0) {
+		log_warning_errno(r, "Failed to start a sampling pass, ignoring: %m");
+		return;
+	}
+	m->nr_soon = 0;
+	if (n)
+		m->pass_flags = ACCT_PASS_FAST | ACCT_PASS_EVENT;
 }
 
 static unsigned due_flags(struct manager *m, uint64_t now)
@@ -257,10 +374,31 @@ static void on_tick(evutil_socket_t fd, short what, void *userdata)
 static void write_state_file(struct manager *m, const struct acct_pass_report *rep);
 static void log_top(struct manager *m);
 
+/* A pass over queued cgroups only: its errors count, the values it read are
+ * in the ledger (and the state file), but the figures of the last full pass,
+ * its histograms and reconciliation stay those of full passes. */
+static void finish_event_pass(struct manager *m, const struct acct_pass_report *rep)
+{
+	for (int i = 0; i < _ACCT_ERR_MAX; i++)
+		m->sample_errors_total[i] += rep->errors[i];
+	m->cgroups_failed_total += rep->cgroups_failed;
+	/* The whole ledger is written: at most every 100 ms for these passes, so
+	 * that a storm of changes does not rewrite it per change. */
+	uint64_t now = acct_now_us();
+	if (m->source.state_file && now - m->state_event_us >= 100000) {
+		write_state_file(m, &m->last_fast);
+		m->state_event_us = now;
+	}
+}
+
 static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 {
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	uint64_t now = acct_now_us();
+	if (rep->flags & ACCT_PASS_EVENT) {
+		finish_event_pass(m, rep);
+		return;
+	}
 	int n = acct_ledger_snapshot(m->ledger, false, &cgs);
 
 	if (n >= 0) {
@@ -269,7 +407,8 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 		if (rep->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW))
 			acct_sampler_root_memory(m->sampler, cgs, (size_t)n);
 		bool hierarchical = true; /* v2 always; v1 since 5.11 (use_hierarchy is always 1) */
-		acct_reconcile_pass(m->ledger, cgs, (size_t)n, rep, m->meminfo_path, hierarchical, &m->reconcile);
+		acct_reconcile_pass(m->ledger, cgs, (size_t)n, rep, m->meminfo_path, hierarchical, m->sampler,
+				    &m->reconcile);
 	}
 	m->passes++;
 	m->last_fast = *rep;
@@ -332,7 +471,8 @@ static void on_sampler_done(evutil_socket_t fd, short what, void *userdata)
 		int r = start_pass(m, flags);
 		if (r < 0)
 			log_warning_errno(r, "Failed to start a sampling pass: %m");
-	}
+	} else
+		start_soon_pass(m);
 }
 
 int manager_request_pass(struct manager *m, manager_pass_fn fn, void *userdata)
@@ -862,7 +1002,7 @@ int manager_dump(struct manager *m, FILE *out)
 	if (flags & ACCT_PASS_LOAD)
 		acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, now);
 	acct_sampler_root_memory(m->sampler, cgs, (size_t)n);
-	acct_reconcile_pass(m->ledger, cgs, (size_t)n, &rep, m->meminfo_path, true, &m->reconcile);
+	acct_reconcile_pass(m->ledger, cgs, (size_t)n, &rep, m->meminfo_path, true, m->sampler, &m->reconcile);
 
 	struct json_object *top = ledger_json(m, cgs, (size_t)n, &rep, now);
 	fputs(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), out);
@@ -902,6 +1042,7 @@ struct manager *manager_free(struct manager *m)
 	acct_config_free(m->config);
 	free(m->meminfo_path);
 	free(m->waiters);
+	free(m->soon);
 	free(m);
 	return NULL;
 }

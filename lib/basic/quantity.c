@@ -6,7 +6,7 @@
 
 static const struct acct_quantity_info quantities[_ACCT_Q_MAX] = {
 	[ACCT_Q_MEMORY] = { "memory", ACCT_UNIT_BYTES, ACCT_GROUP_FAST, false, false },
-	[ACCT_Q_WORKING_SET] = { "memory.working_set", ACCT_UNIT_BYTES, ACCT_GROUP_FAST, false, false },
+	[ACCT_Q_WORKING_SET] = { "memory.working_set", ACCT_UNIT_BYTES, ACCT_GROUP_SLOW, false, false },
 	[ACCT_Q_CPU_USAGE] = { "cpu.usage", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
 	[ACCT_Q_CPU_USER] = { "cpu.user", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },
 	[ACCT_Q_CPU_SYSTEM] = { "cpu.system", ACCT_UNIT_USEC, ACCT_GROUP_FAST, true, false },

@@ -8,7 +8,7 @@
 
 enum acct_quantity {
 	ACCT_Q_MEMORY,          /* bytes in use: memory.current / memory.usage_in_bytes */
-	ACCT_Q_WORKING_SET,     /* memory - inactive_file (bytes) */
+	ACCT_Q_WORKING_SET,     /* memory - inactive_file (bytes), both of one slow pass */
 	ACCT_Q_CPU_USAGE,       /* cumulative CPU time, usec */
 	ACCT_Q_CPU_USER,
 	ACCT_Q_CPU_SYSTEM,

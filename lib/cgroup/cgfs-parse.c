@@ -624,6 +624,55 @@ int cgfs_parse_numa_stat(const char *buf, cgfs_numa_fn fn, void *userdata)
 	return numa_walk(buf, fn, userdata);
 }
 
+struct numa_v1_pick {
+	uint64_t total[CGFS_MAX_NODES], hier[CGFS_MAX_NODES];
+	size_t total_n, hier_n;
+	bool has_total, has_hier;
+};
+
+static int numa_v1_pick_line(const char *key, size_t key_len, uint64_t total, const uint64_t *per_node,
+			     size_t nr_nodes, void *userdata)
+{
+	struct numa_v1_pick *p = userdata;
+	(void)total;
+	if (key_len == 5 && memcmp(key, "total", 5) == 0) {
+		memcpy(p->total, per_node, nr_nodes * sizeof(*per_node));
+		p->total_n = nr_nodes;
+		p->has_total = true;
+	} else if (key_len == 18 && memcmp(key, "hierarchical_total", 18) == 0) {
+		memcpy(p->hier, per_node, nr_nodes * sizeof(*per_node));
+		p->hier_n = nr_nodes;
+		p->has_hier = true;
+	}
+	return 0;
+}
+
+int cgfs_numa_v1_nodes(const char *buf, uint64_t *per_node, size_t max, size_t *ret_nodes, bool *ret_hierarchical)
+{
+	struct numa_v1_pick p = { .has_total = false };
+	int r;
+
+	if (!per_node || !ret_nodes)
+		return -EINVAL;
+	r = cgfs_parse_numa_stat(buf, numa_v1_pick_line, &p);
+	if (r < 0)
+		return r;
+	if (!p.has_total && !p.has_hier)
+		return -ENOENT;
+	/* memory.usage_in_bytes of a v1 cgroup counts its descendants: the
+	 * own-pages "total" of a parent is often 0 while its children hold GBs. */
+	const uint64_t *v = p.has_hier ? p.hier : p.total;
+	size_t n = p.has_hier ? p.hier_n : p.total_n;
+	if (n > max)
+		return -ERANGE;
+	memcpy(per_node, v, n * sizeof(*v));
+	memset(per_node + n, 0, (max - n) * sizeof(*per_node));
+	*ret_nodes = n;
+	if (ret_hierarchical)
+		*ret_hierarchical = p.has_hier;
+	return 0;
+}
+
 /* ---- /proc/meminfo ---------------------------------------------------- */
 
 int cgfs_meminfo_get(const char *buf, const char *key, uint64_t *ret)

@@ -101,6 +101,16 @@ typedef int (*cgfs_numa_fn)(const char *key, size_t key_len, uint64_t total, con
 			    size_t nr_nodes, void *userdata);
 int cgfs_parse_numa_stat(const char *buf, cgfs_numa_fn fn, void *userdata);
 
+/* A v1 memory.numa_stat's memory per node, in pages: the hierarchical_total
+ * line (the cgroup and its descendants, as memory.usage_in_bytes counts them)
+ * where the kernel gives it, else the total line (the cgroup's own pages;
+ * kernels before hierarchical_* lines). Fills per_node[0..max) (nodes not
+ * listed are 0), the node slots used in *ret_nodes and whether the values are
+ * hierarchical in *ret_hierarchical (may be NULL). Returns 0, the parse error
+ * of cgfs_parse_numa_stat(), -ENOENT when neither line is there, or -ERANGE
+ * when a line lists a node >= max. Nothing is written on failure. */
+int cgfs_numa_v1_nodes(const char *buf, uint64_t *per_node, size_t max, size_t *ret_nodes, bool *ret_hierarchical);
+
 /* /proc/meminfo: "Key:   VALUE kB" (or without a unit, e.g. HugePages_Total).
  * Values with "kB" are returned in bytes. key is given without the colon
  * (-EINVAL otherwise); the whole buffer is checked. Returns 0, -ENOENT, or a

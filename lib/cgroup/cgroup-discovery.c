@@ -12,7 +12,13 @@
  * inotify event for (hierarchy, directory, name) is a resync of that one path
  * in that one hierarchy. Because an event only says where to look, stale,
  * duplicate or reordered events (after an overflow, or the IN_DELETE of a
- * directory recreated since) cannot corrupt the set. */
+ * directory recreated since) cannot corrupt the set.
+ *
+ * The file is long because it keeps one set across several hierarchies and
+ * three kinds of change (scans, inotify directory events, cgroup.events
+ * modifications), and each needs its own bookkeeping of watches; splitting it
+ * would spread the one invariant (the set equals what resync() last saw)
+ * over several files. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -302,7 +308,10 @@ static int watch_ensure(struct acct_discovery *d, struct node *n, unsigned t, in
 			return -ENOMEM;
 		p = abs;
 	}
-	wd = inotify_add_watch(d->ifd, p, WATCH_MASK);
+	/* cgroup.events changes come as IN_MODIFY on the directory's watch (v2
+	 * only: in v1 trees it would bring only writes to control files). */
+	uint32_t mask = WATCH_MASK | ((d->trees[t].bits & (1u << ACCT_HIER_UNIFIED)) ? IN_MODIFY : 0);
+	wd = inotify_add_watch(d->ifd, p, mask);
 	if (wd >= 0 && watch_find(d, wd)) {
 		/* Same inode already watched for another path (a bind mount inside
 		 * the tree): the kernel shares one watch. Leave this one unwatched. */
@@ -320,6 +329,12 @@ static int watch_ensure(struct acct_discovery *d, struct node *n, unsigned t, in
 		d->unwatched++;
 		d->watch_failures++;
 		return 0;
+	}
+	if (mask & IN_MODIFY) {
+		/* kernfs announces a change only when the file's inode exists (the
+		 * first lookup makes it): else those before the sampler opens it are lost. */
+		struct stat est;
+		(void)fstatat(fd, "cgroup.events", &est, 0);
 	}
 	w->wd = wd;
 	w->ino = ino;
@@ -901,6 +916,11 @@ static int handle_event(struct acct_discovery *d, const struct inotify_event *e,
 		if (!path)
 			return -ENOMEM;
 		return resync(d, (uint8_t)(1u << t), n->parent, path);
+	}
+	if ((e->mask & IN_MODIFY) && !(e->mask & IN_ISDIR)) {
+		if (strcmp(name, "cgroup.events") == 0 && n->reported)
+			emit(d, ACCT_CGROUP_EVENTS, n);
+		return 0;
 	}
 	if (!(e->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) || !(e->mask & IN_ISDIR) || !name[0])
 		return 0;

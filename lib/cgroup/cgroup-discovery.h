@@ -22,7 +22,16 @@
  * parent's watch and nothing on the removed directory's own watch (no
  * IN_DELETE_SELF, no IN_IGNORED), v1 rename IN_MOVED_FROM/IN_MOVED_TO on the
  * parent; v2 refuses rename. Every event is handled by re-reading the affected
- * path, so stale or reordered events are harmless. */
+ * path, so stale or reordered events are harmless.
+ *
+ * In the unified (v2) tree the watches also take IN_MODIFY: the kernel
+ * announces a change of cgroup.events (populated, frozen) as IN_MODIFY named
+ * "cgroup.events" on the cgroup's directory watch, reported as
+ * ACCT_CGROUP_EVENTS, without another watch. kernfs sends it only when the
+ * file's inode exists, so the file is looked up when the watch is added. The
+ * kernel sends at most one per file every 20 ms (later ones are delayed) and
+ * drops a delayed one when the cgroup is removed. Directories without a watch
+ * (at max_depth, or when watches ran out) report none. */
 #pragma once
 
 #include <stddef.h>
@@ -47,6 +56,7 @@ enum acct_discovery_event {
 	ACCT_CGROUP_ADDED,
 	ACCT_CGROUP_REMOVED,
 	ACCT_CGROUP_CHANGED, /* same path, now in other hierarchies */
+	ACCT_CGROUP_EVENTS,  /* its cgroup.events changed (populated, frozen); unified tree only */
 };
 
 /* Called once per change. `id` is valid during the call only; the callback

@@ -227,6 +227,36 @@ void acct_ledger_kill(struct acct_ledger *l, struct acct_cgroup *cg, uint64_t no
 	__atomic_fetch_add(&l->dead, 1, __ATOMIC_RELAXED);
 }
 
+enum acct_final acct_cgroup_final(const struct acct_cgroup *cg)
+{
+	/* final_read is stored as the change count seen before the read, + 1: a
+	 * change of cgroup.events announced during or after that read (new
+	 * tasks, gone again) makes the count differ, whatever the order of the
+	 * two stores. */
+	uint64_t f = __atomic_load_n(&cg->final_read, __ATOMIC_ACQUIRE);
+	if (f != 0 && f == __atomic_load_n(&cg->populated_changes, __ATOMIC_ACQUIRE) + 1)
+		return ACCT_FINAL_READ;
+	bool any = false;
+	for (int q = 0; q < _ACCT_Q_MAX && !any; q++)
+		any = __atomic_load_n(&cg->q_known[q], __ATOMIC_RELAXED);
+	if (!any)
+		return ACCT_FINAL_NEVER_READ;
+	if (!__atomic_load_n(&cg->events_known, __ATOMIC_RELAXED))
+		return ACCT_FINAL_NO_EVENTS;
+	return ACCT_FINAL_NOT_READ_EMPTY;
+}
+
+const char *acct_final_to_string(enum acct_final f)
+{
+	static const char *const names[_ACCT_FINAL_MAX] = {
+		[ACCT_FINAL_READ] = "final",
+		[ACCT_FINAL_NEVER_READ] = "never_read",
+		[ACCT_FINAL_NO_EVENTS] = "no_populated_events",
+		[ACCT_FINAL_NOT_READ_EMPTY] = "removed_before_final_read",
+	};
+	return f < _ACCT_FINAL_MAX ? names[f] : "unknown";
+}
+
 void acct_ledger_update_id(struct acct_ledger *l, struct acct_cgroup *cg, const struct acct_cgroup_id *id)
 {
 	(void)l;

@@ -87,6 +87,10 @@ struct acct_cgroup {
 	bool dead;                       /* atomic */
 	uint64_t died_us;                /* atomic; valid when dead */
 	bool populated;                  /* atomic; from cgroup.events (true when unknown) */
+	bool events_known;               /* atomic; populated was read from cgroup.events */
+	uint64_t populated_changes;      /* atomic; changes of cgroup.events announced (owner) */
+	uint64_t final_read;             /* atomic; populated_changes + 1 as of the last complete read
+					  * made while not populated, 0 if none since (acct_cgroup_final()) */
 
 	struct acct_counter *q[_ACCT_Q_MAX];
 	bool q_known[_ACCT_Q_MAX];       /* atomic; the quantity has been read at least once */
@@ -175,6 +179,20 @@ int acct_cgroup_set_memstat(struct acct_ledger *l, struct acct_cgroup *cg, const
 			    int64_t value);
 void acct_cgroup_set_double(uint64_t *bits, double v);
 double acct_cgroup_get_double(const uint64_t *bits);
+
+/* Whether a record's values are the cgroup's final ones: what it had used when
+ * its last task left. A tombstone says so, or why not. */
+enum acct_final {
+	ACCT_FINAL_READ,           /* read completely while empty, no change of cgroup.events since */
+	ACCT_FINAL_NEVER_READ,     /* removed before acctd read any value */
+	ACCT_FINAL_NO_EVENTS,      /* no cgroup.events (a v1-only cgroup): when its tasks left is unknown */
+	ACCT_FINAL_NOT_READ_EMPTY, /* last read while it had tasks, or its tasks changed since:
+				    * removed before the read that follows its emptying */
+	_ACCT_FINAL_MAX,
+};
+enum acct_final acct_cgroup_final(const struct acct_cgroup *cg);
+/* "final", "never_read", "no_populated_events", "removed_before_final_read". */
+const char *acct_final_to_string(enum acct_final f);
 
 /* Readers. */
 bool acct_cgroup_get(const struct acct_cgroup *cg, enum acct_quantity q, bool precise, struct acct_reading *ret);

@@ -4,11 +4,21 @@
  * difference between the value the ledger held and the kernel's new reading.
  * Invariants are checked here, over the whole tree, after a pass:
  *   children_memory: on hierarchical memory (v2, and v1 with use_hierarchy), the
- *       sum of the children's memory must not exceed the parent's, within their
- *       bounds plus a sampling-skew allowance (the pass reads the parent and the
- *       children at different instants): 1 MiB + 1% of the parent. Not checked
- *       at the root, whose memory is defined as at least the sum of its
- *       children (acct_sampler_root_memory());
+ *       sum of the children's memory must not exceed the parent's. The kernel
+ *       is only accused of what the timing cannot explain. A pass reads a
+ *       parent and its children up to tens of milliseconds apart (other
+ *       cgroups' files in between), long enough for a child to allocate or
+ *       free hundreds of MiB; so the pass's values only select suspects
+ *       (children's sum > parent + their bounds + 1 MiB + 1% of the parent),
+ *       and a suspect is re-read at once: each child, the parent, each child
+ *       again, the parent again. It is a violation only when the children's
+ *       sum, taking each child's lower reading, still exceeds the parent's
+ *       higher reading by more than 1 MiB + 1% (the kernel's charge
+ *       batching): a false alarm would need a child's memory to change
+ *       direction twice within these microseconds. At most CONFIRM_MAX suspects a pass are
+ *       re-read; a suspect that cannot be re-read (a file vanished) is not a
+ *       violation. Not checked at the root, whose memory is defined as at least
+ *       the sum of its children (acct_sampler_root_memory());
  *   root_meminfo: the root's memory (as defined there: its own reading or
  *       the sum of the top level, the larger) must not exceed MemTotal - MemFree (+1%) of
  *       /proc/meminfo (or of the meminfo file given for a fake tree);
@@ -36,8 +46,8 @@ struct acct_reconcile_report {
 	uint64_t violations[_ACCT_INV_MAX];      /* last pass */
 	uint64_t violations_total[_ACCT_INV_MAX];
 	char last_violation[256];                /* "" if none ever */
-	struct acct_drift_hist drift_memory;     /* last pass */
-	struct acct_drift_hist drift_cpu;
+	struct histogram drift_memory;           /* last pass */
+	struct histogram drift_cpu;
 	int64_t root_memory;                     /* last pass; -1 unknown */
 	int64_t meminfo_used;                    /* MemTotal - MemFree; -1 unknown */
 	int64_t meminfo_total;
@@ -45,7 +55,9 @@ struct acct_reconcile_report {
 
 /* Run the invariant checks over `cgs` (live cgroups sorted by path, as from
  * acct_ledger_snapshot()) after a pass described by `pass`, updating *rep.
- * `meminfo_path` NULL skips the meminfo check. Owner thread. */
+ * `meminfo_path` NULL skips the meminfo check. `reread` is the sampler that
+ * re-reads suspects of children_memory (acct_sampler_read_memory()); NULL
+ * judges on the pass's values alone. Owner thread, no pass running. */
 void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, size_t n,
 			 const struct acct_pass_report *pass, const char *meminfo_path, bool hierarchical_memory,
-			 struct acct_reconcile_report *rep);
+			 struct acct_sampler *reread, struct acct_reconcile_report *rep);

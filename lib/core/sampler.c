@@ -96,7 +96,8 @@ struct cg_state {
 	uint64_t io_last_at;
 	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
 	size_t percpu_n;
-	bool fast_once;
+	bool read_empty;  /* read completely since last seen populated: skipped at the fast interval */
+	bool seen_populated; /* a read found tasks in it */
 	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
 	bool memsw_valid;
 	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
@@ -151,41 +152,6 @@ const char *acct_sample_error_to_string(enum acct_sample_error e)
 		[ACCT_ERR_INVARIANT] = "invariant",
 	};
 	return e < _ACCT_ERR_MAX ? names[e] : "unknown";
-}
-
-/* ---- drift histograms ------------------------------------------------------ */
-
-void acct_drift_add(struct acct_drift_hist *h, uint64_t v)
-{
-	unsigned k = v == 0 ? 0 : 64 - (unsigned)__builtin_clzll(v);
-	h->bucket[MIN(k, ACCT_DRIFT_BUCKETS - 1)]++;
-	h->count++;
-	h->sum += v;
-	h->max = MAX(h->max, v);
-}
-
-void acct_drift_merge(struct acct_drift_hist *into, const struct acct_drift_hist *from)
-{
-	into->count += from->count;
-	into->sum += from->sum;
-	into->max = MAX(into->max, from->max);
-	for (unsigned k = 0; k < ACCT_DRIFT_BUCKETS; k++)
-		into->bucket[k] += from->bucket[k];
-}
-
-uint64_t acct_drift_percentile(const struct acct_drift_hist *h, double pct)
-{
-	if (h->count == 0)
-		return 0;
-	uint64_t want = (uint64_t)((double)h->count * pct / 100.0 + 0.5), seen = 0;
-	if (want == 0)
-		want = 1;
-	for (unsigned k = 0; k < ACCT_DRIFT_BUCKETS; k++) {
-		seen += h->bucket[k];
-		if (seen >= want)
-			return MIN(k == 0 ? 0 : (k >= 64 ? UINT64_MAX : (1ull << k) - 1), h->max);
-	}
-	return h->max;
 }
 
 /* ---- per-cgroup state ---------------------------------------------------- */
@@ -344,9 +310,9 @@ static enum acct_sample_error classify(int err)
 	}
 }
 
-static int open_file(struct worker *w, struct acct_cgroup *cg, const struct file_spec *spec)
+static int open_file(struct acct_sampler *s, struct acct_cgroup *cg, const struct file_spec *spec)
 {
-	const char *mount = w->s->opts.layout->mount[spec->tree];
+	const char *mount = s->opts.layout->mount[spec->tree];
 	char path[4096];
 
 	if (!mount)
@@ -371,7 +337,7 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 	if (fd == FD_NONE || fd == FD_ABSENT)
 		return -ENOENT;
 	if (fd == FD_UNSET) {
-		fd = open_file(w, cg, &st->spec[f]);
+		fd = open_file(s, cg, &st->spec[f]);
 		if (fd == -ENOENT) {
 			/* Absent for a live cgroup: this kernel or layout lacks it. */
 			st->fd[f] = FD_ABSENT;
@@ -418,11 +384,40 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 	return (ssize_t)len;
 }
 
+int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes)
+{
+	struct cg_state *st = state_of(s, cg);
+	_cleanup_close_ int fd = -EBADF;
+	char buf[64];
+	uint64_t v;
+
+	if (!st)
+		return -ENOMEM;
+	if (st->fd[F_MEMORY] == FD_NONE || st->fd[F_MEMORY] == FD_ABSENT)
+		return -ENODATA;
+	/* Opened afresh, not the cached descriptor: a cgroup removed since the
+	 * pass must read as gone (ENOENT), whatever an old descriptor gives. */
+	fd = open_file(s, cg, &st->spec[F_MEMORY]);
+	if (fd < 0)
+		return fd;
+	ssize_t k = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (k < 0)
+		return -errno;
+	buf[k] = 0;
+	if (cgfs_parse_u64(buf, &v) < 0 || v > INT64_MAX)
+		return -EBADMSG;
+	*ret_bytes = (int64_t)v;
+	return 0;
+}
+
 struct sample_ctx {
 	struct worker *w;
 	struct acct_cgroup *cg;
 	struct cg_state *st;
 	bool failed;
+	bool events_known;      /* populated came from cgroup.events */
+	bool have_inactive;     /* this pass's memory.stat gave inactive_file */
+	int64_t inactive;
 };
 
 static void fail(struct sample_ctx *x, enum acct_sample_error e)
@@ -464,13 +459,21 @@ static bool sample_events(struct sample_ctx *x)
 		if (cgfs_parse_events(x->w->buf, &populated, &frozen) < 0) {
 			fail(x, ACCT_ERR_GARBAGE);
 			populated = true;
-		}
+		} else
+			x->events_known = true;
 	}
 	__atomic_store_n(&x->cg->populated, populated, __ATOMIC_RELAXED);
+	if (x->events_known)
+		__atomic_store_n(&x->cg->events_known, true, __ATOMIC_RELAXED);
 	return populated;
 }
 
-static void sample_memory(struct sample_ctx *x)
+/* Memory in use; with working_set (slow passes, right after memory.stat) also
+ * the working set, from this memory reading and this pass's inactive_file:
+ * inputs of one moment, so the working set has the slow group's age. A fast
+ * pass leaves it alone: memory now minus an inactive_file up to a slow
+ * interval old was off by whatever page cache came or went meanwhile. */
+static void sample_memory(struct sample_ctx *x, bool working_set)
 {
 	uint64_t v;
 	if (!get(x, F_MEMORY))
@@ -486,22 +489,13 @@ static void sample_memory(struct sample_ctx *x)
 	if (strcmp(x->cg->path, "/") != 0) {
 		struct acct_reading old;
 		if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old))
-			acct_drift_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
+			histogram_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
 		acct_cgroup_set(x->cg, ACCT_Q_MEMORY, (int64_t)v);
 	}
-	/* working set = current - inactive_file, with the latest inactive_file */
-	int64_t *ms = __atomic_load_n(&x->cg->memstat, __ATOMIC_ACQUIRE);
-	int64_t inactive = 0;
-	int i = ms ? acct_ledger_memstat_find(x->w->s->ledger,
-					      x->st->memory_v1 ? "total_inactive_file" : "inactive_file")
-		   : -ENOENT;
-	if (i < 0)
-		return; /* no inactive_file read yet: the working set is unknown, not the memory */
-	int64_t m = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
-	if (m < 0)
-		return;
-	inactive = m;
-	acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > inactive ? (int64_t)v - inactive : 0);
+	/* The working set: this reading and the inactive_file read just before
+	 * it (both the cgroup's own files, also at the root). */
+	if (working_set && x->have_inactive)
+		acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > x->inactive ? (int64_t)v - x->inactive : 0);
 }
 
 static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
@@ -510,7 +504,7 @@ static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 	struct acct_reading old;
 
 	if (acct_cgroup_get(x->cg, ACCT_Q_CPU_USAGE, true, &old) && (int64_t)usage_usec >= old.value)
-		acct_drift_add(&x->w->part.drift_cpu, usage_usec - (uint64_t)old.value);
+		histogram_add(&x->w->part.drift_cpu, usage_usec - (uint64_t)old.value);
 	if (st->last_cpu_at && now_us > st->last_cpu_at && usage_usec >= st->last_cpu_usec) {
 		uint64_t dt = now_us - st->last_cpu_at;
 		double rate = (double)(usage_usec - st->last_cpu_usec) / (double)dt;
@@ -575,6 +569,22 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 	 * than one usec per CPU) goes in as one add so the total is exact. */
 	acct_cgroup_set(x->cg, ACCT_Q_CPU_USAGE, (int64_t)total);
 	return true;
+}
+
+/* A cgroup without tasks uses no CPU: its rate is 0 from the last reading on,
+ * without a read. */
+static void note_idle(struct sample_ctx *x, uint64_t now_us)
+{
+	struct cg_state *st = x->st;
+
+	if (!st->last_cpu_at || now_us <= st->last_cpu_at)
+		return;
+	uint64_t dt = now_us - st->last_cpu_at;
+	acct_cgroup_set_double(&x->cg->cpu_rate_bits, 0.0);
+	acct_rate_avg_update(&st->rate_avg, 0.0, dt);
+	for (int i = 0; i < 3; i++)
+		acct_cgroup_set_double(&x->cg->cpu_rate_avg_bits[i], st->rate_avg.avg[i]);
+	st->last_cpu_at = now_us;
 }
 
 static void sample_cpu(struct sample_ctx *x, uint64_t now_us)
@@ -825,31 +835,14 @@ static void sample_memory_events(struct sample_ctx *x)
 static int memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
 {
 	struct sample_ctx *x = userdata;
+	const char *inactive = x->st->memory_v1 ? "total_inactive_file" : "inactive_file";
+
+	if (key_len == strlen(inactive) && memcmp(key, inactive, key_len) == 0) {
+		x->inactive = value > INT64_MAX ? INT64_MAX : (int64_t)value;
+		x->have_inactive = true;
+	}
 	(void)acct_cgroup_set_memstat(x->w->s->ledger, x->cg, key, key_len,
 				      value > INT64_MAX ? INT64_MAX : (int64_t)value);
-	return 0;
-}
-
-struct numa_ctx {
-	struct sample_ctx *x;
-	bool v1;
-	long page;
-	bool seen_total;
-};
-
-static int numa_line(const char *key, size_t key_len, uint64_t total, const uint64_t *per_node, size_t nr_nodes,
-		     void *userdata)
-{
-	struct numa_ctx *n = userdata;
-	/* v1 "total" (pages) is the cgroup's memory per node; v2 has no total:
-	 * anon + file is the bulk of it (kernel memory is not per-node there). */
-	bool v1_total = n->v1 && key_len == 5 && memcmp(key, "total", 5) == 0;
-	if (!v1_total)
-		return 0;
-	(void)total;
-	for (size_t node = 0; node < nr_nodes; node++)
-		(void)acct_cgroup_set_node(n->x->cg, (unsigned)node, (int64_t)(per_node[node] * (uint64_t)n->page));
-	n->seen_total = true;
 	return 0;
 }
 
@@ -875,17 +868,27 @@ static int numa_v2_line(const char *key, size_t key_len, uint64_t total, const u
 	return 0;
 }
 
+/* The slow files, and memory in use right after memory.stat (see
+ * sample_memory()). */
 static void sample_slow(struct sample_ctx *x)
 {
 	uint64_t v;
 
-	if (get(x, F_MEMORY_STAT) && cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0)
+	if (get(x, F_MEMORY_STAT) && cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0) {
 		fail(x, ACCT_ERR_GARBAGE);
+		x->have_inactive = false;
+	}
+	sample_memory(x, true);
 	if (get(x, F_NUMA_STAT)) {
 		int r;
 		if (x->st->memory_v1) {
-			struct numa_ctx n = { .x = x, .v1 = true, .page = x->w->s->opts.page_size };
-			r = cgfs_parse_numa_stat(x->w->buf, numa_line, &n);
+			/* Hierarchical, as memory.usage_in_bytes is (cgfs_numa_v1_nodes()). */
+			uint64_t pages[CGFS_MAX_NODES];
+			size_t nodes;
+			r = cgfs_numa_v1_nodes(x->w->buf, pages, ELEMENTSOF(pages), &nodes, NULL);
+			for (size_t i = 0; r >= 0 && i < nodes; i++)
+				(void)acct_cgroup_set_node(x->cg, (unsigned)i,
+							   (int64_t)(pages[i] * (uint64_t)x->w->s->opts.page_size));
 		} else {
 			struct numa_v2_ctx n = { .nodes = 0 };
 			r = cgfs_parse_numa_stat(x->w->buf, numa_v2_line, &n);
@@ -995,14 +998,20 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 	bool fast = flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW);
 
 	if (fast) {
+		/* Before cgroup.events: a change announced after this load makes
+		 * this read not the final one (acct_cgroup_final()). */
+		uint64_t changes = __atomic_load_n(&cg->populated_changes, __ATOMIC_ACQUIRE);
 		bool populated = sample_events(&x);
-		if (!populated && st->fast_once && !slow)
+		if (!populated && st->read_empty && !slow) {
+			/* Read since its last task left: nothing of the fast group
+			 * can have grown, and no task can run in it. */
 			w->part.skipped_empty++;
-		else {
-			/* memory.stat first on slow passes: the working set uses it */
+			note_idle(&x, now_us);
+		} else {
 			if (slow)
-				sample_slow(&x);
-			sample_memory(&x);
+				sample_slow(&x); /* memory.stat, then memory */
+			else
+				sample_memory(&x, false);
 			if (slow && st->memsw_valid) {
 				if (st->own_memory_valid) /* memsw is this cgroup's own memory + swap */
 					acct_cgroup_set(cg, ACCT_Q_SWAP,
@@ -1013,7 +1022,21 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 			sample_psi(&x);
 			sample_io(&x, now_us);
 			sample_memory_events(&x);
-			st->fast_once = true;
+			/* An empty cgroup is read once after it empties (this pass, when
+			 * it was populated at the last one), then skipped until it
+			 * is populated again; a failed read is retried. */
+			st->read_empty = !populated && !x.failed;
+			/* Final only once a task was seen (read populated, or a change
+			 * announced): kernfs loses some changes of a new cgroup's
+			 * cgroup.events, so "empty at the first read" does not prove
+			 * that no task came and went before its removal. */
+			if (x.events_known && populated) {
+				st->seen_populated = true;
+				__atomic_store_n(&cg->final_read, 0, __ATOMIC_RELEASE);
+			} else if (x.events_known && !x.failed && (st->seen_populated || changes > 0))
+				__atomic_store_n(&cg->final_read, changes + 1, __ATOMIC_RELEASE);
+			/* else (cgroup.events unreadable: being removed, or a failed
+			 * read): an earlier final read stands */
 			if (!x.failed)
 				__atomic_store_n(&cg->sampled_us[ACCT_GROUP_FAST], now_us, __ATOMIC_RELAXED);
 			if (slow && !x.failed)
@@ -1227,8 +1250,8 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		report->cgroups_failed += p->cgroups_failed;
 		for (int e = 0; e < _ACCT_ERR_MAX; e++)
 			report->errors[e] += p->errors[e];
-		acct_drift_merge(&report->drift_memory, &p->drift_memory);
-		acct_drift_merge(&report->drift_cpu, &p->drift_cpu);
+		histogram_merge(&report->drift_memory, &p->drift_memory);
+		histogram_merge(&report->drift_cpu, &p->drift_cpu);
 	}
 	s->busy = false;
 	pthread_mutex_unlock(&s->lock);

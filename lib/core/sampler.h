@@ -8,8 +8,10 @@
  * on a fixed set of worker threads (bounded concurrency), never on the caller's
  * thread. Descriptors of the files are kept open between passes (pread at
  * offset 0 re-reads a cgroupfs file) as long as the descriptor limit allows;
- * past it the sampler opens and closes per read. Populated=0 cgroups (from
- * cgroup.events) are not re-read at the fast interval.
+ * past it the sampler opens and closes per read. A populated=0 cgroup (from
+ * cgroup.events) is read once after it empties, then not at the fast interval
+ * until it is populated again (its CPU rate is then 0). A complete read made
+ * while it was empty is recorded as final (acct_cgroup_final()).
  *
  * A file that vanishes, holds garbage or cannot be read fails that value of
  * that cgroup for this pass (counted by reason), nothing else.
@@ -22,12 +24,16 @@
 #include <stdint.h>
 
 #include "cgroup-layout.h"
+#include "histogram.h"
 #include "ledger.h"
 
 enum acct_pass_flags {
 	ACCT_PASS_FAST = 1 << 0,
 	ACCT_PASS_SLOW = 1 << 1,
 	ACCT_PASS_LOAD = 1 << 2,
+	/* With FAST: a pass over a few cgroups the caller wants read now (their
+	 * populated changed); read like FAST, the flag is for the caller's report. */
+	ACCT_PASS_EVENT = 1 << 3,
 };
 
 enum acct_sample_error {
@@ -39,19 +45,6 @@ enum acct_sample_error {
 };
 const char *acct_sample_error_to_string(enum acct_sample_error e);
 
-#define ACCT_DRIFT_BUCKETS 48 /* log2 buckets: bucket k holds |drift| in [2^(k-1), 2^k) */
-
-struct acct_drift_hist {
-	uint64_t count;
-	uint64_t max;
-	uint64_t sum;
-	uint64_t bucket[ACCT_DRIFT_BUCKETS];
-};
-/* Percentile (0..100) as the upper edge of the bucket that holds it. */
-uint64_t acct_drift_percentile(const struct acct_drift_hist *h, double pct);
-void acct_drift_add(struct acct_drift_hist *h, uint64_t v);
-void acct_drift_merge(struct acct_drift_hist *into, const struct acct_drift_hist *from);
-
 struct acct_pass_report {
 	unsigned flags;
 	uint64_t started_us, wall_us;
@@ -62,8 +55,9 @@ struct acct_pass_report {
 	uint64_t open_per_read;        /* reads that could not use a cached descriptor */
 	uint64_t errors[_ACCT_ERR_MAX];
 	uint64_t cgroups_failed;       /* cgroups with at least one failed value */
-	struct acct_drift_hist drift_memory; /* |new - ledger| bytes, per cgroup */
-	struct acct_drift_hist drift_cpu;    /* usec of CPU the ledger had not seen yet */
+	/* Drift distributions (histogram.h: percentiles within 1/64 of exact). */
+	struct histogram drift_memory; /* |new - ledger| bytes, per cgroup */
+	struct histogram drift_cpu;    /* usec of CPU the ledger had not seen yet */
 };
 
 struct acct_sampler_options {
@@ -118,6 +112,15 @@ void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const 
 /* Free a record's sampler state (closes its descriptors). Safe on records that
  * have none. Owner thread, no pass running (use as the ledger sweep callback). */
 void acct_sampler_release(struct acct_cgroup *cg, void *userdata);
+
+/* Read cg's memory in use now (the file a pass reads: memory.current or
+ * memory.usage_in_bytes) on the calling thread, into *ret_bytes, without
+ * touching the ledger: for reconciliation, which needs a parent's and its
+ * children's readings closer together than a pass takes them. The file is
+ * opened for this read (a removed cgroup reads as gone). Owner thread, no
+ * pass running. Returns 0, -ENODATA when the cgroup has no such file,
+ * -ENOENT when it vanished, or another negative errno. */
+int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes);
 
 /* Descriptors currently cached, and whether the sampler has fallen back to
  * open-per-read because the limit was reached. */

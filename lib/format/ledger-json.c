@@ -11,17 +11,33 @@
 #include <string.h>
 
 #include "cgroup-layout.h"
+#include "format-double.h"
 #include "util.h"
 
 static const char *const psi_names[_ACCT_PSI_MAX] = { "cpu", "memory", "io" };
 
-struct json_object *acct_drift_to_json(const struct acct_drift_hist *h)
+/* A json-c double that serializes as the shortest text that reads back
+ * (json-c's own "%.17g" shows binary noise: 0.1 as 0.10000000000000001),
+ * with ".0" on integral values as json-c writes them, so that they stay
+ * floats for a client that types them. */
+static struct json_object *json_double(double v)
+{
+	char buf[FORMAT_DOUBLE_MAX + 2];
+	int n = format_double_shortest(v, buf);
+	if (n < 0)
+		return json_object_new_double(v);
+	if (!strchr(buf, '.') && !strchr(buf, 'e'))
+		memcpy(buf + n, ".0", 3);
+	return json_object_new_double_s(v, buf);
+}
+
+struct json_object *acct_drift_to_json(const struct histogram *h)
 {
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "count", json_object_new_int64((int64_t)h->count));
-	json_object_object_add(o, "p50", json_object_new_int64((int64_t)acct_drift_percentile(h, 50)));
-	json_object_object_add(o, "p90", json_object_new_int64((int64_t)acct_drift_percentile(h, 90)));
-	json_object_object_add(o, "p99", json_object_new_int64((int64_t)acct_drift_percentile(h, 99)));
+	json_object_object_add(o, "p50", json_object_new_int64((int64_t)histogram_percentile(h, 50)));
+	json_object_object_add(o, "p90", json_object_new_int64((int64_t)histogram_percentile(h, 90)));
+	json_object_object_add(o, "p99", json_object_new_int64((int64_t)histogram_percentile(h, 99)));
 	json_object_object_add(o, "max", json_object_new_int64((int64_t)MIN(h->max, (uint64_t)INT64_MAX)));
 	return o;
 }
@@ -52,7 +68,7 @@ struct json_object *acct_pass_to_json(const struct acct_pass_report *pass)
 	struct json_object *o = json_object_new_object(), *e = json_object_new_object();
 	json_object_object_add(o, "cgroups", json_object_new_int64((int64_t)pass->cgroups));
 	json_object_object_add(o, "wall_us", json_object_new_int64((int64_t)pass->wall_us));
-	json_object_object_add(o, "cpu_seconds", json_object_new_double(pass->cpu_seconds));
+	json_object_object_add(o, "cpu_seconds", json_double(pass->cpu_seconds));
 	json_object_object_add(o, "files_read", json_object_new_int64((int64_t)pass->files_read));
 	json_object_object_add(o, "skipped_empty", json_object_new_int64((int64_t)pass->skipped_empty));
 	json_object_object_add(o, "open_per_read", json_object_new_int64((int64_t)pass->open_per_read));
@@ -163,9 +179,10 @@ static void put_plain_key(struct acct_json_buf *b, bool *first, const char *key)
 	PUT(b, "\":");
 }
 
-/* As json-c prints a double: "%.17g", with ".0" added when that looks like
- * an integer; NaN and infinities as json-c spells them. Integral values,
- * the common case (0 above all), skip printf. */
+/* The shortest text that reads back to the same double (format-double.h),
+ * with ".0" added when that looks like an integer, as json-c does; NaN and
+ * infinities as json-c spells them. Integral values, the common case (0
+ * above all), skip printf. */
 static void put_double(struct acct_json_buf *b, double v)
 {
 	char tmp[128];
@@ -206,14 +223,10 @@ static void put_double(struct acct_json_buf *b, double v)
 		app(b, cache[slot].text, cache[slot].len);
 		return;
 	}
-	n = snprintf(tmp, sizeof(tmp), "%.17g", v);
-	if (n < 0 || n >= (int)sizeof(tmp) - 2)
+	n = format_double_shortest(v, tmp);
+	if (n < 0)
 		return;
-	char *comma = strchr(tmp, ',');
-	if (comma)
-		*comma = '.';
-	bool numeric = (tmp[0] >= '0' && tmp[0] <= '9') || (n > 1 && tmp[0] == '-' && tmp[1] >= '0' && tmp[1] <= '9');
-	if (numeric && !strchr(tmp, '.') && !strchr(tmp, 'e')) {
+	if (!strchr(tmp, '.') && !strchr(tmp, 'e')) {
 		memcpy(tmp + n, ".0", 3);
 		n += 2;
 	}
@@ -421,6 +434,14 @@ int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const
 	if (dead) {
 		PUT(b, ",\"state\":\"dead\",\"dead_for_us\":");
 		put_i64(b, (int64_t)(now_us - __atomic_load_n(&cg->died_us, __ATOMIC_RELAXED)));
+		/* whether the values are what it finally used, or why not */
+		enum acct_final fin = acct_cgroup_final(cg);
+		if (fin == ACCT_FINAL_READ)
+			PUT(b, ",\"final\":true");
+		else {
+			PUT(b, ",\"final\":false,\"final_reason\":");
+			put_string(b, acct_final_to_string(fin));
+		}
 	} else
 		PUT(b, ",\"state\":\"live\"");
 	if (__atomic_load_n(&cg->populated, __ATOMIC_RELAXED))

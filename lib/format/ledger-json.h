@@ -49,4 +49,4 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 
 struct json_object *acct_reconcile_to_json(const struct acct_reconcile_report *rep);
 struct json_object *acct_pass_to_json(const struct acct_pass_report *pass);
-struct json_object *acct_drift_to_json(const struct acct_drift_hist *h);
+struct json_object *acct_drift_to_json(const struct histogram *h);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "format-double.h"
 #include "strv.h"
 #include "util.h"
 
@@ -291,9 +292,9 @@ static char *put_load(char *o, unsigned long v)
 	return put_fraction(o, (uint64_t)(v & 2047) * 48828125u, 11);
 }
 
-/* A double as Go's strconv 'g' with the shortest representation would
- * write it (close enough: 15 significant digits when they round-trip, else
- * 17). `om_le` appends ".0" to integral values, OpenMetrics' canonical form
+/* A double as Go's strconv 'g' with the shortest representation writes it:
+ * the fewest digits that read back to the same double (format-double.h), so
+ * 0.1 is "0.1", never "0.10000000000000001". `om_le` appends ".0" to integral values, OpenMetrics' canonical form
  * for the le label. At most 32 bytes. */
 static char *put_double(char *o, double v, bool om_le)
 {
@@ -305,10 +306,8 @@ static char *put_double(char *o, double v, bool om_le)
 		o = put_i64(o, (int64_t)v);
 		return om_le ? put_str(o, ".0") : o;
 	}
-	char buf[40];
-	int n = snprintf(buf, sizeof(buf), "%.15g", v);
-	if (strtod(buf, NULL) != v)
-		n = snprintf(buf, sizeof(buf), "%.17g", v);
+	char buf[FORMAT_DOUBLE_MAX];
+	int n = format_double_shortest(v, buf);
 	o = put_mem(o, buf, (size_t)n);
 	if (om_le && !memchr(buf, '.', (size_t)n) && !memchr(buf, 'e', (size_t)n))
 		o = put_str(o, ".0");
@@ -964,13 +963,13 @@ static void g_drift(struct acct_metrics_page *p, const struct fam *f)
 
 	if (!r)
 		return;
-	const struct acct_drift_hist *h = f->arg ? &r->drift_cpu : &r->drift_memory;
+	const struct histogram *h = f->arg ? &r->drift_cpu : &r->drift_memory;
 	unsigned dec = f->arg ? 6 : 0;
 	if (h->count == 0)
 		return;
 	for (size_t i = 0; i < ELEMENTSOF(stats); i++) {
 		struct lbl l = { "stat", stats[i].name };
-		sample_fixed(p, f, NULL, &l, 1, (int64_t)MIN(acct_drift_percentile(h, stats[i].pct), (uint64_t)INT64_MAX),
+		sample_fixed(p, f, NULL, &l, 1, (int64_t)MIN(histogram_percentile(h, stats[i].pct), (uint64_t)INT64_MAX),
 			     dec);
 	}
 	struct lbl l = { "stat", "max" };
@@ -1216,12 +1215,12 @@ static const struct fam families[] = {
 	G("acctd_reconcile_checked_parents", T_GAUGE, -1, NULL,
 	  "Parents whose children's memory was checked in the last reconciliation.", g_checked_parents, 0),
 	G("acctd_reconcile_drift_bytes", T_GAUGE, -1, "bytes",
-	  "Memory drift per cgroup in the last pass: |kernel reading - ledger value| (p50/p90/p99: upper edge of a "
-	  "power-of-two bucket).",
+	  "Memory drift per cgroup in the last pass: |kernel reading - ledger value| (p50/p90/p99 within "
+	  "1/64 of the exact percentiles).",
 	  g_drift, 0),
 	G("acctd_reconcile_drift_seconds", T_GAUGE, -1, "seconds",
-	  "CPU time per cgroup that the ledger had not seen yet at the last pass (p50/p90/p99: upper edge of a "
-	  "power-of-two bucket).",
+	  "CPU time per cgroup that the ledger had not seen yet at the last pass (p50/p90/p99 within 1/64 of "
+	  "the exact percentiles).",
 	  g_drift, 1),
 	G("acctd_reconcile_drift_cgroups", T_GAUGE, -1, NULL, "cgroups whose drift was measured in the last pass.",
 	  g_drift_cgroups, 0),

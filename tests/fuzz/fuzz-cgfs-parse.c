@@ -209,6 +209,15 @@ static void fuzz_misc(const char *buf)
 	if (r < 0)
 		check(calls == 0, "no numa callback on a malformed file");
 
+	uint64_t nodes[4] = { POISON, POISON, POISON, POISON };
+	size_t nr = 99;
+	r = cgfs_numa_v1_nodes(buf, nodes, ELEMENTSOF(nodes), &nr, NULL);
+	check_rc(r, "numa v1 nodes rc");
+	if (r < 0)
+		check(nr == 99 && nodes[0] == POISON && nodes[3] == POISON, "numa v1 nodes untouched on failure");
+	else
+		check(nr >= 1 && nr <= ELEMENTSOF(nodes), "numa v1 node count");
+
 	r = cgfs_meminfo_get(buf, "MemTotal", &v);
 	check_rc(r, "meminfo rc");
 	if (r < 0)

@@ -316,6 +316,9 @@ def test_tombstones(fakecg, tmp_path):
     try:
         final = fs.expected("/system.slice/a.service")["memory_bytes"]
         c.wait_memory("/system.slice/a.service", final)
+        # its tasks leave first (the kernel removes only empty cgroups): read empty, its values are final
+        fs.set_populated("/system.slice/a.service", False)
+        c.wait(lambda: c.get("/system.slice/a.service")["populated"] is False, "the cgroup read empty")
         fs.rmdir("/system.slice/a.service")
         c.wait(lambda: any(o["state"] == "dead" for o in c.json("list", "--all")), "a tombstone")
 
@@ -334,6 +337,7 @@ def test_tombstones(fakecg, tmp_path):
         assert re.search(r"^memory +64\.0M .* %d$" % final, out, re.M), out
         cg = c.get("/system.slice/a.service")
         assert cg["state"] == "dead" and cg["values"]["memory"]["value"] == final
+        assert cg["final"] is True, cg
     finally:
         c.stop()
 
