@@ -1367,6 +1367,8 @@ static const char *parent_path(const char *path, char *buf, size_t size)
 void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n,
 				 uint64_t now_us)
 {
+	if (n == 0)
+		return; /* nothing to sum (and cgs may be NULL) */
 	_cleanup_free_ struct acct_cgroup **v = malloc(n * sizeof(*v));
 	_cleanup_free_ size_t *parent = malloc(n * sizeof(*parent));
 	_cleanup_free_ unsigned *threads = calloc(n, sizeof(*threads));
