@@ -88,6 +88,32 @@ def test_follows_changes_and_keeps_tombstones(fakecg, tmp_path):
         assert rec["violations_total"]["cpu_backwards"] == 0, rec
 
 
+@pytest.mark.parametrize("fakecg", [INPLACE_HYBRID], indirect=True)
+def test_cpu_source_change_is_not_backwards(fakecg, tmp_path):
+    # On a hybrid host systemd makes a cgroup in the unified tree first and in
+    # cpu,cpuacct a moment later: acctd reads its CPU from the v2 cpu.stat (user
+    # and system in µs) until it finds the cpuacct directory, then from cpuacct
+    # (cpuacct.stat in 10 ms ticks, lower here). A different counter, not the
+    # kernel's going backwards; the values restart from the new source.
+    fs = fakecg
+    fs.mkdir("/a.service", memory=1 << 20, cpu_usec=5000, procs=[10], trees=["unified", "memory"])
+    conf = acctd.fast_config(tmp_path)
+    with acctd.Daemon(tmp_path, fs.root, conf) as d:
+        d.wait(lambda doc: acctd.value(live(doc, "/a.service") or {}, "cpu.user") == 3500,
+               what="user time from the v2 cpu.stat")
+        fs.mkdir("/a.service", trees=["cpu,cpuacct"], exist_ok=True)
+        e = fs.expected("/a.service")
+        assert e["cpuacct_stat_user_usec"] == 0 < e["cpu_user_usec"], e  # the new source reads lower
+        d.wait(lambda doc: "cpuacct" in (live(doc, "/a.service") or {}).get("hierarchies", []),
+               what="a.service in cpuacct")
+        doc = d.next_state(2)
+        assert doc["reconciliation"]["violations_total"]["cpu_backwards"] == 0, doc["reconciliation"]
+        a = live(doc, "/a.service")
+        assert acctd.value(a, "cpu.user") == e["cpuacct_stat_user_usec"]
+        assert acctd.value(a, "cpu.system") == e["cpuacct_stat_system_usec"]
+        assert acctd.value(a, "cpu.usage") == e["cpu_usage_usec"]
+
+
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
 def test_recreated_between_scans_is_a_new_cgroup(fakecg, tmp_path):
     fs = fakecg
