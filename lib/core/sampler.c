@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -524,9 +525,15 @@ static void set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
 		return;
 	}
 	/* Cumulative time went backwards for a live cgroup (same inode, same
-	 * file): the ledger keeps the old value; count the violation. */
-	if (acct_cgroup_set_checked(x->cg, q, v) == -ERANGE)
+	 * file): the ledger keeps the old value; count the violation and say
+	 * which it was. */
+	if (acct_cgroup_set_checked(x->cg, q, v) == -ERANGE) {
+		struct acct_reading old = { 0 };
+		(void)acct_cgroup_get(x->cg, q, true, &old);
+		snprintf(x->w->part.last_backwards, sizeof(x->w->part.last_backwards), "%s %s %" PRId64 " -> %" PRId64,
+			 x->cg->path, acct_quantity_info(q)->name, old.value, v);
 		fail(x, ACCT_ERR_INVARIANT);
+	}
 }
 
 static int64_t limit_value(uint64_t v)
@@ -635,6 +642,9 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (ns[i] / 1000 < st->percpu_last[i]) {
+			snprintf(x->w->part.last_backwards, sizeof(x->w->part.last_backwards),
+				 "%s cpu.usage (CPU %zu) %" PRIu64 " -> %" PRIu64, x->cg->path, i, st->percpu_last[i],
+				 ns[i] / 1000);
 			fail(x, ACCT_ERR_INVARIANT);
 			return true; /* keep the old value */
 		}
@@ -1337,6 +1347,8 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 			report->errors[e] += p->errors[e];
 		histogram_merge(&report->drift_memory, &p->drift_memory);
 		histogram_merge(&report->drift_cpu, &p->drift_cpu);
+		if (p->last_backwards[0])
+			memcpy(report->last_backwards, p->last_backwards, sizeof(report->last_backwards));
 	}
 	s->busy = false;
 	pthread_mutex_unlock(&s->lock);
