@@ -2,7 +2,7 @@
  * (lib/client/acct-client.h) and prints tables with human units, or JSON.
  *
  * Commands: status, list, show, top, watch, compare, tune, reconcile, reload.
- * Exit status (also in --help and docs/acctctl.md): 0 success (compare: above),
+ * Exit status (also in --help, acctctl(1) and docs/acctctl.md): 0 success (compare: above),
  * 1 failure or an error from acctd, 2 bad command line, 3 acctd not running,
  * 4 permission denied, 5 compare: below, 6 compare: equal.
  *
@@ -336,7 +336,8 @@ static void help_main(FILE *f)
 	      "  4  permission denied (the socket, or an administrative command)\n"
 	      "  5  compare: below\n"
 	      "  6  compare: equal\n\n"
-	      "See 'acctctl COMMAND --help' and docs/acctctl.md.\n",
+	      "See 'acctctl COMMAND --help', 'man acctctl', and for acctd's configuration\n"
+	      "(budgets, admin group) 'man acctd.conf'.\n",
 	      f);
 }
 

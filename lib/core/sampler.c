@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgfs-parse.h"
@@ -99,6 +100,9 @@ struct cg_state {
 	size_t percpu_n;
 	bool read_empty;  /* read completely since last seen populated: skipped at the fast interval */
 	bool seen_populated; /* a read found tasks in it */
+	bool settling;       /* empty, CPU time not yet seen to stand still (SETTLE_US) */
+	uint64_t settle_cpu;      /* CPU time (usec) at the first empty read it has had since */
+	uint64_t settle_at;       /* monotonic usec of that read */
 	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
 	bool memsw_valid;
 	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
@@ -116,6 +120,9 @@ struct worker {
 	double cpu_seconds;
 	char *buf;
 	size_t buf_size;
+	struct acct_cgroup **settle;  /* emptied this pass, CPU time not settled yet */
+	size_t nr_settle, settle_cap;
+	bool settle_round;            /* re-reading them: do not queue again */
 };
 
 struct acct_sampler {
@@ -1079,6 +1086,47 @@ static void sample_load(struct sample_ctx *x)
 /* Per-CPU usage (v1 usage_percpu) feeds the counter through the matching
  * CPU's shard, so per-CPU structure is kept where the kernel gives it. The
  * total stays equal to cpuacct.usage (both are the same sum). */
+/* When an empty cgroup's values are final. A task leaves its cgroups
+ * (cgroup_exit(): populated drops) before its last context switch, and that
+ * switch charges the CPU time it ran since the scheduler last accounted it (up
+ * to a tick, more if it is preempted on its way out). So an empty cgroup's CPU
+ * time can still grow for a while; its read is final only when the CPU time has
+ * stood still for SETTLE_US (two ticks at HZ=100) since an earlier empty read.
+ * Memory is released before cgroup_exit() (exit_mm()) and needs no wait. */
+#define SETTLE_US 20000
+
+static bool empty_read_settled(struct sample_ctx *x)
+{
+	struct acct_reading rd;
+	if (!acct_cgroup_get(x->cg, ACCT_Q_CPU_USAGE, true, &rd))
+		return true; /* no CPU accounting for this cgroup */
+	uint64_t now = acct_now_us();
+	if (!x->st->settling || (uint64_t)rd.value != x->st->settle_cpu) {
+		x->st->settling = true;
+		x->st->settle_cpu = (uint64_t)rd.value;
+		x->st->settle_at = now;
+		return false;
+	}
+	return now - x->st->settle_at >= SETTLE_US;
+}
+
+/* Queue an emptied cgroup for the re-read at the end of this worker's share
+ * of the pass; without memory for the queue, the next pass reads it. */
+static void queue_settle(struct worker *w, struct acct_cgroup *cg)
+{
+	if (w->settle_round)
+		return;
+	if (w->nr_settle == w->settle_cap) {
+		size_t cap = w->settle_cap ? 2 * w->settle_cap : 16;
+		struct acct_cgroup **p = realloc(w->settle, cap * sizeof(*p));
+		if (!p)
+			return;
+		w->settle = p;
+		w->settle_cap = cap;
+	}
+	w->settle[w->nr_settle++] = cg;
+}
+
 static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags, uint64_t now_us)
 {
 	struct cg_state *st = state_of(w->s, cg);
@@ -1127,9 +1175,17 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 			 * that no task came and went before its removal. */
 			if (x.events_known && populated) {
 				st->seen_populated = true;
+				st->settling = false;
 				__atomic_store_n(&cg->final_read, 0, __ATOMIC_RELEASE);
-			} else if (x.events_known && !x.failed && (st->seen_populated || changes > 0))
-				__atomic_store_n(&cg->final_read, changes + 1, __ATOMIC_RELEASE);
+			} else if (x.events_known && !x.failed && (st->seen_populated || changes > 0)) {
+				if (empty_read_settled(&x)) {
+					st->settling = false;
+					__atomic_store_n(&cg->final_read, changes + 1, __ATOMIC_RELEASE);
+				} else {
+					st->read_empty = false; /* read again, at the latest next pass */
+					queue_settle(w, cg);
+				}
+			}
 			/* else (cgroup.events unreadable: being removed, or a failed
 			 * read): an earlier final read stands */
 			if (!x.failed)
@@ -1188,6 +1244,19 @@ static void *worker_main(void *arg)
 			if (i >= s->nr_work)
 				break;
 			sample_one(w, s->work[i], flags, now);
+		}
+		if (w->nr_settle) {
+			/* Cgroups this share found emptied: read them once more when
+			 * their CPU time can have settled (empty_read_settled()). One
+			 * wait per pass, on this worker only. */
+			struct timespec ts = { 0, SETTLE_US * 1000L };
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+			w->settle_round = true;
+			for (size_t i = 0; i < w->nr_settle; i++)
+				sample_one(w, w->settle[i], ACCT_PASS_FAST, now);
+			w->settle_round = false;
+			w->nr_settle = 0;
 		}
 		w->cpu_seconds = thread_cpu_seconds() - cpu0;
 
@@ -1267,8 +1336,10 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	for (unsigned i = 0; i < s->nr_workers; i++)
 		pthread_join(s->workers[i].thread, NULL);
 	/* Buffers of workers that never started too (acct_sampler_new() failed). */
-	for (unsigned i = 0; s->workers && i < s->opts.workers; i++)
+	for (unsigned i = 0; s->workers && i < s->opts.workers; i++) {
 		free(s->workers[i].buf);
+		free(s->workers[i].settle);
+	}
 	free(s->workers);
 	free(s->work);
 	if (s->done_fd >= 0)

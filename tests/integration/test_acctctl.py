@@ -334,6 +334,10 @@ def test_tombstones(fakecg, tmp_path):
         # its tasks leave first (the kernel removes only empty cgroups): read empty, its values are final
         fs.set_populated("/system.slice/a.service", False)
         c.wait(lambda: c.get("/system.slice/a.service")["populated"] is False, "the cgroup read empty")
+        # and read again after that: its CPU time has settled (final only then)
+        seen_empty = time.monotonic()
+        c.wait(lambda: c.get("/system.slice/a.service")["values"]["memory"]["age_us"] / 1e6
+               < time.monotonic() - seen_empty, "a read after it was seen empty")
         fs.rmdir("/system.slice/a.service")
         c.wait(lambda: any(o["state"] == "dead" for o in c.json("list", "--all")), "a tombstone")
 
