@@ -163,8 +163,8 @@ void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, 
 			rep->violations[ACCT_INV_CPU_BACKWARDS] += pass->errors[ACCT_ERR_INVARIANT];
 			rep->violations_total[ACCT_INV_CPU_BACKWARDS] += pass->errors[ACCT_ERR_INVARIANT];
 			snprintf(rep->last_violation, sizeof(rep->last_violation),
-				 "cpu_backwards: cumulative CPU time went backwards in %" PRIu64 " reading(s)",
-				 pass->errors[ACCT_ERR_INVARIANT]);
+				 "cpu_backwards: cumulative CPU time went backwards in %" PRIu64 " reading(s), the last %s",
+				 pass->errors[ACCT_ERR_INVARIANT], pass->last_backwards);
 		}
 	}
 

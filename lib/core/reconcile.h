@@ -22,8 +22,9 @@
  *   root_meminfo: the root's memory (as defined there: its own reading or
  *       the sum of the top level, the larger) must not exceed MemTotal - MemFree (+1%) of
  *       /proc/meminfo (or of the meminfo file given for a fake tree);
- *   cpu_backwards: cumulative CPU time of a live cgroup never decreases (the
- *       sampler counts these while reading).
+ *   cpu_backwards: cumulative CPU time of a live cgroup never decreases
+ *       between two readings of the same file (the sampler counts these while
+ *       reading; a change of source file restarts the series unchecked).
  * Violations are counted by kind, and the last one is kept as a message. */
 #pragma once
 

@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,8 @@ struct cg_state {
 	bool memsw_valid;
 	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
 	bool own_memory_valid;
+	bool picked;      /* pick_files() ran for it at least once */
+	uint64_t restart; /* bit per quantity: its source file changed, the next reading starts anew */
 };
 
 struct worker {
@@ -174,6 +177,68 @@ static const struct file_spec threads_order[] = {
 	{ "tasks", ACCT_HIER_CPU },
 	{ "tasks", ACCT_HIER_BLKIO },
 };
+
+/* The cumulative quantities each role's file gives. A cgroup's hierarchies
+ * can change while it lives: on a hybrid host systemd creates a cgroup in the
+ * unified tree first and in cpu,cpuacct a moment later, so one pass reads its
+ * CPU from the v2 cpu.stat and the next from cpuacct (usage from usage_percpu,
+ * user and system from cpuacct.stat in 10 ms ticks). The two are different
+ * counters: the new reading may be below the old one without either going
+ * backwards. When a role's file changes, its quantities' next readings start
+ * their series anew (not checked against the old source, no rate across the
+ * switch) instead of accusing the kernel. */
+#define QBIT(q) (UINT64_C(1) << (q))
+#define Q_CPU_TIMES (QBIT(ACCT_Q_CPU_USAGE) | QBIT(ACCT_Q_CPU_USER) | QBIT(ACCT_Q_CPU_SYSTEM))
+#define Q_CPU_THROTTLING \
+	(QBIT(ACCT_Q_CPU_PERIODS) | QBIT(ACCT_Q_CPU_THROTTLED_PERIODS) | QBIT(ACCT_Q_CPU_THROTTLED))
+#define Q_IO                                                                                                  \
+	(QBIT(ACCT_Q_IO_READ_BYTES) | QBIT(ACCT_Q_IO_WRITE_BYTES) | QBIT(ACCT_Q_IO_READ_IOS) |                  \
+	 QBIT(ACCT_Q_IO_WRITE_IOS) | QBIT(ACCT_Q_IO_DISCARD_BYTES) | QBIT(ACCT_Q_IO_DISCARD_IOS))
+#define Q_MEMORY_EVENTS                                                                                        \
+	(QBIT(ACCT_Q_MEMORY_EVENTS_LOW) | QBIT(ACCT_Q_MEMORY_EVENTS_HIGH) | QBIT(ACCT_Q_MEMORY_EVENTS_MAX) |     \
+	 QBIT(ACCT_Q_MEMORY_EVENTS_OOM) | QBIT(ACCT_Q_MEMORY_EVENTS_OOM_KILL) |                                  \
+	 QBIT(ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL))
+_Static_assert(_ACCT_Q_MAX <= 64, "a quantity mask is one uint64_t");
+
+static const uint64_t role_cumulative[_F_MAX] = {
+	[F_CPU_STAT] = Q_CPU_TIMES | Q_CPU_THROTTLING,
+	[F_CPU_STAT_V1] = Q_CPU_THROTTLING,
+	[F_CPUACCT_USAGE] = QBIT(ACCT_Q_CPU_USAGE),
+	[F_CPUACCT_PERCPU] = QBIT(ACCT_Q_CPU_USAGE),
+	[F_CPUACCT_STAT] = QBIT(ACCT_Q_CPU_USER) | QBIT(ACCT_Q_CPU_SYSTEM),
+	[F_PSI_CPU] = QBIT(ACCT_Q_PSI_CPU_SOME) | QBIT(ACCT_Q_PSI_CPU_FULL),
+	[F_PSI_MEMORY] = QBIT(ACCT_Q_PSI_MEMORY_SOME) | QBIT(ACCT_Q_PSI_MEMORY_FULL),
+	[F_PSI_IO] = QBIT(ACCT_Q_PSI_IO_SOME) | QBIT(ACCT_Q_PSI_IO_FULL),
+	[F_IO_STAT] = Q_IO,
+	[F_BLKIO_BYTES] = Q_IO,
+	[F_BLKIO_IOS] = Q_IO,
+	[F_MEMORY_EVENTS] = Q_MEMORY_EVENTS,
+	[F_MEMORY_FAILCNT] = QBIT(ACCT_Q_MEMORY_EVENTS_MAX),
+	[F_MEMORY_OOM_CONTROL] = QBIT(ACCT_Q_MEMORY_EVENTS_OOM_KILL),
+};
+
+/* After a new pick_files() for a cgroup read before: mark the quantities of
+ * every role whose file changed (name or tree, appeared or gone) to restart,
+ * and drop the rate baselines that belong to the old files. */
+static void note_source_changes(struct cg_state *st, const struct file_spec *old)
+{
+	uint64_t restart = 0;
+
+	for (int f = 0; f < _F_MAX; f++)
+		if (old[f].name != st->spec[f].name || old[f].tree != st->spec[f].tree)
+			restart |= role_cumulative[f];
+	if (restart & Q_CPU_TIMES) {
+		st->last_cpu_at = 0;
+		free(st->percpu_last);
+		st->percpu_last = NULL;
+		st->percpu_n = 0;
+	}
+	if (restart & Q_IO) {
+		st->io_last_at = 0;
+		st->io_last_known = 0;
+	}
+	st->restart |= restart;
+}
 
 /* Choose, for each role, the file name and tree that this layout and this
  * cgroup's hierarchies provide. */
@@ -275,9 +340,14 @@ static struct cg_state *state_of(struct acct_sampler *s, struct acct_cgroup *cg)
 		cg->sampler_state = st;
 	}
 	if (st->hierarchies != __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE) || !st->spec[F_THREADS].name) {
+		struct file_spec old[_F_MAX];
+		memcpy(old, st->spec, sizeof(old));
 		close_fds(s, st);
 		pick_files(s->opts.layout, cg, st);
 		close_fds(s, st); /* sets FD_UNSET/FD_NONE for the new specs */
+		if (st->picked)
+			note_source_changes(st, old);
+		st->picked = true;
 	}
 	return st;
 }
@@ -445,12 +515,32 @@ static bool get(struct sample_ctx *x, enum file_role f)
 	return false;
 }
 
+/* A cumulative reading that is not compared with the last one (a counter
+ * userspace can reset, or the first reading from a new source). */
+static void set_unchecked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
+{
+	x->st->restart &= ~QBIT(q);
+	acct_cgroup_set(x->cg, q, v);
+}
+
 static void set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
 {
-	/* Cumulative time went backwards for a live cgroup (same inode): the
-	 * ledger keeps the old value; count the violation. */
-	if (acct_cgroup_set_checked(x->cg, q, v) == -ERANGE)
+	/* The first reading from a new source file (note_source_changes())
+	 * replaces the old source's value: nothing to compare it with. */
+	if (x->st->restart & QBIT(q)) {
+		set_unchecked(x, q, v);
+		return;
+	}
+	/* Cumulative time went backwards for a live cgroup (same inode, same
+	 * file): the ledger keeps the old value; count the violation and say
+	 * which it was. */
+	if (acct_cgroup_set_checked(x->cg, q, v) == -ERANGE) {
+		struct acct_reading old = { 0 };
+		(void)acct_cgroup_get(x->cg, q, true, &old);
+		snprintf(x->w->part.last_backwards, sizeof(x->w->part.last_backwards), "%s %s %" PRId64 " -> %" PRId64,
+			 x->cg->path, acct_quantity_info(q)->name, old.value, v);
 		fail(x, ACCT_ERR_INVARIANT);
+	}
 }
 
 static int64_t limit_value(uint64_t v)
@@ -510,7 +600,9 @@ static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 	struct cg_state *st = x->st;
 	struct acct_reading old;
 
-	if (acct_cgroup_get(x->cg, ACCT_Q_CPU_USAGE, true, &old) && (int64_t)usage_usec >= old.value)
+	/* no drift across a change of source file: two different counters */
+	if (!(st->restart & QBIT(ACCT_Q_CPU_USAGE)) && acct_cgroup_get(x->cg, ACCT_Q_CPU_USAGE, true, &old) &&
+	    (int64_t)usage_usec >= old.value)
 		histogram_add(&x->w->part.drift_cpu, usage_usec - (uint64_t)old.value);
 	if (st->last_cpu_at && now_us > st->last_cpu_at && usage_usec >= st->last_cpu_usec) {
 		uint64_t dt = now_us - st->last_cpu_at;
@@ -552,11 +644,14 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 			p[i] = ns[i] / 1000;
 		}
 		note_cpu(x, total / 1000, now_us);
-		acct_cgroup_set(x->cg, ACCT_Q_CPU_USAGE, (int64_t)(total / 1000));
+		set_unchecked(x, ACCT_Q_CPU_USAGE, (int64_t)(total / 1000));
 		return true;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (ns[i] / 1000 < st->percpu_last[i]) {
+			snprintf(x->w->part.last_backwards, sizeof(x->w->part.last_backwards),
+				 "%s cpu.usage (CPU %zu) %" PRIu64 " -> %" PRIu64, x->cg->path, i, st->percpu_last[i],
+				 ns[i] / 1000);
 			fail(x, ACCT_ERR_INVARIANT);
 			return true; /* keep the old value */
 		}
@@ -574,7 +669,7 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 	}
 	/* Per-CPU microseconds are rounded down one by one; the remainder (less
 	 * than one usec per CPU) goes in as one add so the total is exact. */
-	acct_cgroup_set(x->cg, ACCT_Q_CPU_USAGE, (int64_t)total);
+	set_unchecked(x, ACCT_Q_CPU_USAGE, (int64_t)total);
 	return true;
 }
 
@@ -755,7 +850,7 @@ static void note_io(struct sample_ctx *x, const struct cgfs_io_device *devs, siz
 		if (checked)
 			set_checked(x, q, v);
 		else
-			acct_cgroup_set(x->cg, q, v);
+			set_unchecked(x, q, v);
 		if (rates && (st->io_last_known & (1u << k))) {
 			double per_s = total[k] >= st->io_last[k] ? (double)(total[k] - st->io_last[k]) * 1e6 /
 									   (double)(now_us - st->io_last_at)
@@ -825,7 +920,7 @@ static void sample_memory_events(struct sample_ctx *x)
 		if (cgfs_parse_u64(x->w->buf, &v) < 0)
 			fail(x, ACCT_ERR_GARBAGE);
 		else
-			acct_cgroup_set(x->cg, ACCT_Q_MEMORY_EVENTS_MAX, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+			set_unchecked(x, ACCT_Q_MEMORY_EVENTS_MAX, (int64_t)MIN(v, (uint64_t)INT64_MAX));
 	}
 	if (get(x, F_MEMORY_OOM_CONTROL)) {
 		bool under, has_kill;
@@ -1323,6 +1418,8 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 			report->errors[e] += p->errors[e];
 		histogram_merge(&report->drift_memory, &p->drift_memory);
 		histogram_merge(&report->drift_cpu, &p->drift_cpu);
+		if (p->last_backwards[0])
+			memcpy(report->last_backwards, p->last_backwards, sizeof(report->last_backwards));
 	}
 	s->busy = false;
 	pthread_mutex_unlock(&s->lock);

@@ -58,6 +58,9 @@ struct acct_pass_report {
 	/* Drift distributions (histogram.h: percentiles within 1/64 of exact). */
 	struct histogram drift_memory; /* |new - ledger| bytes, per cgroup */
 	struct histogram drift_cpu;    /* usec of CPU the ledger had not seen yet */
+	/* The last reading counted in errors[ACCT_ERR_INVARIANT], "PATH QUANTITY
+	 * OLD -> NEW" (cut to fit); "" if none this pass. */
+	char last_backwards[128];
 };
 
 struct acct_sampler_options {

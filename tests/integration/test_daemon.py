@@ -1,6 +1,7 @@
 """acctd running: the systemd notify protocol, following a changing tree,
 tombstones, reloads, signals."""
 import os
+import re
 import signal
 import time
 
@@ -86,6 +87,54 @@ def test_follows_changes_and_keeps_tombstones(fakecg, tmp_path):
         rec = d.doc()["reconciliation"]
         assert rec["violations_total"]["children_memory"] == 0, rec
         assert rec["violations_total"]["cpu_backwards"] == 0, rec
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE_HYBRID], indirect=True)
+def test_cpu_source_change_is_not_backwards(fakecg, tmp_path):
+    # On a hybrid host systemd makes a cgroup in the unified tree first and in
+    # cpu,cpuacct a moment later: acctd reads its CPU from the v2 cpu.stat (user
+    # and system in µs) until it finds the cpuacct directory, then from cpuacct
+    # (cpuacct.stat in 10 ms ticks, lower here). A different counter, not the
+    # kernel's going backwards; the values restart from the new source.
+    fs = fakecg
+    fs.mkdir("/a.service", memory=1 << 20, cpu_usec=5000, procs=[10], trees=["unified", "memory"])
+    conf = acctd.fast_config(tmp_path)
+    with acctd.Daemon(tmp_path, fs.root, conf) as d:
+        d.wait(lambda doc: acctd.value(live(doc, "/a.service") or {}, "cpu.user") == 3500,
+               what="user time from the v2 cpu.stat")
+        fs.mkdir("/a.service", trees=["cpu,cpuacct"], exist_ok=True)
+        e = fs.expected("/a.service")
+        assert e["cpuacct_stat_user_usec"] == 0 < e["cpu_user_usec"], e  # the new source reads lower
+        d.wait(lambda doc: "cpuacct" in (live(doc, "/a.service") or {}).get("hierarchies", []),
+               what="a.service in cpuacct")
+        doc = d.next_state(2)
+        assert doc["reconciliation"]["violations_total"]["cpu_backwards"] == 0, doc["reconciliation"]
+        a = live(doc, "/a.service")
+        assert acctd.value(a, "cpu.user") == e["cpuacct_stat_user_usec"]
+        assert acctd.value(a, "cpu.system") == e["cpuacct_stat_system_usec"]
+        assert acctd.value(a, "cpu.usage") == e["cpu_usage_usec"]
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_cpu_backwards_names_the_reading(fakecg, tmp_path):
+    # The same cpu.stat, lower than before: the kernel's counter went
+    # backwards. The ledger keeps the old value and the violation says where.
+    fs = fakecg
+    fs.mkdir("/a.service", memory=1 << 20, cpu_usec=5000, procs=[10])
+    fs.add_cpu("/", 1000)  # the root's cpu.stat differs: not one pooled file
+    conf = acctd.fast_config(tmp_path)
+    with acctd.Daemon(tmp_path, fs.root, conf) as d:
+        d.wait(lambda doc: acctd.value(live(doc, "/a.service") or {}, "cpu.usage") == 5000, what="cpu.usage")
+        # rewritten in place: acctd keeps the file open (fs.garbage() makes a new one)
+        with open(os.path.join(fs.dir("/a.service"), "cpu.stat"), "r+") as f:
+            f.truncate()
+            f.write("usage_usec 4000\nuser_usec 2800\nsystem_usec 1200\nnice_usec 0\n")
+        doc = d.wait(lambda doc: doc["reconciliation"]["violations_total"]["cpu_backwards"] > 0,
+                     what="cpu_backwards")
+        last = doc["reconciliation"]["last_violation"]
+        assert re.search(r"^cpu_backwards: .* the last /a\.service cpu\.(usage 5000 -> 4000|user 3500 -> 2800|"
+                         r"system 1500 -> 1200)$", last), last
+        assert acctd.value(live(doc, "/a.service"), "cpu.usage") == 5000
 
 
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)

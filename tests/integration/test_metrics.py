@@ -645,14 +645,26 @@ def test_scrapes_across_passes_and_churn(fakecg, tmp_path):
                     if time.monotonic() - t0 < 1.5:
                         time.sleep(0.005)
                 s.close()
+                # HTTP/1.0: the page ends with the connection, so a page the
+                # daemon cut short (its deadlines, a failed render, a crash)
+                # reads as a short page; say which, should it happen.
+                log = d.logtext()
+                why = "%s page of %d bytes in %.1f s; acctd %s; deadlines passed: %d; render failures: %d\n%s" % (
+                    fmt, len(data), time.monotonic() - t0,
+                    "running" if d.proc.poll() is None else "exited (%s)" % d.proc.returncode,
+                    log.count("passed its deadline"), log.count("Failed to render the metrics page"), log[-3000:])
+                assert d.proc.poll() is None, why
                 head, _, body = bytes(data).partition(b"\r\n\r\n")
-                assert b" 200 " in head.split(b"\r\n")[0], head
+                assert b" 200 " in head.split(b"\r\n")[0], why
                 page = body.decode()
-                samples(page)  # no series twice
-                if fmt == "text":
-                    promtool(page)
-                else:
-                    assert page.endswith("\n# EOF\n")
+                try:
+                    samples(page)  # no series twice
+                    if fmt == "text":
+                        promtool(page)
+                    else:
+                        assert page.endswith("\n# EOF\n"), page[-200:]
+                except AssertionError as e:
+                    raise AssertionError("%s\n%s" % (e, why)) from None
         finally:
             stop.set()
             t.join()
