@@ -21,9 +21,10 @@ set -euo pipefail
 base=${1:?usage: mkimage.sh BASE_ROOT IMAGE}
 image=${2:?usage: mkimage.sh BASE_ROOT IMAGE}
 # The kernel and what boots it (udev comes with initramfs-tools); python3 runs
-# the checks inside. Bump recipe when the steps below change.
-packages="linux-image-amd64 initramfs-tools kmod python3"
-recipe=1
+# the checks inside; prometheus (with promtool) scrapes acctd there. Bump
+# recipe when the steps below change.
+packages="linux-image-amd64 initramfs-tools kmod python3 prometheus"
+recipe=2
 stamp="base=[$(cat "$base/.acctd-boot-root")] packages=[$packages] recipe=$recipe"
 
 if [ -f "$image/.acctd-vm-image" ] && [ "$(cat "$image/.acctd-vm-image")" = "$stamp" ]; then
@@ -66,6 +67,9 @@ rm -rf "$image.new/var/cache/apt/archives/"*.deb "$image.new/var/lib/apt/lists/"
 # Root logs in without a password on the serial console, for a post-mortem
 # with ACCTD_VM_KEEP=1 (the image never leaves this machine).
 chroot "$image.new" passwd -d root >/dev/null
+# The checks start a Prometheus of their own when they need it; the packaged
+# one would scrape itself from boot on and take emulated CPU time.
+systemctl --root="$image.new" --quiet disable prometheus.service
 echo "$stamp" >"$image.new/.acctd-vm-image"
 rm -rf "$image"
 mv "$image.new" "$image"
