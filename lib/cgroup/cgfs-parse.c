@@ -888,6 +888,11 @@ int cgfs_parse_io_stat(const char *buf, struct cgfs_io_device *devs, size_t max,
 			return r;
 		if (io_device_find(tmp, n, d.major, d.minor))
 			return -EBADMSG;
+		/* Linux 6.1 lists, in the root's io.stat, a device whose
+		 * counters are all zero as "MAJ:MIN " and nothing else (loop
+		 * devices, an idle CD drive): nothing to store. */
+		if (p[0] == ' ' && is_eol(p[1]))
+			continue;
 		bool any = false;
 		while (*p == ' ') {
 			size_t key_len;

@@ -157,8 +157,10 @@ struct cgfs_io_device {
  * keys rbytes, wbytes, rios, wios, dbytes, dios are unsigned decimals (at
  * most once each per line); other keys (io.cost's cost.vrate=135.04,
  * iolatency's depth=max, ...) are skipped, but must be KEY=TOKEN with both
- * non-empty and blank-free. A line names at least one KEY=VALUE; a device
- * appears at most once; an empty file (no I/O yet) is valid. Stores up to
+ * non-empty and blank-free. A line names at least one KEY=VALUE, except
+ * "MAJ:MIN " alone (Linux 6.1's root io.stat: a device with no I/O), which is
+ * left out; a device appears at most once; an empty file (no I/O yet) is
+ * valid. Stores up to
  * `max` devices in file order and their count in *ret_n; more is -ERANGE.
  * Nothing is written on error. */
 int cgfs_parse_io_stat(const char *buf, struct cgfs_io_device *devs, size_t max, size_t *ret_n);
