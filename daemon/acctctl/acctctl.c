@@ -463,7 +463,7 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 		case ARG_SORT:
 			arg_sort = parse_sort(optarg);
 			if (arg_sort < 0)
-				return usage_error("Invalid sort key '%s': expected path, memory, cpu, load or pressure.",
+				return usage_error("Invalid sort key '%s': expected path, memory, cpu, load, pressure or io.",
 						   optarg);
 			break;
 		case ARG_DEPTH:

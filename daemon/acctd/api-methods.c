@@ -221,10 +221,6 @@ static int m_list(struct request *rq, struct json_object *params)
 	uint64_t now = acct_now_us();
 
 	rcu_read_lock();
-	if (!acct_ledger_find(ledger, prefix)) {
-		rcu_read_unlock();
-		return api_no_such_cgroup(rq, prefix);
-	}
 	int n = acct_ledger_snapshot(ledger, include_dead, &cgs);
 	if (n < 0) {
 		rcu_read_unlock();
@@ -236,6 +232,13 @@ static int m_list(struct request *rq, struct json_object *params)
 		if (api_path_under(cgs[i]->path, prefix, plen) &&
 		    (depth < 0 || (int64_t)cgs[i]->depth - (int64_t)pdepth <= depth))
 			cgs[k++] = cgs[i];
+	/* The prefix need not be tracked itself (an include filter may select
+	 * only cgroups below it, "/" included): unknown only when nothing at or
+	 * under it is. */
+	if (k == 0 && !acct_ledger_find(ledger, prefix)) {
+		rcu_read_unlock();
+		return api_no_such_cgroup(rq, prefix);
+	}
 	r = 0;
 	size_t i = 0;
 	do {

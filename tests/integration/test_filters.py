@@ -4,6 +4,7 @@ conf/acctd.conf says) select what they name; a glob that selects nothing is
 warned about once per start and per reload, instead of failing silently."""
 import os
 import signal
+import subprocess
 
 import acctd
 
@@ -59,3 +60,23 @@ def test_unmatched_globs_warned(fakecg, tmp_path):
         log = d.logtext()
         for w in warned:
             assert log.count(w) == 2, (w, log)
+
+
+def test_list_when_the_root_is_filtered_out(fakecg, tmp_path):
+    """An include filter that selects only cgroups below "/" (or below a
+    prefix) leaves the prefix untracked: List still lists what is tracked under
+    it, and only a prefix with nothing tracked at or under it is unknown."""
+    tree(fakecg)
+    conf = acctd.fast_config(tmp_path, cgroups__include="system.slice/*")
+    ctl = os.environ.get("ACCTCTL") or os.path.join(acctd.ROOT, "build", "daemon", "acctctl", "acctctl")
+    with acctd.Daemon(tmp_path, fakecg.root, conf) as d:
+        d.wait_notify("READY=1")
+        assert sorted(acctd.by_path(d.next_state(1))) == ["/system.slice/a.service", "/system.slice/b.service"]
+        env = dict(os.environ, ACCTD_ADDRESS="unix:" + d.socket)
+        for args in (["list"], ["list", "/system.slice"], ["list", "--tree"], ["top", "-b", "-n", "1"]):
+            p = subprocess.run([ctl] + args + ["--json"] * (args[0] == "list"), env=env,
+                               capture_output=True, text=True, timeout=30)
+            assert p.returncode == 0, (args, p.stdout, p.stderr)
+            assert "/system.slice/a.service" in p.stdout and "/system.slice/b.service" in p.stdout, (args, p.stdout)
+        p = subprocess.run([ctl, "list", "/user.slice"], env=env, capture_output=True, text=True, timeout=30)
+        assert p.returncode != 0 and "No such cgroup: /user.slice" in p.stderr, (p.returncode, p.stderr)
