@@ -173,6 +173,15 @@ struct fbuf fmt_unit(enum acct_unit u, int64_t v)
 	}
 }
 
+struct fbuf fmt_exact(enum acct_unit u, int64_t v)
+{
+	struct fbuf b;
+
+	snprintf(b.s, sizeof(b.s), "%" PRId64 "%s", v,
+		 u == ACCT_UNIT_BYTES ? " bytes" : u == ACCT_UNIT_USEC ? "us" : "");
+	return b;
+}
+
 enum acct_unit quantity_unit(const char *name)
 {
 	int q = acct_quantity_from_name(name);

@@ -40,6 +40,10 @@ struct fbuf fmt_int(int64_t v);
 /* v in unit u: fmt_bytes, fmt_duration or fmt_int. */
 struct fbuf fmt_unit(enum acct_unit u, int64_t v);
 
+/* v in unit u without rounding: "3221225472 bytes", "1500us", "7": for where
+ * two values would print alike in fmt_unit's rounding. */
+struct fbuf fmt_exact(enum acct_unit u, int64_t v);
+
 /* The unit of the quantity with API name `name`, from the quantity table
  * (lib/basic/quantity.h); ACCT_UNIT_COUNT for a name it does not have. */
 enum acct_unit quantity_unit(const char *name);
