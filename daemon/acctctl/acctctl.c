@@ -189,8 +189,9 @@ static const struct verb verbs[] = {
 		.summary = "Print a cgroup's values whenever they change",
 		.help = "acctctl watch CGROUP... [--prefix=PATH] [-d SECONDS]\n\n"
 			"Print the values of the cgroups (or of every cgroup under --prefix) whenever one\n"
-			"changes, at most every interval: one line per cgroup and update, or with --json\n"
-			"one object per update. ^C stops (exit status 0).\n\n"
+			"changes, at most every interval: a line per cgroup at start and then whenever what\n"
+			"that line shows changed, or with --json one object per update. ^C stops (exit\n"
+			"status 0).\n\n"
 			"      --prefix=PATH  Watch every cgroup under PATH\n"
 			"  -d --delay=SECONDS Shortest interval between updates (default 1; also 500ms)\n",
 		.run = verb_watch,

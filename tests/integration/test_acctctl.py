@@ -653,6 +653,43 @@ class Lines:
         return line.decode()
 
 
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_watch_prints_only_changes(ctl):
+    """Updates that change nothing shown print no line; a change prints one."""
+    fs = ctl.fs
+    path = "/system.slice/a.service"
+    ctl.wait_memory(path, fs.expected(path)["memory_bytes"])
+    ctl.wait_rates()
+    base = [acctctl_binary(), "--address", ctl.address, "watch", path, "-d", "0.2"]
+    text = subprocess.Popen(base, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=base_env())
+    js = subprocess.Popen(base + ["--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                          env=base_env())
+    try:
+        tl, jl = Lines(text), Lines(js)
+        first = tl.next()
+        assert first and " %s: memory " % path in first, text.stderr.read()
+        assert jl.next()
+        # three updates that change only what the line does not show (memory.events.max):
+        # the JSON watch gets each, the text watch prints nothing for them
+        for n in (1, 2, 3):
+            fs.add_memory_events(path, max=1)
+            for _ in range(50):
+                upd = json.loads(jl.next() or "{}")
+                ev = [c["values"].get("memory.events.max", {}).get("value") for c in upd.get("cgroups", [])]
+                if n in ev:
+                    break
+            else:
+                pytest.fail("the JSON watch did not see memory.events.max = %d" % n)
+        assert tl.next(0.5) is None
+        fs.set_memory(path, 120 * MiB)
+        line = tl.next(15)
+        assert line and " memory %s" % fmt_bytes(fs.expected(path)["memory_bytes"]) in line, line
+    finally:
+        for proc in (text, js):
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.parametrize("fakecg", [INPLACE, INPLACE_HYBRID], indirect=True)
 def test_top_batch(ctl):
     ctl.wait_rates()
