@@ -189,8 +189,9 @@ static const struct verb verbs[] = {
 		.summary = "Print a cgroup's values whenever they change",
 		.help = "acctctl watch CGROUP... [--prefix=PATH] [-d SECONDS]\n\n"
 			"Print the values of the cgroups (or of every cgroup under --prefix) whenever one\n"
-			"changes, at most every interval: one line per cgroup and update, or with --json\n"
-			"one object per update. ^C stops (exit status 0).\n\n"
+			"changes, at most every interval: a line per cgroup at start and then whenever what\n"
+			"that line shows changed, or with --json one object per update. ^C stops (exit\n"
+			"status 0).\n\n"
 			"      --prefix=PATH  Watch every cgroup under PATH\n"
 			"  -d --delay=SECONDS Shortest interval between updates (default 1; also 500ms)\n",
 		.run = verb_watch,
@@ -209,7 +210,13 @@ static const struct verb verbs[] = {
 			"precisely only inside that band; the output says which.\n\n"
 			"QUANTITY: memory, memory.working_set, memory.peak, memory.max, memory.high, swap,\n"
 			"swap.max, cpu.usage, cpu.user, cpu.system, cpu.periods, cpu.throttled_periods,\n"
-			"cpu.throttled, tasks.\n"
+			"cpu.throttled, tasks, io.read_bytes, io.write_bytes, io.read_ios, io.write_ios,\n"
+			"io.discard_bytes, io.discard_ios, memory.events.low, memory.events.high,\n"
+			"memory.events.max, memory.events.oom, memory.events.oom_kill,\n"
+			"memory.events.oom_group_kill, memory.under_oom, psi.cpu.some, psi.cpu.full,\n"
+			"psi.memory.some, psi.memory.full, psi.io.some, psi.io.full.\n"
+			"A quantity this layout never reads (memory.high on cgroup v1) is reported as\n"
+			"not available for the cgroup, with the reason.\n"
 			"THRESHOLD: an integer in the quantity's unit (bytes, microseconds, count), or a\n"
 			"size (512M, 2G) or a duration (250ms, 3s, 2min).\n\n"
 			"Exit status: 0 above, 5 below, 6 equal (1-4 as for every command).\n\n"

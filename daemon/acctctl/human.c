@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctl-util.h"
+#include "format-human.h"
 
 bool utf8;
 
@@ -55,78 +56,17 @@ char *ellipsize_middle(const char *s, size_t width)
 	return xasprintf("%.*s%s%s", (int)text_prefix_bytes(s, left), s, glyph(G_ELLIPSIS), tail);
 }
 
-/* Bytes with binary suffixes and one decimal: 512B, 1.5K, 64.0M, 1.2G. */
 struct fbuf fmt_bytes(int64_t v)
 {
-	static const char suffix[] = "BKMGTPE";
 	struct fbuf b;
-	double d;
-	unsigned i = 0;
-
-	if (v < 0) {
-		snprintf(b.s, sizeof(b.s), "%" PRId64 "B", v);
-		return b;
-	}
-	if (v < 1024) {
-		snprintf(b.s, sizeof(b.s), "%" PRId64 "B", v);
-		return b;
-	}
-	d = (double)v;
-	while (d >= 1024 && i < 6) {
-		d /= 1024;
-		i++;
-	}
-	if (d >= 1023.95 && i < 6) { /* would print as 1024.0 */
-		d /= 1024;
-		i++;
-	}
-	snprintf(b.s, sizeof(b.s), "%.1f%c", d, suffix[i]);
+	format_bytes(b.s, v);
 	return b;
 }
 
-/* "12.500" -> "12.5", "10.0" -> "10" (in place, before a unit). */
-static void trim_fraction(char *s)
-{
-	char *dot = strchr(s, '.'), *end;
-	if (!dot)
-		return;
-	end = dot + strlen(dot);
-	while (end > dot + 1 && end[-1] == '0')
-		end--;
-	if (end == dot + 1)
-		end = dot;
-	*end = '\0';
-}
-
-/* A duration: 250us, 12.5ms, 1.234s, 3min 12.5s, 2h 5min, 3d 4h. */
 struct fbuf fmt_duration(int64_t us)
 {
 	struct fbuf b;
-	char num[32];
-	uint64_t u = abs_u64(us);
-	const char *sign = us < 0 ? "-" : "";
-
-	if (u < 1000) {
-		snprintf(b.s, sizeof(b.s), "%s%" PRIu64 "us", sign, u);
-	} else if (u < 1000000) {
-		snprintf(num, sizeof(num), "%.1f", (double)u / 1e3);
-		trim_fraction(num);
-		snprintf(b.s, sizeof(b.s), "%s%sms", sign, num);
-	} else if (u < 60000000) {
-		snprintf(num, sizeof(num), "%.3f", (double)u / 1e6);
-		trim_fraction(num);
-		snprintf(b.s, sizeof(b.s), "%s%ss", sign, num);
-	} else if (u < UINT64_C(3600000000)) {
-		snprintf(num, sizeof(num), "%.1f", (double)(u % 60000000) / 1e6);
-		trim_fraction(num);
-		snprintf(b.s, sizeof(b.s), "%s%" PRIu64 "min %ss", sign, u / 60000000, num);
-	} else if (u < UINT64_C(86400000000)) {
-		snprintf(b.s, sizeof(b.s), "%s%" PRIu64 "h %" PRIu64 "min", sign, u / UINT64_C(3600000000),
-			 u % UINT64_C(3600000000) / 60000000);
-	} else {
-		snprintf(b.s, sizeof(b.s), "%s%" PRIu64 "d %" PRIu64 "h", sign, u / UINT64_C(86400000000),
-			 u % UINT64_C(86400000000) / UINT64_C(3600000000));
-	}
+	format_duration(b.s, us);
 	return b;
 }
 
@@ -171,6 +111,15 @@ struct fbuf fmt_unit(enum acct_unit u, int64_t v)
 	default:
 		return fmt_int(v);
 	}
+}
+
+struct fbuf fmt_exact(enum acct_unit u, int64_t v)
+{
+	struct fbuf b;
+
+	snprintf(b.s, sizeof(b.s), "%" PRId64 "%s", v,
+		 u == ACCT_UNIT_BYTES ? " bytes" : u == ACCT_UNIT_USEC ? "us" : "");
+	return b;
 }
 
 enum acct_unit quantity_unit(const char *name)

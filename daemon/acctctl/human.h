@@ -25,10 +25,11 @@ size_t text_width(const char *s);
 char *ellipsize_middle(const char *s, size_t width);
 
 struct fbuf {
-	char s[64];
+	char s[64]; /* FORMAT_HUMAN_MAX */
 };
 
-/* Bytes with binary suffixes and one decimal: 512B, 1.5K, 64.0M, 1.2G. */
+/* Bytes with binary suffixes and one decimal: 512B, 1.5K, 64.0M, 1.2G
+ * (format_bytes() of lib/basic/format-human.h). */
 struct fbuf fmt_bytes(int64_t v);
 /* A duration: 250us, 12.5ms, 1.234s, 3min 12.5s, 2h 5min, 3d 4h. */
 struct fbuf fmt_duration(int64_t us);
@@ -39,6 +40,10 @@ struct fbuf fmt_2f(double v);
 struct fbuf fmt_int(int64_t v);
 /* v in unit u: fmt_bytes, fmt_duration or fmt_int. */
 struct fbuf fmt_unit(enum acct_unit u, int64_t v);
+
+/* v in unit u without rounding: "3221225472 bytes", "1500us", "7": for where
+ * two values would print alike in fmt_unit's rounding. */
+struct fbuf fmt_exact(enum acct_unit u, int64_t v);
 
 /* The unit of the quantity with API name `name`, from the quantity table
  * (lib/basic/quantity.h); ACCT_UNIT_COUNT for a name it does not have. */

@@ -72,13 +72,21 @@ int verb_compare(char **args)
 	if (arg_json)
 		print_json(stdout, reply.parameters);
 	else if (!arg_quiet) {
+		struct fbuf fv = v.set ? fmt_unit(u, v.value) : (struct fbuf){ "" }, ft = fmt_unit(u, threshold);
+
+		/* "3.0G is below 3.0G" contradicts itself: where the rounded
+		 * texts match but the decision is not "equal", show both exactly. */
+		if (v.set && strcmp(result, "equal") != 0 && strcmp(fv.s, ft.s) == 0) {
+			fv = fmt_exact(u, v.value);
+			ft = fmt_exact(u, threshold);
+		}
 		printf("%s %s", args[0], args[1]);
 		if (v.set) {
-			printf(" %s", fmt_unit(u, v.value).s);
+			printf(" %s", fv.s);
 			if (v.bound > 0)
 				printf(" %s%s", glyph(G_PLUSMINUS), fmt_unit(u, v.bound).s);
 		}
-		printf(" is %s %s (%s)\n", result, fmt_unit(u, threshold).s,
+		printf(" is %s%s %s (%s)\n", result, strcmp(result, "equal") == 0 ? " to" : "", ft.s,
 		       jbool(reply.parameters, "precise") ? "a precise read was needed"
 							  : "decided from the bound, no precise read");
 	}

@@ -1,9 +1,11 @@
 /* verb-watch.c - `acctctl watch CGROUP...`: a time-stamped line per cgroup
- * whenever acctd's Watch stream reports a change, until ^C, SIGTERM or the end
- * of the stream (all exit 0); or each update as JSON. */
+ * at start and then whenever what the line shows changed (acctd's Watch stream
+ * reports every interval; identical lines would be noise), until ^C, SIGTERM or
+ * the end of the stream (all exit 0); or each update as JSON. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,37 +15,71 @@
 #include "human.h"
 #include "terminal.h"
 
-static void watch_line(struct json_object *cg)
+/* The last text printed for each cgroup, to print only changes. */
+struct shown {
+	char *path, *text;
+};
+struct shown_list {
+	struct shown *v;
+	size_t n;
+};
+
+static void shown_list_clear(struct shown_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].text);
+	}
+	free(l->v);
+	*l = (struct shown_list){ 0 };
+}
+
+/* Whether `text` differs from what was last shown for path; remembers it. */
+static bool shown_changed(struct shown_list *l, const char *path, const char *text)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].path, path) == 0) {
+			if (strcmp(l->v[i].text, text) == 0)
+				return false;
+			free(l->v[i].text);
+			l->v[i].text = xstrdup(text);
+			return true;
+		}
+	struct shown *v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+	if (!v)
+		oom_exit();
+	l->v = v;
+	l->v[l->n++] = (struct shown){ xstrdup(path), xstrdup(text) };
+	return true;
+}
+
+/* The line's text after the time stamp, to `f`. */
+static void watch_text(FILE *f, struct json_object *cg)
 {
 	struct json_object *values = jget(cg, "values"), *rate = jget(jget(cg, "cpu_rate_cores"), "rate");
 	struct json_object *load = jget(cg, "load"), *pressure = jget(cg, "pressure");
 	struct value mem = value_of(jget(values, "memory")), tasks = value_of(jget(values, "tasks"));
 	const char *state = jstr(cg, "state");
-	struct timespec ts;
-	struct tm tm;
-	char stamp[32];
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime_r(&ts.tv_sec, &tm));
-	printf("%s.%03ld %s:", stamp, ts.tv_nsec / 1000000, jstr(cg, "path") ?: "?");
+	fprintf(f, "%s:", jstr(cg, "path") ?: "?");
 	if (state && strcmp(state, "dead") == 0)
-		printf(" removed (final values)");
+		fprintf(f, " removed (final values)");
 	if (mem.set) {
-		printf(" memory %s", fmt_bytes(mem.value).s);
+		fprintf(f, " memory %s", fmt_bytes(mem.value).s);
 		if (mem.bound > 0)
-			printf(" %s%s", glyph(G_PLUSMINUS), fmt_bytes(mem.bound).s);
+			fprintf(f, " %s%s", glyph(G_PLUSMINUS), fmt_bytes(mem.bound).s);
 	} else
-		printf(" memory -");
+		fprintf(f, " memory -");
 	if (rate)
-		printf(", cpu %.2f", jdouble_or(rate, "value", 0));
+		fprintf(f, ", cpu %.2f", jdouble_or(rate, "value", 0));
 	else
-		printf(", cpu -");
+		fprintf(f, ", cpu -");
 	if (load)
-		printf(", load %.2f", jdouble_or(load, "avg1", 0));
+		fprintf(f, ", load %.2f", jdouble_or(load, "avg1", 0));
 	else
-		printf(", load -");
+		fprintf(f, ", load -");
 	if (tasks.set)
-		printf(", tasks %" PRId64, tasks.value);
+		fprintf(f, ", tasks %" PRId64, tasks.value);
 	if (pressure) {
 		static const char *const res[] = { "cpu", "memory", "io" };
 		bool any = false;
@@ -51,11 +87,32 @@ static void watch_line(struct json_object *cg)
 			struct json_object *some = jget(jget(pressure, res[i]), "some");
 			if (!some)
 				continue;
-			printf("%s %s %.2f%%", any ? "" : ", pressure", res[i], jdouble_or(some, "avg10", 0));
+			fprintf(f, "%s %s %.2f%%", any ? "" : ", pressure", res[i], jdouble_or(some, "avg10", 0));
 			any = true;
 		}
 	}
-	putchar('\n');
+}
+
+/* Print cg's line, time-stamped, unless it shows what it showed last. */
+static void watch_line(struct shown_list *l, struct json_object *cg)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	struct timespec ts;
+	struct tm tm;
+	char stamp[32];
+
+	if (!f)
+		oom_exit();
+	watch_text(f, cg);
+	if (fclose(f) != 0)
+		oom_exit();
+	if (!shown_changed(l, jstr(cg, "path") ?: "?", text))
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime_r(&ts.tv_sec, &tm));
+	printf("%s.%03ld %s\n", stamp, ts.tv_nsec / 1000000, text);
 }
 
 int verb_watch(char **args)
@@ -63,6 +120,7 @@ int verb_watch(char **args)
 	_cleanup_(acct_client_freep) struct acct_client *c = NULL;
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
 	_cleanup_json_ struct json_object *params = xjson(json_object_new_object());
+	_cleanup_(shown_list_clear) struct shown_list shown = { 0 };
 	int r;
 
 	/* the only verb whose argument count depends on an option: verbs[] allows any */
@@ -104,7 +162,7 @@ int verb_watch(char **args)
 			a = jget(reply.parameters, "cgroups");
 			if (a && json_object_is_type(a, json_type_array))
 				for (size_t i = 0; i < json_object_array_length(a); i++)
-					watch_line(json_object_array_get_idx(a, i));
+					watch_line(&shown, json_object_array_get_idx(a, i));
 		}
 		fflush(stdout);
 		if (!reply.continues)

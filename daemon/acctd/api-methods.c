@@ -11,6 +11,7 @@
  * connection closes) keep the connection busy, and the calls pipelined behind
  * them wait in the input buffer until they end. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,6 +258,52 @@ static int m_list(struct request *rq, struct json_object *params)
 	return r;
 }
 
+/* Whether the v1 memory controller has a source for q; the v2-only ones
+ * (memory.high, memory.events' low/high/oom/oom_group_kill, PSI) it lacks. */
+static bool memory_v1_lacks(enum acct_quantity q)
+{
+	switch (q) {
+	case ACCT_Q_MEMORY_HIGH:
+	case ACCT_Q_MEMORY_EVENTS_LOW:
+	case ACCT_Q_MEMORY_EVENTS_HIGH:
+	case ACCT_Q_MEMORY_EVENTS_OOM:
+	case ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* NoSuchQuantity for a known quantity that was never read for this cgroup,
+ * with a reason: the layout has no file for it, or the cgroup lies outside
+ * the hierarchy that has it. */
+static int reply_not_read(struct request *rq, const char *qname, enum acct_quantity q)
+{
+	const struct acct_cgroup_layout *L = manager_layout(rq->c->s->m);
+	_cleanup_free_ char *reason = NULL;
+	const char *why;
+	struct json_object *p;
+
+	if (L->mode != ACCT_CGROUP_UNIFIED && !L->v2_memory && memory_v1_lacks(q))
+		why = "is not read on cgroup v1: the v1 memory controller has no such file";
+	else if (L->mode == ACCT_CGROUP_LEGACY && q >= ACCT_Q_PSI_CPU_SOME && q <= ACCT_Q_PSI_IO_FULL)
+		why = "is not read on cgroup v1: pressure (PSI) is a cgroup v2 file";
+	else if (q == ACCT_Q_MEMORY_UNDER_OOM && L->v2_memory)
+		why = "is not read on cgroup v2: it is the v1 memory.oom_control's";
+	else
+		why = "is not read for this cgroup on this layout (no source file in its hierarchies)";
+	if (asprintf(&reason, "%s %s", qname, why) < 0)
+		reason = NULL;
+	p = json_object_new_object();
+	if (!p || !reason) {
+		json_object_put(p);
+		return -ENOMEM;
+	}
+	json_object_object_add(p, "quantity", json_object_new_string(qname));
+	json_object_object_add(p, "reason", json_object_new_string(reason));
+	return api_reply_error(rq, RES_NO_SUCH_QUANTITY, p);
+}
+
 static int m_compare(struct request *rq, struct json_object *params)
 {
 	struct acct_ledger *ledger = manager_ledger(rq->c->s->m);
@@ -283,9 +330,10 @@ static int m_compare(struct request *rq, struct json_object *params)
 		return api_no_such_cgroup(rq, path);
 	}
 	if (!__atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE)) {
-		/* Never read for this cgroup (not in that controller's tree). */
+		/* A quantity acctd knows but never read for this cgroup: say why,
+		 * so that it does not read as a misspelt name. */
 		rcu_read_unlock();
-		return api_reply_error_string(rq, RES_NO_SUCH_QUANTITY, "quantity", qname);
+		return reply_not_read(rq, qname, (enum acct_quantity)q);
 	}
 	bool precise = false;
 	int cmp = acct_counter_compare(cg->q[q], threshold, &precise);

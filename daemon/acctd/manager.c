@@ -18,6 +18,7 @@
 #include "cgfs-parse.h"
 #include "config.h"
 #include "build-config.h"
+#include "format-human.h"
 #include "ledger-json.h"
 #include "log.h"
 #include "admin-group.h"
@@ -971,11 +972,12 @@ static void log_top(struct manager *m)
 		struct acct_reading mem = { 0 }, cpu = { 0 };
 		bool hm = acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &mem);
 		bool hc = acct_cgroup_get(cgs[i], ACCT_Q_CPU_USAGE, false, &cpu);
-		char ms[32] = "-", cs[32] = "-";
+		char ms[FORMAT_HUMAN_MAX] = "-", cs[FORMAT_HUMAN_MAX] = "-";
+		/* acctctl's units (lib/basic/format-human.h): 36.0K, 3.0G, 1min 2.5s */
 		if (hm)
-			snprintf(ms, sizeof(ms), "%.1fM", (double)mem.value / 1048576.0);
+			format_bytes(ms, mem.value);
 		if (hc)
-			snprintf(cs, sizeof(cs), "%.2fs", (double)cpu.value / 1e6);
+			format_duration(cs, cpu.value);
 		log_info("%-48s %12s %14s", cgs[i]->path, ms, cs);
 	}
 	if (n > 15)

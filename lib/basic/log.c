@@ -2,7 +2,7 @@
  * The contract is in log.h.
  *
  * State is three atomic ints and no lock: a message is formatted into one
- * stack buffer behind room for its prefix ("MESSAGE=" for the journal, "LEVEL: "
+ * stack buffer behind room for its prefix ("MESSAGE=" for the journal, "TIME LEVEL: "
  * for stderr), so it leaves in a single sd_journal_sendv() or write(2) without
  * a copy. */
 #define SD_JOURNAL_SUPPRESS_LOCATION /* we send the caller's CODE_* fields */
@@ -16,13 +16,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
 #include "util.h"
 
 #define LOG_IDENTIFIER "acctd"
-#define PREFIX_MAX 16 /* room before the message: "MESSAGE=", "warning: " */
+#define PREFIX_MAX 48 /* room before the message: "MESSAGE=", "2026-12-01 13:30:05.123 warning: " */
 #define FIELD_KEY_MAX 64
 
 static int max_level = LOG_INFO;
@@ -220,11 +221,22 @@ static int log_dispatchv(int level, int error, const char *file, int line, const
 	if (log_get_target() != LOG_TARGET_JOURNAL ||
 	    send_journal(level, error, file, line, func, fields, msg, len) < 0) {
 		const char *name = level_names[level];
-		size_t name_len = strlen(name);
-		char *p = msg - name_len - 2;
+		char stamp[PREFIX_MAX];
+		struct timespec ts;
+		struct tm tm;
+		size_t n = 0;
+		int w;
 
-		memcpy(p, name, name_len);
-		memcpy(p + name_len, ": ", 2);
+		/* the local wall-clock time: stderr (a terminal, a file) has no
+		 * time of its own, unlike the journal */
+		if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && localtime_r(&ts.tv_sec, &tm))
+			n = strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+		w = n > 0 ? snprintf(stamp + n, sizeof(stamp) - n, ".%03ld %s: ", ts.tv_nsec / 1000000, name)
+			  : snprintf(stamp, sizeof(stamp), "%s: ", name);
+		n = w > 0 ? MIN((size_t)w + n, sizeof(stamp) - 1) : 0;
+		char *p = msg - n;
+
+		memcpy(p, stamp, n);
 		msg[len] = '\n';
 		write_stderr(p, (size_t)(msg + len + 1 - p));
 	}

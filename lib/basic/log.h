@@ -14,9 +14,9 @@
  * when stderr is a journal stream: systemd then sets $JOURNAL_STREAM to
  * "DEVICE:INODE" of that stream, and fstat(STDERR_FILENO) must match it (a
  * child whose stderr was redirected inherits the variable but not the stream).
- * Everything else goes to stderr as "LEVEL: message\n" (error, warning,
- * notice, info, debug; emerg, alert, crit), without timestamps or a program
- * name: the journal and terminals add their own.
+ * Everything else goes to stderr as "YYYY-MM-DD HH:MM:SS.mmm LEVEL: message\n"
+ * (local wall-clock time; error, warning, notice, info, debug; emerg, alert,
+ * crit), without a program name; the journal keeps its own time instead.
  *
  * Journal fields. Every message carries MESSAGE, PRIORITY, SYSLOG_IDENTIFIER=
  * acctd, CODE_FILE, CODE_LINE, CODE_FUNC, TID, ERRNO when error != 0, and the

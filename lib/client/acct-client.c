@@ -438,7 +438,11 @@ int acct_error_describe(const char *name, struct json_object *parameters, char *
 			     b ? ": " : "", b ? b : "");
 	} else if (strcmp(name, ACCT_ERROR_NO_SUCH_QUANTITY) == 0) {
 		a = param_string(parameters, "quantity");
-		k = a ? asprintf(&s, "No such quantity: %s", a) : asprintf(&s, "No such quantity");
+		b = param_string(parameters, "reason"); /* a known quantity never read there */
+		if (a && b)
+			k = asprintf(&s, "%s: not available for this cgroup (%s)", a, b);
+		else
+			k = a ? asprintf(&s, "No such quantity: %s", a) : asprintf(&s, "No such quantity");
 	} else if (strcmp(name, ACCT_ERROR_RELOAD_FAILED) == 0) {
 		a = param_string(parameters, "reason");
 		k = a ? asprintf(&s, "Reload failed: %s", a) : asprintf(&s, "Reload failed");

@@ -443,7 +443,7 @@ def test_compare_exit_codes(ctl):
     assert " is below 1.0G " in p.stdout
     p = ctl.run("compare", path, "memory", str(exact))
     assert p.returncode == EXIT_EQUAL, p.stdout
-    assert " is equal " in p.stdout
+    assert " is equal to 64.0M " in p.stdout, p.stdout
     p = ctl.run("compare", "-q", path, "memory", "1G")
     assert (p.returncode, p.stdout) == (EXIT_BELOW, "")
     out = json.loads(ctl.run("--json", "compare", path, "memory", "32M").stdout)
@@ -463,6 +463,53 @@ def test_compare_exit_codes(ctl):
     assert p.returncode == EXIT_USAGE
     p = ctl.run("compare", path, "memory")
     assert p.returncode == EXIT_USAGE
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_compare_close_values_print_exactly(ctl):
+    """Where value and threshold round alike but differ, both print exactly."""
+    path = "/system.slice/a.service"
+    exact = ctl.fs.expected(path)["memory_bytes"]
+    ctl.wait_memory(path, exact)
+    p = ctl.run("compare", path, "memory", str(exact + 1))
+    assert p.returncode == EXIT_BELOW, p.stdout
+    assert " memory %d bytes is below %d bytes (" % (exact, exact + 1) in p.stdout, p.stdout
+    p = ctl.run("compare", path, "memory", str(exact - 1))
+    assert p.returncode == 0, p.stdout
+    assert " memory %d bytes is above %d bytes (" % (exact, exact - 1) in p.stdout, p.stdout
+    p = ctl.run("compare", path, "memory", "1G")  # rounded apart: stays human
+    assert " memory 64.0M is below 1.0G (" in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE_HYBRID], indirect=True)
+def test_compare_quantity_not_read_on_v1(ctl):
+    """A known quantity that this layout never reads is not "No such quantity"."""
+    path = "/system.slice/a.service"
+    ctl.wait_memory(path, ctl.fs.expected(path)["memory_bytes"])
+    for q in ("memory.high", "memory.events.oom"):
+        p = ctl.run("compare", path, q, "1")
+        assert p.returncode == EXIT_FAIL, p.stdout
+        assert p.stderr == ("%s: not available for this cgroup (%s is not read on cgroup v1: the v1 memory "
+                            "controller has no such file)\n" % (q, q)), p.stderr
+    p = ctl.run("compare", path, "bogus", "1")
+    assert (p.returncode, p.stderr) == (EXIT_FAIL, "No such quantity: bogus\n")
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_compare_psi_as_durations(ctl):
+    """psi.* are microseconds of stall: printed as durations, in help and completion."""
+    path = "/system.slice/a.service"
+    ctl.wait_memory(path, ctl.fs.expected(path)["memory_bytes"])
+    p = ctl.run("--json", "compare", path, "psi.cpu.some", "0")
+    assert p.returncode in (0, EXIT_EQUAL), p.stderr
+    total = json.loads(p.stdout)["value"]["value"]
+    p = ctl.run("compare", path, "psi.cpu.some", "1h")
+    assert p.returncode == EXIT_BELOW, p.stderr
+    assert re.search(r" psi\.cpu\.some \S*(us|ms|s)( \S+)? is below 1h 0min \(", p.stdout), p.stdout
+    assert " psi.cpu.some %d " % total not in p.stdout
+    helptext = ctl.ok("compare", "--help")
+    for q in ("psi.cpu.some", "psi.cpu.full", "psi.memory.some", "psi.memory.full", "psi.io.some", "psi.io.full"):
+        assert q in helptext, q
 
 
 # ---- administrative commands ------------------------------------------------------------------
@@ -604,6 +651,43 @@ class Lines:
             self.buf += data
         line, self.buf = self.buf.split(b"\n", 1)
         return line.decode()
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_watch_prints_only_changes(ctl):
+    """Updates that change nothing shown print no line; a change prints one."""
+    fs = ctl.fs
+    path = "/system.slice/a.service"
+    ctl.wait_memory(path, fs.expected(path)["memory_bytes"])
+    ctl.wait_rates()
+    base = [acctctl_binary(), "--address", ctl.address, "watch", path, "-d", "0.2"]
+    text = subprocess.Popen(base, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=base_env())
+    js = subprocess.Popen(base + ["--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                          env=base_env())
+    try:
+        tl, jl = Lines(text), Lines(js)
+        first = tl.next()
+        assert first and " %s: memory " % path in first, text.stderr.read()
+        assert jl.next()
+        # three updates that change only what the line does not show (memory.events.max):
+        # the JSON watch gets each, the text watch prints nothing for them
+        for n in (1, 2, 3):
+            fs.add_memory_events(path, max=1)
+            for _ in range(50):
+                upd = json.loads(jl.next() or "{}")
+                ev = [c["values"].get("memory.events.max", {}).get("value") for c in upd.get("cgroups", [])]
+                if n in ev:
+                    break
+            else:
+                pytest.fail("the JSON watch did not see memory.events.max = %d" % n)
+        assert tl.next(0.5) is None
+        fs.set_memory(path, 120 * MiB)
+        line = tl.next(15)
+        assert line and " memory %s" % fmt_bytes(fs.expected(path)["memory_bytes"]) in line, line
+    finally:
+        for proc in (text, js):
+            proc.kill()
+            proc.wait()
 
 
 @pytest.mark.parametrize("fakecg", [INPLACE, INPLACE_HYBRID], indirect=True)
@@ -872,6 +956,8 @@ def test_bash_completion(ctl):
     assert "--tree" in complete("acctctl list --", env) and "--precise" not in complete("acctctl list --", env)
     assert complete("acctctl list --sort=p", env) == ["path", "pressure"]
     assert complete("acctctl compare /x mem", env)[:2] == ["memory", "memory.working_set"]
+    assert complete("acctctl compare /x psi.", env) == ["psi.cpu.some", "psi.cpu.full", "psi.memory.some",
+                                                        "psi.memory.full", "psi.io.some", "psi.io.full"]
     # cgroup paths come from the daemon (--address or ACCTD_ADDRESS)
     assert complete("acctctl --address %s show /system.slice/b" % ctl.address, env) == [
         "/system.slice/b.service", "/system.slice/b.service/child"]

@@ -251,6 +251,27 @@ def _daemon(tmp_path, sig, fs):
 
 
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_foreground_log_has_times_and_human_sizes(fakecg, tmp_path):
+    """stderr (not the journal) gets a time on every line; the start-up table acctctl's sizes."""
+    fs = fakecg
+    fs.mkdir("/small.service", memory=36 << 10, cpu_usec=1500000, procs=[1])
+    fs.mkdir("/big.service", memory=3 << 30, cpu_usec=90 * 1000000, procs=[2])
+    with acctd.Daemon(tmp_path, fs.root, acctd.fast_config(tmp_path)) as d:
+        d.wait_notify("READY=1")
+        d.wait(lambda doc: "/small.service" in d.logtext(), what="the start-up table")
+        assert d.stop() == 0
+    with open(d.log_path) as f:
+        lines = f.read().splitlines()
+    assert lines
+    for line in lines:
+        assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (debug|info|notice|warning|error): ", line), line
+    rows = {line.split(": ", 1)[1].split()[0]: line.split(": ", 1)[1].split()[1:] for line in lines
+            if "/small.service" in line or "/big.service" in line}
+    assert rows["/small.service"] == ["36.0K", "1.5s"], rows
+    assert rows["/big.service"] == ["3.0G", "1min", "30s"], rows
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
 def test_descriptor_limit_degrades_to_open_per_read(fakecg, tmp_path):
     """With too few descriptors for every file of every cgroup, acctd keeps what
     it can open and reads the rest with open/read/close: nothing is lost."""
