@@ -303,8 +303,16 @@ class Suite:
         out = run("acctctl", "--json=short", "status")
         st = json.loads(out)
         log.append("acctctl status: mode %s, %d cgroups live" % (st["cgroup_mode"], st["cgroups_live"]))
-        require(run("systemctl", "is-active", "acctd.service", check=False) == "active",
-                "acctctl status did not start acctd.service")
+        # acctd answers on the socket it was passed while its first pass runs;
+        # systemd calls it active once READY=1 arrives, a moment later.
+        deadline = time.monotonic() + 30
+        while True:
+            state = run("systemctl", "is-active", "acctd.service", check=False)
+            if state != "activating" or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        log.append("acctd.service after acctctl status: %s" % state)
+        require(state == "active", "acctctl status did not start acctd.service (%s)" % state)
         require(st["cgroup_mode"] == "unified", "acctd sees cgroup mode %s, not unified" % st["cgroup_mode"])
         require(st["cgroup_root"] == CG, "acctd's cgroup root is %s" % st["cgroup_root"])
 
