@@ -327,7 +327,12 @@ def test_v1_numa_is_hierarchical(cgs, tmp_path):
         numa = record(doc, cgs.path())["numa"]
         mem = val(doc, cgs.path(), "memory")
         total = sum(n["value"] for n in numa)
-        assert total >= 64 << 20, (numa, mem)
+        # numa_stat counts pages on the LRU lists; pages just charged can still
+        # wait in a CPU's LRU-add batch (a folio_batch: at most 31 per CPU), so
+        # the nodes may hold up to that much less than the child touched (a
+        # clean-clone run under ASan saw 12 pages short).
+        lru_batch = 31 * (os.cpu_count() or 1) * os.sysconf("SC_PAGE_SIZE")
+        assert total >= (64 << 20) - lru_batch, (numa, mem, lru_batch)
         assert total <= mem, (numa, mem)
     finally:
         child.stdin.close()
