@@ -2,7 +2,9 @@
  * (real files from a 6.18 host and files written from cgroup-v2.rst, see the
  * README there) with the exact values they hold, a table of malformed inputs
  * per parser with the error each must give, and every prefix of every fixture
- * through every parser in a buffer of exactly its size (for ASan). */
+ * through every parser in a buffer of exactly its size (for ASan). The file is
+ * long because each of the ~15 formats has its fixtures, values and malformed
+ * cases here, beside the one module they test. */
 #include <errno.h>
 #include <locale.h>
 #include <setjmp.h>

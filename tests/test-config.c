@@ -1,7 +1,8 @@
 /* test-config.c - unit tests of the configuration: defaults, every key, the
  * exact messages for bad values and syntax errors, warnings, drop-in order,
- * the dump/reload round trip and the value parsers. Files are written to a
- * mkdtemp() directory that each test removes again. */
+ * the dump/reload round trip and the value parsers. The file is long because
+ * every key of keys[] and every message is checked one by one. Files are
+ * written to a mkdtemp() directory that each test removes again. */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>

@@ -101,6 +101,22 @@ double jdouble_or(struct json_object *o, const char *key, double dflt)
 	return jdouble(o, key, &v) ? v : dflt;
 }
 
+char *jstr_array_join(struct json_object *o, const char *key)
+{
+	struct json_object *a = jget(o, key);
+	char *joined = NULL;
+
+	if (!a || !json_object_is_type(a, json_type_array))
+		return NULL;
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		char *s = xasprintf("%s%s%s", joined ?: "", joined ? ", " : "",
+				    json_object_get_string(json_object_array_get_idx(a, i)));
+		free(joined);
+		joined = s;
+	}
+	return joined;
+}
+
 const char *jstr(struct json_object *o, const char *key)
 {
 	struct json_object *v = jget(o, key);

@@ -39,6 +39,9 @@ double jdouble_or(struct json_object *o, const char *key, double dflt);
 const char *jstr(struct json_object *o, const char *key);
 /* Boolean member; false when absent. */
 bool jbool(struct json_object *o, const char *key);
+/* The strings of array member `key` joined by ", " (a new string: free() it),
+ * or NULL when the member is absent, not an array or empty. Exits on ENOMEM. */
+char *jstr_array_join(struct json_object *o, const char *key);
 
 /* A Value {"value", "bound"?, "age_us"?}. */
 struct value {

@@ -119,7 +119,7 @@ static void show_cgroup(struct json_object *cg)
 				       COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT };
 	static const char *const nh[] = { "NODE", "MEMORY", "BOUND", "AGE" };
 	static const unsigned nf[] = { COL_RIGHT, COL_RIGHT, 0, COL_RIGHT };
-	struct json_object *values = jget(cg, "values"), *x, *h;
+	struct json_object *values = jget(cg, "values"), *x;
 	const char *state = jstr(cg, "state");
 	bool dead = state && strcmp(state, "dead") == 0;
 	_cleanup_free_ char *hier = NULL;
@@ -135,14 +135,7 @@ static void show_cgroup(struct json_object *cg)
 			    jstr(cg, "final_reason") ?: "unknown");
 	else
 		print_field("State", "%s, %s", state ?: "?", jbool(cg, "populated") ? "populated" : "empty (no processes)");
-	h = jget(cg, "hierarchies");
-	if (h && json_object_is_type(h, json_type_array))
-		for (size_t i = 0; i < json_object_array_length(h); i++) {
-			char *s = xasprintf("%s%s%s", hier ? hier : "", hier ? ", " : "",
-					    json_object_get_string(json_object_array_get_idx(h, i)));
-			free(hier);
-			hier = s;
-		}
+	hier = jstr_array_join(cg, "hierarchies");
 	print_field("Hierarchies", "%s", hier ?: "-");
 	print_field("Depth", "%" PRId64, jint_or(cg, "depth", 0));
 	print_field("Sample errors", "%" PRId64, jint_or(cg, "sample_errors", 0));

@@ -97,7 +97,7 @@ int verb_status(char **args)
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
 	_cleanup_free_ char *fast = NULL, *slow = NULL, *sources = NULL;
-	struct json_object *s, *tuner, *src;
+	struct json_object *s, *tuner;
 	int r;
 
 	r = call_once("Status", NULL, &reply);
@@ -128,14 +128,7 @@ int verb_status(char **args)
 	if (jbool(tuner, "tuned"))
 		print_field("Tuned", "at run time (a reload returns to the configuration)");
 	print_reconciliation(jget(s, "reconciliation"));
-	src = jget(s, "config_sources");
-	if (src && json_object_is_type(src, json_type_array))
-		for (size_t i = 0; i < json_object_array_length(src); i++) {
-			char *t = xasprintf("%s%s%s", sources ? sources : "", sources ? ", " : "",
-					    json_object_get_string(json_object_array_get_idx(src, i)));
-			free(sources);
-			sources = t;
-		}
+	sources = jstr_array_join(s, "config_sources");
 	print_field("Configuration", "%s", sources && *sources ? sources : "built-in defaults");
 	print_field("Reloads", "%" PRId64 ", %" PRId64 " failed; last: %s", jint_or(s, "reloads", 0),
 		    jint_or(s, "reload_failures", 0), jstr(s, "reload_result") ?: "none");

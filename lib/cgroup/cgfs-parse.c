@@ -1,5 +1,9 @@
 /* cgfs-parse.c - strict parsers for cgroupfs and /proc files (see cgfs-parse.h).
  *
+ * The file is long because every kernel file format (about fifteen, v1 and v2)
+ * has its own strict parser, and they all share the lexer below (line_end(),
+ * scan_u64(), scan_key()), which would otherwise have to become public.
+ *
  * Every parser walks the buffer line by line. A line is [start, end) where end
  * points at its '\n' or at the terminating NUL, so no scan ever passes the end
  * of the buffer: each one stops at the first byte it does not expect, and NUL
@@ -18,11 +22,7 @@
  * PSI averages are read as fixed point for the same reason (no strtod()).
  *
  * Parsers that report through a callback validate the whole buffer before the
- * first call, so a malformed file never reaches the caller half-applied.
- *
- * The file is long because every kernel file format (about fifteen, v1 and v2)
- * has its own strict parser, and they all share the lexer below (line_end(),
- * scan_u64(), scan_key()), which would otherwise have to become public. */
+ * first call, so a malformed file never reaches the caller half-applied. */
 #include "cgfs-parse.h"
 
 #include <errno.h>

@@ -1,4 +1,10 @@
 /* cgroup-discovery.c - which cgroups exist in the hierarchies of a layout,
+ *
+ * The file is long because it keeps one set across several hierarchies and
+ * three kinds of change (scans, inotify directory events, cgroup.events
+ * modifications), and each needs its own bookkeeping of watches; splitting it
+ * would spread the one invariant (the set equals what resync() last saw)
+ * over several files.
  * kept current by full scans and inotify (cgroup-discovery.h).
  *
  * The tracked set is one node per relative path (the union over the
@@ -12,13 +18,7 @@
  * inotify event for (hierarchy, directory, name) is a resync of that one path
  * in that one hierarchy. Because an event only says where to look, stale,
  * duplicate or reordered events (after an overflow, or the IN_DELETE of a
- * directory recreated since) cannot corrupt the set.
- *
- * The file is long because it keeps one set across several hierarchies and
- * three kinds of change (scans, inotify directory events, cgroup.events
- * modifications), and each needs its own bookkeeping of watches; splitting it
- * would spread the one invariant (the set equals what resync() last saw)
- * over several files. */
+ * directory recreated since) cannot corrupt the set. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
-"""Self-tests of tests/fakecg.py, the fake cgroupfs generator. The file is long
-because it embeds real kernel files as references (see below).
+"""Self-tests of tests/fakecg.py, the fake cgroupfs generator.
+The file is long because it embeds real kernel files as references (see below).
 
 The generated files are checked against real files from a Linux 6.18 hybrid host
 (shared/kernel-samples/hybrid-6.18, embedded below for clones without ../shared)
