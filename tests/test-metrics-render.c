@@ -15,6 +15,7 @@
 
 #include "ledger.h"
 #include "metrics-render.h"
+#include "path.h"
 #include "topology.h"
 
 struct fixture {
@@ -47,19 +48,9 @@ static int teardown(void **state)
 	return 0;
 }
 
-static unsigned depth_of(const char *path)
-{
-	unsigned n = 0;
-	if (strcmp(path, "/") == 0)
-		return 0;
-	for (const char *p = path; *p; p++)
-		n += *p == '/';
-	return n;
-}
-
 static struct acct_cgroup *add(struct fixture *f, const char *path)
 {
-	struct acct_cgroup_id id = { .path = path, .depth = depth_of(path), .hierarchies = 1, .inode = { 42 } };
+	struct acct_cgroup_id id = { .path = path, .depth = path_depth(path), .hierarchies = 1, .inode = { 42 } };
 	struct acct_cgroup *cg = NULL;
 	assert_int_equal(acct_ledger_add(f->l, &id, f->now, &cg), 0);
 	return cg;
