@@ -27,11 +27,12 @@ ALLOWED = {
     "lib/basic": [],
     "lib/percpu": ["lib/basic"],
     "lib/cgroup": ["lib/basic"],
+    "lib/bpf": ["lib/basic", "lib/cgroup"],
     "lib/varlink": ["lib/basic"],
-    "lib/core": ["lib/basic", "lib/percpu", "lib/cgroup"],
-    "lib/format": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/core"],
+    "lib/core": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf"],
+    "lib/format": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/core"],
     "lib/client": ["lib/basic", "lib/varlink"],
-    "daemon/acctd": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/varlink", "lib/core", "lib/format"],
+    "daemon/acctd": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/varlink", "lib/core", "lib/format"],
     "daemon/acctctl": ["lib/basic", "lib/varlink", "lib/client"],
 }
 # Generated into the build directory's top; anyone may include it.

@@ -1,0 +1,694 @@
+/* bpf-collector.c - load, attach or open the cgroup iterator and read its
+ * records (bpf-collector.h).
+ *
+ * One program (cgroup-iter.bpf.c, as a skeleton) serves every hierarchy: each
+ * gets its own iterator link, attached to the hierarchy's root directory with
+ * pre-order walking. A walk is a read() loop over a new iterator instance
+ * (bpf_iter_create() on an attached link, open() on a pinned one). */
+#include "bpf-collector.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "cgfs-parse.h"
+#include "cgroup-iter.skel.h"
+#include "log.h"
+#include "util.h"
+
+#define REASON_MAX 200
+
+struct hier {
+	bool mounted;
+	bool served;
+	struct bpf_link *link;   /* attached by us */
+	char *pin;               /* or read from this pinned file */
+	char reason[REASON_MAX];
+	unsigned node_items;     /* per-node items the program copies */
+	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
+};
+
+struct acct_bpf_collector {
+	struct acct_bpf_collector_options opts;
+	struct acct_cgroup_iter *skel;
+	struct acct_bpf_batching batching;
+	struct hier h[_ACCT_HIER_MAX];
+	char percpu[REASON_MAX];
+	char *buf;
+	size_t buf_size;
+};
+
+static const char *const mode_names[_ACCT_COLLECTOR_MAX] = {
+	[ACCT_COLLECTOR_AUTO] = "auto",
+	[ACCT_COLLECTOR_BPF] = "bpf",
+	[ACCT_COLLECTOR_FILES] = "files",
+};
+
+const char *acct_collector_mode_to_string(enum acct_collector_mode m)
+{
+	return (unsigned)m < _ACCT_COLLECTOR_MAX ? mode_names[m] : NULL;
+}
+
+int acct_collector_mode_from_string(const char *s)
+{
+	for (int m = 0; m < _ACCT_COLLECTOR_MAX; m++)
+		if (s && strcmp(s, mode_names[m]) == 0)
+			return m;
+	return -EINVAL;
+}
+
+/* libbpf's own messages: warnings go to the debug log (the reason recorded
+ * per hierarchy is what an operator sees), the rest is dropped. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || log_get_max_level() < LOG_DEBUG)
+		return 0;
+	char line[512];
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = 0;
+	log_debug("libbpf: %s", line);
+	return 0;
+}
+
+void acct_bpf_batching_detect(struct acct_bpf_batching *ret, unsigned nr_cpus, const char *btf_path)
+{
+	int cpus = libbpf_num_possible_cpus();
+	*ret = (struct acct_bpf_batching){
+		.nr_cpus = nr_cpus ? nr_cpus : cpus > 0 ? (unsigned)cpus : 1,
+		.charge_batch = 64,
+		.stock_slots = 1,
+		.page_size = sysconf(_SC_PAGESIZE),
+	};
+	/* How many memcgs a CPU's charge stock caches: the length of
+	 * memcg_stock_pcp.nr_pages[] where it is an array (Linux 6.16+), one
+	 * where it is a single counter. Without BTF, the largest known. */
+	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	if (!btf) {
+		ret->stock_slots = 7;
+		return;
+	}
+	int id = btf__find_by_name_kind(btf, "memcg_stock_pcp", BTF_KIND_STRUCT);
+	if (id > 0) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_member *m = btf_members(t);
+		for (unsigned i = 0; i < btf_vlen(t); i++, m++) {
+			if (strcmp(btf__name_by_offset(btf, m->name_off), "nr_pages") != 0)
+				continue;
+			const struct btf_type *mt = btf__type_by_id(btf, m->type);
+			if (mt && btf_is_array(mt))
+				ret->stock_slots = MAX(btf_array(mt)->nelems, 1u);
+		}
+	}
+	btf__free(btf);
+}
+
+uint64_t acct_bpf_memory_bound(const struct acct_bpf_batching *b, int nr_descendants)
+{
+	uint64_t slots = MIN((uint64_t)b->stock_slots, 1 + (uint64_t)MAX(nr_descendants, 0));
+	return (uint64_t)b->nr_cpus * (slots * b->charge_batch + 1) * (uint64_t)b->page_size;
+}
+
+uint64_t acct_bpf_stat_bound(const struct acct_bpf_batching *b, uint64_t stats_updates)
+{
+	uint64_t percpu = (uint64_t)b->nr_cpus * b->charge_batch;
+	uint64_t pending = stats_updates == UINT64_MAX ? percpu : MIN(stats_updates, (uint64_t)1 << 40);
+	return (pending + percpu) * (uint64_t)b->page_size;
+}
+
+/* The reason a load or attach failed, in an operator's words. */
+static void explain(char *reason, int err, const char *what)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		snprintf(reason, REASON_MAX,
+			 "%s: not permitted (needs CAP_BPF and CAP_PERFMON, or a pinned iterator from acctd --bpf-pin)",
+			 what);
+		break;
+	case EINVAL:
+	case E2BIG:
+		snprintf(reason, REASON_MAX, "%s: the kernel's verifier rejected the program (%s)", what,
+			 strerror(err));
+		break;
+	case ENOENT:
+	case ESRCH:
+	case ENOTSUP:
+		snprintf(reason, REASON_MAX, "%s: this kernel lacks what the program needs (%s)", what, strerror(err));
+		break;
+	default:
+		snprintf(reason, REASON_MAX, "%s: %s", what, strerror(err));
+	}
+}
+
+static int load(struct acct_bpf_collector *c, char *reason)
+{
+	const char *btf = c->opts.btf_path ? c->opts.btf_path : "/sys/kernel/btf/vmlinux";
+	if (access(btf, R_OK) < 0) {
+		snprintf(reason, REASON_MAX, "no kernel BTF at %s (the kernel needs CONFIG_DEBUG_INFO_BTF)", btf);
+		return -ENOENT;
+	}
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = c->opts.btf_path);
+	c->skel = acct_cgroup_iter__open_opts(&oo);
+	if (!c->skel) {
+		explain(reason, errno, "opening the BPF program");
+		return -errno;
+	}
+	const char *reject = secure_getenv("ACCTD_TEST_BPF_REJECT");
+	c->skel->rodata->test_reject = reject && *reject == '1';
+	int r = acct_cgroup_iter__load(c->skel);
+	if (r < 0) {
+		explain(reason, -r, "loading the BPF program");
+		acct_cgroup_iter__destroy(c->skel);
+		c->skel = NULL;
+		return r;
+	}
+	c->skel->bss->nr_nodes = c->opts.nr_nodes ? c->opts.nr_nodes : 1;
+	return 0;
+}
+
+static int attach(struct acct_bpf_collector *c, struct hier *h, const char *dir, enum bpf_cgroup_iter_order order,
+		  struct bpf_link **ret)
+{
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	union bpf_iter_link_info info = { .cgroup = { .cgroup_fd = (uint32_t)fd, .order = order } };
+	LIBBPF_OPTS(bpf_iter_attach_opts, ao, .link_info = &info, .link_info_len = sizeof(info));
+	struct bpf_link *link = bpf_program__attach_iter(c->skel->progs.acct_cgroup_iter, &ao);
+	if (!link)
+		return -errno;
+	(void)h;
+	*ret = link;
+	return 0;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_bpf_collector *, acct_bpf_collector_free);
+
+int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct acct_bpf_collector **ret)
+{
+	_cleanup_(acct_bpf_collector_freep) struct acct_bpf_collector *c = NULL;
+	char load_reason[REASON_MAX] = "";
+	int load_r = 1; /* not tried */
+
+	if (!opts || !opts->layout || !ret)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->opts = *opts;
+	c->opts.pin_dir = NULL; /* not kept: the strings are the caller's */
+	c->opts.btf_path = opts->btf_path ? strdup(opts->btf_path) : NULL;
+	if (opts->btf_path && !c->opts.btf_path)
+		return -ENOMEM;
+	libbpf_set_print(libbpf_log);
+	acct_bpf_batching_detect(&c->batching, opts->nr_cpus, opts->btf_path);
+	snprintf(c->percpu, sizeof(c->percpu),
+		 "not read: the kernel's BTF has no per-CPU type tags for cgroup fields; bounds cover per-CPU "
+		 "batching from its structure");
+
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
+		struct hier *h = &c->h[i];
+		const char *mount = opts->layout->mount[i];
+		const char *name = acct_hierarchy_to_string(i);
+		if (!mount || !(opts->hierarchies & (1u << i)))
+			continue;
+		h->mounted = true;
+		if (opts->pin_dir && *opts->pin_dir) {
+			_cleanup_free_ char *pin = NULL;
+			if (asprintf(&pin, "%s/%s", opts->pin_dir, name) < 0)
+				return -ENOMEM;
+			_cleanup_close_ int fd = open(pin, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				snprintf(h->reason, sizeof(h->reason), "pinned at %s", pin);
+				h->pin = TAKE_PTR(pin);
+				h->served = true;
+				continue;
+			}
+			if (errno != ENOENT && !opts->attach) {
+				snprintf(h->reason, sizeof(h->reason), "cannot open %s: %s", pin, strerror(errno));
+				continue;
+			}
+		}
+		if (!opts->attach) {
+			snprintf(h->reason, sizeof(h->reason), "no pinned iterator%s%s and attaching is not allowed",
+				 opts->pin_dir && *opts->pin_dir ? " in " : "", opts->pin_dir ? opts->pin_dir : "");
+			continue;
+		}
+		if (load_r == 1)
+			load_r = load(c, load_reason);
+		if (load_r < 0) {
+			snprintf(h->reason, sizeof(h->reason), "%s", load_reason);
+			continue;
+		}
+		int r = attach(c, h, mount, BPF_CGROUP_ITER_DESCENDANTS_PRE, &h->link);
+		if (r < 0) {
+			explain(h->reason, -r, "attaching the iterator");
+			continue;
+		}
+		snprintf(h->reason, sizeof(h->reason), "attached");
+		h->served = true;
+	}
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+struct acct_bpf_collector *acct_bpf_collector_free(struct acct_bpf_collector *c)
+{
+	if (!c)
+		return NULL;
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
+		bpf_link__destroy(c->h[i].link);
+		free(c->h[i].pin);
+	}
+	acct_cgroup_iter__destroy(c->skel);
+	free((char *)c->opts.btf_path);
+	free(c->buf);
+	free(c);
+	return NULL;
+}
+
+bool acct_bpf_collector_serves(const struct acct_bpf_collector *c, enum acct_hierarchy h)
+{
+	return c && (unsigned)h < _ACCT_HIER_MAX && c->h[h].served;
+}
+
+bool acct_bpf_collector_any(const struct acct_bpf_collector *c)
+{
+	for (int i = 0; c && i < _ACCT_HIER_MAX; i++)
+		if (c->h[i].served)
+			return true;
+	return false;
+}
+
+const char *acct_bpf_collector_reason(const struct acct_bpf_collector *c, enum acct_hierarchy h)
+{
+	return c && (unsigned)h < _ACCT_HIER_MAX ? c->h[h].reason : "";
+}
+
+const char *acct_bpf_collector_percpu(const struct acct_bpf_collector *c)
+{
+	return c->percpu;
+}
+
+const struct acct_bpf_batching *acct_bpf_collector_batching(const struct acct_bpf_collector *c)
+{
+	return &c->batching;
+}
+
+void acct_bpf_snapshot_clear(struct acct_bpf_snapshot *s)
+{
+	free(s->rec);
+	*s = (struct acct_bpf_snapshot){ 0 };
+}
+
+static int compare_id(const void *a, const void *b)
+{
+	const struct acct_bpf_record *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->rec[mid].id == id)
+			return &s->rec[mid];
+		if (s->rec[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Read a walk from fd into c->buf; returns the bytes read or -errno. */
+static ssize_t read_walk(struct acct_bpf_collector *c, int fd)
+{
+	size_t len = 0;
+	for (;;) {
+		if (c->buf_size - len < 64 * 1024) {
+			size_t size = MAX(c->buf_size * 2, (size_t)256 * 1024);
+			char *b = realloc(c->buf, size);
+			if (!b)
+				return -ENOMEM;
+			c->buf = b;
+			c->buf_size = size;
+		}
+		ssize_t r = read(fd, c->buf + len, c->buf_size - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			/* A cgroup removed mid-walk can end the walk early with
+			 * an error; what was read stands. */
+			return len ? (ssize_t)len : -errno;
+		}
+		if (r == 0)
+			return (ssize_t)len;
+		len += (size_t)r;
+	}
+}
+
+static int open_walk(struct acct_bpf_collector *c, struct hier *h)
+{
+	int fd = h->link ? bpf_iter_create(bpf_link__fd(h->link)) : open(h->pin, O_RDONLY | O_CLOEXEC);
+	(void)c;
+	return fd < 0 ? -errno : fd;
+}
+
+int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap)
+{
+	if (!acct_bpf_collector_serves(c, hi))
+		return -ENODEV;
+	struct hier *h = &c->h[hi];
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t t0 = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	_cleanup_close_ int fd = open_walk(c, h);
+	if (fd < 0)
+		return fd;
+	ssize_t len = read_walk(c, fd);
+	if (len < 0)
+		return (int)len;
+	size_t n = (size_t)len / sizeof(struct acct_bpf_record);
+	if ((size_t)len % sizeof(struct acct_bpf_record))
+		return -EBADMSG;
+	if (n > snap->cap) {
+		struct acct_bpf_record *r = realloc(snap->rec, n * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		snap->rec = r;
+		snap->cap = n;
+	}
+	memcpy(snap->rec, c->buf, (size_t)len);
+	snap->n = n;
+	snap->read_us = t0;
+	for (size_t i = 0; i < n; i++)
+		if (snap->rec[i].magic != ACCT_BPF_RECORD_MAGIC || snap->rec[i].size != sizeof(struct acct_bpf_record)) {
+			snap->n = 0;
+			return -EBADMSG;
+		}
+	/* Pre-order is mostly id order already (ids grow with creation). */
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = snap->rec[i - 1].id < snap->rec[i].id;
+	if (!sorted)
+		qsort(snap->rec, n, sizeof(*snap->rec), compare_id);
+	return (int)MIN(n, (size_t)INT32_MAX);
+}
+
+int acct_bpf_collector_read_one(struct acct_bpf_collector *c, enum acct_hierarchy hi, const char *dir,
+				struct acct_bpf_record *ret)
+{
+	if (!acct_bpf_collector_serves(c, hi))
+		return -ENODEV;
+	if (!c->skel)
+		return -EPERM;
+	struct bpf_link *link = NULL;
+	int r = attach(c, &c->h[hi], dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
+	if (r < 0)
+		return r == -ENOTDIR ? -ENOENT : r;
+	int fd = bpf_iter_create(bpf_link__fd(link));
+	r = fd < 0 ? -errno : 0;
+	ssize_t len = 0;
+	if (r == 0) {
+		len = read_walk(c, fd);
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	if (r < 0)
+		return r;
+	if (len < 0)
+		return (int)len;
+	if ((size_t)len != sizeof(*ret))
+		return len == 0 ? -ENOENT : -EBADMSG;
+	memcpy(ret, c->buf, sizeof(*ret));
+	if (ret->magic != ACCT_BPF_RECORD_MAGIC || ret->size != sizeof(*ret))
+		return -EBADMSG;
+	return 0;
+}
+
+int acct_bpf_collector_pin(struct acct_bpf_collector *c, const char *dir)
+{
+	int n = 0;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (chmod(dir, 0755) < 0)
+		return -errno;
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
+		struct hier *h = &c->h[i];
+		if (!h->link)
+			continue;
+		_cleanup_free_ char *path = NULL;
+		if (asprintf(&path, "%s/%s", dir, acct_hierarchy_to_string(i)) < 0)
+			return -ENOMEM;
+		if (unlink(path) < 0 && errno != ENOENT)
+			return -errno;
+		int r = bpf_link__pin(h->link, path);
+		if (r < 0)
+			return r;
+		if (chmod(path, 0644) < 0)
+			return -errno;
+		n++;
+	}
+	return n;
+}
+
+/* ---- the stat index map ---------------------------------------------------- */
+
+#define MAP_SAMPLE 64
+
+struct sample {
+	uint64_t id;
+	char *before, *after; /* memory.stat contents */
+};
+
+static char *read_text(int dirfd, const char *name)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t size = 8192, len = 0;
+	char *b = malloc(size);
+	while (b) {
+		ssize_t r = read(fd, b + len, size - len - 1);
+		if (r < 0) {
+			free(b);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (size - len < 2) {
+			char *nb = realloc(b, size * 2);
+			if (!nb)
+				free(b);
+			b = nb;
+			size *= 2;
+		}
+	}
+	if (b)
+		b[len] = 0;
+	return b;
+}
+
+/* Up to MAP_SAMPLE cgroup directories of the hierarchy, breadth first (the
+ * root and the upper levels hold the largest, least ambiguous values). */
+static size_t pick_sample(const char *mount, struct sample *s)
+{
+	char *queue[MAP_SAMPLE];
+	size_t nq = 0, head = 0, n = 0;
+	queue[nq++] = strdup(mount);
+	while (head < nq && n < MAP_SAMPLE) {
+		char *dir = queue[head++];
+		if (!dir)
+			continue;
+		_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0) {
+			char *text = read_text(fd, "memory.stat");
+			if (text)
+				s[n++] = (struct sample){ .id = st.st_ino, .before = text };
+			DIR *d = fdopendir(fd);
+			if (d) {
+				fd = -1;
+				struct dirent *de;
+				while ((de = readdir(d)) && nq < MAP_SAMPLE)
+					if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+						char *p;
+						if (asprintf(&p, "%s/%s", dir, de->d_name) >= 0)
+							queue[nq++] = p;
+					}
+				closedir(d);
+			}
+		}
+	}
+	for (size_t i = 0; i < nq; i++)
+		free(queue[i]);
+	return n;
+}
+
+struct key_value {
+	const char *want;
+	size_t want_len;
+	uint64_t value;
+	bool found;
+};
+
+static int find_key(const char *key, size_t key_len, uint64_t value, void *userdata)
+{
+	struct key_value *kv = userdata;
+	if (key_len == kv->want_len && memcmp(key, kv->want, key_len) == 0) {
+		kv->value = value;
+		kv->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+static bool lookup(const char *text, const char *key, uint64_t *ret)
+{
+	struct key_value kv = { .want = key, .want_len = strlen(key) };
+	(void)cgfs_parse_flat_keyed(text, find_key, &kv);
+	*ret = kv.value;
+	return kv.found;
+}
+
+struct key_list {
+	char keys[ACCT_BPF_STATE_MAX * 2][48];
+	unsigned n;
+	bool v1;
+};
+
+static int collect_key(const char *key, size_t key_len, uint64_t value, void *userdata)
+{
+	struct key_list *l = userdata;
+	(void)value;
+	/* v1's local keys come from per-cgroup local counters, not state[]. */
+	if (l->v1 && (key_len < 6 || memcmp(key, "total_", 6) != 0))
+		return 0;
+	if (key_len < sizeof(l->keys[0]) && l->n < ELEMENTSOF(l->keys)) {
+		memcpy(l->keys[l->n], key, key_len);
+		l->keys[l->n++][key_len] = 0;
+	}
+	return 0;
+}
+
+int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarchy hi,
+				 const char *const *numa_keys, struct acct_bpf_stat_map *ret)
+{
+	struct sample s[MAP_SAMPLE];
+	struct acct_bpf_snapshot snap = { 0 };
+	struct key_list *keys = NULL;
+	int r;
+
+	if (!acct_bpf_collector_serves(c, hi))
+		return -ENODEV;
+	memset(ret, 0, sizeof(*ret));
+	size_t n = pick_sample(c->opts.layout->mount[hi], s);
+	r = acct_bpf_collector_read(c, hi, &snap);
+	if (r < 0)
+		goto out;
+	/* Read each sampled cgroup's memory.stat again: the walk lies between. */
+	{
+		struct sample again[MAP_SAMPLE];
+		size_t m = pick_sample(c->opts.layout->mount[hi], again);
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < m; j++)
+				if (again[j].id == s[i].id && !s[i].after) {
+					s[i].after = again[j].before;
+					again[j].before = NULL;
+				}
+		for (size_t j = 0; j < m; j++)
+			free(again[j].before);
+	}
+	keys = calloc(1, sizeof(*keys));
+	if (!keys) {
+		r = -ENOMEM;
+		goto out;
+	}
+	keys->v1 = hi != ACCT_HIER_UNIFIED;
+	if (n > 0)
+		(void)cgfs_parse_flat_keyed(s[0].before, collect_key, keys);
+
+	const uint32_t units[] = { (uint32_t)c->batching.page_size, 1, 1024 };
+	for (unsigned k = 0; k < keys->n && ret->n < ACCT_BPF_STATE_MAX; k++) {
+		int found = -1;
+		uint32_t found_unit = 0;
+		bool ambiguous = false;
+		for (unsigned idx = 0; idx < ACCT_BPF_STATE_MAX && !ambiguous; idx++)
+			for (size_t u = 0; u < ELEMENTSOF(units); u++) {
+				unsigned used = 0, nonzero = 0;
+				bool ok = true;
+				for (size_t i = 0; i < n && ok; i++) {
+					const struct acct_bpf_record *rec = acct_bpf_snapshot_find(&snap, s[i].id);
+					uint64_t a, b;
+					if (!rec || !(rec->flags & ACCT_BPF_F_STATS) || idx >= rec->nr_state || !s[i].after ||
+					    !lookup(s[i].before, keys->keys[k], &a) || !lookup(s[i].after, keys->keys[k], &b))
+						continue;
+					int64_t v = rec->state[idx];
+					uint64_t lo = MIN(a, b), hi2 = MAX(a, b);
+					ok = v >= 0 && (uint64_t)v * units[u] >= lo && (uint64_t)v * units[u] <= hi2;
+					used++;
+					nonzero += hi2 > 0;
+				}
+				if (!ok || used == 0 || nonzero == 0)
+					continue;
+				if (found >= 0) {
+					ambiguous = true;
+					break;
+				}
+				found = (int)idx;
+				found_unit = units[u];
+			}
+		if (found < 0 || ambiguous)
+			continue;
+		snprintf(ret->e[ret->n].key, sizeof(ret->e[0].key), "%s", keys->keys[k]);
+		ret->e[ret->n].index = (uint16_t)found;
+		ret->e[ret->n].unit = found_unit;
+		ret->n++;
+	}
+	ret->cgroups_used = (unsigned)n;
+
+	/* The per-node items: those of numa_keys that are mapped. */
+	struct hier *h = &c->h[hi];
+	h->node_items = 0;
+	for (size_t q = 0; numa_keys && numa_keys[q] && h->node_items < ACCT_BPF_NODE_ITEMS; q++)
+		for (unsigned e = 0; e < ret->n; e++)
+			if (strcmp(ret->e[e].key, numa_keys[q]) == 0) {
+				if (c->skel)
+					c->skel->bss->node_idx[h->node_items] = ret->e[e].index;
+				h->node_units[h->node_items++] = ret->e[e].unit;
+			}
+	if (c->skel)
+		c->skel->bss->node_n = h->node_items;
+	r = (int)ret->n;
+out:
+	for (size_t i = 0; i < n; i++) {
+		free(s[i].before);
+		free(s[i].after);
+	}
+	free(keys);
+	acct_bpf_snapshot_clear(&snap);
+	return r;
+}
+
+unsigned acct_bpf_collector_node_items(const struct acct_bpf_collector *c, enum acct_hierarchy h,
+				       uint32_t units[ACCT_BPF_NODE_ITEMS])
+{
+	if (!acct_bpf_collector_serves(c, h))
+		return 0;
+	memcpy(units, c->h[h].node_units, sizeof(c->h[h].node_units));
+	return c->h[h].node_items;
+}

@@ -1,0 +1,165 @@
+/* bpf-collector.h - the kernel's own cgroup accounting, read through a BPF
+ * cgroup iterator: one read() per hierarchy returns a record per cgroup
+ * (cgroup-record.h), instead of several cgroupfs files per cgroup.
+ *
+ * Per hierarchy the collector either attaches the iterator itself (it needs
+ * CAP_BPF and CAP_PERFMON, or root) or opens one that a privileged step pinned
+ * in bpffs (acctd --bpf-pin, run as ExecStartPre=+: docs/systemd.md), which an
+ * unprivileged daemon reads with plain read(). Where neither works the
+ * hierarchy is not served and the reason says why, in words an operator can
+ * act on; the caller then keeps reading files (the sampler does, per
+ * quantity).
+ *
+ * What a record gives and how exact it is (docs/counters.md, "Bounds"):
+ * - page counters (memory, swap or memsw, peak, limits, failcnt): the
+ *   kernel's exact values, which include pages pre-charged into per-CPU
+ *   charge stocks (acct_bpf_memory_bound());
+ * - memcg stats (memory.stat items): the flushed values, which miss the
+ *   updates not flushed yet (acct_bpf_stat_bound());
+ * - per-node values of a few stat items, flushed as above;
+ * - whether the cgroup is populated (exact).
+ * Per-CPU data is not read: this kernel build has no per-CPU BTF type tags
+ * and no per-CPU symbols (acct_bpf_collector_percpu() says so at run time).
+ *
+ * Threads: a collector is used from one thread at a time (the sampler's), except
+ * the const queries, which any thread may call once it is built. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup-layout.h"
+#include "cgroup-record.h"
+
+/* [sampling] collector = ... */
+enum acct_collector_mode {
+	ACCT_COLLECTOR_AUTO,  /* BPF where it works, files elsewhere */
+	ACCT_COLLECTOR_BPF,   /* BPF required: acctd refuses to start without it */
+	ACCT_COLLECTOR_FILES, /* cgroupfs files only */
+	_ACCT_COLLECTOR_MAX,
+};
+/* "auto", "bpf", "files"; NULL outside the enum. */
+const char *acct_collector_mode_to_string(enum acct_collector_mode m);
+/* The mode named s, or -EINVAL. */
+int acct_collector_mode_from_string(const char *s);
+
+/* The kernel's batching, from which bounds are derived. */
+struct acct_bpf_batching {
+	unsigned nr_cpus;      /* possible CPUs */
+	unsigned charge_batch; /* MEMCG_CHARGE_BATCH, pages (64 since Linux 6.1, 32 before: 64 is used) */
+	unsigned stock_slots;  /* memcgs one CPU's charge stock caches (memcg_stock_pcp.nr_pages[] in BTF; 1 before 6.16) */
+	long page_size;
+};
+
+struct acct_bpf_collector_options {
+	const struct acct_cgroup_layout *layout;
+	uint32_t hierarchies; /* bits of enum acct_hierarchy wanted */
+	const char *pin_dir;  /* pinned iterators here are used first ("" or NULL: none) */
+	bool attach;          /* may load and attach the program itself */
+	const char *btf_path; /* NULL: the running kernel's; another path stands in for it (tests) */
+	unsigned nr_nodes;    /* NUMA nodes (0: 1) */
+	unsigned nr_cpus;     /* 0: the possible CPUs */
+};
+
+struct acct_bpf_collector;
+
+/* Build a collector: for each wanted hierarchy that is mounted, open its pinned
+ * iterator or attach one. Never fails for BPF's sake: a hierarchy that cannot
+ * be served is recorded with its reason (acct_bpf_collector_reason()).
+ * Returns 0, -EINVAL or -ENOMEM. */
+int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct acct_bpf_collector **ret);
+/* Detach and free. Accepts NULL; returns NULL. */
+struct acct_bpf_collector *acct_bpf_collector_free(struct acct_bpf_collector *c);
+
+/* Whether hierarchy h is read through BPF. */
+bool acct_bpf_collector_serves(const struct acct_bpf_collector *c, enum acct_hierarchy h);
+/* Why h is or is not served ("attached", "pinned at PATH", "no BTF at ...",
+ * "not permitted (needs CAP_BPF and CAP_PERFMON) ..."); "" for a hierarchy
+ * that is not mounted. Static storage of c. */
+const char *acct_bpf_collector_reason(const struct acct_bpf_collector *c, enum acct_hierarchy h);
+/* What the collector says about per-CPU data: read or why not. */
+const char *acct_bpf_collector_percpu(const struct acct_bpf_collector *c);
+const struct acct_bpf_batching *acct_bpf_collector_batching(const struct acct_bpf_collector *c);
+/* Whether any hierarchy is served. */
+bool acct_bpf_collector_any(const struct acct_bpf_collector *c);
+
+/* Records of one walk, sorted by id. */
+struct acct_bpf_snapshot {
+	struct acct_bpf_record *rec;
+	size_t n, cap;
+	uint64_t read_us; /* monotonic time the walk started */
+};
+void acct_bpf_snapshot_clear(struct acct_bpf_snapshot *s);
+/* The record of cgroup id, or NULL. O(log n). */
+const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id);
+
+/* Walk hierarchy h into *snap (its old records are replaced; the buffer is
+ * reused). Returns the number of records, -ENODEV when h is not served, or
+ * the error of the walk (-EBADMSG: a record of another size or magic). */
+int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy h, struct acct_bpf_snapshot *snap);
+
+/* Read the one cgroup whose directory in hierarchy h is `dir` (absolute) now,
+ * through an iterator restricted to it. Returns 0, -ENODEV (h not served),
+ * -EPERM (the collector only reads pinned iterators: it cannot attach a new
+ * one), -ENOENT (no such cgroup) or another negative errno. */
+int acct_bpf_collector_read_one(struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
+				struct acct_bpf_record *ret);
+
+/* Pin an iterator for each served hierarchy that the collector attached
+ * itself at DIR/<hierarchy name> (created 0755, the pins 0644, readable by an
+ * unprivileged daemon). Existing pins there are replaced. Returns the number
+ * pinned or a negative errno. */
+int acct_bpf_collector_pin(struct acct_bpf_collector *c, const char *dir);
+
+/* ---- the memcg stat index map ---------------------------------------------
+ *
+ * state[] is indexed by the kernel's private memcg stat index, which no
+ * interface names. The map is derived by matching: memory.stat of up to 64
+ * cgroups is read, then the hierarchy is walked, then memory.stat is read
+ * again; key K maps to index i (in unit u: 1, 1024 or the page size) when, for
+ * every sampled cgroup, state[i] * u lies between K's two readings, and no
+ * other index does. Keys without a unique match stay unmapped (served from
+ * files). */
+struct acct_bpf_stat_map {
+	unsigned n;
+	struct {
+		char key[48];     /* as memory.stat names it (v1: total_*, the hierarchical values) */
+		uint16_t index;   /* into state[] */
+		uint32_t unit;    /* bytes per state[] unit */
+	} e[ACCT_BPF_STATE_MAX];
+	unsigned cgroups_used; /* cgroups the map was derived from */
+};
+
+/* Derive the map for hierarchy h (the one holding memory.stat) into *ret and
+ * tell the program which items to copy per node (those of numa_keys[], up to
+ * ACCT_BPF_NODE_ITEMS, which must be mapped). Returns the number of keys
+ * mapped, -ENODEV when h is not served, or a negative errno. */
+int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarchy h,
+				 const char *const *numa_keys, struct acct_bpf_stat_map *ret);
+/* Per-node items as set by the last acct_bpf_collector_map_stats(): how many,
+ * and the unit (bytes per value) of each. For pinned iterators the privileged
+ * step chose them: this reports what it chose (by re-deriving). */
+unsigned acct_bpf_collector_node_items(const struct acct_bpf_collector *c, enum acct_hierarchy h,
+				       uint32_t units[ACCT_BPF_NODE_ITEMS]);
+
+/* ---- bounds (pure) --------------------------------------------------------- */
+
+/* Bytes by which a memory page counter (memory.current, usage_in_bytes, memsw)
+ * may exceed what the cgroup's pages use: the pages sitting pre-charged in
+ * per-CPU charge stocks, at most charge_batch per stock slot per CPU, each
+ * slot caching one memcg of the subtree (so min(stock_slots, 1 + descendants)
+ * slots count), plus one page per CPU of byte-granular object stock. */
+uint64_t acct_bpf_memory_bound(const struct acct_bpf_batching *b, int nr_descendants);
+/* Bytes (in the unit's terms: multiply pages by the page size) by which a
+ * flushed memcg stat may differ from the truth: the updates not flushed yet,
+ * stats_updates (pages) plus less than charge_batch per CPU still in per-CPU
+ * counters. stats_updates UINT64_MAX (unknown, as for values read from
+ * files) assumes the flush threshold, charge_batch per CPU: reading
+ * memory.stat flushes when more is pending. */
+uint64_t acct_bpf_stat_bound(const struct acct_bpf_batching *b, uint64_t stats_updates);
+/* The batching of the running kernel for nr_cpus CPUs (0: possible CPUs),
+ * from its BTF where it has the charge stock type (btf_path NULL: the
+ * kernel's). Never fails: unknown parts take the values that make bounds
+ * largest. */
+void acct_bpf_batching_detect(struct acct_bpf_batching *ret, unsigned nr_cpus, const char *btf_path);

@@ -1,0 +1,238 @@
+/* cgroup-iter.bpf.c - a BPF cgroup iterator that writes one struct
+ * acct_bpf_record per cgroup of a hierarchy (cgroup-record.h).
+ *
+ * Built with clang -target bpf into an object that bpftool turns into a
+ * skeleton (bpf-collector.c loads it). No kernel headers: the kernel types
+ * below declare only the fields read, with preserve_access_index, so libbpf
+ * relocates every offset against the running kernel's BTF (CO-RE). Parts
+ * whose layout moved between kernel versions are read only when the field
+ * exists with the expected shape (bpf_core_field_exists/size); a record's
+ * flags say which parts were read, and whatever was not keeps coming from
+ * cgroupfs files.
+ *
+ * What is read is what the kernel keeps centrally: page counters (exact),
+ * the flushed memcg stats and the count of updates not yet flushed into
+ * them, the per-node flushed LRU stats, the memcg event counters. Per-CPU
+ * data (pending stat deltas, charge stocks, CPU time) is not reachable from
+ * an iterator on kernels without per-CPU BTF tags; bpf-collector.h says how
+ * the bound covers it instead. */
+#include "cgroup-record.h"
+
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef long long s64;
+typedef u32 __u32;
+typedef u64 __u64;
+typedef u8 __u8;
+typedef unsigned short __u16;
+typedef int __s32;
+typedef long long __s64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#define __pai __attribute__((preserve_access_index))
+
+/* uapi value (stable ABI), so that no kernel header is needed */
+enum bpf_map_type { BPF_MAP_TYPE_PERCPU_ARRAY = 6 };
+
+typedef struct { int counter; } __pai atomic_t;
+typedef struct { long counter; } __pai atomic_long_t;
+
+enum cgroup_subsys_id { memory_cgrp_id = 4 };
+enum memcg_memory_event {
+	MEMCG_LOW, MEMCG_HIGH, MEMCG_MAX, MEMCG_OOM, MEMCG_OOM_KILL, MEMCG_OOM_GROUP_KILL,
+};
+
+struct kernfs_node { u64 id; } __pai;
+struct cgroup;
+struct cgroup_subsys_state { struct cgroup *cgroup; } __pai;
+struct cgroup {
+	struct cgroup_subsys_state self;
+	int level;
+	int nr_descendants;
+	int nr_populated_csets;
+	int nr_populated_domain_children;
+	int nr_populated_threaded_children;
+	struct kernfs_node *kn;
+	struct cgroup_subsys_state *subsys[16];
+} __pai;
+
+struct page_counter {
+	atomic_long_t usage;
+	unsigned long failcnt;
+	unsigned long watermark;
+	unsigned long high;
+	unsigned long max;
+} __pai;
+
+struct memcg_vmstats {
+	long state[ACCT_BPF_STATE_MAX];
+	atomic_t stats_updates;
+} __pai;
+
+struct lruvec_stats { long state[ACCT_BPF_STATE_MAX]; } __pai;
+struct mem_cgroup_per_node { struct lruvec_stats *lruvec_stats; } __pai;
+
+struct mem_cgroup {
+	struct cgroup_subsys_state css;
+	struct page_counter memory;
+	union {
+		struct page_counter swap;
+		struct page_counter memsw;
+	};
+	struct memcg_vmstats *vmstats;
+	atomic_long_t memory_events[16];
+	int under_oom;
+	struct mem_cgroup_per_node *nodeinfo[0];
+} __pai;
+
+struct seq_file;
+struct bpf_iter_meta { struct seq_file *seq; } __pai;
+struct bpf_iter__cgroup {
+	struct bpf_iter_meta *meta;
+	struct cgroup *cgroup;
+} __pai;
+
+/* Set by the collector (bss, may change while loaded): the NUMA node count
+ * and the stat indices copied per node (node_n 0 until the collector knows
+ * them). */
+__u32 nr_nodes; /* 0 reads as 1 */
+/* Set before loading by tests that need a program the verifier rejects
+ * (ACCTD_TEST_BPF_REJECT): the branch then reads past the context. */
+const volatile __u32 test_reject = 0;
+__u32 node_n = 0;
+__u32 node_idx[ACCT_BPF_NODE_ITEMS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct acct_bpf_record);
+} scratch SEC(".maps");
+
+static __always_inline void read_counter(struct page_counter *pc, u64 *usage, u64 *watermark, u64 *max)
+{
+	*usage = (u64)BPF_CORE_READ(pc, usage.counter);
+	*watermark = BPF_CORE_READ(pc, watermark);
+	*max = BPF_CORE_READ(pc, max);
+}
+
+static __always_inline void read_memcg(struct acct_bpf_record *r, struct mem_cgroup *memcg)
+{
+	r->flags |= ACCT_BPF_F_MEMCG;
+	read_counter(&memcg->memory, &r->usage, &r->watermark, &r->max);
+	u64 unused;
+	read_counter(&memcg->swap, &r->swap_usage, &unused, &r->swap_max);
+	r->failcnt = BPF_CORE_READ(memcg, memory.failcnt);
+	if (bpf_core_field_exists(memcg->memory.high)) {
+		r->high = BPF_CORE_READ(memcg, memory.high);
+		r->flags |= ACCT_BPF_F_HIGH;
+	}
+	if (bpf_core_field_exists(memcg->under_oom) && BPF_CORE_READ(memcg, under_oom))
+		r->flags |= ACCT_BPF_F_UNDER_OOM;
+
+	if (bpf_core_field_exists(memcg->memory_events)) {
+		long ev[16] = {};
+		u32 sz = bpf_core_field_size(memcg->memory_events);
+		if (sz > sizeof(ev))
+			sz = sizeof(ev);
+		if (bpf_probe_read_kernel(ev, sz, (char *)memcg + bpf_core_field_offset(memcg->memory_events)) == 0) {
+			u32 idx[_ACCT_BPF_EV_MAX] = {
+				bpf_core_enum_value(enum memcg_memory_event, MEMCG_LOW),
+				bpf_core_enum_value(enum memcg_memory_event, MEMCG_HIGH),
+				bpf_core_enum_value(enum memcg_memory_event, MEMCG_MAX),
+				bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM),
+				bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_KILL),
+				bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_GROUP_KILL),
+			};
+			for (int i = 0; i < _ACCT_BPF_EV_MAX; i++) {
+				u32 j = idx[i];
+				if (j < 16 && (u64)(j + 1) * sizeof(long) <= sz)
+					r->events[i] = (u64)ev[j & 15];
+			}
+			r->flags |= ACCT_BPF_F_EVENTS;
+		}
+	}
+
+	/* The flushed stats, behind a pointer since Linux 6.8 (embedded before:
+	 * then the field's size is not a pointer's and they are not read). */
+	if (bpf_core_field_exists(memcg->vmstats) && bpf_core_field_size(memcg->vmstats) == sizeof(void *)) {
+		struct memcg_vmstats *vs = BPF_CORE_READ(memcg, vmstats);
+		u32 sz = bpf_core_field_size(vs->state);
+		if (sz > sizeof(r->state))
+			sz = sizeof(r->state);
+		if (vs && bpf_probe_read_kernel(r->state, sz, (char *)vs + bpf_core_field_offset(vs->state)) == 0) {
+			r->nr_state = sz / sizeof(long);
+			r->stats_updates = (u64)(u32)BPF_CORE_READ(vs, stats_updates.counter);
+			r->flags |= ACCT_BPF_F_STATS;
+		}
+	}
+
+	if (node_n == 0 || !bpf_core_field_exists(((struct mem_cgroup_per_node *)0)->lruvec_stats) ||
+	    bpf_core_field_size(((struct mem_cgroup_per_node *)0)->lruvec_stats) != sizeof(void *))
+		return;
+	u32 nodes = nr_nodes ? nr_nodes : 1;
+	for (u32 n = 0; n < ACCT_BPF_NODES_MAX && n < nodes; n++) {
+		struct mem_cgroup_per_node *pn = 0;
+		if (bpf_probe_read_kernel(&pn, sizeof(pn),
+					  (char *)memcg + bpf_core_field_offset(memcg->nodeinfo) + n * sizeof(void *)) ||
+		    !pn)
+			return;
+		struct lruvec_stats *ls = BPF_CORE_READ(pn, lruvec_stats);
+		if (!ls)
+			return;
+		for (u32 k = 0; k < ACCT_BPF_NODE_ITEMS && k < node_n; k++) {
+			u32 j = node_idx[k];
+			if (j >= ACCT_BPF_STATE_MAX ||
+			    bpf_probe_read_kernel(&r->node_state[n][k], sizeof(long),
+						  (char *)ls + bpf_core_field_offset(ls->state) + j * sizeof(long)))
+				return;
+		}
+	}
+	r->flags |= ACCT_BPF_F_NODES;
+}
+
+SEC("iter/cgroup")
+int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct cgroup *cgrp = ctx->cgroup;
+	u32 zero = 0;
+
+	if (test_reject)
+		return *(volatile int *)((char *)ctx + 4096);
+	if (!cgrp) /* the end of the walk */
+		return 0;
+	struct acct_bpf_record *r = bpf_map_lookup_elem(&scratch, &zero);
+	if (!r)
+		return 0;
+	for (u32 i = 0; i < sizeof(*r) / sizeof(u64); i++) /* (too large for an inlined memset) */
+		((volatile u64 *)r)[i] = 0;
+	r->magic = ACCT_BPF_RECORD_MAGIC;
+	r->size = sizeof(*r);
+	r->id = BPF_CORE_READ(cgrp, kn, id);
+	r->level = BPF_CORE_READ(cgrp, level);
+	r->nr_descendants = BPF_CORE_READ(cgrp, nr_descendants);
+	if (BPF_CORE_READ(cgrp, nr_populated_csets) + BPF_CORE_READ(cgrp, nr_populated_domain_children) +
+	    BPF_CORE_READ(cgrp, nr_populated_threaded_children) > 0)
+		r->flags |= ACCT_BPF_F_POPULATED;
+
+	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id)) {
+		u32 id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+		struct cgroup_subsys_state *css = 0;
+		if (id < 16 && bpf_probe_read_kernel(&css, sizeof(css), (char *)cgrp +
+						     bpf_core_field_offset(cgrp->subsys) + id * sizeof(void *)) == 0 &&
+		    css)
+			/* css is the first member of struct mem_cgroup */
+			read_memcg(r, (struct mem_cgroup *)((char *)css - bpf_core_field_offset(((struct mem_cgroup *)0)->css)));
+	}
+	bpf_seq_write(seq, r, sizeof(*r));
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
