@@ -32,6 +32,10 @@
 #include "cgroup-layout.h"
 #include "cgroup-record.h"
 
+/* Where acctd --bpf-pin pins the iterators and the daemon looks for them by
+ * default ([sampling] bpf_pin_dir). */
+#define ACCT_BPF_PIN_DIR "/sys/fs/bpf/acctd"
+
 /* [sampling] collector = ... */
 enum acct_collector_mode {
 	ACCT_COLLECTOR_AUTO,  /* BPF where it works, files elsewhere */

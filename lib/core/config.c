@@ -35,6 +35,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "bpf-collector.h"
 #include "hostport.h"
 #include "metrics-families.h"
 #include "parse.h"
@@ -132,6 +133,7 @@ enum value_kind {
 	V_EXCLUDE,   /* blank-separated globs; may be empty */
 	V_LISTEN,    /* HOST:PORT, [IPV6]:PORT or none */
 	V_FAMILIES,  /* blank-separated metrics family words (acct_metrics_families_apply()) */
+	V_COLLECTOR, /* auto, bpf or files (enum acct_collector_mode) */
 };
 
 /* How a numeric value is stored; it also caps the range. */
@@ -164,6 +166,8 @@ static const struct key_desc keys[] = {
 	KEY("sampling", "rescan_interval", V_DURATION, S_U64, rescan_interval_us, 1, UINT64_MAX),
 	KEY("sampling", "workers", V_INTEGER, S_UINT, workers, 1, 64),
 	KEY("sampling", "load_average", V_BOOL, S_NONE, load_average, 0, 0),
+	KEY("sampling", "collector", V_COLLECTOR, S_NONE, collector, 0, 0),
+	KEY("sampling", "bpf_pin_dir", V_ROOT, S_NONE, bpf_pin_dir, 0, 0),
 
 	KEY("cgroups", "root", V_ROOT, S_NONE, cgroup_root, 0, 0),
 	KEY("cgroups", "include", V_INCLUDE, S_NONE, include, 0, 0),
@@ -291,6 +295,8 @@ static const char *kind_noun(enum value_kind kind)
 		return "a boolean";
 	case V_LOG_LEVEL:
 		return "a log level";
+	case V_COLLECTOR:
+		return "a collector";
 	case V_ROOT:
 	case V_SOCKET:
 		return "an absolute path";
@@ -353,6 +359,9 @@ static char *syntax_reason(const struct key_desc *k, const char *value)
 		break;
 	case V_LOG_LEVEL:
 		r = asprintf(&s, "invalid log level '%s' (expected err, warning, notice, info or debug)", value);
+		break;
+	case V_COLLECTOR:
+		r = asprintf(&s, "invalid collector '%s' (expected auto, bpf or files)", value);
 		break;
 	default:
 		r = asprintf(&s, "invalid value '%s'", value);
@@ -466,6 +475,16 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 			return *ret_reason ? -EINVAL : -ENOMEM;
 		}
 		*(enum acct_log_level *)field(c, k) = l;
+		return 0;
+	}
+	case V_COLLECTOR: {
+		int m = acct_collector_mode_from_string(v);
+
+		if (m < 0) {
+			*ret_reason = syntax_reason(k, v);
+			return *ret_reason ? -EINVAL : -ENOMEM;
+		}
+		*(int *)field(c, k) = m;
 		return 0;
 	}
 	case V_ROOT:
@@ -653,6 +672,7 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.rescan_interval_us = 60 * USEC_PER_SEC,
 		.workers = 2,
 		.load_average = true,
+		.collector = ACCT_COLLECTOR_AUTO,
 		.max_depth = 32,
 		.tombstone_retention_us = 5 * USEC_PER_MIN,
 		.budget_bytes = (int64_t)SIZE_M,
@@ -672,8 +692,9 @@ int acct_config_new_defaults(struct acct_config **ret)
 	c->sources = strv_new_empty();
 	c->socket_path = default_socket_path();
 	c->metrics_listen = strdup(ACCT_METRICS_DEFAULT_LISTEN);
+	c->bpf_pin_dir = strdup(ACCT_BPF_PIN_DIR);
 	size_t mi = 0, mf = 0;
-	if (!c->exclude || !c->metrics_exclude || !c->sources || !c->socket_path || !c->metrics_listen ||
+	if (!c->exclude || !c->metrics_exclude || !c->sources || !c->socket_path || !c->metrics_listen || !c->bpf_pin_dir ||
 	    strv_push_dup(&c->include, &n, "*") < 0 || strv_push_dup(&c->metrics_include, &mi, "*") < 0 ||
 	    strv_push_dup(&c->metrics_families, &mf, "default") < 0)
 		return -ENOMEM;
@@ -686,6 +707,7 @@ struct acct_config *acct_config_free(struct acct_config *c)
 	if (!c)
 		return NULL;
 	free(c->cgroup_root);
+	free(c->bpf_pin_dir);
 	strv_free(c->include);
 	strv_free(c->exclude);
 	free(c->socket_path);
@@ -1133,6 +1155,9 @@ void acct_config_dump(const struct acct_config *c, FILE *f)
 			fprintf(f, " %s", s ?: "info");
 			break;
 		}
+		case V_COLLECTOR:
+			fprintf(f, " %s", acct_collector_mode_to_string(*(const int *)p) ?: "auto");
+			break;
 		case V_ROOT:
 		case V_SOCKET:
 		case V_GROUP:

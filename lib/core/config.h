@@ -33,6 +33,8 @@ struct acct_config {
 	uint64_t rescan_interval_us;  /* safety-net full rescan (60s) */
 	unsigned workers;             /* sampling threads = max concurrent reads (2) */
 	bool load_average;            /* per-cgroup load average, O(threads) (yes) */
+	int collector;                /* enum acct_collector_mode (auto) */
+	char *bpf_pin_dir;            /* pinned iterators of acctd --bpf-pin (/sys/fs/bpf/acctd); NULL: none */
 
 	/* [cgroups] */
 	char *cgroup_root;            /* NULL: discover (libcgroup); else this directory */
