@@ -35,8 +35,9 @@ ALLOWED = {
     "daemon/acctd": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/varlink", "lib/core", "lib/format"],
     "daemon/acctctl": ["lib/basic", "lib/varlink", "lib/client"],
 }
-# Generated into the build directory's top; anyone may include it.
-GENERATED = {"build-config.h"}
+# Generated into the build directory (build-config.h at its top, the BPF
+# skeleton beside lib/bpf); anyone may include them.
+GENERATED = {"build-config.h", "cgroup-iter.skel.h"}
 MAX_LINES = 1000
 # A long file's head comment must say why, in words like these.
 LONG_REASON = re.compile(r"\b(is long|long because|why it is long)\b", re.I)
