@@ -37,6 +37,8 @@ struct manager {
 	struct acct_ledger *ledger;
 	struct acct_discovery *discovery;
 	struct acct_sampler *sampler;
+	struct acct_bpf_collector *collector; /* NULL: collector = files */
+	struct acct_bpf_stat_map stat_map;
 	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */
 
 	struct event *ev_signal[3];
@@ -702,6 +704,53 @@ static int topology_for_layout(const struct acct_cgroup_layout *layout, struct a
 	return 0;
 }
 
+/* The BPF collector, per [sampling] collector: each hierarchy's choice and
+ * its reason logged once (Status and /metrics show them too). */
+static int build_collector(struct manager *m, unsigned nr_nodes)
+{
+	struct acct_config *c = m->config;
+	if (c->collector == ACCT_COLLECTOR_FILES) {
+		log_info("Collector: cgroupfs files (collector = files)");
+		return 0;
+	}
+	uint32_t want = 0;
+	for (int h = 0; h < _ACCT_HIER_MAX; h++)
+		if (m->layout->mount[h])
+			want |= 1u << h;
+	struct acct_bpf_collector_options o = {
+		.layout = m->layout,
+		.hierarchies = want,
+		.pin_dir = c->bpf_pin_dir,
+		.attach = true,
+		.nr_nodes = nr_nodes,
+	};
+	int r = acct_bpf_collector_new(&o, &m->collector);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the BPF collector: %m");
+	for (int h = 0; h < _ACCT_HIER_MAX; h++)
+		if (m->layout->mount[h])
+			log_info("Collector for %s: %s (%s)", acct_hierarchy_to_string(h),
+				 acct_bpf_collector_serves(m->collector, h) ? "bpf" : "files",
+				 acct_bpf_collector_reason(m->collector, h));
+	if (!acct_bpf_collector_any(m->collector)) {
+		m->collector = acct_bpf_collector_free(m->collector);
+		if (c->collector == ACCT_COLLECTOR_BPF)
+			return log_error_errno(-ENODEV, "No hierarchy can be read through BPF (collector = bpf)");
+		return 0;
+	}
+	int mem = m->layout->v2_memory ? ACCT_HIER_UNIFIED : ACCT_HIER_MEMORY;
+	if (acct_bpf_collector_serves(m->collector, mem)) {
+		r = acct_bpf_collector_map_stats(m->collector, mem, acct_bpf_numa_keys(mem == ACCT_HIER_UNIFIED),
+						 &m->stat_map);
+		if (r < 0)
+			log_warning_errno(r, "Cannot map memory.stat keys to the kernel's stat items (served from files): %m");
+		else
+			log_info("BPF serves %u memory.stat keys (mapped from %u cgroups); per-CPU data: %s", m->stat_map.n,
+				 m->stat_map.cgroups_used, acct_bpf_collector_percpu(m->collector));
+	}
+	return 0;
+}
+
 static int build_components(struct manager *m)
 {
 	struct acct_config *c = m->config;
@@ -730,7 +779,15 @@ static int build_components(struct manager *m)
 	r = acct_discovery_new(m->layout, &f, &m->discovery);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up cgroup discovery: %m");
-	struct acct_sampler_options sopts = { .layout = m->layout, .workers = c->workers };
+	r = build_collector(m, topo->nr_nodes);
+	if (r < 0)
+		return r;
+	struct acct_sampler_options sopts = {
+		.layout = m->layout,
+		.workers = c->workers,
+		.collector = m->collector,
+		.stat_map = &m->stat_map,
+	};
 	r = acct_sampler_new(&sopts, m->ledger, &m->sampler);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start the sampling workers: %m");
@@ -1022,6 +1079,7 @@ struct manager *manager_free(struct manager *m)
 	m->admin = admin_group_free(m->admin); /* before the event base it watches */
 	/* Workers first: they hold record pointers. */
 	m->sampler = acct_sampler_free(m->sampler);
+	m->collector = acct_bpf_collector_free(m->collector);
 	if (m->ledger) {
 		_cleanup_free_ struct acct_cgroup **cgs = NULL;
 		int n = acct_ledger_snapshot(m->ledger, true, &cgs);
@@ -1109,6 +1167,16 @@ void manager_get_stats(const struct manager *m, struct manager_stats *ret)
 		.reload_time_us = m->reload_time_us,
 	};
 	memcpy(ret->sample_errors_total, m->sample_errors_total, sizeof(ret->sample_errors_total));
+}
+
+const struct acct_bpf_collector *manager_collector(const struct manager *m)
+{
+	return m->collector;
+}
+
+unsigned manager_collector_parts(const struct manager *m)
+{
+	return m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;
 }
 
 const struct acct_cgroup_layout *manager_layout(const struct manager *m)

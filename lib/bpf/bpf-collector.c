@@ -684,6 +684,18 @@ out:
 	return r;
 }
 
+const char *const *acct_bpf_numa_keys(bool v2)
+{
+	static const char *const v1_keys[] = {
+		"total_inactive_anon", "total_active_anon", "total_inactive_file",
+		"total_active_file", "total_unevictable", NULL,
+	};
+	static const char *const v2_keys[] = {
+		"anon", "file", "kernel_stack", "pagetables", "slab_reclaimable", "slab_unreclaimable", NULL,
+	};
+	return v2 ? v2_keys : v1_keys;
+}
+
 unsigned acct_bpf_collector_node_items(const struct acct_bpf_collector *c, enum acct_hierarchy h,
 				       uint32_t units[ACCT_BPF_NODE_ITEMS])
 {

@@ -141,6 +141,11 @@ struct acct_bpf_stat_map {
  * mapped, -ENODEV when h is not served, or a negative errno. */
 int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarchy h,
 				 const char *const *numa_keys, struct acct_bpf_stat_map *ret);
+/* The memory.stat keys whose per-node values make a cgroup's memory on a
+ * node, as acctd defines it from memory.numa_stat: v1 the LRU lists
+ * (hierarchical_total), v2 anon, file, kernel stack, page tables and slab.
+ * NULL-terminated, static. */
+const char *const *acct_bpf_numa_keys(bool v2);
 /* Per-node items as set by the last acct_bpf_collector_map_stats(): how many,
  * and the unit (bytes per value) of each. For pinned iterators the privileged
  * step chose them: this reports what it chose (by re-deriving). */
