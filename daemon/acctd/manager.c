@@ -723,6 +723,9 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 		.pin_dir = c->bpf_pin_dir,
 		.attach = true,
 		.nr_nodes = nr_nodes,
+		/* Tests stand another file in for the kernel's BTF (a missing one
+		 * simulates a kernel without BTF). */
+		.btf_path = secure_getenv("ACCTD_TEST_BTF"),
 	};
 	int r = acct_bpf_collector_new(&o, &m->collector);
 	if (r < 0)
