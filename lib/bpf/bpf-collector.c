@@ -130,12 +130,12 @@ uint64_t acct_bpf_stat_bound(const struct acct_bpf_batching *b, uint64_t stats_u
 static void explain(char *reason, int err, const char *what)
 {
 	switch (err) {
-	case EPERM:
-	case EACCES:
+	case EPERM: /* bpf() itself refused (unprivileged_bpf_disabled, no CAP_BPF) */
 		snprintf(reason, REASON_MAX,
 			 "%s: not permitted (needs CAP_BPF and CAP_PERFMON, or a pinned iterator from acctd --bpf-pin)",
 			 what);
 		break;
+	case EACCES: /* the verifier's answer to an unsafe program */
 	case EINVAL:
 	case E2BIG:
 		snprintf(reason, REASON_MAX, "%s: the kernel's verifier rejected the program (%s)", what,
