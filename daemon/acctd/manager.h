@@ -64,6 +64,10 @@ struct manager_stats {
 	uint64_t cgroups_failed_total;
 	uint64_t reloads, reload_failures;
 	uint64_t reload_time_us; /* monotonic time of the last reload attempt, 0 if none */
+	/* The BPF collector: passes of its values alone, cross-checks against
+	 * files and how many disagreed (sampler.c, "Cross-checks"), the last. */
+	uint64_t kernel_passes, bpf_checks, bpf_mismatches;
+	char bpf_last_mismatch[160];
 };
 
 /* Load the configuration and build every component. Logs what fails and

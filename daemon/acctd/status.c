@@ -111,6 +111,13 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 		break;
 	}
 	json_object_object_add(st, "collectors", collectors_json(m));
+	struct json_object *bpf = json_object_new_object();
+	json_object_object_add(bpf, "kernel_passes", json_object_new_int64((int64_t)ms.kernel_passes));
+	json_object_object_add(bpf, "checks", json_object_new_int64((int64_t)ms.bpf_checks));
+	json_object_object_add(bpf, "mismatches", json_object_new_int64((int64_t)ms.bpf_mismatches));
+	json_object_object_add(bpf, "last_mismatch",
+			       ms.bpf_last_mismatch[0] ? json_object_new_string(ms.bpf_last_mismatch) : NULL);
+	json_object_object_add(st, "bpf", bpf);
 	*ret = st;
 	return 0;
 }

@@ -597,12 +597,11 @@ static int64_t limit_value(uint64_t v)
  * of the work list (rotating), walks, and reads them again; the record's
  * value must lie between the two file readings. Once per pass it does the
  * same for one cgroup's memory.stat and every mapped key. A value outside
- * is a mismatch (counted, the last one reported); MISMATCH_PASSES passes in
+ * is a mismatch (counted, the last one reported); ACCT_BPF_MISMATCH_PASSES passes in
  * a row with a mismatch move that part back to files for good (logged by the
  * caller from the report), since the timing no longer explains it. */
 
 #define CHECKS 4
-#define MISMATCH_PASSES 3
 
 /* Memory in use, with the drift histogram and the motion estimate: the mean
  * of |change| per second, weighted towards the recent passes (MOTION_WEIGHT
@@ -656,6 +655,7 @@ static void bpf_memory(struct sample_ctx *x)
 	x->st->own_memory_valid = true;
 	set_memory(x, usage);
 	acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_MEMORY, mem_bound);
+	acct_cgroup_set_sampled(x->cg, ACCT_Q_MEMORY, s->now_us);
 	set_bpf(x, ACCT_Q_MEMORY_PEAK, pages(x, r->watermark), mem_bound);
 	set_bpf(x, ACCT_Q_MEMORY_MAX, limit_value((uint64_t)pages(x, r->max)), 0);
 	if (v1) {
@@ -697,8 +697,16 @@ static void bpf_memory(struct sample_ctx *x)
 	}
 }
 
-static void bpf_memory_events(struct sample_ctx *x, const enum acct_quantity *events)
+static void bpf_memory_events(struct sample_ctx *x)
 {
+	static const enum acct_quantity events[_ACCT_BPF_EV_MAX] = {
+		[ACCT_BPF_EV_LOW] = ACCT_Q_MEMORY_EVENTS_LOW,
+		[ACCT_BPF_EV_HIGH] = ACCT_Q_MEMORY_EVENTS_HIGH,
+		[ACCT_BPF_EV_MAX] = ACCT_Q_MEMORY_EVENTS_MAX,
+		[ACCT_BPF_EV_OOM] = ACCT_Q_MEMORY_EVENTS_OOM,
+		[ACCT_BPF_EV_OOM_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_KILL,
+		[ACCT_BPF_EV_OOM_GROUP_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL,
+	};
 	const struct acct_bpf_record *r = x->mem_rec;
 	if (x->w->s->mem_hier == ACCT_HIER_UNIFIED) {
 		if (r->flags & ACCT_BPF_F_EVENTS)
@@ -897,7 +905,7 @@ static void bpf_walk(struct acct_sampler *s)
 	bool bad[2] = { mem_bad, stat_bad };
 	for (int p = 0; p < 2; p++) {
 		s->streak[p] = bad[p] ? s->streak[p] + 1 : 0;
-		if (s->streak[p] >= MISMATCH_PASSES && (parts & part_of[p])) {
+		if (s->streak[p] >= ACCT_BPF_MISMATCH_PASSES && (parts & part_of[p])) {
 			__atomic_fetch_and(&s->parts, ~part_of[p], __ATOMIC_RELAXED);
 			rep->bpf_fallbacks++;
 		}
@@ -1291,7 +1299,7 @@ static void sample_memory_events(struct sample_ctx *x)
 	uint64_t v;
 
 	if (x->mem_rec) {
-		bpf_memory_events(x, events);
+		bpf_memory_events(x);
 		return;
 	}
 	if (get(x, F_MEMORY_EVENTS)) {
@@ -1538,6 +1546,17 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 	bool slow = flags & ACCT_PASS_SLOW;
 	bool fast = flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW);
 
+	if (flags & ACCT_PASS_KERNEL) {
+		/* Memory from the record only; the group's age stays the last
+		 * file pass's, the memory quantities carry their own. */
+		bpf_lookup(&x);
+		if (x.mem_rec) {
+			bpf_memory(&x);
+			bpf_memory_events(&x);
+		}
+		return;
+	}
+
 	if (fast) {
 		if (w->s->opts.collector)
 			bpf_lookup(&x);
@@ -1639,7 +1658,7 @@ static void *worker_main(void *arg)
 
 		double cpu0 = thread_cpu_seconds();
 		memset(&w->part, 0, sizeof(w->part));
-		if (s->opts.collector && (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW))) {
+		if (s->opts.collector && (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
 			/* Worker 0 walks; the others wait for the snapshots. */
 			if (w->index == 0)
 				bpf_walk(s);
@@ -1858,7 +1877,7 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 			memcpy(report->last_backwards, p->last_backwards, sizeof(report->last_backwards));
 		report->bpf_cgroups += p->bpf_cgroups;
 	}
-	if (s->opts.collector && (s->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW))) {
+	if (s->opts.collector && (s->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
 		const struct acct_pass_report *b = &s->bpf_report;
 		report->bpf_records = b->bpf_records;
 		report->bpf_walk_us = b->bpf_walk_us;

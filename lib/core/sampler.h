@@ -35,6 +35,9 @@ enum acct_pass_flags {
 	/* With FAST: a pass over a few cgroups the caller wants read now (their
 	 * populated changed); read like FAST, the flag is for the caller's report. */
 	ACCT_PASS_EVENT = 1 << 3,
+	/* Alone: the collector's memory values only, no file read (a short
+	 * interval's pass, cheap where a file pass is not: sampler.c). */
+	ACCT_PASS_KERNEL = 1 << 4,
 };
 
 enum acct_sample_error {
@@ -149,6 +152,8 @@ enum acct_sampler_bpf_part {
 	ACCT_BPF_PART_STAT = 1 << 2,      /* mapped memory.stat keys, working set, NUMA */
 };
 unsigned acct_sampler_bpf_parts(const struct acct_sampler *s);
+/* Passes in a row with a mismatch after which a part goes back to files. */
+#define ACCT_BPF_MISMATCH_PASSES 3
 
 /* Descriptors currently cached, and whether the sampler has fallen back to
  * open-per-read because the limit was reached. */
