@@ -168,6 +168,7 @@ struct acct_sampler {
 	unsigned streak[2];       /* consecutive passes with a mismatch: memory, stat */
 	size_t check_cursor;      /* rotating position of the cross-checks in the work list */
 	struct acct_pass_report bpf_report; /* worker 0's BPF figures of this pass */
+	uint64_t budget_bytes;    /* the ledger's bytes budget when the pass started */
 };
 
 const char *acct_sample_error_to_string(enum acct_sample_error e)
@@ -514,6 +515,7 @@ struct sample_ctx {
 	int64_t inactive;
 	const struct acct_bpf_record *mem_rec; /* the collector's memcg record, NULL: files */
 	bool memstat_from_file; /* this pass read memory.stat: fresher than the record's keys */
+	bool files_allowed;     /* a pass that reads files (not ACCT_PASS_KERNEL) */
 	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */
 };
 
@@ -599,7 +601,14 @@ static int64_t limit_value(uint64_t v)
  * same for one cgroup's memory.stat and every mapped key. A value outside
  * is a mismatch (counted, the last one reported); ACCT_BPF_MISMATCH_PASSES passes in
  * a row with a mismatch move that part back to files for good (logged by the
- * caller from the report), since the timing no longer explains it. */
+ * caller from the report), since the timing no longer explains it.
+ *
+ * Budgets. bytes_budget is also the unflushed error acctd accepts from the
+ * kernel: in a pass that reads files, a cgroup whose record's stat bound
+ * exceeds it has its memory.stat read (which flushes the pending updates
+ * when they pass the kernel's threshold) instead of taking the record's
+ * keys, so a small budget buys tighter memory.stat bounds with file reads,
+ * and a large one saves them (docs/counters.md, "Bounds"). */
 
 #define CHECKS 4
 
@@ -608,6 +617,9 @@ static int64_t limit_value(uint64_t v)
  * for the newest), so that a value of age A may be taken to have moved by
  * about motion * A since. */
 #define MOTION_WEIGHT 0.25
+static int memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata);
+static bool get(struct sample_ctx *x, enum file_role f);
+
 static void set_memory(struct sample_ctx *x, int64_t v)
 {
 	struct acct_reading old;
@@ -670,7 +682,24 @@ static void bpf_memory(struct sample_ctx *x)
 	if (!(r->flags & ACCT_BPF_F_STATS) || !(__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_STAT))
 		return;
 	uint64_t stat_bound = acct_bpf_stat_bound(b, r->stats_updates);
-	if (!x->memstat_from_file) {
+	if (!x->memstat_from_file && x->files_allowed && stat_bound > s->budget_bytes &&
+	    x->st->spec[F_MEMORY_STAT].name) {
+		/* Beyond the budget: the file, as in a slow pass (see Budgets). */
+		x->w->part.bpf_stat_reads++;
+		if (get(x, F_MEMORY_STAT)) {
+			if (cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0)
+				fail(x, ACCT_ERR_GARBAGE);
+			else {
+				x->memstat_from_file = true;
+				__atomic_store_n(&x->cg->memstat_bound, acct_bpf_stat_bound(b, UINT64_MAX),
+						 __ATOMIC_RELAXED);
+			}
+		}
+	}
+	/* A walk alone keeps the last file's keys where the record's are worse
+	 * than the budget allows (see Budgets). */
+	bool over_budget = !x->files_allowed && stat_bound > s->budget_bytes;
+	if (!x->memstat_from_file && !over_budget) {
 		for (unsigned i = 0; i < s->stat_map.n; i++) {
 			unsigned idx = s->stat_map.e[i].index;
 			if (idx >= r->nr_state || r->state[idx] < 0)
@@ -1536,7 +1565,8 @@ static void queue_settle(struct worker *w, struct acct_cgroup *cg)
 static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags, uint64_t now_us)
 {
 	struct cg_state *st = state_of(w->s, cg);
-	struct sample_ctx x = { .w = w, .cg = cg, .st = st, .bpf_populated = -1 };
+	struct sample_ctx x = { .w = w, .cg = cg, .st = st, .bpf_populated = -1,
+				.files_allowed = !(flags & ACCT_PASS_KERNEL) };
 
 	if (!st) {
 		w->part.errors[ACCT_ERR_UNREADABLE]++;
@@ -1829,6 +1859,9 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->started_us = acct_now_us();
 	s->busy = true;
 	s->starter_tid = gettid();
+	struct acct_ledger_budgets budgets;
+	acct_ledger_get_budgets(s->ledger, &budgets);
+	s->budget_bytes = (uint64_t)MAX(budgets.bytes, (int64_t)0);
 	s->running = s->nr_workers;
 	s->generation++;
 	pthread_cond_broadcast(&s->cond);
@@ -1876,6 +1909,7 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		if (p->last_backwards[0])
 			memcpy(report->last_backwards, p->last_backwards, sizeof(report->last_backwards));
 		report->bpf_cgroups += p->bpf_cgroups;
+		report->bpf_stat_reads += p->bpf_stat_reads;
 	}
 	if (s->opts.collector && (s->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
 		const struct acct_pass_report *b = &s->bpf_report;
