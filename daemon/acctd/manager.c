@@ -1221,14 +1221,21 @@ void manager_get_stats(const struct manager *m, struct manager_stats *ret)
 	memcpy(ret->sample_errors_total, m->sample_errors_total, sizeof(ret->sample_errors_total));
 }
 
-const struct acct_bpf_collector *manager_collector(const struct manager *m)
+const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h, const char **ret_reason)
 {
-	return m->collector;
-}
-
-unsigned manager_collector_parts(const struct manager *m)
-{
-	return m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;
+	if ((unsigned)h >= _ACCT_HIER_MAX || !m->layout->mount[h])
+		return NULL;
+	bool served = acct_bpf_collector_serves(m->collector, h);
+	unsigned parts = m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;
+	if (served && parts == 0)
+		*ret_reason = "moved back to files: its values disagreed with the files (see the log)";
+	else if (m->collector)
+		*ret_reason = acct_bpf_collector_reason(m->collector, h);
+	else if (m->config->collector == ACCT_COLLECTOR_FILES)
+		*ret_reason = "collector = files in the configuration";
+	else
+		*ret_reason = "no hierarchy can be read through BPF (see the log at start)";
+	return served && parts ? "bpf" : "files";
 }
 
 const struct acct_cgroup_layout *manager_layout(const struct manager *m)
