@@ -152,6 +152,18 @@ static void explain(char *reason, int err, const char *what)
 	}
 }
 
+/* A verifier rejection, with the log line that says why: the last one
+ * before its statistics ("processed N insns ..."). */
+static void explain_verifier(char *reason, int err, char *log)
+{
+	const char *why = "";
+	for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n"))
+		if (*line && strncmp(line, "processed ", 10) != 0 && strncmp(line, "verification time", 17) != 0)
+			why = line;
+	snprintf(reason, REASON_MAX, "loading the BPF program: the kernel's verifier rejected the program (%s): %s",
+		 strerror(err), why);
+}
+
 static int load(struct acct_bpf_collector *c, char *reason)
 {
 	const char *btf = c->opts.btf_path ? c->opts.btf_path : "/sys/kernel/btf/vmlinux";
@@ -167,13 +179,29 @@ static int load(struct acct_bpf_collector *c, char *reason)
 	}
 	const char *reject = secure_getenv("ACCTD_TEST_BPF_REJECT");
 	c->skel->rodata->test_reject = reject && *reject == '1';
+	/* The verifier's log tells its rejections (EACCES for a bad access,
+	 * EINVAL, ...) from a missing privilege (EPERM or EACCES before the
+	 * verifier runs, with an empty log): libbpf retries a failed load with
+	 * logging into this buffer. */
+	const size_t log_size = 64 * 1024;
+	_cleanup_free_ char *log = calloc(1, log_size);
+	if (!log) {
+		acct_cgroup_iter__destroy(c->skel);
+		c->skel = NULL;
+		return -ENOMEM;
+	}
+	(void)bpf_program__set_log_buf(c->skel->progs.acct_cgroup_iter, log, log_size);
 	int r = acct_cgroup_iter__load(c->skel);
 	if (r < 0) {
-		explain(reason, -r, "loading the BPF program");
+		if (*log)
+			explain_verifier(reason, -r, log);
+		else
+			explain(reason, -r, "loading the BPF program");
 		acct_cgroup_iter__destroy(c->skel);
 		c->skel = NULL;
 		return r;
 	}
+	(void)bpf_program__set_log_buf(c->skel->progs.acct_cgroup_iter, NULL, 0);
 	c->skel->bss->nr_nodes = c->opts.nr_nodes ? c->opts.nr_nodes : 1;
 	return 0;
 }
