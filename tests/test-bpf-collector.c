@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -96,7 +97,17 @@ static size_t n_made;
 static pid_t kids[MAX_KIDS];
 static size_t n_kids;
 static pid_t owner; /* the process that cleans up (not forked children) */
+static char bpffs[64];   /* a private bpffs mount for the pins, "" when none */
 static long page_size;
+
+static void cleanup_bpffs(void)
+{
+	if (bpffs[0]) {
+		(void)umount2(bpffs, MNT_DETACH); /* the pins go with the mount */
+		(void)rmdir(bpffs);
+		bpffs[0] = 0;
+	}
+}
 
 static void cleanup(void)
 {
@@ -114,6 +125,7 @@ static void cleanup(void)
 		made[i] = NULL;
 	}
 	n_made = 0;
+	cleanup_bpffs();
 }
 
 static char *path_of(const char *rel)
@@ -669,8 +681,9 @@ static void test_churn(void **state)
 		snprintf(rel, sizeof(rel), "churn/c%d", i);
 		first[i] = cg_make(rel);
 	}
+	/* (the first walk finds how many sessions it takes) */
+	int r = acct_bpf_collector_read(coll, ACCT_HIER_MEMORY, &snap);
 	uint64_t t0 = now_us();
-	int r = 0;
 	for (int i = 0; i < 5; i++)
 		r = acct_bpf_collector_read(coll, ACCT_HIER_MEMORY, &snap);
 	uint64_t t1 = now_us();
@@ -853,6 +866,130 @@ static void test_fallback_unprivileged(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* ---- pinned iterators ------------------------------------------------------------ */
+
+/* Read through pins as an unprivileged daemon would: exit 0 when the walk
+ * has every cgroup of `want` (ids, n of them), else a code saying what
+ * failed. */
+static int read_pinned_unprivileged(const char *pins, const uint64_t *want, size_t n)
+{
+	if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		return 20;
+	struct acct_bpf_collector_options o = {
+		.layout = layout, .hierarchies = 1u << ACCT_HIER_MEMORY, .pin_dir = pins };
+	struct acct_bpf_collector *c = NULL;
+	if (acct_bpf_collector_new(&o, &c) < 0)
+		return 21;
+	int code = 0;
+	struct acct_bpf_snapshot snap = { 0 };
+	fprintf(stderr, "unprivileged, pinned: %s\n", acct_bpf_collector_reason(c, ACCT_HIER_MEMORY));
+	int r = acct_bpf_collector_read(c, ACCT_HIER_MEMORY, &snap);
+	if (!acct_bpf_collector_serves(c, ACCT_HIER_MEMORY))
+		code = 22;
+	else if (r == -E2BIG)
+		code = 25; /* more cgroups than one session holds: see the caller */
+	else if (r < 0) {
+		fprintf(stderr, "unprivileged read: %s\n", strerror(-r));
+		code = 23;
+	}
+	for (size_t i = 0; i < n && !code; i++)
+		if (!acct_bpf_snapshot_find(&snap, want[i]))
+			code = 24;
+	acct_bpf_snapshot_clear(&snap);
+	acct_bpf_collector_free(c);
+	return code;
+}
+
+static void test_pinned(void **state)
+{
+	(void)state;
+	snprintf(bpffs, sizeof(bpffs), "/tmp/bpf-tests-bpffs-XXXXXX");
+	if (!mkdtemp(bpffs)) {
+		bpffs[0] = 0;
+		fail_msg("mkdtemp: %s", strerror(errno));
+	}
+	if (mount("bpf", bpffs, "bpf", 0, "mode=0755") < 0) {
+		int e = errno;
+		(void)rmdir(bpffs);
+		bpffs[0] = 0;
+		print_message("cannot mount a bpffs (%s): skipping\n", strerror(e));
+		skip();
+	}
+	char pins[128];
+	snprintf(pins, sizeof(pins), "%s/acctd", bpffs);
+	assert_int_equal(acct_bpf_collector_pin(coll, pins), 1);
+
+	struct acct_bpf_collector *c = build(NULL, false, pins);
+	assert_true(acct_bpf_collector_serves(c, ACCT_HIER_MEMORY));
+	assert_non_null(strstr(acct_bpf_collector_reason(c, ACCT_HIER_MEMORY), "pinned at"));
+	struct acct_bpf_record rec;
+	_cleanup_free_ char *a1 = path_of("a/a1");
+	assert_int_equal(acct_bpf_collector_read_one(c, ACCT_HIER_MEMORY, a1, &rec), -EPERM);
+
+	/* A pinned iterator cannot be split into sessions: the walk is whole
+	 * (the same set as the attached one) or it fails with -E2BIG, never a
+	 * part of the hierarchy. */
+	struct acct_bpf_snapshot pinned = { 0 }, attached = { 0 };
+	for (int round = 0; round < 2; round++) {
+		if (round == 1) {
+			/* make sure the hierarchy outgrows one session */
+			cg_make("many");
+			for (int i = 0; i < 100; i++) {
+				char rel[32];
+				snprintf(rel, sizeof(rel), "many/m%d", i);
+				cg_make(rel);
+			}
+		}
+		int rp = acct_bpf_collector_read(c, ACCT_HIER_MEMORY, &pinned);
+		int ra = acct_bpf_collector_read(coll, ACCT_HIER_MEMORY, &attached);
+		assert_true(ra > 0);
+		print_message("round %d: pinned walk %d, attached %d records\n", round, rp, ra);
+		if (rp == -E2BIG)
+			continue;
+		if (round == 1)
+			fail_msg("a pinned walk of %d records (attached: %d) should not fit one session", rp, ra);
+		assert_true(rp > 0);
+		check_records(&pinned);
+		for (size_t i = 0; i < ELEMENTSOF(tree); i++)
+			assert_non_null(acct_bpf_snapshot_find(&pinned, ino_of(tree[i].rel)));
+		/* the same set up to what others made or removed between the two */
+		size_t common = 0;
+		for (size_t i = 0; i < pinned.n; i++)
+			common += acct_bpf_snapshot_find(&attached, pinned.rec[i].id) != NULL;
+		assert_true(common + 4 >= MAX(pinned.n, attached.n));
+	}
+	for (int i = 0; i < 100; i++) {
+		char rel[32];
+		snprintf(rel, sizeof(rel), "many/m%d", i);
+		cg_remove(rel);
+	}
+	cg_remove("many");
+	acct_bpf_snapshot_clear(&pinned);
+	acct_bpf_snapshot_clear(&attached);
+	acct_bpf_collector_free(c);
+
+	/* An unprivileged reader opens the pins (0644 in a 0755 directory). */
+	uint64_t want[ELEMENTSOF(tree)];
+	for (size_t i = 0; i < ELEMENTSOF(tree); i++)
+		want[i] = ino_of(tree[i].rel);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(read_pinned_unprivileged(pins, want, ELEMENTSOF(want)));
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 25) {
+		/* others' cgroups made the hierarchy too large for a pinned walk */
+		int ra = acct_bpf_collector_read(coll, ACCT_HIER_MEMORY, &attached);
+		print_message("unprivileged pinned walk: -E2BIG with %d cgroups\n", ra);
+		assert_true(ra > 16);
+		acct_bpf_snapshot_clear(&attached);
+	} else
+		assert_int_equal(WEXITSTATUS(status), 0);
+	cleanup_bpffs();
+}
+
 /* ---- main ------------------------------------------------------------------------ */
 
 /* Why the real tests cannot run here, or NULL. */
@@ -915,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_read_one),
 		cmocka_unit_test(test_churn),
+		cmocka_unit_test(test_pinned),
 		cmocka_unit_test(test_fallback_btf),
 		cmocka_unit_test(test_fallback_verifier),
 		cmocka_unit_test(test_fallback_no_attach),
