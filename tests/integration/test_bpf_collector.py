@@ -425,7 +425,8 @@ def test_bpf_equals_files_on_paused_workloads(tree, tmp_path):
             assert served(lim, "memory.max") == 32 * MiB and served(lim, "memory.events.max") > 0, lim["values"]
             for d in (db, df):
                 assert listed(d, tree.base) >= {tree.path(r) for r in rels}
-            assert status(db)["last_fast_pass"]["bpf"]["mismatches"] == 0
+            b = status(db)["last_fast_pass"]["bpf"]
+            assert b["mismatches"] == 0 and b["cgroups"] >= len(rels), b
     finally:
         os.unlink(big)
 
@@ -445,7 +446,10 @@ def test_churn_of_1000_cgroups(tree, tmp_path):
     with daemon(tmp_path, c) as d:
 
         def look():
+            """After the next pass (so that every phase is sampled), the
+            figures of the last fast and slow passes."""
             nonlocal seen_passes, records
+            d.next_state(1, timeout=30)
             st = status(d)
             for kind in ("last_fast_pass", "last_slow_pass"):
                 p = st[kind]
@@ -488,6 +492,8 @@ def test_churn_of_1000_cgroups(tree, tmp_path):
             assert c_["sample_errors"] == 0, c_
             assert served(c_, "memory") is not None, c_
         assert d.proc.poll() is None
+        # the walks saw the batches (100 cgroups in each hierarchy at least)
+        assert records >= 100 * len(roots), records
     print("churn: %d status looks, max %d BPF records, errors %s, mismatches %s" % (seen_passes, records, errors,
                                                                                     mismatches))
     assert errors == {}, errors
@@ -620,6 +626,7 @@ def test_fallback_unprivileged(tree, tmp_path):
             for c_ in cs.values():
                 assert c_["collector"] == "files" and "not permitted" in c_["reason"], c_
             served_from_files(d, tree, rels)
+            assert "not permitted" in d.logtext()
     finally:
         shutil.rmtree(home)
 
