@@ -75,6 +75,7 @@ struct manager {
 	uint64_t cgroups_failed_total;
 	/* The BPF collector's passes and cross-checks, cumulative. */
 	uint64_t kernel_passes, bpf_checks_total, bpf_mismatches_total;
+	uint64_t next_kernel_us; /* a walk alone not before (on_kernel_tick()) */
 	char bpf_last_mismatch[160];
 
 	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
@@ -362,12 +363,15 @@ static unsigned due_flags(struct manager *m, uint64_t now)
 	return flags;
 }
 
+/* The share of a core that walks alone may take (see finish_pass()). */
+#define KERNEL_CPU_SHARE 0.05
+
 /* A pass of the collector's memory values alone ([sampling] bpf_interval):
  * only when the sampler is idle, since any other pass reads them too. */
 static void on_kernel_tick(evutil_socket_t fd, short what, void *userdata)
 {
 	struct manager *m = userdata;
-	if (!m->ready || acct_sampler_busy(m->sampler))
+	if (!m->ready || acct_sampler_busy(m->sampler) || acct_now_us() < m->next_kernel_us)
 		return;
 	int r = start_pass(m, ACCT_PASS_KERNEL);
 	if (r < 0)
@@ -431,7 +435,11 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 	uint64_t now = acct_now_us();
 	note_bpf(m, rep);
 	if (rep->flags & ACCT_PASS_KERNEL) {
+		/* Walks alone take at most KERNEL_CPU_SHARE of a core: where one
+		 * costs more than that share of bpf_interval (many cgroups), they
+		 * run less often. */
 		m->kernel_passes++;
+		m->next_kernel_us = now + (uint64_t)(rep->cpu_seconds * 1e6 / KERNEL_CPU_SHARE);
 		for (int i = 0; i < _ACCT_ERR_MAX; i++)
 			m->sample_errors_total[i] += rep->errors[i];
 		return;
@@ -832,6 +840,7 @@ static int build_components(struct manager *m)
 		.layout = m->layout,
 		.workers = c->workers,
 		.collector = acct_bpf_collector_any(m->collector) ? m->collector : NULL,
+		.nr_nodes = topo->nr_nodes,
 		.stat_map = &m->stat_map,
 	};
 	r = acct_sampler_new(&sopts, m->ledger, &m->sampler);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +49,7 @@ struct acct_bpf_collector {
 	char percpu[REASON_MAX];
 	char *buf;
 	size_t buf_size;
+	const char *out;   /* the program's output map, mapped (NULL: sessions write to read()) */
 };
 
 static const char *const mode_names[_ACCT_COLLECTOR_MAX] = {
@@ -186,7 +188,9 @@ static int load(struct acct_bpf_collector *c, char *reason)
 	const size_t log_size = 64 * 1024;
 	_cleanup_free_ char *log = calloc(1, log_size);
 	if (!log) {
-		acct_cgroup_iter__destroy(c->skel);
+		if (c->out)
+		munmap((void *)c->out, ACCT_BPF_OUT_SIZE);
+	acct_cgroup_iter__destroy(c->skel);
 		c->skel = NULL;
 		return -ENOMEM;
 	}
@@ -203,6 +207,12 @@ static int load(struct acct_bpf_collector *c, char *reason)
 	}
 	(void)bpf_program__set_log_buf(c->skel->progs.acct_cgroup_iter, NULL, 0);
 	c->skel->bss->nr_nodes = c->opts.nr_nodes ? c->opts.nr_nodes : 1;
+	/* Records into the output map: one session per walk (see the program). */
+	void *p = mmap(NULL, ACCT_BPF_OUT_SIZE, PROT_READ, MAP_SHARED, bpf_map__fd(c->skel->maps.out), 0);
+	if (p != MAP_FAILED)
+		c->out = p;
+	else
+		log_debug_errno(errno, "Cannot map the BPF output map, walks go through read(): %m");
 	return 0;
 }
 
@@ -431,8 +441,15 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
 	for (;;) {
 		size_t len = 0;
 		ssize_t r = 0;
+		bool to_map = h->link && c->out;
+		if (c->skel)
+			c->skel->bss->to_map = to_map;
 		for (unsigned k = 0; k < h->part_n; k++) {
 			set_partition(c, h->part_n, k);
+			if (to_map) {
+				c->skel->bss->out_len = 0;
+				c->skel->bss->out_full = 0;
+			}
 			_cleanup_close_ int fd = open_walk(c, h);
 			if (fd < 0) {
 				r = fd;
@@ -442,14 +459,34 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
 			if (r < 0)
 				break;
 			len += (size_t)r;
+			if (!to_map)
+				continue;
+			if (c->skel->bss->out_full) {
+				r = -EOPNOTSUPP; /* more sessions, as for a full seq buffer */
+				break;
+			}
+			size_t n = MIN((size_t)c->skel->bss->out_len, (size_t)ACCT_BPF_OUT_SIZE);
+			if (c->buf_size - len < n) {
+				char *b = realloc(c->buf, len + n + 64 * 1024);
+				if (!b) {
+					r = -ENOMEM;
+					break;
+				}
+				c->buf = b;
+				c->buf_size = len + n + 64 * 1024;
+			}
+			memcpy(c->buf + len, c->out, n);
+			len += n;
 		}
 		set_partition(c, 0, 0);
+		if (c->skel)
+			c->skel->bss->to_map = 0;
 		if (r != -EOPNOTSUPP) {
 			if (r < 0)
 				return r;
 			/* Fewer sessions next time where the hierarchy shrank:
 			 * aim at sessions a quarter full. */
-			size_t per_session = (size_t)8 * (size_t)c->batching.page_size;
+			size_t per_session = to_map ? ACCT_BPF_OUT_SIZE : (size_t)8 * (size_t)c->batching.page_size;
 			size_t want = (size_t)len * 4 / per_session + 1;
 			if (h->part_n > 4 * want)
 				h->part_n = (unsigned)want;
