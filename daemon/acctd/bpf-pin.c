@@ -88,14 +88,19 @@ static int remove_pins(const char *dir)
 	return n;
 }
 
+static bool on_bpffs(const char *path)
+{
+	struct statfs sf;
+	return statfs(path, &sf) == 0 && (unsigned long)sf.f_type == BPF_FS_MAGIC_VALUE;
+}
+
 /* Pins can only live on bpffs. systemd mounts it at boot; a host without
  * systemd may not have it. Mounted here with mode 0755 (the kernel's default
  * is 01777): anyone may look up the pins, only root may pin. Returns 0 when
  * bpffs is there, or a negative errno with *reason set. */
 static int ensure_bpffs(char *reason, size_t size)
 {
-	struct statfs sf;
-	if (statfs(BPFFS_MOUNT, &sf) == 0 && (unsigned long)sf.f_type == BPF_FS_MAGIC_VALUE)
+	if (on_bpffs(BPFFS_MOUNT))
 		return 0;
 	if (mount("bpf", BPFFS_MOUNT, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755") < 0) {
 		int r = -errno;
@@ -103,6 +108,33 @@ static int ensure_bpffs(char *reason, size_t size)
 		return r;
 	}
 	log_info("Mounted bpffs at " BPFFS_MOUNT);
+	return 0;
+}
+
+/* systemd mounts bpffs with mode 0700, which keeps the daemon's user from
+ * reaching its pins below. Give the directories above the pin directory
+ * that are on bpffs search permission (x, not r: nothing can be listed),
+ * where they lack it. That exposes no other pin: bpf_obj_pin() creates pins
+ * 0600, and a pin's own mode still decides who may open it. Returns 0 or
+ * -errno. */
+static int make_searchable(const char *dir)
+{
+	_cleanup_free_ char *p = strdup(dir);
+	if (!p)
+		return -ENOMEM;
+	for (char *slash = strrchr(p, '/'); slash && slash != p; slash = strrchr(p, '/')) {
+		*slash = 0;
+		struct stat st;
+		if (!on_bpffs(p) || stat(p, &st) < 0)
+			break;
+		if ((st.st_mode & 0011) == 0011)
+			continue;
+		mode_t mode = (st.st_mode & 07777) | 0011;
+		if (chmod(p, mode) < 0)
+			return log_error_errno(errno, "Failed to make %s searchable: %m", p);
+		log_info("Made %s searchable for acctd's user (mode %04o, was %04o)", p, (unsigned)mode,
+			 (unsigned)(st.st_mode & 07777));
+	}
 	return 0;
 }
 
@@ -200,8 +232,11 @@ int bpf_pin_run(const struct manager_config_source *src)
 	map_numa(c, layout);
 
 	r = acct_bpf_collector_pin(c, dir);
-	if (r < 0) {
+	if (r < 0)
 		log_error_errno(r, "Failed to pin the iterators in %s: %m", dir);
+	else if (r > 0 && make_searchable(dir) < 0)
+		r = -EACCES;
+	if (r < 0) {
 		(void)remove_pins(dir);
 		return 1;
 	}
