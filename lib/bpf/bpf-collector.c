@@ -70,7 +70,7 @@ int acct_collector_mode_from_string(const char *s)
 
 /* libbpf's own messages: warnings go to the debug log (the reason recorded
  * per hierarchy is what an operator sees), the rest is dropped. */
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+static int __attribute__((format(printf, 2, 0))) libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_DEBUG || log_get_max_level() < LOG_DEBUG)
 		return 0;
