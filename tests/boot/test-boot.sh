@@ -376,8 +376,11 @@ if [ -n "$acctctl" ]; then
 	# the pins and the read above are the evidence.
 	python3 -c '
 import json, sys
-doc = json.load(open(sys.argv[1]))
-c = doc.get("collectors")
+def find(o):  # "collectors" wherever the reply puts it
+    if isinstance(o, dict):
+        return o["collectors"] if "collectors" in o else next((f for f in map(find, o.values()) if f is not None), None)
+    return None
+c = find(json.load(open(sys.argv[1])))
 if c is None:
     print("NOTE: acctctl status has no \"collectors\" yet; checked the pins instead")
     sys.exit(0)
