@@ -342,7 +342,7 @@ static int m_compare(struct request *rq, struct json_object *params)
 		rd = (struct acct_reading){ .value = acct_counter_read_precise(cg->q[q]), .bound = 0 };
 	else
 		acct_counter_read(cg->q[q], &rd);
-	uint64_t age = acct_cgroup_age(cg, acct_quantity_info((enum acct_quantity)q)->group, acct_now_us());
+	uint64_t age = acct_cgroup_quantity_age(cg, (enum acct_quantity)q, acct_now_us());
 	rcu_read_unlock();
 
 	_cleanup_json_ struct json_object *p = json_object_new_object(), *v = json_object_new_object();

@@ -18,6 +18,23 @@ struct json_object *daemon_budgets_json(const struct acct_ledger_budgets *b)
 	return o;
 }
 
+/* Per mounted hierarchy: which collector reads it and why. */
+static struct json_object *collectors_json(const struct manager *m)
+{
+	struct json_object *a = json_object_new_array();
+	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
+		const char *reason, *collector = manager_collector_of(m, h, &reason);
+		if (!collector)
+			continue;
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "hierarchy", json_object_new_string(acct_hierarchy_to_string(h)));
+		json_object_object_add(o, "collector", json_object_new_string(collector));
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 /* The members are added in the order Status() has always had: its replies
  * are compared byte for byte. */
 int daemon_status_json(const struct manager *m, struct json_object **ret)
@@ -81,6 +98,14 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 		json_object_object_add(st, "reload_result", json_object_new_string(reason));
 		break;
 	}
+	json_object_object_add(st, "collectors", collectors_json(m));
+	struct json_object *bpf = json_object_new_object();
+	json_object_object_add(bpf, "kernel_passes", json_object_new_int64((int64_t)ms.kernel_passes));
+	json_object_object_add(bpf, "checks", json_object_new_int64((int64_t)ms.bpf_checks));
+	json_object_object_add(bpf, "mismatches", json_object_new_int64((int64_t)ms.bpf_mismatches));
+	json_object_object_add(bpf, "last_mismatch",
+			       ms.bpf_last_mismatch[0] ? json_object_new_string(ms.bpf_last_mismatch) : NULL);
+	json_object_object_add(st, "bpf", bpf);
 	*ret = st;
 	return 0;
 }

@@ -500,7 +500,28 @@ bool acct_cgroup_get(const struct acct_cgroup *cg, enum acct_quantity q, bool pr
 		*ret = (struct acct_reading){ .value = acct_counter_read_precise(cg->q[q]), .bound = 0 };
 	else
 		acct_counter_read(cg->q[q], ret);
+	uint64_t kb = __atomic_load_n(&cg->kernel_bound[q], __ATOMIC_RELAXED);
+	ret->bound = ret->bound + kb < ret->bound ? UINT64_MAX : ret->bound + kb;
 	return true;
+}
+
+void acct_cgroup_set_kernel_bound(struct acct_cgroup *cg, enum acct_quantity q, uint64_t bound)
+{
+	__atomic_store_n(&cg->kernel_bound[q], bound, __ATOMIC_RELAXED);
+}
+
+void acct_cgroup_set_sampled(struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us)
+{
+	__atomic_store_n(&cg->q_sampled_us[q], now_us, __ATOMIC_RELAXED);
+}
+
+uint64_t acct_cgroup_quantity_age(const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us)
+{
+	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[acct_quantity_info(q)->group], __ATOMIC_RELAXED),
+			 __atomic_load_n(&cg->q_sampled_us[q], __ATOMIC_RELAXED));
+	if (t == 0)
+		return UINT64_MAX;
+	return now_us > t ? now_us - t : 0;
 }
 
 bool acct_cgroup_is_dead(const struct acct_cgroup *cg)

@@ -106,6 +106,17 @@ struct acct_cgroup {
 	uint64_t cpu_rate_avg_bits[3];   /* atomic doubles: 1, 5, 15 minutes */
 	unsigned long loadavg[3];        /* atomic; kernel fixed point (FSHIFT 11) */
 	uint64_t sampled_us[_ACCT_GROUP_MAX]; /* atomic; monotonic time of the last good read */
+	uint64_t q_sampled_us[_ACCT_Q_MAX]; /* atomic; a quantity read apart from its group (the BPF
+					     * collector reads slow quantities at fast passes); 0 if never */
+	uint64_t kernel_bound[_ACCT_Q_MAX]; /* atomic; the kernel's own uncertainty of the value read
+					     * (per-CPU batching: docs/counters.md, "Bounds") */
+	uint64_t memstat_bound;          /* atomic; bytes: the kernel's unflushed stat updates at the
+					  * last memory.stat reading bound every byte-valued key by this */
+	uint64_t numa_us;                /* atomic; when numa was last set (0: with the slow group) */
+	uint64_t memory_motion_bits;     /* atomic double: bytes per second memory moved by, mean
+					  * of |change| / interval over the recent fast passes (an
+					  * estimate of how far a served value may have moved since) */
+	bool memory_motion_known;        /* atomic; two readings have been taken */
 	uint64_t sample_errors;          /* atomic */
 
 	struct acct_cgroup_io *io;       /* atomic pointer; NULL until a device was read */
@@ -168,6 +179,12 @@ void acct_ledger_counts(const struct acct_ledger *l, uint64_t *ret_live, uint64_
 
 /* Writers (the sampler; one writer per record at a time). */
 void acct_cgroup_set(struct acct_cgroup *cg, enum acct_quantity q, int64_t value);
+/* The kernel's own uncertainty of q's value as last set (bytes, usec or count,
+ * as the quantity), added to the bound of every read (acct_cgroup_get()). */
+void acct_cgroup_set_kernel_bound(struct acct_cgroup *cg, enum acct_quantity q, uint64_t bound);
+/* Record that q was read at now_us apart from its group's pass (its age is
+ * then the younger of the two: acct_cgroup_quantity_age()). */
+void acct_cgroup_set_sampled(struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us);
 /* The same, but a cumulative quantity that has been read before is not moved
  * backwards: -ERANGE then, and the ledger keeps its value. One counter read. */
 int acct_cgroup_set_checked(struct acct_cgroup *cg, enum acct_quantity q, int64_t value);
@@ -194,11 +211,14 @@ enum acct_final acct_cgroup_final(const struct acct_cgroup *cg);
 /* "final", "never_read", "no_populated_events", "removed_before_final_read". */
 const char *acct_final_to_string(enum acct_final f);
 
-/* Readers. */
+/* Readers. The bound of a reading is the counter engine's (its batching)
+ * plus the kernel's (acct_cgroup_set_kernel_bound()). */
 bool acct_cgroup_get(const struct acct_cgroup *cg, enum acct_quantity q, bool precise, struct acct_reading *ret);
 bool acct_cgroup_is_dead(const struct acct_cgroup *cg);
 /* Age in usec of a group's values at now_us; UINT64_MAX if never read. */
 uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us);
+/* Age of quantity q: its group's, or younger where q was read apart from it. */
+uint64_t acct_cgroup_quantity_age(const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us);
 
 /* memory.stat keys known to the ledger (index -> name); NULL past the end. */
 const char *acct_ledger_memstat_key(const struct acct_ledger *l, unsigned index);

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,7 @@ struct cg_state {
 	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
 	bool own_memory_valid;
 	bool picked;      /* pick_files() ran for it at least once */
+	uint64_t memory_at; /* monotonic time of the last memory reading (set_memory()) */
 	uint64_t restart; /* bit per quantity: its source file changed, the next reading starts anew */
 };
 
@@ -151,6 +153,22 @@ struct acct_sampler {
 	uint64_t max_cached;  /* descriptors the cache may hold */
 	uint64_t cached_fds; /* atomic */
 	bool degraded;       /* atomic: descriptor limit reached */
+
+	/* The BPF collector ("The BPF collector" below); snapshots are written by
+	 * worker 0 before the others read them (snap_generation, under lock). */
+	struct acct_bpf_stat_map stat_map;
+	struct acct_bpf_snapshot snap[_ACCT_HIER_MAX];
+	bool snap_valid[_ACCT_HIER_MAX];
+	uint64_t snap_generation;
+	int mem_hier;             /* hierarchy whose records carry memcg values; -1: none */
+	int inactive_entry;       /* stat_map entry of (total_)inactive_file; -1: none */
+	unsigned node_items;
+	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
+	unsigned parts;           /* atomic; enum acct_sampler_bpf_part still served */
+	unsigned streak[2];       /* consecutive passes with a mismatch: memory, stat */
+	size_t check_cursor;      /* rotating position of the cross-checks in the work list */
+	struct acct_pass_report bpf_report; /* worker 0's BPF figures of this pass */
+	uint64_t budget_bytes;    /* the ledger's bytes budget when the pass started */
 };
 
 const char *acct_sample_error_to_string(enum acct_sample_error e)
@@ -495,6 +513,10 @@ struct sample_ctx {
 	bool events_known;      /* populated came from cgroup.events */
 	bool have_inactive;     /* this pass's memory.stat gave inactive_file */
 	int64_t inactive;
+	const struct acct_bpf_record *mem_rec; /* the collector's memcg record, NULL: files */
+	bool memstat_from_file; /* this pass read memory.stat: fresher than the record's keys */
+	bool files_allowed;     /* a pass that reads files (not ACCT_PASS_KERNEL) */
+	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */
 };
 
 static void fail(struct sample_ctx *x, enum acct_sample_error e)
@@ -549,9 +571,403 @@ static int64_t limit_value(uint64_t v)
 	return v >= (uint64_t)INT64_MAX / 2 ? -1 : (int64_t)v;
 }
 
+/* ---- The BPF collector -------------------------------------------------------
+ *
+ * With a collector (bpf-collector.h), worker 0 walks every served hierarchy
+ * at the start of a pass that reads memory, into one snapshot per hierarchy;
+ * the other workers wait for it (snap_generation). Each cgroup then takes
+ * from its records, found by the directory inode the ledger keeps per
+ * hierarchy:
+ * - populated: the OR over the records of every hierarchy it is in, when all
+ *   have one (else cgroup.events as before);
+ * - memory, peak, limits, swap, memory events, the mapped memory.stat keys,
+ *   the working set (memory minus inactive_file of the same record: one
+ *   moment) and NUMA, from the memcg record, at every pass, fast included.
+ *   The root keeps its files (its own reading is defined apart:
+ *   acct_sampler_root_memory()).
+ * A cgroup without a record in the snapshot (created since the walk) is read
+ * from files this pass. CPU time, PSI, I/O and threads always come from
+ * files: the kernel keeps them per CPU, out of an iterator's reach here.
+ *
+ * Bounds (docs/counters.md): a page counter includes the charge stock
+ * (acct_bpf_memory_bound(), by the record's descendants), a flushed stat
+ * misses the unflushed updates (acct_bpf_stat_bound(), by the record's
+ * stats_updates); read from files, the same bounds with the unknowns at
+ * their largest.
+ *
+ * Cross-checks. Each pass, worker 0 reads the memory file of CHECKS cgroups
+ * of the work list (rotating), walks, and reads them again; the record's
+ * value must lie between the two file readings. Once per pass it does the
+ * same for one cgroup's memory.stat and every mapped key. A value outside
+ * is a mismatch (counted, the last one reported); ACCT_BPF_MISMATCH_PASSES passes in
+ * a row with a mismatch move that part back to files for good (logged by the
+ * caller from the report), since the timing no longer explains it.
+ *
+ * Budgets. bytes_budget is also the unflushed error acctd accepts from the
+ * kernel: in a pass that reads files, a cgroup whose record's stat bound
+ * exceeds it has its memory.stat read (which flushes the pending updates
+ * when they pass the kernel's threshold) instead of taking the record's
+ * keys, so a small budget buys tighter memory.stat bounds with file reads,
+ * and a large one saves them (docs/counters.md, "Bounds"). */
+
+#define CHECKS 4
+
+/* Memory in use, with the drift histogram and the motion estimate: the mean
+ * of |change| per second, weighted towards the recent passes (MOTION_WEIGHT
+ * for the newest), so that a value of age A may be taken to have moved by
+ * about motion * A since. */
+#define MOTION_WEIGHT 0.25
+static int memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata);
+static bool get(struct sample_ctx *x, enum file_role f);
+
+static void set_memory(struct sample_ctx *x, int64_t v)
+{
+	struct acct_reading old;
+	uint64_t now = x->w->s->now_us;
+	if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old)) {
+		uint64_t moved = abs_u64(v - old.value);
+		histogram_add(&x->w->part.drift_memory, moved);
+		if (x->st->memory_at && now > x->st->memory_at) {
+			double rate = (double)moved * 1e6 / (double)(now - x->st->memory_at);
+			bool known = __atomic_load_n(&x->cg->memory_motion_known, __ATOMIC_RELAXED);
+			double prev = known ? acct_cgroup_get_double(&x->cg->memory_motion_bits) : rate;
+			acct_cgroup_set_double(&x->cg->memory_motion_bits, prev + MOTION_WEIGHT * (rate - prev));
+			__atomic_store_n(&x->cg->memory_motion_known, true, __ATOMIC_RELEASE);
+		}
+	}
+	x->st->memory_at = now;
+	acct_cgroup_set(x->cg, ACCT_Q_MEMORY, v);
+}
+
+static int64_t pages(const struct sample_ctx *x, unsigned long long n)
+{
+	uint64_t v = (uint64_t)n * (uint64_t)x->w->s->opts.batching.page_size;
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static void set_bpf(struct sample_ctx *x, enum acct_quantity q, int64_t v, uint64_t bound)
+{
+	acct_cgroup_set(x->cg, q, v);
+	acct_cgroup_set_kernel_bound(x->cg, q, bound);
+	acct_cgroup_set_sampled(x->cg, q, x->w->s->now_us);
+}
+
+/* Everything of the memory group from the record (see above). */
+static void bpf_memory(struct sample_ctx *x)
+{
+	struct acct_sampler *s = x->w->s;
+	const struct acct_bpf_record *r = x->mem_rec;
+	const struct acct_bpf_batching *b = &s->opts.batching;
+	uint64_t mem_bound = acct_bpf_memory_bound(b, r->nr_descendants);
+	bool v1 = s->mem_hier != ACCT_HIER_UNIFIED;
+	int64_t usage = pages(x, r->usage);
+
+	x->w->part.bpf_cgroups++;
+	x->st->own_memory = usage;
+	x->st->own_memory_valid = true;
+	set_memory(x, usage);
+	acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_MEMORY, mem_bound);
+	acct_cgroup_set_sampled(x->cg, ACCT_Q_MEMORY, s->now_us);
+	set_bpf(x, ACCT_Q_MEMORY_PEAK, pages(x, r->watermark), mem_bound);
+	set_bpf(x, ACCT_Q_MEMORY_MAX, limit_value((uint64_t)pages(x, r->max)), 0);
+	if (v1) {
+		/* memsw and memory both hold the same pre-charged stock */
+		set_bpf(x, ACCT_Q_SWAP, r->swap_usage > r->usage ? pages(x, r->swap_usage - r->usage) : 0, 0);
+	} else {
+		set_bpf(x, ACCT_Q_SWAP, pages(x, r->swap_usage), 0); /* charged without stock */
+		set_bpf(x, ACCT_Q_SWAP_MAX, limit_value((uint64_t)pages(x, r->swap_max)), 0);
+		if (r->flags & ACCT_BPF_F_HIGH)
+			set_bpf(x, ACCT_Q_MEMORY_HIGH, limit_value((uint64_t)pages(x, r->high)), 0);
+	}
+	if (!(r->flags & ACCT_BPF_F_STATS) || !(__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_STAT))
+		return;
+	uint64_t stat_bound = acct_bpf_stat_bound(b, r->stats_updates);
+	if (!x->memstat_from_file && x->files_allowed && stat_bound > s->budget_bytes &&
+	    x->st->spec[F_MEMORY_STAT].name) {
+		/* Beyond the budget: the file, as in a slow pass (see Budgets). */
+		x->w->part.bpf_stat_reads++;
+		if (get(x, F_MEMORY_STAT)) {
+			if (cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0)
+				fail(x, ACCT_ERR_GARBAGE);
+			else {
+				x->memstat_from_file = true;
+				__atomic_store_n(&x->cg->memstat_bound, acct_bpf_stat_bound(b, UINT64_MAX),
+						 __ATOMIC_RELAXED);
+			}
+		}
+	}
+	/* A walk alone keeps the last file's keys where the record's are worse
+	 * than the budget allows (see Budgets). */
+	bool over_budget = !x->files_allowed && stat_bound > s->budget_bytes;
+	if (!x->memstat_from_file && !over_budget) {
+		for (unsigned i = 0; i < s->stat_map.n; i++) {
+			unsigned idx = s->stat_map.e[i].index;
+			if (idx >= r->nr_state || r->state[idx] < 0)
+				continue;
+			(void)acct_cgroup_set_memstat(s->ledger, x->cg, s->stat_map.e[i].key, strlen(s->stat_map.e[i].key),
+						      r->state[idx] * (int64_t)s->stat_map.e[i].unit);
+		}
+		__atomic_store_n(&x->cg->memstat_bound, stat_bound, __ATOMIC_RELAXED);
+	}
+	if (s->inactive_entry >= 0 && s->stat_map.e[s->inactive_entry].index < r->nr_state) {
+		int64_t inactive = r->state[s->stat_map.e[s->inactive_entry].index] *
+				   (int64_t)s->stat_map.e[s->inactive_entry].unit;
+		set_bpf(x, ACCT_Q_WORKING_SET, usage > inactive ? usage - inactive : 0, mem_bound + stat_bound);
+	}
+	if ((r->flags & ACCT_BPF_F_NODES) && s->node_items) {
+		for (unsigned n = 0; n < ACCT_BPF_NODES_MAX; n++) { /* until the ledger's nodes end */
+			int64_t sum = 0;
+			for (unsigned k = 0; k < s->node_items; k++)
+				sum += r->node_state[n][k] * (int64_t)s->node_units[k];
+			if (acct_cgroup_set_node(x->cg, n, sum) < 0)
+				break;
+		}
+		__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
+	}
+}
+
+static void bpf_memory_events(struct sample_ctx *x)
+{
+	static const enum acct_quantity events[_ACCT_BPF_EV_MAX] = {
+		[ACCT_BPF_EV_LOW] = ACCT_Q_MEMORY_EVENTS_LOW,
+		[ACCT_BPF_EV_HIGH] = ACCT_Q_MEMORY_EVENTS_HIGH,
+		[ACCT_BPF_EV_MAX] = ACCT_Q_MEMORY_EVENTS_MAX,
+		[ACCT_BPF_EV_OOM] = ACCT_Q_MEMORY_EVENTS_OOM,
+		[ACCT_BPF_EV_OOM_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_KILL,
+		[ACCT_BPF_EV_OOM_GROUP_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL,
+	};
+	const struct acct_bpf_record *r = x->mem_rec;
+	if (x->w->s->mem_hier == ACCT_HIER_UNIFIED) {
+		if (r->flags & ACCT_BPF_F_EVENTS)
+			for (int i = 0; i < _ACCT_BPF_EV_MAX; i++)
+				set_checked(x, events[i], (int64_t)MIN(r->events[i], (uint64_t)INT64_MAX));
+		return;
+	}
+	/* v1, as from the files: failcnt as "max", oom_control's oom_kill and under_oom */
+	set_unchecked(x, ACCT_Q_MEMORY_EVENTS_MAX, (int64_t)MIN(r->failcnt, (uint64_t)INT64_MAX));
+	if (r->flags & ACCT_BPF_F_EVENTS)
+		set_checked(x, ACCT_Q_MEMORY_EVENTS_OOM_KILL,
+			    (int64_t)MIN(r->events[ACCT_BPF_EV_OOM_KILL], (uint64_t)INT64_MAX));
+	acct_cgroup_set(x->cg, ACCT_Q_MEMORY_UNDER_OOM, !!(r->flags & ACCT_BPF_F_UNDER_OOM));
+}
+
+/* The records of cg for this pass: its memcg record (NULL where files serve
+ * it) and whether it is populated (1, 0, -1 unknown). */
+static void bpf_lookup(struct sample_ctx *x)
+{
+	struct acct_sampler *s = x->w->s;
+	uint32_t h = __atomic_load_n(&x->cg->hierarchies, __ATOMIC_ACQUIRE);
+	unsigned parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED);
+	bool all = h != 0, any = false;
+
+	x->mem_rec = NULL;
+	x->bpf_populated = -1;
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
+		if (!(h & (1u << i)))
+			continue;
+		const struct acct_bpf_record *r =
+			s->snap_valid[i] ? acct_bpf_snapshot_find(&s->snap[i], x->cg->inode[i]) : NULL;
+		if (!r) {
+			all = false;
+			continue;
+		}
+		any |= (r->flags & ACCT_BPF_F_POPULATED) != 0;
+		if (i == s->mem_hier && (r->flags & ACCT_BPF_F_MEMCG) && (parts & ACCT_BPF_PART_MEMORY) &&
+		    strcmp(x->cg->path, "/") != 0)
+			x->mem_rec = r;
+	}
+	if ((all || any) && (parts & ACCT_BPF_PART_POPULATED))
+		x->bpf_populated = any;
+}
+
+/* The memory file of cg in the collector's memcg hierarchy, by path. */
+static int check_path(const struct acct_sampler *s, const struct acct_cgroup *cg, const char *file, char *buf,
+		      size_t size)
+{
+	int n = snprintf(buf, size, "%s%s/%s", s->opts.layout->mount[s->mem_hier],
+			 strcmp(cg->path, "/") == 0 ? "" : cg->path, file);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int read_u64_file(const char *path, uint64_t *ret)
+{
+	char buf[64];
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return cgfs_parse_u64(buf, ret);
+}
+
+static char *read_all(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t size = 16384, len = 0;
+	char *b = malloc(size);
+	for (ssize_t n; b && (n = read(fd, b + len, size - len - 1)) > 0;) {
+		len += (size_t)n;
+		if (size - len < 2) {
+			char *nb = realloc(b, size * 2);
+			if (!nb)
+				free(b);
+			b = nb;
+			size *= 2;
+		}
+	}
+	if (b)
+		b[len] = 0;
+	return b;
+}
+
+struct stat_lookup {
+	const char *key;
+	uint64_t value;
+	bool found;
+};
+
+static int stat_lookup_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
+{
+	struct stat_lookup *l = userdata;
+	if (strlen(l->key) == key_len && memcmp(key, l->key, key_len) == 0) {
+		l->value = value;
+		l->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+static void note_mismatch(struct acct_pass_report *rep, bool *flag, const struct acct_cgroup *cg, const char *what,
+			  int64_t v, uint64_t a, uint64_t b)
+{
+	*flag = true;
+	rep->bpf_mismatches++;
+	snprintf(rep->last_mismatch, sizeof(rep->last_mismatch), "%s %s: bpf %" PRId64 " not in [%" PRIu64 ", %" PRIu64 "]",
+		 cg->path, what, v, MIN(a, b), MAX(a, b));
+}
+
+/* Walk every served hierarchy, with the cross-checks around the walk. */
+static void bpf_walk(struct acct_sampler *s)
+{
+	struct acct_pass_report *rep = &s->bpf_report;
+	const char *mem_file = s->mem_hier == ACCT_HIER_UNIFIED ? "memory.current" : "memory.usage_in_bytes";
+	struct {
+		struct acct_cgroup *cg;
+		uint64_t before;
+		bool ok;
+	} chk[CHECKS];
+	size_t nchk = 0;
+	char path[4096];
+	_cleanup_free_ char *stat_before = NULL, *stat_after = NULL;
+	struct acct_cgroup *stat_cg = NULL;
+
+	memset(rep, 0, sizeof(*rep));
+	unsigned parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED);
+	if (s->mem_hier >= 0 && (parts & ACCT_BPF_PART_MEMORY))
+		for (size_t i = 0; i < s->nr_work && nchk < CHECKS; i++) {
+			struct acct_cgroup *cg = s->work[(s->check_cursor + i) % s->nr_work];
+			if (!(__atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE) & (1u << s->mem_hier)) ||
+			    strcmp(cg->path, "/") == 0 || check_path(s, cg, mem_file, path, sizeof(path)) < 0 ||
+			    read_u64_file(path, &chk[nchk].before) < 0)
+				continue;
+			chk[nchk].cg = cg;
+			if (!stat_cg && s->stat_map.n && (parts & ACCT_BPF_PART_STAT) &&
+			    check_path(s, cg, "memory.stat", path, sizeof(path)) == 0 && (stat_before = read_all(path)))
+				stat_cg = cg;
+			nchk++;
+		}
+	if (s->nr_work)
+		s->check_cursor = (s->check_cursor + CHECKS * 7) % s->nr_work;
+
+	uint64_t t0 = acct_now_us();
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
+		s->snap_valid[i] = false;
+		if (!acct_bpf_collector_serves(s->opts.collector, i))
+			continue;
+		int r = acct_bpf_collector_read(s->opts.collector, i, &s->snap[i]);
+		if (r < 0) {
+			rep->errors[ACCT_ERR_UNREADABLE]++;
+			continue;
+		}
+		s->snap_valid[i] = true;
+		rep->bpf_records += (uint64_t)r;
+	}
+	rep->bpf_walk_us = acct_now_us() - t0;
+	if (s->mem_hier < 0 || !s->snap_valid[s->mem_hier])
+		return;
+
+	bool mem_bad = false, stat_bad = false;
+	for (size_t i = 0; i < nchk; i++) {
+		uint64_t after;
+		const struct acct_bpf_record *r = acct_bpf_snapshot_find(&s->snap[s->mem_hier], chk[i].cg->inode[s->mem_hier]);
+		if (!r || !(r->flags & ACCT_BPF_F_MEMCG) || check_path(s, chk[i].cg, mem_file, path, sizeof(path)) < 0 ||
+		    read_u64_file(path, &after) < 0)
+			continue; /* removed meanwhile */
+		rep->bpf_checks++;
+		uint64_t v = r->usage * (uint64_t)s->opts.batching.page_size;
+		if (v < MIN(chk[i].before, after) || v > MAX(chk[i].before, after))
+			note_mismatch(rep, &mem_bad, chk[i].cg, "memory", (int64_t)v, chk[i].before, after);
+	}
+	const struct acct_bpf_record *r =
+		stat_cg ? acct_bpf_snapshot_find(&s->snap[s->mem_hier], stat_cg->inode[s->mem_hier]) : NULL;
+	if (r && (r->flags & ACCT_BPF_F_STATS) && check_path(s, stat_cg, "memory.stat", path, sizeof(path)) == 0 &&
+	    (stat_after = read_all(path))) {
+		rep->bpf_checks++;
+		for (unsigned i = 0; i < s->stat_map.n; i++) {
+			struct stat_lookup a = { .key = s->stat_map.e[i].key }, b = a;
+			unsigned idx = s->stat_map.e[i].index;
+			(void)cgfs_parse_flat_keyed(stat_before, stat_lookup_kv, &a);
+			(void)cgfs_parse_flat_keyed(stat_after, stat_lookup_kv, &b);
+			if (!a.found || !b.found || idx >= r->nr_state)
+				continue;
+			int64_t v = r->state[idx] * (int64_t)s->stat_map.e[i].unit;
+			if (v < 0 || (uint64_t)v < MIN(a.value, b.value) || (uint64_t)v > MAX(a.value, b.value))
+				note_mismatch(rep, &stat_bad, stat_cg, s->stat_map.e[i].key, v, a.value, b.value);
+		}
+	}
+	/* Parts whose values keep disagreeing go back to files. */
+	static const unsigned part_of[2] = { ACCT_BPF_PART_MEMORY, ACCT_BPF_PART_STAT };
+	bool bad[2] = { mem_bad, stat_bad };
+	for (int p = 0; p < 2; p++) {
+		s->streak[p] = bad[p] ? s->streak[p] + 1 : 0;
+		if (s->streak[p] >= ACCT_BPF_MISMATCH_PASSES && (parts & part_of[p])) {
+			__atomic_fetch_and(&s->parts, ~part_of[p], __ATOMIC_RELAXED);
+			rep->bpf_fallbacks++;
+		}
+	}
+}
+
+unsigned acct_sampler_bpf_parts(const struct acct_sampler *s)
+{
+	return s->opts.collector && acct_bpf_collector_any(s->opts.collector) ? __atomic_load_n(&s->parts, __ATOMIC_RELAXED)
+									       : 0;
+}
+
+
 static bool sample_events(struct sample_ctx *x)
 {
 	bool populated = true, frozen;
+	/* Populated in a record of every hierarchy the cgroup is in: no task can
+	 * be missed, and cgroup.events need not be read. An empty one is read
+	 * from cgroup.events (where it has one) all the same: the final-read
+	 * rule needs populated read after populated_changes (sample_one()). */
+	if (x->bpf_populated == 1) {
+		x->events_known = x->st->spec[F_EVENTS].name != NULL;
+		__atomic_store_n(&x->cg->populated, true, __ATOMIC_RELAXED);
+		if (x->events_known)
+			__atomic_store_n(&x->cg->events_known, true, __ATOMIC_RELAXED);
+		return true;
+	}
+	if (x->bpf_populated == 0 && !x->st->spec[F_EVENTS].name) {
+		/* A v1-only cgroup: empty in every hierarchy, but without
+		 * cgroup.events its final values stay unproven (events_known). */
+		__atomic_store_n(&x->cg->populated, false, __ATOMIC_RELAXED);
+		return false;
+	}
 	if (get(x, F_EVENTS)) {
 		if (cgfs_parse_events(x->w->buf, &populated, &frozen) < 0) {
 			fail(x, ACCT_ERR_GARBAGE);
@@ -573,6 +989,10 @@ static bool sample_events(struct sample_ctx *x)
 static void sample_memory(struct sample_ctx *x, bool working_set)
 {
 	uint64_t v;
+	if (x->mem_rec) {
+		bpf_memory(x);
+		return;
+	}
 	if (!get(x, F_MEMORY))
 		return;
 	if (cgfs_parse_u64(x->w->buf, &v) < 0 || v > INT64_MAX) {
@@ -583,16 +1003,19 @@ static void sample_memory(struct sample_ctx *x, bool working_set)
 	x->st->own_memory_valid = true;
 	/* The root's memory is defined from this reading and its children's
 	 * after the pass (acct_sampler_root_memory()). */
+	const struct acct_bpf_batching *b = &x->w->s->opts.batching;
 	if (strcmp(x->cg->path, "/") != 0) {
-		struct acct_reading old;
-		if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old))
-			histogram_add(&x->w->part.drift_memory, abs_u64((int64_t)v - old.value));
-		acct_cgroup_set(x->cg, ACCT_Q_MEMORY, (int64_t)v);
+		set_memory(x, (int64_t)v);
+		/* Pre-charged stock, whose size here is unknown: every slot. */
+		acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_MEMORY, acct_bpf_memory_bound(b, INT_MAX));
 	}
 	/* The working set: this reading and the inactive_file read just before
 	 * it (both the cgroup's own files, also at the root). */
-	if (working_set && x->have_inactive)
+	if (working_set && x->have_inactive) {
 		acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > x->inactive ? (int64_t)v - x->inactive : 0);
+		acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_WORKING_SET,
+					     acct_bpf_memory_bound(b, INT_MAX) + acct_bpf_stat_bound(b, UINT64_MAX));
+	}
 }
 
 static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
@@ -904,6 +1327,10 @@ static void sample_memory_events(struct sample_ctx *x)
 	};
 	uint64_t v;
 
+	if (x->mem_rec) {
+		bpf_memory_events(x);
+		return;
+	}
 	if (get(x, F_MEMORY_EVENTS)) {
 		struct cgfs_memory_events ev;
 		if (cgfs_parse_memory_events(x->w->buf, &ev) < 0)
@@ -976,11 +1403,19 @@ static void sample_slow(struct sample_ctx *x)
 {
 	uint64_t v;
 
-	if (get(x, F_MEMORY_STAT) && cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0) {
-		fail(x, ACCT_ERR_GARBAGE);
-		x->have_inactive = false;
+	if (get(x, F_MEMORY_STAT)) {
+		if (cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0) {
+			fail(x, ACCT_ERR_GARBAGE);
+			x->have_inactive = false;
+		} else { /* reading memory.stat flushed what was over the threshold */
+			x->memstat_from_file = true;
+			__atomic_store_n(&x->cg->memstat_bound,
+					 acct_bpf_stat_bound(&x->w->s->opts.batching, UINT64_MAX), __ATOMIC_RELAXED);
+		}
 	}
 	sample_memory(x, true);
+	if (x->mem_rec) /* NUMA, peak, limits and swap came with the record */
+		return;
 	if (get(x, F_NUMA_STAT)) {
 		int r;
 		if (x->st->memory_v1) {
@@ -1130,7 +1565,8 @@ static void queue_settle(struct worker *w, struct acct_cgroup *cg)
 static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags, uint64_t now_us)
 {
 	struct cg_state *st = state_of(w->s, cg);
-	struct sample_ctx x = { .w = w, .cg = cg, .st = st };
+	struct sample_ctx x = { .w = w, .cg = cg, .st = st, .bpf_populated = -1,
+				.files_allowed = !(flags & ACCT_PASS_KERNEL) };
 
 	if (!st) {
 		w->part.errors[ACCT_ERR_UNREADABLE]++;
@@ -1140,7 +1576,20 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 	bool slow = flags & ACCT_PASS_SLOW;
 	bool fast = flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW);
 
+	if (flags & ACCT_PASS_KERNEL) {
+		/* Memory from the record only; the group's age stays the last
+		 * file pass's, the memory quantities carry their own. */
+		bpf_lookup(&x);
+		if (x.mem_rec) {
+			bpf_memory(&x);
+			bpf_memory_events(&x);
+		}
+		return;
+	}
+
 	if (fast) {
+		if (w->s->opts.collector)
+			bpf_lookup(&x);
 		/* Before cgroup.events: a change announced after this load makes
 		 * this read not the final one (acct_cgroup_final()). */
 		uint64_t changes = __atomic_load_n(&cg->populated_changes, __ATOMIC_ACQUIRE);
@@ -1239,6 +1688,19 @@ static void *worker_main(void *arg)
 
 		double cpu0 = thread_cpu_seconds();
 		memset(&w->part, 0, sizeof(w->part));
+		if (s->opts.collector && (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
+			/* Worker 0 walks; the others wait for the snapshots. */
+			if (w->index == 0)
+				bpf_walk(s);
+			pthread_mutex_lock(&s->lock);
+			if (w->index == 0) {
+				s->snap_generation = seen;
+				pthread_cond_broadcast(&s->cond);
+			} else
+				while (s->snap_generation != seen && !s->stop)
+					pthread_cond_wait(&s->cond, &s->lock);
+			pthread_mutex_unlock(&s->lock);
+		}
 		for (;;) {
 			size_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
 			if (i >= s->nr_work)
@@ -1288,6 +1750,27 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 	if (s->opts.user_hz <= 0)
 		s->opts.user_hz = sysconf(_SC_CLK_TCK);
 	s->ledger = ledger;
+	if (s->opts.batching.nr_cpus == 0)
+		acct_bpf_batching_detect(&s->opts.batching, opts->nr_cpus, NULL);
+	if (s->opts.page_size > 0)
+		s->opts.batching.page_size = s->opts.page_size;
+	s->mem_hier = -1;
+	s->inactive_entry = -1;
+	s->parts = ACCT_BPF_PART_POPULATED | ACCT_BPF_PART_MEMORY | ACCT_BPF_PART_STAT;
+	if (opts->collector) {
+		if (opts->layout->v2_memory && acct_bpf_collector_serves(opts->collector, ACCT_HIER_UNIFIED))
+			s->mem_hier = ACCT_HIER_UNIFIED;
+		else if (!opts->layout->v2_memory && acct_bpf_collector_serves(opts->collector, ACCT_HIER_MEMORY))
+			s->mem_hier = ACCT_HIER_MEMORY;
+		if (opts->stat_map)
+			s->stat_map = *opts->stat_map;
+		const char *inactive = s->mem_hier == ACCT_HIER_UNIFIED ? "inactive_file" : "total_inactive_file";
+		for (unsigned i = 0; i < s->stat_map.n; i++)
+			if (strcmp(s->stat_map.e[i].key, inactive) == 0)
+				s->inactive_entry = (int)i;
+		if (s->mem_hier >= 0)
+			s->node_items = acct_bpf_collector_node_items(opts->collector, s->mem_hier, s->node_units);
+	}
 	s->max_cached = opts->max_cached_fds;
 	if (s->max_cached == 0) {
 		struct rlimit rl;
@@ -1342,6 +1825,8 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	}
 	free(s->workers);
 	free(s->work);
+	for (int i = 0; i < _ACCT_HIER_MAX; i++)
+		acct_bpf_snapshot_clear(&s->snap[i]);
 	if (s->done_fd >= 0)
 		close(s->done_fd);
 	pthread_cond_destroy(&s->cond);
@@ -1374,6 +1859,9 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->started_us = acct_now_us();
 	s->busy = true;
 	s->starter_tid = gettid();
+	struct acct_ledger_budgets budgets;
+	acct_ledger_get_budgets(s->ledger, &budgets);
+	s->budget_bytes = (uint64_t)MAX(budgets.bytes, (int64_t)0);
 	s->running = s->nr_workers;
 	s->generation++;
 	pthread_cond_broadcast(&s->cond);
@@ -1420,6 +1908,18 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		histogram_merge(&report->drift_cpu, &p->drift_cpu);
 		if (p->last_backwards[0])
 			memcpy(report->last_backwards, p->last_backwards, sizeof(report->last_backwards));
+		report->bpf_cgroups += p->bpf_cgroups;
+		report->bpf_stat_reads += p->bpf_stat_reads;
+	}
+	if (s->opts.collector && (s->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
+		const struct acct_pass_report *b = &s->bpf_report;
+		report->bpf_records = b->bpf_records;
+		report->bpf_walk_us = b->bpf_walk_us;
+		report->bpf_checks = b->bpf_checks;
+		report->bpf_mismatches = b->bpf_mismatches;
+		report->bpf_fallbacks = b->bpf_fallbacks;
+		report->errors[ACCT_ERR_UNREADABLE] += b->errors[ACCT_ERR_UNREADABLE];
+		memcpy(report->last_mismatch, b->last_mismatch, sizeof(report->last_mismatch));
 	}
 	s->busy = false;
 	pthread_mutex_unlock(&s->lock);
@@ -1551,7 +2051,6 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
  * children, so that figure can fall below their sum. */
 void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n)
 {
-	(void)s;
 	if (n == 0 || strcmp(cgs[0]->path, "/") != 0)
 		return;
 	const struct cg_state *st = cgs[0]->sampler_state;
@@ -1561,8 +2060,14 @@ void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const 
 		if (cgs[i]->depth == 1 && acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd))
 			top = MAX(top, (int64_t)0) + rd.value;
 	}
-	if (MAX(own, top) >= 0) /* else nothing holds memory accounting: absent */
+	if (MAX(own, top) >= 0) { /* else nothing holds memory accounting: absent */
 		acct_cgroup_set(cgs[0], ACCT_Q_MEMORY, MAX(own, top));
+		/* The children's counters together hold at most every stock slot
+		 * of every CPU; v1's own root reading is made of flushed stats. */
+		const struct acct_bpf_batching *b = &s->opts.batching;
+		acct_cgroup_set_kernel_bound(cgs[0], ACCT_Q_MEMORY,
+					     MAX(acct_bpf_memory_bound(b, INT_MAX), acct_bpf_stat_bound(b, UINT64_MAX)));
+	}
 }
 
 void acct_sampler_fd_stats(const struct acct_sampler *s, uint64_t *ret_cached, bool *ret_degraded)

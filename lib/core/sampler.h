@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bpf-collector.h"
 #include "cgroup-layout.h"
 #include "histogram.h"
 #include "ledger.h"
@@ -34,6 +35,9 @@ enum acct_pass_flags {
 	/* With FAST: a pass over a few cgroups the caller wants read now (their
 	 * populated changed); read like FAST, the flag is for the caller's report. */
 	ACCT_PASS_EVENT = 1 << 3,
+	/* Alone: the collector's memory values only, no file read (a short
+	 * interval's pass, cheap where a file pass is not: sampler.c). */
+	ACCT_PASS_KERNEL = 1 << 4,
 };
 
 enum acct_sample_error {
@@ -61,6 +65,16 @@ struct acct_pass_report {
 	/* The last reading counted in errors[ACCT_ERR_INVARIANT], "PATH QUANTITY
 	 * OLD -> NEW" (cut to fit); "" if none this pass. */
 	char last_backwards[128];
+	/* The BPF collector's share (zero without one). */
+	uint64_t bpf_records;          /* records walked, all hierarchies */
+	uint64_t bpf_walk_us;          /* wall time of the walks */
+	uint64_t bpf_cgroups;          /* cgroups whose memory came from a record */
+	uint64_t bpf_checks;           /* cross-checks against files (sampler.c, "Cross-checks") */
+	uint64_t bpf_mismatches;       /* of them, values outside what the timing explains */
+	uint64_t bpf_fallbacks;        /* quantities moved back to files by this pass */
+	uint64_t bpf_stat_reads;       /* memory.stat files read because a record's unflushed
+					* updates exceeded bytes_budget (sampler.c, "Budgets") */
+	char last_mismatch[160];       /* "PATH QUANTITY bpf V not in [A, B]"; "" if none */
 };
 
 struct acct_sampler_options {
@@ -70,6 +84,13 @@ struct acct_sampler_options {
 	long user_hz;           /* 0: sysconf */
 	unsigned nr_cpus;       /* for usage_percpu; 0: the counter domain's shards */
 	uint64_t max_cached_fds; /* 0: RLIMIT_NOFILE minus a reserve (1/8, at least 48) */
+	/* The BPF collector (NULL: files only), used by one worker at the start
+	 * of every pass that reads memory; it must outlive the sampler. The
+	 * stat map (copied) says which memory.stat keys its records serve. */
+	struct acct_bpf_collector *collector;
+	const struct acct_bpf_stat_map *stat_map;
+	/* The kernel's batching, for bounds (nr_cpus 0: detected). */
+	struct acct_bpf_batching batching;
 };
 
 struct acct_sampler;
@@ -124,6 +145,17 @@ void acct_sampler_release(struct acct_cgroup *cg, void *userdata);
  * pass running. Returns 0, -ENODATA when the cgroup has no such file,
  * -ENOENT when it vanished, or another negative errno. */
 int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes);
+
+/* Which quantities the collector serves now (reconciliation may move some
+ * back to files): a mask of enum acct_sampler_bpf_part bits. */
+enum acct_sampler_bpf_part {
+	ACCT_BPF_PART_POPULATED = 1 << 0, /* populated, instead of cgroup.events */
+	ACCT_BPF_PART_MEMORY = 1 << 1,    /* memory, peak, limits, swap, events */
+	ACCT_BPF_PART_STAT = 1 << 2,      /* mapped memory.stat keys, working set, NUMA */
+};
+unsigned acct_sampler_bpf_parts(const struct acct_sampler *s);
+/* Passes in a row with a mismatch after which a part goes back to files. */
+#define ACCT_BPF_MISMATCH_PASSES 3
 
 /* Descriptors currently cached, and whether the sampler has fallen back to
  * open-per-read because the limit was reached. */

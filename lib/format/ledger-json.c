@@ -76,6 +76,17 @@ struct json_object *acct_pass_to_json(const struct acct_pass_report *pass)
 	for (int i = 0; i < _ACCT_ERR_MAX; i++)
 		json_object_object_add(e, acct_sample_error_to_string(i), json_object_new_int64((int64_t)pass->errors[i]));
 	json_object_object_add(o, "errors", e);
+	if (pass->bpf_records || pass->bpf_walk_us) {
+		struct json_object *b = json_object_new_object();
+		json_object_object_add(b, "records", json_object_new_int64((int64_t)pass->bpf_records));
+		json_object_object_add(b, "walk_us", json_object_new_int64((int64_t)pass->bpf_walk_us));
+		json_object_object_add(b, "cgroups", json_object_new_int64((int64_t)pass->bpf_cgroups));
+		json_object_object_add(b, "checks", json_object_new_int64((int64_t)pass->bpf_checks));
+		json_object_object_add(b, "mismatches", json_object_new_int64((int64_t)pass->bpf_mismatches));
+		json_object_object_add(b, "stat_reads", json_object_new_int64((int64_t)pass->bpf_stat_reads));
+		json_object_object_add(b, "last_mismatch", pass->last_mismatch[0] ? json_object_new_string(pass->last_mismatch) : NULL);
+		json_object_object_add(o, "bpf", b);
+	}
 	return o;
 }
 
@@ -303,7 +314,7 @@ static void put_quantity(struct acct_json_buf *b, const struct acct_cgroup *cg, 
 		PUT(b, "null");
 		return;
 	}
-	put_value(b, rd.value, rd.bound, acct_cgroup_age(cg, acct_quantity_info(q)->group, now_us));
+	put_value(b, rd.value, rd.bound, acct_cgroup_quantity_age(cg, q, now_us));
 	PUT(b, "}");
 }
 
@@ -522,8 +533,16 @@ int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const
 		put_i64(b, (int64_t)slow_age);
 	} else
 		PUT(b, ",\"memory_stat_age_us\":null");
+	/* What the kernel had not flushed into them when they were read. */
+	uint64_t msb = __atomic_load_n(&cg->memstat_bound, __ATOMIC_RELAXED);
+	if (ms && msb) {
+		PUT(b, ",\"memory_stat_bound\":");
+		put_i64(b, (int64_t)MIN(msb, (uint64_t)INT64_MAX));
+	}
 
 	PUT(b, ",\"numa\":");
+	uint64_t numa_at = __atomic_load_n(&cg->numa_us, __ATOMIC_RELAXED);
+	uint64_t numa_age = numa_at ? (now_us > numa_at ? now_us - numa_at : 0) : slow_age;
 	if (__atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE)) {
 		PUT(b, "[");
 		for (unsigned n = 0; n < nr_nodes; n++) {
@@ -532,7 +551,7 @@ int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const
 				break;
 			if (n > 0)
 				PUT(b, ",");
-			put_value(b, rd.value, rd.bound, slow_age);
+			put_value(b, rd.value, rd.bound + msb, MIN(numa_age, slow_age)); /* flushed stats, as memory_stat */
 			PUT(b, ",\"node\":");
 			put_i64(b, (int)n);
 			PUT(b, "}");
