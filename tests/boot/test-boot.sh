@@ -353,23 +353,23 @@ else
 fi
 
 # The BPF collector's privilege split: acctd --bpf-pin (ExecStartPre=+, as
-# root) pinned the iterator, 0644; the daemon, as its own user without
-# capabilities and in its own mount namespace (TemporaryFileSystem= over
-# /sys/fs/bpf with the pins bound into it), reads whole records from it.
+# root) pinned the iterator, 0644, and made the container's 0700 bpffs
+# searchable; the daemon's user, without capabilities and in the daemon's
+# own mount namespace, reads whole records from it.
 in_ct journalctl -u acctd -o cat --no-pager >"$tmp/journal.txt"
 grep -q '^memory: pinned at /sys/fs/bpf/acctd/memory$' "$tmp/journal.txt" ||
 	{ cat "$tmp/journal.txt"; fail "acctd --bpf-pin did not pin the memory hierarchy's iterator"; }
 mode=$(in_ct stat -c %a /sys/fs/bpf/acctd/memory) || fail "no pin at /sys/fs/bpf/acctd/memory"
 [ "$mode" = 644 ] || fail "the pin's mode is $mode, not 644"
+mode=$(in_ct stat -c %a /sys/fs/bpf)
+[ "$mode" = 711 ] || fail "/sys/fs/bpf (mounted 0700) is $mode, not 711 (searchable, not listable)"
 gid=$(in_ct awk '/^Gid:/ { print $3 }' "/proc/$pid/status")
 # One read(): a cgroup iterator returns at most 8 pages per read() and does
 # not resume a walk in the next one.
-bytes=$(in_ct nsenter -t "$pid" -m -S "$uid" -G "$gid" -- \
-	sh -c 'dd if=/sys/fs/bpf/acctd/memory bs=1M count=1 status=none | wc -c') ||
-	fail "acctd's user cannot read its pin in acctd's mount namespace"
-size=$(python3 "$here/../bpf_record.py")
-[ "$bytes" -gt 0 ] && [ $((bytes % size)) = 0 ] ||
-	fail "acctd's user read $bytes bytes from its pin, not whole records of $size"
+in_ct nsenter -t "$pid" -m -S "$uid" -G "$gid" -- dd if=/sys/fs/bpf/acctd/memory bs=1M count=1 status=none \
+	>"$tmp/pin.bin" || fail "acctd's user cannot read its pin in acctd's mount namespace"
+records=$(python3 "$here/../bpf_record.py" "$tmp/pin.bin") && [ "$records" -gt 0 ] ||
+	fail "acctd's user did not read whole records from its pin: $records"
 if [ -n "$acctctl" ]; then
 	# The Status reply's "collectors" (one entry per hierarchy): at least one
 	# hierarchy served by BPF through its pin. Until acctd reports them,
@@ -390,7 +390,7 @@ if not bpf:
     sys.exit(1)
 print("collectors: bpf for", ", ".join(bpf))' "$tmp/status.json" || fail "the BPF collector is not active"
 fi
-say "step 1: --bpf-pin pinned the iterator; acctd's user reads $((bytes / size)) records from its pin"
+say "step 1: --bpf-pin pinned the iterator; acctd's user reads $records records from its pin"
 
 # /metrics, when acctd is built with it: served through the sandbox's
 # RestrictAddressFamilies= (fetched by the host's python3 in the container's
