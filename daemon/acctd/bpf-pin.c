@@ -21,14 +21,6 @@
 #define BPFFS_MOUNT "/sys/fs/bpf"
 #define BPF_FS_MAGIC_VALUE 0xcafe4a11 /* BPF_FS_MAGIC of linux/magic.h */
 
-const char *const bpf_pin_numa_keys_v1[] = {
-	"total_inactive_anon", "total_active_anon", "total_inactive_file", "total_active_file", "total_unevictable",
-	NULL,
-};
-const char *const bpf_pin_numa_keys_v2[] = {
-	"anon", "file", "kernel_stack", "pagetables", "slab_reclaimable", "slab_unreclaimable", NULL,
-};
-
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_cgroup_layout *, acct_cgroup_layout_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_bpf_collector *, acct_bpf_collector_free);
@@ -156,7 +148,7 @@ static void map_numa(struct acct_bpf_collector *c, const struct acct_cgroup_layo
 	int h = memory_hierarchy(l);
 	if (h < 0 || !acct_bpf_collector_serves(c, h))
 		return;
-	int r = acct_bpf_collector_map_stats(c, h, h == ACCT_HIER_MEMORY ? bpf_pin_numa_keys_v1 : bpf_pin_numa_keys_v2,
+	int r = acct_bpf_collector_map_stats(c, h, acct_bpf_numa_keys(h == ACCT_HIER_UNIFIED),
 					     &map);
 	uint32_t units[ACCT_BPF_NODE_ITEMS];
 	if (r < 0)

@@ -11,12 +11,6 @@
 
 #include "manager.h"
 
-/* The memory.stat keys whose per-node values the iterator copies (up to
- * ACCT_BPF_NODE_ITEMS), for the v1 memory hierarchy (hierarchical totals)
- * and for the v2 tree. NULL-terminated. */
-extern const char *const bpf_pin_numa_keys_v1[];
-extern const char *const bpf_pin_numa_keys_v2[];
-
 /* Do what acctd --bpf-pin does, with the configuration of src: with
  * collector = files, remove the pins of an earlier run; otherwise mount bpffs
  * at /sys/fs/bpf if nothing is mounted there, attach the iterator to every

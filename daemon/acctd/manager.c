@@ -1234,7 +1234,7 @@ const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h,
 {
 	if ((unsigned)h >= _ACCT_HIER_MAX || !m->layout->mount[h])
 		return NULL;
-	bool served = acct_bpf_collector_serves(m->collector, h);
+	bool served = acct_bpf_collector_reads(m->collector, h);
 	unsigned parts = m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;
 	if (served && parts == 0)
 		*ret_reason = "moved back to files: its values disagreed with the files (see the log)";

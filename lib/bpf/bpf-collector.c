@@ -38,6 +38,8 @@ struct hier {
 	char reason[REASON_MAX];
 	unsigned node_items;     /* per-node items the program copies */
 	unsigned part_n;         /* sessions a walk takes (see walk()) */
+	bool overflowed;         /* the last walk of a pinned iterator did not fit one session */
+	char overflow_reason[REASON_MAX];
 	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
 };
 
@@ -332,7 +334,14 @@ bool acct_bpf_collector_any(const struct acct_bpf_collector *c)
 
 const char *acct_bpf_collector_reason(const struct acct_bpf_collector *c, enum acct_hierarchy h)
 {
-	return c && (unsigned)h < _ACCT_HIER_MAX ? c->h[h].reason : "";
+	if (!c || (unsigned)h >= _ACCT_HIER_MAX)
+		return "";
+	return c->h[h].overflowed ? c->h[h].overflow_reason : c->h[h].reason;
+}
+
+bool acct_bpf_collector_reads(const struct acct_bpf_collector *c, enum acct_hierarchy h)
+{
+	return acct_bpf_collector_serves(c, h) && !c->h[h].overflowed;
 }
 
 const char *acct_bpf_collector_percpu(const struct acct_bpf_collector *c)
@@ -490,10 +499,24 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
 			size_t want = (size_t)len * 4 / per_session + 1;
 			if (h->part_n > 4 * want)
 				h->part_n = (unsigned)want;
+			h->overflowed = false;
 			return (ssize_t)len;
 		}
-		if (!h->link || h->part_n >= part_max)
+		if (!h->link || h->part_n >= part_max) {
+			/* Pinned: the reader cannot split the walk (no bpf()). Each
+			 * walk tries again (a full session stops early: cheap), so
+			 * the hierarchy comes back once it is small enough. */
+			if (!h->overflowed) {
+				char text[REASON_MAX];
+				snprintf(text, sizeof(text),
+					 "%s, but the hierarchy has more cgroups than one read() of it holds "
+					 "(8 pages): files until it has fewer (docs/systemd.md, \"BPF\")",
+					 h->reason);
+				memcpy(h->overflow_reason, text, sizeof(text));
+			}
+			h->overflowed = true;
 			return -E2BIG;
+		}
 		h->part_n *= 2;
 	}
 }

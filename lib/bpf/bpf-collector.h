@@ -76,8 +76,11 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 /* Detach and free. Accepts NULL; returns NULL. */
 struct acct_bpf_collector *acct_bpf_collector_free(struct acct_bpf_collector *c);
 
-/* Whether hierarchy h is read through BPF. */
+/* Whether hierarchy h is read through BPF; and whether its last walk worked
+ * (a pinned iterator's walk fails with -E2BIG while the hierarchy has more
+ * cgroups than one read() holds: then h is read from files, the reason says so). */
 bool acct_bpf_collector_serves(const struct acct_bpf_collector *c, enum acct_hierarchy h);
+bool acct_bpf_collector_reads(const struct acct_bpf_collector *c, enum acct_hierarchy h);
 /* Why h is or is not served ("attached", "pinned at PATH", "no BTF at ...",
  * "not permitted (needs CAP_BPF and CAP_PERFMON) ...", "the kernel's verifier
  * rejected the program (...): <its log's last line>"); "" for a hierarchy

@@ -906,7 +906,10 @@ static void bpf_walk(struct acct_sampler *s)
 			continue;
 		int r = acct_bpf_collector_read(s->opts.collector, i, &s->snap[i]);
 		if (r < 0) {
-			rep->errors[ACCT_ERR_UNREADABLE]++;
+			/* Too many cgroups for a pinned iterator is a state the
+			 * reason shows, not a failed read. */
+			if (r != -E2BIG)
+				rep->errors[ACCT_ERR_UNREADABLE]++;
 			continue;
 		}
 		s->snap_valid[i] = true;
