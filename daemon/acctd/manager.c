@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -755,6 +757,18 @@ static int topology_for_layout(const struct acct_cgroup_layout *layout, struct a
 	return 0;
 }
 
+/* Whether the hierarchies are the kernel's cgroup file systems, not a copy
+ * in a directory (tests, --cgroup-root on a snapshot). */
+static bool layout_is_kernels(const struct acct_cgroup_layout *l)
+{
+	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
+		struct statfs sf;
+		if (l->mount[h] && statfs(l->mount[h], &sf) == 0)
+			return sf.f_type == CGROUP_SUPER_MAGIC || sf.f_type == CGROUP2_SUPER_MAGIC;
+	}
+	return false;
+}
+
 /* The BPF collector, per [sampling] collector: each hierarchy's choice and
  * its reason logged once (Status and /metrics show them too). */
 static int build_collector(struct manager *m, unsigned nr_nodes)
@@ -841,6 +855,7 @@ static int build_components(struct manager *m)
 		.workers = c->workers,
 		.collector = acct_bpf_collector_any(m->collector) ? m->collector : NULL,
 		.nr_nodes = topo->nr_nodes,
+		.kernel_bounds = layout_is_kernels(m->layout),
 		.stat_map = &m->stat_map,
 	};
 	r = acct_sampler_new(&sopts, m->ledger, &m->sampler);

@@ -1776,6 +1776,8 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 		acct_bpf_batching_detect(&s->opts.batching, opts->nr_cpus, NULL);
 	if (s->opts.page_size > 0)
 		s->opts.batching.page_size = s->opts.page_size;
+	if (!opts->kernel_bounds) /* a copy of a tree: no kernel batched its values */
+		s->opts.batching.nr_cpus = 0;
 	s->mem_hier = -1;
 	s->inactive_entry = -1;
 	s->parts = ACCT_BPF_PART_POPULATED | ACCT_BPF_PART_MEMORY | ACCT_BPF_PART_STAT;
