@@ -177,7 +177,7 @@ static int load(struct acct_bpf_collector *c, char *reason)
 	return 0;
 }
 
-static int attach(struct acct_bpf_collector *c, struct hier *h, const char *dir, enum bpf_cgroup_iter_order order,
+static int attach(const struct acct_bpf_collector *c, const char *dir, enum bpf_cgroup_iter_order order,
 		  struct bpf_link **ret)
 {
 	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -188,7 +188,6 @@ static int attach(struct acct_bpf_collector *c, struct hier *h, const char *dir,
 	struct bpf_link *link = bpf_program__attach_iter(c->skel->progs.acct_cgroup_iter, &ao);
 	if (!link)
 		return -errno;
-	(void)h;
 	*ret = link;
 	return 0;
 }
@@ -251,7 +250,7 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 			snprintf(h->reason, sizeof(h->reason), "%s", load_reason);
 			continue;
 		}
-		int r = attach(c, h, mount, BPF_CGROUP_ITER_DESCENDANTS_PRE, &h->link);
+		int r = attach(c, mount, BPF_CGROUP_ITER_DESCENDANTS_PRE, &h->link);
 		if (r < 0) {
 			explain(h->reason, -r, "attaching the iterator");
 			continue;
@@ -408,32 +407,42 @@ int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi
 	return (int)MIN(n, (size_t)INT32_MAX);
 }
 
-int acct_bpf_collector_read_one(struct acct_bpf_collector *c, enum acct_hierarchy hi, const char *dir,
+int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hierarchy hi, const char *dir,
 				struct acct_bpf_record *ret)
 {
 	if (!acct_bpf_collector_serves(c, hi))
 		return -ENODEV;
 	if (!c->skel)
 		return -EPERM;
+	/* Not through c->buf: a sampling pass may be walking into it on another
+	 * thread. One record, and one more to tell a stream of two. */
+	struct acct_bpf_record one[2];
 	struct bpf_link *link = NULL;
-	int r = attach(c, &c->h[hi], dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
+	int r = attach(c, dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;
 	int fd = bpf_iter_create(bpf_link__fd(link));
 	r = fd < 0 ? -errno : 0;
-	ssize_t len = 0;
-	if (r == 0) {
-		len = read_walk(c, fd);
-		close(fd);
+	size_t len = 0;
+	while (r == 0 && len < sizeof(one)) {
+		ssize_t n = read(fd, (char *)one + len, sizeof(one) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			r = -errno;
+		else if (n == 0)
+			break;
+		else
+			len += (size_t)n;
 	}
+	if (fd >= 0)
+		close(fd);
 	bpf_link__destroy(link);
 	if (r < 0)
 		return r;
-	if (len < 0)
-		return (int)len;
-	if ((size_t)len != sizeof(*ret))
+	if (len != sizeof(*ret))
 		return len == 0 ? -ENOENT : -EBADMSG;
-	memcpy(ret, c->buf, sizeof(*ret));
+	*ret = one[0];
 	if (ret->magic != ACCT_BPF_RECORD_MAGIC || ret->size != sizeof(*ret))
 		return -EBADMSG;
 	return 0;
