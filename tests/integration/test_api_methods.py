@@ -31,7 +31,8 @@ def api(fakecg, tmp_path):
 
 def check_value(v):
     assert isinstance(v["value"], int)
-    assert set(v) <= {"value", "bound", "age_us"}
+    assert set(v) <= {"value", "bound", "age_us", "motion_per_s", "fresh"}
+    assert v.get("fresh", True) is True and v.get("motion_per_s", 0) >= 0
     assert v.get("bound", 0) >= 0 and v.get("age_us", 0) >= 0
 
 
