@@ -69,8 +69,9 @@ int acct_collector_mode_from_string(const char *s)
 }
 
 /* libbpf's own messages: warnings go to the debug log (the reason recorded
- * per hierarchy is what an operator sees), the rest is dropped. */
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+ * per hierarchy is what an operator sees), the rest is dropped. The format
+ * attribute tells clang that fmt is libbpf's (-Wformat-nonliteral). */
+__attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_DEBUG || log_get_max_level() < LOG_DEBUG)
 		return 0;
