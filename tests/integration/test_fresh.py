@@ -150,6 +150,13 @@ def wait_get(v, path, pred, timeout, what):
     raise AssertionError("timed out waiting for %s; last: %s" % (what, json.dumps(last)[:1500] if last else None))
 
 
+def settled(c):
+    """The first 100 MiB were read by a pass 1 to 6 s ago: the start-up passes
+    are over and, at a 10 s interval, the next pass is seconds away."""
+    m = c["values"]["memory"]
+    return m is not None and m["value"] >= 100 * MiB and 1_000_000 <= m["age_us"] <= 6_000_000
+
+
 def test_get_precise_reads_now(tmp_path, child, collector):
     """fast_interval 10 s: without precise the value is the last pass's, old;
     with precise it is the kernel's now."""
@@ -157,11 +164,7 @@ def test_get_precise_reads_now(tmp_path, child, collector):
     with start(tmp_path, collector, "10s") as (d, sock):
         check_collector(d, collector)
         with Varlink(sock) as v:
-            # a pass has just read the first 100 MiB: the next is ~10 s away
-            def just_read(c):
-                m = c["values"]["memory"]
-                return m is not None and m["value"] >= 100 * MiB and m["age_us"] < 500_000
-            wait_get(v, child.path, just_read, 25, "a pass that read the first 100 MiB")
+            wait_get(v, child.path, settled, 25, "a pass that read the first 100 MiB, 1 to 6 s ago")
             t0 = time.monotonic()
             child.do("alloc", 100)
             before = child.memory()
@@ -196,9 +199,7 @@ def test_compare_precise(tmp_path, child, collector):
     with start(tmp_path, collector, "10s") as (d, sock):
         check_collector(d, collector)
         with Varlink(sock) as v:
-            wait_get(v, child.path, lambda c: c["values"]["memory"] is not None
-                     and c["values"]["memory"]["value"] >= 100 * MiB and c["values"]["memory"]["age_us"] < 500_000,
-                     25, "a pass that read the first 100 MiB")
+            wait_get(v, child.path, settled, 25, "a pass that read the first 100 MiB, 1 to 6 s ago")
             child.do("alloc", 100)
             threshold = 150 * MiB
             stale = ok(v.call(IFACE + ".Compare", {"cgroup": child.path, "quantity": "memory",
