@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ struct hier {
 	char *pin;               /* or read from this pinned file */
 	char reason[REASON_MAX];
 	unsigned node_items;     /* per-node items the program copies */
+	unsigned part_n;         /* sessions a walk takes (see walk()) */
 	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
 };
 
@@ -47,7 +49,19 @@ struct acct_bpf_collector {
 	char percpu[REASON_MAX];
 	char *buf;
 	size_t buf_size;
+	/* Held over each read session of the attached program: its partition
+	 * (bss, set_partition()) is global to every link of it, so that a
+	 * one-cgroup read on another thread (acct_bpf_collector_read_one())
+	 * and a walk's session never see each other's. */
+	pthread_mutex_t session_lock;
 };
+
+/* The session lock of a collector given as const (read_one): the lock is not
+ * part of what const promises, as a mutable member would not be. */
+static pthread_mutex_t *session_lock(const struct acct_bpf_collector *c)
+{
+	return (pthread_mutex_t *)&c->session_lock;
+}
 
 static const char *const mode_names[_ACCT_COLLECTOR_MAX] = {
 	[ACCT_COLLECTOR_AUTO] = "auto",
@@ -69,8 +83,7 @@ int acct_collector_mode_from_string(const char *s)
 }
 
 /* libbpf's own messages: warnings go to the debug log (the reason recorded
- * per hierarchy is what an operator sees), the rest is dropped. The format
- * attribute tells clang that fmt is libbpf's (-Wformat-nonliteral). */
+ * per hierarchy is what an operator sees), the rest is dropped. */
 __attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_DEBUG || log_get_max_level() < LOG_DEBUG)
@@ -131,12 +144,12 @@ uint64_t acct_bpf_stat_bound(const struct acct_bpf_batching *b, uint64_t stats_u
 static void explain(char *reason, int err, const char *what)
 {
 	switch (err) {
-	case EPERM:
-	case EACCES:
+	case EPERM: /* bpf() itself refused (unprivileged_bpf_disabled, no CAP_BPF) */
 		snprintf(reason, REASON_MAX,
 			 "%s: not permitted (needs CAP_BPF and CAP_PERFMON, or a pinned iterator from acctd --bpf-pin)",
 			 what);
 		break;
+	case EACCES: /* the verifier's answer to an unsafe program */
 	case EINVAL:
 	case E2BIG:
 		snprintf(reason, REASON_MAX, "%s: the kernel's verifier rejected the program (%s)", what,
@@ -150,6 +163,18 @@ static void explain(char *reason, int err, const char *what)
 	default:
 		snprintf(reason, REASON_MAX, "%s: %s", what, strerror(err));
 	}
+}
+
+/* A verifier rejection, with the log line that says why: the last one
+ * before its statistics ("processed N insns ..."). */
+static void explain_verifier(char *reason, int err, char *log)
+{
+	const char *why = "";
+	for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n"))
+		if (*line && strncmp(line, "processed ", 10) != 0 && strncmp(line, "verification time", 17) != 0)
+			why = line;
+	snprintf(reason, REASON_MAX, "loading the BPF program: the kernel's verifier rejected the program (%s): %s",
+		 strerror(err), why);
 }
 
 static int load(struct acct_bpf_collector *c, char *reason)
@@ -167,18 +192,34 @@ static int load(struct acct_bpf_collector *c, char *reason)
 	}
 	const char *reject = secure_getenv("ACCTD_TEST_BPF_REJECT");
 	c->skel->rodata->test_reject = reject && *reject == '1';
+	/* The verifier's log tells its rejections (EACCES for a bad access,
+	 * EINVAL, ...) from a missing privilege (EPERM or EACCES before the
+	 * verifier runs, with an empty log): libbpf retries a failed load with
+	 * logging into this buffer. */
+	const size_t log_size = 64 * 1024;
+	_cleanup_free_ char *log = calloc(1, log_size);
+	if (!log) {
+		acct_cgroup_iter__destroy(c->skel);
+		c->skel = NULL;
+		return -ENOMEM;
+	}
+	(void)bpf_program__set_log_buf(c->skel->progs.acct_cgroup_iter, log, log_size);
 	int r = acct_cgroup_iter__load(c->skel);
 	if (r < 0) {
-		explain(reason, -r, "loading the BPF program");
+		if (*log)
+			explain_verifier(reason, -r, log);
+		else
+			explain(reason, -r, "loading the BPF program");
 		acct_cgroup_iter__destroy(c->skel);
 		c->skel = NULL;
 		return r;
 	}
+	(void)bpf_program__set_log_buf(c->skel->progs.acct_cgroup_iter, NULL, 0);
 	c->skel->bss->nr_nodes = c->opts.nr_nodes ? c->opts.nr_nodes : 1;
 	return 0;
 }
 
-static int attach(const struct acct_bpf_collector *c, const char *dir, enum bpf_cgroup_iter_order order,
+static int attach(const struct acct_bpf_collector *c, const struct hier *h, const char *dir, enum bpf_cgroup_iter_order order,
 		  struct bpf_link **ret)
 {
 	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -189,6 +230,7 @@ static int attach(const struct acct_bpf_collector *c, const char *dir, enum bpf_
 	struct bpf_link *link = bpf_program__attach_iter(c->skel->progs.acct_cgroup_iter, &ao);
 	if (!link)
 		return -errno;
+	(void)h;
 	*ret = link;
 	return 0;
 }
@@ -206,6 +248,7 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	pthread_mutex_init(&c->session_lock, NULL);
 	c->opts = *opts;
 	c->opts.pin_dir = NULL; /* not kept: the strings are the caller's */
 	c->opts.btf_path = opts->btf_path ? strdup(opts->btf_path) : NULL;
@@ -251,7 +294,7 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 			snprintf(h->reason, sizeof(h->reason), "%s", load_reason);
 			continue;
 		}
-		int r = attach(c, mount, BPF_CGROUP_ITER_DESCENDANTS_PRE, &h->link);
+		int r = attach(c, h, mount, BPF_CGROUP_ITER_DESCENDANTS_PRE, &h->link);
 		if (r < 0) {
 			explain(h->reason, -r, "attaching the iterator");
 			continue;
@@ -274,6 +317,7 @@ struct acct_bpf_collector *acct_bpf_collector_free(struct acct_bpf_collector *c)
 	acct_cgroup_iter__destroy(c->skel);
 	free((char *)c->opts.btf_path);
 	free(c->buf);
+	pthread_mutex_destroy(&c->session_lock);
 	free(c);
 	return NULL;
 }
@@ -308,14 +352,26 @@ const struct acct_bpf_batching *acct_bpf_collector_batching(const struct acct_bp
 
 void acct_bpf_snapshot_clear(struct acct_bpf_snapshot *s)
 {
+	free(s->data);
 	free(s->rec);
 	*s = (struct acct_bpf_snapshot){ 0 };
 }
 
 static int compare_id(const void *a, const void *b)
 {
-	const struct acct_bpf_record *x = a, *y = b;
+	const struct acct_bpf_record *x = *(const struct acct_bpf_record *const *)a;
+	const struct acct_bpf_record *y = *(const struct acct_bpf_record *const *)b;
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Whether the record at p (len bytes left) is whole and consistent. */
+static bool record_ok(const char *p, size_t len)
+{
+	const struct acct_bpf_record *r = (const struct acct_bpf_record *)p;
+	if (len < sizeof(*r) || r->magic != ACCT_BPF_RECORD_MAGIC || r->size % 8 || r->size > len)
+		return false;
+	size_t tail = (size_t)r->nr_state + (size_t)r->nr_nodes * r->nr_node_items;
+	return r->size == sizeof(*r) + tail * sizeof(long long) && tail <= ACCT_BPF_TAIL_MAX;
 }
 
 const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id)
@@ -323,9 +379,9 @@ const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snaps
 	size_t lo = 0, hi = s->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (s->rec[mid].id == id)
-			return &s->rec[mid];
-		if (s->rec[mid].id < id)
+		if (s->rec[mid]->id == id)
+			return s->rec[mid];
+		if (s->rec[mid]->id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -333,10 +389,14 @@ const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snaps
 	return NULL;
 }
 
-/* Read a walk from fd into c->buf; returns the bytes read or -errno. */
-static ssize_t read_walk(struct acct_bpf_collector *c, int fd)
+/* Read one iterator session from fd into c->buf at offset `at`; returns the
+ * bytes read or -errno. A cgroup iterator's session ends with the kernel's
+ * seq buffer (8 pages): a walk that does not fit makes the next read() fail
+ * with EOPNOTSUPP (kernel/bpf/cgroup_iter.c: no reads across sessions), so
+ * a read error is never taken as the end of the walk. */
+static ssize_t read_walk(struct acct_bpf_collector *c, int fd, size_t at)
 {
-	size_t len = 0;
+	size_t len = at;
 	for (;;) {
 		if (c->buf_size - len < 64 * 1024) {
 			size_t size = MAX(c->buf_size * 2, (size_t)256 * 1024);
@@ -350,12 +410,10 @@ static ssize_t read_walk(struct acct_bpf_collector *c, int fd)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			/* A cgroup removed mid-walk can end the walk early with
-			 * an error; what was read stands. */
-			return len ? (ssize_t)len : -errno;
+			return -errno;
 		}
 		if (r == 0)
-			return (ssize_t)len;
+			return (ssize_t)(len - at);
 		len += (size_t)r;
 	}
 }
@@ -367,6 +425,57 @@ static int open_walk(struct acct_bpf_collector *c, struct hier *h)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Tell the program which class of ids the next session writes (bss). */
+static void set_partition(const struct acct_bpf_collector *c, unsigned n, unsigned k)
+{
+	if (c->skel) {
+		c->skel->bss->part_n = n;
+		c->skel->bss->part_k = k;
+	}
+}
+
+/* One walk of h into c->buf, in as many sessions as it takes: h->part_n
+ * classes of ids, doubled whenever a session overflows (a pinned iterator
+ * cannot be partitioned: -E2BIG then). Returns the bytes read or -errno. */
+static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
+{
+	const unsigned part_max = 1u << 16;
+	if (!h->link)
+		h->part_n = 1;
+	h->part_n = MAX(h->part_n, 1u);
+	for (;;) {
+		size_t len = 0;
+		ssize_t r = 0;
+		for (unsigned k = 0; k < h->part_n; k++) {
+			pthread_mutex_lock(&c->session_lock);
+			set_partition(c, h->part_n, k);
+			int fd = open_walk(c, h);
+			r = fd < 0 ? fd : read_walk(c, fd, len);
+			if (fd >= 0)
+				close(fd);
+			set_partition(c, 0, 0);
+			pthread_mutex_unlock(&c->session_lock);
+			if (r < 0)
+				break;
+			len += (size_t)r;
+		}
+		if (r != -EOPNOTSUPP) {
+			if (r < 0)
+				return r;
+			/* Fewer sessions next time where the hierarchy shrank:
+			 * aim at sessions a quarter full. */
+			size_t per_session = (size_t)8 * (size_t)c->batching.page_size;
+			size_t want = (size_t)len * 4 / per_session + 1;
+			if (h->part_n > 4 * want)
+				h->part_n = (unsigned)want;
+			return (ssize_t)len;
+		}
+		if (!h->link || h->part_n >= part_max)
+			return -E2BIG;
+		h->part_n *= 2;
+	}
+}
+
 int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap)
 {
 	if (!acct_bpf_collector_serves(c, hi))
@@ -375,34 +484,43 @@ int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t t0 = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-	_cleanup_close_ int fd = open_walk(c, h);
-	if (fd < 0)
-		return fd;
-	ssize_t len = read_walk(c, fd);
+	ssize_t len = walk(c, h);
 	if (len < 0)
 		return (int)len;
-	size_t n = (size_t)len / sizeof(struct acct_bpf_record);
-	if ((size_t)len % sizeof(struct acct_bpf_record))
-		return -EBADMSG;
-	if (n > snap->cap) {
-		struct acct_bpf_record *r = realloc(snap->rec, n * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		snap->rec = r;
-		snap->cap = n;
-	}
-	memcpy(snap->rec, c->buf, (size_t)len);
-	snap->n = n;
+	/* The walk's bytes become the snapshot's (buffers swapped, not copied). */
+	char *data = snap->data;
+	size_t data_size = snap->data_size;
+	snap->data = c->buf;
+	snap->data_size = c->buf_size;
+	c->buf = data;
+	c->buf_size = data_size;
+	snap->n = 0;
 	snap->read_us = t0;
-	for (size_t i = 0; i < n; i++)
-		if (snap->rec[i].magic != ACCT_BPF_RECORD_MAGIC || snap->rec[i].size != sizeof(struct acct_bpf_record)) {
+	for (size_t off = 0; off < (size_t)len;) {
+		if (!record_ok(snap->data + off, (size_t)len - off)) {
 			snap->n = 0;
 			return -EBADMSG;
 		}
-	/* Pre-order is mostly id order already (ids grow with creation). */
+		if (snap->n == snap->cap) {
+			size_t cap = MAX(snap->cap * 2, (size_t)256);
+			const struct acct_bpf_record **r = reallocarray(snap->rec, cap, sizeof(*r));
+			if (!r) {
+				snap->n = 0;
+				return -ENOMEM;
+			}
+			snap->rec = r;
+			snap->cap = cap;
+		}
+		const struct acct_bpf_record *r = (const struct acct_bpf_record *)(snap->data + off);
+		snap->rec[snap->n++] = r;
+		off += r->size;
+	}
+	size_t n = snap->n;
+	/* Pre-order is mostly id order already (ids grow with creation); the
+	 * sessions of a partitioned walk are not. */
 	bool sorted = true;
 	for (size_t i = 1; i < n && sorted; i++)
-		sorted = snap->rec[i - 1].id < snap->rec[i].id;
+		sorted = snap->rec[i - 1]->id < snap->rec[i]->id;
 	if (!sorted)
 		qsort(snap->rec, n, sizeof(*snap->rec), compare_id);
 	return (int)MIN(n, (size_t)INT32_MAX);
@@ -415,37 +533,45 @@ int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hi
 		return -ENODEV;
 	if (!c->skel)
 		return -EPERM;
-	/* Not through c->buf: a sampling pass may be walking into it on another
-	 * thread. One record, and one more to tell a stream of two. */
-	struct acct_bpf_record one[2];
+	/* Not into c->buf, which a walk on the sampler's thread may be
+	 * filling: one record at most, and room to tell that there were more. */
+	union {
+		struct acct_bpf_record head;
+		char b[2 * (sizeof(struct acct_bpf_record) + ACCT_BPF_TAIL_MAX * sizeof(long long))];
+	} one;
 	struct bpf_link *link = NULL;
-	int r = attach(c, dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
+	size_t len = 0;
+	int r;
+
+	pthread_mutex_lock(session_lock(c));
+	set_partition(c, 0, 0);
+	r = attach(c, &c->h[hi], dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
+	if (r == 0) {
+		int fd = bpf_iter_create(bpf_link__fd(link));
+		r = fd < 0 ? -errno : 0;
+		while (r == 0 && len < sizeof(one.b)) {
+			ssize_t n = read(fd, one.b + len, sizeof(one.b) - len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				r = -errno;
+			else if (n == 0)
+				break;
+			else
+				len += (size_t)n;
+		}
+		if (fd >= 0)
+			close(fd);
+		bpf_link__destroy(link);
+	}
+	pthread_mutex_unlock(session_lock(c));
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;
-	int fd = bpf_iter_create(bpf_link__fd(link));
-	r = fd < 0 ? -errno : 0;
-	size_t len = 0;
-	while (r == 0 && len < sizeof(one)) {
-		ssize_t n = read(fd, (char *)one + len, sizeof(one) - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			r = -errno;
-		else if (n == 0)
-			break;
-		else
-			len += (size_t)n;
-	}
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(link);
-	if (r < 0)
-		return r;
-	if (len != sizeof(*ret))
-		return len == 0 ? -ENOENT : -EBADMSG;
-	*ret = one[0];
-	if (ret->magic != ACCT_BPF_RECORD_MAGIC || ret->size != sizeof(*ret))
+	if (len == 0)
+		return -ENOENT;
+	if (!record_ok(one.b, len) || one.head.size != len)
 		return -EBADMSG;
+	*ret = one.head;
 	return 0;
 }
 
@@ -607,6 +733,10 @@ int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarc
 		return -ENODEV;
 	memset(ret, 0, sizeof(*ret));
 	size_t n = pick_sample(c->opts.layout->mount[hi], s);
+	/* Every item this once (an attached program: a pinned one writes what
+	 * the pinning step selected, and the map is then one of its slots). */
+	if (c->skel)
+		c->skel->bss->stat_n = 0;
 	r = acct_bpf_collector_read(c, hi, &snap);
 	if (r < 0)
 		goto out;
@@ -633,7 +763,7 @@ int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarc
 		(void)cgfs_parse_flat_keyed(s[0].before, collect_key, keys);
 
 	const uint32_t units[] = { (uint32_t)c->batching.page_size, 1, 1024 };
-	for (unsigned k = 0; k < keys->n && ret->n < ACCT_BPF_STATE_MAX; k++) {
+	for (unsigned k = 0; k < keys->n && ret->n < ACCT_BPF_STAT_SEL; k++) {
 		int found = -1;
 		uint32_t found_unit = 0;
 		bool ambiguous = false;
@@ -647,7 +777,7 @@ int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarc
 					if (!rec || !(rec->flags & ACCT_BPF_F_STATS) || idx >= rec->nr_state || !s[i].after ||
 					    !lookup(s[i].before, keys->keys[k], &a) || !lookup(s[i].after, keys->keys[k], &b))
 						continue;
-					int64_t v = rec->state[idx];
+					int64_t v = acct_bpf_record_state(rec)[idx];
 					uint64_t lo = MIN(a, b), hi2 = MAX(a, b);
 					ok = v >= 0 && (uint64_t)v * units[u] >= lo && (uint64_t)v * units[u] <= hi2;
 					used++;
@@ -681,8 +811,16 @@ int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarc
 					c->skel->bss->node_idx[h->node_items] = ret->e[e].index;
 				h->node_units[h->node_items++] = ret->e[e].unit;
 			}
-	if (c->skel)
+	if (c->skel) {
 		c->skel->bss->node_n = h->node_items;
+		/* From now on the program writes the mapped items only, in the
+		 * map's order: entry j's value is in slot j. */
+		for (unsigned e = 0; e < ret->n; e++) {
+			c->skel->bss->stat_idx[e] = ret->e[e].index;
+			ret->e[e].index = (uint16_t)e;
+		}
+		c->skel->bss->stat_n = ret->n;
+	}
 	r = (int)ret->n;
 out:
 	for (size_t i = 0; i < n; i++) {

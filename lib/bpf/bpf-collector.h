@@ -80,7 +80,8 @@ struct acct_bpf_collector *acct_bpf_collector_free(struct acct_bpf_collector *c)
 /* Whether hierarchy h is read through BPF. */
 bool acct_bpf_collector_serves(const struct acct_bpf_collector *c, enum acct_hierarchy h);
 /* Why h is or is not served ("attached", "pinned at PATH", "no BTF at ...",
- * "not permitted (needs CAP_BPF and CAP_PERFMON) ..."); "" for a hierarchy
+ * "not permitted (needs CAP_BPF and CAP_PERFMON) ...", "the kernel's verifier
+ * rejected the program (...): <its log's last line>"); "" for a hierarchy
  * that is not mounted. Static storage of c. */
 const char *acct_bpf_collector_reason(const struct acct_bpf_collector *c, enum acct_hierarchy h);
 /* What the collector says about per-CPU data: read or why not. */
@@ -89,9 +90,11 @@ const struct acct_bpf_batching *acct_bpf_collector_batching(const struct acct_bp
 /* Whether any hierarchy is served. */
 bool acct_bpf_collector_any(const struct acct_bpf_collector *c);
 
-/* Records of one walk, sorted by id. */
+/* Records of one walk: their bytes, and an index sorted by id. */
 struct acct_bpf_snapshot {
-	struct acct_bpf_record *rec;
+	char *data;
+	size_t data_size;
+	const struct acct_bpf_record **rec; /* into data */
 	size_t n, cap;
 	uint64_t read_us; /* monotonic time the walk started */
 };
@@ -100,16 +103,24 @@ void acct_bpf_snapshot_clear(struct acct_bpf_snapshot *s);
 const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id);
 
 /* Walk hierarchy h into *snap (its old records are replaced; the buffer is
- * reused). Returns the number of records, -ENODEV when h is not served, or
+ * reused). A walk is whole or fails: the kernel ends a cgroup iterator's
+ * output at its 8-page seq buffer (about 31 records), so an attached
+ * iterator walks a larger hierarchy in several sessions, each writing one
+ * class of ids (id % n; n doubles on overflow and is remembered per
+ * hierarchy), which costs a visit of every cgroup per session. Returns the
+ * number of records, -ENODEV when h is not served, -E2BIG when the walk
+ * does not fit one session of a pinned iterator (which cannot be split), or
  * the error of the walk (-EBADMSG: a record of another size or magic). */
 int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy h, struct acct_bpf_snapshot *snap);
 
 /* Read the one cgroup whose directory in hierarchy h is `dir` (absolute) now,
- * through an iterator restricted to it. Returns 0, -ENODEV (h not served),
+ * through an iterator restricted to it, into *ret: the record's head (its
+ * tail is not kept). Returns 0, -ENODEV (h not served),
  * -EPERM (the collector only reads pinned iterators: it cannot attach a new
  * one), -ENOENT (no such cgroup) or another negative errno. Any thread may
  * call it, also while the sampler walks with the same collector: it attaches
- * its own link and reads into the caller's record, touching no state of c. */
+ * its own link and reads into a buffer of its own, and its read session and
+ * a walk's take turns (the program's partition is global to its links). */
 int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
 				struct acct_bpf_record *ret);
 
@@ -132,7 +143,7 @@ struct acct_bpf_stat_map {
 	unsigned n;
 	struct {
 		char key[48];     /* as memory.stat names it (v1: total_*, the hierarchical values) */
-		uint16_t index;   /* into state[] */
+		uint16_t index;   /* the record's stat slot (acct_bpf_record_state()) */
 		uint32_t unit;    /* bytes per state[] unit */
 	} e[ACCT_BPF_STATE_MAX];
 	unsigned cgroups_used; /* cgroups the map was derived from */

@@ -118,7 +118,10 @@ def collector(request):
 
 
 def start(tmp_path, collector, fast):
-    conf = {"sampling__fast_interval": fast, "sampling__slow_interval": "30s", "sampling__collector": collector}
+    # bpf_interval 0: memory only at the passes, so that a served value can
+    # be old (the default walk refreshes memory every 100 ms with BPF)
+    conf = {"sampling__fast_interval": fast, "sampling__slow_interval": "30s", "sampling__collector": collector,
+            "sampling__bpf_interval": "0"}
     return api_daemon(tmp_path, None, **conf)
 
 
