@@ -255,3 +255,24 @@ def test_motion_and_show(tmp_path, child, collector):
         p = run_ctl(["show", "/", "--fresh"], address=addr, env=base_env())
         assert p.returncode == 0, p.stderr
         assert "Not read fresh: the root" in p.stdout, p.stdout
+
+
+def test_fresh_reads_during_walks(tmp_path, child, collector):
+    """Fresh reads on the API thread while the sampler walks every 10 ms
+    (bpf_interval) and passes every 100 ms: each is the cgroup's own record,
+    between the file readings around it, and the passes keep their values."""
+    child.do("alloc", 50)
+    conf = {"sampling__fast_interval": "100ms", "sampling__collector": collector, "sampling__bpf_interval": "10ms"}
+    with api_daemon(tmp_path, None, **conf) as (d, sock):
+        check_collector(d, collector)
+        with Varlink(sock) as v:
+            wait_get(v, child.path, lambda c: c["values"]["memory"] is not None, 10, "the child's cgroup")
+            for i in range(300):
+                before = child.memory()
+                m = get(v, child.path, precise=True)["cgroup"]["values"]["memory"]
+                after = child.memory()
+                assert m.get("fresh") is True, (i, m)
+                assert before - m.get("bound", 0) <= m["value"] <= after + m.get("bound", 0), (i, before, m, after)
+            served = get(v, child.path)["cgroup"]["values"]["memory"]
+            assert abs(served["value"] - child.memory()) <= 2 * served.get("bound", 0) + MiB, served
+        assert d.proc.poll() is None
