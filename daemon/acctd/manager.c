@@ -1260,6 +1260,16 @@ const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h,
 	return served && parts ? "bpf" : "files";
 }
 
+const struct acct_bpf_collector *manager_collector(const struct manager *m)
+{
+	return m->collector;
+}
+
+unsigned manager_collector_parts(const struct manager *m)
+{
+	return m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;
+}
+
 const struct acct_cgroup_layout *manager_layout(const struct manager *m)
 {
 	return m->layout;
