@@ -3,7 +3,8 @@
  * The file is long because each controller file the sampler reads (memory,
  * cpu/cpuacct, PSI, tasks, v1 and v2 variants) needs its own small reader
  * with its error classification; they share the workers' descriptor cache
- * and pass bookkeeping, which would otherwise have to become public.
+ * and pass bookkeeping. The BPF collector's part is in sampler-bpf.c; what
+ * the two share, in sampler-internal.h.
  *
  * Threads and load. Each thread is in exactly one cgroup of every hierarchy,
  * and the hierarchies place it independently (on a hybrid host a process can
@@ -22,7 +23,7 @@
  * the thread that started the pass (acctd's main thread) may still be running
  * to start it, just as the kernel's sampler runs in the timer interrupt and
  * not as a task. acctd's other threads count as any other. */
-#include "sampler.h"
+#include "sampler-internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,136 +43,6 @@
 #include "load.h"
 #include "util.h"
 
-/* The files a cgroup may have, by role. Which name and tree a role uses depends
- * on the layout (see pick_files()). */
-enum file_role {
-	F_EVENTS,
-	F_MEMORY,
-	F_CPU_STAT,      /* v2 cpu.stat (usage, and throttling with the cpu controller) */
-	F_CPU_STAT_V1,   /* v1 cpu.stat: throttling */
-	F_CPUACCT_USAGE, /* v1 cpuacct.usage, ns */
-	F_CPUACCT_PERCPU,
-	F_CPUACCT_STAT,  /* v1 user/system ticks */
-	F_PSI_CPU,
-	F_PSI_MEMORY,
-	F_PSI_IO,
-	F_IO_STAT,       /* v2 io.stat */
-	F_BLKIO_BYTES,   /* v1 blkio.throttle.io_service_bytes_recursive */
-	F_BLKIO_IOS,     /* v1 blkio.throttle.io_serviced_recursive */
-	F_MEMORY_EVENTS, /* v2 memory.events */
-	F_MEMORY_FAILCNT,     /* v1 memory.failcnt */
-	F_MEMORY_OOM_CONTROL, /* v1 memory.oom_control */
-	F_MEMORY_STAT,   /* slow from here */
-	F_NUMA_STAT,
-	F_MEMORY_PEAK,
-	F_MEMORY_MAX,
-	F_MEMORY_HIGH,
-	F_SWAP,
-	F_SWAP_MAX,
-	F_THREADS,       /* load */
-	_F_MAX,
-};
-
-#define FD_UNSET -1  /* not opened yet */
-#define FD_ABSENT -2 /* the file does not exist for this cgroup */
-#define FD_NONE -3   /* the role does not apply in this layout */
-
-struct file_spec {
-	const char *name;
-	enum acct_hierarchy tree;
-};
-
-struct cg_state {
-	int fd[_F_MAX];
-	struct file_spec spec[_F_MAX];
-	uint32_t hierarchies; /* what the specs were chosen for */
-	bool memory_v1;       /* memory files are v1 (memsw includes memory) */
-	uint64_t last_cpu_usec, last_cpu_at;
-	struct acct_rate_avg rate_avg;
-	struct acct_loadavg load;
-	uint64_t load_at;
-	unsigned own_threads, own_active; /* from the last LOAD pass */
-	bool load_valid;
-	unsigned tree_threads, tree_active; /* own + descendants', acct_sampler_aggregate_load() */
-	size_t agg_slot;                  /* acct_sampler_aggregate_load()'s index, during it */
-	uint64_t io_last[_ACCT_IO_STAT_MAX]; /* totals of the last I/O reading, for the rates */
-	uint32_t io_last_known;           /* bit per enum acct_io_stat */
-	uint64_t io_last_at;
-	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
-	size_t percpu_n;
-	bool read_empty;  /* read completely since last seen populated: skipped at the fast interval */
-	bool seen_populated; /* a read found tasks in it */
-	bool settling;       /* empty, CPU time not yet seen to stand still (SETTLE_US) */
-	uint64_t settle_cpu;      /* CPU time (usec) at the first empty read it has had since */
-	uint64_t settle_at;       /* monotonic usec of that read */
-	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
-	bool memsw_valid;
-	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
-	bool own_memory_valid;
-	bool picked;      /* pick_files() ran for it at least once */
-	uint64_t memory_at; /* monotonic time of the last memory reading (set_memory()) */
-	uint64_t restart; /* bit per quantity: its source file changed, the next reading starts anew */
-};
-
-struct worker {
-	struct acct_sampler *s;
-	pthread_t thread;
-	unsigned index;
-	pid_t tid;                    /* set before acct_sampler_new() returns */
-	struct acct_pass_report part; /* this worker's share of the current pass */
-	double cpu_seconds;
-	char *buf;
-	size_t buf_size;
-	struct acct_cgroup **settle;  /* emptied this pass, CPU time not settled yet */
-	size_t nr_settle, settle_cap;
-	bool settle_round;            /* re-reading them: do not queue again */
-};
-
-struct acct_sampler {
-	struct acct_sampler_options opts;
-	struct acct_ledger *ledger;
-	struct worker *workers;
-	unsigned nr_workers;
-
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	uint64_t generation; /* bumped to start a pass */
-	bool stop;
-	unsigned running;    /* workers still in the pass */
-	unsigned started;    /* workers that have published their tid */
-	pid_t starter_tid;   /* the thread that started the current pass */
-	bool busy;
-
-	struct acct_cgroup **work;
-	size_t nr_work;
-	size_t next; /* atomic */
-	unsigned flags;
-	uint64_t now_us;
-	uint64_t started_us;
-
-	int done_fd;
-	uint64_t max_cached;  /* descriptors the cache may hold */
-	uint64_t cached_fds; /* atomic */
-	bool degraded;       /* atomic: descriptor limit reached */
-
-	/* The BPF collector ("The BPF collector" below); snapshots are written by
-	 * worker 0 before the others read them (snap_generation, under lock). */
-	struct acct_bpf_stat_map stat_map;
-	struct acct_bpf_snapshot snap[_ACCT_HIER_MAX];
-	bool snap_valid[_ACCT_HIER_MAX];
-	uint64_t snap_generation;
-	int mem_hier;             /* hierarchy whose records carry memcg values; -1: none */
-	int inactive_entry;       /* stat_map entry of (total_)inactive_file; -1: none */
-	unsigned node_items;
-	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
-	int numa_entry[ACCT_BPF_NODE_ITEMS]; /* stat_map entries of the NUMA keys (one node) */
-	unsigned nr_numa_entries;            /* 0: not every NUMA key is mapped */
-	unsigned parts;           /* atomic; enum acct_sampler_bpf_part still served */
-	unsigned streak[2];       /* consecutive passes with a mismatch: memory, stat */
-	size_t check_cursor;      /* rotating position of the cross-checks in the work list */
-	struct acct_pass_report bpf_report; /* worker 0's BPF figures of this pass */
-	uint64_t budget_bytes;    /* the ledger's bytes budget when the pass started */
-};
 
 const char *acct_sample_error_to_string(enum acct_sample_error e)
 {
@@ -507,21 +378,7 @@ int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int
 	return 0;
 }
 
-struct sample_ctx {
-	struct worker *w;
-	struct acct_cgroup *cg;
-	struct cg_state *st;
-	bool failed;
-	bool events_known;      /* populated came from cgroup.events */
-	bool have_inactive;     /* this pass's memory.stat gave inactive_file */
-	int64_t inactive;
-	const struct acct_bpf_record *mem_rec; /* the collector's memcg record, NULL: files */
-	bool memstat_from_file; /* this pass read memory.stat: fresher than the record's keys */
-	bool files_allowed;     /* a pass that reads files (not ACCT_PASS_KERNEL) */
-	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */
-};
-
-static void fail(struct sample_ctx *x, enum acct_sample_error e)
+void sampler_fail(struct sample_ctx *x, enum acct_sample_error e)
 {
 	x->w->part.errors[e]++;
 	x->failed = true;
@@ -529,30 +386,30 @@ static void fail(struct sample_ctx *x, enum acct_sample_error e)
 
 /* Read a role; on success returns true with the content in w->buf. A missing
  * file is not a failure; other errors are counted. */
-static bool get(struct sample_ctx *x, enum file_role f)
+bool sampler_get(struct sample_ctx *x, enum file_role f)
 {
 	ssize_t r = read_role(x->w, x->cg, x->st, f);
 	if (r >= 0)
 		return true;
 	if (r != -ENOENT || acct_cgroup_is_dead(x->cg))
-		fail(x, classify((int)-r));
+		sampler_fail(x, classify((int)-r));
 	return false;
 }
 
 /* A cumulative reading that is not compared with the last one (a counter
  * userspace can reset, or the first reading from a new source). */
-static void set_unchecked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
+void sampler_set_unchecked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
 {
 	x->st->restart &= ~QBIT(q);
 	acct_cgroup_set(x->cg, q, v);
 }
 
-static void set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
+void sampler_set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
 {
 	/* The first reading from a new source file (note_source_changes())
 	 * replaces the old source's value: nothing to compare it with. */
 	if (x->st->restart & QBIT(q)) {
-		set_unchecked(x, q, v);
+		sampler_set_unchecked(x, q, v);
 		return;
 	}
 	/* Cumulative time went backwards for a live cgroup (same inode, same
@@ -563,66 +420,22 @@ static void set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
 		(void)acct_cgroup_get(x->cg, q, true, &old);
 		snprintf(x->w->part.last_backwards, sizeof(x->w->part.last_backwards), "%s %s %" PRId64 " -> %" PRId64,
 			 x->cg->path, acct_quantity_info(q)->name, old.value, v);
-		fail(x, ACCT_ERR_INVARIANT);
+		sampler_fail(x, ACCT_ERR_INVARIANT);
 	}
 }
 
-static int64_t limit_value(uint64_t v)
+int64_t sampler_limit_value(uint64_t v)
 {
 	/* "max" (v2) and v1's PAGE_COUNTER_MAX-derived huge values mean none. */
 	return v >= (uint64_t)INT64_MAX / 2 ? -1 : (int64_t)v;
 }
-
-/* ---- The BPF collector -------------------------------------------------------
- *
- * With a collector (bpf-collector.h), worker 0 walks every served hierarchy
- * at the start of a pass that reads memory, into one snapshot per hierarchy;
- * the other workers wait for it (snap_generation). Each cgroup then takes
- * from its records, found by the directory inode the ledger keeps per
- * hierarchy:
- * - populated: the OR over the records of every hierarchy it is in, when all
- *   have one (else cgroup.events as before);
- * - memory, peak, limits, swap, memory events, the mapped memory.stat keys,
- *   the working set (memory minus inactive_file of the same record: one
- *   moment) and NUMA, from the memcg record, at every pass, fast included.
- *   The root keeps its files (its own reading is defined apart:
- *   acct_sampler_root_memory()).
- * A cgroup without a record in the snapshot (created since the walk) is read
- * from files this pass. CPU time, PSI, I/O and threads always come from
- * files: the kernel keeps them per CPU, out of an iterator's reach here.
- *
- * Bounds (docs/counters.md): a page counter includes the charge stock
- * (acct_bpf_memory_bound(), by the record's descendants), a flushed stat
- * misses the unflushed updates (acct_bpf_stat_bound(), by the record's
- * stats_updates); read from files, the same bounds with the unknowns at
- * their largest.
- *
- * Cross-checks. Each pass, worker 0 reads the memory file of CHECKS cgroups
- * of the work list (rotating), walks, and reads them again; the record's
- * value must lie between the two file readings. Once per pass it does the
- * same for one cgroup's memory.stat and every mapped key. A value outside
- * is a mismatch (counted, the last one reported); ACCT_BPF_MISMATCH_PASSES passes in
- * a row with a mismatch move that part back to files for good (logged by the
- * caller from the report), since the timing no longer explains it.
- *
- * Budgets. bytes_budget is also the unflushed error acctd accepts from the
- * kernel: in a pass that reads files, a cgroup whose record's stat bound
- * exceeds it has its memory.stat read (which flushes the pending updates
- * when they pass the kernel's threshold) instead of taking the record's
- * keys, so a small budget buys tighter memory.stat bounds with file reads,
- * and a large one saves them (docs/counters.md, "Bounds"). */
-
-#define CHECKS 4
 
 /* Memory in use, with the drift histogram and the motion estimate: the mean
  * of |change| per second, weighted towards the recent passes (MOTION_WEIGHT
  * for the newest), so that a value of age A may be taken to have moved by
  * about motion * A since. */
 #define MOTION_WEIGHT 0.25
-static int memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata);
-static bool get(struct sample_ctx *x, enum file_role f);
-
-static void set_memory(struct sample_ctx *x, int64_t v)
+void sampler_set_memory(struct sample_ctx *x, int64_t v)
 {
 	struct acct_reading old;
 	uint64_t now = x->w->s->now_us;
@@ -640,340 +453,6 @@ static void set_memory(struct sample_ctx *x, int64_t v)
 	x->st->memory_at = now;
 	acct_cgroup_set(x->cg, ACCT_Q_MEMORY, v);
 }
-
-static int64_t pages(const struct sample_ctx *x, unsigned long long n)
-{
-	uint64_t v = (uint64_t)n * (uint64_t)x->w->s->opts.batching.page_size;
-	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
-static void set_bpf(struct sample_ctx *x, enum acct_quantity q, int64_t v, uint64_t bound)
-{
-	acct_cgroup_set(x->cg, q, v);
-	acct_cgroup_set_kernel_bound(x->cg, q, bound);
-	acct_cgroup_set_sampled(x->cg, q, x->w->s->now_us);
-}
-
-/* Everything of the memory group from the record (see above). */
-static void bpf_memory(struct sample_ctx *x)
-{
-	struct acct_sampler *s = x->w->s;
-	const struct acct_bpf_record *r = x->mem_rec;
-	const struct acct_bpf_batching *b = &s->opts.batching;
-	uint64_t mem_bound = acct_bpf_memory_bound(b, r->nr_descendants);
-	bool v1 = s->mem_hier != ACCT_HIER_UNIFIED;
-	int64_t usage = pages(x, r->usage);
-
-	x->w->part.bpf_cgroups++;
-	x->st->own_memory = usage;
-	x->st->own_memory_valid = true;
-	set_memory(x, usage);
-	acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_MEMORY, mem_bound);
-	acct_cgroup_set_sampled(x->cg, ACCT_Q_MEMORY, s->now_us);
-	set_bpf(x, ACCT_Q_MEMORY_PEAK, pages(x, r->watermark), mem_bound);
-	set_bpf(x, ACCT_Q_MEMORY_MAX, limit_value((uint64_t)pages(x, r->max)), 0);
-	if (v1) {
-		/* memsw and memory both hold the same pre-charged stock */
-		set_bpf(x, ACCT_Q_SWAP, r->swap_usage > r->usage ? pages(x, r->swap_usage - r->usage) : 0, 0);
-	} else {
-		set_bpf(x, ACCT_Q_SWAP, pages(x, r->swap_usage), 0); /* charged without stock */
-		set_bpf(x, ACCT_Q_SWAP_MAX, limit_value((uint64_t)pages(x, r->swap_max)), 0);
-		if (r->flags & ACCT_BPF_F_HIGH)
-			set_bpf(x, ACCT_Q_MEMORY_HIGH, limit_value((uint64_t)pages(x, r->high)), 0);
-	}
-	if (!(r->flags & ACCT_BPF_F_STATS) || !(__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_STAT))
-		return;
-	uint64_t stat_bound = acct_bpf_stat_bound(b, r->stats_updates);
-	if (!x->memstat_from_file && x->files_allowed && stat_bound > s->budget_bytes &&
-	    x->st->spec[F_MEMORY_STAT].name) {
-		/* Beyond the budget: the file, as in a slow pass (see Budgets). */
-		x->w->part.bpf_stat_reads++;
-		if (get(x, F_MEMORY_STAT)) {
-			if (cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0)
-				fail(x, ACCT_ERR_GARBAGE);
-			else {
-				x->memstat_from_file = true;
-				__atomic_store_n(&x->cg->memstat_bound, acct_bpf_stat_bound(b, UINT64_MAX),
-						 __ATOMIC_RELAXED);
-			}
-		}
-	}
-	/* A walk alone keeps the last file's keys where the record's are worse
-	 * than the budget allows (see Budgets). */
-	bool over_budget = !x->files_allowed && stat_bound > s->budget_bytes;
-	if (!x->memstat_from_file && !over_budget) {
-		for (unsigned i = 0; i < s->stat_map.n; i++) {
-			unsigned idx = s->stat_map.e[i].index;
-			if (idx >= r->nr_state || acct_bpf_record_state(r)[idx] < 0)
-				continue;
-			(void)acct_cgroup_set_memstat(s->ledger, x->cg, s->stat_map.e[i].key, strlen(s->stat_map.e[i].key),
-						      acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit);
-		}
-		__atomic_store_n(&x->cg->memstat_bound, stat_bound, __ATOMIC_RELAXED);
-	}
-	if (s->inactive_entry >= 0 && s->stat_map.e[s->inactive_entry].index < r->nr_state) {
-		int64_t inactive = acct_bpf_record_state(r)[s->stat_map.e[s->inactive_entry].index] *
-				   (int64_t)s->stat_map.e[s->inactive_entry].unit;
-		set_bpf(x, ACCT_Q_WORKING_SET, usage > inactive ? usage - inactive : 0, mem_bound + stat_bound);
-	}
-	if ((r->flags & ACCT_BPF_F_NODES) && s->node_items && r->nr_node_items == s->node_items) {
-		for (unsigned n = 0; n < r->nr_nodes; n++) { /* until the ledger's nodes end */
-			int64_t sum = 0;
-			for (unsigned k = 0; k < s->node_items; k++)
-				sum += acct_bpf_record_node(r, n)[k] * (int64_t)s->node_units[k];
-			if (acct_cgroup_set_node(x->cg, n, sum) < 0)
-				break;
-		}
-		__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
-	} else if (s->nr_numa_entries) {
-		int64_t sum = 0;
-		for (unsigned k = 0; k < s->nr_numa_entries; k++) {
-			unsigned e = (unsigned)s->numa_entry[k], idx = s->stat_map.e[e].index;
-			if (idx >= r->nr_state)
-				return;
-			sum += acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[e].unit;
-		}
-		if (acct_cgroup_set_node(x->cg, 0, sum) == 0)
-			__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
-	}
-}
-
-static void bpf_memory_events(struct sample_ctx *x)
-{
-	static const enum acct_quantity events[_ACCT_BPF_EV_MAX] = {
-		[ACCT_BPF_EV_LOW] = ACCT_Q_MEMORY_EVENTS_LOW,
-		[ACCT_BPF_EV_HIGH] = ACCT_Q_MEMORY_EVENTS_HIGH,
-		[ACCT_BPF_EV_MAX] = ACCT_Q_MEMORY_EVENTS_MAX,
-		[ACCT_BPF_EV_OOM] = ACCT_Q_MEMORY_EVENTS_OOM,
-		[ACCT_BPF_EV_OOM_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_KILL,
-		[ACCT_BPF_EV_OOM_GROUP_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL,
-	};
-	const struct acct_bpf_record *r = x->mem_rec;
-	if (x->w->s->mem_hier == ACCT_HIER_UNIFIED) {
-		if (r->flags & ACCT_BPF_F_EVENTS)
-			for (int i = 0; i < _ACCT_BPF_EV_MAX; i++)
-				set_checked(x, events[i], (int64_t)MIN(r->events[i], (uint64_t)INT64_MAX));
-		return;
-	}
-	/* v1, as from the files: failcnt as "max", oom_control's oom_kill and under_oom */
-	set_unchecked(x, ACCT_Q_MEMORY_EVENTS_MAX, (int64_t)MIN(r->failcnt, (uint64_t)INT64_MAX));
-	if (r->flags & ACCT_BPF_F_EVENTS)
-		set_checked(x, ACCT_Q_MEMORY_EVENTS_OOM_KILL,
-			    (int64_t)MIN(r->events[ACCT_BPF_EV_OOM_KILL], (uint64_t)INT64_MAX));
-	acct_cgroup_set(x->cg, ACCT_Q_MEMORY_UNDER_OOM, !!(r->flags & ACCT_BPF_F_UNDER_OOM));
-}
-
-/* The records of cg for this pass: its memcg record (NULL where files serve
- * it) and whether it is populated (1, 0, -1 unknown). */
-static void bpf_lookup(struct sample_ctx *x)
-{
-	struct acct_sampler *s = x->w->s;
-	uint32_t h = __atomic_load_n(&x->cg->hierarchies, __ATOMIC_ACQUIRE);
-	unsigned parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED);
-	bool all = h != 0, any = false;
-
-	x->mem_rec = NULL;
-	x->bpf_populated = -1;
-	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
-		if (!(h & (1u << i)))
-			continue;
-		const struct acct_bpf_record *r =
-			s->snap_valid[i] ? acct_bpf_snapshot_find(&s->snap[i], __atomic_load_n(&x->cg->inode[i], __ATOMIC_RELAXED)) : NULL;
-		if (!r) {
-			all = false;
-			continue;
-		}
-		any |= (r->flags & ACCT_BPF_F_POPULATED) != 0;
-		if (i == s->mem_hier && (r->flags & ACCT_BPF_F_MEMCG) && (parts & ACCT_BPF_PART_MEMORY) &&
-		    strcmp(x->cg->path, "/") != 0)
-			x->mem_rec = r;
-	}
-	if ((all || any) && (parts & ACCT_BPF_PART_POPULATED))
-		x->bpf_populated = any;
-}
-
-/* The memory file of cg in the collector's memcg hierarchy, by path. */
-static int check_path(const struct acct_sampler *s, const struct acct_cgroup *cg, const char *file, char *buf,
-		      size_t size)
-{
-	int n = snprintf(buf, size, "%s%s/%s", s->opts.layout->mount[s->mem_hier],
-			 strcmp(cg->path, "/") == 0 ? "" : cg->path, file);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-static int read_u64_file(const char *path, uint64_t *ret)
-{
-	char buf[64];
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	return cgfs_parse_u64(buf, ret);
-}
-
-static char *read_all(const char *path)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t size = 16384, len = 0;
-	char *b = malloc(size);
-	for (ssize_t n; b && (n = read(fd, b + len, size - len - 1)) > 0;) {
-		len += (size_t)n;
-		if (size - len < 2) {
-			char *nb = realloc(b, size * 2);
-			if (!nb)
-				free(b);
-			b = nb;
-			size *= 2;
-		}
-	}
-	if (b)
-		b[len] = 0;
-	return b;
-}
-
-struct stat_lookup {
-	const char *key;
-	uint64_t value;
-	bool found;
-};
-
-static int stat_lookup_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
-{
-	struct stat_lookup *l = userdata;
-	if (strlen(l->key) == key_len && memcmp(key, l->key, key_len) == 0) {
-		l->value = value;
-		l->found = true;
-		return 1;
-	}
-	return 0;
-}
-
-static void note_mismatch(struct acct_pass_report *rep, bool *flag, const struct acct_cgroup *cg, const char *what,
-			  int64_t v, uint64_t a, uint64_t b)
-{
-	*flag = true;
-	rep->bpf_mismatches++;
-	snprintf(rep->last_mismatch, sizeof(rep->last_mismatch), "%s %s: bpf %" PRId64 " not in [%" PRIu64 ", %" PRIu64 "]",
-		 cg->path, what, v, MIN(a, b), MAX(a, b));
-}
-
-/* Walk every served hierarchy, with the cross-checks around the walk. */
-static void bpf_walk(struct acct_sampler *s)
-{
-	struct acct_pass_report *rep = &s->bpf_report;
-	const char *mem_file = s->mem_hier == ACCT_HIER_UNIFIED ? "memory.current" : "memory.usage_in_bytes";
-	struct {
-		struct acct_cgroup *cg;
-		uint64_t before;
-		bool ok;
-	} chk[CHECKS];
-	size_t nchk = 0;
-	char path[4096];
-	_cleanup_free_ char *stat_before = NULL, *stat_after = NULL;
-	struct acct_cgroup *stat_cg = NULL;
-
-	memset(rep, 0, sizeof(*rep));
-	unsigned parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED);
-	if (s->mem_hier >= 0 && (parts & ACCT_BPF_PART_MEMORY))
-		for (size_t i = 0; i < s->nr_work && nchk < CHECKS; i++) {
-			struct acct_cgroup *cg = s->work[(s->check_cursor + i) % s->nr_work];
-			if (!(__atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE) & (1u << s->mem_hier)) ||
-			    strcmp(cg->path, "/") == 0 || check_path(s, cg, mem_file, path, sizeof(path)) < 0 ||
-			    read_u64_file(path, &chk[nchk].before) < 0)
-				continue;
-			chk[nchk].cg = cg;
-			if (!stat_cg && s->stat_map.n && (parts & ACCT_BPF_PART_STAT) &&
-			    check_path(s, cg, "memory.stat", path, sizeof(path)) == 0 && (stat_before = read_all(path)))
-				stat_cg = cg;
-			nchk++;
-		}
-	if (s->nr_work)
-		s->check_cursor = (s->check_cursor + CHECKS * 7) % s->nr_work;
-
-	uint64_t t0 = acct_now_us();
-	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
-		s->snap_valid[i] = false;
-		if (!acct_bpf_collector_serves(s->opts.collector, i))
-			continue;
-		/* A walk alone serves memory: the other hierarchies' records only
-		 * say whether a cgroup is populated, which it does not read. */
-		if ((s->flags & ACCT_PASS_KERNEL) && i != s->mem_hier)
-			continue;
-		int r = acct_bpf_collector_read(s->opts.collector, i, &s->snap[i]);
-		if (r < 0) {
-			/* Too many cgroups for a pinned iterator is a state the
-			 * reason shows, not a failed read. */
-			if (r != -E2BIG)
-				rep->errors[ACCT_ERR_UNREADABLE]++;
-			continue;
-		}
-		s->snap_valid[i] = true;
-		rep->bpf_records += (uint64_t)r;
-	}
-	rep->bpf_walk_us = acct_now_us() - t0;
-	if (s->mem_hier < 0 || !s->snap_valid[s->mem_hier])
-		return;
-
-	bool mem_bad = false, stat_bad = false;
-	for (size_t i = 0; i < nchk; i++) {
-		uint64_t after;
-		const struct acct_bpf_record *r = acct_bpf_snapshot_find(&s->snap[s->mem_hier],
-								       __atomic_load_n(&chk[i].cg->inode[s->mem_hier], __ATOMIC_RELAXED));
-		if (!r || !(r->flags & ACCT_BPF_F_MEMCG) || check_path(s, chk[i].cg, mem_file, path, sizeof(path)) < 0 ||
-		    read_u64_file(path, &after) < 0)
-			continue; /* removed meanwhile */
-		rep->bpf_checks++;
-		uint64_t v = r->usage * (uint64_t)s->opts.batching.page_size;
-		if (v < MIN(chk[i].before, after) || v > MAX(chk[i].before, after))
-			note_mismatch(rep, &mem_bad, chk[i].cg, "memory", (int64_t)v, chk[i].before, after);
-	}
-	const struct acct_bpf_record *r =
-		stat_cg ? acct_bpf_snapshot_find(&s->snap[s->mem_hier],
-					 __atomic_load_n(&stat_cg->inode[s->mem_hier], __ATOMIC_RELAXED))
-		: NULL;
-	if (r && (r->flags & ACCT_BPF_F_STATS) && check_path(s, stat_cg, "memory.stat", path, sizeof(path)) == 0 &&
-	    (stat_after = read_all(path))) {
-		rep->bpf_checks++;
-		for (unsigned i = 0; i < s->stat_map.n; i++) {
-			struct stat_lookup a = { .key = s->stat_map.e[i].key }, b = a;
-			unsigned idx = s->stat_map.e[i].index;
-			(void)cgfs_parse_flat_keyed(stat_before, stat_lookup_kv, &a);
-			(void)cgfs_parse_flat_keyed(stat_after, stat_lookup_kv, &b);
-			if (!a.found || !b.found || idx >= r->nr_state)
-				continue;
-			int64_t v = acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit;
-			if (v < 0 || (uint64_t)v < MIN(a.value, b.value) || (uint64_t)v > MAX(a.value, b.value))
-				note_mismatch(rep, &stat_bad, stat_cg, s->stat_map.e[i].key, v, a.value, b.value);
-		}
-	}
-	/* Parts whose values keep disagreeing go back to files. */
-	static const unsigned part_of[2] = { ACCT_BPF_PART_MEMORY, ACCT_BPF_PART_STAT };
-	bool bad[2] = { mem_bad, stat_bad };
-	for (int p = 0; p < 2; p++) {
-		s->streak[p] = bad[p] ? s->streak[p] + 1 : 0;
-		if (s->streak[p] >= ACCT_BPF_MISMATCH_PASSES && (parts & part_of[p])) {
-			__atomic_fetch_and(&s->parts, ~part_of[p], __ATOMIC_RELAXED);
-			rep->bpf_fallbacks++;
-		}
-	}
-}
-
-const struct acct_bpf_batching *acct_sampler_batching(const struct acct_sampler *s)
-{
-	return &s->opts.batching;
-}
-
-unsigned acct_sampler_bpf_parts(const struct acct_sampler *s)
-{
-	return s->opts.collector && acct_bpf_collector_any(s->opts.collector) ? __atomic_load_n(&s->parts, __ATOMIC_RELAXED)
-									       : 0;
-}
-
 
 static bool sample_events(struct sample_ctx *x)
 {
@@ -995,9 +474,9 @@ static bool sample_events(struct sample_ctx *x)
 		__atomic_store_n(&x->cg->populated, false, __ATOMIC_RELAXED);
 		return false;
 	}
-	if (get(x, F_EVENTS)) {
+	if (sampler_get(x, F_EVENTS)) {
 		if (cgfs_parse_events(x->w->buf, &populated, &frozen) < 0) {
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 			populated = true;
 		} else
 			x->events_known = true;
@@ -1017,13 +496,13 @@ static void sample_memory(struct sample_ctx *x, bool working_set)
 {
 	uint64_t v;
 	if (x->mem_rec) {
-		bpf_memory(x);
+		sampler_bpf_memory(x);
 		return;
 	}
-	if (!get(x, F_MEMORY))
+	if (!sampler_get(x, F_MEMORY))
 		return;
 	if (cgfs_parse_u64(x->w->buf, &v) < 0 || v > INT64_MAX) {
-		fail(x, ACCT_ERR_GARBAGE);
+		sampler_fail(x, ACCT_ERR_GARBAGE);
 		return;
 	}
 	x->st->own_memory = (int64_t)v;
@@ -1032,7 +511,7 @@ static void sample_memory(struct sample_ctx *x, bool working_set)
 	 * after the pass (acct_sampler_root_memory()). */
 	const struct acct_bpf_batching *b = &x->w->s->opts.batching;
 	if (strcmp(x->cg->path, "/") != 0) {
-		set_memory(x, (int64_t)v);
+		sampler_set_memory(x, (int64_t)v);
 		/* Pre-charged stock, whose size here is unknown: every slot. */
 		acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_MEMORY, acct_bpf_memory_bound(b, INT_MAX));
 	}
@@ -1078,7 +557,7 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 	size_t n;
 
 	if (cgfs_parse_percpu(x->w->buf, ns, ELEMENTSOF(ns), &n) < 0 || n == 0) {
-		fail(x, ACCT_ERR_GARBAGE);
+		sampler_fail(x, ACCT_ERR_GARBAGE);
 		return false;
 	}
 	if (st->percpu_n != n) {
@@ -1094,7 +573,7 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 			p[i] = ns[i] / 1000;
 		}
 		note_cpu(x, total / 1000, now_us);
-		set_unchecked(x, ACCT_Q_CPU_USAGE, (int64_t)(total / 1000));
+		sampler_set_unchecked(x, ACCT_Q_CPU_USAGE, (int64_t)(total / 1000));
 		return true;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1102,7 +581,7 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 			snprintf(x->w->part.last_backwards, sizeof(x->w->part.last_backwards),
 				 "%s cpu.usage (CPU %zu) %" PRIu64 " -> %" PRIu64, x->cg->path, i, st->percpu_last[i],
 				 ns[i] / 1000);
-			fail(x, ACCT_ERR_INVARIANT);
+			sampler_fail(x, ACCT_ERR_INVARIANT);
 			return true; /* keep the old value */
 		}
 		total += ns[i];
@@ -1119,7 +598,7 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 	}
 	/* Per-CPU microseconds are rounded down one by one; the remainder (less
 	 * than one usec per CPU) goes in as one add so the total is exact. */
-	set_unchecked(x, ACCT_Q_CPU_USAGE, (int64_t)total);
+	sampler_set_unchecked(x, ACCT_Q_CPU_USAGE, (int64_t)total);
 	return true;
 }
 
@@ -1143,51 +622,51 @@ static void sample_cpu(struct sample_ctx *x, uint64_t now_us)
 {
 	struct cgfs_cpu_stat cs;
 
-	if (x->st->spec[F_CPU_STAT].name && get(x, F_CPU_STAT)) {
+	if (x->st->spec[F_CPU_STAT].name && sampler_get(x, F_CPU_STAT)) {
 		if (cgfs_parse_cpu_stat(x->w->buf, &cs) < 0)
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 		else {
 			if (cs.has_usage) {
 				note_cpu(x, cs.usage_usec, now_us);
-				set_checked(x, ACCT_Q_CPU_USAGE, (int64_t)cs.usage_usec);
-				set_checked(x, ACCT_Q_CPU_USER, (int64_t)cs.user_usec);
-				set_checked(x, ACCT_Q_CPU_SYSTEM, (int64_t)cs.system_usec);
+				sampler_set_checked(x, ACCT_Q_CPU_USAGE, (int64_t)cs.usage_usec);
+				sampler_set_checked(x, ACCT_Q_CPU_USER, (int64_t)cs.user_usec);
+				sampler_set_checked(x, ACCT_Q_CPU_SYSTEM, (int64_t)cs.system_usec);
 			}
 			if (cs.has_throttling) {
-				set_checked(x, ACCT_Q_CPU_PERIODS, (int64_t)cs.nr_periods);
-				set_checked(x, ACCT_Q_CPU_THROTTLED_PERIODS, (int64_t)cs.nr_throttled);
-				set_checked(x, ACCT_Q_CPU_THROTTLED, (int64_t)cs.throttled_usec);
+				sampler_set_checked(x, ACCT_Q_CPU_PERIODS, (int64_t)cs.nr_periods);
+				sampler_set_checked(x, ACCT_Q_CPU_THROTTLED_PERIODS, (int64_t)cs.nr_throttled);
+				sampler_set_checked(x, ACCT_Q_CPU_THROTTLED, (int64_t)cs.throttled_usec);
 			}
 		}
 	}
-	if (x->st->spec[F_CPU_STAT_V1].name && get(x, F_CPU_STAT_V1)) {
+	if (x->st->spec[F_CPU_STAT_V1].name && sampler_get(x, F_CPU_STAT_V1)) {
 		if (cgfs_parse_cpu_stat(x->w->buf, &cs) < 0)
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 		else if (cs.has_throttling) {
-			set_checked(x, ACCT_Q_CPU_PERIODS, (int64_t)cs.nr_periods);
-			set_checked(x, ACCT_Q_CPU_THROTTLED_PERIODS, (int64_t)cs.nr_throttled);
-			set_checked(x, ACCT_Q_CPU_THROTTLED, (int64_t)cs.throttled_usec);
+			sampler_set_checked(x, ACCT_Q_CPU_PERIODS, (int64_t)cs.nr_periods);
+			sampler_set_checked(x, ACCT_Q_CPU_THROTTLED_PERIODS, (int64_t)cs.nr_throttled);
+			sampler_set_checked(x, ACCT_Q_CPU_THROTTLED, (int64_t)cs.throttled_usec);
 		}
 	}
 	bool have_usage = false;
-	if (x->st->spec[F_CPUACCT_PERCPU].name && get(x, F_CPUACCT_PERCPU))
+	if (x->st->spec[F_CPUACCT_PERCPU].name && sampler_get(x, F_CPUACCT_PERCPU))
 		have_usage = sample_percpu(x, now_us);
-	if (!have_usage && x->st->spec[F_CPUACCT_USAGE].name && get(x, F_CPUACCT_USAGE)) {
+	if (!have_usage && x->st->spec[F_CPUACCT_USAGE].name && sampler_get(x, F_CPUACCT_USAGE)) {
 		uint64_t ns;
 		if (cgfs_parse_u64(x->w->buf, &ns) < 0)
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 		else {
 			note_cpu(x, ns / 1000, now_us);
-			set_checked(x, ACCT_Q_CPU_USAGE, (int64_t)(ns / 1000));
+			sampler_set_checked(x, ACCT_Q_CPU_USAGE, (int64_t)(ns / 1000));
 		}
 	}
-	if (x->st->spec[F_CPUACCT_STAT].name && get(x, F_CPUACCT_STAT)) {
+	if (x->st->spec[F_CPUACCT_STAT].name && sampler_get(x, F_CPUACCT_STAT)) {
 		uint64_t user, sys;
 		if (cgfs_parse_cpuacct_stat(x->w->buf, (unsigned)x->w->s->opts.user_hz, &user, &sys) < 0)
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 		else {
-			set_checked(x, ACCT_Q_CPU_USER, (int64_t)user);
-			set_checked(x, ACCT_Q_CPU_SYSTEM, (int64_t)sys);
+			sampler_set_checked(x, ACCT_Q_CPU_USER, (int64_t)user);
+			sampler_set_checked(x, ACCT_Q_CPU_SYSTEM, (int64_t)sys);
 		}
 	}
 }
@@ -1203,10 +682,10 @@ static void sample_psi(struct sample_ctx *x)
 
 	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
 		struct cgfs_psi psi;
-		if (!get(x, roles[r]))
+		if (!sampler_get(x, roles[r]))
 			continue;
 		if (cgfs_parse_pressure(x->w->buf, &psi) < 0) {
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 			continue;
 		}
 		const struct cgfs_psi_line *lines[2] = { &psi.some, &psi.full };
@@ -1217,7 +696,7 @@ static void sample_psi(struct sample_ctx *x)
 			for (int a = 0; a < 3; a++)
 				__atomic_store_n(&x->cg->psi_avg[r][k][a], (uint32_t)(avgs[a] * 100.0 + 0.5),
 						 __ATOMIC_RELAXED);
-			set_checked(x, totals[r][k], (int64_t)lines[k]->total_us);
+			sampler_set_checked(x, totals[r][k], (int64_t)lines[k]->total_us);
 		}
 		__atomic_store_n(&x->cg->psi_known[r], true, __ATOMIC_RELEASE);
 	}
@@ -1298,9 +777,9 @@ static void note_io(struct sample_ctx *x, const struct cgfs_io_device *devs, siz
 		int64_t v = (int64_t)MIN(total[k], (uint64_t)INT64_MAX);
 		enum acct_quantity q = acct_io_stat_quantity((enum acct_io_stat)k);
 		if (checked)
-			set_checked(x, q, v);
+			sampler_set_checked(x, q, v);
 		else
-			set_unchecked(x, q, v);
+			sampler_set_unchecked(x, q, v);
 		if (rates && (st->io_last_known & (1u << k))) {
 			double per_s = total[k] >= st->io_last[k] ? (double)(total[k] - st->io_last[k]) * 1e6 /
 									   (double)(now_us - st->io_last_at)
@@ -1321,22 +800,22 @@ static void sample_io(struct sample_ctx *x, uint64_t now_us)
 	size_t n = 0;
 
 	if (x->st->spec[F_IO_STAT].name) {
-		if (!get(x, F_IO_STAT))
+		if (!sampler_get(x, F_IO_STAT))
 			return;
 		if (cgfs_parse_io_stat(x->w->buf, devs, ELEMENTSOF(devs), &n) < 0) {
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 			return;
 		}
 		note_io(x, devs, n, true, now_us);
 		return;
 	}
-	if (!x->st->spec[F_BLKIO_BYTES].name || !get(x, F_BLKIO_BYTES))
+	if (!x->st->spec[F_BLKIO_BYTES].name || !sampler_get(x, F_BLKIO_BYTES))
 		return;
 	/* v1 counters can be zeroed (blkio.reset_stats): not checked. */
-	if (cgfs_parse_blkio_rwstat(x->w->buf, false, devs, ELEMENTSOF(devs), &n, NULL) < 0 || !get(x, F_BLKIO_IOS) ||
+	if (cgfs_parse_blkio_rwstat(x->w->buf, false, devs, ELEMENTSOF(devs), &n, NULL) < 0 || !sampler_get(x, F_BLKIO_IOS) ||
 	    cgfs_parse_blkio_rwstat(x->w->buf, true, devs, ELEMENTSOF(devs), &n, NULL) < 0) {
 		if (!x->failed)
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 		return;
 	}
 	note_io(x, devs, n, false, now_us);
@@ -1355,40 +834,40 @@ static void sample_memory_events(struct sample_ctx *x)
 	uint64_t v;
 
 	if (x->mem_rec) {
-		bpf_memory_events(x);
+		sampler_bpf_memory_events(x);
 		return;
 	}
-	if (get(x, F_MEMORY_EVENTS)) {
+	if (sampler_get(x, F_MEMORY_EVENTS)) {
 		struct cgfs_memory_events ev;
 		if (cgfs_parse_memory_events(x->w->buf, &ev) < 0)
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 		else
 			for (int i = 0; i < _CGFS_MEMEV_MAX; i++)
 				if (ev.present & (1u << i))
-					set_checked(x, events[i], (int64_t)MIN(ev.v[i], (uint64_t)INT64_MAX));
+					sampler_set_checked(x, events[i], (int64_t)MIN(ev.v[i], (uint64_t)INT64_MAX));
 	}
 	/* v1 failcnt counts the charges that hit the limit, as v2's "max" does
 	 * (runc and cAdvisor map them onto each other); writing 0 resets it,
 	 * so it is not checked for going backwards. */
-	if (get(x, F_MEMORY_FAILCNT)) {
+	if (sampler_get(x, F_MEMORY_FAILCNT)) {
 		if (cgfs_parse_u64(x->w->buf, &v) < 0)
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 		else
-			set_unchecked(x, ACCT_Q_MEMORY_EVENTS_MAX, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+			sampler_set_unchecked(x, ACCT_Q_MEMORY_EVENTS_MAX, (int64_t)MIN(v, (uint64_t)INT64_MAX));
 	}
-	if (get(x, F_MEMORY_OOM_CONTROL)) {
+	if (sampler_get(x, F_MEMORY_OOM_CONTROL)) {
 		bool under, has_kill;
 		if (cgfs_parse_oom_control(x->w->buf, &under, &v, &has_kill) < 0)
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 		else {
 			acct_cgroup_set(x->cg, ACCT_Q_MEMORY_UNDER_OOM, under);
 			if (has_kill)
-				set_checked(x, ACCT_Q_MEMORY_EVENTS_OOM_KILL, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+				sampler_set_checked(x, ACCT_Q_MEMORY_EVENTS_OOM_KILL, (int64_t)MIN(v, (uint64_t)INT64_MAX));
 		}
 	}
 }
 
-static int memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
+int sampler_memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
 {
 	struct sample_ctx *x = userdata;
 	const char *inactive = x->st->memory_v1 ? "total_inactive_file" : "inactive_file";
@@ -1430,9 +909,9 @@ static void sample_slow(struct sample_ctx *x)
 {
 	uint64_t v;
 
-	if (get(x, F_MEMORY_STAT)) {
-		if (cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0) {
-			fail(x, ACCT_ERR_GARBAGE);
+	if (sampler_get(x, F_MEMORY_STAT)) {
+		if (cgfs_parse_flat_keyed(x->w->buf, sampler_memstat_kv, x) < 0) {
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 			x->have_inactive = false;
 		} else { /* reading memory.stat flushed what was over the threshold */
 			x->memstat_from_file = true;
@@ -1443,7 +922,7 @@ static void sample_slow(struct sample_ctx *x)
 	sample_memory(x, true);
 	if (x->mem_rec) /* NUMA, peak, limits and swap came with the record */
 		return;
-	if (get(x, F_NUMA_STAT)) {
+	if (sampler_get(x, F_NUMA_STAT)) {
 		int r;
 		if (x->st->memory_v1) {
 			/* Hierarchical, as memory.usage_in_bytes is (cgfs_numa_v1_nodes()). */
@@ -1460,7 +939,7 @@ static void sample_slow(struct sample_ctx *x)
 				(void)acct_cgroup_set_node(x->cg, (unsigned)i, (int64_t)n.sum[i]);
 		}
 		if (r < 0)
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 	}
 	static const struct {
 		enum file_role role;
@@ -1471,13 +950,13 @@ static void sample_slow(struct sample_ctx *x)
 		{ F_SWAP_MAX, ACCT_Q_SWAP_MAX },
 	};
 	for (size_t i = 0; i < ELEMENTSOF(singles); i++) {
-		if (!get(x, singles[i].role))
+		if (!sampler_get(x, singles[i].role))
 			continue;
 		if (cgfs_parse_u64(x->w->buf, &v) < 0) {
-			fail(x, ACCT_ERR_GARBAGE);
+			sampler_fail(x, ACCT_ERR_GARBAGE);
 			continue;
 		}
-		int64_t val = acct_quantity_info(singles[i].q)->limit ? limit_value(v) : (int64_t)MIN(v, (uint64_t)INT64_MAX);
+		int64_t val = acct_quantity_info(singles[i].q)->limit ? sampler_limit_value(v) : (int64_t)MIN(v, (uint64_t)INT64_MAX);
 		if (singles[i].q == ACCT_Q_SWAP && x->st->memory_v1) {
 			/* v1 memsw counts memory + swap: swap is set once this pass has
 			 * read the memory (see sample_one()). */
@@ -1534,10 +1013,10 @@ static void sample_load(struct sample_ctx *x)
 	struct thread_count t = { .w = x->w };
 
 	x->st->load_valid = false;
-	if (!get(x, F_THREADS))
+	if (!sampler_get(x, F_THREADS))
 		return;
 	if (cgfs_parse_pids(x->w->buf, count_thread, &t) < 0) {
-		fail(x, ACCT_ERR_GARBAGE);
+		sampler_fail(x, ACCT_ERR_GARBAGE);
 		return;
 	}
 	x->st->own_threads = t.threads;
@@ -1606,17 +1085,17 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 	if (flags & ACCT_PASS_KERNEL) {
 		/* Memory from the record only; the group's age stays the last
 		 * file pass's, the memory quantities carry their own. */
-		bpf_lookup(&x);
+		sampler_bpf_lookup(&x);
 		if (x.mem_rec) {
-			bpf_memory(&x);
-			bpf_memory_events(&x);
+			sampler_bpf_memory(&x);
+			sampler_bpf_memory_events(&x);
 		}
 		return;
 	}
 
 	if (fast) {
 		if (w->s->opts.collector)
-			bpf_lookup(&x);
+			sampler_bpf_lookup(&x);
 		/* Before cgroup.events: a change announced after this load makes
 		 * this read not the final one (acct_cgroup_final()). */
 		uint64_t changes = __atomic_load_n(&cg->populated_changes, __ATOMIC_ACQUIRE);
@@ -1718,7 +1197,7 @@ static void *worker_main(void *arg)
 		if (s->opts.collector && (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
 			/* Worker 0 walks; the others wait for the snapshots. */
 			if (w->index == 0)
-				bpf_walk(s);
+				sampler_bpf_walk(s);
 			pthread_mutex_lock(&s->lock);
 			if (w->index == 0) {
 				s->snap_generation = seen;
@@ -1783,38 +1262,7 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 		s->opts.batching.page_size = s->opts.page_size;
 	if (!opts->kernel_bounds) /* a copy of a tree: no kernel batched its values */
 		s->opts.batching.nr_cpus = 0;
-	s->mem_hier = -1;
-	s->inactive_entry = -1;
-	s->parts = ACCT_BPF_PART_POPULATED | ACCT_BPF_PART_MEMORY | ACCT_BPF_PART_STAT;
-	if (opts->collector) {
-		if (opts->layout->v2_memory && acct_bpf_collector_serves(opts->collector, ACCT_HIER_UNIFIED))
-			s->mem_hier = ACCT_HIER_UNIFIED;
-		else if (!opts->layout->v2_memory && acct_bpf_collector_serves(opts->collector, ACCT_HIER_MEMORY))
-			s->mem_hier = ACCT_HIER_MEMORY;
-		if (opts->stat_map)
-			s->stat_map = *opts->stat_map;
-		const char *inactive = s->mem_hier == ACCT_HIER_UNIFIED ? "inactive_file" : "total_inactive_file";
-		for (unsigned i = 0; i < s->stat_map.n; i++)
-			if (strcmp(s->stat_map.e[i].key, inactive) == 0)
-				s->inactive_entry = (int)i;
-		if (s->mem_hier >= 0)
-			s->node_items = acct_bpf_collector_node_items(opts->collector, s->mem_hier, s->node_units);
-		/* On one node the program reads no per-node values: node 0 is the
-		 * sum of the NUMA keys, when every one of them is mapped. */
-		const char *const *numa = acct_bpf_numa_keys(s->mem_hier == ACCT_HIER_UNIFIED);
-		bool all = true;
-		for (unsigned k = 0; numa[k] && all; k++) {
-			all = false;
-			for (unsigned i = 0; i < s->stat_map.n && k < ACCT_BPF_NODE_ITEMS; i++)
-				if (strcmp(s->stat_map.e[i].key, numa[k]) == 0) {
-					s->numa_entry[k] = (int)i;
-					all = true;
-				}
-			s->nr_numa_entries = all ? k + 1 : 0;
-		}
-		if (!all || opts->nr_nodes > 1)
-			s->nr_numa_entries = 0;
-	}
+	sampler_bpf_init(s, opts);
 	s->max_cached = opts->max_cached_fds;
 	if (s->max_cached == 0) {
 		struct rlimit rl;

@@ -1,0 +1,423 @@
+/* sampler-bpf.c - the sampler's part of the BPF collector.
+ *
+ * With a collector (bpf-collector.h), worker 0 walks every served hierarchy
+ * at the start of a pass that reads memory, into one snapshot per hierarchy;
+ * the other workers wait for it (snap_generation). Each cgroup then takes
+ * from its records, found by the directory inode the ledger keeps per
+ * hierarchy:
+ * - populated: the OR over the records of every hierarchy it is in, when all
+ *   have one (else cgroup.events as before);
+ * - memory, peak, limits, swap, memory events, the mapped memory.stat keys,
+ *   the working set (memory minus inactive_file of the same record: one
+ *   moment) and NUMA, from the memcg record, at every pass, fast included.
+ *   The root keeps its files (its own reading is defined apart:
+ *   acct_sampler_root_memory()).
+ * A cgroup without a record in the snapshot (created since the walk) is read
+ * from files this pass. CPU time, PSI, I/O and threads always come from
+ * files: the kernel keeps them per CPU, out of an iterator's reach here.
+ *
+ * Bounds (docs/counters.md): a page counter includes the charge stock
+ * (acct_bpf_memory_bound(), by the record's descendants), a flushed stat
+ * misses the unflushed updates (acct_bpf_stat_bound(), by the record's
+ * stats_updates); read from files, the same bounds with the unknowns at
+ * their largest.
+ *
+ * Cross-checks. Each pass, worker 0 reads the memory file of CHECKS cgroups
+ * of the work list (rotating), walks, and reads them again; the record's
+ * value must lie between the two file readings. Once per pass it does the
+ * same for one cgroup's memory.stat and every mapped key. A value outside
+ * is a mismatch (counted, the last one reported); ACCT_BPF_MISMATCH_PASSES passes in
+ * a row with a mismatch move that part back to files for good (logged by the
+ * caller from the report), since the timing no longer explains it.
+ *
+ * Budgets. bytes_budget is also the unflushed error acctd accepts from the
+ * kernel: in a pass that reads files, a cgroup whose record's stat bound
+ * exceeds it has its memory.stat read (which flushes the pending updates
+ * when they pass the kernel's threshold) instead of taking the record's
+ * keys, so a small budget buys tighter memory.stat bounds with file reads,
+ * and a large one saves them (docs/counters.md, "Bounds"). */
+#include "sampler-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgfs-parse.h"
+#include "util.h"
+
+
+#define CHECKS 4
+
+static int64_t pages(const struct sample_ctx *x, unsigned long long n)
+{
+	uint64_t v = (uint64_t)n * (uint64_t)x->w->s->opts.batching.page_size;
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static void set_bpf(struct sample_ctx *x, enum acct_quantity q, int64_t v, uint64_t bound)
+{
+	acct_cgroup_set(x->cg, q, v);
+	acct_cgroup_set_kernel_bound(x->cg, q, bound);
+	acct_cgroup_set_sampled(x->cg, q, x->w->s->now_us);
+}
+
+/* Everything of the memory group from the record (see above). */
+void sampler_bpf_memory(struct sample_ctx *x)
+{
+	struct acct_sampler *s = x->w->s;
+	const struct acct_bpf_record *r = x->mem_rec;
+	const struct acct_bpf_batching *b = &s->opts.batching;
+	uint64_t mem_bound = acct_bpf_memory_bound(b, r->nr_descendants);
+	bool v1 = s->mem_hier != ACCT_HIER_UNIFIED;
+	int64_t usage = pages(x, r->usage);
+
+	x->w->part.bpf_cgroups++;
+	x->st->own_memory = usage;
+	x->st->own_memory_valid = true;
+	sampler_set_memory(x, usage);
+	acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_MEMORY, mem_bound);
+	acct_cgroup_set_sampled(x->cg, ACCT_Q_MEMORY, s->now_us);
+	set_bpf(x, ACCT_Q_MEMORY_PEAK, pages(x, r->watermark), mem_bound);
+	set_bpf(x, ACCT_Q_MEMORY_MAX, sampler_limit_value((uint64_t)pages(x, r->max)), 0);
+	if (v1) {
+		/* memsw and memory both hold the same pre-charged stock */
+		set_bpf(x, ACCT_Q_SWAP, r->swap_usage > r->usage ? pages(x, r->swap_usage - r->usage) : 0, 0);
+	} else {
+		set_bpf(x, ACCT_Q_SWAP, pages(x, r->swap_usage), 0); /* charged without stock */
+		set_bpf(x, ACCT_Q_SWAP_MAX, sampler_limit_value((uint64_t)pages(x, r->swap_max)), 0);
+		if (r->flags & ACCT_BPF_F_HIGH)
+			set_bpf(x, ACCT_Q_MEMORY_HIGH, sampler_limit_value((uint64_t)pages(x, r->high)), 0);
+	}
+	if (!(r->flags & ACCT_BPF_F_STATS) || !(__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_STAT))
+		return;
+	uint64_t stat_bound = acct_bpf_stat_bound(b, r->stats_updates);
+	if (!x->memstat_from_file && x->files_allowed && stat_bound > s->budget_bytes &&
+	    x->st->spec[F_MEMORY_STAT].name) {
+		/* Beyond the budget: the file, as in a slow pass (see Budgets). */
+		x->w->part.bpf_stat_reads++;
+		if (sampler_get(x, F_MEMORY_STAT)) {
+			if (cgfs_parse_flat_keyed(x->w->buf, sampler_memstat_kv, x) < 0)
+				sampler_fail(x, ACCT_ERR_GARBAGE);
+			else {
+				x->memstat_from_file = true;
+				__atomic_store_n(&x->cg->memstat_bound, acct_bpf_stat_bound(b, UINT64_MAX),
+						 __ATOMIC_RELAXED);
+			}
+		}
+	}
+	/* A walk alone keeps the last file's keys where the record's are worse
+	 * than the budget allows (see Budgets). */
+	bool over_budget = !x->files_allowed && stat_bound > s->budget_bytes;
+	if (!x->memstat_from_file && !over_budget) {
+		for (unsigned i = 0; i < s->stat_map.n; i++) {
+			unsigned idx = s->stat_map.e[i].index;
+			if (idx >= r->nr_state || acct_bpf_record_state(r)[idx] < 0)
+				continue;
+			(void)acct_cgroup_set_memstat(s->ledger, x->cg, s->stat_map.e[i].key, strlen(s->stat_map.e[i].key),
+						      acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit);
+		}
+		__atomic_store_n(&x->cg->memstat_bound, stat_bound, __ATOMIC_RELAXED);
+	}
+	if (s->inactive_entry >= 0 && s->stat_map.e[s->inactive_entry].index < r->nr_state) {
+		int64_t inactive = acct_bpf_record_state(r)[s->stat_map.e[s->inactive_entry].index] *
+				   (int64_t)s->stat_map.e[s->inactive_entry].unit;
+		set_bpf(x, ACCT_Q_WORKING_SET, usage > inactive ? usage - inactive : 0, mem_bound + stat_bound);
+	}
+	if ((r->flags & ACCT_BPF_F_NODES) && s->node_items && r->nr_node_items == s->node_items) {
+		for (unsigned n = 0; n < r->nr_nodes; n++) { /* until the ledger's nodes end */
+			int64_t sum = 0;
+			for (unsigned k = 0; k < s->node_items; k++)
+				sum += acct_bpf_record_node(r, n)[k] * (int64_t)s->node_units[k];
+			if (acct_cgroup_set_node(x->cg, n, sum) < 0)
+				break;
+		}
+		__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
+	} else if (s->nr_numa_entries) {
+		int64_t sum = 0;
+		for (unsigned k = 0; k < s->nr_numa_entries; k++) {
+			unsigned e = (unsigned)s->numa_entry[k], idx = s->stat_map.e[e].index;
+			if (idx >= r->nr_state)
+				return;
+			sum += acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[e].unit;
+		}
+		if (acct_cgroup_set_node(x->cg, 0, sum) == 0)
+			__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
+	}
+}
+
+void sampler_bpf_memory_events(struct sample_ctx *x)
+{
+	static const enum acct_quantity events[_ACCT_BPF_EV_MAX] = {
+		[ACCT_BPF_EV_LOW] = ACCT_Q_MEMORY_EVENTS_LOW,
+		[ACCT_BPF_EV_HIGH] = ACCT_Q_MEMORY_EVENTS_HIGH,
+		[ACCT_BPF_EV_MAX] = ACCT_Q_MEMORY_EVENTS_MAX,
+		[ACCT_BPF_EV_OOM] = ACCT_Q_MEMORY_EVENTS_OOM,
+		[ACCT_BPF_EV_OOM_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_KILL,
+		[ACCT_BPF_EV_OOM_GROUP_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL,
+	};
+	const struct acct_bpf_record *r = x->mem_rec;
+	if (x->w->s->mem_hier == ACCT_HIER_UNIFIED) {
+		if (r->flags & ACCT_BPF_F_EVENTS)
+			for (int i = 0; i < _ACCT_BPF_EV_MAX; i++)
+				sampler_set_checked(x, events[i], (int64_t)MIN(r->events[i], (uint64_t)INT64_MAX));
+		return;
+	}
+	/* v1, as from the files: failcnt as "max", oom_control's oom_kill and under_oom */
+	sampler_set_unchecked(x, ACCT_Q_MEMORY_EVENTS_MAX, (int64_t)MIN(r->failcnt, (uint64_t)INT64_MAX));
+	if (r->flags & ACCT_BPF_F_EVENTS)
+		sampler_set_checked(x, ACCT_Q_MEMORY_EVENTS_OOM_KILL,
+			    (int64_t)MIN(r->events[ACCT_BPF_EV_OOM_KILL], (uint64_t)INT64_MAX));
+	acct_cgroup_set(x->cg, ACCT_Q_MEMORY_UNDER_OOM, !!(r->flags & ACCT_BPF_F_UNDER_OOM));
+}
+
+/* The records of cg for this pass: its memcg record (NULL where files serve
+ * it) and whether it is populated (1, 0, -1 unknown). */
+void sampler_bpf_lookup(struct sample_ctx *x)
+{
+	struct acct_sampler *s = x->w->s;
+	uint32_t h = __atomic_load_n(&x->cg->hierarchies, __ATOMIC_ACQUIRE);
+	unsigned parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED);
+	bool all = h != 0, any = false;
+
+	x->mem_rec = NULL;
+	x->bpf_populated = -1;
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
+		if (!(h & (1u << i)))
+			continue;
+		const struct acct_bpf_record *r =
+			s->snap_valid[i] ? acct_bpf_snapshot_find(&s->snap[i], __atomic_load_n(&x->cg->inode[i], __ATOMIC_RELAXED)) : NULL;
+		if (!r) {
+			all = false;
+			continue;
+		}
+		any |= (r->flags & ACCT_BPF_F_POPULATED) != 0;
+		if (i == s->mem_hier && (r->flags & ACCT_BPF_F_MEMCG) && (parts & ACCT_BPF_PART_MEMORY) &&
+		    strcmp(x->cg->path, "/") != 0)
+			x->mem_rec = r;
+	}
+	if ((all || any) && (parts & ACCT_BPF_PART_POPULATED))
+		x->bpf_populated = any;
+}
+
+/* The memory file of cg in the collector's memcg hierarchy, by path. */
+static int check_path(const struct acct_sampler *s, const struct acct_cgroup *cg, const char *file, char *buf,
+		      size_t size)
+{
+	int n = snprintf(buf, size, "%s%s/%s", s->opts.layout->mount[s->mem_hier],
+			 strcmp(cg->path, "/") == 0 ? "" : cg->path, file);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int read_u64_file(const char *path, uint64_t *ret)
+{
+	char buf[64];
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return cgfs_parse_u64(buf, ret);
+}
+
+static char *read_all(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t size = 16384, len = 0;
+	char *b = malloc(size);
+	for (ssize_t n; b && (n = read(fd, b + len, size - len - 1)) > 0;) {
+		len += (size_t)n;
+		if (size - len < 2) {
+			char *nb = realloc(b, size * 2);
+			if (!nb)
+				free(b);
+			b = nb;
+			size *= 2;
+		}
+	}
+	if (b)
+		b[len] = 0;
+	return b;
+}
+
+struct stat_lookup {
+	const char *key;
+	uint64_t value;
+	bool found;
+};
+
+static int stat_lookup_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
+{
+	struct stat_lookup *l = userdata;
+	if (strlen(l->key) == key_len && memcmp(key, l->key, key_len) == 0) {
+		l->value = value;
+		l->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+static void note_mismatch(struct acct_pass_report *rep, bool *flag, const struct acct_cgroup *cg, const char *what,
+			  int64_t v, uint64_t a, uint64_t b)
+{
+	*flag = true;
+	rep->bpf_mismatches++;
+	snprintf(rep->last_mismatch, sizeof(rep->last_mismatch), "%s %s: bpf %" PRId64 " not in [%" PRIu64 ", %" PRIu64 "]",
+		 cg->path, what, v, MIN(a, b), MAX(a, b));
+}
+
+/* Walk every served hierarchy, with the cross-checks around the walk. */
+void sampler_bpf_walk(struct acct_sampler *s)
+{
+	struct acct_pass_report *rep = &s->bpf_report;
+	const char *mem_file = s->mem_hier == ACCT_HIER_UNIFIED ? "memory.current" : "memory.usage_in_bytes";
+	struct {
+		struct acct_cgroup *cg;
+		uint64_t before;
+		bool ok;
+	} chk[CHECKS];
+	size_t nchk = 0;
+	char path[4096];
+	_cleanup_free_ char *stat_before = NULL, *stat_after = NULL;
+	struct acct_cgroup *stat_cg = NULL;
+
+	memset(rep, 0, sizeof(*rep));
+	unsigned parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED);
+	if (s->mem_hier >= 0 && (parts & ACCT_BPF_PART_MEMORY))
+		for (size_t i = 0; i < s->nr_work && nchk < CHECKS; i++) {
+			struct acct_cgroup *cg = s->work[(s->check_cursor + i) % s->nr_work];
+			if (!(__atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE) & (1u << s->mem_hier)) ||
+			    strcmp(cg->path, "/") == 0 || check_path(s, cg, mem_file, path, sizeof(path)) < 0 ||
+			    read_u64_file(path, &chk[nchk].before) < 0)
+				continue;
+			chk[nchk].cg = cg;
+			if (!stat_cg && s->stat_map.n && (parts & ACCT_BPF_PART_STAT) &&
+			    check_path(s, cg, "memory.stat", path, sizeof(path)) == 0 && (stat_before = read_all(path)))
+				stat_cg = cg;
+			nchk++;
+		}
+	if (s->nr_work)
+		s->check_cursor = (s->check_cursor + CHECKS * 7) % s->nr_work;
+
+	uint64_t t0 = acct_now_us();
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
+		s->snap_valid[i] = false;
+		if (!acct_bpf_collector_serves(s->opts.collector, i))
+			continue;
+		/* A walk alone serves memory: the other hierarchies' records only
+		 * say whether a cgroup is populated, which it does not read. */
+		if ((s->flags & ACCT_PASS_KERNEL) && i != s->mem_hier)
+			continue;
+		int r = acct_bpf_collector_read(s->opts.collector, i, &s->snap[i]);
+		if (r < 0) {
+			/* Too many cgroups for a pinned iterator is a state the
+			 * reason shows, not a failed read. */
+			if (r != -E2BIG)
+				rep->errors[ACCT_ERR_UNREADABLE]++;
+			continue;
+		}
+		s->snap_valid[i] = true;
+		rep->bpf_records += (uint64_t)r;
+	}
+	rep->bpf_walk_us = acct_now_us() - t0;
+	if (s->mem_hier < 0 || !s->snap_valid[s->mem_hier])
+		return;
+
+	bool mem_bad = false, stat_bad = false;
+	for (size_t i = 0; i < nchk; i++) {
+		uint64_t after;
+		const struct acct_bpf_record *r = acct_bpf_snapshot_find(&s->snap[s->mem_hier],
+								       __atomic_load_n(&chk[i].cg->inode[s->mem_hier], __ATOMIC_RELAXED));
+		if (!r || !(r->flags & ACCT_BPF_F_MEMCG) || check_path(s, chk[i].cg, mem_file, path, sizeof(path)) < 0 ||
+		    read_u64_file(path, &after) < 0)
+			continue; /* removed meanwhile */
+		rep->bpf_checks++;
+		uint64_t v = r->usage * (uint64_t)s->opts.batching.page_size;
+		if (v < MIN(chk[i].before, after) || v > MAX(chk[i].before, after))
+			note_mismatch(rep, &mem_bad, chk[i].cg, "memory", (int64_t)v, chk[i].before, after);
+	}
+	const struct acct_bpf_record *r =
+		stat_cg ? acct_bpf_snapshot_find(&s->snap[s->mem_hier],
+					 __atomic_load_n(&stat_cg->inode[s->mem_hier], __ATOMIC_RELAXED))
+		: NULL;
+	if (r && (r->flags & ACCT_BPF_F_STATS) && check_path(s, stat_cg, "memory.stat", path, sizeof(path)) == 0 &&
+	    (stat_after = read_all(path))) {
+		rep->bpf_checks++;
+		for (unsigned i = 0; i < s->stat_map.n; i++) {
+			struct stat_lookup a = { .key = s->stat_map.e[i].key }, b = a;
+			unsigned idx = s->stat_map.e[i].index;
+			(void)cgfs_parse_flat_keyed(stat_before, stat_lookup_kv, &a);
+			(void)cgfs_parse_flat_keyed(stat_after, stat_lookup_kv, &b);
+			if (!a.found || !b.found || idx >= r->nr_state)
+				continue;
+			int64_t v = acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit;
+			if (v < 0 || (uint64_t)v < MIN(a.value, b.value) || (uint64_t)v > MAX(a.value, b.value))
+				note_mismatch(rep, &stat_bad, stat_cg, s->stat_map.e[i].key, v, a.value, b.value);
+		}
+	}
+	/* Parts whose values keep disagreeing go back to files. */
+	static const unsigned part_of[2] = { ACCT_BPF_PART_MEMORY, ACCT_BPF_PART_STAT };
+	bool bad[2] = { mem_bad, stat_bad };
+	for (int p = 0; p < 2; p++) {
+		s->streak[p] = bad[p] ? s->streak[p] + 1 : 0;
+		if (s->streak[p] >= ACCT_BPF_MISMATCH_PASSES && (parts & part_of[p])) {
+			__atomic_fetch_and(&s->parts, ~part_of[p], __ATOMIC_RELAXED);
+			rep->bpf_fallbacks++;
+		}
+	}
+}
+
+const struct acct_bpf_batching *acct_sampler_batching(const struct acct_sampler *s)
+{
+	return &s->opts.batching;
+}
+
+unsigned acct_sampler_bpf_parts(const struct acct_sampler *s)
+{
+	return s->opts.collector && acct_bpf_collector_any(s->opts.collector) ? __atomic_load_n(&s->parts, __ATOMIC_RELAXED)
+									       : 0;
+}
+
+void sampler_bpf_init(struct acct_sampler *s, const struct acct_sampler_options *opts)
+{
+	s->mem_hier = -1;
+	s->inactive_entry = -1;
+	s->parts = ACCT_BPF_PART_POPULATED | ACCT_BPF_PART_MEMORY | ACCT_BPF_PART_STAT;
+	if (opts->collector) {
+		if (opts->layout->v2_memory && acct_bpf_collector_serves(opts->collector, ACCT_HIER_UNIFIED))
+			s->mem_hier = ACCT_HIER_UNIFIED;
+		else if (!opts->layout->v2_memory && acct_bpf_collector_serves(opts->collector, ACCT_HIER_MEMORY))
+			s->mem_hier = ACCT_HIER_MEMORY;
+		if (opts->stat_map)
+			s->stat_map = *opts->stat_map;
+		const char *inactive = s->mem_hier == ACCT_HIER_UNIFIED ? "inactive_file" : "total_inactive_file";
+		for (unsigned i = 0; i < s->stat_map.n; i++)
+			if (strcmp(s->stat_map.e[i].key, inactive) == 0)
+				s->inactive_entry = (int)i;
+		if (s->mem_hier >= 0)
+			s->node_items = acct_bpf_collector_node_items(opts->collector, s->mem_hier, s->node_units);
+		/* On one node the program reads no per-node values: node 0 is the
+		 * sum of the NUMA keys, when every one of them is mapped. */
+		const char *const *numa = acct_bpf_numa_keys(s->mem_hier == ACCT_HIER_UNIFIED);
+		bool all = true;
+		for (unsigned k = 0; numa[k] && all; k++) {
+			all = false;
+			for (unsigned i = 0; i < s->stat_map.n && k < ACCT_BPF_NODE_ITEMS; i++)
+				if (strcmp(s->stat_map.e[i].key, numa[k]) == 0) {
+					s->numa_entry[k] = (int)i;
+					all = true;
+				}
+			s->nr_numa_entries = all ? k + 1 : 0;
+		}
+		if (!all || opts->nr_nodes > 1)
+			s->nr_numa_entries = 0;
+	}
+}

@@ -1,0 +1,182 @@
+/* sampler-internal.h - what the sampler's two files share (sampler.c: the
+ * workers, passes and file readers; sampler-bpf.c: the BPF collector's part).
+ * Nothing outside lib/core/sampler*.c includes it: acct_sampler stays
+ * opaque to the rest of acctd (sampler.h). */
+#pragma once
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "load.h"
+#include "sampler.h"
+
+/* The files a cgroup may have, by role. Which name and tree a role uses depends
+ * on the layout (see pick_files()). */
+enum file_role {
+	F_EVENTS,
+	F_MEMORY,
+	F_CPU_STAT,      /* v2 cpu.stat (usage, and throttling with the cpu controller) */
+	F_CPU_STAT_V1,   /* v1 cpu.stat: throttling */
+	F_CPUACCT_USAGE, /* v1 cpuacct.usage, ns */
+	F_CPUACCT_PERCPU,
+	F_CPUACCT_STAT,  /* v1 user/system ticks */
+	F_PSI_CPU,
+	F_PSI_MEMORY,
+	F_PSI_IO,
+	F_IO_STAT,       /* v2 io.stat */
+	F_BLKIO_BYTES,   /* v1 blkio.throttle.io_service_bytes_recursive */
+	F_BLKIO_IOS,     /* v1 blkio.throttle.io_serviced_recursive */
+	F_MEMORY_EVENTS, /* v2 memory.events */
+	F_MEMORY_FAILCNT,     /* v1 memory.failcnt */
+	F_MEMORY_OOM_CONTROL, /* v1 memory.oom_control */
+	F_MEMORY_STAT,   /* slow from here */
+	F_NUMA_STAT,
+	F_MEMORY_PEAK,
+	F_MEMORY_MAX,
+	F_MEMORY_HIGH,
+	F_SWAP,
+	F_SWAP_MAX,
+	F_THREADS,       /* load */
+	_F_MAX,
+};
+
+#define FD_UNSET -1  /* not opened yet */
+#define FD_ABSENT -2 /* the file does not exist for this cgroup */
+#define FD_NONE -3   /* the role does not apply in this layout */
+
+struct file_spec {
+	const char *name;
+	enum acct_hierarchy tree;
+};
+
+struct cg_state {
+	int fd[_F_MAX];
+	struct file_spec spec[_F_MAX];
+	uint32_t hierarchies; /* what the specs were chosen for */
+	bool memory_v1;       /* memory files are v1 (memsw includes memory) */
+	uint64_t last_cpu_usec, last_cpu_at;
+	struct acct_rate_avg rate_avg;
+	struct acct_loadavg load;
+	uint64_t load_at;
+	unsigned own_threads, own_active; /* from the last LOAD pass */
+	bool load_valid;
+	unsigned tree_threads, tree_active; /* own + descendants', acct_sampler_aggregate_load() */
+	size_t agg_slot;                  /* acct_sampler_aggregate_load()'s index, during it */
+	uint64_t io_last[_ACCT_IO_STAT_MAX]; /* totals of the last I/O reading, for the rates */
+	uint32_t io_last_known;           /* bit per enum acct_io_stat */
+	uint64_t io_last_at;
+	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
+	size_t percpu_n;
+	bool read_empty;  /* read completely since last seen populated: skipped at the fast interval */
+	bool seen_populated; /* a read found tasks in it */
+	bool settling;       /* empty, CPU time not yet seen to stand still (SETTLE_US) */
+	uint64_t settle_cpu;      /* CPU time (usec) at the first empty read it has had since */
+	uint64_t settle_at;       /* monotonic usec of that read */
+	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
+	bool memsw_valid;
+	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
+	bool own_memory_valid;
+	bool picked;      /* pick_files() ran for it at least once */
+	uint64_t memory_at; /* monotonic time of the last memory reading (set_memory()) */
+	uint64_t restart; /* bit per quantity: its source file changed, the next reading starts anew */
+};
+
+struct worker {
+	struct acct_sampler *s;
+	pthread_t thread;
+	unsigned index;
+	pid_t tid;                    /* set before acct_sampler_new() returns */
+	struct acct_pass_report part; /* this worker's share of the current pass */
+	double cpu_seconds;
+	char *buf;
+	size_t buf_size;
+	struct acct_cgroup **settle;  /* emptied this pass, CPU time not settled yet */
+	size_t nr_settle, settle_cap;
+	bool settle_round;            /* re-reading them: do not queue again */
+};
+
+struct acct_sampler {
+	struct acct_sampler_options opts;
+	struct acct_ledger *ledger;
+	struct worker *workers;
+	unsigned nr_workers;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t generation; /* bumped to start a pass */
+	bool stop;
+	unsigned running;    /* workers still in the pass */
+	unsigned started;    /* workers that have published their tid */
+	pid_t starter_tid;   /* the thread that started the current pass */
+	bool busy;
+
+	struct acct_cgroup **work;
+	size_t nr_work;
+	size_t next; /* atomic */
+	unsigned flags;
+	uint64_t now_us;
+	uint64_t started_us;
+
+	int done_fd;
+	uint64_t max_cached;  /* descriptors the cache may hold */
+	uint64_t cached_fds; /* atomic */
+	bool degraded;       /* atomic: descriptor limit reached */
+
+	/* The BPF collector ("The BPF collector" below); snapshots are written by
+	 * worker 0 before the others read them (snap_generation, under lock). */
+	struct acct_bpf_stat_map stat_map;
+	struct acct_bpf_snapshot snap[_ACCT_HIER_MAX];
+	bool snap_valid[_ACCT_HIER_MAX];
+	uint64_t snap_generation;
+	int mem_hier;             /* hierarchy whose records carry memcg values; -1: none */
+	int inactive_entry;       /* stat_map entry of (total_)inactive_file; -1: none */
+	unsigned node_items;
+	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
+	int numa_entry[ACCT_BPF_NODE_ITEMS]; /* stat_map entries of the NUMA keys (one node) */
+	unsigned nr_numa_entries;            /* 0: not every NUMA key is mapped */
+	unsigned parts;           /* atomic; enum acct_sampler_bpf_part still served */
+	unsigned streak[2];       /* consecutive passes with a mismatch: memory, stat */
+	size_t check_cursor;      /* rotating position of the cross-checks in the work list */
+	struct acct_pass_report bpf_report; /* worker 0's BPF figures of this pass */
+	uint64_t budget_bytes;    /* the ledger's bytes budget when the pass started */
+};
+
+/* One cgroup's read in a pass: what the readers share while reading it. */
+struct sample_ctx {
+	struct worker *w;
+	struct acct_cgroup *cg;
+	struct cg_state *st;
+	bool failed;
+	bool events_known;      /* populated came from cgroup.events */
+	bool have_inactive;     /* this pass's memory.stat gave inactive_file */
+	int64_t inactive;
+	const struct acct_bpf_record *mem_rec; /* the collector's memcg record, NULL: files */
+	bool memstat_from_file; /* this pass read memory.stat: fresher than the record's keys */
+	bool files_allowed;     /* a pass that reads files (not ACCT_PASS_KERNEL) */
+	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */
+};
+
+/* sampler.c: the readers' common steps. */
+void sampler_fail(struct sample_ctx *x, enum acct_sample_error e);
+/* Read a role into x->w->buf: true with the content, false when the file is
+ * missing (not a failure) or failed (counted, x->failed set). */
+bool sampler_get(struct sample_ctx *x, enum file_role f);
+/* Set a cumulative quantity: unchecked (a counter that may be reset, or a new
+ * source), or checked against going backwards (a violation is counted). */
+void sampler_set_unchecked(struct sample_ctx *x, enum acct_quantity q, int64_t v);
+void sampler_set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v);
+/* A limit as served: -1 for "max" and v1's PAGE_COUNTER_MAX-derived values. */
+int64_t sampler_limit_value(uint64_t v);
+/* Memory in use, with the drift histogram and the motion estimate. */
+void sampler_set_memory(struct sample_ctx *x, int64_t v);
+/* A memory.stat key into the ledger (cgfs_kv_fn; userdata is the ctx). */
+int sampler_memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata);
+
+/* sampler-bpf.c: the collector's part (its head comment says how). */
+void sampler_bpf_init(struct acct_sampler *s, const struct acct_sampler_options *opts);
+void sampler_bpf_walk(struct acct_sampler *s);
+void sampler_bpf_lookup(struct sample_ctx *x);
+void sampler_bpf_memory(struct sample_ctx *x);
+void sampler_bpf_memory_events(struct sample_ctx *x);
