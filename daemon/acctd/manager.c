@@ -42,7 +42,7 @@ struct manager {
 	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */
 
 	struct event *ev_signal[3];
-	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog;
+	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog, *ev_kernel;
 
 	unsigned pass_flags;     /* of the pass in flight */
 	/* Cgroups to read at once, not at the next tick (read_soon()): new ones,
@@ -73,6 +73,9 @@ struct manager {
 	struct manager_pass_histogram pass_hist[2]; /* [0] fast-only passes, [1] passes with slow files */
 	uint64_t sample_errors_total[_ACCT_ERR_MAX];
 	uint64_t cgroups_failed_total;
+	/* The BPF collector's passes and cross-checks, cumulative. */
+	uint64_t kernel_passes, bpf_checks_total, bpf_mismatches_total;
+	char bpf_last_mismatch[160];
 
 	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
 	bool tuned;
@@ -359,6 +362,18 @@ static unsigned due_flags(struct manager *m, uint64_t now)
 	return flags;
 }
 
+/* A pass of the collector's memory values alone ([sampling] bpf_interval):
+ * only when the sampler is idle, since any other pass reads them too. */
+static void on_kernel_tick(evutil_socket_t fd, short what, void *userdata)
+{
+	struct manager *m = userdata;
+	if (!m->ready || acct_sampler_busy(m->sampler))
+		return;
+	int r = start_pass(m, ACCT_PASS_KERNEL);
+	if (r < 0)
+		log_warning_errno(r, "Failed to start a BPF pass: %m");
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *userdata)
 {
 	struct manager *m = userdata;
@@ -394,10 +409,33 @@ static void finish_event_pass(struct manager *m, const struct acct_pass_report *
 	}
 }
 
+/* The collector's figures of any pass; a part moved back to files is said
+ * once, with the disagreement that decided it. */
+static void note_bpf(struct manager *m, const struct acct_pass_report *rep)
+{
+	m->bpf_checks_total += rep->bpf_checks;
+	m->bpf_mismatches_total += rep->bpf_mismatches;
+	if (rep->last_mismatch[0]) {
+		memcpy(m->bpf_last_mismatch, rep->last_mismatch, sizeof(m->bpf_last_mismatch));
+		log_debug("BPF value outside the files' readings around the walk: %s", rep->last_mismatch);
+	}
+	if (rep->bpf_fallbacks)
+		log_warning("BPF values disagreed with the files %d passes in a row (last: %s): that part is read "
+			    "from files from now on",
+			    ACCT_BPF_MISMATCH_PASSES, m->bpf_last_mismatch);
+}
+
 static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 {
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	uint64_t now = acct_now_us();
+	note_bpf(m, rep);
+	if (rep->flags & ACCT_PASS_KERNEL) {
+		m->kernel_passes++;
+		for (int i = 0; i < _ACCT_ERR_MAX; i++)
+			m->sample_errors_total[i] += rep->errors[i];
+		return;
+	}
 	if (rep->flags & ACCT_PASS_EVENT) {
 		finish_event_pass(m, rep);
 		return;
@@ -578,6 +616,11 @@ static void arm_timers(struct manager *m)
 	event_add(m->ev_tick, &tv);
 	tv = timeval_from_usec(m->config->rescan_interval_us);
 	event_add(m->ev_rescan, &tv);
+	if (m->collector && m->config->bpf_interval_us) {
+		tv = timeval_from_usec(m->config->bpf_interval_us);
+		event_add(m->ev_kernel, &tv);
+	} else
+		event_del(m->ev_kernel);
 }
 
 /* After the scan that follows the start or a reload, once: filter globs that
@@ -723,6 +766,9 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 		.pin_dir = c->bpf_pin_dir,
 		.attach = true,
 		.nr_nodes = nr_nodes,
+		/* Tests stand another file in for the kernel's BTF (a missing one
+		 * simulates a kernel without BTF). */
+		.btf_path = secure_getenv("ACCTD_TEST_BTF"),
 	};
 	int r = acct_bpf_collector_new(&o, &m->collector);
 	if (r < 0)
@@ -853,7 +899,9 @@ int manager_start(struct manager *m)
 	m->ev_rescan = event_new(m->base, -1, EV_PERSIST, on_rescan, m);
 	m->ev_tune = event_new(m->base, -1, EV_PERSIST, on_tune, m);
 	m->ev_watchdog = event_new(m->base, -1, EV_PERSIST, on_watchdog, m);
-	if (!m->ev_inotify || !m->ev_sampler || !m->ev_tick || !m->ev_rescan || !m->ev_tune || !m->ev_watchdog)
+	m->ev_kernel = event_new(m->base, -1, EV_PERSIST, on_kernel_tick, m);
+	if (!m->ev_inotify || !m->ev_sampler || !m->ev_tick || !m->ev_rescan || !m->ev_tune || !m->ev_watchdog ||
+	    !m->ev_kernel)
 		return log_oom();
 	event_add(m->ev_inotify, NULL);
 	event_add(m->ev_sampler, NULL);
@@ -1086,7 +1134,7 @@ struct manager *manager_free(struct manager *m)
 		for (int i = 0; i < n; i++)
 			acct_sampler_release(cgs[i], NULL);
 	}
-	struct event **evs[] = { &m->ev_inotify, &m->ev_sampler, &m->ev_tick, &m->ev_rescan, &m->ev_tune,
+	struct event **evs[] = { &m->ev_inotify, &m->ev_sampler, &m->ev_kernel, &m->ev_tick, &m->ev_rescan, &m->ev_tune,
 				 &m->ev_watchdog, &m->ev_signal[0], &m->ev_signal[1], &m->ev_signal[2] };
 	for (size_t i = 0; i < ELEMENTSOF(evs); i++)
 		if (*evs[i]) {
@@ -1165,18 +1213,29 @@ void manager_get_stats(const struct manager *m, struct manager_stats *ret)
 		.reloads = m->reloads,
 		.reload_failures = m->reload_failures,
 		.reload_time_us = m->reload_time_us,
+		.kernel_passes = m->kernel_passes,
+		.bpf_checks = m->bpf_checks_total,
+		.bpf_mismatches = m->bpf_mismatches_total,
 	};
+	memcpy(ret->bpf_last_mismatch, m->bpf_last_mismatch, sizeof(ret->bpf_last_mismatch));
 	memcpy(ret->sample_errors_total, m->sample_errors_total, sizeof(ret->sample_errors_total));
 }
 
-const struct acct_bpf_collector *manager_collector(const struct manager *m)
+const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h, const char **ret_reason)
 {
-	return m->collector;
-}
-
-unsigned manager_collector_parts(const struct manager *m)
-{
-	return m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;
+	if ((unsigned)h >= _ACCT_HIER_MAX || !m->layout->mount[h])
+		return NULL;
+	bool served = acct_bpf_collector_serves(m->collector, h);
+	unsigned parts = m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;
+	if (served && parts == 0)
+		*ret_reason = "moved back to files: its values disagreed with the files (see the log)";
+	else if (m->collector)
+		*ret_reason = acct_bpf_collector_reason(m->collector, h);
+	else if (m->config->collector == ACCT_COLLECTOR_FILES)
+		*ret_reason = "collector = files in the configuration";
+	else
+		*ret_reason = "no hierarchy can be read through BPF (see the log at start)";
+	return served && parts ? "bpf" : "files";
 }
 
 const struct acct_cgroup_layout *manager_layout(const struct manager *m)

@@ -64,6 +64,10 @@ struct manager_stats {
 	uint64_t cgroups_failed_total;
 	uint64_t reloads, reload_failures;
 	uint64_t reload_time_us; /* monotonic time of the last reload attempt, 0 if none */
+	/* The BPF collector: passes of its values alone, cross-checks against
+	 * files and how many disagreed (sampler.c, "Cross-checks"), the last. */
+	uint64_t kernel_passes, bpf_checks, bpf_mismatches;
+	char bpf_last_mismatch[160];
 };
 
 /* Load the configuration and build every component. Logs what fails and
@@ -128,10 +132,10 @@ const struct admin_group *manager_admin_group(const struct manager *m);
 void manager_get_stats(const struct manager *m, struct manager_stats *ret);
 /* Where the cgroup hierarchies are mounted (cgroup-discovery.h). */
 const struct acct_cgroup_layout *manager_layout(const struct manager *m);
-/* The BPF collector (NULL when every hierarchy is read from files), and the
- * parts of it the sampler still uses (acct_sampler_bpf_parts()). */
-const struct acct_bpf_collector *manager_collector(const struct manager *m);
-unsigned manager_collector_parts(const struct manager *m);
+/* Which collector reads hierarchy h ("bpf" or "files"; NULL when h is not
+ * mounted) and why, in an operator's words (*ret_reason, static or the
+ * collector's). Status and /metrics show these. */
+const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h, const char **ret_reason);
 /* The counter engine's figures (counter.h). */
 void manager_domain_stats(const struct manager *m, struct acct_domain_stats *ret);
 /* The sampler's descriptor cache (sampler.h). Returns false, the outputs

@@ -543,6 +543,11 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 	x->have_domain = true;
 	manager_domain_stats(m, &x->domain);
 	acct_ledger_get_budgets(manager_ledger(m), &x->budgets);
+	for (int h = 0; h < _ACCT_HIER_MAX; h++)
+		x->collectors[h].collector = manager_collector_of(m, h, &x->collectors[h].reason);
+	x->bpf_checks = ms.bpf_checks;
+	x->bpf_mismatches = ms.bpf_mismatches;
+	x->kernel_passes = ms.kernel_passes;
 	x->reloads = ms.reloads;
 	x->reload_failures = ms.reload_failures;
 	x->last_reload_ok = manager_reload_outcome(m, NULL) != MANAGER_RELOAD_FAILED; /* true as well when none */

@@ -18,29 +18,17 @@ struct json_object *daemon_budgets_json(const struct acct_ledger_budgets *b)
 	return o;
 }
 
-/* Per mounted hierarchy: which collector reads it and why. A hierarchy the
- * collector serves but whose every part reconciliation moved back to files
- * says so. */
+/* Per mounted hierarchy: which collector reads it and why. */
 static struct json_object *collectors_json(const struct manager *m)
 {
-	const struct acct_cgroup_layout *layout = manager_layout(m);
-	const struct acct_config *config = manager_config(m);
-	const struct acct_bpf_collector *c = manager_collector(m);
-	unsigned parts = manager_collector_parts(m);
 	struct json_object *a = json_object_new_array();
-
 	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
-		if (!layout->mount[h])
+		const char *reason, *collector = manager_collector_of(m, h, &reason);
+		if (!collector)
 			continue;
 		struct json_object *o = json_object_new_object();
-		bool bpf = acct_bpf_collector_serves(c, h) && parts != 0;
-		const char *reason = c ? acct_bpf_collector_reason(c, h)
-				       : config->collector == ACCT_COLLECTOR_FILES ? "collector = files in the configuration"
-				       : "no hierarchy can be read through BPF";
-		if (acct_bpf_collector_serves(c, h) && parts == 0)
-			reason = "moved back to files: its values disagreed with the files (see the log)";
 		json_object_object_add(o, "hierarchy", json_object_new_string(acct_hierarchy_to_string(h)));
-		json_object_object_add(o, "collector", json_object_new_string(bpf ? "bpf" : "files"));
+		json_object_object_add(o, "collector", json_object_new_string(collector));
 		json_object_object_add(o, "reason", json_object_new_string(reason));
 		json_object_array_add(a, o);
 	}
@@ -111,6 +99,13 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 		break;
 	}
 	json_object_object_add(st, "collectors", collectors_json(m));
+	struct json_object *bpf = json_object_new_object();
+	json_object_object_add(bpf, "kernel_passes", json_object_new_int64((int64_t)ms.kernel_passes));
+	json_object_object_add(bpf, "checks", json_object_new_int64((int64_t)ms.bpf_checks));
+	json_object_object_add(bpf, "mismatches", json_object_new_int64((int64_t)ms.bpf_mismatches));
+	json_object_object_add(bpf, "last_mismatch",
+			       ms.bpf_last_mismatch[0] ? json_object_new_string(ms.bpf_last_mismatch) : NULL);
+	json_object_object_add(st, "bpf", bpf);
 	*ret = st;
 	return 0;
 }

@@ -36,6 +36,7 @@ struct hier {
 	char *pin;               /* or read from this pinned file */
 	char reason[REASON_MAX];
 	unsigned node_items;     /* per-node items the program copies */
+	unsigned part_n;         /* sessions a walk takes (see walk()) */
 	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
 };
 
@@ -70,7 +71,7 @@ int acct_collector_mode_from_string(const char *s)
 
 /* libbpf's own messages: warnings go to the debug log (the reason recorded
  * per hierarchy is what an operator sees), the rest is dropped. */
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_DEBUG || log_get_max_level() < LOG_DEBUG)
 		return 0;
@@ -130,12 +131,12 @@ uint64_t acct_bpf_stat_bound(const struct acct_bpf_batching *b, uint64_t stats_u
 static void explain(char *reason, int err, const char *what)
 {
 	switch (err) {
-	case EPERM:
-	case EACCES:
+	case EPERM: /* bpf() itself refused (unprivileged_bpf_disabled, no CAP_BPF) */
 		snprintf(reason, REASON_MAX,
 			 "%s: not permitted (needs CAP_BPF and CAP_PERFMON, or a pinned iterator from acctd --bpf-pin)",
 			 what);
 		break;
+	case EACCES: /* the verifier's answer to an unsafe program */
 	case EINVAL:
 	case E2BIG:
 		snprintf(reason, REASON_MAX, "%s: the kernel's verifier rejected the program (%s)", what,
@@ -149,6 +150,18 @@ static void explain(char *reason, int err, const char *what)
 	default:
 		snprintf(reason, REASON_MAX, "%s: %s", what, strerror(err));
 	}
+}
+
+/* A verifier rejection, with the log line that says why: the last one
+ * before its statistics ("processed N insns ..."). */
+static void explain_verifier(char *reason, int err, char *log)
+{
+	const char *why = "";
+	for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n"))
+		if (*line && strncmp(line, "processed ", 10) != 0 && strncmp(line, "verification time", 17) != 0)
+			why = line;
+	snprintf(reason, REASON_MAX, "loading the BPF program: the kernel's verifier rejected the program (%s): %s",
+		 strerror(err), why);
 }
 
 static int load(struct acct_bpf_collector *c, char *reason)
@@ -166,13 +179,29 @@ static int load(struct acct_bpf_collector *c, char *reason)
 	}
 	const char *reject = secure_getenv("ACCTD_TEST_BPF_REJECT");
 	c->skel->rodata->test_reject = reject && *reject == '1';
+	/* The verifier's log tells its rejections (EACCES for a bad access,
+	 * EINVAL, ...) from a missing privilege (EPERM or EACCES before the
+	 * verifier runs, with an empty log): libbpf retries a failed load with
+	 * logging into this buffer. */
+	const size_t log_size = 64 * 1024;
+	_cleanup_free_ char *log = calloc(1, log_size);
+	if (!log) {
+		acct_cgroup_iter__destroy(c->skel);
+		c->skel = NULL;
+		return -ENOMEM;
+	}
+	(void)bpf_program__set_log_buf(c->skel->progs.acct_cgroup_iter, log, log_size);
 	int r = acct_cgroup_iter__load(c->skel);
 	if (r < 0) {
-		explain(reason, -r, "loading the BPF program");
+		if (*log)
+			explain_verifier(reason, -r, log);
+		else
+			explain(reason, -r, "loading the BPF program");
 		acct_cgroup_iter__destroy(c->skel);
 		c->skel = NULL;
 		return r;
 	}
+	(void)bpf_program__set_log_buf(c->skel->progs.acct_cgroup_iter, NULL, 0);
 	c->skel->bss->nr_nodes = c->opts.nr_nodes ? c->opts.nr_nodes : 1;
 	return 0;
 }
@@ -333,10 +362,14 @@ const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snaps
 	return NULL;
 }
 
-/* Read a walk from fd into c->buf; returns the bytes read or -errno. */
-static ssize_t read_walk(struct acct_bpf_collector *c, int fd)
+/* Read one iterator session from fd into c->buf at offset `at`; returns the
+ * bytes read or -errno. A cgroup iterator's session ends with the kernel's
+ * seq buffer (8 pages): a walk that does not fit makes the next read() fail
+ * with EOPNOTSUPP (kernel/bpf/cgroup_iter.c: no reads across sessions), so
+ * a read error is never taken as the end of the walk. */
+static ssize_t read_walk(struct acct_bpf_collector *c, int fd, size_t at)
 {
-	size_t len = 0;
+	size_t len = at;
 	for (;;) {
 		if (c->buf_size - len < 64 * 1024) {
 			size_t size = MAX(c->buf_size * 2, (size_t)256 * 1024);
@@ -350,12 +383,10 @@ static ssize_t read_walk(struct acct_bpf_collector *c, int fd)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			/* A cgroup removed mid-walk can end the walk early with
-			 * an error; what was read stands. */
-			return len ? (ssize_t)len : -errno;
+			return -errno;
 		}
 		if (r == 0)
-			return (ssize_t)len;
+			return (ssize_t)(len - at);
 		len += (size_t)r;
 	}
 }
@@ -367,6 +398,57 @@ static int open_walk(struct acct_bpf_collector *c, struct hier *h)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Tell the program which class of ids the next session writes (bss). */
+static void set_partition(struct acct_bpf_collector *c, unsigned n, unsigned k)
+{
+	if (c->skel) {
+		c->skel->bss->part_n = n;
+		c->skel->bss->part_k = k;
+	}
+}
+
+/* One walk of h into c->buf, in as many sessions as it takes: h->part_n
+ * classes of ids, doubled whenever a session overflows (a pinned iterator
+ * cannot be partitioned: -E2BIG then). Returns the bytes read or -errno. */
+static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
+{
+	const unsigned part_max = 1u << 16;
+	if (!h->link)
+		h->part_n = 1;
+	h->part_n = MAX(h->part_n, 1u);
+	for (;;) {
+		size_t len = 0;
+		ssize_t r = 0;
+		for (unsigned k = 0; k < h->part_n; k++) {
+			set_partition(c, h->part_n, k);
+			_cleanup_close_ int fd = open_walk(c, h);
+			if (fd < 0) {
+				r = fd;
+				break;
+			}
+			r = read_walk(c, fd, len);
+			if (r < 0)
+				break;
+			len += (size_t)r;
+		}
+		set_partition(c, 0, 0);
+		if (r != -EOPNOTSUPP) {
+			if (r < 0)
+				return r;
+			/* Fewer sessions next time where the hierarchy shrank:
+			 * aim at sessions a quarter full. */
+			size_t per_session = (size_t)8 * (size_t)c->batching.page_size / sizeof(struct acct_bpf_record);
+			size_t want = len / sizeof(struct acct_bpf_record) * 4 / MAX(per_session, (size_t)1) + 1;
+			if (h->part_n > 4 * want)
+				h->part_n = (unsigned)want;
+			return (ssize_t)len;
+		}
+		if (!h->link || h->part_n >= part_max)
+			return -E2BIG;
+		h->part_n *= 2;
+	}
+}
+
 int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap)
 {
 	if (!acct_bpf_collector_serves(c, hi))
@@ -375,10 +457,7 @@ int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t t0 = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-	_cleanup_close_ int fd = open_walk(c, h);
-	if (fd < 0)
-		return fd;
-	ssize_t len = read_walk(c, fd);
+	ssize_t len = walk(c, h);
 	if (len < 0)
 		return (int)len;
 	size_t n = (size_t)len / sizeof(struct acct_bpf_record);
@@ -391,7 +470,8 @@ int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi
 		snap->rec = r;
 		snap->cap = n;
 	}
-	memcpy(snap->rec, c->buf, (size_t)len);
+	if (n > 0)
+		memcpy(snap->rec, c->buf, (size_t)len);
 	snap->n = n;
 	snap->read_us = t0;
 	for (size_t i = 0; i < n; i++)
@@ -399,7 +479,8 @@ int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi
 			snap->n = 0;
 			return -EBADMSG;
 		}
-	/* Pre-order is mostly id order already (ids grow with creation). */
+	/* Pre-order is mostly id order already (ids grow with creation); the
+	 * sessions of a partitioned walk are not. */
 	bool sorted = true;
 	for (size_t i = 1; i < n && sorted; i++)
 		sorted = snap->rec[i - 1].id < snap->rec[i].id;
@@ -416,6 +497,7 @@ int acct_bpf_collector_read_one(struct acct_bpf_collector *c, enum acct_hierarch
 	if (!c->skel)
 		return -EPERM;
 	struct bpf_link *link = NULL;
+	set_partition(c, 0, 0);
 	int r = attach(c, &c->h[hi], dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;
@@ -423,7 +505,7 @@ int acct_bpf_collector_read_one(struct acct_bpf_collector *c, enum acct_hierarch
 	r = fd < 0 ? -errno : 0;
 	ssize_t len = 0;
 	if (r == 0) {
-		len = read_walk(c, fd);
+		len = read_walk(c, fd, 0);
 		close(fd);
 	}
 	bpf_link__destroy(link);

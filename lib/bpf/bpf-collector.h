@@ -79,7 +79,8 @@ struct acct_bpf_collector *acct_bpf_collector_free(struct acct_bpf_collector *c)
 /* Whether hierarchy h is read through BPF. */
 bool acct_bpf_collector_serves(const struct acct_bpf_collector *c, enum acct_hierarchy h);
 /* Why h is or is not served ("attached", "pinned at PATH", "no BTF at ...",
- * "not permitted (needs CAP_BPF and CAP_PERFMON) ..."); "" for a hierarchy
+ * "not permitted (needs CAP_BPF and CAP_PERFMON) ...", "the kernel's verifier
+ * rejected the program (...): <its log's last line>"); "" for a hierarchy
  * that is not mounted. Static storage of c. */
 const char *acct_bpf_collector_reason(const struct acct_bpf_collector *c, enum acct_hierarchy h);
 /* What the collector says about per-CPU data: read or why not. */
@@ -99,7 +100,13 @@ void acct_bpf_snapshot_clear(struct acct_bpf_snapshot *s);
 const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id);
 
 /* Walk hierarchy h into *snap (its old records are replaced; the buffer is
- * reused). Returns the number of records, -ENODEV when h is not served, or
+ * reused). A walk is whole or fails: the kernel ends a cgroup iterator's
+ * output at its 8-page seq buffer (about 31 records), so an attached
+ * iterator walks a larger hierarchy in several sessions, each writing one
+ * class of ids (id % n; n doubles on overflow and is remembered per
+ * hierarchy), which costs a visit of every cgroup per session. Returns the
+ * number of records, -ENODEV when h is not served, -E2BIG when the walk
+ * does not fit one session of a pinned iterator (which cannot be split), or
  * the error of the walk (-EBADMSG: a record of another size or magic). */
 int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy h, struct acct_bpf_snapshot *snap);
 

@@ -107,6 +107,15 @@ __u32 nr_nodes; /* 0 reads as 1 */
 const volatile __u32 test_reject = 0;
 __u32 node_n = 0;
 __u32 node_idx[ACCT_BPF_NODE_ITEMS];
+/* The walk's partition (bss, set by the collector before each session): only
+ * cgroups with id % part_n == part_k are written. A cgroup iterator's output
+ * must fit one read() session (the kernel's 8-page seq buffer: the next read()
+ * fails with EOPNOTSUPP), so a hierarchy larger than that is read in part_n
+ * sessions, each walking the whole tree and writing one class of ids: a
+ * partition by id, so that cgroups created or removed between sessions never
+ * make a record appear twice. part_n 0 or 1: every cgroup. */
+__u32 part_n = 0;
+__u32 part_k = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -208,6 +217,10 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 		return *(volatile int *)((char *)ctx + 4096);
 	if (!cgrp) /* the end of the walk */
 		return 0;
+	u64 cg_id = BPF_CORE_READ(cgrp, kn, id);
+	u32 pn = part_n;
+	if (pn > 1 && cg_id % pn != part_k)
+		return 0;
 	struct acct_bpf_record *r = bpf_map_lookup_elem(&scratch, &zero);
 	if (!r)
 		return 0;
@@ -215,7 +228,7 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 		((volatile u64 *)r)[i] = 0;
 	r->magic = ACCT_BPF_RECORD_MAGIC;
 	r->size = sizeof(*r);
-	r->id = BPF_CORE_READ(cgrp, kn, id);
+	r->id = cg_id;
 	r->level = BPF_CORE_READ(cgrp, level);
 	r->nr_descendants = BPF_CORE_READ(cgrp, nr_descendants);
 	if (BPF_CORE_READ(cgrp, nr_populated_csets) + BPF_CORE_READ(cgrp, nr_populated_domain_children) +

@@ -168,6 +168,7 @@ static const struct key_desc keys[] = {
 	KEY("sampling", "load_average", V_BOOL, S_NONE, load_average, 0, 0),
 	KEY("sampling", "collector", V_COLLECTOR, S_NONE, collector, 0, 0),
 	KEY("sampling", "bpf_pin_dir", V_ROOT, S_NONE, bpf_pin_dir, 0, 0),
+	KEY("sampling", "bpf_interval", V_DURATION, S_U64, bpf_interval_us, 0, UINT64_MAX),
 
 	KEY("cgroups", "root", V_ROOT, S_NONE, cgroup_root, 0, 0),
 	KEY("cgroups", "include", V_INCLUDE, S_NONE, include, 0, 0),
@@ -673,6 +674,7 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.workers = 2,
 		.load_average = true,
 		.collector = ACCT_COLLECTOR_AUTO,
+		.bpf_interval_us = 100 * USEC_PER_MSEC,
 		.max_depth = 32,
 		.tombstone_retention_us = 5 * USEC_PER_MIN,
 		.budget_bytes = (int64_t)SIZE_M,

@@ -34,6 +34,7 @@ struct acct_config {
 	unsigned workers;             /* sampling threads = max concurrent reads (2) */
 	bool load_average;            /* per-cgroup load average, O(threads) (yes) */
 	int collector;                /* enum acct_collector_mode (auto) */
+	uint64_t bpf_interval_us;     /* memory from the collector alone, between file passes (100ms; 0 off) */
 	char *bpf_pin_dir;            /* pinned iterators of acctd --bpf-pin (/sys/fs/bpf/acctd); NULL: none */
 
 	/* [cgroups] */

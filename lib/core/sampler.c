@@ -168,6 +168,7 @@ struct acct_sampler {
 	unsigned streak[2];       /* consecutive passes with a mismatch: memory, stat */
 	size_t check_cursor;      /* rotating position of the cross-checks in the work list */
 	struct acct_pass_report bpf_report; /* worker 0's BPF figures of this pass */
+	uint64_t budget_bytes;    /* the ledger's bytes budget when the pass started */
 };
 
 const char *acct_sample_error_to_string(enum acct_sample_error e)
@@ -514,6 +515,7 @@ struct sample_ctx {
 	int64_t inactive;
 	const struct acct_bpf_record *mem_rec; /* the collector's memcg record, NULL: files */
 	bool memstat_from_file; /* this pass read memory.stat: fresher than the record's keys */
+	bool files_allowed;     /* a pass that reads files (not ACCT_PASS_KERNEL) */
 	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */
 };
 
@@ -597,18 +599,27 @@ static int64_t limit_value(uint64_t v)
  * of the work list (rotating), walks, and reads them again; the record's
  * value must lie between the two file readings. Once per pass it does the
  * same for one cgroup's memory.stat and every mapped key. A value outside
- * is a mismatch (counted, the last one reported); MISMATCH_PASSES passes in
+ * is a mismatch (counted, the last one reported); ACCT_BPF_MISMATCH_PASSES passes in
  * a row with a mismatch move that part back to files for good (logged by the
- * caller from the report), since the timing no longer explains it. */
+ * caller from the report), since the timing no longer explains it.
+ *
+ * Budgets. bytes_budget is also the unflushed error acctd accepts from the
+ * kernel: in a pass that reads files, a cgroup whose record's stat bound
+ * exceeds it has its memory.stat read (which flushes the pending updates
+ * when they pass the kernel's threshold) instead of taking the record's
+ * keys, so a small budget buys tighter memory.stat bounds with file reads,
+ * and a large one saves them (docs/counters.md, "Bounds"). */
 
 #define CHECKS 4
-#define MISMATCH_PASSES 3
 
 /* Memory in use, with the drift histogram and the motion estimate: the mean
  * of |change| per second, weighted towards the recent passes (MOTION_WEIGHT
  * for the newest), so that a value of age A may be taken to have moved by
  * about motion * A since. */
 #define MOTION_WEIGHT 0.25
+static int memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata);
+static bool get(struct sample_ctx *x, enum file_role f);
+
 static void set_memory(struct sample_ctx *x, int64_t v)
 {
 	struct acct_reading old;
@@ -656,6 +667,7 @@ static void bpf_memory(struct sample_ctx *x)
 	x->st->own_memory_valid = true;
 	set_memory(x, usage);
 	acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_MEMORY, mem_bound);
+	acct_cgroup_set_sampled(x->cg, ACCT_Q_MEMORY, s->now_us);
 	set_bpf(x, ACCT_Q_MEMORY_PEAK, pages(x, r->watermark), mem_bound);
 	set_bpf(x, ACCT_Q_MEMORY_MAX, limit_value((uint64_t)pages(x, r->max)), 0);
 	if (v1) {
@@ -670,7 +682,24 @@ static void bpf_memory(struct sample_ctx *x)
 	if (!(r->flags & ACCT_BPF_F_STATS) || !(__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_STAT))
 		return;
 	uint64_t stat_bound = acct_bpf_stat_bound(b, r->stats_updates);
-	if (!x->memstat_from_file) {
+	if (!x->memstat_from_file && x->files_allowed && stat_bound > s->budget_bytes &&
+	    x->st->spec[F_MEMORY_STAT].name) {
+		/* Beyond the budget: the file, as in a slow pass (see Budgets). */
+		x->w->part.bpf_stat_reads++;
+		if (get(x, F_MEMORY_STAT)) {
+			if (cgfs_parse_flat_keyed(x->w->buf, memstat_kv, x) < 0)
+				fail(x, ACCT_ERR_GARBAGE);
+			else {
+				x->memstat_from_file = true;
+				__atomic_store_n(&x->cg->memstat_bound, acct_bpf_stat_bound(b, UINT64_MAX),
+						 __ATOMIC_RELAXED);
+			}
+		}
+	}
+	/* A walk alone keeps the last file's keys where the record's are worse
+	 * than the budget allows (see Budgets). */
+	bool over_budget = !x->files_allowed && stat_bound > s->budget_bytes;
+	if (!x->memstat_from_file && !over_budget) {
 		for (unsigned i = 0; i < s->stat_map.n; i++) {
 			unsigned idx = s->stat_map.e[i].index;
 			if (idx >= r->nr_state || r->state[idx] < 0)
@@ -697,8 +726,16 @@ static void bpf_memory(struct sample_ctx *x)
 	}
 }
 
-static void bpf_memory_events(struct sample_ctx *x, const enum acct_quantity *events)
+static void bpf_memory_events(struct sample_ctx *x)
 {
+	static const enum acct_quantity events[_ACCT_BPF_EV_MAX] = {
+		[ACCT_BPF_EV_LOW] = ACCT_Q_MEMORY_EVENTS_LOW,
+		[ACCT_BPF_EV_HIGH] = ACCT_Q_MEMORY_EVENTS_HIGH,
+		[ACCT_BPF_EV_MAX] = ACCT_Q_MEMORY_EVENTS_MAX,
+		[ACCT_BPF_EV_OOM] = ACCT_Q_MEMORY_EVENTS_OOM,
+		[ACCT_BPF_EV_OOM_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_KILL,
+		[ACCT_BPF_EV_OOM_GROUP_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL,
+	};
 	const struct acct_bpf_record *r = x->mem_rec;
 	if (x->w->s->mem_hier == ACCT_HIER_UNIFIED) {
 		if (r->flags & ACCT_BPF_F_EVENTS)
@@ -897,7 +934,7 @@ static void bpf_walk(struct acct_sampler *s)
 	bool bad[2] = { mem_bad, stat_bad };
 	for (int p = 0; p < 2; p++) {
 		s->streak[p] = bad[p] ? s->streak[p] + 1 : 0;
-		if (s->streak[p] >= MISMATCH_PASSES && (parts & part_of[p])) {
+		if (s->streak[p] >= ACCT_BPF_MISMATCH_PASSES && (parts & part_of[p])) {
 			__atomic_fetch_and(&s->parts, ~part_of[p], __ATOMIC_RELAXED);
 			rep->bpf_fallbacks++;
 		}
@@ -1291,7 +1328,7 @@ static void sample_memory_events(struct sample_ctx *x)
 	uint64_t v;
 
 	if (x->mem_rec) {
-		bpf_memory_events(x, events);
+		bpf_memory_events(x);
 		return;
 	}
 	if (get(x, F_MEMORY_EVENTS)) {
@@ -1528,7 +1565,8 @@ static void queue_settle(struct worker *w, struct acct_cgroup *cg)
 static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags, uint64_t now_us)
 {
 	struct cg_state *st = state_of(w->s, cg);
-	struct sample_ctx x = { .w = w, .cg = cg, .st = st, .bpf_populated = -1 };
+	struct sample_ctx x = { .w = w, .cg = cg, .st = st, .bpf_populated = -1,
+				.files_allowed = !(flags & ACCT_PASS_KERNEL) };
 
 	if (!st) {
 		w->part.errors[ACCT_ERR_UNREADABLE]++;
@@ -1537,6 +1575,17 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 	}
 	bool slow = flags & ACCT_PASS_SLOW;
 	bool fast = flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW);
+
+	if (flags & ACCT_PASS_KERNEL) {
+		/* Memory from the record only; the group's age stays the last
+		 * file pass's, the memory quantities carry their own. */
+		bpf_lookup(&x);
+		if (x.mem_rec) {
+			bpf_memory(&x);
+			bpf_memory_events(&x);
+		}
+		return;
+	}
 
 	if (fast) {
 		if (w->s->opts.collector)
@@ -1639,7 +1688,7 @@ static void *worker_main(void *arg)
 
 		double cpu0 = thread_cpu_seconds();
 		memset(&w->part, 0, sizeof(w->part));
-		if (s->opts.collector && (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW))) {
+		if (s->opts.collector && (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
 			/* Worker 0 walks; the others wait for the snapshots. */
 			if (w->index == 0)
 				bpf_walk(s);
@@ -1810,6 +1859,9 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->started_us = acct_now_us();
 	s->busy = true;
 	s->starter_tid = gettid();
+	struct acct_ledger_budgets budgets;
+	acct_ledger_get_budgets(s->ledger, &budgets);
+	s->budget_bytes = (uint64_t)MAX(budgets.bytes, (int64_t)0);
 	s->running = s->nr_workers;
 	s->generation++;
 	pthread_cond_broadcast(&s->cond);
@@ -1857,8 +1909,9 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		if (p->last_backwards[0])
 			memcpy(report->last_backwards, p->last_backwards, sizeof(report->last_backwards));
 		report->bpf_cgroups += p->bpf_cgroups;
+		report->bpf_stat_reads += p->bpf_stat_reads;
 	}
-	if (s->opts.collector && (s->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW))) {
+	if (s->opts.collector && (s->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
 		const struct acct_pass_report *b = &s->bpf_report;
 		report->bpf_records = b->bpf_records;
 		report->bpf_walk_us = b->bpf_walk_us;

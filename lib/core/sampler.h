@@ -35,6 +35,9 @@ enum acct_pass_flags {
 	/* With FAST: a pass over a few cgroups the caller wants read now (their
 	 * populated changed); read like FAST, the flag is for the caller's report. */
 	ACCT_PASS_EVENT = 1 << 3,
+	/* Alone: the collector's memory values only, no file read (a short
+	 * interval's pass, cheap where a file pass is not: sampler.c). */
+	ACCT_PASS_KERNEL = 1 << 4,
 };
 
 enum acct_sample_error {
@@ -69,6 +72,8 @@ struct acct_pass_report {
 	uint64_t bpf_checks;           /* cross-checks against files (sampler.c, "Cross-checks") */
 	uint64_t bpf_mismatches;       /* of them, values outside what the timing explains */
 	uint64_t bpf_fallbacks;        /* quantities moved back to files by this pass */
+	uint64_t bpf_stat_reads;       /* memory.stat files read because a record's unflushed
+					* updates exceeded bytes_budget (sampler.c, "Budgets") */
 	char last_mismatch[160];       /* "PATH QUANTITY bpf V not in [A, B]"; "" if none */
 };
 
@@ -149,6 +154,8 @@ enum acct_sampler_bpf_part {
 	ACCT_BPF_PART_STAT = 1 << 2,      /* mapped memory.stat keys, working set, NUMA */
 };
 unsigned acct_sampler_bpf_parts(const struct acct_sampler *s);
+/* Passes in a row with a mismatch after which a part goes back to files. */
+#define ACCT_BPF_MISMATCH_PASSES 3
 
 /* Descriptors currently cached, and whether the sampler has fallen back to
  * open-per-read because the limit was reached. */

@@ -882,6 +882,26 @@ static void g_build_info(struct acct_metrics_page *p, const struct fam *f)
 	sample_u64(p, f, "_info", NULL, &l, 1, 1);
 }
 
+static void g_collector_info(struct acct_metrics_page *p, const struct fam *f)
+{
+	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
+		if (!p->self->collectors[h].collector)
+			continue;
+		struct lbl l[3] = {
+			{ "hierarchy", acct_hierarchy_to_string(h) },
+			{ "collector", p->self->collectors[h].collector },
+			{ "reason", p->self->collectors[h].reason ? p->self->collectors[h].reason : "" },
+		};
+		sample_u64(p, f, "_info", NULL, l, 3, 1);
+	}
+}
+
+static void g_collector_counts(struct acct_metrics_page *p, const struct fam *f)
+{
+	const uint64_t v[] = { p->self->bpf_checks, p->self->bpf_mismatches, p->self->kernel_passes };
+	self_counter(p, f, NULL, 0, v[f->arg]);
+}
+
 static void g_ready(struct acct_metrics_page *p, const struct fam *f)
 {
 	sample_u64(p, f, "", NULL, NULL, 0, p->self->ready);
@@ -1195,6 +1215,16 @@ static void g_process(struct acct_metrics_page *p, const struct fam *f)
 static const struct fam families[] = {
 	G("acctd_build", T_INFO, -1, NULL, "acctd's version (value 1).", g_build_info, 0),
 	G("acctd_ready", T_GAUGE, -1, NULL, "1 once the first complete sampling pass is in the ledger.", g_ready, 0),
+	G("acctd_collector", T_INFO, -1, NULL,
+	  "The collector reading each cgroup hierarchy (bpf: the kernel's accounting through a BPF iterator; "
+	  "files: cgroupfs files) and why (value 1).",
+	  g_collector_info, 0),
+	G("acctd_collector_checks", T_COUNTER, -1, NULL,
+	  "Cross-checks of the BPF collector's values against files read around its walk.", g_collector_counts, 0),
+	G("acctd_collector_mismatches", T_COUNTER, -1, NULL,
+	  "Cross-checks whose BPF value lay outside the files' readings around the walk.", g_collector_counts, 1),
+	G("acctd_collector_walks", T_COUNTER, -1, NULL,
+	  "Passes of the BPF collector's memory values alone (sampling.bpf_interval).", g_collector_counts, 2),
 	G("acctd_cgroups", T_GAUGE, -1, NULL, "cgroups in the ledger: live, and tombstones kept for their retention.",
 	  g_cgroups, 0),
 	G("acctd_metrics_cgroups", T_GAUGE, -1, NULL,

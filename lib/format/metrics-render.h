@@ -114,6 +114,13 @@ struct acct_metrics_self {
 	const struct acct_metrics_count *http_responses; /* code */
 	size_t nr_http_responses;
 
+	/* Per hierarchy: the collector reading it ("bpf", "files"; NULL: not
+	 * mounted) and why; the collector's cross-checks and walks alone. */
+	struct {
+		const char *collector, *reason;
+	} collectors[_ACCT_HIER_MAX];
+	uint64_t bpf_checks, bpf_mismatches, kernel_passes;
+
 	bool have_process;
 	double process_cpu_seconds;
 	uint64_t process_rss_bytes, process_virtual_bytes, process_max_fds;
