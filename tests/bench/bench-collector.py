@@ -407,7 +407,12 @@ def run_acctd(args, tmp, n, collector, names, hiers, res):
         fast_s = float(args.fast_s)
         time.sleep(max(2.0, 2 * fast_s))  # past start-up and the first passes
         log("%d %s: steady CPU over %ds" % (n, collector, args.window))
+        k0 = bs.g(vl.call("Status")["status"], "bpf", "kernel_passes")
         res["steady"] = steady_cpu(pid, args.window)
+        k1 = bs.g(vl.call("Status")["status"], "bpf", "kernel_passes")
+        if k0 is not None and k1 is not None:
+            # BPF-only memory passes between file passes ([sampling] bpf_interval)
+            res["steady"]["kernel_passes_per_s"] = (k1 - k0) / res["steady"]["window_s"]
         log("%d %s: passes and ages over %ds" % (n, collector, args.window))
         cgs = [args.prefix + "/" + x for x in names]
         c0, t0 = bs.process_cpu_ns(pid), time.monotonic()
@@ -519,6 +524,8 @@ def report(res):
             or c.get("error", "-"))
         row("steady CPU, % of a core (main thread)",
             lambda c: "%s (%s)" % (f(g(c, "steady", "core_pct"), 2), f(g(c, "steady", "main_thread_pct"), 2)))
+        row("BPF-only memory passes per second (bpf_interval)",
+            lambda c: f(g(c, "steady", "kernel_passes_per_s"), 1))
         row("fast pass CPU, ms (p50 [min-max], passes)",
             lambda c: "%s [%s-%s], %s" % (f(g(c, "fast", "cpu_s_p50"), 1, 1e3), f(g(c, "fast", "cpu_s_min"), 1, 1e3),
                                           f(g(c, "fast", "cpu_s_max"), 1, 1e3), g(c, "fast", "passes")),
