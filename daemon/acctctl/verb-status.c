@@ -30,11 +30,18 @@ static char *pass_text(struct json_object *p)
 			errs = s;
 		}
 	}
+	/* with the BPF collector: "; BPF 412 records in 1ms, 5 checks, 0 mismatches" */
+	struct json_object *b = jget(p, "bpf");
+	_cleanup_free_ char *bpf = b ? xasprintf("; BPF %" PRId64 " records in %s, %" PRId64 " checks, %" PRId64
+						 " mismatches",
+						 jint_or(b, "records", 0), fmt_duration(jint_or(b, "walk_us", 0)).s,
+						 jint_or(b, "checks", 0), jint_or(b, "mismatches", 0))
+				     : NULL;
 	return xasprintf("%" PRId64 " cgroups in %s (CPU %.3fs), %" PRId64 " files read, %" PRId64
-			 " empty skipped, %" PRId64 " failed%s%s%s",
+			 " empty skipped, %" PRId64 " failed%s%s%s%s",
 			 jint_or(p, "cgroups", 0), fmt_duration(jint_or(p, "wall_us", 0)).s,
 			 jdouble_or(p, "cpu_seconds", 0), jint_or(p, "files_read", 0), jint_or(p, "skipped_empty", 0),
-			 failed, errs ? " (" : "", errs ? errs : "", errs ? ")" : "");
+			 failed, errs ? " (" : "", errs ? errs : "", errs ? ")" : "", bpf ? bpf : "");
 }
 
 /* "children_memory 2, cpu_backwards 1" or "none" */
@@ -87,6 +94,22 @@ static void print_reconciliation(struct json_object *rec)
 		print_field("Root memory", "%s (/proc/meminfo in use: %s)", fmt_bytes(rootmem).s, fmt_bytes(used).s);
 }
 
+/* One line per mounted hierarchy: which collector reads it and why, as the
+ * daemon decided at start ("memory: bpf (attached)"). Older daemons have no
+ * "collectors": nothing is printed. */
+static void print_collectors(struct json_object *a)
+{
+	size_t n = a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *c = json_object_array_get_idx(a, i);
+		const char *reason = jstr(c, "reason");
+		print_field(i == 0 ? "Collectors" : "", "%s: %s%s%s%s", jstr(c, "hierarchy") ?: "?",
+			    jstr(c, "collector") ?: "?", reason && *reason ? " (" : "", reason && *reason ? reason : "",
+			    reason && *reason ? ")" : "");
+	}
+}
+
 static void print_budgets(struct json_object *b)
 {
 	print_field("Error budgets", "memory %s, CPU %s, tasks %" PRId64, fmt_bytes(jint_or(b, "bytes", 0)).s,
@@ -119,6 +142,7 @@ int verb_status(char **args)
 	slow = pass_text(jget(s, "last_slow_pass"));
 	print_field("Fast pass", "every %s; last: %s", fmt_duration(jint_or(s, "fast_interval_us", 0)).s, fast);
 	print_field("Slow pass", "every %s; last: %s", fmt_duration(jint_or(s, "slow_interval_us", 0)).s, slow);
+	print_collectors(jget(s, "collectors"));
 	print_budgets(jget(s, "budgets"));
 	tuner = jget(s, "tuner");
 	print_field("Auto-tune", "%s, mode %s; %" PRId64 " counters, %" PRId64 " sharded, %" PRId64

@@ -616,7 +616,7 @@ static void arm_timers(struct manager *m)
 	event_add(m->ev_tick, &tv);
 	tv = timeval_from_usec(m->config->rescan_interval_us);
 	event_add(m->ev_rescan, &tv);
-	if (m->collector && m->config->bpf_interval_us) {
+	if (acct_bpf_collector_any(m->collector) && m->config->bpf_interval_us) {
 		tv = timeval_from_usec(m->config->bpf_interval_us);
 		event_add(m->ev_kernel, &tv);
 	} else
@@ -778,8 +778,8 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 			log_info("Collector for %s: %s (%s)", acct_hierarchy_to_string(h),
 				 acct_bpf_collector_serves(m->collector, h) ? "bpf" : "files",
 				 acct_bpf_collector_reason(m->collector, h));
+	/* Kept when it serves nothing: its reasons are what Status shows. */
 	if (!acct_bpf_collector_any(m->collector)) {
-		m->collector = acct_bpf_collector_free(m->collector);
 		if (c->collector == ACCT_COLLECTOR_BPF)
 			return log_error_errno(-ENODEV, "No hierarchy can be read through BPF (collector = bpf)");
 		return 0;
@@ -831,7 +831,7 @@ static int build_components(struct manager *m)
 	struct acct_sampler_options sopts = {
 		.layout = m->layout,
 		.workers = c->workers,
-		.collector = m->collector,
+		.collector = acct_bpf_collector_any(m->collector) ? m->collector : NULL,
 		.stat_map = &m->stat_map,
 	};
 	r = acct_sampler_new(&sopts, m->ledger, &m->sampler);
@@ -1231,10 +1231,8 @@ const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h,
 		*ret_reason = "moved back to files: its values disagreed with the files (see the log)";
 	else if (m->collector)
 		*ret_reason = acct_bpf_collector_reason(m->collector, h);
-	else if (m->config->collector == ACCT_COLLECTOR_FILES)
-		*ret_reason = "collector = files in the configuration";
 	else
-		*ret_reason = "no hierarchy can be read through BPF (see the log at start)";
+		*ret_reason = "collector = files in the configuration";
 	return served && parts ? "bpf" : "files";
 }
 

@@ -337,14 +337,26 @@ const struct acct_bpf_batching *acct_bpf_collector_batching(const struct acct_bp
 
 void acct_bpf_snapshot_clear(struct acct_bpf_snapshot *s)
 {
+	free(s->data);
 	free(s->rec);
 	*s = (struct acct_bpf_snapshot){ 0 };
 }
 
 static int compare_id(const void *a, const void *b)
 {
-	const struct acct_bpf_record *x = a, *y = b;
+	const struct acct_bpf_record *x = *(const struct acct_bpf_record *const *)a;
+	const struct acct_bpf_record *y = *(const struct acct_bpf_record *const *)b;
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Whether the record at p (len bytes left) is whole and consistent. */
+static bool record_ok(const char *p, size_t len)
+{
+	const struct acct_bpf_record *r = (const struct acct_bpf_record *)p;
+	if (len < sizeof(*r) || r->magic != ACCT_BPF_RECORD_MAGIC || r->size % 8 || r->size > len)
+		return false;
+	size_t tail = (size_t)r->nr_state + (size_t)r->nr_nodes * r->nr_node_items;
+	return r->size == sizeof(*r) + tail * sizeof(long long) && tail <= ACCT_BPF_TAIL_MAX;
 }
 
 const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id)
@@ -352,9 +364,9 @@ const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snaps
 	size_t lo = 0, hi = s->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (s->rec[mid].id == id)
-			return &s->rec[mid];
-		if (s->rec[mid].id < id)
+		if (s->rec[mid]->id == id)
+			return s->rec[mid];
+		if (s->rec[mid]->id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -437,8 +449,8 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
 				return r;
 			/* Fewer sessions next time where the hierarchy shrank:
 			 * aim at sessions a quarter full. */
-			size_t per_session = (size_t)8 * (size_t)c->batching.page_size / sizeof(struct acct_bpf_record);
-			size_t want = len / sizeof(struct acct_bpf_record) * 4 / MAX(per_session, (size_t)1) + 1;
+			size_t per_session = (size_t)8 * (size_t)c->batching.page_size;
+			size_t want = (size_t)len * 4 / per_session + 1;
 			if (h->part_n > 4 * want)
 				h->part_n = (unsigned)want;
 			return (ssize_t)len;
@@ -460,30 +472,40 @@ int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi
 	ssize_t len = walk(c, h);
 	if (len < 0)
 		return (int)len;
-	size_t n = (size_t)len / sizeof(struct acct_bpf_record);
-	if ((size_t)len % sizeof(struct acct_bpf_record))
-		return -EBADMSG;
-	if (n > snap->cap) {
-		struct acct_bpf_record *r = realloc(snap->rec, n * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		snap->rec = r;
-		snap->cap = n;
-	}
-	if (n > 0)
-		memcpy(snap->rec, c->buf, (size_t)len);
-	snap->n = n;
+	/* The walk's bytes become the snapshot's (buffers swapped, not copied). */
+	char *data = snap->data;
+	size_t data_size = snap->data_size;
+	snap->data = c->buf;
+	snap->data_size = c->buf_size;
+	c->buf = data;
+	c->buf_size = data_size;
+	snap->n = 0;
 	snap->read_us = t0;
-	for (size_t i = 0; i < n; i++)
-		if (snap->rec[i].magic != ACCT_BPF_RECORD_MAGIC || snap->rec[i].size != sizeof(struct acct_bpf_record)) {
+	for (size_t off = 0; off < (size_t)len;) {
+		if (!record_ok(snap->data + off, (size_t)len - off)) {
 			snap->n = 0;
 			return -EBADMSG;
 		}
+		if (snap->n == snap->cap) {
+			size_t cap = MAX(snap->cap * 2, (size_t)256);
+			const struct acct_bpf_record **r = reallocarray(snap->rec, cap, sizeof(*r));
+			if (!r) {
+				snap->n = 0;
+				return -ENOMEM;
+			}
+			snap->rec = r;
+			snap->cap = cap;
+		}
+		const struct acct_bpf_record *r = (const struct acct_bpf_record *)(snap->data + off);
+		snap->rec[snap->n++] = r;
+		off += r->size;
+	}
+	size_t n = snap->n;
 	/* Pre-order is mostly id order already (ids grow with creation); the
 	 * sessions of a partitioned walk are not. */
 	bool sorted = true;
 	for (size_t i = 1; i < n && sorted; i++)
-		sorted = snap->rec[i - 1].id < snap->rec[i].id;
+		sorted = snap->rec[i - 1]->id < snap->rec[i]->id;
 	if (!sorted)
 		qsort(snap->rec, n, sizeof(*snap->rec), compare_id);
 	return (int)MIN(n, (size_t)INT32_MAX);
@@ -513,11 +535,11 @@ int acct_bpf_collector_read_one(struct acct_bpf_collector *c, enum acct_hierarch
 		return r;
 	if (len < 0)
 		return (int)len;
-	if ((size_t)len != sizeof(*ret))
-		return len == 0 ? -ENOENT : -EBADMSG;
-	memcpy(ret, c->buf, sizeof(*ret));
-	if (ret->magic != ACCT_BPF_RECORD_MAGIC || ret->size != sizeof(*ret))
+	if (len == 0)
+		return -ENOENT;
+	if (!record_ok(c->buf, (size_t)len) || ((const struct acct_bpf_record *)c->buf)->size != (size_t)len)
 		return -EBADMSG;
+	memcpy(ret, c->buf, sizeof(*ret));
 	return 0;
 }
 
@@ -679,6 +701,10 @@ int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarc
 		return -ENODEV;
 	memset(ret, 0, sizeof(*ret));
 	size_t n = pick_sample(c->opts.layout->mount[hi], s);
+	/* Every item this once (an attached program: a pinned one writes what
+	 * the pinning step selected, and the map is then one of its slots). */
+	if (c->skel)
+		c->skel->bss->stat_n = 0;
 	r = acct_bpf_collector_read(c, hi, &snap);
 	if (r < 0)
 		goto out;
@@ -705,7 +731,7 @@ int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarc
 		(void)cgfs_parse_flat_keyed(s[0].before, collect_key, keys);
 
 	const uint32_t units[] = { (uint32_t)c->batching.page_size, 1, 1024 };
-	for (unsigned k = 0; k < keys->n && ret->n < ACCT_BPF_STATE_MAX; k++) {
+	for (unsigned k = 0; k < keys->n && ret->n < ACCT_BPF_STAT_SEL; k++) {
 		int found = -1;
 		uint32_t found_unit = 0;
 		bool ambiguous = false;
@@ -719,7 +745,7 @@ int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarc
 					if (!rec || !(rec->flags & ACCT_BPF_F_STATS) || idx >= rec->nr_state || !s[i].after ||
 					    !lookup(s[i].before, keys->keys[k], &a) || !lookup(s[i].after, keys->keys[k], &b))
 						continue;
-					int64_t v = rec->state[idx];
+					int64_t v = acct_bpf_record_state(rec)[idx];
 					uint64_t lo = MIN(a, b), hi2 = MAX(a, b);
 					ok = v >= 0 && (uint64_t)v * units[u] >= lo && (uint64_t)v * units[u] <= hi2;
 					used++;
@@ -753,8 +779,16 @@ int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarc
 					c->skel->bss->node_idx[h->node_items] = ret->e[e].index;
 				h->node_units[h->node_items++] = ret->e[e].unit;
 			}
-	if (c->skel)
+	if (c->skel) {
 		c->skel->bss->node_n = h->node_items;
+		/* From now on the program writes the mapped items only, in the
+		 * map's order: entry j's value is in slot j. */
+		for (unsigned e = 0; e < ret->n; e++) {
+			c->skel->bss->stat_idx[e] = ret->e[e].index;
+			ret->e[e].index = (uint16_t)e;
+		}
+		c->skel->bss->stat_n = ret->n;
+	}
 	r = (int)ret->n;
 out:
 	for (size_t i = 0; i < n; i++) {

@@ -89,9 +89,11 @@ const struct acct_bpf_batching *acct_bpf_collector_batching(const struct acct_bp
 /* Whether any hierarchy is served. */
 bool acct_bpf_collector_any(const struct acct_bpf_collector *c);
 
-/* Records of one walk, sorted by id. */
+/* Records of one walk: their bytes, and an index sorted by id. */
 struct acct_bpf_snapshot {
-	struct acct_bpf_record *rec;
+	char *data;
+	size_t data_size;
+	const struct acct_bpf_record **rec; /* into data */
 	size_t n, cap;
 	uint64_t read_us; /* monotonic time the walk started */
 };
@@ -111,7 +113,8 @@ const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snaps
 int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy h, struct acct_bpf_snapshot *snap);
 
 /* Read the one cgroup whose directory in hierarchy h is `dir` (absolute) now,
- * through an iterator restricted to it. Returns 0, -ENODEV (h not served),
+ * through an iterator restricted to it, into *ret: the record's head (its
+ * tail is not kept). Returns 0, -ENODEV (h not served),
  * -EPERM (the collector only reads pinned iterators: it cannot attach a new
  * one), -ENOENT (no such cgroup) or another negative errno. */
 int acct_bpf_collector_read_one(struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
@@ -136,7 +139,7 @@ struct acct_bpf_stat_map {
 	unsigned n;
 	struct {
 		char key[48];     /* as memory.stat names it (v1: total_*, the hierarchical values) */
-		uint16_t index;   /* into state[] */
+		uint16_t index;   /* the record's stat slot (acct_bpf_record_state()) */
 		uint32_t unit;    /* bytes per state[] unit */
 	} e[ACCT_BPF_STATE_MAX];
 	unsigned cgroups_used; /* cgroups the map was derived from */

@@ -116,12 +116,22 @@ __u32 node_idx[ACCT_BPF_NODE_ITEMS];
  * make a record appear twice. part_n 0 or 1: every cgroup. */
 __u32 part_n = 0;
 __u32 part_k = 0;
+/* The stat items written, by the kernel's index, in this order (bss): none
+ * (stat_n 0) writes every item, which the collector needs once to map
+ * memory.stat's keys to the kernel's private indices. */
+__u32 stat_n = 0;
+__u32 stat_idx[ACCT_BPF_STAT_SEL];
+
+struct record_buf {
+	struct acct_bpf_record head;
+	long long tail[ACCT_BPF_TAIL_MAX];
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, u32);
-	__type(value, struct acct_bpf_record);
+	__type(value, struct record_buf);
 } scratch SEC(".maps");
 
 static __always_inline void read_counter(struct page_counter *pc, u64 *usage, u64 *watermark, u64 *max)
@@ -131,8 +141,9 @@ static __always_inline void read_counter(struct page_counter *pc, u64 *usage, u6
 	*max = BPF_CORE_READ(pc, max);
 }
 
-static __always_inline void read_memcg(struct acct_bpf_record *r, struct mem_cgroup *memcg)
+static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *memcg)
 {
+	struct acct_bpf_record *r = &b->head;
 	r->flags |= ACCT_BPF_F_MEMCG;
 	read_counter(&memcg->memory, &r->usage, &r->watermark, &r->max);
 	u64 unused;
@@ -170,22 +181,43 @@ static __always_inline void read_memcg(struct acct_bpf_record *r, struct mem_cgr
 
 	/* The flushed stats, behind a pointer since Linux 6.8 (embedded before:
 	 * then the field's size is not a pointer's and they are not read). */
+	u32 ns = 0;
 	if (bpf_core_field_exists(memcg->vmstats) && bpf_core_field_size(memcg->vmstats) == sizeof(void *)) {
 		struct memcg_vmstats *vs = BPF_CORE_READ(memcg, vmstats);
 		u32 sz = bpf_core_field_size(vs->state);
-		if (sz > sizeof(r->state))
-			sz = sizeof(r->state);
-		if (vs && bpf_probe_read_kernel(r->state, sz, (char *)vs + bpf_core_field_offset(vs->state)) == 0) {
-			r->nr_state = sz / sizeof(long);
+		char *base = (char *)vs + bpf_core_field_offset(vs->state);
+		if (sz > ACCT_BPF_STATE_MAX * sizeof(long))
+			sz = ACCT_BPF_STATE_MAX * sizeof(long);
+		u32 sel = stat_n;
+		if (!vs) {
+			/* no stats */
+		} else if (sel == 0) {
+			if (bpf_probe_read_kernel(b->tail, sz, base) == 0)
+				ns = sz / sizeof(long);
+		} else {
+			for (u32 j = 0; j < ACCT_BPF_STAT_SEL && j < sel; j++) {
+				u32 i = stat_idx[j];
+				if ((u64)(i + 1) * sizeof(long) > sz ||
+				    bpf_probe_read_kernel(&b->tail[j], sizeof(long), base + i * sizeof(long)))
+					break;
+				ns = j + 1;
+			}
+		}
+		if (vs && (sel == 0 ? ns > 0 : ns == sel)) {
 			r->stats_updates = (u64)(u32)BPF_CORE_READ(vs, stats_updates.counter);
 			r->flags |= ACCT_BPF_F_STATS;
-		}
+		} else
+			ns = 0;
 	}
+	r->nr_state = ns;
 
 	if (node_n == 0 || !bpf_core_field_exists(((struct mem_cgroup_per_node *)0)->lruvec_stats) ||
 	    bpf_core_field_size(((struct mem_cgroup_per_node *)0)->lruvec_stats) != sizeof(void *))
 		return;
 	u32 nodes = nr_nodes ? nr_nodes : 1;
+	u32 items = node_n;
+	if (items > ACCT_BPF_NODE_ITEMS)
+		items = ACCT_BPF_NODE_ITEMS;
 	for (u32 n = 0; n < ACCT_BPF_NODES_MAX && n < nodes; n++) {
 		struct mem_cgroup_per_node *pn = 0;
 		if (bpf_probe_read_kernel(&pn, sizeof(pn),
@@ -195,14 +227,18 @@ static __always_inline void read_memcg(struct acct_bpf_record *r, struct mem_cgr
 		struct lruvec_stats *ls = BPF_CORE_READ(pn, lruvec_stats);
 		if (!ls)
 			return;
-		for (u32 k = 0; k < ACCT_BPF_NODE_ITEMS && k < node_n; k++) {
+		u32 lsz = bpf_core_field_size(ls->state);
+		for (u32 k = 0; k < ACCT_BPF_NODE_ITEMS && k < items; k++) {
 			u32 j = node_idx[k];
-			if (j >= ACCT_BPF_STATE_MAX ||
-			    bpf_probe_read_kernel(&r->node_state[n][k], sizeof(long),
+			u32 slot = ns + n * items + k;
+			if ((u64)(j + 1) * sizeof(long) > lsz || slot >= ACCT_BPF_TAIL_MAX ||
+			    bpf_probe_read_kernel(&b->tail[slot], sizeof(long),
 						  (char *)ls + bpf_core_field_offset(ls->state) + j * sizeof(long)))
 				return;
 		}
+		r->nr_nodes = n + 1;
 	}
+	r->nr_node_items = items;
 	r->flags |= ACCT_BPF_F_NODES;
 }
 
@@ -221,13 +257,13 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 	u32 pn = part_n;
 	if (pn > 1 && cg_id % pn != part_k)
 		return 0;
-	struct acct_bpf_record *r = bpf_map_lookup_elem(&scratch, &zero);
-	if (!r)
+	struct record_buf *b = bpf_map_lookup_elem(&scratch, &zero);
+	if (!b)
 		return 0;
+	struct acct_bpf_record *r = &b->head;
 	for (u32 i = 0; i < sizeof(*r) / sizeof(u64); i++) /* (too large for an inlined memset) */
 		((volatile u64 *)r)[i] = 0;
 	r->magic = ACCT_BPF_RECORD_MAGIC;
-	r->size = sizeof(*r);
 	r->id = cg_id;
 	r->level = BPF_CORE_READ(cgrp, level);
 	r->nr_descendants = BPF_CORE_READ(cgrp, nr_descendants);
@@ -242,9 +278,14 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 						     bpf_core_field_offset(cgrp->subsys) + id * sizeof(void *)) == 0 &&
 		    css)
 			/* css is the first member of struct mem_cgroup */
-			read_memcg(r, (struct mem_cgroup *)((char *)css - bpf_core_field_offset(((struct mem_cgroup *)0)->css)));
+			read_memcg(b, (struct mem_cgroup *)((char *)css - bpf_core_field_offset(((struct mem_cgroup *)0)->css)));
 	}
-	bpf_seq_write(seq, r, sizeof(*r));
+	u32 tail = (u32)r->nr_state + (u32)r->nr_nodes * r->nr_node_items;
+	if (tail > ACCT_BPF_TAIL_MAX)
+		tail = ACCT_BPF_TAIL_MAX;
+	u32 size = sizeof(*r) + tail * sizeof(long long);
+	r->size = size;
+	bpf_seq_write(seq, b, size);
 	return 0;
 }
 

@@ -3,9 +3,11 @@
  * Shared by the BPF program (cgroup-iter.bpf.c, compiled with clang -target
  * bpf) and the collector that reads it (bpf-collector.c): plain fixed-width
  * types only, no kernel or libc headers. One record per cgroup visited, in
- * the iterator's pre-order; `size` is sizeof(struct acct_bpf_record) as the
- * program was built, so a reader built from other sources refuses the stream
- * instead of misreading it.
+ * the iterator's pre-order: a fixed head and a tail whose length the head
+ * gives (`size`, a multiple of 8), so that a walk's output stays small: the
+ * kernel's cgroup iterator must fit a whole session in its 8-page buffer, and
+ * a hierarchy is read in as many sessions as that takes (bpf-collector.c).
+ * A reader refuses a stream whose magic or sizes do not add up.
  *
  * Memory values are the kernel's own, in pages as the kernel keeps them
  * (page counters) or in the units of the memcg stat item (state[]: pages for
@@ -41,12 +43,14 @@ enum acct_bpf_record_flags {
 
 struct acct_bpf_record {
 	unsigned int magic;            /* ACCT_BPF_RECORD_MAGIC */
-	unsigned int size;             /* sizeof(struct acct_bpf_record) */
+	unsigned int size;             /* bytes of this record: the head and its tail */
 	unsigned long long id;         /* cgroup id (kernfs node id = directory inode) */
 	unsigned int flags;            /* enum acct_bpf_record_flags */
 	int level;                     /* depth below the hierarchy root */
 	int nr_descendants;            /* live descendants */
-	unsigned int nr_state;         /* entries of state[] copied */
+	unsigned short nr_state;       /* tail: stat slots */
+	unsigned char nr_nodes;        /* tail: nodes ... */
+	unsigned char nr_node_items;   /* ... of this many items each */
 	/* page counters, pages */
 	unsigned long long usage;      /* memory.current / memory.usage_in_bytes */
 	unsigned long long swap_usage; /* v2 swap.current, v1 memsw usage (memory + swap) */
@@ -55,10 +59,26 @@ struct acct_bpf_record {
 	unsigned long long high;       /* v2 memory.high; valid with ACCT_BPF_F_HIGH */
 	unsigned long long swap_max;   /* v2 swap.max, v1 memsw limit */
 	unsigned long long failcnt;    /* v1 memory.failcnt */
-	unsigned long long stats_updates; /* updates not yet flushed into state[] (pages) */
+	unsigned long long stats_updates; /* updates not yet flushed into the stats (pages) */
 	unsigned long long events[_ACCT_BPF_EV_MAX];
-	long long state[ACCT_BPF_STATE_MAX]; /* memcg->vmstats->state[], flushed values */
-	/* per node: the flushed per-node values of the stat items the collector
-	 * chose (node_idx[] of the program), in state[]'s units */
-	long long node_state[ACCT_BPF_NODES_MAX][ACCT_BPF_NODE_ITEMS];
+	/* The tail, 8-byte values:
+	 *   long long state[nr_state]: flushed memcg stats (memcg->vmstats->state[]):
+	 *     every item when the program's stat selection is empty, else the
+	 *     selected items in the order selected (a slot, not the kernel's index);
+	 *   long long node[nr_nodes][nr_node_items]: the flushed per-node values
+	 *     of the node items the collector chose, in state[]'s units. */
 };
+
+#define ACCT_BPF_STAT_SEL 32 /* stat items a selection may name */
+/* The longest record: every stat item and every node's items. */
+#define ACCT_BPF_TAIL_MAX (ACCT_BPF_STATE_MAX + ACCT_BPF_NODES_MAX * ACCT_BPF_NODE_ITEMS)
+
+static inline const long long *acct_bpf_record_state(const struct acct_bpf_record *r)
+{
+	return (const long long *)(r + 1);
+}
+
+static inline const long long *acct_bpf_record_node(const struct acct_bpf_record *r, unsigned node)
+{
+	return acct_bpf_record_state(r) + r->nr_state + node * r->nr_node_items;
+}

@@ -702,23 +702,23 @@ static void bpf_memory(struct sample_ctx *x)
 	if (!x->memstat_from_file && !over_budget) {
 		for (unsigned i = 0; i < s->stat_map.n; i++) {
 			unsigned idx = s->stat_map.e[i].index;
-			if (idx >= r->nr_state || r->state[idx] < 0)
+			if (idx >= r->nr_state || acct_bpf_record_state(r)[idx] < 0)
 				continue;
 			(void)acct_cgroup_set_memstat(s->ledger, x->cg, s->stat_map.e[i].key, strlen(s->stat_map.e[i].key),
-						      r->state[idx] * (int64_t)s->stat_map.e[i].unit);
+						      acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit);
 		}
 		__atomic_store_n(&x->cg->memstat_bound, stat_bound, __ATOMIC_RELAXED);
 	}
 	if (s->inactive_entry >= 0 && s->stat_map.e[s->inactive_entry].index < r->nr_state) {
-		int64_t inactive = r->state[s->stat_map.e[s->inactive_entry].index] *
+		int64_t inactive = acct_bpf_record_state(r)[s->stat_map.e[s->inactive_entry].index] *
 				   (int64_t)s->stat_map.e[s->inactive_entry].unit;
 		set_bpf(x, ACCT_Q_WORKING_SET, usage > inactive ? usage - inactive : 0, mem_bound + stat_bound);
 	}
-	if ((r->flags & ACCT_BPF_F_NODES) && s->node_items) {
-		for (unsigned n = 0; n < ACCT_BPF_NODES_MAX; n++) { /* until the ledger's nodes end */
+	if ((r->flags & ACCT_BPF_F_NODES) && s->node_items && r->nr_node_items == s->node_items) {
+		for (unsigned n = 0; n < r->nr_nodes; n++) { /* until the ledger's nodes end */
 			int64_t sum = 0;
 			for (unsigned k = 0; k < s->node_items; k++)
-				sum += r->node_state[n][k] * (int64_t)s->node_units[k];
+				sum += acct_bpf_record_node(r, n)[k] * (int64_t)s->node_units[k];
 			if (acct_cgroup_set_node(x->cg, n, sum) < 0)
 				break;
 		}
@@ -766,7 +766,7 @@ static void bpf_lookup(struct sample_ctx *x)
 		if (!(h & (1u << i)))
 			continue;
 		const struct acct_bpf_record *r =
-			s->snap_valid[i] ? acct_bpf_snapshot_find(&s->snap[i], x->cg->inode[i]) : NULL;
+			s->snap_valid[i] ? acct_bpf_snapshot_find(&s->snap[i], __atomic_load_n(&x->cg->inode[i], __ATOMIC_RELAXED)) : NULL;
 		if (!r) {
 			all = false;
 			continue;
@@ -903,7 +903,8 @@ static void bpf_walk(struct acct_sampler *s)
 	bool mem_bad = false, stat_bad = false;
 	for (size_t i = 0; i < nchk; i++) {
 		uint64_t after;
-		const struct acct_bpf_record *r = acct_bpf_snapshot_find(&s->snap[s->mem_hier], chk[i].cg->inode[s->mem_hier]);
+		const struct acct_bpf_record *r = acct_bpf_snapshot_find(&s->snap[s->mem_hier],
+								       __atomic_load_n(&chk[i].cg->inode[s->mem_hier], __ATOMIC_RELAXED));
 		if (!r || !(r->flags & ACCT_BPF_F_MEMCG) || check_path(s, chk[i].cg, mem_file, path, sizeof(path)) < 0 ||
 		    read_u64_file(path, &after) < 0)
 			continue; /* removed meanwhile */
@@ -913,7 +914,9 @@ static void bpf_walk(struct acct_sampler *s)
 			note_mismatch(rep, &mem_bad, chk[i].cg, "memory", (int64_t)v, chk[i].before, after);
 	}
 	const struct acct_bpf_record *r =
-		stat_cg ? acct_bpf_snapshot_find(&s->snap[s->mem_hier], stat_cg->inode[s->mem_hier]) : NULL;
+		stat_cg ? acct_bpf_snapshot_find(&s->snap[s->mem_hier],
+					 __atomic_load_n(&stat_cg->inode[s->mem_hier], __ATOMIC_RELAXED))
+		: NULL;
 	if (r && (r->flags & ACCT_BPF_F_STATS) && check_path(s, stat_cg, "memory.stat", path, sizeof(path)) == 0 &&
 	    (stat_after = read_all(path))) {
 		rep->bpf_checks++;
@@ -924,7 +927,7 @@ static void bpf_walk(struct acct_sampler *s)
 			(void)cgfs_parse_flat_keyed(stat_after, stat_lookup_kv, &b);
 			if (!a.found || !b.found || idx >= r->nr_state)
 				continue;
-			int64_t v = r->state[idx] * (int64_t)s->stat_map.e[i].unit;
+			int64_t v = acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit;
 			if (v < 0 || (uint64_t)v < MIN(a.value, b.value) || (uint64_t)v > MAX(a.value, b.value))
 				note_mismatch(rep, &stat_bad, stat_cg, s->stat_map.e[i].key, v, a.value, b.value);
 		}

@@ -78,13 +78,17 @@ def value(cg, name):
 class Daemon:
     """acctd in the foreground: state file, notify socket, log capture."""
 
-    def __init__(self, tmpdir, root=None, config=None, extra=(), env=None, nofile=None):
+    def __init__(self, tmpdir, root=None, config=None, extra=(), env=None, nofile=None, wrapper=()):
+        """wrapper: a command that runs acctd (setpriv ... to drop privileges:
+        the notify socket is then writable by anyone)."""
         self.tmpdir = str(tmpdir)
         self.state = os.path.join(self.tmpdir, "state.json")
         self.notify_path = os.path.join(self.tmpdir, "notify.sock")
         self.log_path = os.path.join(self.tmpdir, "acctd.log")
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(self.notify_path)
+        if wrapper:
+            os.chmod(self.notify_path, 0o777)
         self.notify.settimeout(0.1)
         self.messages = []
         self._lock = threading.Lock()
@@ -92,7 +96,7 @@ class Daemon:
         # Each test daemon has its own API socket and no metrics listener,
         # so that several can run at once, beside a host acctd too.
         self.socket = os.path.join(self.tmpdir, "io.acctd")
-        args = [binary(), "--state-file", self.state, "--config-dropins", ""]
+        args = list(wrapper) + [binary(), "--state-file", self.state, "--config-dropins", ""]
         args += ["--config", config or os.devnull]
         if root:
             args += root_args(root)

@@ -1,0 +1,667 @@
+"""acctd's BPF collector (issue 12) on this host's real cgroups, as a whole
+daemon (root only; the BPF cases skip where the kernel has no BTF or the
+process lacks CAP_BPF/CAP_SYS_ADMIN):
+
+- Status and `acctctl status` say which collector reads each hierarchy and why;
+- a daemon with collector = bpf serves what one with collector = files serves,
+  and what the kernel's files say, for paused workloads (memory, peak, limit,
+  swap, failcnt exactly; memory.stat within memory_stat_bound);
+- 1,000 cgroups created and removed while it runs: no errors but vanished
+  ones, no cross-check mismatch, the same cgroup set as the directories;
+- the kernel's batching bounded: a workload charging and freeing on both CPUs
+  gets a bound of at least the charge batch on each CPU, and once paused its
+  values lie within their bounds of the files;
+- every fallback (collector = files, no BTF, the verifier's refusal, no
+  privilege) keeps acctd serving memory from files with the reason visible,
+  and collector = bpf without BPF refuses to start.
+
+Every cgroup is named after the branch ("bpf-itest") and the test's pid, and
+removed at the end. Values are compared once the workloads are paused and a
+Reconcile() pass of each daemon has read them; a file that still moves between
+two readings (a charge stock drained by another cgroup's charge) is read again
+until a window where it stands still."""
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+import acctd
+from test_acctctl import acctctl_binary, base_env
+from test_api_client import IFACE, Varlink
+
+pytestmark = pytest.mark.skipif(not acctd.is_root(), reason="needs root to create cgroups and load BPF")
+
+CG = "/sys/fs/cgroup"
+BTF = "/sys/kernel/btf/vmlinux"
+PAGE = os.sysconf("SC_PAGE_SIZE")
+MiB = 1 << 20
+NR_CPUS = os.cpu_count() or 1
+CHARGE_BATCH = 64  # MEMCG_CHARGE_BATCH since Linux 6.1 (pages)
+
+
+# ---- the host ------------------------------------------------------------------------------------
+
+
+def bpf_missing():
+    """Why this process cannot use BPF cgroup iterators, or None."""
+    if not os.path.exists(BTF):
+        return "no kernel BTF at %s" % BTF
+    caps = 0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("CapEff:"):
+                caps = int(line.split()[1], 16)
+    CAP_SYS_ADMIN, CAP_BPF = 21, 39
+    if not caps & ((1 << CAP_SYS_ADMIN) | (1 << CAP_BPF)):
+        return "no CAP_BPF or CAP_SYS_ADMIN"
+    return None
+
+
+def memory_layout():
+    """The memory hierarchy and its files: v1 memory, or v2 with +memory."""
+    if os.path.exists(CG + "/memory/memory.usage_in_bytes"):
+        return {"v1": True, "dir": CG + "/memory", "usage": "memory.usage_in_bytes",
+                "peak": "memory.max_usage_in_bytes", "max": "memory.limit_in_bytes",
+                "memsw": "memory.memsw.usage_in_bytes", "failcnt": "memory.failcnt"}
+    try:
+        with open(CG + "/cgroup.subtree_control") as f:
+            if "memory" in f.read().split():
+                return {"v1": False, "dir": CG, "usage": "memory.current", "peak": "memory.peak",
+                        "max": "memory.max", "swap": "memory.swap.current", "events": "memory.events"}
+    except OSError:
+        pass
+    return None
+
+
+def mounted_hierarchies():
+    """acctd's names of the hierarchies mounted here (cgroup-layout.c)."""
+    out = []
+    if os.path.exists(CG + "/cgroup.controllers"):
+        return ["unified"]
+    if os.path.exists(CG + "/unified/cgroup.procs"):
+        out.append("unified")
+    for name in ("memory", "cpuacct", "cpu", "blkio"):
+        if os.path.exists("%s/%s/cgroup.procs" % (CG, name)):
+            out.append(name)
+    return out
+
+
+def count_dirs(h):
+    root = CG if h == "unified" and os.path.exists(CG + "/cgroup.controllers") else CG + "/" + h
+    return sum(1 for _ in os.walk(root))
+
+
+@pytest.fixture
+def bpf_host():
+    why = bpf_missing()
+    if why:
+        pytest.skip("BPF unavailable: " + why)
+    lay = memory_layout()
+    if lay is None:
+        pytest.skip("no memory controller (v1 memory or v2 with +memory)")
+    return lay
+
+
+# ---- cgroups and workloads -------------------------------------------------------------------------
+
+# Touch N MiB of anonymous memory (and optionally read a file through the page
+# cache), say "ready", and wait for stdin to close.
+HOLD = r"""
+import sys
+sys.stdin.readline()
+b = bytearray(int(sys.argv[1]) << 20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+if len(sys.argv) > 2:
+    with open(sys.argv[2], "rb") as f:
+        while f.read(1 << 20):
+            pass
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+# Charge and free 64 MiB in a loop on one CPU until stdin says "stop"; then
+# touch the region once more and hold it ("held").
+CHURN = r"""
+import mmap, os, select, sys
+os.sched_setaffinity(0, {int(sys.argv[1])})
+sys.stdin.readline()
+print("running", flush=True)
+size = 64 << 20
+while True:
+    m = mmap.mmap(-1, size)
+    for i in range(0, size, 4096):
+        m[i] = 1
+    if select.select([sys.stdin], [], [], 0)[0]:
+        break
+    m.close()
+sys.stdin.readline()
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+class Tree:
+    """Cgroups under /acctd-bpf-itest-PID in the memory hierarchy (and, for
+    the churn, every mounted v1 hierarchy acctd reads); all removed at close."""
+
+    def __init__(self, lay):
+        self.lay = lay
+        self.base = "/acctd-bpf-itest-%d" % os.getpid()
+        self.procs = []
+        self.made = []  # (dir)
+
+    def path(self, rel=""):
+        return self.base + ("/" + rel if rel else "")
+
+    def dir(self, rel="", root=None):
+        return (root or self.lay["dir"]) + self.path(rel)
+
+    def mkdir(self, rel="", roots=None):
+        for r in roots or [self.lay["dir"]]:
+            d = self.dir(rel, r)
+            os.makedirs(d, exist_ok=True)
+            self.made.append(d)
+
+    def rmdir(self, d):
+        for _ in range(500):
+            try:
+                os.rmdir(d)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.02)  # the last task is still leaving
+        raise AssertionError("cannot remove %s" % d)
+
+    def read(self, rel, name):
+        with open(os.path.join(self.dir(rel), name)) as f:
+            return f.read()
+
+    def read_int(self, rel, name):
+        return int(self.read(rel, name))
+
+    def write(self, rel, name, text):
+        with open(os.path.join(self.dir(rel), name), "w") as f:
+            f.write(text)
+
+    def spawn(self, rel, script, *args, ready="ready"):
+        p = subprocess.Popen([sys.executable, "-c", script] + [str(a) for a in args], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        self.write(rel, "cgroup.procs", str(p.pid))
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        assert p.stdout.readline().strip() == ready
+        return p
+
+    def close(self):
+        for p in self.procs:
+            with contextlib.suppress(Exception):
+                p.kill()
+            p.wait()
+        for d in sorted(set(self.made), key=lambda d: -d.count("/")):
+            self.rmdir(d)
+        for d in set(self.made):
+            assert not os.path.exists(d), d
+
+    def files(self, rel):
+        """The memory values the kernel's files give, in acctd's names."""
+        L = self.lay
+        out = {"memory": self.read_int(rel, L["usage"]), "memory.peak": self.read_int(rel, L["peak"])}
+        if L["v1"]:
+            lim = self.read_int(rel, L["max"])
+            out["memory.max"] = -1 if lim >= (1 << 63) - PAGE * 2 else lim
+            out["swap"] = max(0, self.read_int(rel, L["memsw"]) - out["memory"]) if os.path.exists(
+                os.path.join(self.dir(rel), L["memsw"])) else None
+            out["memory.events.max"] = self.read_int(rel, L["failcnt"])
+        else:
+            m = self.read(rel, L["max"]).strip()
+            out["memory.max"] = -1 if m == "max" else int(m)
+            out["swap"] = self.read_int(rel, L["swap"]) if os.path.exists(
+                os.path.join(self.dir(rel), L["swap"])) else None
+            ev = dict(l.split() for l in self.read(rel, L["events"]).splitlines())
+            out["memory.events.max"] = int(ev["max"])
+        return out
+
+    def stat(self, rel):
+        return {k: int(v) for k, v in (l.split() for l in self.read(rel, "memory.stat").splitlines())}
+
+
+@pytest.fixture
+def tree(bpf_host):
+    t = Tree(bpf_host)
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+# ---- daemons and the API ---------------------------------------------------------------------------
+
+
+def conf(tmp_path, tree_or_prefix, collector="auto", name="acctd.conf", **extra):
+    prefix = tree_or_prefix.base if isinstance(tree_or_prefix, Tree) else tree_or_prefix
+    sections = {
+        "sampling": {"fast_interval": "200ms", "slow_interval": "1s", "rescan_interval": "1s",
+                     "collector": collector,
+                     # no pins of another run or of the service: attach (or fail) here
+                     "bpf_pin_dir": os.path.join(str(tmp_path), "no-pins")},
+        "cgroups": {"include": prefix + "*", "tombstone_retention": "1min"},
+        "log": {"level": "debug"},
+    }
+    for key, val in extra.items():
+        sec, k = key.split("__")
+        sections.setdefault(sec, {})[k] = val
+    return acctd.write_config(os.path.join(str(tmp_path), name), sections)
+
+
+def call(d, method, params=None):
+    with Varlink(d.socket, timeout=60) as v:
+        r = v.call(IFACE + "." + method, params or {})
+    assert "error" not in r, (method, params, r)
+    return r["parameters"]
+
+
+def status(d):
+    return call(d, "Status")["status"]
+
+
+def collectors(d):
+    return {c["hierarchy"]: c for c in status(d)["collectors"]}
+
+
+def get(d, path):
+    return call(d, "Get", {"cgroup": path})["cgroup"]
+
+
+def listed(d, prefix):
+    return {c["path"] for c in call(d, "List", {"prefix": prefix})["cgroups"]}
+
+
+def served(c, name):
+    v = c["values"].get(name)
+    return None if v is None else v["value"]
+
+
+def bound(c, name):
+    v = c["values"].get(name)
+    return 0 if v is None else v.get("bound", 0)
+
+
+@contextlib.contextmanager
+def daemon(tmp_path, config, env=None, sub="d", wrapper=()):
+    path = os.path.join(str(tmp_path), sub)
+    os.makedirs(path, exist_ok=True)
+    if wrapper:
+        os.chmod(path, 0o777)  # the unprivileged daemon's state file and socket
+    d = acctd.Daemon(path, None, config, env=env, wrapper=wrapper)
+    try:
+        d.wait_notify("READY=1", timeout=30)
+        yield d
+    finally:
+        rc = d.stop()
+        with open(d.log_path) as f:
+            log = f.read()
+        assert rc == 0, "acctd exited %s; log:\n%s" % (rc, log)
+        # ASan/UBSan/TSan reports end the daemon with an error; any left in the log fail too
+        assert "Sanitizer" not in log and "runtime error:" not in log, log
+
+
+MEMORY_NAMES = ("memory", "memory.peak", "memory.max", "swap", "memory.events.max")
+
+
+def stable_compare(tree, rels, daemons, check):
+    """Reconcile every daemon, Get each cgroup from each, with the kernel's
+    files read before and after: check(rel, files, [records]) on a window in
+    which the files stood still. Up to 20 windows."""
+    last = None
+    for _ in range(20):
+        before = {r: (tree.files(r), tree.stat(r)) for r in rels}
+        for d in daemons:
+            call(d, "Reconcile")
+        recs = {r: [get(d, tree.path(r)) for d in daemons] for r in rels}
+        after = {r: (tree.files(r), tree.stat(r)) for r in rels}
+        if all(before[r][0] == after[r][0] for r in rels):
+            for r in rels:
+                check(r, before[r], after[r], recs[r])
+            return
+        last = (before, after)
+    raise AssertionError("the kernel's files never stood still for a window: %r" % (last,))
+
+
+# ---- 1. which collector, and why -------------------------------------------------------------------
+
+
+def test_status_names_bpf_collector_per_hierarchy(tree, tmp_path):
+    """With collector = auto as root every mounted hierarchy is read through
+    BPF ("attached"), in Status and in `acctctl status`'s Collectors lines,
+    and the passes report their BPF records and cross-checks."""
+    tree.mkdir()
+    want = mounted_hierarchies()
+    assert "memory" in want or "unified" in want, want
+    with daemon(tmp_path, conf(tmp_path, tree)) as d:
+        cs = collectors(d)
+        assert set(cs) == set(want), cs
+        for h in want:
+            assert cs[h]["collector"] == "bpf" and cs[h]["reason"] == "attached", cs[h]
+        call(d, "Reconcile")
+        st = status(d)
+        fast = st["last_fast_pass"]
+        assert fast.get("bpf"), fast
+        assert fast["bpf"]["mismatches"] == 0, fast
+        # a walk has a record for every cgroup of every hierarchy (the
+        # directories counted around the Reconcile pass; others' may come and go)
+        dirs = sum(count_dirs(h) for h in want)
+        assert fast["bpf"]["records"] >= dirs - 20, (fast["bpf"], dirs)
+        # and the test's cgroup took its memory from its record
+        assert fast["bpf"]["cgroups"] >= 1, fast["bpf"]
+
+
+def test_acctctl_status_prints_collectors(tree, tmp_path):
+    """`acctctl status` prints a Collectors line per hierarchy, as Status
+    says (collector and reason), and the fast pass's BPF figures."""
+    tree.mkdir()
+    with daemon(tmp_path, conf(tmp_path, tree)) as d:
+        call(d, "Reconcile")
+        cs = status(d)["collectors"]
+        p = subprocess.run([acctctl_binary(), "--address", "unix:" + d.socket, "status"], capture_output=True,
+                           text=True, timeout=30, env=base_env())
+        assert p.returncode == 0, p.stderr
+        lines = p.stdout.splitlines()
+        coll = [i for i, l in enumerate(lines) if l.strip().startswith("Collectors:")]
+        assert len(coll) == 1, p.stdout
+        block = [l.strip() for l in lines[coll[0]:coll[0] + len(cs)]]
+        block[0] = block[0][len("Collectors:"):].strip()
+        assert block == ["%s: %s (%s)" % (c["hierarchy"], c["collector"], c["reason"]) for c in cs], p.stdout
+        assert len(lines) == coll[0] + len(cs) or not lines[coll[0] + len(cs)].startswith(" " * 17), p.stdout
+        assert re.search(r"Fast pass: .*; BPF \d+ records in \S+, \d+ checks, 0 mismatches", p.stdout), p.stdout
+
+
+# ---- 2. the same values as the files ---------------------------------------------------------------
+
+
+def test_bpf_equals_files_on_paused_workloads(tree, tmp_path):
+    """Two daemons on the same cgroups, collector = bpf and = files: for
+    paused workloads of 8 to 48 MiB (one with a 32 MiB limit that a file read
+    through the page cache hit, so failcnt > 0), memory, peak, limit, swap and
+    failcnt equal each other and the files; memory.stat keys agree within the
+    BPF daemon's memory_stat_bound."""
+    L = tree.lay
+    big = os.path.join("/var/tmp", "acctd-bpf-itest-%d.data" % os.getpid())
+    with open(big, "wb") as f:
+        for _ in range(64):
+            f.write(os.urandom(MiB))
+        os.fsync(f.fileno())
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)  # the limited cgroup's read charges it
+    try:
+        tree.mkdir()
+        rels = []
+        for i, mib in enumerate((8, 16, 48)):
+            rel = "w%d" % i
+            tree.mkdir(rel)
+            tree.spawn(rel, HOLD, mib)
+            rels.append(rel)
+        tree.mkdir("limited")
+        tree.write("limited", L["max"], str(32 * MiB))
+        tree.spawn("limited", HOLD, 8, big)
+        rels.append("limited")
+        assert tree.files("limited")["memory.events.max"] > 0, tree.files("limited")
+        rels.append("")  # the parent: the sum of its children
+        cb = conf(tmp_path, tree, "bpf", "bpf.conf")
+        cf = conf(tmp_path, tree, "files", "files.conf")
+        with daemon(tmp_path, cb, sub="bpf") as db, daemon(tmp_path, cf, sub="files") as df:
+            assert collectors(db)["memory" if L["v1"] else "unified"]["collector"] == "bpf"
+            assert all(c["collector"] == "files" for c in collectors(df).values())
+
+            def check(rel, before, after, recs):
+                files, stat0 = before
+                _, stat1 = after
+                b, f = recs
+                for name in MEMORY_NAMES:
+                    if files[name] is None:
+                        continue
+                    assert served(b, name) == served(f, name) == files[name], (rel, name, served(b, name),
+                                                                                served(f, name), files)
+                msb = b.get("memory_stat_bound")
+                assert msb and msb > 0, b
+                bs, fs = b["memory_stat"], f["memory_stat"]
+                assert set(bs) == set(fs) == set(stat0), (rel, set(bs) ^ set(fs))
+                for k in bs:
+                    lo, hi = min(stat0[k], stat1[k]), max(stat0[k], stat1[k])
+                    assert lo - msb <= bs[k] <= hi + msb, (rel, k, bs[k], stat0[k], stat1[k], msb)
+                    assert abs(bs[k] - fs[k]) <= msb, (rel, k, bs[k], fs[k], msb)
+
+            stable_compare(tree, rels, [db, df], check)
+            lim = get(db, tree.path("limited"))
+            assert served(lim, "memory.max") == 32 * MiB and served(lim, "memory.events.max") > 0, lim["values"]
+            for d in (db, df):
+                assert listed(d, tree.base) >= {tree.path(r) for r in rels}
+            b = status(db)["last_fast_pass"]["bpf"]
+            assert b["mismatches"] == 0 and b["cgroups"] >= len(rels), b
+    finally:
+        os.unlink(big)
+
+
+# ---- 3. churn ----------------------------------------------------------------------------------------
+
+
+def test_churn_of_1000_cgroups(tree, tmp_path):
+    """1,000 cgroups created and removed in batches of 100 in every mounted
+    v1 hierarchy (or the v2 one) while a BPF daemon samples every 100 ms: no
+    sample error but vanished, no cross-check mismatch in any pass seen, the
+    daemon running, and afterwards its live set equal to the directories."""
+    roots = [CG + "/" + h for h in mounted_hierarchies() if h != "unified"] or [CG]
+    tree.mkdir(roots=roots)
+    c = conf(tmp_path, tree, "bpf", sampling__fast_interval="100ms", sampling__rescan_interval="500ms")
+    seen_passes, errors, mismatches, records = 0, {}, [], 0
+    with daemon(tmp_path, c) as d:
+
+        def look():
+            """After the next pass (so that every phase is sampled), the
+            figures of the last fast and slow passes."""
+            nonlocal seen_passes, records
+            d.next_state(1, timeout=30)
+            st = status(d)
+            for kind in ("last_fast_pass", "last_slow_pass"):
+                p = st[kind]
+                for e, n in p["errors"].items():
+                    if n and e != "vanished":
+                        errors[e] = errors.get(e, 0) + n
+                b = p.get("bpf")
+                if b:
+                    records = max(records, b["records"])
+                    if b["mismatches"]:
+                        mismatches.append(b["last_mismatch"])
+            seen_passes += 1
+
+        n = 0
+        for batch in range(10):
+            rels = ["c%04d" % (batch * 100 + i) for i in range(100)]
+            for r in rels:
+                tree.mkdir(r, roots=roots)
+                n += 1
+            look()
+            # half of each batch stays for the next one, half goes at once
+            for r in rels[::2]:
+                for root in roots:
+                    tree.rmdir(tree.dir(r, root))
+            look()
+            if batch:
+                for r in ["c%04d" % ((batch - 1) * 100 + i) for i in range(1, 100, 2)]:
+                    for root in roots:
+                        tree.rmdir(tree.dir(r, root))
+            look()
+        assert n == 1000
+        # what is left: the last batch's odd half
+        left = {tree.path("c%04d" % (900 + i)) for i in range(1, 100, 2)} | {tree.path()}
+        for _ in range(2):
+            call(d, "Reconcile")
+        look()
+        assert listed(d, tree.base) == left, sorted(listed(d, tree.base) ^ left)[:10]
+        for p in left:
+            c_ = get(d, p)
+            assert c_["sample_errors"] == 0, c_
+            assert served(c_, "memory") is not None, c_
+        assert d.proc.poll() is None
+        # the walks saw the batches (100 cgroups in each hierarchy at least)
+        assert records >= 100 * len(roots), records
+    print("churn: %d status looks, max %d BPF records, errors %s, mismatches %s" % (seen_passes, records, errors,
+                                                                                    mismatches))
+    assert errors == {}, errors
+    assert mismatches == [], mismatches
+
+
+# ---- 4. the kernel's batching, bounded -----------------------------------------------------------------
+
+
+def test_batching_bounded(tree, tmp_path):
+    """Two processes of one cgroup charge and free 64 MiB in a loop, one on
+    each CPU: the memory bound served covers the charge batch on each CPU
+    (at least CPUs x 64 pages), the stat bound is non-zero, and every value
+    served while it runs lies within what the cgroup can hold. Then both hold
+    their 64 MiB and stop: memory equals the files within its bound (exactly,
+    in a window where the files stand still), and memory.stat's keys lie
+    within memory_stat_bound of the file read around the Get."""
+    tree.mkdir()
+    tree.mkdir("churn")
+    idle = tree.files("churn")["memory"]
+    c = conf(tmp_path, tree, "bpf", sampling__fast_interval="100ms")
+    with daemon(tmp_path, c) as d:
+        ws = [tree.spawn("churn", CHURN, cpu % NR_CPUS, ready="running") for cpu in range(2)]
+        P = tree.path("churn")
+        min_bound = NR_CPUS * CHARGE_BATCH * PAGE
+        seen = 0
+        for _ in range(50):
+            k0 = tree.files("churn")["memory"]
+            rec = get(d, P)
+            k1 = tree.files("churn")["memory"]
+            v, b = served(rec, "memory"), bound(rec, "memory")
+            if v is None:
+                time.sleep(0.05)
+                continue
+            seen += 1
+            assert b >= min_bound, (b, min_bound)
+            assert rec.get("memory_stat_bound", 0) > 0, rec
+            # whatever moment it was read at: no less than nothing charged,
+            # no more than both regions plus what may sit in the stocks
+            assert idle - b <= v <= idle + 2 * 64 * MiB + 8 * MiB + b, (v, b, k0, k1, idle)
+            time.sleep(0.03)
+        assert seen >= 40, seen
+        for w in ws:
+            w.stdin.write("stop\n")
+            w.stdin.flush()
+        for w in ws:
+            w.stdin.write("hold\n")
+            w.stdin.flush()
+            assert w.stdout.readline().strip() == "held"
+
+        def check(rel, before, after, recs):
+            files, stat0 = before
+            _, stat1 = after
+            (r,) = recs
+            v, b = served(r, "memory"), bound(r, "memory")
+            assert b >= min_bound, (b, min_bound)
+            assert files["memory"] >= 2 * 64 * MiB, files
+            assert v == files["memory"], (v, b, files)
+            assert abs(v - files["memory"]) <= b
+            msb = r.get("memory_stat_bound", 0)
+            assert msb > 0, r
+            for k, sv in r["memory_stat"].items():
+                lo, hi = min(stat0[k], stat1[k]), max(stat0[k], stat1[k])
+                assert lo - msb <= sv <= hi + msb, (k, sv, stat0[k], stat1[k], msb)
+
+        stable_compare(tree, ["churn"], [d], check)
+        # the values came from the collector's records, not the files
+        b = status(d)["last_fast_pass"]["bpf"]
+        assert b["cgroups"] >= 2 and b["mismatches"] == 0, b
+    print("batching: memory bound >= %d, %d Gets while moving" % (min_bound, seen))
+
+
+# ---- 5. fallbacks ---------------------------------------------------------------------------------------
+
+
+def served_from_files(d, tree, rels):
+    """The fallback serves memory equal to the files, and List lists it."""
+    def check(rel, before, after, recs):
+        (r,) = recs
+        for name in MEMORY_NAMES:
+            if before[0][name] is not None:
+                assert served(r, name) == before[0][name], (rel, name, served(r, name), before[0])
+    stable_compare(tree, rels, [d], check)
+    assert listed(d, tree.base) >= {tree.path(r) for r in rels}
+    st = status(d)
+    assert not st["last_fast_pass"].get("bpf"), st["last_fast_pass"]
+
+
+def fallback_tree(tree):
+    tree.mkdir()
+    tree.mkdir("w")
+    tree.spawn("w", HOLD, 16)
+    return ["w", ""]
+
+
+@pytest.mark.parametrize("case", ["files", "no-btf", "verifier"])
+def test_fallback_to_files(tree, tmp_path, case):
+    """collector = files, a kernel without BTF (simulated) and a program the
+    verifier rejects (simulated): every hierarchy is read from files, Status
+    says why in words naming the cause, memory is served equal to the files."""
+    rels = fallback_tree(tree)
+    env, collector, why = {}, "auto", None
+    if case == "files":
+        collector, why = "files", "collector = files"
+    elif case == "no-btf":
+        env, why = {"ACCTD_TEST_BTF": "/nonexistent"}, "BTF"
+    else:
+        env, why = {"ACCTD_TEST_BPF_REJECT": "1"}, "verifier"
+    with daemon(tmp_path, conf(tmp_path, tree, collector), env=env) as d:
+        cs = collectors(d)
+        assert set(cs) == set(mounted_hierarchies()), cs
+        for h, c_ in cs.items():
+            assert c_["collector"] == "files", c_
+            assert why in c_["reason"], (case, c_)
+        served_from_files(d, tree, rels)
+        if case != "files":
+            assert why in d.logtext()
+
+
+def test_fallback_unprivileged(tree, tmp_path):
+    """acctd as nobody without capabilities (collector = auto): bpf() is
+    refused, every hierarchy says "not permitted", memory comes from files."""
+    rels = fallback_tree(tree)
+    home = tempfile.mkdtemp(prefix="acctd-bpf-itest-")
+    try:
+        os.chmod(home, 0o777)
+        c = conf(home, tree)
+        os.chmod(c, 0o644)
+        with daemon(home, c, sub="d", wrapper=("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                                 "--inh-caps=-all")) as d:
+            cs = collectors(d)
+            assert set(cs) == set(mounted_hierarchies()), cs
+            for c_ in cs.values():
+                assert c_["collector"] == "files" and "not permitted" in c_["reason"], c_
+            served_from_files(d, tree, rels)
+            assert "not permitted" in d.logtext()
+    finally:
+        shutil.rmtree(home)
+
+
+def test_collector_bpf_without_bpf_refuses_to_start(tree, tmp_path):
+    """collector = bpf where no hierarchy can be read through BPF: acctd
+    exits non-zero at start, saying why (the collector and the missing BTF)."""
+    tree.mkdir()
+    c = conf(tmp_path, tree, "bpf")
+    p = acctd.run(["--config", c, "--config-dropins", "", "--socket", str(tmp_path / "io.acctd"),
+                   "--metrics-listen", "none", "--state-file", str(tmp_path / "state.json")],
+                  env={"ACCTD_TEST_BTF": "/nonexistent"}, timeout=60)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out
+    assert "collector = bpf" in out and "no kernel BTF at /nonexistent" in out, out
