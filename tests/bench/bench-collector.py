@@ -232,6 +232,27 @@ class Mover:
         bs.rmdir_all(self.dirs)
 
 
+class Drain(threading.Thread):
+    """Reads acctd's notifications while it runs: sd_notify() blocks the
+    daemon once the socket's queue is full (net.unix.max_dgram_qlen, 10 on
+    some hosts), and acctd sends STATUS= every few seconds."""
+
+    def __init__(self, sock):
+        super().__init__(daemon=True)
+        self.sock = sock
+        self.stop_ev = threading.Event()
+
+    def run(self):
+        self.sock.settimeout(0.2)
+        while not self.stop_ev.is_set():
+            with contextlib.suppress(OSError):
+                self.sock.recv(65536)
+
+    def stop(self):
+        self.stop_ev.set()
+        self.join()
+
+
 class History(threading.Thread):
     """The kernel's page counter of one cgroup every ~period seconds."""
 
@@ -392,7 +413,7 @@ def run_acctd(args, tmp, n, collector, names, hiers, res):
     conf = config_text(tmp, name, collector, args.prefix + "*", args.extra_config)
     d = bs.Daemon(args, tmp, name, conf, nofile=args.nofile)
     res["collector"] = collector
-    vl = None
+    vl = drain = None
     rng = random.Random(n)
     try:
         d.start()
@@ -400,6 +421,8 @@ def run_acctd(args, tmp, n, collector, names, hiers, res):
         if res["ready_s"] is None:
             raise RuntimeError("acctd (%s) sent no READY=1 in 120 s; %s" % (name, d.top_warning()))
         pid = d.proc.pid
+        drain = Drain(d.sock)
+        drain.start()
         vl = Varlink(os.path.join(tmp, name + ".sock"))
         st = vl.call("Status")["status"]
         res["collectors"] = st.get("collectors")
@@ -463,6 +486,8 @@ def run_acctd(args, tmp, n, collector, names, hiers, res):
     finally:
         if vl:
             vl.close()
+        if drain:
+            drain.stop()
         d.stop()
         res["log_top_warning"] = d.top_warning()
 
