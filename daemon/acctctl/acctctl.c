@@ -79,6 +79,7 @@ static const struct option options[] = {
 	{ "sort", required_argument, NULL, ARG_SORT },
 	{ "depth", required_argument, NULL, ARG_DEPTH },
 	{ "precise", no_argument, NULL, ARG_PRECISE },
+	{ "fresh", no_argument, NULL, ARG_PRECISE }, /* its alias: what precise reads for memory and CPU */
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "batch", no_argument, NULL, 'b' },
 	{ "delay", required_argument, NULL, 'd' },
@@ -149,13 +150,16 @@ static const struct verb verbs[] = {
 		.options = (const int[]){ ARG_PRECISE, 0 },
 		.synopsis = "show CGROUP",
 		.summary = "Every value of one cgroup with its bound and age",
-		.help = "acctctl show CGROUP [--precise]\n\n"
+		.help = "acctctl show CGROUP [--precise|--fresh]\n\n"
 			"Show every value of CGROUP with its bound and age: memory, working set, peak,\n"
 			"limits, swap, CPU times and throttling, tasks, memory events (OOM kills, limit\n"
 			"hits), block I/O totals, CPU rate, load, pressure (PSI), I/O rates and I/O per\n"
 			"device, memory per NUMA node and memory.stat. A removed cgroup shows its final\n"
-			"values.\n\n"
-			"      --precise      Read the counters precisely (no batching error)\n",
+			"values. Under the table: how far memory and CPU time may have moved since\n"
+			"they were read (an estimate: their measured rate times their age).\n\n"
+			"      --precise      Read the counters precisely (no batching error), and read\n"
+			"                     memory and CPU time from the kernel now (age ~0)\n"
+			"      --fresh        The same as --precise\n",
 		.run = verb_show,
 	},
 	{

@@ -109,6 +109,37 @@ static void show_io_devices(struct json_object *io)
 	table_print(stdout, &t, arg_legend, 0);
 }
 
+/* How far memory and CPU time may have moved since they were read: their
+ * measured motion (per second) times their age, an estimate, not a bound
+ * (docs/counters.md, "Staleness and fresh reads"); or that they were read
+ * fresh for this call. */
+static void show_motion(struct json_object *values)
+{
+	static const char *const names[] = { "memory", "cpu.usage" };
+	bool any = false;
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		struct json_object *v = jget(values, names[i]);
+		struct value x = value_of(v);
+		enum acct_unit u = quantity_unit(names[i]);
+		double motion;
+		if (!x.set)
+			continue;
+		if (!any)
+			putchar('\n');
+		any = true;
+		if (jbool(v, "fresh"))
+			printf("%s: read fresh for this call (age %s); its bound is the kernel's only\n", names[i],
+			       x.age_us >= 0 ? fmt_age(x.age_us).s : "-");
+		else if (!jdouble(v, "motion_per_s", &motion) || x.age_us < 0)
+			printf("%s: how fast it moves is not measured yet (two passes needed)\n", names[i]);
+		else
+			printf("%s: may have moved by about %s since (estimate from the last passes: %s/s x %s)\n",
+			       names[i], fmt_unit(u, (int64_t)(motion * (double)x.age_us / 1e6 + 0.5)).s,
+			       fmt_unit(u, (int64_t)(motion + 0.5)).s, fmt_age(x.age_us).s);
+	}
+}
+
 static void show_cgroup(struct json_object *cg)
 {
 	static const char *const vh[] = { "QUANTITY", "VALUE", "BOUND", "AGE", "EXACT" };
@@ -174,6 +205,7 @@ static void show_cgroup(struct json_object *cg)
 	}
 	table_print(stdout, &t, arg_legend, 0);
 	table_done(&t);
+	show_motion(values);
 
 	/* pressure */
 	x = jget(cg, "pressure");
@@ -267,7 +299,11 @@ int verb_show(char **args)
 	pager_open();
 	if (arg_json)
 		print_json(stdout, cg);
-	else
+	else {
 		show_cgroup(cg);
+		const char *why = jstr(reply.parameters, "not_fresh");
+		if (why)
+			printf("\nNot read fresh: %s\n", why);
+	}
 	return EXIT_OK;
 }

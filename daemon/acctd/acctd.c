@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf-pin.h"
 #include "config.h"
 #include "log.h"
 #include "manager.h"
 #include "build-config.h"
 
-enum action { RUN, DUMP, CHECK_CONFIG, HELP, VERSION };
+enum action { RUN, DUMP, CHECK_CONFIG, BPF_PIN, HELP, VERSION };
 
 static void help(void)
 {
@@ -25,6 +26,8 @@ static void help(void)
 	       "  --log-level LEVEL        err, warning, notice, info or debug\n"
 	       "  --check-config           validate the configuration, print it, exit\n"
 	       "  --dump                   sample once, print the ledger as JSON, exit\n"
+	       "  --bpf-pin                as root: load the BPF cgroup iterator and pin it in\n"
+	       "                           [sampling] bpf_pin_dir for the unprivileged daemon, exit\n"
 	       "  --state-file PATH        write the ledger (tombstones too) as JSON to PATH after every pass\n"
 	       "  --meminfo FILE           check the root's memory against FILE instead of /proc/meminfo\n"
 	       "                           (default with --cgroup-root or [cgroups] root: no such check)\n"
@@ -37,7 +40,7 @@ static void help(void)
 static int parse_argv(int argc, char **argv, struct manager_config_source *src, enum action *action)
 {
 	enum { ARG_CONFIG = 0x100, ARG_DROPINS, ARG_ROOT, ARG_SOCKET, ARG_METRICS, ARG_LOG_LEVEL, ARG_CHECK,
-	       ARG_DUMP, ARG_VERSION, ARG_STATE_FILE, ARG_MEMINFO };
+	       ARG_DUMP, ARG_BPF_PIN, ARG_VERSION, ARG_STATE_FILE, ARG_MEMINFO };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, ARG_CONFIG },
 		{ "config-dropins", required_argument, NULL, ARG_DROPINS },
@@ -47,6 +50,7 @@ static int parse_argv(int argc, char **argv, struct manager_config_source *src, 
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
 		{ "check-config", no_argument, NULL, ARG_CHECK },
 		{ "dump", no_argument, NULL, ARG_DUMP },
+		{ "bpf-pin", no_argument, NULL, ARG_BPF_PIN },
 		{ "state-file", required_argument, NULL, ARG_STATE_FILE },
 		{ "meminfo", required_argument, NULL, ARG_MEMINFO },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -81,6 +85,9 @@ static int parse_argv(int argc, char **argv, struct manager_config_source *src, 
 			break;
 		case ARG_DUMP:
 			*action = DUMP;
+			break;
+		case ARG_BPF_PIN:
+			*action = BPF_PIN;
 			break;
 		case ARG_STATE_FILE:
 			src->state_file = optarg;
@@ -134,6 +141,8 @@ int main(int argc, char **argv)
 		printf("acctd " ACCTD_VERSION "\n");
 		return 0;
 	}
+	if (action == BPF_PIN)
+		return bpf_pin_run(&src);
 	r = manager_new(&src, &m);
 	if (r < 0)
 		return 1;

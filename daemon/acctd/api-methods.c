@@ -20,6 +20,7 @@
 #include "api-server.h"
 #include "api-watch.h"
 #include "build-config.h"
+#include "fresh.h"
 #include "ledger-json.h"
 #include "manager.h"
 #include "status.h"
@@ -88,11 +89,12 @@ static const char *const get_params[_GET_MAX + 1] = {
 	[GET_PRECISE] = "precise",
 };
 
-enum { COMPARE_CGROUP, COMPARE_QUANTITY, COMPARE_THRESHOLD, _COMPARE_MAX };
+enum { COMPARE_CGROUP, COMPARE_QUANTITY, COMPARE_THRESHOLD, COMPARE_PRECISE, _COMPARE_MAX };
 static const char *const compare_params[_COMPARE_MAX + 1] = {
 	[COMPARE_CGROUP] = "cgroup",
 	[COMPARE_QUANTITY] = "quantity",
 	[COMPARE_THRESHOLD] = "threshold",
+	[COMPARE_PRECISE] = "precise",
 };
 
 /* The three budgets first, in the order of struct acct_ledger_budgets. */
@@ -170,11 +172,77 @@ static int m_status(struct request *rq, struct json_object *params)
 	return api_reply(rq, p, false);
 }
 
+/* ---- fresh reads (Get and Compare with precise) -------------------------------
+ *
+ * A precise call reads the cgroup's memory and CPU time from the kernel now
+ * (fresh.h), on this thread, beside any sampling pass, instead of serving the
+ * last pass's values; the other quantities come from the ledger, read
+ * precisely. The cgroup is looked up first (its hierarchies say which files),
+ * then read outside the RCU section. Not read fresh, with the reason in
+ * `not_fresh`: the root (its memory is defined from its children), a
+ * tombstone (its final values are served), a read that failed otherwise. */
+
+#define REASON_MAX 160
+
+/* Returns 0 (ret filled; ret->have 0 and `reason` set when nothing was read)
+ * or -ENOENT when the cgroup is not tracked or was removed before the read. */
+static int fresh_read(struct manager *m, const char *path, struct acct_fresh_reading *ret, char reason[REASON_MAX])
+{
+	const struct acct_bpf_collector *c = manager_collector(m);
+	struct acct_fresh_options o = {
+		.layout = manager_layout(m),
+		/* the collector only while the sampler takes memory from it */
+		.collector = manager_collector_parts(m) & ACCT_BPF_PART_MEMORY ? c : NULL,
+		.batching = c ? acct_bpf_collector_batching(c) : NULL,
+	};
+	uint32_t hierarchies;
+	bool dead;
+
+	reason[0] = '\0';
+	*ret = (struct acct_fresh_reading){ 0 };
+	rcu_read_lock();
+	struct acct_cgroup *cg = acct_ledger_find(manager_ledger(m), path);
+	if (cg) {
+		hierarchies = __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+		dead = acct_cgroup_is_dead(cg);
+	}
+	rcu_read_unlock();
+	if (!cg)
+		return -ENOENT;
+	if (dead) {
+		snprintf(reason, REASON_MAX, "the cgroup was removed: its last values are served");
+		return 0;
+	}
+	int r = acct_fresh_read(&o, path, hierarchies, ret);
+	if (r == -ENOENT)
+		return r;
+	if (r < 0)
+		snprintf(reason, REASON_MAX, "the fresh read failed (%s): served from the last pass", strerror(-r));
+	else if (ret->not_read)
+		snprintf(reason, REASON_MAX, "%s", ret->not_read);
+	return 0;
+}
+
+/* ,"not_fresh":"REASON" */
+static void put_not_fresh(struct acct_json_buf *b, const char *reason)
+{
+	_cleanup_json_ struct json_object *o = json_object_new_string(reason);
+	const char *t = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+			  : NULL;
+	if (!t) {
+		b->failed = true;
+		return;
+	}
+	acct_json_buf_append(b, ",\"not_fresh\":", 13);
+	acct_json_buf_append(b, t, strlen(t));
+}
+
 static int m_get(struct request *rq, struct json_object *params)
 {
 	struct manager *m = rq->c->s->m;
 	struct acct_ledger *ledger = manager_ledger(m);
-	char path[CGROUP_PATH_MAX + 1];
+	char path[CGROUP_PATH_MAX + 1], reason[REASON_MAX] = "";
+	struct acct_fresh_reading fresh;
 	bool precise = false;
 	int r;
 
@@ -183,6 +251,8 @@ static int m_get(struct request *rq, struct json_object *params)
 		return r < 0 ? r : 0;
 	if (varlink_param_bool(params, get_params[GET_PRECISE], &precise) < 0)
 		return api_invalid_parameter(rq, get_params[GET_PRECISE]);
+	if (precise && fresh_read(m, path, &fresh, reason) == -ENOENT)
+		return api_no_such_cgroup(rq, path);
 
 	unsigned nodes = manager_nr_nodes(m);
 	rcu_read_lock();
@@ -190,7 +260,10 @@ static int m_get(struct request *rq, struct json_object *params)
 	if (cg) {
 		struct acct_json_buf *b = api_text_begin(rq->c->s);
 		acct_json_buf_append(b, "\"cgroup\":", 9);
-		(void)acct_cgroup_write_json(b, ledger, cg, acct_now_us(), precise, nodes);
+		(void)acct_cgroup_write_json_fresh(b, ledger, cg, acct_now_us(), precise, nodes,
+						   precise ? &fresh : NULL);
+		if (reason[0])
+			put_not_fresh(b, reason);
 	}
 	rcu_read_unlock();
 	if (!cg)
@@ -304,12 +377,23 @@ static int reply_not_read(struct request *rq, const char *qname, enum acct_quant
 	return api_reply_error(rq, RES_NO_SUCH_QUANTITY, p);
 }
 
+static bool is_fresh_quantity(enum acct_quantity q)
+{
+	for (size_t i = 0; i < ACCT_FRESH_MAX; i++)
+		if (acct_fresh_quantities[i] == q)
+			return true;
+	return false;
+}
+
 static int m_compare(struct request *rq, struct json_object *params)
 {
-	struct acct_ledger *ledger = manager_ledger(rq->c->s->m);
-	char path[CGROUP_PATH_MAX + 1];
+	struct manager *m = rq->c->s->m;
+	struct acct_ledger *ledger = manager_ledger(m);
+	char path[CGROUP_PATH_MAX + 1], reason[REASON_MAX] = "";
 	const char *qname = NULL;
 	int64_t threshold = 0;
+	bool want_fresh = false;
+	struct acct_fresh_reading fresh = { 0 };
 	int r;
 
 	r = api_param_cgroup(rq, params, compare_params[COMPARE_CGROUP], true, path);
@@ -319,9 +403,18 @@ static int m_compare(struct request *rq, struct json_object *params)
 		return api_invalid_parameter(rq, compare_params[COMPARE_QUANTITY]);
 	if (varlink_param_int64(params, compare_params[COMPARE_THRESHOLD], &threshold) <= 0)
 		return api_invalid_parameter(rq, compare_params[COMPARE_THRESHOLD]);
+	if (varlink_param_bool(params, compare_params[COMPARE_PRECISE], &want_fresh) < 0)
+		return api_invalid_parameter(rq, compare_params[COMPARE_PRECISE]);
 	int q = acct_quantity_from_name(qname);
 	if (q < 0)
 		return api_reply_error_string(rq, RES_NO_SUCH_QUANTITY, "quantity", qname);
+	/* precise: memory and CPU time against a reading taken now */
+	want_fresh = want_fresh && is_fresh_quantity((enum acct_quantity)q);
+	if (want_fresh && fresh_read(m, path, &fresh, reason) == -ENOENT)
+		return api_no_such_cgroup(rq, path);
+	bool is_fresh = fresh.have & (UINT64_C(1) << q);
+	if (want_fresh && !is_fresh && !reason[0])
+		snprintf(reason, sizeof(reason), "%s has no source file for this cgroup", qname);
 
 	rcu_read_lock();
 	struct acct_cgroup *cg = acct_ledger_find(ledger, path);
@@ -329,20 +422,40 @@ static int m_compare(struct request *rq, struct json_object *params)
 		rcu_read_unlock();
 		return api_no_such_cgroup(rq, path);
 	}
-	if (!__atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE)) {
+	if (!is_fresh && !__atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE)) {
 		/* A quantity acctd knows but never read for this cgroup: say why,
 		 * so that it does not read as a misspelt name. */
 		rcu_read_unlock();
 		return reply_not_read(rq, qname, (enum acct_quantity)q);
 	}
 	bool precise = false;
-	int cmp = acct_counter_compare(cg->q[q], threshold, &precise);
+	int cmp;
 	struct acct_reading rd;
-	if (precise)
-		rd = (struct acct_reading){ .value = acct_counter_read_precise(cg->q[q]), .bound = 0 };
-	else
-		acct_counter_read(cg->q[q], &rd);
-	uint64_t age = acct_cgroup_quantity_age(cg, (enum acct_quantity)q, acct_now_us());
+	uint64_t now = acct_now_us(), age;
+	if (is_fresh) {
+		/* The kernel's value as read is compared exactly; its bound is the
+		 * kernel's own and stays in the reply. */
+		rd = (struct acct_reading){ .value = fresh.value[q], .bound = fresh.bound[q] };
+		cmp = rd.value > threshold ? 1 : rd.value < threshold ? -1 : 0;
+		precise = true;
+		age = now > fresh.read_us ? now - fresh.read_us : 0;
+	} else {
+		cmp = acct_counter_compare(cg->q[q], threshold, &precise);
+		if (precise)
+			rd = (struct acct_reading){ .value = acct_counter_read_precise(cg->q[q]), .bound = 0 };
+		else
+			acct_counter_read(cg->q[q], &rd);
+		age = acct_cgroup_quantity_age(cg, (enum acct_quantity)q, now);
+	}
+	double motion = 0;
+	bool motion_known = false;
+	if (q == ACCT_Q_MEMORY && __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE)) {
+		motion = acct_cgroup_get_double(&cg->memory_motion_bits);
+		motion_known = true;
+	} else if (q == ACCT_Q_CPU_USAGE && __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE)) {
+		motion = acct_cgroup_get_double(&cg->cpu_rate_bits) * 1e6;
+		motion_known = true;
+	}
 	rcu_read_unlock();
 
 	_cleanup_json_ struct json_object *p = json_object_new_object(), *v = json_object_new_object();
@@ -354,8 +467,14 @@ static int m_compare(struct request *rq, struct json_object *params)
 		json_object_object_add(v, "bound", json_object_new_int64((int64_t)MIN(rd.bound, (uint64_t)INT64_MAX)));
 	if (age != UINT64_MAX)
 		json_object_object_add(v, "age_us", json_object_new_int64((int64_t)age));
+	if (motion_known)
+		json_object_object_add(v, "motion_per_s", json_object_new_double(motion));
+	if (is_fresh)
+		json_object_object_add(v, "fresh", json_object_new_boolean(true));
 	json_object_object_add(p, "value", TAKE_PTR(v));
 	json_object_object_add(p, "precise", json_object_new_boolean(precise));
+	if (reason[0])
+		json_object_object_add(p, "not_fresh", json_object_new_string(reason));
 	return api_reply(rq, TAKE_PTR(p), false);
 }
 

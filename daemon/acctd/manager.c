@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -75,6 +77,7 @@ struct manager {
 	uint64_t cgroups_failed_total;
 	/* The BPF collector's passes and cross-checks, cumulative. */
 	uint64_t kernel_passes, bpf_checks_total, bpf_mismatches_total;
+	uint64_t next_kernel_us; /* a walk alone not before (on_kernel_tick()) */
 	char bpf_last_mismatch[160];
 
 	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
@@ -362,12 +365,15 @@ static unsigned due_flags(struct manager *m, uint64_t now)
 	return flags;
 }
 
+/* The share of a core that walks alone may take (see finish_pass()). */
+#define KERNEL_CPU_SHARE 0.05
+
 /* A pass of the collector's memory values alone ([sampling] bpf_interval):
  * only when the sampler is idle, since any other pass reads them too. */
 static void on_kernel_tick(evutil_socket_t fd, short what, void *userdata)
 {
 	struct manager *m = userdata;
-	if (!m->ready || acct_sampler_busy(m->sampler))
+	if (!m->ready || acct_sampler_busy(m->sampler) || acct_now_us() < m->next_kernel_us)
 		return;
 	int r = start_pass(m, ACCT_PASS_KERNEL);
 	if (r < 0)
@@ -431,7 +437,11 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 	uint64_t now = acct_now_us();
 	note_bpf(m, rep);
 	if (rep->flags & ACCT_PASS_KERNEL) {
+		/* Walks alone take at most KERNEL_CPU_SHARE of a core: where one
+		 * costs more than that share of bpf_interval (many cgroups), they
+		 * run less often. */
 		m->kernel_passes++;
+		m->next_kernel_us = now + (uint64_t)(rep->cpu_seconds * 1e6 / KERNEL_CPU_SHARE);
 		for (int i = 0; i < _ACCT_ERR_MAX; i++)
 			m->sample_errors_total[i] += rep->errors[i];
 		return;
@@ -747,6 +757,18 @@ static int topology_for_layout(const struct acct_cgroup_layout *layout, struct a
 	return 0;
 }
 
+/* Whether the hierarchies are the kernel's cgroup file systems, not a copy
+ * in a directory (tests, --cgroup-root on a snapshot). */
+static bool layout_is_kernels(const struct acct_cgroup_layout *l)
+{
+	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
+		struct statfs sf;
+		if (l->mount[h] && statfs(l->mount[h], &sf) == 0)
+			return sf.f_type == CGROUP_SUPER_MAGIC || sf.f_type == CGROUP2_SUPER_MAGIC;
+	}
+	return false;
+}
+
 /* The BPF collector, per [sampling] collector: each hierarchy's choice and
  * its reason logged once (Status and /metrics show them too). */
 static int build_collector(struct manager *m, unsigned nr_nodes)
@@ -832,6 +854,8 @@ static int build_components(struct manager *m)
 		.layout = m->layout,
 		.workers = c->workers,
 		.collector = acct_bpf_collector_any(m->collector) ? m->collector : NULL,
+		.nr_nodes = topo->nr_nodes,
+		.kernel_bounds = layout_is_kernels(m->layout),
 		.stat_map = &m->stat_map,
 	};
 	r = acct_sampler_new(&sopts, m->ledger, &m->sampler);
@@ -1225,7 +1249,7 @@ const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h,
 {
 	if ((unsigned)h >= _ACCT_HIER_MAX || !m->layout->mount[h])
 		return NULL;
-	bool served = acct_bpf_collector_serves(m->collector, h);
+	bool served = acct_bpf_collector_reads(m->collector, h);
 	unsigned parts = m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;
 	if (served && parts == 0)
 		*ret_reason = "moved back to files: its values disagreed with the files (see the log)";
@@ -1234,6 +1258,16 @@ const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h,
 	else
 		*ret_reason = "collector = files in the configuration";
 	return served && parts ? "bpf" : "files";
+}
+
+const struct acct_bpf_collector *manager_collector(const struct manager *m)
+{
+	return m->collector;
+}
+
+unsigned manager_collector_parts(const struct manager *m)
+{
+	return m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;
 }
 
 const struct acct_cgroup_layout *manager_layout(const struct manager *m)

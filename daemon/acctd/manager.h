@@ -136,6 +136,11 @@ const struct acct_cgroup_layout *manager_layout(const struct manager *m);
  * mounted) and why, in an operator's words (*ret_reason, static or the
  * collector's). Status and /metrics show these. */
 const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h, const char **ret_reason);
+/* The BPF collector (NULL when every hierarchy is read from files), and the
+ * parts of it the sampler still uses (acct_sampler_bpf_parts()): for fresh
+ * reads (Get and Compare with precise), which read the way the sampler does. */
+const struct acct_bpf_collector *manager_collector(const struct manager *m);
+unsigned manager_collector_parts(const struct manager *m);
 /* The counter engine's figures (counter.h). */
 void manager_domain_stats(const struct manager *m, struct acct_domain_stats *ret);
 /* The sampler's descriptor cache (sampler.h). Returns false, the outputs

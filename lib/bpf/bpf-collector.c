@@ -10,10 +10,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +39,8 @@ struct hier {
 	char reason[REASON_MAX];
 	unsigned node_items;     /* per-node items the program copies */
 	unsigned part_n;         /* sessions a walk takes (see walk()) */
+	bool overflowed;         /* the last walk of a pinned iterator did not fit one session */
+	char overflow_reason[REASON_MAX];
 	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
 };
 
@@ -48,7 +52,21 @@ struct acct_bpf_collector {
 	char percpu[REASON_MAX];
 	char *buf;
 	size_t buf_size;
+	const char *out;   /* the program's output map, mapped (NULL: sessions write to read()) */
+	/* Held over each read session of the attached program: its partition
+	 * and output (bss: set_partition(), to_map) are global to every link
+	 * of it, so that a one-cgroup read on another thread
+	 * (acct_bpf_collector_read_one()) and a walk's session never see each
+	 * other's. */
+	pthread_mutex_t session_lock;
 };
+
+/* The session lock of a collector given as const (read_one): the lock is not
+ * part of what const promises, as a mutable member would not be. */
+static pthread_mutex_t *session_lock(const struct acct_bpf_collector *c)
+{
+	return (pthread_mutex_t *)&c->session_lock;
+}
 
 static const char *const mode_names[_ACCT_COLLECTOR_MAX] = {
 	[ACCT_COLLECTOR_AUTO] = "auto",
@@ -186,7 +204,9 @@ static int load(struct acct_bpf_collector *c, char *reason)
 	const size_t log_size = 64 * 1024;
 	_cleanup_free_ char *log = calloc(1, log_size);
 	if (!log) {
-		acct_cgroup_iter__destroy(c->skel);
+		if (c->out)
+		munmap((void *)c->out, ACCT_BPF_OUT_SIZE);
+	acct_cgroup_iter__destroy(c->skel);
 		c->skel = NULL;
 		return -ENOMEM;
 	}
@@ -203,10 +223,16 @@ static int load(struct acct_bpf_collector *c, char *reason)
 	}
 	(void)bpf_program__set_log_buf(c->skel->progs.acct_cgroup_iter, NULL, 0);
 	c->skel->bss->nr_nodes = c->opts.nr_nodes ? c->opts.nr_nodes : 1;
+	/* Records into the output map: one session per walk (see the program). */
+	void *p = mmap(NULL, ACCT_BPF_OUT_SIZE, PROT_READ, MAP_SHARED, bpf_map__fd(c->skel->maps.out), 0);
+	if (p != MAP_FAILED)
+		c->out = p;
+	else
+		log_debug_errno(errno, "Cannot map the BPF output map, walks go through read(): %m");
 	return 0;
 }
 
-static int attach(struct acct_bpf_collector *c, struct hier *h, const char *dir, enum bpf_cgroup_iter_order order,
+static int attach(const struct acct_bpf_collector *c, const struct hier *h, const char *dir, enum bpf_cgroup_iter_order order,
 		  struct bpf_link **ret)
 {
 	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -235,6 +261,7 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	pthread_mutex_init(&c->session_lock, NULL);
 	c->opts = *opts;
 	c->opts.pin_dir = NULL; /* not kept: the strings are the caller's */
 	c->opts.btf_path = opts->btf_path ? strdup(opts->btf_path) : NULL;
@@ -303,6 +330,7 @@ struct acct_bpf_collector *acct_bpf_collector_free(struct acct_bpf_collector *c)
 	acct_cgroup_iter__destroy(c->skel);
 	free((char *)c->opts.btf_path);
 	free(c->buf);
+	pthread_mutex_destroy(&c->session_lock);
 	free(c);
 	return NULL;
 }
@@ -322,7 +350,14 @@ bool acct_bpf_collector_any(const struct acct_bpf_collector *c)
 
 const char *acct_bpf_collector_reason(const struct acct_bpf_collector *c, enum acct_hierarchy h)
 {
-	return c && (unsigned)h < _ACCT_HIER_MAX ? c->h[h].reason : "";
+	if (!c || (unsigned)h >= _ACCT_HIER_MAX)
+		return "";
+	return c->h[h].overflowed ? c->h[h].overflow_reason : c->h[h].reason;
+}
+
+bool acct_bpf_collector_reads(const struct acct_bpf_collector *c, enum acct_hierarchy h)
+{
+	return acct_bpf_collector_serves(c, h) && !c->h[h].overflowed;
 }
 
 const char *acct_bpf_collector_percpu(const struct acct_bpf_collector *c)
@@ -411,7 +446,7 @@ static int open_walk(struct acct_bpf_collector *c, struct hier *h)
 }
 
 /* Tell the program which class of ids the next session writes (bss). */
-static void set_partition(struct acct_bpf_collector *c, unsigned n, unsigned k)
+static void set_partition(const struct acct_bpf_collector *c, unsigned n, unsigned k)
 {
 	if (c->skel) {
 		c->skel->bss->part_n = n;
@@ -431,32 +466,72 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
 	for (;;) {
 		size_t len = 0;
 		ssize_t r = 0;
+		bool to_map = h->link && c->out;
 		for (unsigned k = 0; k < h->part_n; k++) {
+			pthread_mutex_lock(&c->session_lock);
 			set_partition(c, h->part_n, k);
-			_cleanup_close_ int fd = open_walk(c, h);
-			if (fd < 0) {
-				r = fd;
-				break;
+			if (to_map) {
+				c->skel->bss->to_map = 1;
+				c->skel->bss->out_len = 0;
+				c->skel->bss->out_full = 0;
 			}
-			r = read_walk(c, fd, len);
+			int fd = open_walk(c, h);
+			r = fd < 0 ? fd : read_walk(c, fd, len);
+			if (fd >= 0)
+				close(fd);
+			if (r >= 0)
+				len += (size_t)r;
+			if (r >= 0 && to_map) {
+				size_t n = MIN((size_t)c->skel->bss->out_len, (size_t)ACCT_BPF_OUT_SIZE);
+				if (c->skel->bss->out_full)
+					r = -EOPNOTSUPP; /* more sessions, as for a full seq buffer */
+				else if (c->buf_size - len < n) {
+					char *b = realloc(c->buf, len + n + 64 * 1024);
+					if (!b)
+						r = -ENOMEM;
+					else {
+						c->buf = b;
+						c->buf_size = len + n + 64 * 1024;
+					}
+				}
+				if (r >= 0) {
+					memcpy(c->buf + len, c->out, n);
+					len += n;
+				}
+				c->skel->bss->to_map = 0;
+			}
+			set_partition(c, 0, 0);
+			pthread_mutex_unlock(&c->session_lock);
 			if (r < 0)
 				break;
-			len += (size_t)r;
 		}
-		set_partition(c, 0, 0);
 		if (r != -EOPNOTSUPP) {
 			if (r < 0)
 				return r;
 			/* Fewer sessions next time where the hierarchy shrank:
 			 * aim at sessions a quarter full. */
-			size_t per_session = (size_t)8 * (size_t)c->batching.page_size;
+			size_t per_session = to_map ? ACCT_BPF_OUT_SIZE : (size_t)8 * (size_t)c->batching.page_size;
 			size_t want = (size_t)len * 4 / per_session + 1;
 			if (h->part_n > 4 * want)
 				h->part_n = (unsigned)want;
+			h->overflowed = false;
 			return (ssize_t)len;
 		}
-		if (!h->link || h->part_n >= part_max)
+		if (!h->link || h->part_n >= part_max) {
+			/* Pinned: the reader cannot split the walk (no bpf()). Each
+			 * walk tries again (a full session stops early: cheap), so
+			 * the hierarchy comes back once it is small enough. */
+			if (!h->overflowed) {
+				char text[REASON_MAX];
+				snprintf(text, sizeof(text),
+					 "%s, but the hierarchy has more cgroups than one read() of it holds "
+					 "(8 pages): files until it has fewer (docs/systemd.md, \"BPF\")",
+					 h->reason);
+				memcpy(h->overflow_reason, text, sizeof(text));
+			}
+			h->overflowed = true;
 			return -E2BIG;
+		}
 		h->part_n *= 2;
 	}
 }
@@ -511,35 +586,52 @@ int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi
 	return (int)MIN(n, (size_t)INT32_MAX);
 }
 
-int acct_bpf_collector_read_one(struct acct_bpf_collector *c, enum acct_hierarchy hi, const char *dir,
+int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hierarchy hi, const char *dir,
 				struct acct_bpf_record *ret)
 {
 	if (!acct_bpf_collector_serves(c, hi))
 		return -ENODEV;
 	if (!c->skel)
 		return -EPERM;
+	/* Not into c->buf, which a walk on the sampler's thread may be
+	 * filling: one record at most, and room to tell that there were more. */
+	union {
+		struct acct_bpf_record head;
+		char b[2 * (sizeof(struct acct_bpf_record) + ACCT_BPF_TAIL_MAX * sizeof(long long))];
+	} one;
 	struct bpf_link *link = NULL;
+	size_t len = 0;
+	int r;
+
+	pthread_mutex_lock(session_lock(c));
 	set_partition(c, 0, 0);
-	int r = attach(c, &c->h[hi], dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
+	r = attach(c, &c->h[hi], dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
+	if (r == 0) {
+		int fd = bpf_iter_create(bpf_link__fd(link));
+		r = fd < 0 ? -errno : 0;
+		while (r == 0 && len < sizeof(one.b)) {
+			ssize_t n = read(fd, one.b + len, sizeof(one.b) - len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				r = -errno;
+			else if (n == 0)
+				break;
+			else
+				len += (size_t)n;
+		}
+		if (fd >= 0)
+			close(fd);
+		bpf_link__destroy(link);
+	}
+	pthread_mutex_unlock(session_lock(c));
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;
-	int fd = bpf_iter_create(bpf_link__fd(link));
-	r = fd < 0 ? -errno : 0;
-	ssize_t len = 0;
-	if (r == 0) {
-		len = read_walk(c, fd, 0);
-		close(fd);
-	}
-	bpf_link__destroy(link);
-	if (r < 0)
-		return r;
-	if (len < 0)
-		return (int)len;
 	if (len == 0)
 		return -ENOENT;
-	if (!record_ok(c->buf, (size_t)len) || ((const struct acct_bpf_record *)c->buf)->size != (size_t)len)
+	if (!record_ok(one.b, len) || one.head.size != len)
 		return -EBADMSG;
-	memcpy(ret, c->buf, sizeof(*ret));
+	*ret = one.head;
 	return 0;
 }
 

@@ -22,7 +22,8 @@
  * and no per-CPU symbols (acct_bpf_collector_percpu() says so at run time).
  *
  * Threads: a collector is used from one thread at a time (the sampler's), except
- * the const queries, which any thread may call once it is built. */
+ * the const queries and acct_bpf_collector_read_one(), which any thread may
+ * call once it is built. */
 #pragma once
 
 #include <stdbool.h>
@@ -76,8 +77,11 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 /* Detach and free. Accepts NULL; returns NULL. */
 struct acct_bpf_collector *acct_bpf_collector_free(struct acct_bpf_collector *c);
 
-/* Whether hierarchy h is read through BPF. */
+/* Whether hierarchy h is read through BPF; and whether its last walk worked
+ * (a pinned iterator's walk fails with -E2BIG while the hierarchy has more
+ * cgroups than one read() holds: then h is read from files, the reason says so). */
 bool acct_bpf_collector_serves(const struct acct_bpf_collector *c, enum acct_hierarchy h);
+bool acct_bpf_collector_reads(const struct acct_bpf_collector *c, enum acct_hierarchy h);
 /* Why h is or is not served ("attached", "pinned at PATH", "no BTF at ...",
  * "not permitted (needs CAP_BPF and CAP_PERFMON) ...", "the kernel's verifier
  * rejected the program (...): <its log's last line>"); "" for a hierarchy
@@ -116,8 +120,11 @@ int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy h,
  * through an iterator restricted to it, into *ret: the record's head (its
  * tail is not kept). Returns 0, -ENODEV (h not served),
  * -EPERM (the collector only reads pinned iterators: it cannot attach a new
- * one), -ENOENT (no such cgroup) or another negative errno. */
-int acct_bpf_collector_read_one(struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
+ * one), -ENOENT (no such cgroup) or another negative errno. Any thread may
+ * call it, also while the sampler walks with the same collector: it attaches
+ * its own link and reads into a buffer of its own, and its read session and
+ * a walk's take turns (the program's partition is global to its links). */
+int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
 				struct acct_bpf_record *ret);
 
 /* Pin an iterator for each served hierarchy that the collector attached

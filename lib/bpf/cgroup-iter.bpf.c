@@ -38,7 +38,8 @@ typedef __u32 __wsum;
 #define __pai __attribute__((preserve_access_index))
 
 /* uapi value (stable ABI), so that no kernel header is needed */
-enum bpf_map_type { BPF_MAP_TYPE_PERCPU_ARRAY = 6 };
+enum bpf_map_type { BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_PERCPU_ARRAY = 6 };
+enum { BPF_F_MMAPABLE = 1u << 10 };
 
 typedef struct { int counter; } __pai atomic_t;
 typedef struct { long counter; } __pai atomic_long_t;
@@ -127,6 +128,36 @@ struct record_buf {
 	long long tail[ACCT_BPF_TAIL_MAX];
 };
 
+/* Where records go. A seq_file session holds only the kernel's 8 pages, and a
+ * cgroup iterator cannot resume a walk in a second session; so when to_map is
+ * set (the collector attached the program and mapped `out`), records are
+ * appended to the memory-mapped `out` at out_len instead, and a single
+ * session walks the whole hierarchy. out_full is set when one did not fit. A
+ * pinned iterator, read by a process without bpf(), writes to the session. */
+__u32 to_map = 0;
+__u64 out_len = 0;
+__u32 out_full = 0;
+
+struct out_buf {
+	char data[ACCT_BPF_OUT_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct out_buf);
+} out SEC(".maps");
+
+/* Kernel structures are copied in one helper call each into `tmp` and picked
+ * apart there: a helper call per field made a memcg's record cost ~4.5 us. */
+#define TMP_BYTES 1024
+
+struct tmp_buf {
+	char b[TMP_BYTES];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -134,23 +165,47 @@ struct {
 	__type(value, struct record_buf);
 } scratch SEC(".maps");
 
-static __always_inline void read_counter(struct page_counter *pc, u64 *usage, u64 *watermark, u64 *max)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct tmp_buf);
+} tmp SEC(".maps");
+
+/* The u64 at byte `off` of t (0 past the copy). */
+static __always_inline u64 tmp_u64(const struct tmp_buf *t, u32 off)
 {
-	*usage = (u64)BPF_CORE_READ(pc, usage.counter);
-	*watermark = BPF_CORE_READ(pc, watermark);
-	*max = BPF_CORE_READ(pc, max);
+	if (off > TMP_BYTES - sizeof(u64))
+		return 0;
+	return *(const u64 *)(t->b + (off & (TMP_BYTES - 1) & ~7u));
 }
 
 static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *memcg)
 {
 	struct acct_bpf_record *r = &b->head;
+	u32 zero = 0;
+	struct tmp_buf *t = bpf_map_lookup_elem(&tmp, &zero);
+	if (!t)
+		return;
+	/* memory and swap/memsw: adjacent page counters, one copy */
+	u32 mem_off = bpf_core_field_offset(memcg->memory);
+	u32 swap_off = bpf_core_field_offset(memcg->swap);
+	u32 pc_size = bpf_core_type_size(struct page_counter);
+	u32 span = swap_off + pc_size - mem_off;
+	if (swap_off < mem_off || span >= TMP_BYTES ||
+	    bpf_probe_read_kernel(t->b, span & (TMP_BYTES - 1), (char *)memcg + mem_off))
+		return;
 	r->flags |= ACCT_BPF_F_MEMCG;
-	read_counter(&memcg->memory, &r->usage, &r->watermark, &r->max);
-	u64 unused;
-	read_counter(&memcg->swap, &r->swap_usage, &unused, &r->swap_max);
-	r->failcnt = BPF_CORE_READ(memcg, memory.failcnt);
-	if (bpf_core_field_exists(memcg->memory.high)) {
-		r->high = BPF_CORE_READ(memcg, memory.high);
+	u32 d = swap_off - mem_off;
+	struct page_counter *pc0 = 0;
+	r->usage = tmp_u64(t, bpf_core_field_offset(pc0->usage));
+	r->watermark = tmp_u64(t, bpf_core_field_offset(pc0->watermark));
+	r->max = tmp_u64(t, bpf_core_field_offset(pc0->max));
+	r->failcnt = tmp_u64(t, bpf_core_field_offset(pc0->failcnt));
+	r->swap_usage = tmp_u64(t, d + bpf_core_field_offset(pc0->usage));
+	r->swap_max = tmp_u64(t, d + bpf_core_field_offset(pc0->max));
+	if (bpf_core_field_exists(pc0->high)) {
+		r->high = tmp_u64(t, bpf_core_field_offset(pc0->high));
 		r->flags |= ACCT_BPF_F_HIGH;
 	}
 	if (bpf_core_field_exists(memcg->under_oom) && BPF_CORE_READ(memcg, under_oom))
@@ -194,12 +249,12 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 		} else if (sel == 0) {
 			if (bpf_probe_read_kernel(b->tail, sz, base) == 0)
 				ns = sz / sizeof(long);
-		} else {
+		} else if (bpf_probe_read_kernel(t->b, sz & (TMP_BYTES - 1), base) == 0) {
 			for (u32 j = 0; j < ACCT_BPF_STAT_SEL && j < sel; j++) {
 				u32 i = stat_idx[j];
-				if ((u64)(i + 1) * sizeof(long) > sz ||
-				    bpf_probe_read_kernel(&b->tail[j], sizeof(long), base + i * sizeof(long)))
+				if ((u64)(i + 1) * sizeof(long) > sz)
 					break;
+				b->tail[j] = (long long)tmp_u64(t, i * sizeof(long));
 				ns = j + 1;
 			}
 		}
@@ -211,7 +266,8 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 	}
 	r->nr_state = ns;
 
-	if (node_n == 0 || !bpf_core_field_exists(((struct mem_cgroup_per_node *)0)->lruvec_stats) ||
+	/* One node: its values are the memcg's own (the collector sums them). */
+	if (node_n == 0 || nr_nodes <= 1 || !bpf_core_field_exists(((struct mem_cgroup_per_node *)0)->lruvec_stats) ||
 	    bpf_core_field_size(((struct mem_cgroup_per_node *)0)->lruvec_stats) != sizeof(void *))
 		return;
 	u32 nodes = nr_nodes ? nr_nodes : 1;
@@ -253,7 +309,7 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 		return *(volatile int *)((char *)ctx + 4096);
 	if (!cgrp) /* the end of the walk */
 		return 0;
-	u64 cg_id = BPF_CORE_READ(cgrp, kn, id);
+	u64 cg_id = cgrp->kn->id; /* a trusted pointer: direct loads, no helper calls */
 	u32 pn = part_n;
 	if (pn > 1 && cg_id % pn != part_k)
 		return 0;
@@ -265,10 +321,9 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 		((volatile u64 *)r)[i] = 0;
 	r->magic = ACCT_BPF_RECORD_MAGIC;
 	r->id = cg_id;
-	r->level = BPF_CORE_READ(cgrp, level);
-	r->nr_descendants = BPF_CORE_READ(cgrp, nr_descendants);
-	if (BPF_CORE_READ(cgrp, nr_populated_csets) + BPF_CORE_READ(cgrp, nr_populated_domain_children) +
-	    BPF_CORE_READ(cgrp, nr_populated_threaded_children) > 0)
+	r->level = cgrp->level;
+	r->nr_descendants = cgrp->nr_descendants;
+	if (cgrp->nr_populated_csets + cgrp->nr_populated_domain_children + cgrp->nr_populated_threaded_children > 0)
 		r->flags |= ACCT_BPF_F_POPULATED;
 
 	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id)) {
@@ -285,7 +340,18 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 		tail = ACCT_BPF_TAIL_MAX;
 	u32 size = sizeof(*r) + tail * sizeof(long long);
 	r->size = size;
-	bpf_seq_write(seq, b, size);
+	if (!to_map) {
+		bpf_seq_write(seq, b, size);
+		return 0;
+	}
+	struct out_buf *o = bpf_map_lookup_elem(&out, &zero);
+	u64 off = out_len;
+	if (!o || off > ACCT_BPF_OUT_SIZE - sizeof(struct record_buf) || size > sizeof(struct record_buf)) {
+		out_full = 1;
+		return 0;
+	}
+	bpf_probe_read_kernel(o->data + off, size, b);
+	out_len = off + size;
 	return 0;
 }
 

@@ -70,6 +70,9 @@ struct acct_bpf_record {
 };
 
 #define ACCT_BPF_STAT_SEL 32 /* stat items a selection may name */
+/* The program's output map (one value of this many bytes): a walk writes its
+ * records there when the collector attached the iterator itself. */
+#define ACCT_BPF_OUT_SIZE (4u << 20)
 /* The longest record: every stat item and every node's items. */
 #define ACCT_BPF_TAIL_MAX (ACCT_BPF_STATE_MAX + ACCT_BPF_NODES_MAX * ACCT_BPF_NODE_ITEMS)
 

@@ -164,6 +164,8 @@ struct acct_sampler {
 	int inactive_entry;       /* stat_map entry of (total_)inactive_file; -1: none */
 	unsigned node_items;
 	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
+	int numa_entry[ACCT_BPF_NODE_ITEMS]; /* stat_map entries of the NUMA keys (one node) */
+	unsigned nr_numa_entries;            /* 0: not every NUMA key is mapped */
 	unsigned parts;           /* atomic; enum acct_sampler_bpf_part still served */
 	unsigned streak[2];       /* consecutive passes with a mismatch: memory, stat */
 	size_t check_cursor;      /* rotating position of the cross-checks in the work list */
@@ -723,6 +725,16 @@ static void bpf_memory(struct sample_ctx *x)
 				break;
 		}
 		__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
+	} else if (s->nr_numa_entries) {
+		int64_t sum = 0;
+		for (unsigned k = 0; k < s->nr_numa_entries; k++) {
+			unsigned e = (unsigned)s->numa_entry[k], idx = s->stat_map.e[e].index;
+			if (idx >= r->nr_state)
+				return;
+			sum += acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[e].unit;
+		}
+		if (acct_cgroup_set_node(x->cg, 0, sum) == 0)
+			__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
 	}
 }
 
@@ -888,9 +900,16 @@ static void bpf_walk(struct acct_sampler *s)
 		s->snap_valid[i] = false;
 		if (!acct_bpf_collector_serves(s->opts.collector, i))
 			continue;
+		/* A walk alone serves memory: the other hierarchies' records only
+		 * say whether a cgroup is populated, which it does not read. */
+		if ((s->flags & ACCT_PASS_KERNEL) && i != s->mem_hier)
+			continue;
 		int r = acct_bpf_collector_read(s->opts.collector, i, &s->snap[i]);
 		if (r < 0) {
-			rep->errors[ACCT_ERR_UNREADABLE]++;
+			/* Too many cgroups for a pinned iterator is a state the
+			 * reason shows, not a failed read. */
+			if (r != -E2BIG)
+				rep->errors[ACCT_ERR_UNREADABLE]++;
 			continue;
 		}
 		s->snap_valid[i] = true;
@@ -1757,6 +1776,8 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 		acct_bpf_batching_detect(&s->opts.batching, opts->nr_cpus, NULL);
 	if (s->opts.page_size > 0)
 		s->opts.batching.page_size = s->opts.page_size;
+	if (!opts->kernel_bounds) /* a copy of a tree: no kernel batched its values */
+		s->opts.batching.nr_cpus = 0;
 	s->mem_hier = -1;
 	s->inactive_entry = -1;
 	s->parts = ACCT_BPF_PART_POPULATED | ACCT_BPF_PART_MEMORY | ACCT_BPF_PART_STAT;
@@ -1773,6 +1794,21 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 				s->inactive_entry = (int)i;
 		if (s->mem_hier >= 0)
 			s->node_items = acct_bpf_collector_node_items(opts->collector, s->mem_hier, s->node_units);
+		/* On one node the program reads no per-node values: node 0 is the
+		 * sum of the NUMA keys, when every one of them is mapped. */
+		const char *const *numa = acct_bpf_numa_keys(s->mem_hier == ACCT_HIER_UNIFIED);
+		bool all = true;
+		for (unsigned k = 0; numa[k] && all; k++) {
+			all = false;
+			for (unsigned i = 0; i < s->stat_map.n && k < ACCT_BPF_NODE_ITEMS; i++)
+				if (strcmp(s->stat_map.e[i].key, numa[k]) == 0) {
+					s->numa_entry[k] = (int)i;
+					all = true;
+				}
+			s->nr_numa_entries = all ? k + 1 : 0;
+		}
+		if (!all || opts->nr_nodes > 1)
+			s->nr_numa_entries = 0;
 	}
 	s->max_cached = opts->max_cached_fds;
 	if (s->max_cached == 0) {

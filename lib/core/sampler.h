@@ -89,6 +89,10 @@ struct acct_sampler_options {
 	 * stat map (copied) says which memory.stat keys its records serve. */
 	struct acct_bpf_collector *collector;
 	const struct acct_bpf_stat_map *stat_map;
+	unsigned nr_nodes;      /* NUMA nodes of the ledger (0: 1) */
+	/* The tree is the kernel's cgroupfs (not a test's copy): values carry
+	 * the kernel's batching in their bounds. */
+	bool kernel_bounds;
 	/* The kernel's batching, for bounds (nr_cpus 0: detected). */
 	struct acct_bpf_batching batching;
 };

@@ -306,15 +306,43 @@ static void put_value(struct acct_json_buf *b, int64_t v, uint64_t bound, uint64
 	}
 }
 
+/* How fast q's value moves, per second, where acctd measures it: memory from
+ * the sampler's motion estimate, cpu.usage from the CPU rate (cores x 1e6
+ * usec/s). Motion x age estimates how far a served value may have moved
+ * since it was read (docs/counters.md, "Staleness and fresh reads"). */
+static bool quantity_motion(const struct acct_cgroup *cg, enum acct_quantity q, double *ret)
+{
+	if (q == ACCT_Q_MEMORY && __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE)) {
+		*ret = acct_cgroup_get_double(&cg->memory_motion_bits);
+		return true;
+	}
+	if (q == ACCT_Q_CPU_USAGE && __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE)) {
+		*ret = acct_cgroup_get_double(&cg->cpu_rate_bits) * 1e6;
+		return true;
+	}
+	return false;
+}
+
 static void put_quantity(struct acct_json_buf *b, const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us,
-			 bool precise)
+			 bool precise, const struct acct_fresh_reading *fresh)
 {
 	struct acct_reading rd;
-	if (!acct_cgroup_get(cg, q, precise, &rd)) {
+	double motion;
+	bool is_fresh = fresh && (fresh->have & (UINT64_C(1) << q));
+	if (is_fresh)
+		put_value(b, fresh->value[q], fresh->bound[q], now_us > fresh->read_us ? now_us - fresh->read_us : 0);
+	else if (acct_cgroup_get(cg, q, precise, &rd))
+		put_value(b, rd.value, rd.bound, acct_cgroup_quantity_age(cg, q, now_us));
+	else {
 		PUT(b, "null");
 		return;
 	}
-	put_value(b, rd.value, rd.bound, acct_cgroup_quantity_age(cg, q, now_us));
+	if (quantity_motion(cg, q, &motion)) {
+		PUT(b, ",\"motion_per_s\":");
+		put_double(b, motion);
+	}
+	if (is_fresh)
+		PUT(b, ",\"fresh\":true");
 	PUT(b, "}");
 }
 
@@ -435,6 +463,12 @@ static void put_io(struct acct_json_buf *b, struct acct_ledger *l, const struct 
 int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const struct acct_cgroup *cg, uint64_t now_us,
 			   bool precise, unsigned nr_nodes)
 {
+	return acct_cgroup_write_json_fresh(b, l, cg, now_us, precise, nr_nodes, NULL);
+}
+
+int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l, const struct acct_cgroup *cg,
+				 uint64_t now_us, bool precise, unsigned nr_nodes, const struct acct_fresh_reading *fresh)
+{
 	static const char *const minutes[3] = { "avg1", "avg5", "avg15" };
 	bool dead = acct_cgroup_is_dead(cg);
 
@@ -474,7 +508,7 @@ int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const
 		if (i >= ACCT_Q_PSI_CPU_SOME && i <= ACCT_Q_PSI_IO_FULL)
 			continue;
 		put_plain_key(b, &first, acct_quantity_info(i)->name);
-		put_quantity(b, cg, i, now_us, precise);
+		put_quantity(b, cg, i, now_us, precise, fresh);
 	}
 
 	uint64_t fast_age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us);
@@ -573,7 +607,7 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 		PUT(b, ",\"state\":\"dead\",\"memory\":");
 	else
 		PUT(b, ",\"state\":\"live\",\"memory\":");
-	put_quantity(b, cg, ACCT_Q_MEMORY, now_us, false);
+	put_quantity(b, cg, ACCT_Q_MEMORY, now_us, false, NULL);
 	PUT(b, ",\"cpu_rate\":");
 	if (!__atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE))
 		PUT(b, "null");

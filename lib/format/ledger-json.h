@@ -2,13 +2,15 @@
  * varlink API and acctctl, so that every consumer sees the same names.
  *
  * A value is {"value": V, "bound": B, "age_us": A} (bound and age omitted when
- * 0 / unknown), or null when it has never been read. Units are in the names'
+ * 0 / unknown), or null when it has never been read; memory and cpu.usage add
+ * "motion_per_s" once their rate is known, a fresh read's values "fresh": true. Units are in the names'
  * documentation (docs/ledger.md): bytes, microseconds, counts. */
 #pragma once
 
 #include <json-c/json.h>
 #include <stdbool.h>
 
+#include "fresh.h"
 #include "ledger.h"
 #include "reconcile.h"
 #include "sampler.h"
@@ -45,6 +47,11 @@ void acct_json_buf_append(struct acct_json_buf *b, const char *s, size_t n);
 void acct_json_buf_free(struct acct_json_buf *b);
 int acct_cgroup_write_json(struct acct_json_buf *b, struct acct_ledger *l, const struct acct_cgroup *cg, uint64_t now_us,
 			   bool precise, unsigned nr_nodes);
+/* The same, with the quantities of a fresh read (fresh.h; NULL: none) served
+ * from it instead of the ledger: its value and kernel bound, age_us since the
+ * read, and "fresh": true. */
+int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l, const struct acct_cgroup *cg,
+				 uint64_t now_us, bool precise, unsigned nr_nodes, const struct acct_fresh_reading *fresh);
 int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgroup *cg, uint64_t now_us);
 
 struct json_object *acct_reconcile_to_json(const struct acct_reconcile_report *rep);

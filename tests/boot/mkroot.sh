@@ -19,7 +19,7 @@ root=${1:?usage: mkroot.sh ROOT}
 suite=bookworm
 # systemd, a D-Bus for systemctl and /bin/kill (procps) for ExecReload=; then
 # what acctd and acctctl link against.
-include=systemd,systemd-sysv,dbus,procps,libevent-2.1-7,libevent-pthreads-2.1-7,libinih1,libjson-c5,liburcu8,libnuma1,libcgroup2,zlib1g,libsystemd0
+include=systemd,systemd-sysv,dbus,procps,libevent-2.1-7,libevent-pthreads-2.1-7,libinih1,libjson-c5,liburcu8,libnuma1,libcgroup2,zlib1g,libsystemd0,libbpf1
 stamp="suite=$suite variant=minbase include=$include"
 
 if [ -f "$root/.acctd-boot-root" ] && [ "$(cat "$root/.acctd-boot-root")" = "$stamp" ]; then

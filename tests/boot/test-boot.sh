@@ -13,7 +13,9 @@
 #      systemctl enable acctd enables both.
 #   1. systemctl start acctd: active, running as an unprivileged user without
 #      capabilities, acctctl status answers and reports no unreadable file;
-#      /metrics answers (when built).
+#      acctd --bpf-pin (ExecStartPre=+) pinned the BPF iterator, which acctd's
+#      user reads in acctd's mount namespace, and Status's "collectors" shows
+#      bpf (once acctd reports it); /metrics answers (when built).
 #   2. systemctl reload with a good configuration applies it; with a bad one it
 #      is refused and acctd keeps running with the good one; acctctl reload
 #      reports the refusal as an error.
@@ -125,6 +127,7 @@ cleanup() {
 	remove_cgroups
 	umount -l "$merged" 2>/dev/null || true
 	umount -l /run/systemd/nspawn 2>/dev/null || true
+	umount -l "$tmp/bpffs" 2>/dev/null || true
 	if [ -n "${ACCTD_BOOT_KEEP:-}" ]; then
 		echo "kept $tmp"
 	else
@@ -218,11 +221,19 @@ make_cgroups
 
 mkdir -p /run/systemd/nspawn
 mount -t tmpfs tmpfs /run/systemd/nspawn
+mkdir "$tmp/bpffs"
+mount -t bpf -o mode=0700 bpf "$tmp/bpffs"
 # A network namespace of its own (loopback only): acctd's /metrics port in the
 # container cannot collide with anything on the host.
 (
 	for cg in "${cgroups[@]}"; do echo "$BASHPID" >"$cg/cgroup.procs"; done
-	exec systemd-nspawn -D "$merged" --register=no --keep-unit -q -b --console=pipe --private-network
+	# bpf() is refused in a container by default; acctd --bpf-pin
+	# (ExecStartPre=+) needs it, with CAP_BPF and CAP_PERFMON, to load and
+	# pin the iterator the daemon reads (step 1). The container's /sys has
+	# no bpffs: it gets one of its own, mode 0700 as systemd mounts it on a
+	# host, which acctd --bpf-pin must make searchable for the daemon.
+	exec systemd-nspawn -D "$merged" --register=no --keep-unit -q -b --console=pipe --private-network \
+		--capability=CAP_BPF,CAP_PERFMON,CAP_SYS_ADMIN --system-call-filter=bpf --bind="$tmp/bpffs:/sys/fs/bpf"
 ) </dev/null >"$tmp/console.log" 2>&1 &
 nspawn_pid=$!
 children() { # the processes whose parent is $1
@@ -340,6 +351,47 @@ if [ -n "$acctctl" ]; then
 else
 	say "step 1: acctd active as uid $uid without capabilities (acctctl status skipped: not built)"
 fi
+
+# The BPF collector's privilege split: acctd --bpf-pin (ExecStartPre=+, as
+# root) pinned the iterator, 0644, and made the container's 0700 bpffs
+# searchable; the daemon's user, without capabilities and in the daemon's
+# own mount namespace, reads whole records from it.
+in_ct journalctl -u acctd -o cat --no-pager >"$tmp/journal.txt"
+grep -q '^memory: pinned at /sys/fs/bpf/acctd/memory$' "$tmp/journal.txt" ||
+	{ cat "$tmp/journal.txt"; fail "acctd --bpf-pin did not pin the memory hierarchy's iterator"; }
+mode=$(in_ct stat -c %a /sys/fs/bpf/acctd/memory) || fail "no pin at /sys/fs/bpf/acctd/memory"
+[ "$mode" = 644 ] || fail "the pin's mode is $mode, not 644"
+mode=$(in_ct stat -c %a /sys/fs/bpf)
+# others may search, not list (the sticky bit of some bpffs mounts aside)
+[ $((0$mode & 07)) = 1 ] || fail "/sys/fs/bpf (mounted 0700) is $mode: others cannot search it, or can list it"
+gid=$(in_ct awk '/^Gid:/ { print $3 }' "/proc/$pid/status")
+# One read(): a cgroup iterator returns at most 8 pages per read() and does
+# not resume a walk in the next one.
+in_ct nsenter -t "$pid" -m -S "$uid" -G "$gid" -- dd if=/sys/fs/bpf/acctd/memory bs=1M count=1 status=none \
+	>"$tmp/pin.bin" || fail "acctd's user cannot read its pin in acctd's mount namespace"
+records=$(python3 "$here/../bpf_record.py" "$tmp/pin.bin") && [ "$records" -gt 0 ] ||
+	fail "acctd's user did not read whole records from its pin: $records"
+if [ -n "$acctctl" ]; then
+	# The Status reply's "collectors" (one entry per hierarchy): at least one
+	# hierarchy served by BPF through its pin. Until acctd reports them,
+	# the pins and the read above are the evidence.
+	python3 -c '
+import json, sys
+def find(o):  # "collectors" wherever the reply puts it
+    if isinstance(o, dict):
+        return o["collectors"] if "collectors" in o else next((f for f in map(find, o.values()) if f is not None), None)
+    return None
+c = find(json.load(open(sys.argv[1])))
+if c is None:
+    print("NOTE: acctctl status has no \"collectors\" yet; checked the pins instead")
+    sys.exit(0)
+bpf = [e["hierarchy"] for e in c if e.get("collector") == "bpf" and e.get("reason", "").startswith("pinned at")]
+if not bpf:
+    print("FAIL: no hierarchy served by BPF through a pin:", json.dumps(c))
+    sys.exit(1)
+print("collectors: bpf for", ", ".join(bpf))' "$tmp/status.json" || fail "the BPF collector is not active"
+fi
+say "step 1: --bpf-pin pinned the iterator; acctd's user reads $records records from its pin"
 
 # /metrics, when acctd is built with it: served through the sandbox's
 # RestrictAddressFamilies= (fetched by the host's python3 in the container's

@@ -31,7 +31,8 @@ def api(fakecg, tmp_path):
 
 def check_value(v):
     assert isinstance(v["value"], int)
-    assert set(v) <= {"value", "bound", "age_us"}
+    assert set(v) <= {"value", "bound", "age_us", "motion_per_s", "fresh"}
+    assert v.get("fresh", True) is True and v.get("motion_per_s", 0) >= 0
     assert v.get("bound", 0) >= 0 and v.get("age_us", 0) >= 0
 
 
@@ -170,8 +171,10 @@ def test_status(api):
         st = ok(v.call(IFACE + ".Status"))["status"]
     want = {"version", "status", "uptime_us", "cgroup_mode", "cgroup_root", "cgroups_live", "cgroups_dead",
             "fast_interval_us", "slow_interval_us", "last_fast_pass", "last_slow_pass", "budgets", "tuner",
-            "reconciliation", "config_sources", "reloads", "reload_failures", "reload_result"}
+            "reconciliation", "config_sources", "reloads", "reload_failures", "reload_result", "collectors", "bpf"}
     assert set(st) <= want and set(st) >= want - {"reload_result"}
+    # a tree in a directory is not the kernel's: files, and the reason says so
+    assert st["collectors"] and all(c["collector"] == "files" and c["reason"] for c in st["collectors"])
     assert st["cgroup_mode"] == "unified" and st["cgroup_root"] == fs.root
     assert st["cgroups_live"] == len(fs.paths()) and st["cgroups_dead"] == 0
     assert st["fast_interval_us"] == 100000

@@ -1,0 +1,251 @@
+/* bpf-pin.c - acctd --bpf-pin: load, attach and pin the cgroup iterator as
+ * root, for an unprivileged daemon to read (bpf-pin.h). */
+#include "bpf-pin.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "bpf-collector.h"
+#include "cgroup-layout.h"
+#include "config.h"
+#include "log.h"
+#include "topology.h"
+#include "util.h"
+
+#define BPFFS_MOUNT "/sys/fs/bpf"
+#define BPF_FS_MAGIC_VALUE 0xcafe4a11 /* BPF_FS_MAGIC of linux/magic.h */
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_cgroup_layout *, acct_cgroup_layout_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_bpf_collector *, acct_bpf_collector_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_topology *, acct_topology_free);
+
+/* The per-hierarchy result lines: on stdout for an administrator or a
+ * script; under systemd into the journal as structured entries like every
+ * other line of acctd's (stdout would arrive there without them). */
+static void __attribute__((format(printf, 2, 3))) say(int level, const char *format, ...)
+{
+	char line[LOG_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, format);
+	vsnprintf(line, sizeof(line), format, ap);
+	va_end(ap);
+	if (log_get_target() == LOG_TARGET_JOURNAL)
+		log_full(level, "%s", line);
+	else {
+		printf("%s\n", line);
+		fflush(stdout);
+	}
+}
+
+static int load_config(const struct manager_config_source *src, struct acct_config **ret)
+{
+	_cleanup_(acct_config_diag_clear) struct acct_config_diag diag = { 0 };
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	int r;
+
+	r = acct_config_load(src->main_file, src->dropin_dir, &c, &diag);
+	for (unsigned i = 0; r >= 0 && i < src->nr_overrides; i++)
+		r = acct_config_set(c, src->overrides[i].section, src->overrides[i].key, src->overrides[i].value,
+				    src->overrides[i].origin, &diag);
+	if (r < 0)
+		return log_error_errno(r, "%s", diag.error ?: strerror(-r));
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+/* Remove the pins an earlier run left in dir (one per hierarchy name) and
+ * dir itself when that empties it. Returns the number removed or -errno. */
+static int remove_pins(const char *dir)
+{
+	int n = 0;
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
+		_cleanup_free_ char *path = NULL;
+		if (asprintf(&path, "%s/%s", dir, acct_hierarchy_to_string(i)) < 0)
+			return -ENOMEM;
+		if (unlink(path) == 0)
+			n++;
+		else if (errno != ENOENT)
+			return log_error_errno(errno, "Failed to remove %s: %m", path);
+	}
+	if (rmdir(dir) < 0 && errno != ENOENT && errno != ENOTEMPTY)
+		return log_error_errno(errno, "Failed to remove %s: %m", dir);
+	return n;
+}
+
+static bool on_bpffs(const char *path)
+{
+	struct statfs sf;
+	return statfs(path, &sf) == 0 && (unsigned long)sf.f_type == BPF_FS_MAGIC_VALUE;
+}
+
+/* Pins can only live on bpffs. systemd mounts it at boot; a host without
+ * systemd may not have it. Mounted here with mode 0755 (the kernel's default
+ * is 01777): anyone may look up the pins, only root may pin. Returns 0 when
+ * bpffs is there, or a negative errno with *reason set. */
+static int ensure_bpffs(char *reason, size_t size)
+{
+	if (on_bpffs(BPFFS_MOUNT))
+		return 0;
+	if (mount("bpf", BPFFS_MOUNT, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755") < 0) {
+		int r = -errno;
+		snprintf(reason, size, "cannot mount bpffs at " BPFFS_MOUNT ": %s", strerror(-r));
+		return r;
+	}
+	log_info("Mounted bpffs at " BPFFS_MOUNT);
+	return 0;
+}
+
+/* systemd mounts bpffs with mode 0700, which keeps the daemon's user from
+ * reaching its pins below. Give the directories above the pin directory
+ * that are on bpffs search permission (x, not r: nothing can be listed),
+ * where they lack it. That exposes no other pin: bpf_obj_pin() creates pins
+ * 0600, and a pin's own mode still decides who may open it. Returns 0 or
+ * -errno. */
+static int make_searchable(const char *dir)
+{
+	_cleanup_free_ char *p = strdup(dir);
+	if (!p)
+		return -ENOMEM;
+	for (char *slash = strrchr(p, '/'); slash && slash != p; slash = strrchr(p, '/')) {
+		*slash = 0;
+		struct stat st;
+		if (!on_bpffs(p) || stat(p, &st) < 0)
+			break;
+		if ((st.st_mode & 0011) == 0011)
+			continue;
+		mode_t mode = (st.st_mode & 07777) | 0011;
+		if (chmod(p, mode) < 0)
+			return log_error_errno(errno, "Failed to make %s searchable: %m", p);
+		log_info("Made %s searchable for acctd's user (mode %04o, was %04o)", p, (unsigned)mode,
+			 (unsigned)(st.st_mode & 07777));
+	}
+	return 0;
+}
+
+/* The hierarchy holding memory.stat, or -1 (no memory controller). */
+static int memory_hierarchy(const struct acct_cgroup_layout *l)
+{
+	if (l->mount[ACCT_HIER_MEMORY])
+		return ACCT_HIER_MEMORY;
+	if (l->mount[ACCT_HIER_UNIFIED] && l->v2_memory)
+		return ACCT_HIER_UNIFIED;
+	return -1;
+}
+
+/* Tell the program which memory.stat items to copy per node; before pinning,
+ * since the pinned links keep the program (and these settings) as they are. */
+static void map_numa(struct acct_bpf_collector *c, const struct acct_cgroup_layout *l)
+{
+	struct acct_bpf_stat_map map;
+	int h = memory_hierarchy(l);
+	if (h < 0 || !acct_bpf_collector_serves(c, h))
+		return;
+	int r = acct_bpf_collector_map_stats(c, h, acct_bpf_numa_keys(h == ACCT_HIER_UNIFIED),
+					     &map);
+	uint32_t units[ACCT_BPF_NODE_ITEMS];
+	if (r < 0)
+		say(LOG_NOTICE, "%s: memory.stat keys not mapped, no per-node values: %s", acct_hierarchy_to_string(h),
+		    strerror(-r));
+	else
+		say(LOG_INFO, "%s: %d memory.stat keys mapped (from %u cgroups), %u per-node items",
+		    acct_hierarchy_to_string(h), r, map.cgroups_used, acct_bpf_collector_node_items(c, h, units));
+}
+
+int bpf_pin_run(const struct manager_config_source *src)
+{
+	_cleanup_(acct_config_freep) struct acct_config *config = NULL;
+	_cleanup_(acct_cgroup_layout_freep) struct acct_cgroup_layout *layout = NULL;
+	_cleanup_(acct_bpf_collector_freep) struct acct_bpf_collector *c = NULL;
+	_cleanup_(acct_topology_freep) struct acct_topology *topo = NULL;
+	char reason[256];
+	int r;
+
+	r = load_config(src, &config);
+	if (r < 0 || !config)
+		return 1;
+	const char *dir = config->bpf_pin_dir && *config->bpf_pin_dir ? config->bpf_pin_dir : NULL;
+	bool required = config->collector == ACCT_COLLECTOR_BPF;
+
+	if (config->collector == ACCT_COLLECTOR_FILES) {
+		r = dir ? remove_pins(dir) : 0;
+		if (r < 0)
+			return 1;
+		say(LOG_INFO, "collector = files: nothing pinned, %d earlier pins removed", r);
+		return 0;
+	}
+	if (!dir) {
+		say(LOG_NOTICE, "bpf_pin_dir is empty: nothing pinned (the daemon attaches the iterator itself, if "
+				"it may)");
+		return required ? 1 : 0;
+	}
+
+	r = acct_cgroup_layout_detect(config->cgroup_root, &layout);
+	if (r < 0 || !layout) {
+		log_error_errno(r, "Failed to find the cgroup hierarchies%s%s: %m", config->cgroup_root ? " under " : "",
+				config->cgroup_root ?: "");
+		return 1;
+	}
+	/* Pins of an earlier run go first: a hierarchy that cannot be pinned now
+	 * must not be served by a program of another build or configuration. */
+	r = remove_pins(dir);
+	if (r < 0)
+		return 1;
+	if (ensure_bpffs(reason, sizeof(reason)) < 0) {
+		say(required ? LOG_ERR : LOG_NOTICE, "nothing pinned: %s%s", reason,
+		    required ? "" : " (the daemon reads cgroupfs files)");
+		return required ? 1 : 0;
+	}
+
+	uint32_t wanted = 0;
+	for (int i = 0; i < _ACCT_HIER_MAX; i++)
+		if (layout->mount[i])
+			wanted |= 1u << i;
+	(void)acct_topology_detect(&topo); /* without it, one node */
+	struct acct_bpf_collector_options opts = {
+		.layout = layout,
+		.hierarchies = wanted,
+		.pin_dir = NULL, /* attach afresh: the pins are what is being made */
+		.attach = true,
+		.nr_nodes = topo ? topo->nr_nodes : 1,
+	};
+	r = acct_bpf_collector_new(&opts, &c);
+	if (r < 0) {
+		log_error_errno(r, "Failed to set up the BPF collector: %m");
+		return 1;
+	}
+	map_numa(c, layout);
+
+	r = acct_bpf_collector_pin(c, dir);
+	if (r < 0)
+		log_error_errno(r, "Failed to pin the iterators in %s: %m", dir);
+	else if (r > 0 && make_searchable(dir) < 0)
+		r = -EACCES;
+	if (r < 0) {
+		(void)remove_pins(dir);
+		return 1;
+	}
+	int pinned = r;
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
+		const char *name = acct_hierarchy_to_string(i);
+		if (!layout->mount[i])
+			continue;
+		if (acct_bpf_collector_serves(c, i))
+			say(LOG_INFO, "%s: pinned at %s/%s", name, dir, name);
+		else
+			say(LOG_NOTICE, "%s: not pinned: %s", name, acct_bpf_collector_reason(c, i));
+	}
+	if (pinned == 0) {
+		say(required ? LOG_ERR : LOG_NOTICE, "nothing pinned%s",
+		    required ? " and collector = bpf" : ": the daemon reads cgroupfs files");
+		return required ? 1 : 0;
+	}
+	return 0;
+}

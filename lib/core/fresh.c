@@ -1,0 +1,229 @@
+/* fresh.c - one cgroup's memory and CPU time, read now (fresh.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgfs-parse.h"
+#include "fresh.h"
+#include "ledger.h"
+#include "util.h"
+
+const enum acct_quantity acct_fresh_quantities[ACCT_FRESH_MAX] = {
+	ACCT_Q_MEMORY,
+	ACCT_Q_CPU_USAGE,
+	ACCT_Q_CPU_USER,
+	ACCT_Q_CPU_SYSTEM,
+};
+
+#define FILE_MAX 4096 /* cpu.stat is the longest file read here, well below */
+
+static const char root_reason[] =
+	"the root is not read fresh: its memory is defined from its children's (docs/acctd.md), "
+	"which one read cannot give; served from the last pass";
+
+static struct acct_bpf_batching detected;
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+static void detect(void)
+{
+	acct_bpf_batching_detect(&detected, 0, NULL);
+	if (detected.page_size <= 0)
+		detected.page_size = sysconf(_SC_PAGESIZE);
+}
+
+/* The cgroup's directory in hierarchy h. */
+static int cg_dir(const struct acct_cgroup_layout *L, enum acct_hierarchy h, const char *path, char *buf,
+		  size_t size)
+{
+	if (!L->mount[h])
+		return -ENOENT;
+	int n = snprintf(buf, size, "%s%s", L->mount[h], strcmp(path, "/") == 0 ? "" : path);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Read `name` of the cgroup's directory `dir` into buf, NUL-terminated.
+ * Returns 0, -ENODATA when the file is absent but the directory is there (the
+ * cgroup has no such file), -ENOENT when the directory is gone, -EFBIG when
+ * the file does not fit, or another negative errno. */
+static int read_cg_file(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int r = -errno;
+		struct stat st;
+		if ((r == -ENOENT || r == -ENODEV) && stat(dir, &st) == 0)
+			return -ENODATA;
+		return r == -ENODEV ? -ENOENT : r;
+	}
+	size_t len = 0;
+	for (;;) {
+		ssize_t k = read(fd, buf + len, size - 1 - len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			/* ENODEV: the cgroup went away between open and read */
+			return errno == ENODEV ? -ENOENT : -errno;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+		if (len == size - 1)
+			return -EFBIG;
+	}
+	buf[len] = '\0';
+	return 0;
+}
+
+static void put(struct acct_fresh_reading *ret, enum acct_quantity q, uint64_t v, uint64_t bound)
+{
+	ret->value[q] = (int64_t)MIN(v, (uint64_t)INT64_MAX);
+	ret->bound[q] = bound;
+	ret->have |= UINT64_C(1) << q;
+}
+
+static int read_memory(const struct acct_fresh_options *o, const struct acct_bpf_batching *b, const char *path,
+		       uint32_t hierarchies, struct acct_fresh_reading *ret)
+{
+	const struct acct_cgroup_layout *L = o->layout;
+	enum acct_hierarchy h;
+	const char *file;
+	char dir[PATH_MAX], buf[FILE_MAX];
+	int r;
+
+	/* As pick_files(): the unified tree's memory where v2 has the
+	 * controller, else the v1 memory hierarchy. */
+	if (L->v2_memory && (hierarchies & (1u << ACCT_HIER_UNIFIED))) {
+		h = ACCT_HIER_UNIFIED;
+		file = "memory.current";
+	} else if (hierarchies & (1u << ACCT_HIER_MEMORY)) {
+		h = ACCT_HIER_MEMORY;
+		file = "memory.usage_in_bytes";
+	} else
+		return 0;
+	r = cg_dir(L, h, path, dir, sizeof(dir));
+	if (r < 0)
+		return r;
+
+	if (o->collector && acct_bpf_collector_serves(o->collector, h)) {
+		struct acct_bpf_record rec;
+		r = acct_bpf_collector_read_one(o->collector, h, dir, &rec);
+		if (r == -ENOENT)
+			return r;
+		/* -EPERM (pinned iterators only), or a record without memcg
+		 * values: the file gives the same counter. */
+		if (r == 0 && (rec.flags & ACCT_BPF_F_MEMCG)) {
+			put(ret, ACCT_Q_MEMORY, rec.usage * (uint64_t)b->page_size,
+			    acct_bpf_memory_bound(b, rec.nr_descendants));
+			ret->memory_source = "bpf";
+			return 0;
+		}
+	}
+	r = read_cg_file(dir, file, buf, sizeof(buf));
+	if (r == -ENODATA)
+		return 0;
+	if (r < 0)
+		return r;
+	uint64_t v;
+	r = cgfs_parse_u64(buf, &v);
+	if (r < 0)
+		return -EBADMSG;
+	put(ret, ACCT_Q_MEMORY, v, acct_bpf_memory_bound(b, INT_MAX));
+	ret->memory_source = file;
+	return 0;
+}
+
+static int read_cpu(const struct acct_fresh_options *o, const char *path, uint32_t hierarchies,
+		    struct acct_fresh_reading *ret)
+{
+	const struct acct_cgroup_layout *L = o->layout;
+	char dir[PATH_MAX], buf[FILE_MAX];
+	int r;
+
+	if (hierarchies & (1u << ACCT_HIER_CPUACCT)) {
+		/* As pick_files(): a cgroup in v1 cpuacct reads it, not the
+		 * unified cpu.stat. */
+		r = cg_dir(L, ACCT_HIER_CPUACCT, path, dir, sizeof(dir));
+		if (r < 0)
+			return r;
+		uint64_t ns, user, sys;
+		r = read_cg_file(dir, "cpuacct.usage", buf, sizeof(buf));
+		if (r < 0 && r != -ENODATA)
+			return r;
+		if (r == 0) {
+			if (cgfs_parse_u64(buf, &ns) < 0)
+				return -EBADMSG;
+			put(ret, ACCT_Q_CPU_USAGE, ns / 1000, 0);
+		}
+		r = read_cg_file(dir, "cpuacct.stat", buf, sizeof(buf));
+		if (r < 0 && r != -ENODATA)
+			return r;
+		if (r == 0) {
+			long hz = o->user_hz > 0 ? o->user_hz : sysconf(_SC_CLK_TCK);
+			if (hz <= 0)
+				return -EINVAL;
+			if (cgfs_parse_cpuacct_stat(buf, (unsigned)hz, &user, &sys) < 0)
+				return -EBADMSG;
+			/* ticks, rounded down by the kernel: one tick short at most */
+			uint64_t tick = (uint64_t)(1000000 / hz);
+			put(ret, ACCT_Q_CPU_USER, user, tick);
+			put(ret, ACCT_Q_CPU_SYSTEM, sys, tick);
+		}
+		return 0;
+	}
+	if (!(hierarchies & (1u << ACCT_HIER_UNIFIED)))
+		return 0;
+	r = cg_dir(L, ACCT_HIER_UNIFIED, path, dir, sizeof(dir));
+	if (r < 0)
+		return r;
+	r = read_cg_file(dir, "cpu.stat", buf, sizeof(buf));
+	if (r == -ENODATA)
+		return 0;
+	if (r < 0)
+		return r;
+	struct cgfs_cpu_stat cs;
+	if (cgfs_parse_cpu_stat(buf, &cs) < 0)
+		return -EBADMSG;
+	if (cs.has_usage) {
+		put(ret, ACCT_Q_CPU_USAGE, cs.usage_usec, 0);
+		put(ret, ACCT_Q_CPU_USER, cs.user_usec, 0);
+		put(ret, ACCT_Q_CPU_SYSTEM, cs.system_usec, 0);
+	}
+	return 0;
+}
+
+int acct_fresh_read(const struct acct_fresh_options *opts, const char *path, uint32_t hierarchies,
+		    struct acct_fresh_reading *ret)
+{
+	if (!opts || !opts->layout || !path || path[0] != '/' || !ret)
+		return -EINVAL;
+	*ret = (struct acct_fresh_reading){ 0 };
+	if (strcmp(path, "/") == 0) {
+		ret->not_read = root_reason;
+		ret->read_us = acct_now_us();
+		return 0;
+	}
+	const struct acct_bpf_batching *b = opts->batching;
+	if (!b && opts->collector)
+		b = acct_bpf_collector_batching(opts->collector);
+	if (!b) {
+		pthread_once(&detect_once, detect);
+		b = &detected;
+	}
+	int r = read_memory(opts, b, path, hierarchies, ret);
+	if (r >= 0)
+		r = read_cpu(opts, path, hierarchies, ret);
+	if (r < 0) {
+		ret->have = 0;
+		return r;
+	}
+	ret->read_us = acct_now_us();
+	return 0;
+}

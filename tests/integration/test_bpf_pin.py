@@ -1,0 +1,204 @@
+"""acctd --bpf-pin on this host's kernel: the privileged step that pins the BPF
+cgroup iterator in bpffs for an unprivileged daemon (docs/systemd.md, "BPF:
+the privilege split").
+
+Real kernel, real bpffs, real cgroups; each test pins into a directory of its
+own under /sys/fs/bpf (named after the test), removed afterwards. Skips where
+not root or where the kernel cannot load the iterator (no BTF, no BPF)."""
+import os
+import re
+import stat
+
+import pytest
+
+import acctd
+from bpf_record import records  # tests/bpf_record.py
+
+BPFFS = "/sys/fs/bpf"
+HIERARCHIES = ("unified", "memory", "cpuacct", "cpu", "blkio")
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="acctd --bpf-pin loads a BPF program: needs root"),
+    pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux"),
+                       reason="no kernel BTF (/sys/kernel/btf/vmlinux): the iterator cannot load"),
+]
+
+
+def mounted_hierarchies(output):
+    """The hierarchies --bpf-pin reported on, pinned or not."""
+    return [h for h in HIERARCHIES if re.search(r"^%s: (pinned at|not pinned)" % h, output, re.M)]
+
+
+@pytest.fixture
+def pin(tmp_path, request):
+    """pin(collector="auto", env=None) runs acctd --bpf-pin with a pin
+    directory of this test's own; .dir is that directory."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "-", request.node.name)
+    pin_dir = os.path.join(BPFFS, "acctd-test-bpf-pin-%d-%s" % (os.getpid(), name))
+
+    def run(collector="auto", env=None, pin_dir=pin_dir):
+        conf = acctd.write_config(str(tmp_path / "acctd.conf"),
+                                  {"sampling": {"collector": collector, "bpf_pin_dir": pin_dir}})
+        return acctd.run(["--bpf-pin", "--config", conf, "--config-dropins", ""], env=env or {})
+
+    run.dir = pin_dir
+    yield run
+    for h in HIERARCHIES:
+        try:
+            os.unlink(os.path.join(pin_dir, h))
+        except FileNotFoundError:
+            pass
+    try:
+        os.rmdir(pin_dir)
+    except FileNotFoundError:
+        pass
+
+
+def pin_or_skip(pin):
+    p = pin()
+    out = p.stdout + p.stderr
+    if p.returncode == 0 and "pinned at" not in p.stdout:
+        pytest.skip("the kernel does not load the iterator here: " + out.strip().replace("\n", "; "))
+    assert p.returncode == 0, out
+    return p
+
+
+def test_pins_are_0644_one_per_hierarchy(pin):
+    p = pin_or_skip(pin)
+    hiers = mounted_hierarchies(p.stdout)
+    assert hiers, p.stdout
+    assert stat.S_IMODE(os.stat(pin.dir).st_mode) == 0o755
+    for h in hiers:
+        path = os.path.join(pin.dir, h)
+        assert "%s: pinned at %s" % (h, path) in p.stdout, p.stdout
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o644, path
+    # The memory hierarchy's memory.stat keys were mapped before pinning, so
+    # the pinned program copies per-node values.
+    assert re.search(r"^(memory|unified): \d+ memory.stat keys mapped .*, [1-9]\d* per-node items$", p.stdout,
+                     re.M), p.stdout
+
+
+def test_second_run_replaces_the_pins(pin):
+    p = pin_or_skip(pin)
+    hiers = mounted_hierarchies(p.stdout)
+    before = {h: os.stat(os.path.join(pin.dir, h)).st_ino for h in hiers}
+    p2 = pin()
+    assert p2.returncode == 0, p2.stdout + p2.stderr
+    after = {h: os.stat(os.path.join(pin.dir, h)).st_ino for h in hiers}
+    assert all(before[h] != after[h] for h in hiers), (before, after)
+    assert sorted(os.listdir(pin.dir)) == sorted(hiers)
+
+
+def test_collector_files_removes_the_pins(pin):
+    pin_or_skip(pin)
+    assert os.listdir(pin.dir)
+    p = pin(collector="files")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert not os.path.exists(pin.dir), os.listdir(pin.dir)
+    assert re.search(r"collector = files: nothing pinned, [1-9]\d* earlier pins removed", p.stdout), p.stdout
+    # And again, with nothing left to remove.
+    p = pin(collector="files")
+    assert p.returncode == 0 and "0 earlier pins removed" in p.stdout, p.stdout + p.stderr
+
+
+def read_as_nobody(path):
+    """The bytes uid/gid 65534, without supplementary groups or
+    capabilities, reads from path in one read(); None if it cannot.
+
+    One read(), not a loop to the end: the kernel's cgroup iterator returns
+    at most one session (8 pages) per read() and refuses to resume a walk in
+    a second read() (EOPNOTSUPP), so on a host with more cgroups than fit a
+    session a loop would fail for the kernel's sake, not the permission's."""
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            with open(path, "rb", buffering=0) as f:
+                data = f.read(1 << 20)
+            while data:
+                data = data[os.write(w, data):]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 1 << 20)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    _, status = os.waitpid(child, 0)
+    return data if os.waitstatus_to_exitcode(status) == 0 else None
+
+
+def assert_whole_records(h, data):
+    assert data is not None, "uid 65534 could not read the %s pin" % h
+    assert len(data) > 0, "the %s pin gave nothing" % h
+    try:
+        records(data)
+    except ValueError as e:
+        pytest.fail("%s: %s" % (h, e))
+
+
+def test_unprivileged_user_reads_whole_records(pin):
+    p = pin_or_skip(pin)
+    for h in mounted_hierarchies(p.stdout):
+        assert_whole_records(h, read_as_nobody(os.path.join(pin.dir, h)))
+
+
+def test_pin_dir_below_a_0700_directory(pin):
+    """systemd mounts bpffs with mode 0700: --bpf-pin gives the directories
+    above its pins search permission (not read), or the daemon's user could
+    not reach them."""
+    parent = pin.dir + "-0700"
+    os.mkdir(parent, 0o700)
+    try:
+        p = pin(pin_dir=parent + "/acctd")
+        if p.returncode == 0 and "pinned at" not in p.stdout:
+            pytest.skip("the kernel does not load the iterator here")
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert stat.S_IMODE(os.stat(parent).st_mode) == 0o711
+        assert_whole_records("memory", read_as_nobody(parent + "/acctd/memory"))
+        p = pin(collector="files", pin_dir=parent + "/acctd")
+        assert p.returncode == 0 and not os.path.exists(parent + "/acctd"), p.stdout + p.stderr
+    finally:
+        for h in HIERARCHIES:
+            try:
+                os.unlink(os.path.join(parent, "acctd", h))
+            except FileNotFoundError:
+                pass
+        for d in (parent + "/acctd", parent):
+            try:
+                os.rmdir(d)
+            except FileNotFoundError:
+                pass
+
+
+def test_verifier_rejection_auto_starts_bpf_refuses(pin):
+    """A program the kernel refuses: with collector = auto the service must
+    still start (exit 0, nothing pinned, files); with bpf it must not."""
+    pin_or_skip(pin)  # and stale pins of an earlier run are there
+    reject = {"ACCTD_TEST_BPF_REJECT": "1"}
+    p = pin(env=reject)
+    assert p.returncode == 0, p.stdout + p.stderr
+    # (The reason's wording is the collector's: the verifier refuses this one
+    # with EACCES, which reads as "not permitted".)
+    assert re.search(r"^memory: not pinned: loading the BPF program", p.stdout, re.M), p.stdout
+    assert "nothing pinned: the daemon reads cgroupfs files" in p.stdout, p.stdout
+    assert not os.path.exists(pin.dir) or not os.listdir(pin.dir), "stale pins left behind"
+    p = pin(collector="bpf", env=reject)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "nothing pinned and collector = bpf" in p.stdout, p.stdout
+
+
+def test_pin_dir_outside_bpffs_is_an_error(pin, tmp_path):
+    pin_or_skip(pin)
+    p = pin(pin_dir=str(tmp_path / "not-bpffs"))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "Failed to pin the iterators in" in p.stderr, p.stderr
