@@ -51,6 +51,7 @@ FILE for every figure. See tests/bench/README.md.
 """
 
 import argparse
+import bisect
 import contextlib
 import importlib.util
 import json
@@ -60,7 +61,6 @@ import random
 import shutil
 import signal
 import socket
-import statistics
 import sys
 import tempfile
 import threading
@@ -290,7 +290,6 @@ class History(threading.Thread):
     def window(self, a, b):
         """Readings over [a, b] with one sample either side, or None when the
         history does not cover it."""
-        import bisect
         i = bisect.bisect_left(self.t, a) - 1
         j = bisect.bisect_right(self.t, b)
         if i < 0 or j >= len(self.t):
