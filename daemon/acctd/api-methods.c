@@ -193,7 +193,7 @@ static int fresh_read(struct manager *m, const char *path, struct acct_fresh_rea
 		.layout = manager_layout(m),
 		/* the collector only while the sampler takes memory from it */
 		.collector = manager_collector_parts(m) & ACCT_BPF_PART_MEMORY ? c : NULL,
-		.batching = c ? acct_bpf_collector_batching(c) : NULL,
+		.batching = manager_batching(m), /* zero where the tree is not the kernel's */
 	};
 	uint32_t hierarchies;
 	bool dead;

@@ -1265,6 +1265,11 @@ const struct acct_bpf_collector *manager_collector(const struct manager *m)
 	return m->collector;
 }
 
+const struct acct_bpf_batching *manager_batching(const struct manager *m)
+{
+	return acct_sampler_batching(m->sampler);
+}
+
 unsigned manager_collector_parts(const struct manager *m)
 {
 	return m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;

@@ -105,6 +105,8 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(bpf, "mismatches", json_object_new_int64((int64_t)ms.bpf_mismatches));
 	json_object_object_add(bpf, "last_mismatch",
 			       ms.bpf_last_mismatch[0] ? json_object_new_string(ms.bpf_last_mismatch) : NULL);
+	const struct acct_bpf_collector *c = manager_collector(m);
+	json_object_object_add(bpf, "percpu", c ? json_object_new_string(acct_bpf_collector_percpu(c)) : NULL);
 	json_object_object_add(st, "bpf", bpf);
 	*ret = st;
 	return 0;

@@ -132,6 +132,34 @@ void acct_bpf_batching_detect(struct acct_bpf_batching *ret, unsigned nr_cpus, c
 	btf__free(btf);
 }
 
+/* What this kernel offers of its per-CPU data: per-CPU BTF type tags (which
+ * let bpf_per_cpu_ptr() follow fields such as memcg->vmstats_percpu) and
+ * per-CPU symbols (memcg_stock, resolvable with CONFIG_KALLSYMS_ALL). The
+ * program reads neither yet; the bounds cover per-CPU batching either way. */
+static void describe_percpu(char *buf, size_t size, const char *btf_path)
+{
+	bool tags = false, symbols = false;
+	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	for (unsigned id = 1; btf && id < btf__type_cnt(btf) && !tags; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		tags = btf_kind(t) == BTF_KIND_TYPE_TAG && strcmp(btf__name_by_offset(btf, t->name_off), "percpu") == 0;
+	}
+	btf__free(btf);
+	_cleanup_fclose_ FILE *f = fopen("/proc/kallsyms", "re");
+	char line[256];
+	while (f && !symbols && fgets(line, sizeof(line), f)) {
+		const char *name = strrchr(line, ' ');
+		symbols = name && strcmp(name + 1, "memcg_stock\n") == 0 && strncmp(line, "0000000000000000", 16) != 0;
+	}
+	if (!tags && !symbols)
+		snprintf(buf, size, "not read: this kernel has no per-CPU BTF type tags and no per-CPU symbols "
+			 "(memcg_stock); bounds cover per-CPU batching from its structure");
+	else
+		snprintf(buf, size, "exposed by this kernel (%s%s%s) but not read by this acctd; bounds cover "
+			 "per-CPU batching from its structure", tags ? "per-CPU BTF type tags" : "",
+			 tags && symbols ? ", " : "", symbols ? "per-CPU symbols" : "");
+}
+
 uint64_t acct_bpf_memory_bound(const struct acct_bpf_batching *b, int nr_descendants)
 {
 	uint64_t slots = MIN((uint64_t)b->stock_slots, 1 + (uint64_t)MAX(nr_descendants, 0));
@@ -269,9 +297,7 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 		return -ENOMEM;
 	libbpf_set_print(libbpf_log);
 	acct_bpf_batching_detect(&c->batching, opts->nr_cpus, opts->btf_path);
-	snprintf(c->percpu, sizeof(c->percpu),
-		 "not read: the kernel's BTF has no per-CPU type tags for cgroup fields; bounds cover per-CPU "
-		 "batching from its structure");
+	describe_percpu(c->percpu, sizeof(c->percpu), opts->btf_path);
 
 	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
 		struct hier *h = &c->h[i];

@@ -963,6 +963,11 @@ static void bpf_walk(struct acct_sampler *s)
 	}
 }
 
+const struct acct_bpf_batching *acct_sampler_batching(const struct acct_sampler *s)
+{
+	return &s->opts.batching;
+}
+
 unsigned acct_sampler_bpf_parts(const struct acct_sampler *s)
 {
 	return s->opts.collector && acct_bpf_collector_any(s->opts.collector) ? __atomic_load_n(&s->parts, __ATOMIC_RELAXED)

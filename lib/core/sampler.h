@@ -158,6 +158,9 @@ enum acct_sampler_bpf_part {
 	ACCT_BPF_PART_STAT = 1 << 2,      /* mapped memory.stat keys, working set, NUMA */
 };
 unsigned acct_sampler_bpf_parts(const struct acct_sampler *s);
+/* The batching the sampler's bounds come from (nr_cpus 0 on a tree that is
+ * not the kernel's: no kernel batched its values). */
+const struct acct_bpf_batching *acct_sampler_batching(const struct acct_sampler *s);
 /* Passes in a row with a mismatch after which a part goes back to files. */
 #define ACCT_BPF_MISMATCH_PASSES 3
 

@@ -59,7 +59,9 @@ def test_get_matches_model(api):
                 if e["cpu_usage_usec"] is not None and fs.mode == "v2":
                     assert c["values"]["cpu.usage"]["value"] == e["cpu_usage_usec"], p
                 if precise:
-                    assert all(v is None or "bound" not in v for v in c["values"].values())
+                    # exact, but for v1's CPU ticks read fresh (rounded down by the kernel)
+                    assert all(v is None or "bound" not in v or (v.get("fresh") and v["bound"] <= 10000)
+                               for v in c["values"].values()), c["values"]
         db = ok(v.call(IFACE + ".Get", {"cgroup": "/system.slice/db.service"}))["cgroup"]
         assert db["values"]["memory.max"]["value"] == 512 << 20
         if fs.mode == "v2":

@@ -346,6 +346,29 @@ class Suite:
                 raise CheckFailed("%s had errors: %s" % (which, p["errors"]))
         require(st["cgroups_live"] > 5, "only %d cgroups live" % st["cgroups_live"])
 
+    def check_bpf_collector(self, log):
+        """The BPF collector on a second kernel (Debian's 6.1, pure v2): it
+        serves the v2 tree through the iterator acctd --bpf-pin pinned, or
+        says why not; where it serves, memory matches memory.current."""
+        st = self.api.call("Status")["status"]
+        col = {c["hierarchy"]: c for c in st["collectors"]}
+        log.append("collectors: %s" % "; ".join("%s %s (%s)" % (h, c["collector"], c["reason"])
+                                                  for h, c in col.items()))
+        require("unified" in col, "Status lists no collector for the v2 tree")
+        uni = col["unified"]
+        require(uni["reason"], "no reason given for the v2 tree's collector")
+        if uni["collector"] != "bpf":
+            # On a kernel whose structures the program cannot relocate the
+            # daemon must say so and keep working on files.
+            log.append("the v2 tree is read from files here: %s" % uni["reason"])
+            return
+        require(uni["reason"].startswith("pinned at "), "unexpected reason %r" % uni["reason"])
+        p = st["last_fast_pass"]
+        require(p.get("bpf") and p["bpf"]["records"] > 5 and p["bpf"]["cgroups"] > 0,
+                "the last fast pass used no records: %s" % p.get("bpf"))
+        log.append("last fast pass: %s" % p["bpf"])
+        require(p["bpf"]["mismatches"] == 0, "cross-checks disagreed: %s" % p["bpf"]["last_mismatch"])
+
     FILES = ("cgroup.events", "memory.current", "memory.events", "cpu.stat", "cpu.pressure", "memory.pressure",
              "io.pressure", "io.stat", "memory.stat", "memory.numa_stat")
 
