@@ -287,6 +287,15 @@ class History(threading.Thread):
         self.join()
         os.close(self.fd)
 
+    def first_match(self, a, b, v, bound):
+        """Time of the first reading in [a, b] within bound of v, or None."""
+        i = bisect.bisect_left(self.t, a)
+        while i < len(self.t) and self.t[i] <= b:
+            if abs(self.v[i] - v) <= bound:
+                return self.t[i]
+            i += 1
+        return None
+
     def window(self, a, b):
         """Readings over [a, b] with one sample either side, or None when the
         history does not cover it."""
@@ -395,6 +404,7 @@ def mover_window(vl, cg, memfile, window, hist, rng, pass_wall_s):
     for kind, qs in out.items():
         errs, over, comparable, violations, worst = [], 0, 0, 0, None
         motion_known = motion_covers = 0
+        late = []
         for q in qs:
             lo, hi = min(q["k0"], q["k1"]), max(q["k0"], q["k1"])
             e = lo - q["v"] if q["v"] < lo else q["v"] - hi if q["v"] > hi else 0
@@ -422,6 +432,12 @@ def mover_window(vl, cg, memfile, window, hist, rng, pass_wall_s):
             if d > 0:
                 violations += 1
                 worst = max(worst or 0, d)
+                q["violation_bytes"] = d
+                # read later than its age says? the first kernel reading
+                # after the window that matches the value within the bound
+                lag = hist.first_match(b, q["t1"], q["v"], q["bound"])
+                if lag is not None:
+                    late.append(lag - b)
         res[kind] = {
             "queries": len(qs),
             "error_p50_bytes": pct(errs, 50), "error_p99_bytes": pct(errs, 99), "error_max_bytes": max(errs, default=None),
@@ -432,6 +448,10 @@ def mover_window(vl, cg, memfile, window, hist, rng, pass_wall_s):
             "fresh": sum(1 for q in qs if q["fresh"]),
             "not_fresh": sorted(set(q["not_fresh"] for q in qs if q["not_fresh"])),
             "motion_known": motion_known, "motion_covers": motion_covers,
+            "samples": qs,  # every query, for a closer look (--json)
+            # violations whose value the counter took later, before the
+            # query: acctd read it that long after its age's start + wall
+            "late": len(late), "late_p50_ms": (pct(late, 50) or 0) * 1e3, "late_max_ms": max(late, default=0) * 1e3,
         }
     return res
 
@@ -614,8 +634,10 @@ def report(res):
             row("mover, %s: fresh reads; error <= bound + motion_per_s x age (of those with motion)" % label,
                 lambda c: "%s; %s (%s)" % (g(c, "mover", kind, "fresh"), g(c, "mover", kind, "motion_covers"),
                                            g(c, "mover", kind, "motion_known")))
-            row("mover, %s: bound violations / comparable" % label,
-                lambda c: "%s / %s" % (g(c, "mover", kind, "violations"), g(c, "mover", kind, "comparable")))
+            row("mover, %s: bound violations / comparable (of them read later than age + pass wall: n, lag p50/max ms)" % label,
+                lambda c: "%s / %s (%s, %s/%s)" % (g(c, "mover", kind, "violations"), g(c, "mover", kind, "comparable"),
+                                                 g(c, "mover", kind, "late"), f(g(c, "mover", kind, "late_p50_ms"), 0),
+                                                 f(g(c, "mover", kind, "late_max_ms"), 0)))
         ratio = None
         fb, ff = bs.g(s, "bpf", "fast", "cpu_s_p50"), bs.g(s, "files", "fast", "cpu_s_p50")
         if fb is not None and ff:
