@@ -259,7 +259,13 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 			}
 		}
 		if (vs && (sel == 0 ? ns > 0 : ns == sel)) {
-			r->stats_updates = (u64)(u32)BPF_CORE_READ(vs, stats_updates.counter);
+			/* The count of unflushed updates exists since Linux 6.8;
+			 * before, unknown (all ones: the collector assumes the
+			 * flush threshold). */
+			if (bpf_core_field_exists(vs->stats_updates))
+				r->stats_updates = (u64)(u32)BPF_CORE_READ(vs, stats_updates.counter);
+			else
+				r->stats_updates = ~0ull;
 			r->flags |= ACCT_BPF_F_STATS;
 		} else
 			ns = 0;

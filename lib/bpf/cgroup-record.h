@@ -59,7 +59,8 @@ struct acct_bpf_record {
 	unsigned long long high;       /* v2 memory.high; valid with ACCT_BPF_F_HIGH */
 	unsigned long long swap_max;   /* v2 swap.max, v1 memsw limit */
 	unsigned long long failcnt;    /* v1 memory.failcnt */
-	unsigned long long stats_updates; /* updates not yet flushed into the stats (pages) */
+	unsigned long long stats_updates; /* updates not yet flushed into the stats (pages); all ones:
+					   * unknown (kernels before 6.8 keep no such count) */
 	unsigned long long events[_ACCT_BPF_EV_MAX];
 	/* The tail, 8-byte values:
 	 *   long long state[nr_state]: flushed memcg stats (memcg->vmstats->state[]):

@@ -357,6 +357,9 @@ class Suite:
         require("unified" in col, "Status lists no collector for the v2 tree")
         uni = col["unified"]
         require(uni["reason"], "no reason given for the v2 tree's collector")
+        pin = [l for l in run("journalctl", "-u", "acctd", "-o", "cat", "--no-pager", check=False).splitlines()
+               if l.startswith("unified:")]
+        log[0] += "; acctd --bpf-pin said: %s" % (pin[-1] if pin else "nothing")
         if uni["collector"] != "bpf":
             # On a kernel whose structures the program cannot relocate the
             # daemon must say so and keep working on files.

@@ -186,6 +186,8 @@ for r in checks:
     print("%s %s (%.1f s)" % ("PASS" if r["ok"] else "FAIL", r["check"], r["seconds"]))
     if not r["ok"]:
         print("    " + r["log"].replace("\n", "\n    "))
+    elif r["log"]:  # what a passing check saw, in a line (e.g. the collector)
+        print("    " + r["log"].splitlines()[0][:1000])
 for r in results:
     if "journal" in r:
         print("---- acctd's journal in the VM (last 60 lines)")
