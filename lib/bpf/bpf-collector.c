@@ -420,6 +420,20 @@ static bool record_ok(const char *p, size_t len)
 	return r->size == sizeof(*r) + tail * sizeof(long long) && tail <= ACCT_BPF_TAIL_MAX;
 }
 
+static int read_snapshot(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap,
+			 bool lean);
+
+int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap)
+{
+	return read_snapshot(c, hi, snap, false);
+}
+
+int acct_bpf_collector_read_lean(struct acct_bpf_collector *c, enum acct_hierarchy hi,
+				 struct acct_bpf_snapshot *snap)
+{
+	return read_snapshot(c, hi, snap, true);
+}
+
 const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id)
 {
 	size_t lo = 0, hi = s->n;
@@ -562,7 +576,8 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
 	}
 }
 
-int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap)
+static int read_snapshot(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap,
+			 bool lean)
 {
 	if (!acct_bpf_collector_serves(c, hi))
 		return -ENODEV;
@@ -570,7 +585,11 @@ int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t t0 = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	if (c->skel)
+		c->skel->bss->lean = lean;
 	ssize_t len = walk(c, h);
+	if (c->skel)
+		c->skel->bss->lean = 0;
 	if (len < 0)
 		return (int)len;
 	/* The walk's bytes become the snapshot's (buffers swapped, not copied). */

@@ -122,6 +122,9 @@ __u32 part_k = 0;
  * memory.stat's keys to the kernel's private indices. */
 __u32 stat_n = 0;
 __u32 stat_idx[ACCT_BPF_STAT_SEL];
+/* Page counters only (bss, set by the collector for a walk that serves
+ * memory alone): no stats, events or nodes, half the cost of a record. */
+__u32 lean = 0;
 
 struct record_buf {
 	struct acct_bpf_record head;
@@ -208,6 +211,8 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 		r->high = tmp_u64(t, bpf_core_field_offset(pc0->high));
 		r->flags |= ACCT_BPF_F_HIGH;
 	}
+	if (lean)
+		return;
 	if (bpf_core_field_exists(memcg->under_oom) && BPF_CORE_READ(memcg, under_oom))
 		r->flags |= ACCT_BPF_F_UNDER_OOM;
 

@@ -299,7 +299,7 @@ void sampler_bpf_walk(struct acct_sampler *s)
 			    read_u64_file(path, &chk[nchk].before) < 0)
 				continue;
 			chk[nchk].cg = cg;
-			if (!stat_cg && s->stat_map.n && (parts & ACCT_BPF_PART_STAT) &&
+			if (!stat_cg && s->stat_map.n && (parts & ACCT_BPF_PART_STAT) && !(s->flags & ACCT_PASS_KERNEL) &&
 			    check_path(s, cg, "memory.stat", path, sizeof(path)) == 0 && (stat_before = read_all(path)))
 				stat_cg = cg;
 			nchk++;
@@ -316,7 +316,9 @@ void sampler_bpf_walk(struct acct_sampler *s)
 		 * say whether a cgroup is populated, which it does not read. */
 		if ((s->flags & ACCT_PASS_KERNEL) && i != s->mem_hier)
 			continue;
-		int r = acct_bpf_collector_read(s->opts.collector, i, &s->snap[i]);
+		/* A walk alone refreshes page counters only (see sample_one()). */
+		int r = s->flags & ACCT_PASS_KERNEL ? acct_bpf_collector_read_lean(s->opts.collector, i, &s->snap[i])
+						    : acct_bpf_collector_read(s->opts.collector, i, &s->snap[i]);
 		if (r < 0) {
 			/* Too many cgroups for a pinned iterator is a state the
 			 * reason shows, not a failed read. */

@@ -1083,13 +1083,13 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 	bool fast = flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW);
 
 	if (flags & ACCT_PASS_KERNEL) {
-		/* Memory from the record only; the group's age stays the last
-		 * file pass's, the memory quantities carry their own. */
+		/* Page counters from the lean record only (memory, peak, limits,
+		 * swap); the group's age stays the last file pass's, those
+		 * quantities carry their own. Stats, events and NUMA wait for the
+		 * next file pass. */
 		sampler_bpf_lookup(&x);
-		if (x.mem_rec) {
+		if (x.mem_rec)
 			sampler_bpf_memory(&x);
-			sampler_bpf_memory_events(&x);
-		}
 		return;
 	}
 
