@@ -943,9 +943,10 @@ static void test_pinned(void **state)
 	struct acct_bpf_snapshot pinned = { 0 }, attached = { 0 };
 	for (int round = 0; round < 2; round++) {
 		if (round == 1) {
-			/* make sure the hierarchy outgrows one session */
+			/* make sure the hierarchy outgrows one session (32 KiB: at
+			 * most ~140 records of 232 bytes) */
 			cg_make("many");
-			for (int i = 0; i < 100; i++) {
+			for (int i = 0; i < 250; i++) {
 				char rel[32];
 				snprintf(rel, sizeof(rel), "many/m%d", i);
 				cg_make(rel);
@@ -969,7 +970,7 @@ static void test_pinned(void **state)
 			common += acct_bpf_snapshot_find(&attached, pinned.rec[i]->id) != NULL;
 		assert_true(common + 4 >= MAX(pinned.n, attached.n));
 	}
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 250; i++) {
 		char rel[32];
 		snprintf(rel, sizeof(rel), "many/m%d", i);
 		cg_remove(rel);
