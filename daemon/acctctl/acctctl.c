@@ -157,8 +157,9 @@ static const struct verb verbs[] = {
 			"device, memory per NUMA node and memory.stat. A removed cgroup shows its final\n"
 			"values. Under the table: how far memory and CPU time may have moved since\n"
 			"they were read (an estimate: their measured rate times their age).\n\n"
-			"      --precise      Read the counters precisely (no batching error), and read\n"
-			"                     memory and CPU time from the kernel now (age ~0)\n"
+			"      --precise      Read the counters precisely (no batching error of acctd's),\n"
+			"                     and read memory and CPU time from the kernel now (age ~0):\n"
+			"                     their bound is then the kernel's own per-CPU batching only\n"
 			"      --fresh        The same as --precise\n",
 		.run = verb_show,
 	},

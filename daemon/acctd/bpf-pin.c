@@ -171,6 +171,11 @@ int bpf_pin_run(const struct manager_config_source *src)
 	r = load_config(src, &config);
 	if (r < 0 || !config)
 		return 1;
+	if (geteuid() != 0) {
+		say(LOG_ERR, "acctd --bpf-pin needs root: it loads a BPF program and pins it (run it as root, or as "
+			     "the unit's ExecStartPre=+ does)");
+		return 1;
+	}
 	const char *dir = config->bpf_pin_dir && *config->bpf_pin_dir ? config->bpf_pin_dir : NULL;
 	bool required = config->collector == ACCT_COLLECTOR_BPF;
 
@@ -223,6 +228,18 @@ int bpf_pin_run(const struct manager_config_source *src)
 	}
 	map_numa(c, layout);
 
+	/* Where the pin directory would be made: it must be on bpffs. */
+	_cleanup_free_ char *parent = strdup(dir);
+	if (!parent)
+		return log_oom(), 1;
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		*(slash == parent ? slash + 1 : slash) = 0;
+	if (!on_bpffs(access(dir, F_OK) == 0 ? dir : parent)) {
+		say(LOG_ERR, "bpf_pin_dir %s is not on a bpf file system: pins can only live there "
+			     "(mount -t bpf bpf %s, or choose a directory below /sys/fs/bpf)", dir, parent);
+		return 1;
+	}
 	r = acct_bpf_collector_pin(c, dir);
 	if (r < 0)
 		log_error_errno(r, "Failed to pin the iterators in %s: %m", dir);

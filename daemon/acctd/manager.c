@@ -675,6 +675,16 @@ int manager_reload(struct manager *m)
 	const char *new_root = c->cgroup_root ? c->cgroup_root : "";
 	if (strcmp(old_root, new_root) != 0 || c->workers != m->config->workers)
 		log_warning("cgroup root and worker count apply at the next restart, keeping the current ones");
+	/* The collector is built at start (and its pins by --bpf-pin before it):
+	 * keep the running one, and say so. */
+	const char *old_pins = m->config->bpf_pin_dir ? m->config->bpf_pin_dir : "";
+	if (c->collector != m->config->collector || strcmp(old_pins, c->bpf_pin_dir ? c->bpf_pin_dir : "") != 0) {
+		log_warning("[sampling] collector and bpf_pin_dir apply at the next restart, keeping collector = %s",
+			    acct_collector_mode_to_string(m->config->collector));
+		c->collector = m->config->collector;
+		free(c->bpf_pin_dir);
+		c->bpf_pin_dir = m->config->bpf_pin_dir ? strdup(m->config->bpf_pin_dir) : NULL;
+	}
 	struct acct_ledger_budgets b = { c->budget_bytes, c->budget_cpu_us, c->budget_tasks };
 	acct_ledger_set_budgets(m->ledger, &b);
 	acct_domain_set_auto_tune(m->domain, c->auto_tune);
@@ -813,7 +823,7 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 		if (r < 0)
 			log_warning_errno(r, "Cannot map memory.stat keys to the kernel's stat items (served from files): %m");
 		else
-			log_info("BPF serves %u memory.stat keys (mapped from %u cgroups); per-CPU data: %s", m->stat_map.n,
+			log_info("BPF serves %u memory.stat keys (matched to the kernel's stat items on %u cgroups); per-CPU data: %s", m->stat_map.n,
 				 m->stat_map.cgroups_used, acct_bpf_collector_percpu(m->collector));
 	}
 	return 0;

@@ -338,7 +338,7 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 			explain(h->reason, -r, "attaching the iterator");
 			continue;
 		}
-		snprintf(h->reason, sizeof(h->reason), "attached");
+		snprintf(h->reason, sizeof(h->reason), "attached (acctd loaded the program itself)");
 		h->served = true;
 	}
 	*ret = TAKE_PTR(c);

@@ -1,4 +1,5 @@
 /* fresh.c - one cgroup's memory and CPU time, read now (fresh.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,8 +24,8 @@ const enum acct_quantity acct_fresh_quantities[ACCT_FRESH_MAX] = {
 #define FILE_MAX 4096 /* cpu.stat is the longest file read here, well below */
 
 static const char root_reason[] =
-	"the root is not read fresh: its memory is defined from its children's (docs/acctd.md), "
-	"which one read cannot give; served from the last pass";
+	"the root's memory is defined from its children's (acctd(8)), which one read cannot give; "
+	"served from the last pass";
 
 static struct acct_bpf_batching detected;
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
@@ -89,6 +90,26 @@ static void put(struct acct_fresh_reading *ret, enum acct_quantity q, uint64_t v
 	ret->have |= UINT64_C(1) << q;
 }
 
+/* Descendants of the cgroup at dir, counted up to `limit` (the bound needs no
+ * more: a CPU's stock caches at most stock_slots memcgs); `limit` when they
+ * cannot be counted. */
+static int count_descendants(const char *dir, int limit)
+{
+	int n = 0;
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	if (!d)
+		return limit;
+	for (struct dirent *de; n < limit && (de = readdir(d));) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		char sub[PATH_MAX];
+		if (snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >= (int)sizeof(sub))
+			return limit;
+		n += 1 + count_descendants(sub, limit - n - 1);
+	}
+	return MIN(n, limit);
+}
+
 static int read_memory(const struct acct_fresh_options *o, const struct acct_bpf_batching *b, const char *path,
 		       uint32_t hierarchies, struct acct_fresh_reading *ret)
 {
@@ -135,7 +156,10 @@ static int read_memory(const struct acct_fresh_options *o, const struct acct_bpf
 	r = cgfs_parse_u64(buf, &v);
 	if (r < 0)
 		return -EBADMSG;
-	put(ret, ACCT_Q_MEMORY, v, acct_bpf_memory_bound(b, INT_MAX));
+	/* The stock slots the file's counter may hold: as many as the subtree
+	 * has memcgs, up to every slot (the sampler's file path, which reads
+	 * thousands, assumes every slot instead of listing directories). */
+	put(ret, ACCT_Q_MEMORY, v, acct_bpf_memory_bound(b, count_descendants(dir, (int)b->stock_slots)));
 	ret->memory_source = file;
 	return 0;
 }

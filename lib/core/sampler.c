@@ -435,23 +435,29 @@ int64_t sampler_limit_value(uint64_t v)
  * for the newest), so that a value of age A may be taken to have moved by
  * about motion * A since. */
 #define MOTION_WEIGHT 0.25
-void sampler_set_memory(struct sample_ctx *x, int64_t v)
+static void set_memory_moved(struct acct_cgroup *cg, struct cg_state *st, int64_t v, uint64_t now,
+			     struct histogram *drift)
 {
 	struct acct_reading old;
-	uint64_t now = x->w->s->now_us;
-	if (acct_cgroup_get(x->cg, ACCT_Q_MEMORY, true, &old)) {
+	if (acct_cgroup_get(cg, ACCT_Q_MEMORY, true, &old)) {
 		uint64_t moved = abs_u64(v - old.value);
-		histogram_add(&x->w->part.drift_memory, moved);
-		if (x->st->memory_at && now > x->st->memory_at) {
-			double rate = (double)moved * 1e6 / (double)(now - x->st->memory_at);
-			bool known = __atomic_load_n(&x->cg->memory_motion_known, __ATOMIC_RELAXED);
-			double prev = known ? acct_cgroup_get_double(&x->cg->memory_motion_bits) : rate;
-			acct_cgroup_set_double(&x->cg->memory_motion_bits, prev + MOTION_WEIGHT * (rate - prev));
-			__atomic_store_n(&x->cg->memory_motion_known, true, __ATOMIC_RELEASE);
+		if (drift)
+			histogram_add(drift, moved);
+		if (st->memory_at && now > st->memory_at) {
+			double rate = (double)moved * 1e6 / (double)(now - st->memory_at);
+			bool known = __atomic_load_n(&cg->memory_motion_known, __ATOMIC_RELAXED);
+			double prev = known ? acct_cgroup_get_double(&cg->memory_motion_bits) : rate;
+			acct_cgroup_set_double(&cg->memory_motion_bits, prev + MOTION_WEIGHT * (rate - prev));
+			__atomic_store_n(&cg->memory_motion_known, true, __ATOMIC_RELEASE);
 		}
 	}
-	x->st->memory_at = now;
-	acct_cgroup_set(x->cg, ACCT_Q_MEMORY, v);
+	st->memory_at = now;
+	acct_cgroup_set(cg, ACCT_Q_MEMORY, v);
+}
+
+void sampler_set_memory(struct sample_ctx *x, int64_t v)
+{
+	set_memory_moved(x->cg, x->st, v, x->w->s->now_us, &x->w->part.drift_memory);
 }
 
 static bool sample_events(struct sample_ctx *x)
@@ -1553,7 +1559,11 @@ void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const 
 			top = MAX(top, (int64_t)0) + rd.value;
 	}
 	if (MAX(own, top) >= 0) { /* else nothing holds memory accounting: absent */
-		acct_cgroup_set(cgs[0], ACCT_Q_MEMORY, MAX(own, top));
+		struct cg_state *root = cgs[0]->sampler_state;
+		if (root) /* its motion as any other's (the drift is the passes') */
+			set_memory_moved(cgs[0], root, MAX(own, top), s->now_us, NULL);
+		else
+			acct_cgroup_set(cgs[0], ACCT_Q_MEMORY, MAX(own, top));
 		/* The children's counters together hold at most every stock slot
 		 * of every CPU; v1's own root reading is made of flushed stats. */
 		const struct acct_bpf_batching *b = &s->opts.batching;

@@ -262,7 +262,7 @@ def test_motion_and_show(tmp_path, child, collector):
         assert "cpu.usage: read fresh for this call" in p.stdout, p.stdout
         p = run_ctl(["show", "/", "--fresh"], address=addr, env=base_env())
         assert p.returncode == 0, p.stderr
-        assert "Not read fresh: the root" in p.stdout, p.stdout
+        assert "Not read fresh: the root's memory is defined from its children's" in p.stdout, p.stdout
 
 
 def test_fresh_reads_during_walks(tmp_path, child, collector):
