@@ -100,7 +100,7 @@ __attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_le
 	return 0;
 }
 
-void acct_bpf_batching_detect(struct acct_bpf_batching *ret, unsigned nr_cpus, const char *btf_path)
+static void batching_from_btf(struct acct_bpf_batching *ret, unsigned nr_cpus, const struct btf *btf)
 {
 	int cpus = libbpf_num_possible_cpus();
 	*ret = (struct acct_bpf_batching){
@@ -112,7 +112,6 @@ void acct_bpf_batching_detect(struct acct_bpf_batching *ret, unsigned nr_cpus, c
 	/* How many memcgs a CPU's charge stock caches: the length of
 	 * memcg_stock_pcp.nr_pages[] where it is an array (Linux 6.16+), one
 	 * where it is a single counter. Without BTF, the largest known. */
-	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
 	if (!btf) {
 		ret->stock_slots = 7;
 		return;
@@ -129,6 +128,19 @@ void acct_bpf_batching_detect(struct acct_bpf_batching *ret, unsigned nr_cpus, c
 				ret->stock_slots = MAX(btf_array(mt)->nelems, 1u);
 		}
 	}
+}
+
+/* The kernel's BTF (btf_path NULL) or the file standing in for it; NULL when
+ * neither can be read. Parsing it takes tens of milliseconds: once. */
+static struct btf *load_btf(const char *btf_path)
+{
+	return btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+}
+
+void acct_bpf_batching_detect(struct acct_bpf_batching *ret, unsigned nr_cpus, const char *btf_path)
+{
+	struct btf *btf = load_btf(btf_path);
+	batching_from_btf(ret, nr_cpus, btf);
 	btf__free(btf);
 }
 
@@ -136,16 +148,19 @@ void acct_bpf_batching_detect(struct acct_bpf_batching *ret, unsigned nr_cpus, c
  * let bpf_per_cpu_ptr() follow fields such as memcg->vmstats_percpu) and
  * per-CPU symbols (memcg_stock, resolvable with CONFIG_KALLSYMS_ALL). The
  * program reads neither yet; the bounds cover per-CPU batching either way. */
-static void describe_percpu(char *buf, size_t size, const char *btf_path)
+static void describe_percpu(char *buf, size_t size, const struct btf *btf)
 {
 	bool tags = false, symbols = false;
-	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
 	for (unsigned id = 1; btf && id < btf__type_cnt(btf) && !tags; id++) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
 		tags = btf_kind(t) == BTF_KIND_TYPE_TAG && strcmp(btf__name_by_offset(btf, t->name_off), "percpu") == 0;
 	}
-	btf__free(btf);
+	/* 5 MB of text: read in large blocks (small reads made it 0.2 s). The
+	 * buffer is declared first so that it outlives the stream. */
+	_cleanup_free_ char *block = malloc(1 << 18);
 	_cleanup_fclose_ FILE *f = fopen("/proc/kallsyms", "re");
+	if (f && block)
+		setvbuf(f, block, _IOFBF, 1 << 18);
 	char line[256];
 	while (f && !symbols && fgets(line, sizeof(line), f)) {
 		const char *name = strrchr(line, ' ');
@@ -296,8 +311,10 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 	if (opts->btf_path && !c->opts.btf_path)
 		return -ENOMEM;
 	libbpf_set_print(libbpf_log);
-	acct_bpf_batching_detect(&c->batching, opts->nr_cpus, opts->btf_path);
-	describe_percpu(c->percpu, sizeof(c->percpu), opts->btf_path);
+	struct btf *btf = load_btf(opts->btf_path);
+	batching_from_btf(&c->batching, opts->nr_cpus, btf);
+	describe_percpu(c->percpu, sizeof(c->percpu), btf);
+	btf__free(btf);
 
 	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
 		struct hier *h = &c->h[i];

@@ -183,6 +183,40 @@ static __always_inline u64 tmp_u64(const struct tmp_buf *t, u32 off)
 	return *(const u64 *)(t->b + (off & (TMP_BYTES - 1) & ~7u));
 }
 
+/* One node's items (bpf_loop(): the verifier checks this once, where a loop
+ * over nodes and items in line took it ~0.6 s to load). */
+struct node_ctx {
+	struct mem_cgroup *memcg;
+	struct record_buf *b;
+	u32 ns, items, done;
+};
+
+static long read_node(u32 n, void *arg)
+{
+	struct node_ctx *c = arg;
+	struct mem_cgroup_per_node *pn = 0;
+	if (bpf_probe_read_kernel(&pn, sizeof(pn),
+				  (char *)c->memcg + bpf_core_field_offset(c->memcg->nodeinfo) + n * sizeof(void *)) ||
+	    !pn)
+		return 1;
+	struct lruvec_stats *ls = BPF_CORE_READ(pn, lruvec_stats);
+	if (!ls)
+		return 1;
+	u32 lsz = bpf_core_field_size(ls->state);
+	for (u32 k = 0; k < ACCT_BPF_NODE_ITEMS; k++) {
+		if (k >= c->items)
+			break;
+		u32 j = node_idx[k];
+		u32 slot = c->ns + n * c->items + k;
+		if ((u64)(j + 1) * sizeof(long) > lsz || slot >= ACCT_BPF_TAIL_MAX ||
+		    bpf_probe_read_kernel(&c->b->tail[slot], sizeof(long),
+					  (char *)ls + bpf_core_field_offset(ls->state) + j * sizeof(long)))
+			return 1;
+	}
+	c->done = n + 1;
+	return 0;
+}
+
 static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *memcg)
 {
 	struct acct_bpf_record *r = &b->head;
@@ -281,30 +315,14 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 	if (node_n == 0 || nr_nodes <= 1 || !bpf_core_field_exists(((struct mem_cgroup_per_node *)0)->lruvec_stats) ||
 	    bpf_core_field_size(((struct mem_cgroup_per_node *)0)->lruvec_stats) != sizeof(void *))
 		return;
-	u32 nodes = nr_nodes ? nr_nodes : 1;
 	u32 items = node_n;
 	if (items > ACCT_BPF_NODE_ITEMS)
 		items = ACCT_BPF_NODE_ITEMS;
-	for (u32 n = 0; n < ACCT_BPF_NODES_MAX && n < nodes; n++) {
-		struct mem_cgroup_per_node *pn = 0;
-		if (bpf_probe_read_kernel(&pn, sizeof(pn),
-					  (char *)memcg + bpf_core_field_offset(memcg->nodeinfo) + n * sizeof(void *)) ||
-		    !pn)
-			return;
-		struct lruvec_stats *ls = BPF_CORE_READ(pn, lruvec_stats);
-		if (!ls)
-			return;
-		u32 lsz = bpf_core_field_size(ls->state);
-		for (u32 k = 0; k < ACCT_BPF_NODE_ITEMS && k < items; k++) {
-			u32 j = node_idx[k];
-			u32 slot = ns + n * items + k;
-			if ((u64)(j + 1) * sizeof(long) > lsz || slot >= ACCT_BPF_TAIL_MAX ||
-			    bpf_probe_read_kernel(&b->tail[slot], sizeof(long),
-						  (char *)ls + bpf_core_field_offset(ls->state) + j * sizeof(long)))
-				return;
-		}
-		r->nr_nodes = n + 1;
-	}
+	struct node_ctx nc = { .memcg = memcg, .b = b, .ns = ns, .items = items };
+	bpf_loop(nr_nodes < ACCT_BPF_NODES_MAX ? nr_nodes : ACCT_BPF_NODES_MAX, read_node, &nc, 0);
+	if (nc.done == 0)
+		return;
+	r->nr_nodes = nc.done;
 	r->nr_node_items = items;
 	r->flags |= ACCT_BPF_F_NODES;
 }

@@ -1052,6 +1052,7 @@ def test_acctd_matches_kernel(tmp_path):
         wl.start()
         d = acctd.Daemon(tmp_path, None, conf, extra=["--socket", sock])
         d.wait_notify("READY=1", timeout=60)
+        ready_at = time.monotonic()
         poller = Poller(top, tree_paths, wl)
         api = ApiPoller(sock, tree_paths, wl)
         poller.thread.start()
@@ -1069,7 +1070,10 @@ def test_acctd_matches_kernel(tmp_path):
         # the last churn cgroup is removed; let acctd notice it
         time.sleep(3)
         rep = Report()
-        check_tombstones(sock, list(wl.churned), rep)
+        # A churned cgroup removed while acctd was starting may have come
+        # and gone before its discovery scanned (the churn starts first): no
+        # record is then right, and nothing to check.
+        check_tombstones(sock, [c for c in wl.churned if c["removed"] >= ready_at], rep)
         state_doc = d.next_state(2, timeout=30)
     finally:
         if poller:
