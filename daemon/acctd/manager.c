@@ -366,7 +366,7 @@ static unsigned due_flags(struct manager *m, uint64_t now)
 }
 
 /* The share of a core that walks alone may take (see finish_pass()). */
-#define KERNEL_CPU_SHARE 0.05
+#define KERNEL_CPU_SHARE 0.02
 
 /* A pass of the collector's memory values alone ([sampling] bpf_interval):
  * only when the sampler is idle, since any other pass reads them too. */
