@@ -13,7 +13,9 @@
  *   The root keeps its files (its own reading is defined apart:
  *   acct_sampler_root_memory()).
  * A cgroup without a record in the snapshot (created since the walk) is read
- * from files this pass. CPU time, PSI, I/O and threads always come from
+ * from files this pass. A walk alone (ACCT_PASS_KERNEL, bpf_interval) is
+ * lean: the memory hierarchy only, page counters only, applied to memory,
+ * peak, limits and swap. CPU time, PSI, I/O and threads always come from
  * files: the kernel keeps them per CPU, out of an iterator's reach here.
  *
  * Bounds (docs/counters.md): a page counter includes the charge stock
