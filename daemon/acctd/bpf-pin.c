@@ -168,14 +168,14 @@ int bpf_pin_run(const struct manager_config_source *src)
 	char reason[256];
 	int r;
 
-	r = load_config(src, &config);
-	if (r < 0 || !config)
-		return 1;
 	if (geteuid() != 0) {
 		say(LOG_ERR, "acctd --bpf-pin needs root: it loads a BPF program and pins it (run it as root, or as "
 			     "the unit's ExecStartPre=+ does)");
 		return 1;
 	}
+	r = load_config(src, &config);
+	if (r < 0 || !config)
+		return 1;
 	const char *dir = config->bpf_pin_dir && *config->bpf_pin_dir ? config->bpf_pin_dir : NULL;
 	bool required = config->collector == ACCT_COLLECTOR_BPF;
 

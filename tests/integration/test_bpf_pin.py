@@ -201,4 +201,16 @@ def test_pin_dir_outside_bpffs_is_an_error(pin, tmp_path):
     pin_or_skip(pin)
     p = pin(pin_dir=str(tmp_path / "not-bpffs"))
     assert p.returncode == 1, p.stdout + p.stderr
-    assert "Failed to pin the iterators in" in p.stderr, p.stderr
+    assert "is not on a bpf file system" in p.stderr + p.stdout, p.stdout + p.stderr
+
+
+def test_not_root_says_it_needs_root(tmp_path):
+    """Run as nobody, --bpf-pin says it needs root instead of a bare errno."""
+    conf = acctd.write_config(str(tmp_path / "acctd.conf"), {"sampling": {"bpf_pin_dir": BPFFS + "/acctd-nobody"}})
+    os.chmod(str(tmp_path), 0o755)
+    os.chmod(conf, 0o644)
+    p = acctd.run(["--bpf-pin", "--config", conf, "--config-dropins", ""],
+                  preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "needs root" in p.stdout + p.stderr, p.stdout + p.stderr
+    assert not os.path.exists(BPFFS + "/acctd-nobody")
