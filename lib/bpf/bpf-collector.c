@@ -39,8 +39,9 @@ struct hier {
 	char reason[REASON_MAX];
 	unsigned node_items;     /* per-node items the program copies */
 	unsigned part_n;         /* sessions a walk takes (see walk()) */
-	bool overflowed;         /* the last walk of a pinned iterator did not fit one session */
-	char overflow_reason[REASON_MAX];
+	bool overflowed;         /* atomic: the last walk of a pinned iterator did not fit one
+				  * session (written by the walking thread, read by any) */
+	char overflow_reason[REASON_MAX]; /* composed once, when the pin is opened */
 	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
 };
 
@@ -330,6 +331,10 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 			_cleanup_close_ int fd = open(pin, O_RDONLY | O_CLOEXEC);
 			if (fd >= 0) {
 				snprintf(h->reason, sizeof(h->reason), "pinned at %s", pin);
+				snprintf(h->overflow_reason, sizeof(h->overflow_reason),
+					 "pinned at %s, but the hierarchy has more cgroups than one read() of it "
+					 "holds (8 pages): files until it has fewer (docs/systemd.md, \"BPF\")",
+					 pin);
 				h->pin = TAKE_PTR(pin);
 				h->served = true;
 				continue;
@@ -356,6 +361,8 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 			continue;
 		}
 		snprintf(h->reason, sizeof(h->reason), "attached (acctd loaded the program itself)");
+		snprintf(h->overflow_reason, sizeof(h->overflow_reason),
+			 "attached, but the hierarchy is too large to walk in the sessions allowed: files");
 		h->served = true;
 	}
 	*ret = TAKE_PTR(c);
@@ -395,12 +402,12 @@ const char *acct_bpf_collector_reason(const struct acct_bpf_collector *c, enum a
 {
 	if (!c || (unsigned)h >= _ACCT_HIER_MAX)
 		return "";
-	return c->h[h].overflowed ? c->h[h].overflow_reason : c->h[h].reason;
+	return __atomic_load_n(&c->h[h].overflowed, __ATOMIC_ACQUIRE) ? c->h[h].overflow_reason : c->h[h].reason;
 }
 
 bool acct_bpf_collector_reads(const struct acct_bpf_collector *c, enum acct_hierarchy h)
 {
-	return acct_bpf_collector_serves(c, h) && !c->h[h].overflowed;
+	return acct_bpf_collector_serves(c, h) && !__atomic_load_n(&c->h[h].overflowed, __ATOMIC_ACQUIRE);
 }
 
 const char *acct_bpf_collector_percpu(const struct acct_bpf_collector *c)
@@ -571,22 +578,14 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
 			size_t want = (size_t)len * 4 / per_session + 1;
 			if (h->part_n > 4 * want)
 				h->part_n = (unsigned)want;
-			h->overflowed = false;
+			__atomic_store_n(&h->overflowed, false, __ATOMIC_RELEASE);
 			return (ssize_t)len;
 		}
 		if (!h->link || h->part_n >= part_max) {
 			/* Pinned: the reader cannot split the walk (no bpf()). Each
 			 * walk tries again (a full session stops early: cheap), so
 			 * the hierarchy comes back once it is small enough. */
-			if (!h->overflowed) {
-				char text[REASON_MAX];
-				snprintf(text, sizeof(text),
-					 "%s, but the hierarchy has more cgroups than one read() of it holds "
-					 "(8 pages): files until it has fewer (docs/systemd.md, \"BPF\")",
-					 h->reason);
-				memcpy(h->overflow_reason, text, sizeof(text));
-			}
-			h->overflowed = true;
+			__atomic_store_n(&h->overflowed, true, __ATOMIC_RELEASE);
 			return -E2BIG;
 		}
 		h->part_n *= 2;
