@@ -4,6 +4,11 @@
  * walks under churn of 1,000 cgroups, read_one, the fallback reasons; and the
  * pure bound functions.
  *
+ * The file is long because each of those needs real cgroups set up around it
+ * (workloads held still, trees made and removed, pins on a private bpffs,
+ * privileges dropped in a child) and checked against the kernel's own files;
+ * split, the set-up shared by all of them would have to be repeated.
+ *
  * The pure tests always run; the rest needs root, a v1 memory hierarchy and
  * a kernel that loads the program, and the test exits 77 saying which is
  * missing. Every cgroup made lives under <memory>/bpf-tests-<pid> and is

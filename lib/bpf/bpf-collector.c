@@ -27,6 +27,7 @@
 #include "cgfs-parse.h"
 #include "cgroup-iter.skel.h"
 #include "log.h"
+#include "read-file.h"
 #include "util.h"
 
 #define REASON_MAX 200
@@ -731,35 +732,6 @@ struct sample {
 	char *before, *after; /* memory.stat contents */
 };
 
-static char *read_text(int dirfd, const char *name)
-{
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t size = 8192, len = 0;
-	char *b = malloc(size);
-	while (b) {
-		ssize_t r = read(fd, b + len, size - len - 1);
-		if (r < 0) {
-			free(b);
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (size - len < 2) {
-			char *nb = realloc(b, size * 2);
-			if (!nb)
-				free(b);
-			b = nb;
-			size *= 2;
-		}
-	}
-	if (b)
-		b[len] = 0;
-	return b;
-}
-
 /* Up to MAP_SAMPLE cgroup directories of the hierarchy, breadth first (the
  * root and the upper levels hold the largest, least ambiguous values). */
 static size_t pick_sample(const char *mount, struct sample *s)
@@ -774,7 +746,7 @@ static size_t pick_sample(const char *mount, struct sample *s)
 		_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		struct stat st;
 		if (fd >= 0 && fstat(fd, &st) == 0) {
-			char *text = read_text(fd, "memory.stat");
+			char *text = read_file_at(fd, "memory.stat");
 			if (text)
 				s[n++] = (struct sample){ .id = st.st_ino, .before = text };
 			DIR *d = fdopendir(fd);
@@ -796,30 +768,10 @@ static size_t pick_sample(const char *mount, struct sample *s)
 	return n;
 }
 
-struct key_value {
-	const char *want;
-	size_t want_len;
-	uint64_t value;
-	bool found;
-};
-
-static int find_key(const char *key, size_t key_len, uint64_t value, void *userdata)
-{
-	struct key_value *kv = userdata;
-	if (key_len == kv->want_len && memcmp(key, kv->want, key_len) == 0) {
-		kv->value = value;
-		kv->found = true;
-		return 1;
-	}
-	return 0;
-}
-
+/* A key's value in a memory.stat text: true when it is there. */
 static bool lookup(const char *text, const char *key, uint64_t *ret)
 {
-	struct key_value kv = { .want = key, .want_len = strlen(key) };
-	(void)cgfs_parse_flat_keyed(text, find_key, &kv);
-	*ret = kv.value;
-	return kv.found;
+	return cgfs_flat_keyed_get(text, key, ret) == 0;
 }
 
 struct key_list {

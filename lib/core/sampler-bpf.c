@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "cgfs-parse.h"
+#include "read-file.h"
 #include "util.h"
 
 
@@ -228,45 +229,6 @@ static int read_u64_file(const char *path, uint64_t *ret)
 	return cgfs_parse_u64(buf, ret);
 }
 
-static char *read_all(const char *path)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t size = 16384, len = 0;
-	char *b = malloc(size);
-	for (ssize_t n; b && (n = read(fd, b + len, size - len - 1)) > 0;) {
-		len += (size_t)n;
-		if (size - len < 2) {
-			char *nb = realloc(b, size * 2);
-			if (!nb)
-				free(b);
-			b = nb;
-			size *= 2;
-		}
-	}
-	if (b)
-		b[len] = 0;
-	return b;
-}
-
-struct stat_lookup {
-	const char *key;
-	uint64_t value;
-	bool found;
-};
-
-static int stat_lookup_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
-{
-	struct stat_lookup *l = userdata;
-	if (strlen(l->key) == key_len && memcmp(key, l->key, key_len) == 0) {
-		l->value = value;
-		l->found = true;
-		return 1;
-	}
-	return 0;
-}
-
 static void note_mismatch(struct acct_pass_report *rep, bool *flag, const struct acct_cgroup *cg, const char *what,
 			  int64_t v, uint64_t a, uint64_t b)
 {
@@ -302,7 +264,7 @@ void sampler_bpf_walk(struct acct_sampler *s)
 				continue;
 			chk[nchk].cg = cg;
 			if (!stat_cg && s->stat_map.n && (parts & ACCT_BPF_PART_STAT) && !(s->flags & ACCT_PASS_KERNEL) &&
-			    check_path(s, cg, "memory.stat", path, sizeof(path)) == 0 && (stat_before = read_all(path)))
+			    check_path(s, cg, "memory.stat", path, sizeof(path)) == 0 && (stat_before = read_file_at(AT_FDCWD, path)))
 				stat_cg = cg;
 			nchk++;
 		}
@@ -353,18 +315,17 @@ void sampler_bpf_walk(struct acct_sampler *s)
 					 __atomic_load_n(&stat_cg->inode[s->mem_hier], __ATOMIC_RELAXED))
 		: NULL;
 	if (r && (r->flags & ACCT_BPF_F_STATS) && check_path(s, stat_cg, "memory.stat", path, sizeof(path)) == 0 &&
-	    (stat_after = read_all(path))) {
+	    (stat_after = read_file_at(AT_FDCWD, path))) {
 		rep->bpf_checks++;
 		for (unsigned i = 0; i < s->stat_map.n; i++) {
-			struct stat_lookup a = { .key = s->stat_map.e[i].key }, b = a;
+			uint64_t a, b;
 			unsigned idx = s->stat_map.e[i].index;
-			(void)cgfs_parse_flat_keyed(stat_before, stat_lookup_kv, &a);
-			(void)cgfs_parse_flat_keyed(stat_after, stat_lookup_kv, &b);
-			if (!a.found || !b.found || idx >= r->nr_state)
+			if (cgfs_flat_keyed_get(stat_before, s->stat_map.e[i].key, &a) < 0 ||
+			    cgfs_flat_keyed_get(stat_after, s->stat_map.e[i].key, &b) < 0 || idx >= r->nr_state)
 				continue;
 			int64_t v = acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit;
-			if (v < 0 || (uint64_t)v < MIN(a.value, b.value) || (uint64_t)v > MAX(a.value, b.value))
-				note_mismatch(rep, &stat_bad, stat_cg, s->stat_map.e[i].key, v, a.value, b.value);
+			if (v < 0 || (uint64_t)v < MIN(a, b) || (uint64_t)v > MAX(a, b))
+				note_mismatch(rep, &stat_bad, stat_cg, s->stat_map.e[i].key, v, a, b);
 		}
 	}
 	/* Parts whose values keep disagreeing go back to files. */
