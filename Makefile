@@ -48,15 +48,15 @@ check-asan: deps
 		meson test -C build-asan --print-errorlogs --num-processes 2
 
 # TSan needs a fixed address-space layout on kernels with many mmap random
-# bits; setarch -R gives it one. The stress tests and the daemon's integration
-# tests run under it; tests/tsan.supp silences liburcu's own synchronisation,
+# bits; setarch -R gives it one. The stress tests, the unit tests of threaded
+# modules and the daemon's integration tests run under it; tests/tsan.supp silences liburcu's own synchronisation,
 # which TSan cannot see in the uninstrumented library.
 check-tsan: deps
 	[ -f build-tsan/build.ninja ] || CC=clang meson setup build-tsan --werror -Dslow_tests=false \
 		-Db_sanitize=thread -Db_lundef=false -Dc_args="$(SANITIZE_C_ARGS)"
 	$(NINJA) -C build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp \
-		setarch -R meson test -C build-tsan --print-errorlogs --suite stress --suite integration \
+		setarch -R meson test -C build-tsan --print-errorlogs --suite stress --suite threads --suite integration \
 		--num-processes 1
 
 bench: build

@@ -1211,7 +1211,12 @@ static void *worker_main(void *arg)
 			} else
 				while (s->snap_generation != seen && !s->stop)
 					pthread_cond_wait(&s->cond, &s->lock);
+			/* Stopping before the snapshots are whole: worker 0 may be
+			 * writing them still, so this pass reads nothing more. */
+			bool abandon = s->snap_generation != seen;
 			pthread_mutex_unlock(&s->lock);
+			if (abandon)
+				return NULL;
 		}
 		for (;;) {
 			size_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
