@@ -102,9 +102,10 @@ struct acct_sampler;
 /* Start the worker threads. Returns 0, -EINVAL or a pthread error. */
 int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger *ledger,
 		     struct acct_sampler **ret);
-/* Stop the workers and free the sampler. A pass in progress is cut short: the
- * workers finish the cgroup each is reading (none reads a snapshot worker 0
- * has not finished), then return; its report is never collected. */
+/* Stop the workers and free the sampler. A pass in progress may be cut
+ * short: workers still waiting for worker 0's walk return without reading
+ * (no worker reads a snapshot before it is whole); the others finish the
+ * pass. Its report is never collected. */
 struct acct_sampler *acct_sampler_free(struct acct_sampler *s);
 
 /* Start an asynchronous pass over cgs[0..n) (the array is copied). Returns 0 or
