@@ -163,6 +163,50 @@ static void test_set_checked(void **state)
 	assert_int_equal(acct_ledger_memstat_find(f->l, "inactive_file"), 0);
 }
 
+/* The never-backwards rule at its boundary: back by exactly 1 is refused
+ * (issue 17: the check loosened to `value + 1 < cur` went unnoticed with a
+ * step back of 300), staying put and one forward are taken. */
+static void test_set_checked_back_by_one(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/c", 1);
+	struct acct_reading rd;
+
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1000), 0);
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 999), -ERANGE);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, true, &rd));
+	assert_int_equal(rd.value, 1000);
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1000), 0);
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1001), 0);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, true, &rd));
+	assert_int_equal(rd.value, 1001);
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1000), -ERANGE);
+	/* every cumulative quantity, not only CPU time; gauges go back freely */
+	cg = add(f, "/d", 1);
+	for (int q = 0; q < _ACCT_Q_MAX; q++) {
+		bool cumulative = acct_quantity_info(q)->cumulative;
+
+		assert_int_equal(acct_cgroup_set_checked(cg, q, 50), 0);
+		assert_int_equal(acct_cgroup_set_checked(cg, q, 49), cumulative ? -ERANGE : 0);
+		assert_true(acct_cgroup_get(cg, q, true, &rd));
+		assert_int_equal(rd.value, cumulative ? 50 : 49);
+	}
+}
+
+/* Not read before: the first reading is taken whatever the counter holds
+ * (the contract says only a quantity read before is held to its past). */
+static void test_set_checked_first_reading(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/c", 1);
+	struct acct_reading rd;
+
+	assert_false(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, true, &rd));
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, -1), 0);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, true, &rd));
+	assert_int_equal(rd.value, -1);
+}
+
 static void test_quantity_names(void **state)
 {
 	for (int q = 0; q < _ACCT_Q_MAX; q++) {
@@ -238,6 +282,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tombstone_and_recreate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_checked_back_by_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_checked_first_reading, setup, teardown),
 		cmocka_unit_test(test_quantity_names),
 		cmocka_unit_test_setup_teardown(test_io_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budgets, setup, teardown),
