@@ -4,6 +4,7 @@
  * every key of keys[] and every message is checked one by one. Files are
  * written to a mkdtemp() directory that each test removes again. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1060,6 +1061,63 @@ static void test_parse_size(void **state)
 	assert_int_equal(acct_parse_size(NULL, &(uint64_t){ 0 }), -EINVAL);
 }
 
+/* Every size suffix the syntax allows, one by one (issue 17: "Gb" mapped to
+ * MiB went unnoticed because only some spellings were tried). parse.h: K, M,
+ * G, T are powers of 1024, the letter's case and a trailing B (either case)
+ * are free; a bare number, B and b are bytes. Each spelling is checked at 1,
+ * at 3, and at the largest count that fits and the first that does not. */
+static void test_parse_size_every_suffix(void **state)
+{
+	static const struct {
+		char letter; /* 0: bytes */
+		uint64_t factor;
+	} units[] = {
+		{ 0, 1 },
+		{ 'k', UINT64_C(1) << 10 },
+		{ 'm', UINT64_C(1) << 20 },
+		{ 'g', UINT64_C(1) << 30 },
+		{ 't', UINT64_C(1) << 40 },
+	};
+	/* %c: the letter in upper or lower case; then the B as written */
+	static const char *const tails[] = { "", "B", "b" };
+	unsigned tried = 0;
+
+	for (size_t u = 0; u < ELEMENTSOF(units); u++)
+		for (int upper = 0; upper < 2; upper++)
+			for (size_t t = 0; t < ELEMENTSOF(tails); t++) {
+				char suffix[4] = "", s[64];
+				uint64_t v, f = units[u].factor, most = UINT64_MAX / f;
+
+				if (!units[u].letter && upper)
+					continue; /* bytes have no letter */
+				if (units[u].letter)
+					suffix[0] = (char)(upper ? units[u].letter - 'a' + 'A' : units[u].letter);
+				strcat(suffix, tails[t]);
+				tried++;
+
+				print_message("size suffix '%s'\n", suffix);
+				snprintf(s, sizeof(s), "1%s", suffix);
+				assert_int_equal(acct_parse_size(s, &v), 0);
+				assert_int_equal(v, f);
+				snprintf(s, sizeof(s), "3%s", suffix);
+				assert_int_equal(acct_parse_size(s, &v), 0);
+				assert_int_equal(v, 3 * f);
+				snprintf(s, sizeof(s), "%" PRIu64 "%s", most, suffix);
+				assert_int_equal(acct_parse_size(s, &v), 0);
+				assert_int_equal(v, most * f);
+				if (f > 1) {
+					snprintf(s, sizeof(s), "%" PRIu64 "%s", most + 1, suffix);
+					v = 12345;
+					assert_int_equal(acct_parse_size(s, &v), -ERANGE);
+					assert_int_equal(v, 12345);
+				}
+				snprintf(s, sizeof(s), "-1%s", suffix);
+				assert_int_equal(acct_parse_size(s, &v), -ERANGE);
+			}
+	/* 3 spellings of bytes, 6 of each of the four letters */
+	assert_int_equal(tried, 3 + 4 * 6);
+}
+
 static void test_parse_duration(void **state)
 {
 	static const struct {
@@ -1192,6 +1250,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unreadable, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_dump, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_parse_size_every_suffix),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_bool_and_level),
 		cmocka_unit_test(test_metrics_families),
