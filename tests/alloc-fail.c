@@ -13,6 +13,7 @@ void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t size);
 void *__real_reallocarray(void *p, size_t n, size_t size);
+void *__real_aligned_alloc(size_t align, size_t size);
 char *__real_strdup(const char *s);
 char *__real_strndup(const char *s, size_t n);
 int __real_vasprintf(char **ret, const char *fmt, va_list ap);
@@ -21,6 +22,7 @@ void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t size);
 void *__wrap_reallocarray(void *p, size_t n, size_t size);
+void *__wrap_aligned_alloc(size_t align, size_t size);
 char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
 int __wrap_vasprintf(char **ret, const char *fmt, va_list ap);
@@ -78,6 +80,11 @@ void *__wrap_realloc(void *p, size_t size)
 void *__wrap_reallocarray(void *p, size_t n, size_t size)
 {
 	return fail_now() ? NULL : __real_reallocarray(p, n, size);
+}
+
+void *__wrap_aligned_alloc(size_t align, size_t size)
+{
+	return fail_now() ? NULL : __real_aligned_alloc(align, size);
 }
 
 char *__wrap_strdup(const char *s)

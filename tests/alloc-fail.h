@@ -5,8 +5,8 @@
  * and the static libacct go through here; calls from shared libraries
  * (glibc's own, liburcu, inih, cmocka) do not.
  *
- * Wrapped: malloc, calloc, realloc, reallocarray, strdup, strndup, asprintf,
- * vasprintf. Calls from glibc-internal paths, or ones a fortified build turns
+ * Wrapped: malloc, calloc, realloc, reallocarray, aligned_alloc, strdup,
+ * strndup, asprintf, vasprintf. Calls from glibc-internal paths, or ones a fortified build turns
  * into __*_chk, are not seen: a sweep then fails fewer calls, never wrong ones. */
 #pragma once
 
