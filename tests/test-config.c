@@ -1118,6 +1118,47 @@ static void test_parse_size_every_suffix(void **state)
 	assert_int_equal(tried, 3 + 4 * 6);
 }
 
+/* A plain integer: no unit, no sign, no spaces; negative and too large are
+ * out of range, the rest malformed. */
+static void test_parse_uint64(void **state)
+{
+	static const struct {
+		const char *s;
+		int r;
+		uint64_t v;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "7", 0, 7 },
+		{ "007", 0, 7 },
+		{ "1234567890", 0, 1234567890 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "18446744073709551616", -ERANGE, 0 },
+		{ "99999999999999999999", -ERANGE, 0 },
+		{ "-1", -ERANGE, 0 },
+		{ "-0", -ERANGE, 0 },
+		{ "-18446744073709551616", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },
+		{ "-", -EINVAL, 0 },
+		{ "+1", -EINVAL, 0 },
+		{ "x", -EINVAL, 0 },
+		{ "12x", -EINVAL, 0 },
+		{ "1K", -EINVAL, 0 },
+		{ "1 ", -EINVAL, 0 },
+		{ " 1", -EINVAL, 0 },
+		{ "-1x", -EINVAL, 0 },
+		{ "18446744073709551616x", -EINVAL, 0 },
+		{ "0x10", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		uint64_t v = 12345;
+
+		print_message("uint64 '%s'\n", cases[i].s);
+		assert_int_equal(acct_parse_uint64(cases[i].s, &v), cases[i].r);
+		assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 12345);
+	}
+}
+
 static void test_parse_duration(void **state)
 {
 	static const struct {
@@ -1251,6 +1292,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dump, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_size_every_suffix),
+		cmocka_unit_test(test_parse_uint64),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_bool_and_level),
 		cmocka_unit_test(test_metrics_families),
