@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "alloc-fail.h"
 #include "path.h"
 #include "util.h"
 
@@ -39,6 +40,23 @@ static void test_join(void **state)
 	check_join("/", "a", "/a");
 	check_join("", "a", "/a");
 	check_join("/etc/acctd/acctd.conf.d", "10-x.conf", "/etc/acctd/acctd.conf.d/10-x.conf");
+
+	/* the result is terminated even in memory that held something before:
+	 * fill a block of the result's size and free it for the join to reuse */
+	for (int i = 0; i < 8; i++) {
+		char *junk = malloc(sizeof("/sys/fs/cgroup/memory"));
+		assert_non_null(junk);
+		memset(junk, 'x', sizeof("/sys/fs/cgroup/memory"));
+		free(junk);
+		check_join("/sys/fs/cgroup", "memory", "/sys/fs/cgroup/memory");
+	}
+
+	/* out of memory: NULL */
+	alloc_fail_after(0);
+	char *p = path_join("/a", "b");
+	alloc_fail_off();
+	assert_null(p);
+	assert_true(alloc_fail_hit());
 }
 
 static bool under(const char *path, const char *prefix)
