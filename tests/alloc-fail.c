@@ -30,6 +30,7 @@ int __wrap_asprintf(char **ret, const char *fmt, ...);
 
 static bool armed, hit;
 static unsigned left;
+static size_t last_malloc_size;
 
 void alloc_fail_after(unsigned n)
 {
@@ -48,6 +49,11 @@ bool alloc_fail_hit(void)
 	return hit;
 }
 
+size_t alloc_last_malloc_size(void)
+{
+	return last_malloc_size;
+}
+
 /* Whether this allocation is to fail. */
 static bool fail_now(void)
 {
@@ -64,6 +70,7 @@ static bool fail_now(void)
 
 void *__wrap_malloc(size_t size)
 {
+	last_malloc_size = size;
 	return fail_now() ? NULL : __real_malloc(size);
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* From now on, let `n` more allocations succeed and fail every one after
  * them (with errno ENOMEM) until alloc_fail_off(). */
@@ -18,3 +19,6 @@ void alloc_fail_after(unsigned n);
 void alloc_fail_off(void);
 /* Whether an allocation failed since the last alloc_fail_after(). */
 bool alloc_fail_hit(void);
+/* The size asked for by the last malloc() (armed or not), to check that a
+ * result fits the memory it was given (no ASan in the plain build). */
+size_t alloc_last_malloc_size(void);

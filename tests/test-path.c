@@ -30,6 +30,8 @@ static void check_join(const char *a, const char *b, const char *want)
 
 	assert_non_null(p);
 	assert_string_equal(p, want);
+	/* and it fits the memory it was given */
+	assert_true(alloc_last_malloc_size() >= strlen(want) + 1);
 }
 
 static void test_join(void **state)
