@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "alloc-fail.h"
 #include "config.h"
 #include "util.h"
 
@@ -1006,6 +1007,136 @@ static void test_dump(void **state)
 	acct_config_diag_clear(&diag);
 }
 
+/* ---- out of memory ------------------------------------------------------- */
+
+/* acct_config_set() with good and bad values of every kind, each allocation
+ * failing in turn: -ENOMEM and the configuration as it was, until no
+ * allocation fails and the usual result comes back. */
+static void test_set_out_of_memory(void **state)
+{
+	static const struct {
+		const char *section, *key, *value;
+		int r;
+	} cases[] = {
+		{ "sampling", "fast_interval", "250ms", 0 },
+		{ "sampling", "fast_interval", "soon", -EINVAL },
+		{ "sampling", "slow_interval", "1ms", -EINVAL }, /* below fast_interval */
+		{ "sampling", "load_average", "no", 0 },
+		{ "sampling", "load_average", "maybe", -EINVAL },
+		{ "log", "level", "debug", 0 },
+		{ "log", "level", "loud", -EINVAL },
+		{ "sampling", "collector", "files", 0 },
+		{ "sampling", "collector", "nope", -EINVAL },
+		{ "counters", "bytes_budget", "1.5G", -EINVAL },
+		{ "counters", "bytes_budget", "-1", -ERANGE },
+		{ "api", "max_connections", "0", -ERANGE },
+		{ "api", "socket", "relative", -EINVAL },
+		{ "api", "socket", "/run/x", 0 },
+		{ "api", "admin_group", "-bad", -EINVAL },
+		{ "api", "admin_group", "adm", 0 },
+		{ "cgroups", "root", "/x", 0 },
+		{ "cgroups", "include", "a /b", 0 },
+		{ "cgroups", "include", "", 0 },
+		{ "cgroups", "exclude", "x", 0 },
+		{ "metrics", "families", "bogus", -EINVAL },
+		{ "metrics", "families", "", -EINVAL },
+		{ "metrics", "families", "default -pressure", 0 },
+		{ "metrics", "listen", "host:99999", -EINVAL },
+		{ "metrics", "listen", "127.0.0.1:9100", 0 },
+		{ "log", "level", "a\001b", -EINVAL },
+		{ "log", "level", "", -EINVAL },
+		{ "nosuch", "key", "1", -EINVAL },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		unsigned failures = 0;
+
+		print_message("set [%s] %s = '%s'\n", cases[i].section, cases[i].key, cases[i].value);
+		for (unsigned n = 0;; n++) {
+			_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+			_cleanup_free_ char *before = NULL, *after = NULL;
+			struct acct_config_diag diag = {};
+			int r;
+
+			assert_int_equal(acct_config_new_defaults(&c), 0);
+			before = dump_to_string(c);
+			alloc_fail_after(n);
+			r = acct_config_set(c, cases[i].section, cases[i].key, cases[i].value, NULL, &diag);
+			alloc_fail_off();
+			if (!alloc_fail_hit()) {
+				assert_int_equal(r, cases[i].r);
+				assert_true(r == 0 || diag.error);
+				acct_config_diag_clear(&diag);
+				break;
+			}
+			failures++;
+			assert_int_equal(r, -ENOMEM);
+			after = dump_to_string(c);
+			assert_string_equal(before, after);
+			acct_config_diag_clear(&diag);
+			assert_true(n < 100);
+		}
+		/* every case allocates: the value's copy or the message at least */
+		assert_true(failures >= 1);
+	}
+}
+
+/* Loading files with warnings, a bad value and drop-ins, each allocation
+ * failing in turn: -ENOMEM and nothing returned, until the usual result. */
+static void test_load_out_of_memory(void **state)
+{
+	struct tmp *t = *state;
+	const char *good = tmp_write(t, "good.conf",
+				     "[sampling]\nfast_interval = 2s\nunknown_key = 1\n[nosuch]\nx = 1\n"
+				     "[cgroups]\ninclude = system.slice/*\n");
+	const char *bad = tmp_write(t, "bad.conf", "[sampling]\nworkers = many\n");
+	const char *dir = tmp_mkdir(t, "good.conf.d");
+	tmp_write(t, "good.conf.d/10-a.conf", "[sampling]\nslow_interval = 20s\n");
+	tmp_write(t, "good.conf.d/20-b.conf", "[log]\nlevel = debug\n");
+	const struct {
+		const char *main, *dropins;
+		int r;
+		unsigned warnings;
+	} cases[] = {
+		{ good, dir, 0, 2 },
+		{ bad, "", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		unsigned failures = 0;
+
+		for (unsigned n = 0;; n++) {
+			struct acct_config *c = POISON;
+			struct acct_config_diag diag = {};
+			int r;
+
+			alloc_fail_after(n);
+			r = acct_config_load(cases[i].main, cases[i].dropins, &c, &diag);
+			alloc_fail_off();
+			if (!alloc_fail_hit()) {
+				assert_int_equal(r, cases[i].r);
+				if (r == 0) {
+					assert_int_equal(diag.nr_warnings, cases[i].warnings);
+					assert_int_equal(c->slow_interval_us, 20 * USEC_PER_SEC);
+					assert_int_equal(c->log_level, ACCT_LOG_DEBUG);
+					acct_config_free(c);
+				} else
+					assert_non_null(strstr(diag.error, "workers"));
+				acct_config_diag_clear(&diag);
+				break;
+			}
+			failures++;
+			print_message("load %s, allocation %u failed: %d %s\n", cases[i].main, n, r,
+				      diag.error ? diag.error : "");
+			assert_int_equal(r, -ENOMEM);
+			assert_ptr_equal(c, POISON);
+			acct_config_diag_clear(&diag);
+			assert_true(n < 1000);
+		}
+		assert_true(failures >= 3);
+	}
+}
+
 /* ---- value parsers ------------------------------------------------------- */
 
 static void test_parse_size(void **state)
@@ -1290,6 +1421,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_relative_globs, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_dump, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_set_out_of_memory),
+		cmocka_unit_test_setup_teardown(test_load_out_of_memory, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_size_every_suffix),
 		cmocka_unit_test(test_parse_uint64),
