@@ -64,6 +64,7 @@ static bool fail_now(void)
 		return false;
 	}
 	hit = true;
+	armed = false;
 	errno = ENOMEM;
 	return true;
 }

@@ -13,8 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* From now on, let `n` more allocations succeed and fail every one after
- * them (with errno ENOMEM) until alloc_fail_off(). */
+/* From now on, let `n` more allocations succeed and fail the one after them
+ * (with errno ENOMEM); the ones after that succeed again. One failure at a
+ * time, so that a sweep over n sees what each allocation's failure does on
+ * its own (a message about it, for instance, can still be allocated). */
 void alloc_fail_after(unsigned n);
 void alloc_fail_off(void);
 /* Whether an allocation failed since the last alloc_fail_after(). */

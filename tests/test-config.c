@@ -483,6 +483,11 @@ static const struct bad_case bad_cases[] = {
 	{ "metrics", "listen", ":80", -EINVAL, "invalid host name in ':80'" },
 	{ "metrics", "listen", "[::g]:80", -EINVAL, "invalid IPv6 address in '[::g]:80'" },
 	{ "metrics", "listen", "", -EINVAL, "empty value (expected HOST:PORT, [IPV6]:PORT or none)" },
+	/* an empty value names what was expected, for every kind that needs one */
+	{ "sampling", "workers", "", -EINVAL, "empty value (expected an integer)" },
+	{ "log", "level", "", -EINVAL, "empty value (expected a log level)" },
+	{ "sampling", "collector", "", -EINVAL, "empty value (expected a collector)" },
+	{ "metrics", "families", "", -EINVAL, "empty value (expected metrics families)" },
 };
 
 static void test_bad_values(void **state)

@@ -286,8 +286,8 @@ static void test_free_many(void **state)
 	static const unsigned sizes[] = { 63, 64, 65, 129 };
 	(void)state;
 
-	/* and out of memory for its list of records from the first or the
-	 * second allocation on: the records left over go the slow way */
+	/* and out of memory at the first or the second allocation of its list
+	 * of records: the records it cannot list go the slow way */
 	for (size_t s = 0; s < 3 * ELEMENTSOF(sizes); s++) {
 		struct fixture f = { 0 };
 		struct acct_ledger_budgets b = { 1 << 20, 10000, 8 };
