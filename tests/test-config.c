@@ -603,6 +603,55 @@ static void test_syntax_errors(void **state)
 			  "5: load_average: invalid boolean 'x' (expected yes, no, true, false, on, off, 1 or 0)");
 }
 
+/* The longest line taken is 197 characters, its line end not counted
+ * (LF or CRLF); one more is refused. */
+static void test_longest_line(void **state)
+{
+	struct tmp *t = *state;
+	static const char *const ends[] = { "\n", "\r\n" };
+
+	for (size_t e = 0; e < ELEMENTSOF(ends); e++) {
+		_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+		struct acct_config_diag diag = {};
+		char text[512], line[256];
+		const char *path;
+
+		memset(line, 'a', sizeof(line));
+		memcpy(line, "exclude = /", 11);
+		line[197] = '\0'; /* "exclude = /aaa...": 197 characters */
+		snprintf(text, sizeof(text), "[cgroups]%s%s%s", ends[e], line, ends[e]);
+		path = tmp_write(t, "long.conf", text);
+		assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+		assert_null(diag.error);
+		assert_non_null(c->exclude[0]);
+		assert_int_equal(strlen(c->exclude[0]), 197 - 10);
+		assert_null(c->exclude[1]);
+		assert_int_equal(unlink(path), 0);
+		free(t->files[--t->nr_files]);
+
+		line[197] = 'a';
+		line[198] = '\0';
+		snprintf(text, sizeof(text), "[cgroups]%s%s%s", ends[e], line, ends[e]);
+		expect_load_error(t, text, -EINVAL, "2: line too long (more than 197 characters)");
+	}
+}
+
+/* A file that cannot be read to its end fails the load with the read's
+ * error: /proc/self/mem is a regular file whose first page (address 0) reads
+ * EIO. */
+static void test_read_error(void **state)
+{
+	struct acct_config_diag diag = {};
+	struct acct_config *c = POISON;
+	(void)state;
+
+	assert_int_equal(acct_config_load("/proc/self/mem", "", &c, &diag), -EIO);
+	assert_ptr_equal(c, POISON);
+	assert_non_null(diag.error);
+	assert_string_equal(diag.error, "/proc/self/mem: Input/output error");
+	acct_config_diag_clear(&diag);
+}
+
 static void test_interval_conflict(void **state)
 {
 	struct tmp *t = *state;
@@ -1417,6 +1466,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_values, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_set),
 		cmocka_unit_test_setup_teardown(test_syntax_errors, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_longest_line, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_read_error),
 		cmocka_unit_test_setup_teardown(test_interval_conflict, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_interval_conflict_one_file, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_unknown_warnings, setup_tmp, teardown_tmp),
