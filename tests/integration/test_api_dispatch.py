@@ -166,3 +166,21 @@ def test_admin(api):
                 assert "error" not in r[name], (args, name, r[name])
             else:
                 assert r[name].get("error") == DENIED, (args, name, r[name])
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv (util-linux)")
+def test_admin_group_root(api, tmp_path):
+    """admin_group = root (GID 0): only members of group 0 administer. The
+    kernel's list of the peer's groups is read as long as it is and no
+    further (what lies past it must not count, zeros included)."""
+    path, top = api
+    with api_daemon(tmp_path, None, cgroups__include=top + "*", api__admin_group="root") as (d, path0):
+        for args, admin in ((["--reuid=nobody", "--regid=nogroup", "--groups=users"], False),
+                            (["--reuid=nobody", "--regid=nogroup", "--clear-groups"], False),
+                            (["--reuid=nobody", "--regid=nogroup", "--groups=users,root"], True)):
+            r = run_as(path0, args)
+            for name in ("Tune", "Reconcile", "Reload"):
+                if admin:
+                    assert "error" not in r[name], (args, name, r[name])
+                else:
+                    assert r[name].get("error") == DENIED, (args, name, r[name])
