@@ -45,7 +45,7 @@ def api(tmp_path_factory):
                         break
                     assert time.monotonic() < deadline, r
                     time.sleep(0.1)
-            yield path, top
+            yield path, top, d
     finally:
         for d in reversed(made):
             os.rmdir(d)
@@ -57,7 +57,7 @@ def answers_next(v):
 
 
 def test_unknown_interface(api):
-    path, top = api
+    path, top, d = api
     with Varlink(path) as v:
         for method, iface in (("org.example.Nope.Get", "org.example.Nope"),
                               (IFACE + "X.Get", IFACE + "X"),
@@ -70,7 +70,7 @@ def test_unknown_interface(api):
 
 
 def test_unknown_method(api):
-    path, top = api
+    path, top, d = api
     with Varlink(path) as v:
         for method in (IFACE + ".Nope", SERVICE + ".Nope", IFACE + ".GetInfo", SERVICE + ".Status"):
             assert error(v.call(method), SERVICE + ".MethodNotFound")["method"] == method
@@ -81,7 +81,7 @@ def test_unknown_method(api):
 
 
 def test_flags(api):
-    path, top = api
+    path, top, d = api
     with Varlink(path) as v:
         assert error(v.call(IFACE + ".Status", upgrade=True), INVALID)["parameter"] == "upgrade"
         answers_next(v)
@@ -107,7 +107,7 @@ def test_flags(api):
 
 
 def test_parameters(api):
-    path, top = api
+    path, top, d = api
     with Varlink(path) as v:
         assert error(v.call(IFACE + ".Get", {"cgroup": top, "bogus": 1}), INVALID)["parameter"] == "bogus"
         answers_next(v)
@@ -117,10 +117,13 @@ def test_parameters(api):
         p = error(v.call(IFACE + ".List", {"prefix": top, "includeDead": True, "include_dead": True}), INVALID)
         assert p["parameter"] == "includeDead"
         answers_next(v)
+        assert len(ok(v.call(IFACE + ".List", {"prefix": top, "includeDead": False}))["cgroups"]) == 3
+    # the deprecation is logged once, not at every use
+    assert d.logtext().count("parameter includeDead is deprecated") == 1
 
 
 def test_cgroup_parameters(api):
-    path, top = api
+    path, top, d = api
     with Varlink(path) as v:
         # required, of type string
         for params in ({}, {"cgroup": None}, {"cgroup": 5}, {"cgroup": ["/"]}, {"cgroup": {}}):
@@ -149,7 +152,7 @@ def test_cgroup_parameters(api):
 def test_admin(api):
     """Administration needs root or [api] admin_group as the primary or a
     supplementary group (SO_PEERGROUPS); reading is open to all."""
-    path, top = api
+    path, top, d = api
     cases = [
         (["--reuid=nobody", "--regid=nogroup", "--clear-groups"], False),
         (["--reuid=nobody", "--regid=nogroup", "--groups=users"], False),
@@ -173,7 +176,7 @@ def test_admin_group_root(api, tmp_path):
     """admin_group = root (GID 0): only members of group 0 administer. The
     kernel's list of the peer's groups is read as long as it is and no
     further (what lies past it must not count, zeros included)."""
-    path, top = api
+    path, top, d = api
     with api_daemon(tmp_path, None, cgroups__include=top + "*", api__admin_group="root") as (d, path0):
         for args, admin in ((["--reuid=nobody", "--regid=nogroup", "--groups=users"], False),
                             (["--reuid=nobody", "--regid=nogroup", "--clear-groups"], False),
