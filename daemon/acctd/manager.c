@@ -29,6 +29,7 @@
 #include "status.h"
 #include "time-util.h"
 #include "util.h"
+#include "write-file.h"
 
 struct manager {
 	struct event_base *base;
@@ -1040,7 +1041,6 @@ static void write_state_file(struct manager *m, const struct acct_pass_report *r
 {
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	_cleanup_(acct_json_buf_free) struct acct_json_buf b = {};
-	char tmp[4096];
 	uint64_t now = acct_now_us();
 	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
 
@@ -1077,16 +1077,12 @@ static void write_state_file(struct manager *m, const struct acct_pass_report *r
 		return;
 	}
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", m->source.state_file);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		log_warning_errno(-errno, "Failed to write %s, ignoring: %m", tmp);
-	else {
-		fwrite(b.data, 1, b.len, f);
-		fputc('\n', f);
-		if (fclose(f) != 0 || rename(tmp, m->source.state_file) < 0)
-			log_warning_errno(-errno, "Failed to write %s, ignoring: %m", m->source.state_file);
-	}
+	/* Through a random temporary name (write-file.h): the directory may be
+	 * writable by others, who must not choose what acctd writes through. */
+	acct_json_buf_append(&b, "\n", 1);
+	int r = b.failed ? -ENOMEM : write_file_atomic_at(AT_FDCWD, m->source.state_file, b.data, b.len, 0644);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write %s, ignoring: %m", m->source.state_file);
 }
 
 static int compare_memory_desc(const void *a, const void *b)
