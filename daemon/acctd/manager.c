@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <signal.h>
@@ -55,6 +56,7 @@ struct manager {
 	size_t nr_soon, soon_cap;
 	bool soon_all;           /* too many to list: the next full pass covers them */
 	uint64_t state_event_us; /* when a pass of queued cgroups last wrote the state file */
+	uint64_t state_failures; /* writes of the state file failed in a row */
 	bool pass_pending;       /* a tick came while a pass ran */
 	uint64_t next_slow_us, next_load_us;
 	bool ready;
@@ -830,6 +832,35 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 	return 0;
 }
 
+/* Descriptors of the daemon's own beside connections and cached files:
+ * sockets, the event loop, inotify, BPF links and maps, the journal, the
+ * files a reload or a fresh read opens. */
+#define FD_RESERVE_OWN 64
+
+/* How many cgroupfs descriptors the sampler may keep open: what RLIMIT_NOFILE
+ * leaves once [api] max_connections, the metrics endpoint's connections and
+ * the daemon's own are set aside, so that a full house of clients never
+ * finds acctd out of descriptors. A limit too small for all of them keeps a
+ * quarter for the cache (sampling without cached descriptors costs an open
+ * and a close per read), and the log says how many clients fit. */
+static uint64_t descriptor_budget(const struct acct_config *c)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 0; /* the sampler's own default */
+	uint64_t lim = rl.rlim_cur;
+	uint64_t reserve = (uint64_t)c->max_connections + METRICS_MAX_CONNECTIONS + FD_RESERVE_OWN;
+	if (lim >= reserve && lim - reserve >= lim / 4)
+		return MAX(lim - reserve, (uint64_t)1);
+	uint64_t cache = MAX(lim / 4, (uint64_t)1);
+	uint64_t left = lim - cache;
+	uint64_t clients = left > METRICS_MAX_CONNECTIONS + FD_RESERVE_OWN ? left - METRICS_MAX_CONNECTIONS - FD_RESERVE_OWN : 0;
+	log_warning("RLIMIT_NOFILE %" PRIu64 " cannot hold [api] max_connections=%u beside the metrics endpoint and "
+		    "cached cgroup files: about %" PRIu64 " API clients fit, %" PRIu64 " files stay open",
+		    lim, c->max_connections, clients, cache);
+	return cache;
+}
+
 static int build_components(struct manager *m)
 {
 	struct acct_config *c = m->config;
@@ -868,6 +899,7 @@ static int build_components(struct manager *m)
 		.nr_nodes = topo->nr_nodes,
 		.kernel_bounds = layout_is_kernels(m->layout),
 		.stat_map = &m->stat_map,
+		.max_cached_fds = descriptor_budget(c),
 	};
 	r = acct_sampler_new(&sopts, m->ledger, &m->sampler);
 	if (r < 0)
@@ -1081,8 +1113,14 @@ static void write_state_file(struct manager *m, const struct acct_pass_report *r
 	 * writable by others, who must not choose what acctd writes through. */
 	acct_json_buf_append(&b, "\n", 1);
 	int r = b.failed ? -ENOMEM : write_file_atomic_at(AT_FDCWD, m->source.state_file, b.data, b.len, 0644);
-	if (r < 0)
-		log_warning_errno(r, "Failed to write %s, ignoring: %m", m->source.state_file);
+	/* Every pass retries; the log says when it starts failing and when it
+	 * works again, not ten times a second in between. */
+	if (r < 0 && m->state_failures++ == 0)
+		log_warning_errno(r, "Failed to write %s, retrying at every pass: %m", m->source.state_file);
+	else if (r == 0 && m->state_failures > 0) {
+		log_info("Wrote %s again, after %" PRIu64 " failed writes", m->source.state_file, m->state_failures);
+		m->state_failures = 0;
+	}
 }
 
 static int compare_memory_desc(const void *a, const void *b)

@@ -56,6 +56,7 @@
 #include <event2/http.h>
 #include <event2/http_struct.h> /* the request's HTTP version */
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,7 +74,7 @@
 #include "util.h"
 #include "api.h"
 
-#define METRICS_MAX_CONNECTIONS 64
+#define METRICS_LISTEN_PAUSE_US 100000 /* accept() failing for want of descriptors or memory */
 #define METRICS_MAX_HEADERS_SIZE 8192
 #define METRICS_MAX_BODY_SIZE 4096
 #define METRICS_IO_TIMEOUT_S 15
@@ -121,7 +122,9 @@ struct scrape {
 struct metrics_server {
 	struct manager *m;
 	struct evhttp *http;
-	struct event *ev_adopt, *ev_reap;
+	struct evconnlistener *listener;
+	struct event *ev_adopt, *ev_reap, *ev_resume;
+	uint64_t accept_pauses; /* of this episode of failed accepts; 0: accepting */
 	struct metrics_conn *head, *tail; /* oldest first */
 	unsigned nr_conns;                /* not closed */
 	unsigned nr_scrapes;              /* pages in progress */
@@ -240,6 +243,10 @@ static struct bufferevent *on_new_bev(struct event_base *base, void *userdata)
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	struct metrics_conn *c;
 
+	if (s->accept_pauses) {
+		log_info("Accepting metrics connections again, after %" PRIu64 " pauses", s->accept_pauses);
+		s->accept_pauses = 0;
+	}
 	if (!bev)
 		return NULL; /* evhttp makes one itself: untracked, still bounded by the timeouts */
 	c = calloc(1, sizeof(*c));
@@ -306,6 +313,35 @@ static void on_adopt(evutil_socket_t fd, short what, void *userdata)
 			  METRICS_MAX_CONNECTIONS);
 		drop_conn(victim);
 	}
+}
+
+/* accept() failed with what waiting can cure (EMFILE, ENFILE, ENOBUFS,
+ * ENOMEM): the pending connection stays readable, so without a pause
+ * libevent retries at once, forever (a core and a log line each time). Stop
+ * listening for METRICS_LISTEN_PAUSE_US; log the first pause of an episode
+ * only, and its end (on_new_bev()). */
+static struct metrics_server *listening; /* see on_accept_error() */
+
+static void on_accept_error(struct evconnlistener *listener, void *userdata)
+{
+	/* The listener's argument is evhttp's own (its accept callback's), so
+	 * the server is found another way: there is one per process. */
+	struct metrics_server *s = listening;
+	int e = EVUTIL_SOCKET_ERROR();
+	if (!s || userdata != s->http)
+		return;
+	if (s->accept_pauses++ == 0)
+		log_warning_errno(-e, "Failed to accept a metrics connection, pausing the listener %u ms at a time: %m",
+				  METRICS_LISTEN_PAUSE_US / 1000);
+	evconnlistener_disable(listener);
+	struct timeval tv = timeval_from_usec(METRICS_LISTEN_PAUSE_US);
+	event_add(s->ev_resume, &tv);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *userdata)
+{
+	struct metrics_server *s = userdata;
+	evconnlistener_enable(s->listener);
 }
 
 static struct metrics_conn *find_conn(struct metrics_server *s, struct evhttp_connection *evcon)
@@ -813,7 +849,8 @@ int metrics_server_start(struct manager *m)
 	s->http = evhttp_new(manager_event_base(m));
 	s->ev_adopt = event_new(manager_event_base(m), -1, 0, on_adopt, s);
 	s->ev_reap = event_new(manager_event_base(m), -1, 0, on_reap, s);
-	if (!s->http || !s->ev_adopt || !s->ev_reap)
+	s->ev_resume = evtimer_new(manager_event_base(m), on_resume, s);
+	if (!s->http || !s->ev_adopt || !s->ev_reap || !s->ev_resume)
 		return log_oom();
 	evhttp_set_max_headers_size(s->http, METRICS_MAX_HEADERS_SIZE);
 	evhttp_set_max_body_size(s->http, METRICS_MAX_BODY_SIZE);
@@ -825,10 +862,14 @@ int metrics_server_start(struct manager *m)
 	evhttp_set_bevcb(s->http, on_new_bev, s);
 	evhttp_set_gencb(s->http, on_request, s);
 	errno = 0;
-	if (!evhttp_bind_socket_with_handle(s->http, host, port)) {
+	struct evhttp_bound_socket *bound = evhttp_bind_socket_with_handle(s->http, host, port);
+	if (!bound) {
 		r = errno > 0 ? -errno : -EADDRNOTAVAIL;
 		return log_error_errno(r, "Failed to listen for metrics on %s: %m", listen);
 	}
+	s->listener = evhttp_bound_socket_get_listener(bound);
+	listening = s;
+	evconnlistener_set_error_cb(s->listener, on_accept_error);
 	log_info("Serving metrics on http://%s/metrics", listen);
 	return 0;
 }
@@ -837,6 +878,8 @@ struct metrics_server *metrics_server_free(struct metrics_server *s)
 {
 	if (!s)
 		return NULL;
+	if (listening == s)
+		listening = NULL;
 	/* Closes every connection (on_conn_close() ends the responses). */
 	if (s->http)
 		evhttp_free(s->http);
@@ -851,6 +894,8 @@ struct metrics_server *metrics_server_free(struct metrics_server *s)
 		event_free(s->ev_adopt);
 	if (s->ev_reap)
 		event_free(s->ev_reap);
+	if (s->ev_resume)
+		event_free(s->ev_resume);
 	free(s);
 	return NULL;
 }

@@ -8,11 +8,15 @@ names acctd uses (a symlink at the old fixed temporary name or at the state
 file itself, a FIFO) must neither be written through nor block the daemon."""
 import json
 import os
+import socket
 import stat
+import threading
+import time
 
 import pytest
 
 import acctd
+from test_metrics import Metrics, free_port
 
 NOBODY = 65534
 needs_root = pytest.mark.skipif(not acctd.is_root(), reason="needs root to act as root beside nobody's files")
@@ -58,3 +62,108 @@ def test_state_file_through_planted_names(fakecg, tmp_path, planted):
     json.loads(state.read_text())
     leftover = [n for n in os.listdir(shared) if n.startswith(".state.json.")]
     assert leftover == []
+
+
+# ---- descriptors: item 5 --------------------------------------------------------
+
+def many_cgroups(fs, n):
+    for i in range(n):
+        fs.mkdir("/s%03d" % i, memory=1 << 20, cpu_usec=1000 * i, procs=[1000 + i])
+
+
+def open_idle(path, n):
+    """n connected, idle varlink clients (the caller closes them)."""
+    out = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        out.append(s)
+    return out
+
+
+def call(sock, method):
+    sock.sendall(json.dumps({"method": method}).encode() + b"\0")
+    buf = b""
+    while not buf.endswith(b"\0"):
+        chunk = sock.recv(65536)
+        assert chunk, "connection closed"
+        buf += chunk
+    return json.loads(buf[:-1])
+
+
+def open_fds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+@pytest.mark.parametrize("fakecg", ["v2"], indirect=True)
+def test_descriptor_budget_leaves_room_for_connections(fakecg, tmp_path):
+    """With RLIMIT_NOFILE 512 and 300 cgroups (about 4 files each that the
+    sampler would keep open), max_connections = 200 API clients are each
+    served while a scrape is too: the sampler's descriptor cache leaves room
+    for the configured connections and the metrics listener."""
+    fs = fakecg
+    many_cgroups(fs, 300)
+    port = free_port()
+    conf = acctd.fast_config(tmp_path, api__max_connections="200")
+    with acctd.Daemon(tmp_path, fs.root, conf, nofile=512,
+                      extra=["--metrics-listen", "127.0.0.1:%d" % port]) as d:
+        d.next_state(3)
+        clients = open_idle(d.socket, 200)
+        try:
+            for c in clients:
+                c.settimeout(10)
+                assert "parameters" in call(c, "io.acctd.Accounting.Status")
+            code, _, _ = Metrics(port).request()
+            assert code == 200
+            assert open_fds(d.proc.pid) <= 512
+        finally:
+            for c in clients:
+                c.close()
+        assert "Failed to accept" not in d.logtext()
+
+
+@pytest.mark.parametrize("fakecg", ["v2"], indirect=True)
+def test_listeners_pause_when_out_of_descriptors(fakecg, tmp_path):
+    """Out of descriptors (300 idle clients against RLIMIT_NOFILE 256), a
+    scrape must not make the metrics listener spin: at most a few log lines
+    and little CPU while it waits, and the scrape is answered once the idle
+    clients leave."""
+    fs = fakecg
+    many_cgroups(fs, 50)
+    port = free_port()
+    conf = acctd.fast_config(tmp_path, log__level="info")
+    with acctd.Daemon(tmp_path, fs.root, conf, nofile=256,
+                      extra=["--metrics-listen", "127.0.0.1:%d" % port]) as d:
+        d.next_state(2)
+        clients = open_idle(d.socket, 300)
+        result = {}
+
+        def scrape():
+            try:
+                result["code"] = Metrics(port).request(timeout=30)[0]
+            except OSError as e:
+                result["error"] = e
+
+        try:
+            time.sleep(0.5)
+            lines0 = d.logtext().count("\n")
+            cpu0 = cpu_seconds(d.proc.pid)
+            t = threading.Thread(target=scrape)
+            t.start()
+            time.sleep(2)
+            logged = d.logtext().count("\n") - lines0
+            cpu = cpu_seconds(d.proc.pid) - cpu0
+        finally:
+            for c in clients:
+                c.close()
+        t.join(30)
+        assert result.get("code") == 200, (result, d.logtext()[-3000:])
+        assert logged <= 10, "%d log lines in 2 s out of descriptors:\n%s" % (logged, d.logtext()[-2000:])
+        # a spinning listener takes a whole core; passes over 50 cgroups a tenth of that
+        assert cpu < 1.0, "%.2f s of CPU in 2 s out of descriptors" % cpu
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
