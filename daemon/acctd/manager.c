@@ -30,7 +30,7 @@
 #include "status.h"
 #include "time-util.h"
 #include "util.h"
-#include "write-file.h"
+#include "state-writer.h"
 
 struct manager {
 	struct event_base *base;
@@ -56,7 +56,7 @@ struct manager {
 	size_t nr_soon, soon_cap;
 	bool soon_all;           /* too many to list: the next full pass covers them */
 	uint64_t state_event_us; /* when a pass of queued cgroups last wrote the state file */
-	uint64_t state_failures; /* writes of the state file failed in a row */
+	struct state_writer *state_writer; /* with --state-file */
 	bool pass_pending;       /* a tick came while a pass ran */
 	uint64_t next_slow_us, next_load_us;
 	bool ready;
@@ -904,6 +904,11 @@ static int build_components(struct manager *m)
 	r = acct_sampler_new(&sopts, m->ledger, &m->sampler);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start the sampling workers: %m");
+	if (m->source.state_file) {
+		r = state_writer_new(m->source.state_file, m->ledger, topo->nr_nodes, &m->state_writer);
+		if (r < 0)
+			return log_error_errno(r, "Failed to start the state file's writer: %m");
+	}
 
 	/* The host's meminfo describes the host's cgroups only: a tree elsewhere
 	 * (a test's or a container's) is checked against meminfo only when told
@@ -1048,79 +1053,45 @@ static struct json_object *daemon_json(const struct manager *m)
 }
 
 /* The text of a json-c object without its closing brace ("{...", head) or
- * without its opening one ("...}", tail), to splice an array between them. */
-static void append_object_text(struct acct_json_buf *b, struct json_object *o, bool head)
+ * without its opening one ("...}", tail), to splice an array between them.
+ * NULL on -ENOMEM. */
+static char *object_text(struct json_object *o, bool head)
 {
-	const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	size_t len = strlen(t);
-	if (len < 2) {
-		b->failed = true;
-		return;
-	}
-	if (head)
-		acct_json_buf_append(b, t, len - 1);
-	else
-		acct_json_buf_append(b, t + 1, len - 1);
+	const char *t = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+			  : NULL;
+	size_t len = t ? strlen(t) : 0;
+	if (len < 2)
+		return NULL;
+	return head ? strndup(t, len - 1) : strdup(t + 1);
 }
 
 /* --state-file: the whole ledger, tombstones included, replaced atomically
- * after every pass. It is written on the event loop after every pass, so the
- * records go through ledger-json's text writer directly (the json-c objects of
- * ledger_json() are built by parsing that text: the same bytes, several times
- * the work); the small parts around them are json-c objects. The document is
- * that of --dump (ledger_json()) plus "daemon", on one line. */
+ * after every pass, by the state writer's thread (state-writer.h). The event
+ * loop makes the small parts around the records, which read its own state,
+ * as json-c objects; the writer puts the records' text between them. The
+ * document is that of --dump (ledger_json()) plus "daemon", on one line. */
 static void write_state_file(struct manager *m, const struct acct_pass_report *rep)
 {
-	_cleanup_free_ struct acct_cgroup **cgs = NULL;
-	_cleanup_(acct_json_buf_free) struct acct_json_buf b = {};
-	uint64_t now = acct_now_us();
-	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
-
-	if (n < 0)
-		return;
 	struct json_object *head = json_object_new_object(), *tail = json_object_new_object();
-	if (!head || !tail) {
-		json_object_put(head);
-		json_object_put(tail);
-		return;
+	if (head && tail) {
+		json_object_object_add(head, "version", json_object_new_string(ACCTD_VERSION));
+		json_object_object_add(head, "cgroup_mode",
+				       json_object_new_string(acct_cgroup_mode_to_string(m->layout->mode)));
+		json_object_object_add(head, "cgroup_root", json_object_new_string(m->layout->root));
+		json_object_object_add(tail, "pass", acct_pass_to_json(rep));
+		json_object_object_add(tail, "reconciliation", acct_reconcile_to_json(&m->reconcile));
+		json_object_object_add(tail, "daemon", daemon_json(m));
 	}
-	json_object_object_add(head, "version", json_object_new_string(ACCTD_VERSION));
-	json_object_object_add(head, "cgroup_mode", json_object_new_string(acct_cgroup_mode_to_string(m->layout->mode)));
-	json_object_object_add(head, "cgroup_root", json_object_new_string(m->layout->root));
-	json_object_object_add(tail, "pass", acct_pass_to_json(rep));
-	json_object_object_add(tail, "reconciliation", acct_reconcile_to_json(&m->reconcile));
-	json_object_object_add(tail, "daemon", daemon_json(m));
-
-	unsigned nodes = acct_domain_topology(m->domain)->nr_nodes;
-	append_object_text(&b, head, true);
-	acct_json_buf_append(&b, ",\"cgroups\":[", strlen(",\"cgroups\":["));
-	for (int i = 0; i < n; i++) {
-		if (i > 0)
-			acct_json_buf_append(&b, ",", 1);
-		if (acct_cgroup_write_json(&b, m->ledger, cgs[i], now, false, nodes) < 0)
-			b.failed = true;
-	}
-	acct_json_buf_append(&b, "],", 2);
-	append_object_text(&b, tail, false);
+	char *head_text = object_text(head, true), *tail_text = object_text(tail, false);
 	json_object_put(head);
 	json_object_put(tail);
-	if (b.failed) {
+	if (!head_text || !tail_text) {
+		free(head_text);
+		free(tail_text);
 		log_warning("Failed to build the state file (out of memory), skipping this pass's");
 		return;
 	}
-
-	/* Through a random temporary name (write-file.h): the directory may be
-	 * writable by others, who must not choose what acctd writes through. */
-	acct_json_buf_append(&b, "\n", 1);
-	int r = b.failed ? -ENOMEM : write_file_atomic_at(AT_FDCWD, m->source.state_file, b.data, b.len, 0644);
-	/* Every pass retries; the log says when it starts failing and when it
-	 * works again, not ten times a second in between. */
-	if (r < 0 && m->state_failures++ == 0)
-		log_warning_errno(r, "Failed to write %s, retrying at every pass: %m", m->source.state_file);
-	else if (r == 0 && m->state_failures > 0) {
-		log_info("Wrote %s again, after %" PRIu64 " failed writes", m->source.state_file, m->state_failures);
-		m->state_failures = 0;
-	}
+	state_writer_submit(m->state_writer, head_text, tail_text, acct_now_us());
 }
 
 static int compare_memory_desc(const void *a, const void *b)
@@ -1193,8 +1164,10 @@ struct manager *manager_free(struct manager *m)
 	m->api = api_server_free(m->api);
 	m->metrics = metrics_server_free(m->metrics);
 	m->admin = admin_group_free(m->admin); /* before the event base it watches */
-	/* Workers first: they hold record pointers. */
+	/* Workers first: they hold record pointers; so does the state file's
+	 * writer, which finishes its last write. */
 	m->sampler = acct_sampler_free(m->sampler);
+	m->state_writer = state_writer_free(m->state_writer);
 	m->collector = acct_bpf_collector_free(m->collector);
 	if (m->ledger) {
 		_cleanup_free_ struct acct_cgroup **cgs = NULL;

@@ -167,3 +167,34 @@ def cpu_seconds(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# ---- the state file off the event loop: item 7 -----------------------------------
+
+@pytest.mark.parametrize("fakecg", ["v2"], indirect=True)
+def test_state_file_never_blocks_the_api(fakecg, tmp_path):
+    """The state file is built and written off the event loop: with every
+    write made to take a second (ACCTD_TEST_STATE_WRITE_DELAY_MS, a slow
+    disk), API calls keep being answered at once, and the file still
+    follows the passes (a write asked for during one waits, the newest
+    wins)."""
+    fs = fakecg
+    many_cgroups(fs, 200)
+    conf = acctd.fast_config(tmp_path)
+    with acctd.Daemon(tmp_path, fs.root, conf, env={"ACCTD_TEST_STATE_WRITE_DELAY_MS": "1000"}) as d:
+        first = d.next_state(1, timeout=20)["daemon"]["passes"]
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(d.socket)
+        c.settimeout(10)
+        worst = 0.0
+        end = time.monotonic() + 3.5
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            assert "parameters" in call(c, "io.acctd.Accounting.Status")
+            worst = max(worst, time.monotonic() - t0)
+            time.sleep(0.05)
+        c.close()
+        # each write takes a second; a blocked loop would hold a call as long
+        assert worst < 0.5, "an API call waited %.3f s behind the state file" % worst
+        later = d.next_state(1, timeout=20)["daemon"]["passes"]
+        assert later > first + 5  # passes went on at 100 ms while writes took 1 s
