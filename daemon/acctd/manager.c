@@ -295,7 +295,9 @@ static int start_pass(struct manager *m, unsigned flags)
 	uint64_t now = acct_now_us();
 
 	/* Between passes: forget dead records past retention, release the
-	 * descriptors of the dead ones. */
+	 * descriptors of the dead ones. A state file write that holds records
+	 * and has not begun goes first (state-writer.h). */
+	state_writer_drop_pending(m->state_writer);
 	acct_ledger_sweep(m->ledger, now, m->config->tombstone_retention_us, acct_sampler_release, m->sampler);
 	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
 	if (n < 0)
@@ -1085,13 +1087,16 @@ static void write_state_file(struct manager *m, const struct acct_pass_report *r
 	char *head_text = object_text(head, true), *tail_text = object_text(tail, false);
 	json_object_put(head);
 	json_object_put(tail);
-	if (!head_text || !tail_text) {
+	struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
+	if (!head_text || !tail_text || n < 0) {
 		free(head_text);
 		free(tail_text);
+		free(cgs);
 		log_warning("Failed to build the state file (out of memory), skipping this pass's");
 		return;
 	}
-	state_writer_submit(m->state_writer, head_text, tail_text, acct_now_us());
+	state_writer_submit(m->state_writer, head_text, tail_text, cgs, (size_t)n, acct_now_us());
 }
 
 static int compare_memory_desc(const void *a, const void *b)

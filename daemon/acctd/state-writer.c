@@ -18,6 +18,8 @@
 
 struct job {
 	char *head, *tail;
+	struct acct_cgroup **cgs;
+	size_t n;
 	uint64_t now_us;
 };
 
@@ -39,27 +41,22 @@ static void job_clear(struct job *j)
 {
 	free(j->head);
 	free(j->tail);
+	free(j->cgs);
 	*j = (struct job){ 0 };
 }
 
-/* The records' text, between the head's and the tail's. Runs in a read-side
- * section: the records it reads stay allocated until it ends. */
+/* The records' text, between the head's and the tail's. Runs in the
+ * read-side section writer_main() entered when it took the job. */
 static void build(struct state_writer *w, const struct job *j, struct acct_json_buf *b)
 {
 	acct_json_buf_append(b, j->head, strlen(j->head));
 	acct_json_buf_append(b, ",\"cgroups\":[", strlen(",\"cgroups\":["));
-	rcu_read_lock();
-	_cleanup_free_ struct acct_cgroup **cgs = NULL;
-	int n = acct_ledger_snapshot(w->ledger, true, &cgs);
-	if (n < 0)
-		b->failed = true;
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < j->n; i++) {
 		if (i > 0)
 			acct_json_buf_append(b, ",", 1);
-		if (acct_cgroup_write_json(b, w->ledger, cgs[i], j->now_us, false, w->nr_nodes) < 0)
+		if (acct_cgroup_write_json(b, w->ledger, j->cgs[i], j->now_us, false, w->nr_nodes) < 0)
 			b->failed = true;
 	}
-	rcu_read_unlock();
 	acct_json_buf_append(b, "],", 2);
 	acct_json_buf_append(b, j->tail, strlen(j->tail));
 	acct_json_buf_append(b, "\n", 1);
@@ -69,6 +66,7 @@ static void write_one(struct state_writer *w, const struct job *j)
 {
 	_cleanup_(acct_json_buf_free) struct acct_json_buf b = {};
 	build(w, j, &b);
+	rcu_read_unlock(); /* the records are text now */
 	if (w->delay_ms) {
 		struct timespec ts = { w->delay_ms / 1000, (long)(w->delay_ms % 1000) * 1000000L };
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -97,6 +95,10 @@ static void *writer_main(void *arg)
 			break; /* stopping, nothing left to write */
 		struct job j = w->pending;
 		w->pending = (struct job){ 0 };
+		/* Under the lock that state_writer_drop_pending() takes before a
+		 * sweep: a sweep after this waits for this section to end before
+		 * it frees any record (see state-writer.h). */
+		rcu_read_lock();
 		pthread_mutex_unlock(&w->lock);
 		write_one(w, &j);
 		job_clear(&j);
@@ -129,12 +131,22 @@ int state_writer_new(const char *path, struct acct_ledger *ledger, unsigned nr_n
 	return 0;
 }
 
-void state_writer_submit(struct state_writer *w, char *head, char *tail, uint64_t now_us)
+void state_writer_submit(struct state_writer *w, char *head, char *tail, struct acct_cgroup **cgs, size_t n,
+			 uint64_t now_us)
 {
 	pthread_mutex_lock(&w->lock);
 	job_clear(&w->pending);
-	w->pending = (struct job){ head, tail, now_us };
+	w->pending = (struct job){ head, tail, cgs, n, now_us };
 	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void state_writer_drop_pending(struct state_writer *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	job_clear(&w->pending);
 	pthread_mutex_unlock(&w->lock);
 }
 

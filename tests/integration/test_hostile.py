@@ -197,4 +197,4 @@ def test_state_file_never_blocks_the_api(fakecg, tmp_path):
         # each write takes a second; a blocked loop would hold a call as long
         assert worst < 0.5, "an API call waited %.3f s behind the state file" % worst
         later = d.next_state(1, timeout=20)["daemon"]["passes"]
-        assert later > first + 5  # passes went on at 100 ms while writes took 1 s
+        assert later > first + 3  # passes went on (100 ms apart) while writes took 1 s
