@@ -31,7 +31,10 @@
  * METRICS_RESPONSE_TIMEOUT_S (slow readers), and at most METRICS_MAX_CONNECTIONS
  * connections, of which METRICS_MAX_SCRAPES may be receiving a page (503 with
  * Retry-After beyond: each page holds a copy of the ledger, ~7 MB at 10,000
- * cgroups, so this bounds that memory). evhttp in libevent 2.1 has no connection limit and no
+ * cgroups, so this bounds that memory), at most METRICS_MAX_SCRAPES_PER_PEER
+ * of them for one client (tcp-peer.h: a user of this host, whatever address
+ * it connects from, or a remote address), so that no client can take every
+ * slot by holding slow scrapes. evhttp in libevent 2.1 has no connection limit and no
  * callback for new connections, so the count is kept with evhttp_set_bevcb():
  * it creates each connection's bufferevent, which tells of every new
  * connection; evhttp sets its connection object as the bufferevent's callback
@@ -73,6 +76,7 @@
 #include "time-util.h"
 #include "util.h"
 #include "api.h"
+#include "tcp-peer.h"
 
 #define METRICS_LISTEN_PAUSE_US 100000 /* accept() failing for want of descriptors or memory */
 #define METRICS_MAX_HEADERS_SIZE 8192
@@ -81,6 +85,7 @@
 #define METRICS_REQUEST_TIMEOUT_S 10
 #define METRICS_RESPONSE_TIMEOUT_S 60
 #define METRICS_MAX_SCRAPES 8 /* pages in progress at once: each holds its copy of the ledger */
+#define METRICS_MAX_SCRAPES_PER_PEER 2 /* of them, one client's (a user on this host, or an address) */
 #define METRICS_CHUNK (512u * 1024u)
 #define METRICS_GZIP_LEVEL 1 /* the page compresses ~10x even so; higher levels cost far more CPU */
 
@@ -97,6 +102,8 @@ struct metrics_conn {
 	struct scrape *scrape;           /* the response in progress */
 	bool busy;                       /* a request is being answered */
 	bool closed;                     /* evhttp closed it: reap */
+	bool peer_known;
+	struct tcp_peer peer;            /* who connected (tcp-peer.h): slots are shared per peer */
 };
 
 struct scrape {
@@ -289,6 +296,7 @@ static void on_adopt(evutil_socket_t fd, short what, void *userdata)
 			continue;
 		}
 		c->evcon = arg;
+		c->peer_known = tcp_peer_identify(bufferevent_getfd(c->bev), &c->peer) == 0;
 		evhttp_connection_set_closecb(c->evcon, on_conn_close, c);
 		arm_deadline(c, METRICS_REQUEST_TIMEOUT_S);
 		if (!first_new)
@@ -342,6 +350,17 @@ static void on_resume(evutil_socket_t fd, short what, void *userdata)
 {
 	struct metrics_server *s = userdata;
 	evconnlistener_enable(s->listener);
+}
+
+/* Pages in progress for the client p: one client (a local user, a remote
+ * address) gets METRICS_MAX_SCRAPES_PER_PEER of the METRICS_MAX_SCRAPES, so
+ * that one that holds slow scrapes cannot take every slot from the others. */
+static unsigned peer_scrapes(const struct metrics_server *s, const struct tcp_peer *p)
+{
+	unsigned n = 0;
+	for (const struct metrics_conn *c = s->head; c; c = c->next)
+		n += !c->closed && c->scrape && c->peer_known && tcp_peer_equal(&c->peer, p);
+	return n;
 }
 
 static struct metrics_conn *find_conn(struct metrics_server *s, struct evhttp_connection *evcon)
@@ -797,6 +816,15 @@ static void on_request(struct evhttp_request *req, void *userdata)
 	}
 	bool gzip = acct_metrics_accepts_gzip(evhttp_find_header(in, "Accept-Encoding"));
 
+	if (cmd == EVHTTP_REQ_GET && c && c->peer_known && peer_scrapes(s, &c->peer) >= METRICS_MAX_SCRAPES_PER_PEER) {
+		char who[INET6_ADDRSTRLEN + 16];
+		log_debug("Refused a metrics page to %s: %u of its pages in progress",
+			  tcp_peer_to_string(&c->peer, who, sizeof(who)), METRICS_MAX_SCRAPES_PER_PEER);
+		evhttp_add_header(out, "Retry-After", "1");
+		reply_text(s, c, req, 503, "Service Unavailable",
+			   "Too many metrics pages in progress for this client, retry later\n");
+		return;
+	}
 	if (cmd == EVHTTP_REQ_GET && s->nr_scrapes >= METRICS_MAX_SCRAPES) {
 		evhttp_add_header(out, "Retry-After", "1");
 		reply_text(s, c, req, 503, "Service Unavailable", "Too many metrics pages in progress, retry later\n");

@@ -10,6 +10,8 @@ import json
 import os
 import socket
 import stat
+import subprocess
+import sys
 import threading
 import time
 
@@ -198,3 +200,51 @@ def test_state_file_never_blocks_the_api(fakecg, tmp_path):
         assert worst < 0.5, "an API call waited %.3f s behind the state file" % worst
         later = d.next_state(1, timeout=20)["daemon"]["passes"]
         assert later > first + 3  # passes went on (100 ms apart) while writes took 1 s
+
+
+# ---- scrape slots shared per client: item 6 ----------------------------------------
+
+HOLD_SCRAPES = r"""
+import os, socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+held = []
+for _ in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a slow reader
+    s.connect(("127.0.0.1", port))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    held.append(s)
+    time.sleep(0.05)
+codes = []
+for s in held:
+    s.settimeout(5)
+    codes.append(s.recv(12).decode().split()[1])
+print(" ".join(codes), flush=True)
+sys.stdin.readline()  # hold them until told
+"""
+
+
+@needs_root
+@pytest.mark.parametrize("fakecg", ["v2"], indirect=True)
+def test_one_user_cannot_take_every_scrape_slot(fakecg, tmp_path):
+    """`nobody` holds 8 scrapes that read nothing (a page of 2,000 cgroups
+    stays in progress): it gets 2 pages, 503 for the rest, and another user's
+    scrape (root's, as Prometheus') is answered."""
+    fs = fakecg
+    with fs.batch():
+        for i in range(2000):
+            fs.mkdir("/svc-%04d.service" % i, memory=1 << 20, cpu_usec=1000 * i, procs=[1000 + i])
+    port = free_port()
+    conf = acctd.fast_config(tmp_path, sampling__fast_interval="1s", sampling__slow_interval="2s")
+    with acctd.Daemon(tmp_path, fs.root, conf, extra=["--metrics-listen", "127.0.0.1:%d" % port]) as d:
+        d.next_state(1, timeout=30)
+        hog = subprocess.Popen([sys.executable, "-c", HOLD_SCRAPES, str(port), "8"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True, user=NOBODY, group=NOBODY, cwd="/")
+        try:
+            codes = hog.stdout.readline().split()
+            assert sorted(codes) == ["200"] * 2 + ["503"] * 6, codes
+            code, _, _ = Metrics(port).request(timeout=30)
+            assert code == 200
+        finally:
+            hog.stdin.close()
+            hog.wait(10)
