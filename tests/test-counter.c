@@ -1,20 +1,38 @@
 /* test-counter.c - unit tests of every counter operation, run once per update
  * path (rseq where usable, and the compare-and-swap fallback) and on the real
- * and a simulated 64-CPU, 4-node topology. */
+ * and a simulated 64-CPU, 4-node topology; and of the slot pool under the
+ * counters (pool.h) on its own, once. */
 #include <errno.h>
+#include <numa.h>
+#include <numaif.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "counter.h"
+#include "pool.h"
+#include "rseq.h"
 #include "util.h"
+
+/* The allocator-failure tests limit the address space; the sanitizers' own
+ * allocators abort instead of failing a call, so there they are skipped. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
 
 struct fixture {
 	enum acct_update_mode mode;
@@ -564,6 +582,399 @@ static void test_domain_options(void **state)
 	assert_string_equal(acct_update_mode_to_string(ACCT_MODE_FALLBACK), "fallback");
 }
 
+/* --- The pool (pool.h) on its own. --- */
+
+/* libnuma reports a failed mbind through numa_error(), a weak symbol that
+ * programs may override: the binding test asks for a node this machine may
+ * not have, and that failure is expected, so it is counted, not printed. */
+static unsigned numa_errors;
+void numa_error(char *where)
+{
+	(void)where;
+	numa_errors++;
+}
+
+static int64_t *shard_word(const struct acct_pool_slot *s, unsigned cpu)
+{
+	return (int64_t *)(s->shard0 + (size_t)cpu * ACCT_SHARD_STRIDE);
+}
+
+static int64_t *node_sum(const struct acct_pool_slot *s, unsigned node)
+{
+	return (int64_t *)(s->node0 + (size_t)node * ACCT_NODE_STRIDE);
+}
+
+/* Every byte of the slot is zero: what acct_pool_get() promises. */
+static void assert_slot_zero(const struct acct_topology *t, const struct acct_pool_slot *s, size_t ext_size)
+{
+	for (unsigned cpu = 0; cpu < t->nr_shards; cpu++)
+		assert_int_equal(*shard_word(s, cpu), 0);
+	for (unsigned node = 0; node < t->nr_nodes; node++)
+		assert_int_equal(*node_sum(s, node), 0);
+	for (size_t i = 0; i < ext_size; i++)
+		assert_int_equal(((const unsigned char *)s->ext)[i], 0);
+}
+
+static void fill_slot(const struct acct_topology *t, const struct acct_pool_slot *s, size_t ext_size)
+{
+	for (unsigned cpu = 0; cpu < t->nr_shards; cpu++)
+		*shard_word(s, cpu) = (int64_t)s->index * 1000 + cpu + 1;
+	for (unsigned node = 0; node < t->nr_nodes; node++)
+		*node_sum(s, node) = -((int64_t)s->index * 1000 + node + 1);
+	memset(s->ext, 0xa5, ext_size);
+}
+
+static void assert_slot_filled(const struct acct_topology *t, const struct acct_pool_slot *s)
+{
+	for (unsigned cpu = 0; cpu < t->nr_shards; cpu++)
+		assert_int_equal(*shard_word(s, cpu), (int64_t)s->index * 1000 + cpu + 1);
+	for (unsigned node = 0; node < t->nr_nodes; node++)
+		assert_int_equal(*node_sum(s, node), -((int64_t)s->index * 1000 + node + 1));
+}
+
+/* A slot's size: a shard word per CPU, a cache line per node, ext rounded up
+ * to whole cache lines; the pool maps whole blocks of slots. */
+static void test_pool_sizes(void **state)
+{
+	static const struct {
+		size_t ext, rounded;
+	} exts[] = { { 0, 0 }, { 1, 64 }, { 64, 64 }, { 65, 128 }, { 100, 128 } };
+	struct acct_topology *t = NULL;
+	struct acct_pool_slot s;
+
+	(void)state;
+	assert_int_equal(acct_topology_simulate(8, 2, &t), 0);
+	for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
+		struct acct_pool *p = NULL;
+		assert_int_equal(acct_pool_new(t, exts[i].ext, &p), 0);
+		assert_non_null(p);
+		assert_int_equal(acct_pool_bytes_per_slot(p), 8 * 8 + 2 * ACCT_NODE_SLOT_SIZE + exts[i].rounded);
+		assert_int_equal(acct_pool_bytes(p), 0);
+		assert_int_equal(acct_pool_used(p), 0);
+		assert_int_equal(acct_pool_get(p, &s), 0);
+		assert_int_equal(acct_pool_bytes(p), ACCT_POOL_BLOCK_SLOTS * acct_pool_bytes_per_slot(p));
+		assert_int_equal((uintptr_t)s.ext % ACCT_CACHELINE, 0);
+		acct_pool_free(p);
+	}
+	assert_null(acct_pool_free(NULL));
+	acct_topology_free(t);
+}
+
+struct seen {
+	const struct acct_pool *pool;
+	uint32_t first[8];
+	unsigned n;
+	uint32_t last;
+};
+
+static void see(const struct acct_pool_slot *slot, void *userdata)
+{
+	struct seen *v = userdata;
+	struct acct_pool_slot l;
+
+	if (v->n < ELEMENTSOF(v->first))
+		v->first[v->n] = slot->index;
+	v->n++;
+	v->last = slot->index;
+	acct_pool_lookup(v->pool, slot->index, &l);
+	assert_ptr_equal(slot->shard0, l.shard0);
+	assert_ptr_equal(slot->ext, l.ext);
+}
+
+/* Slots over two blocks: indexes in order, each slot's words apart from every
+ * other's, lookup and foreach agree with get, put zeroes and recycles. */
+static void test_pool_slots(void **state)
+{
+	enum { N = ACCT_POOL_BLOCK_SLOTS + 1, EXT = 100, EXT_ROUNDED = 128 };
+	struct acct_topology *t = NULL;
+	struct acct_pool *p = NULL;
+	struct acct_pool_slot *s = calloc(N, sizeof(*s));
+	struct acct_pool_slot l, r;
+	struct seen v = { .n = 0 };
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(acct_topology_simulate(4, 2, &t), 0);
+	assert_int_equal(acct_pool_new(t, EXT, &p), 0);
+	for (unsigned i = 0; i < N; i++) {
+		assert_int_equal(acct_pool_get(p, &s[i]), 0);
+		assert_int_equal(s[i].index, i);
+		assert_int_equal(acct_pool_used(p), i + 1);
+		assert_int_equal((uintptr_t)s[i].ext % ACCT_CACHELINE, 0);
+		assert_slot_zero(t, &s[i], EXT);
+		fill_slot(t, &s[i], EXT);
+	}
+	assert_int_equal(acct_pool_bytes(p), 2 * ACCT_POOL_BLOCK_SLOTS * acct_pool_bytes_per_slot(p));
+	/* Neighbours in a block: a shard word, a node line, an ext apart. */
+	assert_int_equal(s[1].shard0 - s[0].shard0, 8);
+	assert_int_equal(s[1].node0 - s[0].node0, ACCT_NODE_SLOT_SIZE);
+	assert_int_equal((char *)s[1].ext - (char *)s[0].ext, EXT_ROUNDED);
+	for (unsigned i = 0; i < N; i++) {
+		assert_slot_filled(t, &s[i]);
+		acct_pool_lookup(p, i, &l);
+		assert_int_equal(l.index, i);
+		assert_ptr_equal(l.shard0, s[i].shard0);
+		assert_ptr_equal(l.node0, s[i].node0);
+		assert_ptr_equal(l.ext, s[i].ext);
+	}
+
+	acct_pool_put(p, 5);
+	acct_pool_put(p, N - 1);
+	acct_pool_put(p, 0);
+	assert_int_equal(acct_pool_used(p), N - 3);
+	v.pool = p;
+	acct_pool_foreach(p, see, &v);
+	assert_int_equal(v.n, N - 3);
+	assert_int_equal(v.first[0], 1);
+	assert_int_equal(v.first[3], 4);
+	assert_int_equal(v.first[4], 6);
+	assert_int_equal(v.last, N - 2);
+	/* Released slots come back last released first, zeroed; the rest kept
+	 * their values; then the fresh slots of the newest block. */
+	static const uint32_t again[] = { 0, N - 1, 5 };
+	for (size_t k = 0; k < ELEMENTSOF(again); k++) {
+		assert_int_equal(acct_pool_get(p, &r), 0);
+		assert_int_equal(r.index, again[k]);
+		assert_slot_zero(t, &r, EXT);
+	}
+	for (unsigned i = 1; i < N - 1; i++)
+		if (i != 5)
+			assert_slot_filled(t, &s[i]);
+	assert_int_equal(acct_pool_get(p, &r), 0);
+	assert_int_equal(r.index, N);
+	assert_int_equal(acct_pool_used(p), N + 1);
+	assert_int_equal(acct_pool_bytes(p), 2 * ACCT_POOL_BLOCK_SLOTS * acct_pool_bytes_per_slot(p));
+	acct_pool_free(p);
+	acct_topology_free(t);
+	free(s);
+}
+
+static int page_policy(const void *addr, unsigned long *ret_nodes)
+{
+	int mode = -1;
+	*ret_nodes = 0;
+	assert_int_equal(get_mempolicy(&mode, ret_nodes, sizeof(*ret_nodes) * 8, (void *)addr, MPOL_F_ADDR), 0);
+	return mode;
+}
+
+/* Shard pages and node lines are bound to their node on a real machine of
+ * several nodes only: never for a simulated topology (its nodes are not this
+ * machine's), never with one node. A topology that claims two real nodes with
+ * every CPU on node 0 makes the binding visible on any machine. */
+static void test_pool_binding(void **state)
+{
+	struct acct_topology *t = NULL;
+	struct acct_pool *p = NULL;
+	struct acct_pool_slot s;
+	unsigned long nodes;
+
+	(void)state;
+	if (numa_available() < 0)
+		skip();
+
+	/* Simulated: nothing bound. */
+	assert_int_equal(acct_topology_simulate(4, 2, &t), 0);
+	assert_int_equal(acct_pool_new(t, 0, &p), 0);
+	assert_int_equal(acct_pool_get(p, &s), 0);
+	for (unsigned cpu = 0; cpu < t->nr_shards; cpu++)
+		assert_int_equal(page_policy(shard_word(&s, cpu), &nodes), MPOL_DEFAULT);
+	p = acct_pool_free(p);
+
+	/* "Real" with two nodes, every CPU on node 0: each CPU's page bound to
+	 * node 0, node 0's lines to node 0 (binding node 1 fails on a machine
+	 * without it; that is not what is checked). */
+	t->simulated = false;
+	for (unsigned cpu = 0; cpu < t->nr_shards; cpu++)
+		t->shard_node[cpu] = 0;
+	numa_errors = 0;
+	assert_int_equal(acct_pool_new(t, 0, &p), 0);
+	assert_int_equal(acct_pool_get(p, &s), 0);
+	for (unsigned cpu = 0; cpu < t->nr_shards; cpu++) {
+		assert_int_equal(page_policy(shard_word(&s, cpu), &nodes), MPOL_BIND);
+		assert_int_equal(nodes, 1);
+	}
+	assert_int_equal(page_policy(node_sum(&s, 0), &nodes), MPOL_BIND);
+	assert_int_equal(nodes, 1);
+	p = acct_pool_free(p);
+	t = acct_topology_free(t);
+
+	/* This machine as it is: bound only where it has several nodes. */
+	assert_int_equal(acct_topology_detect(&t), 0);
+	assert_int_equal(acct_pool_new(t, 0, &p), 0);
+	assert_int_equal(acct_pool_get(p, &s), 0);
+	for (unsigned cpu = 0; cpu < t->nr_shards; cpu++) {
+		int mode = page_policy(shard_word(&s, cpu), &nodes);
+		if (t->nr_nodes > 1) {
+			assert_int_equal(mode, MPOL_BIND);
+			assert_int_equal(nodes, 1ul << t->shard_node[cpu]);
+		} else
+			assert_int_equal(mode, MPOL_DEFAULT);
+	}
+	acct_pool_free(p);
+	acct_topology_free(t);
+}
+
+/* The block table is fixed: the pool hands out 8192 blocks' slots, then
+ * -ENOMEM with nothing changed, and a released slot is still handed out. */
+static void test_pool_block_limit(void **state)
+{
+	enum { BLOCKS = 8192 };
+	struct acct_topology *t = NULL;
+	struct acct_pool *p = NULL;
+	struct acct_pool_slot s;
+
+	(void)state;
+	assert_int_equal(acct_topology_simulate(1, 1, &t), 0);
+	assert_int_equal(acct_pool_new(t, 0, &p), 0);
+	for (unsigned i = 0; i < BLOCKS * ACCT_POOL_BLOCK_SLOTS; i++)
+		if (acct_pool_get(p, &s) < 0)
+			fail_msg("slot %u not handed out", i);
+	assert_int_equal(s.index, BLOCKS * ACCT_POOL_BLOCK_SLOTS - 1);
+	size_t bytes = acct_pool_bytes(p);
+	assert_int_equal(bytes, (size_t)BLOCKS * ACCT_POOL_BLOCK_SLOTS * acct_pool_bytes_per_slot(p));
+	assert_int_equal(acct_pool_get(p, &s), -ENOMEM);
+	assert_int_equal(acct_pool_used(p), BLOCKS * ACCT_POOL_BLOCK_SLOTS);
+	assert_int_equal(acct_pool_bytes(p), bytes);
+	acct_pool_put(p, 77);
+	assert_int_equal(acct_pool_get(p, &s), 0);
+	assert_int_equal(s.index, 77);
+	acct_pool_free(p);
+	acct_topology_free(t);
+}
+
+static unsigned long mapped_bytes(void)
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%lu", &pages), 1);
+	fclose(f);
+	return pages * (unsigned long)sysconf(_SC_PAGESIZE);
+}
+
+/* Limit the address space to what is mapped now plus `slack` (RLIMIT_AS);
+ * returns the limit to restore. */
+static struct rlimit limit_address_space(unsigned long slack)
+{
+	struct rlimit old, r;
+
+	assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
+	r = old;
+	r.rlim_cur = mapped_bytes() + slack;
+	assert_int_equal(setrlimit(RLIMIT_AS, &r), 0);
+	return old;
+}
+
+struct hoard {
+	struct hoard *next;
+};
+
+/* Under a limit, take every chunk malloc can still give, of every size, so
+ * that the next allocation fails: halving sizes for the large free chunks,
+ * then each small size class (those come from per-size caches). */
+static struct hoard *hoard_memory(void)
+{
+	struct hoard *h = NULL, *x;
+
+	for (size_t size = 1u << 20; size >= sizeof(*h); size /= 2)
+		while ((x = malloc(size))) {
+			x->next = h;
+			h = x;
+		}
+	for (size_t size = 1040; size >= sizeof(*h); size -= sizeof(*h))
+		while ((x = malloc(size))) {
+			x->next = h;
+			h = x;
+		}
+	return h;
+}
+
+static void release_hoard(struct hoard *h)
+{
+	while (h) {
+		struct hoard *next = h->next;
+		free(h);
+		h = next;
+	}
+}
+
+/* Out of memory: acct_pool_new() and acct_pool_get() return -ENOMEM and
+ * change nothing, whether the allocator or a mapping fails; the pool works
+ * once memory is back. */
+static void test_pool_no_memory(void **state)
+{
+	struct acct_topology *t = NULL;
+	struct acct_pool *p = NULL, *p2 = (struct acct_pool *)&p;
+	struct acct_pool_slot s;
+	struct rlimit old;
+	struct hoard *h;
+	int r_new, r_get, r_map;
+	unsigned used_get, used_map;
+	size_t bytes_get, bytes_map;
+
+	(void)state;
+#ifdef UNDER_SANITIZER
+	skip();
+#endif
+	/* 1024 CPUs: a block's shard region (4 MiB) is more than the slack. */
+	assert_int_equal(acct_topology_simulate(1024, 4, &t), 0);
+	assert_int_equal(acct_pool_new(t, 64, &p), 0);
+
+	/* The allocator fails: no pool, no block. */
+	old = limit_address_space(1u << 20);
+	h = hoard_memory();
+	r_new = acct_pool_new(t, 64, &p2);
+	r_get = acct_pool_get(p, &s);
+	used_get = acct_pool_used(p);
+	bytes_get = acct_pool_bytes(p);
+	release_hoard(h);
+	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+
+	/* A mapping fails (the block's bookkeeping was allocated). */
+	old = limit_address_space(1u << 20);
+	r_map = acct_pool_get(p, &s);
+	used_map = acct_pool_used(p);
+	bytes_map = acct_pool_bytes(p);
+	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+
+	assert_int_equal(r_new, -ENOMEM);
+	assert_ptr_equal(p2, (struct acct_pool *)&p);
+	assert_int_equal(r_get, -ENOMEM);
+	assert_int_equal(used_get, 0);
+	assert_int_equal(bytes_get, 0);
+	assert_int_equal(r_map, -ENOMEM);
+	assert_int_equal(used_map, 0);
+	assert_int_equal(bytes_map, 0);
+
+	assert_int_equal(acct_pool_get(p, &s), 0);
+	assert_int_equal(s.index, 0);
+	assert_int_equal(acct_pool_used(p), 1);
+	assert_slot_zero(t, &s, 64);
+	acct_pool_free(p);
+	acct_topology_free(t);
+}
+
+/* acct_pool_free() unmaps every block: the address space is back where it was. */
+static void test_pool_free_unmaps(void **state)
+{
+	struct acct_topology *t = NULL;
+	struct acct_pool *p = NULL;
+	struct acct_pool_slot s;
+
+	(void)state;
+	assert_int_equal(acct_topology_simulate(256, 2, &t), 0);
+	unsigned long before = mapped_bytes();
+	assert_int_equal(acct_pool_new(t, 0, &p), 0);
+	for (unsigned i = 0; i < 3 * ACCT_POOL_BLOCK_SLOTS; i++)
+		assert_int_equal(acct_pool_get(p, &s), 0);
+	/* Three blocks of 256 shard pages (1 MiB each) and two node chunks. */
+	assert_true(mapped_bytes() >= before + 3 * (256 * ACCT_SHARD_STRIDE + 2 * ACCT_NODE_STRIDE));
+	acct_pool_free(p);
+	assert_true(mapped_bytes() < before + 256 * ACCT_SHARD_STRIDE);
+	acct_topology_free(t);
+}
+
 static int run_suite(struct fixture *f)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,7 +1005,15 @@ static int run_suite(struct fixture *f)
 int main(void)
 {
 	static const char *topologies[] = { "real", "64x4" };
-	int failed = 0;
+	const struct CMUnitTest pool_tests[] = {
+		cmocka_unit_test(test_pool_sizes),
+		cmocka_unit_test(test_pool_slots),
+		cmocka_unit_test(test_pool_binding),
+		cmocka_unit_test(test_pool_block_limit),
+		cmocka_unit_test(test_pool_no_memory),
+		cmocka_unit_test(test_pool_free_unmaps),
+	};
+	int failed = cmocka_run_group_tests_name("pool", pool_tests, NULL, NULL);
 
 	for (size_t t = 0; t < ELEMENTSOF(topologies); t++) {
 		struct fixture fallback = { .mode = ACCT_MODE_FALLBACK, .topology = topologies[t] };

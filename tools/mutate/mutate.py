@@ -489,6 +489,7 @@ class Workspace:
         self.build = os.path.join(self.tree, "build")
         self.verbose = verbose
         self.objects = None
+        self.python = sys.executable
 
     def sync(self):
         """Make the copy equal the source's tracked and not-ignored files;
@@ -544,6 +545,10 @@ class Workspace:
                                           check=True, capture_output=True).stdout)
         by_id = {t["id"]: t for t in intro["targets"]}
         tests = {t["name"]: t for t in intro["tests"]}
+        # The integration tests' interpreter (the one meson found, with
+        # pytest), not necessarily the one running this tool.
+        if "integration" in tests:
+            self.python = tests["integration"]["cmd"][0]
         for kind, name, _ in target.tests:
             if kind == "meson":
                 if name not in tests:
@@ -576,7 +581,7 @@ class Workspace:
                           "-t", "10"] + meson_names))
         for kind, name, k in target.tests:
             if kind == "pytest":
-                cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                cmd = [self.python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                        os.path.join(self.tree, name)]
                 if k:
                     cmd += ["-k", k]
@@ -595,7 +600,7 @@ class Workspace:
                 return "timeout", label
             if p.returncode != 0:
                 text = out.decode(errors="replace")
-                failing = re.findall(r"^\s*\d+/\d+\s+(\S+)\s+(?:FAIL|ERROR|TIMEOUT)", text, re.M)
+                failing = re.findall(r"^\s*\d+/\d+\s+(?:\S+ / )?(\S+)\s+(?:FAIL|ERROR|TIMEOUT)", text, re.M)
                 if failing:
                     label = "meson " + " ".join(failing)
                 return "fail", label + "\n" + text[-3000:]
