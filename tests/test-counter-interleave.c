@@ -19,6 +19,11 @@
  * drops to 0. A lowering that trusts the shard's 0 reports bound 0 while the
  * residue is missing from the sums.
  *
+ * Case fold_busy: a fold holds a shard (stopped before the node sum) and
+ * other updates on the same CPU reach that shard: they find it taken and go
+ * straight to the node sum, leaving the shard to the fold that owns it (an
+ * update that took it over would be wiped when the owner releases it).
+ *
  * Case stale_limit (fallback): a writer has read the old, larger limit and is
  * stopped before its compare-and-swap; a precise read holds folds off (a second
  * writer's fold is stopped mid-way); the budget drops to 0. The writer then
@@ -288,6 +293,46 @@ static void test_fold_held(void **state)
 	assert_int_equal(rd.value, RESIDUE + 1);
 }
 
+struct plain_add {
+	struct acct_counter *c;
+	unsigned cpu;
+	int64_t delta;
+};
+
+static void *plain_add_main(void *arg)
+{
+	struct plain_add *a = arg;
+	pin(a->cpu);
+	acct_counter_add(a->c, a->delta);
+	return NULL;
+}
+
+static void test_fold_busy(void **state)
+{
+	struct fixture *f = *state;
+	struct writer w = {
+		.c = f->c, .cpu = f->cpu_a, .prefill = RESIDUE, .delta = 1, .point = ACCT_TP_FOLD_HELD,
+	};
+	struct acct_counter_stats before, after;
+
+	/* Other threads use other shards of a simulated topology (their salt). */
+	if (f->topo->simulated)
+		skip();
+	writer_start(&w);
+	acct_counter_stats(f->c, &before);
+	for (int64_t delta = 2; delta <= 3; delta++) {
+		struct plain_add a = { .c = f->c, .cpu = f->cpu_a, .delta = delta };
+		pthread_t t;
+		assert_int_equal(pthread_create(&t, NULL, plain_add_main, &a), 0);
+		assert_int_equal(pthread_join(t, NULL), 0);
+	}
+	acct_counter_stats(f->c, &after);
+	assert_int_equal(after.direct, before.direct + 2);
+	assert_int_equal(after.folds, before.folds);
+	writer_finish(&w);
+	assert_int_equal(acct_counter_read_precise(f->c), RESIDUE + 1 + 2 + 3);
+}
+
 static void test_stale_limit(void **state)
 {
 	struct fixture *f = *state;
@@ -336,6 +381,7 @@ int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fold_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fold_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_limit, setup, teardown),
 	};
 	static struct fixture variants[] = {

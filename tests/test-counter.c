@@ -870,6 +870,10 @@ struct hoard {
 	struct hoard *next;
 };
 
+/* A chunk freed into a hoard to leave room for exactly the allocations it fits
+ * (volatile: the compiler may not drop its malloc() and free()). */
+static void *volatile hole;
+
 /* Under a limit, take every chunk malloc can still give, of every size, so
  * that the next allocation fails: halving sizes for the large free chunks,
  * then each small size class (those come from per-size caches). */
@@ -975,6 +979,135 @@ static void test_pool_free_unmaps(void **state)
 	acct_topology_free(t);
 }
 
+/* --- The domain's own rules, once (not per mode and topology). --- */
+
+static void test_mode_names(void **state)
+{
+	(void)state;
+	assert_string_equal(acct_update_mode_to_string(ACCT_MODE_AUTO), "auto");
+	assert_string_equal(acct_update_mode_to_string(ACCT_MODE_RSEQ), "rseq");
+	assert_string_equal(acct_update_mode_to_string(ACCT_MODE_FALLBACK), "fallback");
+	assert_string_equal(acct_update_mode_to_string((enum acct_update_mode)7), "unknown");
+}
+
+/* rseq needs every shard owned by one real CPU: a simulated topology of fewer
+ * CPUs than the machine has (spread 0) falls back under AUTO, and an explicit
+ * RSEQ is refused. */
+static void test_domain_spread_zero(void **state)
+{
+	struct acct_topology *t = NULL;
+	struct acct_domain *d = (struct acct_domain *)&t;
+	struct acct_domain_stats ds;
+	struct acct_domain_options o = { .mode = ACCT_MODE_AUTO };
+
+	(void)state;
+	assert_int_equal(acct_topology_detect(&t), 0);
+	unsigned real = t->nr_shards;
+	t = acct_topology_free(t);
+	if (real < 2)
+		skip();
+	assert_int_equal(acct_topology_simulate(1, 1, &t), 0);
+	assert_int_equal(acct_topology_spread(t), 0);
+	o.topology = t;
+	assert_int_equal(acct_domain_new(&o, &d), 0);
+	acct_domain_stats(d, &ds);
+	assert_int_equal(ds.mode, ACCT_MODE_FALLBACK);
+	d = acct_domain_free(d);
+	if (acct_rseq_usable()) {
+		d = (struct acct_domain *)&t;
+		o.mode = ACCT_MODE_RSEQ;
+		assert_int_equal(acct_domain_new(&o, &d), -EOPNOTSUPP);
+		assert_ptr_equal(d, (struct acct_domain *)&t);
+	}
+	acct_topology_free(t);
+}
+
+/* The rate window is measured in milliseconds: 256 updates 50 ms after the
+ * window opened are within a 10 s window, and not within a 10 ms one, which
+ * then starts again. */
+static void test_upgrade_window_ms(void **state)
+{
+	static const uint32_t windows[] = { 10000, 10 };
+	struct acct_domain_options o = { .mode = ACCT_MODE_FALLBACK };
+	struct acct_counter_stats st;
+
+	(void)state;
+	for (size_t w = 0; w < ELEMENTSOF(windows); w++) {
+		struct acct_domain *d = NULL;
+		struct acct_counter *c = NULL;
+
+		o.upgrade_window_ms = windows[w];
+		assert_int_equal(acct_domain_new(&o, &d), 0);
+		assert_int_equal(acct_counter_new(d, 1000, &c), 0);
+		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000 * 1000 }, NULL);
+		for (int i = 0; i < 256; i++)
+			acct_counter_add(c, 1);
+		acct_counter_stats(c, &st);
+		if (windows[w] == 10000)
+			assert_int_not_equal(st.state, ACCT_STATE_COMPACT);
+		else {
+			assert_int_equal(st.state, ACCT_STATE_COMPACT);
+			for (int i = 0; i < 256; i++)
+				acct_counter_add(c, 1);
+			acct_counter_stats(c, &st);
+			assert_int_not_equal(st.state, ACCT_STATE_COMPACT);
+		}
+		assert_int_equal(acct_counter_read_precise(c), windows[w] == 10000 ? 256 : 512);
+		acct_counter_free(c);
+		acct_domain_free(d);
+	}
+}
+
+/* Out of memory: no domain, no counter, -ENOMEM; what exists keeps working. */
+static void test_domain_no_memory(void **state)
+{
+	struct acct_domain *d = NULL, *d2 = (struct acct_domain *)&d;
+	struct acct_counter *c = NULL, *c2 = (struct acct_counter *)&c;
+	struct acct_topology *t = NULL;
+	struct acct_domain_options o = { .mode = ACCT_MODE_FALLBACK };
+	struct rlimit old;
+	struct hoard *h;
+	int r_domain, r_counter, r_nodes;
+
+	(void)state;
+#ifdef UNDER_SANITIZER
+	skip();
+#endif
+	assert_int_equal(acct_domain_new(&o, &d), 0);
+	/* 8192 nodes: the per-node table (32 KiB) is the domain's one
+	 * allocation that a 24 KiB hole cannot hold. */
+	assert_int_equal(acct_topology_simulate(8192, 8192, &t), 0);
+
+	old = limit_address_space(1u << 20);
+	h = hoard_memory();
+	r_domain = acct_domain_new(&o, &d2);
+	r_counter = acct_counter_new(d, 1000, &c2); /* a new domain has no counter memory yet */
+	release_hoard(h);
+	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+
+	/* Room for the domain and its copy of the topology, not for its node table. */
+	o.topology = t;
+	old = limit_address_space(1u << 20);
+	hole = malloc(24 << 10);
+	h = hoard_memory();
+	free(hole);
+	r_nodes = acct_domain_new(&o, &d2);
+	release_hoard(h);
+	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+
+	assert_int_equal(r_domain, -ENOMEM);
+	assert_int_equal(r_counter, -ENOMEM);
+	assert_int_equal(r_nodes, -ENOMEM);
+	assert_ptr_equal(d2, (struct acct_domain *)&d);
+	assert_ptr_equal(c2, (struct acct_counter *)&c);
+	assert_int_equal(acct_counter_new(d, 1000, &c), 0);
+	acct_counter_add(c, 5);
+	assert_int_equal(acct_counter_read_precise(c), 5);
+	acct_counter_free(c);
+	acct_domain_free(d);
+	acct_topology_free(t);
+}
+
 static int run_suite(struct fixture *f)
 {
 	const struct CMUnitTest tests[] = {
@@ -1013,7 +1146,15 @@ int main(void)
 		cmocka_unit_test(test_pool_no_memory),
 		cmocka_unit_test(test_pool_free_unmaps),
 	};
+	const struct CMUnitTest domain_tests[] = {
+		cmocka_unit_test(test_mode_names),
+		cmocka_unit_test(test_domain_spread_zero),
+		cmocka_unit_test(test_upgrade_window_ms),
+		cmocka_unit_test(test_domain_no_memory),
+	};
 	int failed = cmocka_run_group_tests_name("pool", pool_tests, NULL, NULL);
+
+	failed += cmocka_run_group_tests_name("domain", domain_tests, NULL, NULL);
 
 	for (size_t t = 0; t < ELEMENTSOF(topologies); t++) {
 		struct fixture fallback = { .mode = ACCT_MODE_FALLBACK, .topology = topologies[t] };
