@@ -595,7 +595,7 @@ class Workspace:
             try:
                 out, _ = p.communicate(timeout=left)
             except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+                kill_tree(p.pid)
                 p.communicate()
                 return "timeout", label
             if p.returncode != 0:
@@ -605,6 +605,35 @@ class Workspace:
                     label = "meson " + " ".join(failing)
                 return "fail", label + "\n" + text[-3000:]
         return "pass", ""
+
+
+def kill_tree(pid):
+    """SIGKILL PID and every process below it. meson test starts each test in
+    a session of its own, so killing meson's process group would leave a
+    looping mutant running: the tree is collected from /proc first (children
+    are reparented as soon as their parent dies), stopped, then killed."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo += children.get(p, [])
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for p in tree:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
 
 
 # ---------------------------------------------------------------------------
