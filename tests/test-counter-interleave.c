@@ -24,6 +24,10 @@
  * straight to the node sum, leaving the shard to the fold that owns it (an
  * update that took it over would be wiped when the owner releases it).
  *
+ * Case compact_contention: a compact counter's compare-and-swap fails when
+ * another update lands between its read of the value and its swap; the 64th
+ * such failure (the domain's default, counter.h) upgrades it, the 63rd not.
+ *
  * Case stale_limit (fallback): a writer has read the old, larger limit and is
  * stopped before its compare-and-swap; a precise read holds folds off (a second
  * writer's fold is stopped mid-way); the budget drops to 0. The writer then
@@ -333,6 +337,27 @@ static void test_fold_busy(void **state)
 	assert_int_equal(acct_counter_read_precise(f->c), RESIDUE + 1 + 2 + 3);
 }
 
+static void test_compact_contention(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_counter *c = NULL;
+	struct acct_counter_stats st;
+
+	assert_int_equal(acct_counter_new(f->d, 1000, &c), 0);
+	for (int i = 1; i <= 64; i++) {
+		struct writer w = { .c = c, .cpu = f->cpu_a, .delta = 1, .point = ACCT_TP_COMPACT_CAS };
+		writer_start(&w); /* stopped between its read and its swap */
+		acct_counter_add(c, 1);
+		writer_finish(&w); /* its swap fails once */
+		acct_counter_stats(c, &st);
+		if (i < 64 && st.state != ACCT_STATE_COMPACT)
+			fail_msg("upgraded after %d failed swaps", i);
+	}
+	assert_int_not_equal(st.state, ACCT_STATE_COMPACT);
+	assert_int_equal(acct_counter_read_precise(c), 128);
+	acct_counter_free(c);
+}
+
 static void test_stale_limit(void **state)
 {
 	struct fixture *f = *state;
@@ -382,6 +407,7 @@ int main(void)
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fold_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fold_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compact_contention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_limit, setup, teardown),
 	};
 	static struct fixture variants[] = {

@@ -499,6 +499,7 @@ static void compact_add(struct acct_counter *c, int64_t delta)
 	int64_t v = __atomic_load_n(&c->base, __ATOMIC_RELAXED);
 	bool contended = false;
 
+	TEST_POINT(ACCT_TP_COMPACT_CAS);
 	while (!__atomic_compare_exchange_n(&c->base, &v, wrap_add(v, delta), true, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED))
 		contended = true;
