@@ -399,6 +399,32 @@ static void test_budget_change(void **state)
 
 /* Auto-tuning: a quiet counter's batch halves, a busy one's doubles up to the
  * budget's maximum; switching tuning off restores the maximum. */
+/* Lowering a budget folds only the shards whose residue exceeds the new batch:
+ * a residue of exactly batch - 1 stays in its shard. */
+static void test_lowering_folds_only_excess(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_counter *c = NULL;
+	struct acct_counter_stats before, after;
+
+	if (f->mode != ACCT_MODE_FALLBACK || shards(f) < 2)
+		skip(); /* acct_counter_add_cpu() writes a chosen shard on the fallback path only */
+	assert_int_equal(acct_counter_new(f->d, 1000 * shards(f), &c), 0);
+	assert_int_equal(acct_counter_upgrade(c), 0);
+	assert_int_equal(acct_counter_add_cpu(c, 0, 10), 0);
+	assert_int_equal(acct_counter_add_cpu(c, 1, 11), 0);
+	acct_counter_stats(c, &before);
+	/* New batch 11: shard 0's 10 fits, shard 1's 11 does not. */
+	assert_int_equal(acct_counter_set_budget(c, 10 * shards(f)), 0);
+	acct_counter_stats(c, &after);
+	assert_int_equal(after.batch, 11);
+	assert_int_equal(after.folds, before.folds + 1);
+	assert_false(after.shrink_pending);
+	assert_int_equal(after.bound, 10 * shards(f));
+	assert_int_equal(acct_counter_read_precise(c), 21);
+	acct_counter_free(c);
+}
+
 static void test_auto_tune(void **state)
 {
 	struct fixture *f = *state;
@@ -434,6 +460,15 @@ static void test_auto_tune(void **state)
 	assert_true(st.batch <= st.batch_max);
 	assert_int_equal(st.batch, st.batch_max);
 	assert_int_equal(acct_counter_read_precise(busy), 12 * 200000);
+	/* At its maximum a busy counter has nothing left to grow: no grow counted. */
+	uint64_t grows = st.tune_grows;
+	for (int i = 0; i < 200000; i++)
+		acct_counter_add(busy, 1);
+	t += 10000000;
+	acct_domain_tune(f->d, t);
+	acct_counter_stats(busy, &st);
+	assert_int_equal(st.batch, st.batch_max);
+	assert_int_equal(st.tune_grows, grows);
 
 	acct_domain_set_auto_tune(f->d, false);
 	acct_domain_tune(f->d, t + 10000000);
@@ -1123,6 +1158,7 @@ static int run_suite(struct fixture *f)
 		cmocka_unit_test_setup_teardown(test_budget_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_change, setup_tuned, teardown),
 		cmocka_unit_test_setup_teardown(test_auto_tune, setup_tuned, teardown),
+		cmocka_unit_test_setup_teardown(test_lowering_folds_only_excess, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_on_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_under_updates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_counters, setup, teardown),

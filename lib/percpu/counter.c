@@ -714,7 +714,7 @@ int acct_counter_compare(const struct acct_counter *c, int64_t threshold, bool *
 	if (v + b < t)
 		return -1;
 	if (rd.bound == 0)
-		return v > t ? 1 : v < t ? -1 : 0;
+		return 0; /* exact, and neither above nor below: equal */
 	if (ret_precise)
 		*ret_precise = true;
 	int64_t p = acct_counter_read_precise(c);
