@@ -28,6 +28,12 @@
  * another update lands between its read of the value and its swap; the 64th
  * such failure (the domain's default, counter.h) upgrades it, the 63rd not.
  *
+ * Case drain_busy: a lowering finds a shard over the new batch and, before
+ * it drains it, a fold takes that shard and stops before the node sum. The
+ * drain must leave the shard to its owner and wait: taking it over would
+ * release it with the owner's residue in neither shard nor node sum, and the
+ * lowering would complete with a bound that leaves the residue out.
+ *
  * Case stale_limit (fallback): a writer has read the old, larger limit and is
  * stopped before its compare-and-swap; a precise read holds folds off (a second
  * writer's fold is stopped mid-way); the budget drops to 0. The writer then
@@ -358,6 +364,52 @@ static void test_compact_contention(void **state)
 	acct_counter_free(c);
 }
 
+struct stopped_lowering {
+	struct acct_counter *c;
+	int64_t budget;
+	bool done;
+	struct stopper stop;
+	pthread_t thread;
+};
+
+static void *stopped_lowering_main(void *arg)
+{
+	struct stopped_lowering *l = arg;
+	armed_stopper = &l->stop;
+	armed_point = ACCT_TP_DRAIN;
+	assert_int_equal(acct_counter_set_budget(l->c, l->budget), 0);
+	__atomic_store_n(&l->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_drain_busy(void **state)
+{
+	struct fixture *f = *state;
+	struct plain_add prefill = { .c = f->c, .cpu = f->cpu_a, .delta = RESIDUE };
+	struct writer w = { .c = f->c, .cpu = f->cpu_a, .delta = 1, .point = ACCT_TP_FOLD_HELD };
+	struct stopped_lowering l = { .c = f->c, .budget = 0 };
+	pthread_t t;
+
+	if (f->topo->simulated)
+		skip(); /* each thread has shards of its own there */
+	assert_int_equal(pthread_create(&t, NULL, plain_add_main, &prefill), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	stopper_init(&l.stop);
+	assert_int_equal(pthread_create(&l.thread, NULL, stopped_lowering_main, &l), 0);
+	stopper_wait_stopped(&l.stop); /* the shard holds RESIDUE, over the new batch */
+	writer_start(&w);               /* overflows the lowered limit: its fold holds the shard */
+	stopper_release(&l.stop);
+	uint64_t end = now_ms() + OBSERVE_MS;
+	do {
+		assert_bound_holds(f->c, RESIDUE, 1, "while the drain meets the held shard");
+		usleep(1000);
+	} while (!__atomic_load_n(&l.done, __ATOMIC_ACQUIRE) && now_ms() < end);
+	writer_finish(&w);
+	assert_int_equal(pthread_join(l.thread, NULL), 0);
+	assert_bound_holds(f->c, RESIDUE + 1, 0, "after the fold");
+	assert_int_equal(acct_counter_read_precise(f->c), RESIDUE + 1);
+}
+
 static void test_stale_limit(void **state)
 {
 	struct fixture *f = *state;
@@ -408,6 +460,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fold_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fold_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compact_contention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drain_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_limit, setup, teardown),
 	};
 	static struct fixture variants[] = {

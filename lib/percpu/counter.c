@@ -790,6 +790,7 @@ static void shrink_try_complete(struct acct_counter *c, struct counter_ext *e)
 	for (unsigned s = 0; s < d->topo->nr_shards; s++) {
 		if (abs_u64(shard_settled(c, s) / 2) <= (uint64_t)(b - 1))
 			continue;
+		TEST_POINT(ACCT_TP_DRAIN);
 		if (d->mode == ACCT_MODE_RSEQ)
 			(void)drain_shard_rseq(c, e, s);
 		else
