@@ -13,26 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "counter.h"
 #include "pool.h"
 #include "rseq.h"
+#include "test-oom.h"
 #include "util.h"
 
-/* The allocator-failure tests limit the address space; the sanitizers' own
- * allocators abort instead of failing a call, so there they are skipped. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
 
 struct fixture {
 	enum acct_update_mode mode;
@@ -877,67 +867,6 @@ static void test_pool_block_limit(void **state)
 	acct_topology_free(t);
 }
 
-static unsigned long mapped_bytes(void)
-{
-	unsigned long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-
-	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%lu", &pages), 1);
-	fclose(f);
-	return pages * (unsigned long)sysconf(_SC_PAGESIZE);
-}
-
-/* Limit the address space to what is mapped now plus `slack` (RLIMIT_AS);
- * returns the limit to restore. */
-static struct rlimit limit_address_space(unsigned long slack)
-{
-	struct rlimit old, r;
-
-	assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
-	r = old;
-	r.rlim_cur = mapped_bytes() + slack;
-	assert_int_equal(setrlimit(RLIMIT_AS, &r), 0);
-	return old;
-}
-
-struct hoard {
-	struct hoard *next;
-};
-
-/* A chunk freed into a hoard to leave room for exactly the allocations it fits
- * (volatile: the compiler may not drop its malloc() and free()). */
-static void *volatile hole;
-
-/* Under a limit, take every chunk malloc can still give, of every size, so
- * that the next allocation fails: halving sizes for the large free chunks,
- * then each small size class (those come from per-size caches). */
-static struct hoard *hoard_memory(void)
-{
-	struct hoard *h = NULL, *x;
-
-	for (size_t size = 1u << 20; size >= sizeof(*h); size /= 2)
-		while ((x = malloc(size))) {
-			x->next = h;
-			h = x;
-		}
-	for (size_t size = 1040; size >= sizeof(*h); size -= sizeof(*h))
-		while ((x = malloc(size))) {
-			x->next = h;
-			h = x;
-		}
-	return h;
-}
-
-static void release_hoard(struct hoard *h)
-{
-	while (h) {
-		struct hoard *next = h->next;
-		free(h);
-		h = next;
-	}
-}
-
 /* Out of memory: acct_pool_new() and acct_pool_get() return -ENOMEM and
  * change nothing, whether the allocator or a mapping fails; the pool works
  * once memory is back. */
@@ -946,36 +875,32 @@ static void test_pool_no_memory(void **state)
 	struct acct_topology *t = NULL;
 	struct acct_pool *p = NULL, *p2 = (struct acct_pool *)&p;
 	struct acct_pool_slot s;
-	struct rlimit old;
-	struct hoard *h;
+	struct oom oom;
 	int r_new, r_get, r_map;
 	unsigned used_get, used_map;
 	size_t bytes_get, bytes_map;
 
 	(void)state;
-#ifdef UNDER_SANITIZER
-	skip();
-#endif
+	if (!oom_supported())
+		skip();
 	/* 1024 CPUs: a block's shard region (4 MiB) is more than the slack. */
 	assert_int_equal(acct_topology_simulate(1024, 4, &t), 0);
 	assert_int_equal(acct_pool_new(t, 64, &p), 0);
 
 	/* The allocator fails: no pool, no block. */
-	old = limit_address_space(1u << 20);
-	h = hoard_memory();
+	oom_begin(&oom, 1u << 20, true, 0);
 	r_new = acct_pool_new(t, 64, &p2);
 	r_get = acct_pool_get(p, &s);
 	used_get = acct_pool_used(p);
 	bytes_get = acct_pool_bytes(p);
-	release_hoard(h);
-	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+	oom_end(&oom);
 
 	/* A mapping fails (the block's bookkeeping was allocated). */
-	old = limit_address_space(1u << 20);
+	oom_begin(&oom, 1u << 20, false, 0);
 	r_map = acct_pool_get(p, &s);
 	used_map = acct_pool_used(p);
 	bytes_map = acct_pool_bytes(p);
-	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+	oom_end(&oom);
 
 	assert_int_equal(r_new, -ENOMEM);
 	assert_ptr_equal(p2, (struct acct_pool *)&p);
@@ -1003,14 +928,14 @@ static void test_pool_free_unmaps(void **state)
 
 	(void)state;
 	assert_int_equal(acct_topology_simulate(256, 2, &t), 0);
-	unsigned long before = mapped_bytes();
+	unsigned long before = oom_mapped_bytes();
 	assert_int_equal(acct_pool_new(t, 0, &p), 0);
 	for (unsigned i = 0; i < 3 * ACCT_POOL_BLOCK_SLOTS; i++)
 		assert_int_equal(acct_pool_get(p, &s), 0);
 	/* Three blocks of 256 shard pages (1 MiB each) and two node chunks. */
-	assert_true(mapped_bytes() >= before + 3 * (256 * ACCT_SHARD_STRIDE + 2 * ACCT_NODE_STRIDE));
+	assert_true(oom_mapped_bytes() >= before + 3 * (256 * ACCT_SHARD_STRIDE + 2 * ACCT_NODE_STRIDE));
 	acct_pool_free(p);
-	assert_true(mapped_bytes() < before + 256 * ACCT_SHARD_STRIDE);
+	assert_true(oom_mapped_bytes() < before + 256 * ACCT_SHARD_STRIDE);
 	acct_topology_free(t);
 }
 
@@ -1100,35 +1025,27 @@ static void test_domain_no_memory(void **state)
 	struct acct_counter *c = NULL, *c2 = (struct acct_counter *)&c;
 	struct acct_topology *t = NULL;
 	struct acct_domain_options o = { .mode = ACCT_MODE_FALLBACK };
-	struct rlimit old;
-	struct hoard *h;
+	struct oom oom;
 	int r_domain, r_counter, r_nodes;
 
 	(void)state;
-#ifdef UNDER_SANITIZER
-	skip();
-#endif
+	if (!oom_supported())
+		skip();
 	assert_int_equal(acct_domain_new(&o, &d), 0);
 	/* 8192 nodes: the per-node table (32 KiB) is the domain's one
 	 * allocation that a 24 KiB hole cannot hold. */
 	assert_int_equal(acct_topology_simulate(8192, 8192, &t), 0);
 
-	old = limit_address_space(1u << 20);
-	h = hoard_memory();
+	oom_begin(&oom, 1u << 20, true, 0);
 	r_domain = acct_domain_new(&o, &d2);
 	r_counter = acct_counter_new(d, 1000, &c2); /* a new domain has no counter memory yet */
-	release_hoard(h);
-	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+	oom_end(&oom);
 
 	/* Room for the domain and its copy of the topology, not for its node table. */
 	o.topology = t;
-	old = limit_address_space(1u << 20);
-	hole = malloc(24 << 10);
-	h = hoard_memory();
-	free(hole);
+	oom_begin(&oom, 1u << 20, true, 24 << 10);
 	r_nodes = acct_domain_new(&o, &d2);
-	release_hoard(h);
-	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+	oom_end(&oom);
 
 	assert_int_equal(r_domain, -ENOMEM);
 	assert_int_equal(r_counter, -ENOMEM);
