@@ -501,7 +501,8 @@ static void test_params(void **state)
 {
 	struct json_object *p =
 		parse("{\"s\":\"x\",\"n\":null,\"i\":-5,\"big\":9223372036854775807,\"huge\":18446744073709551615,"
-		      "\"f\":3.0,\"fr\":3.5,\"b\":true,\"a\":[1],\"nul\":\"a\\u0000b\",\"fbig\":1e30}");
+		      "\"f\":3.0,\"fr\":3.5,\"b\":true,\"a\":[1],\"nul\":\"a\\u0000b\",\"fbig\":1e30,"
+		      "\"f2p63\":9223372036854775808.0,\"fm2p63\":-9223372036854775808.0,\"fmbig\":-1e30}");
 	const char *s = "default";
 	size_t len = 0;
 	int64_t i = 42;
@@ -528,6 +529,11 @@ static void test_params(void **state)
 	assert_int_equal(i, 3);
 	assert_int_equal(varlink_param_int64(p, "fr", &i), -EINVAL);
 	assert_int_equal(varlink_param_int64(p, "fbig", &i), -EINVAL);
+	/* Doubles at the edges of int64: -2^63 is one, 2^63 is not. */
+	assert_int_equal(varlink_param_int64(p, "f2p63", &i), -EINVAL);
+	assert_int_equal(varlink_param_int64(p, "fm2p63", &i), 1);
+	assert_int_equal(i, INT64_MIN);
+	assert_int_equal(varlink_param_int64(p, "fmbig", &i), -EINVAL);
 	assert_int_equal(varlink_param_int64(p, "s", &i), -EINVAL);
 	assert_int_equal(varlink_param_int64(p, "b", &i), -EINVAL);
 	i = 7;
@@ -545,7 +551,8 @@ static void test_params(void **state)
 	const char *u = varlink_param_unknown(p, known);
 	assert_non_null(u);
 	assert_string_equal(u, "fbig");
-	static const char *const all[] = { "s", "n", "i", "big", "huge", "f", "fr", "b", "a", "nul", "fbig", NULL };
+	static const char *const all[] = { "s", "n", "i", "big", "huge", "f", "fr", "b", "a", "nul", "fbig",
+					   "f2p63", "fm2p63", "fmbig", NULL };
 	assert_null(varlink_param_unknown(p, all));
 	json_object_put(p);
 }
