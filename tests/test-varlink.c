@@ -246,7 +246,6 @@ static void test_reader_compaction(void **state)
 /* Out of memory while parsing a call: -ENOMEM, not a bad message. */
 static void test_call_parse_no_memory(void **state)
 {
-	struct json_object *m = parse("{\"method\":\"a.b.C\"}");
 	struct varlink_call c = { 0 };
 	const char *field = NULL;
 	struct oom oom;
@@ -254,6 +253,7 @@ static void test_call_parse_no_memory(void **state)
 
 	if (!oom_supported())
 		skip();
+	struct json_object *m = parse("{\"method\":\"a.b.C\"}");
 	oom_begin(&oom, 1u << 20, true, 0);
 	r = varlink_call_parse(m, &c, &field); /* no parameters: an empty object is made */
 	oom_end(&oom);
@@ -269,13 +269,13 @@ static void test_reader_no_memory(void **state)
 {
 	struct varlink_reader *r = NULL, *r2 = (struct varlink_reader *)&r;
 	size_t big = 4u << 20, room = 0;
-	char *data = calloc(1, big);
 	struct oom oom;
 	int r_new, r_feed;
 	void *space;
 
 	if (!oom_supported())
 		skip();
+	char *data = calloc(1, big);
 	assert_non_null(data);
 	assert_int_equal(varlink_reader_new(0, 0, &r), 0);
 	oom_begin(&oom, 1u << 20, true, 0);
