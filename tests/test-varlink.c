@@ -221,8 +221,9 @@ static void test_reader_compaction(void **state)
 	char *p = varlink_reader_space(r, 4090, &room);
 	assert_non_null(p);
 	assert_true(room >= 4090);
-	memcpy(p, ":3}", 4);
-	assert_int_equal(varlink_reader_commit(r, 4), 0);
+	memcpy(p, ":3}", 3); /* the NUL comes later: the tail's length is checked alone */
+	assert_int_equal(varlink_reader_commit(r, 3), 0);
+	assert_int_equal(varlink_reader_feed(r, "", 1), 0);
 	assert_int_equal(varlink_reader_next(r, &o), 1);
 	assert_int_equal(json_object_get_int(json_object_object_get(o, "b")), 2);
 	json_object_put(o);
