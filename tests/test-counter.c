@@ -314,7 +314,9 @@ static void test_compare(void **state)
 	assert_int_equal(acct_counter_compare(c, 499, &precise), 1);
 	assert_false(precise);
 	assert_int_equal(acct_counter_compare(c, 500, &precise), 0);
+	assert_false(precise);
 	assert_int_equal(acct_counter_compare(c, 501, &precise), -1);
+	assert_false(precise);
 
 	assert_int_equal(acct_counter_upgrade(c), 0);
 	acct_counter_add(c, 50); /* a residue: approx 500, exact 550 */
