@@ -328,6 +328,9 @@ static void test_fold_busy(void **state)
 	/* Other threads use other shards of a simulated topology (their salt). */
 	if (f->topo->simulated)
 		skip();
+	/* The tuner's first pass only records the events so far. */
+	acct_domain_set_auto_tune(f->d, true);
+	acct_domain_tune(f->d, 1000000000);
 	writer_start(&w);
 	acct_counter_stats(f->c, &before);
 	for (int64_t delta = 2; delta <= 3; delta++) {
@@ -341,6 +344,13 @@ static void test_fold_busy(void **state)
 	assert_int_equal(after.folds, before.folds);
 	writer_finish(&w);
 	assert_int_equal(acct_counter_read_precise(f->c), RESIDUE + 1 + 2 + 3);
+	/* A second later: one fold and two direct adds are 3 events a second,
+	 * a quiet counter, whose batch the tuner halves. */
+	acct_domain_tune(f->d, 2000000000);
+	acct_counter_stats(f->c, &after);
+	assert_int_equal(after.folds, before.folds + 1);
+	assert_int_equal(after.tune_shrinks, 1);
+	assert_int_equal(after.tune_grows, 0);
 }
 
 static void test_compact_contention(void **state)
