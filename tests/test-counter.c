@@ -391,6 +391,35 @@ static void test_budget_change(void **state)
 
 /* Auto-tuning: a quiet counter's batch halves, a busy one's doubles up to the
  * budget's maximum; switching tuning off restores the maximum. */
+/* The tuner's shrink rule: fewer than 20 events a second halve the batch; 20
+ * do not. Each add too large for the batch is one event. */
+static void test_tune_shrink_rate(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_counter *c = NULL;
+	struct acct_counter_stats st;
+	uint64_t t = 1000000000;
+
+	assert_int_equal(acct_counter_new(f->d, 1024 * shards(f), &c), 0);
+	assert_int_equal(acct_counter_upgrade(c), 0);
+	acct_domain_tune(f->d, t); /* first pass: baseline */
+	for (int i = 0; i < 20; i++)
+		acct_counter_add(c, 1000000);
+	t += 1000000000;
+	acct_domain_tune(f->d, t);
+	acct_counter_stats(c, &st);
+	assert_int_equal(st.folds + st.direct, 20);
+	assert_int_equal(st.tune_shrinks, 0);
+	for (int i = 0; i < 19; i++)
+		acct_counter_add(c, 1000000);
+	t += 1000000000;
+	acct_domain_tune(f->d, t);
+	acct_counter_stats(c, &st);
+	assert_int_equal(st.tune_shrinks, 1);
+	assert_int_equal(acct_counter_read_precise(c), 39 * 1000000);
+	acct_counter_free(c);
+}
+
 /* Lowering a budget folds only the shards whose residue exceeds the new batch:
  * a residue of exactly batch - 1 stays in its shard. */
 static void test_lowering_folds_only_excess(void **state)
@@ -444,10 +473,12 @@ static void test_auto_tune(void **state)
 	acct_counter_stats(quiet, &st);
 	assert_true(st.batch < 1025);
 	assert_true(st.tune_shrinks > 0);
+	assert_true(st.tune_shrinks <= 6 + 12); /* one at most per pass */
 	assert_int_equal(st.bound, (uint64_t)(st.batch - 1) * shards(f));
 	int64_t quiet_batch = st.batch;
 	acct_counter_stats(busy, &st);
 	assert_true(st.tune_grows > 0);
+	assert_true(st.tune_grows <= 12); /* one at most per pass */
 	assert_true(st.batch > quiet_batch);
 	assert_true(st.batch <= st.batch_max);
 	assert_int_equal(st.batch, st.batch_max);
@@ -1093,6 +1124,7 @@ static int run_suite(struct fixture *f)
 		cmocka_unit_test_setup_teardown(test_budget_change, setup_tuned, teardown),
 		cmocka_unit_test_setup_teardown(test_auto_tune, setup_tuned, teardown),
 		cmocka_unit_test_setup_teardown(test_lowering_folds_only_excess, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tune_shrink_rate, setup_tuned, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_on_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_under_updates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_counters, setup, teardown),
