@@ -442,6 +442,13 @@ static void test_lowering_folds_only_excess(void **state)
 	assert_int_equal(after.folds, before.folds + 1);
 	assert_false(after.shrink_pending);
 	assert_int_equal(after.bound, 10 * shards(f));
+	/* To budget 0 (batch 1): shard 0 is drained, and the lowering completes
+	 * at once, nothing pending. */
+	assert_int_equal(acct_counter_set_budget(c, 0), 0);
+	acct_counter_stats(c, &after);
+	assert_int_equal(after.folds, before.folds + 2);
+	assert_false(after.shrink_pending);
+	assert_int_equal(after.bound, 0);
 	assert_int_equal(acct_counter_read_precise(c), 21);
 	acct_counter_free(c);
 }
