@@ -263,6 +263,10 @@ void acct_sampler_release(struct acct_cgroup *cg, void *userdata)
 
 /* ---- reading files ------------------------------------------------------ */
 
+/* The reason of a failed read_role(): an open(2) or pread(2) error, or
+ * read_role()'s own EBADMSG (a NUL byte in a text file). Content that does not
+ * parse never comes here: each reader counts its parser's failure as garbage
+ * itself (ERANGE included: a number past 64 bits). */
 static enum acct_sample_error classify(int err)
 {
 	switch (err) {
@@ -271,7 +275,6 @@ static enum acct_sample_error classify(int err)
 	case ESTALE:
 		return ACCT_ERR_VANISHED;
 	case EBADMSG:
-	case ERANGE:
 		return ACCT_ERR_GARBAGE;
 	default:
 		return ACCT_ERR_UNREADABLE;
