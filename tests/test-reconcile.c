@@ -52,6 +52,8 @@ int __wrap_acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *
 		reads.path[i] = cg->path;
 	if (reads.script) {
 		assert_true(i < reads.script_n);
+		if (reads.script[i] < 0)
+			return (int)reads.script[i]; /* an errno; *ret_bytes untouched */
 		*ret_bytes = reads.script[i];
 		return 0;
 	}
@@ -347,26 +349,27 @@ static void test_children_memory_reread_lower_higher(void **state)
 	reads.script = NULL;
 }
 
-/* A suspect whose re-read fails proves nothing: a child that vanished counts
- * 0, a parent that vanished or a file that does not parse ends the re-read
- * without a violation. */
+/* A suspect whose re-read fails proves nothing: a child that vanished
+ * counts 0 (the others can still prove a violation), any other failure of
+ * any of the four reads ends the re-read without a violation. */
 static void test_children_memory_reread_fails(void **state)
 {
 	struct fixture *f = *state;
 	add(f, "/a", 100 * MiB);
-	add(f, "/a/b", 100 * MiB);
+	add(f, "/a/b", 150 * MiB);
 	add(f, "/a/c", 100 * MiB);
 	pass(f, NULL, false, true, true);
 	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
 
-	/* c gone: b alone is within the parent */
+	/* c gone (its files): b alone is still over */
 	xrm_rf(f->base, "a/c");
+	reads.n = 0;
 	pass(f, NULL, false, true, true);
-	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 0);
+	assert_int_equal(reads.n, 6);
+	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
+	assert_non_null(strstr(f->rep.last_violation, "its 2 children 157286400 "));
 	xmkdir(f->base, "a/c");
 	set_file_value(f, "/a/c", 100 * MiB);
-	pass(f, NULL, false, true, true);
-	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
 
 	/* garbage in a child's file: the re-read ends there */
 	set_file(f, "/a/c", "lots\n");
@@ -382,8 +385,55 @@ static void test_children_memory_reread_fails(void **state)
 	pass(f, NULL, false, true, true);
 	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 0);
 	assert_int_equal(reads.n, 3); /* b, c, then a fails */
-	set_file_value(f, "/a", 100 * MiB);
+
+	/* Each of the four reads (scripted): c vanishing at its first or its
+	 * second reading counts 0, b's 150 MiB is a violation; another error at
+	 * any read is none, and nothing is read after it. */
+	static const struct {
+		int64_t script[6]; /* b c a b c a; < 0: that errno */
+		size_t reads;
+		uint64_t violations;
+	} cases[] = {
+		{ { 150 * MiB, -ENOENT, 100 * MiB, 150 * MiB, 100 * MiB, 100 * MiB }, 6, 1 },
+		{ { 150 * MiB, 100 * MiB, 100 * MiB, 150 * MiB, -ENOENT, 100 * MiB }, 6, 1 },
+		{ { 150 * MiB, -EIO }, 2, 0 },
+		{ { 150 * MiB, 100 * MiB, -EIO }, 3, 0 },
+		{ { 150 * MiB, 100 * MiB, 100 * MiB, 150 * MiB, -EIO }, 5, 0 },
+		{ { 150 * MiB, 100 * MiB, 100 * MiB, 150 * MiB, 100 * MiB, -EIO }, 6, 0 },
+		{ { 150 * MiB, 100 * MiB, -ENOENT }, 3, 0 }, /* the parent gone */
+		{ { 150 * MiB, 100 * MiB, 100 * MiB, 150 * MiB, 100 * MiB, 100 * MiB }, 6, 1 },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		reads.n = 0;
+		reads.script = cases[i].script;
+		reads.script_n = cases[i].reads;
+		pass(f, NULL, false, true, true);
+		assert_int_equal(reads.n, cases[i].reads);
+		assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], cases[i].violations);
+	}
+	reads.script = NULL;
+}
+
+/* Names that extend a parent's with a character that sorts before '/'
+ * ("/a-x", "/a.b") come between the parent and its children in path order;
+ * the re-read still finds the children. */
+static void test_children_memory_reread_siblings(void **state)
+{
+	struct fixture *f = *state;
+	add(f, "/a", 100 * MiB);
+	add(f, "/a-x", 300 * MiB);
+	add(f, "/a-x/y", 1 * MiB);
+	add(f, "/a.b", 5 * MiB);
+	add(f, "/a/b", 150 * MiB);
+	add(f, "/a/nomem", -1);
+	add(f, "/ab", 7 * MiB);
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
 	pass(f, NULL, false, true, true);
+	static const char *const order[] = { "/a/b", "/a", "/a/b", "/a" };
+	assert_int_equal(reads.n, ELEMENTSOF(order));
+	for (size_t i = 0; i < ELEMENTSOF(order); i++)
+		assert_string_equal(reads.path[i], order[i]);
 	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
 }
 
@@ -570,6 +620,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_children_memory_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_reread_lower_higher, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_reread_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_children_memory_reread_siblings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_confirm_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_meminfo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_meminfo_input, setup, teardown),

@@ -106,11 +106,13 @@ static int reread_family(struct acct_sampler *s, struct acct_cgroup *const *cgs,
 			 size_t p, int64_t *ret_children, int64_t *ret_parent)
 {
 	size_t first = p + 1, end = p + 1;
-	size_t plen = strcmp(cgs[p]->path, "/") == 0 ? 0 : strlen(cgs[p]->path);
+	size_t plen = strlen(cgs[p]->path); /* p is not the root: the root is not checked */
 	int r;
 
-	/* p's descendants are the paths after it that start with "p/" */
-	while (end < n && strncmp(cgs[end]->path, cgs[p]->path, plen) == 0 && cgs[end]->path[plen] == '/')
+	/* p's children are among the paths after it that start with p's path:
+	 * "p/..." and also names that extend p's ("/a-x", "/a.b" and theirs),
+	 * which sort between p and "p/" (parent[] tells them apart). */
+	while (end < n && strncmp(cgs[end]->path, cgs[p]->path, plen) == 0)
 		end++;
 	_cleanup_free_ int64_t *before = calloc(end - first + 1, sizeof(*before));
 	if (!before)
