@@ -115,7 +115,8 @@ static int teardown(void **state)
 
 /* The cgroup at `path` (its directory made), its memory in the ledger and in
  * its memory.current; memory < 0: neither. */
-static struct acct_cgroup *add(struct fixture *f, const char *path, int64_t memory)
+/* A record only (no files): `memory` < 0 for none. */
+static struct acct_cgroup *add_record(struct fixture *f, const char *path, int64_t memory)
 {
 	struct acct_cgroup *cg = NULL;
 	unsigned depth = 0;
@@ -125,12 +126,20 @@ static struct acct_cgroup *add(struct fixture *f, const char *path, int64_t memo
 		depth = 0;
 	struct acct_cgroup_id id = { .path = path, .depth = depth, .hierarchies = 1u << ACCT_HIER_UNIFIED };
 	assert_int_equal(acct_ledger_add(f->ledger, &id, 1, &cg), 0);
-	if (depth > 0)
+	if (memory >= 0)
+		acct_cgroup_set(cg, ACCT_Q_MEMORY, memory);
+	return cg;
+}
+
+static struct acct_cgroup *add(struct fixture *f, const char *path, int64_t memory)
+{
+	struct acct_cgroup *cg = add_record(f, path, memory);
+	bool root = strcmp(path, "/") == 0;
+	if (!root)
 		xmkdir(f->base, path + 1);
 	if (memory >= 0) {
 		char rel[256], text[32];
-		acct_cgroup_set(cg, ACCT_Q_MEMORY, memory);
-		snprintf(rel, sizeof(rel), "%s/memory.current", depth > 0 ? path + 1 : ".");
+		snprintf(rel, sizeof(rel), "%s/memory.current", root ? "." : path + 1);
 		snprintf(text, sizeof(text), "%" PRId64 "\n", memory);
 		xwrite(f->base, rel, text);
 	}
@@ -263,6 +272,28 @@ static void test_children_memory_who(void **state)
 	assert_int_equal(f->rep.checked_parents, 3);
 	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
 	assert_non_null(strstr(f->rep.last_violation, "/a/b/c holds"));
+}
+
+/* A path of any length: a parent whose path is longer than PATH_MAX (a deep
+ * tree has them) is checked like any other. A record whose path has no '/'
+ * has no parent. */
+static void test_children_memory_long_paths(void **state)
+{
+	struct fixture *f = *state;
+	char parent[4400] = "", child[4410], comp[201];
+	memset(comp, 'x', 200);
+	comp[200] = 0;
+	while (strlen(parent) < 4200) {
+		strcat(parent, "/");
+		strcat(parent, comp);
+	}
+	snprintf(child, sizeof(child), "%s/c", parent);
+	add_record(f, parent, 10 * MiB);
+	add_record(f, child, 20 * MiB);
+	add_record(f, "x", 20 * MiB);
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.checked_parents, 1);
+	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
 }
 
 /* A suspect is re-read from the kernel's files: a violation only when the
@@ -617,6 +648,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_children_memory_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_who, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_children_memory_long_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_reread_lower_higher, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_reread_fails, setup, teardown),

@@ -59,31 +59,29 @@ static int read_meminfo(const char *path, int64_t *ret_total, int64_t *ret_used)
 	return 0;
 }
 
-/* Index of the parent of cgs[i] in the path-sorted array, or -1. The parent's
- * path is a prefix, so it sorts before; a binary search finds it. */
+/* Index of the parent of cgs[i] in the path-sorted array, or -1: also for
+ * the root and the top level, whose parent would be the root, which is not
+ * checked (acct_reconcile_pass()). The parent's path is a prefix, so it sorts
+ * before; a binary search finds it, comparing in place (no copy, so no
+ * limit on the length of a path). */
 static ssize_t parent_index(struct acct_cgroup *const *cgs, size_t n, size_t i)
 {
 	const char *path = cgs[i]->path;
 	const char *slash = strrchr(path, '/');
-	char buf[4096];
 
-	if (strcmp(path, "/") == 0 || !slash)
+	if (!slash || slash == path)
 		return -1;
-	size_t len = (size_t)(slash - path);
-	if (len == 0)
-		strcpy(buf, "/");
-	else {
-		if (len >= sizeof(buf))
-			return -1;
-		memcpy(buf, path, len);
-		buf[len] = 0;
-	}
+	size_t len = (size_t)(slash - path); /* the parent's path is path[0, len) */
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = strcmp(cgs[mid]->path, buf);
-		if (c == 0)
-			return (ssize_t)mid;
+		const char *q = cgs[mid]->path;
+		int c = strncmp(q, path, len);
+		if (c == 0) {
+			if (q[len] == 0)
+				return (ssize_t)mid;
+			c = 1; /* q extends the parent's path: after it */
+		}
 		if (c < 0)
 			lo = mid + 1;
 		else
