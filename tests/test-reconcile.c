@@ -9,7 +9,8 @@
  * file of a temporary tree does and no real cgroup does on demand. The test
  * is linked with --wrap=acct_sampler_read_memory (tests/meson.build): the
  * wrapper records every re-read (which cgroups, in which order) and passes
- * it to the real function, except where a test scripts the readings. */
+ * it to the real function, except where a test scripts the readings. It is
+ * also linked with --wrap=calloc, to fail an allocation on demand. */
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -60,6 +61,19 @@ int __wrap_acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *
 	return __real_acct_sampler_read_memory(s, cg, ret_bytes);
 }
 
+/* Allocation failures: the test is also linked with --wrap=calloc, and the
+ * calloc_fail_in-th call from now fails (0: none). */
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+static unsigned calloc_fail_in;
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	if (calloc_fail_in && --calloc_fail_in == 0)
+		return NULL;
+	return __real_calloc(n, size);
+}
+
 /* ---- fixture ----------------------------------------------------------------- */
 
 struct fixture {
@@ -90,6 +104,7 @@ static int setup(void **state)
 	struct acct_sampler_options o = { .layout = &f->L, .workers = 1, .nr_nodes = 1 };
 	assert_int_equal(acct_sampler_new(&o, f->ledger, &f->sampler), 0);
 	memset(&reads, 0, sizeof(reads));
+	calloc_fail_in = 0;
 	*state = f;
 	return 0;
 }
@@ -169,6 +184,18 @@ static void pass(struct fixture *f, const struct acct_pass_report *p, bool memin
 	assert_true(f->n >= 0);
 	acct_reconcile_pass(f->ledger, f->cgs, (size_t)f->n, p, meminfo ? f->meminfo : NULL, hierarchical,
 			    reread ? f->sampler : NULL, &f->rep);
+}
+
+/* A pass (with meminfo and the re-read) in which the k-th calloc fails. */
+static void pass_failing(struct fixture *f, unsigned k)
+{
+	free(f->cgs);
+	f->cgs = NULL;
+	f->n = acct_ledger_snapshot(f->ledger, false, &f->cgs);
+	assert_true(f->n >= 0);
+	calloc_fail_in = k;
+	acct_reconcile_pass(f->ledger, f->cgs, (size_t)f->n, NULL, f->meminfo, true, f->sampler, &f->rep);
+	assert_int_equal(calloc_fail_in, 0); /* it did fail */
 }
 
 static uint64_t bound(struct acct_cgroup *cg)
@@ -427,6 +454,11 @@ static void test_children_memory_reread_fails(void **state)
 	} cases[] = {
 		{ { 150 * MiB, -ENOENT, 100 * MiB, 150 * MiB, 100 * MiB, 100 * MiB }, 6, 1 },
 		{ { 150 * MiB, 100 * MiB, 100 * MiB, 150 * MiB, -ENOENT, 100 * MiB }, 6, 1 },
+		/* b at the limit, c vanished: exactly 0 for c, no violation */
+		{ { 100 * MiB + SKEW(100 * MiB), -ENOENT, 100 * MiB, 100 * MiB + SKEW(100 * MiB), 100 * MiB, 100 * MiB },
+		  6, 0 },
+		{ { 100 * MiB + SKEW(100 * MiB), 100 * MiB, 100 * MiB, 100 * MiB + SKEW(100 * MiB), -ENOENT, 100 * MiB },
+		  6, 0 },
 		{ { 150 * MiB, -EIO }, 2, 0 },
 		{ { 150 * MiB, 100 * MiB, -EIO }, 3, 0 },
 		{ { 150 * MiB, 100 * MiB, 100 * MiB, 150 * MiB, -EIO }, 5, 0 },
@@ -496,6 +528,36 @@ static void test_children_memory_confirm_max(void **state)
 	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 60);
 }
 
+/* Without memory for its arrays a pass checks nothing (its counts are 0;
+ * the next pass checks again); without memory for a re-read the suspect is
+ * not proven. */
+static void test_allocation_failures(void **state)
+{
+	struct fixture *f = *state;
+	add(f, "/a", 100 * MiB);
+	add(f, "/a/b", 150 * MiB);
+	pass(f, NULL, false, true, true); /* the sampler's own state allocated */
+	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
+	/* the pass's four arrays */
+	for (unsigned k = 1; k <= 4; k++) {
+		pass_failing(f, k);
+		assert_int_equal(f->rep.checked_parents, 0);
+		assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 0);
+		assert_int_equal(f->rep.violations_total[ACCT_INV_CHILDREN_MEMORY], 1);
+		assert_int_equal(f->rep.passes, 1 + k);
+	}
+	/* the re-read's two */
+	for (unsigned k = 5; k <= 6; k++) {
+		reads.n = 0;
+		pass_failing(f, k);
+		assert_int_equal(reads.n, 0);
+		assert_int_equal(f->rep.checked_parents, 1);
+		assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 0);
+	}
+	pass(f, NULL, false, true, true);
+	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
+}
+
 /* ---- root_meminfo --------------------------------------------------------------- */
 
 /* The root's memory may exceed MemTotal - MemFree by 1% of it + 1 MiB and no
@@ -562,6 +624,29 @@ static void test_root_meminfo_input(void **state)
 	xwrite(f->base, "meminfo", "MemFree:        1000000 kB\n");
 	pass(f, NULL, true, true, false);
 	assert_int_equal(f->rep.meminfo_total, -1);
+
+	/* a meminfo of any size: its keys past the first 16 KiB count too */
+	char *big = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&big, &size);
+	assert_non_null(m);
+	for (int i = 0; i < 1000; i++)
+		fprintf(m, "Key%04d:        %d kB\n", i, i);
+	fputs("MemTotal:        3000 kB\nMemFree:        1000 kB\n", m);
+	assert_int_equal(fclose(m), 0);
+	assert_true(size > 20000);
+	xwrite(f->base, "meminfo", big);
+	free(big);
+	pass(f, NULL, true, true, false);
+	assert_int_equal(f->rep.meminfo_total, 3072000);
+	assert_int_equal(f->rep.meminfo_used, 2048000);
+
+	/* a directory: cannot be read */
+	xrm_rf(f->base, "meminfo");
+	xmkdir(f->base, "meminfo");
+	pass(f, NULL, true, true, false);
+	assert_int_equal(f->rep.meminfo_used, -1);
+	xrm_rf(f->base, "meminfo");
 
 	xwrite(f->base, "meminfo", "MemTotal:        1000 kB\nMemFree:        2000 kB\n");
 	pass(f, NULL, true, true, false);
@@ -654,6 +739,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_children_memory_reread_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_reread_siblings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_confirm_max, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_meminfo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_meminfo_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_memory_reported, setup, teardown),
