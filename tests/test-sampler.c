@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -48,6 +51,109 @@
 #include "sampler.h"
 #include "test-tree.h"
 #include "util.h"
+
+/* ---- failures on demand ------------------------------------------------------------
+ *
+ * What neither a temporary tree nor the kernel can be made to do on demand
+ * (an allocation failing, open(2) failing with ENFILE, a read failing with
+ * ESTALE or EIO) is injected: the test is linked with --wrap for calloc,
+ * malloc, free, open64 and pread64 (tests/meson.build), and these wrappers
+ * pass every call through unless a test armed them. */
+
+void *__real_calloc(size_t n, size_t size);
+void *__real_malloc(size_t size);
+void __real_free(void *p);
+int __real_open64(const char *path, int flags, ...);
+ssize_t __real_pread64(int fd, void *buf, size_t count, off_t offset);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t size);
+void __wrap_free(void *p);
+int __wrap_open64(const char *path, int flags, ...);
+ssize_t __wrap_pread64(int fd, void *buf, size_t count, off_t offset);
+
+static struct {
+	unsigned calloc_fail_in;  /* the calloc_fail_in-th calloc from now fails; 0: none */
+	size_t malloc_fail_size;  /* a malloc of this size fails (once); 0: none */
+	bool counting;            /* count live allocations (calloc, malloc - free) */
+	long live;
+	const char *open_suffix;  /* open64 of a path ending so fails with open_errno (once) */
+	int open_errno;
+	const char *read_suffix;  /* pread64 of a file whose path ends so fails with read_errno (once) */
+	int read_errno;
+} inject;
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	unsigned k = __atomic_load_n(&inject.calloc_fail_in, __ATOMIC_RELAXED);
+	if (k && __atomic_sub_fetch(&inject.calloc_fail_in, 1, __ATOMIC_RELAXED) == 0)
+		return NULL;
+	void *p = __real_calloc(n, size);
+	if (p && __atomic_load_n(&inject.counting, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&inject.live, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+void *__wrap_malloc(size_t size)
+{
+	size_t fail = __atomic_load_n(&inject.malloc_fail_size, __ATOMIC_RELAXED);
+	if (fail && size == fail && __atomic_compare_exchange_n(&inject.malloc_fail_size, &fail, 0, false,
+								 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return NULL;
+	void *p = __real_malloc(size);
+	if (p && __atomic_load_n(&inject.counting, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&inject.live, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+void __wrap_free(void *p)
+{
+	if (p && __atomic_load_n(&inject.counting, __ATOMIC_RELAXED))
+		__atomic_sub_fetch(&inject.live, 1, __ATOMIC_RELAXED);
+	__real_free(p);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+int __wrap_open64(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	if (flags & O_CREAT) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	const char *suffix = __atomic_load_n(&inject.open_suffix, __ATOMIC_ACQUIRE);
+	if (suffix && ends_with(path, suffix) &&
+	    __atomic_compare_exchange_n(&inject.open_suffix, &suffix, NULL, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		errno = inject.open_errno;
+		return -1;
+	}
+	return __real_open64(path, flags, mode);
+}
+
+ssize_t __wrap_pread64(int fd, void *buf, size_t count, off_t offset)
+{
+	const char *suffix = __atomic_load_n(&inject.read_suffix, __ATOMIC_ACQUIRE);
+	if (suffix) {
+		char link[64], path[PATH_MAX];
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, path, sizeof(path) - 1);
+		if (n > 0) {
+			path[n] = 0;
+			if (ends_with(path, suffix) && __atomic_compare_exchange_n(&inject.read_suffix, &suffix, NULL, false,
+										    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+				errno = inject.read_errno;
+				return -1;
+			}
+		}
+	}
+	return __real_pread64(fd, buf, count, offset);
+}
 
 /* ---- temporary trees -------------------------------------------------------- */
 
@@ -69,6 +175,7 @@ static int tree_setup(void **state)
 {
 	struct tree *t = calloc(1, sizeof(*t));
 	assert_non_null(t);
+	memset(&inject, 0, sizeof(inject));
 	t->base = make_tmpdir("test-sampler");
 	make_hybrid(t->base);
 	t->L.mode = ACCT_CGROUP_HYBRID;
@@ -85,6 +192,8 @@ static int tree_setup(void **state)
 	 * of usage_percpu below. */
 	t->o = (struct acct_sampler_options){
 		.layout = &t->L, .workers = 1, .user_hz = 100, .page_size = 4096, .nr_nodes = 1,
+		/* given, not detected from the kernel's BTF: a tree's values carry none */
+		.batching = { .nr_cpus = 4, .charge_batch = 64, .stock_slots = 1, .page_size = 4096 },
 	};
 	*state = t;
 	return 0;
@@ -173,12 +282,41 @@ static void test_files_v2(void **state)
 	xwrite(t->base, "unified/a/memory.swap.current", "512\n");
 	xwrite(t->base, "unified/a/memory.events", "low 0\nhigh 4\nmax 5\noom 1\noom_kill 1\n");
 	xwrite(t->base, "unified/a/cpu.stat", cpu_stat_v2);
+	xwrite(t->base, "unified/a/cpu.pressure", "some avg10=1.50 avg60=2.00 avg300=3.00 total=100\n"
+						  "full avg10=0.25 avg60=0.00 avg300=0.00 total=50\n");
+	xwrite(t->base, "unified/a/io.stat", "8:0 rbytes=100 wbytes=200 rios=1 wios=2\n");
+	xwrite(t->base, "unified/a/memory.numa_stat",
+	       "anon N0=100\nfile N0=10\nkernel_stack N0=1\npagetables N0=3\nslab_reclaimable N0=5\n"
+	       "slab_unreclaimable N0=7\nshmem N0=1000\n");
 	xmkdir(t->base, "memory/a");
 	xwrite(t->base, "memory/a/memory.usage_in_bytes", "99999\n");
 	xwrite(t->base, "memory/a/memory.memsw.usage_in_bytes", "99999\n");
 
 	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
 	assert_no_errors(&t->rep);
+	/* pressure: both lines, averages in hundredths of a percent */
+	assert_int_equal(value(a, ACCT_Q_PSI_CPU_SOME), 100);
+	assert_int_equal(value(a, ACCT_Q_PSI_CPU_FULL), 50);
+	assert_int_equal(a->psi_avg[ACCT_PSI_CPU][ACCT_PSI_SOME][0], 150);
+	assert_int_equal(a->psi_avg[ACCT_PSI_CPU][ACCT_PSI_SOME][2], 300);
+	assert_int_equal(a->psi_avg[ACCT_PSI_CPU][ACCT_PSI_FULL][0], 25);
+	assert_true(a->psi_known[ACCT_PSI_CPU]);
+	assert_false(a->psi_known[ACCT_PSI_IO]);
+	/* I/O: totals of what the device lists; what it does not list is -1
+	 * for the device and no total */
+	assert_int_equal(value(a, ACCT_Q_IO_READ_BYTES), 100);
+	assert_int_equal(value(a, ACCT_Q_IO_WRITE_IOS), 2);
+	assert_int_equal(value(a, ACCT_Q_IO_DISCARD_BYTES), INT64_MIN);
+	assert_non_null(a->io);
+	assert_int_equal(a->io->n, 1);
+	assert_int_equal(a->io->dev[0].v[ACCT_IO_READ_BYTES], 100);
+	assert_int_equal(a->io->dev[0].v[ACCT_IO_DISCARD_BYTES], -1);
+	assert_int_equal(a->io->dev[0].v[ACCT_IO_DISCARD_IOS], -1);
+	/* NUMA: a node's memory is anon, file, kernel stacks, page tables and
+	 * slab (not shmem, which file holds) */
+	struct acct_reading rd;
+	assert_int_equal(acct_counter_read_node(a->numa, 0, &rd), 0);
+	assert_int_equal(rd.value, 126);
 	assert_int_equal(value(a, ACCT_Q_MEMORY), 10000);
 	assert_int_equal(value(a, ACCT_Q_WORKING_SET), 7000);
 	assert_int_equal(value(a, ACCT_Q_MEMORY_PEAK), 20000);
@@ -281,7 +419,10 @@ static void test_files_root(void **state)
 	xwrite(t->base, "unified/a/memory.current", "7000\n");
 	xwrite(t->base, "unified/a/b/memory.current", "6000\n");
 	xwrite(t->base, "unified/c/memory.current", "5000\n");
-	/* absent files are remembered for a cgroup: new ones come with new records */
+	/* absent files are remembered for a cgroup (this kernel lacks them) */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), INT64_MIN);
+	/* new ones come with new records */
 	acct_sampler_release(a, t->s);
 	acct_sampler_release(b, t->s);
 	acct_sampler_release(c, t->s);
@@ -464,11 +605,42 @@ static void test_empty_skipped(void **state)
  * cpu, blkio that a cgroup is in, and a parent's count adds only the
  * children counted in the same hierarchy. The thread that started the pass
  * is counted, never as active. */
+static void *sleeper(void *arg)
+{
+	int *p = arg; /* p[0]: read end of a pipe; p[2]: the tid, out */
+	__atomic_store_n(&p[2], (int)gettid(), __ATOMIC_RELEASE);
+	char c;
+	(void)!read(p[0], &c, 1);
+	return NULL;
+}
+
 static void test_load(void **state)
 {
 	struct tree *t = *state;
-	char self[32];
+	char self[32], two[64];
+	int p[3] = { -1, -1, 0 };
+	pthread_t th;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pthread_create(&th, NULL, sleeper, p), 0);
+	while (!__atomic_load_n(&p[2], __ATOMIC_ACQUIRE))
+		usleep(1000);
+	/* asleep in read(2) (S) for good: wait until /proc says so */
+	for (;;) {
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", p[2]);
+		FILE *st = fopen(path, "re");
+		assert_non_null(st);
+		size_t n = fread(buf, 1, sizeof(buf) - 1, st);
+		fclose(st);
+		buf[n] = 0;
+		const char *close = strrchr(buf, ')');
+		if (close && close[2] == 'S')
+			break;
+		usleep(1000);
+	}
 	snprintf(self, sizeof(self), "%d\n", (int)gettid());
+	/* this thread first: counted, never active; the sleeper after it */
+	snprintf(two, sizeof(two), "%d\n%d\n", (int)gettid(), p[2]);
 	struct acct_cgroup *a = tree_add(t, "/a", UNI | H(ACCT_HIER_MEMORY));
 	struct acct_cgroup *b = tree_add(t, "/a/b", UNI);
 	struct acct_cgroup *v1 = tree_add(t, "/a/v1", H(ACCT_HIER_MEMORY));
@@ -476,10 +648,12 @@ static void test_load(void **state)
 	xmkdir(t->base, "unified/a/b");
 	xmkdir(t->base, "memory/a");
 	xmkdir(t->base, "memory/a/v1");
-	xwrite(t->base, "unified/a/cgroup.threads", self);
+	xwrite(t->base, "unified/a/cgroup.threads", two);
 	xwrite(t->base, "memory/a/tasks", "1\n2\n3\n"); /* not a's list: unified comes first */
 	xwrite(t->base, "unified/a/b/cgroup.threads", self);
 	xwrite(t->base, "memory/a/v1/tasks", self);
+	struct acct_cgroup *none = tree_add(t, "/a/none", UNI); /* no threads file */
+	xmkdir(t->base, "unified/a/none");
 
 	tree_pass(t, ACCT_PASS_LOAD);
 	assert_no_errors(&t->rep);
@@ -489,10 +663,272 @@ static void test_load(void **state)
 	free(cgs);
 	assert_int_equal(value(b, ACCT_Q_TASKS), 1);
 	assert_int_equal(value(v1, ACCT_Q_TASKS), 1);
-	assert_int_equal(value(a, ACCT_Q_TASKS), 2); /* itself and b; not v1 */
-	assert_int_equal(a->loadavg[0], 0);          /* this thread is not active */
+	assert_int_equal(value(none, ACCT_Q_TASKS), INT64_MIN); /* not read: absent, not 0 */
+	assert_int_equal(value(a, ACCT_Q_TASKS), 3); /* its two and b's; not v1's */
+	assert_int_equal(a->loadavg[0], 0);          /* neither is active */
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	close(p[0]);
+	close(p[1]);
 }
 
+
+/* A read that fails: ESTALE (a file of a tree on NFS that went away) has
+ * vanished, EIO is unreadable; open(2) out of descriptors, for the process
+ * (EMFILE, from a real RLIMIT_NOFILE) or the system (ENFILE), is unreadable
+ * and puts the sampler in open-per-read (degraded). */
+static void test_read_errors(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "100\n");
+	xwrite(t->base, "unified/a/cpu.stat", cpu_stat_v2);
+
+	inject.read_errno = ESTALE;
+	__atomic_store_n(&inject.read_suffix, "/unified/a/memory.current", __ATOMIC_RELEASE);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_null(inject.read_suffix); /* it did fail */
+	assert_int_equal(t->rep.errors[ACCT_ERR_VANISHED], 1);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE] + t->rep.errors[ACCT_ERR_GARBAGE], 0);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), INT64_MIN);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 5000);
+
+	inject.read_errno = EIO;
+	__atomic_store_n(&inject.read_suffix, "/unified/a/memory.current", __ATOMIC_RELEASE);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_null(inject.read_suffix);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 1);
+	assert_int_equal(t->rep.errors[ACCT_ERR_VANISHED] + t->rep.errors[ACCT_ERR_GARBAGE], 0);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 100);
+
+	bool degraded = true;
+	acct_sampler_fd_stats(t->s, NULL, &degraded);
+	assert_false(degraded);
+	/* a new cgroup's files cannot be opened: the system is out of files */
+	struct acct_cgroup *b = tree_add(t, "/b", UNI);
+	xmkdir(t->base, "unified/b");
+	xwrite(t->base, "unified/b/memory.current", "200\n");
+	inject.open_errno = ENFILE;
+	__atomic_store_n(&inject.open_suffix, "/unified/b/memory.current", __ATOMIC_RELEASE);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_null(inject.open_suffix);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 1);
+	acct_sampler_fd_stats(t->s, NULL, &degraded);
+	assert_true(degraded);
+	tree_pass(t, ACCT_PASS_FAST); /* not remembered as absent */
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(b, ACCT_Q_MEMORY), 200);
+}
+
+static void test_emfile(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "100\n");
+	tree_sampler(t);
+	struct rlimit old, low;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	/* no descriptor left: the lowest free one is the limit */
+	int probe = dup(0);
+	assert_true(probe >= 0);
+	close(probe);
+	low = (struct rlimit){ .rlim_cur = (rlim_t)probe, .rlim_max = old.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	struct acct_cgroup *cgs[] = { a };
+	int r = acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, acct_now_us(), &t->rep);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(r, 0);
+	/* every role of a v2 cgroup's fast pass (8): the kernel takes the
+	 * descriptor before it looks the path up, so absent files fail too */
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 8);
+	assert_int_equal(t->rep.errors[ACCT_ERR_VANISHED] + t->rep.errors[ACCT_ERR_GARBAGE], 0);
+	bool degraded = false;
+	acct_sampler_fd_stats(t->s, NULL, &degraded);
+	assert_true(degraded);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 100);
+}
+
+/* acct_sampler_read_memory(): the file a pass reads, opened afresh; -ENODATA
+ * where the cgroup has no memory file, -ENOENT once it is gone, -EBADMSG for
+ * what does not parse (or exceeds INT64_MAX). */
+static void test_read_memory(void **state)
+{
+	struct tree *t = *state;
+	int64_t v = -1;
+	t->L.v2_memory = false;
+	struct acct_cgroup *uni = tree_add(t, "/uni", UNI);
+	struct acct_cgroup *a = tree_add(t, "/a", UNI | H(ACCT_HIER_MEMORY));
+	xmkdir(t->base, "unified/uni");
+	xwrite(t->base, "unified/uni/memory.current", "5\n");
+	xmkdir(t->base, "memory/a");
+	xwrite(t->base, "memory/a/memory.usage_in_bytes", "4096\n");
+	tree_sampler(t);
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(acct_sampler_read_memory(t->s, uni, &v), -ENODATA);
+	xwrite(t->base, "memory/a/memory.usage_in_bytes", "4096 4096\n");
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), -EBADMSG);
+	xwrite(t->base, "memory/a/memory.usage_in_bytes", "9223372036854775808\n");
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), -EBADMSG);
+	xrm_rf(t->base, "memory/a");
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), -ENOENT);
+	assert_int_equal(v, 4096);
+	/* a file found missing by a pass is no memory file */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), -ENODATA);
+}
+
+/* A file larger than the read buffer (16 KiB: cgroup.threads of a big
+ * service) is read whole; the workers' CPU time is reported. */
+static void test_large_file(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	char *big = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&big, &size);
+	assert_non_null(m);
+	for (int i = 0; i < 3000; i++)
+		fprintf(m, "%d\n", 4000000 + i); /* no such threads: counted, not active */
+	assert_int_equal(fclose(m), 0);
+	assert_true(size > 20000);
+	xwrite(t->base, "unified/a/cgroup.threads", big);
+	__real_free(big); /* open_memstream's, not counted */
+	tree_pass(t, ACCT_PASS_LOAD);
+	assert_no_errors(&t->rep);
+	struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(t->ledger, false, &cgs);
+	acct_sampler_aggregate_load(t->s, cgs, (size_t)n, acct_now_us());
+	free(cgs);
+	assert_int_equal(value(a, ACCT_Q_TASKS), 3000);
+	assert_true(t->rep.cpu_seconds > 0);
+}
+
+/* A cgroup whose last task left is final once read empty after it was seen
+ * populated (and its CPU time stood still: cgroup.events alone here, no CPU
+ * file); one without cgroup.events (v1 only) never is. */
+static void test_final_read(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	struct acct_cgroup *v1 = tree_add(t, "/v1", H(ACCT_HIER_MEMORY));
+	xmkdir(t->base, "unified/a");
+	xmkdir(t->base, "memory/v1");
+	xwrite(t->base, "memory/v1/memory.usage_in_bytes", "0\n");
+	xwrite(t->base, "unified/a/cgroup.events", "populated 1\nfrozen 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(a->final_read, 0);
+	xwrite(t->base, "unified/a/cgroup.events", "populated 0\nfrozen 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(a->final_read, 1);
+	acct_ledger_kill(t->ledger, a, acct_now_us());
+	acct_ledger_kill(t->ledger, v1, acct_now_us());
+	assert_int_equal(acct_cgroup_final(a), ACCT_FINAL_READ);
+	assert_int_equal(acct_cgroup_final(v1), ACCT_FINAL_NO_EVENTS);
+}
+
+/* The sampler's own API: collect without a pass, a second start while one
+ * runs, free(NULL). */
+static void test_api(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	struct acct_sampler *s = tree_sampler(t);
+	assert_int_equal(acct_sampler_collect(s, &t->rep), -EAGAIN);
+	assert_false(acct_sampler_busy(s));
+	assert_int_equal(acct_sampler_start(s, &a, 1, ACCT_PASS_FAST, acct_now_us()), 0);
+	assert_true(acct_sampler_busy(s));
+	assert_int_equal(acct_sampler_start(s, &a, 1, ACCT_PASS_FAST, acct_now_us()), -EBUSY);
+	struct acct_pass_report rep;
+	int r;
+	while ((r = acct_sampler_collect(s, &rep)) == -EAGAIN) {
+		fd_set set;
+		FD_ZERO(&set);
+		FD_SET(acct_sampler_fd(s), &set);
+		(void)select(acct_sampler_fd(s) + 1, &set, NULL, NULL, NULL);
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(rep.cgroups, 1);
+	assert_false(acct_sampler_busy(s));
+	assert_null(acct_sampler_free(NULL));
+}
+
+/* Without memory: a sampler is not made (-ENOMEM, nothing left allocated),
+ * a cgroup whose state cannot be allocated is unreadable for the pass (the
+ * others are read), the load's sums are skipped; and a sampler frees all it
+ * allocated. */
+static void test_allocation_failures(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	struct acct_cgroup *b = tree_add(t, "/b", UNI);
+	xmkdir(t->base, "unified/a");
+	xmkdir(t->base, "unified/b");
+	xwrite(t->base, "unified/a/memory.current", "100\n");
+	xwrite(t->base, "unified/b/memory.current", "200\n");
+	xwrite(t->base, "unified/a/cgroup.threads", "");
+	t->o.workers = 2;
+
+	/* the sampler (1st calloc), its workers (2nd), a worker's buffer */
+	struct acct_sampler *s = NULL;
+	for (unsigned k = 1; k <= 3; k++) {
+		inject.counting = true;
+		inject.live = 0;
+		if (k <= 2)
+			inject.calloc_fail_in = k;
+		else
+			inject.malloc_fail_size = 16384;
+		assert_int_equal(acct_sampler_new(&t->o, t->ledger, &s), -ENOMEM);
+		inject.counting = false;
+		assert_int_equal(inject.calloc_fail_in, 0);
+		assert_int_equal(inject.malloc_fail_size, 0);
+		assert_int_equal(inject.live, 0);
+	}
+	inject.counting = true;
+	inject.live = 0;
+	assert_int_equal(acct_sampler_new(&t->o, t->ledger, &s), 0);
+	assert_true(inject.live > 0);
+	acct_sampler_free(s);
+	inject.counting = false;
+	assert_int_equal(inject.live, 0);
+
+	t->o.workers = 1;
+	struct acct_cgroup *cgs[] = { a, b };
+	tree_sampler(t);
+	inject.calloc_fail_in = 1; /* a's state */
+	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, acct_now_us(), &t->rep), 0);
+	assert_int_equal(inject.calloc_fail_in, 0);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 1);
+	assert_int_equal(t->rep.cgroups_failed, 1);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), INT64_MIN);
+	assert_int_equal(value(b, ACCT_Q_MEMORY), 200);
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &(int64_t){ 0 }), 0);
+	inject.calloc_fail_in = 1; /* a's state, for acct_sampler_read_memory() */
+	acct_sampler_release(a, t->s);
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &(int64_t){ 0 }), -ENOMEM);
+
+	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_LOAD, acct_now_us(), &t->rep), 0);
+	assert_no_errors(&t->rep);
+	inject.calloc_fail_in = 1; /* the sums' arrays */
+	acct_sampler_aggregate_load(t->s, cgs, 2, acct_now_us());
+	assert_int_equal(inject.calloc_fail_in, 0);
+	assert_int_equal(value(a, ACCT_Q_TASKS), INT64_MIN);
+	inject.calloc_fail_in = 2;
+	acct_sampler_aggregate_load(t->s, cgs, 2, acct_now_us());
+	assert_int_equal(inject.calloc_fail_in, 0);
+	assert_int_equal(value(a, ACCT_Q_TASKS), INT64_MIN);
+	acct_sampler_aggregate_load(t->s, cgs, 2, acct_now_us());
+	assert_int_equal(value(a, ACCT_Q_TASKS), 0);
+}
 
 /* Enough cgroups that a walk takes a while; few enough to make quickly. */
 #define NR_CHILDREN 400
@@ -746,6 +1182,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_invariant_and_source_change, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_read_errors, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_emfile, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_read_memory, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_large_file, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_final_read, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_api, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_allocation_failures, tree_setup, tree_teardown),
 	};
 	int failed = cmocka_run_group_tests_name("sampler-trees", tree_tests, NULL, NULL);
 	failed += run_real();
