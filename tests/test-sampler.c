@@ -614,6 +614,24 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+/* Until thread `tid` of this process sleeps (S in /proc). */
+static void wait_sleeping(int tid)
+{
+	for (;;) {
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+		FILE *st = fopen(path, "re");
+		assert_non_null(st);
+		size_t n = fread(buf, 1, sizeof(buf) - 1, st);
+		fclose(st);
+		buf[n] = 0;
+		const char *close = strrchr(buf, ')');
+		if (close && close[2] == 'S')
+			return;
+		usleep(1000);
+	}
+}
+
 static void test_load(void **state)
 {
 	struct tree *t = *state;
@@ -624,20 +642,7 @@ static void test_load(void **state)
 	assert_int_equal(pthread_create(&th, NULL, sleeper, p), 0);
 	while (!__atomic_load_n(&p[2], __ATOMIC_ACQUIRE))
 		usleep(1000);
-	/* asleep in read(2) (S) for good: wait until /proc says so */
-	for (;;) {
-		char path[64], buf[512];
-		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", p[2]);
-		FILE *st = fopen(path, "re");
-		assert_non_null(st);
-		size_t n = fread(buf, 1, sizeof(buf) - 1, st);
-		fclose(st);
-		buf[n] = 0;
-		const char *close = strrchr(buf, ')');
-		if (close && close[2] == 'S')
-			break;
-		usleep(1000);
-	}
+	wait_sleeping(p[2]);
 	snprintf(self, sizeof(self), "%d\n", (int)gettid());
 	/* this thread first: counted, never active; the sleeper after it */
 	snprintf(two, sizeof(two), "%d\n%d\n", (int)gettid(), p[2]);
@@ -672,6 +677,52 @@ static void test_load(void **state)
 	close(p[1]);
 }
 
+
+/* Fills a thread's stack with ") R " and exits: glibc keeps the stack for
+ * the next thread it creates (its stack cache), so a worker made next finds
+ * this text wherever its own calls have not written. */
+static void *dirty_stack(void *arg)
+{
+	char area[256 * 1024];
+	(void)arg;
+	for (size_t i = 0; i + 4 <= sizeof(area); i += 4)
+		memcpy(area + i, ") R ", 4);
+	__asm__ volatile("" : : "r"(area) : "memory");
+	return NULL;
+}
+
+/* A sleeping thread is not active whatever the reader's buffer held before
+ * (a /proc/TID/stat line not cut at its end would run on into ") R "). */
+static void test_load_stale_buffer(void **state)
+{
+	struct tree *t = *state;
+	int p[3] = { -1, -1, 0 };
+	pthread_t th, dirty;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pthread_create(&th, NULL, sleeper, p), 0);
+	while (!__atomic_load_n(&p[2], __ATOMIC_ACQUIRE))
+		usleep(1000);
+	wait_sleeping(p[2]);
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	char text[32];
+	snprintf(text, sizeof(text), "%d\n", p[2]);
+	xwrite(t->base, "unified/a/cgroup.threads", text);
+	assert_int_equal(pthread_create(&dirty, NULL, dirty_stack, NULL), 0);
+	assert_int_equal(pthread_join(dirty, NULL), 0);
+	tree_sampler(t); /* its worker on that stack */
+	for (int i = 0; i < 3; i++) {
+		tree_pass(t, ACCT_PASS_LOAD);
+		assert_no_errors(&t->rep);
+	}
+	acct_sampler_aggregate_load(t->s, &a, 1, acct_now_us());
+	assert_int_equal(value(a, ACCT_Q_TASKS), 1);
+	assert_int_equal(a->loadavg[0], 0);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	close(p[0]);
+	close(p[1]);
+}
 
 /* A read that fails: ESTALE (a file of a tree on NFS that went away) has
  * vanished, EIO is unreadable; open(2) out of descriptors, for the process
@@ -1182,6 +1233,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_invariant_and_source_change, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_load_stale_buffer, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_emfile, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_read_memory, tree_setup, tree_teardown),
