@@ -24,13 +24,16 @@
  * The real-cgroup tests need root and a v1 memory hierarchy, the BPF ones
  * also a kernel that loads the collector's program; where one is missing they
  * are skipped saying which (the temporary-tree tests run). Their cgroups live
- * under <memory>/sampler-tests-<pid> and are removed on every exit path. */
+ * under <memory>/sampler-tests-<pid> and are removed on every exit path; those
+ * of a run that was killed are removed by the next. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -1183,6 +1186,33 @@ static const char *missing_bpf(void)
 	return NULL;
 }
 
+/* Remove what runs of this test that were killed (SIGKILL at a time limit, a
+ * crash: no atexit) left behind: sampler-tests-PID of a PID that no longer
+ * runs. A cgroup still in use is not removed (rmdir fails). */
+static void remove_stale(void)
+{
+	DIR *d = opendir(mem_root);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		int pid;
+		char end;
+		if (sscanf(de->d_name, "sampler-tests-%d%c", &pid, &end) != 1 || pid <= 0 ||
+		    kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char p[PATH_MAX + 300];
+		for (int i = 0; i < NR_CHILDREN; i++) {
+			snprintf(p, sizeof(p), "%s/%s/c%d", mem_root, de->d_name, i);
+			(void)rmdir(p);
+		}
+		snprintf(p, sizeof(p), "%s/%s/gone", mem_root, de->d_name);
+		(void)rmdir(p);
+		snprintf(p, sizeof(p), "%s/%s", mem_root, de->d_name);
+		(void)rmdir(p);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int run_real(void)
 {
 	const char *why = missing_cgroups();
@@ -1190,6 +1220,7 @@ static int run_real(void)
 		printf("skipping the real-cgroup tests: %s\n", why);
 		return 0;
 	}
+	remove_stale();
 	owner = getpid();
 	snprintf(base, sizeof(base), "%s/sampler-tests-%d", mem_root, (int)owner);
 	atexit(cleanup);
