@@ -22,6 +22,7 @@
 
 #include "alloc-fail.h"
 #include "config.h"
+#include "strv.h"
 #include "util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)
@@ -589,51 +590,20 @@ static void test_syntax_errors(void **state)
 	/* The first error in the file wins, whatever its kind. */
 	expect_load_error(t, "[sampling]\nworkers = 0\nbroken\n", -ERANGE, "2: workers: 0 is out of range (1..64)");
 	expect_load_error(t, "[sampling]\nbroken\nworkers = 0\n", -EINVAL, "2: syntax error");
-	/* Long lines are refused rather than split. */
+	/* A line too long for inih is refused where it cannot be a value
+	 * (test_long_values: a long value is read whole). */
 	{
 		char text[400];
 
 		memset(text, 'a', sizeof(text));
-		memcpy(text, "[cgroups]\n# ok\nexclude = ", 25);
-		strcpy(text + 300, "\n");
-		expect_load_error(t, text, -EINVAL, "3: line too long (more than 197 characters)");
+		memcpy(text, "[cgroups]\n# ok\n", 15);
+		strcpy(text + 300, " = 1\n");
+		expect_load_error(t, text, -EINVAL,
+				  "3: line too long for a section header or key name (more than 197 characters)");
 	}
 	/* Error lines count CRLF lines, a BOM and indented lines correctly. */
 	expect_load_error(t, "\xEF\xBB\xBF[sampling]\r\n\r\n  ; c\r\n\tworkers = 1\r\n  load_average = x\r\n", -EINVAL,
 			  "5: load_average: invalid boolean 'x' (expected yes, no, true, false, on, off, 1 or 0)");
-}
-
-/* The longest line taken is 197 characters, its line end not counted
- * (LF or CRLF); one more is refused. */
-static void test_longest_line(void **state)
-{
-	struct tmp *t = *state;
-	static const char *const ends[] = { "\n", "\r\n" };
-
-	for (size_t e = 0; e < ELEMENTSOF(ends); e++) {
-		_cleanup_(acct_config_freep) struct acct_config *c = NULL;
-		struct acct_config_diag diag = {};
-		char text[512], line[256];
-		const char *path;
-
-		memset(line, 'a', sizeof(line));
-		memcpy(line, "exclude = /", 11);
-		line[197] = '\0'; /* "exclude = /aaa...": 197 characters */
-		snprintf(text, sizeof(text), "[cgroups]%s%s%s", ends[e], line, ends[e]);
-		path = tmp_write(t, "long.conf", text);
-		assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
-		assert_null(diag.error);
-		assert_non_null(c->exclude[0]);
-		assert_int_equal(strlen(c->exclude[0]), 197 - 10);
-		assert_null(c->exclude[1]);
-		assert_int_equal(unlink(path), 0);
-		free(t->files[--t->nr_files]);
-
-		line[197] = 'a';
-		line[198] = '\0';
-		snprintf(text, sizeof(text), "[cgroups]%s%s%s", ends[e], line, ends[e]);
-		expect_load_error(t, text, -EINVAL, "2: line too long (more than 197 characters)");
-	}
 }
 
 /* A file that cannot be read to its end fails the load with the read's
@@ -649,6 +619,65 @@ static void test_read_error(void **state)
 	assert_ptr_equal(c, POISON);
 	assert_non_null(diag.error);
 	assert_string_equal(diag.error, "/proc/self/mem: Input/output error");
+	acct_config_diag_clear(&diag);
+}
+
+/* Values longer than inih's 200-byte line: a list of 120 globs (2,000
+ * characters) in one assignment is read whole, inline comment and white
+ * space handled as on a short line; a long comment is a comment. */
+static void test_long_values(void **state)
+{
+	struct tmp *t = *state;
+	char text[4096], *p = text;
+	p += sprintf(p, "# %0300d\n[cgroups]\nexclude =  ", 0);
+	for (int i = 0; i < 120; i++)
+		p += sprintf(p, "/system.slice/unit-%03d.service ", i);
+	sprintf(p, "  ; the last ones\nmax_depth = 3\n");
+	const char *path = tmp_write(t, "long.conf", text);
+	struct acct_config_diag diag = {};
+	struct acct_config *c = NULL;
+	assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+	assert_null(diag.warnings);
+	assert_int_equal(strv_length(c->exclude), 120);
+	assert_string_equal(c->exclude[0], "/system.slice/unit-000.service");
+	assert_string_equal(c->exclude[119], "/system.slice/unit-119.service");
+	assert_int_equal(c->max_depth, 3);
+	acct_config_free(c);
+	acct_config_diag_clear(&diag);
+}
+
+/* Only a regular file (or /dev/null) is read: a FIFO in place of the main
+ * file is an error at once, not a wait for a writer; a drop-in symlink
+ * that loops is a warning, the rest of the configuration loads. */
+static void test_not_regular_files(void **state)
+{
+	struct tmp *t = *state;
+	struct acct_config_diag diag = {};
+	struct acct_config *c = NULL;
+	char *fifo = tmp_path(t, "fifo.conf"), *want = NULL;
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	t->files[t->nr_files++] = fifo; /* removed by teardown_tmp() */
+	assert_int_equal(acct_config_load(fifo, "", &c, &diag), -EINVAL);
+	assert_null(c);
+	assert_true(asprintf(&want, "%s: not a regular file", fifo) > 0);
+	assert_string_equal(diag.error, want);
+	free(want);
+	acct_config_diag_clear(&diag);
+	assert_int_equal(acct_config_load("/dev/null", "", &c, &diag), 0);
+	acct_config_free(c);
+	c = NULL;
+	acct_config_diag_clear(&diag);
+
+	const char *dir = tmp_mkdir(t, "conf.d");
+	char *loop = tmp_path(t, "conf.d/10-loop.conf");
+	assert_int_equal(symlink("10-loop.conf", loop), 0);
+	t->files[t->nr_files++] = loop;
+	tmp_write(t, "conf.d/20-ok.conf", "[sampling]\nworkers = 3\n");
+	assert_int_equal(acct_config_load("", dir, &c, &diag), 0);
+	assert_int_equal(c->workers, 3);
+	assert_int_equal(diag.nr_warnings, 1);
+	assert_non_null(strstr(diag.warnings[0], "10-loop.conf: Too many levels of symbolic links, ignoring"));
+	acct_config_free(c);
 	acct_config_diag_clear(&diag);
 }
 
@@ -1466,8 +1495,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_values, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_set),
 		cmocka_unit_test_setup_teardown(test_syntax_errors, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_longest_line, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_read_error),
+		cmocka_unit_test_setup_teardown(test_long_values, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_not_regular_files, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_interval_conflict, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_interval_conflict_one_file, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_unknown_warnings, setup_tmp, teardown_tmp),

@@ -19,6 +19,21 @@
  * drops to 0. A lowering that trusts the shard's 0 reports bound 0 while the
  * residue is missing from the sums.
  *
+ * Case fold_busy: a fold holds a shard (stopped before the node sum) and
+ * other updates on the same CPU reach that shard: they find it taken and go
+ * straight to the node sum, leaving the shard to the fold that owns it (an
+ * update that took it over would be wiped when the owner releases it).
+ *
+ * Case compact_contention: a compact counter's compare-and-swap fails when
+ * another update lands between its read of the value and its swap; the 64th
+ * such failure (the domain's default, counter.h) upgrades it, the 63rd not.
+ *
+ * Case drain_busy: a lowering finds a shard over the new batch and, before
+ * it drains it, a fold takes that shard and stops before the node sum. The
+ * drain must leave the shard to its owner and wait: taking it over would
+ * release it with the owner's residue in neither shard nor node sum, and the
+ * lowering would complete with a bound that leaves the residue out.
+ *
  * Case stale_limit (fallback): a writer has read the old, larger limit and is
  * stopped before its compare-and-swap; a precise read holds folds off (a second
  * writer's fold is stopped mid-way); the budget drops to 0. The writer then
@@ -288,6 +303,125 @@ static void test_fold_held(void **state)
 	assert_int_equal(rd.value, RESIDUE + 1);
 }
 
+struct plain_add {
+	struct acct_counter *c;
+	unsigned cpu;
+	int64_t delta;
+};
+
+static void *plain_add_main(void *arg)
+{
+	struct plain_add *a = arg;
+	pin(a->cpu);
+	acct_counter_add(a->c, a->delta);
+	return NULL;
+}
+
+static void test_fold_busy(void **state)
+{
+	struct fixture *f = *state;
+	struct writer w = {
+		.c = f->c, .cpu = f->cpu_a, .prefill = RESIDUE, .delta = 1, .point = ACCT_TP_FOLD_HELD,
+	};
+	struct acct_counter_stats before, after;
+
+	/* Other threads use other shards of a simulated topology (their salt). */
+	if (f->topo->simulated)
+		skip();
+	/* The tuner's first pass only records the events so far. */
+	acct_domain_set_auto_tune(f->d, true);
+	acct_domain_tune(f->d, 1000000000);
+	writer_start(&w);
+	acct_counter_stats(f->c, &before);
+	for (int64_t delta = 2; delta <= 3; delta++) {
+		struct plain_add a = { .c = f->c, .cpu = f->cpu_a, .delta = delta };
+		pthread_t t;
+		assert_int_equal(pthread_create(&t, NULL, plain_add_main, &a), 0);
+		assert_int_equal(pthread_join(t, NULL), 0);
+	}
+	acct_counter_stats(f->c, &after);
+	assert_int_equal(after.direct, before.direct + 2);
+	assert_int_equal(after.folds, before.folds);
+	writer_finish(&w);
+	assert_int_equal(acct_counter_read_precise(f->c), RESIDUE + 1 + 2 + 3);
+	/* A second later: one fold and two direct adds are 3 events a second,
+	 * a quiet counter, whose batch the tuner halves. */
+	acct_domain_tune(f->d, 2000000000);
+	acct_counter_stats(f->c, &after);
+	assert_int_equal(after.folds, before.folds + 1);
+	assert_int_equal(after.tune_shrinks, 1);
+	assert_int_equal(after.tune_grows, 0);
+}
+
+static void test_compact_contention(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_counter *c = NULL;
+	struct acct_counter_stats st;
+
+	assert_int_equal(acct_counter_new(f->d, 1000, &c), 0);
+	for (int i = 1; i <= 64; i++) {
+		struct writer w = { .c = c, .cpu = f->cpu_a, .delta = 1, .point = ACCT_TP_COMPACT_CAS };
+		writer_start(&w); /* stopped between its read and its swap */
+		acct_counter_add(c, 1);
+		writer_finish(&w); /* its swap fails once */
+		acct_counter_stats(c, &st);
+		if (i < 64 && st.state != ACCT_STATE_COMPACT)
+			fail_msg("upgraded after %d failed swaps", i);
+	}
+	assert_int_not_equal(st.state, ACCT_STATE_COMPACT);
+	assert_int_equal(acct_counter_read_precise(c), 128);
+	acct_counter_free(c);
+}
+
+struct stopped_lowering {
+	struct acct_counter *c;
+	int64_t budget;
+	bool done;
+	struct stopper stop;
+	pthread_t thread;
+};
+
+static void *stopped_lowering_main(void *arg)
+{
+	struct stopped_lowering *l = arg;
+	armed_stopper = &l->stop;
+	armed_point = ACCT_TP_DRAIN;
+	assert_int_equal(acct_counter_set_budget(l->c, l->budget), 0);
+	__atomic_store_n(&l->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_drain_busy(void **state)
+{
+	struct fixture *f = *state;
+	struct plain_add prefill = { .c = f->c, .cpu = f->cpu_a, .delta = RESIDUE };
+	struct writer w = { .c = f->c, .cpu = f->cpu_a, .delta = 1, .point = ACCT_TP_FOLD_HELD };
+	struct stopped_lowering l = { .c = f->c, .budget = 0 };
+	pthread_t t;
+
+	if (f->topo->simulated)
+		skip(); /* each thread has shards of its own there */
+	assert_int_equal(pthread_create(&t, NULL, plain_add_main, &prefill), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	stopper_init(&l.stop);
+	assert_int_equal(pthread_create(&l.thread, NULL, stopped_lowering_main, &l), 0);
+	stopper_wait_stopped(&l.stop); /* the shard holds RESIDUE, over the new batch */
+	writer_start(&w);               /* overflows the lowered limit: its fold holds the shard */
+	stopper_release(&l.stop);
+	uint64_t end = now_ms() + OBSERVE_MS;
+	do {
+		assert_bound_holds(f->c, RESIDUE, 1, "while the drain meets the held shard");
+		usleep(1000);
+	} while (!__atomic_load_n(&l.done, __ATOMIC_ACQUIRE) && now_ms() < end);
+	/* Once more: the lowering may have returned during the last sleep. */
+	assert_bound_holds(f->c, RESIDUE, 1, "with the fold still held");
+	writer_finish(&w);
+	assert_int_equal(pthread_join(l.thread, NULL), 0);
+	assert_bound_holds(f->c, RESIDUE + 1, 0, "after the fold");
+	assert_int_equal(acct_counter_read_precise(f->c), RESIDUE + 1);
+}
+
 static void test_stale_limit(void **state)
 {
 	struct fixture *f = *state;
@@ -336,6 +470,9 @@ int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fold_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fold_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compact_contention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drain_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_limit, setup, teardown),
 	};
 	static struct fixture variants[] = {

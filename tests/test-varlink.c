@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "ledger-json.h"
+#include "test-oom.h"
 #include "varlink.h"
 
 static struct json_object *parse(const char *s)
@@ -186,8 +187,116 @@ static void test_reader_depth(void **state)
 	assert_int_equal(varlink_message_parse(deep, n, 32, &o), -EBADMSG);
 	assert_int_equal(varlink_message_parse(deep, n, 64, &o), 0);
 	json_object_put(o);
-	/* A NUL inside is refused, not truncated. */
+	/* A NUL inside is refused, not truncated, and not taken for white space
+	 * at the end either. */
 	assert_int_equal(varlink_message_parse("{}\0{}", 5, 0, &o), -EBADMSG);
+	assert_int_equal(varlink_message_parse("{}\0", 3, 0, &o), -EBADMSG);
+	assert_int_equal(varlink_message_parse("{} ", 3, 0, &o), 0);
+	json_object_put(o);
+	/* Depth 1 is one object, nothing nested; 0 is the default. */
+	assert_int_equal(varlink_message_parse("{}", 2, 1, &o), 0);
+	json_object_put(o);
+	assert_int_equal(varlink_message_parse("{\"a\":{}}", 8, 1, &o), -EBADMSG);
+	assert_int_equal(varlink_message_parse("{\"a\":{}}", 8, 0, &o), 0);
+	json_object_put(o);
+}
+
+/* Moving pending bytes to the front keeps every position: a complete message
+ * not yet taken, and the unterminated tail after it whose length the limit
+ * counts. The first buffer is one page. */
+static void test_reader_compaction(void **state)
+{
+	static const char stream[] = "{\"a\":1}\0{\"b\":2}\0{\"c\"";
+	struct varlink_reader *r = NULL;
+	struct json_object *o = NULL;
+	size_t room = 0;
+
+	assert_int_equal(varlink_reader_new(64, 0, &r), 0);
+	assert_non_null(varlink_reader_space(r, 1, &room));
+	assert_int_equal(room, 4096);
+	assert_int_equal(varlink_reader_feed(r, stream, sizeof(stream) - 1), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	json_object_put(o);
+	/* Asking for more room than is left behind the data moves it. */
+	char *p = varlink_reader_space(r, 4090, &room);
+	assert_non_null(p);
+	assert_true(room >= 4090);
+	memcpy(p, ":3}", 3); /* the NUL comes later: the tail's length is checked alone */
+	assert_int_equal(varlink_reader_commit(r, 3), 0);
+	assert_int_equal(varlink_reader_feed(r, "", 1), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	assert_int_equal(json_object_get_int(json_object_object_get(o, "b")), 2);
+	json_object_put(o);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	assert_int_equal(json_object_get_int(json_object_object_get(o, "c")), 3);
+	json_object_put(o);
+	assert_int_equal(varlink_reader_pending(r), 0);
+	/* The tail's length is counted from its start: 64 bytes pass, 65 not. */
+	char big[65];
+	memset(big, ' ', sizeof(big));
+	assert_int_equal(varlink_reader_feed(r, big, 64), 0);
+	assert_int_equal(varlink_reader_feed(r, big, 1), -EMSGSIZE);
+	/* Broken for good: no byte taken after the one that broke the limit. */
+	assert_int_equal(varlink_reader_feed(r, big, 0), -EMSGSIZE);
+	assert_int_equal(varlink_reader_feed(r, big, 1), -EMSGSIZE);
+	assert_int_equal(varlink_reader_commit(r, 0), -EMSGSIZE);
+	assert_int_equal(varlink_reader_pending(r), 65);
+	varlink_reader_free(r);
+}
+
+/* Out of memory while parsing a call: -ENOMEM, not a bad message. */
+static void test_call_parse_no_memory(void **state)
+{
+	struct varlink_call c = { 0 };
+	const char *field = NULL;
+	struct oom oom;
+	int r;
+
+	if (!oom_supported())
+		skip();
+	struct json_object *m = parse("{\"method\":\"a.b.C\"}");
+	oom_begin(&oom, 1u << 20, true, 0);
+	r = varlink_call_parse(m, &c, &field); /* no parameters: an empty object is made */
+	oom_end(&oom);
+	assert_int_equal(r, -ENOMEM);
+	assert_null(field);
+	assert_int_equal(varlink_call_parse(m, &c, &field), 0);
+	varlink_call_clear(&c);
+	json_object_put(m);
+}
+
+/* Out of memory: no reader; no room, and the bytes not taken. */
+static void test_reader_no_memory(void **state)
+{
+	struct varlink_reader *r = NULL, *r2 = (struct varlink_reader *)&r;
+	size_t big = 4u << 20, room = 0;
+	struct oom oom;
+	int r_new, r_feed;
+	void *space;
+
+	if (!oom_supported())
+		skip();
+	char *data = calloc(1, big);
+	assert_non_null(data);
+	assert_int_equal(varlink_reader_new(0, 0, &r), 0);
+	oom_begin(&oom, 1u << 20, true, 0);
+	r_new = varlink_reader_new(0, 0, &r2);
+	oom_end(&oom);
+	/* Room beyond the slack: the buffer cannot grow. */
+	oom_begin(&oom, 1u << 20, false, 0);
+	space = varlink_reader_space(r, big, &room);
+	r_feed = varlink_reader_feed(r, data, big);
+	oom_end(&oom);
+
+	assert_int_equal(r_new, -ENOMEM);
+	assert_ptr_equal(r2, (struct varlink_reader *)&r);
+	assert_null(space);
+	assert_int_equal(r_feed, -ENOMEM);
+	assert_int_equal(varlink_reader_pending(r), 0);
+	assert_int_equal(varlink_reader_feed(r, "{}", 3), 0);
+	assert_int_equal(varlink_reader_pending(r), 3);
+	varlink_reader_free(r);
+	free(data);
 }
 
 /* ---- calls ----------------------------------------------------------------- */
@@ -271,11 +380,32 @@ static void test_names(void **state)
 	assert_false(varlink_interface_name_is_valid("0rg.x", 5));
 	assert_false(varlink_interface_name_is_valid("a-.b", 4));
 	assert_false(varlink_interface_name_is_valid("a.b_c", 5));
+	/* Only the first `len` bytes count: here the name ends in a dash. */
+	assert_false(varlink_interface_name_is_valid("a.b-c", 4));
+	assert_true(varlink_interface_name_is_valid("a.b-c", 5));
+	/* At most 255 characters. */
+	char longest[257];
+	memset(longest, 'b', sizeof(longest));
+	longest[0] = 'a';
+	longest[1] = '.';
+	assert_true(varlink_interface_name_is_valid(longest, 255));
+	assert_false(varlink_interface_name_is_valid(longest, 256));
+	assert_false(varlink_interface_name_is_valid(longest, 0));
 	assert_true(varlink_qualified_name_is_valid("io.acctd.Accounting.NoSuchCgroup", &n));
 	assert_int_equal(n, 19);
 	assert_false(varlink_qualified_name_is_valid("io.acctd.Accounting.get", NULL));
 	assert_false(varlink_qualified_name_is_valid("Accounting.Get", NULL));
 	assert_false(varlink_qualified_name_is_valid("io.acctd.Accounting.", NULL));
+	/* A member name of at most 255 characters. */
+	char qualified[4 + 256 + 1];
+	memcpy(qualified, "a.b.", 4);
+	memset(qualified + 4, 'M', 256);
+	qualified[4 + 255] = 0;
+	assert_true(varlink_qualified_name_is_valid(qualified, &n));
+	assert_int_equal(n, 3);
+	qualified[4 + 255] = 'M';
+	qualified[4 + 256] = 0;
+	assert_false(varlink_qualified_name_is_valid(qualified, NULL));
 }
 
 static void test_build_roundtrip(void **state)
@@ -372,7 +502,8 @@ static void test_params(void **state)
 {
 	struct json_object *p =
 		parse("{\"s\":\"x\",\"n\":null,\"i\":-5,\"big\":9223372036854775807,\"huge\":18446744073709551615,"
-		      "\"f\":3.0,\"fr\":3.5,\"b\":true,\"a\":[1],\"nul\":\"a\\u0000b\",\"fbig\":1e30}");
+		      "\"f\":3.0,\"fr\":3.5,\"b\":true,\"a\":[1],\"nul\":\"a\\u0000b\",\"fbig\":1e30,"
+		      "\"f2p63\":9223372036854775808.0,\"fm2p63\":-9223372036854775808.0,\"fmbig\":-1e30}");
 	const char *s = "default";
 	size_t len = 0;
 	int64_t i = 42;
@@ -399,6 +530,11 @@ static void test_params(void **state)
 	assert_int_equal(i, 3);
 	assert_int_equal(varlink_param_int64(p, "fr", &i), -EINVAL);
 	assert_int_equal(varlink_param_int64(p, "fbig", &i), -EINVAL);
+	/* Doubles at the edges of int64: -2^63 is one, 2^63 is not. */
+	assert_int_equal(varlink_param_int64(p, "f2p63", &i), -EINVAL);
+	assert_int_equal(varlink_param_int64(p, "fm2p63", &i), 1);
+	assert_int_equal(i, INT64_MIN);
+	assert_int_equal(varlink_param_int64(p, "fmbig", &i), -EINVAL);
 	assert_int_equal(varlink_param_int64(p, "s", &i), -EINVAL);
 	assert_int_equal(varlink_param_int64(p, "b", &i), -EINVAL);
 	i = 7;
@@ -416,7 +552,8 @@ static void test_params(void **state)
 	const char *u = varlink_param_unknown(p, known);
 	assert_non_null(u);
 	assert_string_equal(u, "fbig");
-	static const char *const all[] = { "s", "n", "i", "big", "huge", "f", "fr", "b", "a", "nul", "fbig", NULL };
+	static const char *const all[] = { "s", "n", "i", "big", "huge", "f", "fr", "b", "a", "nul", "fbig",
+					   "f2p63", "fm2p63", "fmbig", NULL };
 	assert_null(varlink_param_unknown(p, all));
 	json_object_put(p);
 }
@@ -511,6 +648,9 @@ int main(void)
 		cmocka_unit_test(test_reader_limits),
 		cmocka_unit_test(test_reader_bad_messages),
 		cmocka_unit_test(test_reader_depth),
+		cmocka_unit_test(test_reader_compaction),
+		cmocka_unit_test(test_reader_no_memory),
+		cmocka_unit_test(test_call_parse_no_memory),
 		cmocka_unit_test(test_call_parse),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_build_roundtrip),

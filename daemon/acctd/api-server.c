@@ -309,12 +309,18 @@ static void on_accept(evutil_socket_t lfd, short what, void *userdata)
 			if (errno == EAGAIN)
 				return;
 			/* Out of descriptors or memory: pause instead of spinning on
-			 * a connection we cannot take. */
-			log_warning_errno(-errno, "Failed to accept a connection, pausing for 100 ms: %m");
+			 * a connection we cannot take; the first pause of an episode
+			 * is logged, and its end. */
+			if (s->accept_pauses++ == 0)
+				log_warning_errno(-errno, "Failed to accept a connection, pausing 100 ms at a time: %m");
 			event_del(s->ev_listen);
 			struct timeval tv = timeval_from_usec(100000);
 			event_add(s->ev_listen_retry, &tv);
 			return;
+		}
+		if (s->accept_pauses) {
+			log_info("Accepting connections again, after %" PRIu64 " pauses", s->accept_pauses);
+			s->accept_pauses = 0;
 		}
 		struct ucred cred;
 		socklen_t len = sizeof(cred);

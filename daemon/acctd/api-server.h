@@ -59,6 +59,7 @@ struct api_server {
 	dev_t socket_dev;
 	ino_t socket_ino;
 	struct event *ev_listen, *ev_listen_retry, *ev_sweep;
+	uint64_t accept_pauses; /* of this episode of failed accepts; 0: accepting */
 	uint64_t sweep_period_us;
 
 	struct conn *conns;

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <signal.h>
@@ -29,6 +30,7 @@
 #include "status.h"
 #include "time-util.h"
 #include "util.h"
+#include "state-writer.h"
 
 struct manager {
 	struct event_base *base;
@@ -54,6 +56,7 @@ struct manager {
 	size_t nr_soon, soon_cap;
 	bool soon_all;           /* too many to list: the next full pass covers them */
 	uint64_t state_event_us; /* when a pass of queued cgroups last wrote the state file */
+	struct state_writer *state_writer; /* with --state-file */
 	bool pass_pending;       /* a tick came while a pass ran */
 	uint64_t next_slow_us, next_load_us;
 	bool ready;
@@ -292,7 +295,9 @@ static int start_pass(struct manager *m, unsigned flags)
 	uint64_t now = acct_now_us();
 
 	/* Between passes: forget dead records past retention, release the
-	 * descriptors of the dead ones. */
+	 * descriptors of the dead ones. A state file write that holds records
+	 * and has not begun goes first (state-writer.h). */
+	state_writer_drop_pending(m->state_writer);
 	acct_ledger_sweep(m->ledger, now, m->config->tombstone_retention_us, acct_sampler_release, m->sampler);
 	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
 	if (n < 0)
@@ -829,6 +834,35 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 	return 0;
 }
 
+/* Descriptors of the daemon's own beside connections and cached files:
+ * sockets, the event loop, inotify, BPF links and maps, the journal, the
+ * files a reload or a fresh read opens. */
+#define FD_RESERVE_OWN 64
+
+/* How many cgroupfs descriptors the sampler may keep open: what RLIMIT_NOFILE
+ * leaves once [api] max_connections, the metrics endpoint's connections and
+ * the daemon's own are set aside, so that a full house of clients never
+ * finds acctd out of descriptors. A limit too small for all of them keeps a
+ * quarter for the cache (sampling without cached descriptors costs an open
+ * and a close per read), and the log says how many clients fit. */
+static uint64_t descriptor_budget(const struct acct_config *c)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 0; /* the sampler's own default */
+	uint64_t lim = rl.rlim_cur;
+	uint64_t reserve = (uint64_t)c->max_connections + METRICS_MAX_CONNECTIONS + FD_RESERVE_OWN;
+	if (lim >= reserve && lim - reserve >= lim / 4)
+		return MAX(lim - reserve, (uint64_t)1);
+	uint64_t cache = MAX(lim / 4, (uint64_t)1);
+	uint64_t left = lim - cache;
+	uint64_t clients = left > METRICS_MAX_CONNECTIONS + FD_RESERVE_OWN ? left - METRICS_MAX_CONNECTIONS - FD_RESERVE_OWN : 0;
+	log_warning("RLIMIT_NOFILE %" PRIu64 " cannot hold [api] max_connections=%u beside the metrics endpoint and "
+		    "cached cgroup files: about %" PRIu64 " API clients fit, %" PRIu64 " files stay open",
+		    lim, c->max_connections, clients, cache);
+	return cache;
+}
+
 static int build_components(struct manager *m)
 {
 	struct acct_config *c = m->config;
@@ -867,10 +901,16 @@ static int build_components(struct manager *m)
 		.nr_nodes = topo->nr_nodes,
 		.kernel_bounds = layout_is_kernels(m->layout),
 		.stat_map = &m->stat_map,
+		.max_cached_fds = descriptor_budget(c),
 	};
 	r = acct_sampler_new(&sopts, m->ledger, &m->sampler);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start the sampling workers: %m");
+	if (m->source.state_file) {
+		r = state_writer_new(m->source.state_file, m->ledger, topo->nr_nodes, &m->state_writer);
+		if (r < 0)
+			return log_error_errno(r, "Failed to start the state file's writer: %m");
+	}
 
 	/* The host's meminfo describes the host's cgroups only: a tree elsewhere
 	 * (a test's or a container's) is checked against meminfo only when told
@@ -1015,78 +1055,48 @@ static struct json_object *daemon_json(const struct manager *m)
 }
 
 /* The text of a json-c object without its closing brace ("{...", head) or
- * without its opening one ("...}", tail), to splice an array between them. */
-static void append_object_text(struct acct_json_buf *b, struct json_object *o, bool head)
+ * without its opening one ("...}", tail), to splice an array between them.
+ * NULL on -ENOMEM. */
+static char *object_text(struct json_object *o, bool head)
 {
-	const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	size_t len = strlen(t);
-	if (len < 2) {
-		b->failed = true;
-		return;
-	}
-	if (head)
-		acct_json_buf_append(b, t, len - 1);
-	else
-		acct_json_buf_append(b, t + 1, len - 1);
+	const char *t = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+			  : NULL;
+	size_t len = t ? strlen(t) : 0;
+	if (len < 2)
+		return NULL;
+	return head ? strndup(t, len - 1) : strdup(t + 1);
 }
 
 /* --state-file: the whole ledger, tombstones included, replaced atomically
- * after every pass. It is written on the event loop after every pass, so the
- * records go through ledger-json's text writer directly (the json-c objects of
- * ledger_json() are built by parsing that text: the same bytes, several times
- * the work); the small parts around them are json-c objects. The document is
- * that of --dump (ledger_json()) plus "daemon", on one line. */
+ * after every pass, by the state writer's thread (state-writer.h). The event
+ * loop makes the small parts around the records, which read its own state,
+ * as json-c objects; the writer puts the records' text between them. The
+ * document is that of --dump (ledger_json()) plus "daemon", on one line. */
 static void write_state_file(struct manager *m, const struct acct_pass_report *rep)
 {
-	_cleanup_free_ struct acct_cgroup **cgs = NULL;
-	_cleanup_(acct_json_buf_free) struct acct_json_buf b = {};
-	char tmp[4096];
-	uint64_t now = acct_now_us();
-	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
-
-	if (n < 0)
-		return;
 	struct json_object *head = json_object_new_object(), *tail = json_object_new_object();
-	if (!head || !tail) {
-		json_object_put(head);
-		json_object_put(tail);
-		return;
+	if (head && tail) {
+		json_object_object_add(head, "version", json_object_new_string(ACCTD_VERSION));
+		json_object_object_add(head, "cgroup_mode",
+				       json_object_new_string(acct_cgroup_mode_to_string(m->layout->mode)));
+		json_object_object_add(head, "cgroup_root", json_object_new_string(m->layout->root));
+		json_object_object_add(tail, "pass", acct_pass_to_json(rep));
+		json_object_object_add(tail, "reconciliation", acct_reconcile_to_json(&m->reconcile));
+		json_object_object_add(tail, "daemon", daemon_json(m));
 	}
-	json_object_object_add(head, "version", json_object_new_string(ACCTD_VERSION));
-	json_object_object_add(head, "cgroup_mode", json_object_new_string(acct_cgroup_mode_to_string(m->layout->mode)));
-	json_object_object_add(head, "cgroup_root", json_object_new_string(m->layout->root));
-	json_object_object_add(tail, "pass", acct_pass_to_json(rep));
-	json_object_object_add(tail, "reconciliation", acct_reconcile_to_json(&m->reconcile));
-	json_object_object_add(tail, "daemon", daemon_json(m));
-
-	unsigned nodes = acct_domain_topology(m->domain)->nr_nodes;
-	append_object_text(&b, head, true);
-	acct_json_buf_append(&b, ",\"cgroups\":[", strlen(",\"cgroups\":["));
-	for (int i = 0; i < n; i++) {
-		if (i > 0)
-			acct_json_buf_append(&b, ",", 1);
-		if (acct_cgroup_write_json(&b, m->ledger, cgs[i], now, false, nodes) < 0)
-			b.failed = true;
-	}
-	acct_json_buf_append(&b, "],", 2);
-	append_object_text(&b, tail, false);
+	char *head_text = object_text(head, true), *tail_text = object_text(tail, false);
 	json_object_put(head);
 	json_object_put(tail);
-	if (b.failed) {
+	struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
+	if (!head_text || !tail_text || n < 0) {
+		free(head_text);
+		free(tail_text);
+		free(cgs);
 		log_warning("Failed to build the state file (out of memory), skipping this pass's");
 		return;
 	}
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", m->source.state_file);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		log_warning_errno(-errno, "Failed to write %s, ignoring: %m", tmp);
-	else {
-		fwrite(b.data, 1, b.len, f);
-		fputc('\n', f);
-		if (fclose(f) != 0 || rename(tmp, m->source.state_file) < 0)
-			log_warning_errno(-errno, "Failed to write %s, ignoring: %m", m->source.state_file);
-	}
+	state_writer_submit(m->state_writer, head_text, tail_text, cgs, (size_t)n, acct_now_us());
 }
 
 static int compare_memory_desc(const void *a, const void *b)
@@ -1159,8 +1169,10 @@ struct manager *manager_free(struct manager *m)
 	m->api = api_server_free(m->api);
 	m->metrics = metrics_server_free(m->metrics);
 	m->admin = admin_group_free(m->admin); /* before the event base it watches */
-	/* Workers first: they hold record pointers. */
+	/* Workers first: they hold record pointers; so does the state file's
+	 * writer, which finishes its last write. */
 	m->sampler = acct_sampler_free(m->sampler);
+	m->state_writer = state_writer_free(m->state_writer);
 	m->collector = acct_bpf_collector_free(m->collector);
 	if (m->ledger) {
 		_cleanup_free_ struct acct_cgroup **cgs = NULL;

@@ -31,7 +31,10 @@
  * METRICS_RESPONSE_TIMEOUT_S (slow readers), and at most METRICS_MAX_CONNECTIONS
  * connections, of which METRICS_MAX_SCRAPES may be receiving a page (503 with
  * Retry-After beyond: each page holds a copy of the ledger, ~7 MB at 10,000
- * cgroups, so this bounds that memory). evhttp in libevent 2.1 has no connection limit and no
+ * cgroups, so this bounds that memory), at most METRICS_MAX_SCRAPES_PER_PEER
+ * of them for one client (tcp-peer.h: a user of this host, whatever address
+ * it connects from, or a remote address), so that no client can take every
+ * slot by holding slow scrapes. evhttp in libevent 2.1 has no connection limit and no
  * callback for new connections, so the count is kept with evhttp_set_bevcb():
  * it creates each connection's bufferevent, which tells of every new
  * connection; evhttp sets its connection object as the bufferevent's callback
@@ -56,6 +59,7 @@
 #include <event2/http.h>
 #include <event2/http_struct.h> /* the request's HTTP version */
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,14 +76,16 @@
 #include "time-util.h"
 #include "util.h"
 #include "api.h"
+#include "tcp-peer.h"
 
-#define METRICS_MAX_CONNECTIONS 64
+#define METRICS_LISTEN_PAUSE_US 100000 /* accept() failing for want of descriptors or memory */
 #define METRICS_MAX_HEADERS_SIZE 8192
 #define METRICS_MAX_BODY_SIZE 4096
 #define METRICS_IO_TIMEOUT_S 15
 #define METRICS_REQUEST_TIMEOUT_S 10
 #define METRICS_RESPONSE_TIMEOUT_S 60
 #define METRICS_MAX_SCRAPES 8 /* pages in progress at once: each holds its copy of the ledger */
+#define METRICS_MAX_SCRAPES_PER_PEER 2 /* of them, one client's (a user on this host, or an address) */
 #define METRICS_CHUNK (512u * 1024u)
 #define METRICS_GZIP_LEVEL 1 /* the page compresses ~10x even so; higher levels cost far more CPU */
 
@@ -96,6 +102,8 @@ struct metrics_conn {
 	struct scrape *scrape;           /* the response in progress */
 	bool busy;                       /* a request is being answered */
 	bool closed;                     /* evhttp closed it: reap */
+	bool peer_known;
+	struct tcp_peer peer;            /* who connected (tcp-peer.h): slots are shared per peer */
 };
 
 struct scrape {
@@ -121,7 +129,9 @@ struct scrape {
 struct metrics_server {
 	struct manager *m;
 	struct evhttp *http;
-	struct event *ev_adopt, *ev_reap;
+	struct evconnlistener *listener;
+	struct event *ev_adopt, *ev_reap, *ev_resume;
+	uint64_t accept_pauses; /* of this episode of failed accepts; 0: accepting */
 	struct metrics_conn *head, *tail; /* oldest first */
 	unsigned nr_conns;                /* not closed */
 	unsigned nr_scrapes;              /* pages in progress */
@@ -240,6 +250,10 @@ static struct bufferevent *on_new_bev(struct event_base *base, void *userdata)
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	struct metrics_conn *c;
 
+	if (s->accept_pauses) {
+		log_info("Accepting metrics connections again, after %" PRIu64 " pauses", s->accept_pauses);
+		s->accept_pauses = 0;
+	}
 	if (!bev)
 		return NULL; /* evhttp makes one itself: untracked, still bounded by the timeouts */
 	c = calloc(1, sizeof(*c));
@@ -282,6 +296,7 @@ static void on_adopt(evutil_socket_t fd, short what, void *userdata)
 			continue;
 		}
 		c->evcon = arg;
+		c->peer_known = tcp_peer_identify(bufferevent_getfd(c->bev), &c->peer) == 0;
 		evhttp_connection_set_closecb(c->evcon, on_conn_close, c);
 		arm_deadline(c, METRICS_REQUEST_TIMEOUT_S);
 		if (!first_new)
@@ -306,6 +321,46 @@ static void on_adopt(evutil_socket_t fd, short what, void *userdata)
 			  METRICS_MAX_CONNECTIONS);
 		drop_conn(victim);
 	}
+}
+
+/* accept() failed with what waiting can cure (EMFILE, ENFILE, ENOBUFS,
+ * ENOMEM): the pending connection stays readable, so without a pause
+ * libevent retries at once, forever (a core and a log line each time). Stop
+ * listening for METRICS_LISTEN_PAUSE_US; log the first pause of an episode
+ * only, and its end (on_new_bev()). */
+static struct metrics_server *listening; /* see on_accept_error() */
+
+static void on_accept_error(struct evconnlistener *listener, void *userdata)
+{
+	/* The listener's argument is evhttp's own (its accept callback's), so
+	 * the server is found another way: there is one per process. */
+	struct metrics_server *s = listening;
+	int e = EVUTIL_SOCKET_ERROR();
+	if (!s || userdata != s->http)
+		return;
+	if (s->accept_pauses++ == 0)
+		log_warning_errno(-e, "Failed to accept a metrics connection, pausing the listener %u ms at a time: %m",
+				  METRICS_LISTEN_PAUSE_US / 1000);
+	evconnlistener_disable(listener);
+	struct timeval tv = timeval_from_usec(METRICS_LISTEN_PAUSE_US);
+	event_add(s->ev_resume, &tv);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *userdata)
+{
+	struct metrics_server *s = userdata;
+	evconnlistener_enable(s->listener);
+}
+
+/* Pages in progress for the client p: one client (a local user, a remote
+ * address) gets METRICS_MAX_SCRAPES_PER_PEER of the METRICS_MAX_SCRAPES, so
+ * that one that holds slow scrapes cannot take every slot from the others. */
+static unsigned peer_scrapes(const struct metrics_server *s, const struct tcp_peer *p)
+{
+	unsigned n = 0;
+	for (const struct metrics_conn *c = s->head; c; c = c->next)
+		n += !c->closed && c->scrape && c->peer_known && tcp_peer_equal(&c->peer, p);
+	return n;
 }
 
 static struct metrics_conn *find_conn(struct metrics_server *s, struct evhttp_connection *evcon)
@@ -761,6 +816,15 @@ static void on_request(struct evhttp_request *req, void *userdata)
 	}
 	bool gzip = acct_metrics_accepts_gzip(evhttp_find_header(in, "Accept-Encoding"));
 
+	if (cmd == EVHTTP_REQ_GET && c && c->peer_known && peer_scrapes(s, &c->peer) >= METRICS_MAX_SCRAPES_PER_PEER) {
+		char who[INET6_ADDRSTRLEN + 16];
+		log_debug("Refused a metrics page to %s: %u of its pages in progress",
+			  tcp_peer_to_string(&c->peer, who, sizeof(who)), METRICS_MAX_SCRAPES_PER_PEER);
+		evhttp_add_header(out, "Retry-After", "1");
+		reply_text(s, c, req, 503, "Service Unavailable",
+			   "Too many metrics pages in progress for this client, retry later\n");
+		return;
+	}
 	if (cmd == EVHTTP_REQ_GET && s->nr_scrapes >= METRICS_MAX_SCRAPES) {
 		evhttp_add_header(out, "Retry-After", "1");
 		reply_text(s, c, req, 503, "Service Unavailable", "Too many metrics pages in progress, retry later\n");
@@ -813,7 +877,8 @@ int metrics_server_start(struct manager *m)
 	s->http = evhttp_new(manager_event_base(m));
 	s->ev_adopt = event_new(manager_event_base(m), -1, 0, on_adopt, s);
 	s->ev_reap = event_new(manager_event_base(m), -1, 0, on_reap, s);
-	if (!s->http || !s->ev_adopt || !s->ev_reap)
+	s->ev_resume = evtimer_new(manager_event_base(m), on_resume, s);
+	if (!s->http || !s->ev_adopt || !s->ev_reap || !s->ev_resume)
 		return log_oom();
 	evhttp_set_max_headers_size(s->http, METRICS_MAX_HEADERS_SIZE);
 	evhttp_set_max_body_size(s->http, METRICS_MAX_BODY_SIZE);
@@ -825,10 +890,14 @@ int metrics_server_start(struct manager *m)
 	evhttp_set_bevcb(s->http, on_new_bev, s);
 	evhttp_set_gencb(s->http, on_request, s);
 	errno = 0;
-	if (!evhttp_bind_socket_with_handle(s->http, host, port)) {
+	struct evhttp_bound_socket *bound = evhttp_bind_socket_with_handle(s->http, host, port);
+	if (!bound) {
 		r = errno > 0 ? -errno : -EADDRNOTAVAIL;
 		return log_error_errno(r, "Failed to listen for metrics on %s: %m", listen);
 	}
+	s->listener = evhttp_bound_socket_get_listener(bound);
+	listening = s;
+	evconnlistener_set_error_cb(s->listener, on_accept_error);
 	log_info("Serving metrics on http://%s/metrics", listen);
 	return 0;
 }
@@ -837,6 +906,8 @@ struct metrics_server *metrics_server_free(struct metrics_server *s)
 {
 	if (!s)
 		return NULL;
+	if (listening == s)
+		listening = NULL;
 	/* Closes every connection (on_conn_close() ends the responses). */
 	if (s->http)
 		evhttp_free(s->http);
@@ -851,6 +922,8 @@ struct metrics_server *metrics_server_free(struct metrics_server *s)
 		event_free(s->ev_adopt);
 	if (s->ev_reap)
 		event_free(s->ev_reap);
+	if (s->ev_resume)
+		event_free(s->ev_resume);
 	free(s);
 	return NULL;
 }

@@ -4,6 +4,10 @@
 
 #include "manager.h"
 
+/* Connections the endpoint holds at most (the oldest idle one is closed for
+ * a new one); the manager leaves descriptors for them (manager.c). */
+#define METRICS_MAX_CONNECTIONS 64
+
 /* Listen on m->config->metrics_listen (nothing for "none"). Returns 0 or a
  * negative errno (logged). */
 int metrics_server_start(struct manager *m);

@@ -24,6 +24,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -746,7 +748,12 @@ struct parser {
 	int error;           /* first error of a key or the reader (negative errno) */
 	unsigned error_line;
 	char *error_msg;     /* the full "FILE:LINE: ..." message */
+	char *long_value;    /* the value of a line too long for inih (parser_read()) */
 };
+
+/* What inih receives as the value of a line too long for its buffer; the
+ * handler takes the real value from the reader (parser_read()). */
+#define LONG_VALUE_MARK "\x01"
 
 static void parser_fail(struct parser *p, int err, char *msg)
 {
@@ -786,13 +793,46 @@ static char *parser_read(char *str, int num, void *stream)
 		n--;
 	}
 	if (n > max) {
-		char *msg = NULL;
-
-		if (asprintf(&msg, "%s:%u: line too long (more than %zu characters)", p->path, p->line,
-			     max) < 0)
-			msg = NULL;
-		parser_fail(p, -EINVAL, msg);
-		return NULL;
+		/* inih as Debian builds it reads lines into a buffer of 200
+		 * bytes: a longer assignment (a long list of globs) reaches it as
+		 * "name=" and a mark, and parser_handle() takes the value from
+		 * here. A long comment is a comment. */
+		if (s[0] == '#' || s[0] == ';') {
+			memcpy(str, "#", 2);
+			return str;
+		}
+		size_t name_len = strcspn(s, "=:");
+		while (name_len > 0 && (s[name_len - 1] == ' ' || s[name_len - 1] == '\t'))
+			name_len--;
+		if (s[0] == '[' || !s[strcspn(s, "=:")] || name_len == 0 || name_len + sizeof(LONG_VALUE_MARK) + 1 > max) {
+			char *msg = NULL;
+			if (asprintf(&msg, "%s:%u: line too long for a section header or key name (more than %zu characters)",
+				     p->path, p->line, max) < 0)
+				msg = NULL;
+			parser_fail(p, -EINVAL, msg);
+			return NULL;
+		}
+		char *v = s + strcspn(s, "=:") + 1;
+		/* inih's rules for a value: an inline comment starts with ';'
+		 * after white space; white space around the value goes */
+		for (char *c = v; *c; c++)
+			if (*c == ';' && c > v && (c[-1] == ' ' || c[-1] == '\t')) {
+				*c = '\0';
+				break;
+			}
+		v += strspn(v, " \t");
+		size_t vlen = strlen(v);
+		while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+			v[--vlen] = '\0';
+		free(p->long_value);
+		p->long_value = strdup(v);
+		if (!p->long_value) {
+			parser_fail(p, -ENOMEM, NULL);
+			return NULL;
+		}
+		memcpy(str, s, name_len);
+		memcpy(str + name_len, "=" LONG_VALUE_MARK, sizeof(LONG_VALUE_MARK) + 1);
+		return str;
 	}
 	memcpy(str, s, n + 1);
 
@@ -824,6 +864,9 @@ static int parser_handle(void *user, const char *section, const char *name, cons
 
 	if (p->error)
 		return 0;
+	_cleanup_free_ char *long_value = NULL;
+	if (strcmp(value, LONG_VALUE_MARK) == 0 && p->long_value)
+		value = long_value = TAKE_PTR(p->long_value);
 	k = key_find(section, name);
 	if (!k) {
 		if (!*section)
@@ -882,23 +925,34 @@ static int load_file(struct acct_config *c, const char *path, bool must_exist, s
 	struct stat sb;
 	int r;
 
-	f = fopen(path, "re");
-	if (!f) {
+	/* Non-blocking: opening a FIFO waits for a writer, which would hang a
+	 * reload on the event loop. Only a regular file is read (or /dev/null,
+	 * the empty configuration); anything else is an error. */
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
 		r = -errno;
 		if (r == -ENOENT && !must_exist)
 			return 0;
 		return diag_set_error(diag, r, "%s: %s", path, strerror(-r));
 	}
-	if (fstat(fileno(f), &sb) < 0) {
+	if (fstat(fd, &sb) < 0) {
 		r = -errno;
 		return diag_set_error(diag, r, "%s: %s", path, strerror(-r));
 	}
 	if (S_ISDIR(sb.st_mode))
 		return diag_set_error(diag, -EISDIR, "%s: %s", path, strerror(EISDIR));
+	if (!S_ISREG(sb.st_mode) && !(S_ISCHR(sb.st_mode) && sb.st_rdev == makedev(1, 3)))
+		return diag_set_error(diag, -EINVAL, "%s: not a regular file", path);
+	if (fcntl(fd, F_SETFL, 0) < 0 || !(f = fdopen(fd, "r"))) {
+		r = -errno;
+		return diag_set_error(diag, r, "%s: %s", path, strerror(-r));
+	}
+	fd = -1; /* f owns it */
 
 	p.f = f;
 	r = ini_parse_stream(parser_read, &p, parser_handle, &p);
 	free(p.buf);
+	free(p.long_value);
 	if (r == -2) {
 		free(p.error_msg);
 		return diag_set_error(diag, -ENOMEM, "%s: %s", path, strerror(ENOMEM));
@@ -976,6 +1030,14 @@ static int list_dropins(const char *dir, char ***ret, struct acct_config_diag *d
 			r = -errno;
 			if (r == -ENOENT)
 				continue; /* dangling symlink, or removed meanwhile */
+			/* A symlink that loops reads as nothing, like a dangling one;
+			 * it is worth a warning, not the whole configuration. */
+			if (r == -ELOOP) {
+				r = diag_warn(diag, "%s/%s: %s, ignoring", dir, de->d_name, strerror(ELOOP));
+				if (r < 0)
+					return r;
+				continue;
+			}
 			return diag_set_error(diag, r, "%s/%s: %s", dir, de->d_name, strerror(-r));
 		}
 		if (!S_ISREG(sb.st_mode))

@@ -153,20 +153,29 @@ static int match_path(struct cds_lfht_node *node, const void *key)
 	return strcmp(cg->path, key) == 0;
 }
 
+/* Every walk of the table runs in a read-side section of its own (nested in
+ * the caller's, if any), also on the owner thread: the table resizes in
+ * liburcu's thread, which frees the bucket levels it drops after a grace
+ * period that only a read-side section holds back (liburcu's contract for
+ * cds_lfht_lookup() and the traversals; tests/test-ledger-rcu.c). */
 struct acct_cgroup *acct_ledger_find(struct acct_ledger *l, const char *path)
 {
 	struct cds_lfht_iter iter;
 	struct acct_cgroup *best = NULL;
 
+	rcu_read_lock();
 	cds_lfht_lookup(l->ht, hash_fnv1a_string(path), match_path, path, &iter);
 	for (struct cds_lfht_node *n = cds_lfht_iter_get_node(&iter); n;
 	     cds_lfht_next_duplicate(l->ht, match_path, path, &iter), n = cds_lfht_iter_get_node(&iter)) {
 		struct acct_cgroup *cg = caa_container_of(n, struct acct_cgroup, node);
-		if (!acct_cgroup_is_dead(cg))
-			return cg;
+		if (!acct_cgroup_is_dead(cg)) {
+			best = cg;
+			break;
+		}
 		if (!best || cg->serial > best->serial)
 			best = cg;
 	}
+	rcu_read_unlock();
 	return best;
 }
 
@@ -177,9 +186,7 @@ int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint
 	struct acct_cgroup *existing;
 	int r = 0;
 
-	rcu_read_lock();
 	existing = acct_ledger_find(l, id->path);
-	rcu_read_unlock();
 	if (existing && !acct_cgroup_is_dead(existing)) {
 		if (ret)
 			*ret = existing;
@@ -295,13 +302,16 @@ int acct_ledger_foreach(struct acct_ledger *l, int (*fn)(struct acct_cgroup *cg,
 {
 	struct cds_lfht_iter iter;
 	struct acct_cgroup *cg;
+	int r = 0;
 
+	rcu_read_lock(); /* see acct_ledger_find() */
 	for_each_record(l->ht, &iter, cg) {
-		int r = fn(cg, userdata);
+		r = fn(cg, userdata);
 		if (r != 0)
-			return r;
+			break;
 	}
-	return 0;
+	rcu_read_unlock();
+	return r;
 }
 
 static int compare_records(const void *a, const void *b)
@@ -322,18 +332,22 @@ int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_c
 	struct acct_cgroup *cg;
 	size_t n = 0, cap = 0;
 
+	rcu_read_lock(); /* see acct_ledger_find() */
 	for_each_record(l->ht, &iter, cg) {
 		if (!include_dead && acct_cgroup_is_dead(cg))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 256;
 			struct acct_cgroup **nv = reallocarray(v, cap, sizeof(*v));
-			if (!nv)
+			if (!nv) {
+				rcu_read_unlock();
 				return -ENOMEM;
+			}
 			v = nv;
 		}
 		v[n++] = cg;
 	}
+	rcu_read_unlock();
 	if (n > 1)
 		qsort(v, n, sizeof(*v), compare_records);
 	*ret = TAKE_PTR(v);

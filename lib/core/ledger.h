@@ -9,8 +9,14 @@
  * average, PSI averages) and the time each group of values was read.
  *
  * Concurrency. The table is a liburcu lock-free hash table: request handlers
- * look cgroups up and iterate without locks inside rcu_read_lock(), while the
- * owner (the event loop thread) adds records and marks them dead. Records are
+ * look cgroups up and iterate without locks, while the owner (the event loop
+ * thread) adds records and marks them dead. Every walk of the table runs in
+ * an RCU read-side section the ledger takes itself, on every thread (the
+ * table resizes in liburcu's thread and frees what it drops after a grace
+ * period); a record pointer that outlives the call is the caller's to keep
+ * valid: the owner's are (see below), another thread holds rcu_read_lock()
+ * for as long as it uses one. Every thread calling in is RCU-registered
+ * (acct_rcu_register()). Records are
  * freed after an RCU grace period, and only by acct_ledger_sweep(), which the
  * owner calls when no sampling pass is running, so sampling workers can hold
  * record pointers for the duration of a pass without RCU. Every value in a
@@ -162,17 +168,19 @@ typedef void (*acct_ledger_release_fn)(struct acct_cgroup *cg, void *userdata);
 unsigned acct_ledger_sweep(struct acct_ledger *l, uint64_t now_us, uint64_t retention_us,
 			   acct_ledger_release_fn release, void *userdata);
 
-/* Find by path; prefers a live record, else the most recent dead one. Caller
- * holds rcu_read_lock() (or is the owner thread). NULL if none. */
+/* Find by path; prefers a live record, else the most recent dead one. NULL if
+ * none. The pointer stays valid on the owner thread until its next sweep, on
+ * another while it holds rcu_read_lock() (see "Concurrency"). */
 struct acct_cgroup *acct_ledger_find(struct acct_ledger *l, const char *path);
 
-/* Call fn for every record (live and dead) in no particular order. Caller holds
- * rcu_read_lock() or is the owner. A non-zero return stops the walk. */
+/* Call fn for every record (live and dead) in no particular order, inside a
+ * read-side section (fn must not wait for a grace period: no
+ * synchronize_rcu()). A non-zero return stops the walk and is returned. */
 int acct_ledger_foreach(struct acct_ledger *l, int (*fn)(struct acct_cgroup *cg, void *userdata), void *userdata);
 
 /* Records sorted by path (live before dead for equal paths) into a new array
- * (free() it). Caller holds rcu_read_lock() or is the owner. Returns the count
- * or -ENOMEM. */
+ * (free() it); its pointers are valid as acct_ledger_find()'s are. Returns the
+ * count or -ENOMEM. */
 int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_cgroup ***ret);
 
 void acct_ledger_counts(const struct acct_ledger *l, uint64_t *ret_live, uint64_t *ret_dead);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cgfs-parse.h"
+#include "read-file.h"
 #include "util.h"
 
 #define SKEW_FIXED (1 << 20)
@@ -41,49 +42,49 @@ static void violation(struct acct_reconcile_report *rep, enum acct_invariant kin
 	va_end(ap);
 }
 
+/* MemTotal and MemFree of a meminfo file (whole: any size), as total and
+ * total - free in bytes. Returns 0 or a negative errno. */
 static int read_meminfo(const char *path, int64_t *ret_total, int64_t *ret_used)
 {
-	char buf[16384];
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	_cleanup_free_ char *buf = read_file_at(AT_FDCWD, path);
+	uint64_t total, free_bytes;
+	int r;
+
+	if (!buf)
 		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	uint64_t total, avail_free;
-	if (cgfs_meminfo_get(buf, "MemTotal", &total) < 0 || cgfs_meminfo_get(buf, "MemFree", &avail_free) < 0)
-		return -EBADMSG;
+	r = cgfs_meminfo_get(buf, "MemTotal", &total);
+	if (r >= 0)
+		r = cgfs_meminfo_get(buf, "MemFree", &free_bytes);
+	if (r < 0)
+		return r;
 	*ret_total = (int64_t)total;
-	*ret_used = (int64_t)(total - MIN(total, avail_free));
+	*ret_used = (int64_t)(total - MIN(total, free_bytes));
 	return 0;
 }
 
-/* Index of the parent of cgs[i] in the path-sorted array, or -1. The parent's
- * path is a prefix, so it sorts before; a binary search finds it. */
+/* Index of the parent of cgs[i] in the path-sorted array, or -1: also for
+ * the root and the top level, whose parent would be the root, which is not
+ * checked (acct_reconcile_pass()). The parent's path is a prefix, so it sorts
+ * before; a binary search finds it, comparing in place (no copy, so no
+ * limit on the length of a path). */
 static ssize_t parent_index(struct acct_cgroup *const *cgs, size_t n, size_t i)
 {
 	const char *path = cgs[i]->path;
 	const char *slash = strrchr(path, '/');
-	char buf[4096];
 
-	if (strcmp(path, "/") == 0 || !slash)
+	if (!slash || slash == path)
 		return -1;
-	size_t len = (size_t)(slash - path);
-	if (len == 0)
-		strcpy(buf, "/");
-	else {
-		if (len >= sizeof(buf))
-			return -1;
-		memcpy(buf, path, len);
-		buf[len] = 0;
-	}
+	size_t len = (size_t)(slash - path); /* the parent's path is path[0, len) */
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = strcmp(cgs[mid]->path, buf);
-		if (c == 0)
-			return (ssize_t)mid;
+		const char *q = cgs[mid]->path;
+		int c = strncmp(q, path, len);
+		if (c == 0) {
+			if (q[len] == 0)
+				return (ssize_t)mid;
+			c = 1; /* q extends the parent's path: after it */
+		}
 		if (c < 0)
 			lo = mid + 1;
 		else
@@ -92,53 +93,51 @@ static ssize_t parent_index(struct acct_cgroup *const *cgs, size_t n, size_t i)
 	return -1;
 }
 
-/* Re-read the children of cgs[p] (the j with parent[j] == p, which follow p in
- * path order), then p, then the children again, then p again, and set
- * *ret_children to the sum over the children of the lower of each one's two
- * readings and *ret_parent to the higher of p's. A child whose memory moves
- * one way across the four reads is then never above its share of the parent
- * (rising: its first reading is below the parent's first, which holds it;
- * falling: its second is below the parent's first; dipping and regrowing:
- * its second is below the parent's second); only a child that turns twice
- * within these microseconds could fool it. Returns 0 or a negative errno
- * (nothing can be concluded); a child that vanished counts 0. */
+/* Re-read the children of cgs[p] (the j with parent[j] == p), then p, then
+ * the children again, then p again, and set *ret_children to the sum over the
+ * children of the lower of each one's two readings and *ret_parent to the
+ * higher of p's. A child whose memory moves one way across the four reads is
+ * then never above its share of the parent (rising: its first reading is
+ * below the parent's first, which holds it; falling: its second is below the
+ * parent's first; dipping and regrowing: its second is below the parent's
+ * second); only a child that turns twice within these microseconds could
+ * fool it. Returns 0 or a negative errno (nothing can be concluded); a child
+ * that vanished counts 0. p is not the root (the root is not checked). */
 static int reread_family(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n, const ssize_t *parent,
 			 size_t p, int64_t *ret_children, int64_t *ret_parent)
 {
-	size_t first = p + 1, end = p + 1;
-	size_t plen = strcmp(cgs[p]->path, "/") == 0 ? 0 : strlen(cgs[p]->path);
+	size_t plen = strlen(cgs[p]->path), nkids = 0;
+	_cleanup_free_ size_t *kids = calloc(n - p, sizeof(*kids));
+	_cleanup_free_ int64_t *before = calloc(n - p, sizeof(*before));
+	int64_t parent_first, parent_second, sum = 0;
 	int r;
 
-	/* p's descendants are the paths after it that start with "p/" */
-	while (end < n && strncmp(cgs[end]->path, cgs[p]->path, plen) == 0 && cgs[end]->path[plen] == '/')
-		end++;
-	_cleanup_free_ int64_t *before = calloc(end - first + 1, sizeof(*before));
-	if (!before)
+	if (!kids || !before)
 		return -ENOMEM;
-	for (size_t j = first; j < end; j++) {
-		if (parent[j] != (ssize_t)p)
-			continue;
-		r = acct_sampler_read_memory(s, cgs[j], &before[j - first]);
+	/* p's children are among the paths after it that start with p's path:
+	 * "p/..." and also names that extend p's ("/a-x", "/a.b" and theirs),
+	 * which sort between p and "p/"; parent[] tells them apart. */
+	for (size_t j = p + 1; j < n && strncmp(cgs[j]->path, cgs[p]->path, plen) == 0; j++)
+		if (parent[j] == (ssize_t)p)
+			kids[nkids++] = j;
+	for (size_t k = 0; k < nkids; k++) {
+		r = acct_sampler_read_memory(s, cgs[kids[k]], &before[k]);
 		if (r == -ENOENT)
-			before[j - first] = 0;
+			before[k] = 0; /* vanished: holds nothing */
 		else if (r < 0)
 			return r;
 	}
-	int64_t parent_first, parent_second;
 	r = acct_sampler_read_memory(s, cgs[p], &parent_first);
 	if (r < 0)
 		return r;
-	int64_t sum = 0;
-	for (size_t j = first; j < end; j++) {
+	for (size_t k = 0; k < nkids; k++) {
 		int64_t after;
-		if (parent[j] != (ssize_t)p)
-			continue;
-		r = acct_sampler_read_memory(s, cgs[j], &after);
+		r = acct_sampler_read_memory(s, cgs[kids[k]], &after);
 		if (r == -ENOENT)
 			after = 0;
 		else if (r < 0)
 			return r;
-		sum += MIN(before[j - first], after);
+		sum += MIN(before[k], after);
 	}
 	r = acct_sampler_read_memory(s, cgs[p], &parent_second);
 	if (r < 0)

@@ -263,6 +263,10 @@ void acct_sampler_release(struct acct_cgroup *cg, void *userdata)
 
 /* ---- reading files ------------------------------------------------------ */
 
+/* The reason of a failed read_role(): an open(2) or pread(2) error, or
+ * read_role()'s own EBADMSG (a NUL byte in a text file). Content that does not
+ * parse never comes here: each reader counts its parser's failure as garbage
+ * itself (ERANGE included: a number past 64 bits). */
 static enum acct_sample_error classify(int err)
 {
 	switch (err) {
@@ -271,7 +275,6 @@ static enum acct_sample_error classify(int err)
 	case ESTALE:
 		return ACCT_ERR_VANISHED;
 	case EBADMSG:
-	case ERANGE:
 		return ACCT_ERR_GARBAGE;
 	default:
 		return ACCT_ERR_UNREADABLE;
@@ -295,15 +298,14 @@ static int open_file(struct acct_sampler *s, struct acct_cgroup *cg, const struc
 
 /* Read role f of cg into w->buf (NUL-terminated). Returns the length, -ENOENT
  * when the file does not exist for this cgroup (not an error: an absent file
- * is remembered), or another negative errno. */
+ * is remembered as FD_ABSENT), or another negative errno. Not called for a
+ * role that is FD_NONE or FD_ABSENT (sampler_get()). */
 static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_state *st, enum file_role f)
 {
 	struct acct_sampler *s = w->s;
 	int fd = st->fd[f];
 	_cleanup_close_ int transient_fd = -EBADF; /* opened for this read only */
 
-	if (fd == FD_NONE || fd == FD_ABSENT)
-		return -ENOENT;
 	if (fd == FD_UNSET) {
 		fd = open_file(s, cg, &st->spec[f]);
 		if (fd == -ENOENT) {
@@ -388,6 +390,11 @@ void sampler_fail(struct sample_ctx *x, enum acct_sample_error e)
  * file is not a failure; other errors are counted. */
 bool sampler_get(struct sample_ctx *x, enum file_role f)
 {
+	/* A role this layout does not have, or a file this cgroup was found
+	 * without, is not read: no failed read to count, even for a cgroup
+	 * that is gone (the error counters count failed reads). */
+	if (x->st->fd[f] == FD_NONE || x->st->fd[f] == FD_ABSENT)
+		return false;
 	ssize_t r = read_role(x->w, x->cg, x->st, f);
 	if (r >= 0)
 		return true;

@@ -499,6 +499,7 @@ static void compact_add(struct acct_counter *c, int64_t delta)
 	int64_t v = __atomic_load_n(&c->base, __ATOMIC_RELAXED);
 	bool contended = false;
 
+	TEST_POINT(ACCT_TP_COMPACT_CAS);
 	while (!__atomic_compare_exchange_n(&c->base, &v, wrap_add(v, delta), true, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED))
 		contended = true;
@@ -713,7 +714,7 @@ int acct_counter_compare(const struct acct_counter *c, int64_t threshold, bool *
 	if (v + b < t)
 		return -1;
 	if (rd.bound == 0)
-		return v > t ? 1 : v < t ? -1 : 0;
+		return 0; /* exact, and neither above nor below: equal */
 	if (ret_precise)
 		*ret_precise = true;
 	int64_t p = acct_counter_read_precise(c);
@@ -789,6 +790,7 @@ static void shrink_try_complete(struct acct_counter *c, struct counter_ext *e)
 	for (unsigned s = 0; s < d->topo->nr_shards; s++) {
 		if (abs_u64(shard_settled(c, s) / 2) <= (uint64_t)(b - 1))
 			continue;
+		TEST_POINT(ACCT_TP_DRAIN);
 		if (d->mode == ACCT_MODE_RSEQ)
 			(void)drain_shard_rseq(c, e, s);
 		else

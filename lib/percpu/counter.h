@@ -238,6 +238,8 @@ enum acct_counter_test_point {
 	ACCT_TP_FOLD_HELD,      /* fold: residue taken from its shard, not yet in the node sum */
 	ACCT_TP_PRECISE_WAIT,   /* precise read: folds held off, waiting for those in flight */
 	ACCT_TP_LOWERING,       /* budget lowering: limit lowered, shards not yet checked */
+	ACCT_TP_COMPACT_CAS,    /* compact update: base read, compare-and-swap not yet tried */
+	ACCT_TP_DRAIN,          /* budget lowering: a shard found over the new batch, not yet drained */
 };
 extern void (*acct_counter_test_hook)(enum acct_counter_test_point point);
 #endif

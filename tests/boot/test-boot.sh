@@ -339,6 +339,11 @@ uid=$(in_ct awk '/^Uid:/ { print $3 }' "/proc/$pid/status")
 [ "$uid" != 0 ] || fail "acctd runs as root"
 caps=$(in_ct awk '/^CapEff:/ { print $2 }' "/proc/$pid/status")
 [ "$caps" = 0000000000000000 ] || fail "acctd has capabilities: $caps"
+# The unit's resource limits (docs/systemd.md, "Resource limits").
+for limit in MemoryHigh=402653184 MemoryMax=536870912 TasksMax=128; do
+	got=$(in_ct systemctl show -P "${limit%%=*}" acctd.service)
+	[ "$got" = "${limit#*=}" ] || fail "acctd.service has ${limit%%=*}=$got, not ${limit#*=}"
+done
 if [ -n "$acctctl" ]; then
 	acctd_status >"$tmp/status.json" || fail "acctctl status"
 	live=$(jsonq get cgroups_live <"$tmp/status.json")

@@ -30,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -481,14 +482,16 @@ def log(msg):
 
 
 class Workspace:
-    def __init__(self, source, workdir, verbose=False, jobs=2):
+    def __init__(self, source, workdir, verbose=False, jobs=2, index=0):
         self.source = os.path.abspath(source)
         self.jobs = jobs
         self.workdir = os.path.abspath(workdir)
-        self.tree = os.path.join(self.workdir, "src")
+        self.tree = os.path.join(self.workdir, "src" if index == 0 else "src-%d" % index)
+        self.manifest = os.path.join(self.workdir, "manifest" if index == 0 else "manifest-%d" % index)
         self.build = os.path.join(self.tree, "build")
         self.verbose = verbose
         self.objects = None
+        self.python = sys.executable
 
     def sync(self):
         """Make the copy equal the source's tracked and not-ignored files;
@@ -497,7 +500,7 @@ class Workspace:
                                check=True, capture_output=True).stdout.decode().split("\0")
         files = sorted({f for f in files if f and os.path.isfile(os.path.join(self.source, f))})
         os.makedirs(self.tree, exist_ok=True)
-        manifest = os.path.join(self.workdir, "manifest")
+        manifest = self.manifest
         old = set()
         if os.path.exists(manifest):
             with open(manifest) as fh:
@@ -544,6 +547,10 @@ class Workspace:
                                           check=True, capture_output=True).stdout)
         by_id = {t["id"]: t for t in intro["targets"]}
         tests = {t["name"]: t for t in intro["tests"]}
+        # The integration tests' interpreter (the one meson found, with
+        # pytest), not necessarily the one running this tool.
+        if "integration" in tests:
+            self.python = tests["integration"]["cmd"][0]
         for kind, name, _ in target.tests:
             if kind == "meson":
                 if name not in tests:
@@ -576,7 +583,7 @@ class Workspace:
                           "-t", "10"] + meson_names))
         for kind, name, k in target.tests:
             if kind == "pytest":
-                cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                cmd = [self.python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                        os.path.join(self.tree, name)]
                 if k:
                     cmd += ["-k", k]
@@ -590,16 +597,45 @@ class Workspace:
             try:
                 out, _ = p.communicate(timeout=left)
             except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+                kill_tree(p.pid)
                 p.communicate()
                 return "timeout", label
             if p.returncode != 0:
                 text = out.decode(errors="replace")
-                failing = re.findall(r"^\s*\d+/\d+\s+(\S+)\s+(?:FAIL|ERROR|TIMEOUT)", text, re.M)
+                failing = re.findall(r"^\s*\d+/\d+\s+(?:\S+ / )?(\S+)\s+(?:FAIL|ERROR|TIMEOUT)", text, re.M)
                 if failing:
                     label = "meson " + " ".join(failing)
                 return "fail", label + "\n" + text[-3000:]
         return "pass", ""
+
+
+def kill_tree(pid):
+    """SIGKILL PID and every process below it. meson test starts each test in
+    a session of its own, so killing meson's process group would leave a
+    looping mutant running: the tree is collected from /proc first (children
+    are reparented as soon as their parent dies), stopped, then killed."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo += children.get(p, [])
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for p in tree:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
 
 
 # ---------------------------------------------------------------------------
@@ -638,21 +674,25 @@ def fmt_time(s):
     return "%dm%02ds" % (s // 60, s % 60)
 
 
-def run_file(ws, target, text, chosen, equivalent, args):
+def run_file(wss, target, text, chosen, equivalent, args):
+    """Run CHOSEN, mutants of TARGET's file whose unmutated text is TEXT,
+    spread over the workspaces WSS (one thread each)."""
     res = FileResult(target.path)
     t0 = time.monotonic()
-    path = os.path.join(ws.tree, target.path)
-    objs = ws.objects.get(target.path)
-    if not objs:
-        res.error = "no object is built from %s" % target.path
-        return res
-    build_targets = ws.test_targets(target)
-    ok, out = ws.ninja(build_targets)
-    if not ok:
-        res.error = "the unmutated tree does not build:\n" + out[-3000:]
-        return res
+    prepared = []
+    for ws in wss:
+        objs = ws.objects.get(target.path)
+        if not objs:
+            res.error = "no object is built from %s" % target.path
+            return res
+        build_targets = ws.test_targets(target)
+        ok, out = ws.ninja(build_targets)
+        if not ok:
+            res.error = "the unmutated tree does not build:\n" + out[-3000:]
+            return res
+        prepared.append((ws, objs, build_targets))
     b0 = time.monotonic()
-    verdict, detail = ws.run_tests(target, None)
+    verdict, detail = wss[0].run_tests(target, None)
     base = time.monotonic() - b0
     if verdict != "pass":
         res.error = "the unmutated tree fails its tests (%s)" % detail[-3000:]
@@ -663,40 +703,65 @@ def run_file(ws, target, text, chosen, equivalent, args):
     log("%s: %d mutants, tests %s took %.1f s unmutated, limit %.0f s a mutant"
         % (target.path, len(chosen), " ".join(n if k == "meson" else n + ("@" + kk if kk else "")
                                               for k, n, kk in target.tests), base, limit))
-    try:
-        for k, m in enumerate(chosen, 1):
-            res.mutants += 1
-            if m.id in equivalent and not args.check_equivalent:
-                res.equivalent.append(m)
-                log("  [%d/%d] equivalent %s" % (k, len(chosen), m.id))
-                continue
-            with open(path, "w") as fh:
-                fh.write(m.apply(text))
-            ok, out = ws.ninja(objs)
-            if ok:
-                ok, out = ws.ninja(build_targets)
-            if not ok:
-                res.stillborn.append(m)
-                verdict = "stillborn"
-            else:
-                verdict, detail = ws.run_tests(target, limit)
-                if verdict == "pass":
-                    if m.id in equivalent:
-                        res.equivalent.append(m)
-                        verdict = "equivalent (survived)"
-                    else:
-                        res.survived.append(m)
-                        verdict = "SURVIVED"
+    outcome = [None] * len(chosen)
+    queue = []
+    for k, m in enumerate(chosen):
+        if m.id in equivalent and not args.check_equivalent:
+            outcome[k] = ("equivalent", "")
+            log("  [%d/%d] equivalent %s" % (k + 1, len(chosen), m.id))
+        else:
+            queue.append(k)
+    lock = threading.Lock()
+
+    def worker(ws, objs, build_targets):
+        path = os.path.join(ws.tree, target.path)
+        try:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    k = queue.pop(0)
+                m = chosen[k]
+                with open(path, "w") as fh:
+                    fh.write(m.apply(text))
+                ok, _ = ws.ninja(objs)
+                if ok:
+                    ok, _ = ws.ninja(build_targets)
+                if not ok:
+                    kind, how = "stillborn", ""
                 else:
-                    if m.id in equivalent:
+                    verdict, detail = ws.run_tests(target, limit)
+                    if verdict == "pass":
+                        kind, how = ("equivalent", "") if m.id in equivalent else ("survived", "")
+                    else:
+                        kind = "killed"
+                        how = ("timeout in " if verdict == "timeout" else "") + detail.split("\n")[0]
+                with lock:
+                    outcome[k] = (kind, how)
+                    if kind == "killed" and m.id in equivalent:
                         log("  warning: %s is listed as equivalent but the tests kill it" % m.id)
-                    how = ("timeout in " if verdict == "timeout" else "") + detail.split("\n")[0]
-                    res.killed.append((m, how))
-                    verdict = "killed by " + how
-            log("  [%d/%d] %s %s  (%s)" % (k, len(chosen), verdict, m.id, m.describe()))
-    finally:
-        with open(path, "w") as fh:
-            fh.write(text)
+                    shown = {"killed": "killed by " + how, "survived": "SURVIVED",
+                             "equivalent": "equivalent (survived)"}.get(kind, kind)
+                    log("  [%d/%d] %s %s  (%s)" % (k + 1, len(chosen), shown, m.id, m.describe()))
+        finally:
+            with open(path, "w") as fh:
+                fh.write(text)
+
+    threads = [threading.Thread(target=worker, args=p) for p in prepared]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for m, (kind, how) in zip(chosen, outcome):
+        res.mutants += 1
+        if kind == "stillborn":
+            res.stillborn.append(m)
+        elif kind == "killed":
+            res.killed.append((m, how))
+        elif kind == "survived":
+            res.survived.append(m)
+        else:
+            res.equivalent.append(m)
     res.wall = time.monotonic() - t0
     return res
 
@@ -725,6 +790,8 @@ def main(argv=None):
     ap.add_argument("--equivalent", help="the equivalent-mutant list (default: SOURCE/tools/mutate/equivalent, "
                     "else this tool's)")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="ninja's parallel jobs (default 2)")
+    ap.add_argument("-w", "--workers", type=int, default=1,
+                    help="mutants run at once, each in a copy of its own (default 1)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # "--list | head" ends quietly
@@ -781,14 +848,17 @@ def main(argv=None):
             print("stale equivalent entry (no such mutant): %s" % i)
         return 0
 
-    ws = Workspace(source, args.workdir or os.path.join(source, "build-mutate"), args.verbose, args.jobs)
     t0 = time.monotonic()
-    n = ws.sync()
-    log("mutate: %s copied to %s (%d files changed)" % (source, ws.tree, n))
-    ws.setup()
+    wss = []
+    for i in range(max(1, args.workers)):
+        ws = Workspace(source, args.workdir or os.path.join(source, "build-mutate"), args.verbose, args.jobs, i)
+        n = ws.sync()
+        log("mutate: %s copied to %s (%d files changed)" % (source, ws.tree, n))
+        ws.setup()
+        wss.append(ws)
     results = []
     for target, text, ms, chosen in plan:
-        results.append((run_file(ws, target, text, chosen, equivalent, args), text))
+        results.append((run_file(wss, target, text, chosen, equivalent, args), text))
 
     print("\n== Survivors")
     for res, text in results:

@@ -1,0 +1,22 @@
+/* write-file.h - replace a file's content atomically, safely in a directory
+ * that others can write to.
+ *
+ * The content goes to an unnamed file in the target's directory (O_TMPFILE),
+ * given a random temporary name only once it is complete, then renamed over
+ * the target. Where the file system has no O_TMPFILE the temporary file is
+ * created under a random name with O_CREAT|O_EXCL|O_NOFOLLOW. Either way no
+ * name that someone else may have planted (a symlink, a FIFO, a file of
+ * theirs) is ever opened or written through; rename() replaces the target's
+ * directory entry, so a symlink at the target itself is replaced, not
+ * followed. Readers see the old content or the new, never a part. */
+#pragma once
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Replace `path` (relative to `dirfd`, AT_FDCWD: the working directory) with
+ * data[0..len), a new file of mode `mode` (umask applies) owned by the
+ * caller. Does not fsync: a crash may lose the last replacement, as it may
+ * for any file write-back has not reached. Returns 0, or a negative errno of
+ * the step that failed (the target is then untouched and no temporary file is
+ * left behind). */
+int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode);
