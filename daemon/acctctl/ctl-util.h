@@ -51,10 +51,19 @@ struct value {
 /* The Value v; .set is false when v is NULL or has no "value". */
 struct value value_of(struct json_object *v);
 
+/* Print s as it may reach a terminal: name-escape.h's terminal mode, so that
+ * a cgroup name (any bytes its maker chose: ESC ] 0 ; retitles a window,
+ * ESC [ 2 J clears the screen) shows its control characters and bytes that
+ * are not UTF-8 as \xHH, the text that Get accepts back. Everything acctctl
+ * prints from acctd, but --json (exact JSON), goes through this or through a
+ * table (table_add() does the same to every cell). */
+void print_text(FILE *f, const char *s);
+
 /* Print o and a newline, short or pretty as --json asked. */
 void print_json(FILE *f, struct json_object *o);
 /* "          Label: text": the label right-aligned in 15 columns; an empty
- * label continues the previous field on a line of its own. */
+ * label continues the previous field on a line of its own. The text is
+ * printed as print_text() does. */
 void print_field(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print the message and a newline to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -80,7 +80,8 @@ int verb_compare(char **args)
 			fv = fmt_exact(u, v.value);
 			ft = fmt_exact(u, threshold);
 		}
-		printf("%s %s", args[0], args[1]);
+		print_text(stdout, args[0]);
+		printf(" %s", args[1]);
 		if (v.set) {
 			printf(" %s", fv.s);
 			if (v.bound > 0)

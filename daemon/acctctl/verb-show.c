@@ -158,7 +158,8 @@ static void show_cgroup(struct json_object *cg)
 	char ab[80];
 	int64_t d;
 
-	printf("%s\n", jstr(cg, "path") ?: "?");
+	print_text(stdout, jstr(cg, "path") ?: "?");
+	putchar('\n');
 	if (dead && jint(cg, "dead_for_us", &d) && jbool(cg, "final"))
 		print_field("State", "dead: removed %s ago; these are its final values", fmt_age(d).s);
 	else if (dead && jint(cg, "dead_for_us", &d))

@@ -61,7 +61,8 @@ static void watch_text(FILE *f, struct json_object *cg)
 	struct value mem = value_of(jget(values, "memory")), tasks = value_of(jget(values, "tasks"));
 	const char *state = jstr(cg, "state");
 
-	fprintf(f, "%s:", jstr(cg, "path") ?: "?");
+	print_text(f, jstr(cg, "path") ?: "?");
+	fputc(':', f);
 	if (state && strcmp(state, "dead") == 0)
 		fprintf(f, " removed (final values)");
 	if (mem.set) {

@@ -21,8 +21,10 @@
 #include <sys/socket.h>
 
 #include "api-server.h"
+#include "ledger.h"
 #include "log.h"
 #include "manager.h"
+#include "name-escape.h"
 #include "util.h"
 
 #ifndef SO_PEERGROUPS
@@ -104,7 +106,12 @@ int api_invalid_parameter(struct request *rq, const char *name)
 
 int api_no_such_cgroup(struct request *rq, const char *path)
 {
-	return api_reply_error_string(rq, RES_NO_SUCH_CGROUP, "cgroup", path);
+	struct json_object *p = json_object_new_object();
+	if (!p)
+		return -ENOMEM;
+	/* a ledger path (raw bytes) or a client's: served as text either way */
+	json_object_object_add(p, "cgroup", acct_json_text(path));
+	return api_reply_error(rq, RES_NO_SUCH_CGROUP, p);
 }
 
 struct acct_json_buf *api_text_begin(struct api_server *s)
@@ -142,7 +149,10 @@ int api_text_reply(struct request *rq, bool continues)
 /* Normalise a cgroup path from a client into `out` (CGROUP_PATH_MAX + 1
  * bytes): absolute, single slashes, no trailing slash ("/" for the root).
  * Returns NULL, or why the path is refused. The result is only a ledger key:
- * nothing here or after it touches the file system. */
+ * nothing here or after it touches the file system. Every byte but NUL is
+ * accepted in a name, control characters included: a cgroup name may hold
+ * any byte but '/' and NUL, and every name List shows must be one that Get
+ * takes. */
 static const char *cgroup_path_normalize(const char *in, size_t len, char *out)
 {
 	size_t o = 0;
@@ -153,9 +163,6 @@ static const char *cgroup_path_normalize(const char *in, size_t len, char *out)
 		return "longer than 4096 bytes";
 	if (memchr(in, 0, len))
 		return "contains a NUL byte";
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)in[i] < 0x20 || in[i] == 0x7f)
-			return "contains a control character";
 	if (in[0] != '/')
 		return "not absolute (must start with /)";
 	for (size_t i = 0; i < len;) {
@@ -181,6 +188,23 @@ static const char *cgroup_path_normalize(const char *in, size_t len, char *out)
 	return NULL;
 }
 
+/* A client's path is the served text of a name (name-escape.h): a name with
+ * bytes that are not UTF-8 is sent back with \xHH in their place. So when the
+ * normalised path names no cgroup as it is but does with those escapes
+ * undone, `path` becomes the name (the literal one wins when both exist). A
+ * prefix (List, Watch) is resolved the same way when it names a cgroup. */
+static void cgroup_path_resolve(struct manager *m, char path[static CGROUP_PATH_MAX + 1])
+{
+	struct acct_ledger *l = manager_ledger(m);
+	char raw[CGROUP_PATH_MAX + 1];
+
+	rcu_read_lock();
+	bool unescaped = !acct_ledger_find(l, path) && name_unescape(path, raw) && acct_ledger_find(l, raw);
+	rcu_read_unlock();
+	if (unescaped)
+		strcpy(path, raw); /* unescaping only shortens */
+}
+
 int api_check_cgroup(struct request *rq, struct json_object *v, const char *name, bool required, char *out)
 {
 	if (!v || json_object_is_type(v, json_type_null)) {
@@ -198,13 +222,16 @@ int api_check_cgroup(struct request *rq, struct json_object *v, const char *name
 		struct json_object *p = json_object_new_object();
 		if (!p)
 			return -ENOMEM;
-		/* The path as given, but only as much of it as is useful. */
+		/* The path as given, but only as much of it as is useful, cut
+		 * between characters (the message was valid UTF-8 and stays so). */
 		size_t len = (size_t)json_object_get_string_len(v);
-		json_object_object_add(p, "cgroup", json_object_new_string_len(json_object_get_string(v), (int)MIN(len, (size_t)256)));
+		len = utf8_boundary(json_object_get_string(v), len, 256);
+		json_object_object_add(p, "cgroup", json_object_new_string_len(json_object_get_string(v), (int)len));
 		json_object_object_add(p, "reason", json_object_new_string(why));
 		int r = api_reply_error(rq, RES_INVALID_CGROUP_PATH, p);
 		return r < 0 ? r : PARAM_REPLIED;
 	}
+	cgroup_path_resolve(rq->c->s->m, out);
 	return PARAM_OK;
 }
 

@@ -95,7 +95,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 		json_object_object_add(st, "reload_result", json_object_new_string("ok"));
 		break;
 	case MANAGER_RELOAD_FAILED:
-		json_object_object_add(st, "reload_result", json_object_new_string(reason));
+		json_object_object_add(st, "reload_result", acct_json_text(reason)); /* may quote a file */
 		break;
 	}
 	json_object_object_add(st, "collectors", collectors_json(m));
@@ -104,7 +104,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(bpf, "checks", json_object_new_int64((int64_t)ms.bpf_checks));
 	json_object_object_add(bpf, "mismatches", json_object_new_int64((int64_t)ms.bpf_mismatches));
 	json_object_object_add(bpf, "last_mismatch",
-			       ms.bpf_last_mismatch[0] ? json_object_new_string(ms.bpf_last_mismatch) : NULL);
+			       ms.bpf_last_mismatch[0] ? acct_json_text(ms.bpf_last_mismatch) : NULL);
 	const struct acct_bpf_collector *c = manager_collector(m);
 	json_object_object_add(bpf, "percpu", c ? json_object_new_string(acct_bpf_collector_percpu(c)) : NULL);
 	json_object_object_add(st, "bpf", bpf);
