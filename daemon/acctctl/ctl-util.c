@@ -165,6 +165,14 @@ void print_text(FILE *f, const char *s)
 	fputs(e, f);
 }
 
+struct json_object *json_cgroup_arg(const char *arg)
+{
+	_cleanup_free_ char *text = name_escape(arg, NAME_ESCAPE_UTF8);
+	if (!text)
+		oom_exit();
+	return xjson(json_object_new_string(text));
+}
+
 void print_field(const char *label, const char *fmt, ...)
 {
 	_cleanup_free_ char *text = NULL;

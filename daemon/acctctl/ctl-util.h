@@ -59,6 +59,12 @@ struct value value_of(struct json_object *v);
  * table (table_add() does the same to every cell). */
 void print_text(FILE *f, const char *s);
 
+/* A cgroup argument as the API's text (name-escape.h): bytes that are not
+ * UTF-8 as \xHH, so that a name pasted raw (from ls, or a shell's $'\xff')
+ * reaches acctd, which takes only UTF-8, as the text it serves. Never NULL
+ * (exits on out of memory). */
+struct json_object *json_cgroup_arg(const char *arg);
+
 /* Print o and a newline, short or pretty as --json asked. */
 void print_json(FILE *f, struct json_object *o);
 /* "          Label: text": the label right-aligned in 15 columns; an empty

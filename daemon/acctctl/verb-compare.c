@@ -59,7 +59,7 @@ int verb_compare(char **args)
 					 : "an integer");
 		return EXIT_USAGE;
 	}
-	json_add(params, "cgroup", json_object_new_string(args[0]));
+	json_add(params, "cgroup", json_cgroup_arg(args[0]));
 	json_add(params, "quantity", json_object_new_string(args[1]));
 	json_add(params, "threshold", json_object_new_int64(threshold));
 	r = call_once("Compare", params, &reply);

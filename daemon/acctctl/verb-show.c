@@ -288,7 +288,7 @@ int verb_show(char **args)
 	struct json_object *cg;
 	int r;
 
-	json_add(params, "cgroup", json_object_new_string(args[0]));
+	json_add(params, "cgroup", json_cgroup_arg(args[0]));
 	if (arg_precise)
 		json_add(params, "precise", json_object_new_boolean(1));
 	r = call_once("Get", params, &reply);

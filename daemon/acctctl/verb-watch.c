@@ -130,11 +130,11 @@ int verb_watch(char **args)
 	if (args[0]) {
 		struct json_object *a = xjson(json_object_new_array());
 		for (size_t i = 0; args[i]; i++)
-			json_object_array_add(a, xjson(json_object_new_string(args[i])));
+			json_object_array_add(a, json_cgroup_arg(args[i]));
 		json_add(params, "cgroups", a);
 	}
 	if (arg_prefix)
-		json_add(params, "prefix", json_object_new_string(arg_prefix));
+		json_add(params, "prefix", json_cgroup_arg(arg_prefix));
 	json_add(params, "interval_ms", json_object_new_int64((int64_t)(arg_delay_us / 1000)));
 
 	r = connect_daemon(&c);

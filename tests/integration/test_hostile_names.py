@@ -237,6 +237,30 @@ def test_acctctl_list_for_everyone(byte_names, user):
         assert shown in p.stdout, (key, shown, p.stdout)
 
 
+def test_acctctl_raw_argument(byte_names):
+    """A name given raw on the command line (pasted from ls) is sent as its
+    text, and finds the cgroup in show, compare, watch and list."""
+    h = byte_names
+    wait_listed(h)
+    raw, text = path(h, "bad", 0), path(h, "bad")
+    p = ctl(h, "show", raw)
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    assert p.stdout.splitlines()[0] == text
+    p = ctl(h, "compare", raw, "memory", "0")
+    assert p.returncode in (0, 6) and p.stdout.startswith(text + " memory "), (p.returncode, p.stdout, p.stderr)
+    p = ctl(h, "--json", "list", raw)
+    assert p.returncode == 0 and [json.loads(x)["path"] for x in p.stdout.splitlines()] == [text], p
+    w = subprocess.Popen([acctctl_binary(), "--address", h["address"], "--json", "watch", raw],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=base_env())
+    try:
+        ready, _, _ = select.select([w.stdout], [], [], 20)
+        assert ready, "no update from acctctl watch"
+        assert [c["path"] for c in json.loads(w.stdout.readline())["cgroups"]] == [text]
+    finally:
+        w.send_signal(signal.SIGINT)
+        w.wait(30)
+
+
 @pytest.mark.parametrize("names", ["text_names", "byte_names"])
 def test_state_file_dump_metrics(request, names, tmp_path):
     """The state file, --dump and /metrics stay valid with these names, and
