@@ -112,6 +112,8 @@ def hostile_daemon(tmp_path_factory, base, names):
         h = {"daemon": d, "sock": sock, "address": "unix:" + sock, "metrics": Metrics(port), "base": "/" + base,
              "names": names}
         yield h
+        # a clean exit: no sanitizer report (ASan builds), no crash
+        assert d.stop() == 0, d.logtext()[-3000:]
     finally:
         if d:
             d.stop()
