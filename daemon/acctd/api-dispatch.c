@@ -95,7 +95,7 @@ int api_reply_error_string(struct request *rq, enum api_result e, const char *ke
 	struct json_object *p = json_object_new_object();
 	if (!p)
 		return -ENOMEM;
-	json_object_object_add(p, key, json_object_new_string(value));
+	json_object_object_add(p, key, acct_json_text(value)); /* may quote a name or a file */
 	return api_reply_error(rq, e, p);
 }
 
@@ -106,12 +106,7 @@ int api_invalid_parameter(struct request *rq, const char *name)
 
 int api_no_such_cgroup(struct request *rq, const char *path)
 {
-	struct json_object *p = json_object_new_object();
-	if (!p)
-		return -ENOMEM;
-	/* a ledger path (raw bytes) or a client's: served as text either way */
-	json_object_object_add(p, "cgroup", acct_json_text(path));
-	return api_reply_error(rq, RES_NO_SUCH_CGROUP, p);
+	return api_reply_error_string(rq, RES_NO_SUCH_CGROUP, "cgroup", path);
 }
 
 struct acct_json_buf *api_text_begin(struct api_server *s)

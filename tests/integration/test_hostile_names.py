@@ -369,3 +369,24 @@ def test_control_names_accepted(text_names, key):
         with Varlink(h["sock"]) as v:
             v.send(IFACE + ".Watch", {"prefix": p, "interval_ms": 100}, more=True)
             assert [c["path"] for c in ok(v.recv())["cgroups"]] == [path(h, key)]
+
+
+# ---- the same rule for other text that may quote a name or a file ---------------
+
+def test_reload_failure_reason_is_text(fakecg, tmp_path):
+    """A configuration value with the byte ff: Reload's ReloadFailed, Status's
+    reload_result and status line, and STATUS= quote it as \\xff; the replies
+    stay JSON."""
+    fakecg.mkdir("/a.service", memory=1 << 20, procs=[10])
+    conf = acctd.fast_config(tmp_path)
+    with acctd.Daemon(tmp_path, fakecg.root, conf) as d:
+        d.wait_notify("READY=1", timeout=30)
+        with open(conf, "wb") as f:
+            f.write(b"[sampling]\nfast_interval = 1\xffs\n")
+        with Varlink(d.socket) as v:
+            p = error(v.call(IFACE + ".Reload"), IFACE + ".ReloadFailed")
+            assert "'1\\xffs'" in p["reason"], p
+            st = ok(v.call(IFACE + ".Status"))["status"]
+            assert "'1\\xffs'" in st["reload_result"] and "'1\\xffs'" in st["status"], st
+        # and systemd's STATUS= (systemd ignores one that is not UTF-8)
+        assert "'1\\xffs'" in d.wait_notify("reload failed")
