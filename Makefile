@@ -6,7 +6,7 @@ MESON_OPTS ?=
 NINJA      := ninja
 SANITIZE_C_ARGS := -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all deps build run check test check-clang check-sanitize check-asan check-tsan bench clean
+.PHONY: all deps build run check test check-clang check-sanitize check-asan check-tsan bench mutate clean
 
 all: build
 
@@ -62,5 +62,16 @@ check-tsan: deps
 bench: build
 	$(BUILD)/tests/bench/bench-counter
 
+# The mutation check (docs/testing.md): plants one-line mistakes in these
+# files, one at a time, in a private copy (build-mutate/), and fails unless
+# the tests catch 90% and every survivor is listed in tools/mutate/equivalent.
+# "make mutate FILES=lib/core/ledger.c" for a subset; MUTATE_OPTS=--all for
+# every mutant instead of the sample. Not part of "make check".
+MUTATE_FILES := lib/percpu/counter.c lib/percpu/pool.c lib/core/ledger.c lib/core/reconcile.c \
+	lib/core/config.c lib/basic/parse.c lib/varlink/varlink.c daemon/acctd/api-dispatch.c lib/core/sampler.c
+FILES ?= $(MUTATE_FILES)
+mutate: deps
+	tools/mutate/mutate.py --files $(FILES) $(MUTATE_OPTS)
+
 clean:
-	rm -rf $(BUILD) build-clang build-asan build-tsan
+	rm -rf $(BUILD) build-clang build-asan build-tsan build-mutate

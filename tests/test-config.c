@@ -4,6 +4,7 @@
  * every key of keys[] and every message is checked one by one. Files are
  * written to a mkdtemp() directory that each test removes again. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "alloc-fail.h"
 #include "config.h"
 #include "util.h"
 
@@ -481,6 +483,11 @@ static const struct bad_case bad_cases[] = {
 	{ "metrics", "listen", ":80", -EINVAL, "invalid host name in ':80'" },
 	{ "metrics", "listen", "[::g]:80", -EINVAL, "invalid IPv6 address in '[::g]:80'" },
 	{ "metrics", "listen", "", -EINVAL, "empty value (expected HOST:PORT, [IPV6]:PORT or none)" },
+	/* an empty value names what was expected, for every kind that needs one */
+	{ "sampling", "workers", "", -EINVAL, "empty value (expected an integer)" },
+	{ "log", "level", "", -EINVAL, "empty value (expected a log level)" },
+	{ "sampling", "collector", "", -EINVAL, "empty value (expected a collector)" },
+	{ "metrics", "families", "", -EINVAL, "empty value (expected metrics families)" },
 };
 
 static void test_bad_values(void **state)
@@ -594,6 +601,55 @@ static void test_syntax_errors(void **state)
 	/* Error lines count CRLF lines, a BOM and indented lines correctly. */
 	expect_load_error(t, "\xEF\xBB\xBF[sampling]\r\n\r\n  ; c\r\n\tworkers = 1\r\n  load_average = x\r\n", -EINVAL,
 			  "5: load_average: invalid boolean 'x' (expected yes, no, true, false, on, off, 1 or 0)");
+}
+
+/* The longest line taken is 197 characters, its line end not counted
+ * (LF or CRLF); one more is refused. */
+static void test_longest_line(void **state)
+{
+	struct tmp *t = *state;
+	static const char *const ends[] = { "\n", "\r\n" };
+
+	for (size_t e = 0; e < ELEMENTSOF(ends); e++) {
+		_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+		struct acct_config_diag diag = {};
+		char text[512], line[256];
+		const char *path;
+
+		memset(line, 'a', sizeof(line));
+		memcpy(line, "exclude = /", 11);
+		line[197] = '\0'; /* "exclude = /aaa...": 197 characters */
+		snprintf(text, sizeof(text), "[cgroups]%s%s%s", ends[e], line, ends[e]);
+		path = tmp_write(t, "long.conf", text);
+		assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+		assert_null(diag.error);
+		assert_non_null(c->exclude[0]);
+		assert_int_equal(strlen(c->exclude[0]), 197 - 10);
+		assert_null(c->exclude[1]);
+		assert_int_equal(unlink(path), 0);
+		free(t->files[--t->nr_files]);
+
+		line[197] = 'a';
+		line[198] = '\0';
+		snprintf(text, sizeof(text), "[cgroups]%s%s%s", ends[e], line, ends[e]);
+		expect_load_error(t, text, -EINVAL, "2: line too long (more than 197 characters)");
+	}
+}
+
+/* A file that cannot be read to its end fails the load with the read's
+ * error: /proc/self/mem is a regular file whose first page (address 0) reads
+ * EIO. */
+static void test_read_error(void **state)
+{
+	struct acct_config_diag diag = {};
+	struct acct_config *c = POISON;
+	(void)state;
+
+	assert_int_equal(acct_config_load("/proc/self/mem", "", &c, &diag), -EIO);
+	assert_ptr_equal(c, POISON);
+	assert_non_null(diag.error);
+	assert_string_equal(diag.error, "/proc/self/mem: Input/output error");
+	acct_config_diag_clear(&diag);
 }
 
 static void test_interval_conflict(void **state)
@@ -1005,6 +1061,136 @@ static void test_dump(void **state)
 	acct_config_diag_clear(&diag);
 }
 
+/* ---- out of memory ------------------------------------------------------- */
+
+/* acct_config_set() with good and bad values of every kind, each allocation
+ * failing in turn: -ENOMEM and the configuration as it was, until no
+ * allocation fails and the usual result comes back. */
+static void test_set_out_of_memory(void **state)
+{
+	static const struct {
+		const char *section, *key, *value;
+		int r;
+	} cases[] = {
+		{ "sampling", "fast_interval", "250ms", 0 },
+		{ "sampling", "fast_interval", "soon", -EINVAL },
+		{ "sampling", "slow_interval", "1ms", -EINVAL }, /* below fast_interval */
+		{ "sampling", "load_average", "no", 0 },
+		{ "sampling", "load_average", "maybe", -EINVAL },
+		{ "log", "level", "debug", 0 },
+		{ "log", "level", "loud", -EINVAL },
+		{ "sampling", "collector", "files", 0 },
+		{ "sampling", "collector", "nope", -EINVAL },
+		{ "counters", "bytes_budget", "1.5G", -EINVAL },
+		{ "counters", "bytes_budget", "-1", -ERANGE },
+		{ "api", "max_connections", "0", -ERANGE },
+		{ "api", "socket", "relative", -EINVAL },
+		{ "api", "socket", "/run/x", 0 },
+		{ "api", "admin_group", "-bad", -EINVAL },
+		{ "api", "admin_group", "adm", 0 },
+		{ "cgroups", "root", "/x", 0 },
+		{ "cgroups", "include", "a /b", 0 },
+		{ "cgroups", "include", "", 0 },
+		{ "cgroups", "exclude", "x", 0 },
+		{ "metrics", "families", "bogus", -EINVAL },
+		{ "metrics", "families", "", -EINVAL },
+		{ "metrics", "families", "default -pressure", 0 },
+		{ "metrics", "listen", "host:99999", -EINVAL },
+		{ "metrics", "listen", "127.0.0.1:9100", 0 },
+		{ "log", "level", "a\001b", -EINVAL },
+		{ "log", "level", "", -EINVAL },
+		{ "nosuch", "key", "1", -EINVAL },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		unsigned failures = 0;
+
+		print_message("set [%s] %s = '%s'\n", cases[i].section, cases[i].key, cases[i].value);
+		for (unsigned n = 0;; n++) {
+			_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+			_cleanup_free_ char *before = NULL, *after = NULL;
+			struct acct_config_diag diag = {};
+			int r;
+
+			assert_int_equal(acct_config_new_defaults(&c), 0);
+			before = dump_to_string(c);
+			alloc_fail_after(n);
+			r = acct_config_set(c, cases[i].section, cases[i].key, cases[i].value, NULL, &diag);
+			alloc_fail_off();
+			if (!alloc_fail_hit()) {
+				assert_int_equal(r, cases[i].r);
+				assert_true(r == 0 || diag.error);
+				acct_config_diag_clear(&diag);
+				break;
+			}
+			failures++;
+			assert_int_equal(r, -ENOMEM);
+			after = dump_to_string(c);
+			assert_string_equal(before, after);
+			acct_config_diag_clear(&diag);
+			assert_true(n < 100);
+		}
+		/* every case allocates: the value's copy or the message at least */
+		assert_true(failures >= 1);
+	}
+}
+
+/* Loading files with warnings, a bad value and drop-ins, each allocation
+ * failing in turn: -ENOMEM and nothing returned, until the usual result. */
+static void test_load_out_of_memory(void **state)
+{
+	struct tmp *t = *state;
+	const char *good = tmp_write(t, "good.conf",
+				     "[sampling]\nfast_interval = 2s\nunknown_key = 1\n[nosuch]\nx = 1\n"
+				     "[cgroups]\ninclude = system.slice/*\n");
+	const char *bad = tmp_write(t, "bad.conf", "[sampling]\nworkers = many\n");
+	const char *dir = tmp_mkdir(t, "good.conf.d");
+	tmp_write(t, "good.conf.d/10-a.conf", "[sampling]\nslow_interval = 20s\n");
+	tmp_write(t, "good.conf.d/20-b.conf", "[log]\nlevel = debug\n");
+	const struct {
+		const char *main, *dropins;
+		int r;
+		unsigned warnings;
+	} cases[] = {
+		{ good, dir, 0, 2 },
+		{ bad, "", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		unsigned failures = 0;
+
+		for (unsigned n = 0;; n++) {
+			struct acct_config *c = POISON;
+			struct acct_config_diag diag = {};
+			int r;
+
+			alloc_fail_after(n);
+			r = acct_config_load(cases[i].main, cases[i].dropins, &c, &diag);
+			alloc_fail_off();
+			if (!alloc_fail_hit()) {
+				assert_int_equal(r, cases[i].r);
+				if (r == 0) {
+					assert_int_equal(diag.nr_warnings, cases[i].warnings);
+					assert_int_equal(c->slow_interval_us, 20 * USEC_PER_SEC);
+					assert_int_equal(c->log_level, ACCT_LOG_DEBUG);
+					acct_config_free(c);
+				} else
+					assert_non_null(strstr(diag.error, "workers"));
+				acct_config_diag_clear(&diag);
+				break;
+			}
+			failures++;
+			print_message("load %s, allocation %u failed: %d %s\n", cases[i].main, n, r,
+				      diag.error ? diag.error : "");
+			assert_int_equal(r, -ENOMEM);
+			assert_ptr_equal(c, POISON);
+			acct_config_diag_clear(&diag);
+			assert_true(n < 1000);
+		}
+		assert_true(failures >= 3);
+	}
+}
+
 /* ---- value parsers ------------------------------------------------------- */
 
 static void test_parse_size(void **state)
@@ -1058,6 +1244,104 @@ static void test_parse_size(void **state)
 		assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 12345);
 	}
 	assert_int_equal(acct_parse_size(NULL, &(uint64_t){ 0 }), -EINVAL);
+}
+
+/* Every size suffix the syntax allows, one by one (issue 17: "Gb" mapped to
+ * MiB went unnoticed because only some spellings were tried). parse.h: K, M,
+ * G, T are powers of 1024, the letter's case and a trailing B (either case)
+ * are free; a bare number, B and b are bytes. Each spelling is checked at 1,
+ * at 3, and at the largest count that fits and the first that does not. */
+static void test_parse_size_every_suffix(void **state)
+{
+	static const struct {
+		char letter; /* 0: bytes */
+		uint64_t factor;
+	} units[] = {
+		{ 0, 1 },
+		{ 'k', UINT64_C(1) << 10 },
+		{ 'm', UINT64_C(1) << 20 },
+		{ 'g', UINT64_C(1) << 30 },
+		{ 't', UINT64_C(1) << 40 },
+	};
+	/* %c: the letter in upper or lower case; then the B as written */
+	static const char *const tails[] = { "", "B", "b" };
+	unsigned tried = 0;
+
+	for (size_t u = 0; u < ELEMENTSOF(units); u++)
+		for (int upper = 0; upper < 2; upper++)
+			for (size_t t = 0; t < ELEMENTSOF(tails); t++) {
+				char suffix[4] = "", s[64];
+				uint64_t v, f = units[u].factor, most = UINT64_MAX / f;
+
+				if (!units[u].letter && upper)
+					continue; /* bytes have no letter */
+				if (units[u].letter)
+					suffix[0] = (char)(upper ? units[u].letter - 'a' + 'A' : units[u].letter);
+				strcat(suffix, tails[t]);
+				tried++;
+
+				print_message("size suffix '%s'\n", suffix);
+				snprintf(s, sizeof(s), "1%s", suffix);
+				assert_int_equal(acct_parse_size(s, &v), 0);
+				assert_int_equal(v, f);
+				snprintf(s, sizeof(s), "3%s", suffix);
+				assert_int_equal(acct_parse_size(s, &v), 0);
+				assert_int_equal(v, 3 * f);
+				snprintf(s, sizeof(s), "%" PRIu64 "%s", most, suffix);
+				assert_int_equal(acct_parse_size(s, &v), 0);
+				assert_int_equal(v, most * f);
+				if (f > 1) {
+					snprintf(s, sizeof(s), "%" PRIu64 "%s", most + 1, suffix);
+					v = 12345;
+					assert_int_equal(acct_parse_size(s, &v), -ERANGE);
+					assert_int_equal(v, 12345);
+				}
+				snprintf(s, sizeof(s), "-1%s", suffix);
+				assert_int_equal(acct_parse_size(s, &v), -ERANGE);
+			}
+	/* 3 spellings of bytes, 6 of each of the four letters */
+	assert_int_equal(tried, 3 + 4 * 6);
+}
+
+/* A plain integer: no unit, no sign, no spaces; negative and too large are
+ * out of range, the rest malformed. */
+static void test_parse_uint64(void **state)
+{
+	static const struct {
+		const char *s;
+		int r;
+		uint64_t v;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "7", 0, 7 },
+		{ "007", 0, 7 },
+		{ "1234567890", 0, 1234567890 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "18446744073709551616", -ERANGE, 0 },
+		{ "99999999999999999999", -ERANGE, 0 },
+		{ "-1", -ERANGE, 0 },
+		{ "-0", -ERANGE, 0 },
+		{ "-18446744073709551616", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },
+		{ "-", -EINVAL, 0 },
+		{ "+1", -EINVAL, 0 },
+		{ "x", -EINVAL, 0 },
+		{ "12x", -EINVAL, 0 },
+		{ "1K", -EINVAL, 0 },
+		{ "1 ", -EINVAL, 0 },
+		{ " 1", -EINVAL, 0 },
+		{ "-1x", -EINVAL, 0 },
+		{ "18446744073709551616x", -EINVAL, 0 },
+		{ "0x10", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		uint64_t v = 12345;
+
+		print_message("uint64 '%s'\n", cases[i].s);
+		assert_int_equal(acct_parse_uint64(cases[i].s, &v), cases[i].r);
+		assert_int_equal(v, cases[i].r == 0 ? cases[i].v : 12345);
+	}
 }
 
 static void test_parse_duration(void **state)
@@ -1182,6 +1466,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_values, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_set),
 		cmocka_unit_test_setup_teardown(test_syntax_errors, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_longest_line, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_read_error),
 		cmocka_unit_test_setup_teardown(test_interval_conflict, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_interval_conflict_one_file, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_unknown_warnings, setup_tmp, teardown_tmp),
@@ -1191,7 +1477,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_relative_globs, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_dump, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_set_out_of_memory),
+		cmocka_unit_test_setup_teardown(test_load_out_of_memory, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_parse_size_every_suffix),
+		cmocka_unit_test(test_parse_uint64),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_bool_and_level),
 		cmocka_unit_test(test_metrics_families),

@@ -4,12 +4,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "alloc-fail.h"
 #include "ledger.h"
+#include "util.h"
 
 struct fixture {
 	struct acct_domain *d;
@@ -163,6 +166,50 @@ static void test_set_checked(void **state)
 	assert_int_equal(acct_ledger_memstat_find(f->l, "inactive_file"), 0);
 }
 
+/* The never-backwards rule at its boundary: back by exactly 1 is refused
+ * (issue 17: the check loosened to `value + 1 < cur` went unnoticed with a
+ * step back of 300), staying put and one forward are taken. */
+static void test_set_checked_back_by_one(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/c", 1);
+	struct acct_reading rd;
+
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1000), 0);
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 999), -ERANGE);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, true, &rd));
+	assert_int_equal(rd.value, 1000);
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1000), 0);
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1001), 0);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, true, &rd));
+	assert_int_equal(rd.value, 1001);
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, 1000), -ERANGE);
+	/* every cumulative quantity, not only CPU time; gauges go back freely */
+	cg = add(f, "/d", 1);
+	for (int q = 0; q < _ACCT_Q_MAX; q++) {
+		bool cumulative = acct_quantity_info(q)->cumulative;
+
+		assert_int_equal(acct_cgroup_set_checked(cg, q, 50), 0);
+		assert_int_equal(acct_cgroup_set_checked(cg, q, 49), cumulative ? -ERANGE : 0);
+		assert_true(acct_cgroup_get(cg, q, true, &rd));
+		assert_int_equal(rd.value, cumulative ? 50 : 49);
+	}
+}
+
+/* Not read before: the first reading is taken whatever the counter holds
+ * (the contract says only a quantity read before is held to its past). */
+static void test_set_checked_first_reading(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/c", 1);
+	struct acct_reading rd;
+
+	assert_false(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, true, &rd));
+	assert_int_equal(acct_cgroup_set_checked(cg, ACCT_Q_CPU_USAGE, -1), 0);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, true, &rd));
+	assert_int_equal(rd.value, -1);
+}
+
 static void test_quantity_names(void **state)
 {
 	for (int q = 0; q < _ACCT_Q_MAX; q++) {
@@ -231,6 +278,236 @@ static void test_budgets(void **state)
 	assert_int_equal(st.budget, 3);
 }
 
+/* A ledger freed with 63, 64 (its first batch of records to free exactly
+ * full), 65 and 129 records, some of them dead: every record freed once
+ * (a record freed twice or not at all shows as a crash here or in ASan). */
+static void test_free_many(void **state)
+{
+	static const unsigned sizes[] = { 63, 64, 65, 129 };
+	(void)state;
+
+	/* and out of memory at the first or the second allocation of its list
+	 * of records: the records it cannot list go the slow way */
+	for (size_t s = 0; s < 3 * ELEMENTSOF(sizes); s++) {
+		struct fixture f = { 0 };
+		struct acct_ledger_budgets b = { 1 << 20, 10000, 8 };
+
+		assert_int_equal(acct_domain_new(NULL, &f.d), 0);
+		assert_int_equal(acct_ledger_new(f.d, &b, &f.l), 0);
+		for (unsigned i = 0; i < sizes[s % ELEMENTSOF(sizes)]; i++) {
+			char path[32];
+
+			snprintf(path, sizeof(path), "/r%u", i);
+			struct acct_cgroup *cg = add(&f, path, 1);
+			acct_cgroup_set(cg, ACCT_Q_MEMORY, i);
+			if (i % 3 == 0)
+				acct_ledger_kill(f.l, cg, 2);
+		}
+		if (s >= ELEMENTSOF(sizes))
+			alloc_fail_after(s < 2 * ELEMENTSOF(sizes) ? 0 : 1);
+		assert_null(acct_ledger_free(f.l));
+		alloc_fail_off();
+		acct_domain_free(f.d);
+	}
+}
+
+struct visits {
+	unsigned n, stop_at;
+};
+
+static int visit(struct acct_cgroup *cg, void *userdata)
+{
+	struct visits *v = userdata;
+
+	(void)cg;
+	return ++v->n == v->stop_at ? 7 : 0;
+}
+
+/* foreach visits every record, and stops at the first nonzero return, which
+ * it returns. */
+static void test_foreach_stops(void **state)
+{
+	struct fixture *f = *state;
+	struct visits v = { 0 };
+
+	add(f, "/a", 1);
+	add(f, "/b", 1);
+	add(f, "/c", 1);
+	assert_int_equal(acct_ledger_foreach(f->l, visit, &v), 0);
+	assert_int_equal(v.n, 3);
+	v = (struct visits){ .stop_at = 2 };
+	assert_int_equal(acct_ledger_foreach(f->l, visit, &v), 7);
+	assert_int_equal(v.n, 2);
+}
+
+/* A snapshot is sorted by path; under one path the live record comes first,
+ * then the dead ones, newest first. More than one allocation's worth (256). */
+static void test_snapshot_order(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup **v = NULL, *old, *newer, *cur;
+	char path[32];
+
+	for (unsigned i = 0; i < 300; i++) {
+		snprintf(path, sizeof(path), "/p%03u", (i * 7) % 300); /* added out of order */
+		add(f, path, 1);
+	}
+	old = add(f, "/svc", 1);
+	acct_ledger_kill(f->l, old, 2);
+	newer = add(f, "/svc", 3);
+	acct_ledger_kill(f->l, newer, 4);
+	cur = add(f, "/svc", 5);
+	add(f, "/a", 1);
+
+	assert_int_equal(acct_ledger_snapshot(f->l, true, &v), 304);
+	assert_string_equal(v[0]->path, "/a");
+	for (unsigned i = 0; i < 300; i++) {
+		snprintf(path, sizeof(path), "/p%03u", i);
+		assert_string_equal(v[1 + i]->path, path);
+	}
+	assert_ptr_equal(v[301], cur);
+	assert_ptr_equal(v[302], newer);
+	assert_ptr_equal(v[303], old);
+	free(v);
+	assert_int_equal(acct_ledger_snapshot(f->l, false, &v), 302);
+	assert_ptr_equal(v[301], cur);
+	free(v);
+}
+
+/* ACCT_MEMSTAT_MAX distinct keys are kept; one more is refused and nothing
+ * is written for it. */
+static void test_memstat_full(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/m", 1);
+	char key[32];
+
+	for (unsigned i = 0; i < ACCT_MEMSTAT_MAX; i++) {
+		snprintf(key, sizeof(key), "key%u", i);
+		assert_int_equal(acct_cgroup_set_memstat(f->l, cg, key, strlen(key), i), 0);
+	}
+	assert_int_equal(acct_ledger_memstat_count(f->l), ACCT_MEMSTAT_MAX);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "one_more", 8, 5), -ENOSPC);
+	assert_int_equal(acct_ledger_memstat_find(f->l, "one_more"), -ENOENT);
+	assert_int_equal(acct_ledger_memstat_count(f->l), ACCT_MEMSTAT_MAX);
+	/* a known key still takes a value */
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "key3", 4, 33), 0);
+	assert_int_equal(cg->memstat[3], 33);
+	for (unsigned i = 0; i < ACCT_MEMSTAT_MAX; i++)
+		if (i != 3)
+			assert_int_equal(cg->memstat[i], i);
+}
+
+/* The kernel's own bound is added to every read's bound, and saturates. */
+static void test_kernel_bound(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/k", 1);
+	struct acct_reading rd;
+
+	acct_cgroup_set(cg, ACCT_Q_MEMORY, 1000);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, true, &rd));
+	assert_int_equal(rd.bound, 0);
+	acct_cgroup_set_kernel_bound(cg, ACCT_Q_MEMORY, 5);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, true, &rd));
+	assert_int_equal(rd.value, 1000);
+	assert_int_equal(rd.bound, 5);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, false, &rd));
+	assert_int_equal(rd.value, 1000);
+	assert_int_equal(rd.bound, 5);
+	acct_cgroup_set_kernel_bound(cg, ACCT_Q_MEMORY, UINT64_MAX);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, true, &rd));
+	assert_true(rd.bound == UINT64_MAX);
+	/* a sharded counter's approximate read has a bound of its own: the two
+	 * add up, saturating */
+	struct acct_counter_stats st;
+	assert_int_equal(acct_counter_upgrade(cg->q[ACCT_Q_MEMORY]), 0);
+	acct_counter_stats(cg->q[ACCT_Q_MEMORY], &st);
+	assert_true(st.bound > 0);
+	acct_cgroup_set_kernel_bound(cg, ACCT_Q_MEMORY, 5);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, false, &rd));
+	assert_int_equal(rd.value, 1000);
+	assert_int_equal(rd.bound, st.bound + 5);
+	acct_cgroup_set_kernel_bound(cg, ACCT_Q_MEMORY, UINT64_MAX - st.bound);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, false, &rd));
+	assert_true(rd.bound == UINT64_MAX);
+	acct_cgroup_set_kernel_bound(cg, ACCT_Q_MEMORY, UINT64_MAX - st.bound + 1);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_MEMORY, false, &rd));
+	assert_true(rd.bound == UINT64_MAX);
+	/* other quantities keep their own */
+	acct_cgroup_set(cg, ACCT_Q_CPU_USAGE, 1);
+	assert_true(acct_cgroup_get(cg, ACCT_Q_CPU_USAGE, true, &rd));
+	assert_int_equal(rd.bound, 0);
+}
+
+/* Out of memory at each allocation of an add in turn: -ENOMEM and no trace
+ * in the ledger, until the add goes through. The first add of a fresh
+ * domain also grows its counter memory (the counters' allocations fail too). */
+static void test_add_out_of_memory(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup_id id = { .path = "/oom", .depth = 1, .hierarchies = 1 };
+	uint64_t live, dead;
+	unsigned failures = 0;
+	int r;
+
+	for (unsigned n = 0;; n++) {
+		struct acct_cgroup *cg = NULL;
+
+		alloc_fail_after(n);
+		r = acct_ledger_add(f->l, &id, 1, &cg);
+		alloc_fail_off();
+		if (r == 0) {
+			assert_false(alloc_fail_hit());
+			assert_ptr_equal(acct_ledger_find(f->l, "/oom"), cg);
+			break;
+		}
+		failures++;
+		assert_int_equal(r, -ENOMEM);
+		assert_null(acct_ledger_find(f->l, "/oom"));
+		acct_ledger_counts(f->l, &live, &dead);
+		assert_int_equal(live, 0);
+		assert_true(n < 1000);
+	}
+	/* the record, its path and the counter memory at least */
+	assert_true(failures >= 3);
+	add(f, "/other", 1);
+	acct_ledger_counts(f->l, &live, &dead);
+	assert_int_equal(live, 2);
+}
+
+/* Out of memory in the other allocating calls: -ENOMEM, nothing changed. */
+static void test_values_out_of_memory(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/v", 1), **v = NULL;
+	int64_t io[_ACCT_IO_STAT_MAX] = { 1, 2, 3, 4, 5, 6 };
+
+	alloc_fail_after(0);
+	assert_int_equal(acct_ledger_snapshot(f->l, true, &v), -ENOMEM);
+	alloc_fail_off();
+	assert_null(v);
+
+	/* a new key, then the cgroup's first value array */
+	alloc_fail_after(0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "anon", 4, 1), -ENOMEM);
+	alloc_fail_off();
+	assert_int_equal(acct_ledger_memstat_find(f->l, "anon"), -ENOENT);
+	alloc_fail_after(1);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "anon", 4, 1), -ENOMEM);
+	alloc_fail_off();
+	assert_null(cg->memstat);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "anon", 4, 1), 0);
+	assert_int_equal(cg->memstat[0], 1);
+
+	alloc_fail_after(0);
+	assert_int_equal(acct_cgroup_set_io_device(cg, 0, io), -ENOMEM);
+	alloc_fail_off();
+	assert_null(cg->io);
+	assert_int_equal(acct_cgroup_set_io_device(cg, 0, io), 0);
+	assert_int_equal(cg->io->dev[0].v[5], 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,9 +515,18 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tombstone_and_recreate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_checked_back_by_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_checked_first_reading, setup, teardown),
 		cmocka_unit_test(test_quantity_names),
 		cmocka_unit_test_setup_teardown(test_io_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budgets, setup, teardown),
+		cmocka_unit_test(test_free_many),
+		cmocka_unit_test_setup_teardown(test_foreach_stops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memstat_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_add_out_of_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_values_out_of_memory, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
  * methods answer with (api-dispatch.h).
  *
  * Confinement. Cgroup paths from clients are normalised and checked
- * (cgroup_path_normalize()) and then only ever looked up in the ledger, never
+ * (path_normalize_cgroup(), lib/basic/path.h; a prefix matches whole
+ * components, path_under()) and then only ever looked up in the ledger, never
  * on the file system: no path from a client is opened, stat()ed or resolved,
  * so neither ".." nor a symlink in the tree can reach anything the sampler
  * did not itself discover under the cgroup root. */
@@ -25,6 +26,7 @@
 #include "log.h"
 #include "manager.h"
 #include "name-escape.h"
+#include "path.h"
 #include "util.h"
 
 #ifndef SO_PEERGROUPS
@@ -141,48 +143,6 @@ int api_text_reply(struct request *rq, bool continues)
 
 /* ---- parameters ------------------------------------------------------------------ */
 
-/* Normalise a cgroup path from a client into `out` (CGROUP_PATH_MAX + 1
- * bytes): absolute, single slashes, no trailing slash ("/" for the root).
- * Returns NULL, or why the path is refused. The result is only a ledger key:
- * nothing here or after it touches the file system. Every byte but NUL is
- * accepted in a name, control characters included: a cgroup name may hold
- * any byte but '/' and NUL, and every name List shows must be one that Get
- * takes. */
-static const char *cgroup_path_normalize(const char *in, size_t len, char *out)
-{
-	size_t o = 0;
-
-	if (len == 0)
-		return "empty path";
-	if (len > CGROUP_PATH_MAX)
-		return "longer than 4096 bytes";
-	if (memchr(in, 0, len))
-		return "contains a NUL byte";
-	if (in[0] != '/')
-		return "not absolute (must start with /)";
-	for (size_t i = 0; i < len;) {
-		while (i < len && in[i] == '/')
-			i++;
-		size_t b = i;
-		while (i < len && in[i] != '/')
-			i++;
-		size_t n = i - b;
-		if (n == 0)
-			break;
-		if ((n == 1 && in[b] == '.') || (n == 2 && in[b] == '.' && in[b + 1] == '.'))
-			return "contains a . or .. component";
-		if (n > CGROUP_NAME_MAX)
-			return "has a component longer than 255 bytes";
-		out[o++] = '/';
-		memcpy(out + o, in + b, n);
-		o += n;
-	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = 0;
-	return NULL;
-}
-
 /* A client's path is the served text of a name (name-escape.h): a name with
  * bytes that are not UTF-8 is sent back with \xHH in their place. So when the
  * normalised path names no cgroup as it is but does with those escapes
@@ -212,7 +172,7 @@ int api_check_cgroup(struct request *rq, struct json_object *v, const char *name
 		int r = api_invalid_parameter(rq, name);
 		return r < 0 ? r : PARAM_REPLIED;
 	}
-	const char *why = cgroup_path_normalize(json_object_get_string(v), (size_t)json_object_get_string_len(v), out);
+	const char *why = path_normalize_cgroup(json_object_get_string(v), (size_t)json_object_get_string_len(v), out);
 	if (why) {
 		struct json_object *p = json_object_new_object();
 		if (!p)
@@ -235,13 +195,6 @@ struct json_object *api_param(struct json_object *params, const char *name)
 	struct json_object *v = NULL;
 	(void)json_object_object_get_ex(params, name, &v);
 	return v;
-}
-
-bool api_path_under(const char *path, const char *prefix, size_t plen)
-{
-	if (plen == 1)
-		return true; /* "/" */
-	return strncmp(path, prefix, plen) == 0 && (path[plen] == 0 || path[plen] == '/');
 }
 
 /* ---- access ------------------------------------------------------------------- */

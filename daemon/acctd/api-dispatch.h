@@ -10,12 +10,11 @@
 #include <stdint.h>
 
 #include "ledger-json.h"
+#include "path.h" /* CGROUP_PATH_MAX */
 #include "util.h"
 #include "varlink.h"
 
 #define IFACE_ACCT "io.acctd.Accounting"
-#define CGROUP_PATH_MAX 4096
-#define CGROUP_NAME_MAX 255
 
 struct conn;
 struct api_server;
@@ -153,6 +152,3 @@ static inline int api_param_cgroup(struct request *rq, struct json_object *param
 {
 	return api_check_cgroup(rq, api_param(params, name), name, required, out);
 }
-
-/* Does `path` lie at or under `prefix` (both normalised, plen = strlen(prefix))? */
-bool api_path_under(const char *path, const char *prefix, size_t plen);

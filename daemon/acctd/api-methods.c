@@ -303,7 +303,7 @@ static int m_list(struct request *rq, struct json_object *params)
 	/* Keep the matches in place. */
 	size_t k = 0;
 	for (int i = 0; i < n; i++)
-		if (api_path_under(cgs[i]->path, prefix, plen) &&
+		if (path_under(cgs[i]->path, prefix, plen) &&
 		    (depth < 0 || (int64_t)cgs[i]->depth - (int64_t)pdepth <= depth))
 			cgs[k++] = cgs[i];
 	/* The prefix need not be tracked itself (an include filter may select

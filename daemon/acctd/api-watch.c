@@ -131,7 +131,7 @@ static int watch_records(struct acct_ledger *ledger, struct watch *w, struct acc
 			return n;
 		size_t plen = strlen(w->prefix);
 		for (int i = 0; i < n; i++)
-			if (api_path_under(cgs[i]->path, w->prefix, plen))
+			if (path_under(cgs[i]->path, w->prefix, plen))
 				cgs[k++] = cgs[i];
 	}
 	if (w->nr_paths) {

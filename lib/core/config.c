@@ -545,15 +545,11 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 		const char *bad = NULL;
 		uint32_t set = 0;
 
+		/* At least one word: an empty value was refused above, and a
+		 * trimmed value that is not empty holds a word. */
 		r = strv_split(v, &words);
 		if (r < 0)
 			return r;
-		if (!words[0]) {
-			size_t n = 0;
-			r = strv_push_dup(&words, &n, "default");
-			if (r < 0)
-				return r;
-		}
 		if (acct_metrics_families_apply(&set, words, &bad) < 0) {
 			r = asprintf(&reason,
 				     "unknown family '%s' (expected default, all, none or a group, optionally with + or -)",

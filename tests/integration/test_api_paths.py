@@ -3,9 +3,11 @@ and a reason, harmless spellings are normalised, and symlinks in the tree
 that point outside it never lead to a read: the API only looks paths up in
 the ledger, which holds what discovery found under the cgroup root."""
 import os
+import time
 
 import pytest
 
+import acctd
 from test_api_client import IFACE, SERVICE, Varlink, api_daemon, error, ok, still_serves
 
 BAD_PATH = IFACE + ".InvalidCgroupPath"
@@ -93,3 +95,70 @@ def test_symlinks_lead_nowhere(api):
         listed = {c["path"] for c in ok(v.call(IFACE + ".List", {"include_dead": True}))["cgroups"]}
         assert "/user.slice" in listed
         assert not any("evil" in p or "rootfs" in p or "alias" in p for p in listed), listed
+
+
+def real_v2_base():
+    """Where this host's cgroup v2 tree is mounted (pure or hybrid), or None."""
+    for base in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        if os.path.exists(os.path.join(base, "cgroup.procs")) and \
+                os.path.exists(os.path.join(base, "cgroup.subtree_control")):
+            return base
+    return None
+
+
+@pytest.fixture
+def siblings():
+    """Real cgroups <top>/a, <top>/a/x, <top>/ab, <top>/ab/y (root only):
+    "/a" and its sibling "/ab" both exist, each with a child."""
+    if not acctd.is_root():
+        pytest.skip("needs root to create cgroups")
+    base = real_v2_base()
+    if base is None:
+        pytest.skip("no cgroup v2 hierarchy mounted here")
+    name = "acctd-mutate-core-prefix-%d" % os.getpid()
+    rel = ["", "/a", "/a/x", "/ab", "/ab/y"]
+    made = []
+    try:
+        for r in rel:
+            os.mkdir(base + "/" + name + r)
+            made.append(base + "/" + name + r)
+        yield "/" + name
+    finally:
+        for d in reversed(made):
+            os.rmdir(d)
+
+
+def test_prefix_whole_components(siblings, tmp_path):
+    """A prefix matches whole components: List and Watch with prefix /a give
+    /a and /a/x, never the sibling /ab or its child (issue 17: the boundary
+    check of the prefix rule could be removed and no test failed)."""
+    top = siblings
+    a, ab = top + "/a", top + "/ab"
+    with api_daemon(tmp_path, None, cgroups__include=top + "*") as (d, path):
+        with Varlink(path) as v:
+            deadline = time.monotonic() + 20
+            while True:
+                r = v.call(IFACE + ".List", {"prefix": top})
+                got = {c["path"] for c in ok(r)["cgroups"]} if "error" not in r else set()
+                if got == {top, a, a + "/x", ab, ab + "/y"}:
+                    break
+                assert time.monotonic() < deadline, got
+                time.sleep(0.1)
+            listed = {c["path"] for c in ok(v.call(IFACE + ".List", {"prefix": a}))["cgroups"]}
+            assert listed == {a, a + "/x"}
+            listed = {c["path"] for c in ok(v.call(IFACE + ".List", {"prefix": a + "/"}))["cgroups"]}
+            assert listed == {a, a + "/x"}
+            listed = {c["path"] for c in ok(v.call(IFACE + ".List", {"prefix": a, "depth": 0}))["cgroups"]}
+            assert listed == {a}
+            listed = {c["path"] for c in ok(v.call(IFACE + ".List", {"prefix": ab}))["cgroups"]}
+            assert listed == {ab, ab + "/y"}
+            # the start of a name is no prefix of it
+            error(v.call(IFACE + ".List", {"prefix": top[:-1]}), IFACE + ".NoSuchCgroup")
+        with Varlink(path) as v:
+            v.send(IFACE + ".Watch", {"prefix": a, "interval_ms": 20}, more=True)
+            first = v.recv()
+            assert first["continues"] is True
+            assert {c["path"] for c in ok(first)["cgroups"]} == {a, a + "/x"}
+        with Varlink(path) as v:
+            v.send(IFACE + ".Watch", {"prefix": ab, "interval_ms": 20}, more=True)
+            assert {c["path"] for c in ok(v.recv())["cgroups"]} == {ab, ab + "/y"}
