@@ -443,6 +443,28 @@ static void test_escaping(void **state)
 	}
 }
 
+/* Two names, one label value (lib/basic/name-escape.h: the text \xff and the
+ * byte ff): the literal one is shown, once; a series twice would make the
+ * page invalid. A name that is not UTF-8 and has no twin is shown. */
+static void test_label_twins(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+
+	acct_cgroup_set(add(f, "/twin\\xff"), ACCT_Q_MEMORY, 111);
+	acct_cgroup_set(add(f, "/twin\xff"), ACCT_Q_MEMORY, 222);
+	acct_cgroup_set(add(f, "/alone\xff"), ACCT_Q_MEMORY, 333);
+	acct_metrics_options_default(&o);
+	for (int fmt = 0; fmt < 2; fmt++) {
+		o.format = fmt ? ACCT_METRICS_OPENMETRICS : ACCT_METRICS_TEXT;
+		char *page = render(f, &o, NULL, 1 << 20);
+		assert_has(page, "acctd_memory_bytes{cgroup=\"/twin\\\\xff\"} 111");
+		assert_lacks(page, "acctd_memory_bytes{cgroup=\"/twin\\\\xff\"} 222");
+		assert_has(page, "acctd_memory_bytes{cgroup=\"/alone\\\\xff\"} 333");
+		free(page);
+	}
+}
+
 static void test_tombstones(void **state)
 {
 	struct fixture *f = *state;
@@ -823,6 +845,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_openmetrics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_label_twins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tombstones, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memstat_v1, setup, teardown),

@@ -60,7 +60,8 @@ int call_failed(int r, const struct acct_reply *reply)
 		}
 		if (acct_error_describe(reply->error, reply->parameters, &text) < 0)
 			oom_exit();
-		fprintf(stderr, "%s\n", text);
+		print_text(stderr, text); /* may quote a cgroup's name */
+		fputc('\n', stderr);
 		return EXIT_FAIL;
 	}
 	switch (r) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "acctctl.h"
+#include "name-escape.h"
 
 void oom_exit(void)
 {
@@ -150,8 +151,31 @@ void print_json(FILE *f, struct json_object *o)
 	fputc('\n', f);
 }
 
+void print_text(FILE *f, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (name_escape_span(s, n, NAME_ESCAPE_TERMINAL) == n) {
+		fputs(s, f);
+		return;
+	}
+	_cleanup_free_ char *e = name_escape(s, NAME_ESCAPE_TERMINAL);
+	if (!e)
+		oom_exit();
+	fputs(e, f);
+}
+
+struct json_object *json_cgroup_arg(const char *arg)
+{
+	_cleanup_free_ char *text = name_escape(arg, NAME_ESCAPE_UTF8);
+	if (!text)
+		oom_exit();
+	return xjson(json_object_new_string(text));
+}
+
 void print_field(const char *label, const char *fmt, ...)
 {
+	_cleanup_free_ char *text = NULL;
 	va_list ap;
 
 	if (*label)
@@ -159,8 +183,11 @@ void print_field(const char *label, const char *fmt, ...)
 	else
 		printf("%17s", "");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	int r = vasprintf(&text, fmt, ap);
 	va_end(ap);
+	if (r < 0)
+		oom_exit();
+	print_text(stdout, text);
 	putchar('\n');
 }
 

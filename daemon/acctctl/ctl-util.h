@@ -51,10 +51,25 @@ struct value {
 /* The Value v; .set is false when v is NULL or has no "value". */
 struct value value_of(struct json_object *v);
 
+/* Print s as it may reach a terminal: name-escape.h's terminal mode, so that
+ * a cgroup name (any bytes its maker chose: ESC ] 0 ; retitles a window,
+ * ESC [ 2 J clears the screen) shows its control characters and bytes that
+ * are not UTF-8 as \xHH, the text that Get accepts back. Everything acctctl
+ * prints from acctd, but --json (exact JSON), goes through this or through a
+ * table (table_add() does the same to every cell). */
+void print_text(FILE *f, const char *s);
+
+/* A cgroup argument as the API's text (name-escape.h): bytes that are not
+ * UTF-8 as \xHH, so that a name pasted raw (from ls, or a shell's $'\xff')
+ * reaches acctd, which takes only UTF-8, as the text it serves. Never NULL
+ * (exits on out of memory). */
+struct json_object *json_cgroup_arg(const char *arg);
+
 /* Print o and a newline, short or pretty as --json asked. */
 void print_json(FILE *f, struct json_object *o);
 /* "          Label: text": the label right-aligned in 15 columns; an empty
- * label continues the previous field on a line of its own. */
+ * label continues the previous field on a line of its own. The text is
+ * printed as print_text() does. */
 void print_field(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print the message and a newline to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

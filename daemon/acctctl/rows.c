@@ -80,7 +80,7 @@ int list_fetch(struct acct_client *c, const char *prefix, bool keep_json, struct
 	int r;
 
 	if (prefix)
-		json_add(params, "prefix", json_object_new_string(prefix));
+		json_add(params, "prefix", json_cgroup_arg(prefix));
 	if (arg_depth >= 0)
 		json_add(params, "depth", json_object_new_int64(arg_depth));
 	if (arg_all)

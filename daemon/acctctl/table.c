@@ -6,6 +6,7 @@
 
 #include "ctl-util.h"
 #include "human.h"
+#include "name-escape.h"
 
 void table_init(struct table *t, size_t ncols, const char *const *headers, const unsigned *flags)
 {
@@ -21,6 +22,18 @@ void table_done(struct table *t)
 }
 
 
+/* A cell as it may reach a terminal (the row's strings are the table's). */
+static char *cell_for_terminal(struct table *t, char *s)
+{
+	size_t n = strlen(s);
+
+	if (name_escape_span(s, n, NAME_ESCAPE_TERMINAL) == n)
+		return s;
+	char *e = arena_alloc(&t->strings, n * NAME_ESCAPE_MAX_EXPANSION + 1);
+	e[name_escape_to(e, s, n, NAME_ESCAPE_TERMINAL)] = '\0';
+	return e;
+}
+
 void table_add(struct table *t, char **row)
 {
 	if (t->nrows == t->cap) {
@@ -31,7 +44,9 @@ void table_add(struct table *t, char **row)
 		t->cells = n;
 		t->cap = cap;
 	}
-	memcpy(t->cells + t->nrows * t->ncols, row, t->ncols * sizeof(char *));
+	char **cells = t->cells + t->nrows * t->ncols;
+	for (size_t i = 0; i < t->ncols; i++)
+		cells[i] = cell_for_terminal(t, row[i]);
 	t->nrows++;
 }
 

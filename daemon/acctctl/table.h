@@ -34,7 +34,9 @@ void table_done(struct table *t);
 #define cell_fmt(t, ...) arena_printf(&(t)->strings, __VA_ARGS__)
 
 /* Append a row of ncols strings made with cell_str()/cell_fmt(); exits on out
- * of memory. */
+ * of memory. A cell with control characters or bytes that are not UTF-8 (a
+ * cgroup name may hold any) is kept as print_text() shows it (ctl-util.h), so
+ * that widths are those of what is printed. */
 void table_add(struct table *t, char **row);
 /* Print with columns sized to their content (and the headers when legend);
  * when max_width > 0 and the table is wider, the ellipsizable column gives up

@@ -59,7 +59,7 @@ int verb_compare(char **args)
 					 : "an integer");
 		return EXIT_USAGE;
 	}
-	json_add(params, "cgroup", json_object_new_string(args[0]));
+	json_add(params, "cgroup", json_cgroup_arg(args[0]));
 	json_add(params, "quantity", json_object_new_string(args[1]));
 	json_add(params, "threshold", json_object_new_int64(threshold));
 	r = call_once("Compare", params, &reply);
@@ -80,7 +80,8 @@ int verb_compare(char **args)
 			fv = fmt_exact(u, v.value);
 			ft = fmt_exact(u, threshold);
 		}
-		printf("%s %s", args[0], args[1]);
+		print_text(stdout, args[0]);
+		printf(" %s", args[1]);
 		if (v.set) {
 			printf(" %s", fv.s);
 			if (v.bound > 0)

@@ -158,7 +158,8 @@ static void show_cgroup(struct json_object *cg)
 	char ab[80];
 	int64_t d;
 
-	printf("%s\n", jstr(cg, "path") ?: "?");
+	print_text(stdout, jstr(cg, "path") ?: "?");
+	putchar('\n');
 	if (dead && jint(cg, "dead_for_us", &d) && jbool(cg, "final"))
 		print_field("State", "dead: removed %s ago; these are its final values", fmt_age(d).s);
 	else if (dead && jint(cg, "dead_for_us", &d))
@@ -287,7 +288,7 @@ int verb_show(char **args)
 	struct json_object *cg;
 	int r;
 
-	json_add(params, "cgroup", json_object_new_string(args[0]));
+	json_add(params, "cgroup", json_cgroup_arg(args[0]));
 	if (arg_precise)
 		json_add(params, "precise", json_object_new_boolean(1));
 	r = call_once("Get", params, &reply);

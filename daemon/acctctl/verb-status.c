@@ -134,7 +134,9 @@ int verb_status(char **args)
 		print_json(stdout, s);
 		return EXIT_OK;
 	}
-	printf("acctd %s: %s\n", jstr(s, "version") ?: "?", jstr(s, "status") ?: "?");
+	_cleanup_free_ char *head = xasprintf("acctd %s: %s", jstr(s, "version") ?: "?", jstr(s, "status") ?: "?");
+	print_text(stdout, head);
+	putchar('\n');
 	print_field("Up", "%s", fmt_duration(jint_or(s, "uptime_us", 0)).s);
 	print_field("Cgroups", "%" PRId64 " live, %" PRId64 " dead; %s hierarchy at %s", jint_or(s, "cgroups_live", 0),
 		    jint_or(s, "cgroups_dead", 0), jstr(s, "cgroup_mode") ?: "?", jstr(s, "cgroup_root") ?: "?");

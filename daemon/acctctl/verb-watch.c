@@ -61,7 +61,8 @@ static void watch_text(FILE *f, struct json_object *cg)
 	struct value mem = value_of(jget(values, "memory")), tasks = value_of(jget(values, "tasks"));
 	const char *state = jstr(cg, "state");
 
-	fprintf(f, "%s:", jstr(cg, "path") ?: "?");
+	print_text(f, jstr(cg, "path") ?: "?");
+	fputc(':', f);
 	if (state && strcmp(state, "dead") == 0)
 		fprintf(f, " removed (final values)");
 	if (mem.set) {
@@ -129,11 +130,11 @@ int verb_watch(char **args)
 	if (args[0]) {
 		struct json_object *a = xjson(json_object_new_array());
 		for (size_t i = 0; args[i]; i++)
-			json_object_array_add(a, xjson(json_object_new_string(args[i])));
+			json_object_array_add(a, json_cgroup_arg(args[i]));
 		json_add(params, "cgroups", a);
 	}
 	if (arg_prefix)
-		json_add(params, "prefix", json_object_new_string(arg_prefix));
+		json_add(params, "prefix", json_cgroup_arg(arg_prefix));
 	json_add(params, "interval_ms", json_object_new_int64((int64_t)(arg_delay_us / 1000)));
 
 	r = connect_daemon(&c);

@@ -22,8 +22,10 @@
 #include <sys/socket.h>
 
 #include "api-server.h"
+#include "ledger.h"
 #include "log.h"
 #include "manager.h"
+#include "name-escape.h"
 #include "path.h"
 #include "util.h"
 
@@ -95,7 +97,7 @@ int api_reply_error_string(struct request *rq, enum api_result e, const char *ke
 	struct json_object *p = json_object_new_object();
 	if (!p)
 		return -ENOMEM;
-	json_object_object_add(p, key, json_object_new_string(value));
+	json_object_object_add(p, key, acct_json_text(value)); /* may quote a name or a file */
 	return api_reply_error(rq, e, p);
 }
 
@@ -141,6 +143,23 @@ int api_text_reply(struct request *rq, bool continues)
 
 /* ---- parameters ------------------------------------------------------------------ */
 
+/* A client's path is the served text of a name (name-escape.h): a name with
+ * bytes that are not UTF-8 is sent back with \xHH in their place. So when the
+ * normalised path names no cgroup as it is but does with those escapes
+ * undone, `path` becomes the name (the literal one wins when both exist). A
+ * prefix (List, Watch) is resolved the same way when it names a cgroup. */
+static void cgroup_path_resolve(struct manager *m, char path[static CGROUP_PATH_MAX + 1])
+{
+	struct acct_ledger *l = manager_ledger(m);
+	char raw[CGROUP_PATH_MAX + 1];
+
+	rcu_read_lock();
+	bool unescaped = !acct_ledger_find(l, path) && name_unescape(path, raw) && acct_ledger_find(l, raw);
+	rcu_read_unlock();
+	if (unescaped)
+		strcpy(path, raw); /* unescaping only shortens */
+}
+
 int api_check_cgroup(struct request *rq, struct json_object *v, const char *name, bool required, char *out)
 {
 	if (!v || json_object_is_type(v, json_type_null)) {
@@ -158,13 +177,16 @@ int api_check_cgroup(struct request *rq, struct json_object *v, const char *name
 		struct json_object *p = json_object_new_object();
 		if (!p)
 			return -ENOMEM;
-		/* The path as given, but only as much of it as is useful. */
+		/* The path as given, but only as much of it as is useful, cut
+		 * between characters (the message was valid UTF-8 and stays so). */
 		size_t len = (size_t)json_object_get_string_len(v);
-		json_object_object_add(p, "cgroup", json_object_new_string_len(json_object_get_string(v), (int)MIN(len, (size_t)256)));
+		len = utf8_boundary(json_object_get_string(v), len, 256);
+		json_object_object_add(p, "cgroup", json_object_new_string_len(json_object_get_string(v), (int)len));
 		json_object_object_add(p, "reason", json_object_new_string(why));
 		int r = api_reply_error(rq, RES_INVALID_CGROUP_PATH, p);
 		return r < 0 ? r : PARAM_REPLIED;
 	}
+	cgroup_path_resolve(rq->c->s->m, out);
 	return PARAM_OK;
 }
 

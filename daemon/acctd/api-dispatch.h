@@ -115,7 +115,9 @@ void api_count(struct request *rq, enum api_result r);
 int api_reply(struct request *rq, struct json_object *params, bool continues);
 /* An error reply (params taken; NULL: {}), counted as e. Returns 0 or -ENOMEM. */
 int api_reply_error(struct request *rq, enum api_result e, struct json_object *params);
-/* An error reply with one string parameter {key: value}. Returns 0 or -ENOMEM. */
+/* An error reply with one string parameter {key: value}, value as its served
+ * text (acct_json_text(): it may hold a path with bytes that are not UTF-8).
+ * Returns 0 or -ENOMEM. */
 int api_reply_error_string(struct request *rq, enum api_result e, const char *key, const char *value);
 /* InvalidParameter {"parameter": name}. Returns 0 or -ENOMEM. */
 int api_invalid_parameter(struct request *rq, const char *name);

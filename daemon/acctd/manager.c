@@ -27,6 +27,7 @@
 #include "admin-group.h"
 #include "api.h"
 #include "metrics-http.h"
+#include "name-escape.h"
 #include "status.h"
 #include "time-util.h"
 #include "util.h"
@@ -141,10 +142,17 @@ void manager_status_line(const struct manager *m, char *buf, size_t size)
 	acct_ledger_counts(m->ledger, &live, &dead);
 	for (int i = 0; i < _ACCT_INV_MAX; i++)
 		viol += m->reconcile.violations[i];
-	snprintf(buf, size, "%s%" PRIu64 " cgroups (%" PRIu64 " dead), last pass %" PRIu64 " ms, %" PRIu64
+	/* The reason may quote a file's bytes: as text (systemd ignores a
+	 * STATUS= that is not UTF-8), and the line cut between characters. */
+	_cleanup_free_ char *why = failed ? name_escape(m->reload_error, NAME_ESCAPE_UTF8) : NULL;
+	char line[4 * sizeof(m->reload_error) + 256];
+	snprintf(line, sizeof(line), "%s%" PRIu64 " cgroups (%" PRIu64 " dead), last pass %" PRIu64 " ms, %" PRIu64
 		 " invariant violations%s%s",
 		 m->ready ? "Tracking " : "Starting: ", live, dead, m->last_fast.wall_us / 1000, viol,
-		 failed ? "; reload failed: " : "", failed ? m->reload_error : "");
+		 failed ? "; reload failed: " : "", failed ? why ?: "(out of memory)" : "");
+	size_t n = utf8_boundary(line, strlen(line), size - 1);
+	memcpy(buf, line, n);
+	buf[n] = '\0';
 }
 
 #define STATUS_PERIOD_US 5000000u
@@ -1027,7 +1035,7 @@ static struct json_object *ledger_json(struct manager *m, struct acct_cgroup *co
 	struct json_object *top = json_object_new_object(), *arr = json_object_new_array();
 	json_object_object_add(top, "version", json_object_new_string(ACCTD_VERSION));
 	json_object_object_add(top, "cgroup_mode", json_object_new_string(acct_cgroup_mode_to_string(m->layout->mode)));
-	json_object_object_add(top, "cgroup_root", json_object_new_string(m->layout->root));
+	json_object_object_add(top, "cgroup_root", acct_json_text(m->layout->root));
 	unsigned nodes = acct_domain_topology(m->domain)->nr_nodes;
 	for (size_t i = 0; i < n; i++)
 		json_object_array_add(arr, acct_cgroup_to_json(m->ledger, cgs[i], now, false, nodes));

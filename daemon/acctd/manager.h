@@ -91,7 +91,9 @@ int manager_dump(struct manager *m, FILE *out);
  * is returned and its reason kept (manager_reload_outcome()). */
 int manager_reload(struct manager *m);
 
-/* One-line summary for STATUS= and Status(). */
+/* One-line summary for STATUS= and Status(), valid UTF-8 (a reload's reason
+ * as its served text, name-escape.h), at most size - 1 bytes cut between
+ * characters. */
 void manager_status_line(const struct manager *m, char *buf, size_t size);
 
 /* Run a full pass (fast and slow files) as soon as possible and call fn(m, report,

@@ -58,10 +58,10 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	manager_get_stats(m, &ms);
 
 	json_object_object_add(st, "version", json_object_new_string(ACCTD_VERSION));
-	json_object_object_add(st, "status", json_object_new_string(line));
+	json_object_object_add(st, "status", acct_json_text(line)); /* may quote a reload's reason */
 	json_object_object_add(st, "uptime_us", json_object_new_int64((int64_t)(acct_now_us() - ms.started_us)));
 	json_object_object_add(st, "cgroup_mode", json_object_new_string(acct_cgroup_mode_to_string(layout->mode)));
-	json_object_object_add(st, "cgroup_root", json_object_new_string(layout->root));
+	json_object_object_add(st, "cgroup_root", acct_json_text(layout->root));
 	json_object_object_add(st, "cgroups_live", json_object_new_int64((int64_t)live));
 	json_object_object_add(st, "cgroups_dead", json_object_new_int64((int64_t)dead));
 	json_object_object_add(st, "fast_interval_us", json_object_new_int64((int64_t)config->fast_interval_us));
@@ -81,7 +81,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(st, "reconciliation", acct_reconcile_to_json(manager_reconcile_report(m)));
 	struct json_object *src = json_object_new_array();
 	for (char **p = config->sources; p && *p; p++)
-		json_object_array_add(src, json_object_new_string(*p));
+		json_object_array_add(src, acct_json_text(*p));
 	json_object_object_add(st, "config_sources", src);
 	json_object_object_add(st, "reloads", json_object_new_int64((int64_t)ms.reloads));
 	json_object_object_add(st, "reload_failures", json_object_new_int64((int64_t)ms.reload_failures));
@@ -95,7 +95,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 		json_object_object_add(st, "reload_result", json_object_new_string("ok"));
 		break;
 	case MANAGER_RELOAD_FAILED:
-		json_object_object_add(st, "reload_result", json_object_new_string(reason));
+		json_object_object_add(st, "reload_result", acct_json_text(reason)); /* may quote a file */
 		break;
 	}
 	json_object_object_add(st, "collectors", collectors_json(m));
@@ -104,7 +104,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(bpf, "checks", json_object_new_int64((int64_t)ms.bpf_checks));
 	json_object_object_add(bpf, "mismatches", json_object_new_int64((int64_t)ms.bpf_mismatches));
 	json_object_object_add(bpf, "last_mismatch",
-			       ms.bpf_last_mismatch[0] ? json_object_new_string(ms.bpf_last_mismatch) : NULL);
+			       ms.bpf_last_mismatch[0] ? acct_json_text(ms.bpf_last_mismatch) : NULL);
 	const struct acct_bpf_collector *c = manager_collector(m);
 	json_object_object_add(bpf, "percpu", c ? json_object_new_string(acct_bpf_collector_percpu(c)) : NULL);
 	json_object_object_add(st, "bpf", bpf);

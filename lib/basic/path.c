@@ -41,9 +41,8 @@ const char *path_normalize_cgroup(const char *in, size_t len, char out[static CG
 		return "longer than 4096 bytes";
 	if (memchr(in, 0, len))
 		return "contains a NUL byte";
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)in[i] < 0x20 || in[i] == 0x7f)
-			return "contains a control character";
+	/* Every other byte may be in a cgroup name (TAB, ESC, ...): every name
+	 * List shows must be one that Get takes. */
 	if (in[0] != '/')
 		return "not absolute (must start with /)";
 	for (size_t i = 0; i < len;) {

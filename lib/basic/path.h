@@ -26,9 +26,10 @@ char *path_join(const char *a, const char *b);
 /* Normalise a cgroup path of `len` bytes from a client (not NUL-terminated;
  * may contain anything) into `out`: absolute, single slashes, no trailing
  * slash ("/" for the root). Returns NULL, or why the path is refused (a static
- * string: empty, too long, a NUL or control character, not absolute, a . or
- * .. component, a component longer than CGROUP_NAME_MAX). The result is only
- * a string: nothing here touches the file system. */
+ * string: empty, too long, a NUL byte, not absolute, a . or .. component, a
+ * component longer than CGROUP_NAME_MAX); every other byte is accepted,
+ * control characters included, as a cgroup name may hold them. The result is
+ * only a string: nothing here touches the file system. */
 const char *path_normalize_cgroup(const char *in, size_t len, char out[static CGROUP_PATH_MAX + 1]);
 
 /* Does `path` lie at or under `prefix` (both normalised, plen =

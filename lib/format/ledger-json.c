@@ -12,6 +12,7 @@
 
 #include "cgroup-layout.h"
 #include "format-double.h"
+#include "name-escape.h"
 #include "util.h"
 
 static const char *const psi_names[_ACCT_PSI_MAX] = { "cpu", "memory", "io" };
@@ -29,6 +30,16 @@ static struct json_object *json_double(double v)
 	if (!strchr(buf, '.') && !strchr(buf, 'e'))
 		memcpy(buf + n, ".0", 3);
 	return json_object_new_double_s(v, buf);
+}
+
+struct json_object *acct_json_text(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (name_escape_span(s, n, NAME_ESCAPE_UTF8) == n)
+		return json_object_new_string(s);
+	_cleanup_free_ char *e = name_escape(s, NAME_ESCAPE_UTF8);
+	return e ? json_object_new_string(e) : NULL;
 }
 
 struct json_object *acct_drift_to_json(const struct histogram *h)
@@ -55,7 +66,7 @@ struct json_object *acct_reconcile_to_json(const struct acct_reconcile_report *r
 	json_object_object_add(o, "violations", v);
 	json_object_object_add(o, "violations_total", t);
 	json_object_object_add(o, "last_violation",
-			       rep->last_violation[0] ? json_object_new_string(rep->last_violation) : NULL);
+			       rep->last_violation[0] ? acct_json_text(rep->last_violation) : NULL);
 	json_object_object_add(o, "drift_memory_bytes", acct_drift_to_json(&rep->drift_memory));
 	json_object_object_add(o, "drift_cpu_us", acct_drift_to_json(&rep->drift_cpu));
 	json_object_object_add(o, "root_memory", rep->root_memory >= 0 ? json_object_new_int64(rep->root_memory) : NULL);
@@ -84,7 +95,7 @@ struct json_object *acct_pass_to_json(const struct acct_pass_report *pass)
 		json_object_object_add(b, "checks", json_object_new_int64((int64_t)pass->bpf_checks));
 		json_object_object_add(b, "mismatches", json_object_new_int64((int64_t)pass->bpf_mismatches));
 		json_object_object_add(b, "stat_reads", json_object_new_int64((int64_t)pass->bpf_stat_reads));
-		json_object_object_add(b, "last_mismatch", pass->last_mismatch[0] ? json_object_new_string(pass->last_mismatch) : NULL);
+		json_object_object_add(b, "last_mismatch", pass->last_mismatch[0] ? acct_json_text(pass->last_mismatch) : NULL);
 		json_object_object_add(o, "bpf", b);
 	}
 	return o;
@@ -249,7 +260,10 @@ static void put_double(struct acct_json_buf *b, double v)
 	app(b, tmp, (size_t)n);
 }
 
-/* A JSON string as json-c escapes it (no escaping of '/'). */
+/* A JSON string as json-c escapes it (no escaping of '/'), of the served
+ * text of s (name-escape.h): a byte that is not part of valid UTF-8 (a
+ * cgroup name may hold any) is written as the text \xHH, so that every
+ * document stays valid JSON. */
 static void put_string(struct acct_json_buf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -258,8 +272,23 @@ static void put_string(struct acct_json_buf *b, const char *s)
 	PUT(b, "\"");
 	for (;; s++) {
 		unsigned char c = (unsigned char)*s;
-		if (likely(c >= ' ' && c != '"' && c != '\\'))
+		if (likely(c >= ' ' && c < 0x80 && c != '"' && c != '\\'))
 			continue;
+		if (c >= 0x80) {
+			size_t l = utf8_char_len(s, SIZE_MAX); /* stops at the NUL */
+			if (l) {
+				s += l - 1;
+				continue;
+			}
+			if (s > start)
+				app(b, start, (size_t)(s - start));
+			start = s + 1;
+			char e[NAME_ESCAPE_MAX_EXPANSION * 2]; /* "\\xHH": its backslash escaped for JSON */
+			size_t n = name_escape_to(e + 1, s, 1, NAME_ESCAPE_UTF8);
+			e[0] = '\\';
+			app(b, e, n + 1);
+			continue;
+		}
 		if (s > start)
 			app(b, start, (size_t)(s - start));
 		start = s + 1;

@@ -57,3 +57,9 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 struct json_object *acct_reconcile_to_json(const struct acct_reconcile_report *rep);
 struct json_object *acct_pass_to_json(const struct acct_pass_report *pass);
 struct json_object *acct_drift_to_json(const struct histogram *h);
+
+/* A json-c string of the served text of s (name-escape.h: bytes that are not
+ * UTF-8 become \xHH), for any text that may hold a cgroup path; json-c
+ * itself would print such bytes as they are, and the document would not be
+ * JSON. NULL on ENOMEM. */
+struct json_object *acct_json_text(const char *s);

@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "format-double.h"
+#include "name-escape.h"
 #include "strv.h"
 #include "util.h"
 
@@ -316,35 +317,6 @@ static char *put_double(char *o, double v, bool om_le)
 
 /* ---- label values -------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 /* A label value needs the slow path when it has a byte to escape or a byte
  * that is not ASCII (to be checked as UTF-8). */
 static bool label_plain(const char *s, size_t n)
@@ -359,13 +331,13 @@ static bool label_plain(const char *s, size_t n)
 
 #define LABEL_MAX_EXPANSION 5 /* one byte -> "\\xNN" */
 
-/* Escape per the text format and OpenMetrics: \\ \" \n. Bytes that are not
- * UTF-8 (a cgroup name can hold any byte but '/' and NUL, a Prometheus label
- * value must be UTF-8) become the four characters \xNN, the way systemd
- * writes unit names. Room for LABEL_MAX_EXPANSION * n bytes is needed. */
+/* Escape per the text format and OpenMetrics: \\ \" \n, of the served text
+ * of the name (name-escape.h): bytes that are not UTF-8 (a cgroup name can
+ * hold any byte but '/' and NUL, a Prometheus label value must be UTF-8)
+ * become the four characters \xNN, as in the API's JSON. Room for
+ * LABEL_MAX_EXPANSION * n bytes is needed. */
 static char *put_label_value(char *o, const char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
 	const unsigned char *u = (const unsigned char *)s;
 
 	for (size_t i = 0; i < n;) {
@@ -382,14 +354,13 @@ static char *put_label_value(char *o, const char *s, size_t n)
 			i++;
 			continue;
 		}
-		size_t l = utf8_len(u + i, n - i);
+		size_t l = utf8_char_len(s + i, n - i);
 		if (l) {
 			o = put_mem(o, u + i, l);
 			i += l;
 		} else {
-			o = put_mem(o, "\\\\x", 3);
-			*o++ = hex[c >> 4];
-			*o++ = hex[c & 15];
+			*o++ = '\\'; /* the label's escape of the served text's backslash */
+			o += name_escape_to(o, s + i, 1, NAME_ESCAPE_UTF8);
 			i++;
 		}
 	}
@@ -1541,6 +1512,21 @@ static int gather_io(struct acct_metrics_page *p, struct acct_ledger *l, const s
  * side) read together and fetched ahead, instead of once per family in page
  * order, a cache miss per value. The page then holds no pointer into the
  * ledger. */
+/* Whether cg's label value is another cgroup's on this page. Two names can
+ * serve one text (name-escape.h: the four characters \xff, and the byte ff,
+ * which is not UTF-8), but a series must be unique; the text names the
+ * literal one, as in the API's lookups, so the other is left out. Only names
+ * that are not UTF-8 pay for the lookup. Caller holds rcu_read_lock(). */
+static bool label_taken(const struct acct_metrics_page *p, struct acct_ledger *l, const struct acct_cgroup *cg,
+			size_t len)
+{
+	if (name_escape_span(cg->path, len, NAME_ESCAPE_UTF8) == len)
+		return false;
+	_cleanup_free_ char *text = name_escape(cg->path, NAME_ESCAPE_UTF8);
+	const struct acct_cgroup *twin = text ? acct_ledger_find(l, text) : NULL;
+	return twin && wanted(&p->opts, twin);
+}
+
 static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 {
 	_cleanup_free_ struct acct_cgroup **v = NULL;
@@ -1564,8 +1550,10 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 		if ((i > 0 && strcmp(cg->path, v[i - 1]->path) == 0) || !wanted(&p->opts, cg))
 			continue;
 
-		struct row *row = &p->rows[p->n];
 		size_t len = strlen(cg->path);
+		if (unlikely(label_taken(p, l, cg, len)))
+			continue;
+		struct row *row = &p->rows[p->n];
 		if ((r = grow((void **)&p->arena, &arena_cap, arena_len, len + 1, 1)) < 0)
 			break;
 		memcpy(p->arena + arena_len, cg->path, len + 1);

@@ -706,7 +706,7 @@ def test_invalid_utf8_name(fakecg, tmp_path):
     os.rename(staging, os.path.join(os.fsencode(fakecg.dir("/odd.slice")), b"bad-\xff\xfe.service"))
     port = free_port()
     args = ["--metrics-listen", "127.0.0.1:%d" % port, "--socket", str(tmp_path / "api.sock")]
-    # no state file reading here: the JSON would hold the raw bytes
+    # no state file here (test_hostile_names.py checks one with such names)
     p = subprocess.Popen([acctd.binary(), "--config", acctd.fast_config(tmp_path), "--config-dropins", ""] +
                          acctd.root_args(fakecg.root) + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
