@@ -1087,7 +1087,7 @@ static void write_state_file(struct manager *m, const struct acct_pass_report *r
 		json_object_object_add(head, "version", json_object_new_string(ACCTD_VERSION));
 		json_object_object_add(head, "cgroup_mode",
 				       json_object_new_string(acct_cgroup_mode_to_string(m->layout->mode)));
-		json_object_object_add(head, "cgroup_root", json_object_new_string(m->layout->root));
+		json_object_object_add(head, "cgroup_root", acct_json_text(m->layout->root));
 		json_object_object_add(tail, "pass", acct_pass_to_json(rep));
 		json_object_object_add(tail, "reconciliation", acct_reconcile_to_json(&m->reconcile));
 		json_object_object_add(tail, "daemon", daemon_json(m));
