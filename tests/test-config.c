@@ -644,6 +644,45 @@ static void test_long_values(void **state)
 	assert_int_equal(c->max_depth, 3);
 	acct_config_free(c);
 	acct_config_diag_clear(&diag);
+
+	/* A long path value ends where the line does, CRLF or LF: nothing of
+	 * the line end is in it. */
+	char dir[260];
+	memset(dir, 'd', sizeof(dir));
+	memcpy(dir, "/sys/fs/bpf/", 12);
+	dir[sizeof(dir) - 1] = '\0';
+	for (int crlf = 0; crlf < 2; crlf++) {
+		snprintf(text, sizeof(text), "[sampling]\nbpf_pin_dir = %s%s", dir, crlf ? "\r\n" : "\n");
+		path = tmp_write(t, crlf ? "long-crlf.conf" : "long-lf.conf", text);
+		assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+		assert_string_equal(c->bpf_pin_dir, dir);
+		acct_config_free(c);
+		acct_config_diag_clear(&diag);
+	}
+
+	/* The longest key name a long line may have: inih's 200-byte buffer
+	 * takes the name, "=", the mark and a NUL, and reading stops 3 bytes
+	 * short of its end (197 characters): 194 characters. An unknown key of
+	 * that length is a warning; one more is an error. */
+	for (size_t len = 194; len <= 195; len++) {
+		char name[200];
+		memset(name, 'k', len);
+		name[len] = '\0';
+		snprintf(text, sizeof(text), "[sampling]\n%s = %0210d\n", name, 0);
+		path = tmp_write(t, len == 194 ? "name-194.conf" : "name-195.conf", text);
+		c = NULL;
+		int r = acct_config_load(path, "", &c, &diag);
+		if (len == 194) {
+			assert_int_equal(r, 0);
+			assert_int_equal(diag.nr_warnings, 1);
+			assert_non_null(strstr(diag.warnings[0], "unknown key"));
+			acct_config_free(c);
+		} else {
+			assert_int_equal(r, -EINVAL);
+			assert_non_null(strstr(diag.error, "2: line too long for a section header or key name"));
+		}
+		acct_config_diag_clear(&diag);
+	}
 }
 
 /* Only a regular file (or /dev/null) is read: a FIFO in place of the main
