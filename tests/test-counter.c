@@ -1,7 +1,11 @@
 /* test-counter.c - unit tests of every counter operation, run once per update
  * path (rseq where usable, and the compare-and-swap fallback) and on the real
  * and a simulated 64-CPU, 4-node topology; and of the slot pool under the
- * counters (pool.h) on its own, once. */
+ * counters (pool.h) on its own, once.
+ *
+ * The file is long because every operation is checked on each update path
+ * and topology by one table of runs, and the pool's tests share its set-up
+ * (out of memory included, tests/test-oom.h); split, both would be repeated. */
 #include <errno.h>
 #include <numa.h>
 #include <numaif.h>

@@ -1,5 +1,10 @@
 /* test-sampler.c - the sampler (lib/core/sampler.c) as a module.
  *
+ * The file is long because the sampler's cases share one fixture (a
+ * temporary tree per layout, a ledger, the failure injection of its head)
+ * and the real-cgroup cases share another; split, each file would repeat
+ * them.
+ *
  * On temporary cgroup-like trees (tests/test-tree.c), which any user can
  * make: which file each value comes from per layout (v2, v1 and hybrid, the
  * root), how a failed value is classified and counted (vanished, garbage,

@@ -30,7 +30,7 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* ".BASE.XXXXXXXXXXXXXXXX" with 64 random bits: nobody can plant it ahead. */
+/* "." BASE "." and 16 hex digits of 64 random bits: nobody can plant it ahead. */
 static int temp_name(const char *base, char *buf, size_t size)
 {
 	uint64_t r;
