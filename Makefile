@@ -6,31 +6,59 @@ MESON_OPTS ?=
 NINJA      := ninja
 SANITIZE_C_ARGS := -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all deps build run check test check-clang check-sanitize check-asan check-tsan bench mutate clean
+.PHONY: all deps deps-build build run install check test check-clang check-sanitize check-asan check-tsan check-fuzz fuzz bench mutate soak clean
 
 all: build
 
+# The Debian packages of tools/debian-packages: every section for the test
+# targets; only [build] for building, running and installing acctd, so that
+# "make run" or "make install" on a host never pulls in the test toolchain
+# (a Prometheus server, qemu, debootstrap).
 deps:
 	@tools/install-deps
+
+deps-build:
+	@tools/install-deps build
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --werror $(MESON_OPTS)
 
-build: deps $(BUILD)/build.ninja
+build: deps-build $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
 
 # acctd in the foreground on this host, built-in defaults (Ctrl-C stops it).
 run: build
 	$(BUILD)/daemon/acctd/acctd
 
+# Installing (README, docs/systemd.md): a build directory of its own,
+# configured for PREFIX (default /usr), so that neither "make run"'s build/
+# (meson's default prefix, /usr/local, and the tests) nor an earlier prefix
+# decides where the files go: "meson setup" on a directory that exists keeps
+# its old prefix and only says "already configured". A directory configured
+# for another prefix is set up afresh (changing the prefix in place would keep
+# paths meson derived from the old one). "make install DESTDIR=/some/root"
+# installs into a staging root.
+PREFIX        ?= /usr
+INSTALL_BUILD ?= build-install
+install: deps-build
+	@if [ -f $(INSTALL_BUILD)/build.ninja ] && [ "$$(meson introspect --buildoptions $(INSTALL_BUILD) | \
+		python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')" \
+		!= "$(PREFIX)" ]; then \
+		echo "$(INSTALL_BUILD) is configured for another prefix: setting it up for $(PREFIX)"; \
+		rm -rf $(INSTALL_BUILD); \
+	fi
+	[ -f $(INSTALL_BUILD)/build.ninja ] || meson setup $(INSTALL_BUILD) --prefix=$(PREFIX) \
+		--buildtype=debugoptimized -Dtests=disabled $(MESON_OPTS)
+	meson install -C $(INSTALL_BUILD) $(if $(DESTDIR),--destdir "$(abspath $(DESTDIR))")
+
 # The whole suite: gcc build with warnings as errors, clang build, unit and
 # stress tests, then the suite again under ASan+UBSan and the stress and
-# integration tests under TSan.
-check: build
+# integration tests under TSan, then each libFuzzer target briefly.
+check: deps build
 	meson test -C $(BUILD) --print-errorlogs --num-processes 2
-	$(MAKE) check-clang check-sanitize
+	$(MAKE) check-clang check-sanitize check-fuzz
 
-test: build
+test: deps build
 	meson test -C $(BUILD) --print-errorlogs --suite unit
 
 check-clang: deps
@@ -59,6 +87,27 @@ check-tsan: deps
 		setarch -R meson test -C build-tsan --print-errorlogs --suite stress --suite threads --suite integration \
 		--num-processes 1
 
+# The libFuzzer targets (tests/fuzz, docs/testing.md), one at a time, each
+# from a temporary copy of its seed corpus and regressions: CHECK_FUZZ_SECONDS
+# each in "make check" (about a minute for all), FUZZ_SECONDS each in "make
+# fuzz". A crash fails the run and leaves its input in
+# build-fuzz/fuzz-artifacts/TARGET/; once fixed, it goes into
+# tests/fuzz/regressions/TARGET/, which the unit suite replays in every build.
+CHECK_FUZZ_SECONDS ?= 10
+FUZZ_SECONDS ?= 600
+build-fuzz/build.ninja:
+	CC=clang meson setup build-fuzz --werror -Dfuzz=true -Dslow_tests=false -Db_lundef=false
+
+check-fuzz: deps build-fuzz/build.ninja
+	$(NINJA) -C build-fuzz
+	FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) meson test -C build-fuzz --no-rebuild --verbose --suite fuzz \
+		--num-processes 1
+
+fuzz: deps build-fuzz/build.ninja
+	$(NINJA) -C build-fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) meson test -C build-fuzz --no-rebuild --verbose --suite fuzz \
+		--num-processes 1
+
 bench: build
 	$(BUILD)/tests/bench/bench-counter
 
@@ -73,5 +122,26 @@ FILES ?= $(MUTATE_FILES)
 mutate: deps
 	tools/mutate/mutate.py --files $(FILES) $(MUTATE_OPTS)
 
+# The soak (tests/soak/soak.py) for an hour: real cgroups created and removed
+# at SOAK_RATE a second while clients query, watch and scrape; root only.
+# "make soak SOAK_SECONDS=300" for a shorter one. Not part of "make check",
+# which runs it for 60 s.
+SOAK_SECONDS ?= 3600
+SOAK_RATE ?= 200
+soak: deps build
+	ACCTD=$(BUILD)/daemon/acctd/acctd ACCTCTL=$(BUILD)/daemon/acctctl/acctctl \
+		python3 tests/soak/soak.py --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE)
+
+# The Debian packages (debian/, docs/systemd.md "Installing the Debian
+# package"): acctd, acctctl, libacct-client0, libacct-client-dev and their
+# -dbgsym, built with dpkg-buildpackage -b from a copy of the tree, into
+# DEB_DIR (.changes and .buildinfo too). DEB_BUILD_OPTIONS=nocheck skips the
+# unit tests. Then: apt install ./build-deb/acctd_*.deb ./build-deb/acctctl_*.deb
+DEB_DIR ?= build-deb
+.PHONY: deb
+deb:
+	@tools/install-deps build package
+	tools/build-deb.sh $(DEB_DIR)
+
 clean:
-	rm -rf $(BUILD) build-clang build-asan build-tsan build-mutate
+	rm -rf $(BUILD) $(INSTALL_BUILD) build-clang build-asan build-tsan build-fuzz build-mutate

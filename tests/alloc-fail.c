@@ -17,6 +17,7 @@ void *__real_aligned_alloc(size_t align, size_t size);
 char *__real_strdup(const char *s);
 char *__real_strndup(const char *s, size_t n);
 int __real_vasprintf(char **ret, const char *fmt, va_list ap);
+int __real___vasprintf_chk(char **ret, int flag, const char *fmt, va_list ap);
 /* The wrappers the linker calls instead of the functions (--wrap=NAME). */
 void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t n, size_t size);
@@ -27,6 +28,11 @@ char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
 int __wrap_vasprintf(char **ret, const char *fmt, va_list ap);
 int __wrap_asprintf(char **ret, const char *fmt, ...);
+/* With -D_FORTIFY_SOURCE=2 (Debian's package builds, debian/rules) glibc's
+ * headers turn asprintf() and vasprintf() into these, which --wrap=asprintf
+ * does not catch. */
+int __wrap___vasprintf_chk(char **ret, int flag, const char *fmt, va_list ap);
+int __wrap___asprintf_chk(char **ret, int flag, const char *fmt, ...);
 
 static bool armed, hit;
 static unsigned left;
@@ -117,6 +123,22 @@ int __wrap_asprintf(char **ret, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	r = __wrap_vasprintf(ret, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int __wrap___vasprintf_chk(char **ret, int flag, const char *fmt, va_list ap)
+{
+	return fail_now() ? -1 : __real___vasprintf_chk(ret, flag, fmt, ap);
+}
+
+int __wrap___asprintf_chk(char **ret, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = __wrap___vasprintf_chk(ret, flag, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -477,6 +477,50 @@ static void test_closed_peer(void **state)
 	acct_client_free(c);
 }
 
+/* Replies as text (acct_client_receive_text()): each message's bytes exactly,
+ * split or pipelined, NUL-terminated, unparsed (a malformed one too: the
+ * caller's reader judges it); acct_reply_parse() turns one into the reply
+ * acct_client_receive() would have given. */
+static void test_receive_text(void **state)
+{
+	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+	const char *a = "{\"parameters\":{\"cgroups\":[]},\"continues\":true}", *b = "{\"parameters\":{}}";
+	const char *err = "{\"error\":\"io.acctd.Accounting.NoSuchCgroup\",\"parameters\":{\"cgroup\":\"/x\"}}";
+	const char *text;
+	size_t size;
+	int peer;
+	struct acct_client *c = pair(&peer);
+
+	/* two replies in one write, then one in two halves */
+	char both[256];
+	size_t la = strlen(a) + 1, lb = strlen(b) + 1;
+	memcpy(both, a, la);
+	memcpy(both + la, b, lb);
+	peer_write(peer, both, la + lb);
+	assert_int_equal(acct_client_receive_text(c, 1000, &text, &size), 0);
+	assert_int_equal(size, la - 1);
+	assert_string_equal(text, a);
+	assert_int_equal(acct_client_receive_text(c, 1000, &text, &size), 0);
+	assert_string_equal(text, b);
+	peer_write(peer, err, 10);
+	assert_int_equal(acct_client_receive_text(c, 50, &text, &size), -ETIMEDOUT);
+	peer_write(peer, err + 10, strlen(err) + 1 - 10);
+	assert_int_equal(acct_client_receive_text(c, 1000, &text, &size), 0);
+	assert_int_equal(size, strlen(err));
+	assert_int_equal(acct_reply_parse(text, size, &reply), 0);
+	assert_string_equal(reply.error, ACCT_ERROR_NO_SUCH_CGROUP);
+	assert_int_equal(acct_error_to_errno(reply.error), -ENOENT);
+	assert_int_equal(acct_reply_parse("{\"parameters\":", 14, &reply), -EBADMSG);
+	assert_null(reply.error);
+	/* not JSON: handed out as it is */
+	peer_send(peer, "not json");
+	assert_int_equal(acct_client_receive_text(c, 1000, &text, &size), 0);
+	assert_string_equal(text, "not json");
+	close(peer);
+	assert_int_equal(acct_client_receive_text(c, 1000, &text, &size), -ECONNRESET);
+	acct_client_free(c);
+}
+
 static void test_oversized(void **state)
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
@@ -578,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_bad_replies),
 		cmocka_unit_test(test_closed_peer),
 		cmocka_unit_test(test_oversized),
+		cmocka_unit_test(test_receive_text),
 		cmocka_unit_test(test_interrupted),
 		cmocka_unit_test(test_set_max_message_busy),
 		cmocka_unit_test(test_reply_clear),

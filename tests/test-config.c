@@ -22,6 +22,7 @@
 
 #include "alloc-fail.h"
 #include "config.h"
+#include "parse.h"
 #include "strv.h"
 #include "util.h"
 
@@ -233,9 +234,33 @@ static void assert_defaults(const struct acct_config *c)
 	assert_int_equal(c->max_connections_per_user, 1024);
 	assert_int_equal(c->idle_timeout_us, 300000000);
 	assert_int_equal(c->max_output_queue, 4 << 20);
+	/* the API's budgets (docs/api.md, "Resource budgets") */
+	assert_int_equal(c->max_input_bytes_per_user, 32 << 20);
+	assert_int_equal(c->max_input_bytes, 256 << 20);
+	assert_int_equal(c->max_output_bytes_per_user, 32 << 20);
+	assert_int_equal(c->max_output_bytes, 256 << 20);
+	assert_int_equal(c->max_watches_per_user, 256);
+	assert_int_equal(c->max_watches, 4096);
+	assert_int_equal(c->max_watch_cgroups, 16384);
+	assert_int_equal(c->max_watched_cgroups_per_user, 65536);
+	assert_int_equal(c->max_watched_cgroups, 262144);
 	assert_string_equal(c->metrics_listen, "127.0.0.1:9847");
 	assert_int_equal(c->metrics_max_depth, 32);
 	assert_int_equal(c->log_level, ACCT_LOG_INFO);
+	/* [history] (docs/history.md) */
+	assert_true(c->history_enabled);
+	{
+		_cleanup_free_ char *want = NULL;
+		if (acct_config_default_history_path(&want) >= 0)
+			assert_string_equal(c->history_path, want);
+		else
+			assert_null(c->history_path);
+	}
+	assert_int_equal(c->history_interval_us, UINT64_C(10000000));
+	assert_int_equal(c->history_raw_retention_us, UINT64_C(6) * 3600 * 1000000);
+	assert_int_equal(c->history_minute_retention_us, UINT64_C(7) * 86400 * 1000000);
+	assert_int_equal(c->history_hour_retention_us, UINT64_C(365) * 86400 * 1000000);
+	assert_int_equal(c->history_max_size, UINT64_C(1) << 30);
 }
 
 static void test_defaults(void **state)
@@ -314,7 +339,7 @@ static void test_documented_defaults(void **state)
 	free(line);
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
-	assert_int_equal(keys, 30); /* every key is documented */
+	assert_int_equal(keys, 46); /* every key is documented */
 
 	uncommented = tmp_write(t, "uncommented.conf", text);
 	assert_int_equal(acct_config_load(uncommented, "", &c, &diag), 0);
@@ -408,14 +433,11 @@ struct bad_case {
 
 static const struct bad_case bad_cases[] = {
 	/* durations */
-	{ "sampling", "fast_interval", "abc", -EINVAL,
-	  "invalid duration 'abc' (expected a number with us, ms, s, min or h)" },
-	{ "sampling", "fast_interval", "10 s", -EINVAL,
-	  "invalid duration '10 s' (expected a number with us, ms, s, min or h)" },
-	{ "sampling", "slow_interval", "1x", -EINVAL,
-	  "invalid duration '1x' (expected a number with us, ms, s, min or h)" },
-	{ "sampling", "slow_interval", "1.5s", -EINVAL,
-	  "invalid duration '1.5s' (expected a number with us, ms, s, min or h)" },
+	{ "sampling", "fast_interval", "abc", -EINVAL, "invalid duration 'abc' (expected " ACCT_DURATION_SYNTAX ")" },
+	{ "sampling", "fast_interval", "1min 30", -EINVAL,
+	  "invalid duration '1min 30' (expected " ACCT_DURATION_SYNTAX ")" },
+	{ "sampling", "slow_interval", "1x", -EINVAL, "invalid duration '1x' (expected " ACCT_DURATION_SYNTAX ")" },
+	{ "sampling", "slow_interval", "1S", -EINVAL, "invalid duration '1S' (expected " ACCT_DURATION_SYNTAX ")" },
 	{ "sampling", "rescan_interval", "-5s", -ERANGE, "-5s is out of range (must be greater than 0)" },
 	{ "sampling", "rescan_interval", "0", -ERANGE, "0 is out of range (must be greater than 0)" },
 	{ "sampling", "fast_interval", "", -EINVAL, "empty value (expected a duration)" },
@@ -428,12 +450,14 @@ static const struct bad_case bad_cases[] = {
 	{ "counters", "cpu_budget", "-1ms", -ERANGE, "-1ms is out of range (must not be negative)" },
 	{ "api", "idle_timeout", "0ms", -ERANGE, "0ms is out of range (must be greater than 0)" },
 	/* sizes */
-	{ "counters", "bytes_budget", "1.5G", -EINVAL,
-	  "invalid size '1.5G' (integers only: use a smaller unit instead of a fraction)" },
-	{ "counters", "bytes_budget", "1x", -EINVAL,
-	  "invalid size '1x' (expected an integer with an optional K, M, G or T suffix)" },
-	{ "counters", "bytes_budget", "1 M", -EINVAL,
-	  "invalid size '1 M' (expected an integer with an optional K, M, G or T suffix)" },
+	{ "counters", "bytes_budget", "50MB", -EINVAL,
+	  "invalid size '50MB' (ambiguous unit: sizes are powers of 1024, write M or MiB)" },
+	{ "counters", "bytes_budget", "4gb", -EINVAL,
+	  "invalid size '4gb' (ambiguous unit: sizes are powers of 1024, write G or GiB)" },
+	{ "counters", "bytes_budget", "1.5", -EINVAL,
+	  "invalid size '1.5' (a count of bytes takes no fraction: use K, M or G for parts of a unit)" },
+	{ "counters", "bytes_budget", "1x", -EINVAL, "invalid size '1x' (expected " ACCT_SIZE_SYNTAX ")" },
+	{ "counters", "bytes_budget", "1 M M", -EINVAL, "invalid size '1 M M' (expected " ACCT_SIZE_SYNTAX ")" },
 	{ "counters", "bytes_budget", "-1", -ERANGE, "-1 is out of range (must not be negative)" },
 	{ "counters", "bytes_budget", "8388608T", -ERANGE, "8388608T is out of range (too large)" },
 	{ "counters", "bytes_budget", "16777216T", -ERANGE, "16777216T is out of range (too large)" },
@@ -558,6 +582,11 @@ static void test_set(void **state)
 	assert_string_equal(diag.error, "--x: socket: control character in value");
 	assert_int_equal(acct_config_set(c, "cgroups", "exclude", "a ;b", "--x", &diag), -EINVAL);
 	assert_string_equal(diag.error, "--x: exclude: ' ;' in a value would start a comment");
+	/* The dump writes "key = VALUE": a leading ';' would be a comment there
+	 * (found by tests/fuzz/fuzz-config.c). */
+	assert_int_equal(acct_config_set(c, "api", "admin_group", ";x", "--x", &diag), -EINVAL);
+	assert_string_equal(diag.error, "--x: admin_group: a value starting with ';' would be a comment");
+	assert_int_equal(acct_config_set(c, "cgroups", "include", ";a b", "--x", &diag), -EINVAL);
 	assert_int_equal(acct_config_set(c, "api", "socket", "/run/" A100 "aa", NULL, &diag), 0);
 	assert_int_equal(strlen(c->socket_path), 107);
 	assert_int_equal(acct_config_set(c, "api", "socket", "/x", NULL, &diag), 0);
@@ -802,7 +831,8 @@ static void test_unknown_warnings(void **state)
 	assert_true(asprintf(&expected[0], "%s:1: key 'stray' outside of any section, ignoring", path) > 0);
 	assert_true(asprintf(&expected[1], "%s:4: unknown key 'foo' in section [sampling], ignoring", path) > 0);
 	assert_true(asprintf(&expected[2], "%s:5: unknown section [bar], ignoring", path) > 0);
-	assert_true(asprintf(&expected[3], "%s:8: unknown key 'Level' in section [log], ignoring", path) > 0);
+	assert_true(asprintf(&expected[3], "%s:8: unknown key 'Level' in section [log], ignoring (did you mean 'level'?)",
+			     path) > 0);
 	assert_true(asprintf(&expected[4], "%s:9: unknown section [], ignoring", path) > 0);
 	assert_int_equal(diag.nr_warnings, 5);
 	assert_strv(diag.warnings, (const char *const[]){ expected[0], expected[1], expected[2], expected[3],
@@ -815,6 +845,63 @@ static void test_unknown_warnings(void **state)
 	/* A NULL diag is allowed. */
 	c = acct_config_free(c);
 	assert_int_equal(acct_config_load(path, "", &c, NULL), 0);
+}
+
+/* Issue 15 item 1: a misspelt key or section names the one meant, a key in
+ * the wrong section names its own, and what is too far from every name gets
+ * no guess. */
+static void test_unknown_hints(void **state)
+{
+	struct tmp *t = *state;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	struct acct_config_diag diag = {};
+	const char *path = tmp_write(t, "hints.conf",
+				     "level = debug\n"
+				     "[cgroup]\n"
+				     "include = *\n"
+				     "[sampling]\n"
+				     "fast_intervall = 5s\n"
+				     "fats_interval = 5s\n"
+				     "level = debug\n"
+				     "frequency = 5s\n"
+				     "[Metrics]\n"
+				     "[api]\n"
+				     "max_conections = 10\n"
+				     "socket_path = /run/x\n"
+				     "[lgo]\n"
+				     "[x]\n");
+	static const char *const tails[] = {
+		":1: key 'level' outside of any section, ignoring (it belongs in [log])",
+		":2: unknown section [cgroup], ignoring (did you mean [cgroups]?)",
+		":5: unknown key 'fast_intervall' in section [sampling], ignoring (did you mean 'fast_interval'?)",
+		":6: unknown key 'fats_interval' in section [sampling], ignoring (did you mean 'fast_interval'?)",
+		":7: unknown key 'level' in section [sampling], ignoring (it belongs in [log])",
+		":8: unknown key 'frequency' in section [sampling], ignoring",
+		":9: unknown section [Metrics], ignoring (did you mean [metrics]?)",
+		":11: unknown key 'max_conections' in section [api], ignoring (did you mean 'max_connections'?)",
+		":12: unknown key 'socket_path' in section [api], ignoring",
+		":13: unknown section [lgo], ignoring (did you mean [log]?)",
+		":14: unknown section [x], ignoring",
+	};
+
+	assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+	assert_int_equal(diag.nr_warnings, ELEMENTSOF(tails));
+	for (size_t i = 0; i < ELEMENTSOF(tails); i++) {
+		_cleanup_free_ char *want = NULL;
+
+		assert_true(asprintf(&want, "%s%s", path, tails[i]) > 0);
+		assert_string_equal(diag.warnings[i], want);
+	}
+	acct_config_diag_clear(&diag);
+
+	/* command-line overrides are errors, with the same hints */
+	assert_int_equal(acct_config_set(c, "sampling", "fast_intervall", "5s", "--x", &diag), -EINVAL);
+	assert_string_equal(diag.error, "--x: unknown key 'fast_intervall' in section [sampling] (did you mean "
+					"'fast_interval'?)");
+	acct_config_diag_clear(&diag);
+	assert_int_equal(acct_config_set(c, "cgroup", "root", "/x", "--x", &diag), -EINVAL);
+	assert_string_equal(diag.error, "--x: unknown key 'root' in section [cgroup] (did you mean [cgroups]?)");
+	acct_config_diag_clear(&diag);
 }
 
 /* ---- files and drop-ins -------------------------------------------------- */
@@ -1149,7 +1236,8 @@ static void test_set_out_of_memory(void **state)
 		{ "log", "level", "loud", -EINVAL },
 		{ "sampling", "collector", "files", 0 },
 		{ "sampling", "collector", "nope", -EINVAL },
-		{ "counters", "bytes_budget", "1.5G", -EINVAL },
+		{ "counters", "bytes_budget", "1.5G", 0 },
+		{ "counters", "bytes_budget", "50MB", -EINVAL },
 		{ "counters", "bytes_budget", "-1", -ERANGE },
 		{ "api", "max_connections", "0", -ERANGE },
 		{ "api", "socket", "relative", -EINVAL },
@@ -1272,36 +1360,62 @@ static void test_parse_size(void **state)
 		{ "4096", 0, 4096 },
 		{ "4096B", 0, 4096 },
 		{ "512K", 0, 512 << 10 },
-		{ "512k", 0, 512 << 10 },
-		{ "512KB", 0, 512 << 10 },
+		{ "512KiB", 0, 512 << 10 },
 		{ "1M", 0, 1 << 20 },
-		{ "1MB", 0, 1 << 20 },
+		{ "1 M", 0, 1 << 20 },
+		{ "1\tMiB", 0, 1 << 20 },
 		{ "3G", 0, 3ULL << 30 },
 		{ "2T", 0, 2ULL << 40 },
+		{ "1P", 0, 1ULL << 50 },
+		{ "1E", 0, 1ULL << 60 },
+		/* fractions, rounded down to a whole byte */
+		{ "1.5G", 0, 3ULL << 29 },
+		{ "0.5K", 0, 512 },
+		{ "1.1K", 0, 1126 },
+		{ "0.001K", 0, 1 },
+		{ "0.0001K", 0, 0 },
+		{ "1.999999999999999999K", 0, 2047 },
+		{ "15.999999999999999999E", 0, UINT64_MAX - 1 },
 		{ "007", 0, 7 },
 		{ "18446744073709551615", 0, UINT64_MAX },
 		{ "16777215T", 0, 16777215ULL << 40 },
 		{ "18446744073709551616", -ERANGE, 0 },
 		{ "99999999999999999999999K", -ERANGE, 0 },
+		{ "99999999999999999999.5K", -ERANGE, 0 },
 		{ "16777216T", -ERANGE, 0 },
 		{ "17179869184G", -ERANGE, 0 },
+		{ "16E", -ERANGE, 0 },
 		{ "-1", -ERANGE, 0 },
 		{ "-1K", -ERANGE, 0 },
+		{ "-1.5G", -ERANGE, 0 },
 		{ "", -EINVAL, 0 },
 		{ "K", -EINVAL, 0 },
 		{ "-", -EINVAL, 0 },
 		{ "+1", -EINVAL, 0 },
 		{ " 1", -EINVAL, 0 },
 		{ "1 ", -EINVAL, 0 },
-		{ "1 K", -EINVAL, 0 },
-		{ "1.5G", -EINVAL, 0 },
+		{ "1K ", -EINVAL, 0 },
 		{ "1x", -EINVAL, 0 },
-		{ "1KiB", -EINVAL, 0 },
+		{ "1KB", -EINVAL, 0 },
+		{ "1MB", -EINVAL, 0 },
+		{ "1mb", -EINVAL, 0 },
+		{ "1Gb", -EINVAL, 0 },
+		{ "1m", -EINVAL, 0 },
+		{ "1kib", -EINVAL, 0 },
 		{ "1BB", -EINVAL, 0 },
+		{ "1b", -EINVAL, 0 },
 		{ "0x10", -EINVAL, 0 },
 		{ "1e3", -EINVAL, 0 },
 		{ "-1x", -EINVAL, 0 },
 		{ "99999999999999999999x", -EINVAL, 0 },
+		{ "1.5", -EINVAL, 0 },
+		{ "1.5B", -EINVAL, 0 },
+		{ ".5K", -EINVAL, 0 },
+		{ "1.K", -EINVAL, 0 },
+		{ "1..5K", -EINVAL, 0 },
+		{ "1.5.5K", -EINVAL, 0 },
+		{ "1.-5K", -EINVAL, 0 },
+		{ "0.0000000000000000001K", -EINVAL, 0 }, /* 19 places */
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -1314,61 +1428,84 @@ static void test_parse_size(void **state)
 	assert_int_equal(acct_parse_size(NULL, &(uint64_t){ 0 }), -EINVAL);
 }
 
-/* Every size suffix the syntax allows, one by one (issue 17: "Gb" mapped to
- * MiB went unnoticed because only some spellings were tried). parse.h: K, M,
- * G, T are powers of 1024, the letter's case and a trailing B (either case)
- * are free; a bare number, B and b are bytes. Each spelling is checked at 1,
- * at 3, and at the largest count that fits and the first that does not. */
-static void test_parse_size_every_suffix(void **state)
+/* Every size unit the syntax takes, one by one (issue 17: "Gb" mapped to MiB
+ * went unnoticed because only some spellings were tried), each at 1, at 3, at
+ * 2.5, at the largest count that fits and the first that does not; then every
+ * other spelling of each letter (case, B, iB), which must be refused with the
+ * unit to write instead (issue 15: "50MB" meant MiB without saying so). */
+static void test_parse_size_every_unit(void **state)
 {
 	static const struct {
-		char letter; /* 0: bytes */
+		const char *unit;
 		uint64_t factor;
 	} units[] = {
-		{ 0, 1 },
-		{ 'k', UINT64_C(1) << 10 },
-		{ 'm', UINT64_C(1) << 20 },
-		{ 'g', UINT64_C(1) << 30 },
-		{ 't', UINT64_C(1) << 40 },
+		{ "", 1 },
+		{ "B", 1 },
+		{ "K", UINT64_C(1) << 10 }, { "KiB", UINT64_C(1) << 10 },
+		{ "M", UINT64_C(1) << 20 }, { "MiB", UINT64_C(1) << 20 },
+		{ "G", UINT64_C(1) << 30 }, { "GiB", UINT64_C(1) << 30 },
+		{ "T", UINT64_C(1) << 40 }, { "TiB", UINT64_C(1) << 40 },
+		{ "P", UINT64_C(1) << 50 }, { "PiB", UINT64_C(1) << 50 },
+		{ "E", UINT64_C(1) << 60 }, { "EiB", UINT64_C(1) << 60 },
 	};
-	/* %c: the letter in upper or lower case; then the B as written */
-	static const char *const tails[] = { "", "B", "b" };
-	unsigned tried = 0;
+	static const char letters[] = "KMGTPE";
+	static const char *const tails[] = { "", "B", "b", "iB", "ib", "IB", "Ib" };
+	unsigned refused = 0;
 
-	for (size_t u = 0; u < ELEMENTSOF(units); u++)
+	for (size_t u = 0; u < ELEMENTSOF(units); u++) {
+		uint64_t v, f = units[u].factor, most = UINT64_MAX / f;
+		char s[64];
+
+		print_message("size unit '%s'\n", units[u].unit);
+		snprintf(s, sizeof(s), "1%s", units[u].unit);
+		assert_int_equal(acct_parse_size(s, &v), 0);
+		assert_int_equal(v, f);
+		snprintf(s, sizeof(s), "3%s", units[u].unit);
+		assert_int_equal(acct_parse_size(s, &v), 0);
+		assert_int_equal(v, 3 * f);
+		snprintf(s, sizeof(s), "2.5%s", units[u].unit);
+		assert_int_equal(acct_parse_size(s, &v), f > 1 ? 0 : -EINVAL);
+		if (f > 1)
+			assert_int_equal(v, 2 * f + f / 2);
+		snprintf(s, sizeof(s), "%" PRIu64 "%s", most, units[u].unit);
+		assert_int_equal(acct_parse_size(s, &v), 0);
+		assert_int_equal(v, most * f);
+		if (f > 1) {
+			snprintf(s, sizeof(s), "%" PRIu64 "%s", most + 1, units[u].unit);
+			v = 12345;
+			assert_int_equal(acct_parse_size(s, &v), -ERANGE);
+			assert_int_equal(v, 12345);
+		}
+		snprintf(s, sizeof(s), "-1%s", units[u].unit);
+		assert_int_equal(acct_parse_size(s, &v), -ERANGE);
+	}
+	for (size_t l = 0; letters[l]; l++)
 		for (int upper = 0; upper < 2; upper++)
 			for (size_t t = 0; t < ELEMENTSOF(tails); t++) {
-				char suffix[4] = "", s[64];
-				uint64_t v, f = units[u].factor, most = UINT64_MAX / f;
+				char s[16], want[80];
+				uint64_t v = 12345;
 
-				if (!units[u].letter && upper)
-					continue; /* bytes have no letter */
-				if (units[u].letter)
-					suffix[0] = (char)(upper ? units[u].letter - 'a' + 'A' : units[u].letter);
-				strcat(suffix, tails[t]);
-				tried++;
-
-				print_message("size suffix '%s'\n", suffix);
-				snprintf(s, sizeof(s), "1%s", suffix);
-				assert_int_equal(acct_parse_size(s, &v), 0);
-				assert_int_equal(v, f);
-				snprintf(s, sizeof(s), "3%s", suffix);
-				assert_int_equal(acct_parse_size(s, &v), 0);
-				assert_int_equal(v, 3 * f);
-				snprintf(s, sizeof(s), "%" PRIu64 "%s", most, suffix);
-				assert_int_equal(acct_parse_size(s, &v), 0);
-				assert_int_equal(v, most * f);
-				if (f > 1) {
-					snprintf(s, sizeof(s), "%" PRIu64 "%s", most + 1, suffix);
-					v = 12345;
-					assert_int_equal(acct_parse_size(s, &v), -ERANGE);
-					assert_int_equal(v, 12345);
-				}
-				snprintf(s, sizeof(s), "-1%s", suffix);
-				assert_int_equal(acct_parse_size(s, &v), -ERANGE);
+				snprintf(s, sizeof(s), "50%c%s", upper ? letters[l] : letters[l] - 'A' + 'a', tails[t]);
+				if ((upper && !*tails[t]) || (upper && strcmp(tails[t], "iB") == 0))
+					continue; /* K, KiB: taken above */
+				refused++;
+				print_message("size '%s'\n", s);
+				assert_int_equal(acct_parse_size(s, &v), -EINVAL);
+				assert_int_equal(v, 12345);
+				snprintf(want, sizeof(want), "ambiguous unit: sizes are powers of 1024, write %c or %ciB",
+					 letters[l], letters[l]);
+				assert_string_equal(acct_size_refusal(s), want);
 			}
-	/* 3 spellings of bytes, 6 of each of the four letters */
-	assert_int_equal(tried, 3 + 4 * 6);
+	assert_int_equal(refused, 6 * (2 * 7 - 2));
+	assert_string_equal(acct_size_refusal("1x"), "expected " ACCT_SIZE_SYNTAX);
+	assert_string_equal(acct_size_refusal("x"), "expected " ACCT_SIZE_SYNTAX);
+	assert_string_equal(acct_size_refusal("50Q"), "expected " ACCT_SIZE_SYNTAX);
+	assert_string_equal(acct_size_refusal("50KBB"), "expected " ACCT_SIZE_SYNTAX);
+	assert_string_equal(acct_size_refusal(NULL), "expected " ACCT_SIZE_SYNTAX);
+	assert_string_equal(acct_size_refusal("-2mb"), "ambiguous unit: sizes are powers of 1024, write M or MiB");
+	assert_string_equal(acct_size_refusal("2.5 gB"), "ambiguous unit: sizes are powers of 1024, write G or GiB");
+	assert_string_equal(acct_size_refusal("1.5B"),
+			    "a count of bytes takes no fraction: use K, M or G for parts of a unit");
 }
 
 /* A plain integer: no unit, no sign, no spaces; negative and too large are
@@ -1414,38 +1551,82 @@ static void test_parse_uint64(void **state)
 
 static void test_parse_duration(void **state)
 {
+	static const uint64_t S = 1000000, MIN = 60 * S, H = 60 * MIN, D = 24 * H;
 	static const struct {
 		const char *s;
 		int r;
 		uint64_t v;
 	} cases[] = {
 		{ "0", 0, 0 },
-		{ "10", 0, 10000000 },
-		{ "10s", 0, 10000000 },
+		{ "10", 0, 10 * S },
+		{ "10s", 0, 10 * S },
+		{ "10 s", 0, 10 * S },
 		{ "250ms", 0, 250000 },
+		{ "250msec", 0, 250000 },
 		{ "7us", 0, 7 },
-		{ "5min", 0, 300000000 },
-		{ "2h", 0, 7200000000ULL },
+		{ "7usec", 0, 7 },
+		{ "1sec", 0, S },
+		{ "1second", 0, S },
+		{ "3seconds", 0, 3 * S },
+		{ "5min", 0, 5 * MIN },
+		{ "5m", 0, 5 * MIN },
+		{ "1minute", 0, MIN },
+		{ "2minutes", 0, 2 * MIN },
+		{ "2h", 0, 2 * H },
+		{ "2hr", 0, 2 * H },
+		{ "1hour", 0, H },
+		{ "3hours", 0, 3 * H },
+		{ "1d", 0, D },
+		{ "1day", 0, D },
+		{ "2days", 0, 2 * D },
+		{ "1w", 0, 7 * D },
+		{ "1week", 0, 7 * D },
+		{ "2weeks", 0, 14 * D },
+		{ "1M", 0, 2629800 * S },
+		{ "1month", 0, 2629800 * S },
+		{ "2months", 0, 2 * 2629800 * S },
+		{ "1y", 0, 31557600 * S },
+		{ "1year", 0, 31557600 * S },
+		{ "2years", 0, 2 * 31557600 * S },
+		{ "1.5s", 0, 1500000 },
+		{ "0.5ms", 0, 500 },
+		{ "0.5us", 0, 0 },
+		{ "1.25", 0, 1250000 },
+		{ "1h 30min", 0, H + 30 * MIN },
+		{ "1h30min", 0, H + 30 * MIN },
+		{ "1min\t30s", 0, 90 * S },
+		{ "2 hours 3 minutes", 0, 2 * H + 3 * MIN },
+		{ "1s 1s", 0, 2 * S },
 		{ "18446744073709551615us", 0, UINT64_MAX },
 		{ "18446744073709s", 0, 18446744073709000000ULL },
 		{ "5124095576h", 0, 5124095576ULL * 3600000000ULL },
 		{ "5124095577h", -ERANGE, 0 },
 		{ "18446744073710s", -ERANGE, 0 },
 		{ "18446744073709551616us", -ERANGE, 0 },
+		{ "18446744073709551615us 1us", -ERANGE, 0 },
+		{ "99999999999999999999.5s", -ERANGE, 0 },
 		{ "-1s", -ERANGE, 0 },
 		{ "-0", -ERANGE, 0 },
+		{ "-1h 30min", -ERANGE, 0 },
 		{ "", -EINVAL, 0 },
 		{ "s", -EINVAL, 0 },
 		{ "abc", -EINVAL, 0 },
-		{ "10 s", -EINVAL, 0 },
 		{ " 10s", -EINVAL, 0 },
+		{ "10s ", -EINVAL, 0 },
+		{ "10 ", -EINVAL, 0 },
 		{ "1x", -EINVAL, 0 },
-		{ "1m", -EINVAL, 0 },
 		{ "1S", -EINVAL, 0 },
-		{ "1sec", -EINVAL, 0 },
-		{ "1.5s", -EINVAL, 0 },
-		{ "1h30min", -EINVAL, 0 },
+		{ "1Min", -EINVAL, 0 },
+		{ "1min 30", -EINVAL, 0 },
+		{ "1min30", -EINVAL, 0 },
+		{ "30 1min", -EINVAL, 0 },
+		{ "1h -30min", -EINVAL, 0 },
 		{ "--1s", -EINVAL, 0 },
+		{ "1.s", -EINVAL, 0 },
+		{ ".5s", -EINVAL, 0 },
+		{ "1,5s", -EINVAL, 0 },
+		{ "99999999999999999999x", -EINVAL, 0 },
+		{ "0.0000000000000000001s", -EINVAL, 0 },
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -1517,6 +1698,21 @@ static void test_metrics_families(void **state)
 	assert_string_equal(diag.error, "test: families: unknown family '+bogus' (expected default, all, none or a "
 					"group, optionally with + or -)");
 	assert_string_equal(c->metrics_families[1], "-pressure"); /* unchanged */
+	/* commas as in a scrape's ?family= (issue 15 item 9: one syntax) */
+	assert_int_equal(acct_config_set(c, "metrics", "families", "default,-numa, +cpu_rate", "test", &diag), 0);
+	assert_string_equal(c->metrics_families[0], "default");
+	assert_string_equal(c->metrics_families[1], "-numa");
+	assert_string_equal(c->metrics_families[2], "+cpu_rate");
+	assert_null(c->metrics_families[3]);
+	acct_config_diag_clear(&diag);
+	assert_int_equal(acct_config_set(c, "metrics", "families", ", ,", "test", &diag), -EINVAL);
+	assert_string_equal(diag.error, "test: families: unknown family ', ,' (expected default, all, none or a "
+					"group, optionally with + or -)");
+	assert_string_equal(c->metrics_families[1], "-numa"); /* unchanged */
+	acct_config_diag_clear(&diag);
+	assert_int_equal(acct_config_set(c, "metrics", "families", "default,,bogus", "test", &diag), -EINVAL);
+	assert_string_equal(diag.error, "test: families: unknown family 'bogus' (expected default, all, none or a "
+					"group, optionally with + or -)");
 	assert_int_equal(acct_config_set(c, "metrics", "exclude", "/user.slice /machine.slice", "test", &diag), 0);
 	assert_string_equal(c->metrics_exclude[1], "/machine.slice");
 	acct_config_diag_clear(&diag);
@@ -1539,6 +1735,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_regular_files, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_interval_conflict, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_interval_conflict_one_file, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_unknown_hints, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_unknown_warnings, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_dropin_order, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_missing_files, setup_tmp, teardown_tmp),
@@ -1549,7 +1746,7 @@ int main(void)
 		cmocka_unit_test(test_set_out_of_memory),
 		cmocka_unit_test_setup_teardown(test_load_out_of_memory, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_parse_size),
-		cmocka_unit_test(test_parse_size_every_suffix),
+		cmocka_unit_test(test_parse_size_every_unit),
 		cmocka_unit_test(test_parse_uint64),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_bool_and_level),

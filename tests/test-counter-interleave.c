@@ -37,7 +37,12 @@
  * Case stale_limit (fallback): a writer has read the old, larger limit and is
  * stopped before its compare-and-swap; a precise read holds folds off (a second
  * writer's fold is stopped mid-way); the budget drops to 0. The writer then
- * stores a residue that only the old limit allows, and nothing folds it. */
+ * stores a residue that only the old limit allows, and nothing folds it.
+ *
+ * Case drain_migrated (rseq, simulated topology): a drain pinned to its
+ * shard's CPU is moved to another CPU before it grabs the shard (what a CPU
+ * going offline does): it folds the shard of the CPU it is on, in the same
+ * group of simulated CPUs, and leaves the shrink pending. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -70,11 +75,22 @@ struct stopper {
 
 static _Thread_local struct stopper *armed_stopper;
 static _Thread_local int armed_point = -1;
+/* Instead of stopping: move the thread to CPU move_to at point move_at. */
+static _Thread_local int move_at = -1, move_to = -1;
+static _Thread_local bool moved;
+
+static void pin(unsigned cpu);
 
 static void hook(enum acct_counter_test_point point)
 {
 	struct stopper *s = armed_stopper;
 
+	if ((int)point == move_at) {
+		move_at = -1; /* once */
+		pin((unsigned)move_to);
+		moved = true;
+		return;
+	}
 	if (!s || (int)point != armed_point)
 		return;
 	armed_point = -1; /* once */
@@ -466,6 +482,75 @@ static void test_stale_limit(void **state)
 	assert_int_equal(rd.value, 2 * RESIDUE + 1);
 }
 
+/* One thread puts `small` in its shard of cpu_a and `large` in the one of
+ * cpu_b: both in its group of simulated CPUs (its salt), group k. */
+struct two_shards {
+	struct acct_counter *c;
+	unsigned cpu_a, cpu_b;
+};
+
+static void *two_shards_main(void *arg)
+{
+	struct two_shards *t = arg;
+	pin(t->cpu_a);
+	acct_counter_add(t->c, 5);
+	pin(t->cpu_b);
+	acct_counter_add(t->c, RESIDUE);
+	return NULL;
+}
+
+struct moved_lowering {
+	struct acct_counter *c;
+	unsigned to;
+	bool moved;
+};
+
+static void *moved_lowering_main(void *arg)
+{
+	struct moved_lowering *l = arg;
+	move_at = ACCT_TP_DRAIN_PINNED;
+	move_to = (int)l->to;
+	assert_int_equal(acct_counter_set_budget(l->c, 64 * 10), 0);
+	l->moved = moved;
+	return NULL;
+}
+
+static void test_drain_migrated(void **state)
+{
+	struct fixture *f = *state;
+
+	if (f->mode != ACCT_MODE_RSEQ || !f->topo->simulated || f->cpu_a == f->cpu_b)
+		skip(); /* the drain to move is rseq's; the shard index it computes depends on the group */
+	if (f->topo->nr_shards != 64 || acct_topology_spread(f->topo) < 2)
+		skip(); /* needs several groups of simulated CPUs: at most 32 real CPUs */
+	/* Twice, from two threads: consecutive salts, so one of them is in a group
+	 * other than the first (k >= 1), where the shard index is cpu + k * CPUs. */
+	for (int run = 0; run < 2; run++) {
+		struct acct_counter *c = NULL;
+		assert_int_equal(acct_counter_new(f->d, 64 * RESIDUE, &c), 0);
+		assert_int_equal(acct_counter_upgrade(c), 0);
+		struct two_shards t = { .c = c, .cpu_a = f->cpu_a, .cpu_b = f->cpu_b };
+		pthread_t th;
+		assert_int_equal(pthread_create(&th, NULL, two_shards_main, &t), 0);
+		assert_int_equal(pthread_join(th, NULL), 0);
+
+		/* Batch 11: cpu_b's shard (RESIDUE) is over it, cpu_a's (5) is not.
+		 * The drain pins itself to cpu_b and is moved to cpu_a: it folds
+		 * cpu_a's shard of the same group, and cpu_b's keeps its residue. */
+		struct moved_lowering l = { .c = c, .to = f->cpu_a };
+		assert_int_equal(pthread_create(&th, NULL, moved_lowering_main, &l), 0);
+		assert_int_equal(pthread_join(th, NULL), 0);
+		assert_true(l.moved);
+
+		struct acct_reading rd;
+		acct_counter_read(c, &rd);
+		assert_int_equal(rd.value, 5); /* the node sums: cpu_a's shard folded */
+		assert_bound_holds(c, RESIDUE + 5, 0, "after the moved drain");
+		assert_int_equal(acct_counter_read_precise(c), RESIDUE + 5);
+		acct_counter_free(c);
+	}
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -474,6 +559,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_compact_contention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drain_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drain_migrated, setup, teardown),
 	};
 	static struct fixture variants[] = {
 		{ .mode = ACCT_MODE_RSEQ, .topology = "real" },

@@ -5,7 +5,8 @@
  *
  * The file is long because every operation is checked on each update path
  * and topology by one table of runs, and the pool's tests share its set-up
- * (out of memory included, tests/test-oom.h); split, both would be repeated. */
+ * (out of memory included, tests/test-oom.h and, for one allocation of a
+ * pair, tests/alloc-fail.h); split, both would be repeated. */
 #include <errno.h>
 #include <numa.h>
 #include <numaif.h>
@@ -21,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "alloc-fail.h"
 #include "counter.h"
 #include "pool.h"
 #include "rseq.h"
@@ -1119,6 +1121,40 @@ static void test_domain_no_memory(void **state)
 	acct_topology_free(t);
 }
 
+/* The slab's second allocation failing: its chunk of counters was allocated,
+ * the table that lists the chunks cannot grow. test-oom.h's hoard cannot fail
+ * the one and not the other (that depends on how glibc splits an aligned
+ * allocation), so alloc-fail.h fails exactly the second. The caller gets
+ * -ENOMEM, nothing of the chunk is kept (the next counter grows the slab
+ * anew), and the domain stays usable. */
+static void test_slab_table_no_memory(void **state)
+{
+	struct acct_domain *d = NULL;
+	struct acct_counter *c = NULL, *c2 = (struct acct_counter *)&c;
+	struct acct_domain_options o = { .mode = ACCT_MODE_FALLBACK };
+	struct acct_domain_stats ds;
+	int r;
+
+	(void)state;
+	assert_int_equal(acct_domain_new(&o, &d), 0);
+	/* A new domain has no counter memory: the first counter grows the slab,
+	 * aligned_alloc() for the chunk, then reallocarray() for the table. */
+	alloc_fail_after(1);
+	r = acct_counter_new(d, 1000, &c2);
+	alloc_fail_off();
+	assert_true(alloc_fail_hit());
+	assert_int_equal(r, -ENOMEM);
+	assert_ptr_equal(c2, (struct acct_counter *)&c);
+	acct_domain_stats(d, &ds);
+	assert_int_equal(ds.counters, 0);
+
+	assert_int_equal(acct_counter_new(d, 1000, &c), 0);
+	acct_counter_add(c, 7);
+	assert_int_equal(acct_counter_read_precise(c), 7);
+	acct_counter_free(c);
+	acct_domain_free(d);
+}
+
 static int run_suite(struct fixture *f)
 {
 	const struct CMUnitTest tests[] = {
@@ -1164,6 +1200,7 @@ int main(void)
 		cmocka_unit_test(test_domain_spread_zero),
 		cmocka_unit_test(test_upgrade_window_ms),
 		cmocka_unit_test(test_domain_no_memory),
+		cmocka_unit_test(test_slab_table_no_memory),
 	};
 	int failed = cmocka_run_group_tests_name("pool", pool_tests, NULL, NULL);
 

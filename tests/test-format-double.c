@@ -178,6 +178,52 @@ static void test_random_short_decimals(void **state)
 	}
 }
 
+/* format_fixed() prints what snprintf("%.*f") prints: exact ties and values
+ * next to them (where the fast path must step aside), signs and zeros, the
+ * limits of the fast path, and random values at every scale. */
+static void check_fixed(double v, unsigned decimals, size_t size)
+{
+	char want[512], got[512];
+	int a = snprintf(want, size, "%.*f", (int)decimals, v), b = format_fixed(got, size, v, decimals);
+
+	if (a != b || strcmp(want, got) != 0)
+		fail_msg("format_fixed(%.17g, %u, %zu): '%s' (%d), snprintf: '%s' (%d)", v, decimals, size, got, b, want,
+			 a);
+}
+
+static void test_fixed(void **state)
+{
+	static const double spot[] = { 0,	 -0.0,	  0.125,    0.375,     2.5,	  3.5,	     0.005,
+				       1.005,	 2.675,	  -0.001,   -0.0049,   999.995,	  0.994999, 0.995,
+				       1023.95,	 1e9,	  999999999.4, 1e15,  1e300,	  -1e300,    5e-324,
+				       0.05,	 0.15,	  0.25,	    0.35,      0.45,	  12.345,    9.999999999 };
+	uint64_t x = 0x9e3779b97f4a7c15u;
+
+	for (size_t i = 0; i < sizeof(spot) / sizeof(*spot); i++)
+		for (unsigned d = 0; d <= 4; d++) {
+			check_fixed(spot[i], d, 64);
+			check_fixed(-spot[i], d, 64);
+		}
+	check_fixed(NAN, 2, 64);
+	check_fixed(INFINITY, 1, 64);
+	check_fixed(-INFINITY, 1, 64);
+	check_fixed(1e300, 2, 512);
+	check_fixed(12345.678, 2, 4); /* too small: truncated as snprintf does */
+	check_fixed(12345.678, 2, 15);
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		unsigned d = (unsigned)(x % 4);
+		double scale = pow(10, (double)(x >> 8 & 15) - 5);
+		double v = (double)(x >> 12) / (double)(UINT64_C(1) << 52) * scale;
+		/* and exact ties k + 1/2 at the last printed digit, and their neighbours */
+		double tie = ((double)(x >> 40 & 0xfffff) + 0.5) / pow(10, d);
+		check_fixed(x & 1 ? -v : v, d, 64);
+		check_fixed(tie, d, 64);
+		check_fixed(nextafter(tie, 0), d, 64);
+		check_fixed(nextafter(tie, 1e9), d, 64);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_not_finite),
 		cmocka_unit_test(test_random_bits),
 		cmocka_unit_test(test_random_short_decimals),
+		cmocka_unit_test(test_fixed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,8 +32,10 @@ ALLOWED = {
     "lib/core": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf"],
     "lib/format": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/core"],
     "lib/client": ["lib/basic", "lib/varlink"],
-    "daemon/acctd": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/varlink", "lib/core", "lib/format"],
+    "lib/history": ["lib/basic"],
+    "daemon/acctd": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/varlink", "lib/core", "lib/format", "lib/history"],
     "daemon/acctctl": ["lib/basic", "lib/varlink", "lib/client"],
+    "daemon/acctd-generator": ["lib/basic", "lib/core"],
 }
 # Generated into the build directory (build-config.h at its top, the BPF
 # skeleton beside lib/bpf); anyone may include them.

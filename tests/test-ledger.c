@@ -48,6 +48,9 @@ static struct acct_cgroup *add(struct fixture *f, const char *path, uint64_t now
 
 static void test_add_find(void **state)
 {
+	/* freeing nothing is allowed, as the manager's error paths do */
+	assert_null(acct_ledger_free(NULL));
+
 	struct fixture *f = *state;
 	struct acct_cgroup *a = add(f, "/a", 1), *b = add(f, "/b", 1);
 	struct acct_cgroup_id id = { .path = "/a", .depth = 1 };

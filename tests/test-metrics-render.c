@@ -353,6 +353,111 @@ static void test_text_values(void **state)
 	free(page);
 }
 
+/* issue 15: cAdvisor's container_* families, off by default, with acctd's
+ * values under cAdvisor's names, units and id label; absent where acctd has
+ * no value, never 0; live cgroups only. */
+static void test_cadvisor(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	struct acct_cgroup *a = add_full(f, "/system.slice/a.service");
+	struct acct_cgroup *v1 = add(f, "/v1.slice");
+	struct acct_cgroup *gone = add(f, "/gone.service");
+	struct acct_cgroup *bare = add(f, "/bare.service");
+	int64_t io[_ACCT_IO_STAT_MAX] = { 4096, 8192, 3, 5, -1, -1 };
+	int sda = acct_ledger_io_device_add(f->l, 8, 0, "sda"), anon = acct_ledger_io_device_add(f->l, 253, 7, NULL);
+
+	assert_true(sda >= 0 && anon >= 0);
+	assert_int_equal(acct_cgroup_set_io_device(a, (unsigned)sda, io), 0);
+	io[ACCT_IO_READ_BYTES] = 512;
+	io[ACCT_IO_WRITE_IOS] = -1; /* not reported by the kernel: no series */
+	assert_int_equal(acct_cgroup_set_io_device(a, (unsigned)anon, io), 0);
+	acct_cgroup_set(a, ACCT_Q_MEMORY_EVENTS_MAX, 4);
+	acct_cgroup_set(a, ACCT_Q_MEMORY_EVENTS_OOM_KILL, 1);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, a, "file_mapped", 11, 1024), 0);
+	/* v1: hierarchical total_ keys, preferred to the cgroup's own */
+	acct_cgroup_set(v1, ACCT_Q_MEMORY, 5000);
+	acct_cgroup_set(v1, ACCT_Q_MEMORY_MAX, 9000);
+	acct_cgroup_set(v1, ACCT_Q_CPU_USAGE, 0);
+	acct_cgroup_set(v1, ACCT_Q_CPU_PERIODS, 0); /* no CPU quota ever ran: no cfs series */
+	acct_cgroup_set(v1, ACCT_Q_CPU_THROTTLED_PERIODS, 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, v1, "rss", 3, 100), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, v1, "total_rss", 9, 300), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, v1, "total_cache", 11, 700), 0);
+	acct_cgroup_set(gone, ACCT_Q_MEMORY, 222);
+	acct_cgroup_set(gone, ACCT_Q_CPU_USAGE, 1500000);
+	acct_ledger_kill(f->l, gone, f->now - 1000000);
+
+	acct_metrics_options_default(&o);
+	char *page = render(f, &o, NULL, 1 << 20);
+	assert_lacks(page, "container_"); /* off by default */
+	free(page);
+
+	assert_int_equal(acct_metrics_families_apply(&o.families, (char *[]){ "cadvisor", NULL }, NULL), 0);
+	page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "# TYPE container_cpu_usage_seconds_total counter");
+	assert_has(page, "container_cpu_usage_seconds_total{id=\"/system.slice/a.service\",cpu=\"total\"} 1.5");
+	assert_has(page, "container_cpu_usage_seconds_total{id=\"/v1.slice\",cpu=\"total\"} 0");
+	assert_has(page, "container_cpu_user_seconds_total{id=\"/system.slice/a.service\"} 1.000001");
+	assert_has(page, "container_cpu_system_seconds_total{id=\"/system.slice/a.service\"} 0.499999");
+	assert_has(page, "container_cpu_cfs_periods_total{id=\"/system.slice/a.service\"} 10");
+	assert_has(page, "container_cpu_cfs_throttled_periods_total{id=\"/system.slice/a.service\"} 2");
+	assert_has(page, "container_cpu_cfs_throttled_seconds_total{id=\"/system.slice/a.service\"} 0.00025");
+	assert_lacks(page, "container_cpu_cfs_periods_total{id=\"/v1.slice\"}");
+	assert_lacks(page, "container_cpu_cfs_throttled_periods_total{id=\"/v1.slice\"}");
+	assert_has(page, "container_memory_usage_bytes{id=\"/system.slice/a.service\"} 10485760");
+	assert_has(page, "container_memory_working_set_bytes{id=\"/system.slice/a.service\"} 8388608");
+	assert_has(page, "container_memory_max_usage_bytes{id=\"/system.slice/a.service\"} 12582912");
+	assert_has(page, "container_memory_rss{id=\"/system.slice/a.service\"} 4096");
+	assert_has(page, "container_memory_cache{id=\"/system.slice/a.service\"} 8192");
+	assert_has(page, "container_memory_mapped_file{id=\"/system.slice/a.service\"} 1024");
+	assert_has(page, "container_memory_rss{id=\"/v1.slice\"} 300");
+	assert_has(page, "container_memory_cache{id=\"/v1.slice\"} 700");
+	assert_lacks(page, "container_memory_mapped_file{id=\"/v1.slice\"}");
+	assert_has(page, "container_memory_swap{id=\"/system.slice/a.service\"} 0");
+	assert_has(page, "container_memory_failcnt{id=\"/system.slice/a.service\"} 4");
+	assert_has(page, "container_oom_events_total{id=\"/system.slice/a.service\"} 1");
+	assert_has(page, "container_spec_memory_limit_bytes{id=\"/system.slice/a.service\"} 67108864");
+	assert_has(page, "container_spec_memory_limit_bytes{id=\"/v1.slice\"} 9000");
+	assert_has(page, "container_spec_memory_swap_limit_bytes{id=\"/system.slice/a.service\"} 0"); /* unlimited */
+	assert_lacks(page, "container_spec_memory_swap_limit_bytes{id=\"/v1.slice\"}"); /* never read */
+	assert_has(page, "container_fs_reads_bytes_total{id=\"/system.slice/a.service\",device=\"/dev/sda\"} 4096");
+	assert_has(page, "container_fs_writes_bytes_total{id=\"/system.slice/a.service\",device=\"/dev/sda\"} 8192");
+	assert_has(page, "container_fs_reads_total{id=\"/system.slice/a.service\",device=\"/dev/sda\"} 3");
+	assert_has(page, "container_fs_writes_total{id=\"/system.slice/a.service\",device=\"/dev/sda\"} 5");
+	assert_has(page, "container_fs_reads_bytes_total{id=\"/system.slice/a.service\",device=\"/dev/block/253:7\"} 512");
+	assert_lacks(page, "container_fs_writes_total{id=\"/system.slice/a.service\",device=\"/dev/block/253:7\"}");
+	assert_has(page, "container_threads{id=\"/system.slice/a.service\"} 3");
+	/* a cgroup never read has no series at all; a removed one is in none */
+	assert_lacks(page, "/bare.service");
+	assert_lacks(page, "id=\"/gone.service\"");
+	assert_has(page, "acctd_removed_cgroup_cpu_usage_seconds_total{cgroup=\"/gone.service\"} 1.5");
+	/* and acctd's own names still say cgroup= */
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/v1.slice\"} 5000");
+	free(page);
+	(void)bare;
+
+	/* cadvisor alone: the per-device values are copied for it too */
+	o.families = 1u << ACCT_MF_CADVISOR;
+	page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "container_fs_writes_total{id=\"/system.slice/a.service\",device=\"/dev/sda\"} 5");
+	assert_has(page, "container_memory_rss{id=\"/v1.slice\"} 300");
+	assert_lacks(page, "acctd_io_device_bytes_total");
+	assert_lacks(page, "acctd_memory_bytes");
+	free(page);
+
+	/* OpenMetrics: counter families without _total, UNIT where the name ends in it */
+	o.format = ACCT_METRICS_OPENMETRICS;
+	page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "# TYPE container_cpu_usage_seconds counter");
+	assert_has(page, "# UNIT container_cpu_usage_seconds seconds");
+	assert_has(page, "container_cpu_usage_seconds_total{id=\"/system.slice/a.service\",cpu=\"total\"} 1.5");
+	assert_has(page, "# TYPE container_memory_failcnt gauge");
+	assert_has(page, "# UNIT container_spec_memory_limit_bytes bytes");
+	assert_has(page, "container_fs_reads_total{id=\"/system.slice/a.service\",device=\"/dev/sda\"} 3");
+	free(page);
+}
+
 static void test_openmetrics(void **state)
 {
 	struct fixture *f = *state;
@@ -472,20 +577,39 @@ static void test_tombstones(void **state)
 	struct acct_cgroup *old = add(f, "/svc"), *gone = add(f, "/gone");
 
 	acct_cgroup_set(old, ACCT_Q_MEMORY, 111);
+	acct_cgroup_set(old, ACCT_Q_CPU_USAGE, 7000000);
 	acct_cgroup_set(gone, ACCT_Q_MEMORY, 222);
-	acct_ledger_kill(f->l, old, f->now);
-	acct_ledger_kill(f->l, gone, f->now);
+	acct_cgroup_set(gone, ACCT_Q_CPU_USAGE, 1500000);
+	acct_cgroup_set(gone, ACCT_Q_MEMORY_PEAK, 4096);
+	acct_ledger_kill(f->l, old, f->now - 2500000);
+	acct_ledger_kill(f->l, gone, f->now - 2500000);
 	acct_cgroup_set(add(f, "/svc"), ACCT_Q_MEMORY, 333); /* recreated */
 	acct_metrics_options_default(&o);
 	char *page = render(f, &o, NULL, 1 << 20);
 	/* one series per path: the live record where there is one */
 	assert_has(page, "acctd_memory_bytes{cgroup=\"/svc\"} 333");
 	assert_lacks(page, "acctd_memory_bytes{cgroup=\"/svc\"} 111");
-	assert_has(page, "acctd_memory_bytes{cgroup=\"/gone\"} 222");
-	assert_has(page, "acctd_cgroup_dead{cgroup=\"/gone\"} 1");
-	assert_lacks(page, "acctd_cgroup_dead{cgroup=\"/svc\"}");
+	assert_lacks(page, "acctd_removed_cgroup_age_seconds{cgroup=\"/svc\"}");
+	/* issue 15 item 3: a removed cgroup is in no live family (sum() over
+	 * them counts what exists), only in the removed_ ones */
+	assert_lacks(page, "acctd_memory_bytes{cgroup=\"/gone\"}");
+	assert_lacks(page, "acctd_cpu_usage_seconds_total{cgroup=\"/gone\"}");
+	assert_lacks(page, "acctd_cgroup_dead");
+	assert_has(page, "acctd_removed_cgroup_age_seconds{cgroup=\"/gone\"} 2.5");
+	assert_has(page, "acctd_removed_cgroup_cpu_usage_seconds_total{cgroup=\"/gone\"} 1.5");
+	assert_has(page, "acctd_removed_cgroup_memory_peak_bytes{cgroup=\"/gone\"} 4096");
+	assert_has(page, "# TYPE acctd_removed_cgroup_cpu_usage_seconds_total counter");
 	assert_has(page, "acctd_metrics_cgroups 2");
 	free(page);
+
+	/* family=-removed: away */
+	o.families &= ~(1u << ACCT_MF_REMOVED);
+	page = render(f, &o, NULL, 1 << 20);
+	assert_lacks(page, "/gone");
+	assert_lacks(page, "acctd_removed_");
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/svc\"} 333");
+	free(page);
+	acct_metrics_options_default(&o);
 
 	/* past retention the series disappears */
 	acct_ledger_sweep(f->l, f->now + 10, 0, NULL, NULL);
@@ -844,6 +968,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_text_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_openmetrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cadvisor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_label_twins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tombstones, setup, teardown),

@@ -60,6 +60,22 @@ static void test_split(void **state)
 	assert_int_equal(strv_length(e), 0);
 }
 
+static void test_split_set(void **state)
+{
+	_cleanup_strv_free_ char **v = NULL, **e = NULL;
+
+	(void)state;
+	assert_int_equal(strv_split_set(",default,,-numa  +cpu\t,", ", \t", &v), 0);
+	assert_int_equal(strv_length(v), 3);
+	assert_string_equal(v[0], "default");
+	assert_string_equal(v[1], "-numa");
+	assert_string_equal(v[2], "+cpu");
+
+	assert_int_equal(strv_split_set(", ,", ", \t", &e), 0);
+	assert_non_null(e);
+	assert_int_equal(strv_length(e), 0);
+}
+
 static void test_copy(void **state)
 {
 	char *src[] = { "x", "y", NULL };
@@ -116,6 +132,7 @@ int main(void)
 		cmocka_unit_test(test_free_and_length),
 		cmocka_unit_test(test_push),
 		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_split_set),
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_fnmatch_any),
 		cmocka_unit_test(test_fnmatch_mark),

@@ -204,6 +204,50 @@ static void test_reader_depth(void **state)
 /* Moving pending bytes to the front keeps every position: a complete message
  * not yet taken, and the unterminated tail after it whose length the limit
  * counts. The first buffer is one page. */
+/* varlink_reader_shrink(): the buffer is freed when nothing is pending, cut
+ * to the pending bytes otherwise, and the stream stays in sync across it
+ * (a message split around a shrink, a NUL scanned before it). */
+static void test_reader_shrink(void **state)
+{
+	struct varlink_reader *r = NULL;
+	struct json_object *o = NULL;
+	char big[100000];
+
+	assert_int_equal(varlink_reader_new(0, 0, &r), 0);
+	varlink_reader_shrink(r); /* nothing allocated yet */
+	assert_int_equal(varlink_reader_allocated(r), 0);
+	memset(big, ' ', sizeof(big));
+	assert_int_equal(varlink_reader_feed(r, "{\"a\":1", 6), 0);
+	assert_int_equal(varlink_reader_feed(r, big, sizeof(big)), 0);
+	assert_int_equal(varlink_reader_feed(r, "}\0{\"b\"", 6), 0);
+	assert_true(varlink_reader_allocated(r) >= sizeof(big));
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	json_object_put(o);
+	assert_int_equal(varlink_reader_next(r, &o), 0); /* "{"b"" scanned, no NUL */
+	varlink_reader_shrink(r);
+	assert_int_equal(varlink_reader_pending(r), 4);
+	assert_int_equal(varlink_reader_allocated(r), 4);
+	varlink_reader_shrink(r); /* already fitting: nothing changes */
+	assert_int_equal(varlink_reader_allocated(r), 4);
+	assert_int_equal(varlink_reader_feed(r, ":2}\0{}", 6), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	assert_int_equal(json_object_get_int(json_object_object_get(o, "b")), 2);
+	json_object_put(o);
+	assert_int_equal(varlink_reader_next(r, &o), 0);
+	assert_int_equal(varlink_reader_feed(r, "", 1), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	json_object_put(o);
+	varlink_reader_shrink(r);
+	assert_int_equal(varlink_reader_allocated(r), 0);
+	assert_int_equal(varlink_reader_pending(r), 0);
+	/* And it reads on after being freed. */
+	assert_int_equal(varlink_reader_feed(r, "{\"c\":3}", 8), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	assert_int_equal(json_object_get_int(json_object_object_get(o, "c")), 3);
+	json_object_put(o);
+	varlink_reader_free(r);
+}
+
 static void test_reader_compaction(void **state)
 {
 	static const char stream[] = "{\"a\":1}\0{\"b\":2}\0{\"c\"";
@@ -649,6 +693,7 @@ int main(void)
 		cmocka_unit_test(test_reader_bad_messages),
 		cmocka_unit_test(test_reader_depth),
 		cmocka_unit_test(test_reader_compaction),
+		cmocka_unit_test(test_reader_shrink),
 		cmocka_unit_test(test_reader_no_memory),
 		cmocka_unit_test(test_call_parse_no_memory),
 		cmocka_unit_test(test_call_parse),

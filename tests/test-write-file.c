@@ -82,6 +82,37 @@ static void test_new_and_replaced(void **state)
 	assert_int_equal(others(dir, (const char *const[]){ "state.json", NULL }), 0);
 }
 
+/* What a writer killed between linkat() and rename() leaves is removed; names
+ * that only look alike, other files' temporaries and symlinks stay. */
+static void test_remove_stale(void **state)
+{
+	const char *dir = *state;
+	static const char *const stale[] = { ".state.json.0123456789abcdef", ".state.json.fedcba9876543210" };
+	static const char *const kept[] = { "state.json", ".state.json.0123", ".state.json.0123456789abcdeg",
+					    ".state.json.0123456789ABCDEF", ".other.json.0123456789abcdef",
+					    ".state.json.0123456789abcdef0", NULL };
+
+	for (size_t i = 0; i < ELEMENTSOF(stale); i++)
+		xwrite(dir, stale[i], "partial");
+	for (const char *const *k = kept; *k; k++)
+		xwrite(dir, *k, "x");
+	_cleanup_free_ char *target = xjoin(dir, "elsewhere"), *link = xjoin(dir, ".state.json.00000000000000aa");
+	xwrite(dir, "elsewhere", "theirs");
+	assert_int_equal(symlink(target, link), 0);
+	_cleanup_free_ char *path = xjoin(dir, "state.json");
+
+	assert_int_equal(write_file_remove_stale_at(AT_FDCWD, path), 2);
+	static const char *const left[] = { "state.json", ".state.json.0123", ".state.json.0123456789abcdeg",
+					    ".state.json.0123456789ABCDEF", ".other.json.0123456789abcdef",
+					    ".state.json.0123456789abcdef0", "elsewhere", ".state.json.00000000000000aa",
+					    NULL };
+	assert_int_equal(others(dir, left), 0);
+	assert_content(target, "theirs");
+	assert_int_equal(write_file_remove_stale_at(AT_FDCWD, path), 0);
+	_cleanup_free_ char *missing = xjoin(dir, "nodir/state.json");
+	assert_int_equal(write_file_remove_stale_at(AT_FDCWD, missing), -ENOENT);
+}
+
 static void test_relative_to_dirfd(void **state)
 {
 	const char *dir = *state;
@@ -134,6 +165,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_new_and_replaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relative_to_dirfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_stale, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_replaced_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 	};

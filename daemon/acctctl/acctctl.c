@@ -1,7 +1,8 @@
 /* acctctl.c - acctd's control tool: asks the daemon over its varlink API
  * (lib/client/acct-client.h) and prints tables with human units, or JSON.
  *
- * Commands: status, list, show, top, watch, compare, tune, reconcile, reload.
+ * Commands: status, list, show, top, watch, compare, usage, history, tune,
+ * reconcile, reload.
  * Exit status (also in --help, acctctl(1) and docs/acctctl.md): 0 success (compare: above),
  * 1 failure or an error from acctd, 2 bad command line, 3 acctd not running,
  * 4 permission denied, 5 compare: below, 6 compare: equal.
@@ -19,9 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "acctctl.h"
 #include "build-config.h"
+#include "columns.h"
 #include "ctl-call.h"
 #include "ctl-util.h"
 #include "human.h"
@@ -29,6 +32,7 @@
 #include "parse.h"
 #include "rows.h"
 #include "terminal.h"
+#include "timestamp.h"
 
 const char *arg_address;
 enum json_mode arg_json = JSON_OFF;
@@ -41,13 +45,18 @@ bool arg_all;
 bool arg_precise;
 bool arg_batch;
 int arg_sort = -1;
-int arg_depth = -1;
+int arg_depth = DEPTH_DEFAULT;
+struct columns arg_columns;
 uint64_t arg_iterations;
 uint64_t arg_delay_us = 1000000;
 const char *arg_prefix;
 bool arg_set_bytes, arg_set_cpu, arg_set_tasks, arg_set_auto_tune;
 int64_t arg_bytes_budget, arg_cpu_budget_us, arg_tasks_budget;
 bool arg_auto_tune;
+uint64_t arg_since_us, arg_until_us, arg_step_us;
+bool arg_csv;
+enum plot_choice arg_plot = PLOT_DEFAULT;
+bool arg_no_removed;
 
 enum {
 	ARG_VERSION = 0x100,
@@ -64,6 +73,12 @@ enum {
 	ARG_CPU_BUDGET,
 	ARG_TASKS_BUDGET,
 	ARG_AUTO_TUNE,
+	ARG_SINCE,
+	ARG_UNTIL,
+	ARG_STEP,
+	ARG_CSV,
+	ARG_PLOT,
+	ARG_NO_REMOVED,
 };
 
 static const struct option options[] = {
@@ -78,6 +93,7 @@ static const struct option options[] = {
 	{ "all", no_argument, NULL, 'a' },
 	{ "sort", required_argument, NULL, ARG_SORT },
 	{ "depth", required_argument, NULL, ARG_DEPTH },
+	{ "output", required_argument, NULL, 'o' },
 	{ "precise", no_argument, NULL, ARG_PRECISE },
 	{ "fresh", no_argument, NULL, ARG_PRECISE }, /* its alias: what precise reads for memory and CPU */
 	{ "iterations", required_argument, NULL, 'n' },
@@ -89,6 +105,12 @@ static const struct option options[] = {
 	{ "cpu-budget", required_argument, NULL, ARG_CPU_BUDGET },
 	{ "tasks-budget", required_argument, NULL, ARG_TASKS_BUDGET },
 	{ "auto-tune", required_argument, NULL, ARG_AUTO_TUNE },
+	{ "since", required_argument, NULL, ARG_SINCE },
+	{ "until", required_argument, NULL, ARG_UNTIL },
+	{ "step", required_argument, NULL, ARG_STEP },
+	{ "csv", no_argument, NULL, ARG_CSV },
+	{ "plot", required_argument, NULL, ARG_PLOT },
+	{ "no-removed", no_argument, NULL, ARG_NO_REMOVED },
 	{}
 };
 
@@ -128,18 +150,22 @@ static const struct verb verbs[] = {
 		.min_args = 0,
 		.max_args = 1,
 		.args_error = "'list' takes at most one PREFIX.",
-		.options = (const int[]){ ARG_TREE, 'a', ARG_SORT, ARG_DEPTH, 0 },
+		.options = (const int[]){ ARG_TREE, 'a', ARG_SORT, ARG_DEPTH, 'o', 0 },
 		.synopsis = "list [PREFIX]",
-		.summary = "Cgroups with memory, CPU, load and pressure (default)",
-		.help = "acctctl list [PREFIX] [--tree] [--all] [--sort=KEY] [--depth=N]\n\n"
+		.summary = "Cgroups with memory, CPU, load, pressure, tasks, I/O (default)",
+		.help = "acctctl list [PREFIX] [--tree] [--all] [--sort=KEY] [--depth=N] [-o FIELD,...]\n\n"
 			"List the cgroups under PREFIX (default /): MEMORY with its bound, CPU rate in\n"
-			"cores, LOAD (1 min), PSI \"some\" avg10 of CPU, memory and IO, block I/O read\n"
-			"and written per second (READ/s, WRITE/s, bytes), and the AGE of the memory\n"
-			"reading.\n\n"
+			"cores, LOAD (1 min), PSI \"some\" avg10 of CPU, memory and IO, TASKS, block I/O\n"
+			"read and written per second (READ/s, WRITE/s, bytes: acctd's rates over its last\n"
+			"fast interval), and the AGE of the memory reading.\n\n"
 			"      --tree         Children below their parent, indented\n"
 			"  -a --all           Also removed cgroups (tombstones) with their final values\n"
-			"      --sort=KEY     path (default), memory, cpu, load, pressure or io; largest first\n"
-			"      --depth=N      At most N levels below PREFIX\n",
+			"      --sort=KEY     path (default), memory, cpu, load, pressure, io, tasks,\n"
+			"                     read/s, write/s, read or write; largest first\n"
+			"      --depth=N      At most N levels below PREFIX (default: all)\n"
+			"  -o --output=FIELD[,FIELD...]\n"
+			"                     Only these columns, in this order (--json: only their\n"
+			"                     members); --output=help lists the fields\n",
 		.run = verb_list,
 	},
 	{
@@ -168,20 +194,28 @@ static const struct verb verbs[] = {
 		.min_args = 0,
 		.max_args = 1,
 		.args_error = "'top' takes at most one PREFIX.",
-		.options = (const int[]){ ARG_SORT, ARG_DEPTH, 'n', 'b', 'd', 0 },
+		.options = (const int[]){ ARG_SORT, ARG_DEPTH, 'n', 'b', 'd', 'o', 0 },
 		.synopsis = "top [PREFIX]",
 		.summary = "Live view of the busiest cgroups, like systemd-cgtop",
-		.help = "acctctl top [PREFIX] [-n N] [-b] [-d SECONDS] [--sort=KEY] [--depth=N]\n\n"
-			"A live view of the cgroups, refreshed every interval, like systemd-cgtop. On a\n"
-			"terminal: full screen; keys m (memory), c (CPU), l (load), p (pressure), i (I/O),\n"
-			"n (path)\n"
-			"sort, space refreshes, q or ^C quits. Otherwise (or with -b) one table per\n"
-			"iteration, separated by an empty line; with --json one object per iteration.\n\n"
+		.help = "acctctl top [PREFIX] [-n N] [-b] [-d SECONDS] [--sort=KEY] [--depth=N]\n"
+			"            [-o FIELD,...]\n\n"
+			"A live view of the cgroups, refreshed every interval, like systemd-cgtop, with\n"
+			"list's columns; READ/s and WRITE/s are the block I/O between two refreshes\n"
+			"(the first: acctd's rates over its last fast interval). On a terminal whose\n"
+			"TERM is not dumb: full screen; keys m (memory), c (CPU), l (load), p (pressure),\n"
+			"i (I/O), t (tasks), n (path) sort, space refreshes, q or ^C quits. Otherwise (or\n"
+			"with -b) one table per iteration, separated by an empty line; with --json one\n"
+			"object per iteration.\n\n"
 			"  -n --iterations=N  Stop after N iterations (default: run until stopped)\n"
 			"  -b --batch         Batch mode: plain tables, no screen control, no keys\n"
 			"  -d --delay=SECONDS Interval (default 1; also 500ms, 2s, 1min)\n"
-			"      --sort=KEY     cpu (default), memory, load, pressure, io or path\n"
-			"      --depth=N      At most N levels below PREFIX\n",
+			"      --sort=KEY     cpu (default), memory, load, pressure, io, tasks, read/s,\n"
+			"                     write/s, read, write or path\n"
+			"      --depth=N      At most N levels below PREFIX (default 3, as systemd-cgtop;\n"
+			"                     all: every level)\n"
+			"  -o --output=FIELD[,FIELD...]\n"
+			"                     Only these columns, in this order (--json: only their\n"
+			"                     members); --output=help lists the fields\n",
 		.run = verb_top,
 	},
 	{
@@ -222,11 +256,71 @@ static const struct verb verbs[] = {
 			"psi.memory.some, psi.memory.full, psi.io.some, psi.io.full.\n"
 			"A quantity this layout never reads (memory.high on cgroup v1) is reported as\n"
 			"not available for the cgroup, with the reason.\n"
-			"THRESHOLD: an integer in the quantity's unit (bytes, microseconds, count), or a\n"
-			"size (512M, 2G) or a duration (250ms, 3s, 2min).\n\n"
+			"THRESHOLD: an integer in the quantity's unit (bytes, microseconds, count), a size\n"
+			"for bytes (512M, 1.5G) or a duration for times (250ms, 1.5s, 1h 30min).\n\n"
 			"Exit status: 0 above, 5 below, 6 equal (1-4 as for every command).\n\n"
 			"  -q --quiet         Print nothing; use the exit status\n",
 		.run = verb_compare,
+	},
+	{
+		.name = "usage",
+		.min_args = 0,
+		.max_args = VERB_ANY,
+		.args_error = NULL,
+		.options = (const int[]){ ARG_SINCE, ARG_UNTIL, ARG_PREFIX, ARG_DEPTH, ARG_NO_REMOVED, ARG_CSV, 0 },
+		.synopsis = "usage [CGROUP...]",
+		.summary = "What cgroups used over a window, from the history",
+		.help = "acctctl usage [CGROUP...] [--since=TIME] [--until=TIME] [--prefix=PATH] [--depth=N]\n"
+			"              [--no-removed] [--json|--csv]\n\n"
+			"What each cgroup used between --since and --until, from acctd's history (removed\n"
+			"cgroups included, across restarts of acctd): CPU time with its bound, average\n"
+			"memory (byte-seconds over the time recorded) with its bound, the largest sample\n"
+			"and the kernel's peak, I/O read and written, the time with data (RECORDED), and\n"
+			"when the cgroup was removed. Under the table: the window and the gaps in it (acctd\n"
+			"was not recording), which no total includes. Without CGROUP: every cgroup under\n"
+			"--prefix; with CGROUPs: just those (with --depth, their subtrees too).\n\n"
+			"TIME as systemd.time(7) writes it: now, today, yesterday, -1h, -10min, '2h ago',\n"
+			"2026-12-01 10:00, 2026-12-01T10:00:00Z, @1764584400.\n\n"
+			"      --since=TIME   Start of the window (default: -1h)\n"
+			"      --until=TIME   End of the window (default: now)\n"
+			"      --prefix=PATH  Only cgroups under PATH (default /)\n"
+			"      --depth=N      At most N levels below PATH, or below each CGROUP (default:\n"
+			"                     all; 0 with CGROUPs)\n"
+			"      --no-removed   Leave out cgroups removed by the end of the window\n"
+			"      --csv          Comma-separated values: a header row, then one row per cgroup\n"
+			"                     with raw numbers (microseconds, bytes; a bound in its own\n"
+			"                     column; an absent value empty)\n",
+		.run = verb_usage,
+	},
+	{
+		.name = "history",
+		.min_args = 1,
+		.max_args = 1,
+		.args_error = "'history' needs exactly one CGROUP.",
+		.options = (const int[]){ ARG_SINCE, ARG_UNTIL, ARG_STEP, ARG_PLOT, ARG_CSV, 0 },
+		.synopsis = "history CGROUP",
+		.summary = "A cgroup's memory and CPU over time, plotted",
+		.help = "acctctl history CGROUP [--since=TIME] [--until=TIME] [--step=DURATION]\n"
+			"                [--plot=memory|cpu|io|tasks|none] [--json|--csv]\n\n"
+			"CGROUP's history between --since and --until in steps: on a terminal a plot of its\n"
+			"memory (the mean of each step) with its CPU rate (cores) below; otherwise, or with\n"
+			"--plot=none, a table of every step: CPU in cores, memory mean, min and max, I/O\n"
+			"read and written per second, the most tasks, and how much of the step has data\n"
+			"(COVERED). A step without data (acctd was not recording, or the cgroup did not\n"
+			"exist) is a gap: a break in the plot, '-' in the table, never interpolated.\n\n"
+			"TIME as systemd.time(7) writes it: now, today, yesterday, -1h, -10min, '2h ago',\n"
+			"2026-12-01 10:00, 2026-12-01T10:00:00Z, @1764584400.\n\n"
+			"      --since=TIME   Start of the window (default: -1h)\n"
+			"      --until=TIME   End of the window (default: now)\n"
+			"      --step=DURATION\n"
+			"                     Length of a step, as 10s, 1min, 1h (default: the window over\n"
+			"                     the plot's width, or over 120 for a table); a step shorter\n"
+			"                     than acctd's recording interval shows that interval's average\n"
+			"      --plot=WHAT    memory, cpu, io (read and written per second), tasks: that\n"
+			"                     plot alone, also when not on a terminal; none: the table\n"
+			"      --csv          Comma-separated values: a header row, then one row per step\n"
+			"                     with raw numbers (an absent value empty)\n",
+		.run = verb_history,
 	},
 	{
 		.name = "tune",
@@ -235,14 +329,14 @@ static const struct verb verbs[] = {
 		.args_error = "'tune' takes no arguments.",
 		.options = (const int[]){ ARG_BYTES_BUDGET, ARG_CPU_BUDGET, ARG_TASKS_BUDGET, ARG_AUTO_TUNE, 0 },
 		.synopsis = "tune",
-		.summary = "Show or change error budgets and auto-tuning (admin)",
+		.summary = "Show or change (admin) error budgets and auto-tuning",
 		.help = "acctctl tune [--bytes-budget=SIZE] [--cpu-budget=DURATION] [--tasks-budget=N]\n"
 			"             [--auto-tune=yes|no]\n\n"
 			"Change the error budgets (the largest error of one counter read) and the\n"
 			"auto-tuner at run time, until the next reload; without options, show them.\n"
-			"Needs root or the configured admin group.\n\n"
-			"      --bytes-budget=SIZE      Bytes, or K, M, G, T (powers of 1024)\n"
-			"      --cpu-budget=DURATION    us, ms, s, min, h (a bare number is seconds)\n"
+			"Anyone may show them; a change needs root or the configured admin group.\n\n"
+			"      --bytes-budget=SIZE      Bytes, or K, M, G, T (powers of 1024), as 64M or 1.5G\n"
+			"      --cpu-budget=DURATION    us, ms, s, min, h, as 10ms or 1.5s (a bare number is seconds)\n"
 			"      --tasks-budget=N         Tasks\n"
 			"      --auto-tune=yes|no       Let the tuner move batches within the budgets\n",
 		.run = verb_tune,
@@ -270,7 +364,8 @@ static const struct verb verbs[] = {
 		.summary = "Reload acctd's configuration (admin)",
 		.help = "acctctl reload\n\n"
 			"Reload acctd's configuration; a refused file keeps the old configuration and its\n"
-			"error is printed. Needs root or the admin group.\n",
+			"error is printed; what an applied file ignores (an unknown key) is printed too.\n"
+			"Needs root or the admin group.\n",
 		.run = verb_reload,
 	},
 	{
@@ -310,7 +405,7 @@ static bool verb_takes_option(const struct verb *v, int opt)
 }
 
 static const char options_common[] =
-	"\nCommon options: --address=unix:PATH, --json[=short|pretty], --no-legend, --no-pager,\n"
+	"\nCommon options: --address=unix:PATH, --json[=short|pretty|lines], --no-legend, --no-pager,\n"
 	"-l/--full (see acctctl --help).\n";
 
 static void help_main(FILE *f)
@@ -333,7 +428,9 @@ static void help_main(FILE *f)
 	      "     --address=unix:PATH        Talk to acctd at PATH; default $ACCTD_ADDRESS, else\n"
 	      "                                " ACCT_CLIENT_SYSTEM_SOCKET " (as another user than root:\n"
 	      "                                $XDG_RUNTIME_DIR/acctd/io.acctd when that exists)\n"
-	      "     --json[=short|pretty]      JSON: one object per line (short, the default), or indented\n"
+	      "     --json[=short|pretty|lines]\n"
+	      "                                JSON: one document on one line (short, the default),\n"
+	      "                                indented (pretty), or a list as one object per line (lines)\n"
 	      "     --no-legend                No column headers and footers\n"
 	      "     --no-pager                 Do not pipe output into a pager\n"
 	      "  -l --full                     Do not shorten cgroup paths to the terminal width\n\n"
@@ -361,6 +458,10 @@ static void help_verb(FILE *f, const struct verb *v)
 		return;
 	}
 	fputs(v->help, f);
+	if (v->run == verb_list || v->run == verb_top) {
+		fputc('\n', f);
+		columns_help(f);
+	}
 	if (v->run)
 		fputs(options_common, f);
 }
@@ -393,9 +494,11 @@ static int parse_sort(const char *s)
 	static const struct {
 		const char *name;
 		int key;
-	} keys[] = { { "path", SORT_PATH },	{ "name", SORT_PATH }, { "memory", SORT_MEMORY }, { "mem", SORT_MEMORY },
-		     { "cpu", SORT_CPU },	{ "load", SORT_LOAD }, { "pressure", SORT_PRESSURE },
-		     { "psi", SORT_PRESSURE }, { "io", SORT_IO } };
+	} keys[] = { { "path", SORT_PATH },	     { "name", SORT_PATH },	{ "cgroup", SORT_PATH },
+		     { "memory", SORT_MEMORY },	     { "mem", SORT_MEMORY },	{ "cpu", SORT_CPU },
+		     { "load", SORT_LOAD },	     { "pressure", SORT_PRESSURE }, { "psi", SORT_PRESSURE },
+		     { "io", SORT_IO },		     { "tasks", SORT_TASKS },	{ "read/s", SORT_READ_RATE },
+		     { "write/s", SORT_WRITE_RATE }, { "read", SORT_READ },	{ "write", SORT_WRITE } };
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
 		if (strcmp(s, keys[i].name) == 0)
 			return keys[i].key;
@@ -427,9 +530,14 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 	uint64_t u;
 	bool help = false;
 	char **args;
+	struct timespec ts;
+	uint64_t now_us;
 
+	/* one "now" for --since and --until, so that "-1h" and "now" are an hour apart */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now_us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hlaqbn:d:", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, ":hlaqbn:d:o:", options, NULL)) >= 0) {
 		if (c == '?') {
 			if (optopt)
 				return usage_error("Unknown option -%c. See 'acctctl --help'.", optopt);
@@ -454,8 +562,10 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 				arg_json = JSON_SHORT;
 			else if (strcmp(optarg, "pretty") == 0)
 				arg_json = JSON_PRETTY;
+			else if (strcmp(optarg, "lines") == 0)
+				arg_json = JSON_LINES;
 			else
-				return usage_error("Invalid --json mode '%s': expected short or pretty.", optarg);
+				return usage_error("Invalid --json mode '%s': expected short, pretty or lines.", optarg);
 			break;
 		case ARG_NO_LEGEND:
 			arg_legend = false;
@@ -475,14 +585,34 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 		case ARG_SORT:
 			arg_sort = parse_sort(optarg);
 			if (arg_sort < 0)
-				return usage_error("Invalid sort key '%s': expected path, memory, cpu, load, pressure or io.",
+				return usage_error("Invalid sort key '%s': expected path, memory, cpu, load, pressure, io, "
+						   "tasks, read/s, write/s, read or write.",
 						   optarg);
 			break;
 		case ARG_DEPTH:
-			if (parse_uint(optarg, 1024, &u) < 0)
-				return usage_error("Invalid depth '%s': expected a number of levels.", optarg);
-			arg_depth = (int)u;
+			if (strcmp(optarg, "all") == 0)
+				arg_depth = DEPTH_ALL;
+			else if (parse_uint(optarg, 1024, &u) < 0)
+				return usage_error("Invalid depth '%s': expected a number of levels or all.", optarg);
+			else
+				arg_depth = (int)u;
 			break;
+		case 'o': {
+			const char *bad = NULL;
+			int k;
+
+			if (strcmp(optarg, "help") == 0) {
+				columns_help(stdout);
+				exit(EXIT_OK);
+			}
+			k = columns_parse(optarg, &arg_columns, &bad);
+			if (k == -E2BIG)
+				return usage_error("Too many fields for --output: at most %d.", COLUMNS_MAX);
+			if (k < 0)
+				return usage_error("Unknown field '%.*s' for --output. Valid fields: %s.",
+						   (int)strcspn(bad, ","), bad, columns_names());
+			break;
+		}
 		case ARG_PRECISE:
 			arg_precise = true;
 			break;
@@ -509,7 +639,7 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 		case ARG_BYTES_BUDGET: {
 			uint64_t size;
 			if (acct_parse_size(optarg, &size) < 0 || size > INT64_MAX)
-				return usage_error("Invalid size '%s': expected bytes or K, M, G, T (as 64M).", optarg);
+				return usage_error("Invalid size '%s': %s.", optarg, acct_size_refusal(optarg));
 			arg_bytes_budget = (int64_t)size;
 			arg_set_bytes = true;
 			break;
@@ -517,8 +647,7 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 		case ARG_CPU_BUDGET: {
 			uint64_t us;
 			if (acct_parse_duration_us(optarg, &us) < 0 || us > INT64_MAX)
-				return usage_error("Invalid duration '%s': expected us, ms, s, min or h (as 10ms).",
-						   optarg);
+				return usage_error("Invalid duration '%s': expected " ACCT_DURATION_SYNTAX ".", optarg);
 			arg_cpu_budget_us = (int64_t)us;
 			arg_set_cpu = true;
 			break;
@@ -533,6 +662,39 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 			if (acct_parse_bool(optarg, &arg_auto_tune) < 0)
 				return usage_error("Invalid value '%s' for --auto-tune: expected yes or no.", optarg);
 			arg_set_auto_tune = true;
+			break;
+		case ARG_SINCE:
+		case ARG_UNTIL: {
+			uint64_t *t = c == ARG_SINCE ? &arg_since_us : &arg_until_us;
+			int k = acct_parse_timestamp(optarg, now_us, t);
+			if (k < 0)
+				return usage_error("Invalid time '%s' for --%s: %s; expected " ACCT_TIMESTAMP_SYNTAX ".",
+						   optarg, option_name(c),
+						   k == -ERANGE ? "out of range" : "not a time");
+			break;
+		}
+		case ARG_STEP:
+			if (acct_parse_duration_us(optarg, &arg_step_us) < 0 || arg_step_us == 0 || arg_step_us > INT64_MAX)
+				return usage_error("Invalid step '%s': expected " ACCT_DURATION_SYNTAX ", more than 0.", optarg);
+			break;
+		case ARG_CSV:
+			arg_csv = true;
+			break;
+		case ARG_PLOT: {
+			static const char *const plots[] = {
+				[PLOT_MEMORY] = "memory", [PLOT_CPU] = "cpu",	[PLOT_IO] = "io",
+				[PLOT_TASKS] = "tasks",	  [PLOT_NONE] = "none",
+			};
+			arg_plot = PLOT_DEFAULT;
+			for (size_t i = PLOT_MEMORY; i < ELEMENTSOF(plots); i++)
+				if (strcmp(optarg, plots[i]) == 0)
+					arg_plot = (enum plot_choice)i;
+			if (arg_plot == PLOT_DEFAULT)
+				return usage_error("Invalid plot '%s': expected memory, cpu, io, tasks or none.", optarg);
+			break;
+		}
+		case ARG_NO_REMOVED:
+			arg_no_removed = true;
 			break;
 		default:
 			return usage_error("Unexpected option. See 'acctctl --help'.");
@@ -569,6 +731,9 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 			return usage_error("Option --%s does not apply to '%s'. See 'acctctl %s --help'.", name,
 					   v->name, v->name);
 		}
+
+	if (arg_csv && arg_json)
+		return usage_error("--csv and --json exclude each other.");
 
 	size_t nargs = 0;
 	while (args[nargs])

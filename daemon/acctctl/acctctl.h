@@ -17,7 +17,13 @@ enum {
 	EXIT_EQUAL = 6,       /* compare: equal */
 };
 
-enum json_mode { JSON_OFF, JSON_SHORT, JSON_PRETTY };
+/* --depth: not given (the command's default: all for list, TOP_DEPTH for
+ * top, as systemd-cgtop's), or "all". */
+enum { DEPTH_DEFAULT = -1, DEPTH_ALL = -2, TOP_DEPTH = 3 };
+
+/* --json: short, one document on one line; pretty, indented; lines, a list
+ * as one object per line (JSON Lines, for line-by-line tools). */
+enum json_mode { JSON_OFF, JSON_SHORT, JSON_PRETTY, JSON_LINES };
 
 /* The command line (acctctl.c). */
 extern const char *arg_address;
@@ -31,13 +37,22 @@ extern bool arg_all;
 extern bool arg_precise;
 extern bool arg_batch;
 extern int arg_sort;   /* enum sort_key; -1: the command's default */
-extern int arg_depth;  /* -1: all */
+extern int arg_depth;  /* levels below the prefix, or DEPTH_DEFAULT, DEPTH_ALL */
+extern struct columns arg_columns; /* -o/--output (columns.h); n 0: the command's default */
 extern uint64_t arg_iterations; /* 0: forever */
 extern uint64_t arg_delay_us;
 extern const char *arg_prefix;
 extern bool arg_set_bytes, arg_set_cpu, arg_set_tasks, arg_set_auto_tune;
 extern int64_t arg_bytes_budget, arg_cpu_budget_us, arg_tasks_budget;
 extern bool arg_auto_tune;
+/* usage and history (issue 14): --since and --until as CLOCK_REALTIME
+ * microseconds (0: not given), --step (0: acctd's default), --csv, --plot,
+ * --no-removed. */
+enum plot_choice { PLOT_DEFAULT, PLOT_MEMORY, PLOT_CPU, PLOT_IO, PLOT_TASKS, PLOT_NONE };
+extern uint64_t arg_since_us, arg_until_us, arg_step_us;
+extern bool arg_csv;
+extern enum plot_choice arg_plot;
+extern bool arg_no_removed;
 
 /* The verbs. Each takes its positional arguments (NULL-terminated, counted
  * against verbs[] already) and returns acctctl's exit status. */
@@ -50,3 +65,5 @@ int verb_top(char **args);      /* verb-top.c */
 int verb_show(char **args);     /* verb-show.c */
 int verb_watch(char **args);    /* verb-watch.c */
 int verb_compare(char **args);  /* verb-compare.c */
+int verb_usage(char **args);    /* verb-usage.c */
+int verb_history(char **args);  /* verb-history.c */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctl-util.h"
+#include "format-double.h"
 #include "format-human.h"
 
 bool utf8;
@@ -77,8 +78,11 @@ struct fbuf fmt_age(int64_t us)
 
 	if (us < 0)
 		us = 0;
-	if (us < 60000000)
-		snprintf(b.s, sizeof(b.s), "%.1fs", (double)us / 1e6);
+	if (us < 60000000) {
+		int n = format_fixed(b.s, sizeof(b.s) - 1, (double)us / 1e6, 1); /* "%.1fs" */
+		b.s[n] = 's';
+		b.s[n + 1] = '\0';
+	}
 	else if (us < INT64_C(3600000000))
 		snprintf(b.s, sizeof(b.s), "%" PRId64 "min %" PRId64 "s", us / 60000000, us % 60000000 / 1000000);
 	else
@@ -90,7 +94,7 @@ struct fbuf fmt_age(int64_t us)
 struct fbuf fmt_2f(double v)
 {
 	struct fbuf b;
-	snprintf(b.s, sizeof(b.s), "%.2f", v);
+	format_fixed(b.s, sizeof(b.s), v, 2); /* "%.2f", without printf's cost */
 	return b;
 }
 

@@ -7,11 +7,14 @@
 #include <string.h>
 
 #include "acctctl.h"
+#include "columns.h"
 #include "ctl-call.h"
 #include "human.h"
+#include "rows-scan.h"
 #include "terminal.h"
 
-const char *const sort_names[_SORT_MAX] = { "path", "memory", "cpu", "load", "pressure", "io" };
+const char *const sort_names[_SORT_MAX] = { "path",  "memory", "cpu",     "load", "pressure", "io",
+					    "tasks", "read/s", "write/s", "read", "write" };
 
 void rows_done(struct rows *rs)
 {
@@ -68,8 +71,40 @@ static void rows_parse(struct json_object *array, bool keep_json, struct rows *r
 		}
 		/* I/O rates: both or neither (the daemon gives both from one reading) */
 		r->has_io = jdouble(o, "io_read_bytes_rate", &r->io_read) && jdouble(o, "io_write_bytes_rate", &r->io_write);
+		r->tasks = value_of(jget(o, "tasks"));
+		r->io_read_total = value_of(jget(o, "io_read_bytes"));
+		r->io_write_total = value_of(jget(o, "io_write_bytes"));
 		rs->n++;
 	}
+}
+
+/* The replies of List as text, read straight into rows (rows-scan.h): no
+ * json-c objects for the table. */
+static int list_fetch_text(struct acct_client *c, struct rows *rs)
+{
+	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+	bool continues = true;
+	const char *text;
+	size_t size;
+	int r;
+
+	while (continues) {
+		do
+			r = acct_client_receive_text(c, CALL_TIMEOUT_MS, &text, &size);
+		while (r == -EINTR && !got_quit_signal);
+		if (r == -EINTR)
+			return EXIT_OK; /* top was asked to quit: the caller checks got_quit_signal */
+		if (r < 0)
+			return call_failed(r, NULL);
+		r = rows_scan_reply(text, size, rs, &continues);
+		if (r == -EPROTO) { /* a varlink error: its name and parameters in words */
+			r = acct_reply_parse(text, size, &reply);
+			return call_failed(r < 0 ? r : acct_error_to_errno(reply.error), r < 0 ? NULL : &reply);
+		}
+		if (r < 0)
+			return call_failed(r, NULL);
+	}
+	return EXIT_OK;
 }
 
 int list_fetch(struct acct_client *c, const char *prefix, bool keep_json, struct rows *rs)
@@ -88,6 +123,8 @@ int list_fetch(struct acct_client *c, const char *prefix, bool keep_json, struct
 	r = acct_client_send(c, "List", params, ACCT_CALL_MORE);
 	if (r < 0)
 		return call_failed(r, NULL);
+	if (!keep_json)
+		return list_fetch_text(c, rs);
 	do {
 		do
 			r = acct_client_receive(c, CALL_TIMEOUT_MS, &reply);
@@ -156,6 +193,24 @@ static int row_cmp(const void *pa, const void *pb)
 		break;
 	case SORT_IO:
 		ha = a->has_io, hb = b->has_io, x = a->io_read + a->io_write, y = b->io_read + b->io_write;
+		break;
+	case SORT_READ_RATE:
+		ha = a->has_io, hb = b->has_io, x = a->io_read, y = b->io_read;
+		break;
+	case SORT_WRITE_RATE:
+		ha = a->has_io, hb = b->has_io, x = a->io_write, y = b->io_write;
+		break;
+	case SORT_TASKS:
+		ha = a->tasks.set, hb = b->tasks.set;
+		x = (double)a->tasks.value, y = (double)b->tasks.value;
+		break;
+	case SORT_READ:
+		ha = a->io_read_total.set, hb = b->io_read_total.set;
+		x = (double)a->io_read_total.value, y = (double)b->io_read_total.value;
+		break;
+	case SORT_WRITE:
+		ha = a->io_write_total.set, hb = b->io_write_total.set;
+		x = (double)a->io_write_total.value, y = (double)b->io_write_total.value;
 		break;
 	case SORT_PRESSURE:
 		ha = a->has_psi[0] || a->has_psi[1] || a->has_psi[2];
@@ -239,46 +294,8 @@ static void rows_link(struct rows *rs)
 		qsort(rs->v[i].children, rs->v[i].nchildren, sizeof(size_t), index_cmp);
 }
 
-/* READ/s and WRITE/s: block I/O bytes per second, systemd-cgtop's Input/s and Output/s */
-static const char *const list_headers[] = { "CGROUP", "STATE",	 "MEMORY",  "",	       "CPU", "LOAD",
-					    "PSI-CPU", "PSI-MEM", "PSI-IO", "READ/s", "WRITE/s", "AGE" };
-static const unsigned list_flags[] = { COL_ELLIPSIZE, 0,	 COL_RIGHT, COL_TIGHT, COL_RIGHT, COL_RIGHT,
-				       COL_RIGHT,     COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT };
-/* STATE only when tombstones were asked for */
-static const unsigned list_flags_live[] = { COL_ELLIPSIZE, COL_HIDDEN, COL_RIGHT, COL_TIGHT, COL_RIGHT, COL_RIGHT,
-					    COL_RIGHT,	   COL_RIGHT,  COL_RIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT };
-#define LIST_COLS ELEMENTSOF(list_headers)
-
-static char *psi_cell(struct table *t, const struct row *r, int i)
-{
-	return r->has_psi[i] ? cell_fmt(t, "%.2f%%", r->psi[i]) : cell_str(t, "-");
-}
-
-/* Add the row with `name` (a cell already) in the first column. */
-static void row_add(struct table *t, const struct row *r, char *name)
-{
-	int64_t age = r->mem.set ? r->mem.age_us : r->cpu_age;
-	char *cells[LIST_COLS];
-
-	if (!t)
-		return;
-	cells[0] = name;
-	cells[1] = cell_str(t, r->dead ? "dead" : "live");
-	cells[2] = cell_str(t, r->mem.set ? fmt_bytes(r->mem.value).s : "-");
-	cells[3] = r->mem.set && r->mem.bound > 0 ? cell_fmt(t, "%s%s", glyph(G_PLUSMINUS), fmt_bytes(r->mem.bound).s)
-						   : cell_str(t, "");
-	cells[4] = cell_str(t, r->has_cpu ? fmt_2f(r->cpu).s : "-");
-	cells[5] = cell_str(t, r->has_load ? fmt_2f(r->load).s : "-");
-	cells[6] = psi_cell(t, r, 0);
-	cells[7] = psi_cell(t, r, 1);
-	cells[8] = psi_cell(t, r, 2);
-	cells[9] = cell_str(t, r->has_io ? fmt_bytes((int64_t)(r->io_read + 0.5)).s : "-");
-	cells[10] = cell_str(t, r->has_io ? fmt_bytes((int64_t)(r->io_write + 0.5)).s : "-");
-	cells[11] = cell_str(t, age >= 0 ? fmt_age(age).s : "-");
-	table_add(t, cells);
-}
-
-static void tree_add(struct table *t, struct rows *rs, size_t i, const char *prefix, bool root, bool last)
+static void tree_add(const struct columns *cols, struct table *t, struct rows *rs, size_t i, const char *prefix,
+		     bool root, bool last)
 {
 	const struct row *r = &rs->v[i];
 	const struct row *p = r->parent != SIZE_MAX ? &rs->v[r->parent] : NULL;
@@ -291,19 +308,20 @@ static void tree_add(struct table *t, struct rows *rs, size_t i, const char *pre
 			name++;
 	}
 	if (t)
-		row_add(t, r,
-			root ? cell_str(t, name) : cell_fmt(t, "%s%s%s", prefix, glyph(last ? G_LAST : G_BRANCH), name));
+		columns_table_add(cols, t, r,
+				  root ? cell_str(t, name)
+				       : cell_fmt(t, "%s%s%s", prefix, glyph(last ? G_LAST : G_BRANCH), name));
 	rs->order[rs->norder++] = i;
 	next = root ? xstrdup("") : xasprintf("%s%s", prefix, glyph(last ? G_SPACE : G_VERTICAL));
 	for (size_t k = 0; k < r->nchildren; k++)
-		tree_add(t, rs, r->children[k], next, false, k + 1 == r->nchildren);
+		tree_add(cols, t, rs, r->children[k], next, false, k + 1 == r->nchildren);
 }
 
-void rows_table(struct rows *rs, bool tree, enum sort_key sort, struct table *t)
+void rows_table(struct rows *rs, bool tree, enum sort_key sort, const struct columns *cols, struct table *t)
 {
 	sort_key = sort;
 	if (t)
-		table_init(t, LIST_COLS, list_headers, arg_all ? list_flags : list_flags_live);
+		columns_table_init(cols, t);
 	free(rs->order);
 	rs->order = xcalloc(rs->n, sizeof(size_t));
 	rs->norder = 0;
@@ -318,12 +336,12 @@ void rows_table(struct rows *rs, bool tree, enum sort_key sort, struct table *t)
 		sort_rows_base = rs->v;
 		qsort(roots, nroots, sizeof(size_t), index_cmp);
 		for (size_t k = 0; k < nroots; k++)
-			tree_add(t, rs, roots[k], "", true, true);
+			tree_add(cols, t, rs, roots[k], "", true, true);
 	} else {
 		qsort(rs->v, rs->n, sizeof(*rs->v), row_cmp);
 		for (size_t i = 0; i < rs->n; i++) {
 			if (t)
-				row_add(t, &rs->v[i], cell_str(t, rs->v[i].path));
+				columns_table_add(cols, t, &rs->v[i], cell_str(t, rs->v[i].path));
 			rs->order[rs->norder++] = i;
 		}
 	}

@@ -11,7 +11,22 @@
 #include "ctl-util.h"
 #include "table.h"
 
-enum sort_key { SORT_PATH, SORT_MEMORY, SORT_CPU, SORT_LOAD, SORT_PRESSURE, SORT_IO, _SORT_MAX };
+struct columns;
+
+enum sort_key {
+	SORT_PATH,
+	SORT_MEMORY,
+	SORT_CPU,
+	SORT_LOAD,
+	SORT_PRESSURE,
+	SORT_IO,
+	SORT_TASKS,
+	SORT_READ_RATE,
+	SORT_WRITE_RATE,
+	SORT_READ,
+	SORT_WRITE,
+	_SORT_MAX
+};
 /* The keys' names, as --sort takes them. */
 extern const char *const sort_names[_SORT_MAX];
 
@@ -25,6 +40,8 @@ struct row {
 	int64_t cpu_age;
 	bool has_io;
 	double io_read, io_write; /* bytes per second */
+	struct value tasks;
+	struct value io_read_total, io_write_total; /* bytes */
 	/* tree */
 	size_t parent; /* SIZE_MAX: none shown */
 	size_t *children, nchildren;
@@ -49,7 +66,7 @@ int list_fetch(struct acct_client *c, const char *prefix, bool keep_json, struct
 
 /* Order the rows by `sort` (path: tree order; every other key largest first,
  * rows without the figure last, ties by path), flat or as a tree (the key
- * orders siblings), and fill t (when not NULL; initialised here with the list
- * columns, STATE only with --all) in that order; rs->order says which row is
+ * orders siblings), and fill t (when not NULL; initialised here with the
+ * columns `cols`, columns.h) in that order; rs->order says which row is
  * where. */
-void rows_table(struct rows *rs, bool tree, enum sort_key sort, struct table *t);
+void rows_table(struct rows *rs, bool tree, enum sort_key sort, const struct columns *cols, struct table *t);

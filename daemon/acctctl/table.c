@@ -61,17 +61,27 @@ static void pad(FILE *f, size_t n)
 	}
 }
 
-static void table_line(FILE *f, const struct table *t, const char *const *cells, const size_t *width)
+/* Without the legend the output is for scripts: every cell is one field, an
+ * empty one shown as EMPTY_FIELD, so that `awk '{print $N}'` finds column N on
+ * every row. */
+#define EMPTY_FIELD "-"
+
+static const char *cell_shown(const char *cell, bool legend)
+{
+	return !legend && !cell[0] ? EMPTY_FIELD : cell;
+}
+
+static void table_line(FILE *f, const struct table *t, const char *const *cells, const size_t *width, bool legend)
 {
 	size_t last = t->ncols;
 	bool first = true;
 
 	/* no trailing blanks: stop after the last non-empty cell */
-	while (last > 0 && (!cells[last - 1][0] || t->flags[last - 1] & COL_HIDDEN))
+	while (last > 0 && (!cell_shown(cells[last - 1], legend)[0] || t->flags[last - 1] & COL_HIDDEN))
 		last--;
 	for (size_t i = 0; i < last; i++) {
 		_cleanup_free_ char *shown = NULL;
-		const char *s = cells[i];
+		const char *s = cell_shown(cells[i], legend);
 		size_t w;
 
 		if (t->flags[i] & COL_HIDDEN)
@@ -101,7 +111,7 @@ void table_print(FILE *f, const struct table *t, bool legend, unsigned max_width
 			continue;
 		width[i] = legend ? text_width(t->headers[i]) : 0;
 		for (size_t r = 0; r < t->nrows; r++)
-			width[i] = MAX(width[i], text_width(t->cells[r * t->ncols + i]));
+			width[i] = MAX(width[i], text_width(cell_shown(t->cells[r * t->ncols + i], legend)));
 		total += width[i] + (total == 0 ? 0 : t->flags[i] & COL_TIGHT ? 1 : 2);
 	}
 	if (max_width > 0 && total > max_width)
@@ -112,7 +122,7 @@ void table_print(FILE *f, const struct table *t, bool legend, unsigned max_width
 				break;
 			}
 	if (legend)
-		table_line(f, t, t->headers, width);
+		table_line(f, t, t->headers, width, true);
 	for (size_t r = 0; r < t->nrows; r++)
-		table_line(f, t, (const char *const *)t->cells + r * t->ncols, width);
+		table_line(f, t, (const char *const *)t->cells + r * t->ncols, width, legend);
 }

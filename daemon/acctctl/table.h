@@ -38,7 +38,9 @@ void table_done(struct table *t);
  * cgroup name may hold any) is kept as print_text() shows it (ctl-util.h), so
  * that widths are those of what is printed. */
 void table_add(struct table *t, char **row);
-/* Print with columns sized to their content (and the headers when legend);
+/* Print with columns sized to their content (and the headers when legend;
+ * without them every empty cell is printed as "-", so that each row has one
+ * field per column for scripts);
  * when max_width > 0 and the table is wider, the ellipsizable column gives up
  * the difference (down to 16 columns). */
 void table_print(FILE *f, const struct table *t, bool legend, unsigned max_width);

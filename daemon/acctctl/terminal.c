@@ -1,9 +1,11 @@
 /* terminal.c - terminal size, signals and raw mode (see terminal.h). */
 #include "terminal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@ unsigned term_columns = 80, term_lines = 24;
 
 volatile sig_atomic_t got_quit_signal;
 volatile sig_atomic_t got_winch;
+static volatile sig_atomic_t quit_wakes_fd = -1;
 
 /* top: a terminal in raw mode for single keys, restored on every exit path. */
 static struct termios saved_termios;
@@ -76,7 +79,17 @@ void terminal_raw(void)
 
 static void on_quit_signal(int sig)
 {
+	int saved_errno = errno;
+
 	got_quit_signal = sig;
+	/* A signal between the caller's last look at got_quit_signal and its
+	 * poll() would otherwise be lost until the next message, which on a
+	 * quiet Watch never comes. Shutting the socket's receiving side makes
+	 * that poll, and every later one, return at once (shutdown(2) is
+	 * async-signal-safe). */
+	if (quit_wakes_fd >= 0)
+		(void)shutdown(quit_wakes_fd, SHUT_RD);
+	errno = saved_errno;
 }
 
 static void on_winch(int sig)
@@ -93,6 +106,11 @@ void catch_quit_signals(void)
 	(void)sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = on_winch;
 	(void)sigaction(SIGWINCH, &sa, NULL);
+}
+
+void quit_signal_ends_reads(int fd)
+{
+	quit_wakes_fd = fd;
 }
 
 bool terminal_is_raw(void)

@@ -23,6 +23,12 @@ unsigned output_width(void);
 /* SIGINT and SIGTERM interrupt waits (no SA_RESTART) and set got_quit_signal;
  * SIGWINCH sets got_winch. */
 void catch_quit_signals(void);
+/* From now on a quit signal also shuts the receiving side of socket `fd`
+ * (shutdown(SHUT_RD)), so that a wait for a message that may never come
+ * (a quiet Watch) ends even when the signal lands between the caller's check
+ * of got_quit_signal and its poll(): the read then ends with -ECONNRESET and
+ * the caller sees got_quit_signal. -1 turns it off. */
+void quit_signal_ends_reads(int fd);
 
 /* Put stdin, when it is a terminal, into non-canonical mode without echo
  * (^C stays a signal), restored by terminal_restore() or at exit. Does

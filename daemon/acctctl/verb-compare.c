@@ -13,13 +13,16 @@
 #include "parse.h"
 
 /* A threshold: a plain integer in the quantity's unit (bytes, us, count),
- * or a size (K/M/G/T) or a duration (us/ms/s/min/h). */
+ * or a size for bytes, a duration for times (parse.h: the syntax of the
+ * configuration). Which parser reads it follows from the unit, so "1M" is a
+ * MiB for memory and never a month. */
 static int parse_threshold(const char *quantity, const char *s, int64_t *ret)
 {
 	enum acct_unit u = quantity_unit(quantity);
 	uint64_t v;
 	char *end;
 	long long n;
+	int r;
 
 	errno = 0;
 	n = strtoll(s, &end, 10);
@@ -27,19 +30,27 @@ static int parse_threshold(const char *quantity, const char *s, int64_t *ret)
 		*ret = n;
 		return 0;
 	}
-	if (acct_parse_size(s, &v) == 0 && v <= INT64_MAX) {
-		if (u == ACCT_UNIT_USEC)
-			return -EINVAL;
-		*ret = (int64_t)v;
-		return 0;
-	}
-	if (acct_parse_duration_us(s, &v) == 0 && v <= INT64_MAX) {
-		if (u == ACCT_UNIT_BYTES)
-			return -EINVAL;
-		*ret = (int64_t)v;
-		return 0;
-	}
-	return -EINVAL;
+	if (u == ACCT_UNIT_BYTES)
+		r = acct_parse_size(s, &v);
+	else if (u == ACCT_UNIT_USEC)
+		r = acct_parse_duration_us(s, &v);
+	else
+		return -EINVAL;
+	if (r < 0 || v > INT64_MAX)
+		return -EINVAL;
+	*ret = (int64_t)v;
+	return 0;
+}
+
+/* An unknown quantity is a mistake on the command line: say which names
+ * there are (lib/basic/quantity.c's table, the one acctd answers from). */
+static int unknown_quantity(const char *name)
+{
+	fprintf(stderr, "Unknown quantity '%s'. Valid quantities:", name);
+	for (int q = 0; q < _ACCT_Q_MAX; q++)
+		fprintf(stderr, "%s %s", q ? "," : "", acct_quantity_info((enum acct_quantity)q)->name);
+	fputs(".\n", stderr);
+	return EXIT_USAGE;
 }
 
 int verb_compare(char **args)
@@ -52,10 +63,12 @@ int verb_compare(char **args)
 	enum acct_unit u = quantity_unit(args[1]);
 	int r;
 
+	if (acct_quantity_from_name(args[1]) < 0)
+		return unknown_quantity(args[1]);
 	if (parse_threshold(args[1], args[2], &threshold) < 0) {
 		fprintf(stderr, "Invalid threshold '%s' for %s: expected %s.\n", args[2], args[1],
-			u == ACCT_UNIT_BYTES	 ? "bytes, or a size such as 512M or 2G"
-			: u == ACCT_UNIT_USEC ? "microseconds, or a duration such as 250ms or 3s"
+			u == ACCT_UNIT_BYTES	 ? "bytes, or a size such as 512M or 1.5G"
+			: u == ACCT_UNIT_USEC ? "microseconds, or a duration such as 250ms or 1.5s"
 					 : "an integer");
 		return EXIT_USAGE;
 	}

@@ -1,8 +1,10 @@
 /* verb-list.c - `acctctl list`: the cgroups under a prefix, as a table (flat
- * or a tree) with a footer, or one JSON object per cgroup. */
+ * or a tree) with a footer, or as JSON: one array, or one object per line;
+ * the columns (and JSON members) as -o selects them. */
 #include <stdio.h>
 
 #include "acctctl.h"
+#include "columns.h"
 #include "ctl-call.h"
 #include "pager.h"
 #include "rows.h"
@@ -13,8 +15,12 @@ int verb_list(char **args)
 	_cleanup_(acct_client_freep) struct acct_client *c = NULL;
 	_cleanup_(rows_done) struct rows rs = { 0 };
 	_cleanup_(table_done) struct table t = { 0 };
+	struct columns cols = arg_columns;
 	size_t dead = 0;
 	int r;
+
+	if (!cols.given)
+		columns_default(&cols, arg_all);
 
 	r = connect_daemon(&c);
 	if (r != EXIT_OK)
@@ -22,12 +28,21 @@ int verb_list(char **args)
 	r = list_fetch(c, args[0], arg_json, &rs);
 	if (r != EXIT_OK)
 		return r;
-	rows_table(&rs, arg_tree, arg_sort >= 0 ? arg_sort : SORT_PATH, arg_json ? NULL : &t);
+	rows_table(&rs, arg_tree, arg_sort >= 0 ? arg_sort : SORT_PATH, &cols, arg_json ? NULL : &t);
 	pager_open();
-	if (arg_json) {
-		/* one object per line (short) or each indented (pretty), in the table's order */
+	if (arg_json == JSON_LINES) {
+		/* one object per line, in the table's order */
+		for (size_t i = 0; i < rs.norder; i++) {
+			_cleanup_json_ struct json_object *o = columns_json(&cols, rs.v[rs.order[i]].obj);
+			print_json(stdout, o);
+		}
+	} else if (arg_json) {
+		/* one document, as systemctl --output=json prints a list */
+		_cleanup_json_ struct json_object *a = xjson(json_object_new_array_ext((int)rs.norder));
 		for (size_t i = 0; i < rs.norder; i++)
-			print_json(stdout, rs.v[rs.order[i]].obj);
+			if (json_object_array_add(a, columns_json(&cols, rs.v[rs.order[i]].obj)) < 0)
+				oom_exit();
+		print_json(stdout, a);
 	} else {
 		table_print(stdout, &t, arg_legend, output_width());
 		for (size_t i = 0; i < rs.n; i++)

@@ -83,8 +83,9 @@ static void print_reconciliation(struct json_object *rec)
 	const char *lv = jstr(rec, "last_violation");
 	int64_t rootmem, used;
 
-	print_field("Reconciliation", "%" PRId64 " passes; the last checked %" PRId64 " parents",
-		    jint_or(rec, "passes", 0), jint_or(rec, "checked_parents", 0));
+	int64_t parents = jint_or(rec, "checked_parents", 0);
+	print_field("Reconciliation", "%" PRId64 " passes; the last checked %" PRId64 " parent%s",
+		    jint_or(rec, "passes", 0), parents, parents == 1 ? "" : "s");
 	print_field("Violations", "last pass: %s; in total: %s", last, total);
 	if (lv)
 		print_field("Last violation", "%s", lv);
@@ -108,6 +109,19 @@ static void print_collectors(struct json_object *a)
 			    jstr(c, "collector") ?: "?", reason && *reason ? " (" : "", reason && *reason ? reason : "",
 			    reason && *reason ? ")" : "");
 	}
+}
+
+/* The BPF collector's cross-checks against the files since start: a
+ * mismatch is rare and worth seeing without /metrics. */
+static void print_bpf_checks(struct json_object *b)
+{
+	int64_t checks = jint_or(b, "checks", 0), mismatches = jint_or(b, "mismatches", 0);
+	const char *last = jstr(b, "last_mismatch");
+
+	if (checks <= 0)
+		return;
+	print_field("BPF checks", "%" PRId64 " since start, %" PRId64 " outside the files' readings%s%s", checks,
+		    mismatches, last ? "; last: " : "", last ? last : "");
 }
 
 static void print_budgets(struct json_object *b)
@@ -145,6 +159,7 @@ int verb_status(char **args)
 	print_field("Fast pass", "every %s; last: %s", fmt_duration(jint_or(s, "fast_interval_us", 0)).s, fast);
 	print_field("Slow pass", "every %s; last: %s", fmt_duration(jint_or(s, "slow_interval_us", 0)).s, slow);
 	print_collectors(jget(s, "collectors"));
+	print_bpf_checks(jget(s, "bpf"));
 	print_budgets(jget(s, "budgets"));
 	tuner = jget(s, "tuner");
 	print_field("Auto-tune", "%s, mode %s; %" PRId64 " counters, %" PRId64 " sharded, %" PRId64
@@ -216,7 +231,19 @@ int verb_reload(char **args)
 	r = call_once("Reload", NULL, &reply);
 	if (r != EXIT_OK)
 		return r;
-	if (arg_json)
+	if (arg_json) {
 		print_json(stdout, reply.parameters);
+		return EXIT_OK;
+	}
+	/* Applied, but what it ignored is said: a typo must not pass unseen. */
+	struct json_object *w = jget(reply.parameters, "warnings");
+	size_t n = w && json_object_is_type(w, json_type_array) ? json_object_array_length(w) : 0;
+	if (n > 0)
+		fprintf(stderr, "Reloaded; the configuration ignores:\n");
+	for (size_t i = 0; i < n; i++) {
+		fputs("  ", stderr);
+		print_text(stderr, json_object_get_string(json_object_array_get_idx(w, i)) ?: "?");
+		fputc('\n', stderr);
+	}
 	return EXIT_OK;
 }

@@ -1,14 +1,18 @@
 /* verb-top.c - `acctctl top`: a live view of the cgroups refreshed every
  * interval, like systemd-cgtop. Full screen with single keys on a terminal;
- * otherwise (-b) one table per iteration, or one JSON object with --json. */
+ * otherwise (-b) one table per iteration, or one JSON object with --json.
+ * READ/s and WRITE/s are, as systemd-cgtop's Input/s and Output/s, the block
+ * I/O between two refreshes (from acctd's totals and their ages). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "acctctl.h"
+#include "columns.h"
 #include "ctl-call.h"
 #include "human.h"
 #include "rows.h"
@@ -21,7 +25,88 @@ static int64_t mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static void top_frame(struct rows *rs, bool interactive, size_t iteration)
+/* A cgroup's I/O totals as one refresh saw them, and the rates since the
+ * refresh before. */
+struct io_seen {
+	char *path;     /* in the history's arena */
+	int64_t read, write;
+	int64_t at_us;  /* when acctd read them: our clock minus their age */
+	bool has_rate;
+	double read_rate, write_rate;
+};
+
+/* The previous refresh's totals, sorted by path. */
+struct io_history {
+	struct io_seen *v;
+	size_t n;
+	struct arena strings;
+};
+
+static void io_history_done(struct io_history *h)
+{
+	free(h->v);
+	arena_done(&h->strings);
+	*h = (struct io_history){ 0 };
+}
+
+static int io_seen_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct io_seen *)a)->path, ((const struct io_seen *)b)->path);
+}
+
+/* Two readings of a total closer than this are one reading seen twice (acctd
+ * read nothing new between two refreshes; the difference is the calls'
+ * latency): the rates of the one before stay. */
+#define SAME_READING_US 5000
+
+/* Replace each row's I/O rates by those between this refresh (its List
+ * received at now_us) and the previous one in h, and remember this one in h.
+ * A cgroup new since then (or whose totals went back: a new cgroup of the
+ * same name) keeps acctd's rates over its last fast interval. */
+static void io_rates(struct rows *rs, struct io_history *h, int64_t now_us)
+{
+	struct io_history next = { .v = xcalloc(rs->n, sizeof(struct io_seen)) };
+
+	for (size_t i = 0; i < rs->n; i++) {
+		struct row *r = &rs->v[i];
+		struct io_seen key = { .path = (char *)r->path }, *p, *e;
+
+		if (!r->io_read_total.set || !r->io_write_total.set)
+			continue;
+		e = &next.v[next.n++];
+		*e = (struct io_seen){ .path = arena_strdup(&next.strings, r->path),
+				       .read = r->io_read_total.value,
+				       .write = r->io_write_total.value,
+				       .at_us = now_us - MAX(r->io_read_total.age_us, (int64_t)0) };
+		p = h->n ? bsearch(&key, h->v, h->n, sizeof(*h->v), io_seen_cmp) : NULL;
+		if (!p || e->read < p->read || e->write < p->write)
+			continue;
+		if (e->at_us - p->at_us < SAME_READING_US) {
+			char *path = e->path;
+			*e = *p;
+			e->path = path;
+		} else {
+			double span_s = (double)(e->at_us - p->at_us) / 1e6;
+			e->has_rate = true;
+			e->read_rate = (double)(e->read - p->read) / span_s;
+			e->write_rate = (double)(e->write - p->write) / span_s;
+		}
+		if (!e->has_rate)
+			continue;
+		r->has_io = true;
+		r->io_read = e->read_rate;
+		r->io_write = e->write_rate;
+		if (r->obj) { /* --json says what the table would */
+			json_add(r->obj, "io_read_bytes_rate", json_object_new_double(e->read_rate));
+			json_add(r->obj, "io_write_bytes_rate", json_object_new_double(e->write_rate));
+		}
+	}
+	qsort(next.v, next.n, sizeof(*next.v), io_seen_cmp);
+	io_history_done(h);
+	*h = next;
+}
+
+static void top_frame(struct rows *rs, const struct columns *cols, bool interactive, size_t iteration)
 {
 	_cleanup_(table_done) struct table t = { 0 };
 	size_t dead = 0;
@@ -30,7 +115,7 @@ static void top_frame(struct rows *rs, bool interactive, size_t iteration)
 
 	for (size_t i = 0; i < rs->n; i++)
 		dead += rs->v[i].dead;
-	rows_table(rs, false, sort_key, &t);
+	rows_table(rs, false, sort_key, cols, &t);
 	if (interactive) {
 		_cleanup_free_ char *frame = NULL;
 		size_t size = 0, max_rows;
@@ -42,7 +127,7 @@ static void top_frame(struct rows *rs, bool interactive, size_t iteration)
 		if (!f)
 			oom_exit();
 		strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime_r(&now, &tm));
-		fprintf(f, "acctd top %s: %zu cgroups, sorted by %s, every %s. Keys: m c l p n sort, q quit\n", stamp,
+		fprintf(f, "acctd top %s: %zu cgroups, sorted by %s, every %s. Keys: m c l p i t n sort, q quit\n", stamp,
 			rs->n - dead, sort_names[sort_key], fmt_duration((int64_t)arg_delay_us).s);
 		max_rows = term_lines > 3 ? term_lines - 3 : 1;
 		t.nrows = MIN(t.nrows, max_rows); /* the cells stay in the table's arena */
@@ -62,7 +147,8 @@ static void top_frame(struct rows *rs, bool interactive, size_t iteration)
 		_cleanup_json_ struct json_object *o = xjson(json_object_new_object());
 		_cleanup_json_ struct json_object *sorted = xjson(json_object_new_array());
 		for (size_t i = 0; i < rs->norder; i++)
-			json_object_array_add(sorted, json_object_get(rs->v[rs->order[i]].obj));
+			if (json_object_array_add(sorted, columns_json(cols, rs->v[rs->order[i]].obj)) < 0)
+				oom_exit();
 		json_add(o, "iteration", json_object_new_int64((int64_t)iteration));
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -81,8 +167,18 @@ int verb_top(char **args)
 {
 	_cleanup_(acct_client_freep) struct acct_client *c = NULL;
 	_cleanup_(rows_done) struct rows rs = { 0 };
-	bool interactive = stdout_tty && !arg_batch && !arg_json;
+	_cleanup_(io_history_done) struct io_history seen = { 0 };
+	const char *term = getenv("TERM");
+	/* full screen needs a terminal that moves its cursor: not TERM=dumb
+	 * (Emacs' shell, a CI log); there a pty gets the plain tables */
+	bool interactive = stdout_tty && !arg_batch && !arg_json && !(term && strcmp(term, "dumb") == 0);
+	struct columns cols = arg_columns;
 	int r;
+
+	if (!cols.given)
+		columns_default(&cols, false);
+	if (arg_depth == DEPTH_DEFAULT)
+		arg_depth = TOP_DEPTH;
 
 	r = connect_daemon(&c);
 	if (r != EXIT_OK)
@@ -103,7 +199,8 @@ int verb_top(char **args)
 		}
 		if (got_quit_signal)
 			break;
-		top_frame(&rs, interactive, it);
+		io_rates(&rs, &seen, mono_us());
+		top_frame(&rs, &cols, interactive, it);
 		if (arg_iterations > 0 && it + 1 >= arg_iterations)
 			break;
 		deadline = mono_us() + (int64_t)arg_delay_us;
@@ -121,7 +218,7 @@ int verb_top(char **args)
 					got_winch = 0;
 					probe_terminal();
 					if (interactive)
-						top_frame(&rs, true, it);
+						top_frame(&rs, &cols, true, it);
 				}
 				continue;
 			}
@@ -149,6 +246,9 @@ int verb_top(char **args)
 			case 'p':
 				arg_sort = SORT_PRESSURE;
 				break;
+			case 't':
+				arg_sort = SORT_TASKS;
+				break;
 			case 'n':
 				arg_sort = SORT_PATH;
 				break;
@@ -159,7 +259,7 @@ int verb_top(char **args)
 				continue;
 			}
 			if (!got_quit_signal && interactive && deadline != 0)
-				top_frame(&rs, true, it);
+				top_frame(&rs, &cols, true, it);
 		}
 	}
 	terminal_restore();

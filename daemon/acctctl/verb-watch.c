@@ -141,6 +141,7 @@ int verb_watch(char **args)
 	if (r != EXIT_OK)
 		return r;
 	catch_quit_signals();
+	quit_signal_ends_reads(acct_client_fd(c));
 	r = acct_client_send(c, "Watch", params, ACCT_CALL_MORE);
 	if (r < 0)
 		return call_failed(r, NULL);
@@ -148,11 +149,10 @@ int verb_watch(char **args)
 		struct json_object *a;
 
 		r = acct_client_receive(c, -1, &reply);
-		if (r == -EINTR) {
-			if (got_quit_signal)
-				return EXIT_OK; /* ^C ends a watch normally */
+		if (r < 0 && got_quit_signal)
+			return EXIT_OK; /* ^C ends a watch normally (-EINTR, or -ECONNRESET: terminal.h) */
+		if (r == -EINTR)
 			continue;
-		}
 		if (r < 0)
 			return call_failed(r, NULL);
 		if (reply.error)

@@ -24,7 +24,8 @@ static void help(void)
 	       "  --socket PATH            varlink socket (default /run/acctd/io.acctd as root)\n"
 	       "  --metrics-listen ADDR    HOST:PORT for /metrics, or none (default " ACCT_METRICS_DEFAULT_LISTEN ")\n"
 	       "  --log-level LEVEL        err, warning, notice, info or debug\n"
-	       "  --check-config           validate the configuration, print it, exit\n"
+	       "  --check-config           validate the configuration, print it, exit: 0 valid, 1 invalid,\n"
+	       "                           3 valid but something in it is ignored (an unknown key)\n"
 	       "  --dump                   sample once, print the ledger as JSON, exit\n"
 	       "  --bpf-pin                as root: load the BPF cgroup iterator and pin it in\n"
 	       "                           [sampling] bpf_pin_dir for the unprivileged daemon, exit\n"
@@ -121,6 +122,31 @@ static int parse_argv(int argc, char **argv, struct manager_config_source *src, 
 	return 0;
 }
 
+/* --check-config: the configuration read as a start would read it, and
+ * nothing else (no cgroup is scanned). Exit status: 0 when it is valid and
+ * nothing was ignored, 1 when acctd would refuse it, CHECK_CONFIG_IGNORED when
+ * it is valid but ignores something (a deployment script can tell). */
+#define CHECK_CONFIG_IGNORED 3
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)
+static int check_config(const struct manager_config_source *src)
+{
+	_cleanup_(acct_config_diag_clear) struct acct_config_diag diag = { 0 };
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	int r;
+
+	r = manager_config_load(src, &c, &diag);
+	for (size_t i = 0; i < diag.nr_warnings; i++)
+		fprintf(stderr, "acctd: warning: %s\n", diag.warnings[i]);
+	if (r < 0) {
+		fprintf(stderr, "acctd: %s\n", diag.error ? diag.error : strerror(-r));
+		return 1;
+	}
+	acct_config_dump(c, stdout);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return 1;
+	return diag.nr_warnings > 0 ? CHECK_CONFIG_IGNORED : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct manager_config_source src = { 0 };
@@ -143,13 +169,11 @@ int main(int argc, char **argv)
 	}
 	if (action == BPF_PIN)
 		return bpf_pin_run(&src);
+	if (action == CHECK_CONFIG)
+		return check_config(&src);
 	r = manager_new(&src, &m);
 	if (r < 0)
 		return 1;
-	if (action == CHECK_CONFIG) {
-		acct_config_dump(manager_config(m), stdout);
-		return 0;
-	}
 	if (action == DUMP)
 		r = manager_dump(m, stdout);
 	else {

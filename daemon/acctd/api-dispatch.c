@@ -44,6 +44,8 @@ const char *const api_result_names[_RES_MAX] = {
 	[RES_INVALID_CGROUP_PATH] = IFACE_ACCT ".InvalidCgroupPath",
 	[RES_NO_SUCH_QUANTITY] = IFACE_ACCT ".NoSuchQuantity",
 	[RES_RELOAD_FAILED] = IFACE_ACCT ".ReloadFailed",
+	[RES_RESOURCE_LIMIT_EXCEEDED] = IFACE_ACCT ".ResourceLimitExceeded",
+	[RES_HISTORY_UNAVAILABLE] = IFACE_ACCT ".HistoryUnavailable",
 };
 
 /* ---- replies ---------------------------------------------------------------- */
@@ -92,13 +94,26 @@ int api_reply_error(struct request *rq, enum api_result e, struct json_object *p
 	return queue_message(rq->c, varlink_error_new(api_result_names[e], TAKE_PTR(p)));
 }
 
+/* Add `v` (taken) to `o` as `key`. -ENOMEM when v is NULL (its allocation
+ * failed) or the addition fails: a reply never carries a null where the
+ * interface promises a string. */
+int api_json_add(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (!v)
+		return -ENOMEM;
+	if (json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int api_reply_error_string(struct request *rq, enum api_result e, const char *key, const char *value)
 {
-	struct json_object *p = json_object_new_object();
-	if (!p)
+	_cleanup_json_ struct json_object *p = json_object_new_object();
+	if (!p || api_json_add(p, key, acct_json_text(value)) < 0) /* may quote a name or a file */
 		return -ENOMEM;
-	json_object_object_add(p, key, acct_json_text(value)); /* may quote a name or a file */
-	return api_reply_error(rq, e, p);
+	return api_reply_error(rq, e, TAKE_PTR(p));
 }
 
 int api_invalid_parameter(struct request *rq, const char *name)
@@ -109,6 +124,16 @@ int api_invalid_parameter(struct request *rq, const char *name)
 int api_no_such_cgroup(struct request *rq, const char *path)
 {
 	return api_reply_error_string(rq, RES_NO_SUCH_CGROUP, "cgroup", path);
+}
+
+int api_resource_limit(struct request *rq, const char *limit, uint64_t value)
+{
+	_cleanup_json_ struct json_object *p = json_object_new_object();
+	/* every member checked: json-c aborts on a NULL one */
+	if (!p || api_json_add(p, "limit", json_object_new_string(limit)) < 0 ||
+	    api_json_add(p, "value", json_object_new_int64(value > INT64_MAX ? INT64_MAX : (int64_t)value)) < 0)
+		return -ENOMEM;
+	return api_reply_error(rq, RES_RESOURCE_LIMIT_EXCEEDED, TAKE_PTR(p));
 }
 
 struct acct_json_buf *api_text_begin(struct api_server *s)
@@ -174,16 +199,16 @@ int api_check_cgroup(struct request *rq, struct json_object *v, const char *name
 	}
 	const char *why = path_normalize_cgroup(json_object_get_string(v), (size_t)json_object_get_string_len(v), out);
 	if (why) {
-		struct json_object *p = json_object_new_object();
-		if (!p)
-			return -ENOMEM;
 		/* The path as given, but only as much of it as is useful, cut
 		 * between characters (the message was valid UTF-8 and stays so). */
 		size_t len = (size_t)json_object_get_string_len(v);
 		len = utf8_boundary(json_object_get_string(v), len, 256);
-		json_object_object_add(p, "cgroup", json_object_new_string_len(json_object_get_string(v), (int)len));
-		json_object_object_add(p, "reason", json_object_new_string(why));
-		int r = api_reply_error(rq, RES_INVALID_CGROUP_PATH, p);
+		_cleanup_json_ struct json_object *p = json_object_new_object();
+		if (!p ||
+		    api_json_add(p, "cgroup", json_object_new_string_len(json_object_get_string(v), (int)len)) < 0 ||
+		    api_json_add(p, "reason", json_object_new_string(why)) < 0)
+			return -ENOMEM;
+		int r = api_reply_error(rq, RES_INVALID_CGROUP_PATH, TAKE_PTR(p));
 		return r < 0 ? r : PARAM_REPLIED;
 	}
 	cgroup_path_resolve(rq->c->s->m, out);
@@ -213,7 +238,7 @@ static bool gid_in(gid_t gid, const gid_t *list, size_t n)
  * /proc/PID/status would have. Only where the kernel lacks it do we fall back
  * to the group database (getgrouplist() of the peer's user), which may differ
  * from the process's actual groups (for example after setgroups()). */
-static bool is_admin(struct conn *c)
+bool api_is_admin(struct conn *c)
 {
 	char buf[4096];
 	gid_t admin;
@@ -254,32 +279,37 @@ static bool known_interface(const struct varlink_call *call)
 		strncmp(call->method, VARLINK_INTERFACE_SERVICE, call->interface_len) == 0);
 }
 
-/* Rename the deprecated parameters of a call to `method` in place. Returns
- * NULL, or the old name of a parameter that was given under both names. */
-static const char *rename_deprecated(enum api_method_id method, struct json_object *params)
+/* Rename the deprecated parameters of a call to `method` in place. Returns 0;
+ * 1 and in *ret_old the old name of a parameter that was given under both
+ * names; or -ENOMEM (not a fault of the call's). */
+static int rename_deprecated(enum api_method_id method, struct json_object *params, const char **ret_old)
 {
 	static bool logged[16]; /* per api_deprecated_params[] entry; event loop thread only */
 
 	if (!params)
-		return NULL;
+		return 0;
 	for (size_t i = 0; api_deprecated_params[i].old; i++) {
 		const struct api_param_alias *a = &api_deprecated_params[i];
 		struct json_object *v;
 		if (a->method != method || !json_object_object_get_ex(params, a->old, &v))
 			continue;
 		const char *name = api_methods[method].params[a->index];
-		if (json_object_object_get_ex(params, name, NULL))
-			return a->old;
+		if (json_object_object_get_ex(params, name, NULL)) {
+			*ret_old = a->old;
+			return 1;
+		}
 		if (i < ELEMENTSOF(logged) && !logged[i]) {
 			logged[i] = true;
 			log_notice("%s: parameter %s is deprecated, use %s (the old name is accepted until the next release)",
 				   api_methods[method].name, a->old, name);
 		}
-		if (json_object_object_add(params, name, json_object_get(v)) < 0)
-			return a->old;
+		if (json_object_object_add(params, name, json_object_get(v)) < 0) {
+			json_object_put(v); /* the reference the addition did not take */
+			return -ENOMEM;
+		}
 		json_object_object_del(params, a->old);
 	}
-	return NULL;
+	return 0;
 }
 
 int api_dispatch(struct conn *c, struct json_object *msg)
@@ -315,12 +345,15 @@ int api_dispatch(struct conn *c, struct json_object *msg)
 		return api_invalid_parameter(&rq, "upgrade");
 	if (mt->needs_more && (!(call.flags & VARLINK_CALL_MORE) || (call.flags & VARLINK_CALL_ONEWAY)))
 		return api_reply_error(&rq, RES_EXPECTED_MORE, NULL);
-	if (mt->admin && !is_admin(c)) {
+	if (mt->admin && !api_is_admin(c)) {
 		log_debug("Refused %s to uid %u (pid %d)", call.method, (unsigned)c->cred.uid, (int)c->cred.pid);
 		return api_reply_error(&rq, RES_PERMISSION_DENIED, NULL);
 	}
-	const char *both = rename_deprecated(rq.method, call.parameters);
-	if (both)
+	const char *both = NULL;
+	r = rename_deprecated(rq.method, call.parameters, &both);
+	if (r < 0)
+		return r;
+	if (r > 0)
 		return api_invalid_parameter(&rq, both);
 	const char *unknown = varlink_param_unknown(call.parameters, mt->params);
 	if (unknown)

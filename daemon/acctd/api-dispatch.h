@@ -40,6 +40,8 @@ enum api_result {
 	RES_INVALID_CGROUP_PATH,
 	RES_NO_SUCH_QUANTITY,
 	RES_RELOAD_FAILED,
+	RES_RESOURCE_LIMIT_EXCEEDED,
+	RES_HISTORY_UNAVAILABLE,
 	_RES_MAX,
 };
 
@@ -57,6 +59,8 @@ enum api_method_id {
 	M_RELOAD,
 	M_GET_INFO,
 	M_GET_INTERFACE_DESCRIPTION,
+	M_USAGE,   /* issue 14: history queries, answered from the query thread */
+	M_HISTORY,
 	M_UNKNOWN, /* malformed messages, unknown interfaces and methods */
 	_M_MAX,
 };
@@ -77,11 +81,16 @@ typedef int (*api_method_fn)(struct request *rq, struct json_object *params);
 struct api_method {
 	const char *name; /* qualified */
 	api_method_fn fn;
-	bool admin;                 /* root or the admin group */
+	bool admin;                 /* root or the admin group (api_is_admin()) for any call */
 	bool needs_more;            /* ExpectedMore without "more" */
 	const char *const *params;  /* the parameter names, NULL-terminated; methods
 				     * read their parameters by index into it */
 };
+
+/* Whether the peer of c may administer: root, or a member of [api]
+ * admin_group (the peer's groups at connect() time). For methods that are
+ * open to all but whose changes are not (Tune). */
+bool api_is_admin(struct conn *c);
 
 /* Indexed by enum api_method_id (api-methods.c). */
 extern const struct api_method api_methods[_M_MAX];
@@ -107,6 +116,11 @@ int api_dispatch(struct conn *c, struct json_object *msg);
 
 /* ---- replies ---------------------------------------------------------------- */
 
+/* Add v (taken; NULL: an allocation that failed) to object o as key. Returns 0,
+ * or -ENOMEM with v released: one check for both allocations, so that a reply
+ * is never sent with a member missing. */
+int api_json_add(struct json_object *o, const char *key, struct json_object *v);
+
 /* Count the outcome of rq once (the first count of a request wins). */
 void api_count(struct request *rq, enum api_result r);
 
@@ -123,6 +137,8 @@ int api_reply_error_string(struct request *rq, enum api_result e, const char *ke
 int api_invalid_parameter(struct request *rq, const char *name);
 /* NoSuchCgroup {"cgroup": path}. Returns 0 or -ENOMEM. */
 int api_no_such_cgroup(struct request *rq, const char *path);
+/* ResourceLimitExceeded naming the configuration key `limit` and its `value`. */
+int api_resource_limit(struct request *rq, const char *limit, uint64_t value);
 
 /* Replies written as text by the direct writers of ledger-json.c (Get and
  * List: no json-c objects, about ten times cheaper). Start with

@@ -18,10 +18,12 @@
 #include "api-dispatch.h"
 #include "api-methods.h"
 #include "api-server.h"
+#include "api-history.h"
 #include "api-watch.h"
 #include "build-config.h"
 #include "fresh.h"
 #include "ledger-json.h"
+#include "log.h"
 #include "manager.h"
 #include "status.h"
 #include "path.h"
@@ -126,15 +128,25 @@ static const char *const describe_params[_DESCRIBE_MAX + 1] = {
 
 static int m_get_info(struct request *rq, struct json_object *params)
 {
-	struct json_object *p = json_object_new_object(), *ifs = json_object_new_array();
-	json_object_object_add(p, "vendor", json_object_new_string("acctd"));
-	json_object_object_add(p, "product", json_object_new_string("acctd"));
-	json_object_object_add(p, "version", json_object_new_string(ACCTD_VERSION));
-	json_object_object_add(p, "url", json_object_new_string(URL));
-	json_object_array_add(ifs, json_object_new_string(VARLINK_INTERFACE_SERVICE));
-	json_object_array_add(ifs, json_object_new_string(IFACE_ACCT));
-	json_object_object_add(p, "interfaces", ifs);
-	return api_reply(rq, p, false);
+	static const struct {
+		const char *key, *value;
+	} fields[] = { { "vendor", "acctd" }, { "product", "acctd" }, { "version", ACCTD_VERSION }, { "url", URL } };
+	_cleanup_json_ struct json_object *p = json_object_new_object();
+	struct json_object *ifs = json_object_new_array();
+
+	/* Every allocation checked: json-c aborts on a NULL member. */
+	if (!p || api_json_add(p, "interfaces", ifs) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < ELEMENTSOF(fields); i++)
+		if (api_json_add(p, fields[i].key, json_object_new_string(fields[i].value)) < 0)
+			return -ENOMEM;
+	struct json_object *name;
+	if (!(name = json_object_new_string(VARLINK_INTERFACE_SERVICE)) || json_object_array_add(ifs, name) < 0 ||
+	    !(name = json_object_new_string(IFACE_ACCT)) || json_object_array_add(ifs, name) < 0) {
+		json_object_put(name);
+		return -ENOMEM;
+	}
+	return api_reply(rq, TAKE_PTR(p), false);
 }
 
 static int m_get_interface_description(struct request *rq, struct json_object *params)
@@ -501,9 +513,17 @@ static int m_tune(struct request *rq, struct json_object *params)
 	if (r < 0)
 		return api_invalid_parameter(rq, tune_params[TUNE_AUTO]);
 	int at = r > 0 ? auto_tune : -1;
-	r = manager_tune(m, any_budget ? &b : NULL, at);
-	if (r < 0)
-		return api_invalid_parameter(rq, tune_params[TUNE_BYTES]);
+	/* Reading is open to all (Status shows the same); changing is not. */
+	if (any_budget || at >= 0) {
+		if (!api_is_admin(rq->c)) {
+			log_debug("Refused a change by Tune to uid %u (pid %d)", (unsigned)rq->c->cred.uid,
+				  (int)rq->c->cred.pid);
+			return api_reply_error(rq, RES_PERMISSION_DENIED, NULL);
+		}
+		r = manager_tune(m, any_budget ? &b : NULL, at, &rq->c->cred);
+		if (r < 0)
+			return api_invalid_parameter(rq, tune_params[TUNE_BYTES]);
+	}
 
 	manager_effective_tuning(m, &b, &auto_tune);
 	struct json_object *p = json_object_new_object();
@@ -518,12 +538,22 @@ static int m_reload(struct request *rq, struct json_object *params)
 {
 	struct manager *m = rq->c->s->m;
 	const char *reason = NULL;
+	log_info("Reload requested by uid %u (pid %d)", (unsigned)rq->c->cred.uid, (int)rq->c->cred.pid);
 	int r = manager_reload(m);
 	if (r < 0) {
 		(void)manager_reload_outcome(m, &reason);
 		return api_reply_error_string(rq, RES_RELOAD_FAILED, "reason", reason);
 	}
-	return api_reply(rq, NULL, false);
+	/* What the new configuration ignores goes back to whoever asked for it,
+	 * not only to the log (a typo would otherwise pass unseen). */
+	_cleanup_json_ struct json_object *p = json_object_new_object(), *w = json_object_new_array();
+	if (!p || !w)
+		return -ENOMEM;
+	for (char *const *line = manager_config_warnings(m); *line; line++)
+		if (json_object_array_add(w, acct_json_text(*line)) < 0) /* may quote a file name */
+			return -ENOMEM;
+	json_object_object_add(p, "warnings", TAKE_PTR(w));
+	return api_reply(rq, TAKE_PTR(p), false);
 }
 
 /* ---- Reconcile: answered after the next full pass --------------------------------- */
@@ -597,11 +627,14 @@ const struct api_method api_methods[_M_MAX] = {
 	[M_GET] = { IFACE_ACCT ".Get", m_get, false, false, get_params },
 	[M_WATCH] = { IFACE_ACCT ".Watch", api_method_watch, false, true, api_watch_params },
 	[M_COMPARE] = { IFACE_ACCT ".Compare", m_compare, false, false, compare_params },
-	[M_TUNE] = { IFACE_ACCT ".Tune", m_tune, true, false, tune_params },
+	[M_TUNE] = { IFACE_ACCT ".Tune", m_tune, false, false, tune_params }, /* changes: admin, in m_tune() */
 	[M_RECONCILE] = { IFACE_ACCT ".Reconcile", m_reconcile, true, false, no_params },
 	[M_RELOAD] = { IFACE_ACCT ".Reload", m_reload, true, false, no_params },
 	[M_GET_INFO] = { VARLINK_INTERFACE_SERVICE ".GetInfo", m_get_info, false, false, no_params },
 	[M_GET_INTERFACE_DESCRIPTION] = { VARLINK_INTERFACE_SERVICE ".GetInterfaceDescription",
 					  m_get_interface_description, false, false, describe_params },
+	/* Read-only, open to all: answered from the query thread (api-history.c). */
+	[M_USAGE] = { IFACE_ACCT ".Usage", api_method_usage, false, false, api_usage_params },
+	[M_HISTORY] = { IFACE_ACCT ".History", api_method_history, false, false, api_history_params },
 	[M_UNKNOWN] = { "unknown", NULL, false, false, no_params },
 };

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,28 @@
 #define ACCEPT_BURST 64
 #define CALLS_PER_TURN 64            /* pipelined calls taken before others get a turn */
 #define JSON_MAX_DEPTH 32            /* the interface nests 6 deep */
+/* Big buffers are mmapped from this size on, and returned to the system
+ * when freed (glibc's default threshold rises to the largest block freed,
+ * up to 32 MiB: after one burst of 16 MiB messages, later big buffers came
+ * from the heap, whose free pages stayed resident). */
+#define MMAP_THRESHOLD (128u * 1024)
+/* malloc_trim() once this much of big buffers was freed since the last:
+ * it gives back the heap's free pages (parsed messages' many small objects). */
+#define TRIM_AFTER (8u * 1024 * 1024)
+/* A call this large is trimmed after at once: its parsed objects are many
+ * small heap blocks (2,500,000 entries of a Watch take ~190 MB), freed
+ * together when it has been answered. */
+#define TRIM_CALL (1u * 1024 * 1024)
+
+/* Give the heap's free pages back to the system (after a burst). */
+static void heap_trim(struct api_server *s, const char *why)
+{
+	int released = malloc_trim(0);
+
+	log_debug("Freed memory returned to the system after %s (malloc_trim: %s)", why,
+		  released ? "pages released" : "nothing to release");
+	s->released_since_trim = 0;
+}
 
 static uint64_t max_output(const struct api_server *s)
 {
@@ -38,19 +61,54 @@ static uint64_t max_output(const struct api_server *s)
 
 /* ---- connections ------------------------------------------------------------------------ */
 
-static struct uid_count *uid_find(struct api_server *s, uid_t uid)
+void api_server_budget_limits(const struct api_server *s, struct api_budget_limits *ret)
 {
-	for (size_t i = 0; i < s->nr_uids; i++)
-		if (s->uids[i].uid == uid)
-			return &s->uids[i];
-	return NULL;
+	const struct acct_config *cf = manager_config(s->m);
+
+	*ret = (struct api_budget_limits){
+		.per_user = {
+			[BUDGET_INPUT] = cf->max_input_bytes_per_user,
+			[BUDGET_OUTPUT] = cf->max_output_bytes_per_user,
+			[BUDGET_CONNECTIONS] = cf->max_connections_per_user,
+			[BUDGET_WATCHES] = cf->max_watches_per_user,
+			[BUDGET_WATCH_CGROUPS] = cf->max_watched_cgroups_per_user,
+		},
+		.total = {
+			[BUDGET_INPUT] = cf->max_input_bytes,
+			[BUDGET_OUTPUT] = cf->max_output_bytes,
+			[BUDGET_CONNECTIONS] = cf->max_connections,
+			[BUDGET_WATCHES] = cf->max_watches,
+			[BUDGET_WATCH_CGROUPS] = cf->max_watched_cgroups,
+		},
+	};
 }
 
-static void uid_put(struct api_server *s, uid_t uid)
+static void budget_refresh(struct api_server *s)
 {
-	struct uid_count *u = uid_find(s, uid);
-	if (u && --u->count == 0)
-		*u = s->uids[--s->nr_uids];
+	struct api_budget_limits l;
+	api_server_budget_limits(s, &l);
+	api_budget_set_limits(&s->budget, &l);
+}
+
+static uint64_t budget_limit(const struct api_server *s, enum api_budget_kind kind, enum api_budget_scope scope)
+{
+	return scope == BUDGET_PER_USER ? s->budget.limits.per_user[kind] : s->budget.limits.total[kind];
+}
+
+/* Give back what the input buffer holds beyond its pending bytes, and charge
+ * exactly those. */
+static void conn_input_sync(struct conn *c)
+{
+	struct api_server *s = c->s;
+	size_t before = varlink_reader_allocated(c->in);
+
+	varlink_reader_shrink(c->in);
+	size_t after = varlink_reader_allocated(c->in);
+	if (before > after && before - after >= MMAP_THRESHOLD)
+		s->released_since_trim += before - after;
+	/* Smaller than what is charged: always fits. */
+	(void)api_budget_resize(&s->budget, c->cred.uid, BUDGET_INPUT, &c->in_charged, varlink_reader_pending(c->in),
+				NULL);
 }
 
 static void conn_free(struct conn *c)
@@ -64,7 +122,11 @@ static void conn_free(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->nr_conns--;
-	uid_put(s, c->cred.uid);
+	api_budget_release(&s->budget, c->cred.uid, BUDGET_CONNECTIONS, 1);
+	api_budget_release(&s->budget, c->cred.uid, BUDGET_INPUT, c->in_charged);
+	api_budget_release(&s->budget, c->cred.uid, BUDGET_OUTPUT, c->out_charged);
+	if (c->in_charged + c->out_charged >= MMAP_THRESHOLD)
+		s->released_since_trim += c->in_charged + c->out_charged;
 	if (c->wait)
 		c->wait->c = NULL; /* the pass will find nobody to answer */
 	c->watch = api_watch_free(c->watch);
@@ -118,7 +180,23 @@ static void conn_process(struct conn *c)
 			event_active(c->ev_more, 0, 0);
 			return;
 		}
+		size_t pending = varlink_reader_pending(c->in);
 		int r = varlink_reader_next(c->in, &msg);
+		size_t size = pending - varlink_reader_pending(c->in); /* of the call taken, if any */
+		if (r == 0 && c->in_refused) {
+			/* The complete calls before it are answered; the one the
+			 * budget did not let in gets the error, then we close. */
+			struct request rq = { .c = c, .method = M_UNKNOWN };
+			enum api_budget_kind k = BUDGET_INPUT;
+			enum api_budget_scope sc = strcmp(c->in_refused, api_budget_limit_name(k, BUDGET_PER_USER)) == 0
+							   ? BUDGET_PER_USER
+							   : BUDGET_TOTAL;
+			if (api_resource_limit(&rq, c->in_refused, budget_limit(c->s, k, sc)) < 0)
+				c->dead = true;
+			c->input_drained = true;
+			c->closing = true;
+			return;
+		}
 		if (r == 0) {
 			c->input_drained = true;
 			return;
@@ -139,6 +217,8 @@ static void conn_process(struct conn *c)
 		}
 		r = api_dispatch(c, msg);
 		json_object_put(msg);
+		if (size >= TRIM_CALL)
+			heap_trim(c->s, "a large call");
 		if (r < 0) {
 			log_debug_errno(r, "Closing connection of uid %u: %m", (unsigned)c->cred.uid);
 			c->dead = true;
@@ -160,9 +240,12 @@ static void set_event(struct event *ev, bool *state, bool want)
 
 void api_conn_kick(struct conn *c)
 {
-	uint64_t limit = max_output(c->s);
+	struct api_server *s = c->s;
+	uint64_t limit = max_output(s);
+	enum api_budget_scope scope;
 
 	conn_process(c);
+	conn_input_sync(c);
 	if (!c->dead && c->watch && c->eof)
 		c->dead = true; /* nobody left to watch for */
 	/* A Watch update only when the previous one has left: changes coalesce
@@ -172,6 +255,14 @@ void api_conn_kick(struct conn *c)
 	if (!c->dead)
 		conn_flush(c);
 	size_t out = evbuffer_get_length(c->out);
+	if (!c->dead && api_budget_resize(&s->budget, c->cred.uid, BUDGET_OUTPUT, &c->out_charged, out, &scope) < 0) {
+		/* A client that does not read its replies (on this connection
+		 * or its others) holds its user's output budget: this queue
+		 * goes, with the connection. */
+		log_debug("Closing connection of uid %u (pid %d): %zu bytes of output queued, past %s", (unsigned)c->cred.uid,
+			  (int)c->cred.pid, out, api_budget_limit_name(BUDGET_OUTPUT, scope));
+		c->dead = true;
+	}
 	if (c->dead || (c->closing && out == 0) || (c->eof && !c->busy && out == 0 && c->input_drained)) {
 		conn_free(c);
 		return;
@@ -186,14 +277,29 @@ static void on_conn_read(evutil_socket_t fd, short what, void *userdata)
 {
 	struct conn *c = userdata;
 
+	struct api_server *s = c->s;
+
 	for (int i = 0; i < READS_PER_WAKEUP; i++) {
+		/* Ask the budget before the buffer grows. */
+		size_t want = (size_t)MIN(api_budget_room(&s->budget, c->cred.uid, BUDGET_INPUT), (uint64_t)READ_CHUNK);
+		if (want == 0) {
+			enum api_budget_scope scope = BUDGET_PER_USER;
+			(void)api_budget_charge(&s->budget, c->cred.uid, BUDGET_INPUT, 1, &scope); /* counts the refusal */
+			c->in_refused = api_budget_limit_name(BUDGET_INPUT, scope);
+			log_debug("Closing connection of uid %u (pid %d): %" PRIu64 " bytes of input buffered, %s reached",
+				  (unsigned)c->cred.uid, (int)c->cred.pid, api_budget_used(&s->budget, c->cred.uid, BUDGET_INPUT),
+				  c->in_refused);
+			c->eof = true; /* read no more */
+			c->input_drained = false;
+			break;
+		}
 		size_t room = 0;
-		void *p = varlink_reader_space(c->in, READ_CHUNK, &room);
+		void *p = varlink_reader_space(c->in, want, &room);
 		if (!p) {
 			c->dead = true;
 			break;
 		}
-		room = MIN(room, (size_t)READ_CHUNK);
+		room = MIN(room, want);
 		ssize_t n = read(c->fd, p, room);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -208,6 +314,12 @@ static void on_conn_read(evutil_socket_t fd, short what, void *userdata)
 		}
 		c->input_drained = false;
 		c->last_active_us = acct_now_us();
+		/* Within the room asked for: fits. */
+		if (api_budget_charge(&s->budget, c->cred.uid, BUDGET_INPUT, (uint64_t)n, NULL) < 0) {
+			c->dead = true;
+			break;
+		}
+		c->in_charged += (uint64_t)n;
 		if (varlink_reader_commit(c->in, (size_t)n) < 0) {
 			/* Beyond the message size without a NUL: what came before
 			 * it is answered, then an error, then the connection
@@ -236,7 +348,6 @@ static void on_conn_more(evutil_socket_t fd, short what, void *userdata)
 static int conn_new(struct api_server *s, int fd, const struct ucred *cred)
 {
 	struct conn *c = calloc(1, sizeof(*c));
-	struct uid_count *u = uid_find(s, cred->uid);
 
 	if (!c)
 		goto fail;
@@ -253,16 +364,8 @@ static int conn_new(struct api_server *s, int fd, const struct ucred *cred)
 	c->ev_more = event_new(manager_event_base(s->m), -1, 0, on_conn_more, c);
 	if (!c->out || !c->ev_read || !c->ev_write || !c->ev_more)
 		goto fail;
-	if (!u) {
-		struct uid_count *n = reallocarray(s->uids, s->nr_uids + 1, sizeof(*n));
-		if (!n)
-			goto fail;
-		s->uids = n;
-		u = &s->uids[s->nr_uids++];
-		*u = (struct uid_count){ cred->uid, 0 };
-	}
-	/* From here on conn_free() undoes everything. */
-	u->count++;
+	/* The connection was charged by on_accept(). From here on conn_free()
+	 * undoes everything. */
 	c->next = s->conns;
 	if (s->conns)
 		s->conns->prev = c;
@@ -284,6 +387,7 @@ fail:
 		varlink_reader_free(c->in);
 		free(c);
 	}
+	api_budget_release(&s->budget, cred->uid, BUDGET_CONNECTIONS, 1);
 	close(fd);
 	return -ENOMEM;
 }
@@ -299,8 +403,8 @@ static void on_listen_retry(evutil_socket_t fd, short what, void *userdata)
 static void on_accept(evutil_socket_t lfd, short what, void *userdata)
 {
 	struct api_server *s = userdata;
-	const struct acct_config *cf = manager_config(s->m);
 
+	budget_refresh(s);
 	for (int i = 0; i < ACCEPT_BURST; i++) {
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
@@ -329,11 +433,14 @@ static void on_accept(evutil_socket_t lfd, short what, void *userdata)
 			close(fd);
 			continue;
 		}
-		struct uid_count *u = uid_find(s, cred.uid);
-		if (s->nr_conns >= cf->max_connections || (u && u->count >= cf->max_connections_per_user)) {
-			s->refused_total++;
+		enum api_budget_scope scope;
+		int r = api_budget_charge(&s->budget, cred.uid, BUDGET_CONNECTIONS, 1, &scope);
+		if (r < 0) {
+			if (r == -EDQUOT)
+				s->refused_total++;
 			log_debug("Refused a connection of uid %u (pid %d): %s", (unsigned)cred.uid, (int)cred.pid,
-				  s->nr_conns >= cf->max_connections ? "too many connections" : "too many connections of this user");
+				  r != -EDQUOT ? "out of memory"
+				  : scope == BUDGET_TOTAL ? "too many connections" : "too many connections of this user");
 			close(fd);
 			continue;
 		}
@@ -350,6 +457,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *userdata)
 	struct api_server *s = userdata;
 	uint64_t idle = manager_config(s->m)->idle_timeout_us, now = acct_now_us();
 
+	budget_refresh(s);
 	for (struct conn *c = s->conns, *next; c; c = next) {
 		next = c->next;
 		bool waiting_for_us = c->busy && evbuffer_get_length(c->out) == 0; /* Reconcile, a quiet Watch */
@@ -358,6 +466,9 @@ static void on_sweep(evutil_socket_t fd, short what, void *userdata)
 		log_debug("Closing connection of uid %u (pid %d): %s for %" PRIu64 " ms", (unsigned)c->cred.uid,
 			  (int)c->cred.pid, evbuffer_get_length(c->out) ? "output stalled" : "idle", idle / 1000);
 		conn_free(c);
+	}
+	if (s->released_since_trim >= TRIM_AFTER) {
+		heap_trim(s, "a burst");
 	}
 	/* The period follows the configured timeout (a reload may change it). */
 	uint64_t period = MIN(MAX(idle / 4, (uint64_t)10000), (uint64_t)1000000);
@@ -472,6 +583,11 @@ int api_server_start(struct manager *m)
 	s->m = m;
 	s->listen_fd = -1;
 	manager_set_api(m, s);
+	struct api_budget_limits limits;
+	api_server_budget_limits(s, &limits);
+	api_budget_init(&s->budget, &limits);
+	/* A fixed threshold (also turns off glibc's dynamic one): see MMAP_THRESHOLD. */
+	(void)mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 
 	int fd = passed_socket();
 	if (fd >= 0) {
@@ -527,7 +643,7 @@ struct api_server *api_server_free(struct api_server *s)
 			(void)unlink(s->socket_path);
 	}
 	free(s->socket_path);
-	free(s->uids);
+	api_budget_done(&s->budget);
 	acct_json_buf_free(&s->text);
 	free(s);
 	return NULL;
@@ -541,6 +657,15 @@ void api_server_stats(const struct api_server *s, struct api_stats *ret)
 	ret->connections = s->nr_conns;
 	ret->connections_total = s->conns_total;
 	ret->refused_total = s->refused_total;
+}
+
+void api_server_foreach_budget_refusal(const struct api_server *s,
+				       void (*fn)(const char *resource, uint64_t count, void *userdata), void *userdata)
+{
+	if (!s)
+		return;
+	for (int k = 0; k < _BUDGET_MAX; k++)
+		fn(api_budget_kind_name((enum api_budget_kind)k), s->budget.refused[k], userdata);
 }
 
 void api_server_foreach_request_count(const struct api_server *s,

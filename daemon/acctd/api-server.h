@@ -9,7 +9,15 @@
  * call (List and Watch split theirs into messages of a bounded size); a Watch
  * produces an update only when its queue is empty (changes coalesce into the
  * next one); a connection whose queue makes no progress for idle_timeout is
- * closed, as is one that sends nothing and waits for nothing that long. */
+ * closed, as is one that sends nothing and waits for nothing that long.
+ *
+ * Budgets per uid and in total (api-budget.h, docs/api.md): a read asks the
+ * input budget for room first and reads no more than it grants (a user out
+ * of room gets ResourceLimitExceeded and the connection closes); the input
+ * buffer is shrunk to its pending bytes after every turn, so what is charged
+ * is what is held. Queued output is charged after every kick: a connection
+ * whose queue takes its user past the output budget is closed (the queue is
+ * bounded before that by max_output_queue plus one call's replies). */
 #pragma once
 
 #include <event2/buffer.h>
@@ -19,17 +27,13 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "api-budget.h"
 #include "api-dispatch.h"
 #include "api.h"
 #include "ledger-json.h"
 
 struct watch;     /* api-watch.h */
 struct pass_wait; /* api-methods.h */
-
-struct uid_count {
-	uid_t uid;
-	unsigned count;
-};
 
 struct conn {
 	struct api_server *s;
@@ -49,6 +53,10 @@ struct conn {
 	bool busy;               /* a call in progress: later ones wait */
 	struct watch *watch;
 	struct pass_wait *wait;
+	/* What this connection holds of its user's budgets (api-budget.h). */
+	uint64_t in_charged;  /* = varlink_reader_pending(in) after each read and each turn */
+	uint64_t out_charged; /* = evbuffer_get_length(out) after each kick */
+	const char *in_refused; /* the limit that stopped its reading, or NULL */
 };
 
 struct api_server {
@@ -64,8 +72,8 @@ struct api_server {
 
 	struct conn *conns;
 	uint64_t nr_conns, conns_total, refused_total;
-	struct uid_count *uids;
-	size_t nr_uids;
+	struct api_budget budget; /* per uid and in total: bytes, connections, watches */
+	uint64_t released_since_trim; /* big buffers freed since the last malloc_trim() */
 	struct pass_wait *waits; /* Reconcile calls waiting for their pass */
 
 	uint64_t requests[_M_MAX][_RES_MAX];
@@ -75,4 +83,7 @@ struct api_server {
 /* Everything that may follow from an event on c: take calls, send a due
  * Watch update, write, close, and choose what to wait for. May free c. */
 void api_conn_kick(struct conn *c);
+
+/* The budgets' limits from the configuration now (a reload may change them). */
+void api_server_budget_limits(const struct api_server *s, struct api_budget_limits *ret);
 

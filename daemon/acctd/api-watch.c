@@ -44,6 +44,11 @@ struct watch {
 	size_t nr_seen;
 	bool due;   /* an interval passed since the last check */
 	bool first; /* nothing sent yet */
+	/* What it holds of its user's budgets: one Watch, and an entry per
+	 * cgroup named and for the prefix (api-budget.h). */
+	struct api_budget *budget;
+	uid_t uid;
+	uint64_t charged[_BUDGET_MAX];
 };
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct watch *, api_watch_free)
@@ -105,6 +110,8 @@ struct watch *api_watch_free(struct watch *w)
 		return NULL;
 	if (w->timer)
 		event_free(w->timer);
+	for (int k = 0; w->budget && k < _BUDGET_MAX; k++)
+		api_budget_release(w->budget, w->uid, (enum api_budget_kind)k, w->charged[k]);
 	for (size_t i = 0; i < w->nr_paths; i++)
 		free(w->paths[i]);
 	free(w->paths);
@@ -150,6 +157,26 @@ static int watch_records(struct acct_ledger *ledger, struct watch *w, struct acc
 	}
 	*ret = TAKE_PTR(cgs);
 	return (int)k;
+}
+
+/* Charge `amount` of kind to w's user; answers ResourceLimitExceeded when it
+ * does not fit. Returns 1 (charged), 0 (answered) or a negative errno. */
+static int watch_charge(struct request *rq, struct watch *w, enum api_budget_kind kind, uint64_t amount)
+{
+	struct api_server *s = rq->c->s;
+	enum api_budget_scope scope;
+
+	int r = api_budget_charge(&s->budget, w->uid, kind, amount, &scope);
+	if (r == -EDQUOT) {
+		const struct api_budget_limits *l = &s->budget.limits;
+		return api_resource_limit(rq, api_budget_limit_name(kind, scope),
+					  scope == BUDGET_PER_USER ? l->per_user[kind] : l->total[kind]);
+	}
+	if (r < 0)
+		return r;
+	w->budget = &s->budget;
+	w->charged[kind] += amount;
+	return 1;
 }
 
 /* Queue one update reply holding `arr` (taken). */
@@ -243,11 +270,17 @@ int api_method_watch(struct request *rq, struct json_object *params)
 	if (!w)
 		return -ENOMEM;
 	w->first = true;
+	w->uid = c->cred.uid;
 	r = varlink_param_array(params, api_watch_params[WATCH_CGROUPS], &list);
 	if (r < 0)
 		return api_invalid_parameter(rq, api_watch_params[WATCH_CGROUPS]);
 	if (list) {
 		size_t n = json_object_array_length(list);
+		/* Each entry is looked up at every update: bounded per call,
+		 * checked before anything is copied. */
+		unsigned max = manager_config(m)->max_watch_cgroups;
+		if (n > max)
+			return api_resource_limit(rq, "max_watch_cgroups", max);
 		w->paths = calloc(n + 1, sizeof(char *));
 		if (!w->paths)
 			return -ENOMEM;
@@ -283,6 +316,12 @@ int api_method_watch(struct request *rq, struct json_object *params)
 	rcu_read_unlock();
 	if (missing)
 		return api_no_such_cgroup(rq, missing);
+	r = watch_charge(rq, w, BUDGET_WATCHES, 1);
+	if (r <= 0)
+		return r;
+	r = watch_charge(rq, w, BUDGET_WATCH_CGROUPS, w->nr_paths + (w->prefix ? 1 : 0));
+	if (r <= 0)
+		return r; /* the cleanup gives the Watch back */
 	w->interval_us = (uint64_t)interval * 1000;
 	w->timer = event_new(manager_event_base(m), -1, EV_PERSIST, on_watch_timer, c);
 	struct timeval tv = timeval_from_usec(w->interval_us);

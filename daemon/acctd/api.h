@@ -6,7 +6,9 @@
  * client with bounded input and output), api-dispatch.c (the method table's
  * resolution, access and parameter checks, outcome counting, the reply
  * helpers), api-methods.c (one function per method, and the method table)
- * and api-watch.c (Watch's change detection and streaming). */
+ * and api-watch.c (Watch's change detection and streaming); api-budget.c
+ * accounts what each uid holds (bytes, connections, watches) for the server
+ * and Watch. */
 #pragma once
 
 #include "manager.h"
@@ -32,9 +34,21 @@ struct api_stats {
 /* Fill *ret (zeros for s NULL). */
 void api_server_stats(const struct api_server *s, struct api_stats *ret);
 
+/* Charges refused by the resource budgets (api-budget.h), for Status and
+ * /metrics: calls fn for every resource ("input", "output", "connections",
+ * "watches", "watch_cgroups"; static strings), zeros included. Accepts NULL
+ * (no calls). */
+void api_server_foreach_budget_refusal(const struct api_server *s,
+				       void (*fn)(const char *resource, uint64_t count, void *userdata), void *userdata);
+
 /* Requests by method and result ("ok" or the error name), for /metrics:
  * calls fn for every (method, result, count) with a count above 0. Accepts
  * NULL (no calls). */
 void api_server_foreach_request_count(const struct api_server *s,
 				      void (*fn)(const char *method, const char *result, uint64_t count, void *userdata),
 				      void *userdata);
+
+/* Free a history query (Usage, History) that will never be answered: the
+ * query thread's end calls it for the jobs it did not finish. */
+struct history_query;
+void api_history_query_drop(struct history_query *q);

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "build-config.h"
 #include "format-human.h"
+#include "ip-confine.h"
 #include "ledger-json.h"
 #include "log.h"
 #include "admin-group.h"
@@ -29,9 +30,12 @@
 #include "metrics-http.h"
 #include "name-escape.h"
 #include "status.h"
+#include "strv.h"
 #include "time-util.h"
 #include "util.h"
 #include "state-writer.h"
+#include "history-query.h"
+#include "history-recorder.h"
 
 struct manager {
 	struct event_base *base;
@@ -58,6 +62,9 @@ struct manager {
 	bool soon_all;           /* too many to list: the next full pass covers them */
 	uint64_t state_event_us; /* when a pass of queued cgroups last wrote the state file */
 	struct state_writer *state_writer; /* with --state-file */
+	struct history_recorder *history;  /* issue 14: the writing store's thread (history-recorder.h) */
+	struct history_queries *history_queries; /* Usage and History (history-query.h) */
+	uint64_t next_history_us;          /* monotonic: the next recording after a pass */
 	bool pass_pending;       /* a tick came while a pass ran */
 	uint64_t next_slow_us, next_load_us;
 	bool ready;
@@ -73,6 +80,7 @@ struct manager {
 	uint64_t reloads, reload_failures;
 	enum manager_reload_outcome reload_outcome;
 	char reload_error[512]; /* the reason, when reload_outcome is MANAGER_RELOAD_FAILED */
+	char **config_warnings; /* of the configuration in effect (manager_config_warnings()) */
 	uint64_t reload_time_us; /* monotonic time of the last reload attempt, 0 if none */
 
 	/* Cumulative figures for Status() and /metrics. */
@@ -227,6 +235,100 @@ static void read_soon_with_ancestors(struct manager *m, struct acct_cgroup *cg)
 	}
 }
 
+/* ---- history (issue 14, history-recorder.h) ---------------------------------- */
+
+/* A record's values as the store keeps them. On the event loop, which owns
+ * the records: no read-side section needed. */
+static void history_values_of(const struct acct_cgroup *cg, struct history_values *v)
+{
+	static const struct {
+		enum acct_quantity q;
+		size_t offset;
+	} map[] = {
+		{ ACCT_Q_CPU_USAGE, offsetof(struct history_values, cpu_usec) },
+		{ ACCT_Q_MEMORY, offsetof(struct history_values, memory_bytes) },
+		{ ACCT_Q_MEMORY_PEAK, offsetof(struct history_values, memory_peak_bytes) },
+		{ ACCT_Q_IO_READ_BYTES, offsetof(struct history_values, io_read_bytes) },
+		{ ACCT_Q_IO_WRITE_BYTES, offsetof(struct history_values, io_write_bytes) },
+		{ ACCT_Q_TASKS, offsetof(struct history_values, tasks) },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(map); i++) {
+		struct acct_reading rd;
+		/* Precise: the store's totals are differences of these, and a
+		 * shard's residue would be an error no bound accounts for. */
+		int64_t *out = (int64_t *)((char *)v + map[i].offset);
+		*out = acct_cgroup_get(cg, map[i].q, true, &rd) ? rd.value : HISTORY_UNKNOWN;
+	}
+}
+
+/* The identity of a record's life: its path and the inode of its v2
+ * directory, else of the first v1 hierarchy that has it, as when it was first
+ * recorded, or when acctd's start found it. Fixed then: on a hybrid host a
+ * cgroup's directories are created and removed one hierarchy at a time, in
+ * an order of systemd's, and the store must find the same life at its
+ * removal, when only the last directory is left, and after a restart, whose
+ * scan sees them all (as a recording does, a pass after the creation). */
+static uint64_t history_inode_of(struct acct_cgroup *cg)
+{
+	if (cg->history_inode)
+		return cg->history_inode;
+	uint32_t hier = __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+	for (int h = 0; h < _ACCT_HIER_MAX; h++)
+		if (hier & (1u << h)) {
+			cg->history_inode = __atomic_load_n(&cg->inode[h], __ATOMIC_RELAXED);
+			break;
+		}
+	return cg->history_inode;
+}
+
+/* Monotonic time `mono_us` as CLOCK_REALTIME. */
+static uint64_t history_realtime_of(uint64_t mono_us)
+{
+	uint64_t now_mono = acct_now_us(), now_real = history_now_us();
+	return mono_us <= now_mono ? now_real - MIN(now_real, now_mono - mono_us) : now_real;
+}
+
+/* A removed cgroup: its tombstone's values end its life in the store and go
+ * to the journal as the accounting record. */
+static void history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t now_mono)
+{
+	if (!m->history)
+		return;
+	struct history_sample s = { .key = { .path = cg->path, .inode = history_inode_of(cg) },
+				    .created_seen = cg->history_created_seen };
+	history_values_of(cg, &s.v);
+	history_recorder_removed(m->history, &s, history_realtime_of(cg->created_us), history_realtime_of(now_mono));
+}
+
+/* After a pass, when a recording is due: the live records' values, copied,
+ * go to the recorder. */
+static void history_record_pass(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t now_mono)
+{
+	if (!m->history || !m->config->history_enabled || now_mono < m->next_history_us)
+		return;
+	/* On the interval's grid, without catching up after a long pass. */
+	uint64_t interval = m->config->history_interval_us;
+	m->next_history_us = MAX(m->next_history_us + interval, now_mono + interval / 2);
+	struct history_sample *s = calloc(MAX(n, (size_t)1), sizeof(*s));
+	size_t k = 0;
+	if (!s)
+		return (void)log_oom();
+	for (size_t i = 0; i < n; i++) {
+		if (acct_cgroup_is_dead(cgs[i]))
+			continue;
+		s[k].key.path = strdup(cgs[i]->path);
+		if (!s[k].key.path) {
+			history_samples_free(s, k);
+			return (void)log_oom();
+		}
+		s[k].key.inode = history_inode_of(cgs[i]);
+		s[k].created_seen = cgs[i]->history_created_seen;
+		history_values_of(cgs[i], &s[k].v);
+		k++;
+	}
+	history_recorder_submit(m->history, history_now_us(), s, k);
+}
+
 static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_id *id, void *userdata)
 {
 	struct manager *m = userdata;
@@ -244,6 +346,10 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 			log_warning_errno(r, "Failed to track cgroup %s, ignoring: %m", id->path);
 		else {
 			log_debug("Tracking %s", id->path);
+			if (!m->ready) /* the start's scan: every directory is there */
+				(void)history_inode_of(cg);
+			else /* created while acctd ran (a rescan's find too: since the last scan) */
+				cg->history_created_seen = true;
 			read_soon(m, cg); /* its first values now: it may be short-lived */
 		}
 		break;
@@ -252,6 +358,7 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 		if (cg && !acct_cgroup_is_dead(cg)) {
 			acct_ledger_kill(m->ledger, cg, now);
 			log_debug("%s removed, kept as a tombstone", id->path);
+			history_removed(m, cg, now);
 		}
 		break;
 	case ACCT_CGROUP_CHANGED:
@@ -473,6 +580,7 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 		bool hierarchical = true; /* v2 always; v1 since 5.11 (use_hierarchy is always 1) */
 		acct_reconcile_pass(m->ledger, cgs, (size_t)n, rep, m->meminfo_path, hierarchical, m->sampler,
 				    &m->reconcile);
+		history_record_pass(m, cgs, (size_t)n, now);
 	}
 	m->passes++;
 	m->last_fast = *rep;
@@ -559,7 +667,7 @@ int manager_request_pass(struct manager *m, manager_pass_fn fn, void *userdata)
 	return 0;
 }
 
-int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, int auto_tune)
+int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, int auto_tune, const struct ucred *by)
 {
 	if (budgets && (budgets->bytes < 0 || budgets->cpu_us < 0 || budgets->tasks < 0))
 		return -EINVAL;
@@ -568,8 +676,9 @@ int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, i
 	if (auto_tune >= 0)
 		acct_domain_set_auto_tune(m->domain, auto_tune > 0);
 	m->tuned = true;
-	log_info("Tuned at run time: budgets %" PRId64 " bytes, %" PRId64 " us, %" PRId64 " tasks, auto_tune %s",
-		 budgets ? budgets->bytes : m->config->budget_bytes, budgets ? budgets->cpu_us : m->config->budget_cpu_us,
+	log_info("Tuned at run time by uid %u (pid %d): budgets %" PRId64 " bytes, %" PRId64 " us, %" PRId64
+		 " tasks, auto_tune %s",
+		 (unsigned)by->uid, (int)by->pid, budgets ? budgets->bytes : m->config->budget_bytes, budgets ? budgets->cpu_us : m->config->budget_cpu_us,
 		 budgets ? budgets->tasks : m->config->budget_tasks, auto_tune < 0 ? "unchanged" : auto_tune ? "on" : "off");
 	return 0;
 }
@@ -612,22 +721,43 @@ static void on_signal(evutil_socket_t sig, short what, void *userdata)
 	event_base_loopexit(m->base, NULL);
 }
 
-static int load_config(const struct manager_config_source *src, struct acct_config **ret, char **ret_error)
+int manager_config_load(const struct manager_config_source *src, struct acct_config **ret,
+			struct acct_config_diag *diag)
+{
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	int r;
+
+	r = acct_config_load(src->main_file, src->dropin_dir, &c, diag);
+	for (unsigned i = 0; r >= 0 && i < src->nr_overrides; i++)
+		r = acct_config_set(c, src->overrides[i].section, src->overrides[i].key, src->overrides[i].value,
+				    src->overrides[i].origin, diag);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+/* The configuration with its warnings logged; on error its reason in
+ * *ret_error. *ret_warnings: what was ignored (never NULL on success). */
+static int load_config(const struct manager_config_source *src, struct acct_config **ret, char ***ret_warnings,
+		       char **ret_error)
 {
 	_cleanup_(acct_config_diag_clear) struct acct_config_diag diag = { 0 };
 	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
 	int r;
 
-	r = acct_config_load(src->main_file, src->dropin_dir, &c, &diag);
-	for (size_t i = 0; r >= 0 && i < diag.nr_warnings; i++)
-		log_warning("%s", diag.warnings[i]);
-	for (unsigned i = 0; r >= 0 && i < src->nr_overrides; i++)
-		r = acct_config_set(c, src->overrides[i].section, src->overrides[i].key, src->overrides[i].value,
-				    src->overrides[i].origin, &diag);
+	r = manager_config_load(src, &c, &diag);
 	if (r < 0) {
 		*ret_error = diag.error ? strdup(diag.error) : strdup(strerror(-r));
 		return r;
 	}
+	for (size_t i = 0; i < diag.nr_warnings; i++)
+		log_warning("%s", diag.warnings[i]);
+	char **warnings = diag.warnings ? TAKE_PTR(diag.warnings) : strv_new_empty();
+	diag.nr_warnings = 0;
+	if (!warnings)
+		return log_oom();
+	*ret_warnings = warnings;
 	*ret = TAKE_PTR(c);
 	*ret_error = NULL;
 	return 0;
@@ -665,16 +795,33 @@ static void apply_filter(struct manager *m)
 		log_warning_errno(r, "Failed to apply the cgroup filter: %m");
 }
 
+/* acctd.service confines IP traffic to localhost unless acctd-generator
+ * widened it for a non-local [metrics] listen (ip-confine.h); the generator
+ * runs at daemon-reload only, so a changed address can leave /metrics where
+ * its peers' packets are dropped. acctd cannot see the unit's firewall, only
+ * ACCTD_IP_ALLOW, which the unit and the generator's drop-in set. */
+static void warn_ip_confine(const char *listen)
+{
+	const char *allow = getenv(ACCT_IP_ALLOW_ENV);
+
+	if (!acct_ip_confine_lets_through(allow, listen))
+		log_warning("[metrics] listen = %s is not a loopback address, but acctd.service lets IP traffic "
+			    "through to localhost only (" ACCT_IP_ALLOW_ENV "=%s): other hosts cannot scrape "
+			    "/metrics until \"systemctl daemon-reload\" and \"systemctl restart acctd\"",
+			    listen, allow);
+}
+
 int manager_reload(struct manager *m)
 {
 	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	_cleanup_strv_free_ char **warnings = NULL;
 	_cleanup_free_ char *error = NULL;
 	int r;
 
 	notify("RELOADING=1\nMONOTONIC_USEC=%" PRIu64, acct_now_us());
 	m->reloads++;
 	m->reload_time_us = acct_now_us();
-	r = load_config(&m->source, &c, &error);
+	r = load_config(&m->source, &c, &warnings, &error);
 	if (r < 0) {
 		m->reload_failures++;
 		m->reload_outcome = MANAGER_RELOAD_FAILED;
@@ -705,6 +852,8 @@ int manager_reload(struct manager *m)
 	log_set_max_level((int)c->log_level);
 	acct_config_free(m->config);
 	m->config = TAKE_PTR(c);
+	strv_free(m->config_warnings);
+	m->config_warnings = TAKE_PTR(warnings);
 	apply_filter(m);
 	if (m->admin) {
 		r = admin_group_set(m->admin, m->config->admin_group);
@@ -715,8 +864,13 @@ int manager_reload(struct manager *m)
 	acct_discovery_unmatched(m->discovery, warn_unmatched_glob, NULL);
 	metrics_warn_unmatched(m);
 	arm_timers(m);
+	if (m->history)
+		history_recorder_configure(m->history, m->config);
+	if (m->history_queries)
+		history_queries_configure(m->history_queries, m->config);
 	m->reload_outcome = MANAGER_RELOAD_OK;
 	m->reload_error[0] = 0;
+	warn_ip_confine(m->config->metrics_listen); /* applies at the next start: say what it will need */
 	log_info("Configuration reloaded");
 	update_status(m);
 	notify("READY=1");
@@ -946,7 +1100,7 @@ int manager_new(const struct manager_config_source *source, struct manager **ret
 		return log_oom();
 	m->source = *source;
 	m->started_us = acct_now_us();
-	r = load_config(source, &m->config, &error);
+	r = load_config(source, &m->config, &m->config_warnings, &error);
 	if (r < 0) {
 		log_error("%s", error ? error : strerror(-r));
 		return r;
@@ -998,12 +1152,20 @@ int manager_start(struct manager *m)
 	r = admin_group_new(m->base, m->config->admin_group, &m->admin);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the admin group: %m");
+	/* History: its threads open the store, never the event loop. */
+	r = history_recorder_new(m->config, &m->history);
+	if (r < 0)
+		return log_error_errno(r, "Failed to start the history recorder: %m");
+	r = history_queries_new(m->base, m->config, &m->history_queries);
+	if (r < 0)
+		return log_error_errno(r, "Failed to start the history queries' thread: %m");
 	r = api_server_start(m);
 	if (r < 0)
 		return r;
 	r = metrics_server_start(m);
 	if (r < 0)
 		return r;
+	warn_ip_confine(m->config->metrics_listen);
 	r = acct_discovery_scan(m->discovery, on_discovery, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to walk the cgroup hierarchies: %m");
@@ -1174,8 +1336,10 @@ struct manager *manager_free(struct manager *m)
 {
 	if (!m)
 		return NULL;
-	m->api = api_server_free(m->api);
+	m->api = api_server_free(m->api); /* before the queries: it detaches their connections */
 	m->metrics = metrics_server_free(m->metrics);
+	m->history_queries = history_queries_free(m->history_queries, api_history_query_drop);
+	m->history = history_recorder_free(m->history); /* writes what is queued, ends the run */
 	m->admin = admin_group_free(m->admin); /* before the event base it watches */
 	/* Workers first: they hold record pointers; so does the state file's
 	 * writer, which finishes its last write. */
@@ -1202,6 +1366,7 @@ struct manager *manager_free(struct manager *m)
 	acct_domain_free(m->domain);
 	acct_cgroup_layout_free(m->layout);
 	acct_config_free(m->config);
+	strv_free(m->config_warnings);
 	free(m->meminfo_path);
 	free(m->waiters);
 	free(m->soon);
@@ -1241,6 +1406,11 @@ enum manager_reload_outcome manager_reload_outcome(const struct manager *m, cons
 	if (ret_reason)
 		*ret_reason = m->reload_outcome == MANAGER_RELOAD_FAILED ? m->reload_error : NULL;
 	return m->reload_outcome;
+}
+
+char *const *manager_config_warnings(const struct manager *m)
+{
+	return m->config_warnings;
 }
 
 const struct admin_group *manager_admin_group(const struct manager *m)
@@ -1331,4 +1501,14 @@ struct api_server *manager_api(const struct manager *m)
 void manager_set_metrics(struct manager *m, struct metrics_server *s)
 {
 	m->metrics = s;
+}
+
+struct history_recorder *manager_history(const struct manager *m)
+{
+	return m->history;
+}
+
+struct history_queries *manager_history_queries(const struct manager *m)
+{
+	return m->history_queries;
 }

@@ -31,6 +31,8 @@ struct manager_config_source {
 struct admin_group;    /* daemon/acctd/admin-group.h: [api] admin_group's ID */
 struct api_server;     /* daemon/acctd/api.h: the varlink API */
 struct metrics_server; /* daemon/acctd/metrics-http.h: /metrics */
+struct history_recorder; /* daemon/acctd/history-recorder.h */
+struct history_queries;  /* daemon/acctd/history-query.h */
 struct manager;
 
 /* Pass durations as a Prometheus histogram (seconds). */
@@ -72,6 +74,14 @@ struct manager_stats {
 
 /* Load the configuration and build every component. Logs what fails and
  * returns a negative errno. */
+/* Read the configuration `source` names: the files, then its overrides, and
+ * nothing else (no cgroup, no socket): what --check-config and every start
+ * and reload read. Returns 0 with *ret set, or a negative errno with
+ * diag->error set; diag->warnings lists what was ignored either way. The
+ * caller frees *ret and clears diag. */
+int manager_config_load(const struct manager_config_source *source, struct acct_config **ret,
+			struct acct_config_diag *diag);
+
 int manager_new(const struct manager_config_source *source, struct manager **ret);
 struct manager *manager_free(struct manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
@@ -101,10 +111,10 @@ void manager_status_line(const struct manager *m, char *buf, size_t size);
  * is running, the one after it serves. Returns 0 or -ENOMEM. */
 int manager_request_pass(struct manager *m, manager_pass_fn fn, void *userdata);
 
-/* Change error budgets and auto-tuning at run time (Tune()). budgets NULL keeps
- * them; auto_tune < 0 keeps it. A reload returns to the configured values.
+/* Change error budgets and auto-tuning at run time (Tune()), logged with the
+ * caller `by` (uid and pid). budgets NULL keeps them; auto_tune < 0 keeps it. A reload returns to the configured values.
  * Returns 0 or -EINVAL for a negative budget. */
-int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, int auto_tune);
+int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, int auto_tune, const struct ucred *by);
 
 /* The budgets and auto_tune in effect (configured, or tuned). */
 void manager_effective_tuning(const struct manager *m, struct acct_ledger_budgets *ret_budgets, bool *ret_auto_tune);
@@ -128,6 +138,10 @@ const struct acct_reconcile_report *manager_reconcile_report(const struct manage
 /* How the last reload went. ret_reason (may be NULL) is set to the reason
  * when it failed, to NULL otherwise. */
 enum manager_reload_outcome manager_reload_outcome(const struct manager *m, const char **ret_reason);
+/* What the last load of the configuration (the start, or the last reload that
+ * applied) ignored, as "FILE:LINE: ..." lines: a NULL-terminated vector,
+ * never NULL. */
+char *const *manager_config_warnings(const struct manager *m);
 /* The [api] admin_group, resolved at start and reload (admin-group.h). */
 const struct admin_group *manager_admin_group(const struct manager *m);
 /* The daemon's own figures (struct manager_stats above). */
@@ -154,5 +168,9 @@ bool manager_sampler_fd_stats(const struct manager *m, uint64_t *ret_cached, boo
 struct api_server *manager_api(const struct manager *m);
 /* Hand the API server to the manager, which frees it with itself. */
 void manager_set_api(struct manager *m, struct api_server *s);
+/* The history's recorder and query thread (history-recorder.h,
+ * history-query.h); NULL before manager_start(). */
+struct history_recorder *manager_history(const struct manager *m);
+struct history_queries *manager_history_queries(const struct manager *m);
 /* Hand the metrics server to the manager, which frees it with itself. */
 void manager_set_metrics(struct manager *m, struct metrics_server *s);

@@ -49,6 +49,7 @@
  * while someone holds many idle connections; when every other connection is
  * being answered, the new one is closed. */
 #include "metrics-http.h"
+#include "history-recorder.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -71,6 +72,7 @@
 #include "hostport.h"
 #include "log.h"
 #include "metrics-render.h"
+#include "metrics-request.h"
 #include "parse.h"
 #include "strv.h"
 #include "time-util.h"
@@ -120,6 +122,8 @@ struct scrape {
 	struct acct_reconcile_report reconcile;
 	struct acct_metrics_count *api_requests;
 	size_t nr_api_requests, cap_api_requests;
+	struct acct_metrics_count api_budget_refusals[8];
+	size_t nr_api_budget_refusals;
 	char **api_strings;
 	size_t nr_api_strings;
 	struct acct_metrics_count responses[ELEMENTSOF(response_codes)];
@@ -550,6 +554,14 @@ static void add_api_request(const char *method, const char *result, uint64_t cou
 	sc->api_strings[sc->nr_api_strings++] = TAKE_PTR(b);
 }
 
+static void add_budget_refusal(const char *resource, uint64_t count, void *userdata)
+{
+	struct scrape *sc = userdata;
+
+	if (sc->nr_api_budget_refusals < ELEMENTSOF(sc->api_budget_refusals))
+		sc->api_budget_refusals[sc->nr_api_budget_refusals++] = (struct acct_metrics_count){ resource, NULL, count };
+}
+
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -617,6 +629,22 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 		api_server_foreach_request_count(api, add_api_request, sc);
 		x->api_requests = sc->api_requests;
 		x->nr_api_requests = sc->nr_api_requests;
+		api_server_foreach_budget_refusal(api, add_budget_refusal, sc);
+		x->api_budget_refusals = sc->api_budget_refusals;
+		x->nr_api_budget_refusals = sc->nr_api_budget_refusals;
+	}
+	struct history_recorder *hr = manager_history(m);
+	if (hr) {
+		struct history_recorder_status hs;
+		history_recorder_get_status(hr, &hs);
+		x->have_history = true;
+		x->history_enabled = hs.enabled;
+		x->history_up = hs.state == HISTORY_STATE_RECORDING;
+		x->history_bytes = hs.file_bytes;
+		x->history_errors_total = hs.errors_total;
+		x->history_recordings_total = hs.recordings_total;
+		x->history_records_total = hs.records_total;
+		x->history_last_recording_time = (double)hs.last_recording_us / 1e6;
 	}
 	x->have_http = true;
 	x->http_connections = s->nr_conns;
@@ -738,83 +766,49 @@ static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struc
 	scrape_step(sc); /* sc is freed once the page is sent or fails, or the connection closes */
 }
 
-/* Split "a,b c" into words (in place) and apply them to *families. */
-static int apply_family_param(char *v, uint32_t *families)
-{
-	char *words[2 * _ACCT_MF_MAX + 8];
-	size_t n = 0;
-	for (char *save = NULL, *w = strtok_r(v, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
-		if (n + 1 >= ELEMENTSOF(words))
-			return -E2BIG;
-		words[n++] = w;
-	}
-	words[n] = NULL;
-	return acct_metrics_families_apply(families, words, NULL);
-}
-
 static void on_request(struct evhttp_request *req, void *userdata)
 {
 	struct metrics_server *s = userdata;
 	struct metrics_conn *c = find_conn(s, evhttp_request_get_connection(req));
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
 	struct acct_metrics_options opts;
+	struct metrics_plan plan;
 
 	if (c) {
 		c->busy = true;
 		arm_deadline(c, METRICS_RESPONSE_TIMEOUT_S);
 	}
+	options_from_config(manager_config(s->m), &opts);
+	/* The request alone decides the answer (metrics-request.h), the scrape
+	 * limits below aside. */
+	struct metrics_request mr = {
+		.method = cmd == EVHTTP_REQ_GET ? METRICS_METHOD_GET : cmd == EVHTTP_REQ_HEAD ? METRICS_METHOD_HEAD
+											 : METRICS_METHOD_OTHER,
+		.major = req->major,
+		.minor = req->minor,
+		.path = uri ? evhttp_uri_get_path(uri) : NULL,
+		.query = uri ? evhttp_uri_get_query(uri) : NULL,
+		.accept = evhttp_find_header(in, "Accept"),
+		.accept_encoding = evhttp_find_header(in, "Accept-Encoding"),
+	};
+	metrics_request_plan(&mr, opts.families, &plan);
 	/* HTTP/1.0 has no chunked encoding: the end of the page is the end of
 	 * the connection, also for a client that asked for keep-alive. */
-	if (req->major < 1 || (req->major == 1 && req->minor == 0))
+	if (plan.close)
 		evhttp_add_header(out, "Connection", "close");
 	evhttp_add_header(out, "Vary", "Accept, Accept-Encoding");
-
-	if (!path || strcmp(path, "/metrics") != 0) {
-		reply_text(s, c, req, 404, "Not Found", "Not found: metrics are at /metrics\n");
+	if (plan.code != 200) {
+		if (plan.allow)
+			evhttp_add_header(out, "Allow", "GET, HEAD");
+		reply_text(s, c, req, plan.code, plan.reason, plan.body);
 		return;
 	}
-	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(out, "Allow", "GET, HEAD");
-		reply_text(s, c, req, 405, "Method Not Allowed", "Method not allowed: use GET or HEAD\n");
-		return;
-	}
-
-	options_from_config(manager_config(s->m), &opts);
-	opts.format = acct_metrics_negotiate_format(evhttp_find_header(in, "Accept"));
-	const char *query = evhttp_uri_get_query(uri);
-	if (query) {
-		struct evkeyvalq params;
-		bool family_seen = false, bad = false;
-		TAILQ_INIT(&params);
-		if (evhttp_parse_query_str(query, &params) < 0)
-			bad = true;
-		for (struct evkeyval *kv = TAILQ_FIRST(&params); kv && !bad; kv = TAILQ_NEXT(kv, next)) {
-			if (strcmp(kv->key, "format") == 0) {
-				if (strcmp(kv->value, "text") == 0 || strcmp(kv->value, "prometheus") == 0)
-					opts.format = ACCT_METRICS_TEXT;
-				else if (strcmp(kv->value, "openmetrics") == 0)
-					opts.format = ACCT_METRICS_OPENMETRICS;
-				else
-					bad = true;
-			} else if (strcmp(kv->key, "family") == 0) {
-				if (!family_seen)
-					opts.families = 0;
-				family_seen = true;
-				bad = apply_family_param(kv->value, &opts.families) < 0;
-			}
-		}
-		evhttp_clear_headers(&params);
-		if (bad) {
-			reply_text(s, c, req, 400, "Bad Request",
-				   "Bad query: format=text|openmetrics, family=NAME[,NAME...]\n");
-			return;
-		}
-	}
-	bool gzip = acct_metrics_accepts_gzip(evhttp_find_header(in, "Accept-Encoding"));
+	opts.format = plan.format;
+	opts.families = plan.families;
+	bool gzip = plan.gzip;
 
 	if (cmd == EVHTTP_REQ_GET && c && c->peer_known && peer_scrapes(s, &c->peer) >= METRICS_MAX_SCRAPES_PER_PEER) {
 		char who[INET6_ADDRSTRLEN + 16];

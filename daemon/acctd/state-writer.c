@@ -118,6 +118,14 @@ int state_writer_new(const char *path, struct acct_ledger *ledger, unsigned nr_n
 		return -ENOMEM;
 	w->ledger = ledger;
 	w->nr_nodes = nr_nodes;
+	/* A writer killed between naming its finished file and the rename left
+	 * it beside the state file (write-file.h): ours, gone before we write. */
+	int removed = write_file_remove_stale_at(AT_FDCWD, path);
+	if (removed > 0)
+		log_info("Removed %d temporary file%s a killed acctd left beside %s", removed, removed == 1 ? "" : "s",
+			 path);
+	else if (removed < 0 && removed != -ENOENT)
+		log_warning_errno(removed, "Cannot look for temporary files beside %s: %m", path);
 	const char *delay = secure_getenv("ACCTD_TEST_STATE_WRITE_DELAY_MS");
 	if (delay)
 		w->delay_ms = (unsigned)strtoul(delay, NULL, 10);

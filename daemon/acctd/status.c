@@ -6,6 +6,7 @@
 #include <errno.h>
 
 #include "build-config.h"
+#include "history-recorder.h"
 #include "ledger-json.h"
 #include "util.h"
 
@@ -33,6 +34,27 @@ static struct json_object *collectors_json(const struct manager *m)
 		json_object_array_add(a, o);
 	}
 	return a;
+}
+
+/* The history's condition (history-recorder.h); null before the recorder
+ * starts (--dump). */
+static struct json_object *history_json(const struct manager *m)
+{
+	struct history_recorder *r = manager_history(m);
+	struct history_recorder_status hs;
+	if (!r)
+		return NULL;
+	history_recorder_get_status(r, &hs);
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "enabled", json_object_new_boolean(hs.enabled));
+	json_object_object_add(o, "path", acct_json_text(hs.path));
+	json_object_object_add(o, "state", json_object_new_string(history_state_to_string(hs.state)));
+	json_object_object_add(o, "last_error", hs.last_error[0] ? acct_json_text(hs.last_error) : NULL);
+	json_object_object_add(o, "last_recording_us",
+			       hs.last_recording_us ? json_object_new_int64((int64_t)hs.last_recording_us) : NULL);
+	json_object_object_add(o, "file_bytes", json_object_new_int64((int64_t)hs.file_bytes));
+	json_object_object_add(o, "set_aside", hs.set_aside[0] ? acct_json_text(hs.set_aside) : NULL);
+	return o;
 }
 
 /* The members are added in the order Status() has always had: its replies
@@ -108,6 +130,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	const struct acct_bpf_collector *c = manager_collector(m);
 	json_object_object_add(bpf, "percpu", c ? json_object_new_string(acct_bpf_collector_percpu(c)) : NULL);
 	json_object_object_add(st, "bpf", bpf);
+	json_object_object_add(st, "history", history_json(m));
 	*ret = st;
 	return 0;
 }

@@ -147,3 +147,43 @@ int format_double_shortest(double v, char buf[static FORMAT_DOUBLE_MAX])
 	*o = 0;
 	return (int)(o - buf);
 }
+
+int format_fixed(char *buf, size_t size, double v, unsigned decimals)
+{
+	static const double scale[] = { 1, 10, 100, 1000 };
+
+	if (decimals < sizeof(scale) / sizeof(*scale) && size >= 16 && isfinite(v)) {
+		/* The product is rounded, but rounding is monotonic and every
+		 * k + 1/2 below 1e9 is a double: when the exact |v| * 10^d lies
+		 * below (above) such a midpoint, the product lies below (above)
+		 * it or on it. floor() and the subtraction are exact. So a
+		 * fraction other than one half rounds as the exact value does;
+		 * on one half (a tie, or a value within half an ulp of one)
+		 * printf decides. */
+		double a = fabs(v) * scale[decimals];
+		if (a < 1e9) {
+			double whole = floor(a), frac = a - whole;
+			if (frac != 0.5) {
+				uint64_t n = (uint64_t)whole + (frac > 0.5);
+				char digits[24];
+				size_t k = 0, len = 0;
+				do {
+					digits[k++] = (char)('0' + n % 10);
+					n /= 10;
+				} while (n > 0 || k <= decimals); /* at least one digit before the point */
+				if (signbit(v))
+					buf[len++] = '-';
+				while (k > decimals)
+					buf[len++] = digits[--k];
+				if (decimals > 0) {
+					buf[len++] = '.';
+					while (k > 0)
+						buf[len++] = digits[--k];
+				}
+				buf[len] = '\0';
+				return (int)len;
+			}
+		}
+	}
+	return snprintf(buf, size, "%.*f", (int)decimals, v);
+}

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format-double.h"
 #include "util.h"
 
 /* Bytes with binary suffixes and one decimal: 512B, 1.5K, 64.0M, 1.2G. */
@@ -19,8 +20,10 @@ char *format_bytes(char buf[static FORMAT_HUMAN_MAX], int64_t v)
 		snprintf(buf, FORMAT_HUMAN_MAX, "%" PRId64 "B", v);
 		return buf;
 	}
-	if (v < 1024) {
-		snprintf(buf, FORMAT_HUMAN_MAX, "%" PRId64 "B", v);
+	if (v < 1024) { /* "%" PRId64 "B", without printf's cost */
+		int n = format_fixed(buf, FORMAT_HUMAN_MAX - 1, (double)v, 0);
+		buf[n] = 'B';
+		buf[n + 1] = '\0';
 		return buf;
 	}
 	d = (double)v;
@@ -32,7 +35,9 @@ char *format_bytes(char buf[static FORMAT_HUMAN_MAX], int64_t v)
 		d /= 1024;
 		i++;
 	}
-	snprintf(buf, FORMAT_HUMAN_MAX, "%.1f%c", d, suffix[i]);
+	int n = format_fixed(buf, FORMAT_HUMAN_MAX - 1, d, 1); /* "%.1f%c" */
+	buf[n] = suffix[i];
+	buf[n + 1] = '\0';
 	return buf;
 }
 

@@ -58,6 +58,11 @@ int strv_push_dup(char ***v, size_t *n, const char *s)
 
 int strv_split(const char *s, char ***ret)
 {
+	return strv_split_set(s, " \t", ret);
+}
+
+int strv_split_set(const char *s, const char *separators, char ***ret)
+{
 	_cleanup_strv_free_ char **v = strv_new_empty();
 	size_t n = 0;
 
@@ -68,10 +73,10 @@ int strv_split(const char *s, char ***ret)
 		char *w;
 		int r;
 
-		s += strspn(s, " \t");
+		s += strspn(s, separators);
 		if (!*s)
 			break;
-		len = strcspn(s, " \t");
+		len = strcspn(s, separators);
 		w = strndup(s, len);
 		if (!w)
 			return -ENOMEM;

@@ -39,6 +39,8 @@ int strv_push_dup(char ***v, size_t *n, const char *s);
  * caller frees; never NULL on success, maybe empty. Returns 0 or -ENOMEM
  * (*ret untouched). */
 int strv_split(const char *s, char ***ret);
+/* The same, splitting at any byte of `separators` (as ", \t"). */
+int strv_split_set(const char *s, const char *separators, char ***ret);
 
 /* Copy `v` into a new vector in *ret, which the caller frees. NULL and an
  * empty vector both give NULL. Returns 0 or -ENOMEM (*ret untouched). */

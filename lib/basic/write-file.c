@@ -1,6 +1,7 @@
 /* write-file.c - replace a file's content atomically (write-file.h). */
 #include "write-file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,11 +45,9 @@ static int temp_name(const char *base, char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode)
+/* The directory of `path` (opened) and the name within it. */
+static int open_parent(int dirfd, const char *path, int *ret_dfd, const char **ret_base)
 {
-	/* The directory and the name within it: every step below is relative to
-	 * the one directory descriptor, so a directory renamed meanwhile cannot
-	 * split the temporary file from its target. */
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	if (!*base)
@@ -55,12 +55,65 @@ int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t l
 	_cleanup_free_ char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
 	if (!dir)
 		return -ENOMEM;
-	_cleanup_close_ int dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
+	*ret_dfd = dfd;
+	*ret_base = base;
+	return 0;
+}
+
+/* Is `name` what temp_name() makes for `base`? */
+static bool is_temp_name(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+
+	if (name[0] != '.' || strncmp(name + 1, base, n) != 0 || name[1 + n] != '.')
+		return false;
+	const char *hex = name + n + 2;
+	return strlen(hex) == 16 && strspn(hex, "0123456789abcdef") == 16;
+}
+
+int write_file_remove_stale_at(int dirfd, const char *path)
+{
+	_cleanup_close_ int dfd = -1;
+	const char *base;
+	int r = open_parent(dirfd, path, &dfd, &base);
+	if (r < 0)
+		return r;
+	int lfd = dup(dfd); /* closedir() closes the one it reads */
+	if (lfd < 0)
+		return -errno;
+	_cleanup_(closedirp) DIR *d = fdopendir(lfd);
+	if (!d) {
+		r = -errno;
+		close(lfd);
+		return r;
+	}
+	int removed = 0;
+	for (struct dirent *de; (errno = 0, de = readdir(d));) {
+		struct stat st;
+		if (!is_temp_name(de->d_name, base) || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && unlinkat(dfd, de->d_name, 0) == 0)
+			removed++;
+	}
+	return errno ? -errno : removed;
+}
+
+int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode)
+{
+	/* The directory and the name within it: every step below is relative to
+	 * the one directory descriptor, so a directory renamed meanwhile cannot
+	 * split the temporary file from its target. */
+	_cleanup_close_ int dfd = -1;
+	const char *base;
+	int r = open_parent(dirfd, path, &dfd, &base);
+	if (r < 0)
+		return r;
 
 	char tmp[NAME_MAX + 1];
-	int r = temp_name(base, tmp, sizeof(tmp));
+	r = temp_name(base, tmp, sizeof(tmp));
 	if (r < 0)
 		return r;
 	bool named = false;

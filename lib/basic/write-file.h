@@ -20,3 +20,12 @@
  * the step that failed (the target is then untouched and no temporary file is
  * left behind). */
 int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode);
+
+/* Remove the temporary files that write_file_atomic_at() of `path` left when
+ * the process was killed between naming the finished file and renaming it
+ * over the target (a window of two system calls; nothing else leaves one):
+ * regular files ".BASE." followed by 16 hex digits beside `path`, owned by the
+ * caller's effective uid. Never follows a symlink; removes nothing else.
+ * Returns the number removed, or a negative errno if the directory cannot be
+ * read. For a process's start, before it writes `path` again. */
+int write_file_remove_stale_at(int dirfd, const char *path);

@@ -361,7 +361,7 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 			explain(h->reason, -r, "attaching the iterator");
 			continue;
 		}
-		snprintf(h->reason, sizeof(h->reason), "attached (acctd loaded the program itself)");
+		snprintf(h->reason, sizeof(h->reason), "attached: acctd loaded the program itself");
 		snprintf(h->overflow_reason, sizeof(h->overflow_reason),
 			 "attached, but the hierarchy is too large to walk in the sessions allowed: files");
 		h->served = true;

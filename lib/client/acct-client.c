@@ -269,23 +269,21 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int acct_client_receive(struct acct_client *c, int timeout_ms, struct acct_reply *ret)
+/* Wait up to the deadline (-1: none) for the next complete message: parsed
+ * into *ret_msg when that is not NULL, else its text in *ret_text and
+ * *ret_size. Returns 1, or a negative errno as acct_client_receive() says. */
+static int wait_message(struct acct_client *c, int64_t deadline, struct json_object **ret_msg, const char **ret_text,
+			size_t *ret_size)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	int r;
 
-	acct_reply_clear(ret);
 	for (;;) {
-		struct json_object *msg = NULL;
-
-		r = varlink_reader_next(c->reader, &msg);
-		if (r > 0) {
-			r = parse_reply(msg, ret);
-			json_object_put(msg);
-			return r;
-		}
-		if (r < 0)
-			return r; /* -EBADMSG, -EMSGSIZE, -ENOMEM */
+		if (ret_msg)
+			r = varlink_reader_next(c->reader, ret_msg);
+		else
+			r = varlink_reader_next_text(c->reader, ret_text, ret_size);
+		if (r != 0)
+			return r; /* 1, or -EBADMSG, -EMSGSIZE, -ENOMEM */
 
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 		int wait = -1;
@@ -314,9 +312,43 @@ int acct_client_receive(struct acct_client *c, int timeout_ms, struct acct_reply
 		if (k == 0)
 			return -ECONNRESET;
 		/* over the limit: the complete replies before it still come out,
-		 * then varlink_reader_next() says -EMSGSIZE */
+		 * then the reader says -EMSGSIZE */
 		(void)varlink_reader_commit(c->reader, (size_t)k);
 	}
+}
+
+int acct_client_receive(struct acct_client *c, int timeout_ms, struct acct_reply *ret)
+{
+	struct json_object *msg = NULL;
+	int r;
+
+	acct_reply_clear(ret);
+	r = wait_message(c, timeout_ms < 0 ? -1 : now_ms() + timeout_ms, &msg, NULL, NULL);
+	if (r < 0)
+		return r;
+	r = parse_reply(msg, ret);
+	json_object_put(msg);
+	return r;
+}
+
+int acct_reply_parse(const char *text, size_t size, struct acct_reply *ret)
+{
+	struct json_object *msg = NULL;
+	int r;
+
+	acct_reply_clear(ret);
+	r = varlink_message_parse(text, size, 0, &msg);
+	if (r < 0)
+		return r;
+	r = parse_reply(msg, ret);
+	json_object_put(msg);
+	return r;
+}
+
+int acct_client_receive_text(struct acct_client *c, int timeout_ms, const char **ret, size_t *ret_size)
+{
+	int r = wait_message(c, timeout_ms < 0 ? -1 : now_ms() + timeout_ms, NULL, ret, ret_size);
+	return r < 0 ? r : 0;
 }
 
 int acct_client_call(struct acct_client *c, const char *method, struct json_object *parameters, int timeout_ms,

@@ -131,6 +131,20 @@ int acct_client_send(struct acct_client *c, const char *method, struct json_obje
  * (over the limit; the connection is then unusable), -ENOMEM. */
 int acct_client_receive(struct acct_client *c, int timeout_ms, struct acct_reply *ret);
 
+/* Wait for the next reply as acct_client_receive() does, but hand out its
+ * text unparsed: 0 and *ret_size bytes in *ret (a JSON object as acctd sent
+ * it, terminated by the message's NUL), valid until the next call on c. The
+ * text is not checked: for callers that read large replies (List of 10,000
+ * cgroups) with their own strict reader instead of building json-c objects.
+ * Errors as acct_client_receive(), but never -EBADMSG. */
+int acct_client_receive_text(struct acct_client *c, int timeout_ms, const char **ret, size_t *ret_size);
+
+/* The reply in a message's text (as from acct_client_receive_text()), as
+ * acct_client_receive() would have returned it: 0, -EBADMSG (not a varlink
+ * reply), -ENOMEM. For the rare reply that a caller's own reader does not
+ * handle, such as an error. */
+int acct_reply_parse(const char *text, size_t size, struct acct_reply *ret);
+
 /* Send a call without flags and wait for its reply. Returns 0 with the reply
  * in *ret; when acctd answered with an error, the reply is in *ret too
  * (ret->error set) and the return value is acct_error_to_errno(ret->error);

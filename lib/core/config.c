@@ -43,6 +43,7 @@
 #include "parse.h"
 #include "path.h"
 #include "strv.h"
+#include "suggest.h"
 #include "util.h"
 
 /* Longest string any format_*() below writes, NUL included. */
@@ -88,7 +89,7 @@ static const char *format_duration(uint64_t us, char buf[static VALUE_BUF])
 		uint64_t factor;
 		const char *unit;
 	} units[] = {
-		{ USEC_PER_HOUR, "h" }, { USEC_PER_MIN, "min" }, { USEC_PER_SEC, "s" },
+		{ 24 * USEC_PER_HOUR, "d" }, { USEC_PER_HOUR, "h" }, { USEC_PER_MIN, "min" }, { USEC_PER_SEC, "s" },
 		{ USEC_PER_MSEC, "ms" }, { 1, "us" },
 	};
 
@@ -134,7 +135,7 @@ enum value_kind {
 	V_INCLUDE,   /* blank-separated globs; empty: "*" */
 	V_EXCLUDE,   /* blank-separated globs; may be empty */
 	V_LISTEN,    /* HOST:PORT, [IPV6]:PORT or none */
-	V_FAMILIES,  /* blank-separated metrics family words (acct_metrics_families_apply()) */
+	V_FAMILIES,  /* metrics family words, comma or blank separated (acct_metrics_families_apply()) */
 	V_COLLECTOR, /* auto, bpf or files (enum acct_collector_mode) */
 };
 
@@ -190,6 +191,16 @@ static const struct key_desc keys[] = {
 	KEY("api", "max_connections_per_user", V_INTEGER, S_UINT, max_connections_per_user, 1, 65536),
 	KEY("api", "idle_timeout", V_DURATION, S_U64, idle_timeout_us, 1, UINT64_MAX),
 	KEY("api", "max_output_queue", V_SIZE, S_U64, max_output_queue, 1, UINT64_MAX),
+	/* Resource budgets per uid and in total (issue 13, daemon/acctd/api-budget.h). */
+	KEY("api", "max_input_bytes_per_user", V_SIZE, S_U64, max_input_bytes_per_user, 1, UINT64_MAX),
+	KEY("api", "max_input_bytes", V_SIZE, S_U64, max_input_bytes, 1, UINT64_MAX),
+	KEY("api", "max_output_bytes_per_user", V_SIZE, S_U64, max_output_bytes_per_user, 1, UINT64_MAX),
+	KEY("api", "max_output_bytes", V_SIZE, S_U64, max_output_bytes, 1, UINT64_MAX),
+	KEY("api", "max_watches_per_user", V_INTEGER, S_UINT, max_watches_per_user, 1, UINT_MAX),
+	KEY("api", "max_watches", V_INTEGER, S_UINT, max_watches, 1, UINT_MAX),
+	KEY("api", "max_watch_cgroups", V_INTEGER, S_UINT, max_watch_cgroups, 1, UINT_MAX),
+	KEY("api", "max_watched_cgroups_per_user", V_INTEGER, S_UINT, max_watched_cgroups_per_user, 1, UINT_MAX),
+	KEY("api", "max_watched_cgroups", V_INTEGER, S_UINT, max_watched_cgroups, 1, UINT_MAX),
 
 	KEY("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
 	KEY("metrics", "max_depth", V_INTEGER, S_UINT, metrics_max_depth, 0, 255),
@@ -198,6 +209,15 @@ static const struct key_desc keys[] = {
 	KEY("metrics", "families", V_FAMILIES, S_NONE, metrics_families, 0, 0),
 
 	KEY("log", "level", V_LOG_LEVEL, S_NONE, log_level, 0, 0),
+
+	/* Issue 14: history (docs/history.md). */
+	KEY("history", "enabled", V_BOOL, S_NONE, history_enabled, 0, 0),
+	KEY("history", "path", V_ROOT, S_NONE, history_path, 0, 0),
+	KEY("history", "interval", V_DURATION, S_U64, history_interval_us, 100 * USEC_PER_MSEC, 24 * USEC_PER_HOUR),
+	KEY("history", "raw_retention", V_DURATION, S_U64, history_raw_retention_us, 0, UINT64_MAX),
+	KEY("history", "minute_retention", V_DURATION, S_U64, history_minute_retention_us, 0, UINT64_MAX),
+	KEY("history", "hour_retention", V_DURATION, S_U64, history_hour_retention_us, 0, UINT64_MAX),
+	KEY("history", "max_size", V_SIZE, S_U64, history_max_size, 0, UINT64_MAX),
 };
 
 static const struct key_desc *key_find(const char *section, const char *name)
@@ -214,6 +234,51 @@ static bool section_known(const char *section)
 		if (strcmp(keys[i].section, section) == 0)
 			return true;
 	return false;
+}
+
+/* ---- hints for unknown names ("did you mean ...?") ------------------------ */
+
+#define HINT_BUF 128
+
+/* " (did you mean [cgroups]?)" for a misspelt section, else "". */
+static const char *section_hint(const char *section, char buf[static HINT_BUF])
+{
+	const char *names[ELEMENTSOF(keys) + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (n == 0 || strcmp(names[n - 1], keys[i].section) != 0)
+			names[n++] = keys[i].section; /* keys[] is grouped by section */
+	names[n] = NULL;
+	const char *near = suggest_nearest(section, names);
+	buf[0] = '\0';
+	if (near)
+		snprintf(buf, HINT_BUF, " (did you mean [%s]?)", near);
+	return buf;
+}
+
+/* For a key not in `section` ("" outside of any): " (it belongs in [log])"
+ * when another section has it, " (did you mean 'fast_interval'?)" for a
+ * misspelt key of the section, else "". */
+static const char *key_hint(const char *section, const char *name, char buf[static HINT_BUF])
+{
+	const char *names[ELEMENTSOF(keys) + 1];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (strcmp(keys[i].name, name) == 0) {
+			snprintf(buf, HINT_BUF, " (it belongs in [%s])", keys[i].section);
+			return buf;
+		}
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (strcmp(keys[i].section, section) == 0)
+			names[n++] = keys[i].name;
+	names[n] = NULL;
+	const char *near = suggest_nearest(name, names);
+	if (near)
+		snprintf(buf, HINT_BUF, " (did you mean '%s'?)", near);
+	return buf;
 }
 
 static void *field(struct acct_config *c, const struct key_desc *k)
@@ -344,15 +409,10 @@ static char *syntax_reason(const struct key_desc *k, const char *value)
 
 	switch (k->kind) {
 	case V_DURATION:
-		r = asprintf(&s, "invalid duration '%s' (expected a number with us, ms, s, min or h)", value);
+		r = asprintf(&s, "invalid duration '%s' (expected " ACCT_DURATION_SYNTAX ")", value);
 		break;
 	case V_SIZE:
-		if (strchr(value, '.'))
-			r = asprintf(&s, "invalid size '%s' (integers only: use a smaller unit instead of a fraction)",
-				     value);
-		else
-			r = asprintf(&s, "invalid size '%s' (expected an integer with an optional K, M, G or T suffix)",
-				     value);
+		r = asprintf(&s, "invalid size '%s' (%s)", value, acct_size_refusal(value));
 		break;
 	case V_INTEGER:
 		r = asprintf(&s, "invalid number '%s' (expected an integer)", value);
@@ -424,6 +484,11 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 		}
 		if (*p == ';' && p > v && (p[-1] == ' ' || p[-1] == '\t')) {
 			*ret_reason = strdup("' ;' in a value would start a comment");
+			return *ret_reason ? -EINVAL : -ENOMEM;
+		}
+		/* "key =;x" reads as ";x", but the dump writes "key = ;x". */
+		if (*p == ';' && p == v) {
+			*ret_reason = strdup("a value starting with ';' would be a comment");
 			return *ret_reason ? -EINVAL : -ENOMEM;
 		}
 	}
@@ -547,12 +612,12 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 		const char *bad = NULL;
 		uint32_t set = 0;
 
-		/* At least one word: an empty value was refused above, and a
-		 * trimmed value that is not empty holds a word. */
-		r = strv_split(v, &words);
+		/* Commas or blanks between words, as the family= parameter of
+		 * a scrape takes them: one syntax for both. */
+		r = strv_split_set(v, ", \t", &words);
 		if (r < 0)
 			return r;
-		if (acct_metrics_families_apply(&set, words, &bad) < 0) {
+		if (!words[0] || acct_metrics_families_apply(&set, words, &bad) < 0) {
 			r = asprintf(&reason,
 				     "unknown family '%s' (expected default, all, none or a group, optionally with + or -)",
 				     bad ? bad : v);
@@ -658,6 +723,30 @@ static char *default_socket_path(void)
 	return s;
 }
 
+int acct_config_default_history_path(char **ret)
+{
+	const char *dir = getenv("STATE_DIRECTORY"), *home;
+	int r;
+
+	if (dir && dir[0] == '/') /* "DIR[:DIR...]": the first is StateDirectory='s first */
+		r = asprintf(ret, "%.*s/history.db", (int)strcspn(dir, ":"), dir);
+	else if (geteuid() == 0)
+		r = asprintf(ret, "/var/lib/acctd/history.db");
+	else if ((dir = getenv("XDG_STATE_HOME")) && dir[0] == '/')
+		r = asprintf(ret, "%s/acctd/history.db", dir);
+	else if ((home = getenv("HOME")) && home[0] == '/')
+		r = asprintf(ret, "%s/.local/state/acctd/history.db", home);
+	else {
+		*ret = NULL;
+		return -ENOENT;
+	}
+	if (r < 0) {
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int acct_config_new_defaults(struct acct_config **ret)
 {
 	_cleanup_(acct_config_freep) struct acct_config *c = calloc(1, sizeof(*c));
@@ -684,7 +773,23 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.max_connections_per_user = 1024,
 		.idle_timeout_us = 5 * USEC_PER_MIN,
 		.max_output_queue = 4 * SIZE_M,
+		/* Budgets (docs/api.md, "Resource budgets", says how they were sized). */
+		.max_input_bytes_per_user = 32 * SIZE_M,
+		.max_input_bytes = 256 * SIZE_M,
+		.max_output_bytes_per_user = 32 * SIZE_M,
+		.max_output_bytes = 256 * SIZE_M,
+		.max_watches_per_user = 256,
+		.max_watches = 4096,
+		.max_watch_cgroups = 16384,
+		.max_watched_cgroups_per_user = 65536,
+		.max_watched_cgroups = 262144,
 		.metrics_max_depth = 32,
+		.history_enabled = true,
+		.history_interval_us = 10 * USEC_PER_SEC,
+		.history_raw_retention_us = 6 * USEC_PER_HOUR,
+		.history_minute_retention_us = 7 * 24 * USEC_PER_HOUR,
+		.history_hour_retention_us = 365 * 24 * USEC_PER_HOUR,
+		.history_max_size = SIZE_G,
 		.log_level = ACCT_LOG_INFO,
 	};
 	c->exclude = strv_new_empty();
@@ -693,6 +798,9 @@ int acct_config_new_defaults(struct acct_config **ret)
 	c->socket_path = default_socket_path();
 	c->metrics_listen = strdup(ACCT_METRICS_DEFAULT_LISTEN);
 	c->bpf_pin_dir = strdup(ACCT_BPF_PIN_DIR);
+	/* NULL without a home to put it in: the daemon says so. */
+	if (acct_config_default_history_path(&c->history_path) == -ENOMEM)
+		return -ENOMEM;
 	size_t mi = 0, mf = 0;
 	if (!c->exclude || !c->metrics_exclude || !c->sources || !c->socket_path || !c->metrics_listen || !c->bpf_pin_dir ||
 	    strv_push_dup(&c->include, &n, "*") < 0 || strv_push_dup(&c->metrics_include, &mi, "*") < 0 ||
@@ -713,6 +821,7 @@ struct acct_config *acct_config_free(struct acct_config *c)
 	free(c->socket_path);
 	free(c->admin_group);
 	free(c->metrics_listen);
+	free(c->history_path);
 	strv_free(c->metrics_include);
 	strv_free(c->metrics_exclude);
 	strv_free(c->metrics_families);
@@ -844,8 +953,11 @@ static char *parser_read(char *str, int num, void *stream)
 
 		if (close) {
 			*close = '\0';
+			char hint[HINT_BUF];
+
 			if (!section_known(s + 1) &&
-			    diag_warn(p->diag, "%s:%u: unknown section [%s], ignoring", p->path, p->line, s + 1) < 0) {
+			    diag_warn(p->diag, "%s:%u: unknown section [%s], ignoring%s", p->path, p->line, s + 1,
+				      section_hint(s + 1, hint)) < 0) {
 				parser_fail(p, -ENOMEM, NULL);
 				return NULL;
 			}
@@ -869,12 +981,14 @@ static int parser_handle(void *user, const char *section, const char *name, cons
 		value = long_value = TAKE_PTR(p->long_value);
 	k = key_find(section, name);
 	if (!k) {
+		char hint[HINT_BUF];
+
 		if (!*section)
-			r = diag_warn(p->diag, "%s:%u: key '%s' outside of any section, ignoring", p->path,
-				      p->line, name);
+			r = diag_warn(p->diag, "%s:%u: key '%s' outside of any section, ignoring%s", p->path,
+				      p->line, name, key_hint(section, name, hint));
 		else if (section_known(section))
-			r = diag_warn(p->diag, "%s:%u: unknown key '%s' in section [%s], ignoring", p->path,
-				      p->line, name, section);
+			r = diag_warn(p->diag, "%s:%u: unknown key '%s' in section [%s], ignoring%s", p->path,
+				      p->line, name, section, key_hint(section, name, hint));
 		else
 			r = 0; /* the section was reported already */
 		if (r < 0) {
@@ -1142,8 +1256,12 @@ int acct_config_set(struct acct_config *c, const char *section, const char *key,
 	if (!origin)
 		origin = "override";
 	k = key_find(section, key);
-	if (!k)
-		return diag_set_error(diag, -EINVAL, "%s: unknown key '%s' in section [%s]", origin, key, section);
+	if (!k) {
+		char hint[HINT_BUF];
+
+		return diag_set_error(diag, -EINVAL, "%s: unknown key '%s' in section [%s]%s", origin, key, section,
+				      section_known(section) ? key_hint(section, key, hint) : section_hint(section, hint));
+	}
 
 	fast = c->fast_interval_us;
 	slow = c->slow_interval_us;

@@ -58,6 +58,16 @@ struct acct_config {
 	unsigned max_connections_per_user; /* (1024) */
 	uint64_t idle_timeout_us;     /* (5min) */
 	uint64_t max_output_queue;    /* bytes queued per connection (4M) */
+	/* resource budgets per uid and in total (daemon/acctd/api-budget.h) */
+	uint64_t max_input_bytes_per_user;  /* input buffered, not yet taken as calls (32M) */
+	uint64_t max_input_bytes;           /* (256M) */
+	uint64_t max_output_bytes_per_user; /* replies queued, not yet written (32M) */
+	uint64_t max_output_bytes;          /* (256M) */
+	unsigned max_watches_per_user;      /* Watch calls in progress (256) */
+	unsigned max_watches;               /* (4096) */
+	unsigned max_watch_cgroups;         /* entries of one Watch's cgroups array (16384) */
+	unsigned max_watched_cgroups_per_user; /* entries of all of a user's Watch calls (65536) */
+	unsigned max_watched_cgroups;       /* (262144) */
 
 	/* [metrics] */
 	char *metrics_listen;         /* "HOST:PORT", "[V6]:PORT" or "none" (127.0.0.1:9847) */
@@ -68,6 +78,15 @@ struct acct_config {
 
 	/* [log] */
 	enum acct_log_level log_level; /* (info) */
+
+	/* [history] (docs/history.md, "In the daemon") */
+	bool history_enabled;          /* record history (yes) */
+	char *history_path;            /* the database (acct_config_default_history_path()); NULL: that default */
+	uint64_t history_interval_us;  /* recording interval (10s) */
+	uint64_t history_raw_retention_us;    /* full resolution (6h) */
+	uint64_t history_minute_retention_us; /* 1-minute rollups (7d) */
+	uint64_t history_hour_retention_us;   /* 1-hour rollups (365d) */
+	uint64_t history_max_size;     /* the file's size cap, bytes (1G; 0: none) */
 
 	/* Files that were read, in order (NULL-terminated; may be empty). */
 	char **sources;
@@ -103,6 +122,13 @@ void acct_config_dump(const struct acct_config *c, FILE *f);
 
 struct acct_config *acct_config_free(struct acct_config *c);
 void acct_config_diag_clear(struct acct_config_diag *diag);
+
+/* The default [history] path: $STATE_DIRECTORY/history.db under systemd
+ * (the first directory of StateDirectory=), /var/lib/acctd/history.db as
+ * root, else $XDG_STATE_HOME/acctd/history.db (~/.local/state/acctd/...).
+ * Sets *ret to a malloc()ed string and returns 0, or sets it to NULL and
+ * returns -ENOENT (no home to put it in) or -ENOMEM. */
+int acct_config_default_history_path(char **ret);
 
 /* The log level parser (sizes, durations and booleans: parse.h).
  * Returns 0 or -EINVAL. */

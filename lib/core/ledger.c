@@ -526,13 +526,13 @@ void acct_cgroup_set_kernel_bound(struct acct_cgroup *cg, enum acct_quantity q, 
 
 void acct_cgroup_set_sampled(struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us)
 {
-	__atomic_store_n(&cg->q_sampled_us[q], now_us, __ATOMIC_RELAXED);
+	__atomic_store_n(&cg->q_sampled_us[q], now_us, __ATOMIC_RELEASE); /* after the value: ledger.h, ages */
 }
 
 uint64_t acct_cgroup_quantity_age(const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us)
 {
-	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[acct_quantity_info(q)->group], __ATOMIC_RELAXED),
-			 __atomic_load_n(&cg->q_sampled_us[q], __ATOMIC_RELAXED));
+	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[acct_quantity_info(q)->group], __ATOMIC_ACQUIRE),
+			 __atomic_load_n(&cg->q_sampled_us[q], __ATOMIC_ACQUIRE));
 	if (t == 0)
 		return UINT64_MAX;
 	return now_us > t ? now_us - t : 0;
@@ -545,7 +545,7 @@ bool acct_cgroup_is_dead(const struct acct_cgroup *cg)
 
 uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us)
 {
-	uint64_t t = __atomic_load_n(&cg->sampled_us[g], __ATOMIC_RELAXED);
+	uint64_t t = __atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE);
 	if (t == 0)
 		return UINT64_MAX;
 	return now_us > t ? now_us - t : 0;

@@ -130,6 +130,12 @@ struct acct_cgroup {
 	bool io_rate_known;              /* atomic; two readings have been taken */
 
 	void *sampler_state;             /* owned by the sampler */
+	uint64_t history_inode;          /* owner thread: the inode that keys its life in the history
+					  * (daemon/acctd/manager.c), fixed when first recorded: its
+					  * hierarchies come and go one by one around creation and removal */
+	bool history_created_seen;       /* owner thread: it appeared while acctd ran (not found by the
+					  * start's scan), so its counters began at 0 under acctd's eyes
+					  * (struct history_sample's created_seen) */
 };
 
 struct acct_ledger_budgets {
@@ -223,7 +229,11 @@ const char *acct_final_to_string(enum acct_final f);
  * plus the kernel's (acct_cgroup_set_kernel_bound()). */
 bool acct_cgroup_get(const struct acct_cgroup *cg, enum acct_quantity q, bool precise, struct acct_reading *ret);
 bool acct_cgroup_is_dead(const struct acct_cgroup *cg);
-/* Age in usec of a group's values at now_us; UINT64_MAX if never read. */
+/* Age in usec of a group's values at now_us; UINT64_MAX if never read.
+ * Ages: a writer stores the values, then the stamp (release); a reader takes
+ * the age first (acquire), then the values, which are then at least as new as
+ * the age says (never older: an age read after a value could belong to the
+ * next pass, the value to the one before). */
 uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us);
 /* Age of quantity q: its group's, or younger where q was read apart from it. */
 uint64_t acct_cgroup_quantity_age(const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us);

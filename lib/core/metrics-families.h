@@ -26,17 +26,21 @@ enum acct_metrics_family {
 	ACCT_MF_IO,            /* block I/O bytes and operations, summed over devices */
 	ACCT_MF_IO_DEVICES,    /* block I/O per device */
 	ACCT_MF_IO_RATE,       /* block I/O per second over the last fast interval */
+	ACCT_MF_REMOVED,       /* final values of removed cgroups (tombstones), in their own families */
+	ACCT_MF_CADVISOR,      /* cAdvisor's container_* names for the same values (issue 15), label id */
 	_ACCT_MF_MAX,
 };
 
 /* What is derivable with rate() from a default family is off by default
  * (pressure averages, CPU and I/O rates), and so are the memory.stat event counters
  * and the per-kind counter statistics (a cache miss per counter: ~20 per
- * cgroup). */
+ * cgroup), and the cAdvisor names (the default families' values again, ~20
+ * series per cgroup, for dashboards written for cAdvisor). */
 #define ACCT_METRICS_FAMILIES_ALL ((1u << _ACCT_MF_MAX) - 1)
 #define ACCT_METRICS_FAMILIES_DEFAULT                                                                   \
 	(ACCT_METRICS_FAMILIES_ALL & ~((1u << ACCT_MF_MEMORY_EVENTS) | (1u << ACCT_MF_PRESSURE_AVG) | \
-				       (1u << ACCT_MF_CPU_RATE) | (1u << ACCT_MF_ENGINE_KINDS) | (1u << ACCT_MF_IO_RATE)))
+				       (1u << ACCT_MF_CPU_RATE) | (1u << ACCT_MF_ENGINE_KINDS) | (1u << ACCT_MF_IO_RATE) | \
+				       (1u << ACCT_MF_CADVISOR)))
 
 const char *acct_metrics_family_to_string(enum acct_metrics_family f);
 /* The family named `s`, or -ENOENT if there is none. */

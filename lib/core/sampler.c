@@ -1157,9 +1157,9 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 			/* else (cgroup.events unreadable: being removed, or a failed
 			 * read): an earlier final read stands */
 			if (!x.failed)
-				__atomic_store_n(&cg->sampled_us[ACCT_GROUP_FAST], now_us, __ATOMIC_RELAXED);
+				__atomic_store_n(&cg->sampled_us[ACCT_GROUP_FAST], now_us, __ATOMIC_RELEASE);
 			if (slow && !x.failed)
-				__atomic_store_n(&cg->sampled_us[ACCT_GROUP_SLOW], now_us, __ATOMIC_RELAXED);
+				__atomic_store_n(&cg->sampled_us[ACCT_GROUP_SLOW], now_us, __ATOMIC_RELEASE);
 		}
 	}
 	if (flags & ACCT_PASS_LOAD)
@@ -1541,7 +1541,7 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 		for (int k = 0; k < 3; k++)
 			__atomic_store_n(&v[i]->loadavg[k], st->load.avenrun[k], __ATOMIC_RELAXED);
 		acct_cgroup_set(v[i], ACCT_Q_TASKS, st->tree_threads);
-		__atomic_store_n(&v[i]->sampled_us[ACCT_GROUP_LOAD], now_us, __ATOMIC_RELAXED);
+		__atomic_store_n(&v[i]->sampled_us[ACCT_GROUP_LOAD], now_us, __ATOMIC_RELEASE);
 	}
 }
 

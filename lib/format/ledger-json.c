@@ -358,10 +358,11 @@ static void put_quantity(struct acct_json_buf *b, const struct acct_cgroup *cg, 
 	struct acct_reading rd;
 	double motion;
 	bool is_fresh = fresh && (fresh->have & (UINT64_C(1) << q));
+	uint64_t age = acct_cgroup_quantity_age(cg, q, now_us); /* before the value (ledger.h: ages) */
 	if (is_fresh)
 		put_value(b, fresh->value[q], fresh->bound[q], now_us > fresh->read_us ? now_us - fresh->read_us : 0);
 	else if (acct_cgroup_get(cg, q, precise, &rd))
-		put_value(b, rd.value, rd.bound, acct_cgroup_quantity_age(cg, q, now_us));
+		put_value(b, rd.value, rd.bound, age);
 	else {
 		PUT(b, "null");
 		return;
@@ -441,6 +442,7 @@ static void put_io(struct acct_json_buf *b, struct acct_ledger *l, const struct 
 	PUT(b, "{\"rate\":");
 	if (__atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE)) {
 		bool first = true;
+		uint64_t age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us); /* before the values (ledger.h: ages) */
 		PUT(b, "{");
 		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
 			if (!acct_cgroup_get(cg, acct_io_stat_quantity((enum acct_io_stat)k), false, &rd))
@@ -448,7 +450,6 @@ static void put_io(struct acct_json_buf *b, struct acct_ledger *l, const struct 
 			put_plain_key(b, &first, acct_io_stat_name((enum acct_io_stat)k));
 			put_double(b, acct_cgroup_get_double(&cg->io_rate_bits[k]));
 		}
-		uint64_t age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us);
 		if (age != UINT64_MAX) {
 			put_plain_key(b, &first, "age_us");
 			put_i64(b, (int64_t)age);
@@ -682,6 +683,14 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 		put_double(b, acct_cgroup_get_double(&cg->io_rate_bits[ACCT_IO_WRITE_BYTES]));
 	else
 		PUT(b, "null");
+	/* systemd-cgtop's Tasks; the I/O totals, from which acctctl top computes
+	 * Input/s and Output/s between two of its refreshes */
+	PUT(b, ",\"tasks\":");
+	put_quantity(b, cg, ACCT_Q_TASKS, now_us, false, NULL);
+	PUT(b, ",\"io_read_bytes\":");
+	put_quantity(b, cg, ACCT_Q_IO_READ_BYTES, now_us, false, NULL);
+	PUT(b, ",\"io_write_bytes\":");
+	put_quantity(b, cg, ACCT_Q_IO_WRITE_BYTES, now_us, false, NULL);
 	PUT(b, "}");
 	return put_end(b);
 }

@@ -28,8 +28,9 @@ struct json_object *acct_cgroup_to_json(struct acct_ledger *l, const struct acct
 
 /* One element of List, exactly the interface's CgroupSummary: memory (a
  * value), cpu_rate (a float value), load1 and psi_some_avg10 ({cpu, memory,
- * io}: the "some" avg10 of each resource, 0 for one never read), each null
- * until first read. Returns a new object or NULL on allocation failure. */
+ * io}: the "some" avg10 of each resource, 0 for one never read), the I/O
+ * rates, tasks and the I/O totals io_read_bytes and io_write_bytes (values),
+ * each null until first read. Returns a new object or NULL on allocation failure. */
 struct json_object *acct_cgroup_list_entry_json(const struct acct_cgroup *cg, uint64_t now_us);
 
 /* The writers: the documents above as text, the one definition of each. The

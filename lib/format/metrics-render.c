@@ -375,7 +375,8 @@ struct row {
 	uint32_t path;       /* offset of the path in the page's arena */
 	uint32_t len;        /* strlen(path) */
 	bool plain;          /* the path needs no escaping */
-	bool dead;
+	bool dead;           /* a tombstone: only the removed families (ROWS_REMOVED) show it */
+	uint64_t died_us;    /* when dead: its removal (monotonic) */
 	uint8_t psi_known;   /* bit per enum acct_psi_resource */
 	bool cpu_rate_known; /* a CPU rate was computed (cpu_rate, cpu_rate_avg) */
 	uint64_t known;      /* bit per quantity: read at least once */
@@ -394,6 +395,7 @@ struct row {
 	double io_rate[_ACCT_IO_STAT_MAX];
 	uint32_t io_at;      /* this row's devices in the page's io[] */
 	uint32_t nr_io;
+	int64_t cadvisor_memstat[3]; /* enum cadvisor_memstat; -1: not in the cgroup's memory.stat */
 };
 
 /* One device's I/O values of a row. */
@@ -417,6 +419,16 @@ struct slot {
 	int16_t total, local; /* key indexes, -1: none */
 };
 
+/* The memory.stat values of cAdvisor's container_memory_rss, _cache and
+ * _mapped_file: cAdvisor reads the total_ keys on v1 (hierarchical, as
+ * acctd's values are) and these on v2. */
+enum cadvisor_memstat { CADVISOR_RSS, CADVISOR_CACHE, CADVISOR_MAPPED_FILE, _CADVISOR_MEMSTAT_MAX };
+static const char *const cadvisor_memstat_keys[_CADVISOR_MEMSTAT_MAX][2] = {
+	[CADVISOR_RSS] = { "total_rss", "anon" },
+	[CADVISOR_CACHE] = { "total_cache", "file" },
+	[CADVISOR_MAPPED_FILE] = { "total_mapped_file", "file_mapped" },
+};
+
 struct acct_metrics_page {
 	struct acct_metrics_options opts;
 	const struct acct_metrics_self *self;
@@ -432,6 +444,7 @@ struct acct_metrics_page {
 	struct io_slot *io;
 	struct slot slots[ACCT_MEMSTAT_MAX];
 	unsigned nr_slots;
+	int cadvisor_keys[_CADVISOR_MEMSTAT_MAX][2]; /* ledger key indexes (v1, v2); <0: none */
 
 	size_t fi;          /* current family */
 	size_t pos;         /* next row in it */
@@ -451,9 +464,15 @@ struct fam;
 typedef void (*cg_fn)(struct acct_metrics_page *p, const struct fam *f, const struct row *r);
 typedef void (*global_fn)(struct acct_metrics_page *p, const struct fam *f);
 
+/* Which rows a per-cgroup family shows. Live families carry live cgroups
+ * only, as cAdvisor's do, so that sum() over them counts what exists; the
+ * final values of removed cgroups have families of their own. */
+enum { ROWS_LIVE, ROWS_REMOVED };
+
 struct fam {
 	const char *name; /* the OpenMetrics family name: no _total, no _info */
 	uint8_t type;
+	uint8_t rows;     /* per-cgroup families: ROWS_LIVE or ROWS_REMOVED */
 	int8_t group;     /* enum acct_metrics_family, -1: always */
 	const char *unit; /* OpenMetrics UNIT (the name's suffix), or NULL */
 	const char *help;
@@ -532,7 +551,8 @@ static char *line(struct acct_metrics_page *p, const struct fam *f, const char *
 	*o++ = '{';
 	if (r) {
 		const char *path = p->arena + r->path;
-		o = put_mem(o, "cgroup=\"", 8);
+		/* cAdvisor's families name the cgroup path id, as dashboards query it */
+		o = f->group == ACCT_MF_CADVISOR ? put_mem(o, "id=\"", 4) : put_mem(o, "cgroup=\"", 8);
 		o = r->plain ? put_mem(o, path, r->len) : put_label_value(o, path, r->len);
 		*o++ = '"';
 	}
@@ -770,10 +790,9 @@ static void cg_sample_errors(struct acct_metrics_page *p, const struct fam *f, c
 		sample_u64(p, f, "_total", r, NULL, 0, r->sample_errors);
 }
 
-static void cg_dead(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+static void cg_removed_age(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	if (r->dead)
-		sample_u64(p, f, "", r, NULL, 0, 1);
+	sample_fixed(p, f, r, NULL, 0, (int64_t)(p->now_us > r->died_us ? p->now_us - r->died_us : 0), 6);
 }
 
 /* ---- block I/O and memory events (issue 11, items 15 and 16) ----------------------- */
@@ -842,6 +861,63 @@ static void cg_memory_events(struct acct_metrics_page *p, const struct fam *f, c
 			continue;
 		struct lbl l = { "event", events[i].event };
 		sample_i64(p, f, r, &l, 1, r->q[events[i].q]);
+	}
+}
+
+/* ---- cAdvisor's names (issue 15: dashboards that already exist) ------------------------ */
+
+/* The quantities are acctd's, under the names, types, units and labels of
+ * cAdvisor's metrics/prometheus.go, so that dashboards and alert rules
+ * written for cAdvisor work unchanged; a value acctd does not have on a
+ * layout is absent, never 0. */
+
+static void cg_cadvisor_cpu(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+{
+	/* cAdvisor without per-CPU usage (its default) writes one series, cpu="total" */
+	struct lbl l = { "cpu", "total" };
+	if (known(r, ACCT_Q_CPU_USAGE))
+		sample_fixed(p, f, r, &l, 1, r->q[ACCT_Q_CPU_USAGE], 6);
+}
+
+/* cAdvisor shows the CFS families only for a cgroup with a CPU quota; acctd
+ * does not read the quota, but periods elapse only under one: a cgroup
+ * whose bandwidth control never ran (nr_periods 0) has none. */
+static void cg_cadvisor_cfs(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+{
+	if (known(r, ACCT_Q_CPU_PERIODS) && r->q[ACCT_Q_CPU_PERIODS] > 0)
+		cg_quantity(p, f, r);
+}
+
+/* container_spec_*: cAdvisor writes 0 for no limit. */
+static void cg_cadvisor_limit(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+{
+	enum acct_quantity q = (enum acct_quantity)f->arg;
+	if (known(r, q))
+		sample_i64(p, f, r, NULL, 0, MAX(r->q[q], 0));
+}
+
+static void cg_cadvisor_memstat(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+{
+	if (r->cadvisor_memstat[f->arg] >= 0)
+		sample_i64(p, f, r, NULL, 0, r->cadvisor_memstat[f->arg]);
+}
+
+/* container_fs_*: per device, device="/dev/NAME" as cAdvisor names it (the
+ * kernel's name from sysfs); a device without one is /dev/block/MAJ:MIN,
+ * udev's link to it, so that two such devices stay two series. */
+static void cg_cadvisor_fs(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+{
+	for (uint32_t i = 0; i < r->nr_io; i++) {
+		const struct io_slot *s = &p->io[r->io_at + i];
+		if (s->v[f->arg] < 0)
+			continue;
+		char dev[ACCT_IO_NAME_MAX + 32];
+		if (s->device->name[0])
+			snprintf(dev, sizeof(dev), "/dev/%s", s->device->name);
+		else
+			snprintf(dev, sizeof(dev), "/dev/block/%u:%u", s->device->major, s->device->minor);
+		struct lbl l = { "device", dev };
+		sample_i64(p, f, r, &l, 1, s->v[f->arg]);
 	}
 }
 
@@ -1021,6 +1097,37 @@ static void g_reloads(struct acct_metrics_page *p, const struct fam *f)
 	}
 }
 
+static void g_history(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_metrics_self *s = p->self;
+	if (!s->have_history)
+		return;
+	switch (f->arg) {
+	case 0:
+		sample_u64(p, f, "", NULL, NULL, 0, s->history_enabled);
+		break;
+	case 1:
+		sample_u64(p, f, "", NULL, NULL, 0, s->history_up);
+		break;
+	case 2:
+		sample_u64(p, f, "", NULL, NULL, 0, s->history_bytes);
+		break;
+	case 3:
+		self_counter(p, f, NULL, 0, s->history_errors_total);
+		break;
+	case 4:
+		self_counter(p, f, NULL, 0, s->history_recordings_total);
+		break;
+	case 5:
+		self_counter(p, f, NULL, 0, s->history_records_total);
+		break;
+	case 6:
+		if (s->history_last_recording_time > 0)
+			sample_double(p, f, "", NULL, NULL, 0, s->history_last_recording_time);
+		break;
+	}
+}
+
 static void g_api(struct acct_metrics_page *p, const struct fam *f)
 {
 	const struct acct_metrics_self *s = p->self;
@@ -1041,6 +1148,12 @@ static void g_api(struct acct_metrics_page *p, const struct fam *f)
 		break;
 	case 3:
 		self_counter(p, f, NULL, 0, s->api_refused_total);
+		break;
+	case 4:
+		for (size_t i = 0; i < s->nr_api_budget_refusals; i++) {
+			struct lbl l = { "resource", s->api_budget_refusals[i].a };
+			self_counter(p, f, &l, 1, s->api_budget_refusals[i].value);
+		}
 		break;
 	}
 }
@@ -1180,8 +1293,10 @@ static void g_process(struct acct_metrics_page *p, const struct fam *f)
 
 /* ---- the families, in page order ----------------------------------------------------- */
 
-#define G(name, type, group, unit, help, fn, arg) { name, type, group, unit, help, NULL, fn, arg }
-#define C(name, type, group, unit, help, fn, arg) { name, type, group, unit, help, fn, NULL, arg }
+#define G(name, type, group, unit, help, fn, arg) { name, type, ROWS_LIVE, group, unit, help, NULL, fn, arg }
+#define C(name, type, group, unit, help, fn, arg) { name, type, ROWS_LIVE, group, unit, help, fn, NULL, arg }
+#define R(name, type, unit, help, fn, arg) { name, type, ROWS_REMOVED, ACCT_MF_REMOVED, unit, help, fn, NULL, arg }
+#define K(name, type, unit, help, fn, arg) { name, type, ROWS_LIVE, ACCT_MF_CADVISOR, unit, help, fn, NULL, arg }
 
 static const struct fam families[] = {
 	G("acctd_build", T_INFO, -1, NULL, "acctd's version (value 1).", g_build_info, 0),
@@ -1243,12 +1358,28 @@ static const struct fam families[] = {
 	  "0 when the last reload failed, else 1 (also when there was none).", g_reloads, 2),
 	G("acctd_config_last_reload_timestamp_seconds", T_GAUGE, -1, "seconds",
 	  "Wall-clock time of the last reload attempt.", g_reloads, 3),
+	/* Issue 14: the history (docs/history.md, "In the daemon"). */
+	G("acctd_history_enabled", T_GAUGE, -1, NULL, "1 when history.enabled is on.", g_history, 0),
+	G("acctd_history_up", T_GAUGE, -1, NULL,
+	  "1 while the history is recorded, 0 while its store fails (full disk, read-only) or history is off.",
+	  g_history, 1),
+	G("acctd_history_bytes", T_GAUGE, -1, "bytes", "Size of the history database with its write-ahead log.",
+	  g_history, 2),
+	G("acctd_history_errors", T_COUNTER, -1, NULL, "Failed opens and recordings of the history store.", g_history,
+	  3),
+	G("acctd_history_recordings", T_COUNTER, -1, NULL, "Recordings written to the history store.", g_history, 4),
+	G("acctd_history_records", T_COUNTER, -1, NULL,
+	  "Accounting records of removed cgroups (the journal's and the store's).", g_history, 5),
+	G("acctd_history_last_recording_timestamp_seconds", T_GAUGE, -1, "seconds",
+	  "Wall-clock time of the last recording written.", g_history, 6),
 	G("acctd_api_requests", T_COUNTER, -1, NULL, "varlink API calls by method and result (ok or the error name).",
 	  g_api, 0),
 	G("acctd_api_connections", T_GAUGE, -1, NULL, "Open varlink API connections.", g_api, 1),
 	G("acctd_api_connections_accepted", T_COUNTER, -1, NULL, "varlink API connections accepted.", g_api, 2),
 	G("acctd_api_connections_refused", T_COUNTER, -1, NULL, "varlink API connections refused for their limits.",
 	  g_api, 3),
+	G("acctd_api_budget_refusals", T_COUNTER, -1, NULL,
+	  "varlink API charges refused by a resource budget (docs/api.md), by resource.", g_api, 4),
 	G("acctd_metrics_responses", T_COUNTER, -1, NULL, "HTTP responses of the metrics endpoint, by status code.",
 	  g_http, 0),
 	G("acctd_metrics_connections", T_GAUGE, -1, NULL, "Open connections to the metrics endpoint.", g_http, 1),
@@ -1300,9 +1431,17 @@ static const struct fam families[] = {
 	  "Start time of acctd since the Unix epoch.", g_process, 3),
 	G("process_max_fds", T_GAUGE, ACCT_MF_PROCESS, NULL, "Limit on open file descriptors of acctd.", g_process, 4),
 
-	/* Per cgroup. */
-	C("acctd_cgroup_dead", T_GAUGE, -1, NULL,
-	  "1 for a removed cgroup kept with its final values until its retention ends.", cg_dead, 0),
+	/* Removed cgroups (tombstones), kept until [cgroups] tombstone_retention ends. */
+	R("acctd_removed_cgroup_age_seconds", T_GAUGE, "seconds",
+	  "Seconds since the cgroup was removed; its removed_ series go when tombstone_retention ends.", cg_removed_age,
+	  0),
+	R("acctd_removed_cgroup_cpu_usage_seconds", T_COUNTER, "seconds",
+	  "CPU time the removed cgroup used, hierarchical: its last reading.", cg_quantity, ACCT_Q_CPU_USAGE),
+	R("acctd_removed_cgroup_memory_peak_bytes", T_GAUGE, "bytes",
+	  "Highest memory in use the kernel saw in the removed cgroup: its last reading.", cg_quantity,
+	  ACCT_Q_MEMORY_PEAK),
+
+	/* Per live cgroup. */
 	C("acctd_memory_bytes", T_GAUGE, ACCT_MF_MEMORY, "bytes",
 	  "Memory in use, hierarchical: memory.current (v2), memory.usage_in_bytes (v1).", cg_quantity, ACCT_Q_MEMORY),
 	C("acctd_memory_working_set_bytes", T_GAUGE, ACCT_MF_MEMORY, "bytes",
@@ -1383,6 +1522,56 @@ static const struct fam families[] = {
 	  cg_bounds, ACCT_UNIT_COUNT),
 	C("acctd_cgroup_sample_errors", T_COUNTER, ACCT_MF_ACCURACY, NULL,
 	  "Failed reads of the cgroup's files; absent while there were none.", cg_sample_errors, 0),
+
+	/* cAdvisor's names for the values above (group cadvisor, label id): see
+	 * docs/metrics.md, "cAdvisor's families". */
+	K("container_cpu_usage_seconds", T_COUNTER, "seconds", "Cumulative CPU time consumed (cpu=total), hierarchical.",
+	  cg_cadvisor_cpu, 0),
+	K("container_cpu_user_seconds", T_COUNTER, "seconds", "Cumulative user CPU time consumed.", cg_quantity,
+	  ACCT_Q_CPU_USER),
+	K("container_cpu_system_seconds", T_COUNTER, "seconds", "Cumulative system CPU time consumed.", cg_quantity,
+	  ACCT_Q_CPU_SYSTEM),
+	K("container_cpu_cfs_periods", T_COUNTER, NULL, "Number of elapsed CFS enforcement periods.", cg_cadvisor_cfs,
+	  ACCT_Q_CPU_PERIODS),
+	K("container_cpu_cfs_throttled_periods", T_COUNTER, NULL, "Number of throttled CFS periods.", cg_cadvisor_cfs,
+	  ACCT_Q_CPU_THROTTLED_PERIODS),
+	K("container_cpu_cfs_throttled_seconds", T_COUNTER, "seconds", "Total time the cgroup was throttled.",
+	  cg_cadvisor_cfs, ACCT_Q_CPU_THROTTLED),
+	K("container_memory_usage_bytes", T_GAUGE, "bytes",
+	  "Current memory usage, including all memory regardless of when it was accessed.", cg_quantity, ACCT_Q_MEMORY),
+	K("container_memory_working_set_bytes", T_GAUGE, "bytes", "Current working set: usage minus inactive_file.",
+	  cg_quantity, ACCT_Q_WORKING_SET),
+	K("container_memory_max_usage_bytes", T_GAUGE, "bytes", "Maximum memory usage recorded.", cg_quantity,
+	  ACCT_Q_MEMORY_PEAK),
+	K("container_memory_rss", T_GAUGE, NULL, "Size of RSS in bytes (memory.stat total_rss, v2 anon).",
+	  cg_cadvisor_memstat, CADVISOR_RSS),
+	K("container_memory_cache", T_GAUGE, NULL, "Page cache in bytes (memory.stat total_cache, v2 file).",
+	  cg_cadvisor_memstat, CADVISOR_CACHE),
+	K("container_memory_mapped_file", T_GAUGE, NULL,
+	  "Size of memory mapped files in bytes (memory.stat total_mapped_file, v2 file_mapped).", cg_cadvisor_memstat,
+	  CADVISOR_MAPPED_FILE),
+	K("container_memory_swap", T_GAUGE, NULL, "Swap usage in bytes.", cg_quantity, ACCT_Q_SWAP),
+	/* a counter in cAdvisor, but without _total, which OpenMetrics requires of
+	 * a counter's samples: a gauge keeps the name dashboards query */
+	K("container_memory_failcnt", T_GAUGE, NULL,
+	  "Number of times memory usage hit its limit (v1 memory.failcnt, v2 memory.events max).", cg_quantity,
+	  ACCT_Q_MEMORY_EVENTS_MAX),
+	K("container_oom_events", T_COUNTER, NULL, "Count of processes killed by the OOM killer in the cgroup.",
+	  cg_quantity, ACCT_Q_MEMORY_EVENTS_OOM_KILL),
+	K("container_spec_memory_limit_bytes", T_GAUGE, "bytes", "Memory limit; 0 when unlimited.", cg_cadvisor_limit,
+	  ACCT_Q_MEMORY_MAX),
+	K("container_spec_memory_swap_limit_bytes", T_GAUGE, "bytes", "Swap limit; 0 when unlimited.",
+	  cg_cadvisor_limit, ACCT_Q_SWAP_MAX),
+	K("container_fs_reads_bytes", T_COUNTER, "bytes", "Cumulative count of bytes read, per device.", cg_cadvisor_fs,
+	  ACCT_IO_READ_BYTES),
+	K("container_fs_writes_bytes", T_COUNTER, "bytes", "Cumulative count of bytes written, per device.",
+	  cg_cadvisor_fs, ACCT_IO_WRITE_BYTES),
+	K("container_fs_reads", T_COUNTER, NULL, "Cumulative count of reads completed, per device.", cg_cadvisor_fs,
+	  ACCT_IO_READ_IOS),
+	K("container_fs_writes", T_COUNTER, NULL, "Cumulative count of writes completed, per device.", cg_cadvisor_fs,
+	  ACCT_IO_WRITE_IOS),
+	K("container_threads", T_GAUGE, NULL, "Number of threads in the cgroup and its descendants.", cg_quantity,
+	  ACCT_Q_TASKS),
 };
 
 /* ---- taking the page's copy of the ledger ----------------------------------------- */
@@ -1487,7 +1676,7 @@ static int gather_io(struct acct_metrics_page *p, struct acct_ledger *l, const s
 	for (int k = 0; row->io_rate_known && k < _ACCT_IO_STAT_MAX; k++)
 		row->io_rate[k] = acct_cgroup_get_double(&cg->io_rate_bits[k]);
 	const struct acct_cgroup_io *io = __atomic_load_n(&cg->io, __ATOMIC_ACQUIRE);
-	if (!io || !(p->opts.families & (1u << ACCT_MF_IO_DEVICES)))
+	if (!io || !(p->opts.families & ((1u << ACCT_MF_IO_DEVICES) | (1u << ACCT_MF_CADVISOR))))
 		return 0;
 	unsigned nd = __atomic_load_n(&io->n, __ATOMIC_ACQUIRE);
 	int r = grow((void **)&p->io, cap, *n, nd, sizeof(*p->io));
@@ -1559,8 +1748,13 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 		memcpy(p->arena + arena_len, cg->path, len + 1);
 		*row = (struct row){ .path = (uint32_t)arena_len, .len = (uint32_t)len, .plain = label_plain(cg->path, len),
 				     .dead = acct_cgroup_is_dead(cg), .memstat_at = UINT32_MAX };
+		if (row->dead)
+			row->died_us = __atomic_load_n(&cg->died_us, __ATOMIC_ACQUIRE);
 		arena_len += len + 1;
 
+		/* the ages before the values (ledger.h: ages) */
+		for (int g = 0; g < _ACCT_GROUP_MAX; g++)
+			row->age[g] = acct_cgroup_age(cg, (enum acct_sample_group)g, p->now_us);
 		uint64_t b[_ACCT_Q_MAX];
 		for (int q = 0; q < _ACCT_Q_MAX; q++) {
 			struct acct_reading rd;
@@ -1580,8 +1774,6 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 			memcpy(p->bounds + nb, b, sizeof(b));
 			nb += _ACCT_Q_MAX;
 		}
-		for (int g = 0; g < _ACCT_GROUP_MAX; g++)
-			row->age[g] = acct_cgroup_age(cg, (enum acct_sample_group)g, p->now_us);
 		for (int res = 0; res < _ACCT_PSI_MAX; res++) {
 			if (!__atomic_load_n(&cg->psi_known[res], __ATOMIC_ACQUIRE))
 				continue;
@@ -1601,6 +1793,13 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 			break;
 
 		const int64_t *ms = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
+		for (int k = 0; k < _CADVISOR_MEMSTAT_MAX; k++) {
+			const int *ki = p->cadvisor_keys[k];
+			int64_t val = ms && ki[0] >= 0 ? __atomic_load_n(&ms[ki[0]], __ATOMIC_RELAXED) : -1;
+			if (val < 0 && ms && ki[1] >= 0)
+				val = __atomic_load_n(&ms[ki[1]], __ATOMIC_RELAXED);
+			row->cadvisor_memstat[k] = val;
+		}
 		if (ms && p->nr_slots) {
 			if ((r = grow((void **)&p->mvals, &cap_m, nm, p->nr_slots, sizeof(*p->mvals))) < 0)
 				break;
@@ -1676,6 +1875,11 @@ int acct_metrics_page_new(struct acct_ledger *l, const struct acct_metrics_optio
 	_Static_assert(ELEMENTSOF(families) <= ELEMENTSOF(p->name_len), "name_len too small");
 	for (size_t i = 0; i < ELEMENTSOF(families); i++)
 		p->name_len[i] = (uint16_t)strlen(families[i].name);
+	for (int k = 0; k < _CADVISOR_MEMSTAT_MAX; k++)
+		for (int v = 0; v < 2; v++)
+			p->cadvisor_keys[k][v] = opts->families & (1u << ACCT_MF_CADVISOR)
+							 ? acct_ledger_memstat_find(l, cadvisor_memstat_keys[k][v])
+							 : -ENOENT;
 	r = gather(p, l);
 	if (r < 0)
 		return r;
@@ -1745,7 +1949,8 @@ int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_met
 			/* At least one cgroup per step, whatever the chunk size. */
 			size_t first = p->pos;
 			for (; p->pos < p->n && (p->pos == first || p->w.len < chunk) && !p->w.err; p->pos++)
-				f->cg(p, f, &p->rows[p->pos]);
+				if (p->rows[p->pos].dead == (f->rows == ROWS_REMOVED))
+					f->cg(p, f, &p->rows[p->pos]);
 		}
 		if (p->w.err)
 			return p->w.err;

@@ -107,6 +107,8 @@ struct acct_metrics_self {
 	uint64_t api_connections, api_connections_total, api_refused_total;
 	const struct acct_metrics_count *api_requests; /* method, result */
 	size_t nr_api_requests;
+	const struct acct_metrics_count *api_budget_refusals; /* resource */
+	size_t nr_api_budget_refusals;
 
 	bool have_http;
 	uint64_t http_connections, http_connections_total;
@@ -120,6 +122,13 @@ struct acct_metrics_self {
 		const char *collector, *reason;
 	} collectors[_ACCT_HIER_MAX];
 	uint64_t bpf_checks, bpf_mismatches, kernel_passes;
+
+	/* The history (issue 14): up is 1 while recording works (0 failing or
+	 * off), errors counts failed opens and recordings. */
+	bool have_history;
+	bool history_enabled, history_up;
+	uint64_t history_bytes, history_errors_total, history_recordings_total, history_records_total;
+	double history_last_recording_time; /* wall clock (s); 0: none */
 
 	bool have_process;
 	double process_cpu_seconds;

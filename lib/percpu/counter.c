@@ -755,6 +755,9 @@ static bool drain_shard_rseq(struct acct_counter *c, struct counter_ext *e, unsi
 		return false;
 	if (acct_current_cpu() == cpu && fold_begin(e)) {
 		unsigned got;
+		/* Where a test moves this thread off `cpu`: the kernel does so only
+		 * for a CPU going offline, which a test cannot make happen. */
+		TEST_POINT(ACCT_TP_DRAIN_PINNED);
 		int64_t w = acct_rseq_shard_grab(c->shard0 + offset, &got);
 		if (got == cpu && !(w & 1)) {
 			fold_commit(c, e, shard, w, 0);

@@ -240,6 +240,7 @@ enum acct_counter_test_point {
 	ACCT_TP_LOWERING,       /* budget lowering: limit lowered, shards not yet checked */
 	ACCT_TP_COMPACT_CAS,    /* compact update: base read, compare-and-swap not yet tried */
 	ACCT_TP_DRAIN,          /* budget lowering: a shard found over the new batch, not yet drained */
+	ACCT_TP_DRAIN_PINNED,   /* rseq drain: running on the shard's CPU, the shard not yet grabbed */
 };
 extern void (*acct_counter_test_hook)(enum acct_counter_test_point point);
 #endif

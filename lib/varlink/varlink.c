@@ -65,6 +65,35 @@ size_t varlink_reader_pending(const struct varlink_reader *r)
 	return r->end - r->start;
 }
 
+size_t varlink_reader_allocated(const struct varlink_reader *r)
+{
+	return r->alloc;
+}
+
+void varlink_reader_shrink(struct varlink_reader *r)
+{
+	size_t n = r->end - r->start;
+
+	if (n == 0) {
+		free(r->buf);
+		r->buf = NULL;
+		r->alloc = r->start = r->end = r->scanned = r->tail = 0;
+		return;
+	}
+	if (r->start == 0 && r->alloc == n)
+		return;
+	memmove(r->buf, r->buf + r->start, n);
+	r->scanned -= r->start;
+	r->tail = r->tail > r->start ? r->tail - r->start : 0;
+	r->end = n;
+	r->start = 0;
+	char *p = realloc(r->buf, n);
+	if (p) {
+		r->buf = p;
+		r->alloc = n;
+	}
+}
+
 void *varlink_reader_space(struct varlink_reader *r, size_t min_size, size_t *ret_size)
 {
 	if (min_size == 0)
@@ -211,7 +240,7 @@ int varlink_message_parse(const char *data, size_t size, int max_depth, struct j
 	return parse_with(tok, data, size, ret);
 }
 
-int varlink_reader_next(struct varlink_reader *r, struct json_object **ret)
+int varlink_reader_next_text(struct varlink_reader *r, const char **ret, size_t *ret_size)
 {
 	const char *nul = r->end > r->scanned ? memchr(r->buf + r->scanned, 0, r->end - r->scanned) : NULL;
 	if (!nul) {
@@ -223,13 +252,27 @@ int varlink_reader_next(struct varlink_reader *r, struct json_object **ret)
 		return 0;
 	}
 	size_t size = (size_t)(nul - (r->buf + r->start));
-	const char *msg = r->buf + r->start;
-	r->start += size + 1;
-	r->scanned = r->start;
 	if (size > r->max_message) {
+		/* Not consumed: every later call finds it again, so that the
+		 * reader stays broken and hands out nothing after it. */
 		r->broken = true;
 		return -EMSGSIZE;
 	}
+	*ret = r->buf + r->start;
+	*ret_size = size;
+	r->start += size + 1;
+	r->scanned = r->start;
+	return 1;
+}
+
+int varlink_reader_next(struct varlink_reader *r, struct json_object **ret)
+{
+	const char *msg;
+	size_t size;
+	int k = varlink_reader_next_text(r, &msg, &size);
+
+	if (k <= 0)
+		return k;
 	return parse_with(r->tok, msg, size, ret) < 0 ? -EBADMSG : 1;
 }
 

@@ -86,9 +86,24 @@ int varlink_reader_commit(struct varlink_reader *r, size_t size);
  * *ret is only written when 1 is returned. */
 int varlink_reader_next(struct varlink_reader *r, struct json_object **ret);
 
+/* The same framing without parsing: 1 and the next complete message's
+ * *ret_size bytes in *ret (terminated by the message's own NUL), valid until the reader is next fed, given space or shrunk;
+ * 0 and -EMSGSIZE as varlink_reader_next(). The text is not checked at all:
+ * for callers that read it with their own strict reader. */
+int varlink_reader_next_text(struct varlink_reader *r, const char **ret, size_t *ret_size);
+
 /* Bytes buffered and not yet handed out (a partial message, or complete ones
  * not yet taken). */
 size_t varlink_reader_pending(const struct varlink_reader *r);
+
+/* Give back the buffer's memory beyond the pending bytes: free it when none
+ * are pending, else move them to the front and shrink the buffer to fit. A
+ * server calls it after taking calls, so that a connection that sent one big
+ * message does not keep its buffer. Never fails (a failed shrink keeps the
+ * larger buffer). */
+void varlink_reader_shrink(struct varlink_reader *r);
+/* Bytes allocated for the buffer now. */
+size_t varlink_reader_allocated(const struct varlink_reader *r);
 
 /* Parse one message of `size` bytes (without its NUL) with the checks of
  * varlink_reader_next() (max_depth 0: the default). Returns 0 and *ret (a new

@@ -5,8 +5,9 @@
 #   mkroot.sh ROOT
 #
 # ROOT becomes a debootstrap'ed Debian 12 (bookworm, minbase) with systemd,
-# dbus and the run-time libraries acctd links against. It is built when missing
-# or when the package list below changed (ROOT/.acctd-boot-root holds the list
+# dbus and the run-time libraries acctd links against (libsqlite3-0 for the
+# history since issue 14). It is built when missing or when the package list
+# below changed (ROOT/.acctd-boot-root holds the list
 # it was built with), into ROOT.new first, so that an interrupted build never
 # leaves a half root behind; debootstrap's log is ROOT.log. The caller holds
 # the lock.
@@ -19,7 +20,7 @@ root=${1:?usage: mkroot.sh ROOT}
 suite=bookworm
 # systemd, a D-Bus for systemctl and /bin/kill (procps) for ExecReload=; then
 # what acctd and acctctl link against.
-include=systemd,systemd-sysv,dbus,procps,libevent-2.1-7,libevent-pthreads-2.1-7,libinih1,libjson-c5,liburcu8,libnuma1,libcgroup2,zlib1g,libsystemd0,libbpf1
+include=systemd,systemd-sysv,dbus,procps,libevent-2.1-7,libevent-pthreads-2.1-7,libinih1,libjson-c5,liburcu8,libnuma1,libcgroup2,zlib1g,libsystemd0,libbpf1,libsqlite3-0
 stamp="suite=$suite variant=minbase include=$include"
 
 if [ -f "$root/.acctd-boot-root" ] && [ "$(cat "$root/.acctd-boot-root")" = "$stamp" ]; then

@@ -109,6 +109,10 @@ class Daemon:
         args += extra
         e = dict(os.environ)
         e["NOTIFY_SOCKET"] = self.notify_path
+        # The history's default path ([history] path) is below the state
+        # directory: each test daemon records its own, never the host's
+        # /var/lib/acctd (a test sets path or STATE_DIRECTORY to share one).
+        e["STATE_DIRECTORY"] = self.tmpdir
         e.update(env or {})
         self.log = open(self.log_path, "w")
         def limits():

@@ -2,6 +2,8 @@
 against the fake's expected() values, sorting, trees, tombstones, compare's
 exit codes, administrative commands as root and as nobody, a missing daemon,
 ACCTD_ADDRESS, top (batch and on a pseudo-terminal), watch, help, pager.
+The file is long because every command and output mode is checked here against
+one shared fake tree and daemon fixture; split, each part would repeat them.
 
 acctctl is found beside acctd (ACCTD names the daemon binary)."""
 import fcntl
@@ -115,7 +117,10 @@ class Ctl:
         return p.stdout
 
     def json(self, *args):
-        return [json.loads(line) for line in self.ok("--json", *args).splitlines()]
+        """A list as --json prints it: one document, an array."""
+        doc = json.loads(self.ok("--json", *args))
+        assert isinstance(doc, list), doc
+        return doc
 
     def get(self, path):
         return json.loads(self.ok("--json", "show", path))
@@ -193,7 +198,8 @@ def test_list_table_and_json(ctl):
     ctl.wait_rates()
     out = ctl.ok("list")
     header, rows = table(out)
-    assert header == ["CGROUP", "MEMORY", "CPU", "LOAD", "PSI-CPU", "PSI-MEM", "PSI-IO", "READ/s", "WRITE/s", "AGE"]
+    assert header == ["CGROUP", "MEMORY", "CPU", "LOAD", "PSI-CPU", "PSI-MEM", "PSI-IO", "TASKS", "READ/s", "WRITE/s",
+                      "AGE"]
     paths = fs.paths()
     assert [r[0] for r in rows] == ["/", "/idle.slice", "/system.slice", "/system.slice/a.service",
                                     "/system.slice/b.service", "/system.slice/b.service/child", "/user.slice"]
@@ -204,9 +210,10 @@ def test_list_table_and_json(ctl):
         want = "-" if em is None else fmt_bytes(em)
         assert mem_token(r) == want, (r, em)
         if not r[2].startswith("±"):
-            cpu, load, pc, pm, pio, rd, wr, age = r[2:10]
+            cpu, load, pc, pm, pio, tasks, rd, wr, age = r[2:11]
         else:
-            cpu, load, pc, pm, pio, rd, wr, age = r[3:11]
+            cpu, load, pc, pm, pio, tasks, rd, wr, age = r[3:12]
+        assert tasks in ("-", str(e["nr_tasks"])), r
         # no I/O in the fake tree: 0B/s (two readings taken: wait_rates()), "-" without io.stat
         assert (rd, wr) == (("0B", "0B") if ctl.has_io(r[0]) else ("-", "-")), r
         assert re.fullmatch(r"\d+\.\d\d", cpu), r
@@ -235,21 +242,22 @@ def test_list_table_and_json(ctl):
             assert o["memory"].get("bound", 0) >= 0 and o["memory"]["age_us"] >= 0
         assert o["psi_some_avg10"]["cpu"] == pytest.approx(e["psi"]["cpu"]["some"]["avg10"])
 
-    # pretty: the same objects, indented, one after another (a second List:
-    # the same values, every rate having been waited for, the ages aside)
-    text = ctl.ok("--json=pretty", "list")
-    assert text.startswith("{\n")
-    dec, pos, pretty = json.JSONDecoder(), 0, []
-    while pos < len(text):
-        o, pos = dec.raw_decode(text, pos)
-        pretty.append(o)
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
+    # pretty: the same array, indented; lines: the same objects, one per line
+    # (each a second List: the same values, every rate having been waited
+    # for, the ages aside). Issue 15 item 8: a list is one JSON document, as
+    # systemctl --output=json prints it, and JSON Lines on request.
     def strip_ages(o):
         if isinstance(o, dict):
             return {k: strip_ages(v) for k, v in o.items() if k != "age_us"}
         return o
-    assert [strip_ages(o) for o in pretty] == [strip_ages(o) for o in objs]
+    text = ctl.ok("--json=pretty", "list")
+    assert text.startswith("[\n") and text.endswith("]\n")
+    assert [strip_ages(o) for o in json.loads(text)] == [strip_ages(o) for o in objs]
+    short = ctl.ok("--json=short", "list")
+    assert short.count("\n") == 1 and short.startswith("[{")
+    lines = ctl.ok("--json=lines", "list").splitlines()
+    assert len(lines) == len(objs)
+    assert [strip_ages(json.loads(l)) for l in lines] == [strip_ages(o) for o in objs]
 
 
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
@@ -305,8 +313,9 @@ def test_list_tree(ctl):
     assert len(lines) == len(ascii_names)
     for line, name in zip(lines, ascii_names):
         assert line == name or line.startswith(name + " "), (line, name)
-    # the value columns line up with the flat list's values
-    assert lines[3].split()[-9] == "64.0M"
+    # the value columns line up with the flat list's values (memory is the
+    # 11th field from the end: its bound, "-" for an exact reading, follows)
+    assert lines[3].split()[-11:-9] == ["64.0M", "-"]
 
     utf8 = ctl.ok("list", "--tree", "--no-legend").splitlines()
     assert utf8[1].startswith("├─idle.slice ")
@@ -454,13 +463,26 @@ def test_compare_exit_codes(ctl):
     assert p.returncode == 0, p.stderr
     p = ctl.run("compare", path, "cpu.usage", "1h")
     assert p.returncode == EXIT_BELOW
+    # the configuration's syntax (parse.h): fractions, IEC names, sums
+    p = ctl.run("compare", path, "memory", "63.5MiB")
+    assert p.returncode == 0, p.stderr
+    p = ctl.run("compare", path, "memory", "0.5G")
+    assert p.returncode == EXIT_BELOW, p.stderr
+    p = ctl.run("compare", path, "cpu.usage", "1h 30min")
+    assert p.returncode == EXIT_BELOW, p.stderr
 
+    # an unknown quantity is a usage error that lists the valid ones
     p = ctl.run("compare", path, "bogus", "1")
-    assert (p.returncode, p.stderr) == (EXIT_FAIL, "No such quantity: bogus\n")
+    assert p.returncode == EXIT_USAGE, p.stderr
+    assert p.stderr.startswith("Unknown quantity 'bogus'. Valid quantities: memory, memory.working_set,"), p.stderr
+    assert "psi.io.full" in p.stderr and p.stderr.endswith("memory.under_oom.\n"), p.stderr
     p = ctl.run("compare", path, "memory", "lots")
     assert p.returncode == EXIT_USAGE and "Invalid threshold 'lots'" in p.stderr
     p = ctl.run("compare", path, "memory", "5s")
     assert p.returncode == EXIT_USAGE
+    # "1M" is a MiB for memory, a month for a time: the unit picks the parser
+    p = ctl.run("compare", path, "memory", "50MB")
+    assert p.returncode == EXIT_USAGE and "Invalid threshold '50MB'" in p.stderr
     p = ctl.run("compare", path, "memory")
     assert p.returncode == EXIT_USAGE
 
@@ -491,8 +513,11 @@ def test_compare_quantity_not_read_on_v1(ctl):
         assert p.returncode == EXIT_FAIL, p.stdout
         assert p.stderr == ("%s: not available for this cgroup (%s is not read on cgroup v1: the v1 memory "
                             "controller has no such file)\n" % (q, q)), p.stderr
+    # an unknown quantity is a usage error that lists the valid ones
     p = ctl.run("compare", path, "bogus", "1")
-    assert (p.returncode, p.stderr) == (EXIT_FAIL, "No such quantity: bogus\n")
+    assert p.returncode == EXIT_USAGE, p.stderr
+    assert p.stderr.startswith("Unknown quantity 'bogus'. Valid quantities: memory, memory.working_set,"), p.stderr
+    assert "psi.io.full" in p.stderr and p.stderr.endswith("memory.under_oom.\n"), p.stderr
 
 
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
@@ -535,6 +560,9 @@ def test_admin_commands_as_root(ctl):
     assert "Error budgets: memory 1.0M, CPU 10ms, tasks 8" in out and "Auto-tune: on" in out
     out = ctl.ok("tune", "--bytes-budget=2M", "--cpu-budget=20ms", "--tasks-budget=16", "--auto-tune=no")
     assert "Error budgets: memory 2.0M, CPU 20ms, tasks 16" in out
+    # every change is logged with who made it (issue 15 item 4)
+    ctl.wait(lambda: re.search(r"Tuned at run time by uid 0 \(pid \d+\): budgets 2097152 bytes, 20000 us, 16 tasks, "
+                               r"auto_tune off", ctl.daemon.logtext()), "the change in the log")
     assert "Auto-tune: off" in out and "until the next reload" in out
     st = json.loads(ctl.ok("status", "--json"))
     assert st["budgets"] == {"bytes": 2 * MiB, "cpu_us": 20000, "tasks": 16}
@@ -547,6 +575,7 @@ def test_admin_commands_as_root(ctl):
     assert rec["pass"]["cgroups"] == 7
 
     assert ctl.ok("reload") == ""
+    assert re.search(r"Reload requested by uid 0 \(pid \d+\)", ctl.daemon.logtext())
     st = json.loads(ctl.ok("status", "--json"))
     assert st["budgets"] == {"bytes": MiB, "cpu_us": 10000, "tasks": 8}, "a reload returns to the configuration"
 
@@ -561,8 +590,30 @@ def test_admin_commands_as_root(ctl):
         f.write(good)
     assert ctl.run("reload").returncode == 0
 
+    # a typo applies the rest and is said to whoever reloaded (issue 15 item 1)
+    with open(ctl.conf, "a") as f:
+        f.write("[sampling]\nslow_intervall = 5s\n")
+    line = good.count("\n") + 2
+    p = ctl.run("reload")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ("Reloaded; the configuration ignores:\n  %s:%d: unknown key 'slow_intervall' in section "
+                        "[sampling], ignoring (did you mean 'slow_interval'?)\n" % (ctl.conf, line)), p.stderr
+    out = json.loads(ctl.ok("reload", "--json"))
+    assert out == {"warnings": ["%s:%d: unknown key 'slow_intervall' in section [sampling], ignoring (did you mean "
+                                "'slow_interval'?)" % (ctl.conf, line)]}, out
+    with open(ctl.conf, "w") as f:
+        f.write(good)
+    p = ctl.run("reload")
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
+    assert json.loads(ctl.ok("reload", "--json")) == {"warnings": []}
+
     p = ctl.run("tune", "--bytes-budget=lots")
     assert p.returncode == EXIT_USAGE and "Invalid size 'lots'" in p.stderr
+    p = ctl.run("tune", "--bytes-budget=50MB")
+    assert (p.returncode, p.stderr) == (EXIT_USAGE, "Invalid size '50MB': ambiguous unit: sizes are powers of 1024, "
+                                        "write M or MiB.\n")
+    out = ctl.ok("tune", "--bytes-budget=1.5M", "--cpu-budget=2.5ms")
+    assert "Error budgets: memory 1.5M, CPU 2.5ms" in out, out
     p = ctl.run("tune", "--auto-tune=maybe")
     assert p.returncode == EXIT_USAGE
 
@@ -570,11 +621,17 @@ def test_admin_commands_as_root(ctl):
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
 def test_admin_commands_as_nobody(shared_ctl):
     c = shared_ctl
-    for cmd in (["tune", "--bytes-budget=2M"], ["tune"], ["reconcile"], ["reload"]):
+    for cmd in (["tune", "--bytes-budget=2M"], ["tune", "--auto-tune=no"], ["reconcile"], ["reload"]):
         p = run_ctl(cmd, address=c.address, user="nobody")
         assert p.returncode == EXIT_DENIED, (cmd, p.stdout, p.stderr)
         assert p.stderr == "Permission denied: %s needs root or the admin group\n" % cmd[0]
         assert p.stdout == ""
+    # issue 15 item 4: showing the budgets is reading (status shows them to
+    # anyone too), and a read changes nothing, so nothing is logged as tuned
+    p = run_ctl(["tune"], address=c.address, user="nobody")
+    assert p.returncode == 0, p.stderr
+    assert "Error budgets: memory 1.0M, CPU 10ms, tasks 8" in p.stdout, p.stdout
+    assert "Tuned at run time" not in c.daemon.logtext()
     # reading is open to everyone
     p = run_ctl(["list", "--no-legend"], address=c.address, user="nobody")
     assert p.returncode == 0 and len(p.stdout.splitlines()) == 7
@@ -700,8 +757,8 @@ def test_top_batch(ctl):
     assert len(frames) == 2
     for f in frames:
         lines = f.strip("\n").splitlines()
-        assert lines[0].split() == ["CGROUP", "MEMORY", "CPU", "LOAD", "PSI-CPU", "PSI-MEM", "PSI-IO", "READ/s",
-                                    "WRITE/s", "AGE"]
+        assert lines[0].split() == ["CGROUP", "MEMORY", "CPU", "LOAD", "PSI-CPU", "PSI-MEM", "PSI-IO", "TASKS",
+                                    "READ/s", "WRITE/s", "AGE"]
         assert len(lines) == 8
         cpu = [float(l.split()[2]) for l in lines[1:] if not l.split()[2].startswith("±")]
         assert cpu == sorted(cpu, reverse=True)  # default: by CPU
@@ -855,16 +912,16 @@ def test_tty_ellipsize_and_pager(ctl):
     ctl.fs.mkdir(long, memory=2 * MiB, procs=[200])
     ctl.wait(lambda: any(o["path"] == long for o in ctl.json("list")), "the long cgroup")
 
-    # 110 columns: the value columns (READ/s, WRITE/s included) take 70, the path the rest
-    t = Pty([acctctl_binary(), "--address", ctl.address, "--no-pager", "list"], cols=110)
+    # 117 columns: the value columns (TASKS, READ/s, WRITE/s included) take 77, the path the rest
+    t = Pty([acctctl_binary(), "--address", ctl.address, "--no-pager", "list"], cols=117)
     try:
         assert t.proc.wait(10) == 0
         t.drain()
     finally:
         t.close()
     lines = t.out.decode().replace("\r", "").splitlines()
-    assert all(len(l) <= 110 for l in lines), lines
-    assert len(lines[0]) == 110 or len(max(lines, key=len)) == 110, lines
+    assert all(len(l) <= 117 for l in lines), lines
+    assert len(lines[0]) == 117 or len(max(lines, key=len)) == 117, lines
     # shortened in the middle: the start and the end of the path stay
     assert any(re.match(r"/system\.slice/a-ve\S*…\S*terminal\.service ", l) for l in lines), "\n".join(lines)
     assert "/system.slice/b.service/child " in t.out.decode()  # short paths are left alone
@@ -904,7 +961,7 @@ def test_help_version_usage():
     p = run_ctl(["--help"])
     assert p.returncode == 0
     for word in ("status", "list [PREFIX]", "show CGROUP", "top", "watch CGROUP...", "compare CGROUP QUANTITY THRESHOLD",
-                 "tune", "reconcile", "reload", "--address=unix:PATH", "--json[=short|pretty]", "--no-legend",
+                 "tune", "reconcile", "reload", "--address=unix:PATH", "--json[=short|pretty|lines]", "--no-legend",
                  "Exit status:", "3  acctd is not running", "5  compare: below", "6  compare: equal"):
         assert word in p.stdout, word
     for cmd, word in (("list", "--tree"), ("show", "--precise"), ("top", "-b --batch"), ("watch", "--prefix=PATH"),
@@ -922,7 +979,7 @@ def test_help_version_usage():
                       (["show", "--tree", "/x"], "Option --tree does not apply to 'show'"),
                       (["status", "extra"], "'status' takes no arguments"),
                       (["list", "/a", "/b"], "at most one PREFIX"),
-                      (["--json=fancy", "list"], "Invalid --json mode 'fancy'"),
+                      (["--json=fancy", "list"], "Invalid --json mode 'fancy': expected short, pretty or lines."),
                       (["list", "--depth=-1"], "Invalid depth '-1'"),
                       (["top", "-d", "0"], "Invalid interval '0'"),
                       (["help", "nope"], "Unknown command 'nope'")):
@@ -952,8 +1009,8 @@ def test_bash_completion(ctl):
     if not shutil.which("bash"):
         pytest.skip("no bash")
     env = base_env(PATH=os.path.dirname(acctctl_binary()) + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
-    assert complete("acctctl ", env) == ["status", "list", "show", "top", "watch", "compare", "tune", "reconcile",
-                                         "reload", "help"]
+    assert complete("acctctl ", env) == ["status", "list", "show", "top", "watch", "compare", "usage", "history",
+                                         "tune", "reconcile", "reload", "help"]
     assert complete("acctctl re", env) == ["reconcile", "reload"]
     assert "--tree" in complete("acctctl list --", env) and "--precise" not in complete("acctctl list --", env)
     assert complete("acctctl list --sort=p", env) == ["path", "pressure"]

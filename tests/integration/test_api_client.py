@@ -143,6 +143,15 @@ def still_serves(path):
         assert p["vendor"] == "acctd"
 
 
+def acctd_sanitizer():
+    """"thread" or "address" when acctd is a TSan or ASan build, else None. Their
+    allocators keep freed memory (TSan's caches, ASan's quarantine), so an RSS
+    that must come back down after a burst is checked in the plain build only."""
+    with open(acctd.binary(), "rb") as f:
+        data = f.read()
+    return "thread" if b"__tsan_init" in data else "address" if b"__asan_init" in data else None
+
+
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:

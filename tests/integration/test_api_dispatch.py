@@ -7,14 +7,17 @@ never one followed by the method running anyway.
 
 One daemon for the module, so that the mutation check (tools/mutate) can
 run this file for every mutant of the dispatcher in seconds."""
+import contextlib
 import os
 import shutil
+import subprocess
+import sys
 import time
 
 import pytest
 
 import acctd
-from test_api_client import IFACE, SERVICE, Varlink, api_daemon, error, ok
+from test_api_client import IFACE, SERVICE, Varlink, acctd_sanitizer, api_daemon, error, ok, socket_dir, still_serves
 from test_api_access import DENIED, run_as
 from test_api_paths import real_v2_base
 
@@ -117,6 +120,10 @@ def test_parameters(api):
         p = error(v.call(IFACE + ".List", {"prefix": top, "includeDead": True, "include_dead": True}), INVALID)
         assert p["parameter"] == "includeDead"
         answers_next(v)
+        # the doubled name is the error named, before an unknown parameter
+        p = error(v.call(IFACE + ".List", {"bogus": 1, "includeDead": True, "include_dead": True}), INVALID)
+        assert p["parameter"] == "includeDead"
+        answers_next(v)
         assert len(ok(v.call(IFACE + ".List", {"prefix": top, "includeDead": False}))["cgroups"]) == 3
     # the deprecation is logged once, not at every use
     assert d.logtext().count("parameter includeDead is deprecated") == 1
@@ -187,3 +194,220 @@ def test_admin_group_root(api, tmp_path):
                     assert "error" not in r[name], (args, name, r[name])
                 else:
                     assert r[name].get("error") == DENIED, (args, name, r[name])
+
+
+# ---- faults the kernel cannot be made to produce: tests/fault-preload.c ----
+
+def fault_preload():
+    """The fault shim, built next to the daemon under test (build/tests/)."""
+    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(acctd.binary()))))
+    path = os.path.join(build, "tests", "acctd-fault-preload.so")
+    assert os.path.exists(path), "%s is not built (ninja -C %s tests/acctd-fault-preload.so)" % (path, build)
+    return path
+
+
+@contextlib.contextmanager
+def faulty_daemon(tmp, top, wrapper=(), **conf):
+    """acctd with the fault shim preloaded, on the real cgroups under `top`;
+    yields (daemon, socket path, fault directory)."""
+    fdir = str(tmp / "faults")
+    os.mkdir(fdir)
+    sdir = socket_dir()
+    path = os.path.join(sdir, "io.acctd")
+    config = acctd.fast_config(str(tmp), cgroups__include=top + "*", **conf)
+    # preloaded into acctd alone, not the wrapper's programs (in a sanitizer
+    # build the shim is instrumented too, and only acctd has the runtime)
+    d = acctd.Daemon(str(tmp), None, config, extra=["--socket", path],
+                     wrapper=list(wrapper) + ["env", "LD_PRELOAD=" + fault_preload()],
+                     env={"ACCTD_FAULT_DIR": fdir})
+    try:
+        d.wait_notify("READY=1", timeout=30)
+        yield d, path, fdir
+    finally:
+        d.stop()
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        with contextlib.suppress(OSError):
+            os.rmdir(sdir)
+
+
+ENOMEM_CLOSE = "Closing connection of uid 0: Cannot allocate memory"
+
+
+def sweep(d, path, fdir, method, params, same, more=False):
+    """Fail each allocation of one call in turn, the first, then the second,
+    ..., until the call makes no more. Each time the client gets either the
+    reply it gets without a fault (same(reply) is true) or, with no reply at
+    all, a closed connection that the daemon logs as out of memory: never
+    another reply, an error included. Returns how many allocations there were
+    and how many of their failures closed the connection."""
+    done = os.path.join(fdir, "fail-alloc.done")
+    closed = 0
+    base = d.logtext().count(ENOMEM_CLOSE)
+    for n in range(10000):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(done)
+        with open(os.path.join(fdir, "fail-alloc.tmp"), "w") as f:
+            f.write("%d\n" % n)
+        os.rename(os.path.join(fdir, "fail-alloc.tmp"), os.path.join(fdir, "fail-alloc"))
+        with Varlink(path) as v:
+            v.send(method, params, **({"more": True} if more else {}))
+            reply = v.recv()
+        end = time.monotonic() + 10
+        while not os.path.exists(done):
+            assert time.monotonic() < end, (method, n, "the shim reported nothing", reply, d.logtext()[-1500:])
+            time.sleep(0.005)
+        with open(done) as f:
+            failed = f.read().strip() == "failed"
+        if reply is None:
+            assert failed, (method, n, "closed without a fault")
+            closed += 1
+            assert d.logtext().count(ENOMEM_CLOSE) == base + closed, (method, n, d.logtext()[-2000:])
+        else:
+            assert isinstance(reply, dict) and same(reply), (method, n, reply)
+        if not failed:
+            assert "Closing connection of uid 0: Invalid argument" not in d.logtext()
+            return n, closed
+    raise AssertionError("%s: no end of allocations" % method)
+
+
+def test_out_of_memory(tmp_path):
+    """An allocation failing anywhere in a call's dispatch and reply closes
+    that connection (the daemon says why), and the daemon goes on serving:
+    the client never gets a reply that is wrong, an error that blames its
+    call, or a message that is not a reply."""
+    base = real_v2_base()
+    if base is None:
+        pytest.skip("no cgroup v2 hierarchy mounted here")
+    if acctd_sanitizer():  # its allocator is linked into acctd, before any preloaded one
+        pytest.skip("acctd is built with a sanitizer: its allocator comes before the fault shim's")
+    top = "/acctd-mutate2-oom-%d" % os.getpid()
+    made = []
+    try:
+        for rel in ("", "/a", "/gone"):
+            os.mkdir(base + top + rel)
+            made.append(base + top + rel)
+        with faulty_daemon(tmp_path, top, api__max_watch_cgroups="2") as (d, path, fdir):
+            d.wait(lambda doc: top + "/gone" in acctd.by_path(doc), what="the cgroups discovered")
+            os.rmdir(made.pop())
+            d.wait(lambda doc: acctd.by_path(doc)[top + "/gone"]["state"] == "dead", what="/gone dead")
+            calls = [
+                # first: the daemon's first text reply (its buffer grows)
+                ("get", IFACE + ".Get", {"cgroup": top},
+                 lambda r, ref: "error" not in r and r["parameters"]["cgroup"]["path"] == top),
+                # no parameters object: the dispatcher makes an empty one
+                ("no parameters", IFACE + ".Get", None, lambda r, ref: r == ref),
+                ("missing", IFACE + ".Get", {"cgroup": top + "/nope"}, lambda r, ref: r == ref),
+                ("bad path", IFACE + ".Get", {"cgroup": "a"}, lambda r, ref: r == ref),
+                # every member allocated and checked (json-c aborts on a NULL one)
+                ("getinfo", SERVICE + ".GetInfo", {}, lambda r, ref: r == ref),
+                # a budget's refusal (ResourceLimitExceeded): max_watch_cgroups is 2 here
+                ("limit", IFACE + ".Watch", {"cgroups": [top, top, top]}, lambda r, ref: r == ref),
+                # a deprecated name renamed in place; the dead cgroup shows it was taken
+                ("dead", IFACE + ".List", {"prefix": top, "includeDead": True},
+                 lambda r, ref: "error" not in r and
+                 sorted(c["path"] for c in r["parameters"]["cgroups"]) == [top, top + "/a", top + "/gone"]),
+            ]
+            for name, method, params, same in calls:
+                ref = None
+                more = method.endswith(".Watch")
+                if name != "get":
+                    with Varlink(path) as v:
+                        v.send(method, params, **({"more": True} if more else {}))
+                        ref = v.recv()
+                n, closed = sweep(d, path, fdir, method, params, lambda r: same(r, ref), more=more)
+                print("%s: %d allocations, %d of their failures closed the connection" % (name, n, closed))
+                assert n > 0 and closed > 0, (name, n, closed)
+            still_serves(path)
+            assert d.proc.poll() is None
+    finally:
+        for p in reversed(made):
+            os.rmdir(p)
+
+
+# The files that stand in for /etc/passwd and /etc/group in a mount namespace
+# of the daemon's own (and of the probe below): users and a group of this test,
+# whatever the host's databases hold.
+BIND_DATABASES = 'mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && shift 2 && exec "$@"'
+
+# The smallest buffer getpwuid_r() takes for a user (binary search).
+PW_BUFFER_PROBE = r"""
+import ctypes, sys
+libc = ctypes.CDLL(None)
+class Passwd(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("passwd", ctypes.c_char_p), ("uid", ctypes.c_uint),
+                ("gid", ctypes.c_uint), ("gecos", ctypes.c_char_p), ("dir", ctypes.c_char_p),
+                ("shell", ctypes.c_char_p)]
+def fits(size):
+    pw, res, buf = Passwd(), ctypes.POINTER(Passwd)(), ctypes.create_string_buffer(size)
+    return libc.getpwuid_r(int(sys.argv[1]), ctypes.byref(pw), buf, size, ctypes.byref(res)) == 0 and bool(res)
+lo, hi = 1, 1 << 16
+assert fits(hi)
+while lo < hi:
+    mid = (lo + hi) // 2
+    lo, hi = (lo, mid) if fits(mid) else (mid + 1, hi)
+print(lo)
+"""
+
+
+def in_databases(pw, gr):
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", BIND_DATABASES, "sh", pw, gr]
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None or shutil.which("unshare") is None,
+                    reason="needs setpriv and unshare (util-linux)")
+def test_admin_without_peergroups(tmp_path):
+    """Where the kernel lacks SO_PEERGROUPS (before 4.13: getsockopt() fails
+    with ENOPROTOOPT), the admin group's members are those of the group
+    database: a user listed in the group (as the only entry in the buffer
+    is_admin() gives getpwuid_r(): 4096 bytes, exactly filled) administers
+    with no supplementary group at all; one who is not listed does not, even
+    with the group among the process's own groups. With SO_PEERGROUPS the
+    same daemon goes by the process's groups."""
+    if real_v2_base() is None:
+        pytest.skip("no cgroup v2 hierarchy mounted here")
+    adm, member, plain = 64700, 64701, 64702
+    with open("/etc/passwd") as f:
+        passwd = f.read()
+    with open("/etc/group") as f:
+        group = f.read()
+    pw, gr = str(tmp_path / "passwd"), str(tmp_path / "group")
+
+    def write(gecos_len):
+        with open(pw, "w") as f:
+            f.write(passwd + "acctd-m2-member:x:%d:%d:%s:/nonexistent:/usr/sbin/nologin\n"
+                    % (member, member, "g" * gecos_len))
+            f.write("acctd-m2-plain:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (plain, plain))
+        with open(gr, "w") as f:
+            f.write(group + "acctd-m2-adm:x:%d:acctd-m2-member\n" % adm)
+            f.write("acctd-m2-member:x:%d:\nacctd-m2-plain:x:%d:\n" % (member, plain))
+
+    def needed():
+        p = subprocess.run(in_databases(pw, gr) + [sys.executable, "-c", PW_BUFFER_PROBE, str(member)],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return int(p.stdout)
+
+    write(3900)
+    write(3900 + 4096 - needed())
+    assert needed() == 4096
+
+    top = "/acctd-mutate2-none-%d" % os.getpid()  # nothing to track: only access is tested
+    with faulty_daemon(tmp_path, top, wrapper=in_databases(pw, gr), api__admin_group="acctd-m2-adm") as (d, path, fdir):
+        def admin(args):
+            r = run_as(path, ["--reuid=%d" % args[0], "--regid=%d" % args[1]] + args[2:])
+            verdicts = {name: "error" not in r[name] for name in ("Tune", "Reconcile", "Reload")}
+            assert len(set(verdicts.values())) == 1, (args, r)
+            if not verdicts["Tune"]:
+                assert all(r[name].get("error") == DENIED for name in verdicts), (args, r)
+            return verdicts["Tune"]
+
+        listed = [member, member, "--clear-groups"]
+        by_process = [plain, plain, "--groups=%d" % adm]
+        nowhere = [plain, plain, "--clear-groups"]
+        primary = [plain, adm, "--clear-groups"]
+        # the kernel's record of the process's groups
+        assert [admin(a) for a in (listed, by_process, nowhere, primary)] == [False, True, False, True]
+        open(os.path.join(fdir, "no-peergroups"), "w").close()
+        # the group database's
+        assert [admin(a) for a in (listed, by_process, nowhere, primary)] == [True, False, False, True]

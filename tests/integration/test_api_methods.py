@@ -77,7 +77,7 @@ def test_list(api):
         assert [c["path"] for c in cgs] == sorted(fs.paths())
         for c in cgs:
             assert set(c) == {"path", "state", "memory", "cpu_rate", "load1", "psi_some_avg10", "io_read_bytes_rate",
-                              "io_write_bytes_rate"}
+                              "io_write_bytes_rate", "tasks", "io_read_bytes", "io_write_bytes"}
             assert c["state"] == "live"
             e = fs.expected(c["path"])
             if e["memory_bytes"] is not None and not (fs.mode == "v2" and c["path"] == "/"):
@@ -173,7 +173,8 @@ def test_status(api):
         st = ok(v.call(IFACE + ".Status"))["status"]
     want = {"version", "status", "uptime_us", "cgroup_mode", "cgroup_root", "cgroups_live", "cgroups_dead",
             "fast_interval_us", "slow_interval_us", "last_fast_pass", "last_slow_pass", "budgets", "tuner",
-            "reconciliation", "config_sources", "reloads", "reload_failures", "reload_result", "collectors", "bpf"}
+            "reconciliation", "config_sources", "reloads", "reload_failures", "reload_result", "collectors", "bpf",
+            "history"}
     assert set(st) <= want and set(st) >= want - {"reload_result"}
     # a tree in a directory is not the kernel's: files, and the reason says so
     assert st["collectors"] and all(c["collector"] == "files" and c["reason"] for c in st["collectors"])
@@ -198,7 +199,7 @@ def test_tune_reload(api, tmp_path):
         p = ok(v.call(IFACE + ".Tune", {"auto_tune": False}))
         assert p["auto_tune"] is False and p["budgets"]["bytes"] == 4096
         # a reload returns to the configuration
-        assert ok(v.call(IFACE + ".Reload")) == {}
+        assert ok(v.call(IFACE + ".Reload")) == {"warnings": []}
         st = ok(v.call(IFACE + ".Status"))["status"]
         assert st["budgets"] == before and st["tuner"]["tuned"] is False and st["reload_result"] == "ok"
         # a broken configuration is refused with the reason, and the old one stays

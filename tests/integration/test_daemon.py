@@ -215,11 +215,32 @@ def test_check_config_prints_effective_configuration(tmp_path):
     acctd.write_config(str(d / "10-a.conf"), {"counters": {"bytes_budget": "4M"}})
     acctd.write_config(str(d / "20-b.conf"), {"counters": {"bytes_budget": "8M"}})
     p = acctd.run(["--config", conf, "--config-dropins", str(d), "--check-config", "--metrics-listen", "none"])
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 3, p.stderr  # valid, but something is ignored
     assert "fast_interval = 2s" in p.stdout
     assert "bytes_budget = 8M" in p.stdout  # drop-ins in lexical order, the later wins
     assert "listen = none" in p.stdout
-    assert "unknown section [bogus]" in p.stderr or "bogus" in p.stderr
+    assert p.stderr == "acctd: warning: %s:4: unknown section [bogus], ignoring\n" % conf, p.stderr
+    os.unlink(conf)
+    acctd.write_config(conf, {"sampling": {"fast_interval": "2s"}})
+    p = acctd.run(["--config", conf, "--config-dropins", str(d), "--check-config"])
+    assert (p.returncode, p.stderr) == (0, ""), p.stderr
+
+
+def test_check_config_says_what_is_ignored(tmp_path):
+    """Issue 15 item 1: a typo is named with the key meant, the exit status says
+    that something was ignored, and no cgroup is scanned: with a cgroup root
+    that does not exist, the check still succeeds."""
+    conf = str(tmp_path / "typo.conf")
+    with open(conf, "w") as f:
+        f.write("[sampling]\nfast_intervall = 5s\n[cgroup]\ninclude = *\n")
+    p = acctd.run(["--config", conf, "--config-dropins", "", "--check-config",
+                   "--cgroup-root", str(tmp_path / "no-such-root")])
+    assert p.returncode == 3, p.stderr
+    assert p.stderr == ("acctd: warning: %s:2: unknown key 'fast_intervall' in section [sampling], ignoring "
+                        "(did you mean 'fast_interval'?)\n"
+                        "acctd: warning: %s:3: unknown section [cgroup], ignoring (did you mean [cgroups]?)\n"
+                        % (conf, conf)), p.stderr
+    assert "fast_interval = 1s" in p.stdout  # the default: the typo changed nothing
 
 
 def test_version_and_help():

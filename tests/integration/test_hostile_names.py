@@ -228,7 +228,7 @@ def test_acctctl_list_for_everyone(byte_names, user):
     while True:  # until discovery has them all, through acctctl alone
         p = ctl(h, "--json", "list", h["base"], user=user)
         assert p.returncode == 0, (p.returncode, p.stderr)
-        got = sorted(json.loads(line)["path"] for line in p.stdout.splitlines())
+        got = sorted(o["path"] for o in json.loads(p.stdout))
         if got == all_paths(h):
             break
         assert time.monotonic() < end, got
@@ -251,7 +251,7 @@ def test_acctctl_raw_argument(byte_names):
     p = ctl(h, "compare", raw, "memory", "0")
     assert p.returncode in (0, 6) and p.stdout.startswith(text + " memory "), (p.returncode, p.stdout, p.stderr)
     p = ctl(h, "--json", "list", raw)
-    assert p.returncode == 0 and [json.loads(x)["path"] for x in p.stdout.splitlines()] == [text], p
+    assert p.returncode == 0 and [o["path"] for o in json.loads(p.stdout)] == [text], p
     w = subprocess.Popen([acctctl_binary(), "--address", h["address"], "--json", "watch", raw],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=base_env())
     try:
@@ -305,7 +305,7 @@ def test_acctctl_list_escapes(text_names, user):
             assert shown in p.stdout, (key, shown, p.stdout)
     p = ctl(h, "--json", "list", h["base"], user=user)
     assert p.returncode == 0, (p.returncode, p.stderr)
-    assert sorted(json.loads(line)["path"] for line in p.stdout.splitlines()) == all_paths(h)
+    assert sorted(o["path"] for o in json.loads(p.stdout)) == all_paths(h)
 
 
 def test_acctctl_show_compare(text_names):

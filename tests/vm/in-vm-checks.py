@@ -36,11 +36,13 @@ import math
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
 import threading
 import time
 import traceback
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -103,6 +105,37 @@ class Varlink:
 
     def close(self):
         self.sock.close()
+
+
+PEER_ADDR = "192.0.2.1"  # TEST-NET-1 on lo: a peer whose packets are not from 127.0.0.0/8
+DROPIN = "/run/systemd/generator/acctd.service.d/50-metrics-listen.conf"
+
+
+def add_address(ifname, addr):
+    """ip addr add ADDR/32 dev IFNAME, through rtnetlink (the image has no ip(8))."""
+    RTM_NEWADDR, IFA_ADDRESS, IFA_LOCAL = 20, 1, 2
+    NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 1, 4, 0x200, 0x400
+    raw = socket.inet_aton(addr)
+    body = struct.pack("=BBBBI", socket.AF_INET, 32, 0, 0, socket.if_nametoindex(ifname))
+    body += struct.pack("=HH", 8, IFA_LOCAL) + raw + struct.pack("=HH", 8, IFA_ADDRESS) + raw
+    msg = struct.pack("=IHHII", 16 + len(body), RTM_NEWADDR,
+                      NLM_F_REQUEST | NLM_F_ACK | NLM_F_EXCL | NLM_F_CREATE, 1, 0) + body
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0) as s:  # NETLINK_ROUTE
+        s.send(msg)
+        reply = s.recv(4096)
+    err = struct.unpack_from("=i", reply, 16)[0]  # the NLMSG_ERROR's code (0: the ack)
+    require(err in (0, -17), "adding %s to %s: errno %d" % (addr, ifname, -err))  # -EEXIST: there already
+
+
+def scrape(addr):
+    """GET /metrics at ADDR:9847: "answered", "timed out" (a firewall's drop) or the error."""
+    try:
+        page = urllib.request.urlopen("http://%s:9847/metrics" % addr, timeout=3).read().decode()
+        return "answered" if "acctd_" in page else "answered without acctd_ families"
+    except (socket.timeout, TimeoutError):
+        return "timed out"
+    except urllib.error.URLError as e:
+        return "timed out" if isinstance(e.reason, (socket.timeout, TimeoutError)) else str(e.reason)
 
 
 def run(*cmd, check=True):
@@ -564,11 +597,15 @@ class Suite:
                 series[m.group(1) + (m.group(2) or "")] = float(m.group(3))
         log.append("/metrics: %d families, %d series" % (len(types), len(series)))
         for fam in ("acctd_memory_bytes", "acctd_cpu_usage_seconds_total", "acctd_io_bytes_total",
-                    "acctd_pressure_stalled_seconds_total", "acctd_load_average", "acctd_cgroup_dead"):
+                    "acctd_pressure_stalled_seconds_total", "acctd_load_average", "acctd_removed_cgroup_age_seconds"):
             require(any(s.startswith(fam + "{") for s in series), "no %s series" % fam)
         mem = series.get('acctd_memory_bytes{cgroup="%s"}' % MEM)
         require(mem is not None and mem >= MEM_BYTES, "acctd_memory_bytes of %s: %s" % (MEM, mem))
-        require(series.get('acctd_cgroup_dead{cgroup="%s"}' % TOMB_SLICE) == 1, "the tombstone is not dead in /metrics")
+        # a removed cgroup: in the removed_ families only, never in the live ones
+        require(series.get('acctd_removed_cgroup_age_seconds{cgroup="%s"}' % TOMB_SLICE) is not None,
+                "the tombstone is not in acctd_removed_cgroup_age_seconds")
+        require('acctd_memory_bytes{cgroup="%s"}' % TOMB_SLICE not in series,
+                "the tombstone is in the live family acctd_memory_bytes")
         rd = [v for s, v in series.items() if s.startswith('acctd_io_bytes_total{cgroup="%s"' % IO) and 'operation="read"' in s]
         require(rd and rd[0] >= 1 << 20, "acctd_io_bytes_total of %s: %s" % (IO, rd))
         # promtool's linter on the text page: 0 clean, 3 lint findings, 1 unparseable.
@@ -624,8 +661,9 @@ class Suite:
             require(k0["cpu.usage"] - 1 <= got <= k1["cpu.usage"] + 1, "outside the kernel's range")
             r = query('acctd_memory_bytes{cgroup="%s"}' % MEM)
             require(len(r) == 1 and float(r[0]["value"][1]) >= MEM_BYTES, "acctd_memory_bytes of %s: %s" % (MEM, r))
-            r = query('acctd_cgroup_dead{cgroup="%s"}' % TOMB_SLICE)
-            require(len(r) == 1 and r[0]["value"][1] == "1", "acctd_cgroup_dead of %s: %s" % (TOMB_SLICE, r))
+            r = query('acctd_removed_cgroup_age_seconds{cgroup="%s"}' % TOMB_SLICE)
+            require(len(r) == 1 and float(r[0]["value"][1]) >= 0, "acctd_removed_cgroup_age_seconds of %s: %s"
+                    % (TOMB_SLICE, r))
             n = query('count({__name__=~"acctd_.+", cgroup=~"/vmtest.slice.*"})')
             log.append("series under /vmtest.slice in Prometheus: %s" % (n[0]["value"][1] if n else 0))
         finally:
@@ -682,6 +720,40 @@ class Suite:
                    "difference %.2f, tolerance %.2f (sigma %.2f)"
                    % (len(diffs), sum(ours) / len(ours), sum(ks) / len(ks), d, tol, sigma))
         require(abs(d) <= tol, "the root's load is off /proc/loadavg by more than sampling explains")
+
+    def check_ip_confinement(self, log):
+        """acctd.service's IP firewall on a pure v2 host (docs/systemd.md,
+        "Network confinement"): a peer from a non-loopback address is dropped
+        while /metrics listens on 0.0.0.0 before a daemon-reload, and let
+        through after it (acctd-generator's drop-in). Last: it restarts acctd twice
+        and leaves it listening on 0.0.0.0."""
+        allow = sorted(run("systemctl", "show", "-P", "IPAddressAllow", "acctd.service").split())
+        deny = sorted(run("systemctl", "show", "-P", "IPAddressDeny", "acctd.service").split())
+        log.append("IPAddressAllow=%s IPAddressDeny=%s" % (" ".join(allow), " ".join(deny)))
+        require(deny == ["0.0.0.0/0", "::/0"] and allow == ["127.0.0.0/8", "::1/128"],
+                "acctd.service is not confined to localhost")
+        add_address("lo", PEER_ADDR)
+        os.makedirs("/etc/acctd", exist_ok=True)
+        try:
+            with open("/etc/acctd/acctd.conf", "w") as f:
+                f.write("[metrics]\nlisten = 0.0.0.0:9847\n")
+            run("systemctl", "restart", "acctd")
+            local, peer = scrape("127.0.0.1"), scrape(PEER_ADDR)
+            log.append("listen = 0.0.0.0:9847, no daemon-reload: 127.0.0.1 %s, %s %s" % (local, PEER_ADDR, peer))
+            require(local == "answered" and peer == "timed out", "the unit's firewall did not drop the peer")
+            run("systemctl", "daemon-reload")
+            require(os.path.exists(DROPIN), "acctd-generator wrote no %s" % DROPIN)
+            run("systemctl", "restart", "acctd")
+            peer = scrape(PEER_ADDR)
+            log.append("after daemon-reload and restart: %s %s; IPAddressAllow=%s" % (
+                PEER_ADDR, peer, run("systemctl", "show", "-P", "IPAddressAllow", "acctd.service")))
+            require(peer == "answered", "the generator's drop-in did not let the peer through")
+        finally:
+            # Nothing runs after this check: the file goes and the drop-in with
+            # it, but acctd is not restarted again (a start under emulation
+            # costs tens of seconds, --bpf-pin's verifier most of it).
+            os.unlink("/etc/acctd/acctd.conf")
+            run("systemctl", "daemon-reload", check=False)
 
     # The pollers behind check_root_load, from the start of acctd on.
 

@@ -22,7 +22,7 @@
 #   3. qemu boots it with two more disks: one the checks write their results
 #      to (read back here after power-off), one scratch disk for the I/O
 #      workload (io.stat of a virtio disk). The unit powers the machine off
-#      when the checks end; ACCTD_VM_TIMEOUT (default 480 s) ends a machine
+#      when the checks end; ACCTD_VM_TIMEOUT (default 600 s) ends a machine
 #      that hangs.
 #   4. One line per check, PASS or FAIL; a failing check's log follows its
 #      line, then acctd's journal and the console's last lines.
@@ -40,7 +40,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: test-vm.sh BUILD_DIR}" && pwd)
 root_cache=${ACCTD_BOOT_ROOT:-/var/cache/acctd-test/bookworm-root}
 image_cache=${ACCTD_VM_IMAGE:-/var/cache/acctd-test/bookworm-vm}
-vm_timeout=${ACCTD_VM_TIMEOUT:-480}
+vm_timeout=${ACCTD_VM_TIMEOUT:-600}
 
 skip() { echo "SKIP: $*"; exit 77; }
 t0=${ACCTD_VM_T0:-$EPOCHREALTIME}
@@ -125,7 +125,7 @@ ExecStart=/usr/bin/python3 /usr/local/lib/acctd-vm/in-vm-checks.py \
 	--results /dev/disk/by-id/virtio-acctd-results --scratch /dev/disk/by-id/virtio-acctd-scratch --poweroff
 StandardOutput=journal+console
 StandardError=journal+console
-TimeoutStartSec=420
+TimeoutStartSec=540
 # The checks power off themselves when done (--poweroff); these are for a
 # crash or a timeout. The results are on their disk (fsync'ed): nothing else
 # needs stopping cleanly.

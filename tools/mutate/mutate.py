@@ -564,6 +564,11 @@ class Workspace:
                     out.add(os.path.relpath(exe, self.build))
             else:
                 out.update(("daemon/acctd/acctd", "daemon/acctctl/acctctl"))
+                # and the shared modules the integration tests preload
+                # (tests/fault-preload.c)
+                for t in intro["targets"]:
+                    if t["type"] == "shared module":
+                        out.update(os.path.relpath(fn, self.build) for fn in t["filename"])
         return sorted(out)
 
     def run_tests(self, target, timeout):

@@ -1,0 +1,250 @@
+/* verb-usage.c - `acctctl usage`: what each cgroup used over a window, from
+ * acctd's history (the Usage method): a table with human units and bounds,
+ * the window and its gaps below it; or one JSON document (the method's
+ * answer, every reply's cgroups in one array), or CSV with raw numbers. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acctctl.h"
+#include "ctl-call.h"
+#include "ctl-util.h"
+#include "history-call.h"
+#include "human.h"
+#include "pager.h"
+#include "table.h"
+#include "terminal.h"
+
+/* The CSV columns: the members of a Usage, a Total's bound beside it. */
+static const struct {
+	const char *header, *key, *member; /* member: of the Total at key, or NULL for key itself */
+} csv_columns[] = {
+	{ "path", "path", NULL },
+	{ "lives", "lives", NULL },
+	{ "first_seen_us", "first_seen_us", NULL },
+	{ "removed_us", "removed_us", NULL },
+	{ "recorded_us", "recorded_us", NULL },
+	{ "cpu_usec", "cpu_usec", "value" },
+	{ "cpu_usec_bound", "cpu_usec", "bound" },
+	{ "memory_byte_seconds", "memory_byte_seconds", "value" },
+	{ "memory_byte_seconds_bound", "memory_byte_seconds", "bound" },
+	{ "memory_avg_bytes", "memory_avg_bytes", NULL },
+	{ "memory_max_bytes", "memory_max_bytes", NULL },
+	{ "memory_peak_bytes", "memory_peak_bytes", NULL },
+	{ "io_read_bytes", "io_read_bytes", "value" },
+	{ "io_read_bytes_bound", "io_read_bytes", "bound" },
+	{ "io_write_bytes", "io_write_bytes", "value" },
+	{ "io_write_bytes_bound", "io_write_bytes", "bound" },
+	{ "resolution", "resolution", NULL },
+};
+
+static void print_csv(struct json_object *cgroups)
+{
+	for (size_t i = 0; i < ELEMENTSOF(csv_columns); i++)
+		printf("%s%s", i ? "," : "", csv_columns[i].header);
+	putchar('\n');
+	for (size_t r = 0; r < json_object_array_length(cgroups); r++) {
+		struct json_object *u = json_object_array_get_idx(cgroups, r);
+
+		for (size_t i = 0; i < ELEMENTSOF(csv_columns); i++) {
+			struct json_object *o = u;
+			const char *key = csv_columns[i].key;
+
+			if (i)
+				putchar(',');
+			if (csv_columns[i].member) {
+				o = jget(u, key);
+				key = csv_columns[i].member;
+			}
+			if (jstr(o, key))
+				csv_text(stdout, jstr(o, key));
+			else
+				csv_number(stdout, o, key);
+		}
+		putchar('\n');
+	}
+}
+
+enum {
+	U_PATH,
+	U_CPU,
+	U_CPU_BOUND,
+	U_MEM_AVG,
+	U_MEM_AVG_BOUND,
+	U_MEM_MAX,
+	U_PEAK,
+	U_READ,
+	U_WRITE,
+	U_RECORDED,
+	U_REMOVED,
+	_U_MAX,
+};
+static const char *const usage_headers[_U_MAX] = {
+	"CGROUP", "CPU", "", "MEM AVG", "", "MEM MAX", "PEAK", "READ", "WRITE", "RECORDED", "REMOVED",
+};
+static const unsigned usage_flags[_U_MAX] = {
+	[U_PATH] = COL_ELLIPSIZE,
+	[U_CPU] = COL_RIGHT,
+	[U_CPU_BOUND] = COL_TIGHT,
+	[U_MEM_AVG] = COL_RIGHT,
+	[U_MEM_AVG_BOUND] = COL_TIGHT,
+	[U_MEM_MAX] = COL_RIGHT,
+	[U_PEAK] = COL_RIGHT,
+	[U_READ] = COL_RIGHT,
+	[U_WRITE] = COL_RIGHT,
+	[U_RECORDED] = COL_RIGHT,
+	[U_REMOVED] = 0,
+};
+
+/* A Total's value in human units ("-" when absent) and its bound ("" when 0). */
+static void total_cells(struct table *t, struct json_object *total, bool bytes, char **value, char **bound)
+{
+	int64_t v, b;
+
+	if (!jint(total, "value", &v)) {
+		*value = cell_str(t, "-");
+		*bound = cell_str(t, "");
+		return;
+	}
+	b = jint_or(total, "bound", 0);
+	*value = cell_str(t, bytes ? fmt_bytes(v).s : fmt_duration(v).s);
+	*bound = b > 0 ? cell_fmt(t, "%s%s", glyph(G_PLUSMINUS), bytes ? fmt_bytes(b).s : fmt_duration(b).s)
+		       : cell_str(t, "");
+}
+
+static char *bytes_cell(struct table *t, struct json_object *o, const char *key)
+{
+	double d;
+
+	return jdouble(o, key, &d) ? cell_str(t, fmt_bytes((int64_t)(d + 0.5)).s) : cell_str(t, "-");
+}
+
+static void usage_row(struct table *t, struct json_object *u, bool date)
+{
+	char *cells[_U_MAX], *io_bound; /* I/O bounds: in --json and --csv; the table keeps one column each */
+	struct json_object *bs = jget(u, "memory_byte_seconds");
+	int64_t recorded = jint_or(u, "recorded_us", 0), removed;
+	double bound;
+
+	cells[U_PATH] = cell_str(t, jstr(u, "path") ?: "?");
+	total_cells(t, jget(u, "cpu_usec"), false, &cells[U_CPU], &cells[U_CPU_BOUND]);
+	cells[U_MEM_AVG] = bytes_cell(t, u, "memory_avg_bytes");
+	/* the average's bound: the byte-seconds' over the seconds recorded */
+	cells[U_MEM_AVG_BOUND] = jdouble(bs, "bound", &bound) && bound > 0 && recorded > 0
+					 ? cell_fmt(t, "%s%s", glyph(G_PLUSMINUS),
+						    fmt_bytes((int64_t)(bound / ((double)recorded / 1e6) + 0.5)).s)
+					 : cell_str(t, "");
+	cells[U_MEM_MAX] = bytes_cell(t, u, "memory_max_bytes");
+	cells[U_PEAK] = bytes_cell(t, u, "memory_peak_bytes");
+	total_cells(t, jget(u, "io_read_bytes"), true, &cells[U_READ], &io_bound);
+	total_cells(t, jget(u, "io_write_bytes"), true, &cells[U_WRITE], &io_bound);
+	cells[U_RECORDED] = cell_str(t, fmt_duration(recorded).s);
+	cells[U_REMOVED] = jint(u, "removed_us", &removed) ? cell_str(t, history_time(removed, date).s) : cell_str(t, "");
+	table_add(t, cells);
+}
+
+static int usage_path_cmp(const void *a, const void *b)
+{
+	const char *x = jstr(*(struct json_object *const *)a, "path") ?: "";
+	const char *y = jstr(*(struct json_object *const *)b, "path") ?: "";
+
+	return strcmp(x, y);
+}
+
+/* Below the table: the window, and the gaps in it. */
+static void print_footer(struct json_object *answer, size_t n, bool date)
+{
+	struct json_object *gaps = jget(answer, "gaps");
+	int64_t since = jint_or(answer, "since_us", 0), until = jint_or(answer, "until_us", 0);
+	size_t ngaps = gaps && json_object_is_type(gaps, json_type_array) ? json_object_array_length(gaps) : 0;
+
+	printf("\n%zu cgroup%s, from %s", n, n == 1 ? "" : "s", history_time(since, true).s);
+	printf(" to %s (%s).\n", history_time(until, date).s, fmt_duration(until - since).s);
+	if (ngaps == 0)
+		return;
+	printf("No data (acctd was not recording) in %zu gap%s:", ngaps, ngaps == 1 ? "" : "s");
+	for (size_t i = 0; i < ngaps; i++) {
+		struct json_object *g = json_object_array_get_idx(gaps, i);
+		int64_t from = jint_or(g, "from_us", 0), to = jint_or(g, "to_us", 0);
+
+		printf("%s %s to %s (%s)", i ? "," : "", history_time(from, date).s, history_time(to, date).s,
+		       fmt_duration(to - from).s);
+	}
+	printf(".\n");
+}
+
+int verb_usage(char **args)
+{
+	_cleanup_(acct_client_freep) struct acct_client *c = NULL;
+	_cleanup_json_ struct json_object *answer = NULL;
+	_cleanup_(table_done) struct table t = { 0 };
+	struct json_object *cgroups;
+	size_t n;
+	bool date;
+	int r;
+
+	if (args[0] && arg_prefix)
+		return usage_error("Give CGROUPs or --prefix, not both.");
+	r = connect_daemon(&c);
+	if (r != EXIT_OK)
+		return r;
+	/* one call for the prefix, or one per CGROUP (that cgroup alone, or its
+	 * subtree to --depth), their cgroups in one answer */
+	for (size_t i = 0; i == 0 || (args[0] && args[i]); i++) {
+		_cleanup_json_ struct json_object *params = xjson(json_object_new_object());
+		_cleanup_json_ struct json_object *part = NULL;
+		const char *prefix = args[0] ? args[i] : arg_prefix;
+		int depth = args[0] ? 0 : -1;
+		int64_t since, until;
+
+		if (arg_depth >= 0)
+			depth = arg_depth;
+		r = history_window(params, &since, &until);
+		if (r != EXIT_OK)
+			return r;
+		if (prefix)
+			json_add(params, "prefix", json_cgroup_arg(prefix));
+		if (depth >= 0)
+			json_add(params, "depth", json_object_new_int(depth));
+		json_add(params, "include_removed", json_object_new_boolean(!arg_no_removed));
+		r = history_call(c, "Usage", params, "cgroups", &part);
+		if (r != EXIT_OK)
+			return r;
+		if (!answer) {
+			answer = TAKE_PTR(part);
+			continue;
+		}
+		cgroups = jget(part, "cgroups");
+		for (size_t k = 0; k < json_object_array_length(cgroups); k++)
+			if (json_object_array_add(jget(answer, "cgroups"),
+						  json_object_get(json_object_array_get_idx(cgroups, k))) < 0)
+				oom_exit();
+	}
+	cgroups = jget(answer, "cgroups");
+	json_object_array_sort(cgroups, usage_path_cmp);
+	n = json_object_array_length(cgroups);
+	pager_open();
+	if (arg_json == JSON_LINES) {
+		for (size_t i = 0; i < n; i++)
+			print_json(stdout, json_object_array_get_idx(cgroups, i));
+		return EXIT_OK;
+	}
+	if (arg_json) {
+		print_json(stdout, answer);
+		return EXIT_OK;
+	}
+	if (arg_csv) {
+		print_csv(cgroups);
+		return EXIT_OK;
+	}
+	/* dates on the times when the window spans more than today */
+	date = jint_or(answer, "until_us", 0) - jint_or(answer, "since_us", 0) > INT64_C(86400000000);
+	table_init(&t, _U_MAX, usage_headers, usage_flags);
+	for (size_t i = 0; i < n; i++)
+		usage_row(&t, json_object_array_get_idx(cgroups, i), date);
+	table_print(stdout, &t, arg_legend, output_width());
+	if (arg_legend)
+		print_footer(answer, n, date);
+	return EXIT_OK;
+}

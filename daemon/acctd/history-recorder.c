@@ -1,0 +1,597 @@
+/* history-recorder.c - the writing store on a thread of its own, and the
+ * accounting records of removed cgroups (history-recorder.h). */
+#include "history-recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-journal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format-human.h"
+#include "log.h"
+#include "read-file.h"
+#include "util.h"
+
+/* The [history] settings the thread works with. */
+struct settings {
+	bool enabled;
+	char *path;
+	uint64_t interval_us;
+	struct history_limits limits;
+};
+
+/* A removal waiting for the thread. */
+struct removal {
+	struct removal *next;
+	struct history_sample final;
+	uint64_t first_seen_us, removed_us;
+};
+
+struct history_recorder {
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+
+	/* Under lock: what the event loop hands over. */
+	struct settings want;      /* the settings asked for */
+	uint64_t want_generation;  /* bumped by each configure */
+	struct history_sample *pending; /* a recording waiting (pending_n may be 0: none alive) */
+	size_t pending_n;
+	bool has_pending;
+	uint64_t pending_us;
+	struct removal *removals, **removals_tail;
+	bool stop;
+	struct history_recorder_status status; /* the thread writes, readers copy */
+
+	/* The thread's own. */
+	struct settings have;
+	uint64_t have_generation;
+	struct history_store *store;
+	bool recorded;       /* the store's run has had a full recording */
+	char boot_id[33];
+	char condition[512]; /* the condition last logged: "" recording, else the error */
+};
+
+static const char *const state_names[_HISTORY_STATE_MAX] = {
+	[HISTORY_STATE_OFF] = "off",
+	[HISTORY_STATE_RECORDING] = "recording",
+	[HISTORY_STATE_FAILING] = "failing",
+};
+
+const char *history_state_to_string(enum history_state s)
+{
+	return s >= 0 && s < _HISTORY_STATE_MAX ? state_names[s] : NULL;
+}
+
+uint64_t history_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int history_boot_id(char ret[static 33])
+{
+	_cleanup_free_ char *text = read_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id");
+	size_t n = 0;
+
+	if (!text)
+		return -errno;
+	for (const char *p = text; *p && *p != '\n'; p++) {
+		if (*p == '-')
+			continue;
+		if (n == 32 || !((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return -EINVAL;
+		ret[n++] = *p;
+	}
+	if (n != 32)
+		return -EINVAL;
+	ret[n] = 0;
+	return 0;
+}
+
+void history_samples_free(struct history_sample *s, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++)
+		free((char *)s[i].key.path);
+	free(s);
+}
+
+static void settings_clear(struct settings *s)
+{
+	free(s->path);
+	*s = (struct settings){ 0 };
+}
+
+static int settings_from_config(const struct acct_config *c, struct settings *ret)
+{
+	*ret = (struct settings){
+		.enabled = c->history_enabled,
+		.interval_us = c->history_interval_us,
+		.limits = {
+			.retention_us = {
+				[HISTORY_RAW] = c->history_raw_retention_us,
+				[HISTORY_MINUTE] = c->history_minute_retention_us,
+				[HISTORY_HOUR] = c->history_hour_retention_us,
+			},
+			.max_bytes = c->history_max_size,
+		},
+	};
+	/* Empty or unset: the default for whoever runs acctd (config.h). */
+	if (c->history_path && *c->history_path)
+		return (ret->path = strdup(c->history_path)) ? 0 : -ENOMEM;
+	int k = acct_config_default_history_path(&ret->path);
+	return k == -ENOENT ? 0 : k;
+}
+
+static bool same_string(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* ---- the thread ------------------------------------------------------------ */
+
+/* Set the condition under the lock, and log it when it changed: once when
+ * recording starts failing (or fails differently), once when it works again. */
+static void set_condition(struct history_recorder *r, enum history_state state, int error, const char *reason)
+{
+	char text[sizeof(r->condition)] = "";
+
+	if (state == HISTORY_STATE_FAILING)
+		snprintf(text, sizeof(text), "%s", reason ?: strerror(-error));
+	pthread_mutex_lock(&r->lock);
+	r->status.state = state;
+	snprintf(r->status.last_error, sizeof(r->status.last_error), "%s", text);
+	if (state == HISTORY_STATE_FAILING)
+		r->status.errors_total++;
+	pthread_mutex_unlock(&r->lock);
+
+	if (strcmp(text, r->condition) == 0)
+		return;
+	if (state == HISTORY_STATE_FAILING)
+		log_warning_errno(error, "History: %s; the live ledger goes on, recording is retried every %s", text,
+				  format_duration((char[FORMAT_HUMAN_MAX]){}, (int64_t)r->have.interval_us));
+	else if (r->condition[0])
+		log_info("History: recording to %s again", r->have.path);
+	snprintf(r->condition, sizeof(r->condition), "%s", text);
+}
+
+static int mkdir_parents(const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	if (!dir)
+		return -ENOMEM;
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return 0;
+}
+
+static void close_store(struct history_recorder *r)
+{
+	r->store = history_store_close(r->store, history_now_us());
+}
+
+/* Open the store if it is not open and history is on. Returns 0 when open. */
+static int ensure_open(struct history_recorder *r, uint64_t now_us)
+{
+	struct history_open_info info = {};
+	_cleanup_free_ char *error = NULL;
+	int k;
+
+	if (r->store)
+		return 0;
+	if (!r->have.enabled)
+		return -ENOTCONN;
+	if (!r->have.path) {
+		set_condition(r, HISTORY_STATE_FAILING, -ENOENT, "no path for the history: set [history] path");
+		return -ENOENT;
+	}
+	if (!r->boot_id[0] && (k = history_boot_id(r->boot_id)) < 0) {
+		set_condition(r, HISTORY_STATE_FAILING, k, "cannot read /proc/sys/kernel/random/boot_id");
+		return k;
+	}
+	k = mkdir_parents(r->have.path);
+	if (k >= 0)
+		k = history_store_open(r->have.path, r->boot_id, now_us, r->have.interval_us, &r->have.limits, &r->store,
+				       &info, &error);
+	if (k < 0) {
+		_cleanup_free_ char *reason = NULL, *dir = strdup(r->have.path);
+		/* SQLite reports the last thing it tried (a read-only open of a
+		 * file that is not there: ENOENT); a person wants the cause. */
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (slash && slash != dir) {
+			*slash = 0;
+			if (access(dir, W_OK) < 0 && (errno == EROFS || errno == EACCES)) {
+				k = -errno;
+				free(error);
+				error = NULL;
+				if (asprintf(&error, "%s is not writable: %s", dir, strerror(-k)) < 0)
+					error = NULL;
+			}
+		}
+		if (asprintf(&reason, "cannot open %s: %s", r->have.path, error ?: strerror(-k)) < 0)
+			reason = NULL;
+		set_condition(r, HISTORY_STATE_FAILING, k, reason);
+		free(info.set_aside);
+		return k;
+	}
+	r->recorded = false;
+	if (info.set_aside) {
+		log_warning("History: %s was not a usable acctd history (corrupt or foreign); set aside as %s, a new "
+			    "one was created",
+			    r->have.path, info.set_aside);
+		pthread_mutex_lock(&r->lock);
+		snprintf(r->status.set_aside, sizeof(r->status.set_aside), "%s", info.set_aside);
+		pthread_mutex_unlock(&r->lock);
+		free(info.set_aside);
+	}
+	if (info.migrated)
+		log_info("History: %s migrated from schema version %d", r->have.path, info.from_version);
+	else if (info.created)
+		log_info("History: created %s", r->have.path);
+	return 0;
+}
+
+/* A failed recording or maintenance: the store is closed and opened afresh
+ * at the next interval (its integrity checked again; the time in between
+ * is a gap). */
+static void store_failed(struct history_recorder *r, int k, const char *what, const char *error)
+{
+	_cleanup_free_ char *reason = NULL;
+	if (asprintf(&reason, "cannot %s %s: %s", what, r->have.path, error ?: strerror(-k)) < 0)
+		reason = NULL;
+	set_condition(r, HISTORY_STATE_FAILING, k, reason);
+	close_store(r);
+}
+
+static void record(struct history_recorder *r, uint64_t now_us, const struct history_sample *samples, size_t n)
+{
+	_cleanup_free_ char *error = NULL;
+	struct history_stats st = {};
+
+	if (ensure_open(r, now_us) < 0)
+		return;
+	int k = history_store_record(r->store, now_us, samples, n, &error);
+	if (k < 0)
+		return store_failed(r, k, "record to", error);
+	k = history_store_maintain(r->store, now_us, &error);
+	if (k < 0)
+		return store_failed(r, k, "maintain", error);
+	(void)history_store_stats(r->store, &st);
+	pthread_mutex_lock(&r->lock);
+	r->recorded = true;
+	r->status.last_recording_us = now_us;
+	r->status.recordings_total++;
+	r->status.file_bytes = st.file_bytes;
+	pthread_mutex_unlock(&r->lock);
+	set_condition(r, HISTORY_STATE_RECORDING, 0, NULL);
+}
+
+/* Append to the message at *p, never past end (a long path is cut). */
+static void appendf(char **p, char *end, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void appendf(char **p, char *end, const char *fmt, ...)
+{
+	va_list ap;
+	if (*p >= end - 1)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(*p, (size_t)(end - *p), fmt, ap);
+	va_end(ap);
+	*p = n < 0 ? *p : MIN(*p + n, end - 1);
+}
+
+static void field(char ***v, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void field(char ***v, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) >= 0)
+		(*v)[(*n)++] = s;
+	va_end(ap);
+}
+
+/* The accounting record: one structured journal entry, and the log. `rec`
+ * is the store's (NULL when the store could not give it: the tombstone's
+ * values alone then). */
+static void account(const struct removal *x, const struct history_record *rec)
+{
+	const struct history_values *v = &x->final.v;
+	int64_t cpu = rec ? rec->cpu_usec : v->cpu_usec;
+	int64_t peak = rec && rec->memory_peak_bytes != HISTORY_UNKNOWN ? rec->memory_peak_bytes : v->memory_peak_bytes;
+	int64_t rd = rec ? rec->io_read_bytes : v->io_read_bytes, wr = rec ? rec->io_write_bytes : v->io_write_bytes;
+	/* The store's life begins at the first recording that named it (up to
+	 * an interval after its creation); the ledger saw it created, in this
+	 * run. The earlier of the two. */
+	uint64_t first = rec ? MIN(rec->first_seen_us, x->first_seen_us) : x->first_seen_us;
+	uint64_t life = x->removed_us > first ? x->removed_us - first : 0;
+	char b[5][FORMAT_HUMAN_MAX], msg[LOG_MESSAGE_MAX], *p = msg, *end = msg + sizeof(msg);
+	char *store[16] = {}, **fields = store;
+	size_t nf = 0;
+	/* Memory integrated over recorded time: not for a cgroup whose memory
+	 * acctd never read (outside the memory hierarchy) or never recorded. */
+	bool integral = rec && rec->recorded_us > 0 && v->memory_bytes != HISTORY_UNKNOWN;
+
+	/* As systemd says it of a stopped unit. */
+	appendf(&p, end, "%s: Consumed", x->final.key.path);
+	const char *sep = " ";
+	if (cpu != HISTORY_UNKNOWN) {
+		appendf(&p, end, "%s%s CPU time", sep, format_duration(b[0], cpu));
+		sep = ", ";
+	}
+	if (peak != HISTORY_UNKNOWN) {
+		appendf(&p, end, "%s%s memory peak", sep, format_bytes(b[1], peak));
+		sep = ", ";
+	}
+	if (integral) {
+		appendf(&p, end, "%s%s memory average", sep,
+			format_bytes(b[2], (int64_t)(rec->memory_byte_seconds * 1e6 / (double)rec->recorded_us)));
+		sep = ", ";
+	}
+	if (rd != HISTORY_UNKNOWN && wr != HISTORY_UNKNOWN) {
+		appendf(&p, end, "%s%s read, %s written", sep, format_bytes(b[3], rd), format_bytes(b[4], wr));
+		sep = ", ";
+	}
+	appendf(&p, end, "%s over %s.", sep[0] == ' ' ? " nothing" : "", format_duration(b[2], (int64_t)life));
+
+	field(&fields, &nf, "MESSAGE_ID=%s", HISTORY_RECORD_MESSAGE_ID);
+	field(&fields, &nf, "ACCTD_CGROUP=%s", x->final.key.path);
+	if (cpu != HISTORY_UNKNOWN)
+		field(&fields, &nf, "ACCTD_CPU_USEC=%" PRId64, cpu);
+	if (peak != HISTORY_UNKNOWN)
+		field(&fields, &nf, "ACCTD_MEMORY_PEAK_BYTES=%" PRId64, peak);
+	if (integral)
+		field(&fields, &nf, "ACCTD_MEMORY_BYTE_SECONDS=%.0f", rec->memory_byte_seconds);
+	if (rd != HISTORY_UNKNOWN)
+		field(&fields, &nf, "ACCTD_IO_READ_BYTES=%" PRId64, rd);
+	if (wr != HISTORY_UNKNOWN)
+		field(&fields, &nf, "ACCTD_IO_WRITE_BYTES=%" PRId64, wr);
+	field(&fields, &nf, "ACCTD_FIRST_SEEN_USEC=%" PRIu64, first);
+	field(&fields, &nf, "ACCTD_REMOVED_USEC=%" PRIu64, x->removed_us);
+	field(&fields, &nf, "ACCTD_LIFETIME_USEC=%" PRIu64, life);
+	fields[nf] = NULL;
+
+	/* Under systemd the log is the journal: one entry with the fields. From
+	 * a terminal the log is stderr; the entry goes to the journal as well
+	 * when there is one, for the pipelines that collect it. */
+	log_fields(LOG_INFO, 0, __FILE__, __LINE__, __func__, (const char *const *)fields, "%s", msg);
+	if (log_get_target() != LOG_TARGET_JOURNAL && access("/run/systemd/journal/socket", F_OK) == 0) {
+		struct iovec iov[18];
+		char *m = NULL;
+		size_t ni = 0;
+		if (asprintf(&m, "MESSAGE=%s", msg) >= 0) {
+			iov[ni++] = (struct iovec){ m, strlen(m) };
+			iov[ni++] = (struct iovec){ (char *)"PRIORITY=6", strlen("PRIORITY=6") };
+			for (size_t i = 0; i < nf; i++)
+				iov[ni++] = (struct iovec){ fields[i], strlen(fields[i]) };
+			(void)sd_journal_sendv(iov, (int)ni);
+			free(m);
+		}
+	}
+	for (size_t i = 0; i < nf; i++)
+		free(fields[i]);
+}
+
+static void removed(struct history_recorder *r, struct removal *x)
+{
+	_cleanup_free_ char *error = NULL;
+	struct history_record rec = {};
+	bool have = false;
+
+	if (ensure_open(r, x->removed_us) == 0) {
+		int k = history_store_removed(r->store, &x->final.key, &x->final.v, x->removed_us, &rec, &error);
+		if (k == -ENOENT && r->recorded) {
+			/* Created and removed between two recordings: recorded
+			 * once, so that its life is in the store, then ended.
+			 * Not before the run's first full recording, which ends
+			 * the previous run's lives it does not name. */
+			free(error);
+			error = NULL;
+			k = history_store_record(r->store, x->removed_us, &x->final, 1, &error);
+			if (k >= 0)
+				k = history_store_removed(r->store, &x->final.key, &x->final.v, x->removed_us, &rec,
+							  &error);
+		}
+		if (k >= 0)
+			have = true;
+		else if (k != -ENOENT)
+			store_failed(r, k, "record the removal of a cgroup in", error);
+	}
+	account(x, have ? &rec : NULL);
+	if (have)
+		history_record_clear(&rec);
+	pthread_mutex_lock(&r->lock);
+	r->status.records_total++;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Apply the settings asked for. Called with the lock held. */
+static void apply_settings(struct history_recorder *r)
+{
+	struct settings *w = &r->want, *h = &r->have;
+	bool reopen = w->enabled != h->enabled || w->interval_us != h->interval_us || !same_string(w->path, h->path);
+
+	if (reopen) {
+		pthread_mutex_unlock(&r->lock);
+		close_store(r);
+		pthread_mutex_lock(&r->lock);
+	}
+	free(h->path);
+	*h = *w;
+	h->path = w->path ? strdup(w->path) : NULL;
+	r->have_generation = r->want_generation;
+	r->status.enabled = h->enabled;
+	snprintf(r->status.path, sizeof(r->status.path), "%s", h->path ?: "");
+	if (!h->enabled) {
+		r->status.state = HISTORY_STATE_OFF;
+		r->status.last_error[0] = 0;
+		r->condition[0] = 0;
+	} else if (r->status.state == HISTORY_STATE_OFF)
+		r->status.state = HISTORY_STATE_RECORDING;
+	if (r->store)
+		history_store_set_limits(r->store, &h->limits);
+}
+
+static void *recorder_main(void *arg)
+{
+	struct history_recorder *r = arg;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (!r->has_pending && !r->removals && r->have_generation == r->want_generation && !r->stop)
+			pthread_cond_wait(&r->cond, &r->lock);
+		if (r->have_generation != r->want_generation)
+			apply_settings(r);
+		/* Removals first: they happened before the recording that waits
+		 * (which no longer lists them). */
+		struct removal *x = r->removals;
+		if (x) {
+			r->removals = x->next;
+			if (!r->removals)
+				r->removals_tail = &r->removals;
+			pthread_mutex_unlock(&r->lock);
+			removed(r, x); /* the record goes to the journal with history off too */
+			free((char *)x->final.key.path);
+			free(x);
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		if (r->has_pending) {
+			struct history_sample *s = TAKE_PTR(r->pending);
+			size_t n = r->pending_n;
+			uint64_t now_us = r->pending_us;
+			r->has_pending = false;
+			pthread_mutex_unlock(&r->lock);
+			if (r->have.enabled)
+				record(r, now_us, s, n);
+			history_samples_free(s, n);
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		if (r->stop)
+			break;
+	}
+	pthread_mutex_unlock(&r->lock);
+	close_store(r);
+	return NULL;
+}
+
+/* ---- the event loop's side -------------------------------------------------- */
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct history_recorder *, history_recorder_free);
+
+int history_recorder_new(const struct acct_config *c, struct history_recorder **ret)
+{
+	_cleanup_(history_recorder_freep) struct history_recorder *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	r->removals_tail = &r->removals;
+	int k = settings_from_config(c, &r->want);
+	if (k < 0)
+		return k;
+	r->want_generation = 1;
+	r->status.enabled = r->want.enabled;
+	r->status.state = r->want.enabled ? HISTORY_STATE_RECORDING : HISTORY_STATE_OFF;
+	snprintf(r->status.path, sizeof(r->status.path), "%s", r->want.path ?: "");
+	k = pthread_create(&r->thread, NULL, recorder_main, r);
+	if (k != 0)
+		return -k;
+	r->started = true;
+	*ret = TAKE_PTR(r);
+	return 0;
+}
+
+void history_recorder_configure(struct history_recorder *r, const struct acct_config *c)
+{
+	struct settings s;
+	if (settings_from_config(c, &s) < 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	settings_clear(&r->want);
+	r->want = s;
+	r->want_generation++;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct history_sample *samples, size_t n)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->has_pending)
+		history_samples_free(r->pending, r->pending_n);
+	r->pending = samples;
+	r->pending_n = n;
+	r->pending_us = now_us;
+	r->has_pending = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void history_recorder_removed(struct history_recorder *r, const struct history_sample *final, uint64_t first_seen_us,
+			      uint64_t removed_us)
+{
+	struct removal *x = calloc(1, sizeof(*x));
+	if (!x)
+		return;
+	*x = (struct removal){ .final = *final, .first_seen_us = first_seen_us, .removed_us = removed_us };
+	x->final.key.path = strdup(final->key.path);
+	if (!x->final.key.path) {
+		free(x);
+		return;
+	}
+	pthread_mutex_lock(&r->lock);
+	*r->removals_tail = x;
+	r->removals_tail = &x->next;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void history_recorder_get_status(struct history_recorder *r, struct history_recorder_status *ret)
+{
+	pthread_mutex_lock(&r->lock);
+	*ret = r->status;
+	pthread_mutex_unlock(&r->lock);
+}
+
+struct history_recorder *history_recorder_free(struct history_recorder *r)
+{
+	if (!r)
+		return NULL;
+	if (r->started) {
+		pthread_mutex_lock(&r->lock);
+		r->stop = true;
+		pthread_cond_signal(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+		pthread_join(r->thread, NULL);
+	}
+	history_samples_free(r->pending, r->pending_n);
+	for (struct removal *x = r->removals, *next; x; x = next) {
+		next = x->next;
+		free((char *)x->final.key.path);
+		free(x);
+	}
+	close_store(r);
+	settings_clear(&r->want);
+	settings_clear(&r->have);
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+	return NULL;
+}

@@ -1,0 +1,88 @@
+/* metrics-request.c - the /metrics endpoint's answer to a request, decided
+ * from the request alone (see metrics-request.h). */
+#include "metrics-request.h"
+
+#include <errno.h>
+#include <sys/queue.h> /* before keyvalq_struct.h */
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <string.h>
+
+#include "metrics-families.h"
+#include "util.h"
+
+/* Split "a,b c" into words (in place) and apply them to *families. */
+static int apply_family_param(char *v, uint32_t *families)
+{
+	char *words[2 * _ACCT_MF_MAX + 8];
+	size_t n = 0;
+	for (char *save = NULL, *w = strtok_r(v, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
+		if (n + 1 >= ELEMENTSOF(words))
+			return -E2BIG;
+		words[n++] = w;
+	}
+	words[n] = NULL;
+	return acct_metrics_families_apply(families, words, NULL);
+}
+
+/* format= and family= of the query into ret. Returns false for a bad query. */
+static bool apply_query(const char *query, struct metrics_plan *ret)
+{
+	struct evkeyvalq params;
+	bool family_seen = false, bad = false;
+
+	TAILQ_INIT(&params);
+	/* evhttp's own parser (it decodes %XX and '+'); it fails also for want
+	 * of memory, which is then a 400 too. */
+	if (evhttp_parse_query_str(query, &params) < 0)
+		bad = true;
+	for (struct evkeyval *kv = TAILQ_FIRST(&params); kv && !bad; kv = TAILQ_NEXT(kv, next)) {
+		if (strcmp(kv->key, "format") == 0) {
+			if (strcmp(kv->value, "text") == 0 || strcmp(kv->value, "prometheus") == 0)
+				ret->format = ACCT_METRICS_TEXT;
+			else if (strcmp(kv->value, "openmetrics") == 0)
+				ret->format = ACCT_METRICS_OPENMETRICS;
+			else
+				bad = true;
+		} else if (strcmp(kv->key, "family") == 0) {
+			if (!family_seen)
+				ret->families = 0;
+			family_seen = true;
+			bad = apply_family_param(kv->value, &ret->families) < 0;
+		}
+	}
+	evhttp_clear_headers(&params);
+	return !bad;
+}
+
+static void refuse(struct metrics_plan *ret, int code, const char *reason, const char *body)
+{
+	ret->code = code;
+	ret->reason = reason;
+	ret->body = body;
+}
+
+void metrics_request_plan(const struct metrics_request *rq, uint32_t default_families, struct metrics_plan *ret)
+{
+	*ret = (struct metrics_plan){
+		.code = 200,
+		.close = rq->major < 1 || (rq->major == 1 && rq->minor == 0),
+		.format = ACCT_METRICS_TEXT,
+		.families = default_families,
+	};
+	if (!rq->path || strcmp(rq->path, "/metrics") != 0) {
+		refuse(ret, 404, "Not Found", "Not found: metrics are at /metrics\n");
+		return;
+	}
+	if (rq->method != METRICS_METHOD_GET && rq->method != METRICS_METHOD_HEAD) {
+		ret->allow = true;
+		refuse(ret, 405, "Method Not Allowed", "Method not allowed: use GET or HEAD\n");
+		return;
+	}
+	ret->format = acct_metrics_negotiate_format(rq->accept);
+	if (rq->query && !apply_query(rq->query, ret)) {
+		refuse(ret, 400, "Bad Request", "Bad query: format=text|openmetrics, family=NAME[,NAME...]\n");
+		return;
+	}
+	ret->gzip = acct_metrics_accepts_gzip(rq->accept_encoding);
+}

@@ -1,0 +1,52 @@
+/* metrics-request.h - what the /metrics endpoint answers to one HTTP request,
+ * decided from the request alone: no I/O, no server state, no libevent
+ * request object. The path and method checks, the query parameters
+ * (format=, family=), the content negotiation (Accept, Accept-Encoding) and
+ * Connection: close for HTTP/1.0. metrics-http.c fills struct
+ * metrics_request from evhttp's parse of the request, applies the plan, and
+ * adds what depends on the server's state (the scrape limits: 503). Split out
+ * so that it can be unit-tested and fuzzed (tests/test-metrics-request.c,
+ * tests/fuzz/fuzz-metrics-request.c). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "metrics-render.h"
+
+enum metrics_method {
+	METRICS_METHOD_GET,
+	METRICS_METHOD_HEAD,
+	METRICS_METHOD_OTHER,
+};
+
+struct metrics_request {
+	enum metrics_method method;
+	int major, minor;            /* the HTTP version */
+	const char *path;            /* as evhttp_uri_get_path() has it; NULL: none */
+	const char *query;           /* as evhttp_uri_get_query() has it; NULL: none */
+	const char *accept;          /* the Accept header's value; NULL: absent */
+	const char *accept_encoding; /* the Accept-Encoding header's value; NULL: absent */
+};
+
+struct metrics_plan {
+	/* 200: serve the page (GET) or its headers (HEAD), as below. Otherwise
+	 * answer `code` with `reason` and the text/plain `body` (both static). */
+	int code;
+	const char *reason, *body;
+	bool close; /* HTTP/1.0 or older: add Connection: close (no chunked encoding) */
+	bool allow; /* 405: add Allow: GET, HEAD */
+	/* What the page is, for 200: */
+	enum acct_metrics_format format; /* format= in the query, else the Accept header's choice */
+	uint32_t families;               /* family= in the query (replacing the default), else the default */
+	bool gzip;                       /* Accept-Encoding allows gzip */
+};
+
+/* Decide the answer to rq; `default_families` is the configured set. In
+ * order: a path other than "/metrics" (exactly; NULL included) is 404, a
+ * method other than GET and HEAD 405, a query that does not parse or has a
+ * format= other than text, prometheus or openmetrics, or a family= word that
+ * acct_metrics_families_apply() refuses, 400; everything else is 200.
+ * Parameters other than format and family are ignored; of several format=,
+ * the last counts; several family= add up. Always fills *ret. */
+void metrics_request_plan(const struct metrics_request *rq, uint32_t default_families, struct metrics_plan *ret);

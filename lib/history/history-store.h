@@ -1,0 +1,258 @@
+/* history-store.h - what every cgroup used over time, kept in a SQLite
+ * database so that it outlives acctd's restarts and the cgroups themselves.
+ *
+ * Model (docs/history.md says the same for users).
+ * - A *run* is one life of acctd: from history_store_open() (started_us) to
+ *   its last recording (last_us), ended_us when it closed cleanly. Time
+ *   outside every run is a *gap*: nothing is known of it and nothing is
+ *   interpolated across it. A run is recorded at a fixed interval
+ *   (interval_us), which bounds what a recording can have missed.
+ * - A *life* is one incarnation of a cgroup: its path and its key (the boot
+ *   id and the cgroup's inode, which the kernel does not reuse while the
+ *   cgroup exists), from first_seen_us to removed_us. A life continues across
+ *   runs of the same boot when a recording names the same path and key; a
+ *   cgroup removed and created again under the same path is a new life.
+ * - A *point* is a life's values at one recording: cumulative CPU time,
+ *   memory, the kernel's memory peak, cumulative I/O bytes, tasks. A point is
+ *   stored only when a value changed since the life's last point (an idle
+ *   cgroup costs nothing per interval); within a run a value holds from its
+ *   point to the next one.
+ * - Rollups: points older than the raw retention are summarised into
+ *   1-minute, then 1-hour buckets per life (CPU and I/O at the bucket's end,
+ *   memory's integral, minimum and maximum over the bucket, covered time),
+ *   each resolution kept for its own retention. The size cap drops the
+ *   oldest data first, whatever its resolution (history_store_maintain()).
+ *
+ * Times are CLOCK_REALTIME microseconds (they must mean the same after a
+ * restart or a reboot). Values acctd did not read are HISTORY_UNKNOWN.
+ *
+ * Threads. A store is used by one thread at a time (acctd's recorder thread
+ * owns the writing store; queries open their own read-only store on the same
+ * file: WAL lets them read while the writer writes).
+ *
+ * Errors. Functions return 0 or a negative errno, and where a person needs
+ * the reason, a message in *ret_error (malloc()ed, the caller frees; set only
+ * on failure): -ENOSPC (disk full), -EROFS / -EACCES (read-only or not
+ * writable), -EIO (SQLite's I/O or corruption errors), -ENOMEM. A failed
+ * recording changes nothing in the file (one transaction per call). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HISTORY_UNKNOWN INT64_MIN
+
+enum history_resolution {
+	HISTORY_RAW,    /* every point as recorded */
+	HISTORY_MINUTE, /* 1-minute buckets */
+	HISTORY_HOUR,   /* 1-hour buckets */
+	_HISTORY_RESOLUTION_MAX,
+};
+
+struct history_limits {
+	uint64_t retention_us[_HISTORY_RESOLUTION_MAX]; /* how long each resolution is kept */
+	uint64_t max_bytes;                              /* the file's size cap (0: none) */
+};
+
+/* The identity of a cgroup's life. */
+struct history_key {
+	const char *path;  /* as the ledger keeps it: "/" for the root */
+	uint64_t inode;    /* the cgroup directory's inode (v2, else the first v1 hierarchy) */
+};
+
+/* One life's values at one recording. */
+struct history_values {
+	int64_t cpu_usec;          /* cumulative since the cgroup's creation */
+	int64_t memory_bytes;
+	int64_t memory_peak_bytes; /* the kernel's peak since creation (memory.peak,
+				    * memory.max_usage_in_bytes) */
+	int64_t io_read_bytes;     /* cumulative */
+	int64_t io_write_bytes;    /* cumulative */
+	int64_t tasks;
+};
+
+struct history_sample {
+	struct history_key key;
+	struct history_values v;
+	/* Whether acctd saw the cgroup being created (it appeared while acctd
+	 * was running), so that its cumulative counters started at 0 at about
+	 * its first recording. Else (found when acctd started, after a gap) its
+	 * counters hold what it used before, at a time nobody recorded: its
+	 * first point is only a baseline. Read for a new life only: a life that
+	 * continues keeps what its first recording said. */
+	bool created_seen;
+};
+
+struct history_store;
+
+/* What open found and did, for Status and the log. */
+struct history_open_info {
+	bool created;            /* a new file */
+	bool migrated;           /* from schema version from_version */
+	int from_version;
+	char *set_aside;         /* a corrupt or foreign file was renamed to this path (malloc()ed) */
+};
+
+/* Open (create if missing) the store at `path` for writing, start a run at
+ * now_us recorded every interval_us, on the boot `boot_id` (32 hex digits:
+ * /proc/sys/kernel/random/boot_id without dashes). Sets WAL mode. A file that
+ * is not an acctd history (another application's database, not SQLite at
+ * all) or that fails SQLite's integrity check is renamed to
+ * PATH.corrupt-<unix seconds> and a new store is created (info->set_aside);
+ * a store of an older schema is migrated in one transaction. Ends a previous
+ * run that did not close (SIGKILL) at its last recording. Returns 0, or
+ * -ENOSPC, -EROFS, -EACCES, -EIO, -ENOMEM with *ret_error. */
+int history_store_open(const char *path, const char *boot_id, uint64_t now_us, uint64_t interval_us,
+		       const struct history_limits *limits, struct history_store **ret,
+		       struct history_open_info *info, char **ret_error);
+
+/* Open an existing store read-only for queries (another thread's, or a
+ * process's). -ENOENT if there is none. */
+int history_store_open_readonly(const char *path, struct history_store **ret, char **ret_error);
+
+/* Change the limits (a reload). */
+void history_store_set_limits(struct history_store *s, const struct history_limits *limits);
+
+/* Record the cgroups that exist at now_us: a point for each whose values
+ * changed since its life's last point (or that is new), the run's last_us
+ * moved to now_us. One transaction; on failure nothing is written and the
+ * next call records against the same last points. Cost: O(n) with an
+ * in-memory index of the lives of this run; n = 10,000 with 10% changing
+ * writes ~1,000 rows. */
+int history_store_record(struct history_store *s, uint64_t now_us, const struct history_sample *samples, size_t n,
+			 char **ret_error);
+
+/* A life's totals, written once when its cgroup is removed (the accounting
+ * record) and returned by history_store_removed(). */
+struct history_record {
+	char *path;
+	uint64_t first_seen_us, removed_us;
+	int64_t cpu_usec;              /* its whole life's CPU time (final point) */
+	int64_t memory_peak_bytes;     /* the kernel's peak, else the largest point */
+	double memory_byte_seconds;    /* integral over the time it was recorded */
+	double memory_byte_seconds_bound; /* see struct history_usage */
+	int64_t io_read_bytes, io_write_bytes;
+	uint64_t recorded_us;          /* time of its life acctd was recording (gaps excluded) */
+};
+void history_record_clear(struct history_record *r);
+
+/* The cgroup `key` was removed at now_us with final values `final` (its
+ * tombstone's). Ends its life and returns its totals in *ret (clear with
+ * history_record_clear()). -ENOENT if the store has no life of it. */
+int history_store_removed(struct history_store *s, const struct history_key *key, const struct history_values *final,
+			  uint64_t now_us, struct history_record *ret, char **ret_error);
+
+/* Rollups, retention and the size cap, at now_us. Bounded work per call
+ * (the recorder calls it after recordings). Returns 0 or an error. */
+int history_store_maintain(struct history_store *s, uint64_t now_us, char **ret_error);
+
+/* End the run cleanly at now_us and close. Accepts NULL; returns NULL. */
+struct history_store *history_store_close(struct history_store *s, uint64_t now_us);
+
+/* ---- queries ------------------------------------------------------------ */
+
+/* What a cgroup (a path, all its lives in the window) used over [since, until).
+ * Bounds are |value - exact| <= bound where the data allows one:
+ *  - cpu_usec: exact between two points of one life (cumulative counters,
+ *    across acctd's restarts too); at each end of the window the value lies
+ *    between the points around it, so the bound is their difference, except:
+ *    0 when a life ends inside the window (the final point is final), when
+ *    it begins inside the window and acctd saw it created (created_seen: the
+ *    kernel's counter starts at 0), when it begins inside the window but
+ *    existed before (counted from its first point: what it used before is
+ *    not known to be the window's), at an end that is a point's own
+ *    recording, and when the points around
+ *    the end, p_i at t_i and p_j at t_j, are consecutive points of one run and
+ *    the end is at or before t_j - max_step, the run's longest time between
+ *    two recordings (kept in runs.max_step_us; the interval unless the
+ *    recorder was held up): every recording of the run between them saw p_i's
+ *    values (history_store_record() is given every cgroup that exists and
+ *    writes a point whenever a value changed), the last one at or after
+ *    t_j - max_step, and the counter never goes back, so the value at the end
+ *    is exactly p_i's. An end inside that last step, across a gap or a
+ *    restart, in rollups, or in a run of schema 2 or before keeps the
+ *    difference.
+ *  - memory_byte_seconds: the integral of memory over recorded_us, a value
+ *    held until the next point; between a recording that saw m1 and the next
+ *    that saw m2 the value moved at most |m2 - m1|, within one interval: the
+ *    bound is the sum of |m2 - m1| x interval (memory assumed to move between
+ *    two recordings without overshooting both; docs/history.md).
+ *  - memory_max_bytes: the largest value recorded in the window (a lower bound
+ *    of the true peak); memory_peak_bytes the kernel's own peak since
+ *    creation, only for lives acctd saw created in the window (else
+ *    HISTORY_UNKNOWN). */
+struct history_usage {
+	char *path;
+	unsigned lives;                 /* lives of this path that overlap the window */
+	uint64_t first_seen_us;         /* of the first life in the window */
+	uint64_t removed_us;            /* of the last life, 0 if it still exists */
+	int64_t cpu_usec;
+	int64_t cpu_usec_bound;
+	double memory_byte_seconds;
+	double memory_byte_seconds_bound;
+	uint64_t recorded_us;           /* time in the window with data (gaps and time before
+					 * first_seen or after removal excluded) */
+	int64_t memory_max_bytes;
+	int64_t memory_peak_bytes;
+	int64_t io_read_bytes, io_write_bytes; /* deltas, bounds as cpu_usec's */
+	enum history_resolution resolution; /* the finest data the answer used: HISTORY_RAW when
+					     * it is as exact as the points would make it (whole
+					     * buckets of rollups give the same answer), else the
+					     * coarsest resolution a part of the window had left */
+};
+void history_usage_clear(struct history_usage *u);
+
+struct history_usage_query {
+	uint64_t since_us, until_us;
+	const char *prefix;   /* "/" for all; a path matches the prefix itself and below
+			       * at a component boundary */
+	int depth;            /* levels below the prefix (-1: any) */
+	bool include_removed; /* lives removed in (or before the end of) the window */
+};
+
+/* Usage per path, sorted by path, into a new array (history_usage_array_free()).
+ * Returns the count or a negative errno. */
+int history_store_usage(struct history_store *s, const struct history_usage_query *q, struct history_usage **ret,
+			char **ret_error);
+void history_usage_array_free(struct history_usage *u, size_t n);
+
+/* Gaps in [since, until): times no run was recording. */
+struct history_gap {
+	uint64_t from_us, to_us;
+};
+int history_store_gaps(struct history_store *s, uint64_t since_us, uint64_t until_us, struct history_gap **ret,
+		       char **ret_error);
+
+/* One step of a history series: over [t_us, t_us + step). A step with no data
+ * (a gap, or before the cgroup existed) has covered_us == 0 and unknown
+ * values. cpu_cores: CPU time in the step / covered time, each increase
+ * between two points spread evenly over the time it can have happened in
+ * (docs/history.md, "Series"). Memory: mean
+ * (integral / covered), min and max of the values held in the step. */
+struct history_step {
+	uint64_t t_us;
+	uint64_t covered_us;
+	double cpu_cores;
+	double memory_mean_bytes;
+	int64_t memory_min_bytes, memory_max_bytes;
+	double io_read_bytes_per_s, io_write_bytes_per_s;
+	int64_t tasks_max;
+};
+
+/* The series of `path` (its lives in the window, one after another) from
+ * since_us to until_us in steps of step_us (the last may be shorter), at
+ * most 100,000 steps (-E2BIG beyond). Returns the count; -ENOENT when the
+ * store has no life of `path` at any time (a life outside the window gives
+ * steps without data). */
+int history_store_series(struct history_store *s, const char *path, uint64_t since_us, uint64_t until_us,
+			 uint64_t step_us, struct history_step **ret, char **ret_error);
+
+/* The file's size and what it holds, for Status and /metrics. */
+struct history_stats {
+	uint64_t file_bytes;        /* database + WAL */
+	uint64_t lives, points[_HISTORY_RESOLUTION_MAX];
+	uint64_t oldest_us[_HISTORY_RESOLUTION_MAX]; /* 0: none */
+	int schema_version;
+};
+int history_store_stats(struct history_store *s, struct history_stats *ret);

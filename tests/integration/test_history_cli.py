@@ -1,0 +1,378 @@
+"""acctctl usage and acctctl history (issue 14) against the real daemon: acctd
+recording a real cgroup with a CPU burner into a real SQLite store (history
+in the test's temporary directory, interval 1s), and acctctl's table, --json,
+--csv and plot read back from it.
+
+- usage: the burner's CPU time is the kernel's cpuacct delta within the bound
+  acctd states; the table shows the same values as --json, and --csv (read
+  with python's csv module) the same raw numbers.
+- history: under a pty (TERM and a window size set) a braille plot of memory
+  with CPU below it; in a pipe a table of the steps; --csv the same steps as
+  --json.
+- Errors: a time that is not one exits 2 with the accepted forms; an acctd
+  that records no history says so and how to turn it on (exit 1).
+
+Every wait is a polled condition with a generous deadline; nothing asserts a
+timing. Real cgroups are named hist-cli-* and removed afterwards."""
+import contextlib
+import csv
+import io
+import json
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import fcntl
+import time
+
+import pytest
+
+import acctd
+from test_acctctl import acctctl_binary, base_env, complete
+from test_api_client import api_daemon
+
+from test_history import CPUACCT, MEMORY, now_us
+from test_history import poll as poll_history
+
+EXIT_FAIL, EXIT_USAGE = 1, 2
+
+
+def poll(pred, timeout=90, what="condition"):
+    """test_history's poll with this file's longer default (a recording at
+    1 s under sanitizers, plus acctctl runs)."""
+    return poll_history(pred, timeout=timeout, what=what, interval=0.2)
+
+
+def ctl(sock, *args, env=None):
+    return subprocess.run([acctctl_binary(), "--address", "unix:" + sock, "--no-pager"] + list(args),
+                          capture_output=True, text=True, timeout=60, env=env or base_env())
+
+
+class Cgroup:
+    """A real v1 cgroup /hist-cli-TAG-PID in cpuacct (and memory where that
+    hierarchy exists, so that the history has memory too)."""
+
+    def __init__(self, tag):
+        self.name = "/hist-cli-%s-%d" % (tag, os.getpid())
+        self.dirs = [h + self.name for h in (CPUACCT, MEMORY) if os.path.isdir(h)]
+        for d in self.dirs:
+            os.mkdir(d)
+        self.procs = []
+
+    def usage_us(self):
+        with open(CPUACCT + self.name + "/cpuacct.usage") as f:
+            return int(f.read()) // 1000
+
+    def burn(self, cpu_seconds):
+        """A python process in the cgroup burning cpu_seconds of CPU with
+        20 MiB allocated; waits for it."""
+        code = ("import sys, time\nsys.stdin.readline()\nb = bytearray(20 << 20)\n"
+                "t = time.process_time()\nwhile time.process_time() - t < %f: pass\n" % cpu_seconds)
+        p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        for d in self.dirs:
+            with open(d + "/cgroup.procs", "w") as f:
+                f.write(str(p.pid))
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        assert p.wait(120) == 0
+
+    def remove(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        for d in self.dirs:
+            for _ in range(100):
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def burner_cgroup(tag):
+    if not acctd.is_root():
+        pytest.skip("needs root to create cgroups")
+    if not os.path.exists(CPUACCT + "/cpuacct.usage"):
+        pytest.skip("no v1 cpuacct hierarchy at %s" % CPUACCT)
+    cg = Cgroup(tag)
+    try:
+        yield cg
+    finally:
+        cg.remove()
+
+
+def hist_conf(tmp_path, **extra):
+    c = {"history__path": str(tmp_path / "hist" / "history.db"), "history__interval": "1s",
+         "cgroups__include": "/hist-cli-*", "sampling__collector": "files"}
+    c.update(extra)
+    return c
+
+
+def settle(sock, until_us):
+    """Wait until acctd has written two recordings after until_us (the
+    interval is 1s), so that a window that ends at until_us no longer
+    changes: its last step's coverage is then final."""
+    def done():
+        p = ctl(sock, "status", "--json")
+        h = json.loads(p.stdout).get("history") or {} if p.returncode == 0 else {}
+        return (h.get("last_recording_us") or 0) > until_us + 1000000
+
+    poll(done, what="a recording after %d" % until_us)
+
+
+def usage_json(sock, *args):
+    p = ctl(sock, "usage", "--json", *args)
+    if p.returncode != 0:
+        return None, p
+    return json.loads(p.stdout), p
+
+
+DURATION_UNITS = {"us": 1, "ms": 1000, "s": 1000000, "min": 60000000, "h": 3600000000, "d": 86400000000}
+
+
+def parse_duration(text):
+    """acctctl's human duration ("1.503s", "2min 3.5s") in microseconds."""
+    total = 0.0
+    for num, unit in re.findall(r"([0-9.]+)(us|ms|s|min|h|d)\b", text):
+        total += float(num) * DURATION_UNITS[unit]
+    assert total or text in ("0", "0us"), text
+    return total
+
+
+BYTES_UNITS = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_bytes(text):
+    m = re.fullmatch(r"([0-9.]+)([BKMGT])", text)
+    assert m, text
+    return float(m.group(1)) * BYTES_UNITS[m.group(2)]
+
+
+# ---- usage --------------------------------------------------------------------------------
+
+
+def test_usage_table_json_csv(tmp_path):
+    with burner_cgroup("cpu") as cg, api_daemon(tmp_path, None, **hist_conf(tmp_path)) as (d, sock):
+        early = "@%d" % (now_us() // 1000000 - 60)
+
+        def known():
+            doc, _ = usage_json(sock, "--since", early)
+            return doc and any(c["path"] == cg.name for c in doc["cgroups"])
+
+        # known to the history, idle, before the window opens
+        poll(known, what="the cgroup in the history")
+        t0 = now_us()
+        since = "@%d.%06d" % (t0 // 1000000, t0 % 1000000)
+        k0 = cg.usage_us()
+        cg.burn(1.5)
+        delta = cg.usage_us() - k0
+        assert delta >= 1400000, delta
+
+        def matches():
+            doc, _ = usage_json(sock, "--since", since, cg.name)
+            us = [c for c in (doc or {}).get("cgroups", []) if c["path"] == cg.name]
+            if not us or "cpu_usec" not in us[0]:
+                return None
+            cpu = us[0]["cpu_usec"]
+            return doc if abs(cpu["value"] - delta) <= cpu.get("bound", 0) + 1 else None
+
+        poll(matches, what="usage's CPU time to reach the kernel's delta %d us" % delta)
+        # one fixed window for the three outputs, in the past and recorded
+        t1 = now_us()
+        settle(sock, t1)
+        window = ["--since", since, "--until", "@%d.%06d" % (t1 // 1000000, t1 % 1000000), cg.name]
+
+        doc, p = usage_json(sock, *window)
+        assert p.returncode == 0, p.stderr
+        assert doc["since_us"] == t0 and doc["until_us"] == t1, (doc["since_us"], doc["until_us"], t0, t1)
+        [u] = [c for c in doc["cgroups"] if c["path"] == cg.name]
+        cpu = u["cpu_usec"]
+        assert abs(cpu["value"] - delta) <= cpu.get("bound", 0) + 1, (u, delta)
+
+        # the table: the same cgroup, its CPU in human units (rounded) and bound
+        p = ctl(sock, "usage", *window)
+        assert p.returncode == 0, p.stderr
+        lines = p.stdout.splitlines()
+        assert lines[0].split()[:2] == ["CGROUP", "CPU"], lines[0]
+        row = next(l for l in lines if l.startswith(cg.name + " "))
+        cells = re.split(r"\s{2,}", row.strip())
+        shown_cpu = cells[1].split(" ±")[0]
+        assert abs(parse_duration(shown_cpu) - cpu["value"]) <= 0.001 * cpu["value"] + 1000, (row, cpu)
+        if cpu.get("bound"):
+            assert "±" in row, row
+        if "memory_avg_bytes" in u:  # one decimal of the unit
+            shown = parse_bytes(cells[2].split(" ±")[0])
+            assert abs(shown - u["memory_avg_bytes"]) <= 0.05 * u["memory_avg_bytes"] + 1, (row, u)
+        assert re.fullmatch(r"1 cgroup, from .* to .*\.", lines[lines.index("") + 1]), p.stdout
+
+        # --csv: a header, one row, raw numbers equal to --json's
+        p = ctl(sock, "usage", "--csv", *window)
+        assert p.returncode == 0, p.stderr
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        assert [r["path"] for r in rows] == [cg.name], p.stdout
+        r = rows[0]
+        assert int(r["cpu_usec"]) == cpu["value"]
+        assert r["cpu_usec_bound"] == ("%d" % cpu["bound"] if "bound" in cpu else "")
+        assert int(r["recorded_us"]) == u["recorded_us"]
+        assert r["removed_us"] == "" and r["resolution"] == u["resolution"]
+        for k in ("memory_avg_bytes", "memory_max_bytes", "memory_peak_bytes"):
+            assert (float(r[k]) if r[k] else None) == (float(u[k]) if k in u else None), (k, r, u)
+
+        # --json=lines: one Usage per line
+        p = ctl(sock, "usage", "--json=lines", *window)
+        assert [json.loads(l)["path"] for l in p.stdout.splitlines()] == [cg.name]
+
+
+def test_csv_quotes_paths(tmp_path):
+    """A cgroup name with a comma and a quote: one field, RFC 4180 quoted."""
+    if not acctd.is_root():
+        pytest.skip("needs root to create cgroups")
+    if not os.path.isdir(CPUACCT):
+        pytest.skip("no v1 cpuacct hierarchy at %s" % CPUACCT)
+    name = '/hist-cli-a,"b-%d' % os.getpid()
+    os.mkdir(CPUACCT + name)
+    try:
+        with api_daemon(tmp_path, None, **hist_conf(tmp_path)) as (d, sock):
+            since = "@%d" % (now_us() // 1000000 - 60)
+
+            def listed():
+                p = ctl(sock, "usage", "--csv", "--since", since)
+                rows = list(csv.DictReader(io.StringIO(p.stdout))) if p.returncode == 0 else []
+                return p if name in [r["path"] for r in rows] else None
+
+            p = poll(listed, what="the cgroup in usage --csv")
+            assert '"' + name.replace('"', '""') + '"' in p.stdout
+    finally:
+        os.rmdir(CPUACCT + name)
+
+
+# ---- history ------------------------------------------------------------------------------
+
+
+def run_pty(cmd, env, columns=100, lines=40):
+    """cmd on a pty of columns x lines; its output (bytes) after it exits."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+    p = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    out = b""
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        r, _, _ = select.select([master], [], [], 1)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the other side closed
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif p.poll() is not None:
+            break
+    os.close(master)
+    assert p.wait(30) == 0, out
+    return out.decode()
+
+
+def test_history_plot_and_table(tmp_path):
+    with burner_cgroup("hist") as cg, api_daemon(tmp_path, None, **hist_conf(tmp_path)) as (d, sock):
+        t0 = now_us()
+        since = "@%d" % (t0 // 1000000 - 5)
+        poll(lambda: any(c["path"] == cg.name for c in (usage_json(sock, "--since", since)[0] or {})
+                         .get("cgroups", [])), what="the cgroup in the history")
+        cg.burn(1.0)
+        total = cg.usage_us()  # the cgroup's whole CPU time: nothing ran in it before
+
+        def all_recorded():
+            # the burner's CPU in the history (acctd records a value when it
+            # has read it, which may be after the burn's second)
+            doc, _ = usage_json(sock, "--since", since, cg.name)
+            us = [c for c in (doc or {}).get("cgroups", []) if c["path"] == cg.name]
+            cpu = us[0].get("cpu_usec") if us else None
+            return cpu and abs(cpu["value"] - total) <= cpu.get("bound", 0) + 1
+
+        poll(all_recorded, what="the burner's CPU time %d us in the history" % total)
+        # one fixed window for every output, past the burn's recording (the
+        # next whole second), and recorded
+        t1 = (now_us() // 1000000 + 1) * 1000000
+        settle(sock, t1)
+        window = ["--since", since, "--until", "@%d" % (t1 // 1000000), "--step", "1s", cg.name]
+
+        # a terminal: the plot, memory then CPU, braille (UTF-8 locale)
+        env = base_env(TERM="xterm", COLUMNS="100", LINES="40")
+        out = run_pty([acctctl_binary(), "--address", "unix:" + sock, "--no-pager", "history"] + window, env)
+        lines = out.replace("\r\n", "\n").splitlines()
+        titles = [l for l in lines if " of " + cg.name in l]
+        assert [t.rsplit(" of ", 1)[0] for t in titles] == ["Memory (mean of each step)", "CPU (cores)"], out
+        assert re.search("[\u2801-\u28ff]", out), out  # braille dots
+        assert sum(1 for l in lines if l.lstrip().startswith("└")) == 2, out
+        assert max(len(l) for l in lines) <= 100, out
+
+        # a pipe: the table, the same steps as --json and --csv
+        doc = json.loads(ctl(sock, "history", "--json", *window).stdout)
+        assert doc["cgroup"] == cg.name and doc["step_us"] >= 1000000
+        p = ctl(sock, "history", *window)
+        assert p.returncode == 0, p.stderr
+        tl = p.stdout.splitlines()
+        assert tl[0].split()[:3] == ["TIME", "CPU", "MEM"], p.stdout
+        assert len(tl) == 1 + len(doc["steps"]) + 2, p.stdout
+        gaps = sum(1 for s in doc["steps"] if s["covered_us"] == 0)
+        assert tl[-1].endswith(", %d without data." % gaps), tl[-1]
+        assert "⠀" not in p.stdout and not re.search("[\u2800-\u28ff]", p.stdout)
+        rows = list(csv.DictReader(io.StringIO(ctl(sock, "history", "--csv", *window).stdout)))
+        assert [int(r["t_us"]) for r in rows] == [s["t_us"] for s in doc["steps"]]
+        for r, s in zip(rows, doc["steps"]):
+            assert (float(r["cpu_cores"]) if r["cpu_cores"] else None) == s.get("cpu_cores"), (r, s)
+        # the window holds the cgroup's whole life: the CPU of the steps
+        # (cores over the time each has data) adds up to the kernel's total
+        used = sum(s.get("cpu_cores", 0) * s["covered_us"] for s in doc["steps"])
+        assert abs(used - total) <= 0.01 * total + 1000, (used, total, [s for s in doc["steps"] if s["covered_us"]])
+
+        # --plot=cpu in a pipe: that plot alone, ASCII without UTF-8
+        p = ctl(sock, "history", "--plot=cpu", *window, env=base_env(LC_ALL="C", COLUMNS="80"))
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.startswith("CPU (cores) of " + cg.name + "\n"), p.stdout
+        assert "*" in p.stdout and all(ord(ch) < 128 for ch in p.stdout), p.stdout
+
+
+# ---- errors -------------------------------------------------------------------------------
+
+
+def test_bad_times_exit_2():
+    for args in (["usage", "--since", "yesterdayy"], ["history", "/x", "--until", "2026-13-01"],
+                 ["usage", "--since", "1h"], ["history", "/x", "--since", "now", "--until", "-1h"]):
+        p = subprocess.run([acctctl_binary(), "--address", "unix:/nonexistent"] + args, capture_output=True,
+                           text=True, timeout=30, env=base_env())
+        assert p.returncode == EXIT_USAGE, (args, p)
+        assert p.stdout == ""
+        if "--since" in args and args[-1] != "-1h":
+            assert "expected now, today, yesterday" in p.stderr and "@SECONDS" in p.stderr, p.stderr
+    p = subprocess.run([acctctl_binary(), "usage", "--csv", "--json"], capture_output=True, text=True, env=base_env())
+    assert p.returncode == EXIT_USAGE and "exclude" in p.stderr
+
+
+def test_history_off_says_how_to_turn_it_on(tmp_path):
+    with api_daemon(tmp_path, None, **hist_conf(tmp_path, history__enabled="no")) as (d, sock):
+        for args in (["usage"], ["history", "/"]):
+            p = ctl(sock, *args)
+            assert p.returncode == EXIT_FAIL, (args, p)
+            assert "no history" in p.stderr and "enabled=yes" in p.stderr, p.stderr
+            assert p.stdout == ""
+
+
+def test_completion():
+    env = base_env(PATH=os.path.dirname(acctctl_binary()) + ":" + os.environ.get("PATH", "/usr/bin:/bin"),
+                   ACCTD_ADDRESS="unix:/nonexistent")
+    assert "--no-removed" in complete("acctctl usage --", env)
+    assert "--plot=" in complete("acctctl history --", env) and "--tree" not in complete("acctctl history --", env)
+    assert complete("acctctl history /x --plot=m", env) == ["memory"]
+    assert complete("acctctl usage --since ye", env) == ["yesterday"]

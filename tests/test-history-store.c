@@ -1,0 +1,1358 @@
+/* test-history-store.c - the history store (lib/history/history-store.h) on
+ * real SQLite files in a temporary directory: what usage answers equals the
+ * deltas fed in, within the bounds the header states; lives across removal,
+ * restarts and new inodes; gaps never interpolated; a writer killed with
+ * SIGKILL, corrupt, foreign and newer files, an older schema migrated; a full
+ * and a read-only file system (root: a small tmpfs); retention, the size cap,
+ * and rollups that agree with the raw data they summarise.
+ *
+ * Time is simulated (now_us passed in), so nothing here waits.
+ *
+ * Long because the store's contract is one module's: every case shares the
+ * fixture, the sample builders and the v1/v2 schema fixtures, which a split
+ * into several files would have to repeat. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "history-store.h"
+#include "test-tree.h"
+#include "util.h"
+
+#define BOOT "0123456789abcdef0123456789abcdef"
+#define BOOT2 "fedcba9876543210fedcba9876543210"
+#define SEC UINT64_C(1000000)
+#define T0 (UINT64_C(1764576000) * SEC) /* 2025-12-01 08:00 UTC, a whole hour */
+#define IV (10 * SEC)
+
+static const struct history_limits no_limits = {};
+
+struct fixture {
+	char *dir;
+	char *db;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	f->dir = make_tmpdir("test-history-store");
+	f->db = xjoin(f->dir, "history.db");
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	rm_rf(f->dir);
+	free(f->dir);
+	free(f->db);
+	free(f);
+	return 0;
+}
+
+static struct history_store *xopen(const char *db, const char *boot, uint64_t now, const struct history_limits *l,
+				   struct history_open_info *info)
+{
+	struct history_store *s = NULL;
+	struct history_open_info local = {};
+	_cleanup_free_ char *err = NULL;
+	int r = history_store_open(db, boot, now, IV, l, &s, info ? info : &local, &err);
+	if (r < 0)
+		fail_msg("open %s: %s (%s)", db, strerror(-r), err ? err : "");
+	if (!info)
+		free(local.set_aside);
+	return s;
+}
+
+static struct history_store *xopen_ro(const char *db)
+{
+	struct history_store *s = NULL;
+	_cleanup_free_ char *err = NULL;
+	int r = history_store_open_readonly(db, &s, &err);
+	if (r < 0)
+		fail_msg("open read-only %s: %s (%s)", db, strerror(-r), err ? err : "");
+	return s;
+}
+
+static void xrecord(struct history_store *s, uint64_t now, const struct history_sample *smp, size_t n)
+{
+	_cleanup_free_ char *err = NULL;
+	int r = history_store_record(s, now, smp, n, &err);
+	if (r < 0)
+		fail_msg("record: %s (%s)", strerror(-r), err ? err : "");
+}
+
+static struct history_sample sample(const char *path, uint64_t inode, int64_t cpu, int64_t mem)
+{
+	return (struct history_sample){
+		.key = { .path = path, .inode = inode },
+		.v = { .cpu_usec = cpu,
+		       .memory_bytes = mem,
+		       .memory_peak_bytes = HISTORY_UNKNOWN,
+		       .io_read_bytes = HISTORY_UNKNOWN,
+		       .io_write_bytes = HISTORY_UNKNOWN,
+		       .tasks = 1 },
+		.created_seen = true, /* as if acctd saw it created: counters from 0 */
+	};
+}
+
+/* Usage of exactly one path over [since, until). */
+static struct history_usage *usage_of(struct history_store *s, const char *path, uint64_t since, uint64_t until,
+				      bool include_removed)
+{
+	struct history_usage_query q = { .since_us = since, .until_us = until, .prefix = path, .depth = 0,
+					 .include_removed = include_removed };
+	struct history_usage *u = NULL;
+	_cleanup_free_ char *err = NULL;
+	int n = history_store_usage(s, &q, &u, &err);
+	if (n < 0)
+		fail_msg("usage: %s (%s)", strerror(-n), err ? err : "");
+	if (n == 0) {
+		free(u);
+		return NULL;
+	}
+	assert_int_equal(n, 1);
+	assert_string_equal(u[0].path, path);
+	return u;
+}
+
+static void free_usage(struct history_usage *u)
+{
+	history_usage_array_free(u, u ? 1 : 0);
+}
+
+/* True CPU of the burner at t: 0.5 cores from T0 (linear, so that a window
+ * edge between recordings has a true value between the points around it). */
+static int64_t burner_cpu(uint64_t t)
+{
+	return (int64_t)((t - T0) / 2);
+}
+
+/* True memory of the grower at t: 1 MiB + 1 KiB per second (linear). */
+static double grower_mem(uint64_t t)
+{
+	return 1048576.0 + 1024.0 * (double)(t - T0) / 1e6;
+}
+
+/* 31 recordings from T0 every IV of: /burner (CPU), /idle (nothing changes),
+ * /grower (memory grows). */
+static void record_three(struct history_store *s, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t t = T0 + i * IV;
+		struct history_sample smp[] = {
+			sample("/burner", 11, burner_cpu(t), 4096),
+			sample("/idle", 12, 777, 8192),
+			sample("/grower", 13, 5, (int64_t)grower_mem(t)),
+		};
+		xrecord(s, t, smp, ELEMENTSOF(smp));
+	}
+}
+
+static void test_usage_equals_deltas(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 31); /* T0 .. T0 + 300 s */
+
+	/* Window on recordings: the delta is exact, and so is each edge (a
+	 * recording saw the value there: the next point is one interval on). */
+	struct history_usage *u = usage_of(s, "/burner", T0 + 50 * SEC, T0 + 200 * SEC + 1, true);
+	assert_int_equal(u->lives, 1);
+	assert_int_equal(u->cpu_usec, burner_cpu(T0 + 200 * SEC) - burner_cpu(T0 + 50 * SEC));
+	assert_int_equal(u->cpu_usec_bound, 0);
+	assert_int_equal(u->resolution, HISTORY_RAW);
+	assert_int_equal(u->removed_us, 0);
+	free_usage(u);
+
+	/* Edges between recordings: the true delta lies within the bound. */
+	uint64_t a = T0 + 55 * SEC, b = T0 + 203 * SEC;
+	u = usage_of(s, "/burner", a, b, true);
+	int64_t exact = burner_cpu(b) - burner_cpu(a);
+	assert_true(llabs(u->cpu_usec - exact) <= u->cpu_usec_bound);
+	assert_true(u->cpu_usec_bound > 0);
+	assert_int_equal(u->recorded_us, b - a);
+	free_usage(u);
+
+	/* A life that begins in the window counts from 0 (the kernel's counter
+	 * starts there), exactly. */
+	u = usage_of(s, "/burner", T0 - 100 * SEC, T0 + 300 * SEC + 1, true);
+	assert_int_equal(u->cpu_usec, burner_cpu(T0 + 300 * SEC));
+	assert_int_equal(u->cpu_usec_bound, 0);
+	assert_int_equal(u->first_seen_us, T0);
+	free_usage(u);
+
+	/* Idle: one point, the value held all along. */
+	u = usage_of(s, "/idle", T0 + 100 * SEC, T0 + 200 * SEC, true);
+	assert_int_equal(u->cpu_usec, 0);
+	assert_int_equal(u->recorded_us, 100 * SEC);
+	assert_true(fabs(u->memory_byte_seconds - 8192.0 * 100) < 1e-6);
+	assert_true(u->memory_byte_seconds_bound == 0);
+	assert_int_equal(u->memory_max_bytes, 8192);
+	free_usage(u);
+
+	/* Memory: the true integral of a moving value lies within the bound. */
+	a = T0 + 20 * SEC;
+	b = T0 + 290 * SEC;
+	u = usage_of(s, "/grower", a, b, true);
+	double exact_bs = (grower_mem(a) + grower_mem(b)) / 2 * (double)(b - a) / 1e6;
+	assert_true(u->memory_byte_seconds_bound > 0);
+	assert_true(fabs(u->memory_byte_seconds - exact_bs) <= u->memory_byte_seconds_bound);
+	free_usage(u);
+
+	/* Change-only: the idle cgroup has one point, the others one per recording. */
+	struct history_stats st;
+	assert_int_equal(history_store_stats(s, &st), 0);
+	assert_int_equal(st.points[HISTORY_RAW], 1 + 31 + 31);
+	assert_int_equal(st.lives, 3);
+	assert_int_equal(st.schema_version, 3);
+	history_store_close(s, T0 + 301 * SEC);
+}
+
+/* /idler: CPU 100 at T0, 1000 from T0 + 20 s, idle (no point) until it
+ * rises to 5000 at T0 + 150 s; recorded every IV to T0 + 200 s, except
+ * that with `late` the recordings at T0 + 130 s and T0 + 140 s are missed
+ * (a recorder held up: 30 s from the last recording to the point). */
+static void record_idler(struct history_store *s, bool late)
+{
+	for (unsigned i = 0; i <= 20; i++) {
+		if (late && (i == 13 || i == 14))
+			continue;
+		int64_t cpu = i < 2 ? 100 : i < 15 ? 1000 : 5000;
+		struct history_sample smp = sample("/idler", 21, cpu, 4096);
+		xrecord(s, T0 + i * IV, &smp, 1);
+	}
+}
+
+/* A window edge in an idle stretch: the recording before the next point
+ * (one interval before it) still saw the value held since the last point,
+ * and the counter never goes back, so the value at the edge is exact. */
+static void test_edge_in_idle_stretch_exact(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_idler(s, false);
+	/* Edges at T0 + 60 s and T0 + 140 s (= the next point, 150 s, less one
+	 * interval): both exact. */
+	static const uint64_t since[] = { 60 * SEC, 140 * SEC };
+	for (size_t k = 0; k < ELEMENTSOF(since); k++) {
+		struct history_usage *u = usage_of(s, "/idler", T0 + since[k], T0 + 200 * SEC, false);
+		assert_non_null(u);
+		assert_int_equal(u->cpu_usec, 4000);
+		assert_int_equal(u->cpu_usec_bound, 0);
+		free_usage(u);
+	}
+	/* Both edges in idle stretches: nothing used, exactly. */
+	struct history_usage *u = usage_of(s, "/idler", T0 + 30 * SEC, T0 + 100 * SEC, false);
+	assert_non_null(u);
+	assert_int_equal(u->cpu_usec, 0);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	free_usage(u);
+	history_store_close(s, T0 + 200 * SEC);
+}
+
+/* An edge inside the last interval before a point (the counter may have
+ * moved anywhere in it), or one a late recording leaves uncovered, keeps
+ * the difference of the points around it as its bound. */
+static void test_edge_in_last_interval_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_idler(s, false);
+	struct history_usage *u = usage_of(s, "/idler", T0 + 145 * SEC, T0 + 200 * SEC, false);
+	assert_non_null(u);
+	assert_int_equal(u->cpu_usec, 4000);
+	assert_int_equal(u->cpu_usec_bound, 4000);
+	free_usage(u);
+	/* The upper edge too: [30 s, 145 s) used between 0 and 4000. */
+	u = usage_of(s, "/idler", T0 + 30 * SEC, T0 + 145 * SEC, false);
+	assert_non_null(u);
+	assert_int_equal(u->cpu_usec, 0);
+	assert_int_equal(u->cpu_usec_bound, 4000);
+	free_usage(u);
+	history_store_close(s, T0 + 200 * SEC);
+
+	/* A run whose recordings were 30 s apart before the point: an edge
+	 * 25 s before it lies after the last recording that saw the old value;
+	 * one 30 s before it does not. */
+	_cleanup_free_ char *db2 = xjoin(f->dir, "late.db");
+	s = xopen(db2, BOOT, T0, &no_limits, NULL);
+	record_idler(s, true);
+	u = usage_of(s, "/idler", T0 + 125 * SEC, T0 + 200 * SEC, false);
+	assert_non_null(u);
+	assert_int_equal(u->cpu_usec, 4000);
+	assert_int_equal(u->cpu_usec_bound, 4000);
+	free_usage(u);
+	u = usage_of(s, "/idler", T0 + 120 * SEC, T0 + 200 * SEC, false);
+	assert_non_null(u);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	free_usage(u);
+	history_store_close(s, T0 + 200 * SEC);
+}
+
+static void test_prefix_and_depth(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	struct history_sample smp[] = {
+		sample("/a", 1, 10, 1), sample("/a/b", 2, 20, 1), sample("/a/b/c", 3, 30, 1), sample("/ab", 4, 40, 1),
+	};
+	xrecord(s, T0, smp, ELEMENTSOF(smp));
+	struct history_usage_query q = { .since_us = T0, .until_us = T0 + SEC, .prefix = "/a", .depth = 1,
+					 .include_removed = true };
+	struct history_usage *u = NULL;
+	char *err = NULL;
+	int n = history_store_usage(s, &q, &u, &err);
+	assert_int_equal(n, 2);
+	assert_string_equal(u[0].path, "/a");
+	assert_string_equal(u[1].path, "/a/b");
+	history_usage_array_free(u, (size_t)n);
+	q.depth = -1;
+	n = history_store_usage(s, &q, &u, &err);
+	assert_int_equal(n, 3);
+	history_usage_array_free(u, (size_t)n);
+	q.prefix = "/";
+	n = history_store_usage(s, &q, &u, &err);
+	assert_int_equal(n, 4);
+	history_usage_array_free(u, (size_t)n);
+	history_store_close(s, T0 + SEC);
+}
+
+static void test_removed_survives_reopen(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 10); /* to T0 + 90 s */
+	struct history_key key = { "/burner", 11 };
+	struct history_values final = sample("/burner", 11, burner_cpu(T0 + 95 * SEC), 4096).v;
+	final.memory_peak_bytes = 65536;
+	struct history_record rec;
+	char *err = NULL;
+	assert_int_equal(history_store_removed(s, &key, &final, T0 + 95 * SEC, &rec, &err), 0);
+	assert_string_equal(rec.path, "/burner");
+	assert_int_equal(rec.first_seen_us, T0);
+	assert_int_equal(rec.removed_us, T0 + 95 * SEC);
+	assert_int_equal(rec.cpu_usec, burner_cpu(T0 + 95 * SEC));
+	assert_int_equal(rec.memory_peak_bytes, 65536);
+	assert_int_equal(rec.recorded_us, 95 * SEC);
+	assert_true(fabs(rec.memory_byte_seconds - 4096.0 * 95) < 1e-6);
+	history_record_clear(&rec);
+	/* Gone from the index: a second removal finds nothing. */
+	assert_int_equal(history_store_removed(s, &key, &final, T0 + 96 * SEC, &rec, &err), -ENOENT);
+	free(err);
+	err = NULL;
+	history_store_close(s, T0 + 100 * SEC);
+
+	s = xopen_ro(f->db);
+	struct history_usage *u = usage_of(s, "/burner", T0, T0 + 3600 * SEC, true);
+	assert_non_null(u);
+	assert_int_equal(u->removed_us, T0 + 95 * SEC);
+	assert_int_equal(u->cpu_usec, burner_cpu(T0 + 95 * SEC));
+	assert_int_equal(u->cpu_usec_bound, 0);
+	assert_int_equal(u->memory_peak_bytes, 65536);
+	assert_int_equal(u->recorded_us, 95 * SEC);
+	free_usage(u);
+	assert_null(usage_of(s, "/burner", T0, T0 + 3600 * SEC, false));
+	/* Still existing: /idle is there without removed ones. */
+	u = usage_of(s, "/idle", T0, T0 + 3600 * SEC, false);
+	assert_non_null(u);
+	free_usage(u);
+	history_store_close(s, 0);
+}
+
+/* A cgroup found when acctd started (created_seen false) used CPU before its
+ * first point, at a time nobody recorded: a window that begins before it
+ * counts from that point, exactly, and has no kernel peak (since creation,
+ * not the window's). One acctd saw created counts from 0, peak included; a
+ * life keeps what its first recording said across a restart, whose scan
+ * finds every cgroup as "not seen created". */
+static void test_found_at_start_is_baseline(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	for (unsigned k = 0; k < 3; k++) {
+		struct history_sample smp[] = { sample("/old", 1, 86400000000 + 500 * k, 4096),
+						sample("/new", 2, 700 + 500 * k, 4096) };
+		smp[0].created_seen = false;
+		smp[0].v.memory_peak_bytes = smp[1].v.memory_peak_bytes = 5 << 20;
+		xrecord(s, T0 + k * IV, smp, 2);
+	}
+	s = history_store_close(s, T0 + 2 * IV);
+	struct history_usage *u = usage_of(s = xopen(f->db, BOOT, T0 + 3 * IV, &no_limits, NULL), "/old",
+					   T0 - 600 * SEC, T0 + 3 * IV, true);
+	assert_int_equal(u->cpu_usec, 1000);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	assert_true(u->memory_peak_bytes == HISTORY_UNKNOWN);
+	free_usage(u);
+	u = usage_of(s, "/new", T0 - 600 * SEC, T0 + 3 * IV, true);
+	assert_int_equal(u->cpu_usec, 1700);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	assert_int_equal(u->memory_peak_bytes, 5 << 20);
+	free_usage(u);
+	/* a restart: the scan says "not seen created" of both; /new's life
+	 * continues and still counts from 0 */
+	struct history_sample again[] = { sample("/old", 1, 86400000000 + 2000, 4096), sample("/new", 2, 2700, 4096) };
+	again[0].created_seen = again[1].created_seen = false;
+	xrecord(s, T0 + 3 * IV, again, 2);
+	u = usage_of(s, "/new", T0 - 600 * SEC, T0 + 4 * IV, true);
+	assert_int_equal(u->lives, 1);
+	assert_int_equal(u->cpu_usec, 2700);
+	free_usage(u);
+	u = usage_of(s, "/old", T0 - 600 * SEC, T0 + 4 * IV, true);
+	assert_int_equal(u->cpu_usec, 2000);
+	free_usage(u);
+	history_store_close(s, T0 + 4 * IV);
+}
+
+/* The same baseline once minutes are rolled up: a window that begins a
+ * minute before a found-at-start life's first point reads that minute from
+ * its rollup, which keeps the bucket's last values, not the first point's.
+ * The baseline kept with the life answers: the CPU used since the first
+ * point, exactly (it was the whole counter, ±the whole counter). */
+static void test_baseline_under_rollups(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0 + 25 * SEC, &no_limits, NULL);
+	const int64_t before = 1000000 * (int64_t)SEC; /* used before acctd started */
+	unsigned k;
+	for (k = 0; k < 20; k++) {
+		struct history_sample smp = sample("/", 1, before + 300 * k, 4096);
+		smp.created_seen = false;
+		xrecord(s, T0 + 25 * SEC + k * IV, &smp, 1);
+		char *err = NULL;
+		assert_int_equal(history_store_maintain(s, T0 + 25 * SEC + k * IV, &err), 0);
+	}
+	struct history_usage *u = usage_of(s, "/", T0 - 60 * SEC, T0 + 25 * SEC + k * IV, true);
+	assert_int_equal(u->cpu_usec, 300 * (k - 1));
+	assert_int_equal(u->cpu_usec_bound, 0);
+	free_usage(u);
+	history_store_close(s, T0 + 25 * SEC + k * IV);
+}
+
+/* A removal between two recordings observes its own life only: the other
+ * lives' values are not held over the time since the last recording (a
+ * trial saw a live cgroup's CPU claimed exact 7 s past its last point,
+ * because a removal had moved the run's end). The removed life is covered
+ * to its removal. */
+static void test_removal_does_not_extend_others(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	for (unsigned k = 0; k < 3; k++) {
+		struct history_sample smp[] = { sample("/busy", 1, 1000 * k, 4096), sample("/gone", 2, 10 * k, 4096) };
+		xrecord(s, T0 + k * IV, smp, 2);
+	}
+	struct history_key key = { "/gone", 2 };
+	struct history_values final = sample("/gone", 2, 25, 4096).v;
+	struct history_record rec;
+	char *err = NULL;
+	assert_int_equal(history_store_removed(s, &key, &final, T0 + 25 * SEC, &rec, &err), 0);
+	history_record_clear(&rec);
+	struct history_usage *u = usage_of(s, "/busy", T0, T0 + 26 * SEC, true);
+	assert_int_equal(u->recorded_us, 20 * SEC);
+	assert_int_equal(u->cpu_usec, 2000);
+	free_usage(u);
+	u = usage_of(s, "/gone", T0, T0 + 26 * SEC, true);
+	assert_int_equal(u->recorded_us, 25 * SEC);
+	assert_int_equal(u->cpu_usec, 25);
+	free_usage(u);
+	history_store_close(s, T0 + 26 * SEC);
+}
+
+/* A series whose steps do not fall on minute boundaries, over minutes that
+ * are rolled up: read from the points, not from rollups spread over the
+ * steps (a trial saw memory in steps before the cgroup existed and more
+ * cores than the host has). A cgroup appears at 65 s and burns one core
+ * until 125 s. */
+static void test_series_unaligned_over_rollups(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	for (unsigned k = 0; k < 24; k++) {
+		uint64_t t = T0 + 5 * SEC + k * IV;
+		struct history_sample smp[2] = { sample("/other", 1, 0, 4096) };
+		size_t n = 1;
+		if (t >= T0 + 65 * SEC) {
+			uint64_t busy_to = MIN(t, T0 + 125 * SEC);
+			smp[n++] = sample("/job", 2, (int64_t)(busy_to - (T0 + 65 * SEC)), 200 << 20);
+		}
+		xrecord(s, t, smp, n);
+		char *err = NULL;
+		assert_int_equal(history_store_maintain(s, t, &err), 0);
+	}
+	struct history_step *steps = NULL;
+	char *err = NULL;
+	int n = history_store_series(s, "/job", T0 + 7 * SEC, T0 + 237 * SEC, IV, &steps, &err);
+	assert_int_equal(n, 23);
+	for (int i = 0; i < n; i++) {
+		uint64_t a = steps[i].t_us;
+		if (a + IV <= T0 + 65 * SEC)
+			assert_true(steps[i].covered_us == 0); /* before it existed */
+		else {
+			assert_true(steps[i].covered_us > 0);
+			assert_true(steps[i].cpu_cores <= 1.0 + 1e-9);
+			assert_true(steps[i].memory_max_bytes == 200 << 20);
+		}
+		if (a >= T0 + 75 * SEC && a + IV <= T0 + 125 * SEC)
+			assert_true(fabs(steps[i].cpu_cores - 1.0) < 1e-9);
+	}
+	free(steps);
+	history_store_close(s, T0 + 245 * SEC);
+}
+
+/* A series of values never read (a cgroup in no memory or I/O hierarchy) has
+ * no memory mean and no I/O rate, not 0; a counter that is read and idle
+ * has a rate of 0. */
+static void test_series_unknown_is_absent(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	for (unsigned k = 0; k < 4; k++) {
+		struct history_sample smp[] = { sample("/cpu-only", 1, 500, HISTORY_UNKNOWN),
+						sample("/all", 2, 700, 4096) };
+		smp[1].v.io_read_bytes = smp[1].v.io_write_bytes = 1 << 20;
+		xrecord(s, T0 + k * IV, smp, 2);
+	}
+	struct history_step *steps = NULL;
+	char *err = NULL;
+	int n = history_store_series(s, "/cpu-only", T0, T0 + 30 * SEC, IV, &steps, &err);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++) {
+		assert_true(steps[i].covered_us == IV);
+		assert_true(steps[i].cpu_cores == 0.0);
+		assert_true(isnan(steps[i].memory_mean_bytes));
+		assert_true(isnan(steps[i].io_read_bytes_per_s) && isnan(steps[i].io_write_bytes_per_s));
+	}
+	free(steps);
+	n = history_store_series(s, "/all", T0, T0 + 30 * SEC, IV, &steps, &err);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++) {
+		assert_true(steps[i].memory_mean_bytes == 4096.0);
+		assert_true(steps[i].io_read_bytes_per_s == 0.0 && steps[i].io_write_bytes_per_s == 0.0);
+	}
+	free(steps);
+	/* a path never seen is an error; a known one outside the window, empty steps */
+	steps = NULL;
+	assert_int_equal(history_store_series(s, "/nope", T0, T0 + 30 * SEC, IV, &steps, &err), -ENOENT);
+	assert_null(steps);
+	n = history_store_series(s, "/all", T0 - 100 * SEC, T0 - 50 * SEC, IV, &steps, &err);
+	assert_int_equal(n, 5);
+	for (int i = 0; i < n; i++)
+		assert_true(steps[i].covered_us == 0);
+	free(steps);
+	history_store_close(s, T0 + 30 * SEC);
+}
+
+/* A series in steps shorter than the recording interval: an increase of CPU
+ * time is spread over the time it can have happened in (the last interval
+ * before its point), never put whole in the point's step. 10 s of CPU
+ * between the recordings at 10 s and 20 s is one core over [10 s, 20 s), not
+ * ten cores in [20 s, 21 s). */
+static void test_series_spreads_increases(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	static const int64_t cpu[] = { 0, 0, 10 * (int64_t)SEC, 10 * (int64_t)SEC };
+	for (unsigned k = 0; k < ELEMENTSOF(cpu); k++) {
+		struct history_sample smp = sample("/burst", 3, cpu[k], 4096);
+		xrecord(s, T0 + k * IV, &smp, 1);
+	}
+	struct history_step *steps = NULL;
+	char *err = NULL;
+	int n = history_store_series(s, "/burst", T0, T0 + 30 * SEC, SEC, &steps, &err);
+	assert_int_equal(n, 30);
+	double total = 0;
+	for (int i = 0; i < n; i++) {
+		double want = i >= 10 && i < 20 ? 1.0 : 0.0;
+		assert_true(steps[i].covered_us == SEC);
+		assert_true(fabs(steps[i].cpu_cores - want) < 1e-9);
+		total += steps[i].cpu_cores * (double)steps[i].covered_us;
+	}
+	assert_true(fabs(total - 10.0 * (double)SEC) < 1.0);
+	free(steps);
+	history_store_close(s, T0 + 30 * SEC);
+}
+
+static void test_restart_continues_life(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	for (unsigned i = 0; i < 10; i++) {
+		struct history_sample smp = sample("/svc", 100, 1000 * i, 4096);
+		xrecord(s, T0 + i * IV, &smp, 1);
+	}
+	history_store_close(s, T0 + 95 * SEC);
+
+	/* Down for 10 minutes; the cgroup kept running (cpu 9000 -> 50000). */
+	uint64_t t1 = T0 + 690 * SEC;
+	s = xopen(f->db, BOOT, t1, &no_limits, NULL);
+	for (unsigned i = 0; i < 10; i++) {
+		struct history_sample smp = sample("/svc", 100, 50000 + 1000 * i, 4096);
+		xrecord(s, t1 + i * IV, &smp, 1);
+	}
+	struct history_usage *u = usage_of(s, "/svc", T0, t1 + 100 * SEC, true);
+	assert_int_equal(u->lives, 1);
+	/* Cumulative across the restart: exact, the gap included. */
+	assert_int_equal(u->cpu_usec, 59000);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	/* Recorded: 90 s of the first run, 90 s of the second; not the gap. */
+	assert_int_equal(u->recorded_us, 180 * SEC);
+	assert_true(fabs(u->memory_byte_seconds - 4096.0 * 180) < 1e-6);
+	free_usage(u);
+
+	struct history_gap *g = NULL;
+	char *err = NULL;
+	int n = history_store_gaps(s, T0 - 10 * SEC, t1 + 100 * SEC, &g, &err);
+	assert_int_equal(n, 3);
+	assert_int_equal(g[0].from_us, T0 - 10 * SEC);
+	assert_int_equal(g[0].to_us, T0);
+	assert_int_equal(g[1].from_us, T0 + 90 * SEC);
+	assert_int_equal(g[1].to_us, t1);
+	assert_int_equal(g[2].from_us, t1 + 90 * SEC);
+	free(g);
+
+	/* Gaps are not interpolated: the series has nothing in them. */
+	struct history_step *steps = NULL;
+	n = history_store_series(s, "/svc", T0, t1 + 90 * SEC, 30 * SEC, &steps, &err);
+	assert_int_equal(n, 26);
+	for (int i = 0; i < n; i++) {
+		bool in_gap = steps[i].t_us >= T0 + 90 * SEC && steps[i].t_us + 30 * SEC <= t1;
+		if (in_gap) {
+			assert_int_equal(steps[i].covered_us, 0);
+			assert_true(isnan(steps[i].memory_mean_bytes));
+			assert_true(isnan(steps[i].cpu_cores));
+		} else
+			assert_true(steps[i].covered_us > 0);
+	}
+	assert_int_equal(steps[0].covered_us, 30 * SEC);
+	assert_true(fabs(steps[0].memory_mean_bytes - 4096) < 1e-9);
+	/* 1000 us of CPU per 10 s: 1e-4 cores. */
+	assert_true(fabs(steps[1].cpu_cores - 1e-4) < 1e-12);
+	free(steps);
+	history_store_close(s, t1 + 95 * SEC);
+
+	/* A third run: the same path with a new inode is a new life; the old
+	 * one ended with the last run that saw it. */
+	uint64_t t2 = t1 + 200 * SEC;
+	s = xopen(f->db, BOOT, t2, &no_limits, NULL);
+	struct history_sample smp = sample("/svc", 101, 7, 4096);
+	xrecord(s, t2, &smp, 1);
+	xrecord(s, t2 + IV, &smp, 1);
+	u = usage_of(s, "/svc", T0, t2 + 100 * SEC, true);
+	assert_int_equal(u->lives, 2);
+	assert_int_equal(u->cpu_usec, 59000 + 7);
+	assert_int_equal(u->removed_us, 0);
+	free_usage(u);
+	history_store_close(s, t2 + IV);
+
+	/* Another boot: the lives of the last one are over. */
+	s = xopen(f->db, BOOT2, t2 + 100 * SEC, &no_limits, NULL);
+	u = usage_of(s, "/svc", T0, t2 + 200 * SEC, true);
+	assert_int_equal(u->lives, 2);
+	assert_int_equal(u->removed_us, t2 + IV);
+	free_usage(u);
+	history_store_close(s, t2 + 100 * SEC);
+}
+
+static void write_bytes(const char *path, const void *data, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, n), (ssize_t)n);
+	close(fd);
+}
+
+static void sql(const char *db, const char *text)
+{
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	char *msg = NULL;
+	if (sqlite3_exec(h, text, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", text, msg);
+	sqlite3_close(h);
+}
+
+static bool integrity_ok(const char *db)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+	bool ok = sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return ok;
+}
+
+/* Open over a bad file: set aside, a new store created and usable. */
+static void assert_set_aside(const char *db)
+{
+	struct history_open_info info = {};
+	struct history_store *s = xopen(db, BOOT, T0 + 5 * SEC, &no_limits, &info);
+	assert_true(info.created);
+	assert_non_null(info.set_aside);
+	char want[4096];
+	snprintf(want, sizeof(want), "%s.corrupt-%llu", db, (unsigned long long)(T0 / SEC + 5));
+	assert_string_equal(info.set_aside, want);
+	assert_int_equal(access(info.set_aside, F_OK), 0);
+	struct history_sample smp = sample("/x", 1, 1, 1);
+	xrecord(s, T0 + 10 * SEC, &smp, 1);
+	history_store_close(s, T0 + 10 * SEC);
+	assert_true(integrity_ok(db));
+	unlink(info.set_aside);
+	free(info.set_aside);
+}
+
+static void test_corrupt_file_set_aside(void **state)
+{
+	struct fixture *f = *state;
+	char garbage[8192];
+	for (size_t i = 0; i < sizeof(garbage); i++)
+		garbage[i] = (char)(i * 7919 + 13);
+	write_bytes(f->db, garbage, sizeof(garbage));
+	assert_set_aside(f->db);
+
+	/* A real store whose pages were damaged afterwards. */
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 31);
+	history_store_close(s, T0 + 400 * SEC);
+	int fd = open(f->db, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, garbage, 4096, 4096), 4096);
+	close(fd);
+	assert_set_aside(f->db);
+}
+
+static void test_foreign_and_newer_set_aside(void **state)
+{
+	struct fixture *f = *state;
+	sql(f->db, "CREATE TABLE foo (x); INSERT INTO foo VALUES (1)");
+	assert_set_aside(f->db);
+	unlink(f->db);
+	/* Ours, but a schema this acctd does not know: never half-used. */
+	sql(f->db, "PRAGMA application_id = 1633903476; PRAGMA user_version = 99; CREATE TABLE future (x)");
+	assert_set_aside(f->db);
+}
+
+/* Schema version 1, as acctd wrote it before rollups (a fixture: the
+ * migration must turn exactly this into the current schema). */
+static const char schema_v1[] =
+	"PRAGMA application_id = 1633903476; PRAGMA user_version = 1;"
+	"CREATE TABLE runs (id INTEGER PRIMARY KEY, boot_id TEXT NOT NULL, started_us INTEGER NOT NULL,"
+	"  last_us INTEGER NOT NULL, ended_us INTEGER, interval_us INTEGER NOT NULL);"
+	"CREATE TABLE lives (id INTEGER PRIMARY KEY, path TEXT NOT NULL, boot_id TEXT NOT NULL,"
+	"  inode INTEGER NOT NULL, first_seen_us INTEGER NOT NULL, removed_us INTEGER);"
+	"CREATE INDEX lives_path ON lives (path);"
+	"CREATE TABLE points (life INTEGER NOT NULL, t_us INTEGER NOT NULL, run INTEGER NOT NULL,"
+	"  cpu_usec INTEGER, memory_bytes INTEGER, memory_peak_bytes INTEGER, io_read_bytes INTEGER,"
+	"  io_write_bytes INTEGER, tasks INTEGER, PRIMARY KEY (life, t_us)) WITHOUT ROWID;"
+	"INSERT INTO runs VALUES (1, '0123456789abcdef0123456789abcdef', 1764576000000000, 1764576020000000,"
+	"  NULL, 10000000);"
+	"INSERT INTO lives VALUES (1, '/old', '0123456789abcdef0123456789abcdef', 5, 1764576000000000, NULL);"
+	"INSERT INTO points VALUES (1, 1764576000000000, 1, 100, 4096, NULL, NULL, NULL, 1);"
+	"INSERT INTO points VALUES (1, 1764576010000000, 1, 300, 4096, NULL, NULL, NULL, 1);"
+	"INSERT INTO points VALUES (1, 1764576020000000, 1, 600, 4096, NULL, NULL, NULL, 1);";
+
+static void test_migrate_v1(void **state)
+{
+	struct fixture *f = *state;
+	sql(f->db, schema_v1);
+	struct history_open_info info = {};
+	struct history_store *s = xopen(f->db, BOOT, T0 + 100 * SEC, &no_limits, &info);
+	assert_true(info.migrated);
+	assert_int_equal(info.from_version, 1);
+	assert_false(info.created);
+	assert_null(info.set_aside);
+	/* The old run did not close: it ended at its last recording, and its
+	 * life continues (same boot, path, inode). */
+	struct history_sample smp = sample("/old", 5, 1600, 4096);
+	xrecord(s, T0 + 100 * SEC, &smp, 1);
+	struct history_usage *u = usage_of(s, "/old", T0, T0 + 200 * SEC, true);
+	assert_int_equal(u->lives, 1);
+	/* A life from before schema 3 does not say whether acctd saw it
+	 * created: its first point (100) is a baseline, not counted. */
+	assert_int_equal(u->cpu_usec, 1600 - 100);
+	assert_int_equal(u->recorded_us, 20 * SEC);
+	free_usage(u);
+	struct history_stats st;
+	assert_int_equal(history_store_stats(s, &st), 0);
+	assert_int_equal(st.schema_version, 3);
+	history_store_close(s, T0 + 110 * SEC);
+	/* The size cap can give pages back now. */
+	sqlite3 *h = NULL;
+	sqlite3_stmt *q = NULL;
+	assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA auto_vacuum", -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), 2);
+	sqlite3_finalize(q);
+	sqlite3_close(h);
+	assert_true(integrity_ok(f->db));
+	/* Opened again: nothing more to migrate. */
+	s = xopen(f->db, BOOT, T0 + 200 * SEC, &no_limits, &info);
+	assert_false(info.migrated);
+	history_store_close(s, T0 + 200 * SEC);
+}
+
+/* Schema version 2, as acctd wrote it before runs kept their longest step:
+ * the v1 fixture migrated (the same statements), with a removed life's
+ * accounting record and a minute rollup. Its run's step is unknown: its
+ * edges keep their difference bounds; a new run's are exact in idle
+ * stretches. The rollup keeps its values in v3's smaller row. */
+static const char schema_v2_more[] =
+	"CREATE TABLE rollups (res INTEGER NOT NULL, life INTEGER NOT NULL, t_us INTEGER NOT NULL,"
+	"  t_last_us INTEGER NOT NULL, run INTEGER NOT NULL, covered_us INTEGER NOT NULL,"
+	"  memory_integral REAL NOT NULL, memory_bound REAL NOT NULL, memory_min INTEGER, memory_max INTEGER,"
+	"  tasks_max INTEGER, cpu_usec INTEGER, memory_bytes INTEGER, memory_peak_bytes INTEGER,"
+	"  io_read_bytes INTEGER, io_write_bytes INTEGER, tasks INTEGER,"
+	"  PRIMARY KEY (res, life, t_us)) WITHOUT ROWID;"
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+	"ALTER TABLE lives ADD COLUMN rec_cpu_usec INTEGER;"
+	"ALTER TABLE lives ADD COLUMN rec_memory_peak_bytes INTEGER;"
+	"ALTER TABLE lives ADD COLUMN rec_memory_byte_seconds REAL;"
+	"ALTER TABLE lives ADD COLUMN rec_memory_byte_seconds_bound REAL;"
+	"ALTER TABLE lives ADD COLUMN rec_io_read_bytes INTEGER;"
+	"ALTER TABLE lives ADD COLUMN rec_io_write_bytes INTEGER;"
+	"ALTER TABLE lives ADD COLUMN rec_recorded_us INTEGER;"
+	"INSERT INTO lives VALUES (2, '/gone', '0123456789abcdef0123456789abcdef', 6, 1764576000000000,"
+	"  1764576020000000, 50, NULL, 0.0, 0.0, NULL, NULL, 20000000);"
+	"INSERT INTO points VALUES (2, 1764576000000000, 1, 10, 4096, NULL, NULL, NULL, 1);"
+	"INSERT INTO points VALUES (2, 1764576020000000, 1, 50, 4096, NULL, NULL, NULL, 1);"
+	"INSERT INTO rollups VALUES (1, 2, 1764576000000000, 1764576020000000, 1, 20000000, 81920000000.0, 0.0,"
+	"  4096, 4096, 1, 50, 4096, NULL, NULL, NULL, 1);"
+	"PRAGMA user_version = 2;";
+
+static void test_migrate_v2(void **state)
+{
+	struct fixture *f = *state;
+	sql(f->db, schema_v1);
+	sql(f->db, schema_v2_more);
+	struct history_open_info info = {};
+	struct history_store *s = xopen(f->db, BOOT, T0 + 100 * SEC, &no_limits, &info);
+	assert_true(info.migrated);
+	assert_int_equal(info.from_version, 2);
+	{
+		sqlite3 *h = NULL;
+		sqlite3_stmt *q = NULL;
+		assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(h,
+						    "SELECT t_us, t_last_off, uncovered_us, memory_integral, cpu_usec"
+						    " FROM rollups WHERE res = 1 AND life = 2",
+						    -1, &q, NULL),
+				 SQLITE_OK);
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		assert_int_equal(sqlite3_column_int64(q, 0), (int64_t)T0);
+		assert_int_equal(sqlite3_column_int64(q, 1), 20 * SEC);
+		assert_int_equal(sqlite3_column_int64(q, 2), 40 * SEC);
+		assert_true(sqlite3_column_double(q, 3) == 81920000000.0);
+		assert_int_equal(sqlite3_column_int64(q, 4), 50);
+		assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+		sqlite3_finalize(q);
+		sqlite3_close(h);
+	}
+	/* The old run's edges: [5 s, 15 s) of /old lies between its points
+	 * (100, 300, 600 at 0, 10, 20 s) and keeps the difference bounds. */
+	struct history_usage *u = usage_of(s, "/old", T0 + 5 * SEC, T0 + 15 * SEC, true);
+	assert_int_equal(u->cpu_usec, 200);
+	assert_int_equal(u->cpu_usec_bound, 200 + 300);
+	free_usage(u);
+	u = usage_of(s, "/gone", T0, T0 + 200 * SEC, true);
+	assert_int_equal(u->cpu_usec, 50 - 10); /* from its first point: a life of schema 2 */
+	assert_int_equal(u->removed_us, T0 + 20 * SEC);
+	free_usage(u);
+	/* The new run records its steps: an idle stretch's edge is exact. */
+	for (unsigned i = 0; i <= 10; i++) {
+		struct history_sample smp = sample("/old", 5, i < 8 ? 1600 : 2000, 4096);
+		xrecord(s, T0 + 100 * SEC + i * IV, &smp, 1);
+	}
+	u = usage_of(s, "/old", T0 + 120 * SEC, T0 + 210 * SEC, true);
+	assert_int_equal(u->cpu_usec, 400);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	free_usage(u);
+	struct history_stats st;
+	assert_int_equal(history_store_stats(s, &st), 0);
+	assert_int_equal(st.schema_version, 3);
+	history_store_close(s, T0 + 210 * SEC);
+	assert_true(integrity_ok(f->db));
+	s = xopen(f->db, BOOT, T0 + 300 * SEC, &no_limits, &info);
+	assert_false(info.migrated);
+	history_store_close(s, T0 + 300 * SEC);
+}
+
+/* The writer killed with SIGKILL while it records (many cgroups, every
+ * recording changing): the file opens intact, and the last recording the
+ * child reported is there (loss: at most the recording in flight). */
+static void test_sigkill_while_recording(void **state)
+{
+	struct fixture *f = *state;
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		struct history_store *s = NULL;
+		struct history_open_info info = {};
+		char *err = NULL;
+		if (history_store_open(f->db, BOOT, T0, IV, &no_limits, &s, &info, &err) < 0)
+			_exit(1);
+		enum { N = 500 };
+		static struct history_sample smp[N];
+		static char paths[N][32];
+		for (uint64_t i = 1;; i++) {
+			for (unsigned j = 0; j < N; j++) {
+				snprintf(paths[j], sizeof(paths[j]), "/job-%u", j);
+				smp[j] = sample(paths[j], 1000 + j, (int64_t)(i * 1000 + j), (int64_t)(i * 4096));
+			}
+			if (history_store_record(s, T0 + i * IV, smp, N, &err) < 0)
+				_exit(2);
+			if (write(pfd[1], &i, sizeof(i)) != sizeof(i))
+				_exit(3);
+		}
+	}
+	close(pfd[1]);
+	uint64_t last = 0, i;
+	while (last < 30 && read(pfd[0], &i, sizeof(i)) == sizeof(i))
+		last = i;
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	while (read(pfd[0], &i, sizeof(i)) == sizeof(i))
+		last = i;
+	close(pfd[0]);
+	assert_true(last >= 30);
+
+	assert_true(integrity_ok(f->db));
+	struct history_store *s = xopen_ro(f->db);
+	struct history_gap *g = NULL;
+	char *err = NULL;
+	int n = history_store_gaps(s, T0, T0 + 100000 * SEC, &g, &err);
+	assert_int_equal(n, 1);
+	/* The run's last recording: the last reported, or the one after it
+	 * that committed before the child could report it. */
+	assert_true(g[0].from_us == T0 + last * IV || g[0].from_us == T0 + (last + 1) * IV);
+	uint64_t end = g[0].from_us;
+	free(g);
+	struct history_usage *u = usage_of(s, "/job-7", T0, end + 1, true);
+	assert_int_equal(u->cpu_usec, (int64_t)((end - T0) / IV * 1000 + 7));
+	free_usage(u);
+	history_store_close(s, 0);
+	/* Opened for writing: the killed run ends at its last recording. */
+	s = xopen(f->db, BOOT, end + 60 * SEC, &no_limits, NULL);
+	history_store_close(s, end + 60 * SEC);
+	assert_true(integrity_ok(f->db));
+}
+
+/* ---- rollups, retention, the size cap ------------------------------------ */
+
+#define N_CG 6
+static const char *const cg_paths[N_CG] = { "/c0", "/c1", "/c2", "/c3", "/c4", "/c5" };
+
+/* Recording k (every IV from T0) of cgroup i: it changes in two periods of
+ * every three ((k / (i + 1)) % 3 != 0), CPU and memory both. */
+static struct history_sample cg_sample(unsigned i, unsigned k)
+{
+	unsigned changes = 0;
+	for (unsigned j = 1; j <= k; j++)
+		changes += (j / (i + 1)) % 3 != 0;
+	return sample(cg_paths[i], 200 + i, (int64_t)changes * 37 * (i + 1),
+		      1048576 + (int64_t)((changes * (i + 3)) % 17) * 4096);
+}
+
+/* Three hours (1080 recordings), acctd down from 1h30 to 1h40, /c5 removed
+ * at 2h30. */
+static struct history_store *record_hours(const char *db, const struct history_limits *l)
+{
+	struct history_store *s = xopen(db, BOOT, T0, l, NULL);
+	for (unsigned k = 0; k < 1080; k++) {
+		uint64_t t = T0 + k * IV;
+		if (k == 540)
+			s = history_store_close(s, t - IV);
+		if (k >= 540 && k < 600)
+			continue;
+		if (k == 600)
+			s = xopen(db, BOOT, t, l, NULL);
+		struct history_sample smp[N_CG];
+		size_t n = 0;
+		for (unsigned i = 0; i < N_CG; i++)
+			if (i != 5 || k < 900)
+				smp[n++] = cg_sample(i, k);
+		xrecord(s, t, smp, n);
+		if (k == 900) {
+			struct history_key key = { "/c5", 205 };
+			struct history_values v = cg_sample(5, 900).v;
+			struct history_record rec;
+			char *err = NULL;
+			assert_int_equal(history_store_removed(s, &key, &v, t + 5 * SEC, &rec, &err), 0);
+			history_record_clear(&rec);
+		}
+	}
+	return s;
+}
+
+struct window {
+	uint64_t a, b;
+	bool aligned; /* to the resolution compared */
+};
+
+struct answer {
+	int64_t cpu, cpu_bound;
+	double bs, bs_bound;
+	uint64_t recorded;
+	enum history_resolution res;
+};
+
+static void answers(struct history_store *s, const struct window *w, size_t n_w, struct answer out[][N_CG])
+{
+	for (size_t j = 0; j < n_w; j++)
+		for (unsigned i = 0; i < N_CG; i++) {
+			struct history_usage *u = usage_of(s, cg_paths[i], w[j].a, w[j].b, true);
+			if (!u) {
+				out[j][i] = (struct answer){ .cpu = HISTORY_UNKNOWN };
+				continue;
+			}
+			out[j][i] = (struct answer){ u->cpu_usec, u->cpu_usec_bound, u->memory_byte_seconds,
+						     u->memory_byte_seconds_bound, u->recorded_us, u->resolution };
+			free_usage(u);
+		}
+}
+
+/* A rollup's answer against the raw one over the same window: CPU within
+ * the coarser answer's bound (exact over whole lives), memory's integral and
+ * the recorded time equal on bucket boundaries, within the bound elsewhere. */
+static void assert_agree(const struct window *w, size_t n_w, struct answer raw[][N_CG], struct answer got[][N_CG],
+			 enum history_resolution want)
+{
+	for (size_t j = 0; j < n_w; j++)
+		for (unsigned i = 0; i < N_CG; i++) {
+			const struct answer *r = &raw[j][i], *g = &got[j][i];
+			if (r->cpu == HISTORY_UNKNOWN) {
+				assert_int_equal(g->cpu, HISTORY_UNKNOWN);
+				continue;
+			}
+			assert_int_equal(r->res, HISTORY_RAW);
+			assert_int_equal(g->res, want);
+			if (llabs(g->cpu - r->cpu) > g->cpu_bound)
+				fail_msg("window %zu %s: cpu %" PRId64 " +- %" PRId64 ", raw %" PRId64, j, cg_paths[i],
+					 g->cpu, g->cpu_bound, r->cpu);
+			if (w[j].aligned) {
+				assert_int_equal(g->recorded, r->recorded);
+				if (fabs(g->bs - r->bs) > 1e-9 * r->bs + 1e-6)
+					fail_msg("window %zu %s: byte-seconds %.6f, raw %.6f", j, cg_paths[i], g->bs, r->bs);
+			} else if (fabs(g->bs - r->bs) > g->bs_bound + 1e-6)
+				fail_msg("window %zu %s: byte-seconds %.3f +- %.3f, raw %.3f", j, cg_paths[i], g->bs,
+					 g->bs_bound, r->bs);
+		}
+}
+
+static void maintain_until_done(struct history_store *s, uint64_t now)
+{
+	for (unsigned i = 0; i < 20; i++) {
+		_cleanup_free_ char *err = NULL;
+		int r = history_store_maintain(s, now, &err);
+		if (r < 0)
+			fail_msg("maintain: %s (%s)", strerror(-r), err ? err : "");
+	}
+}
+
+static void test_rollups_agree_with_raw(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t H = 3600 * SEC, M = 60 * SEC;
+	struct history_limits l = { .retention_us = { 365 * 24 * H, 365 * 24 * H, 365 * 24 * H } };
+	struct history_store *s = record_hours(f->db, &l);
+	const uint64_t now = T0 + 1080 * IV;
+
+	const struct window minute_w[] = {
+		{ T0 - H, T0 + 4 * H, true },          /* whole lives: CPU exact */
+		{ T0 + 7 * M, T0 + 52 * M, true },
+		{ T0 + 80 * M, T0 + 160 * M, true },  /* across the gap and the removal */
+		{ T0 + 30 * M + 10 * SEC, T0 + 2 * H + 5 * M + 35 * SEC, false },
+	};
+	const struct window hour_w[] = {
+		{ T0 - H, T0 + 4 * H, true },
+		{ T0 + H, T0 + 2 * H, true },
+		{ T0, T0 + 2 * H, true },
+		{ T0 + 20 * M, T0 + 100 * M, false },
+	};
+	struct answer raw_m[ELEMENTSOF(minute_w)][N_CG], raw_h[ELEMENTSOF(hour_w)][N_CG];
+	answers(s, minute_w, ELEMENTSOF(minute_w), raw_m);
+	answers(s, hour_w, ELEMENTSOF(hour_w), raw_h);
+	/* Whole lives: CPU is the last value, exactly. */
+	for (unsigned i = 0; i < N_CG; i++) {
+		assert_int_equal(raw_m[0][i].cpu, cg_sample(i, i == 5 ? 900 : 1079).v.cpu_usec);
+		assert_int_equal(raw_m[0][i].cpu_bound, 0);
+	}
+
+	/* Rolled up, nothing dropped: whole buckets come from rollups, the
+	 * ends from points, and the answers are the same. */
+	maintain_until_done(s, now);
+	struct answer mixed[ELEMENTSOF(minute_w)][N_CG];
+	answers(s, minute_w, ELEMENTSOF(minute_w), mixed);
+	for (size_t j = 0; j < ELEMENTSOF(minute_w); j++)
+		for (unsigned i = 0; i < N_CG; i++) {
+			assert_int_equal(mixed[j][i].res, HISTORY_RAW);
+			assert_int_equal(mixed[j][i].cpu, raw_m[j][i].cpu);
+			assert_int_equal(mixed[j][i].cpu_bound, raw_m[j][i].cpu_bound);
+			assert_int_equal(mixed[j][i].recorded, raw_m[j][i].recorded);
+			assert_true(fabs(mixed[j][i].bs - raw_m[j][i].bs) <= 1e-9 * raw_m[j][i].bs + 1e-6);
+		}
+
+	/* Raw kept 20 minutes: older windows are answered from minute rollups. */
+	l.retention_us[HISTORY_RAW] = 20 * M;
+	history_store_set_limits(s, &l);
+	maintain_until_done(s, now);
+	struct history_stats st;
+	assert_int_equal(history_store_stats(s, &st), 0);
+	assert_true(st.points[HISTORY_MINUTE] > 0);
+	assert_true(st.points[HISTORY_HOUR] > 0);
+	struct answer got_m[ELEMENTSOF(minute_w)][N_CG];
+	answers(s, minute_w, ELEMENTSOF(minute_w), got_m);
+	assert_agree(minute_w, ELEMENTSOF(minute_w), raw_m, got_m, HISTORY_MINUTE);
+	for (unsigned i = 0; i < N_CG; i++)
+		assert_int_equal(got_m[0][i].cpu_bound, 0);
+
+	/* Minutes kept 30 minutes: older windows from hour rollups. */
+	l.retention_us[HISTORY_MINUTE] = 30 * M;
+	history_store_set_limits(s, &l);
+	maintain_until_done(s, now);
+	struct answer got_h[ELEMENTSOF(hour_w)][N_CG];
+	answers(s, hour_w, ELEMENTSOF(hour_w), got_h);
+	assert_agree(hour_w, ELEMENTSOF(hour_w), raw_h, got_h, HISTORY_HOUR);
+
+	/* Retention: nothing of the dropped resolutions is older than it
+	 * (but for each life's last row before the cutoff). */
+	assert_int_equal(history_store_stats(s, &st), 0);
+	assert_true(st.points[HISTORY_RAW] <= N_CG + 20 * 6 * N_CG);
+	assert_true(st.points[HISTORY_MINUTE] <= N_CG + 60 * N_CG);
+	history_store_close(s, now);
+}
+
+/* Retention drops old points but keeps each life's last one: an idle
+ * cgroup's value still holds in the recent window, and older windows come
+ * from rollups. */
+static void test_retention_keeps_held_value(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t M = 60 * SEC;
+	struct history_limits l = { .retention_us = { 20 * M, 0, 0 } };
+	struct history_store *s = xopen(f->db, BOOT, T0, &l, NULL);
+	for (unsigned k = 0; k < 720; k++) { /* 2 h */
+		struct history_sample smp[] = { sample("/idle", 1, 5, 8192), sample("/busy", 2, k * 100, 4096 + k) };
+		xrecord(s, T0 + k * IV, smp, ELEMENTSOF(smp));
+	}
+	const uint64_t now = T0 + 719 * IV;
+	maintain_until_done(s, now);
+	struct history_stats st;
+	assert_int_equal(history_store_stats(s, &st), 0);
+	/* /idle: its one point; /busy: the last 20 minutes and one before. */
+	assert_true(st.points[HISTORY_RAW] <= 1 + 20 * 6 + 2);
+	assert_true(st.oldest_us[HISTORY_RAW] == T0);
+	struct history_usage *u = usage_of(s, "/idle", now - 10 * M, now, true);
+	assert_int_equal(u->resolution, HISTORY_RAW);
+	assert_int_equal(u->recorded_us, 10 * M);
+	assert_true(fabs(u->memory_byte_seconds - 8192.0 * 600) < 1e-6);
+	assert_int_equal(u->cpu_usec, 0);
+	free_usage(u);
+	u = usage_of(s, "/idle", T0 + 30 * M, T0 + 40 * M, true);
+	assert_int_equal(u->resolution, HISTORY_MINUTE);
+	assert_int_equal(u->recorded_us, 10 * M);
+	assert_true(fabs(u->memory_byte_seconds - 8192.0 * 600) < 1e-6);
+	free_usage(u);
+	u = usage_of(s, "/busy", T0 + 30 * M, T0 + 40 * M, true);
+	assert_int_equal(u->resolution, HISTORY_MINUTE);
+	assert_int_equal(u->recorded_us, 10 * M);
+	/* Whole minutes at the ends: CPU exact from the minutes' last points
+	 * (60 recordings of 100 us, the first edge held at 29:50). */
+	assert_true(llabs(u->cpu_usec - 6000) <= u->cpu_usec_bound);
+	free_usage(u);
+	history_store_close(s, now);
+}
+
+static void test_size_cap(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t cap = 384 * 1024;
+	struct history_limits l = { .max_bytes = cap };
+	struct history_store *s = xopen(f->db, BOOT, T0, &l, NULL);
+	enum { N = 60, K = 2000 };
+	char paths[N][16];
+	struct history_sample smp[N];
+	for (unsigned k = 0; k < K; k++) {
+		for (unsigned i = 0; i < N; i++) {
+			snprintf(paths[i], sizeof(paths[i]), "/busy-%u", i);
+			smp[i] = sample(paths[i], 300 + i, (int64_t)k * 1000 + i, 1048576 + (int64_t)(k % 50) * 4096);
+		}
+		xrecord(s, T0 + k * IV, smp, N);
+		if (k % 100 == 99)
+			maintain_until_done(s, T0 + k * IV);
+	}
+	const uint64_t now = T0 + (K - 1) * IV;
+	maintain_until_done(s, now);
+	struct history_stats st;
+	assert_int_equal(history_store_stats(s, &st), 0);
+	if (st.file_bytes > cap)
+		fail_msg("%" PRIu64 " bytes, cap %" PRIu64, st.file_bytes, cap);
+	struct stat sb;
+	assert_int_equal(stat(f->db, &sb), 0);
+	assert_true((uint64_t)sb.st_size <= cap);
+	/* The oldest data went first: the newest is whole. */
+	assert_true(st.oldest_us[HISTORY_RAW] > T0);
+	struct history_usage *u = usage_of(s, "/busy-3", now - 600 * SEC, now + 1, true);
+	assert_int_equal(u->cpu_usec, 60 * 1000);
+	assert_int_equal(u->resolution, HISTORY_RAW);
+	free_usage(u);
+	history_store_close(s, now);
+	assert_true(integrity_ok(f->db));
+}
+
+/* ---- file system faults ------------------------------------------------- */
+
+/* A tmpfs of `size` on dir, or false where mounting is not allowed. */
+static bool mount_tmpfs(const char *dir, const char *size)
+{
+	if (geteuid() != 0)
+		return false;
+	char opts[64];
+	snprintf(opts, sizeof(opts), "size=%s,mode=0700", size);
+	return mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) == 0;
+}
+
+static void test_disk_full(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_free_ char *dir = xjoin(f->dir, "small");
+	xmkdir(f->dir, "small");
+	if (!mount_tmpfs(dir, "1m")) {
+		print_message("SKIP: needs root and mount(2) for a 1 MiB tmpfs\n");
+		skip();
+	}
+	_cleanup_free_ char *db = xjoin(dir, "history.db"), *filler = xjoin(dir, "filler");
+	struct history_store *s = xopen(db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 5);
+	/* Fill what is left. */
+	int fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	static char block[65536];
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	while (write(fd, block, 512) > 0)
+		;
+	close(fd);
+	/* Recordings of new cgroups until the file system refuses. */
+	int r = 0;
+	char *err = NULL;
+	unsigned k;
+	for (k = 0; k < 1000 && r == 0; k++) {
+		char paths[50][32];
+		struct history_sample smp[50];
+		for (unsigned i = 0; i < 50; i++) {
+			snprintf(paths[i], sizeof(paths[i]), "/full/a-rather-long-name-%u-%u", k, i);
+			smp[i] = sample(paths[i], 1000 * k + i, k, i);
+		}
+		r = history_store_record(s, T0 + (10 + k) * IV, smp, 50, &err);
+	}
+	assert_int_equal(r, -ENOSPC);
+	assert_non_null(err);
+	print_message("full after %u recordings: %s\n", k, err);
+	free(err);
+	err = NULL;
+	assert_true(integrity_ok(db));
+	/* Space again: recording resumes, the earlier data is intact. */
+	assert_int_equal(unlink(filler), 0);
+	struct history_sample again = sample("/burner", 11, burner_cpu(T0 + 5000 * SEC), 4096);
+	xrecord(s, T0 + 5000 * SEC, &again, 1);
+	struct history_usage *u = usage_of(s, "/burner", T0, T0 + 5001 * SEC, true);
+	assert_int_equal(u->cpu_usec, burner_cpu(T0 + 5000 * SEC));
+	free_usage(u);
+	history_store_close(s, T0 + 5000 * SEC);
+	assert_true(integrity_ok(db));
+	assert_int_equal(umount(dir), 0);
+}
+
+static void test_read_only(void **state)
+{
+	struct fixture *f = *state;
+	_cleanup_free_ char *dir = xjoin(f->dir, "ro");
+	xmkdir(f->dir, "ro");
+	_cleanup_free_ char *db = xjoin(dir, "history.db");
+	struct history_store *s = NULL;
+	struct history_open_info info = {};
+	char *err = NULL;
+	if (!mount_tmpfs(dir, "4m")) {
+		/* Unprivileged: a directory without write permission. */
+		assert_int_equal(chmod(dir, 0500), 0);
+		int r = history_store_open(db, BOOT, T0, IV, &no_limits, &s, &info, &err);
+		assert_true(r == -EACCES || r == -EROFS);
+		assert_non_null(err);
+		free(err);
+		chmod(dir, 0700);
+		return;
+	}
+	/* An existing store on a file system remounted read-only. */
+	s = xopen(db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 5);
+	history_store_close(s, T0 + 50 * SEC);
+	assert_int_equal(mount(NULL, dir, NULL, MS_REMOUNT | MS_RDONLY, NULL), 0);
+	int r = history_store_open(db, BOOT, T0 + 100 * SEC, IV, &no_limits, &s, &info, &err);
+	assert_int_equal(r, -EROFS);
+	assert_non_null(err);
+	print_message("read-only: %s\n", err);
+	free(err);
+	err = NULL;
+	assert_null(info.set_aside);
+	/* A new file in a read-only directory. */
+	_cleanup_free_ char *db2 = xjoin(dir, "new.db");
+	r = history_store_open(db2, BOOT, T0 + 100 * SEC, IV, &no_limits, &s, &info, &err);
+	assert_int_equal(r, -EROFS);
+	free(err);
+	assert_int_equal(umount(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_usage_equals_deltas, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_edge_in_idle_stretch_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_edge_in_last_interval_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prefix_and_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removed_survives_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_continues_life, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_found_at_start_is_baseline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_spreads_increases, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_baseline_under_rollups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removal_does_not_extend_others, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_unaligned_over_rollups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_unknown_is_absent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_file_set_aside, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_and_newer_set_aside, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_v1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigkill_while_recording, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollups_agree_with_raw, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention_keeps_held_value, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_size_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

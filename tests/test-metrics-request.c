@@ -1,0 +1,123 @@
+/* test-metrics-request.c - unit tests of the /metrics endpoint's answer to a
+ * request (daemon/acctd/metrics-request.h): which requests are refused with
+ * which code, and what a served page is (format from the query over the
+ * Accept header, families replaced by family=, gzip, Connection: close). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "metrics-families.h"
+#include "metrics-request.h"
+#include "util.h"
+
+#define PROMETHEUS_ACCEPT                                                                                     \
+	"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"  \
+	"text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
+static struct metrics_plan plan(enum metrics_method method, const char *path, const char *query, const char *accept,
+				const char *encoding)
+{
+	struct metrics_request rq = { .method = method, .major = 1, .minor = 1, .path = path, .query = query,
+				      .accept = accept, .accept_encoding = encoding };
+	struct metrics_plan p;
+	memset(&p, 0x5a, sizeof(p));
+	metrics_request_plan(&rq, ACCT_METRICS_FAMILIES_DEFAULT, &p);
+	return p;
+}
+
+static void test_refused(void **state)
+{
+	(void)state;
+	struct metrics_plan p = plan(METRICS_METHOD_GET, "/", NULL, NULL, NULL);
+	assert_int_equal(p.code, 404);
+	assert_string_equal(p.reason, "Not Found");
+	assert_non_null(p.body);
+	assert_false(p.allow);
+	assert_int_equal(plan(METRICS_METHOD_GET, NULL, NULL, NULL, NULL).code, 404);
+	assert_int_equal(plan(METRICS_METHOD_GET, "/metrics/", NULL, NULL, NULL).code, 404);
+	assert_int_equal(plan(METRICS_METHOD_GET, "/Metrics", NULL, NULL, NULL).code, 404);
+	/* the path is checked before the method */
+	assert_int_equal(plan(METRICS_METHOD_OTHER, "/x", NULL, NULL, NULL).code, 404);
+
+	p = plan(METRICS_METHOD_OTHER, "/metrics", NULL, NULL, NULL);
+	assert_int_equal(p.code, 405);
+	assert_true(p.allow);
+	assert_string_equal(p.reason, "Method Not Allowed");
+
+	static const char *const bad[] = { "format=json", "format=", "family=nosuch", "family=memory,-nosuch",
+					   "format=text&family=+nosuch", "format=%zz" };
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		p = plan(METRICS_METHOD_GET, "/metrics", bad[i], NULL, NULL);
+		if (p.code != 400)
+			fail_msg("query '%s': %d, not 400", bad[i], p.code);
+		assert_string_equal(p.reason, "Bad Request");
+		assert_false(p.allow);
+	}
+}
+
+static void test_served(void **state)
+{
+	(void)state;
+	/* Prometheus 2.x's scrape: OpenMetrics, gzip, the default families. */
+	struct metrics_plan p = plan(METRICS_METHOD_GET, "/metrics", NULL, PROMETHEUS_ACCEPT, "gzip");
+	assert_int_equal(p.code, 200);
+	assert_int_equal(p.format, ACCT_METRICS_OPENMETRICS);
+	assert_int_equal(p.families, ACCT_METRICS_FAMILIES_DEFAULT);
+	assert_true(p.gzip);
+	assert_false(p.close);
+	assert_false(p.allow);
+
+	/* curl: text, no gzip */
+	p = plan(METRICS_METHOD_HEAD, "/metrics", NULL, "*/*", NULL);
+	assert_int_equal(p.code, 200);
+	assert_int_equal(p.format, ACCT_METRICS_TEXT);
+	assert_false(p.gzip);
+
+	/* format= wins over Accept, the last one counts; other parameters are ignored */
+	p = plan(METRICS_METHOD_GET, "/metrics", "format=text&x=1", PROMETHEUS_ACCEPT, NULL);
+	assert_int_equal(p.code, 200);
+	assert_int_equal(p.format, ACCT_METRICS_TEXT);
+	p = plan(METRICS_METHOD_GET, "/metrics", "format=prometheus&format=openmetrics", NULL, NULL);
+	assert_int_equal(p.format, ACCT_METRICS_OPENMETRICS);
+
+	/* family= replaces the default; several add up; %XX and '+' decoded */
+	p = plan(METRICS_METHOD_GET, "/metrics", "family=memory&family=cpu", NULL, NULL);
+	assert_int_equal(p.code, 200);
+	assert_int_equal(p.families, (1u << ACCT_MF_MEMORY) | (1u << ACCT_MF_CPU));
+	p = plan(METRICS_METHOD_GET, "/metrics", "family=default%2C-cpu", NULL, NULL);
+	assert_int_equal(p.families, ACCT_METRICS_FAMILIES_DEFAULT & ~(1u << ACCT_MF_CPU));
+	p = plan(METRICS_METHOD_GET, "/metrics", "family=memory+io", NULL, NULL);
+	assert_int_equal(p.families, (1u << ACCT_MF_MEMORY) | (1u << ACCT_MF_IO));
+}
+
+static void test_version(void **state)
+{
+	(void)state;
+	static const struct {
+		int major, minor;
+		bool close;
+	} cases[] = { { 1, 0, true }, { 0, 9, true }, { 1, 1, false }, { 2, 0, false } };
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		struct metrics_request rq = { .method = METRICS_METHOD_GET, .major = cases[i].major,
+					      .minor = cases[i].minor, .path = "/nope" };
+		struct metrics_plan p;
+		metrics_request_plan(&rq, 0, &p);
+		/* also on a refusal */
+		assert_int_equal(p.code, 404);
+		assert_int_equal(p.close, cases[i].close);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_served),
+		cmocka_unit_test(test_version),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
