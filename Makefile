@@ -6,7 +6,7 @@ MESON_OPTS ?=
 NINJA      := ninja
 SANITIZE_C_ARGS := -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all deps deps-build build run install check test check-clang check-sanitize check-asan check-tsan check-fuzz fuzz bench mutate soak clean
+.PHONY: all deps deps-build build build-tests run install check test check-clang check-sanitize check-asan check-tsan check-fuzz fuzz bench mutate soak clean
 
 all: build
 
@@ -51,14 +51,26 @@ install: deps-build
 		--buildtype=debugoptimized -Dtests=disabled $(MESON_OPTS)
 	meson install -C $(INSTALL_BUILD) $(if $(DESTDIR),--destdir "$(abspath $(DESTDIR))")
 
+# $(BUILD) as the tests need it. "make run" or "make build" first may have
+# configured it before "make deps" installed cmocka, and meson does not look
+# for a dependency again by itself: the unit tests would silently not exist.
+# A build directory without cmocka is reconfigured once cmocka is installed.
+build-tests: deps $(BUILD)/build.ninja
+	@if ! meson introspect --dependencies $(BUILD) | grep -q '"name": "cmocka"' && \
+		pkg-config --exists cmocka; then \
+		echo "$(BUILD) was configured before cmocka was installed: reconfiguring it for the tests"; \
+		meson setup --reconfigure $(BUILD); \
+	fi
+	$(NINJA) -C $(BUILD)
+
 # The whole suite: gcc build with warnings as errors, clang build, unit and
 # stress tests, then the suite again under ASan+UBSan and the stress and
 # integration tests under TSan, then each libFuzzer target briefly.
-check: deps build
+check: deps build-tests
 	meson test -C $(BUILD) --print-errorlogs --num-processes 2
 	$(MAKE) check-clang check-sanitize check-fuzz
 
-test: deps build
+test: deps build-tests
 	meson test -C $(BUILD) --print-errorlogs --suite unit
 
 check-clang: deps
