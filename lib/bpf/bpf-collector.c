@@ -105,8 +105,12 @@ __attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_le
 static void batching_from_btf(struct acct_bpf_batching *ret, unsigned nr_cpus, const struct btf *btf)
 {
 	int cpus = libbpf_num_possible_cpus();
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	*ret = (struct acct_bpf_batching){
 		.nr_cpus = nr_cpus ? nr_cpus : cpus > 0 ? (unsigned)cpus : 1,
+		/* the real count even under an injected nr_cpus: it is the
+		 * kernel's threshold that a record is compared with */
+		.nr_online = online > 0 ? (unsigned)online : 1,
 		.charge_batch = 64,
 		.stock_slots = 1,
 		.page_size = sysconf(_SC_PAGESIZE),
@@ -185,9 +189,15 @@ uint64_t acct_bpf_memory_bound(const struct acct_bpf_batching *b, int nr_descend
 
 uint64_t acct_bpf_stat_bound(const struct acct_bpf_batching *b, uint64_t stats_updates)
 {
-	uint64_t percpu = (uint64_t)b->nr_cpus * b->charge_batch;
-	uint64_t pending = stats_updates == UINT64_MAX ? percpu : MIN(stats_updates, (uint64_t)1 << 40);
-	return (pending + percpu) * (uint64_t)b->page_size;
+	uint64_t threshold = (uint64_t)(b->nr_online ? b->nr_online : b->nr_cpus) * b->charge_batch;
+	if (stats_updates > threshold) /* UINT64_MAX included */
+		return ACCT_BPF_NO_BOUND;
+	return (stats_updates + (uint64_t)b->nr_cpus * b->charge_batch) * (uint64_t)b->page_size;
+}
+
+uint64_t acct_bpf_file_stat_bound(const struct acct_bpf_batching *b)
+{
+	return 2 * (uint64_t)b->nr_cpus * b->charge_batch * (uint64_t)b->page_size;
 }
 
 /* The reason a load or attach failed, in an operator's words. */

@@ -52,6 +52,8 @@ int acct_collector_mode_from_string(const char *s);
 /* The kernel's batching, from which bounds are derived. */
 struct acct_bpf_batching {
 	unsigned nr_cpus;      /* possible CPUs */
+	unsigned nr_online;    /* online CPUs at detection: the kernel's stat flush threshold counts them
+				* (0: taken as nr_cpus) */
 	unsigned charge_batch; /* MEMCG_CHARGE_BATCH, pages (64 since Linux 6.1, 32 before: 64 is used) */
 	unsigned stock_slots;  /* memcgs one CPU's charge stock caches (memcg_stock_pcp.nr_pages[] in BTF; 1 before 6.16) */
 	long page_size;
@@ -182,13 +184,24 @@ unsigned acct_bpf_collector_node_items(const struct acct_bpf_collector *c, enum 
  * slot caching one memcg of the subtree (so min(stock_slots, 1 + descendants)
  * slots count), plus one page per CPU of byte-granular object stock. */
 uint64_t acct_bpf_memory_bound(const struct acct_bpf_batching *b, int nr_descendants);
+/* acct_bpf_stat_bound()'s answer where the kernel gives no bound. */
+#define ACCT_BPF_NO_BOUND UINT64_MAX
 /* Bytes (in the unit's terms: multiply pages by the page size) by which a
- * flushed memcg stat may differ from the truth: the updates not flushed yet,
- * stats_updates (pages) plus less than charge_batch per CPU still in per-CPU
- * counters. stats_updates UINT64_MAX (unknown, as for values read from
- * files) assumes the flush threshold, charge_batch per CPU: reading
- * memory.stat flushes when more is pending. */
+ * flushed memcg stat of a record may differ from the truth: the updates not
+ * flushed yet, stats_updates (pages) plus less than charge_batch per CPU still
+ * in per-CPU counters. Only while the memcg is below the kernel's flush
+ * threshold (more than charge_batch x online CPUs pending) does stats_updates
+ * count them: above it the kernel stops counting (memcg_rstat_updated(), ever
+ * since Linux 6.8 added the count: "already flushable") and nothing in the
+ * record says how far the stats lag until some reader or the 2-second
+ * periodic work flushes them. Returns ACCT_BPF_NO_BOUND then, and for stats_updates UINT64_MAX (a kernel
+ * that does not count them). A CPU taken offline after detection lowers the
+ * kernel's threshold below nr_online's: a restart of acctd picks it up. */
 uint64_t acct_bpf_stat_bound(const struct acct_bpf_batching *b, uint64_t stats_updates);
+/* The same for a memory.stat or memory.numa_stat file read just now: reading
+ * it flushed the memcg's subtree if it was over the threshold, so at most the
+ * threshold plus the per-CPU remainders, 2 x charge_batch x CPUs pages. */
+uint64_t acct_bpf_file_stat_bound(const struct acct_bpf_batching *b);
 /* The batching of the running kernel for nr_cpus CPUs (0: possible CPUs),
  * from its BTF where it has the charge stock type (btf_path NULL: the
  * kernel's). Never fails: unknown parts take the values that make bounds

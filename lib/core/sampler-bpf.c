@@ -37,7 +37,15 @@
  * exceeds it has its memory.stat read (which flushes the pending updates
  * when they pass the kernel's threshold) instead of taking the record's
  * keys, so a small budget buys tighter memory.stat bounds with file reads,
- * and a large one saves them (docs/counters.md, "Bounds"). */
+ * and a large one saves them (docs/counters.md, "Bounds").
+ *
+ * Unbounded. Past the kernel's flush threshold a memcg's stats_updates stops
+ * counting (acct_bpf_stat_bound()): its flushed stats may lag by any amount
+ * until a flush, and a record's stats, working set and NUMA have no bound.
+ * In a pass that reads files they come from memory.stat and memory.numa_stat,
+ * whose reading flushes; a walk alone keeps the last ones with their ages.
+ * Reading the per-node values of a busy cgroup from its record without this
+ * once served them 13 MB from the kernel's reading with a bound of 1 MB. */
 #include "sampler-internal.h"
 
 #include <errno.h>
@@ -69,6 +77,24 @@ static void set_bpf(struct sample_ctx *x, enum acct_quantity q, int64_t v, uint6
 	acct_cgroup_set_sampled(x->cg, q, x->w->s->now_us);
 }
 
+/* A record whose stats the kernel stopped counting (see Unbounded): its
+ * stats, working set and NUMA are not taken. In a pass that reads files the
+ * working set comes from memory.stat's inactive_file (read just before, which
+ * flushed them) and NUMA from memory.numa_stat; a walk alone leaves both as
+ * they are, their ages growing. */
+static void sampler_bpf_unbounded(struct sample_ctx *x, int64_t usage, uint64_t mem_bound)
+{
+	struct acct_sampler *s = x->w->s;
+	x->w->part.bpf_unbounded++;
+	if (!x->files_allowed)
+		return;
+	if (x->memstat_from_file && x->have_inactive)
+		set_bpf(x, ACCT_Q_WORKING_SET, usage > x->inactive ? usage - x->inactive : 0,
+			mem_bound + acct_bpf_file_stat_bound(&s->opts.batching));
+	if (sampler_numa_from_file(x))
+		__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
+}
+
 /* Everything of the memory group from the record (see above). */
 void sampler_bpf_memory(struct sample_ctx *x)
 {
@@ -98,8 +124,11 @@ void sampler_bpf_memory(struct sample_ctx *x)
 	}
 	if (!(r->flags & ACCT_BPF_F_STATS) || !(__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_STAT))
 		return;
+	/* ACCT_BPF_NO_BOUND (the kernel stopped counting: Unbounded below) is
+	 * over every budget. */
 	uint64_t stat_bound = acct_bpf_stat_bound(b, r->stats_updates);
-	if (!x->memstat_from_file && x->files_allowed && stat_bound > s->budget_bytes &&
+	bool unbounded = stat_bound == ACCT_BPF_NO_BOUND;
+	if (!x->memstat_from_file && x->files_allowed && (unbounded || stat_bound > s->budget_bytes) &&
 	    x->st->spec[F_MEMORY_STAT].name) {
 		/* Beyond the budget: the file, as in a slow pass (see Budgets). */
 		x->w->part.bpf_stat_reads++;
@@ -108,14 +137,13 @@ void sampler_bpf_memory(struct sample_ctx *x)
 				sampler_fail(x, ACCT_ERR_GARBAGE);
 			else {
 				x->memstat_from_file = true;
-				__atomic_store_n(&x->cg->memstat_bound, acct_bpf_stat_bound(b, UINT64_MAX),
-						 __ATOMIC_RELAXED);
+				__atomic_store_n(&x->cg->memstat_bound, acct_bpf_file_stat_bound(b), __ATOMIC_RELAXED);
 			}
 		}
 	}
 	/* A walk alone keeps the last file's keys where the record's are worse
 	 * than the budget allows (see Budgets). */
-	bool over_budget = !x->files_allowed && stat_bound > s->budget_bytes;
+	bool over_budget = !x->files_allowed && (unbounded || stat_bound > s->budget_bytes);
 	if (!x->memstat_from_file && !over_budget) {
 		for (unsigned i = 0; i < s->stat_map.n; i++) {
 			unsigned idx = s->stat_map.e[i].index;
@@ -125,6 +153,10 @@ void sampler_bpf_memory(struct sample_ctx *x)
 						      acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit);
 		}
 		__atomic_store_n(&x->cg->memstat_bound, stat_bound, __ATOMIC_RELAXED);
+	}
+	if (unbounded) {
+		sampler_bpf_unbounded(x, usage, mem_bound);
+		return;
 	}
 	if (s->inactive_entry >= 0 && s->stat_map.e[s->inactive_entry].index < r->nr_state) {
 		int64_t inactive = acct_bpf_record_state(r)[s->stat_map.e[s->inactive_entry].index] *

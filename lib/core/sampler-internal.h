@@ -171,6 +171,7 @@ void sampler_set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v);
 int64_t sampler_limit_value(uint64_t v);
 /* Memory in use, with the drift histogram and the motion estimate. */
 void sampler_set_memory(struct sample_ctx *x, int64_t v);
+bool sampler_numa_from_file(struct sample_ctx *x);
 /* A memory.stat key into the ledger (cgfs_kv_fn; userdata is the ctx). */
 int sampler_memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata);
 

@@ -533,7 +533,7 @@ static void sample_memory(struct sample_ctx *x, bool working_set)
 	if (working_set && x->have_inactive) {
 		acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > x->inactive ? (int64_t)v - x->inactive : 0);
 		acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_WORKING_SET,
-					     acct_bpf_memory_bound(b, INT_MAX) + acct_bpf_stat_bound(b, UINT64_MAX));
+					     acct_bpf_memory_bound(b, INT_MAX) + acct_bpf_file_stat_bound(b));
 	}
 }
 
@@ -916,6 +916,35 @@ static int numa_v2_line(const char *key, size_t key_len, uint64_t total, const u
 	return 0;
 }
 
+/* Per-node memory from memory.numa_stat, which flushes the memcg's stats
+ * when they are over the kernel's threshold (as memory.stat does). Returns
+ * whether it was read and parsed. */
+bool sampler_numa_from_file(struct sample_ctx *x)
+{
+	if (!sampler_get(x, F_NUMA_STAT))
+		return false;
+	int r;
+	if (x->st->memory_v1) {
+		/* Hierarchical, as memory.usage_in_bytes is (cgfs_numa_v1_nodes()). */
+		uint64_t pages[CGFS_MAX_NODES];
+		size_t nodes;
+		r = cgfs_numa_v1_nodes(x->w->buf, pages, ELEMENTSOF(pages), &nodes, NULL);
+		for (size_t i = 0; r >= 0 && i < nodes; i++)
+			(void)acct_cgroup_set_node(x->cg, (unsigned)i,
+						   (int64_t)(pages[i] * (uint64_t)x->w->s->opts.page_size));
+	} else {
+		struct numa_v2_ctx n = { .nodes = 0 };
+		r = cgfs_parse_numa_stat(x->w->buf, numa_v2_line, &n);
+		for (size_t i = 0; r >= 0 && i < n.nodes; i++)
+			(void)acct_cgroup_set_node(x->cg, (unsigned)i, (int64_t)n.sum[i]);
+	}
+	if (r < 0) {
+		sampler_fail(x, ACCT_ERR_GARBAGE);
+		return false;
+	}
+	return true;
+}
+
 /* The slow files, and memory in use right after memory.stat (see
  * sample_memory()). */
 static void sample_slow(struct sample_ctx *x)
@@ -929,31 +958,13 @@ static void sample_slow(struct sample_ctx *x)
 		} else { /* reading memory.stat flushed what was over the threshold */
 			x->memstat_from_file = true;
 			__atomic_store_n(&x->cg->memstat_bound,
-					 acct_bpf_stat_bound(&x->w->s->opts.batching, UINT64_MAX), __ATOMIC_RELAXED);
+					 acct_bpf_file_stat_bound(&x->w->s->opts.batching), __ATOMIC_RELAXED);
 		}
 	}
 	sample_memory(x, true);
 	if (x->mem_rec) /* NUMA, peak, limits and swap came with the record */
 		return;
-	if (sampler_get(x, F_NUMA_STAT)) {
-		int r;
-		if (x->st->memory_v1) {
-			/* Hierarchical, as memory.usage_in_bytes is (cgfs_numa_v1_nodes()). */
-			uint64_t pages[CGFS_MAX_NODES];
-			size_t nodes;
-			r = cgfs_numa_v1_nodes(x->w->buf, pages, ELEMENTSOF(pages), &nodes, NULL);
-			for (size_t i = 0; r >= 0 && i < nodes; i++)
-				(void)acct_cgroup_set_node(x->cg, (unsigned)i,
-							   (int64_t)(pages[i] * (uint64_t)x->w->s->opts.page_size));
-		} else {
-			struct numa_v2_ctx n = { .nodes = 0 };
-			r = cgfs_parse_numa_stat(x->w->buf, numa_v2_line, &n);
-			for (size_t i = 0; r >= 0 && i < n.nodes; i++)
-				(void)acct_cgroup_set_node(x->cg, (unsigned)i, (int64_t)n.sum[i]);
-		}
-		if (r < 0)
-			sampler_fail(x, ACCT_ERR_GARBAGE);
-	}
+	(void)sampler_numa_from_file(x);
 	static const struct {
 		enum file_role role;
 		enum acct_quantity q;
@@ -1420,6 +1431,7 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 			memcpy(report->last_backwards, p->last_backwards, sizeof(report->last_backwards));
 		report->bpf_cgroups += p->bpf_cgroups;
 		report->bpf_stat_reads += p->bpf_stat_reads;
+		report->bpf_unbounded += p->bpf_unbounded;
 	}
 	if (s->opts.collector && (s->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
 		const struct acct_pass_report *b = &s->bpf_report;
@@ -1580,7 +1592,7 @@ void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const 
 		 * of every CPU; v1's own root reading is made of flushed stats. */
 		const struct acct_bpf_batching *b = &s->opts.batching;
 		acct_cgroup_set_kernel_bound(cgs[0], ACCT_Q_MEMORY,
-					     MAX(acct_bpf_memory_bound(b, INT_MAX), acct_bpf_stat_bound(b, UINT64_MAX)));
+					     MAX(acct_bpf_memory_bound(b, INT_MAX), acct_bpf_file_stat_bound(b)));
 	}
 }
 

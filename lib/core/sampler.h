@@ -73,7 +73,9 @@ struct acct_pass_report {
 	uint64_t bpf_mismatches;       /* of them, values outside what the timing explains */
 	uint64_t bpf_fallbacks;        /* quantities moved back to files by this pass */
 	uint64_t bpf_stat_reads;       /* memory.stat files read because a record's unflushed
-					* updates exceeded bytes_budget (sampler.c, "Budgets") */
+					* updates exceeded bytes_budget or were uncounted
+					* (sampler-bpf.c, "Budgets" and "Unbounded") */
+	uint64_t bpf_unbounded;        /* records past the kernel's flush threshold (ditto) */
 	char last_mismatch[160];       /* "PATH QUANTITY bpf V not in [A, B]"; "" if none */
 };
 
