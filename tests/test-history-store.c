@@ -336,6 +336,76 @@ static void test_prefix_and_depth(void **state)
 	history_store_close(s, T0 + SEC);
 }
 
+/* group_level: one row per path at the level, with its own totals (the
+ * kernel's hierarchical counters) and its subtree's paths counted; a prefix
+ * known but empty in the window answers none, an unknown one -ENOENT. */
+static void test_group_by_level(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	/* "/a-x" and "/a.y" sort between "/a" and "/a/b": a group's subtree is
+	 * not contiguous in path order */
+	struct history_sample smp[] = {
+		sample("/a", 1, 100, 1),	  sample("/a-x", 2, 7, 1),    sample("/a.y", 3, 8, 1),
+		sample("/a/b", 4, 60, 1),	  sample("/a/b/c", 5, 30, 1), sample("/a/d", 6, 40, 1),
+		sample("/b", 7, 50, 1),
+	};
+	xrecord(s, T0, smp, ELEMENTSOF(smp));
+	smp[0].v.cpu_usec = 1100;
+	smp[3].v.cpu_usec = 560;
+	smp[6].v.cpu_usec = 250;
+	xrecord(s, T0 + 10 * SEC, smp, ELEMENTSOF(smp));
+	struct history_usage_query q = { .since_us = T0, .until_us = T0 + 10 * SEC + 1, .prefix = "/",
+					 .depth = -1, .include_removed = true, .group_level = 1 };
+	struct history_usage *u = NULL;
+	char *err = NULL;
+	int n = history_store_usage(s, &q, &u, &err);
+	assert_int_equal(n, 4);
+	assert_string_equal(u[0].path, "/a");
+	assert_int_equal(u[0].cpu_usec, 1100); /* its own counter (from 0: created_seen): the subtree's */
+	assert_int_equal(u[0].subtree_paths, 3); /* /a/b, /a/b/c, /a/d */
+	assert_string_equal(u[1].path, "/a-x");
+	assert_int_equal(u[1].subtree_paths, 0);
+	assert_string_equal(u[2].path, "/a.y");
+	assert_string_equal(u[3].path, "/b");
+	assert_int_equal(u[3].cpu_usec, 250);
+	history_usage_array_free(u, (size_t)n);
+	/* level 2 under /a: the level above is left out */
+	q.prefix = "/a";
+	q.group_level = 2;
+	n = history_store_usage(s, &q, &u, &err);
+	assert_int_equal(n, 2);
+	assert_string_equal(u[0].path, "/a/b");
+	assert_int_equal(u[0].cpu_usec, 560);
+	assert_int_equal(u[0].subtree_paths, 1);
+	assert_string_equal(u[1].path, "/a/d");
+	assert_int_equal(u[1].subtree_paths, 0);
+	history_usage_array_free(u, (size_t)n);
+	/* no group 3 levels down under /b: none, no error */
+	q.prefix = "/b";
+	q.group_level = 3;
+	assert_int_equal(history_store_usage(s, &q, &u, &err), 0);
+	/* a known prefix outside the window: none; "/a/b/" is "/a/b" */
+	q.group_level = 0;
+	q.depth = 0;
+	q.prefix = "/a/b/";
+	q.since_us = T0 + 20 * SEC;
+	q.until_us = T0 + 30 * SEC;
+	q.include_removed = false;
+	assert_int_equal(history_store_usage(s, &q, &u, &err), 1); /* still there: its last point holds */
+	history_usage_array_free(u, 1);
+	q.since_us = T0 - 20 * SEC;
+	q.until_us = T0 - 10 * SEC;
+	assert_int_equal(history_store_usage(s, &q, &u, &err), 0);
+	/* a prefix no life ever had (not even below it) */
+	q.prefix = "/a/bc";
+	assert_int_equal(history_store_usage(s, &q, &u, &err), -ENOENT);
+	q.prefix = "/nothing";
+	assert_int_equal(history_store_usage(s, &q, &u, &err), -ENOENT);
+	free(err);
+	history_store_close(s, T0 + 30 * SEC);
+}
+
 static void test_removed_survives_reopen(void **state)
 {
 	struct fixture *f = *state;
@@ -1335,6 +1405,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_edge_in_idle_stretch_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_edge_in_last_interval_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prefix_and_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_by_level, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_survives_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_continues_life, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_found_at_start_is_baseline, setup, teardown),

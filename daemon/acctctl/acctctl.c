@@ -57,6 +57,7 @@ uint64_t arg_since_us, arg_until_us, arg_step_us;
 bool arg_csv;
 enum plot_choice arg_plot = PLOT_DEFAULT;
 bool arg_no_removed;
+int arg_group_level;
 
 enum {
 	ARG_VERSION = 0x100,
@@ -79,6 +80,7 @@ enum {
 	ARG_CSV,
 	ARG_PLOT,
 	ARG_NO_REMOVED,
+	ARG_GROUP_BY_LEVEL,
 };
 
 static const struct option options[] = {
@@ -111,6 +113,7 @@ static const struct option options[] = {
 	{ "csv", no_argument, NULL, ARG_CSV },
 	{ "plot", required_argument, NULL, ARG_PLOT },
 	{ "no-removed", no_argument, NULL, ARG_NO_REMOVED },
+	{ "group-by-level", required_argument, NULL, ARG_GROUP_BY_LEVEL },
 	{}
 };
 
@@ -267,11 +270,12 @@ static const struct verb verbs[] = {
 		.min_args = 0,
 		.max_args = VERB_ANY,
 		.args_error = NULL,
-		.options = (const int[]){ ARG_SINCE, ARG_UNTIL, ARG_PREFIX, ARG_DEPTH, ARG_NO_REMOVED, ARG_CSV, 0 },
+		.options = (const int[]){ ARG_SINCE, ARG_UNTIL, ARG_PREFIX, ARG_DEPTH, ARG_NO_REMOVED, ARG_GROUP_BY_LEVEL,
+					  ARG_CSV, 0 },
 		.synopsis = "usage [CGROUP...]",
 		.summary = "What cgroups used over a window, from the history",
 		.help = "acctctl usage [CGROUP...] [--since=TIME] [--until=TIME] [--prefix=PATH] [--depth=N]\n"
-			"              [--no-removed] [--json|--csv]\n\n"
+			"              [--no-removed] [--group-by-level=N] [--json|--csv]\n\n"
 			"What each cgroup used between --since and --until, from acctd's history (removed\n"
 			"cgroups included, across restarts of acctd): CPU time with its bound, average\n"
 			"memory (byte-seconds over the time recorded) with its bound, the largest sample\n"
@@ -287,6 +291,11 @@ static const struct verb verbs[] = {
 			"      --depth=N      At most N levels below PATH, or below each CGROUP (default:\n"
 			"                     all; 0 with CGROUPs)\n"
 			"      --no-removed   Leave out cgroups removed by the end of the window\n"
+			"      --group-by-level=N\n"
+			"                     One row per cgroup N levels below the root (1: the slices,\n"
+			"                     2: the services in them): its own totals, which the kernel\n"
+			"                     keeps for its whole subtree, and BELOW, the cgroups under it\n"
+			"                     seen in the window; cgroups above level N are left out\n"
 			"      --csv          Comma-separated values: a header row, then one row per cgroup\n"
 			"                     with raw numbers (microseconds, bytes; a bound in its own\n"
 			"                     column; an absent value empty)\n",
@@ -695,6 +704,12 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 		}
 		case ARG_NO_REMOVED:
 			arg_no_removed = true;
+			break;
+		case ARG_GROUP_BY_LEVEL:
+			if (parse_uint(optarg, 1024, &u) < 0 || u == 0)
+				return usage_error("Invalid level '%s': expected a number of levels below the root, 1 or more.",
+						   optarg);
+			arg_group_level = (int)u;
 			break;
 		default:
 			return usage_error("Unexpected option. See 'acctctl --help'.");

@@ -53,6 +53,7 @@ extern uint64_t arg_since_us, arg_until_us, arg_step_us;
 extern bool arg_csv;
 extern enum plot_choice arg_plot;
 extern bool arg_no_removed;
+extern int arg_group_level; /* usage --group-by-level (0: none) */
 
 /* The verbs. Each takes its positional arguments (NULL-terminated, counted
  * against verbs[] already) and returns acctctl's exit status. */

@@ -22,6 +22,7 @@ static const struct {
 } csv_columns[] = {
 	{ "path", "path", NULL },
 	{ "lives", "lives", NULL },
+	{ "subtree_cgroups", "subtree_cgroups", NULL },
 	{ "first_seen_us", "first_seen_us", NULL },
 	{ "removed_us", "removed_us", NULL },
 	{ "recorded_us", "recorded_us", NULL },
@@ -68,6 +69,7 @@ static void print_csv(struct json_object *cgroups)
 
 enum {
 	U_PATH,
+	U_SUBTREE,
 	U_CPU,
 	U_CPU_BOUND,
 	U_MEM_AVG,
@@ -81,10 +83,11 @@ enum {
 	_U_MAX,
 };
 static const char *const usage_headers[_U_MAX] = {
-	"CGROUP", "CPU", "", "MEM AVG", "", "MEM MAX", "PEAK", "READ", "WRITE", "RECORDED", "REMOVED",
+	"CGROUP", "BELOW", "CPU", "", "MEM AVG", "", "MEM MAX", "PEAK", "READ", "WRITE", "RECORDED", "REMOVED",
 };
-static const unsigned usage_flags[_U_MAX] = {
+static unsigned usage_flags[_U_MAX] = {
 	[U_PATH] = COL_ELLIPSIZE,
+	[U_SUBTREE] = COL_RIGHT | COL_HIDDEN, /* shown with --group-by-level */
 	[U_CPU] = COL_RIGHT,
 	[U_CPU_BOUND] = COL_TIGHT,
 	[U_MEM_AVG] = COL_RIGHT,
@@ -128,6 +131,7 @@ static void usage_row(struct table *t, struct json_object *u, bool date)
 	double bound;
 
 	cells[U_PATH] = cell_str(t, jstr(u, "path") ?: "?");
+	cells[U_SUBTREE] = cell_fmt(t, "%" PRId64, jint_or(u, "subtree_cgroups", 0));
 	total_cells(t, jget(u, "cpu_usec"), false, &cells[U_CPU], &cells[U_CPU_BOUND]);
 	cells[U_MEM_AVG] = bytes_cell(t, u, "memory_avg_bytes");
 	/* the average's bound: the byte-seconds' over the seconds recorded */
@@ -208,6 +212,8 @@ int verb_usage(char **args)
 		if (depth >= 0)
 			json_add(params, "depth", json_object_new_int(depth));
 		json_add(params, "include_removed", json_object_new_boolean(!arg_no_removed));
+		if (arg_group_level > 0)
+			json_add(params, "group_by_level", json_object_new_int(arg_group_level));
 		r = history_call(c, "Usage", params, "cgroups", &part);
 		if (r != EXIT_OK)
 			return r;
@@ -240,6 +246,8 @@ int verb_usage(char **args)
 	}
 	/* dates on the times when the window spans more than today */
 	date = jint_or(answer, "until_us", 0) - jint_or(answer, "since_us", 0) > INT64_C(86400000000);
+	if (arg_group_level > 0)
+		usage_flags[U_SUBTREE] &= ~COL_HIDDEN;
 	table_init(&t, _U_MAX, usage_headers, usage_flags);
 	for (size_t i = 0; i < n; i++)
 		usage_row(&t, json_object_array_get_idx(cgroups, i), date);

@@ -28,13 +28,14 @@
 #define HISTORY_CHUNK 1000 /* steps per History reply with "more" */
 #define HISTORY_MAX_STEPS 100000
 
-enum { USAGE_SINCE, USAGE_UNTIL, USAGE_PREFIX, USAGE_DEPTH, USAGE_INCLUDE_REMOVED, _USAGE_MAX };
+enum { USAGE_SINCE, USAGE_UNTIL, USAGE_PREFIX, USAGE_DEPTH, USAGE_INCLUDE_REMOVED, USAGE_GROUP_BY_LEVEL, _USAGE_MAX };
 const char *const api_usage_params[_USAGE_MAX + 1] = {
 	[USAGE_SINCE] = "since_us",
 	[USAGE_UNTIL] = "until_us",
 	[USAGE_PREFIX] = "prefix",
 	[USAGE_DEPTH] = "depth",
 	[USAGE_INCLUDE_REMOVED] = "include_removed",
+	[USAGE_GROUP_BY_LEVEL] = "group_by_level",
 };
 
 enum { HISTORY_CGROUP, HISTORY_SINCE, HISTORY_UNTIL, HISTORY_STEP, HISTORY_QUANTITIES, _HISTORY_MAX };
@@ -62,6 +63,7 @@ struct hq_job {
 	uint64_t since_us, until_us, step_us;
 	char path[CGROUP_PATH_MAX + 1]; /* Usage's prefix, History's cgroup */
 	int depth;
+	int group_level; /* Usage's group_by_level, 0: none */
 	bool include_removed;
 	unsigned quantities;
 	/* The answer, built on the query thread. */
@@ -137,7 +139,7 @@ static const char *const resolution_names[_HISTORY_RESOLUTION_MAX] = {
 	[HISTORY_RAW] = "raw", [HISTORY_MINUTE] = "minute", [HISTORY_HOUR] = "hour",
 };
 
-static struct json_object *usage_json(const struct history_usage *u)
+static struct json_object *usage_json(const struct history_usage *u, bool grouped)
 {
 	struct json_object *o = json_object_new_object();
 	int r = o ? 0 : -ENOMEM;
@@ -147,6 +149,8 @@ static struct json_object *usage_json(const struct history_usage *u)
 		r = api_json_add(o, "path", acct_json_text(u->path));
 	if (r == 0)
 		r = add_int(o, "lives", u->lives);
+	if (r == 0 && grouped)
+		r = add_int(o, "subtree_cgroups", u->subtree_paths);
 	if (r == 0)
 		r = add_int(o, "first_seen_us", (int64_t)u->first_seen_us);
 	if (r == 0 && u->removed_us)
@@ -199,6 +203,7 @@ static void run_usage(struct history_query *q, struct history_store *s, const ch
 		.prefix = j->path,
 		.depth = j->depth,
 		.include_removed = j->include_removed,
+		.group_level = j->group_level,
 	};
 	n = history_store_usage(s, &uq, &u, &error);
 	if (n >= 0) {
@@ -206,15 +211,15 @@ static void run_usage(struct history_query *q, struct history_store *s, const ch
 		error = NULL;
 		ng = history_store_gaps(s, j->since_us, j->until_us, &gaps, &error);
 	}
+	if (n == -ENOENT) {
+		hq_error(j, RES_NO_SUCH_CGROUP, "cgroup", j->path);
+		goto out;
+	}
 	if (n < 0 || ng < 0) {
 		if (n == -ENOMEM || ng == -ENOMEM)
 			j->failure = -ENOMEM;
 		else
 			hq_error(j, RES_HISTORY_UNAVAILABLE, "reason", error ?: strerror(-(n < 0 ? n : ng)));
-		goto out;
-	}
-	if (n == 0 && strcmp(j->path, "/") != 0) {
-		hq_error(j, RES_NO_SUCH_CGROUP, "cgroup", j->path);
 		goto out;
 	}
 	size_t i = 0;
@@ -244,7 +249,7 @@ static void run_usage(struct history_query *q, struct history_store *s, const ch
 			json_object_put(g);
 		}
 		for (; r == 0 && i < end; i++) {
-			struct json_object *o = usage_json(&u[i]);
+			struct json_object *o = usage_json(&u[i], j->group_level > 0);
 			if (!o || json_object_array_add(a, o) < 0) {
 				json_object_put(o);
 				r = -ENOMEM;
@@ -416,7 +421,7 @@ static int hq_submit(struct request *rq, struct hq_job *j, history_query_run_fn 
 int api_method_usage(struct request *rq, struct json_object *params)
 {
 	_cleanup_free_ struct hq_job *j = calloc(1, sizeof(*j));
-	int64_t depth = -1;
+	int64_t depth = -1, level = 0;
 	int r;
 
 	if (!j)
@@ -438,6 +443,10 @@ int api_method_usage(struct request *rq, struct json_object *params)
 	j->depth = (int)depth;
 	if (varlink_param_bool(params, api_usage_params[USAGE_INCLUDE_REMOVED], &j->include_removed) < 0)
 		return api_invalid_parameter(rq, api_usage_params[USAGE_INCLUDE_REMOVED]);
+	r = varlink_param_int64(params, api_usage_params[USAGE_GROUP_BY_LEVEL], &level);
+	if (r < 0 || (r > 0 && (level < 1 || level > CGROUP_PATH_MAX / 2)))
+		return api_invalid_parameter(rq, api_usage_params[USAGE_GROUP_BY_LEVEL]);
+	j->group_level = (int)level;
 	return hq_submit(rq, TAKE_PTR(j), run_usage);
 }
 

@@ -579,6 +579,70 @@ static bool path_matches(const char *path, const char *p, int depth)
 	return levels <= depth;
 }
 
+/* Whether the store has a life at or under `prefix` (any time): 1, 0 or a
+ * negative errno. */
+static int prefix_known(struct history_store *s, const char *prefix, char **ret_error)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	/* under: the paths between "P/" and "P0" ('0' follows '/') */
+	int r = prepare(s, "SELECT 1 FROM lives WHERE path = ?1 OR (path > ?1 || '/' AND path < ?1 || '0') LIMIT 1",
+			&st, ret_error);
+	if (r < 0)
+		return r;
+	size_t len = strlen(prefix);
+	while (len > 1 && prefix[len - 1] == '/')
+		len--;
+	sqlite3_bind_text(st, 1, prefix, (int)len, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	return history_sqlite_error(s->db, rc, "usage", ret_error);
+}
+
+/* Levels of `path` below the root: "/" 0, "/a" 1, "/a/b" 2. */
+static int path_level(const char *path)
+{
+	int levels = 0;
+	for (const char *c = path; *c; c++)
+		levels += *c == '/' && c[1] != '\0';
+	return levels;
+}
+
+/* The row of out[0..n) (sorted by path) whose path is the first `len` bytes of
+ * `path`, or NULL. */
+static struct history_usage *find_group(struct history_usage *out, size_t n, const char *path, size_t len)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strncmp(out[mid].path, path, len);
+		if (c == 0 && out[mid].path[len] != '\0')
+			c = 1; /* longer: after the prefix itself */
+		if (c == 0)
+			return &out[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Count `path`, below `level`, in the subtree_paths of its ancestor at `level`
+ * (when that one has a row). */
+static void count_in_group(struct history_usage *out, size_t n, const char *path, int level)
+{
+	size_t len = 0; /* up to the (level + 1)-th '/' */
+	for (int seen = 0; path[len]; len++)
+		if (path[len] == '/' && ++seen == level + 1)
+			break;
+	struct history_usage *g = find_group(out, n, path, len);
+	if (g)
+		g->subtree_paths++;
+}
+
 int history_store_usage(struct history_store *s, const struct history_usage_query *q, struct history_usage **ret,
 			char **ret_error)
 {
@@ -610,10 +674,24 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 	size_t n = 0, cap = 0;
 	int rc;
 	const char *prefix = q->prefix ? q->prefix : "/";
+	_cleanup_free_ char *prev_path = NULL; /* group_level: the last path counted */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *path = (const char *)sqlite3_column_text(st, 1);
 		if (!path_matches(path, prefix, q->depth))
 			continue;
+		if (q->group_level > 0 && path_level(path) != q->group_level) {
+			/* lives come sorted by path: a path's first counts */
+			if (path_level(path) > q->group_level && (!prev_path || strcmp(prev_path, path) != 0)) {
+				count_in_group(out, n, path, q->group_level);
+				free(prev_path);
+				prev_path = strdup(path);
+				if (!prev_path) {
+					r = -ENOMEM;
+					goto fail;
+				}
+			}
+			continue;
+		}
 		int64_t life = sqlite3_column_int64(st, 0);
 		uint64_t first = (uint64_t)sqlite3_column_int64(st, 2), removed = (uint64_t)sqlite3_column_int64(st, 3);
 		bool from_zero = sqlite3_column_int(st, 4) != 0;
@@ -701,6 +779,16 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 	if (rc != SQLITE_DONE) {
 		r = history_sqlite_error(s->db, rc, "usage", ret_error);
 		goto fail;
+	}
+	if (n == 0 && strcmp(prefix, "/") != 0) {
+		/* none in the window (or at the level): a prefix the store has
+		 * never seen is an error (a typo must not look like an idle
+		 * subtree) */
+		r = prefix_known(s, prefix, ret_error);
+		if (r <= 0) {
+			r = r < 0 ? r : -ENOENT;
+			goto fail;
+		}
 	}
 	*ret = out;
 	return (int)n;

@@ -187,6 +187,8 @@ struct history_usage {
 	unsigned lives;                 /* lives of this path that overlap the window */
 	uint64_t first_seen_us;         /* of the first life in the window */
 	uint64_t removed_us;            /* of the last life, 0 if it still exists */
+	unsigned subtree_paths;         /* group_level: the paths below it with a life in the
+					 * window (0 otherwise) */
 	int64_t cpu_usec;
 	int64_t cpu_usec_bound;
 	double memory_byte_seconds;
@@ -209,10 +211,17 @@ struct history_usage_query {
 			       * at a component boundary */
 	int depth;            /* levels below the prefix (-1: any) */
 	bool include_removed; /* lives removed in (or before the end of) the window */
+	int group_level;      /* 0: a row per path; else a row per path at this level below the root
+			       * ("/system.slice" 1, "/system.slice/x.service" 2), with the totals of its own lives, which the
+			       * kernel's hierarchical counters make its subtree's; deeper paths are only
+			       * counted in its subtree_paths. Paths above the level are left out, as is
+			       * a group whose own path has no life in the window. */
 };
 
 /* Usage per path, sorted by path, into a new array (history_usage_array_free()).
- * Returns the count or a negative errno. */
+ * Returns the count (0 for a prefix with lives, none in the window or at the
+ * group level), -ENOENT for a prefix other than "/" that no life ever had, or
+ * another negative errno. */
 int history_store_usage(struct history_store *s, const struct history_usage_query *q, struct history_usage **ret,
 			char **ret_error);
 void history_usage_array_free(struct history_usage *u, size_t n);

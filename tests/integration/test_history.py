@@ -25,6 +25,7 @@ import time
 import pytest
 
 import acctd
+from test_acctctl import acctctl_binary
 from test_api_client import IFACE, Varlink, api_daemon, error, ok
 
 CPUACCT = "/sys/fs/cgroup/cpuacct"
@@ -453,6 +454,52 @@ def test_api_errors_and_history_steps(fakecg, tmp_path):
         assert history_status(sock)["state"] == "off"
         with Varlink(sock) as v:
             error(v.call(IFACE + ".Usage", {"since_us": 0}), IFACE + ".HistoryUnavailable")
+
+
+def test_usage_group_by_level(fakecg, tmp_path):
+    """group_by_level: one row per cgroup at the level, its own totals (the
+    same as its row without grouping), subtree_cgroups counting the cgroups
+    below it; acctctl shows them in BELOW. A prefix known but empty at the
+    level answers no cgroups; level 0 is InvalidParameter."""
+    fakecg.mkdir("/g/s1", cpu_usec=1000)
+    fakecg.mkdir("/g/s2/x", cpu_usec=2000)
+    fakecg.mkdir("/h", cpu_usec=500)
+    db = tmp_path / "history.db"
+    with api_daemon(tmp_path, fakecg.root, history__path=str(db), history__interval="1s") as (d, sock):
+        since = now_us() - 1000000
+        poll(lambda: recording(sock, since + 2 * INTERVAL_US), what="two recordings")
+        until = now_us()
+        _, flat = usage(sock, since, until)
+        _, top = usage(sock, since, until, group_by_level=1)
+        assert sorted(top) == ["/g", "/h"], top
+        assert top["/g"]["subtree_cgroups"] == 3  # /g/s1, /g/s2, /g/s2/x
+        assert top["/h"]["subtree_cgroups"] == 0
+        for path in top:
+            assert top[path]["cpu_usec"] == flat[path]["cpu_usec"]
+            assert "subtree_cgroups" not in flat[path]
+        _, second = usage(sock, since, until, prefix="/g", group_by_level=2)
+        assert sorted(second) == ["/g/s1", "/g/s2"], second
+        assert second["/g/s2"]["subtree_cgroups"] == 1
+        first, none = usage(sock, since, until, prefix="/h", group_by_level=2)
+        assert none == {} and first["cgroups"] == [], first
+        with Varlink(sock) as v:
+            for bad in (0, -1):
+                error(v.call(IFACE + ".Usage", {"since_us": since, "group_by_level": bad}),
+                      "org.varlink.service.InvalidParameter")
+            # known, but not in this window: no cgroups, not NoSuchCgroup
+            p = ok(v.call(IFACE + ".Usage", {"since_us": since - 3600000000, "until_us": since - 1800000000,
+                                            "prefix": "/g"}))
+            assert p["cgroups"] == [], p
+        ctl = [acctctl_binary(), "--address", "unix:" + sock, "--no-pager"]
+        out = subprocess.run(ctl + ["usage", "--since", "@%d" % (since // 1000000), "--group-by-level=1"],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.splitlines()
+        assert lines[0].split()[:2] == ["CGROUP", "BELOW"], out.stdout
+        row = next(l for l in lines if l.startswith("/g "))
+        assert row.split()[1] == "3", out.stdout
+        bad = subprocess.run(ctl + ["usage", "--group-by-level=0"], capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 2 and "level" in bad.stderr, bad
 
 
 def test_reload_reopens_and_metrics(fakecg, tmp_path):
