@@ -320,7 +320,7 @@ static void account(const struct removal *x, const struct history_record *rec)
 	 * run. The earlier of the two. */
 	uint64_t first = rec ? MIN(rec->first_seen_us, x->first_seen_us) : x->first_seen_us;
 	uint64_t life = x->removed_us > first ? x->removed_us - first : 0;
-	char b[5][FORMAT_HUMAN_MAX], msg[LOG_MESSAGE_MAX], *p = msg, *end = msg + sizeof(msg);
+	char b[6][FORMAT_HUMAN_MAX], msg[LOG_MESSAGE_MAX], *p = msg, *end = msg + sizeof(msg);
 	char *store[16] = {}, **fields = store;
 	size_t nf = 0;
 	/* Memory integrated over recorded time: not for a cgroup whose memory
@@ -341,6 +341,10 @@ static void account(const struct removal *x, const struct history_record *rec)
 	if (integral) {
 		appendf(&p, end, "%s%s memory average", sep,
 			format_bytes(b[2], (int64_t)(rec->memory_byte_seconds * 1e6 / (double)rec->recorded_us)));
+		/* the average is over the time with data, which the lifetime
+		 * below exceeds where acctd was down or had not recorded yet */
+		if (rec->recorded_us + USEC_PER_SEC < life)
+			appendf(&p, end, " (over %s recorded)", format_duration(b[5], (int64_t)rec->recorded_us));
 		sep = ", ";
 	}
 	if (rd != HISTORY_UNKNOWN && wr != HISTORY_UNKNOWN) {
@@ -355,8 +359,10 @@ static void account(const struct removal *x, const struct history_record *rec)
 		field(&fields, &nf, "ACCTD_CPU_USEC=%" PRId64, cpu);
 	if (peak != HISTORY_UNKNOWN)
 		field(&fields, &nf, "ACCTD_MEMORY_PEAK_BYTES=%" PRId64, peak);
-	if (integral)
+	if (integral) {
 		field(&fields, &nf, "ACCTD_MEMORY_BYTE_SECONDS=%.0f", rec->memory_byte_seconds);
+		field(&fields, &nf, "ACCTD_RECORDED_USEC=%" PRIu64, rec->recorded_us);
+	}
 	if (rd != HISTORY_UNKNOWN)
 		field(&fields, &nf, "ACCTD_IO_READ_BYTES=%" PRId64, rd);
 	if (wr != HISTORY_UNKNOWN)

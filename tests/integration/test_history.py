@@ -280,6 +280,7 @@ def test_removed_cgroup_survives_removal_and_restart(tmp_path):
             line = poll(lambda: next((ln for ln in d.logtext().splitlines()
                                       if cg.name + ": Consumed" in ln), None), what="the accounting record")
             assert "CPU time" in line and " over " in line, line
+            assert "recorded)" not in line, line  # recorded all its life
             if os.path.exists("/run/systemd/journal/socket"):
                 out = poll(lambda: subprocess.run(
                     ["journalctl", "-o", "export", "MESSAGE_ID=d85349364a43483586dd4e8dd439700e",
@@ -295,6 +296,29 @@ def test_removed_cgroup_survives_removal_and_restart(tmp_path):
             assert u["cpu_usec"]["value"] == total
             first, _ = usage(sock, since)
             assert first["gaps"], first  # the time between the two daemons is a gap
+
+
+def test_record_says_when_average_is_over_less_than_lifetime(tmp_path):
+    """A cgroup that lived while acctd was down: its record's memory average
+    is over the time recorded, and the message says so beside the lifetime."""
+    need_cpuacct()
+    if not os.path.isdir(MEMORY):
+        pytest.skip("no v1 memory hierarchy at %s" % MEMORY)
+    conf = hist_conf(tmp_path / "h" / "history.db")
+    since = now_us()
+    with cgroups("down", memory=True) as (cg,):
+        cg.run("import time\nb = bytearray(8 << 20)\ntime.sleep(600)\n")
+        with api_daemon(tmp_path, None, **conf) as (d, sock):
+            poll(lambda: recording(sock, since) and usage(sock, since)[1].get(cg.name),
+                 what="the cgroup in the history")
+        time.sleep(4)  # acctd down: no recording
+        with api_daemon(tmp_path, None, **conf) as (d, sock):
+            restarted = now_us()
+            poll(lambda: recording(sock, restarted + INTERVAL_US), what="a recording after the restart")
+            cg.remove()
+            line = poll(lambda: next((ln for ln in d.logtext().splitlines()
+                                      if cg.name + ": Consumed" in ln), None), what="the accounting record")
+    assert "memory average (over " in line and " recorded), " in line or " recorded) over " in line, line
 
 
 def test_sigkill_while_recording(tmp_path):
