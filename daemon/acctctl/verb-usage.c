@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "acctctl.h"
 #include "ctl-call.h"
@@ -156,26 +157,46 @@ static int usage_path_cmp(const void *a, const void *b)
 	return strcmp(x, y);
 }
 
-/* Below the table: the window, and the gaps in it. */
+/* Below the table: the window, and the gaps in it. A gap that runs to the
+ * end of a window ending now or later is the time since acctd's last
+ * recording (and the future), not a time acctd was down: said apart. */
 static void print_footer(struct json_object *answer, size_t n, bool date)
 {
 	struct json_object *gaps = jget(answer, "gaps");
 	int64_t since = jint_or(answer, "since_us", 0), until = jint_or(answer, "until_us", 0);
 	size_t ngaps = gaps && json_object_is_type(gaps, json_type_array) ? json_object_array_length(gaps) : 0;
+	struct timespec ts;
+	int64_t now, pending_from = -1;
+	size_t past = 0;
 
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 	printf("\n%zu cgroup%s, from %s", n, n == 1 ? "" : "s", history_time(since, true).s);
 	printf(" to %s (%s).\n", history_time(until, date).s, fmt_duration(until - since).s);
-	if (ngaps == 0)
-		return;
-	printf("No data (acctd was not recording) in %zu gap%s:", ngaps, ngaps == 1 ? "" : "s");
 	for (size_t i = 0; i < ngaps; i++) {
 		struct json_object *g = json_object_array_get_idx(gaps, i);
-		int64_t from = jint_or(g, "from_us", 0), to = jint_or(g, "to_us", 0);
-
-		printf("%s %s to %s (%s)", i ? "," : "", history_time(from, date).s, history_time(to, date).s,
-		       fmt_duration(to - from).s);
+		/* a few seconds of slack: the answer's "now" is acctd's, a moment ago */
+		if (jint_or(g, "to_us", 0) >= until && until >= now - 5 * INT64_C(1000000))
+			pending_from = jint_or(g, "from_us", 0);
+		else
+			past++;
 	}
-	printf(".\n");
+	if (past > 0) {
+		printf("No data (acctd was not recording) in %zu gap%s:", past, past == 1 ? "" : "s");
+		for (size_t i = 0, k = 0; i < ngaps; i++) {
+			struct json_object *g = json_object_array_get_idx(gaps, i);
+			int64_t from = jint_or(g, "from_us", 0), to = jint_or(g, "to_us", 0);
+
+			if (pending_from >= 0 && i == ngaps - 1)
+				break;
+			printf("%s %s to %s (%s)", k++ ? "," : "", history_time(from, date).s, history_time(to, date).s,
+			       fmt_duration(to - from).s);
+		}
+		printf(".\n");
+	}
+	if (pending_from >= 0)
+		printf("Not recorded yet: from %s (acctd's last recording) to %s%s.\n", history_time(pending_from, date).s,
+		       history_time(until, date).s, until > now ? " (the future)" : "");
 }
 
 int verb_usage(char **args)

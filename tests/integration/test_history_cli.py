@@ -213,6 +213,14 @@ def test_usage_table_json_csv(tmp_path):
             shown = parse_bytes(cells[2].split(" ±")[0])
             assert abs(shown - u["memory_avg_bytes"]) <= 0.05 * u["memory_avg_bytes"] + 1, (row, u)
         assert re.fullmatch(r"1 cgroup, from .* to .*\.", lines[lines.index("") + 1]), p.stdout
+        assert "Not recorded yet" not in p.stdout, p.stdout  # a window in the past, recorded
+        # A window to now: the time since the last recording is not yet
+        # recorded, and not a time acctd was down.
+        p = ctl(sock, "usage", "--since", since, cg.name)
+        assert p.returncode == 0, p.stderr
+        assert "not recording" not in p.stdout, p.stdout
+        tail = [l for l in p.stdout.splitlines() if l.startswith("Not recorded yet: from ")]
+        assert len(tail) <= 1 and all(l.endswith(".") for l in tail), p.stdout
 
         # --csv: a header, one row, raw numbers equal to --json's
         p = ctl(sock, "usage", "--csv", *window)
