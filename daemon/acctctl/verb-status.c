@@ -9,6 +9,7 @@
 #include "acctctl.h"
 #include "ctl-call.h"
 #include "ctl-util.h"
+#include "history-call.h"
 #include "human.h"
 #include "pager.h"
 
@@ -130,6 +131,28 @@ static void print_budgets(struct json_object *b)
 		    fmt_duration(jint_or(b, "cpu_us", 0)).s, jint_or(b, "tasks", 0));
 }
 
+/* The history store (issue 14): its state, file, size and last recording,
+ * and what went wrong where something did. */
+static void print_history(struct json_object *h)
+{
+	const char *state = jstr(h, "state");
+	int64_t last;
+
+	if (!h)
+		return;
+	if (!state || strcmp(state, "off") == 0) {
+		print_field("History", "off ([history] enabled = no in acctd.conf)");
+		return;
+	}
+	print_field("History", "%s to %s (%s)%s%s", state, jstr(h, "path") ?: "?",
+		    fmt_bytes(jint_or(h, "file_bytes", 0)).s, jint(h, "last_recording_us", &last) ? "; last recording " : "",
+		    jint(h, "last_recording_us", &last) ? history_time(last, false).s : "");
+	if (jstr(h, "last_error"))
+		print_field("", "last error: %s", jstr(h, "last_error"));
+	if (jstr(h, "set_aside"))
+		print_field("", "a damaged or foreign file was set aside as %s", jstr(h, "set_aside"));
+}
+
 int verb_status(char **args)
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
@@ -169,6 +192,7 @@ int verb_status(char **args)
 	if (jbool(tuner, "tuned"))
 		print_field("Tuned", "at run time (a reload returns to the configuration)");
 	print_reconciliation(jget(s, "reconciliation"));
+	print_history(jget(s, "history"));
 	sources = jstr_array_join(s, "config_sources");
 	print_field("Configuration", "%s", sources && *sources ? sources : "built-in defaults");
 	print_field("Reloads", "%" PRId64 ", %" PRId64 " failed; last: %s", jint_or(s, "reloads", 0),

@@ -524,6 +524,11 @@ def test_usage_group_by_level(fakecg, tmp_path):
         assert row.split()[1] == "3", out.stdout
         bad = subprocess.run(ctl + ["usage", "--group-by-level=0"], capture_output=True, text=True, timeout=60)
         assert bad.returncode == 2 and "level" in bad.stderr, bad
+        # acctctl status names the store and its state
+        st = subprocess.run(ctl + ["status"], capture_output=True, text=True, timeout=60)
+        assert st.returncode == 0, st.stderr
+        line = next(l for l in st.stdout.splitlines() if l.strip().startswith("History:"))
+        assert "recording to %s (" % db in line and "last recording" in line, line
 
 
 def test_reload_reopens_and_metrics(fakecg, tmp_path):
