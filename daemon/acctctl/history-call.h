@@ -16,6 +16,8 @@
 
 /* --since when not given: an hour before the end of the window. */
 #define HISTORY_DEFAULT_SPAN_US (UINT64_C(3600) * 1000000)
+/* The most steps the History method answers (io.acctd.Accounting.varlink). */
+#define HISTORY_MAX_STEPS 100000u
 
 /* Add since_us and until_us (when --until was given) to params, and return
  * the window (until: now when --until was not given) in *ret_since and

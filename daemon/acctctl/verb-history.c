@@ -181,9 +181,18 @@ int verb_history(char **args)
 	r = history_window(params, &since, &until);
 	if (r != EXIT_OK)
 		return r;
-	if (arg_step_us)
+	if (arg_step_us) {
+		/* acctd answers at most HISTORY_MAX_STEPS steps: say so in
+		 * terms of the options, not of the method's parameter */
+		uint64_t n_steps = ((uint64_t)(until - since) + arg_step_us - 1) / arg_step_us;
+		if (n_steps > HISTORY_MAX_STEPS)
+			return usage_error("--step=%s over %s makes %" PRIu64 " steps; at most %u: a longer --step "
+					   "(at least %s) or a shorter window.",
+					   fmt_duration((int64_t)arg_step_us).s, fmt_duration(until - since).s, n_steps,
+					   HISTORY_MAX_STEPS,
+					   fmt_duration((until - since + HISTORY_MAX_STEPS - 1) / HISTORY_MAX_STEPS).s);
 		json_add(params, "step_us", json_object_new_int64((int64_t)arg_step_us));
-	else if (first != PLOT_NONE) {
+	} else if (first != PLOT_NONE) {
 		/* one step per dot column of the plot; a step shorter than
 		 * acctd's recording interval shows that interval's average
 		 * (docs/history.md, "Series") */

@@ -366,6 +366,12 @@ def test_bad_times_exit_2():
             assert "expected now, today, yesterday" in p.stderr and "@SECONDS" in p.stderr, p.stderr
     p = subprocess.run([acctctl_binary(), "usage", "--csv", "--json"], capture_output=True, text=True, env=base_env())
     assert p.returncode == EXIT_USAGE and "exclude" in p.stderr
+    # more steps than acctd answers: said in the options' terms, before asking
+    p = subprocess.run([acctctl_binary(), "--address", "unix:/nonexistent", "history", "/x", "--since", "-7d",
+                        "--step", "1s"], capture_output=True, text=True, timeout=30, env=base_env())
+    assert p.returncode == EXIT_USAGE, p
+    assert "604800 steps" in p.stderr or "604801 steps" in p.stderr, p.stderr
+    assert "at least 6.048s" in p.stderr, p.stderr
 
 
 def test_history_off_says_how_to_turn_it_on(tmp_path):
