@@ -636,6 +636,41 @@ static void test_series_unknown_is_absent(void **state)
  * before its point), never put whole in the point's step. 10 s of CPU
  * between the recordings at 10 s and 20 s is one core over [10 s, 20 s), not
  * ten cores in [20 s, 21 s). */
+/* A window that ends before the next point (at it, or inside the interval
+ * before it): the increase up to that point began inside the window and is
+ * spread over its last steps too. Before, those steps showed a rate of 0 (a
+ * trial saw 0.21 cores against 0.95 in the step cut by --until). */
+static void test_series_last_steps(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 10); /* /burner at 0.5 cores, points at 0, 10, ..., 90 s */
+	static const struct {
+		uint64_t a, b, step; /* seconds */
+	} w[] = {
+		{ 0, 90, 10 }, { 5, 85, 10 }, { 3, 88, 7 }, { 60, 90, 1 }, { 0, 91, 13 }, { 0, 95, 10 },
+	};
+	for (size_t k = 0; k < ELEMENTSOF(w); k++) {
+		struct history_step *steps = NULL;
+		char *err = NULL;
+		int n = history_store_series(s, "/burner", T0 + w[k].a * SEC, T0 + w[k].b * SEC, w[k].step * SEC,
+					     &steps, &err);
+		assert_true(n > 0);
+		unsigned covered = 0;
+		for (int i = 0; i < n; i++) {
+			if (steps[i].covered_us == 0) /* after the last point: no data */
+				continue;
+			covered++;
+			if (fabs(steps[i].cpu_cores - 0.5) > 1e-9)
+				fail_msg("window [%" PRIu64 ", %" PRIu64 ") step %" PRIu64 " s: step %d shows %.3f cores",
+					 w[k].a, w[k].b, w[k].step, i, steps[i].cpu_cores);
+		}
+		assert_true(covered >= (unsigned)n - 1);
+		free(steps);
+	}
+	history_store_close(s, T0 + 100 * SEC);
+}
+
 static void test_series_spreads_increases(void **state)
 {
 	struct fixture *f = *state;
@@ -1406,6 +1441,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_edge_in_last_interval_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prefix_and_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_by_level, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_last_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_survives_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_continues_life, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_found_at_start_is_baseline, setup, teardown),

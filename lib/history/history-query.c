@@ -869,7 +869,11 @@ static int series_piece(struct history_store *s, const struct history_piece *pie
 	 * a 10 s interval showed in a 1 s step as ten times the rate. */
 	for (size_t k = 1; k < d.n; k++) {
 		const struct history_row *p = &d.rows[k - 1], *w = &d.rows[k];
-		if (p->run != w->run || w->t_last_us < piece->a || w->t_last_us >= piece->b)
+		/* A pair belongs to the piece of its later row; the last piece
+		 * also takes the pair whose later row lies past the window (the
+		 * first row after it is loaded): its increase began inside, and
+		 * the window's last steps would show a rate of 0 without it. */
+		if (p->run != w->run || w->t_last_us < piece->a || (w->t_last_us >= piece->b && piece->b < until_us))
 			continue;
 		uint64_t from = p->t_last_us, to = w->t_last_us;
 		if (p->t1_us == p->t0_us && w->t1_us == w->t0_us) {
@@ -886,6 +890,8 @@ static int series_piece(struct history_store *s, const struct history_piece *pie
 			inc[2] = (double)(w->v.io_write_bytes - p->v.io_write_bytes);
 		double *out[3] = { cpu, ior, iow };
 		if (to <= from) { /* no span: all at the later row */
+			if (to >= until_us)
+				continue;
 			uint64_t i = (to - since_us) / step_us;
 			for (int q = 0; q < 3; q++)
 				if (!isnan(inc[q]))
