@@ -257,7 +257,7 @@ static void assert_defaults(const struct acct_config *c)
 			assert_null(c->history_path);
 	}
 	assert_int_equal(c->history_interval_us, UINT64_C(10000000));
-	assert_int_equal(c->history_raw_retention_us, UINT64_C(6) * 3600 * 1000000);
+	assert_int_equal(c->history_raw_retention_us, UINT64_C(3) * 3600 * 1000000);
 	assert_int_equal(c->history_minute_retention_us, UINT64_C(7) * 86400 * 1000000);
 	assert_int_equal(c->history_hour_retention_us, UINT64_C(365) * 86400 * 1000000);
 	assert_int_equal(c->history_max_size, UINT64_C(1) << 30);

@@ -83,7 +83,7 @@ struct acct_config {
 	bool history_enabled;          /* record history (yes) */
 	char *history_path;            /* the database (acct_config_default_history_path()); NULL: that default */
 	uint64_t history_interval_us;  /* recording interval (10s) */
-	uint64_t history_raw_retention_us;    /* full resolution (6h) */
+	uint64_t history_raw_retention_us;    /* full resolution (3h) */
 	uint64_t history_minute_retention_us; /* 1-minute rollups (7d) */
 	uint64_t history_hour_retention_us;   /* 1-hour rollups (365d) */
 	uint64_t history_max_size;     /* the file's size cap, bytes (1G; 0: none) */

@@ -6,13 +6,13 @@
  * 1. Recording: N cgroups (default 1,000; run again with 10,000), a fraction
  *    F of them (default 0.1, a fixed set) changing CPU and memory at every
  *    recording, recorded every 10 s of simulated time for H hours (default
- *    24) at the default retention (raw 6 h, minutes 7 days, hours 365 days),
+ *    24) at the default retention (raw 3 h, minutes 7 days, hours 365 days),
  *    history_store_maintain() after every recording as acctd's recorder
  *    does. Reported: the CPU time (CLOCK_PROCESS_CPUTIME_ID) of one
  *    recording and of one upkeep, mean and 99th percentile, and the file's
  *    size (database + WAL) at the end: the disk of a day.
  * 2. Query: usage of every cgroup over the last 24 h (whatever of it was
- *    simulated; the part older than 6 h comes from minute rollups) in that
+ *    simulated; the part older than 3 h comes from minute rollups) in that
  *    store, wall time, median of 5.
  * 3. Series: a second store of --series-cgroups (default 100, 10% active)
  *    recorded for --series-days (default 7) at the same interval, then the
@@ -40,8 +40,9 @@
 #define IV (10 * SEC)
 #define BOOT "0123456789abcdef0123456789abcdef"
 
+/* acctd.conf's defaults (lib/core/config.c) */
 static const struct history_limits default_limits = {
-	.retention_us = { 6 * 3600 * SEC, 7 * 86400 * SEC, 365 * 86400 * SEC },
+	.retention_us = { 3 * 3600 * SEC, 7 * 86400 * SEC, 365 * 86400 * SEC },
 	.max_bytes = UINT64_C(1) << 30,
 };
 
