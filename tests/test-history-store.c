@@ -1208,18 +1208,23 @@ static void test_rollups_agree_with_raw(void **state)
 		assert_int_equal(raw_m[0][i].cpu_bound, 0);
 	}
 
-	/* Rolled up, nothing dropped: whole buckets come from rollups, the
-	 * ends from points, and the answers are the same. */
+	/* Rolled up, nothing dropped: whole buckets come from rollups (hours
+	 * at the window's ends too), the counters' values at the ends from
+	 * points, and the answers are the same. */
 	maintain_until_done(s, now);
-	struct answer mixed[ELEMENTSOF(minute_w)][N_CG];
+	struct answer mixed[ELEMENTSOF(minute_w)][N_CG], mixed_h[ELEMENTSOF(hour_w)][N_CG];
 	answers(s, minute_w, ELEMENTSOF(minute_w), mixed);
-	for (size_t j = 0; j < ELEMENTSOF(minute_w); j++)
+	answers(s, hour_w, ELEMENTSOF(hour_w), mixed_h);
+	for (size_t j = 0; j < ELEMENTSOF(minute_w) + ELEMENTSOF(hour_w); j++)
 		for (unsigned i = 0; i < N_CG; i++) {
-			assert_int_equal(mixed[j][i].res, HISTORY_RAW);
-			assert_int_equal(mixed[j][i].cpu, raw_m[j][i].cpu);
-			assert_int_equal(mixed[j][i].cpu_bound, raw_m[j][i].cpu_bound);
-			assert_int_equal(mixed[j][i].recorded, raw_m[j][i].recorded);
-			assert_true(fabs(mixed[j][i].bs - raw_m[j][i].bs) <= 1e-9 * raw_m[j][i].bs + 1e-6);
+			bool m = j < ELEMENTSOF(minute_w);
+			const struct answer *g = m ? &mixed[j][i] : &mixed_h[j - ELEMENTSOF(minute_w)][i];
+			const struct answer *r = m ? &raw_m[j][i] : &raw_h[j - ELEMENTSOF(minute_w)][i];
+			assert_int_equal(g->res, HISTORY_RAW);
+			assert_int_equal(g->cpu, r->cpu);
+			assert_int_equal(g->cpu_bound, r->cpu_bound);
+			assert_int_equal(g->recorded, r->recorded);
+			assert_true(fabs(g->bs - r->bs) <= 1e-9 * r->bs + 1e-6);
 		}
 
 	/* Raw kept 20 minutes: older windows are answered from minute rollups. */

@@ -114,9 +114,14 @@ struct history_piece {
 /* The pieces of [since_us, until_us) (at most HISTORY_MAX_PIECES). Returns
  * their count; *coarsest the coarsest resolution a part of the window had to
  * be read at because the finer data is gone (whole buckets read from rollups
- * while the finer data is there do not count: they give the same answer). */
+ * while the finer data is there do not count: they give the same answer).
+ * edges NULL: the whole buckets at the window's two ends come from the finest
+ * data there (the counters' values at since and until are read from the
+ * pieces); else they may be coarse, and edges[0] and edges[1] are the finest
+ * resolutions holding since_us and until_us - 1, which the caller reads the
+ * counters' values at the ends from (history_life_data_load() of [t, t)). */
 int history_plan(struct history_store *s, uint64_t since_us, uint64_t until_us, struct history_piece *ret,
-		 enum history_resolution *coarsest, char **ret_error);
+		 enum history_resolution *coarsest, enum history_resolution edges[2], char **ret_error);
 
 /* One integer of the meta table (0 when absent). */
 int history_meta_get(struct history_store *s, const char *key, int64_t *ret, char **ret_error);

@@ -196,7 +196,7 @@ uint64_t history_tail_end(const struct history_row *rows, size_t n, size_t k, co
 }
 
 int history_plan(struct history_store *s, uint64_t since_us, uint64_t until_us, struct history_piece *ret,
-		 enum history_resolution *coarsest, char **ret_error)
+		 enum history_resolution *coarsest, enum history_resolution edges[2], char **ret_error)
 {
 	static const char *const from_key[_HISTORY_RESOLUTION_MAX] = { "data_from_raw", "data_from_minute",
 									"data_from_hour" };
@@ -232,12 +232,13 @@ int history_plan(struct history_store *s, uint64_t since_us, uint64_t until_us, 
 			uint64_t lim = MIN(until_us, rolled[c]);
 			if (t % len != 0 || t < from[c] || lim < t + len)
 				continue;
-			/* The window's ends from the finest data there is: the
-			 * counters' values at since and until come from them. */
-			if (t == since_us && t >= from[c - 1])
+			/* The window's ends from the finest data there is when
+			 * the counters' values at since and until come from the
+			 * pieces (edges NULL); else the caller reads them apart. */
+			if (!edges && t == since_us && t >= from[c - 1])
 				continue;
 			uint64_t e = t + (lim - t) / len * len;
-			if (e == until_us && until_us - 1 >= from[c - 1])
+			if (!edges && e == until_us && until_us - 1 >= from[c - 1])
 				e -= len;
 			/* Up to where a coarser whole bucket may begin. */
 			if (c + 1 < _HISTORY_RESOLUTION_MAX) {
@@ -270,6 +271,15 @@ int history_plan(struct history_store *s, uint64_t since_us, uint64_t until_us, 
 			ret[n - 1] = (struct history_piece){ (enum history_resolution)res, ret[n - 1].a, end };
 		t = end;
 	}
+	if (edges)
+		for (int k = 0; k < 2; k++) {
+			uint64_t t = k == 0 ? since_us : until_us - 1;
+			edges[k] = t >= from[HISTORY_RAW]	 ? HISTORY_RAW
+				   : t >= from[HISTORY_MINUTE] ? HISTORY_MINUTE
+							       : HISTORY_HOUR;
+			/* the ends are as exact as the data read there */
+			worst = MAX(worst, (int)edges[k]);
+		}
 	*coarsest = (enum history_resolution)worst;
 	return (int)n;
 }
@@ -433,14 +443,14 @@ static const struct history_life_data *data_at(const struct history_piece *piece
  * (what it used before that point is not the window's), to the final point
  * when it ends in it. */
 static void counter_delta(const struct history_piece *pieces, const struct history_life_data *d, size_t n,
-			  const struct history_run *runs, size_t n_runs, size_t offset, uint64_t first_seen_us,
-			  bool from_zero, const struct history_values *base, uint64_t removed_us, int64_t *value,
-			  int64_t *bound)
+			  const struct history_life_data *edges, const struct history_run *runs, size_t n_runs,
+			  size_t offset, uint64_t first_seen_us, bool from_zero, const struct history_values *base,
+			  uint64_t removed_us, int64_t *value, int64_t *bound)
 {
 	uint64_t a = pieces[0].a, b = pieces[n - 1].b;
 	int64_t v0 = 0, b0 = 0, v1, b1 = 0;
 	if (first_seen_us < a)
-		counter_at(&d[0], runs, n_runs, offset, a, &v0, &b0);
+		counter_at(edges ? &edges[0] : &d[0], runs, n_runs, offset, a, &v0, &b0);
 	else if (!from_zero && base && *(const int64_t *)((const char *)base + offset) != HISTORY_UNKNOWN)
 		v0 = *(const int64_t *)((const char *)base + offset); /* kept with the life: points expire */
 	else if (!from_zero)
@@ -448,7 +458,7 @@ static void counter_delta(const struct history_piece *pieces, const struct histo
 	if (removed_us && removed_us < b)
 		counter_at(data_at(pieces, d, n, removed_us), runs, n_runs, offset, removed_us, &v1, &b1), b1 = 0;
 	else
-		counter_at(&d[n - 1], runs, n_runs, offset, b - 1, &v1, &b1);
+		counter_at(edges ? &edges[1] : &d[n - 1], runs, n_runs, offset, b - 1, &v1, &b1);
 	if (v0 == HISTORY_UNKNOWN || v1 == HISTORY_UNKNOWN) {
 		*value = HISTORY_UNKNOWN;
 		*bound = 0;
@@ -459,15 +469,18 @@ static void counter_delta(const struct history_piece *pieces, const struct histo
 }
 
 static void eval_life_data(const struct history_piece *pieces, size_t n_pieces, const struct history_life_data *d,
-			   const struct history_run *runs, size_t n_runs, uint64_t first_seen_us, bool from_zero,
-			   const struct history_values *base, uint64_t removed_us, struct life_eval *ret);
+			   const struct history_life_data *edges, const struct history_run *runs, size_t n_runs,
+			   uint64_t first_seen_us, bool from_zero, const struct history_values *base,
+			   uint64_t removed_us, struct life_eval *ret);
 
+/* edge_res NULL: the counters' values at the window's ends from the pieces;
+ * else from the rows around each end at edge_res[0] and [1] (history_plan()). */
 static int eval_life(struct history_store *s, const struct history_piece *pieces, size_t n_pieces,
-		     const struct history_run *runs, size_t n_runs, int64_t life, uint64_t first_seen_us,
-		     bool from_zero, const struct history_values *base, uint64_t removed_us, struct life_eval *ret,
-		     char **ret_error)
+		     const enum history_resolution *edge_res, const struct history_run *runs, size_t n_runs,
+		     int64_t life, uint64_t first_seen_us, bool from_zero, const struct history_values *base,
+		     uint64_t removed_us, struct life_eval *ret, char **ret_error)
 {
-	struct history_life_data d[HISTORY_MAX_PIECES] = {};
+	struct history_life_data d[HISTORY_MAX_PIECES] = {}, edges[2] = {};
 	int r = 0;
 	for (size_t i = 0; i < n_pieces; i++) {
 		r = history_life_data_load(s, pieces[i].res, life, pieces[i].a, pieces[i].b, removed_us, runs, n_runs,
@@ -475,17 +488,27 @@ static int eval_life(struct history_store *s, const struct history_piece *pieces
 		if (r < 0)
 			goto out;
 	}
-	eval_life_data(pieces, n_pieces, d, runs, n_runs, first_seen_us, from_zero, base, removed_us, ret);
+	for (int k = 0; edge_res && n_pieces > 0 && k < 2; k++) {
+		uint64_t t = k == 0 ? pieces[0].a : pieces[n_pieces - 1].b - 1;
+		r = history_life_data_load(s, edge_res[k], life, t, t, removed_us, runs, n_runs, &edges[k], ret_error);
+		if (r < 0)
+			goto out;
+	}
+	eval_life_data(pieces, n_pieces, d, edge_res ? edges : NULL, runs, n_runs, first_seen_us, from_zero, base,
+		       removed_us, ret);
 out:
 	for (size_t i = 0; i < n_pieces; i++)
 		history_life_data_clear(&d[i]);
+	for (int k = 0; k < 2; k++)
+		history_life_data_clear(&edges[k]);
 	return r;
 }
 
 /* The same, from the pieces' rows already read (d[i] for pieces[i]). */
 static void eval_life_data(const struct history_piece *pieces, size_t n_pieces, const struct history_life_data *d,
-			   const struct history_run *runs, size_t n_runs, uint64_t first_seen_us, bool from_zero,
-			   const struct history_values *base, uint64_t removed_us, struct life_eval *ret)
+			   const struct history_life_data *edges, const struct history_run *runs, size_t n_runs,
+			   uint64_t first_seen_us, bool from_zero, const struct history_values *base,
+			   uint64_t removed_us, struct life_eval *ret)
 {
 	*ret = (struct life_eval){ .acc = HISTORY_ACC_INIT, .peak = HISTORY_UNKNOWN };
 	for (size_t i = 0; i < n_pieces; i++)
@@ -494,16 +517,16 @@ static void eval_life_data(const struct history_piece *pieces, size_t n_pieces, 
 		return;
 	const size_t n = n_pieces;
 	const uint64_t b = pieces[n - 1].b;
-	counter_delta(pieces, d, n, runs, n_runs, offsetof(struct history_values, cpu_usec), first_seen_us,
+	counter_delta(pieces, d, n, edges, runs, n_runs, offsetof(struct history_values, cpu_usec), first_seen_us,
 		      from_zero, base, removed_us, &ret->cpu, &ret->cpu_bound);
-	counter_delta(pieces, d, n, runs, n_runs, offsetof(struct history_values, io_read_bytes), first_seen_us,
+	counter_delta(pieces, d, n, edges, runs, n_runs, offsetof(struct history_values, io_read_bytes), first_seen_us,
 		      from_zero, base, removed_us, &ret->io_read, &ret->io_read_bound);
-	counter_delta(pieces, d, n, runs, n_runs, offsetof(struct history_values, io_write_bytes), first_seen_us,
+	counter_delta(pieces, d, n, edges, runs, n_runs, offsetof(struct history_values, io_write_bytes), first_seen_us,
 		      from_zero, base, removed_us, &ret->io_write, &ret->io_write_bound);
 	uint64_t t_end = removed_us && removed_us < b ? removed_us : b - 1;
 	int64_t pb;
-	counter_at(data_at(pieces, d, n, t_end), runs, n_runs, offsetof(struct history_values, memory_peak_bytes),
-		   t_end, &ret->peak, &pb);
+	counter_at(edges && t_end == b - 1 ? &edges[1] : data_at(pieces, d, n, t_end), runs, n_runs,
+		   offsetof(struct history_values, memory_peak_bytes), t_end, &ret->peak, &pb);
 }
 
 int history_life_totals(struct history_store *s, int64_t life, uint64_t since_us, uint64_t until_us,
@@ -511,7 +534,7 @@ int history_life_totals(struct history_store *s, int64_t life, uint64_t since_us
 {
 	struct history_piece pieces[HISTORY_MAX_PIECES];
 	enum history_resolution coarsest;
-	int n = history_plan(s, since_us, until_us, pieces, &coarsest, ret_error);
+	int n = history_plan(s, since_us, until_us, pieces, &coarsest, NULL, ret_error);
 	if (n < 0)
 		return n;
 	_cleanup_free_ struct history_run *runs = NULL;
@@ -519,7 +542,7 @@ int history_life_totals(struct history_store *s, int64_t life, uint64_t since_us
 	if (n_runs < 0)
 		return n_runs;
 	struct life_eval e;
-	int r = eval_life(s, pieces, (size_t)n, runs, (size_t)n_runs, life, since_us, true, NULL, removed_us, &e,
+	int r = eval_life(s, pieces, (size_t)n, NULL, runs, (size_t)n_runs, life, since_us, true, NULL, removed_us, &e,
 			  ret_error);
 	if (r < 0)
 		return r;
@@ -650,7 +673,11 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 		return -EINVAL;
 	struct history_piece pieces[HISTORY_MAX_PIECES];
 	enum history_resolution res;
-	int n_pieces = history_plan(s, q->since_us, q->until_us, pieces, &res, ret_error);
+	/* Whole buckets at the ends too, the counters' values there read apart
+	 * from the finest data (two seeks a busy life instead of up to an
+	 * hour of minute rollups at each end: history_plan()). */
+	enum history_resolution edge_res[2];
+	int n_pieces = history_plan(s, q->since_us, q->until_us, pieces, &res, edge_res, ret_error);
 	if (n_pieces < 0)
 		return n_pieces;
 	int r;
@@ -753,9 +780,9 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 			const struct history_piece whole = { HISTORY_RAW, q->since_us, q->until_us };
 			uint64_t tail = history_tail_end(&last, 1, 0, runs, (size_t)n_runs, removed);
 			const struct history_life_data d = { .rows = &last, .tail = &tail, .n = 1 };
-			eval_life_data(&whole, 1, &d, runs, (size_t)n_runs, first, from_zero, &base, removed, &e);
+			eval_life_data(&whole, 1, &d, NULL, runs, (size_t)n_runs, first, from_zero, &base, removed, &e);
 		} else {
-			r = eval_life(s, pieces, (size_t)n_pieces, runs, (size_t)n_runs, life, first, from_zero, &base,
+			r = eval_life(s, pieces, (size_t)n_pieces, edge_res, runs, (size_t)n_runs, life, first, from_zero, &base,
 				      removed, &e, ret_error);
 			if (r < 0)
 				goto fail;

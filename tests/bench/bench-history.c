@@ -8,12 +8,14 @@
  *    recording, recorded every 10 s of simulated time for H hours (default
  *    24) at the default retention (raw 3 h, minutes 7 days, hours 365 days),
  *    history_store_maintain() after every recording as acctd's recorder
- *    does. Reported: the CPU time (CLOCK_PROCESS_CPUTIME_ID) of one
- *    recording and of one upkeep, mean and 99th percentile, and the file's
- *    size (database + WAL) at the end: the disk of a day.
- * 2. Query: usage of every cgroup over the last 24 h (whatever of it was
- *    simulated; the part older than 3 h comes from minute rollups) in that
- *    store, wall time, median of 5.
+ *    does, then one hour more for the queries. Reported: the CPU time
+ *    (CLOCK_PROCESS_CPUTIME_ID) of one recording and of one upkeep, mean and
+ *    99th percentile, and the file's size (database + WAL) after the H
+ *    hours: the disk of a day.
+ * 2. Query: usage of every cgroup over 24 h (whatever of it was simulated)
+ *    in that store, wall time, median of 5: a window on whole hours (hour
+ *    rollups but for the ends' counter values) and one ending 20 min 34 s
+ *    into an hour (its ends' partial hours from minute rollups).
  * 3. Series: a second store of --series-cgroups (default 100, 10% active)
  *    recorded for --series-days (default 7) at the same interval, then the
  *    series of one active cgroup over the 7 days in 120 steps, median of 5.
@@ -34,6 +36,7 @@
 #include <unistd.h>
 
 #include "history-store.h"
+#include "util.h"
 
 #define SEC UINT64_C(1000000)
 #define T0 (UINT64_C(1764576000) * SEC)
@@ -121,9 +124,10 @@ static void sim_init(struct sim *m, const char *db, size_t n, double active, uin
 	}
 }
 
-static void sim_run(struct sim *m)
+/* Recordings [from, to) of m->recordings. */
+static void sim_run(struct sim *m, uint64_t from, uint64_t to)
 {
-	for (uint64_t k = 0; k < m->recordings; k++) {
+	for (uint64_t k = from; k < to; k++) {
 		uint64_t now = T0 + k * IV;
 		/* The active ones (every 10th: spread over the tree) change. */
 		for (size_t i = 0; i < m->active; i++) {
@@ -181,26 +185,31 @@ int main(int argc, char **argv)
 
 	/* 1. recording */
 	struct sim m;
-	uint64_t recordings = (uint64_t)(hours * 360);
+	/* The day, then one hour more: the queries' windows of 24 h then end
+	 * anywhere in the last hour and begin after the first recording (a
+	 * window reaching before it would make every idle life busy). */
+	uint64_t day = (uint64_t)(hours * 360), recordings = day + 360;
 	bool reuse = access(db, F_OK) == 0, reuse2 = access(db2, F_OK) == 0;
 	if (reuse)
 		goto query;
 	sim_init(&m, db, n, active, recordings);
 	double w0 = wall_now();
-	sim_run(&m);
+	sim_run(&m, 0, day);
 	double wall = wall_now() - w0;
 	struct history_stats st;
 	history_store_stats(m.s, &st);
+	sim_run(&m, day, recordings);
 	printf("cgroups %zu (%zu active), %" PRIu64 " recordings (%.1f h at 10 s) in %.1f s wall\n", n, m.active,
-	       recordings, hours, wall);
+	       day, hours, wall);
 	printf("  record:   mean %.3f ms CPU, p99 %.3f ms, max %.3f ms\n", mean(m.rec_cpu, recordings) * 1e3,
 	       percentile(m.rec_cpu, recordings, 0.99) * 1e3, percentile(m.rec_cpu, recordings, 1.0) * 1e3);
 	printf("  maintain: mean %.3f ms CPU, p99 %.3f ms, max %.3f ms\n", mean(m.maint_cpu, recordings) * 1e3,
 	       percentile(m.maint_cpu, recordings, 0.99) * 1e3, percentile(m.maint_cpu, recordings, 1.0) * 1e3);
 	printf("  per 10 s interval: %.2f%% of one CPU (record + maintain)\n",
 	       (mean(m.rec_cpu, recordings) + mean(m.maint_cpu, recordings)) / 10.0 * 100);
-	printf("  file: %.1f MB (points raw %" PRIu64 ", minute %" PRIu64 ", hour %" PRIu64 ", lives %" PRIu64 ")\n",
-	       (double)st.file_bytes / 1e6, st.points[0], st.points[1], st.points[2], st.lives);
+	printf("  file after %.1f h: %.1f MB (points raw %" PRIu64 ", minute %" PRIu64 ", hour %" PRIu64 ", lives %" PRIu64
+	       ")\n",
+	       hours, (double)st.file_bytes / 1e6, st.points[0], st.points[1], st.points[2], st.lives);
 	history_store_close(m.s, T0 + recordings * IV);
 
 query:;
@@ -213,19 +222,28 @@ query:;
 	uint64_t end = T0 + recordings * IV;
 	double lat[5];
 	int count = 0;
-	for (int i = 0; i < 5; i++) {
-		struct history_usage_query q = { .since_us = end - 24 * 3600 * SEC, .until_us = end, .prefix = "/",
-						 .depth = -1, .include_removed = true };
-		struct history_usage *u = NULL;
-		double t = wall_now();
-		count = history_store_usage(r, &q, &u, &err);
-		lat[i] = wall_now() - t;
-		if (count < 0)
-			die("usage", count, err);
-		history_usage_array_free(u, (size_t)count);
+	/* A window on whole hours, and one as "--since -24h" gives at 20 min
+	 * 34 s past an hour (its ends' partial hours read from minutes). */
+	static const struct {
+		const char *name;
+		uint64_t before_end;
+	} windows[] = { { "on whole hours", 0 }, { "ending 20min 34s into an hour", 3600 - 1234 } };
+	for (size_t w = 0; w < ELEMENTSOF(windows); w++) {
+		uint64_t until = end - windows[w].before_end * SEC;
+		for (int i = 0; i < 5; i++) {
+			struct history_usage_query q = { .since_us = until - 24 * 3600 * SEC, .until_us = until,
+							 .prefix = "/", .depth = -1, .include_removed = true };
+			struct history_usage *u = NULL;
+			double t = wall_now();
+			count = history_store_usage(r, &q, &u, &err);
+			lat[i] = wall_now() - t;
+			if (count < 0)
+				die("usage", count, err);
+			history_usage_array_free(u, (size_t)count);
+		}
+		printf("  usage of %d cgroups over 24 h %s: median %.1f ms, min %.1f ms\n", count, windows[w].name,
+		       percentile(lat, 5, 0.5) * 1e3, percentile(lat, 5, 0) * 1e3);
 	}
-	printf("  usage of %d cgroups over 24 h: median %.1f ms, min %.1f ms\n", count, percentile(lat, 5, 0.5) * 1e3,
-	       percentile(lat, 5, 0) * 1e3);
 	history_store_close(r, 0);
 
 	/* 3. series of one cgroup over days */
@@ -235,7 +253,7 @@ query:;
 		goto series;
 	sim_init(&m2, db2, series_n, 0.1, rec2);
 	w0 = wall_now();
-	sim_run(&m2);
+	sim_run(&m2, 0, rec2);
 	history_store_stats(m2.s, &st);
 	printf("series store: %zu cgroups, %.1f days in %.1f s wall, file %.1f MB, record mean %.3f ms, maintain mean "
 	       "%.3f ms\n",
