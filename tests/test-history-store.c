@@ -406,6 +406,46 @@ static void test_group_by_level(void **state)
 	history_store_close(s, T0 + 30 * SEC);
 }
 
+/* A cgroup created and removed between two recordings is recorded and ended
+ * without moving the run's last recording: the other lives' values are not
+ * held past it (a trial's live usage counted 2.8 s short, as exact, after a
+ * short-lived cgroup's removal), and the time after it stays a gap. */
+static void test_unrecorded_removal_keeps_run_end(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	for (unsigned k = 0; k < 2; k++) {
+		struct history_sample smp = sample("/busy", 1, burner_cpu(T0 + k * IV), 4096);
+		xrecord(s, T0 + k * IV, &smp, 1);
+	}
+	struct history_sample flash = sample("/flash", 2, 300, 8192);
+	struct history_record rec;
+	char *err = NULL;
+	assert_int_equal(history_store_removed_unrecorded(s, &flash, T0 + IV + 3 * SEC, &rec, &err), 0);
+	assert_string_equal(rec.path, "/flash");
+	assert_int_equal(rec.cpu_usec, 300);
+	history_record_clear(&rec);
+	/* /busy is known to T0 + IV, its last recording, not to the removal */
+	struct history_usage *u = usage_of(s, "/busy", T0, T0 + IV + 5 * SEC, false);
+	assert_non_null(u);
+	assert_int_equal(u->recorded_us, IV);
+	free_usage(u);
+	struct history_gap *gaps = NULL;
+	int n = history_store_gaps(s, T0, T0 + IV + 5 * SEC, &gaps, &err);
+	assert_int_equal(n, 1);
+	assert_true(gaps[0].from_us == T0 + IV && gaps[0].to_us == T0 + IV + 5 * SEC);
+	free(gaps);
+	/* the next recording names /busy anew (not skipped as named twice) */
+	struct history_sample smp = sample("/busy", 1, burner_cpu(T0 + 2 * IV), 4096);
+	xrecord(s, T0 + 2 * IV, &smp, 1);
+	u = usage_of(s, "/busy", T0, T0 + 2 * IV + 1, false);
+	assert_non_null(u);
+	assert_int_equal(u->cpu_usec, burner_cpu(T0 + 2 * IV));
+	free_usage(u);
+	free(err);
+	history_store_close(s, T0 + 2 * IV);
+}
+
 static void test_removed_survives_reopen(void **state)
 {
 	struct fixture *f = *state;
@@ -1446,6 +1486,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_edge_in_last_interval_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prefix_and_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_by_level, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unrecorded_removal_keeps_run_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_last_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_survives_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_continues_life, setup, teardown),

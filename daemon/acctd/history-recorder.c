@@ -402,16 +402,13 @@ static void removed(struct history_recorder *r, struct removal *x)
 	if (ensure_open(r, x->removed_us) == 0) {
 		int k = history_store_removed(r->store, &x->final.key, &x->final.v, x->removed_us, &rec, &error);
 		if (k == -ENOENT && r->recorded) {
-			/* Created and removed between two recordings: recorded
-			 * once, so that its life is in the store, then ended.
-			 * Not before the run's first full recording, which ends
-			 * the previous run's lives it does not name. */
+			/* Created and removed between two recordings: its life
+			 * recorded from its final values, then ended. Not before
+			 * the run's first full recording, which ends the previous
+			 * run's lives it does not name. */
 			free(error);
 			error = NULL;
-			k = history_store_record(r->store, x->removed_us, &x->final, 1, &error);
-			if (k >= 0)
-				k = history_store_removed(r->store, &x->final.key, &x->final.v, x->removed_us, &rec,
-							  &error);
+			k = history_store_removed_unrecorded(r->store, &x->final, x->removed_us, &rec, &error);
 		}
 		if (k >= 0)
 			have = true;

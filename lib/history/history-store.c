@@ -712,8 +712,10 @@ struct pending {
 	const struct history_values *v;
 };
 
-int history_store_record(struct history_store *s, uint64_t now_us, const struct history_sample *samples, size_t n,
-			 char **ret_error)
+/* history_store_record(), and with !whole the lives named only: the run's
+ * last recording stays, and no life goes for not being named. */
+static int record_samples(struct history_store *s, uint64_t now_us, const struct history_sample *samples, size_t n,
+			  bool whole, char **ret_error)
 {
 	if (s->readonly)
 		return -EROFS;
@@ -735,7 +737,7 @@ int history_store_record(struct history_store *s, uint64_t now_us, const struct 
 		r = history_stmt(s, HISTORY_STMT_UPDATE_RUN,
 				 "UPDATE runs SET last_us = ?1, max_step_us = max(max_step_us, ?1 - last_us) WHERE id = ?2",
 				 &upd_run, ret_error);
-	if (r >= 0 && s->recordings == 0)
+	if (r >= 0 && whole && s->recordings == 0)
 		r = prepare(s, "UPDATE lives SET removed_us = ? WHERE id = ?", &end_life, ret_error);
 	if (r < 0)
 		return r;
@@ -788,7 +790,7 @@ int history_store_record(struct history_store *s, uint64_t now_us, const struct 
 	/* The first recording of a run ends the lives of the last run that are
 	 * gone (removed while acctd was down): at the end of the run of their
 	 * last point, the last time they were known to exist. */
-	if (s->recordings == 0)
+	if (whole && s->recordings == 0)
 		for (size_t i = 0; i < s->index.n_slots; i++) {
 			struct history_life *l = s->index.slots[i];
 			if (!l || l->seen == gen)
@@ -802,14 +804,16 @@ int history_store_record(struct history_store *s, uint64_t now_us, const struct 
 				goto fail;
 			}
 		}
-	sqlite3_bind_int64(upd_run, 1, (int64_t)now_us);
-	sqlite3_bind_int64(upd_run, 2, s->run);
-	rc = sqlite3_step(upd_run);
-	if (rc != SQLITE_DONE) {
-		r = history_sqlite_error(s->db, rc, "recording", ret_error);
-		goto fail;
+	if (whole) {
+		sqlite3_bind_int64(upd_run, 1, (int64_t)now_us);
+		sqlite3_bind_int64(upd_run, 2, s->run);
+		rc = sqlite3_step(upd_run);
+		if (rc != SQLITE_DONE) {
+			r = history_sqlite_error(s->db, rc, "recording", ret_error);
+			goto fail;
+		}
+		sqlite3_reset(upd_run);
 	}
-	sqlite3_reset(upd_run);
 	r = exec(s, "COMMIT", "recording", ret_error);
 	if (r < 0)
 		goto fail;
@@ -819,6 +823,13 @@ int history_store_record(struct history_store *s, uint64_t now_us, const struct 
 		pending[i].life->has_last = pending[i].life->pointed = true;
 		pending[i].life->run = s->run;
 		pending[i].life->last_point_us = now_us;
+	}
+	if (!whole) {
+		/* the next whole recording names them anew */
+		for (size_t i = 0; i < s->index.n_slots; i++)
+			if (s->index.slots[i] && s->index.slots[i]->seen == gen)
+				s->index.slots[i]->seen = 0;
+		return 0;
 	}
 	if (s->recordings == 0)
 		for (size_t i = 0; i < s->index.n_slots;) {
@@ -949,6 +960,23 @@ int history_store_removed(struct history_store *s, const struct history_key *key
 fail:
 	rollback(s);
 	return r;
+}
+
+int history_store_record(struct history_store *s, uint64_t now_us, const struct history_sample *samples, size_t n,
+			 char **ret_error)
+{
+	return record_samples(s, now_us, samples, n, true, ret_error);
+}
+
+int history_store_removed_unrecorded(struct history_store *s, const struct history_sample *final, uint64_t now_us,
+				     struct history_record *ret, char **ret_error)
+{
+	if (history_index_get(&s->index, final->key.path, final->key.inode))
+		return history_store_removed(s, &final->key, &final->v, now_us, ret, ret_error);
+	int r = record_samples(s, now_us, final, 1, false, ret_error);
+	if (r < 0)
+		return r;
+	return history_store_removed(s, &final->key, &final->v, now_us, ret, ret_error);
 }
 
 struct history_store *history_store_close(struct history_store *s, uint64_t now_us)

@@ -142,6 +142,13 @@ void history_record_clear(struct history_record *r);
  * history_record_clear()). -ENOENT if the store has no life of it. */
 int history_store_removed(struct history_store *s, const struct history_key *key, const struct history_values *final,
 			  uint64_t now_us, struct history_record *ret, char **ret_error);
+/* The same for a cgroup that may have been created and removed between two
+ * recordings (no life of it in the store): its life is recorded from its
+ * final values alone and ended, and the run's last recording stays where it
+ * is (moving it to the removal would hold every other life's values over
+ * time nobody recorded, their CPU then counted short as exact). */
+int history_store_removed_unrecorded(struct history_store *s, const struct history_sample *final, uint64_t now_us,
+				     struct history_record *ret, char **ret_error);
 
 /* Rollups, retention and the size cap, at now_us. Bounded work per call
  * (the recorder calls it after recordings). Returns 0 or an error. */
