@@ -54,6 +54,7 @@ bool arg_set_bytes, arg_set_cpu, arg_set_tasks, arg_set_auto_tune;
 int64_t arg_bytes_budget, arg_cpu_budget_us, arg_tasks_budget;
 bool arg_auto_tune;
 uint64_t arg_since_us, arg_until_us, arg_step_us;
+uint64_t arg_now_us;
 bool arg_csv;
 enum plot_choice arg_plot = PLOT_DEFAULT;
 bool arg_no_removed;
@@ -545,7 +546,7 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 
 	/* one "now" for --since and --until, so that "-1h" and "now" are an hour apart */
 	clock_gettime(CLOCK_REALTIME, &ts);
-	now_us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	now_us = arg_now_us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hlaqbn:d:o:", options, NULL)) >= 0) {
 		if (c == '?') {

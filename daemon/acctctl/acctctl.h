@@ -50,6 +50,8 @@ extern bool arg_auto_tune;
  * --no-removed. */
 enum plot_choice { PLOT_DEFAULT, PLOT_MEMORY, PLOT_CPU, PLOT_IO, PLOT_TASKS, PLOT_NONE };
 extern uint64_t arg_since_us, arg_until_us, arg_step_us;
+extern uint64_t arg_now_us; /* CLOCK_REALTIME microseconds when the command line was read: --since's
+                             * and --until's "now", and the window's end without --until */
 extern bool arg_csv;
 extern enum plot_choice arg_plot;
 extern bool arg_no_removed;

@@ -15,21 +15,17 @@
 
 int history_window(struct json_object *params, int64_t *ret_since, int64_t *ret_until)
 {
-	struct timespec ts;
-	uint64_t until = arg_until_us, since = arg_since_us;
+	uint64_t until = arg_until_us ? arg_until_us : arg_now_us, since = arg_since_us;
 
-	if (!until) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		until = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-	}
 	if (!since)
 		since = until > HISTORY_DEFAULT_SPAN_US ? until - HISTORY_DEFAULT_SPAN_US : 0;
 	if (since >= until)
 		return usage_error("The window is empty: --since (%s) is not before --until (%s).",
 				   history_time((int64_t)since, true).s, history_time((int64_t)until, true).s);
 	json_add(params, "since_us", json_object_new_int64((int64_t)since));
-	if (arg_until_us)
-		json_add(params, "until_us", json_object_new_int64((int64_t)until));
+	/* always: acctd's own "now" would be another reading, a moment later
+	 * (a last step of a few hundred microseconds, shown as no data) */
+	json_add(params, "until_us", json_object_new_int64((int64_t)until));
 	*ret_since = (int64_t)since;
 	*ret_until = (int64_t)until;
 	return EXIT_OK;

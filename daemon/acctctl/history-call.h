@@ -19,9 +19,8 @@
 /* The most steps the History method answers (io.acctd.Accounting.varlink). */
 #define HISTORY_MAX_STEPS 100000u
 
-/* Add since_us and until_us (when --until was given) to params, and return
- * the window (until: now when --until was not given) in *ret_since and
- * *ret_until. Returns EXIT_OK, or EXIT_USAGE after saying why (--since not
+/* Add since_us and until_us to params (until: now, read once, when --until
+ * was not given), and return the window in *ret_since and *ret_until. Returns EXIT_OK, or EXIT_USAGE after saying why (--since not
  * before --until). */
 int history_window(struct json_object *params, int64_t *ret_since, int64_t *ret_until);
 

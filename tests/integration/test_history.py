@@ -15,6 +15,7 @@ into a real SQLite store, answering Usage and History.
 Every wait is a polled condition with a generous deadline; no timings are
 asserted. Real cgroups are named hist-daemon-* and removed afterwards."""
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -524,6 +525,13 @@ def test_usage_group_by_level(fakecg, tmp_path):
         assert row.split()[1] == "3", out.stdout
         bad = subprocess.run(ctl + ["usage", "--group-by-level=0"], capture_output=True, text=True, timeout=60)
         assert bad.returncode == 2 and "level" in bad.stderr, bad
+        # "now" is read once: a window of exactly ten minutes, in steps of a minute
+        for verb in (["usage"], ["history", "/g", "--step", "1min"]):
+            doc = json.loads(subprocess.run(ctl + verb + ["--since", "-10min", "--json"], capture_output=True,
+                                            text=True, timeout=60).stdout)
+            assert doc["until_us"] - doc["since_us"] == 600000000, (verb, doc["since_us"], doc["until_us"])
+            if "steps" in doc:
+                assert len(doc["steps"]) == 10, doc["steps"]
         # acctctl status names the store and its state
         st = subprocess.run(ctl + ["status"], capture_output=True, text=True, timeout=60)
         assert st.returncode == 0, st.stderr
