@@ -309,7 +309,7 @@ static void field(char ***v, size_t *n, const char *fmt, ...)
 /* The accounting record: one structured journal entry, and the log. `rec`
  * is the store's (NULL when the store could not give it: the tombstone's
  * values alone then). */
-static void account(const struct removal *x, const struct history_record *rec)
+static void account(const struct removal *x, const struct history_record *rec, uint64_t interval_us)
 {
 	const struct history_values *v = &x->final.v;
 	int64_t cpu = rec ? rec->cpu_usec : v->cpu_usec;
@@ -342,8 +342,9 @@ static void account(const struct removal *x, const struct history_record *rec)
 		appendf(&p, end, "%s%s memory average", sep,
 			format_bytes(b[2], (int64_t)(rec->memory_byte_seconds * 1e6 / (double)rec->recorded_us)));
 		/* the average is over the time with data, which the lifetime
-		 * below exceeds where acctd was down or had not recorded yet */
-		if (rec->recorded_us + USEC_PER_SEC < life)
+		 * below exceeds by more than the wait for the first recording
+		 * (up to an interval) only where acctd was down meanwhile */
+		if (rec->recorded_us + interval_us + USEC_PER_SEC < life)
 			appendf(&p, end, " (over %s recorded)", format_duration(b[5], (int64_t)rec->recorded_us));
 		sep = ", ";
 	}
@@ -415,7 +416,7 @@ static void removed(struct history_recorder *r, struct removal *x)
 		else if (k != -ENOENT)
 			store_failed(r, k, "record the removal of a cgroup in", error);
 	}
-	account(x, have ? &rec : NULL);
+	account(x, have ? &rec : NULL, r->have.interval_us);
 	if (have)
 		history_record_clear(&rec);
 	pthread_mutex_lock(&r->lock);
