@@ -141,7 +141,7 @@ static void print_history(struct json_object *h)
 	if (!h)
 		return;
 	if (!state || strcmp(state, "off") == 0) {
-		print_field("History", "off ([history] enabled = no in acctd.conf)");
+		print_field("History", "off ([history] enabled = no)");
 		return;
 	}
 	print_field("History", "%s to %s (%s)%s%s", state, jstr(h, "path") ?: "?",

@@ -275,5 +275,14 @@ int verb_usage(char **args)
 	table_print(stdout, &t, arg_legend, output_width());
 	if (arg_legend)
 		print_footer(answer, n, date);
+	if (arg_legend && n == 0) {
+		/* a known path without data here (a typo is NoSuchCgroup) */
+		fputs("No cgroup at or under ", stdout);
+		print_text(stdout, args[0] && !args[1] ? args[0] : arg_prefix ?: "/");
+		fputs(" has data in this window", stdout);
+		if (arg_group_level > 0)
+			printf(" %d level%s below the root", arg_group_level, arg_group_level == 1 ? "" : "s");
+		fputs(".\n", stdout);
+	}
 	return EXIT_OK;
 }

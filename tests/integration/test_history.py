@@ -523,6 +523,11 @@ def test_usage_group_by_level(fakecg, tmp_path):
         assert lines[0].split()[:2] == ["CGROUP", "BELOW"], out.stdout
         row = next(l for l in lines if l.startswith("/g "))
         assert row.split()[1] == "3", out.stdout
+        # an empty answer says so
+        out = subprocess.run(ctl + ["usage", "--since", "@%d" % (since // 1000000), "--prefix=/h",
+                                    "--group-by-level=2"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert "No cgroup at or under /h has data in this window 2 levels below the root." in out.stdout, out.stdout
         bad = subprocess.run(ctl + ["usage", "--group-by-level=0"], capture_output=True, text=True, timeout=60)
         assert bad.returncode == 2 and "level" in bad.stderr, bad
         # "now" is read once: a window of exactly ten minutes, in steps of a minute
