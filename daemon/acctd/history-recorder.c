@@ -32,7 +32,8 @@ struct settings {
 struct removal {
 	struct removal *next;
 	struct history_sample final;
-	uint64_t first_seen_us, removed_us;
+	uint64_t first_seen_us, removed_us, last_read_us;
+	const char *not_final; /* static; NULL: the values are final */
 };
 
 struct history_recorder {
@@ -353,6 +354,13 @@ static void account(const struct removal *x, const struct history_record *rec, u
 		sep = ", ";
 	}
 	appendf(&p, end, "%s over %s.", sep[0] == ' ' ? " nothing" : "", format_duration(b[2], (int64_t)life));
+	/* Values read before its last task left, or without a way to know
+	 * when that was: what it used after that read is not in them. */
+	if (x->not_final)
+		appendf(&p, end, " Not final: last read %s before its removal (%s).",
+			format_duration(b[5], (int64_t)(x->removed_us > x->last_read_us ? x->removed_us - x->last_read_us
+											  : 0)),
+			x->not_final);
 
 	field(&fields, &nf, "MESSAGE_ID=%s", HISTORY_RECORD_MESSAGE_ID);
 	field(&fields, &nf, "ACCTD_CGROUP=%s", x->final.key.path);
@@ -371,6 +379,9 @@ static void account(const struct removal *x, const struct history_record *rec, u
 	field(&fields, &nf, "ACCTD_FIRST_SEEN_USEC=%" PRIu64, first);
 	field(&fields, &nf, "ACCTD_REMOVED_USEC=%" PRIu64, x->removed_us);
 	field(&fields, &nf, "ACCTD_LIFETIME_USEC=%" PRIu64, life);
+	field(&fields, &nf, "ACCTD_FINAL=%s", x->not_final ?: "final");
+	if (x->not_final)
+		field(&fields, &nf, "ACCTD_LAST_READ_USEC=%" PRIu64, x->last_read_us);
 	fields[nf] = NULL;
 
 	/* Under systemd the log is the journal: one entry with the fields. From
@@ -549,12 +560,13 @@ void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct
 }
 
 void history_recorder_removed(struct history_recorder *r, const struct history_sample *final, uint64_t first_seen_us,
-			      uint64_t removed_us)
+			      uint64_t removed_us, uint64_t last_read_us, const char *not_final)
 {
 	struct removal *x = calloc(1, sizeof(*x));
 	if (!x)
 		return;
-	*x = (struct removal){ .final = *final, .first_seen_us = first_seen_us, .removed_us = removed_us };
+	*x = (struct removal){ .final = *final, .first_seen_us = first_seen_us, .removed_us = removed_us,
+			       .last_read_us = last_read_us, .not_final = not_final };
 	x->final.key.path = strdup(final->key.path);
 	if (!x->final.key.path) {
 		free(x);

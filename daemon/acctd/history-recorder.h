@@ -77,10 +77,12 @@ void history_recorder_configure(struct history_recorder *r, const struct acct_co
 void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct history_sample *samples, size_t n);
 
 /* The cgroup `final` (copied) was removed at removed_us, first seen at
- * first_seen_us (both CLOCK_REALTIME). Queued in order behind the
- * recordings already handed over. */
+ * first_seen_us, its values last read at last_read_us (all CLOCK_REALTIME).
+ * not_final: NULL where those are what it finally used, else why not
+ * (acct_final_to_string(): static); the accounting record then says so.
+ * Queued in order behind the recordings already handed over. */
 void history_recorder_removed(struct history_recorder *r, const struct history_sample *final, uint64_t first_seen_us,
-			      uint64_t removed_us);
+			      uint64_t removed_us, uint64_t last_read_us, const char *not_final);
 
 /* The condition now (a copy, under the recorder's lock). */
 void history_recorder_get_status(struct history_recorder *r, struct history_recorder_status *ret);

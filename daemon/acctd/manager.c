@@ -297,7 +297,11 @@ static void history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t 
 	struct history_sample s = { .key = { .path = cg->path, .inode = history_inode_of(cg) },
 				    .created_seen = cg->history_created_seen };
 	history_values_of(cg, &s.v);
-	history_recorder_removed(m->history, &s, history_realtime_of(cg->created_us), history_realtime_of(now_mono));
+	enum acct_final f = acct_cgroup_final(cg);
+	uint64_t read_mono = __atomic_load_n(&cg->sampled_us[ACCT_GROUP_FAST], __ATOMIC_RELAXED);
+	history_recorder_removed(m->history, &s, history_realtime_of(cg->created_us), history_realtime_of(now_mono),
+				 history_realtime_of(read_mono ? read_mono : now_mono),
+				 f == ACCT_FINAL_READ ? NULL : acct_final_to_string(f));
 }
 
 /* After a pass, when a recording is due: the live records' values, copied,
