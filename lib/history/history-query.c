@@ -2,7 +2,11 @@
  * a life's rows at one resolution, the walk that turns rows into covered
  * time, memory integrals and their bounds over a window, and on it usage,
  * gaps and series. The rollups of history-store.c use the same walk, so that
- * a rollup and the raw data it summarises agree by construction. */
+ * a rollup and the raw data it summarises agree by construction.
+ *
+ * The file is long because usage and series share that walk, the plan of
+ * pieces and the counters' edge rules (held values, idle stretches, runs'
+ * steps): split, each would need the rows' internals the other uses. */
 #include "history-store.h"
 
 #include <errno.h>
