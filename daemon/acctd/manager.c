@@ -65,6 +65,8 @@ struct manager {
 	struct history_recorder *history;  /* issue 14: the writing store's thread (history-recorder.h) */
 	struct history_queries *history_queries; /* Usage and History (history-query.h) */
 	uint64_t next_history_us;          /* monotonic: the next recording after a pass */
+	uint64_t last_pass_us;             /* monotonic: the last pass that read memory or CPU (0: none) */
+	uint64_t last_recorded_pass_us;    /* monotonic: the pass the last recording took its values from */
 	bool pass_pending;       /* a tick came while a pass ran */
 	uint64_t next_slow_us, next_load_us;
 	bool ready;
@@ -304,15 +306,11 @@ static void history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t 
 				 f == ACCT_FINAL_READ ? NULL : acct_final_to_string(f));
 }
 
-/* After a pass, when a recording is due: the live records' values, copied,
- * go to the recorder. */
-static void history_record_pass(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t now_mono)
+/* The live records' values, copied, go to the recorder as at the pass of
+ * now_mono, whose values they are. */
+static void history_record(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t now_mono)
 {
-	if (!m->history || !m->config->history_enabled || now_mono < m->next_history_us)
-		return;
-	/* On the interval's grid, without catching up after a long pass. */
-	uint64_t interval = m->config->history_interval_us;
-	m->next_history_us = MAX(m->next_history_us + interval, now_mono + interval / 2);
+	m->last_recorded_pass_us = now_mono;
 	struct history_sample *s = calloc(MAX(n, (size_t)1), sizeof(*s));
 	size_t k = 0;
 	if (!s)
@@ -330,7 +328,33 @@ static void history_record_pass(struct manager *m, struct acct_cgroup **cgs, siz
 		history_values_of(cgs[i], &s[k].v);
 		k++;
 	}
-	history_recorder_submit(m->history, history_now_us(), s, k);
+	history_recorder_submit(m->history, history_realtime_of(now_mono), s, k);
+}
+
+/* After a pass, when a recording is due. */
+static void history_record_pass(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t now_mono)
+{
+	m->last_pass_us = now_mono;
+	if (!m->history || !m->config->history_enabled || now_mono < m->next_history_us)
+		return;
+	/* On the interval's grid, without catching up after a long pass. */
+	uint64_t interval = m->config->history_interval_us;
+	m->next_history_us = MAX(m->next_history_us + interval, now_mono + interval / 2);
+	history_record(m, cgs, n, now_mono);
+}
+
+/* At a clean stop: the last pass's values, when no recording took them yet,
+ * so that the run's recorded time reaches its last pass instead of ending up
+ * to an interval before the stop. */
+static void history_record_last_pass(struct manager *m)
+{
+	if (!m->history || !m->config->history_enabled || !m->last_pass_us ||
+	    m->last_pass_us <= m->last_recorded_pass_us)
+		return;
+	_cleanup_free_ struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(m->ledger, false, &cgs);
+	if (n >= 0)
+		history_record(m, cgs, (size_t)n, m->last_pass_us);
 }
 
 static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_id *id, void *userdata)
@@ -1343,6 +1367,7 @@ struct manager *manager_free(struct manager *m)
 	m->api = api_server_free(m->api); /* before the queries: it detaches their connections */
 	m->metrics = metrics_server_free(m->metrics);
 	m->history_queries = history_queries_free(m->history_queries, api_history_query_drop);
+	history_record_last_pass(m);
 	m->history = history_recorder_free(m->history); /* writes what is queued, ends the run */
 	m->admin = admin_group_free(m->admin); /* before the event base it watches */
 	/* Workers first: they hold record pointers; so does the state file's

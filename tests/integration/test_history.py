@@ -547,6 +547,25 @@ def test_usage_group_by_level(fakecg, tmp_path):
         assert "recording to %s (" % db in line and "last recording" in line, line
 
 
+def test_clean_stop_records_last_pass(fakecg, tmp_path):
+    """A clean stop records the last pass's values when no recording took
+    them yet: the gap after the run begins at its last pass, not up to a
+    recording interval (here 1 min) before the stop."""
+    fakecg.mkdir("/a", memory=8 << 20)
+    db = tmp_path / "history.db"
+    since = now_us() - 1000000
+    with api_daemon(tmp_path, fakecg.root, history__path=str(db), history__interval="1min") as (d, sock):
+        first = poll(lambda: recording(sock, since), what="the first recording")["last_recording_us"]
+        time.sleep(3)  # passes every 100 ms; no recording due for a minute
+    stopped = now_us()
+    with api_daemon(tmp_path, fakecg.root, history__path=str(db), history__interval="1min") as (d, sock):
+        p, cgs = usage(sock, since)
+    gap = next(g for g in p["gaps"] if g["from_us"] >= first)  # the one after the first run
+    assert gap["from_us"] >= first + 2500000, (gap, first, stopped)  # the last pass, not the first recording
+    assert gap["from_us"] <= stopped, (gap, stopped)
+    assert cgs["/a"]["recorded_us"] >= 2500000, cgs["/a"]
+
+
 def test_reload_reopens_and_metrics(fakecg, tmp_path):
     """A reload with a new path closes the store and records into the new
     one; enabled = no turns history off; /metrics says up or not."""
