@@ -35,6 +35,7 @@ struct acct_pool {
 	unsigned nr_blocks;
 	uint32_t *free; /* stack of released slot indexes */
 	unsigned nr_free;
+	size_t free_cap; /* slots the free stack can hold: every slot of the pool, grown geometrically */
 	unsigned fresh; /* slots of the newest block never handed out start here */
 	unsigned used;
 	bool bind_nodes;
@@ -82,11 +83,21 @@ static int pool_grow(struct acct_pool *p)
 	b->shards = map_region((size_t)t->nr_shards * ACCT_SHARD_STRIDE);
 	b->nodes = map_region((size_t)t->nr_nodes * ACCT_NODE_STRIDE);
 	b->ext = aligned_alloc(ACCT_CACHELINE, ACCT_POOL_BLOCK_SLOTS * p->ext_size);
-	uint32_t *free_stack = reallocarray(p->free, (size_t)(p->nr_blocks + 1) * ACCT_POOL_BLOCK_SLOTS,
-					    sizeof(*free_stack));
-	if (free_stack)
-		p->free = free_stack;
-	if (!b->shards || !b->nodes || !b->ext || !free_stack) {
+	/* The free stack holds every slot: doubled when a block outgrows it,
+	 * not grown a block at a time (8,192 reallocations of up to 2 MiB,
+	 * which took minutes under ASan, whose realloc always copies). */
+	size_t need = (size_t)(p->nr_blocks + 1) * ACCT_POOL_BLOCK_SLOTS;
+	bool stack_ok = need <= p->free_cap;
+	if (!stack_ok) {
+		size_t cap = MAX(need, MIN(2 * p->free_cap, (size_t)POOL_MAX_BLOCKS * ACCT_POOL_BLOCK_SLOTS));
+		uint32_t *free_stack = reallocarray(p->free, cap, sizeof(*free_stack));
+		if (free_stack) {
+			p->free = free_stack;
+			p->free_cap = cap;
+			stack_ok = true;
+		}
+	}
+	if (!b->shards || !b->nodes || !b->ext || !stack_ok) {
 		block_free(p, b);
 		return -ENOMEM;
 	}
