@@ -187,6 +187,78 @@ static struct json_object *usage_json(const struct history_usage *u, bool groupe
 	return o;
 }
 
+/* The answer's replies: n items in chunks of `chunk` with "more" (else one
+ * reply), each an array at `key`; head() adds the first reply's other
+ * members, item() builds item i (NULL: no memory). A failure to build ends
+ * the answer with j->failure. */
+static void hq_add_chunks(struct hq_job *j, size_t n, size_t chunk, const char *key,
+			  int (*head)(struct hq_job *j, struct json_object *p, const void *ctx),
+			  struct json_object *(*item)(const struct hq_job *j, const void *ctx, size_t i), const void *ctx)
+{
+	size_t i = 0;
+	do {
+		size_t end = j->more ? MIN(n, i + chunk) : n;
+		struct json_object *p = json_object_new_object(), *a = json_object_new_array();
+		int r = p && a ? 0 : -ENOMEM;
+		if (r == 0 && i == 0)
+			r = head(j, p, ctx);
+		for (; r == 0 && i < end; i++) {
+			struct json_object *o = item(j, ctx, i);
+			if (!o || json_object_array_add(a, o) < 0) {
+				json_object_put(o);
+				r = -ENOMEM;
+			}
+		}
+		if (r == 0)
+			r = api_json_add(p, key, TAKE_PTR(a));
+		json_object_put(a);
+		if (r == 0)
+			r = hq_add_reply(j, TAKE_PTR(p));
+		json_object_put(p);
+		if (r < 0) {
+			j->failure = r;
+			break;
+		}
+	} while (i < n);
+}
+
+struct usage_replies {
+	const struct history_usage *u;
+	const struct history_gap *gaps;
+	int ng;
+};
+
+/* Usage's first reply: the window and its gaps. */
+static int usage_head(struct hq_job *j, struct json_object *p, const void *ctx)
+{
+	const struct usage_replies *ur = ctx;
+	struct json_object *g = json_object_new_array();
+	int r = g ? 0 : -ENOMEM;
+	for (int k = 0; r == 0 && k < ur->ng; k++) {
+		struct json_object *o = json_object_new_object();
+		r = o ? add_int(o, "from_us", (int64_t)ur->gaps[k].from_us) : -ENOMEM;
+		if (r == 0)
+			r = add_int(o, "to_us", (int64_t)ur->gaps[k].to_us);
+		if (r == 0 && json_object_array_add(g, o) < 0)
+			r = -ENOMEM;
+		if (r < 0)
+			json_object_put(o);
+	}
+	if (r == 0)
+		r = add_int(p, "since_us", (int64_t)j->since_us);
+	if (r == 0)
+		r = add_int(p, "until_us", (int64_t)j->until_us);
+	if (r == 0)
+		r = api_json_add(p, "gaps", TAKE_PTR(g));
+	json_object_put(g);
+	return r;
+}
+
+static struct json_object *usage_item(const struct hq_job *j, const void *ctx, size_t i)
+{
+	return usage_json(&((const struct usage_replies *)ctx)->u[i], j->group_level > 0);
+}
+
 static void run_usage(struct history_query *q, struct history_store *s, const char *reason)
 {
 	struct hq_job *j = (struct hq_job *)q;
@@ -222,50 +294,8 @@ static void run_usage(struct history_query *q, struct history_store *s, const ch
 			hq_error(j, RES_HISTORY_UNAVAILABLE, "reason", error ?: strerror(-(n < 0 ? n : ng)));
 		goto out;
 	}
-	size_t i = 0;
-	do {
-		size_t end = j->more ? MIN((size_t)n, i + USAGE_CHUNK) : (size_t)n;
-		struct json_object *p = json_object_new_object(), *a = json_object_new_array();
-		int r = p && a ? 0 : -ENOMEM;
-		if (r == 0 && i == 0) {
-			struct json_object *g = json_object_new_array();
-			r = g ? 0 : -ENOMEM;
-			for (int k = 0; r == 0 && k < ng; k++) {
-				struct json_object *o = json_object_new_object();
-				r = o ? add_int(o, "from_us", (int64_t)gaps[k].from_us) : -ENOMEM;
-				if (r == 0)
-					r = add_int(o, "to_us", (int64_t)gaps[k].to_us);
-				if (r == 0 && json_object_array_add(g, o) < 0)
-					r = -ENOMEM;
-				if (r < 0)
-					json_object_put(o);
-			}
-			if (r == 0)
-				r = add_int(p, "since_us", (int64_t)j->since_us);
-			if (r == 0)
-				r = add_int(p, "until_us", (int64_t)j->until_us);
-			if (r == 0)
-				r = api_json_add(p, "gaps", TAKE_PTR(g));
-			json_object_put(g);
-		}
-		for (; r == 0 && i < end; i++) {
-			struct json_object *o = usage_json(&u[i], j->group_level > 0);
-			if (!o || json_object_array_add(a, o) < 0) {
-				json_object_put(o);
-				r = -ENOMEM;
-			}
-		}
-		if (r == 0)
-			r = api_json_add(p, "cgroups", TAKE_PTR(a));
-		json_object_put(a);
-		if (r == 0)
-			r = hq_add_reply(j, TAKE_PTR(p));
-		json_object_put(p);
-		if (r < 0) {
-			j->failure = r;
-			break;
-		}
-	} while (i < (size_t)n);
+	struct usage_replies ur = { .u = u, .gaps = gaps, .ng = ng };
+	hq_add_chunks(j, (size_t)n, USAGE_CHUNK, "cgroups", usage_head, usage_item, &ur);
 out:
 	if (n > 0)
 		history_usage_array_free(u, (size_t)n);
@@ -306,6 +336,25 @@ static struct json_object *step_json(const struct history_step *st, unsigned qua
 	return o;
 }
 
+/* History's first reply: the cgroup, the window and the step. */
+static int history_head(struct hq_job *j, struct json_object *p, const void *ctx)
+{
+	(void)ctx;
+	int r = api_json_add(p, "cgroup", acct_json_text(j->path));
+	if (r == 0)
+		r = add_int(p, "since_us", (int64_t)j->since_us);
+	if (r == 0)
+		r = add_int(p, "until_us", (int64_t)j->until_us);
+	if (r == 0)
+		r = add_int(p, "step_us", (int64_t)j->step_us);
+	return r;
+}
+
+static struct json_object *history_item(const struct hq_job *j, const void *ctx, size_t i)
+{
+	return step_json(&((const struct history_step *)ctx)[i], j->quantities);
+}
+
 static void run_history(struct history_query *q, struct history_store *s, const char *reason)
 {
 	struct hq_job *j = (struct hq_job *)q;
@@ -323,38 +372,7 @@ static void run_history(struct history_query *q, struct history_store *s, const 
 	}
 	if (n < 0)
 		return hq_error(j, RES_HISTORY_UNAVAILABLE, "reason", error ?: strerror(-n));
-	size_t i = 0;
-	do {
-		size_t end = j->more ? MIN((size_t)n, i + HISTORY_CHUNK) : (size_t)n;
-		struct json_object *p = json_object_new_object(), *a = json_object_new_array();
-		int r = p && a ? 0 : -ENOMEM;
-		if (r == 0 && i == 0) {
-			r = api_json_add(p, "cgroup", acct_json_text(j->path));
-			if (r == 0)
-				r = add_int(p, "since_us", (int64_t)j->since_us);
-			if (r == 0)
-				r = add_int(p, "until_us", (int64_t)j->until_us);
-			if (r == 0)
-				r = add_int(p, "step_us", (int64_t)j->step_us);
-		}
-		for (; r == 0 && i < end; i++) {
-			struct json_object *o = step_json(&steps[i], j->quantities);
-			if (!o || json_object_array_add(a, o) < 0) {
-				json_object_put(o);
-				r = -ENOMEM;
-			}
-		}
-		if (r == 0)
-			r = api_json_add(p, "steps", TAKE_PTR(a));
-		json_object_put(a);
-		if (r == 0)
-			r = hq_add_reply(j, TAKE_PTR(p));
-		json_object_put(p);
-		if (r < 0) {
-			j->failure = r;
-			break;
-		}
-	} while (i < (size_t)n);
+	hq_add_chunks(j, (size_t)n, HISTORY_CHUNK, "steps", history_head, history_item, steps);
 }
 
 /* On the event loop: send what the query thread built. */
