@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "acctctl.h"
 #include "ctl-call.h"
@@ -165,17 +164,15 @@ static void print_footer(struct json_object *answer, size_t n, bool date)
 	struct json_object *gaps = jget(answer, "gaps");
 	int64_t since = jint_or(answer, "since_us", 0), until = jint_or(answer, "until_us", 0);
 	size_t ngaps = gaps && json_object_is_type(gaps, json_type_array) ? json_object_array_length(gaps) : 0;
-	struct timespec ts;
-	int64_t now, pending_from = -1;
+	int64_t now = (int64_t)arg_now_us, pending_from = -1;
 	size_t past = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 	printf("\n%zu cgroup%s, from %s", n, n == 1 ? "" : "s", history_time(since, true).s);
 	printf(" to %s (%s).\n", history_time(until, date).s, fmt_duration(until - since).s);
 	for (size_t i = 0; i < ngaps; i++) {
 		struct json_object *g = json_object_array_get_idx(gaps, i);
-		/* a few seconds of slack: the answer's "now" is acctd's, a moment ago */
+		/* a few seconds of slack: a --until of a moment ago still ends in
+		 * the time since the last recording */
 		if (jint_or(g, "to_us", 0) >= until && until >= now - 5 * INT64_C(1000000))
 			pending_from = jint_or(g, "from_us", 0);
 		else
