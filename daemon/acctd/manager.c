@@ -579,11 +579,27 @@ static void note_bpf(struct manager *m, const struct acct_pass_report *rep)
 			    ACCT_BPF_MISMATCH_PASSES, m->bpf_last_mismatch);
 }
 
+/* After a pass that set memory without a whole reconciliation (a walk alone,
+ * an event pass): the root's memory follows its children, and Status's root
+ * figure follows the root (acct_reconcile_root()). Without it, a root defined
+ * at the last full pass served less than its top level as a walk had moved it. */
+static void refresh_root(struct manager *m)
+{
+	_cleanup_free_ struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(m->ledger, false, &cgs);
+	if (n < 0)
+		return; /* out of memory: the next full pass defines it */
+	acct_sampler_root_memory(m->sampler, cgs, (size_t)n);
+	acct_reconcile_root(cgs, (size_t)n, m->meminfo_path, &m->reconcile);
+}
+
 static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 {
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	uint64_t now = acct_now_us();
 	note_bpf(m, rep);
+	if (rep->flags & (ACCT_PASS_KERNEL | ACCT_PASS_EVENT))
+		refresh_root(m);
 	if (rep->flags & ACCT_PASS_KERNEL) {
 		/* Walks alone take at most KERNEL_CPU_SHARE of a core: where one
 		 * costs more than that share of bpf_interval (many cgroups), they

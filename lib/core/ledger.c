@@ -529,10 +529,15 @@ void acct_cgroup_set_sampled(struct acct_cgroup *cg, enum acct_quantity q, uint6
 	__atomic_store_n(&cg->q_sampled_us[q], now_us, __ATOMIC_RELEASE); /* after the value: ledger.h, ages */
 }
 
+uint64_t acct_cgroup_quantity_sampled(const struct acct_cgroup *cg, enum acct_quantity q)
+{
+	return MAX(__atomic_load_n(&cg->sampled_us[acct_quantity_info(q)->group], __ATOMIC_ACQUIRE),
+		   __atomic_load_n(&cg->q_sampled_us[q], __ATOMIC_ACQUIRE));
+}
+
 uint64_t acct_cgroup_quantity_age(const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us)
 {
-	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[acct_quantity_info(q)->group], __ATOMIC_ACQUIRE),
-			 __atomic_load_n(&cg->q_sampled_us[q], __ATOMIC_ACQUIRE));
+	uint64_t t = acct_cgroup_quantity_sampled(cg, q);
 	if (t == 0)
 		return UINT64_MAX;
 	return now_us > t ? now_us - t : 0;

@@ -237,6 +237,9 @@ bool acct_cgroup_is_dead(const struct acct_cgroup *cg);
 uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us);
 /* Age of quantity q: its group's, or younger where q was read apart from it. */
 uint64_t acct_cgroup_quantity_age(const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us);
+/* When q was last read (the stamp acct_cgroup_quantity_age() measures from);
+ * 0 if never. */
+uint64_t acct_cgroup_quantity_sampled(const struct acct_cgroup *cg, enum acct_quantity q);
 
 /* memory.stat keys known to the ledger (index -> name); NULL past the end. */
 const char *acct_ledger_memstat_key(const struct acct_ledger *l, unsigned index);

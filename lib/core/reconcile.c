@@ -221,6 +221,12 @@ void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, 
 					  cgs[i]->path, par, children[i], kids);
 		}
 
+	acct_reconcile_root(cgs, n, meminfo_path, rep);
+}
+
+void acct_reconcile_root(struct acct_cgroup *const *cgs, size_t n, const char *meminfo_path,
+			 struct acct_reconcile_report *rep)
+{
 	/* The root's memory as the ledger holds it (acct_sampler_root_memory()
 	 * defines it), so that Status says what List and Get do. */
 	rep->root_memory = -1;

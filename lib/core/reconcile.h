@@ -44,12 +44,12 @@ const char *acct_invariant_to_string(enum acct_invariant i);
 struct acct_reconcile_report {
 	uint64_t passes;
 	uint64_t checked_parents;                /* last pass */
-	uint64_t violations[_ACCT_INV_MAX];      /* last pass */
+	uint64_t violations[_ACCT_INV_MAX];      /* last pass (and root checks since) */
 	uint64_t violations_total[_ACCT_INV_MAX];
 	char last_violation[256];                /* "" if none ever */
 	struct histogram drift_memory;           /* last pass */
 	struct histogram drift_cpu;
-	int64_t root_memory;                     /* last pass; -1 unknown */
+	int64_t root_memory;                     /* last check; -1 unknown */
 	int64_t meminfo_used;                    /* MemTotal - MemFree; -1 unknown */
 	int64_t meminfo_total;
 };
@@ -62,3 +62,12 @@ struct acct_reconcile_report {
 void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, size_t n,
 			 const struct acct_pass_report *pass, const char *meminfo_path, bool hierarchical_memory,
 			 struct acct_sampler *reread, struct acct_reconcile_report *rep);
+
+/* The root_meminfo check alone, with the root's memory as the ledger holds it
+ * now (rep->root_memory) and meminfo read again: after a pass that moved the
+ * root's memory without a whole reconciliation (a walk alone, an event pass),
+ * so that Status and /metrics keep saying what List and Get do. Counts into
+ * the last pass's violations; rep->passes is not advanced. acct_reconcile_pass()
+ * ends with it. */
+void acct_reconcile_root(struct acct_cgroup *const *cgs, size_t n, const char *meminfo_path,
+			 struct acct_reconcile_report *rep);

@@ -1577,10 +1577,14 @@ void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const 
 		return;
 	const struct cg_state *st = cgs[0]->sampler_state;
 	int64_t own = st && st->own_memory_valid ? st->own_memory : -1, top = -1;
+	uint64_t top_sampled = UINT64_MAX; /* the oldest part of the sum */
 	for (size_t i = 1; i < n; i++) {
 		struct acct_reading rd;
-		if (cgs[i]->depth == 1 && acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd))
+		uint64_t t = acct_cgroup_quantity_sampled(cgs[i], ACCT_Q_MEMORY); /* before the value */
+		if (cgs[i]->depth == 1 && acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd)) {
 			top = MAX(top, (int64_t)0) + rd.value;
+			top_sampled = MIN(top_sampled, t);
+		}
 	}
 	if (MAX(own, top) >= 0) { /* else nothing holds memory accounting: absent */
 		struct cg_state *root = cgs[0]->sampler_state;
@@ -1588,6 +1592,11 @@ void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const 
 			set_memory_moved(cgs[0], root, MAX(own, top), s->now_us, NULL);
 		else
 			acct_cgroup_set(cgs[0], ACCT_Q_MEMORY, MAX(own, top));
+		/* The sum is as old as its oldest part: after a walk alone that
+		 * refreshed the top level, younger than the root's last file pass
+		 * (own, read there, keeps that pass's age). */
+		if (top >= own && top_sampled != UINT64_MAX && top_sampled)
+			acct_cgroup_set_sampled(cgs[0], ACCT_Q_MEMORY, top_sampled);
 		/* The children's counters together hold at most every stock slot
 		 * of every CPU; v1's own root reading is made of flushed stats. */
 		const struct acct_bpf_batching *b = &s->opts.batching;

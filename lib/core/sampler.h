@@ -134,12 +134,13 @@ int acct_sampler_run(struct acct_sampler *s, struct acct_cgroup *const *cgs, siz
 void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n,
 				 uint64_t now_us);
 
-/* Define the root's memory after a pass that read memory (any pass but a
- * LOAD-only one): the larger of the root's own reading and the sum of its
+/* Define the root's memory after every pass that set memory (fast, slow,
+ * event and kernel passes: a root left behind its children would serve less
+ * than their sum): the larger of the root's own reading and the sum of its
  * top-level children's (the definition, per layout, is at the function). Sets
- * the root record's "memory", which every consumer reads; nothing when neither
- * is known. cgs as for acct_sampler_aggregate_load(). Owner thread, no pass
- * running. */
+ * the root record's "memory", which every consumer reads, aged as its oldest
+ * part; nothing when neither is known. cgs as for
+ * acct_sampler_aggregate_load(). Owner thread, no pass running. */
 void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n);
 
 /* Free a record's sampler state (closes its descriptors). Safe on records that

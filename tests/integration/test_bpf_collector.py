@@ -605,6 +605,49 @@ def test_batching_bounded(tree, tmp_path):
     print("batching: memory bound >= %d, %d Gets while moving" % (min_bound, seen))
 
 
+def test_root_memory_follows_walks(tree, tmp_path):
+    """Between file passes, walks alone move the top level's memory; the
+    root's (the larger of its own reading and its top level's sum) follows
+    them. A new top-level cgroup takes 256 MiB after the daemon's last file
+    pass (the next is a minute away): once a walk has served it, a List of
+    the root and the top level, read in one moment, shows the root at least
+    their sum. Before the fix the root kept its file pass's figure while a
+    walk raised its children (CI saw it 15 MB below their sum)."""
+    path = os.path.join(str(tmp_path), "d")
+    c = acctd.write_config(os.path.join(str(tmp_path), "acctd.conf"), {
+        "sampling": {"fast_interval": "60s", "slow_interval": "60s", "rescan_interval": "1s",
+                     "collector": "bpf", "bpf_pin_dir": os.path.join(str(tmp_path), "no-pins")},
+        "log": {"level": "debug"}})
+    with daemon(tmp_path, c) as d:
+        tree.mkdir()
+        P = tree.path()
+        deadline = time.monotonic() + 20
+        while not (P in listed(d, P) and served(get(d, P), "memory") is not None):
+            assert time.monotonic() < deadline, "the new cgroup was never read"
+            time.sleep(0.05)
+        tree.spawn("", HOLD, 256)
+        while served(get(d, P), "memory") < 256 * MiB:
+            assert time.monotonic() < deadline, "no walk served the 256 MiB: %r" % get(d, P)
+            time.sleep(0.05)
+        torn = 0
+        for _ in range(50):
+            rows = call(d, "List", {"depth": 1})["cgroups"]
+            root = [r for r in rows if r["path"] == "/"][0]["memory"]
+            tops = [r["memory"] for r in rows if r["path"] != "/" and r["state"] == "live" and r["memory"]]
+            top = sum(t["value"] for t in tops)
+            if root["value"] >= top:
+                assert top >= 256 * MiB, tops
+                print("root %d >= top level %d (%d torn replies)" % (root["value"], top, torn))
+                return
+            # a walk wrote the top level while the reply was being read: one
+            # of them is younger than the root's figure (which is aged as
+            # its oldest part)
+            assert any(t["age_us"] < root["age_us"] for t in tops), (root, tops)
+            torn += 1
+            time.sleep(0.02)
+        raise AssertionError("the root stayed below its top level in 50 Lists: %r, %r" % (root, tops))
+
+
 # ---- 5. fallbacks ---------------------------------------------------------------------------------------
 
 
