@@ -237,7 +237,10 @@ def test_oversized_message(fakecg, tmp_path):
         # complete but too large: answered calls before it, an error, closed
         with Varlink(path) as v:
             big = json.dumps({"method": SERVICE + ".GetInfo", "pad": "x" * (100 * 1024)}).encode()
-            v.send_raw(b'{"method":"org.varlink.service.GetInfo"}\0' + big + b"\0")
+            try:
+                v.send_raw(b'{"method":"org.varlink.service.GetInfo"}\0' + big + b"\0")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # closed past the limit while the rest was being sent: the replies are there
             assert ok(v.recv())
             assert error(v.recv(), INVALID)["parameter"] == "message"
             assert v.at_eof()
