@@ -223,7 +223,7 @@ static void test_usage_equals_deltas(void **state)
 	assert_int_equal(history_store_stats(s, &st), 0);
 	assert_int_equal(st.points[HISTORY_RAW], 1 + 31 + 31);
 	assert_int_equal(st.lives, 3);
-	assert_int_equal(st.schema_version, 3);
+	assert_int_equal(st.schema_version, 4);
 	history_store_close(s, T0 + 301 * SEC);
 }
 
@@ -421,7 +421,7 @@ static void test_unrecorded_removal_keeps_run_end(void **state)
 	struct history_sample flash = sample("/flash", 2, 300, 8192);
 	struct history_record rec;
 	char *err = NULL;
-	assert_int_equal(history_store_removed_unrecorded(s, &flash, T0 + IV + 3 * SEC, &rec, &err), 0);
+	assert_int_equal(history_store_removed_unrecorded(s, &flash, 0, T0 + IV + 3 * SEC, &rec, &err), 0);
 	assert_string_equal(rec.path, "/flash");
 	assert_int_equal(rec.cpu_usec, 300);
 	history_record_clear(&rec);
@@ -456,7 +456,7 @@ static void test_removed_survives_reopen(void **state)
 	final.memory_peak_bytes = 65536;
 	struct history_record rec;
 	char *err = NULL;
-	assert_int_equal(history_store_removed(s, &key, &final, T0 + 95 * SEC, &rec, &err), 0);
+	assert_int_equal(history_store_removed(s, &key, &final, 0, T0 + 95 * SEC, &rec, &err), 0);
 	assert_string_equal(rec.path, "/burner");
 	assert_int_equal(rec.first_seen_us, T0);
 	assert_int_equal(rec.removed_us, T0 + 95 * SEC);
@@ -466,7 +466,7 @@ static void test_removed_survives_reopen(void **state)
 	assert_true(fabs(rec.memory_byte_seconds - 4096.0 * 95) < 1e-6);
 	history_record_clear(&rec);
 	/* Gone from the index: a second removal finds nothing. */
-	assert_int_equal(history_store_removed(s, &key, &final, T0 + 96 * SEC, &rec, &err), -ENOENT);
+	assert_int_equal(history_store_removed(s, &key, &final, 0, T0 + 96 * SEC, &rec, &err), -ENOENT);
 	free(err);
 	err = NULL;
 	history_store_close(s, T0 + 100 * SEC);
@@ -486,6 +486,57 @@ static void test_removed_survives_reopen(void **state)
 	assert_non_null(u);
 	free_usage(u);
 	history_store_close(s, 0);
+}
+
+/* A cgroup removed before acctd read it after its last task left: its final
+ * point's CPU time is what it had used at that read, and up to the bound
+ * given more. The bound stays with the life (a reopen, a read-only store)
+ * and is that of every usage window in which the life ends; a window that
+ * ends before the removal does not take it, and a final removal has none. */
+static void test_removed_not_final_bound(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 10); /* to T0 + 90 s */
+	struct history_key key = { "/burner", 11 };
+	struct history_values final = sample("/burner", 11, burner_cpu(T0 + 90 * SEC), 4096).v;
+	struct history_record rec;
+	char *err = NULL;
+	const int64_t cpu_bound = 2 * 5 * SEC; /* read 5 s before its removal, 2 CPUs */
+	assert_int_equal(history_store_removed(s, &key, &final, cpu_bound, T0 + 95 * SEC, &rec, &err), 0);
+	assert_int_equal(rec.cpu_usec, burner_cpu(T0 + 90 * SEC));
+	assert_int_equal(rec.cpu_usec_bound, cpu_bound);
+	history_record_clear(&rec);
+	/* /idle removed with final values: no bound */
+	struct history_key idle = { "/idle", 12 };
+	struct history_values v = sample("/idle", 12, 777, 8192).v;
+	assert_int_equal(history_store_removed(s, &idle, &v, 0, T0 + 95 * SEC, &rec, &err), 0);
+	assert_int_equal(rec.cpu_usec_bound, 0);
+	history_record_clear(&rec);
+	history_store_close(s, T0 + 100 * SEC);
+
+	s = xopen_ro(f->db);
+	struct history_usage *u = usage_of(s, "/burner", T0, T0 + 3600 * SEC, true);
+	assert_non_null(u);
+	assert_int_equal(u->cpu_usec, burner_cpu(T0 + 90 * SEC));
+	assert_int_equal(u->cpu_usec_bound, cpu_bound);
+	free_usage(u);
+	/* a window that begins after its first point: the start's own bound
+	 * (0: a recording) plus the final point's */
+	u = usage_of(s, "/burner", T0 + 30 * SEC, T0 + 3600 * SEC, true);
+	assert_int_equal(u->cpu_usec, burner_cpu(T0 + 90 * SEC) - burner_cpu(T0 + 30 * SEC));
+	assert_int_equal(u->cpu_usec_bound, cpu_bound);
+	free_usage(u);
+	/* ending before the removal: the recordings' values, as before */
+	u = usage_of(s, "/burner", T0, T0 + 60 * SEC + 1, true);
+	assert_int_equal(u->cpu_usec, burner_cpu(T0 + 60 * SEC));
+	assert_int_equal(u->cpu_usec_bound, 0);
+	free_usage(u);
+	u = usage_of(s, "/idle", T0, T0 + 3600 * SEC, true);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	free_usage(u);
+	history_store_close(s, 0);
+	free(err);
 }
 
 /* A cgroup found when acctd started (created_seen false) used CPU before its
@@ -574,7 +625,7 @@ static void test_removal_does_not_extend_others(void **state)
 	struct history_values final = sample("/gone", 2, 25, 4096).v;
 	struct history_record rec;
 	char *err = NULL;
-	assert_int_equal(history_store_removed(s, &key, &final, T0 + 25 * SEC, &rec, &err), 0);
+	assert_int_equal(history_store_removed(s, &key, &final, 0, T0 + 25 * SEC, &rec, &err), 0);
 	history_record_clear(&rec);
 	struct history_usage *u = usage_of(s, "/busy", T0, T0 + 26 * SEC, true);
 	assert_int_equal(u->recorded_us, 20 * SEC);
@@ -939,7 +990,7 @@ static void test_migrate_v1(void **state)
 	free_usage(u);
 	struct history_stats st;
 	assert_int_equal(history_store_stats(s, &st), 0);
-	assert_int_equal(st.schema_version, 3);
+	assert_int_equal(st.schema_version, 4);
 	history_store_close(s, T0 + 110 * SEC);
 	/* The size cap can give pages back now. */
 	sqlite3 *h = NULL;
@@ -1021,6 +1072,7 @@ static void test_migrate_v2(void **state)
 	free_usage(u);
 	u = usage_of(s, "/gone", T0, T0 + 200 * SEC, true);
 	assert_int_equal(u->cpu_usec, 50 - 10); /* from its first point: a life of schema 2 */
+	assert_int_equal(u->cpu_usec_bound, 0); /* removed before schema 4: final, as it claimed */
 	assert_int_equal(u->removed_us, T0 + 20 * SEC);
 	free_usage(u);
 	/* The new run records its steps: an idle stretch's edge is exact. */
@@ -1034,7 +1086,7 @@ static void test_migrate_v2(void **state)
 	free_usage(u);
 	struct history_stats st;
 	assert_int_equal(history_store_stats(s, &st), 0);
-	assert_int_equal(st.schema_version, 3);
+	assert_int_equal(st.schema_version, 4);
 	history_store_close(s, T0 + 210 * SEC);
 	assert_true(integrity_ok(f->db));
 	s = xopen(f->db, BOOT, T0 + 300 * SEC, &no_limits, &info);
@@ -1147,7 +1199,7 @@ static struct history_store *record_hours(const char *db, const struct history_l
 			struct history_values v = cg_sample(5, 900).v;
 			struct history_record rec;
 			char *err = NULL;
-			assert_int_equal(history_store_removed(s, &key, &v, t + 5 * SEC, &rec, &err), 0);
+			assert_int_equal(history_store_removed(s, &key, &v, 0, t + 5 * SEC, &rec, &err), 0);
 			history_record_clear(&rec);
 		}
 	}
@@ -1489,6 +1541,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unrecorded_removal_keeps_run_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_last_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_survives_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removed_not_final_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_continues_life, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_found_at_start_is_baseline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_spreads_increases, setup, teardown),

@@ -34,6 +34,7 @@ struct removal {
 	struct history_sample final;
 	uint64_t first_seen_us, removed_us, last_read_us;
 	const char *not_final; /* static; NULL: the values are final */
+	int64_t final_cpu_usec_bound;
 };
 
 struct history_recorder {
@@ -356,16 +357,22 @@ static void account(const struct removal *x, const struct history_record *rec, u
 	appendf(&p, end, "%s over %s.", sep[0] == ' ' ? " nothing" : "", format_duration(b[2], (int64_t)life));
 	/* Values read before its last task left, or without a way to know
 	 * when that was: what it used after that read is not in them. */
-	if (x->not_final)
-		appendf(&p, end, " Not final: last read %s before its removal (%s).",
+	if (x->not_final) {
+		appendf(&p, end, " Not final: last read %s before its removal (%s)",
 			format_duration(b[5], (int64_t)(x->removed_us > x->last_read_us ? x->removed_us - x->last_read_us
 											  : 0)),
 			x->not_final);
+		if (cpu != HISTORY_UNKNOWN && x->final_cpu_usec_bound > 0)
+			appendf(&p, end, "; up to %s more CPU time", format_duration(b[5], x->final_cpu_usec_bound));
+		appendf(&p, end, ".");
+	}
 
 	field(&fields, &nf, "MESSAGE_ID=%s", HISTORY_RECORD_MESSAGE_ID);
 	field(&fields, &nf, "ACCTD_CGROUP=%s", x->final.key.path);
 	if (cpu != HISTORY_UNKNOWN)
 		field(&fields, &nf, "ACCTD_CPU_USEC=%" PRId64, cpu);
+	if (cpu != HISTORY_UNKNOWN && x->final_cpu_usec_bound > 0)
+		field(&fields, &nf, "ACCTD_CPU_USEC_BOUND=%" PRId64, x->final_cpu_usec_bound);
 	if (peak != HISTORY_UNKNOWN)
 		field(&fields, &nf, "ACCTD_MEMORY_PEAK_BYTES=%" PRId64, peak);
 	if (integral) {
@@ -412,7 +419,8 @@ static void removed(struct history_recorder *r, struct removal *x)
 	bool have = false;
 
 	if (ensure_open(r, x->removed_us) == 0) {
-		int k = history_store_removed(r->store, &x->final.key, &x->final.v, x->removed_us, &rec, &error);
+		int k = history_store_removed(r->store, &x->final.key, &x->final.v, x->final_cpu_usec_bound, x->removed_us,
+					      &rec, &error);
 		if (k == -ENOENT && r->recorded) {
 			/* Created and removed between two recordings: its life
 			 * recorded from its final values, then ended. Not before
@@ -420,7 +428,8 @@ static void removed(struct history_recorder *r, struct removal *x)
 			 * run's lives it does not name. */
 			free(error);
 			error = NULL;
-			k = history_store_removed_unrecorded(r->store, &x->final, x->removed_us, &rec, &error);
+			k = history_store_removed_unrecorded(r->store, &x->final, x->final_cpu_usec_bound, x->removed_us,
+							     &rec, &error);
 		}
 		if (k >= 0)
 			have = true;
@@ -560,13 +569,15 @@ void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct
 }
 
 void history_recorder_removed(struct history_recorder *r, const struct history_sample *final, uint64_t first_seen_us,
-			      uint64_t removed_us, uint64_t last_read_us, const char *not_final)
+			      uint64_t removed_us, uint64_t last_read_us, const char *not_final,
+			      int64_t final_cpu_usec_bound)
 {
 	struct removal *x = calloc(1, sizeof(*x));
 	if (!x)
 		return;
 	*x = (struct removal){ .final = *final, .first_seen_us = first_seen_us, .removed_us = removed_us,
-			       .last_read_us = last_read_us, .not_final = not_final };
+			       .last_read_us = last_read_us, .not_final = not_final,
+			       .final_cpu_usec_bound = not_final ? final_cpu_usec_bound : 0 };
 	x->final.key.path = strdup(final->key.path);
 	if (!x->final.key.path) {
 		free(x);

@@ -79,10 +79,13 @@ void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct
 /* The cgroup `final` (copied) was removed at removed_us, first seen at
  * first_seen_us, its values last read at last_read_us (all CLOCK_REALTIME).
  * not_final: NULL where those are what it finally used, else why not
- * (acct_final_to_string(): static); the accounting record then says so.
- * Queued in order behind the recordings already handed over. */
+ * (acct_final_to_string(): static); the accounting record then says so, and
+ * final_cpu_usec_bound how much more CPU time it may have used after that
+ * read (history_store_removed(); 0 where final). Queued in order behind the
+ * recordings already handed over. */
 void history_recorder_removed(struct history_recorder *r, const struct history_sample *final, uint64_t first_seen_us,
-			      uint64_t removed_us, uint64_t last_read_us, const char *not_final);
+			      uint64_t removed_us, uint64_t last_read_us, const char *not_final,
+			      int64_t final_cpu_usec_bound);
 
 /* The condition now (a copy, under the recorder's lock). */
 void history_recorder_get_status(struct history_recorder *r, struct history_recorder_status *ret);

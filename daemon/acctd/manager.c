@@ -301,9 +301,15 @@ static void history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t 
 	history_values_of(cg, &s.v);
 	enum acct_final f = acct_cgroup_final(cg);
 	uint64_t read_mono = __atomic_load_n(&cg->sampled_us[ACCT_GROUP_FAST], __ATOMIC_RELAXED);
+	/* Not read after its last task left: between that read and now it
+	 * could have run on every CPU the host has. */
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	int64_t cpu_bound = f == ACCT_FINAL_READ || !read_mono || now_mono <= read_mono
+				    ? 0
+				    : (int64_t)(now_mono - read_mono) * (cpus > 0 ? cpus : 1);
 	history_recorder_removed(m->history, &s, history_realtime_of(cg->created_us), history_realtime_of(now_mono),
 				 history_realtime_of(read_mono ? read_mono : now_mono),
-				 f == ACCT_FINAL_READ ? NULL : acct_final_to_string(f));
+				 f == ACCT_FINAL_READ ? NULL : acct_final_to_string(f), cpu_bound);
 }
 
 /* The live records' values, copied, go to the recorder as at the pass of

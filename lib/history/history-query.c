@@ -424,6 +424,15 @@ static void counter_at(const struct history_life_data *d, const struct history_r
 	}
 }
 
+/* What the usage of one life needs to know of it besides its rows. */
+struct life_ref {
+	uint64_t first_seen_us;
+	bool from_zero;                    /* its counters count from 0 at its first point */
+	const struct history_values *base; /* a life found at start: its counters then; NULL: none kept */
+	uint64_t removed_us;               /* 0: not removed */
+	int64_t final_cpu_bound;           /* its final point's CPU bound (history_store_removed()) */
+};
+
 /* What one life used over [a, b), read in pieces. */
 struct life_eval {
 	struct history_acc acc;
@@ -445,13 +454,15 @@ static const struct history_life_data *data_at(const struct history_piece *piece
  * and acctd saw it created (from_zero: the kernel's counters start at 0),
  * from its first point when it begins in the window but existed before
  * (what it used before that point is not the window's), to the final point
- * when it ends in it. */
+ * when it ends in it (bound: the final point's own, for CPU time). */
 static void counter_delta(const struct history_piece *pieces, const struct history_life_data *d, size_t n,
 			  const struct history_life_data *edges, const struct history_run *runs, size_t n_runs,
-			  size_t offset, uint64_t first_seen_us, bool from_zero, const struct history_values *base,
-			  uint64_t removed_us, int64_t *value, int64_t *bound)
+			  size_t offset, const struct life_ref *lr, int64_t *value, int64_t *bound)
 {
 	uint64_t a = pieces[0].a, b = pieces[n - 1].b;
+	const uint64_t first_seen_us = lr->first_seen_us, removed_us = lr->removed_us;
+	const bool from_zero = lr->from_zero;
+	const struct history_values *base = lr->base;
 	int64_t v0 = 0, b0 = 0, v1, b1 = 0;
 	if (first_seen_us < a)
 		counter_at(edges ? &edges[0] : &d[0], runs, n_runs, offset, a, &v0, &b0);
@@ -460,7 +471,8 @@ static void counter_delta(const struct history_piece *pieces, const struct histo
 	else if (!from_zero)
 		counter_at(data_at(pieces, d, n, first_seen_us), runs, n_runs, offset, first_seen_us, &v0, &b0);
 	if (removed_us && removed_us < b)
-		counter_at(data_at(pieces, d, n, removed_us), runs, n_runs, offset, removed_us, &v1, &b1), b1 = 0;
+		counter_at(data_at(pieces, d, n, removed_us), runs, n_runs, offset, removed_us, &v1, &b1),
+			b1 = offset == offsetof(struct history_values, cpu_usec) ? lr->final_cpu_bound : 0;
 	else
 		counter_at(edges ? &edges[1] : &d[n - 1], runs, n_runs, offset, b - 1, &v1, &b1);
 	if (v0 == HISTORY_UNKNOWN || v1 == HISTORY_UNKNOWN) {
@@ -474,16 +486,15 @@ static void counter_delta(const struct history_piece *pieces, const struct histo
 
 static void eval_life_data(const struct history_piece *pieces, size_t n_pieces, const struct history_life_data *d,
 			   const struct history_life_data *edges, const struct history_run *runs, size_t n_runs,
-			   uint64_t first_seen_us, bool from_zero, const struct history_values *base,
-			   uint64_t removed_us, struct life_eval *ret);
+			   const struct life_ref *lr, struct life_eval *ret);
 
 /* edge_res NULL: the counters' values at the window's ends from the pieces;
  * else from the rows around each end at edge_res[0] and [1] (history_plan()). */
 static int eval_life(struct history_store *s, const struct history_piece *pieces, size_t n_pieces,
 		     const enum history_resolution *edge_res, const struct history_run *runs, size_t n_runs,
-		     int64_t life, uint64_t first_seen_us, bool from_zero, const struct history_values *base,
-		     uint64_t removed_us, struct life_eval *ret, char **ret_error)
+		     int64_t life, const struct life_ref *lr, struct life_eval *ret, char **ret_error)
 {
+	const uint64_t removed_us = lr->removed_us;
 	struct history_life_data d[HISTORY_MAX_PIECES] = {}, edges[2] = {};
 	int r = 0;
 	for (size_t i = 0; i < n_pieces; i++) {
@@ -498,8 +509,7 @@ static int eval_life(struct history_store *s, const struct history_piece *pieces
 		if (r < 0)
 			goto out;
 	}
-	eval_life_data(pieces, n_pieces, d, edge_res ? edges : NULL, runs, n_runs, first_seen_us, from_zero, base,
-		       removed_us, ret);
+	eval_life_data(pieces, n_pieces, d, edge_res ? edges : NULL, runs, n_runs, lr, ret);
 out:
 	for (size_t i = 0; i < n_pieces; i++)
 		history_life_data_clear(&d[i]);
@@ -511,9 +521,9 @@ out:
 /* The same, from the pieces' rows already read (d[i] for pieces[i]). */
 static void eval_life_data(const struct history_piece *pieces, size_t n_pieces, const struct history_life_data *d,
 			   const struct history_life_data *edges, const struct history_run *runs, size_t n_runs,
-			   uint64_t first_seen_us, bool from_zero, const struct history_values *base,
-			   uint64_t removed_us, struct life_eval *ret)
+			   const struct life_ref *lr, struct life_eval *ret)
 {
+	const uint64_t removed_us = lr->removed_us;
 	*ret = (struct life_eval){ .acc = HISTORY_ACC_INIT, .peak = HISTORY_UNKNOWN };
 	for (size_t i = 0; i < n_pieces; i++)
 		history_accumulate(d[i].rows, d[i].tail, 0, d[i].n, runs, n_runs, pieces[i].a, pieces[i].b, &ret->acc);
@@ -521,12 +531,12 @@ static void eval_life_data(const struct history_piece *pieces, size_t n_pieces, 
 		return;
 	const size_t n = n_pieces;
 	const uint64_t b = pieces[n - 1].b;
-	counter_delta(pieces, d, n, edges, runs, n_runs, offsetof(struct history_values, cpu_usec), first_seen_us,
-		      from_zero, base, removed_us, &ret->cpu, &ret->cpu_bound);
-	counter_delta(pieces, d, n, edges, runs, n_runs, offsetof(struct history_values, io_read_bytes), first_seen_us,
-		      from_zero, base, removed_us, &ret->io_read, &ret->io_read_bound);
-	counter_delta(pieces, d, n, edges, runs, n_runs, offsetof(struct history_values, io_write_bytes), first_seen_us,
-		      from_zero, base, removed_us, &ret->io_write, &ret->io_write_bound);
+	counter_delta(pieces, d, n, edges, runs, n_runs, offsetof(struct history_values, cpu_usec), lr, &ret->cpu,
+		      &ret->cpu_bound);
+	counter_delta(pieces, d, n, edges, runs, n_runs, offsetof(struct history_values, io_read_bytes), lr,
+		      &ret->io_read, &ret->io_read_bound);
+	counter_delta(pieces, d, n, edges, runs, n_runs, offsetof(struct history_values, io_write_bytes), lr,
+		      &ret->io_write, &ret->io_write_bound);
 	uint64_t t_end = removed_us && removed_us < b ? removed_us : b - 1;
 	int64_t pb;
 	counter_at(edges && t_end == b - 1 ? &edges[1] : data_at(pieces, d, n, t_end), runs, n_runs,
@@ -546,8 +556,8 @@ int history_life_totals(struct history_store *s, int64_t life, uint64_t since_us
 	if (n_runs < 0)
 		return n_runs;
 	struct life_eval e;
-	int r = eval_life(s, pieces, (size_t)n, NULL, runs, (size_t)n_runs, life, since_us, true, NULL, removed_us, &e,
-			  ret_error);
+	const struct life_ref lr = { .first_seen_us = since_us, .from_zero = true, .removed_us = removed_us };
+	int r = eval_life(s, pieces, (size_t)n, NULL, runs, (size_t)n_runs, life, &lr, &e, ret_error);
 	if (r < 0)
 		return r;
 	*ret = (struct history_life_totals){
@@ -692,7 +702,7 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	r = prepare(s,
 		    "SELECT id, path, first_seen_us, coalesce(removed_us, 0), from_zero, base_cpu_usec, base_io_read_bytes,"
-		    " base_io_write_bytes FROM lives"
+		    " base_io_write_bytes, coalesce(final_cpu_usec_bound, 0) FROM lives"
 		    " WHERE first_seen_us < ?1 AND (removed_us IS NULL OR removed_us >= ?2)"
 		    " AND (?3 OR removed_us IS NULL OR removed_us >= ?1) ORDER BY path, first_seen_us",
 		    &st, ret_error);
@@ -731,6 +741,8 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 		const struct history_values base = { .cpu_usec = history_column_value(st, 5),
 						     .io_read_bytes = history_column_value(st, 6),
 						     .io_write_bytes = history_column_value(st, 7) };
+		const struct life_ref lr = { .first_seen_us = first, .from_zero = from_zero, .base = &base,
+					     .removed_us = removed, .final_cpu_bound = sqlite3_column_int64(st, 8) };
 		struct history_usage *u = n > 0 && strcmp(out[n - 1].path, path) == 0 ? &out[n - 1] : NULL;
 		if (!u) {
 			if (n == cap) {
@@ -784,10 +796,9 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 			const struct history_piece whole = { HISTORY_RAW, q->since_us, q->until_us };
 			uint64_t tail = history_tail_end(&last, 1, 0, runs, (size_t)n_runs, removed);
 			const struct history_life_data d = { .rows = &last, .tail = &tail, .n = 1 };
-			eval_life_data(&whole, 1, &d, NULL, runs, (size_t)n_runs, first, from_zero, &base, removed, &e);
+			eval_life_data(&whole, 1, &d, NULL, runs, (size_t)n_runs, &lr, &e);
 		} else {
-			r = eval_life(s, pieces, (size_t)n_pieces, edge_res, runs, (size_t)n_runs, life, first, from_zero, &base,
-				      removed, &e, ret_error);
+			r = eval_life(s, pieces, (size_t)n_pieces, edge_res, runs, (size_t)n_runs, life, &lr, &e, ret_error);
 			if (r < 0)
 				goto fail;
 		}

@@ -101,6 +101,12 @@ static const struct migration migrations[] = {
 	  "ALTER TABLE lives ADD COLUMN base_cpu_usec INTEGER;"
 	  "ALTER TABLE lives ADD COLUMN base_io_read_bytes INTEGER;"
 	  "ALTER TABLE lives ADD COLUMN base_io_write_bytes INTEGER;" },
+	{ 4,
+	  /* How far a removed life's CPU time may lie above its final point:
+	   * the point was read before its last task left, or without a way to
+	   * know when that was (history_store_removed()). NULL: final (and
+	   * every life removed before this version, which claimed so). */
+	  "ALTER TABLE lives ADD COLUMN final_cpu_usec_bound INTEGER;" },
 };
 
 static int set_error(char **ret_error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -871,7 +877,7 @@ static int64_t known(int64_t v, int64_t last)
 }
 
 int history_store_removed(struct history_store *s, const struct history_key *key, const struct history_values *final,
-			  uint64_t now_us, struct history_record *ret, char **ret_error)
+			  int64_t final_cpu_usec_bound, uint64_t now_us, struct history_record *ret, char **ret_error)
 {
 	if (s->readonly)
 		return -EROFS;
@@ -898,7 +904,7 @@ int history_store_removed(struct history_store *s, const struct history_key *key
 		r = prepare(s,
 			    "UPDATE lives SET removed_us = ?, rec_cpu_usec = ?, rec_memory_peak_bytes = ?,"
 			    " rec_memory_byte_seconds = ?, rec_memory_byte_seconds_bound = ?, rec_io_read_bytes = ?,"
-			    " rec_io_write_bytes = ?, rec_recorded_us = ? WHERE id = ?",
+			    " rec_io_write_bytes = ?, rec_recorded_us = ?, final_cpu_usec_bound = ? WHERE id = ?",
 			    &upd, ret_error);
 	if (r < 0)
 		return r;
@@ -920,6 +926,7 @@ int history_store_removed(struct history_store *s, const struct history_key *key
 		.first_seen_us = l->first_seen_us,
 		.removed_us = now_us,
 		.cpu_usec = v.cpu_usec,
+		.cpu_usec_bound = v.cpu_usec != HISTORY_UNKNOWN ? MAX(final_cpu_usec_bound, (int64_t)0) : 0,
 		.memory_peak_bytes = v.memory_peak_bytes != HISTORY_UNKNOWN ? v.memory_peak_bytes : t.memory_max,
 		.memory_byte_seconds = t.memory_integral / 1e6,
 		.memory_byte_seconds_bound = t.memory_bound / 1e6,
@@ -935,7 +942,11 @@ int history_store_removed(struct history_store *s, const struct history_key *key
 	history_bind_value(upd, 6, rec.io_read_bytes);
 	history_bind_value(upd, 7, rec.io_write_bytes);
 	sqlite3_bind_int64(upd, 8, (int64_t)rec.recorded_us);
-	sqlite3_bind_int64(upd, 9, l->id);
+	if (rec.cpu_usec_bound > 0)
+		sqlite3_bind_int64(upd, 9, rec.cpu_usec_bound);
+	else
+		sqlite3_bind_null(upd, 9);
+	sqlite3_bind_int64(upd, 10, l->id);
 	int rc = sqlite3_step(upd);
 	if (rc != SQLITE_DONE) {
 		r = history_sqlite_error(s->db, rc, "recording a removal", ret_error);
@@ -968,15 +979,16 @@ int history_store_record(struct history_store *s, uint64_t now_us, const struct 
 	return record_samples(s, now_us, samples, n, true, ret_error);
 }
 
-int history_store_removed_unrecorded(struct history_store *s, const struct history_sample *final, uint64_t now_us,
-				     struct history_record *ret, char **ret_error)
+int history_store_removed_unrecorded(struct history_store *s, const struct history_sample *final,
+				     int64_t final_cpu_usec_bound, uint64_t now_us, struct history_record *ret,
+				     char **ret_error)
 {
 	if (history_index_get(&s->index, final->key.path, final->key.inode))
-		return history_store_removed(s, &final->key, &final->v, now_us, ret, ret_error);
+		return history_store_removed(s, &final->key, &final->v, final_cpu_usec_bound, now_us, ret, ret_error);
 	int r = record_samples(s, now_us, final, 1, false, ret_error);
 	if (r < 0)
 		return r;
-	return history_store_removed(s, &final->key, &final->v, now_us, ret, ret_error);
+	return history_store_removed(s, &final->key, &final->v, final_cpu_usec_bound, now_us, ret, ret_error);
 }
 
 struct history_store *history_store_close(struct history_store *s, uint64_t now_us)

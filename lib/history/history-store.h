@@ -129,6 +129,7 @@ struct history_record {
 	char *path;
 	uint64_t first_seen_us, removed_us;
 	int64_t cpu_usec;              /* its whole life's CPU time (final point) */
+	int64_t cpu_usec_bound;        /* how much more it may have used (0: final) */
 	int64_t memory_peak_bytes;     /* the kernel's peak, else the largest point */
 	double memory_byte_seconds;    /* integral over the time it was recorded */
 	double memory_byte_seconds_bound; /* see struct history_usage */
@@ -139,16 +140,22 @@ void history_record_clear(struct history_record *r);
 
 /* The cgroup `key` was removed at now_us with final values `final` (its
  * tombstone's). Ends its life and returns its totals in *ret (clear with
- * history_record_clear()). -ENOENT if the store has no life of it. */
+ * history_record_clear()). -ENOENT if the store has no life of it.
+ * final_cpu_usec_bound: 0 when `final` was read after its last task left
+ * (nothing more can be charged), else how much more CPU time it may have
+ * used between that read and its removal (the time between them times the
+ * CPUs it could run on); kept with the life, it is the bound of the final
+ * point's CPU time in every usage that ends the life (history_usage). */
 int history_store_removed(struct history_store *s, const struct history_key *key, const struct history_values *final,
-			  uint64_t now_us, struct history_record *ret, char **ret_error);
+			  int64_t final_cpu_usec_bound, uint64_t now_us, struct history_record *ret, char **ret_error);
 /* The same for a cgroup that may have been created and removed between two
  * recordings (no life of it in the store): its life is recorded from its
  * final values alone and ended, and the run's last recording stays where it
  * is (moving it to the removal would hold every other life's values over
  * time nobody recorded, their CPU then counted short as exact). */
-int history_store_removed_unrecorded(struct history_store *s, const struct history_sample *final, uint64_t now_us,
-				     struct history_record *ret, char **ret_error);
+int history_store_removed_unrecorded(struct history_store *s, const struct history_sample *final,
+				     int64_t final_cpu_usec_bound, uint64_t now_us, struct history_record *ret,
+				     char **ret_error);
 
 /* Rollups, retention and the size cap, at now_us. Bounded work per call
  * (the recorder calls it after recordings). Returns 0 or an error. */
@@ -164,7 +171,9 @@ struct history_store *history_store_close(struct history_store *s, uint64_t now_
  *  - cpu_usec: exact between two points of one life (cumulative counters,
  *    across acctd's restarts too); at each end of the window the value lies
  *    between the points around it, so the bound is their difference, except:
- *    0 when a life ends inside the window (the final point is final), when
+ *    the final point's own bound when a life ends inside the window (0 where
+ *    it was read after the last task left, else final_cpu_usec_bound of
+ *    history_store_removed()); 0 when
  *    it begins inside the window and acctd saw it created (created_seen: the
  *    kernel's counter starts at 0), when it begins inside the window but
  *    existed before (counted from its first point: what it used before is

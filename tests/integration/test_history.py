@@ -320,9 +320,17 @@ def test_record_says_when_average_is_over_less_than_lifetime(tmp_path):
             cg.remove()
             line = poll(lambda: next((ln for ln in d.logtext().splitlines()
                                       if cg.name + ": Consumed" in ln), None), what="the accounting record")
+            u = poll(lambda: (lambda x: x if x and "removed_us" in x else None)(usage(sock, since)[1].get(cg.name)),
+                     what="the removal in the history")
     assert "memory average (over " in line and " recorded), " in line or " recorded) over " in line, line
-    # a v1 cgroup has no cgroup.events: whether its last values are final is not known, and the record says so
-    assert re.search(r" Not final: last read [0-9.a-z ]+ before its removal \(no_populated_events\)\.$", line), line
+    # a v1 cgroup has no cgroup.events: whether its last values are final is
+    # not known, and the record says so, with how much more CPU time it may
+    # have used since (the time since that read on every CPU); so does its
+    # usage, as its CPU time's bound
+    m = re.search(r" Not final: last read ([0-9.a-z ]+) before its removal \(no_populated_events\); "
+                  r"up to ([0-9.a-z ]+) more CPU time\.$", line)
+    assert m, line
+    assert u["cpu_usec"]["bound"] > 0, u
 
 
 def test_sigkill_while_recording(tmp_path):
