@@ -488,6 +488,35 @@ static void test_removed_survives_reopen(void **state)
 	history_store_close(s, 0);
 }
 
+/* Memory that rises and falls back between two recordings (the new-user
+ * trial's 28 MiB held for 4 s of a 10 s interval) leaves its mark only in
+ * the kernel's peak: the recordings around it see 1 MiB each. The bound
+ * covers the true integral through the peak's rise; without one (a peak
+ * that stayed) the held value is taken as exact, as before. */
+static void test_spike_between_recordings_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	const int64_t base = 1 << 20, spike = 28 << 20;
+	for (unsigned i = 0; i <= 4; i++) {
+		struct history_sample smp = sample("/spiky", 21, 0, base);
+		smp.v.memory_peak_bytes = i < 2 ? base : spike; /* the spike: within (T0 + 10 s, T0 + 20 s] */
+		xrecord(s, T0 + i * IV, &smp, 1);
+	}
+	struct history_usage *u = usage_of(s, "/spiky", T0, T0 + 4 * IV, true);
+	/* true: 1 MiB for 40 s, and 27 MiB more for 4 s of them */
+	double exact_bs = (double)base * 40 + (double)(spike - base) * 4;
+	assert_true(fabs(u->memory_byte_seconds - (double)base * 40) < 1e-6);
+	assert_true(fabs(u->memory_byte_seconds - exact_bs) <= u->memory_byte_seconds_bound);
+	assert_true(u->memory_byte_seconds_bound <= (double)(spike - base) * (double)IV / 1e6 + 1e-6);
+	free_usage(u);
+	/* the spike's interval is outside [T0 + 20 s, T0 + 40 s): nothing moved there */
+	u = usage_of(s, "/spiky", T0 + 2 * IV, T0 + 4 * IV, true);
+	assert_true(u->memory_byte_seconds_bound == 0);
+	free_usage(u);
+	history_store_close(s, T0 + 4 * IV);
+}
+
 /* A cgroup removed before acctd read it after its last task left: its final
  * point's CPU time is what it had used at that read, and up to the bound
  * given more. The bound stays with the life (a reopen, a read-only store)
@@ -1542,6 +1571,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_series_last_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_survives_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_not_final_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spike_between_recordings_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_continues_life, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_found_at_start_is_baseline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_spreads_increases, setup, teardown),

@@ -336,14 +336,23 @@ void history_accumulate(const struct history_row *rows, const uint64_t *tail, si
 		}
 		/* A value seen at a point moved there within the run's interval
 		 * before it: held values are off by at most the change, for at
-		 * most that long (points only; a bucket carries its own bound). */
+		 * most that long (points only; a bucket carries its own bound).
+		 * Where the kernel's peak rose meanwhile, memory went up to it
+		 * within that time (a recording before saw the old peak: the
+		 * point would be there otherwise), however briefly and whatever
+		 * it came back to: off by up to the new peak then. */
 		if (len == 0 && k > 0 && tail[k - 1] == w->t0_us && rows[k - 1].t1_us == rows[k - 1].t0_us &&
 		    w->v.memory_bytes != HISTORY_UNKNOWN && rows[k - 1].v.memory_bytes != HISTORY_UNKNOWN) {
 			const struct history_run *run = history_find_run(runs, n_runs, w->run);
 			uint64_t iv = run ? run->interval_us : 0;
 			uint64_t from = MAX(rows[k - 1].t0_us, w->t0_us > iv ? w->t0_us - iv : 0);
 			uint64_t ov = overlap(from, w->t0_us, a, b);
-			x->bound += (double)abs_u64(w->v.memory_bytes - rows[k - 1].v.memory_bytes) * (double)ov;
+			const int64_t held = rows[k - 1].v.memory_bytes;
+			uint64_t off = abs_u64(w->v.memory_bytes - held);
+			const int64_t peak = w->v.memory_peak_bytes, prev_peak = rows[k - 1].v.memory_peak_bytes;
+			if (peak != HISTORY_UNKNOWN && prev_peak != HISTORY_UNKNOWN && peak > prev_peak && peak > held)
+				off = MAX(off, (uint64_t)(peak - held));
+			x->bound += (double)off * (double)ov;
 		}
 		uint64_t ov = overlap(w->t1_us, tail[k], a, b);
 		if (ov > 0) {

@@ -192,8 +192,10 @@ struct history_store *history_store_close(struct history_store *s, uint64_t now_
  *  - memory_byte_seconds: the integral of memory over recorded_us, a value
  *    held until the next point; between a recording that saw m1 and the next
  *    that saw m2 the value moved at most |m2 - m1|, within one interval: the
- *    bound is the sum of |m2 - m1| x interval (memory assumed to move between
- *    two recordings without overshooting both; docs/history.md).
+ *    bound is the sum of |m2 - m1| x interval, or (p - m1) x interval where
+ *    the kernel's peak rose to p between them (memory reached p then);
+ *    otherwise memory is assumed to move between two recordings without
+ *    overshooting both (docs/history.md).
  *  - memory_max_bytes: the largest value recorded in the window (a lower bound
  *    of the true peak); memory_peak_bytes the kernel's own peak since
  *    creation, only for lives acctd saw created in the window (else
