@@ -276,8 +276,11 @@ def test_removed_cgroup_survives_removal_and_restart(tmp_path):
 
             u = poll(removed, what="the removal in the history")
             assert u["lives"] == 1, u  # the life recorded is the one ended
-            assert u["cpu_usec"]["value"] == total, (u, total)  # its whole life: exact
-            assert "bound" not in u["cpu_usec"]
+            assert u["cpu_usec"]["value"] == total, (u, total)  # its whole life
+            # v1 cgroups have no cgroup.events: acctd cannot know that its
+            # last read (of the emptied cgroup) was final, and bounds what it
+            # may have used between that read and the removal
+            assert 0 < u["cpu_usec"]["bound"] < 60 * 1000000 * (os.cpu_count() or 1), u
             # The accounting record, as systemd words a stopped unit's.
             line = poll(lambda: next((ln for ln in d.logtext().splitlines()
                                       if cg.name + ": Consumed" in ln), None), what="the accounting record")
