@@ -488,6 +488,69 @@ static void test_removed_survives_reopen(void **state)
 	history_store_close(s, 0);
 }
 
+/* A cgroup created while acctd was down (the new-user trial's: 2.736 s of
+ * CPU, served as 5.1 ms): found at the next start of the same boot, which
+ * the last run did not see at its last recording, so it was created after
+ * that and its counters count from 0 there. A window that holds that
+ * recording holds its whole life: exact. One that begins between that
+ * recording and its first point counts from the point, and what it used
+ * before is its bound (some, all or none of it in the window). A start on
+ * another boot knows nothing of when it was created: from its first point,
+ * as before. */
+static void test_created_while_down_counts_from_zero(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	for (unsigned k = 0; k < 3; k++) {
+		struct history_sample smp = sample("/old", 1, 500 * k, 4096);
+		xrecord(s, T0 + k * IV, &smp, 1);
+	}
+	s = history_store_close(s, T0 + 2 * IV); /* down from T0 + 20 s to T0 + 120 s */
+	s = xopen(f->db, BOOT, T0 + 120 * SEC, &no_limits, NULL);
+	for (unsigned k = 0; k < 3; k++) {
+		struct history_sample smp[] = { sample("/old", 1, 1000 + 500 * k, 4096),
+						sample("/down", 2, 2736000 + 1000 * k, 4096) };
+		smp[0].created_seen = smp[1].created_seen = false;
+		smp[1].v.memory_peak_bytes = 7 << 20;
+		xrecord(s, T0 + 120 * SEC + k * IV, smp, 2);
+	}
+	struct history_usage *u = usage_of(s, "/down", T0, T0 + 150 * SEC, true);
+	assert_int_equal(u->cpu_usec, 2736000 + 2000);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	assert_int_equal(u->memory_peak_bytes, 7 << 20); /* since its creation, in the window */
+	free_usage(u);
+	/* from the last run's end on: the same */
+	u = usage_of(s, "/down", T0 + 2 * IV, T0 + 150 * SEC, true);
+	assert_int_equal(u->cpu_usec, 2736000 + 2000);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	free_usage(u);
+	/* beginning while it may already have run: from its first point, the
+	 * rest its bound */
+	u = usage_of(s, "/down", T0 + 60 * SEC, T0 + 150 * SEC, true);
+	assert_int_equal(u->cpu_usec, 2000);
+	assert_int_equal(u->cpu_usec_bound, 2736000);
+	assert_true(u->memory_peak_bytes == HISTORY_UNKNOWN);
+	free_usage(u);
+	/* /old continued its life across the gap: exact, the gap's CPU included */
+	u = usage_of(s, "/old", T0, T0 + 150 * SEC, true);
+	assert_int_equal(u->cpu_usec, 2000);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	free_usage(u);
+	s = history_store_close(s, T0 + 150 * SEC);
+	/* another boot: its lives are new, and nothing says when they began */
+	s = xopen(f->db, BOOT2, T0 + 200 * SEC, &no_limits, NULL);
+	struct history_sample other = sample("/down", 2, 3000000, 4096);
+	other.created_seen = false;
+	xrecord(s, T0 + 200 * SEC, &other, 1);
+	other.v.cpu_usec += 100;
+	xrecord(s, T0 + 210 * SEC, &other, 1);
+	u = usage_of(s, "/down", T0 + 160 * SEC, T0 + 220 * SEC, false);
+	assert_int_equal(u->cpu_usec, 100);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	free_usage(u);
+	history_store_close(s, T0 + 220 * SEC);
+}
+
 /* Memory that rises and falls back between two recordings (the new-user
  * trial's 28 MiB held for 4 s of a 10 s interval) leaves its mark only in
  * the kernel's peak: the recordings around it see 1 MiB each. The bound
@@ -1572,6 +1635,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_removed_survives_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removed_not_final_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spike_between_recordings_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_created_while_down_counts_from_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_continues_life, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_found_at_start_is_baseline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_spreads_increases, setup, teardown),

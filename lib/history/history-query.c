@@ -440,6 +440,7 @@ struct life_ref {
 	const struct history_values *base; /* a life found at start: its counters then; NULL: none kept */
 	uint64_t removed_us;               /* 0: not removed */
 	int64_t final_cpu_bound;           /* its final point's CPU bound (history_store_removed()) */
+	uint64_t born_after_us;            /* found at start: created after this (0: not known) */
 };
 
 /* What one life used over [a, b), read in pieces. */
@@ -475,10 +476,18 @@ static void counter_delta(const struct history_piece *pieces, const struct histo
 	int64_t v0 = 0, b0 = 0, v1, b1 = 0;
 	if (first_seen_us < a)
 		counter_at(edges ? &edges[0] : &d[0], runs, n_runs, offset, a, &v0, &b0);
-	else if (!from_zero && base && *(const int64_t *)((const char *)base + offset) != HISTORY_UNKNOWN)
-		v0 = *(const int64_t *)((const char *)base + offset); /* kept with the life: points expire */
-	else if (!from_zero)
-		counter_at(data_at(pieces, d, n, first_seen_us), runs, n_runs, offset, first_seen_us, &v0, &b0);
+	else if (!from_zero && lr->born_after_us >= a)
+		; /* created inside the window, after born_after_us: from 0, like from_zero */
+	else if (!from_zero) {
+		if (base && *(const int64_t *)((const char *)base + offset) != HISTORY_UNKNOWN)
+			v0 = *(const int64_t *)((const char *)base + offset); /* kept with the life: points expire */
+		else
+			counter_at(data_at(pieces, d, n, first_seen_us), runs, n_runs, offset, first_seen_us, &v0, &b0);
+		/* Created after born_after_us, before the window: what it used
+		 * before its first point may lie in the window, all or none. */
+		if (lr->born_after_us && v0 != HISTORY_UNKNOWN)
+			b0 += v0;
+	}
 	if (removed_us && removed_us < b)
 		counter_at(data_at(pieces, d, n, removed_us), runs, n_runs, offset, removed_us, &v1, &b1),
 			b1 = offset == offsetof(struct history_values, cpu_usec) ? lr->final_cpu_bound : 0;
@@ -711,7 +720,7 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	r = prepare(s,
 		    "SELECT id, path, first_seen_us, coalesce(removed_us, 0), from_zero, base_cpu_usec, base_io_read_bytes,"
-		    " base_io_write_bytes, coalesce(final_cpu_usec_bound, 0) FROM lives"
+		    " base_io_write_bytes, coalesce(final_cpu_usec_bound, 0), coalesce(born_after_us, 0) FROM lives"
 		    " WHERE first_seen_us < ?1 AND (removed_us IS NULL OR removed_us >= ?2)"
 		    " AND (?3 OR removed_us IS NULL OR removed_us >= ?1) ORDER BY path, first_seen_us",
 		    &st, ret_error);
@@ -751,7 +760,8 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 						     .io_read_bytes = history_column_value(st, 6),
 						     .io_write_bytes = history_column_value(st, 7) };
 		const struct life_ref lr = { .first_seen_us = first, .from_zero = from_zero, .base = &base,
-					     .removed_us = removed, .final_cpu_bound = sqlite3_column_int64(st, 8) };
+					     .removed_us = removed, .final_cpu_bound = sqlite3_column_int64(st, 8),
+					     .born_after_us = (uint64_t)sqlite3_column_int64(st, 9) };
 		struct history_usage *u = n > 0 && strcmp(out[n - 1].path, path) == 0 ? &out[n - 1] : NULL;
 		if (!u) {
 			if (n == cap) {
@@ -817,7 +827,7 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 		add_total(&u->io_read_bytes, &io_b, e.io_read, e.io_read_bound);
 		add_total(&u->io_write_bytes, &io_b, e.io_write, e.io_write_bound);
 		/* The kernel's peak since creation: only for lives created in the window. */
-		if (first >= q->since_us && from_zero && e.peak != HISTORY_UNKNOWN)
+		if (first >= q->since_us && (from_zero || lr.born_after_us >= q->since_us) && e.peak != HISTORY_UNKNOWN)
 			u->memory_peak_bytes = MAX(u->memory_peak_bytes, e.peak);
 		u->lives++;
 		u->removed_us = removed;

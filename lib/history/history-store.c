@@ -106,7 +106,12 @@ static const struct migration migrations[] = {
 	   * the point was read before its last task left, or without a way to
 	   * know when that was (history_store_removed()). NULL: final (and
 	   * every life removed before this version, which claimed so). */
-	  "ALTER TABLE lives ADD COLUMN final_cpu_usec_bound INTEGER;" },
+	  "ALTER TABLE lives ADD COLUMN final_cpu_usec_bound INTEGER;"
+	  /* A life found at the start of a run that follows another of the
+	   * same boot: the last recording of that run, which did not see it,
+	   * so it was created after (its counters count from 0 there). NULL:
+	   * not known (created while acctd ran, or the first run of a boot). */
+	  "ALTER TABLE lives ADD COLUMN born_after_us INTEGER;" },
 };
 
 static int set_error(char **ret_error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -737,7 +742,8 @@ static int record_samples(struct history_store *s, uint64_t now_us, const struct
 	if (r >= 0)
 		r = history_stmt(s, HISTORY_STMT_INSERT_LIFE,
 				 "INSERT INTO lives (path, boot_id, inode, first_seen_us, from_zero, base_cpu_usec,"
-				 " base_io_read_bytes, base_io_write_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &ins_life,
+				 " base_io_read_bytes, base_io_write_bytes, born_after_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				 &ins_life,
 				 ret_error);
 	if (r >= 0)
 		r = history_stmt(s, HISTORY_STMT_UPDATE_RUN,
@@ -765,6 +771,12 @@ static int record_samples(struct history_store *s, uint64_t now_us, const struct
 			history_bind_value(ins_life, 6, smp->v.cpu_usec);
 			history_bind_value(ins_life, 7, smp->v.io_read_bytes);
 			history_bind_value(ins_life, 8, smp->v.io_write_bytes);
+			/* Not in the last run of this boot, which recorded every
+			 * cgroup there was at its last recording: created since. */
+			if (!smp->created_seen && s->prev_run_end_us > 0 && s->prev_run_end_us <= now_us)
+				sqlite3_bind_int64(ins_life, 9, (int64_t)s->prev_run_end_us);
+			else
+				sqlite3_bind_null(ins_life, 9);
 			rc = sqlite3_step(ins_life);
 			if (rc != SQLITE_DONE) {
 				r = history_sqlite_error(s->db, rc, "recording", ret_error);

@@ -175,9 +175,12 @@ struct history_store *history_store_close(struct history_store *s, uint64_t now_
  *    it was read after the last task left, else final_cpu_usec_bound of
  *    history_store_removed()); 0 when
  *    it begins inside the window and acctd saw it created (created_seen: the
- *    kernel's counter starts at 0), when it begins inside the window but
+ *    kernel's counter starts at 0, and when it was found at a start of the
+ *    same boot as a run that did not record it: created after that run's
+ *    last recording, at or after the window's start), when it begins inside the window but
  *    existed before (counted from its first point: what it used before is
- *    not known to be the window's), at an end that is a point's own
+ *    not known to be the window's; for one created while acctd was down
+ *    that may lie in the window, and is its bound), at an end that is a point's own
  *    recording, and when the points around
  *    the end, p_i at t_i and p_j at t_j, are consecutive points of one run and
  *    the end is at or before t_j - max_step, the run's longest time between
