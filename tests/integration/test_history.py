@@ -206,6 +206,30 @@ def test_cgroup_found_at_start_counts_from_its_first_recording(tmp_path):
             assert u["cpu_usec"]["value"] < k1 - 200000, (u, k1)  # not the cumulative counter
 
 
+def test_cgroup_created_while_down_counts_from_zero(tmp_path):
+    """A cgroup created and busy while acctd was down (the new-user trial:
+    2.736 s of CPU served as 5.1 ms): the next acctd of the same boot finds
+    it, knows it was not there at the last run's last recording, and a
+    window that holds that recording counts all it used, exactly."""
+    need_cpuacct()
+    db = tmp_path / "h" / "history.db"
+    since = now_us()
+    with api_daemon(tmp_path, None, **hist_conf(db)) as (d, sock):
+        poll(lambda: recording(sock, since), what="a recording of the first run")
+    with cgroups("down") as (cg,):
+        cg.burn(0.3)
+        k = cg.usage_us()
+        assert k >= 250000, k
+        with api_daemon(tmp_path, None, **hist_conf(db)) as (d, sock):
+            started = now_us()
+            poll(lambda: recording(sock, started) and usage(sock, since)[1].get(cg.name),
+                 what="the cgroup in the history")
+            first, cgs = usage(sock, since)
+            u = cgs[cg.name]
+            assert first["gaps"], first  # acctd was down
+            assert u["cpu_usec"]["value"] == k and not u["cpu_usec"].get("bound"), (u, k)
+
+
 def test_cpu_usage_equals_kernel_delta(tmp_path):
     """The CPU time of a burner over a window: Usage's cpu_usec against the
     kernel's cpuacct.usage delta over the same window, |value - delta| <=
