@@ -431,7 +431,10 @@ static void help_main(FILE *f)
 	fputs("acctctl [OPTIONS...] COMMAND ...\n\n"
 	      "Query and control acctd, the cgroup accounting daemon. Every value comes with its\n",
 	      f);
-	fprintf(f, "error bound (shown as %sN: |value - exact| <= N) and its age.\n\n", glyph(G_PLUSMINUS));
+	fprintf(f,
+		"error bound (shown as %sN: |value - exact| <= N; for usage's MEM AVG, where memory moved\n"
+		"steadily between two recordings: see acctctl(1)) and its age.\n\n",
+		glyph(G_PLUSMINUS));
 	fputs("Commands:\n", f);
 	for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
 		if (strlen(verbs[i].synopsis) < 30)

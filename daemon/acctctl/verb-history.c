@@ -93,7 +93,12 @@ static void print_table(struct json_object *answer, struct json_object *steps)
 		int64_t covered = jint_or(s, "covered_us", 0);
 		char *cells[_H_MAX];
 
-		cells[H_TIME] = cell_str(&t, history_time(jint_or(s, "t_us", 0), date).s);
+		int64_t t_us = jint_or(s, "t_us", 0);
+		/* steps that are not whole seconds are told apart by their
+		 * milliseconds (--step 1ms made 10,000 rows of one label) */
+		cells[H_TIME] = step % 1000000 == 0 ? cell_str(&t, history_time(t_us, date).s)
+						    : cell_fmt(&t, "%s.%03d", history_time(t_us, date).s,
+							       (int)(((t_us % 1000000) + 1000000) % 1000000 / 1000));
 		cells[H_CPU] = num_cell(&t, s, "cpu_cores", PLOT_CORES);
 		cells[H_MEM] = num_cell(&t, s, "memory_mean_bytes", PLOT_BYTES);
 		cells[H_MIN] = num_cell(&t, s, "memory_min_bytes", PLOT_BYTES);

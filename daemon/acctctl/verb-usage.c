@@ -194,6 +194,12 @@ static void print_footer(struct json_object *answer, size_t n, bool date)
 	if (pending_from >= 0)
 		printf("Not recorded yet: from %s (acctd's last recording) to %s%s.\n", history_time(pending_from, date).s,
 		       history_time(until, date).s, until > now ? " (the future)" : "");
+	/* The one bound acctctl prints that is not |value - exact| <= N in
+	 * every case (acctctl --help): said where it is shown. */
+	if (n > 0)
+		printf("MEM AVG's %s assumes memory moved steadily between two recordings: it covers a rise above the\n"
+		       "cgroup's earlier peak, not a brief rise below that peak or a dip (acctctl(1), usage).\n",
+		       glyph(G_PLUSMINUS));
 }
 
 int verb_usage(char **args)
@@ -274,9 +280,13 @@ int verb_usage(char **args)
 		print_footer(answer, n, date);
 	if (arg_legend && n == 0) {
 		/* a known path without data here (a typo is NoSuchCgroup) */
-		fputs("No cgroup at or under ", stdout);
-		print_text(stdout, args[0] && !args[1] ? args[0] : arg_prefix ?: "/");
-		fputs(" has data in this window", stdout);
+		if (args[0] && args[1])
+			fputs("None of the cgroups named has data in this window", stdout);
+		else {
+			fputs("No cgroup at or under ", stdout);
+			print_text(stdout, args[0] ?: arg_prefix ?: "/");
+			fputs(" has data in this window", stdout);
+		}
 		if (arg_group_level > 0)
 			printf(" %d level%s below the root", arg_group_level, arg_group_level == 1 ? "" : "s");
 		fputs(".\n", stdout);

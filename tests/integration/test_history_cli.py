@@ -214,6 +214,8 @@ def test_usage_table_json_csv(tmp_path):
             assert abs(shown - u["memory_avg_bytes"]) <= 0.05 * u["memory_avg_bytes"] + 1, (row, u)
         assert re.fullmatch(r"1 cgroup, from .* to .*\.", lines[lines.index("") + 1]), p.stdout
         assert "Not recorded yet" not in p.stdout, p.stdout  # a window in the past, recorded
+        # the one bound that is not hard is said to be so, under the table
+        assert "MEM AVG's ± assumes memory moved steadily" in p.stdout, p.stdout
         # A window to now: the time since the last recording is not yet
         # recorded, and not a time acctd was down.
         p = ctl(sock, "usage", "--since", since, cg.name)
@@ -344,6 +346,13 @@ def test_history_plot_and_table(tmp_path):
         # (cores over the time each has data) adds up to the kernel's total
         used = sum(s.get("cpu_cores", 0) * s["covered_us"] for s in doc["steps"])
         assert abs(used - total) <= 0.01 * total + 1000, (used, total, [s for s in doc["steps"] if s["covered_us"]])
+
+        # steps of less than a second: each labelled with its milliseconds
+        short = ["--since", "@%d" % (t1 // 1000000 - 1), "--until", "@%d" % (t1 // 1000000), "--step", "250ms"]
+        p = ctl(sock, "history", "--plot=none", *short, cg.name)
+        assert p.returncode == 0, p.stderr
+        labels = [l.split()[0] for l in p.stdout.splitlines()[1:5]]
+        assert [l[-4:] for l in labels] == [".000", ".250", ".500", ".750"], p.stdout
 
         # --plot=cpu in a pipe: that plot alone, ASCII without UTF-8
         p = ctl(sock, "history", "--plot=cpu", *window, env=base_env(LC_ALL="C", COLUMNS="80"))
