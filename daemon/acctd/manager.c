@@ -49,6 +49,7 @@ struct manager {
 	struct acct_bpf_collector *collector; /* NULL: collector = files */
 	struct acct_bpf_stat_map stat_map;
 	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */
+	long host_cpus;     /* configured CPUs: the most a cgroup can run on (history_removed()) */
 
 	struct event *ev_signal[3];
 	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog, *ev_kernel;
@@ -303,10 +304,9 @@ static void history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t 
 	uint64_t read_mono = __atomic_load_n(&cg->sampled_us[ACCT_GROUP_FAST], __ATOMIC_RELAXED);
 	/* Not read after its last task left: between that read and now it
 	 * could have run on every CPU the host has. */
-	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 	int64_t cpu_bound = f == ACCT_FINAL_READ || !read_mono || now_mono <= read_mono
 				    ? 0
-				    : (int64_t)(now_mono - read_mono) * (cpus > 0 ? cpus : 1);
+				    : (int64_t)(now_mono - read_mono) * m->host_cpus;
 	history_recorder_removed(m->history, &s, history_realtime_of(cg->created_us), history_realtime_of(now_mono),
 				 history_realtime_of(read_mono ? read_mono : now_mono),
 				 f == ACCT_FINAL_READ ? NULL : acct_final_to_string(f), cpu_bound);
@@ -1137,6 +1137,8 @@ static int build_components(struct manager *m)
 		if (!m->meminfo_path)
 			return log_oom();
 	}
+	/* Once: glibc counts them in /sys at every call. */
+	m->host_cpus = MAX(sysconf(_SC_NPROCESSORS_CONF), 1L);
 	return 0;
 }
 

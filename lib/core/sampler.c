@@ -1580,8 +1580,10 @@ void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const 
 	uint64_t top_sampled = UINT64_MAX; /* the oldest part of the sum */
 	for (size_t i = 1; i < n; i++) {
 		struct acct_reading rd;
+		if (cgs[i]->depth != 1)
+			continue;
 		uint64_t t = acct_cgroup_quantity_sampled(cgs[i], ACCT_Q_MEMORY); /* before the value */
-		if (cgs[i]->depth == 1 && acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd)) {
+		if (acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd)) {
 			top = MAX(top, (int64_t)0) + rd.value;
 			top_sampled = MIN(top_sampled, t);
 		}

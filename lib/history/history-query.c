@@ -488,10 +488,10 @@ static void counter_delta(const struct history_piece *pieces, const struct histo
 		if (lr->born_after_us && v0 != HISTORY_UNKNOWN)
 			b0 += v0;
 	}
-	if (removed_us && removed_us < b)
-		counter_at(data_at(pieces, d, n, removed_us), runs, n_runs, offset, removed_us, &v1, &b1),
-			b1 = offset == offsetof(struct history_values, cpu_usec) ? lr->final_cpu_bound : 0;
-	else
+	if (removed_us && removed_us < b) {
+		counter_at(data_at(pieces, d, n, removed_us), runs, n_runs, offset, removed_us, &v1, &b1);
+		b1 = offset == offsetof(struct history_values, cpu_usec) ? lr->final_cpu_bound : 0;
+	} else
 		counter_at(edges ? &edges[1] : &d[n - 1], runs, n_runs, offset, b - 1, &v1, &b1);
 	if (v0 == HISTORY_UNKNOWN || v1 == HISTORY_UNKNOWN) {
 		*value = HISTORY_UNKNOWN;
