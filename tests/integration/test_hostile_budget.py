@@ -307,7 +307,7 @@ def test_memory_returns_after_a_huge_watch(fakecg, tmp_path, capsys):
         before = rss(d)
         with Agent(path, NOBODY) as a:
             a.do("connect", id=0)
-            r = a.call(0, IFACE + ".Watch", {"cgroups": ["/a"] * 2500000}, more=True, timeout=60)["msg"]
+            r = a.call(0, IFACE + ".Watch", {"cgroups": ["/a"] * 2500000}, more=True, timeout=300)["msg"]
             during = rss(d)
             served(path)
             a.do("close", id=0)
