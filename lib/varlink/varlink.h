@@ -97,10 +97,13 @@ int varlink_reader_next_text(struct varlink_reader *r, const char **ret, size_t 
 size_t varlink_reader_pending(const struct varlink_reader *r);
 
 /* Give back the buffer's memory beyond the pending bytes: free it when none
- * are pending, else move them to the front and shrink the buffer to fit. A
- * server calls it after taking calls, so that a connection that sent one big
- * message does not keep its buffer. Never fails (a failed shrink keeps the
- * larger buffer). */
+ * are pending; when they fill a quarter of it or less, move them to the front
+ * and shrink the buffer to fit; otherwise leave it (so the buffer is at most
+ * four times the pending bytes, plus the room of the last read). A server
+ * calls it after taking calls, so that a connection that sent one big message
+ * does not keep its buffer. Cost: amortised O(1) per byte read, however the
+ * calls interleave with reads. Never fails (a failed shrink keeps the larger
+ * buffer). */
 void varlink_reader_shrink(struct varlink_reader *r);
 /* Bytes allocated for the buffer now. */
 size_t varlink_reader_allocated(const struct varlink_reader *r);

@@ -67,7 +67,7 @@ for line in sys.stdin:
             m = {"method": c["method"], "parameters": c.get("params", {})}
             if c.get("more"):
                 m["more"] = True
-            conns[i].settimeout(10)
+            conns[i].settimeout(c.get("timeout", 10))
             conns[i].sendall((json.dumps(m).encode() + b"\0") * c.get("times", 1))
         elif op == "recv":
             out = recv(i, c.get("timeout", 10))
@@ -122,7 +122,7 @@ class Agent:
         return out
 
     def call(self, i, method, params=None, timeout=10, **kw):
-        self.do("send", id=i, method=method, params=params or {}, **kw)
+        self.do("send", id=i, method=method, params=params or {}, timeout=timeout, **kw)
         return self.do("recv", id=i, timeout=timeout)
 
     def close(self):
