@@ -12,16 +12,22 @@
 #include "acctctl.h"
 #include "ctl-call.h"
 #include "ctl-util.h"
+#include "hash.h"
 #include "human.h"
 #include "terminal.h"
 
-/* The last text printed for each cgroup, to print only changes. */
+/* The last text printed for each cgroup, to print only changes, found by
+ * path through an open-addressing index: a watch of --prefix=/ on a host of
+ * 10,000 cgroups looks up every cgroup at every update, which a list
+ * searched from the start made 50 million comparisons per update. */
 struct shown {
 	char *path, *text;
 };
 struct shown_list {
 	struct shown *v;
-	size_t n;
+	size_t n, cap;
+	size_t *slots; /* index into v plus 1, 0 for free; a power of two of them */
+	size_t nslots;
 };
 
 static void shown_list_clear(struct shown_list *l)
@@ -31,25 +37,59 @@ static void shown_list_clear(struct shown_list *l)
 		free(l->v[i].text);
 	}
 	free(l->v);
+	free(l->slots);
 	*l = (struct shown_list){ 0 };
+}
+
+/* The slot holding path, or the free slot where it belongs. */
+static size_t *shown_slot(const struct shown_list *l, const char *path)
+{
+	size_t mask = l->nslots - 1;
+
+	for (size_t i = (size_t)hash_mix64(hash_fnv1a_string(path)) & mask;; i = (i + 1) & mask)
+		if (!l->slots[i] || strcmp(l->v[l->slots[i] - 1].path, path) == 0)
+			return &l->slots[i];
+}
+
+/* Room for one more entry, the index at most half full (short probes). */
+static void shown_reserve(struct shown_list *l)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct shown *v = reallocarray(l->v, cap, sizeof(*v));
+		if (!v)
+			oom_exit();
+		l->v = v;
+		l->cap = cap;
+	}
+	if (2 * (l->n + 1) > l->nslots) {
+		size_t nslots = l->nslots ? l->nslots * 2 : 128;
+		size_t *old = l->slots;
+		l->slots = calloc(nslots, sizeof(*l->slots));
+		if (!l->slots)
+			oom_exit();
+		l->nslots = nslots;
+		for (size_t i = 0; i < l->n; i++)
+			*shown_slot(l, l->v[i].path) = i + 1;
+		free(old);
+	}
 }
 
 /* Whether `text` differs from what was last shown for path; remembers it. */
 static bool shown_changed(struct shown_list *l, const char *path, const char *text)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->v[i].path, path) == 0) {
-			if (strcmp(l->v[i].text, text) == 0)
-				return false;
-			free(l->v[i].text);
-			l->v[i].text = xstrdup(text);
-			return true;
-		}
-	struct shown *v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
-	if (!v)
-		oom_exit();
-	l->v = v;
+	shown_reserve(l);
+	size_t *slot = shown_slot(l, path);
+	if (*slot) {
+		struct shown *e = &l->v[*slot - 1];
+		if (strcmp(e->text, text) == 0)
+			return false;
+		free(e->text);
+		e->text = xstrdup(text);
+		return true;
+	}
 	l->v[l->n++] = (struct shown){ xstrdup(path), xstrdup(text) };
+	*slot = l->n;
 	return true;
 }
 

@@ -747,6 +747,47 @@ def test_watch_prints_only_changes(ctl):
             proc.wait()
 
 
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_watch_many_cgroups(fakecg, tmp_path):
+    """A watch of a prefix holding 300 cgroups (past the sizes at which
+    acctctl's index of shown lines grows): each cgroup's line is printed once,
+    and a change to one cgroup prints its line and its parent's, no other."""
+    fs = fakecg
+    build_tree(fs)
+    kids = ["/many.slice/s%03d.service" % i for i in range(300)]
+    for i, p in enumerate(kids):
+        fs.mkdir(p, memory=(i + 1) * 64 * 1024, procs=[1000 + i])
+    c = Ctl(fs, tmp_path)
+    proc = None
+    try:
+        c.wait_memory(kids[-1], fs.expected(kids[-1])["memory_bytes"])
+        c.wait_rates()
+        proc = subprocess.Popen([acctctl_binary(), "--address", c.address, "watch", "--prefix=/many.slice",
+                                 "-d", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                                env=base_env())
+        lines = Lines(proc)
+
+        def read_for(seconds):
+            got, end = [], time.monotonic() + seconds
+            while time.monotonic() < end:
+                line = lines.next(0.2)
+                if line is not None:
+                    got.append(line.split(" ", 1)[1].split(":", 1)[0])
+            return got
+
+        first = read_for(3)
+        assert sorted(first) == sorted(["/many.slice"] + kids), (len(first), proc.stderr.read1(4096))
+        fs.set_memory(kids[150], 900 * MiB)
+        changed = read_for(3)
+        assert sorted(set(changed)) == ["/many.slice", kids[150]], changed
+        assert len(changed) == 2, changed
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
+        c.stop()
+
+
 @pytest.mark.parametrize("fakecg", [INPLACE, INPLACE_HYBRID], indirect=True)
 def test_top_batch(ctl):
     ctl.wait_rates()
