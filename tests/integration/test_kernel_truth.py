@@ -325,9 +325,14 @@ class Workload:
             script = "".join("echo $$ > %s/cgroup.procs; " % (h + path) for h in HIER.values())
             script += "i=0; while [ $i -lt %d ]; do i=$((i+1)); done" % CHURN_CPU_LOOPS
             mv = self.migrations.begin("", time.monotonic())  # the shell moves itself
+            # The shell's life moves tasks (and memory) both ways, in and out:
+            # a second step over it, so that a reading between two polls that
+            # both missed a short shell is not taken for a one-way move.
+            shell = self.steps.begin(path, time.monotonic())
             p = subprocess.Popen(["sh", "-c", script])
             p.wait()
             emptied = time.monotonic()
+            self.steps.end(shell, emptied)
             self.migrations.end(mv, emptied)
             time.sleep(gap)
             final_ns = int(read(HIER["cpuacct"] + path + "/cpuacct.usage"))

@@ -302,7 +302,9 @@ def test_real_root_load_matches_proc_loadavg(real_cgroups, procs, tmp_path):
       standard deviations;
     - the number of periods, known to one either way for each (acctd's
       passes and the kernel's ticks are not aligned with the test's clock):
-      (E^(n-1) - E^n) times the mean count plus L0;
+      (E^(n-1) - E^n) times the mean count for acctd's, and times the mean
+      count plus L0 for the kernel's (both at once: CI once saw acctd at 11
+      passes, 1.80 = (1 - E^11) x 3, beside the kernel's 12);
     - rounding: /proc/loadavg has two decimals, 0.01."""
     spinners = [procs() for _ in range(3)]
     if v1_memory_dir() and v2_dir() != "/sys/fs/cgroup":
@@ -333,7 +335,7 @@ def test_real_root_load_matches_proc_loadavg(real_cgroups, procs, tmp_path):
     kernel_part = k - l0 * E1 ** n
     mean = sum(counts) / len(counts)
     sigma = math.sqrt(sum((c - mean) ** 2 for c in counts) / len(counts))
-    tol = 3 * 0.27 * sigma + (E1 ** (n - 1) - E1 ** n) * (mean + l0) + 0.01
+    tol = 3 * 0.27 * sigma + (E1 ** (n - 1) - E1 ** n) * (2 * mean + l0) + 0.01
     seen = dict(acctd=a, kernel=k, l0=l0, n=n, kernel_part=kernel_part, mean=mean, sigma=sigma, tol=tol)
     print(seen)
     assert abs(a - kernel_part) <= tol, seen
