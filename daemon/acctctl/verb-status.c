@@ -144,8 +144,9 @@ static void print_history(struct json_object *h)
 		print_field("History", "off ([history] enabled = no)");
 		return;
 	}
-	print_field("History", "%s to %s (%s)%s%s", state, jstr(h, "path") ?: "?",
-		    fmt_bytes(jint_or(h, "file_bytes", 0)).s, jint(h, "last_recording_us", &last) ? "; last recording " : "",
+	print_field("History", "%s to %s (%s; %s in memory)%s%s", state, jstr(h, "path") ?: "?",
+		    fmt_bytes(jint_or(h, "file_bytes", 0)).s, fmt_bytes(jint_or(h, "heap_bytes", 0)).s,
+		    jint(h, "last_recording_us", &last) ? "; last recording " : "",
 		    jint(h, "last_recording_us", &last) ? history_time(last, false).s : "");
 	if (jstr(h, "last_error"))
 		print_field("", "last error: %s", jstr(h, "last_error"));

@@ -54,6 +54,7 @@ static struct json_object *history_json(const struct manager *m)
 			       hs.last_recording_us ? json_object_new_int64((int64_t)hs.last_recording_us) : NULL);
 	json_object_object_add(o, "file_bytes", json_object_new_int64((int64_t)hs.file_bytes));
 	json_object_object_add(o, "set_aside", hs.set_aside[0] ? acct_json_text(hs.set_aside) : NULL);
+	json_object_object_add(o, "heap_bytes", json_object_new_int64((int64_t)history_heap_bytes()));
 	return o;
 }
 

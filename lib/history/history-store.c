@@ -335,9 +335,19 @@ static int db_open(struct history_store *s, int flags, char **ret_error)
 	/* Readers and the writer share the file: wait for a lock rather than fail. */
 	sqlite3_busy_timeout(s->db, 5000);
 	/* Pages read through a mapping rather than copied by read(2): the
-	 * queries walk many of them (a usage of 10,000 cgroups over a day). */
-	(void)sqlite3_exec(s->db, "PRAGMA mmap_size = 268435456; PRAGMA cache_size = -16384", NULL, NULL, NULL);
+	 * queries walk many of them (a usage of 10,000 cgroups over a day).
+	 * Both bounds are in history-store.h. */
+	char pragmas[128];
+	snprintf(pragmas, sizeof(pragmas), "PRAGMA mmap_size = %" PRIu64 "; PRAGMA cache_size = -%" PRIu64,
+		 HISTORY_MMAP_BYTES, HISTORY_CACHE_BYTES >> 10);
+	(void)sqlite3_exec(s->db, pragmas, NULL, NULL, NULL);
 	return 0;
+}
+
+uint64_t history_heap_bytes(void)
+{
+	sqlite3_int64 n = sqlite3_memory_used();
+	return n > 0 ? (uint64_t)n : 0;
 }
 
 /* Rename the file (and its WAL) out of the way. */

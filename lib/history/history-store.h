@@ -286,3 +286,17 @@ struct history_stats {
 	int schema_version;
 };
 int history_store_stats(struct history_store *s, struct history_stats *ret);
+
+/* What each open store may hold in memory. The page cache is on the heap
+ * (at most HISTORY_CACHE_BYTES a store, filled as pages are used: a
+ * daemon's writer and reader together take up to twice that within minutes
+ * of recording many cgroups, then no more); the mapping is of the file, so
+ * its pages are the page cache of the file, shared, reclaimable, counted in
+ * VmRSS as RssFile once touched (at most HISTORY_MMAP_BYTES a store, never
+ * more than the file). */
+#define HISTORY_CACHE_BYTES (UINT64_C(16) << 20)
+#define HISTORY_MMAP_BYTES (UINT64_C(256) << 20)
+
+/* The bytes SQLite holds on the heap for every store of this process: page
+ * caches, prepared statements, schemas. Any thread; O(1). */
+uint64_t history_heap_bytes(void);

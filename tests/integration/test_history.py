@@ -444,6 +444,8 @@ def test_full_disk_then_space_again(fakecg, tmp_path):
             os.unlink(filler)
             h = poll(lambda: recording(sock), what="recording to resume")
             assert h["last_error"] is None and h["file_bytes"] > 0
+            # two page caches of at most 16 MiB, statements and schemas
+            assert 0 < h["heap_bytes"] < 40 << 20, h
             _, cgs = poll(lambda: (lambda r: r if r[1] and "/a" in r[1] else None)(usage(sock, 0)),
                           what="/a in the history")
             # Logged once when it started failing, once when it resumed.
@@ -579,7 +581,7 @@ def test_usage_group_by_level(fakecg, tmp_path):
         st = subprocess.run(ctl + ["status"], capture_output=True, text=True, timeout=60)
         assert st.returncode == 0, st.stderr
         line = next(l for l in st.stdout.splitlines() if l.strip().startswith("History:"))
-        assert "recording to %s (" % db in line and "last recording" in line, line
+        assert "recording to %s (" % db in line and "in memory)" in line and "last recording" in line, line
 
 
 def test_clean_stop_records_last_pass(fakecg, tmp_path):
