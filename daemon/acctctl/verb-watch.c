@@ -14,82 +14,54 @@
 #include "ctl-util.h"
 #include "hash.h"
 #include "human.h"
+#include "ptr-table.h"
 #include "terminal.h"
 
 /* The last text printed for each cgroup, to print only changes, found by
- * path through an open-addressing index: a watch of --prefix=/ on a host of
- * 10,000 cgroups looks up every cgroup at every update, which a list
+ * path through a hash table (ptr-table.h): a watch of --prefix=/ on a host
+ * of 10,000 cgroups looks up every cgroup at every update, which a list
  * searched from the start made 50 million comparisons per update. */
 struct shown {
 	char *path, *text;
 };
-struct shown_list {
-	struct shown *v;
-	size_t n, cap;
-	size_t *slots; /* index into v plus 1, 0 for free; a power of two of them */
-	size_t nslots;
-};
 
-static void shown_list_clear(struct shown_list *l)
+static bool shown_eq(const void *p, const void *key)
 {
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->v[i].path);
-		free(l->v[i].text);
-	}
-	free(l->v);
-	free(l->slots);
-	*l = (struct shown_list){ 0 };
+	return strcmp(((const struct shown *)p)->path, key) == 0;
 }
 
-/* The slot holding path, or the free slot where it belongs. */
-static size_t *shown_slot(const struct shown_list *l, const char *path)
+static void shown_free(void *p)
 {
-	size_t mask = l->nslots - 1;
-
-	for (size_t i = (size_t)hash_mix64(hash_fnv1a_string(path)) & mask;; i = (i + 1) & mask)
-		if (!l->slots[i] || strcmp(l->v[l->slots[i] - 1].path, path) == 0)
-			return &l->slots[i];
+	struct shown *e = p;
+	free(e->path);
+	free(e->text);
+	free(e);
 }
 
-/* Room for one more entry, the index at most half full (short probes). */
-static void shown_reserve(struct shown_list *l)
+static void shown_table_clear(struct ptr_table *t)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct shown *v = reallocarray(l->v, cap, sizeof(*v));
-		if (!v)
-			oom_exit();
-		l->v = v;
-		l->cap = cap;
-	}
-	if (2 * (l->n + 1) > l->nslots) {
-		size_t nslots = l->nslots ? l->nslots * 2 : 128;
-		size_t *old = l->slots;
-		l->slots = calloc(nslots, sizeof(*l->slots));
-		if (!l->slots)
-			oom_exit();
-		l->nslots = nslots;
-		for (size_t i = 0; i < l->n; i++)
-			*shown_slot(l, l->v[i].path) = i + 1;
-		free(old);
-	}
+	ptr_table_clear(t, shown_free);
 }
 
 /* Whether `text` differs from what was last shown for path; remembers it. */
-static bool shown_changed(struct shown_list *l, const char *path, const char *text)
+static bool shown_changed(struct ptr_table *t, const char *path, const char *text)
 {
-	shown_reserve(l);
-	size_t *slot = shown_slot(l, path);
-	if (*slot) {
-		struct shown *e = &l->v[*slot - 1];
+	uint64_t hash = hash_mix64(hash_fnv1a_string(path));
+	struct shown *e = ptr_table_find(t, hash, shown_eq, path);
+
+	if (e) {
 		if (strcmp(e->text, text) == 0)
 			return false;
 		free(e->text);
 		e->text = xstrdup(text);
 		return true;
 	}
-	l->v[l->n++] = (struct shown){ xstrdup(path), xstrdup(text) };
-	*slot = l->n;
+	e = malloc(sizeof(*e));
+	if (!e)
+		oom_exit();
+	*e = (struct shown){ xstrdup(path), xstrdup(text) };
+	if (ptr_table_insert(t, hash, e) < 0)
+		oom_exit();
 	return true;
 }
 
@@ -135,7 +107,7 @@ static void watch_text(FILE *f, struct json_object *cg)
 }
 
 /* Print cg's line, time-stamped, unless it shows what it showed last. */
-static void watch_line(struct shown_list *l, struct json_object *cg)
+static void watch_line(struct ptr_table *shown, struct json_object *cg)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t size = 0;
@@ -149,7 +121,7 @@ static void watch_line(struct shown_list *l, struct json_object *cg)
 	watch_text(f, cg);
 	if (fclose(f) != 0)
 		oom_exit();
-	if (!shown_changed(l, jstr(cg, "path") ?: "?", text))
+	if (!shown_changed(shown, jstr(cg, "path") ?: "?", text))
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime_r(&ts.tv_sec, &tm));
@@ -161,7 +133,7 @@ int verb_watch(char **args)
 	_cleanup_(acct_client_freep) struct acct_client *c = NULL;
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
 	_cleanup_json_ struct json_object *params = xjson(json_object_new_object());
-	_cleanup_(shown_list_clear) struct shown_list shown = { 0 };
+	_cleanup_(shown_table_clear) struct ptr_table shown = { 0 };
 	int r;
 
 	/* the only verb whose argument count depends on an option: verbs[] allows any */

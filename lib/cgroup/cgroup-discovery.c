@@ -31,6 +31,7 @@
 #include "cgroup-discovery.h"
 #include "hash.h"
 #include "path.h"
+#include "ptr-table.h"
 #include "strv.h"
 #include "util.h"
 
@@ -41,100 +42,11 @@ static void safe_close(int *fd)
 	*fd = -EBADF;
 }
 
-/* ---- hash table -------------------------------------------------------------
- * Open addressing with linear probing and backward-shift deletion (no
- * tombstones), at most half full. Slots hold a pointer and its hash. */
-
-struct slot {
-	uint64_t hash;
-	void *p; /* NULL: empty */
-};
-
-struct table {
-	struct slot *slots;
-	size_t mask; /* capacity - 1; capacity is a power of two */
-	size_t n;
-};
-
-typedef bool (*table_eq_fn)(const void *p, const void *key);
+/* ---- hash keys (ptr-table.h) ------------------------------------------------ */
 
 static uint64_t hash_path(const char *s)
 {
 	return hash_mix64(hash_fnv1a_string(s));
-}
-
-static void table_done(struct table *t)
-{
-	free(t->slots);
-	*t = (struct table){ 0 };
-}
-
-static void *table_find(const struct table *t, uint64_t hash, table_eq_fn eq, const void *key)
-{
-	if (!t->slots)
-		return NULL;
-	for (size_t i = hash & t->mask;; i = (i + 1) & t->mask) {
-		const struct slot *s = &t->slots[i];
-		if (!s->p)
-			return NULL;
-		if (s->hash == hash && eq(s->p, key))
-			return s->p;
-	}
-}
-
-static void table_place(struct slot *slots, size_t mask, uint64_t hash, void *p)
-{
-	size_t i = hash & mask;
-	while (slots[i].p)
-		i = (i + 1) & mask;
-	slots[i] = (struct slot){ .hash = hash, .p = p };
-}
-
-/* Insert p (not already present). Returns 0 or -ENOMEM. */
-static int table_insert(struct table *t, uint64_t hash, void *p)
-{
-	size_t cap = t->slots ? t->mask + 1 : 0;
-	if ((t->n + 1) * 2 > cap) {
-		size_t ncap = cap ? cap * 2 : 64;
-		struct slot *ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		for (size_t i = 0; i < cap; i++)
-			if (t->slots[i].p)
-				table_place(ns, ncap - 1, t->slots[i].hash, t->slots[i].p);
-		free(t->slots);
-		t->slots = ns;
-		t->mask = ncap - 1;
-	}
-	table_place(t->slots, t->mask, hash, p);
-	t->n++;
-	return 0;
-}
-
-/* Remove the entry holding exactly p, if any. */
-static void table_remove(struct table *t, uint64_t hash, const void *p)
-{
-	if (!t->slots)
-		return;
-	size_t i = hash & t->mask;
-	for (;; i = (i + 1) & t->mask) {
-		if (!t->slots[i].p)
-			return;
-		if (t->slots[i].p == p)
-			break;
-	}
-	/* Shift later members of the probe run back into the hole unless their
-	 * home slot lies cyclically in (hole, j]. */
-	for (size_t j = (i + 1) & t->mask; t->slots[j].p; j = (j + 1) & t->mask) {
-		size_t k = t->slots[j].hash & t->mask;
-		bool stays = i <= j ? (k > i && k <= j) : (k > i || k <= j);
-		if (stays)
-			continue;
-		t->slots[i] = t->slots[j];
-		i = j;
-	}
-	t->slots[i].p = NULL;
-	t->n--;
 }
 
 /* ---- discovery state ----------------------------------------------------- */
@@ -190,8 +102,8 @@ struct acct_discovery {
 	unsigned n_trees;
 	struct tree trees[MAX_TREES];
 	struct filter filter;
-	struct table paths;   /* struct node * by path */
-	struct table watches; /* struct watch * by wd */
+	struct ptr_table paths;   /* struct node * by path */
+	struct ptr_table watches; /* struct watch * by wd */
 	struct node *root;
 	uint8_t resync_mask; /* trees being re-read by the resync in progress */
 
@@ -220,12 +132,12 @@ static uint64_t hash_wd(int wd)
 
 static struct node *node_find(const struct acct_discovery *d, const char *path)
 {
-	return table_find(&d->paths, hash_path(path), node_eq, path);
+	return ptr_table_find(&d->paths, hash_path(path), node_eq, path);
 }
 
 static struct watch *watch_find(const struct acct_discovery *d, int wd)
 {
-	return table_find(&d->watches, hash_wd(wd), watch_eq, &wd);
+	return ptr_table_find(&d->watches, hash_wd(wd), watch_eq, &wd);
 }
 
 static bool filter_included(struct filter *f, const char *path)
@@ -269,7 +181,7 @@ static int filter_allows(struct filter *f, const char *path, bool *ret)
 static void watch_unmap(struct acct_discovery *d, struct watch *w)
 {
 	if (w->wd >= 0) {
-		table_remove(&d->watches, hash_wd(w->wd), w);
+		ptr_table_remove(&d->watches, hash_wd(w->wd), w);
 		w->wd = -1;
 	}
 	if (w->failed) {
@@ -340,7 +252,7 @@ static int watch_ensure(struct acct_discovery *d, struct node *n, unsigned t, in
 	w->ino = ino;
 	w->tree = (uint8_t)t;
 	w->node = n;
-	int r = table_insert(&d->watches, hash_wd(wd), w);
+	int r = ptr_table_insert(&d->watches, hash_wd(wd), w);
 	if (r < 0) {
 		(void)inotify_rm_watch(d->ifd, wd);
 		w->wd = -1;
@@ -353,7 +265,7 @@ static int watch_ensure(struct acct_discovery *d, struct node *n, unsigned t, in
 static struct node *node_get(struct acct_discovery *d, struct node *parent, const char *path, size_t len)
 {
 	uint64_t hash = hash_path(path);
-	struct node *n = table_find(&d->paths, hash, node_eq, path);
+	struct node *n = ptr_table_find(&d->paths, hash, node_eq, path);
 
 	if (n)
 		return n;
@@ -366,7 +278,7 @@ static struct node *node_get(struct acct_discovery *d, struct node *parent, cons
 	n->included = filter_included(&d->filter, path);
 	for (unsigned t = 0; t < MAX_TREES; t++)
 		n->w[t].wd = -1;
-	if (table_insert(&d->paths, hash, n) < 0) {
+	if (ptr_table_insert(&d->paths, hash, n) < 0) {
 		free(n);
 		return NULL;
 	}
@@ -389,7 +301,7 @@ static void node_free(struct acct_discovery *d, struct node *n)
 {
 	for (unsigned t = 0; t < MAX_TREES; t++)
 		watch_drop(d, &n->w[t]);
-	table_remove(&d->paths, n->hash, n);
+	ptr_table_remove(&d->paths, n->hash, n);
 	if (n->parent) {
 		if (n->prev)
 			n->prev->next = n->next;
@@ -781,8 +693,8 @@ struct acct_discovery *acct_discovery_free(struct acct_discovery *d)
 	if (d->paths.slots)
 		for (size_t i = 0; i <= d->paths.mask; i++)
 			free(d->paths.slots[i].p);
-	table_done(&d->paths);
-	table_done(&d->watches);
+	ptr_table_clear(&d->paths, NULL);
+	ptr_table_clear(&d->watches, NULL);
 	for (unsigned t = 0; t < d->n_trees; t++)
 		free(d->trees[t].mount);
 	strv_free(d->filter.include);

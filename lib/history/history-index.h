@@ -3,9 +3,8 @@
  * point, so that a recording finds what changed without reading the file.
  * Internal to lib/history.
  *
- * An open-addressing table with linear probing, grown at half full; removal
- * shifts the following entries back (no tombstones), so lookups stay short
- * however many cgroups come and go. Not thread-safe: the store's thread owns it. */
+ * A ptr-table.h table (no tombstones: lookups stay short however many
+ * cgroups come and go). Not thread-safe: the store's thread owns it. */
 #pragma once
 
 #include <stdbool.h>
@@ -13,6 +12,7 @@
 #include <stdint.h>
 
 #include "history-store.h"
+#include "ptr-table.h"
 
 struct history_life {
 	char *path;                  /* owned */
@@ -28,9 +28,7 @@ struct history_life {
 };
 
 struct history_index {
-	struct history_life **slots;
-	size_t n_slots; /* a power of two, or 0 */
-	size_t n;
+	struct ptr_table lives; /* struct history_life * by (path, inode) */
 };
 
 /* The life of (path, inode), or NULL. */

@@ -733,6 +733,17 @@ struct pending {
 	const struct history_values *v;
 };
 
+/* Mark the lives recording `gen` named as not named: after a recording that
+ * failed, or named only some, the next whole one names them anew. */
+static void forget_seen(struct history_index *x, uint64_t gen)
+{
+	for (size_t i = 0; i < ptr_table_capacity(&x->lives); i++) {
+		struct history_life *l = ptr_table_at(&x->lives, i);
+		if (l && l->seen == gen)
+			l->seen = 0;
+	}
+}
+
 /* history_store_record(), and with !whole the lives named only: the run's
  * last recording stays, and no life goes for not being named. */
 static int record_samples(struct history_store *s, uint64_t now_us, const struct history_sample *samples, size_t n,
@@ -819,8 +830,8 @@ static int record_samples(struct history_store *s, uint64_t now_us, const struct
 	 * gone (removed while acctd was down): at the end of the run of their
 	 * last point, the last time they were known to exist. */
 	if (whole && s->recordings == 0)
-		for (size_t i = 0; i < s->index.n_slots; i++) {
-			struct history_life *l = s->index.slots[i];
+		for (size_t i = 0; i < ptr_table_capacity(&s->index.lives); i++) {
+			struct history_life *l = ptr_table_at(&s->index.lives, i);
 			if (!l || l->seen == gen)
 				continue;
 			sqlite3_reset(end_life);
@@ -854,14 +865,12 @@ static int record_samples(struct history_store *s, uint64_t now_us, const struct
 	}
 	if (!whole) {
 		/* the next whole recording names them anew */
-		for (size_t i = 0; i < s->index.n_slots; i++)
-			if (s->index.slots[i] && s->index.slots[i]->seen == gen)
-				s->index.slots[i]->seen = 0;
+		forget_seen(&s->index, gen);
 		return 0;
 	}
 	if (s->recordings == 0)
-		for (size_t i = 0; i < s->index.n_slots;) {
-			struct history_life *l = s->index.slots[i];
+		for (size_t i = 0; i < ptr_table_capacity(&s->index.lives);) {
+			struct history_life *l = ptr_table_at(&s->index.lives, i);
 			if (l && l->seen != gen) {
 				history_index_remove(&s->index, l);
 				history_life_free(l);
@@ -880,9 +889,7 @@ fail:
 		history_life_free(created_lives[i]);
 	}
 	/* The next recording compares against the same last points. */
-	for (size_t i = 0; i < s->index.n_slots; i++)
-		if (s->index.slots[i] && s->index.slots[i]->seen == gen)
-			s->index.slots[i]->seen = 0;
+	forget_seen(&s->index, gen);
 	return r;
 }
 
@@ -1098,9 +1105,11 @@ static int rollup_lives(struct history_store *s, uint64_t from, uint64_t to, int
 		ids[n++] = (id);                                               \
 	} while (0)
 	if (from >= s->started_us) {
-		for (size_t i = 0; i < s->index.n_slots; i++)
-			if (s->index.slots[i] && s->index.slots[i]->last_point_us >= from)
-				ADD(s->index.slots[i]->id);
+		for (size_t i = 0; i < ptr_table_capacity(&s->index.lives); i++) {
+			const struct history_life *l = ptr_table_at(&s->index.lives, i);
+			if (l && l->last_point_us >= from)
+				ADD(l->id);
+		}
 		for (size_t i = 0; i < s->n_removed; i++)
 			if (s->removed[i].removed_us >= from)
 				ADD(s->removed[i].id);
