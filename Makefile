@@ -66,8 +66,13 @@ build-tests: deps $(BUILD)/build.ninja
 # The whole suite: gcc build with warnings as errors, clang build, unit and
 # stress tests, then the suite again under ASan+UBSan and the stress and
 # integration tests under TSan, then each libFuzzer target briefly.
+# A failed meson test run ends with tools/failure-summary: each failed test's
+# reason in a few lines, last, where a CI summary that keeps only the end of
+# the output still shows it.
+WHY = || { tools/failure-summary $(1); exit 1; }
+
 check: deps build-tests
-	meson test -C $(BUILD) --print-errorlogs --num-processes 2
+	meson test -C $(BUILD) --print-errorlogs --num-processes 2 $(call WHY,$(BUILD))
 	$(MAKE) check-clang check-sanitize check-fuzz
 
 test: deps build-tests
@@ -76,7 +81,7 @@ test: deps build-tests
 check-clang: deps
 	[ -f build-clang/build.ninja ] || CC=clang meson setup build-clang --werror -Dslow_tests=false
 	$(NINJA) -C build-clang
-	meson test -C build-clang --print-errorlogs --suite unit
+	meson test -C build-clang --print-errorlogs --suite unit $(call WHY,build-clang)
 
 check-sanitize: check-asan check-tsan
 
@@ -85,7 +90,7 @@ check-asan: deps
 		-Db_sanitize=address,undefined -Db_lundef=false -Dc_args="$(SANITIZE_C_ARGS)"
 	$(NINJA) -C build-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		meson test -C build-asan --print-errorlogs --num-processes 2
+		meson test -C build-asan --print-errorlogs --num-processes 2 $(call WHY,build-asan)
 
 # TSan needs a fixed address-space layout on kernels with many mmap random
 # bits; setarch -R gives it one. The stress tests, the unit tests of threaded
@@ -97,7 +102,7 @@ check-tsan: deps
 	$(NINJA) -C build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp \
 		setarch -R meson test -C build-tsan --print-errorlogs --suite stress --suite threads --suite integration \
-		--num-processes 1
+		--num-processes 1 $(call WHY,build-tsan)
 
 # The libFuzzer targets (tests/fuzz, docs/testing.md), one at a time, each
 # from a temporary copy of its seed corpus and regressions: CHECK_FUZZ_SECONDS
