@@ -641,6 +641,7 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 		x->history_enabled = hs.enabled;
 		x->history_up = hs.state == HISTORY_STATE_RECORDING;
 		x->history_bytes = hs.file_bytes;
+		x->history_heap_bytes = history_heap_bytes();
 		x->history_errors_total = hs.errors_total;
 		x->history_recordings_total = hs.recordings_total;
 		x->history_records_total = hs.records_total;

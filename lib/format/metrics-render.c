@@ -1125,6 +1125,9 @@ static void g_history(struct acct_metrics_page *p, const struct fam *f)
 		if (s->history_last_recording_time > 0)
 			sample_double(p, f, "", NULL, NULL, 0, s->history_last_recording_time);
 		break;
+	case 7:
+		sample_u64(p, f, "", NULL, NULL, 0, s->history_heap_bytes);
+		break;
 	}
 }
 
@@ -1365,6 +1368,10 @@ static const struct fam families[] = {
 	  g_history, 1),
 	G("acctd_history_bytes", T_GAUGE, -1, "bytes", "Size of the history database with its write-ahead log.",
 	  g_history, 2),
+	G("acctd_history_heap_bytes", T_GAUGE, -1, "bytes",
+	  "What SQLite holds on acctd's heap: the history's page caches (at most 16 MiB each for recording and "
+	  "queries) and statements.",
+	  g_history, 7),
 	G("acctd_history_errors", T_COUNTER, -1, NULL, "Failed opens and recordings of the history store.", g_history,
 	  3),
 	G("acctd_history_recordings", T_COUNTER, -1, NULL, "Recordings written to the history store.", g_history, 4),

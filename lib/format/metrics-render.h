@@ -128,6 +128,7 @@ struct acct_metrics_self {
 	bool have_history;
 	bool history_enabled, history_up;
 	uint64_t history_bytes, history_errors_total, history_recordings_total, history_records_total;
+	uint64_t history_heap_bytes; /* SQLite's heap (history_heap_bytes()) */
 	double history_last_recording_time; /* wall clock (s); 0: none */
 
 	bool have_process;

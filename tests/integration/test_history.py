@@ -622,6 +622,7 @@ def test_reload_reopens_and_metrics(fakecg, tmp_path):
         s = test_metrics.samples(page)
         assert s[("acctd_history_up", frozenset())] == 1
         assert s[("acctd_history_bytes", frozenset())] > 0
+        assert 0 < s[("acctd_history_heap_bytes", frozenset())] < 40 << 20
         assert s[("acctd_history_errors_total", frozenset())] == 0
         acctd.fast_config(work, history__path=str(b), history__interval="1s")
         d.signal(signal.SIGHUP)
