@@ -234,9 +234,8 @@ static int ensure_open(struct history_recorder *r, uint64_t now_us)
 	}
 	r->recorded = false;
 	if (info.set_aside) {
-		log_warning("History: %s was not a usable acctd history (corrupt or foreign); set aside as %s, a new "
-			    "one was created",
-			    r->have.path, info.set_aside);
+		log_warning("History: %s was not a usable acctd history (%s); set aside as %s, a new one was created",
+			    r->have.path, info.set_aside_why, info.set_aside);
 		pthread_mutex_lock(&r->lock);
 		snprintf(r->status.set_aside, sizeof(r->status.set_aside), "%s", info.set_aside);
 		pthread_mutex_unlock(&r->lock);

@@ -264,6 +264,107 @@ static const char *const data_from_key[_HISTORY_RESOLUTION_MAX] = { "data_from_r
 								    "data_from_hour" };
 static const char *const rolled_key[_HISTORY_RESOLUTION_MAX] = { NULL, "rolled_minute", "rolled_hour" };
 
+/* The column names of `table` in `db`, in order, one after another with a
+ * NUL after each (a malloc()ed string of *ret_len bytes; empty: no such
+ * table). */
+static int table_columns(sqlite3 *db, const char *table, char **ret, size_t *ret_len)
+{
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?) ORDER BY cid", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return history_sqlite_error(db, rc, "reading the schema", NULL);
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		size_t n = strlen(name ?: "") + 1;
+		char *grown = realloc(buf, len + n);
+		if (!grown)
+			return -ENOMEM;
+		buf = grown;
+		memcpy(buf + len, name ?: "", n);
+		len += n;
+	}
+	if (rc != SQLITE_DONE)
+		return history_sqlite_error(db, rc, "reading the schema", NULL);
+	*ret = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+/* The first column of the list `a` (table_columns()) that `b` lacks, or NULL. */
+static const char *first_missing(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+	for (const char *p = a; p < a + a_len; p += strlen(p) + 1) {
+		bool found = false;
+		for (const char *q = b; q < b + b_len && !found; q += strlen(q) + 1)
+			found = strcmp(p, q) == 0;
+		if (!found)
+			return p;
+	}
+	return NULL;
+}
+
+static void db_closep(sqlite3 **db)
+{
+	if (*db)
+		sqlite3_close(*db);
+}
+
+/* Whether the file's tables are those schema `version` makes: the same
+ * columns in the same order as a new store of that version has, made in
+ * memory by the same migrations[]. A file whose version and tables disagree
+ * (edited by hand, or written by a build whose migration changed without a
+ * new version) fails every recording on a missing column: it is set aside
+ * as a damaged one is. Tables of the file's own beside ours do no harm.
+ * Returns 0 when they match, 1 when not (*ret_why says how), < 0 on error. */
+static int check_tables(struct history_store *s, int version, char **ret_why)
+{
+	_cleanup_(db_closep) sqlite3 *ref = NULL;
+	int rc = sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	if (rc != SQLITE_OK)
+		return history_sqlite_error(ref, rc, "reading the schema", ret_why);
+	for (size_t i = 0; i < ELEMENTSOF(migrations) && migrations[i].version <= version; i++) {
+		rc = sqlite3_exec(ref, migrations[i].sql, NULL, NULL, NULL);
+		if (rc != SQLITE_OK)
+			return history_sqlite_error(ref, rc, "reading the schema", ret_why);
+	}
+	_cleanup_finalize_ sqlite3_stmt *tables = NULL;
+	rc = sqlite3_prepare_v2(ref, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", -1, &tables,
+				NULL);
+	if (rc != SQLITE_OK)
+		return history_sqlite_error(ref, rc, "reading the schema", ret_why);
+	while ((rc = sqlite3_step(tables)) == SQLITE_ROW) {
+		const char *table = (const char *)sqlite3_column_text(tables, 0);
+		_cleanup_free_ char *want = NULL, *have = NULL;
+		size_t want_len = 0, have_len = 0;
+		int r = table_columns(ref, table, &want, &want_len);
+		if (r >= 0)
+			r = table_columns(s->db, table, &have, &have_len);
+		if (r < 0) {
+			set_error(ret_why, "reading the schema of table %s: %s", table, strerror(-r));
+			return r;
+		}
+		if (have_len == want_len && memcmp(have, want, want_len) == 0)
+			continue;
+		const char *missing = first_missing(want, want_len, have, have_len);
+		const char *unknown = first_missing(have, have_len, want, want_len);
+		if (have_len == 0)
+			set_error(ret_why, "schema version %d without its table %s", version, table);
+		else if (missing)
+			set_error(ret_why, "schema version %d, but table %s has no column %s", version, table, missing);
+		else if (unknown)
+			set_error(ret_why, "schema version %d, but table %s has a column %s it does not define", version,
+				  table, unknown);
+		else
+			set_error(ret_why, "schema version %d, but the columns of table %s are in another order", version,
+				  table);
+		return 1;
+	}
+	return rc == SQLITE_DONE ? 0 : history_sqlite_error(ref, rc, "reading the schema", ret_why);
+}
+
 /* What a file is, before it is used. */
 enum file_kind {
 	FILE_EMPTY,   /* a new database: no tables, no application id */
@@ -311,9 +412,12 @@ static int classify(struct history_store *s, enum file_kind *ret_kind, int *ret_
 		if (r < 0)
 			return r;
 		int rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0)
-			*ret_kind = FILE_OURS;
-		else {
+		if (rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0) {
+			r = check_tables(s, (int)version, ret_error);
+			if (r < 0)
+				return r;
+			*ret_kind = r == 0 ? FILE_OURS : FILE_CORRUPT;
+		} else {
 			set_error(ret_error, "integrity check: %s",
 				  rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : sqlite3_errmsg(s->db));
 			*ret_kind = FILE_CORRUPT;
@@ -600,6 +704,13 @@ int history_store_open(const char *path, const char *boot_id, uint64_t now_us, u
 		return r;
 	}
 	if (kind == FILE_FOREIGN || kind == FILE_NEWER || kind == FILE_CORRUPT) {
+		if (kind == FILE_FOREIGN)
+			snprintf(info->set_aside_why, sizeof(info->set_aside_why), "another application's database");
+		else if (kind == FILE_NEWER)
+			snprintf(info->set_aside_why, sizeof(info->set_aside_why),
+				 "schema version %d, which this acctd (%d) does not know", version, HISTORY_SCHEMA_VERSION);
+		else
+			snprintf(info->set_aside_why, sizeof(info->set_aside_why), "%s", why ?: "damaged");
 		sqlite3_close(s->db);
 		s->db = NULL;
 		r = set_aside(s, now_us, info, ret_error);

@@ -92,14 +92,17 @@ struct history_open_info {
 	bool migrated;           /* from schema version from_version */
 	int from_version;
 	char *set_aside;         /* a corrupt or foreign file was renamed to this path (malloc()ed) */
+	char set_aside_why[256]; /* why, for a person ("" when nothing was set aside) */
 };
 
 /* Open (create if missing) the store at `path` for writing, start a run at
  * now_us recorded every interval_us, on the boot `boot_id` (32 hex digits:
  * /proc/sys/kernel/random/boot_id without dashes). Sets WAL mode. A file that
  * is not an acctd history (another application's database, not SQLite at
- * all) or that fails SQLite's integrity check is renamed to
- * PATH.corrupt-<unix seconds> and a new store is created (info->set_aside);
+ * all, a schema newer than this acctd's), that fails SQLite's integrity
+ * check, or whose tables are not those its schema version makes (a column
+ * missing) is renamed to PATH.corrupt-<unix seconds> and a new store is
+ * created (info->set_aside, info->set_aside_why);
  * a store of an older schema is migrated in one transaction. Ends a previous
  * run that did not close (SIGKILL) at its last recording. Returns 0, or
  * -ENOSPC, -EROFS, -EACCES, -EIO, -ENOMEM with *ret_error. */

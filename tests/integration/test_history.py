@@ -19,6 +19,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -480,6 +481,25 @@ def test_corrupt_file_set_aside(fakecg, tmp_path):
         with open(h["set_aside"], "rb") as f:
             assert f.read().startswith(b"this is not a database")
         assert "set aside as " + h["set_aside"] in d.logtext()
+        assert "file is not a database" in d.logtext()
+
+
+def test_tables_unlike_their_version_set_aside(fakecg, tmp_path):
+    """A store whose version number says 4 but whose lives table lacks one of
+    version 4's columns (a development build wrote it) failed every recording
+    on that column; it is set aside with the reason, and recording goes on."""
+    fakecg.mkdir("/a")
+    db = tmp_path / "h" / "history.db"
+    db.parent.mkdir()
+    with api_daemon(tmp_path, fakecg.root, history__path=str(db), history__interval="1s") as (d, sock):
+        poll(lambda: recording(sock), what="recording")
+    with sqlite3.connect(db) as c:
+        c.execute("ALTER TABLE lives DROP COLUMN born_after_us")
+    with api_daemon(tmp_path, fakecg.root, history__path=str(db), history__interval="1s") as (d, sock):
+        h = poll(lambda: recording(sock), what="recording into a new store")
+        assert h["set_aside"] and ".corrupt-" in h["set_aside"], h
+        assert re.search(r"\(schema version \d+, but table lives has no column born_after_us\); set aside as " +
+                         re.escape(h["set_aside"]), d.logtext()), d.logtext()
 
 
 # ---- the API on a fake tree ----------------------------------------------------------
