@@ -35,7 +35,7 @@ static void test_refused(void **state)
 	struct metrics_plan p = plan(METRICS_METHOD_GET, "/", NULL, NULL, NULL);
 	assert_int_equal(p.code, 404);
 	assert_string_equal(p.reason, "Not Found");
-	assert_non_null(p.body);
+	assert_string_equal(p.body, "Not found: metrics are at /metrics\n");
 	assert_false(p.allow);
 	assert_int_equal(plan(METRICS_METHOD_GET, NULL, NULL, NULL, NULL).code, 404);
 	assert_int_equal(plan(METRICS_METHOD_GET, "/metrics/", NULL, NULL, NULL).code, 404);
@@ -56,6 +56,28 @@ static void test_refused(void **state)
 			fail_msg("query '%s': %d, not 400", bad[i], p.code);
 		assert_string_equal(p.reason, "Bad Request");
 		assert_false(p.allow);
+	}
+
+	/* A 400 names what it refused, escaped for a terminal and cut, then
+	 * the accepted forms. */
+	static const struct {
+		const char *query, *body;
+	} named[] = {
+		{ "format=json", "Bad query: unknown format 'json'; accepted: " },
+		{ "family=memory,-nosuch", "Bad query: unknown family '-nosuch'; accepted: " },
+		{ "format=text&family=+nosuch", "Bad query: unknown family 'nosuch'; accepted: " }, /* '+' is a space */
+		{ "format=%zz", "Bad query: unknown format '%zz'; accepted: " }, /* kept as it is */
+		{ "family", "Bad query: cannot parse the query 'family'; accepted: " },
+		{ "family=%1b%5d0%3bx", "Bad query: unknown family '\\x1b]0;x'; accepted: " },
+		{ "format=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  "Bad query: unknown format 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'...; accepted: " },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(named); i++) {
+		p = plan(METRICS_METHOD_GET, "/metrics", named[i].query, NULL, NULL);
+		assert_int_equal(p.code, 400);
+		if (strncmp(p.body, named[i].body, strlen(named[i].body)) != 0)
+			fail_msg("query '%s': body '%s'", named[i].query, p.body);
+		assert_non_null(strstr(p.body, "format=text|prometheus|openmetrics, family=NAME[,NAME...]\n"));
 	}
 }
 

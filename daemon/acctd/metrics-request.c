@@ -9,23 +9,44 @@
 #include <string.h>
 
 #include "metrics-families.h"
+#include "name-escape.h"
 #include "util.h"
 
-/* Split "a,b c" into words (in place) and apply them to *families. */
-static int apply_family_param(char *v, uint32_t *families)
+#define ACCEPTED_FORMS "accepted: format=text|prometheus|openmetrics, family=NAME[,NAME...]\n"
+
+/* The 400's body, naming what was refused: `what`, then the request's
+ * `word` (cut to METRICS_REFUSED_WORD_MAX bytes and escaped: it is the
+ * client's, and may hold anything a terminal obeys), then the accepted forms. */
+static void refuse_query(struct metrics_plan *ret, const char *what, const char *word)
+{
+	char escaped[4 * METRICS_REFUSED_WORD_MAX + 1];
+	size_t n = strlen(word);
+	size_t cut = utf8_boundary(word, n, METRICS_REFUSED_WORD_MAX);
+	size_t len = name_escape_to(escaped, word, cut, NAME_ESCAPE_TERMINAL);
+	escaped[len] = '\0';
+	snprintf(ret->body, sizeof(ret->body), "Bad query: %s '%s'%s; " ACCEPTED_FORMS, what, escaped,
+		 cut < n ? "..." : "");
+}
+
+/* Split "a,b c" into words (in place) and apply them to *families;
+ * *ret_bad: the word refused. */
+static int apply_family_param(char *v, uint32_t *families, const char **ret_bad)
 {
 	char *words[2 * _ACCT_MF_MAX + 8];
 	size_t n = 0;
 	for (char *save = NULL, *w = strtok_r(v, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
-		if (n + 1 >= ELEMENTSOF(words))
+		if (n + 1 >= ELEMENTSOF(words)) {
+			*ret_bad = w;
 			return -E2BIG;
+		}
 		words[n++] = w;
 	}
 	words[n] = NULL;
-	return acct_metrics_families_apply(families, words, NULL);
+	return acct_metrics_families_apply(families, words, ret_bad);
 }
 
-/* format= and family= of the query into ret. Returns false for a bad query. */
+/* format= and family= of the query into ret. Returns false for a bad query,
+ * with ret's body saying what was refused. */
 static bool apply_query(const char *query, struct metrics_plan *ret)
 {
 	struct evkeyvalq params;
@@ -34,32 +55,44 @@ static bool apply_query(const char *query, struct metrics_plan *ret)
 	TAILQ_INIT(&params);
 	/* evhttp's own parser (it decodes %XX and '+'); it fails also for want
 	 * of memory, which is then a 400 too. */
-	if (evhttp_parse_query_str(query, &params) < 0)
+	if (evhttp_parse_query_str(query, &params) < 0) {
+		refuse_query(ret, "cannot parse the query", query);
 		bad = true;
+	}
 	for (struct evkeyval *kv = TAILQ_FIRST(&params); kv && !bad; kv = TAILQ_NEXT(kv, next)) {
 		if (strcmp(kv->key, "format") == 0) {
 			if (strcmp(kv->value, "text") == 0 || strcmp(kv->value, "prometheus") == 0)
 				ret->format = ACCT_METRICS_TEXT;
 			else if (strcmp(kv->value, "openmetrics") == 0)
 				ret->format = ACCT_METRICS_OPENMETRICS;
-			else
+			else {
+				refuse_query(ret, "unknown format", kv->value);
 				bad = true;
+			}
 		} else if (strcmp(kv->key, "family") == 0) {
 			if (!family_seen)
 				ret->families = 0;
 			family_seen = true;
-			bad = apply_family_param(kv->value, &ret->families) < 0;
+			const char *refused = "";
+			int r = apply_family_param(kv->value, &ret->families, &refused);
+			if (r < 0) {
+				refuse_query(ret, r == -E2BIG ? "too many family words, from" : "unknown family",
+					     refused);
+				bad = true;
+			}
 		}
 	}
 	evhttp_clear_headers(&params);
 	return !bad;
 }
 
+/* Refuse with `code`; `body` NULL: the one refuse_query() wrote. */
 static void refuse(struct metrics_plan *ret, int code, const char *reason, const char *body)
 {
 	ret->code = code;
 	ret->reason = reason;
-	ret->body = body;
+	if (body)
+		snprintf(ret->body, sizeof(ret->body), "%s", body);
 }
 
 void metrics_request_plan(const struct metrics_request *rq, uint32_t default_families, struct metrics_plan *ret)
@@ -81,7 +114,7 @@ void metrics_request_plan(const struct metrics_request *rq, uint32_t default_fam
 	}
 	ret->format = acct_metrics_negotiate_format(rq->accept);
 	if (rq->query && !apply_query(rq->query, ret)) {
-		refuse(ret, 400, "Bad Request", "Bad query: format=text|openmetrics, family=NAME[,NAME...]\n");
+		refuse(ret, 400, "Bad Request", NULL);
 		return;
 	}
 	ret->gzip = acct_metrics_accepts_gzip(rq->accept_encoding);

@@ -29,11 +29,18 @@ struct metrics_request {
 	const char *accept_encoding; /* the Accept-Encoding header's value; NULL: absent */
 };
 
+/* The longest text of a 400's body: what was refused (cut to
+ * METRICS_REFUSED_WORD_MAX bytes of the request, escaped) and the accepted
+ * forms. */
+#define METRICS_REFUSED_WORD_MAX 64
+#define METRICS_BODY_MAX (4 * METRICS_REFUSED_WORD_MAX + 192)
+
 struct metrics_plan {
 	/* 200: serve the page (GET) or its headers (HEAD), as below. Otherwise
-	 * answer `code` with `reason` and the text/plain `body` (both static). */
+	 * answer `code` with `reason` (static) and the text/plain `body`. */
 	int code;
-	const char *reason, *body;
+	const char *reason;
+	char body[METRICS_BODY_MAX];
 	bool close; /* HTTP/1.0 or older: add Connection: close (no chunked encoding) */
 	bool allow; /* 405: add Allow: GET, HEAD */
 	/* What the page is, for 200: */
@@ -46,7 +53,9 @@ struct metrics_plan {
  * order: a path other than "/metrics" (exactly; NULL included) is 404, a
  * method other than GET and HEAD 405, a query that does not parse or has a
  * format= other than text, prometheus or openmetrics, or a family= word that
- * acct_metrics_families_apply() refuses, 400; everything else is 200.
+ * acct_metrics_families_apply() refuses, 400, whose body names what was
+ * refused (the request's own word, cut and escaped for a terminal as
+ * name_escape() does) and shows the accepted forms; everything else is 200.
  * Parameters other than format and family are ignored; of several format=,
  * the last counts; several family= add up. Always fills *ret. */
 void metrics_request_plan(const struct metrics_request *rq, uint32_t default_families, struct metrics_plan *ret);

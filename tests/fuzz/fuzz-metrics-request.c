@@ -134,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct metrics_plan plan, again;
 	metrics_request_plan(&rq, ACCT_METRICS_FAMILIES_DEFAULT, &plan);
 	metrics_request_plan(&rq, ACCT_METRICS_FAMILIES_DEFAULT, &again);
-	check(plan.code == again.code && plan.reason == again.reason && plan.body == again.body &&
+	check(plan.code == again.code && plan.reason == again.reason && strcmp(plan.body, again.body) == 0 &&
 		      plan.close == again.close && plan.allow == again.allow && plan.format == again.format &&
 		      plan.families == again.families && plan.gzip == again.gzip,
 	      "the same request, the same plan");
@@ -153,8 +153,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (plan.code == 400)
 		check(query != NULL, "400 only for a query");
 	if (plan.code != 200)
-		check(plan.reason && plan.body && strlen(plan.body) > 0 && plan.body[strlen(plan.body) - 1] == '\n',
+		check(plan.reason && strlen(plan.body) > 0 && plan.body[strlen(plan.body) - 1] == '\n',
 		      "a refusal has a reason and a body");
+	if (plan.code == 400)
+		for (size_t i = 0; i + 1 < strlen(plan.body); i++)
+			check((unsigned char)plan.body[i] >= 0x20 && plan.body[i] != 0x7f,
+			      "a 400 names what it refused with no control character of the request's");
 	else {
 		check((plan.families & ~ACCT_METRICS_FAMILIES_ALL) == 0, "known families only");
 		check(plan.gzip == gzip, "gzip as Accept-Encoding allows");
