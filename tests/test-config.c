@@ -449,6 +449,9 @@ static const struct bad_case bad_cases[] = {
 	  "9223372036854775808us is out of range (too large)" },
 	{ "counters", "cpu_budget", "-1ms", -ERANGE, "-1ms is out of range (must not be negative)" },
 	{ "api", "idle_timeout", "0ms", -ERANGE, "0ms is out of range (must be greater than 0)" },
+	{ "sampling", "fast_interval", "0.5us", -ERANGE,
+	  "0.5us is out of range (must be greater than 0; durations count whole microseconds, and it rounds to 0)" },
+	{ "sampling", "fast_interval", "0.000ms", -ERANGE, "0.000ms is out of range (must be greater than 0)" },
 	/* sizes */
 	{ "counters", "bytes_budget", "50MB", -EINVAL,
 	  "invalid size '50MB' (ambiguous unit: sizes are powers of 1024, write M or MiB)" },

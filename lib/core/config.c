@@ -395,6 +395,11 @@ static char *range_reason(const struct key_desc *k, const char *value, uint64_t 
 	else if (value[0] == '-')
 		r = asprintf(&s, "%s is out of range (must %s)", value,
 			     k->min > 0 ? "be greater than 0" : "not be negative");
+	else if (parsed && v < k->min && k->kind == V_DURATION && strpbrk(value, "123456789"))
+		/* 0.5us: a value that is not 0 as written, but as stored. */
+		r = asprintf(&s, "%s is out of range (must be greater than 0; durations count whole microseconds, and it "
+				 "rounds to 0)",
+			     value);
 	else if (parsed && v < k->min)
 		r = asprintf(&s, "%s is out of range (must be greater than 0)", value);
 	else
