@@ -33,7 +33,7 @@ static void help(void)
 	       "  --meminfo FILE           check the root's memory against FILE instead of /proc/meminfo\n"
 	       "                           (default with --cgroup-root or [cgroups] root: no such check)\n"
 	       "  --version                print the version\n"
-	       "  --help                   print this help\n\n"
+	       "  -h, --help               print this help\n\n"
 	       "See 'man acctd'; every configuration key, its default and what the error\n"
 	       "budgets mean: 'man acctd.conf'.\n");
 }
