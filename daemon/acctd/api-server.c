@@ -492,17 +492,22 @@ static bool socket_in_use(const char *path)
 	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno != ECONNREFUSED;
 }
 
-static int mkdir_parents(const char *path)
+/* Make the directories above `path`; *ret_made_parent: its own directory
+ * (the last) was made now. */
+static int mkdir_parents(const char *path, bool *ret_made_parent)
 {
 	_cleanup_free_ char *p = strdup(path);
 	if (!p)
 		return -ENOMEM;
+	*ret_made_parent = false;
 	for (char *s = p + 1; *s; s++) {
 		if (*s != '/')
 			continue;
 		*s = 0;
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		int made = mkdir(p, 0755);
+		if (made < 0 && errno != EEXIST)
 			return -errno;
+		*ret_made_parent = made == 0;
 		*s = '/';
 	}
 	return 0;
@@ -517,7 +522,8 @@ static int bind_socket(struct api_server *s, const char *path)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return log_error_errno(ENAMETOOLONG, "Socket path %s is too long", path);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	r = mkdir_parents(path);
+	bool made_dir;
+	r = mkdir_parents(path, &made_dir);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the directory of %s: %m", path);
 	if (lstat(path, &st) == 0) {
@@ -541,6 +547,7 @@ static int bind_socket(struct api_server *s, const char *path)
 	}
 	s->listen_fd = TAKE_FD(fd);
 	s->own_socket = true;
+	s->own_dir = made_dir;
 	s->socket_dev = st.st_dev;
 	s->socket_ino = st.st_ino;
 	return 0;
@@ -641,6 +648,14 @@ struct api_server *api_server_free(struct api_server *s)
 		struct stat st;
 		if (lstat(s->socket_path, &st) == 0 && st.st_dev == s->socket_dev && st.st_ino == s->socket_ino)
 			(void)unlink(s->socket_path);
+		/* A directory acctd made for its socket (/run/acctd of a
+		 * foreground run) goes with it, unless something else is in it
+		 * now (another instance's socket: rmdir refuses). */
+		char *slash = s->own_dir ? strrchr(s->socket_path, '/') : NULL;
+		if (slash && slash != s->socket_path) {
+			*slash = '\0';
+			(void)rmdir(s->socket_path);
+		}
 	}
 	free(s->socket_path);
 	api_budget_done(&s->budget);

@@ -63,6 +63,7 @@ struct api_server {
 	struct manager *m;
 	int listen_fd;
 	bool own_socket; /* bound by us: unlink on exit */
+	bool own_dir;    /* the socket's directory was made by us: removed on exit if empty */
 	char *socket_path;
 	dev_t socket_dev;
 	ino_t socket_ino;

@@ -265,6 +265,34 @@ def test_sigint_and_sigterm_stop_cleanly(fakecg, tmp_path):
             assert time.monotonic() - t0 < 5
 
 
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_socket_directory_made_is_removed(fakecg, tmp_path):
+    """The directory acctd made for its socket (/run/acctd of a foreground
+    run) goes when it stops; one that was there before stays, and so does one
+    that holds something else by then."""
+    made = tmp_path / "run" / "acctd"
+
+    def daemon(n):
+        sub = tmp_path / str(n)
+        sub.mkdir()
+        return acctd.Daemon(sub, fakecg.root, acctd.fast_config(sub), extra=["--socket", str(made / "io.acctd")])
+
+    with daemon(1) as d:
+        d.wait_notify("READY=1")
+        assert (made / "io.acctd").is_socket()
+    assert not made.exists() and (tmp_path / "run").is_dir()
+
+    with daemon(2) as d:
+        d.wait_notify("READY=1")
+        (made / "other").write_text("")
+    assert sorted(os.listdir(made)) == ["other"]
+
+    with daemon(3) as d:
+        d.wait_notify("READY=1")
+        (made / "other").unlink()
+    assert made.is_dir() and os.listdir(made) == []
+
+
 def _daemon(tmp_path, sig, fs):
     sub = tmp_path / sig.name
     sub.mkdir()
