@@ -293,15 +293,16 @@ static int table_columns(sqlite3 *db, const char *table, char **ret, size_t *ret
 	return 0;
 }
 
-/* The first column of the list `a` (table_columns()) that `b` lacks, or NULL. */
+/* The first column of the list `a` (table_columns()) that `b` lacks, or NULL.
+ * Either list may be empty, and then NULL: offsets, never NULL + 0. */
 static const char *first_missing(const char *a, size_t a_len, const char *b, size_t b_len)
 {
-	for (const char *p = a; p < a + a_len; p += strlen(p) + 1) {
+	for (size_t i = 0; i < a_len; i += strlen(a + i) + 1) {
 		bool found = false;
-		for (const char *q = b; q < b + b_len && !found; q += strlen(q) + 1)
-			found = strcmp(p, q) == 0;
+		for (size_t j = 0; j < b_len && !found; j += strlen(b + j) + 1)
+			found = strcmp(a + i, b + j) == 0;
 		if (!found)
-			return p;
+			return a + i;
 	}
 	return NULL;
 }
@@ -346,7 +347,7 @@ static int check_tables(struct history_store *s, int version, char **ret_why)
 			set_error(ret_why, "reading the schema of table %s: %s", table, strerror(-r));
 			return r;
 		}
-		if (have_len == want_len && memcmp(have, want, want_len) == 0)
+		if (have_len == want_len && have && memcmp(have, want, want_len) == 0)
 			continue;
 		const char *missing = first_missing(want, want_len, have, have_len);
 		const char *unknown = first_missing(have, have_len, want, want_len);
