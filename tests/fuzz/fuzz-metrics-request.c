@@ -152,14 +152,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(plan.code == 200 || plan.code == 400 || plan.code == 404 || plan.code == 405, "codes");
 	if (plan.code == 400)
 		check(query != NULL, "400 only for a query");
-	if (plan.code != 200)
+	if (plan.code != 200) {
 		check(plan.reason && strlen(plan.body) > 0 && plan.body[strlen(plan.body) - 1] == '\n',
 		      "a refusal has a reason and a body");
-	if (plan.code == 400)
-		for (size_t i = 0; i + 1 < strlen(plan.body); i++)
+		for (size_t i = 0; plan.code == 400 && i + 1 < strlen(plan.body); i++)
 			check((unsigned char)plan.body[i] >= 0x20 && plan.body[i] != 0x7f,
 			      "a 400 names what it refused with no control character of the request's");
-	else {
+	} else {
 		check((plan.families & ~ACCT_METRICS_FAMILIES_ALL) == 0, "known families only");
 		check(plan.gzip == gzip, "gzip as Accept-Encoding allows");
 		if (!query || !strstr(query, "format"))
