@@ -14,9 +14,17 @@
 
 #define ACCEPTED_FORMS "accepted: format=text|prometheus|openmetrics, family=NAME[,NAME...]\n"
 
-/* The 400's body, naming what was refused: `what`, then the request's
- * `word` (cut to METRICS_REFUSED_WORD_MAX bytes and escaped: it is the
- * client's, and may hold anything a terminal obeys), then the accepted forms. */
+/* Refuse with `code` and the text/plain `body`. */
+static void refuse(struct metrics_plan *ret, int code, const char *reason, const char *body)
+{
+	ret->code = code;
+	ret->reason = reason;
+	snprintf(ret->body, sizeof(ret->body), "%s", body);
+}
+
+/* A 400 naming what was refused: `what`, then the request's `word` (cut to
+ * METRICS_REFUSED_WORD_MAX bytes and escaped: it is the client's, and may
+ * hold anything a terminal obeys), then the accepted forms. */
 static void refuse_query(struct metrics_plan *ret, const char *what, const char *word)
 {
 	char escaped[4 * METRICS_REFUSED_WORD_MAX + 1];
@@ -24,6 +32,8 @@ static void refuse_query(struct metrics_plan *ret, const char *what, const char 
 	size_t cut = utf8_boundary(word, n, METRICS_REFUSED_WORD_MAX);
 	size_t len = name_escape_to(escaped, word, cut, NAME_ESCAPE_TERMINAL);
 	escaped[len] = '\0';
+	ret->code = 400;
+	ret->reason = "Bad Request";
 	snprintf(ret->body, sizeof(ret->body), "Bad query: %s '%s'%s; " ACCEPTED_FORMS, what, escaped,
 		 cut < n ? "..." : "");
 }
@@ -46,7 +56,7 @@ static int apply_family_param(char *v, uint32_t *families, const char **ret_bad)
 }
 
 /* format= and family= of the query into ret. Returns false for a bad query,
- * with ret's body saying what was refused. */
+ * which ret then refuses (refuse_query()). */
 static bool apply_query(const char *query, struct metrics_plan *ret)
 {
 	struct evkeyvalq params;
@@ -86,15 +96,6 @@ static bool apply_query(const char *query, struct metrics_plan *ret)
 	return !bad;
 }
 
-/* Refuse with `code`; `body` NULL: the one refuse_query() wrote. */
-static void refuse(struct metrics_plan *ret, int code, const char *reason, const char *body)
-{
-	ret->code = code;
-	ret->reason = reason;
-	if (body)
-		snprintf(ret->body, sizeof(ret->body), "%s", body);
-}
-
 void metrics_request_plan(const struct metrics_request *rq, uint32_t default_families, struct metrics_plan *ret)
 {
 	*ret = (struct metrics_plan){
@@ -113,9 +114,7 @@ void metrics_request_plan(const struct metrics_request *rq, uint32_t default_fam
 		return;
 	}
 	ret->format = acct_metrics_negotiate_format(rq->accept);
-	if (rq->query && !apply_query(rq->query, ret)) {
-		refuse(ret, 400, "Bad Request", NULL);
+	if (rq->query && !apply_query(rq->query, ret))
 		return;
-	}
 	ret->gzip = acct_metrics_accepts_gzip(rq->accept_encoding);
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "history-internal.h"
+#include "strv.h"
 #include "util.h"
 
 const uint64_t history_bucket_us[_HISTORY_RESOLUTION_MAX] = {
@@ -264,47 +265,49 @@ static const char *const data_from_key[_HISTORY_RESOLUTION_MAX] = { "data_from_r
 								    "data_from_hour" };
 static const char *const rolled_key[_HISTORY_RESOLUTION_MAX] = { NULL, "rolled_minute", "rolled_hour" };
 
-/* The column names of `table` in `db`, in order, one after another with a
- * NUL after each (a malloc()ed string of *ret_len bytes; empty: no such
- * table). */
-static int table_columns(sqlite3 *db, const char *table, char **ret, size_t *ret_len)
+/* The column names of `table` in `db`, in order, as a new strv in *ret
+ * (NULL: no such table). */
+static int table_columns(sqlite3 *db, const char *table, char ***ret)
 {
 	_cleanup_finalize_ sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?) ORDER BY cid", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return history_sqlite_error(db, rc, "reading the schema", NULL);
 	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		size_t n = strlen(name ?: "") + 1;
-		char *grown = realloc(buf, len + n);
-		if (!grown)
+	_cleanup_strv_free_ char **names = NULL;
+	size_t n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (strv_push_dup(&names, &n, (const char *)sqlite3_column_text(st, 0) ?: "") < 0)
 			return -ENOMEM;
-		buf = grown;
-		memcpy(buf + len, name ?: "", n);
-		len += n;
-	}
 	if (rc != SQLITE_DONE)
 		return history_sqlite_error(db, rc, "reading the schema", NULL);
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
+	*ret = TAKE_PTR(names);
 	return 0;
 }
 
-/* The first column of the list `a` (table_columns()) that `b` lacks, or NULL.
- * Either list may be empty, and then NULL: offsets, never NULL + 0. */
-static const char *first_missing(const char *a, size_t a_len, const char *b, size_t b_len)
+/* The first name of `a` that `b` lacks, or NULL. */
+static const char *first_missing(char *const *a, char *const *b)
 {
-	for (size_t i = 0; i < a_len; i += strlen(a + i) + 1) {
+	for (size_t i = 0; a && a[i]; i++) {
 		bool found = false;
-		for (size_t j = 0; j < b_len && !found; j += strlen(b + j) + 1)
-			found = strcmp(a + i, b + j) == 0;
+		for (size_t j = 0; b && b[j] && !found; j++)
+			found = strcmp(a[i], b[j]) == 0;
 		if (!found)
-			return a + i;
+			return a[i];
 	}
 	return NULL;
+}
+
+/* Whether the two lists hold the same names in the same order. */
+static bool same_columns(char *const *a, char *const *b)
+{
+	size_t n = strv_length(a);
+	if (n != strv_length(b))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return true;
 }
 
 static void db_closep(sqlite3 **db)
@@ -338,20 +341,19 @@ static int check_tables(struct history_store *s, int version, char **ret_why)
 		return history_sqlite_error(ref, rc, "reading the schema", ret_why);
 	while ((rc = sqlite3_step(tables)) == SQLITE_ROW) {
 		const char *table = (const char *)sqlite3_column_text(tables, 0);
-		_cleanup_free_ char *want = NULL, *have = NULL;
-		size_t want_len = 0, have_len = 0;
-		int r = table_columns(ref, table, &want, &want_len);
+		_cleanup_strv_free_ char **want = NULL, **have = NULL;
+		int r = table_columns(ref, table, &want);
 		if (r >= 0)
-			r = table_columns(s->db, table, &have, &have_len);
+			r = table_columns(s->db, table, &have);
 		if (r < 0) {
 			set_error(ret_why, "reading the schema of table %s: %s", table, strerror(-r));
 			return r;
 		}
-		if (have_len == want_len && have && memcmp(have, want, want_len) == 0)
+		if (same_columns(have, want))
 			continue;
-		const char *missing = first_missing(want, want_len, have, have_len);
-		const char *unknown = first_missing(have, have_len, want, want_len);
-		if (have_len == 0)
+		const char *missing = first_missing(want, have);
+		const char *unknown = first_missing(have, want);
+		if (!have)
 			set_error(ret_why, "schema version %d without its table %s", version, table);
 		else if (missing)
 			set_error(ret_why, "schema version %d, but table %s has no column %s", version, table, missing);
