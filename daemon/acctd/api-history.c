@@ -60,7 +60,7 @@ static const struct {
 };
 
 struct hq_job {
-	struct history_query q; /* first: the query thread's handle */
+	struct history_query q; /* first: the workers' handle */
 	struct pass_wait wait;  /* .c, .rq: who is answered */
 	bool more;
 	uint64_t since_us, until_us, step_us;
@@ -69,7 +69,7 @@ struct hq_job {
 	int group_level; /* Usage's group_by_level, 0: none */
 	bool include_removed;
 	unsigned quantities;
-	/* The answer, built on the query thread. */
+	/* The answer, built on a query worker. */
 	struct json_object **replies;
 	size_t nr_replies;
 	enum api_result error; /* RES_OK: the replies */
@@ -378,7 +378,7 @@ static void run_history(struct history_query *q, struct history_store *s, const 
 	hq_add_chunks(j, (size_t)n, HISTORY_CHUNK, "steps", history_head, history_item, steps);
 }
 
-/* On the event loop: send what the query thread built. */
+/* On the event loop: send what the worker built. */
 static void hq_done(struct history_query *q)
 {
 	struct hq_job *j = (struct hq_job *)q;
