@@ -5,6 +5,7 @@
 #include "history-query.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,7 +334,7 @@ void history_queries_cancel(struct history_queries *h, struct history_query *q)
 		return;
 	}
 	atomic_store(&q->cancelled, true);
-	h->cancelled++;
+	const uint64_t nth = ++h->cancelled;
 	struct user_queue *u = user_find(h, q->uid, NULL);
 	if (state == Q_QUEUED && u) {
 		struct history_query **p = &u->todo;
@@ -349,13 +350,8 @@ void history_queries_cancel(struct history_queries *h, struct history_query *q)
 		}
 	}
 	pthread_mutex_unlock(&h->lock);
-	log_debug("History query of uid %u called off (%s): its client went away.", (unsigned)q->uid,
-		  state == Q_QUEUED ? "queued" : "running");
-}
-
-uint64_t history_queries_cancelled(const struct history_queries *h)
-{
-	return h->cancelled;
+	log_debug("History query of uid %u called off (%s): its client went away (%" PRIu64 " since the start).",
+		  (unsigned)q->uid, state == Q_QUEUED ? "queued" : "running", nth);
 }
 
 struct history_queries *history_queries_free(struct history_queries *h, void (*drop)(struct history_query *q))

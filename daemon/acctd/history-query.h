@@ -68,11 +68,10 @@ void history_queries_configure(struct history_queries *h, const struct acct_conf
 int history_queries_submit(struct history_queries *h, struct history_query *q);
 /* The budget submit refused at: max_queries_per_user. */
 unsigned history_queries_max_per_user(const struct history_queries *h);
-/* Call q off (its client went away): dropped if queued, stopped if running;
- * its done still comes, on the event loop, later. Counted. */
+/* Call q off (its client went away; on the event loop): dropped if queued,
+ * stopped if running; its done still comes, on the event loop, later.
+ * Logged at debug, with the count since the start. */
 void history_queries_cancel(struct history_queries *h, struct history_query *q);
-/* Queries called off since the start. */
-uint64_t history_queries_cancelled(const struct history_queries *h);
 /* Stop the workers (running queries called off, each waited for at most
  * HISTORY_QUERY_STOP_US in all; one that does not stop is left running and
  * its memory kept: the process is ending); jobs not done are freed with
