@@ -1431,11 +1431,11 @@ static void test_far_window_costs_the_data(void **state)
 
 	s->plan_steps = 0;
 	assert_int_equal(history_store_usage(s, &years, &uy, &err), nn);
-	if (s->plan_steps > 200)
+	if (s->plan_steps > 16)
 		fail_msg("10 years of window, an hour of data: %" PRIu64 " planning rounds", s->plan_steps);
 	s->plan_steps = 0;
 	assert_int_equal(history_store_usage(s, &far, &uf, &err), nn);
-	if (s->plan_steps > 200)
+	if (s->plan_steps > 16)
 		fail_msg("[0, 2^62), an hour of data: %" PRIu64 " planning rounds", s->plan_steps);
 
 	for (int i = 0; i < nn; i++)
