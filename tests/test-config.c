@@ -244,6 +244,7 @@ static void assert_defaults(const struct acct_config *c)
 	assert_int_equal(c->max_watch_cgroups, 16384);
 	assert_int_equal(c->max_watched_cgroups_per_user, 65536);
 	assert_int_equal(c->max_watched_cgroups, 262144);
+	assert_int_equal(c->max_queries_per_user, 4);
 	assert_string_equal(c->metrics_listen, "127.0.0.1:9847");
 	assert_int_equal(c->metrics_max_depth, 32);
 	assert_int_equal(c->log_level, ACCT_LOG_INFO);
@@ -339,7 +340,7 @@ static void test_documented_defaults(void **state)
 	free(line);
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
-	assert_int_equal(keys, 46); /* every key is documented */
+	assert_int_equal(keys, 47); /* every key is documented */
 
 	uncommented = tmp_write(t, "uncommented.conf", text);
 	assert_int_equal(acct_config_load(uncommented, "", &c, &diag), 0);

@@ -32,6 +32,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "history-internal.h" /* plan_steps: the planner's work */
 #include "history-store.h"
 #include "test-tree.h"
 #include "util.h"
@@ -1399,6 +1400,79 @@ static void maintain_until_done(struct history_store *s, uint64_t now)
 	}
 }
 
+/* Issue 27: Usage over [0, 2^62) (a 100-byte call from anyone) planned the
+ * window a minute at a time past the rollups: ~5 ms a year, minutes of CPU
+ * on the query thread. The planner's work follows the data: an hour of it
+ * takes a bounded number of rounds, whatever the window, and the answer is
+ * the one for a window just around the data; gaps say honestly that there
+ * is nothing before or after. Work is counted in the planner's rounds, not
+ * timed. */
+static void test_far_window_costs_the_data(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t H = 3600 * SEC;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 361); /* T0 .. T0 + 1 h */
+	maintain_until_done(s, T0 + H);
+	history_store_close(s, T0 + H);
+	s = xopen_ro(f->db);
+
+	struct history_usage_query near = { .since_us = T0 - H, .until_us = T0 + 2 * H, .prefix = "/", .depth = -1,
+					    .include_removed = true };
+	struct history_usage_query far = near, years = near;
+	far.since_us = 0;
+	far.until_us = UINT64_C(1) << 62;
+	years.since_us = 0;
+	years.until_us = T0 + 10 * 366 * 24 * H; /* main: 5 million rounds, 50 ms */
+	struct history_usage *un = NULL, *uf = NULL, *uy = NULL;
+	_cleanup_free_ char *err = NULL;
+	int nn = history_store_usage(s, &near, &un, &err);
+	assert_int_equal(nn, 3);
+
+	s->plan_steps = 0;
+	assert_int_equal(history_store_usage(s, &years, &uy, &err), nn);
+	if (s->plan_steps > 16)
+		fail_msg("10 years of window, an hour of data: %" PRIu64 " planning rounds", s->plan_steps);
+	s->plan_steps = 0;
+	assert_int_equal(history_store_usage(s, &far, &uf, &err), nn);
+	if (s->plan_steps > 16)
+		fail_msg("[0, 2^62), an hour of data: %" PRIu64 " planning rounds", s->plan_steps);
+
+	for (int i = 0; i < nn; i++)
+		for (int k = 0; k < 2; k++) {
+			const struct history_usage *a = &un[i], *b = k ? &uf[i] : &uy[i];
+			assert_string_equal(a->path, b->path);
+			assert_int_equal(a->lives, b->lives);
+			assert_int_equal(a->first_seen_us, b->first_seen_us);
+			assert_int_equal(a->cpu_usec, b->cpu_usec);
+			assert_int_equal(a->cpu_usec_bound, b->cpu_usec_bound);
+			assert_int_equal(a->recorded_us, b->recorded_us);
+			assert_true(a->memory_byte_seconds == b->memory_byte_seconds);
+			assert_true(a->memory_byte_seconds_bound == b->memory_byte_seconds_bound);
+			assert_int_equal(a->memory_max_bytes, b->memory_max_bytes);
+			assert_int_equal(a->resolution, b->resolution);
+		}
+	/* the burner's CPU from 0 to its last recording, all of it recorded */
+	assert_string_equal(uf[0].path, "/burner");
+	assert_int_equal(uf[0].cpu_usec, burner_cpu(T0 + H));
+	assert_int_equal(uf[0].recorded_us, H);
+
+	/* Gaps: nothing before the run, nothing after its last recording. */
+	struct history_gap *g = NULL;
+	int ng = history_store_gaps(s, far.since_us, far.until_us, &g, &err);
+	assert_int_equal(ng, 2);
+	assert_int_equal(g[0].from_us, 0);
+	assert_int_equal(g[0].to_us, T0);
+	assert_int_equal(g[1].from_us, T0 + H);
+	assert_int_equal(g[1].to_us, far.until_us);
+	free(g);
+
+	history_usage_array_free(un, (size_t)nn);
+	history_usage_array_free(uf, (size_t)nn);
+	history_usage_array_free(uy, (size_t)nn);
+	history_store_close(s, 0);
+}
+
 static void test_rollups_agree_with_raw(void **state)
 {
 	struct fixture *f = *state;
@@ -1686,6 +1760,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_v2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_while_recording, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollups_agree_with_raw, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_far_window_costs_the_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_keeps_held_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),

@@ -1,18 +1,20 @@
 /* api-history.c - the history's methods, Usage and History (issue 14;
- * docs/api.md, docs/history.md), answered from the query thread
+ * docs/api.md, docs/history.md), answered from the query workers
  * (history-query.h).
  *
- * The parameters are checked on the event loop; the query thread reads the
- * store and builds the replies (json-c objects no other thread touches
+ * The parameters are checked on the event loop; a worker reads the store
+ * and builds the replies (json-c objects no other thread touches
  * meanwhile); the event loop only sends them. While a query runs, its
  * connection is busy, as Reconcile's is: its struct pass_wait (not on the
  * server's list of Reconcile calls) is what a closing connection detaches
- * (c->wait->c = NULL), so that the answer then finds nobody and is freed. */
+ * (c->wait->c = NULL, then wait.gone), so that the query is called off and
+ * its answer, if any, finds nobody and is freed. */
 #include "api-history.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@
 #include "history-query.h"
 #include "history-recorder.h"
 #include "ledger-json.h"
+#include "log.h"
 #include "manager.h"
 #include "util.h"
 
@@ -57,7 +60,7 @@ static const struct {
 };
 
 struct hq_job {
-	struct history_query q; /* first: the query thread's handle */
+	struct history_query q; /* first: the workers' handle */
 	struct pass_wait wait;  /* .c, .rq: who is answered */
 	bool more;
 	uint64_t since_us, until_us, step_us;
@@ -66,7 +69,7 @@ struct hq_job {
 	int group_level; /* Usage's group_by_level, 0: none */
 	bool include_removed;
 	unsigned quantities;
-	/* The answer, built on the query thread. */
+	/* The answer, built on a query worker. */
 	struct json_object **replies;
 	size_t nr_replies;
 	enum api_result error; /* RES_OK: the replies */
@@ -375,7 +378,7 @@ static void run_history(struct history_query *q, struct history_store *s, const 
 	hq_add_chunks(j, (size_t)n, HISTORY_CHUNK, "steps", history_head, history_item, steps);
 }
 
-/* On the event loop: send what the query thread built. */
+/* On the event loop: send what the worker built. */
 static void hq_done(struct history_query *q)
 {
 	struct hq_job *j = (struct hq_job *)q;
@@ -414,7 +417,16 @@ static int time_param(struct request *rq, struct json_object *params, const char
 	return r > 0 ? PARAM_OK : PARAM_ABSENT;
 }
 
-/* Queue j for the query thread; the connection stays busy until hq_done(). */
+/* j's connection closed: nobody waits for the answer any more. */
+static void hq_gone(struct pass_wait *w)
+{
+	struct hq_job *j = (struct hq_job *)(void *)((char *)w - offsetof(struct hq_job, wait));
+	struct history_queries *h = manager_history_queries(w->s->m);
+	if (h)
+		history_queries_cancel(h, &j->q);
+}
+
+/* Queue j for the workers; the connection stays busy until hq_done(). */
 static int hq_submit(struct request *rq, struct hq_job *j, history_query_run_fn run)
 {
 	struct history_queries *h = manager_history_queries(rq->c->s->m);
@@ -429,10 +441,19 @@ static int hq_submit(struct request *rq, struct hq_job *j, history_query_run_fn 
 	}
 	j->q.run = run;
 	j->q.done = hq_done;
-	j->wait = (struct pass_wait){ .s = rq->c->s, .c = rq->c, .rq = *rq };
+	j->q.uid = rq->c->cred.uid;
+	j->wait = (struct pass_wait){ .s = rq->c->s, .c = rq->c, .rq = *rq, .gone = hq_gone };
 	j->more = rq->flags & VARLINK_CALL_MORE;
+	int r = history_queries_submit(h, &j->q);
+	if (r < 0) {
+		hq_job_free(j);
+		if (r != -EUSERS)
+			return r;
+		log_debug("Usage/History of uid %u refused: max_queries_per_user (%u) reached.",
+			  (unsigned)rq->c->cred.uid, history_queries_max_per_user(h));
+		return api_resource_limit(rq, "max_queries_per_user", history_queries_max_per_user(h));
+	}
 	rq->c->wait = &j->wait;
-	history_queries_submit(h, &j->q);
 	return 1;
 }
 

@@ -9,6 +9,6 @@ extern const char *const api_usage_params[];
 extern const char *const api_history_params[];
 
 /* The methods: check the parameters, queue the query, return 1 (the answer
- * comes from the query thread), or 0 when answered at once (an error). */
+ * comes from a query worker), or 0 when answered at once (an error). */
 int api_method_usage(struct request *rq, struct json_object *params);
 int api_method_history(struct request *rq, struct json_object *params);

@@ -12,6 +12,9 @@ struct pass_wait {
 	struct conn *c; /* NULL once the connection is gone (or for oneway) */
 	struct request rq;
 	struct pass_wait *prev, *next;
+	/* Called once the connection closed while waiting (after c = NULL),
+	 * on the event loop: a history query is called off. NULL: none. */
+	void (*gone)(struct pass_wait *w);
 };
 
 /* Unlink w from its server's list and free it. The manager must not call

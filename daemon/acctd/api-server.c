@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,14 @@ static void conn_input_sync(struct conn *c)
 				NULL);
 }
 
+/* Has the peer closed its socket, both directions (POLLHUP), not only shut
+ * its writing side down (a client may still read its answer then)? */
+static bool peer_gone(int fd)
+{
+	struct pollfd p = { .fd = fd };
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
+}
+
 static void conn_free(struct conn *c)
 {
 	struct api_server *s = c->s;
@@ -127,8 +136,11 @@ static void conn_free(struct conn *c)
 	api_budget_release(&s->budget, c->cred.uid, BUDGET_OUTPUT, c->out_charged);
 	if (c->in_charged + c->out_charged >= MMAP_THRESHOLD)
 		s->released_since_trim += c->in_charged + c->out_charged;
-	if (c->wait)
+	if (c->wait) {
 		c->wait->c = NULL; /* the pass will find nobody to answer */
+		if (c->wait->gone)
+			c->wait->gone(c->wait); /* a history query: called off */
+	}
 	c->watch = api_watch_free(c->watch);
 	if (c->ev_read)
 		event_free(c->ev_read);
@@ -310,6 +322,12 @@ static void on_conn_read(evutil_socket_t fd, short what, void *userdata)
 		}
 		if (n == 0) {
 			c->eof = true;
+			/* Gone while a call of its runs, nothing more sent: nobody
+			 * can read the answer, and closing now calls a history
+			 * query off (conn_free(), wait->gone) instead of letting it
+			 * run to its end (issue 27). */
+			if (c->busy && varlink_reader_pending(c->in) == 0 && peer_gone(c->fd))
+				c->dead = true;
 			break;
 		}
 		c->input_drained = false;

@@ -1,40 +1,62 @@
-/* history-query.c - the query thread and its read-only store
- * (history-query.h). Finished jobs come back to the event loop through an
- * eventfd: libevent is not told about threads in acctd (no
- * evthread_use_pthreads()), so the thread never calls into it. */
+/* history-query.c - the query workers, their read-only stores, the per-user
+ * queues and calling queries off (history-query.h). Finished jobs come back
+ * to the event loop through an eventfd: libevent is not told about threads
+ * in acctd (no evthread_use_pthreads()), so no worker ever calls into it. */
 #include "history-query.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "util.h"
 
-struct history_queries {
-	struct event_base *base;
-	int efd;
-	struct event *ev_done;
+enum { Q_QUEUED = 1, Q_RUNNING, Q_FINISHED };
+
+/* One uid with jobs queued or running; on h->users while it has any. */
+struct user_queue {
+	uid_t uid;
+	unsigned queued, running;
+	struct history_query *todo, **todo_tail;
+	struct user_queue *next;
+};
+
+struct worker {
+	struct history_queries *h;
 	pthread_t thread;
 	bool started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	/* Under lock. */
-	struct history_query *todo, **todo_tail;
-	struct history_query *finished, **finished_tail;
-	bool enabled;
-	char *path;
-	bool stop;
-	/* The thread's own. */
+	bool done; /* under h->lock: the thread has left query_main() */
+	struct history_query *current; /* under h->lock; read by stop_query() on the worker */
+	/* The worker's own. */
 	struct history_store *store;
 	char *store_path;
 	dev_t dev;
 	ino_t ino;
+};
+
+struct history_queries {
+	struct event_base *base;
+	int efd;
+	struct event *ev_done;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;      /* a job queued, or stop */
+	pthread_cond_t stopped;   /* a worker left */
+	struct worker workers[HISTORY_QUERY_WORKERS];
+	/* Under lock. */
+	struct user_queue *users; /* the round-robin order: served ones go last */
+	struct history_query *finished, **finished_tail;
+	bool enabled;
+	char *path;
+	unsigned max_per_user;
+	uint64_t cancelled;
+	atomic_bool stop;
 };
 
 static void queue_push(struct history_query ***tail, struct history_query *q)
@@ -44,71 +66,156 @@ static void queue_push(struct history_query ***tail, struct history_query *q)
 	*tail = &q->next;
 }
 
+static struct user_queue *user_find(struct history_queries *h, uid_t uid, struct user_queue ***ret_link)
+{
+	struct user_queue **link = &h->users;
+	while (*link && (*link)->uid != uid)
+		link = &(*link)->next;
+	if (ret_link)
+		*ret_link = link;
+	return *link;
+}
+
+/* Free u once it has nothing queued or running (under lock). */
+static void user_release(struct history_queries *h, struct user_queue *u)
+{
+	struct user_queue **link;
+	if (u->queued > 0 || u->running > 0 || !user_find(h, u->uid, &link))
+		return;
+	*link = u->next;
+	free(u);
+}
+
+/* The next job, round-robin across uids with one queued and below the
+ * running cap; its uid goes to the end of the order (under lock). */
+static struct history_query *take_job(struct history_queries *h)
+{
+	const unsigned cap = HISTORY_QUERY_WORKERS > 1 ? HISTORY_QUERY_WORKERS - 1 : 1;
+	for (struct user_queue **link = &h->users; *link; link = &(*link)->next) {
+		struct user_queue *u = *link;
+		if (!u->todo || u->running >= cap)
+			continue;
+		struct history_query *q = u->todo;
+		u->todo = q->next;
+		if (!u->todo)
+			u->todo_tail = &u->todo;
+		u->queued--;
+		u->running++;
+		q->state = Q_RUNNING;
+		/* last in the order, so that the others come first */
+		*link = u->next;
+		struct user_queue **end = link;
+		while (*end)
+			end = &(*end)->next;
+		u->next = NULL;
+		*end = u;
+		return q;
+	}
+	return NULL;
+}
+
+static void wake_loop(struct history_queries *h)
+{
+	uint64_t one = 1;
+	if (write(h->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warning_errno(errno, "History queries: cannot wake the event loop: %m");
+}
+
+/* q finished or was dropped: to the event loop (under lock). */
+static void finish(struct history_queries *h, struct history_query *q)
+{
+	q->state = Q_FINISHED;
+	queue_push(&h->finished_tail, q);
+	wake_loop(h);
+}
+
 /* The store for `path` (NULL: history off), open and still the file at the
  * path; NULL with *reason otherwise. */
-static struct history_store *get_store(struct history_queries *h, bool enabled, const char *path, char *reason,
-				       size_t size)
+static struct history_store *get_store(struct worker *w, bool enabled, const char *path, char *reason, size_t size)
 {
 	struct stat st;
 
 	if (!enabled || !path) {
 		snprintf(reason, size, "%s", !enabled ? "history is off ([history] enabled = no)" : "no history path");
-		h->store = history_store_close(h->store, 0);
+		w->store = history_store_close(w->store, 0);
 		return NULL;
 	}
 	if (stat(path, &st) < 0) {
 		snprintf(reason, size, "no history at %s yet: %s", path, strerror(errno));
-		h->store = history_store_close(h->store, 0);
+		w->store = history_store_close(w->store, 0);
 		return NULL;
 	}
-	if (h->store && (st.st_dev != h->dev || st.st_ino != h->ino || !h->store_path || strcmp(path, h->store_path) != 0))
-		h->store = history_store_close(h->store, 0);
-	if (!h->store) {
+	if (w->store && (st.st_dev != w->dev || st.st_ino != w->ino || !w->store_path || strcmp(path, w->store_path) != 0))
+		w->store = history_store_close(w->store, 0);
+	if (!w->store) {
 		_cleanup_free_ char *error = NULL;
-		int k = history_store_open_readonly(path, &h->store, &error);
+		int k = history_store_open_readonly(path, &w->store, &error);
 		if (k < 0) {
 			snprintf(reason, size, "cannot read %s: %s", path, error ?: strerror(-k));
 			return NULL;
 		}
-		free(h->store_path);
-		h->store_path = strdup(path);
-		h->dev = st.st_dev;
-		h->ino = st.st_ino;
+		free(w->store_path);
+		w->store_path = strdup(path);
+		w->dev = st.st_dev;
+		w->ino = st.st_ino;
 	}
-	return h->store;
+	return w->store;
+}
+
+/* SQLite's progress handler, on the worker: nonzero stops the statement. */
+static int stop_query(void *userdata)
+{
+	struct worker *w = userdata;
+	/* w->current is written by this thread only (under lock, outside any
+	 * statement); the flags are atomic. */
+	return atomic_load(&w->h->stop) || (w->current && atomic_load(&w->current->cancelled));
 }
 
 static void *query_main(void *arg)
 {
-	struct history_queries *h = arg;
+	struct worker *w = arg;
+	struct history_queries *h = w->h;
 	char reason[1024];
 
 	pthread_mutex_lock(&h->lock);
 	for (;;) {
-		while (!h->todo && !h->stop)
+		struct history_query *q = NULL;
+		while (!atomic_load(&h->stop) && !(q = take_job(h)))
 			pthread_cond_wait(&h->cond, &h->lock);
-		if (h->stop)
+		if (!q)
 			break;
-		struct history_query *q = h->todo;
-		h->todo = q->next;
-		if (!h->todo)
-			h->todo_tail = &h->todo;
+		w->current = q;
 		bool enabled = h->enabled;
 		_cleanup_free_ char *path = h->path ? strdup(h->path) : NULL;
 		pthread_mutex_unlock(&h->lock);
 
 		reason[0] = 0;
-		struct history_store *s = get_store(h, enabled, path, reason, sizeof(reason));
+		struct history_store *s = get_store(w, enabled, path, reason, sizeof(reason));
+		if (s)
+			history_store_set_stop(s, stop_query, w);
 		q->run(q, s, reason);
+		if (s)
+			history_store_set_stop(s, NULL, NULL);
+		/* A statement stopped midway may hold its read snapshot until
+		 * reset, keeping the WAL from being checkpointed: a fresh handle. */
+		if (s && (atomic_load(&q->cancelled) || atomic_load(&h->stop)))
+			w->store = history_store_close(w->store, 0);
 
 		pthread_mutex_lock(&h->lock);
-		queue_push(&h->finished_tail, q);
-		uint64_t one = 1;
-		if (write(h->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			log_warning_errno(errno, "History queries: cannot wake the event loop: %m");
+		w->current = NULL;
+		struct user_queue *u = user_find(h, q->uid, NULL);
+		if (u) {
+			u->running--;
+			user_release(h, u);
+		}
+		finish(h, q);
+		/* its uid may run another now: a worker waiting may take it */
+		pthread_cond_broadcast(&h->cond);
 	}
+	w->done = true;
+	pthread_cond_broadcast(&h->stopped);
 	pthread_mutex_unlock(&h->lock);
-	h->store = history_store_close(h->store, 0);
+	w->store = history_store_close(w->store, 0);
 	return NULL;
 }
 
@@ -133,7 +240,9 @@ static void on_done(evutil_socket_t fd, short what, void *userdata)
 static void set_config(struct history_queries *h, const struct acct_config *c)
 {
 	free(h->path);
+	h->path = NULL;
 	h->enabled = c->history_enabled;
+	h->max_per_user = c->max_queries_per_user;
 	if (c->history_path && *c->history_path)
 		h->path = strdup(c->history_path);
 	else
@@ -147,10 +256,10 @@ int history_queries_new(struct event_base *base, const struct acct_config *c, st
 		return -ENOMEM;
 	h->base = base;
 	h->efd = -1;
-	h->todo_tail = &h->todo;
 	h->finished_tail = &h->finished;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
+	pthread_cond_init(&h->stopped, NULL);
 	set_config(h, c);
 	h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	int k = h->efd < 0 ? -errno : 0;
@@ -159,9 +268,11 @@ int history_queries_new(struct event_base *base, const struct acct_config *c, st
 		if (!h->ev_done || event_add(h->ev_done, NULL) < 0)
 			k = -ENOMEM;
 	}
-	if (k == 0) {
-		k = -pthread_create(&h->thread, NULL, query_main, h);
-		h->started = k == 0;
+	for (size_t i = 0; k == 0 && i < ELEMENTSOF(h->workers); i++) {
+		struct worker *w = &h->workers[i];
+		w->h = h;
+		k = -pthread_create(&w->thread, NULL, query_main, w);
+		w->started = k == 0;
 	}
 	if (k < 0) {
 		history_queries_free(h, NULL);
@@ -178,40 +289,134 @@ void history_queries_configure(struct history_queries *h, const struct acct_conf
 	pthread_mutex_unlock(&h->lock);
 }
 
-void history_queries_submit(struct history_queries *h, struct history_query *q)
+unsigned history_queries_max_per_user(const struct history_queries *h)
+{
+	return h->max_per_user;
+}
+
+int history_queries_submit(struct history_queries *h, struct history_query *q)
+{
+	struct user_queue **link;
+	int r = 0;
+
+	atomic_init(&q->cancelled, false);
+	pthread_mutex_lock(&h->lock);
+	struct user_queue *u = user_find(h, q->uid, &link);
+	if (u && q->uid != 0 && u->queued + u->running >= h->max_per_user) {
+		r = -EUSERS;
+		goto out;
+	}
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u) {
+			r = -ENOMEM;
+			goto out;
+		}
+		u->uid = q->uid;
+		u->todo_tail = &u->todo;
+		*link = u; /* last in the order */
+	}
+	q->state = Q_QUEUED;
+	queue_push(&u->todo_tail, q);
+	u->queued++;
+	pthread_cond_broadcast(&h->cond);
+out:
+	pthread_mutex_unlock(&h->lock);
+	return r;
+}
+
+void history_queries_cancel(struct history_queries *h, struct history_query *q)
 {
 	pthread_mutex_lock(&h->lock);
-	queue_push(&h->todo_tail, q);
-	pthread_cond_signal(&h->cond);
+	const int state = q->state;
+	if (state == Q_FINISHED || atomic_load(&q->cancelled)) {
+		pthread_mutex_unlock(&h->lock);
+		return;
+	}
+	atomic_store(&q->cancelled, true);
+	const uint64_t nth = ++h->cancelled;
+	struct user_queue *u = user_find(h, q->uid, NULL);
+	if (state == Q_QUEUED && u) {
+		struct history_query **p = &u->todo;
+		while (*p && *p != q)
+			p = &(*p)->next;
+		if (*p) {
+			*p = q->next;
+			if (u->todo_tail == &q->next)
+				u->todo_tail = p;
+			u->queued--;
+			user_release(h, u);
+			finish(h, q);
+		}
+	}
 	pthread_mutex_unlock(&h->lock);
+	log_debug("History query of uid %u called off (%s): its client went away (%" PRIu64 " since the start).",
+		  (unsigned)q->uid, state == Q_QUEUED ? "queued" : "running", nth);
 }
 
 struct history_queries *history_queries_free(struct history_queries *h, void (*drop)(struct history_query *q))
 {
 	if (!h)
 		return NULL;
-	if (h->started) {
-		pthread_mutex_lock(&h->lock);
-		h->stop = true;
-		pthread_cond_signal(&h->cond);
-		pthread_mutex_unlock(&h->lock);
-		pthread_join(h->thread, NULL);
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += HISTORY_QUERY_STOP_US / 1000000;
+	deadline.tv_nsec += HISTORY_QUERY_STOP_US % 1000000 * 1000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
 	}
-	struct history_query *lists[2] = { h->todo, h->finished };
-	for (size_t i = 0; i < ELEMENTSOF(lists); i++)
-		for (struct history_query *q = lists[i], *next; q; q = next) {
+	/* Every running query stops at SQLite's next progress call. */
+	pthread_mutex_lock(&h->lock);
+	atomic_store(&h->stop, true);
+	pthread_cond_broadcast(&h->cond);
+	bool stuck = false;
+	for (size_t i = 0; i < ELEMENTSOF(h->workers); i++) {
+		struct worker *w = &h->workers[i];
+		while (w->started && !w->done)
+			if (pthread_cond_timedwait(&h->stopped, &h->lock, &deadline) == ETIMEDOUT)
+				break;
+		stuck |= w->started && !w->done;
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (stuck) {
+		/* A query between two statements for that long: it would read
+		 * h, so h stays; the process is ending. */
+		log_warning("History queries: a query did not stop within %u ms; not waiting for it.",
+			    (unsigned)(HISTORY_QUERY_STOP_US / 1000));
+		for (size_t i = 0; i < ELEMENTSOF(h->workers); i++)
+			if (h->workers[i].started && !h->workers[i].done)
+				pthread_detach(h->workers[i].thread);
+		return NULL;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(h->workers); i++)
+		if (h->workers[i].started)
+			pthread_join(h->workers[i].thread, NULL);
+	while (h->users) {
+		struct user_queue *u = h->users;
+		h->users = u->next;
+		for (struct history_query *q = u->todo, *next; q; q = next) {
 			next = q->next;
 			if (drop)
 				drop(q);
 		}
+		free(u);
+	}
+	for (struct history_query *q = h->finished, *next; q; q = next) {
+		next = q->next;
+		if (drop)
+			drop(q);
+	}
 	if (h->ev_done)
 		event_free(h->ev_done);
 	if (h->efd >= 0)
 		close(h->efd);
 	pthread_cond_destroy(&h->cond);
+	pthread_cond_destroy(&h->stopped);
 	pthread_mutex_destroy(&h->lock);
+	for (size_t i = 0; i < ELEMENTSOF(h->workers); i++)
+		free(h->workers[i].store_path);
 	free(h->path);
-	free(h->store_path);
 	free(h);
 	return NULL;
 }

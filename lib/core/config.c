@@ -201,6 +201,7 @@ static const struct key_desc keys[] = {
 	KEY("api", "max_watch_cgroups", V_INTEGER, S_UINT, max_watch_cgroups, 1, UINT_MAX),
 	KEY("api", "max_watched_cgroups_per_user", V_INTEGER, S_UINT, max_watched_cgroups_per_user, 1, UINT_MAX),
 	KEY("api", "max_watched_cgroups", V_INTEGER, S_UINT, max_watched_cgroups, 1, UINT_MAX),
+	KEY("api", "max_queries_per_user", V_INTEGER, S_UINT, max_queries_per_user, 1, UINT_MAX),
 
 	KEY("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
 	KEY("metrics", "max_depth", V_INTEGER, S_UINT, metrics_max_depth, 0, 255),
@@ -788,6 +789,7 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.max_watch_cgroups = 16384,
 		.max_watched_cgroups_per_user = 65536,
 		.max_watched_cgroups = 262144,
+		.max_queries_per_user = 4,
 		.metrics_max_depth = 32,
 		.history_enabled = true,
 		.history_interval_us = 10 * USEC_PER_SEC,

@@ -68,6 +68,7 @@ struct acct_config {
 	unsigned max_watch_cgroups;         /* entries of one Watch's cgroups array (16384) */
 	unsigned max_watched_cgroups_per_user; /* entries of all of a user's Watch calls (65536) */
 	unsigned max_watched_cgroups;       /* (262144) */
+	unsigned max_queries_per_user;      /* Usage and History queued and running, root not counted (4) */
 
 	/* [metrics] */
 	char *metrics_listen;         /* "HOST:PORT", "[V6]:PORT" or "none" (127.0.0.1:9847) */

@@ -65,6 +65,10 @@ struct history_store {
 		uint64_t removed_us;
 	} *removed;
 	size_t n_removed;
+	/* Rounds of history_plan()'s loop since the store was opened: the
+	 * planning's cost, which tests hold to the data's extent, not the
+	 * window's length. */
+	uint64_t plan_steps;
 };
 
 struct history_row {

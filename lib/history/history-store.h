@@ -281,6 +281,16 @@ struct history_step {
 int history_store_series(struct history_store *s, const char *path, uint64_t since_us, uint64_t until_us,
 			 uint64_t step_us, struct history_step **ret, char **ret_error);
 
+/* Queries that can be called off (issue 27): while `stop` is set, it is
+ * called every few thousand SQLite steps of `s`'s statements, on the thread
+ * running them; once it returns nonzero the statement stops and the query
+ * that ran it returns a negative errno (its answer is not to be used). A
+ * query that nobody waits for any more then ends within microseconds,
+ * whatever its size. stop NULL: no such calls. Costs one call per
+ * HISTORY_PROGRESS_STEPS steps, far below a row's reading. */
+#define HISTORY_PROGRESS_STEPS 4096
+void history_store_set_stop(struct history_store *s, int (*stop)(void *userdata), void *userdata);
+
 /* The file's size and what it holds, for Status and /metrics. */
 struct history_stats {
 	uint64_t file_bytes;        /* database + WAL */
