@@ -106,7 +106,10 @@ static void report_write(const char *dir, const char *reason)
 {
 	_cleanup_free_ char *text = NULL;
 	int n = asprintf(&text, "%s\n%s\n", dir, reason);
+	/* 0644 whatever the umask (the unit's is 0077): the daemon's user reads it. */
+	mode_t mask = umask(0022);
 	int r = n < 0 ? -ENOMEM : write_file_atomic_at(AT_FDCWD, report_path(), text, (size_t)n, 0644);
+	umask(mask);
 	if (r < 0)
 		log_warning_errno(r, "Cannot leave the reason for the daemon in %s, ignoring: %m", report_path());
 }
@@ -180,7 +183,11 @@ static int ensure_bpffs(char *reason, size_t size)
 		return 0;
 	if (mount("bpf", BPFFS_MOUNT, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755") < 0) {
 		int r = -errno;
-		snprintf(reason, size, "no bpf file system at " BPFFS_MOUNT " and mounting one failed: %s", strerror(-r));
+		if (r == -ENOENT) /* systemd-nspawn's /sys, a kernel without BPF */
+			snprintf(reason, size, "no bpf file system at " BPFFS_MOUNT ", and no directory there to mount one on");
+		else
+			snprintf(reason, size, "no bpf file system at " BPFFS_MOUNT " and mounting one failed: %s",
+				 strerror(-r));
 		return r;
 	}
 	log_info("Mounted bpffs at " BPFFS_MOUNT);

@@ -64,13 +64,15 @@ def pin(tmp_path, request):
         e = {"ACCTD_BPF_PIN_REPORT": report}
         e.update(env or {})
         args = ["--bpf-pin", "--config", conf, "--config-dropins", ""]
+        # acctd.service's UMask=
         if inside is None:
-            return acctd.run(args, env=e)
+            return acctd.run(args, env=e, preexec_fn=lambda: os.umask(0o077))
         env_all = dict(os.environ, **e)
         env_all.pop("NOTIFY_SOCKET", None)
         return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-ec",
                                inside + '\nexec setpriv ${PRIV:---} "$@"', "sh", acctd.binary()] + args,
-                              capture_output=True, text=True, timeout=60, env=env_all)
+                              capture_output=True, text=True, timeout=60, env=env_all,
+                              preexec_fn=lambda: os.umask(0o077))
 
     run.dir = pin_dir
     run.home = home
