@@ -37,8 +37,8 @@
 #      (CODE_FILE, CODE_LINE, CODE_FUNC, PRIORITY) and no unexpected warning,
 #      and the accounting record of the probe of step 4 (MESSAGE_ID, ACCTD_*).
 #   6. The container again, booted with systemd-nspawn's defaults (issue 27,
-#      item 8: read-only /sys, no bpffs, no CAP_BPF, bpf() filtered; its own
-#      network namespace still): systemctl start acctd succeeds, acctd --bpf-pin
+#      item 8: read-only /sys, no bpffs, no CAP_BPF, bpf() filtered, the
+#      host's network, /metrics off): systemctl start acctd succeeds, acctd --bpf-pin
 #      says in one journal line why it pinned nothing, and acctctl status
 #      shows every hierarchy on files with that reason.
 # The acctctl steps are skipped, saying so, when acctctl is not built.
@@ -285,11 +285,9 @@ mount -t bpf -o mode=0700 bpf "$tmp/bpffs"
 # common ones, and wait until its systemd is up (running, or degraded by
 # nothing of acctd's); sets nspawn_pid and leader.
 boot() {
-	# A network namespace of its own (loopback only): acctd's /metrics port
-	# in the container cannot collide with anything on the host.
 	(
 		for cg in "${cgroups[@]}"; do echo "$BASHPID" >"$cg/cgroup.procs"; done
-		exec systemd-nspawn -D "$merged" --register=no --keep-unit -q -b --console=pipe --private-network "$@"
+		exec systemd-nspawn -D "$merged" --register=no --keep-unit -q -b --console=pipe "$@"
 	) </dev/null >"$tmp/console.log" 2>&1 &
 	nspawn_pid=$!
 	children() { # the processes whose parent is $1
@@ -352,8 +350,10 @@ boot() {
 # the iterator the daemon reads (step 1). The container's /sys has no bpffs:
 # it gets one of its own, mode 0700 as systemd mounts it on a host, which
 # acctd --bpf-pin must make searchable for the daemon. (Step 6 boots with
-# nspawn's defaults instead.)
-boot --capability=CAP_BPF,CAP_PERFMON,CAP_SYS_ADMIN --system-call-filter=bpf --bind="$tmp/bpffs:/sys/fs/bpf"
+# nspawn's defaults instead.) A network namespace of its own (loopback only):
+# acctd's /metrics port in the container cannot collide with anything on the
+# host.
+boot --private-network --capability=CAP_BPF,CAP_PERFMON,CAP_SYS_ADMIN --system-call-filter=bpf --bind="$tmp/bpffs:/sys/fs/bpf"
 
 fail() { echo "FAIL: $*"; exit 1; }
 check() { # check DESCRIPTION COMMAND...: the command must succeed in the container
@@ -760,14 +760,18 @@ say "step 5: stopped cleanly in ${took}s; the journal holds acctd's structured l
 # ---- 6. nspawn's defaults: no BPF (issue 27, item 8) ----------------------------
 
 # The container as systemd-nspawn makes it unless told otherwise: /sys
-# read-only without bpffs, no CAP_BPF, bpf() refused by its system call
-# filter (the network namespace aside, as above). acctd --bpf-pin can pin
-# nothing there; with collector = auto (the default) "systemctl start acctd"
-# must succeed all the same, on files, with the reason in the journal (one
-# line) and in Status.
+# read-only without bpffs (but with the directory /sys/fs/bpf, which a
+# private network's fresh sysfs lacks), no CAP_BPF, bpf() refused by its
+# system call filter, the host's network. acctd --bpf-pin can pin nothing
+# there; with collector = auto (the default) "systemctl start acctd" must
+# succeed all the same, on files, with the reason in the journal (one line)
+# and in Status.
 step6=$EPOCHREALTIME
-# Not started at boot: the start below is the first of this boot.
+# Not started at boot: the start below is the first of this boot. On the
+# host's network /metrics stays off, so as not to meet a port in use.
 check "systemctl disable acctd.service" systemctl disable acctd.service
+in_ct mkdir -p /etc/acctd
+printf '[metrics]\nlisten = none\n' | in_ct tee /etc/acctd/acctd.conf >/dev/null
 stop_container
 remove_cgroups
 cgroups=()
