@@ -37,8 +37,8 @@
  *
  * Returns the exit status: 0 when at least one hierarchy was pinned (the
  * report is removed), when BPF is unavailable with collector = auto, and for
- * collector = files (pins it cannot remove are only noted: the daemon does
- * not read them); 1 on a real error (not root, the configuration, no cgroup
+ * collector = files (pins it cannot remove are only noted, and reported so
+ * that a later collector = auto does not read them); 1 on a real error (not root, the configuration, no cgroup
  * hierarchy, a pin directory outside /sys/fs/bpf that is not on bpffs, out
  * of memory) and with collector = bpf when nothing could be pinned. */
 int bpf_pin_run(const struct manager_config_source *src);
