@@ -355,10 +355,15 @@ int bpf_pin_run(const struct manager_config_source *src)
 			     "(mount -t bpf bpf %s, or choose a directory below /sys/fs/bpf)", dir, parent);
 		return 1;
 	}
-	for (int i = 0; i < _ACCT_HIER_MAX; i++)
+	/* One line where one reason holds for every hierarchy (bpf() refused, no
+	 * BTF); a line per hierarchy where they differ. */
+	bool any = acct_bpf_collector_any(c), same = !any;
+	for (int i = 0; same && i < _ACCT_HIER_MAX; i++)
+		same = !layout->mount[i] || strcmp(acct_bpf_collector_reason(c, i), first_reason(c, layout)) == 0;
+	for (int i = 0; !same && i < _ACCT_HIER_MAX; i++)
 		if (layout->mount[i] && !acct_bpf_collector_serves(c, i))
 			say(LOG_NOTICE, "%s: not pinned: %s", acct_hierarchy_to_string(i), acct_bpf_collector_reason(c, i));
-	if (!acct_bpf_collector_any(c))
+	if (!any)
 		return unavailable(required, dir, first_reason(c, layout));
 
 	/* A bpffs that refuses (read-only, an LSM's policy) is BPF unavailable
