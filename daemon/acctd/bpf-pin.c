@@ -224,6 +224,23 @@ static int make_searchable(const char *dir, char *why, size_t size)
 	return 0;
 }
 
+/* Is the pin directory, or where it would be made, on bpffs? Says what to
+ * do where it is not. */
+static bool pin_dir_on_bpffs(const char *dir)
+{
+	_cleanup_free_ char *parent = strdup(dir);
+	if (!parent)
+		return log_oom(), false;
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		*(slash == parent ? slash + 1 : slash) = 0;
+	if (on_bpffs(access(dir, F_OK) == 0 ? dir : parent))
+		return true;
+	say(LOG_ERR, "bpf_pin_dir %s is not on a bpf file system: pins can only live there "
+		     "(mount -t bpf bpf %s, or choose a directory below /sys/fs/bpf)", dir, parent);
+	return false;
+}
+
 /* The hierarchy holding memory.stat, or -1 (no memory controller). */
 static int memory_hierarchy(const struct acct_cgroup_layout *l)
 {
@@ -309,20 +326,25 @@ int bpf_pin_run(const struct manager_config_source *src)
 				config->cgroup_root ?: "");
 		return 1;
 	}
-	/* Without a bpffs where the pins go there is nothing to pin into, nor
-	 * earlier pins to remove (systemd-nspawn's defaults: /sys read-only, no
-	 * bpffs). */
-	if (path_under(dir, BPFFS_MOUNT, strlen(BPFFS_MOUNT)) && ensure_bpffs(reason, sizeof(reason)) < 0)
-		return unavailable(required, dir, reason);
-	/* Pins of an earlier run go first: a hierarchy that cannot be pinned now
-	 * must not be served by a program of another build or configuration.
-	 * Where they cannot be removed, the report tells the daemon to leave
-	 * them alone. */
-	r = remove_pins(dir, reason, sizeof(reason));
-	if (r == -ENOMEM)
-		return log_oom(), 1;
-	if (r < 0)
-		return unavailable(required, dir, reason);
+	/* A pin directory outside /sys/fs/bpf must be on a bpffs of the
+	 * administrator's: that it is not is a mistake in the configuration. */
+	bool below_mount = path_under(dir, BPFFS_MOUNT, strlen(BPFFS_MOUNT));
+	if (!below_mount && !pin_dir_on_bpffs(dir))
+		return 1;
+	/* Below /sys/fs/bpf without a bpffs there, there are no earlier pins to
+	 * remove, and it is mounted only once a program loads (not where bpf()
+	 * is refused anyway: systemd-nspawn's defaults). Otherwise pins of an
+	 * earlier run go first: a hierarchy that cannot be pinned now must not
+	 * be served by a program of another build or configuration; where they
+	 * cannot be removed, the report tells the daemon to leave them alone. */
+	bool mount = below_mount && !on_bpffs(BPFFS_MOUNT);
+	if (!mount) {
+		r = remove_pins(dir, reason, sizeof(reason));
+		if (r == -ENOMEM)
+			return log_oom(), 1;
+		if (r < 0)
+			return unavailable(required, dir, reason);
+	}
 
 	uint32_t wanted = 0;
 	for (int i = 0; i < _ACCT_HIER_MAX; i++)
@@ -343,18 +365,6 @@ int bpf_pin_run(const struct manager_config_source *src)
 	}
 	map_numa(c, layout);
 
-	/* Where the pin directory would be made: it must be on bpffs. */
-	_cleanup_free_ char *parent = strdup(dir);
-	if (!parent)
-		return log_oom(), 1;
-	char *slash = strrchr(parent, '/');
-	if (slash)
-		*(slash == parent ? slash + 1 : slash) = 0;
-	if (!on_bpffs(access(dir, F_OK) == 0 ? dir : parent)) {
-		say(LOG_ERR, "bpf_pin_dir %s is not on a bpf file system: pins can only live there "
-			     "(mount -t bpf bpf %s, or choose a directory below /sys/fs/bpf)", dir, parent);
-		return 1;
-	}
 	/* One line where one reason holds for every hierarchy (bpf() refused, no
 	 * BTF); a line per hierarchy where they differ. */
 	bool any = acct_bpf_collector_any(c), same = !any;
@@ -365,6 +375,10 @@ int bpf_pin_run(const struct manager_config_source *src)
 			say(LOG_NOTICE, "%s: not pinned: %s", acct_hierarchy_to_string(i), acct_bpf_collector_reason(c, i));
 	if (!any)
 		return unavailable(required, dir, first_reason(c, layout));
+	if (mount && ensure_bpffs(reason, sizeof(reason)) < 0)
+		return unavailable(required, dir, reason);
+	if (below_mount && !pin_dir_on_bpffs(dir))
+		return 1;
 
 	/* A bpffs that refuses (read-only, an LSM's policy) is BPF unavailable
 	 * too; only running out of memory is an error of acctd's. */

@@ -19,10 +19,11 @@
 #define BPF_PIN_REPORT_MAX 4096
 
 /* Do what acctd --bpf-pin does, with the configuration of src: with
- * collector = files, remove the pins of an earlier run; otherwise mount bpffs
- * at /sys/fs/bpf if nothing is mounted there and the pins go below it,
- * remove the pins of an earlier run, attach the iterator to every hierarchy
- * of the host's layout and pin it at bpf_pin_dir/<hierarchy>. Prints (or
+ * collector = files, remove the pins of an earlier run; otherwise remove the
+ * pins of an earlier run, attach the iterator to every hierarchy of the
+ * host's layout, mount bpffs at /sys/fs/bpf if nothing is mounted there and
+ * the pins go below it (only then: where nothing loads, nothing is mounted),
+ * and pin it at bpf_pin_dir/<hierarchy>. Prints (or
  * logs, under systemd) one line per hierarchy that is not pinned and why,
  * one per pin, or one line saying why nothing was pinned.
  *

@@ -789,6 +789,7 @@ why=$(sed -n 's/^nothing pinned: the daemon reads cgroupfs files (collector = au
 grep -e 'Control process exited' -e 'Failed with result' "$tmp/journal.txt" &&
 	fail "the start without BPF logged a failure"
 grep ': not pinned: ' "$tmp/journal.txt" && fail "acctd --bpf-pin said more than one line for one reason"
+in_ct grep -q '^[^ ]* /sys/fs/bpf bpf ' /proc/self/mounts && fail "acctd --bpf-pin mounted a bpffs it could not use"
 if [ -n "$acctctl" ]; then
 	acctd_status >"$tmp/status.json" || fail "acctctl status (nspawn's defaults)"
 	[ "$(jsonq sum files_read <"$tmp/status.json")" -gt 0 ] || fail "acctd read no files: $(cat "$tmp/status.json")"
