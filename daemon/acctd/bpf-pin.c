@@ -3,8 +3,10 @@
 #include "bpf-pin.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -15,8 +17,10 @@
 #include "cgroup-layout.h"
 #include "config.h"
 #include "log.h"
+#include "path.h"
 #include "topology.h"
 #include "util.h"
+#include "write-file.h"
 
 #define BPFFS_MOUNT "/sys/fs/bpf"
 #define BPF_FS_MAGIC_VALUE 0xcafe4a11 /* BPF_FS_MAGIC of linux/magic.h */
@@ -62,8 +66,9 @@ static int load_config(const struct manager_config_source *src, struct acct_conf
 }
 
 /* Remove the pins an earlier run left in dir (one per hierarchy name) and
- * dir itself when that empties it. Returns the number removed or -errno. */
-static int remove_pins(const char *dir)
+ * dir itself when that empties it. Returns the number removed, or -errno
+ * with *why saying which could not be removed. */
+static int remove_pins(const char *dir, char *why, size_t size)
 {
 	int n = 0;
 	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
@@ -72,12 +77,94 @@ static int remove_pins(const char *dir)
 			return -ENOMEM;
 		if (unlink(path) == 0)
 			n++;
-		else if (errno != ENOENT)
-			return log_error_errno(errno, "Failed to remove %s: %m", path);
+		else if (errno != ENOENT && errno != ENOTDIR) {
+			int r = -errno;
+			snprintf(why, size, "cannot remove the pin %s of an earlier run: %s", path, strerror(-r));
+			return r;
+		}
 	}
-	if (rmdir(dir) < 0 && errno != ENOENT && errno != ENOTEMPTY)
-		return log_error_errno(errno, "Failed to remove %s: %m", dir);
+	/* A read-only file system answers EROFS even where dir is missing. */
+	if (rmdir(dir) < 0 && errno != ENOENT && errno != ENOTEMPTY && errno != ENOTDIR &&
+	    !(errno == EROFS && access(dir, F_OK) < 0)) {
+		int r = -errno;
+		snprintf(why, size, "cannot remove %s: %s", dir, strerror(-r));
+		return r;
+	}
 	return n;
+}
+
+static const char *report_path(void)
+{
+	const char *p = secure_getenv("ACCTD_BPF_PIN_REPORT");
+	return p && *p ? p : BPF_PIN_REPORT;
+}
+
+/* Leave the daemon the reason why nothing in dir is to be used (see
+ * bpf_pin_report_read()). Failing that, the daemon still reads files; it
+ * only cannot say why, and may read stale pins that could not be removed. */
+static void report_write(const char *dir, const char *reason)
+{
+	_cleanup_free_ char *text = NULL;
+	int n = asprintf(&text, "%s\n%s\n", dir, reason);
+	/* 0644 whatever the umask (the unit's is 0077): the daemon's user reads it. */
+	mode_t mask = umask(0022);
+	int r = n < 0 ? -ENOMEM : write_file_atomic_at(AT_FDCWD, report_path(), text, (size_t)n, 0644);
+	umask(mask);
+	if (r < 0)
+		log_warning_errno(r, "Cannot leave the reason for the daemon in %s, ignoring: %m", report_path());
+}
+
+static void report_clear(void)
+{
+	if (unlink(report_path()) < 0 && errno != ENOENT)
+		log_warning_errno(errno, "Cannot remove %s, ignoring: %m", report_path());
+}
+
+int bpf_pin_report_read(const char *dir, char **ret_reason)
+{
+	char buf[BPF_PIN_REPORT_MAX + 1];
+	struct stat st;
+
+	_cleanup_close_ int fd = open(report_path(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	/* Root's word only: anyone else's file there is not the pin step's. */
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0)
+		return -EPERM;
+	ssize_t n = read(fd, buf, BPF_PIN_REPORT_MAX);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	char *nl = strchr(buf, '\n');
+	if (!nl)
+		return -EBADMSG;
+	*nl = 0;
+	if (strcmp(buf, dir) != 0)
+		return 0; /* another pin directory's */
+	char *reason = nl + 1;
+	reason[strcspn(reason, "\n")] = 0;
+	char *copy = strdup(*reason ? reason : "no reason given");
+	if (!copy)
+		return -ENOMEM;
+	*ret_reason = copy;
+	return 1;
+}
+
+/* BPF is not there to be used: with collector = bpf (asked for) that fails
+ * the start; with auto it does not, and the daemon is left the reason. One
+ * line says which. Returns the exit status. */
+static int unavailable(bool required, const char *dir, const char *reason)
+{
+	if (required) {
+		say(LOG_ERR, "nothing pinned and collector = bpf: %s", reason);
+		return 1;
+	}
+	say(LOG_NOTICE, "nothing pinned: the daemon reads cgroupfs files (collector = auto; BPF is unavailable: %s)",
+	    reason);
+	report_write(dir, reason);
+	return 0;
 }
 
 static bool on_bpffs(const char *path)
@@ -96,7 +183,11 @@ static int ensure_bpffs(char *reason, size_t size)
 		return 0;
 	if (mount("bpf", BPFFS_MOUNT, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755") < 0) {
 		int r = -errno;
-		snprintf(reason, size, "cannot mount bpffs at " BPFFS_MOUNT ": %s", strerror(-r));
+		if (r == -ENOENT) /* systemd-nspawn's /sys, a kernel without BPF */
+			snprintf(reason, size, "no bpf file system at " BPFFS_MOUNT ", and no directory there to mount one on");
+		else
+			snprintf(reason, size, "no bpf file system at " BPFFS_MOUNT " and mounting one failed: %s",
+				 strerror(-r));
 		return r;
 	}
 	log_info("Mounted bpffs at " BPFFS_MOUNT);
@@ -108,8 +199,8 @@ static int ensure_bpffs(char *reason, size_t size)
  * that are on bpffs search permission (x, not r: nothing can be listed),
  * where they lack it. That exposes no other pin: bpf_obj_pin() creates pins
  * 0600, and a pin's own mode still decides who may open it. Returns 0 or
- * -errno. */
-static int make_searchable(const char *dir)
+ * -errno with *why set. */
+static int make_searchable(const char *dir, char *why, size_t size)
 {
 	_cleanup_free_ char *p = strdup(dir);
 	if (!p)
@@ -122,12 +213,32 @@ static int make_searchable(const char *dir)
 		if ((st.st_mode & 0011) == 0011)
 			continue;
 		mode_t mode = (st.st_mode & 07777) | 0011;
-		if (chmod(p, mode) < 0)
-			return log_error_errno(errno, "Failed to make %s searchable: %m", p);
+		if (chmod(p, mode) < 0) {
+			int r = -errno;
+			snprintf(why, size, "cannot make %s searchable for the daemon's user: %s", p, strerror(-r));
+			return r;
+		}
 		log_info("Made %s searchable for acctd's user (mode %04o, was %04o)", p, (unsigned)mode,
 			 (unsigned)(st.st_mode & 07777));
 	}
 	return 0;
+}
+
+/* Is the pin directory, or where it would be made, on bpffs? Says what to
+ * do where it is not. */
+static bool pin_dir_on_bpffs(const char *dir)
+{
+	_cleanup_free_ char *parent = strdup(dir);
+	if (!parent)
+		return log_oom(), false;
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		*(slash == parent ? slash + 1 : slash) = 0;
+	if (on_bpffs(access(dir, F_OK) == 0 ? dir : parent))
+		return true;
+	say(LOG_ERR, "bpf_pin_dir %s is not on a bpf file system: pins can only live there "
+		     "(mount -t bpf bpf %s, or choose a directory below /sys/fs/bpf)", dir, parent);
+	return false;
 }
 
 /* The hierarchy holding memory.stat, or -1 (no memory controller). */
@@ -159,13 +270,22 @@ static void map_numa(struct acct_bpf_collector *c, const struct acct_cgroup_layo
 		    acct_hierarchy_to_string(h), r, map.cgroups_used, acct_bpf_collector_node_items(c, h, units));
 }
 
+/* The reason of the first hierarchy that was not pinned: why nothing was. */
+static const char *first_reason(const struct acct_bpf_collector *c, const struct acct_cgroup_layout *l)
+{
+	for (int i = 0; i < _ACCT_HIER_MAX; i++)
+		if (l->mount[i] && !acct_bpf_collector_serves(c, i))
+			return acct_bpf_collector_reason(c, i);
+	return "no cgroup hierarchy to pin";
+}
+
 int bpf_pin_run(const struct manager_config_source *src)
 {
 	_cleanup_(acct_config_freep) struct acct_config *config = NULL;
 	_cleanup_(acct_cgroup_layout_freep) struct acct_cgroup_layout *layout = NULL;
 	_cleanup_(acct_bpf_collector_freep) struct acct_bpf_collector *c = NULL;
 	_cleanup_(acct_topology_freep) struct acct_topology *topo = NULL;
-	char reason[256];
+	char reason[512];
 	int r;
 
 	if (geteuid() != 0) {
@@ -180,10 +300,18 @@ int bpf_pin_run(const struct manager_config_source *src)
 	bool required = config->collector == ACCT_COLLECTOR_BPF;
 
 	if (config->collector == ACCT_COLLECTOR_FILES) {
-		r = dir ? remove_pins(dir) : 0;
-		if (r < 0)
-			return 1;
-		say(LOG_INFO, "collector = files: nothing pinned, %d earlier pins removed", r);
+		/* The daemon reads no pins then: one that stays is no error (the
+		 * report keeps a later collector = auto from reading it). */
+		r = dir ? remove_pins(dir, reason, sizeof(reason)) : 0;
+		if (r == -ENOMEM)
+			return log_oom(), 1;
+		if (r < 0) {
+			say(LOG_NOTICE, "collector = files: nothing pinned; %s (the daemon does not read it)", reason);
+			report_write(dir, reason);
+		} else {
+			say(LOG_INFO, "collector = files: nothing pinned, %d earlier pins removed", r);
+			report_clear();
+		}
 		return 0;
 	}
 	if (!dir) {
@@ -198,15 +326,24 @@ int bpf_pin_run(const struct manager_config_source *src)
 				config->cgroup_root ?: "");
 		return 1;
 	}
-	/* Pins of an earlier run go first: a hierarchy that cannot be pinned now
-	 * must not be served by a program of another build or configuration. */
-	r = remove_pins(dir);
-	if (r < 0)
+	/* A pin directory outside /sys/fs/bpf must be on a bpffs of the
+	 * administrator's: that it is not is a mistake in the configuration. */
+	bool below_mount = path_under(dir, BPFFS_MOUNT, strlen(BPFFS_MOUNT));
+	if (!below_mount && !pin_dir_on_bpffs(dir))
 		return 1;
-	if (ensure_bpffs(reason, sizeof(reason)) < 0) {
-		say(required ? LOG_ERR : LOG_NOTICE, "nothing pinned: %s%s", reason,
-		    required ? "" : " (the daemon reads cgroupfs files)");
-		return required ? 1 : 0;
+	/* Below /sys/fs/bpf without a bpffs there, there are no earlier pins to
+	 * remove, and it is mounted only once a program loads (not where bpf()
+	 * is refused anyway: systemd-nspawn's defaults). Otherwise pins of an
+	 * earlier run go first: a hierarchy that cannot be pinned now must not
+	 * be served by a program of another build or configuration; where they
+	 * cannot be removed, the report tells the daemon to leave them alone. */
+	bool mount = below_mount && !on_bpffs(BPFFS_MOUNT);
+	if (!mount) {
+		r = remove_pins(dir, reason, sizeof(reason));
+		if (r == -ENOMEM)
+			return log_oom(), 1;
+		if (r < 0)
+			return unavailable(required, dir, reason);
 	}
 
 	uint32_t wanted = 0;
@@ -228,41 +365,38 @@ int bpf_pin_run(const struct manager_config_source *src)
 	}
 	map_numa(c, layout);
 
-	/* Where the pin directory would be made: it must be on bpffs. */
-	_cleanup_free_ char *parent = strdup(dir);
-	if (!parent)
-		return log_oom(), 1;
-	char *slash = strrchr(parent, '/');
-	if (slash)
-		*(slash == parent ? slash + 1 : slash) = 0;
-	if (!on_bpffs(access(dir, F_OK) == 0 ? dir : parent)) {
-		say(LOG_ERR, "bpf_pin_dir %s is not on a bpf file system: pins can only live there "
-			     "(mount -t bpf bpf %s, or choose a directory below /sys/fs/bpf)", dir, parent);
+	/* One line where one reason holds for every hierarchy (bpf() refused, no
+	 * BTF); a line per hierarchy where they differ. */
+	bool any = acct_bpf_collector_any(c), same = !any;
+	for (int i = 0; same && i < _ACCT_HIER_MAX; i++)
+		same = !layout->mount[i] || strcmp(acct_bpf_collector_reason(c, i), first_reason(c, layout)) == 0;
+	for (int i = 0; !same && i < _ACCT_HIER_MAX; i++)
+		if (layout->mount[i] && !acct_bpf_collector_serves(c, i))
+			say(LOG_NOTICE, "%s: not pinned: %s", acct_hierarchy_to_string(i), acct_bpf_collector_reason(c, i));
+	if (!any)
+		return unavailable(required, dir, first_reason(c, layout));
+	if (mount && ensure_bpffs(reason, sizeof(reason)) < 0)
+		return unavailable(required, dir, reason);
+	if (below_mount && !pin_dir_on_bpffs(dir))
 		return 1;
-	}
+
+	/* A bpffs that refuses (read-only, an LSM's policy) is BPF unavailable
+	 * too; only running out of memory is an error of acctd's. */
 	r = acct_bpf_collector_pin(c, dir);
 	if (r < 0)
-		log_error_errno(r, "Failed to pin the iterators in %s: %m", dir);
-	else if (r > 0 && make_searchable(dir) < 0)
-		r = -EACCES;
+		snprintf(reason, sizeof(reason), "cannot pin the iterators in %s: %s", dir, strerror(-r));
+	else if (r > 0)
+		r = make_searchable(dir, reason, sizeof(reason));
 	if (r < 0) {
-		(void)remove_pins(dir);
-		return 1;
+		char ignored[256];
+		(void)remove_pins(dir, ignored, sizeof(ignored));
+		return r == -ENOMEM ? (log_oom(), 1) : unavailable(required, dir, reason);
 	}
-	int pinned = r;
+	report_clear();
 	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
 		const char *name = acct_hierarchy_to_string(i);
-		if (!layout->mount[i])
-			continue;
-		if (acct_bpf_collector_serves(c, i))
+		if (layout->mount[i] && acct_bpf_collector_serves(c, i))
 			say(LOG_INFO, "%s: pinned at %s/%s", name, dir, name);
-		else
-			say(LOG_NOTICE, "%s: not pinned: %s", name, acct_bpf_collector_reason(c, i));
-	}
-	if (pinned == 0) {
-		say(required ? LOG_ERR : LOG_NOTICE, "nothing pinned%s",
-		    required ? " and collector = bpf" : ": the daemon reads cgroupfs files");
-		return required ? 1 : 0;
 	}
 	return 0;
 }

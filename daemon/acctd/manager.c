@@ -26,6 +26,7 @@
 #include "ledger-json.h"
 #include "log.h"
 #include "admin-group.h"
+#include "bpf-pin.h"
 #include "api.h"
 #include "metrics-http.h"
 #include "name-escape.h"
@@ -1001,6 +1002,7 @@ static bool layout_is_kernels(const struct acct_cgroup_layout *l)
 static int build_collector(struct manager *m, unsigned nr_nodes)
 {
 	struct acct_config *c = m->config;
+	int r;
 	if (c->collector == ACCT_COLLECTOR_FILES) {
 		log_info("Collector: cgroupfs files (collector = files)");
 		return 0;
@@ -1009,17 +1011,25 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 	for (int h = 0; h < _ACCT_HIER_MAX; h++)
 		if (m->layout->mount[h])
 			want |= 1u << h;
+	/* Where acctd --bpf-pin pinned nothing, its reason (and no stale pin). */
+	_cleanup_free_ char *pin_note = NULL;
+	if (c->bpf_pin_dir && *c->bpf_pin_dir) {
+		r = bpf_pin_report_read(c->bpf_pin_dir, &pin_note);
+		if (r < 0)
+			log_warning_errno(r, "Cannot read acctd --bpf-pin's report, ignoring: %m");
+	}
 	struct acct_bpf_collector_options o = {
 		.layout = m->layout,
 		.hierarchies = want,
 		.pin_dir = c->bpf_pin_dir,
+		.pin_note = pin_note,
 		.attach = true,
 		.nr_nodes = nr_nodes,
 		/* Tests stand another file in for the kernel's BTF (a missing one
 		 * simulates a kernel without BTF). */
 		.btf_path = secure_getenv("ACCTD_TEST_BTF"),
 	};
-	int r = acct_bpf_collector_new(&o, &m->collector);
+	r = acct_bpf_collector_new(&o, &m->collector);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the BPF collector: %m");
 	for (int h = 0; h < _ACCT_HIER_MAX; h++)

@@ -335,7 +335,7 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 		if (!mount || !(opts->hierarchies & (1u << i)))
 			continue;
 		h->mounted = true;
-		if (opts->pin_dir && *opts->pin_dir) {
+		if (opts->pin_dir && *opts->pin_dir && !opts->pin_note) {
 			_cleanup_free_ char *pin = NULL;
 			if (asprintf(&pin, "%s/%s", opts->pin_dir, name) < 0)
 				return -ENOMEM;
@@ -355,6 +355,10 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 				continue;
 			}
 		}
+		if (opts->pin_note && !opts->attach) {
+			snprintf(h->reason, sizeof(h->reason), "acctd --bpf-pin pinned nothing: %s", opts->pin_note);
+			continue;
+		}
 		if (!opts->attach) {
 			snprintf(h->reason, sizeof(h->reason), "no pinned iterator%s%s and attaching is not allowed",
 				 opts->pin_dir && *opts->pin_dir ? " in " : "", opts->pin_dir ? opts->pin_dir : "");
@@ -362,13 +366,21 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 		}
 		if (load_r == 1)
 			load_r = load(c, load_reason);
+		/* Where the pin step could not, the daemon (without its
+		 * privileges) rarely can: its reason is the one that tells. */
 		if (load_r < 0) {
-			snprintf(h->reason, sizeof(h->reason), "%s", load_reason);
+			if (opts->pin_note)
+				snprintf(h->reason, sizeof(h->reason), "acctd --bpf-pin pinned nothing: %s", opts->pin_note);
+			else
+				snprintf(h->reason, sizeof(h->reason), "%s", load_reason);
 			continue;
 		}
 		int r = attach(c, h, mount, BPF_CGROUP_ITER_DESCENDANTS_PRE, &h->link);
 		if (r < 0) {
-			explain(h->reason, -r, "attaching the iterator");
+			if (opts->pin_note)
+				snprintf(h->reason, sizeof(h->reason), "acctd --bpf-pin pinned nothing: %s", opts->pin_note);
+			else
+				explain(h->reason, -r, "attaching the iterator");
 			continue;
 		}
 		snprintf(h->reason, sizeof(h->reason), "attached: acctd loaded the program itself");

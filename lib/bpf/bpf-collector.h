@@ -63,6 +63,8 @@ struct acct_bpf_collector_options {
 	const struct acct_cgroup_layout *layout;
 	uint32_t hierarchies; /* bits of enum acct_hierarchy wanted */
 	const char *pin_dir;  /* pinned iterators here are used first ("" or NULL: none) */
+	const char *pin_note; /* why the pin step left nothing in pin_dir to use (its report), or NULL:
+			       * then no pin there is opened, and it is the reason where attaching fails */
 	bool attach;          /* may load and attach the program itself */
 	const char *btf_path; /* NULL: the running kernel's; another path stands in for it (tests) */
 	unsigned nr_nodes;    /* NUMA nodes (0: 1) */

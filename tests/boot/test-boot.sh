@@ -36,6 +36,11 @@
 #      cleanly and in time; the journal holds acctd's structured log lines
 #      (CODE_FILE, CODE_LINE, CODE_FUNC, PRIORITY) and no unexpected warning,
 #      and the accounting record of the probe of step 4 (MESSAGE_ID, ACCTD_*).
+#   6. The container again, booted with systemd-nspawn's defaults (issue 27,
+#      item 8: read-only /sys, no bpffs, no CAP_BPF, bpf() filtered, the
+#      host's network, /metrics off): systemctl start acctd succeeds, acctd --bpf-pin
+#      says in one journal line why it pinned nothing, and acctctl status
+#      shows every hierarchy on files with that reason.
 # The acctctl steps are skipped, saying so, when acctctl is not built.
 #
 # With --deb, the Debian packages instead (debian/, docs/systemd.md):
@@ -138,10 +143,7 @@ diagnose() {
 	tail -n 20 "$tmp/console.log" 2>/dev/null || true
 }
 
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	[ $status -eq 0 ] || [ -z "$leader" ] || diagnose
+stop_container() { # power the container off (10 s), else kill it
 	if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
 		[ -z "$leader" ] || in_ct systemctl poweroff --no-block >/dev/null 2>&1 || true
 		for _ in $(seq 100); do
@@ -156,6 +158,15 @@ cleanup() {
 		fi
 		wait "$nspawn_pid" 2>/dev/null || true
 	fi
+	nspawn_pid=
+	leader=
+}
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	[ $status -eq 0 ] || [ -z "$leader" ] || diagnose
+	stop_container
 	remove_cgroups
 	umount -l "$merged" 2>/dev/null || true
 	umount -l /run/systemd/nspawn 2>/dev/null || true
@@ -269,71 +280,80 @@ mkdir -p /run/systemd/nspawn
 mount -t tmpfs tmpfs /run/systemd/nspawn
 mkdir "$tmp/bpffs"
 mount -t bpf -o mode=0700 bpf "$tmp/bpffs"
-# A network namespace of its own (loopback only): acctd's /metrics port in the
-# container cannot collide with anything on the host.
-(
-	for cg in "${cgroups[@]}"; do echo "$BASHPID" >"$cg/cgroup.procs"; done
-	# bpf() is refused in a container by default; acctd --bpf-pin
-	# (ExecStartPre=+) needs it, with CAP_BPF and CAP_PERFMON, to load and
-	# pin the iterator the daemon reads (step 1). The container's /sys has
-	# no bpffs: it gets one of its own, mode 0700 as systemd mounts it on a
-	# host, which acctd --bpf-pin must make searchable for the daemon.
-	exec systemd-nspawn -D "$merged" --register=no --keep-unit -q -b --console=pipe --private-network \
-		--capability=CAP_BPF,CAP_PERFMON,CAP_SYS_ADMIN --system-call-filter=bpf --bind="$tmp/bpffs:/sys/fs/bpf"
-) </dev/null >"$tmp/console.log" 2>&1 &
-nspawn_pid=$!
-children() { # the processes whose parent is $1
-	local d line f
-	for d in /proc/[0-9]*; do
-		line=$(cat "$d/stat" 2>/dev/null) || continue
-		# After "PID (COMM) ": the state, then the parent's PID.
-		read -r -a f <<<"${line##*) }"
-		[ "${f[1]}" != "$1" ] || echo "${d#/proc/}"
+
+# boot NSPAWN_OPTION...: boot the container, with the options beyond the
+# common ones, and wait until its systemd is up (running, or degraded by
+# nothing of acctd's); sets nspawn_pid and leader.
+boot() {
+	(
+		for cg in "${cgroups[@]}"; do echo "$BASHPID" >"$cg/cgroup.procs"; done
+		exec systemd-nspawn -D "$merged" --register=no --keep-unit -q -b --console=pipe "$@"
+	) </dev/null >"$tmp/console.log" 2>&1 &
+	nspawn_pid=$!
+	children() { # the processes whose parent is $1
+		local d line f
+		for d in /proc/[0-9]*; do
+			line=$(cat "$d/stat" 2>/dev/null) || continue
+			# After "PID (COMM) ": the state, then the parent's PID.
+			read -r -a f <<<"${line##*) }"
+			[ "${f[1]}" != "$1" ] || echo "${d#/proc/}"
+		done
+	}
+	# nspawn's first child only prepares the container; the container's
+	# init is the child that has become systemd.
+	for _ in $(seq 100); do
+		leader=
+		for c in $(children "$nspawn_pid"); do
+			[ "$(cat "/proc/$c/comm" 2>/dev/null)" = systemd ] && leader=$c
+		done
+		[ -n "$leader" ] && break
+		kill -0 "$nspawn_pid" 2>/dev/null || break
+		sleep 0.1
 	done
-}
-# nspawn's first child only prepares the container; the container's init is
-# the child that has become systemd.
-for _ in $(seq 100); do
-	leader=
-	for c in $(children "$nspawn_pid"); do
-		[ "$(cat "/proc/$c/comm" 2>/dev/null)" = systemd ] && leader=$c
-	done
-	[ -n "$leader" ] && break
-	kill -0 "$nspawn_pid" 2>/dev/null || break
-	sleep 0.1
-done
-if [ -z "$leader" ]; then
-	cat "$tmp/console.log"
-	echo "FAIL: systemd-nspawn started no container"
-	exit 1
-fi
-# systemctl cannot connect until systemd has set up its private socket: until
-# then it says "offline" (or nothing), and is asked again.
-deadline=$((${EPOCHREALTIME%.*} + 120))
-while :; do
-	state=$(in_ct timeout 60 systemctl is-system-running --wait 2>/dev/null || true)
-	case "$state" in running | degraded) break ;; esac
-	[ "${EPOCHREALTIME%.*}" -lt $deadline ] && kill -0 "$nspawn_pid" 2>/dev/null || break
-	sleep 0.2
-done
-case "$state" in
-running) ;;
-degraded)
-	# A container lacks hardware and kernel facilities some units expect;
-	# that does not concern acctd, as long as acctd's units are not the cause.
-	echo "NOTE: the container booted degraded; failed units:"
-	in_ct systemctl --failed --no-legend --plain
-	if in_ct systemctl --failed --no-legend --plain | grep -q acctd; then
-		echo "FAIL: an acctd unit failed at boot"
+	if [ -z "$leader" ]; then
+		cat "$tmp/console.log"
+		echo "FAIL: systemd-nspawn started no container"
 		exit 1
 	fi
-	;;
-*)
-	echo "FAIL: the container did not boot (state '$state')"
-	exit 1
-	;;
-esac
-say "booted: systemd is $state (container init $leader)"
+	# systemctl cannot connect until systemd has set up its private socket:
+	# until then it says "offline" (or nothing), and is asked again.
+	deadline=$((${EPOCHREALTIME%.*} + 120))
+	while :; do
+		state=$(in_ct timeout 60 systemctl is-system-running --wait 2>/dev/null || true)
+		case "$state" in running | degraded) break ;; esac
+		[ "${EPOCHREALTIME%.*}" -lt $deadline ] && kill -0 "$nspawn_pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	case "$state" in
+	running) ;;
+	degraded)
+		# A container lacks hardware and kernel facilities some units
+		# expect; that does not concern acctd, as long as acctd's units are
+		# not the cause.
+		echo "NOTE: the container booted degraded; failed units:"
+		in_ct systemctl --failed --no-legend --plain
+		if in_ct systemctl --failed --no-legend --plain | grep -q acctd; then
+			echo "FAIL: an acctd unit failed at boot"
+			exit 1
+		fi
+		;;
+	*)
+		echo "FAIL: the container did not boot (state '$state')"
+		exit 1
+		;;
+	esac
+	say "booted: systemd is $state (container init $leader)"
+}
+
+# bpf() is refused in a container by default; acctd --bpf-pin
+# (ExecStartPre=+) needs it, with CAP_BPF and CAP_PERFMON, to load and pin
+# the iterator the daemon reads (step 1). The container's /sys has no bpffs:
+# it gets one of its own, mode 0700 as systemd mounts it on a host, which
+# acctd --bpf-pin must make searchable for the daemon. (Step 6 boots with
+# nspawn's defaults instead.) A network namespace of its own (loopback only):
+# acctd's /metrics port in the container cannot collide with anything on the
+# host.
+boot --private-network --capability=CAP_BPF,CAP_PERFMON,CAP_SYS_ADMIN --system-call-filter=bpf --bind="$tmp/bpffs:/sys/fs/bpf"
 
 fail() { echo "FAIL: $*"; exit 1; }
 check() { # check DESCRIPTION COMMAND...: the command must succeed in the container
@@ -736,6 +756,61 @@ for line in open(sys.argv[1]):
 sys.exit(1)
 PY
 say "step 5: stopped cleanly in ${took}s; the journal holds acctd's structured lines and the probe's accounting record"
+
+# ---- 6. nspawn's defaults: no BPF (issue 27, item 8) ----------------------------
+
+# The container as systemd-nspawn makes it unless told otherwise: /sys
+# read-only without bpffs (but with the directory /sys/fs/bpf, which a
+# private network's fresh sysfs lacks), no CAP_BPF, bpf() refused by its
+# system call filter, the host's network. acctd --bpf-pin can pin nothing
+# there; with collector = auto (the default) "systemctl start acctd" must
+# succeed all the same, on files, with the reason in the journal (one line)
+# and in Status.
+step6=$EPOCHREALTIME
+# Not started at boot: the start below is the first of this boot. On the
+# host's network /metrics stays off, so as not to meet a port in use.
+check "systemctl disable acctd.service" systemctl disable acctd.service
+in_ct mkdir -p /etc/acctd
+printf '[metrics]\nlisten = none\n' | in_ct tee /etc/acctd/acctd.conf >/dev/null
+stop_container
+remove_cgroups
+cgroups=()
+make_cgroups
+boot
+in_ct systemctl is-active --quiet acctd.service && fail "acctd.service started at boot though disabled"
+in_ct test -w /sys/fs && fail "the container's /sys is writable: not nspawn's defaults"
+in_ct grep -q '^[^ ]* /sys/fs/bpf bpf ' /proc/self/mounts && fail "the container has a bpffs: not nspawn's defaults"
+check "systemctl start acctd (nspawn's defaults: no BPF)" systemctl start acctd
+check "acctd.service is active (nspawn's defaults)" systemctl is-active --quiet acctd.service
+in_ct journalctl -b -u acctd -o cat --no-pager >"$tmp/journal.txt"
+why=$(sed -n 's/^nothing pinned: the daemon reads cgroupfs files (collector = auto; BPF is unavailable: \(.*\))$/\1/p' \
+	"$tmp/journal.txt")
+[ -n "$why" ] || { cat "$tmp/journal.txt"; fail "acctd --bpf-pin did not say in one line why it pinned nothing"; }
+grep -e 'Control process exited' -e 'Failed with result' "$tmp/journal.txt" &&
+	fail "the start without BPF logged a failure"
+grep ': not pinned: ' "$tmp/journal.txt" && fail "acctd --bpf-pin said more than one line for one reason"
+in_ct grep -q '^[^ ]* /sys/fs/bpf bpf ' /proc/self/mounts && fail "acctd --bpf-pin mounted a bpffs it could not use"
+if [ -n "$acctctl" ]; then
+	acctd_status >"$tmp/status.json" || fail "acctctl status (nspawn's defaults)"
+	[ "$(jsonq sum files_read <"$tmp/status.json")" -gt 0 ] || fail "acctd read no files: $(cat "$tmp/status.json")"
+	# Every hierarchy on files, for the pin step's reason.
+	python3 -c '
+import json, sys
+def find(o):  # "collectors" wherever the reply puts it
+    if isinstance(o, dict):
+        return o["collectors"] if "collectors" in o else next((f for f in map(find, o.values()) if f is not None), None)
+    return None
+c = find(json.load(open(sys.argv[1])))
+want = "acctd --bpf-pin pinned nothing: " + sys.argv[2]
+bad = [e for e in c or [] if e.get("collector") != "files" or e.get("reason") != want]
+if not c or bad:
+    print("FAIL: want every hierarchy on files with the reason %r: %s" % (want, json.dumps(c)))
+    sys.exit(1)' "$tmp/status.json" "$why" || fail "Status does not show files and the reason"
+	in_ct "$acctctl" status >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "acctctl status (text)"; }
+	grep -qF "acctd --bpf-pin pinned nothing: $why" "$tmp/out" ||
+		{ cat "$tmp/out"; fail "acctctl status does not print why BPF is not in use"; }
+fi
+say "step 6: nspawn's defaults: systemctl start acctd ran acctd on files ($(since "$step6") s); reason: $why"
 
 status=0
 say "PASS"

@@ -3,16 +3,28 @@ cgroup iterator in bpffs for an unprivileged daemon (docs/systemd.md, "BPF:
 the privilege split").
 
 Real kernel, real bpffs, real cgroups; each test pins into a directory of its
-own under /sys/fs/bpf (named after the test), removed afterwards. Skips where
-not root or where the kernel cannot load the iterator (no BTF, no BPF)."""
+own under /sys/fs/bpf (named after the test), removed afterwards, and leaves
+its report (why nothing was pinned) in a file of its own. Skips where not
+root or where the kernel cannot load the iterator (no BTF, no BPF).
+
+Where BPF is unavailable (issue 27, item 8) the tests make it so in a mount
+namespace of their own (unshare -m): /sys read-only without bpffs and without
+CAP_SYS_ADMIN to mount one (systemd-nspawn's defaults), a read-only bpffs
+holding pins of an earlier run, bpf() refused (no CAP_BPF). With
+collector = auto --bpf-pin must exit 0 saying why in one line, and the daemon
+then reads files with that reason in Status; with collector = bpf it fails."""
 import os
 import re
+import shutil
 import stat
+import subprocess
+import tempfile
 
 import pytest
 
 import acctd
 from bpf_record import records  # tests/bpf_record.py
+from test_api_client import IFACE, Varlink
 
 BPFFS = "/sys/fs/bpf"
 HIERARCHIES = ("unified", "memory", "cpuacct", "cpu", "blkio")
@@ -22,6 +34,8 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux"),
                        reason="no kernel BTF (/sys/kernel/btf/vmlinux): the iterator cannot load"),
 ]
+needs_tools = pytest.mark.skipif(not (shutil.which("unshare") and shutil.which("setpriv")),
+                                 reason="needs unshare and setpriv (util-linux)")
 
 
 def mounted_hierarchies(output):
@@ -36,12 +50,33 @@ def pin(tmp_path, request):
     name = re.sub(r"[^A-Za-z0-9_-]", "-", request.node.name)
     pin_dir = os.path.join(BPFFS, "acctd-test-bpf-pin-%d-%s" % (os.getpid(), name))
 
-    def run(collector="auto", env=None, pin_dir=pin_dir):
-        conf = acctd.write_config(str(tmp_path / "acctd.conf"),
+    # Readable by nobody: a daemon run as nobody reads the report.
+    home = tempfile.mkdtemp(prefix="acctd-test-bpf-pin-")
+    os.chmod(home, 0o755)
+    report = os.path.join(home, "report")
+
+    def run(collector="auto", env=None, pin_dir=pin_dir, inside=None):
+        """inside: a shell script run first in a mount namespace of its own,
+        then acctd --bpf-pin under `setpriv $PRIV` (PRIV in env)."""
+        conf = acctd.write_config(os.path.join(home, "acctd.conf"),
                                   {"sampling": {"collector": collector, "bpf_pin_dir": pin_dir}})
-        return acctd.run(["--bpf-pin", "--config", conf, "--config-dropins", ""], env=env or {})
+        os.chmod(conf, 0o644)
+        e = {"ACCTD_BPF_PIN_REPORT": report}
+        e.update(env or {})
+        args = ["--bpf-pin", "--config", conf, "--config-dropins", ""]
+        # acctd.service's UMask=
+        if inside is None:
+            return acctd.run(args, env=e, preexec_fn=lambda: os.umask(0o077))
+        env_all = dict(os.environ, **e)
+        env_all.pop("NOTIFY_SOCKET", None)
+        return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-ec",
+                               inside + '\nexec setpriv ${PRIV:---} "$@"', "sh", acctd.binary()] + args,
+                              capture_output=True, text=True, timeout=60, env=env_all,
+                              preexec_fn=lambda: os.umask(0o077))
 
     run.dir = pin_dir
+    run.home = home
+    run.report = report
     yield run
     for h in HIERARCHIES:
         try:
@@ -52,6 +87,7 @@ def pin(tmp_path, request):
         os.rmdir(pin_dir)
     except FileNotFoundError:
         pass
+    shutil.rmtree(home)
 
 
 def pin_or_skip(pin):
@@ -189,8 +225,11 @@ def test_verifier_rejection_auto_starts_bpf_refuses(pin):
     assert p.returncode == 0, p.stdout + p.stderr
     # (The reason's wording is the collector's: the verifier refuses this one
     # with EACCES, which reads as "not permitted".)
-    assert re.search(r"^memory: not pinned: loading the BPF program", p.stdout, re.M), p.stdout
-    assert "nothing pinned: the daemon reads cgroupfs files" in p.stdout, p.stdout
+    # One line: the reason is the same for every hierarchy.
+    lines = p.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "nothing pinned: the daemon reads cgroupfs files (collector = auto; BPF is unavailable: loading the BPF "
+        "program: "), p.stdout
     assert not os.path.exists(pin.dir) or not os.listdir(pin.dir), "stale pins left behind"
     p = pin(collector="bpf", env=reject)
     assert p.returncode == 1, p.stdout + p.stderr
@@ -214,3 +253,122 @@ def test_not_root_says_it_needs_root(tmp_path):
     assert p.returncode == 1, p.stdout + p.stderr
     assert "needs root" in p.stdout + p.stderr, p.stdout + p.stderr
     assert not os.path.exists(BPFFS + "/acctd-nobody")
+
+
+# ---- BPF unavailable (issue 27, item 8) ---------------------------------------------------------
+
+def report_of(pin):
+    with open(pin.report) as f:
+        return f.read().split("\n")
+
+
+def daemon_collectors(pin):
+    """Status's collectors of a daemon run as nobody without capabilities
+    (as acctd.service runs it) with pin.dir and pin.report."""
+    conf = acctd.write_config(os.path.join(pin.home, "daemon.conf"), {
+        "sampling": {"bpf_pin_dir": pin.dir, "fast_interval": "200ms"},
+        "cgroups": {"include": "/acctd-test-bpf-pin-none*"},
+    })
+    os.chmod(conf, 0o644)
+    home = os.path.join(pin.home, "d")
+    os.mkdir(home)
+    os.chmod(home, 0o777)
+    d = acctd.Daemon(home, None, conf, env={"ACCTD_BPF_PIN_REPORT": pin.report},
+                     wrapper=("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"))
+    try:
+        d.wait_notify("READY=1", timeout=60)
+        with Varlink(d.socket, timeout=60) as v:
+            r = v.call(IFACE + ".Status", {})
+        assert "error" not in r, r
+        return {c["hierarchy"]: c for c in r["parameters"]["status"]["collectors"]}, d.logtext()
+    finally:
+        assert d.stop() == 0, d.logtext()
+
+
+# systemd-nspawn's defaults: /sys read-only, no bpffs, no CAP_SYS_ADMIN to
+# mount one (nor CAP_BPF: the pin step never gets that far).
+NSPAWN_LIKE = """umount /sys/fs/bpf 2>/dev/null || true
+mount -o remount,bind,ro /sys
+"""
+
+
+@needs_tools
+def test_read_only_sys_without_bpffs_auto_starts_bpf_refuses(pin):
+    """The issue's case: "Failed to remove /sys/fs/bpf/acctd: Read-only file
+    system", exit 1 and a failed unit. Now: exit 0, one line with the
+    reason, the reason left for the daemon; collector = bpf still fails."""
+    nodrop = {"PRIV": "--bounding-set=-sys_admin"}
+    p = pin(inside=NSPAWN_LIKE, env=nodrop)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert re.search(r"^nothing pinned: the daemon reads cgroupfs files \(collector = auto; BPF is unavailable: "
+                     r"no bpf file system at /sys/fs/bpf and mounting one failed: Operation not permitted\)$",
+                     p.stdout, re.M), out
+    assert "rror" not in out, out
+    assert report_of(pin)[:2] == [pin.dir, "no bpf file system at /sys/fs/bpf and mounting one failed: "
+                                           "Operation not permitted"]
+    p = pin(collector="bpf", inside=NSPAWN_LIKE, env=nodrop)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "nothing pinned and collector = bpf: no bpf file system at /sys/fs/bpf" in p.stdout, p.stdout
+    # collector = files removes what it can, and a read-only /sys is no error.
+    p = pin(collector="files", inside=NSPAWN_LIKE, env=nodrop)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@needs_tools
+def test_read_only_bpffs_stale_pins_are_not_served(pin):
+    """A read-only bpffs: nothing can be pinned (exit 0 with auto), and pins
+    of an earlier run that cannot be removed are not read by the daemon,
+    which reads files and says why in Status."""
+    ro = "mount -o remount,bind,ro /sys/fs/bpf\n"
+    # Nothing there yet: the pin directory cannot be made.
+    pin(collector="files")  # bpffs mounted (by an earlier test or here) and no pins
+    p = pin(inside=ro)
+    assert p.returncode == 0 and p.stdout.count("\n") >= 1, p.stdout + p.stderr
+    if "pinned at" in p.stdout or "not pinned: loading" in p.stdout:
+        pytest.skip("the kernel does not load the iterator here")
+    assert ("BPF is unavailable: cannot pin the iterators in %s: Read-only file system" % pin.dir) in p.stdout, \
+        p.stdout + p.stderr
+    # Pins of an earlier run, left where they cannot be removed.
+    pin_or_skip(pin)
+    p = pin(inside=ro)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    why = "cannot remove the pin %s/unified of an earlier run: Read-only file system" % pin.dir
+    if not os.path.exists(os.path.join(pin.dir, "unified")):
+        why = why.replace("/unified", "/memory")
+    assert ("(collector = auto; BPF is unavailable: %s)" % why) in p.stdout, out
+    assert report_of(pin)[:2] == [pin.dir, why]
+    assert os.listdir(pin.dir), "the earlier pins are gone: the bpffs was not read-only"
+    p = pin(collector="bpf", inside=ro)
+    assert p.returncode == 1 and "nothing pinned and collector = bpf: " + why in p.stdout, p.stdout + p.stderr
+    p = pin(collector="files", inside=ro)
+    assert p.returncode == 0 and "collector = files: nothing pinned; " + why in p.stdout, p.stdout + p.stderr
+    # The daemon does not serve the stale pins: files, the pin step's reason.
+    cs, log = daemon_collectors(pin)
+    assert cs, log
+    for h, c in cs.items():
+        assert c["collector"] == "files" and c["reason"] == "acctd --bpf-pin pinned nothing: " + why, (h, c)
+    assert "acctd --bpf-pin pinned nothing: " + why in log
+
+
+@needs_tools
+def test_bpf_refused_reason_in_status(pin):
+    """bpf() refused to root (no CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN: a
+    container's default): exit 0, and the daemon's Status gives the pin
+    step's reason rather than its own."""
+    pin_or_skip(pin)
+    p = pin(inside=":", env={"PRIV": "--bounding-set=-bpf,-perfmon,-sys_admin"})
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    why = "loading the BPF program: not permitted"
+    assert "(collector = auto; BPF is unavailable: " + why in p.stdout, out
+    assert not os.path.exists(pin.dir) or not os.listdir(pin.dir), "stale pins left behind"
+    assert report_of(pin)[1].startswith(why)
+    cs, _ = daemon_collectors(pin)
+    for h, c in cs.items():
+        assert c["collector"] == "files" and c["reason"].startswith("acctd --bpf-pin pinned nothing: " + why), \
+            (h, c)
+    # Pinned again: the report goes, and the daemon reads the pins.
+    pin_or_skip(pin)
+    assert not os.path.exists(pin.report)
