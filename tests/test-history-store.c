@@ -939,6 +939,29 @@ static void test_stall_is_a_gap(void **state)
 	assert_int_equal(u->recorded_us, end - stall_to - 20 * SEC);
 	free_usage(u);
 
+	/* A window that ends just after the stall: its start is held at the
+	 * value before the stall, bounded by all the stall's CPU (75 s), over
+	 * 15 s. With the CPUs known the answer is what they allow, never more
+	 * than cpus x 15 s, the true 7.5 s within its bound. */
+	for (unsigned cpus = 0; cpus <= 2; cpus++) {
+		const uint64_t a = stall_to - 10 * SEC, b = stall_to + 5 * SEC;
+		struct history_usage_query q = { .since_us = a, .until_us = b, .prefix = "/burner", .depth = 0,
+						 .cpus = cpus };
+		n = history_store_usage(s, &q, &u, &err);
+		assert_int_equal(n, 1);
+		const int64_t truth = burner_cpu(b) - burner_cpu(a);
+		assert_true(llabs(u->cpu_usec - truth) <= u->cpu_usec_bound);
+		if (cpus)
+			assert_true(u->cpu_usec <= (int64_t)(cpus * (b - a)));
+		if (cpus == 1) {
+			assert_int_equal(u->cpu_usec, 7500000);
+			assert_int_equal(u->cpu_usec_bound, 7500000);
+		}
+		if (cpus == 0)
+			assert_int_equal(u->cpu_usec, 75 * (int64_t)SEC); /* unclamped: all the stall's CPU */
+		free_usage(u);
+	}
+
 	/* The series: nothing in the stall's steps, never the held values. */
 	struct history_step *steps = NULL;
 	n = history_store_series(s, "/idle", T0, end, 30 * SEC, &steps, &err);

@@ -254,6 +254,10 @@ struct history_usage_query {
 			       * kernel's hierarchical counters make its subtree's; deeper paths are only
 			       * counted in its subtree_paths. Paths above the level are left out, as is
 			       * a group whose own path has no life in the window. */
+	unsigned cpus;        /* the CPUs a cgroup can run on (0: not known). No CPU total of a
+			       * window exceeds cpus x its length: where the points around an end
+			       * are far apart (a gap, a stall) and value + bound says more, the
+			       * answer is what that limit and the points allow (issue 27). */
 };
 
 /* Usage per path, sorted by path, into a new array (history_usage_array_free()).
