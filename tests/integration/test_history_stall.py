@@ -7,8 +7,9 @@ Two real stalls of the real daemon, on a fake tree, recording every second:
 - one thread: the recorder thread ("acctd-history") alone is stopped with
   ptrace (PTRACE_SEIZE + PTRACE_INTERRUPT), as a thread blocked in a write to
   a slow reader or a hung disk is, while the event loop goes on answering.
-  Status must say "stalled" with a warning past three intervals, the log one
-  warning; once the thread goes on, the stretch is a gap.
+  Status must say "stalled" with a warning past three intervals (and
+  /metrics acctd_history_stalled 1), the log one warning; once the thread
+  goes on, the stretch is a gap.
 - the whole process: SIGSTOP for several intervals, then SIGCONT (a stopped
   or suspended machine stalls every thread).
 
@@ -162,3 +163,30 @@ def test_sigstop_is_a_gap(fakecg, tmp_path):
         assert before >= stopped_at - 2 * INTERVAL_US, (p["gaps"], stopped_at)
         check_gap(sock, before, now_us())
         assert "that time is a gap in the history" in d.logtext()
+
+
+def test_metrics_say_stalled(fakecg, tmp_path):
+    """/metrics while the recorder thread is stopped: acctd_history_stalled 1,
+    acctd_history_up 0, the last recording's age past three intervals of
+    acctd_history_interval_seconds; back to 0 and 1 once it goes on."""
+    import test_metrics
+    fakecg.mkdir("/a", memory=1 << 20)
+    conf = acctd.fast_config(tmp_path, history__path=str(tmp_path / "history.db"), history__interval="1s")
+    d, m = test_metrics.start(tmp_path, fakecg, config=conf)
+    sock = str(tmp_path / "api.sock")
+    with d:
+        started = now_us()
+        poll(lambda: os.path.exists(sock) and recording(sock, started + INTERVAL_US), what="recording")
+        m.wait()
+
+        def sample(name):
+            return test_metrics.samples(m.page()[0]).get((name, frozenset()))
+
+        assert sample("acctd_history_stalled") == 0 and sample("acctd_history_up") == 1
+        assert sample("acctd_history_interval_seconds") == 1
+        with thread_stopped(recorder_tid(d.proc.pid)):
+            poll(lambda: sample("acctd_history_stalled") == 1, what="acctd_history_stalled 1")
+            assert sample("acctd_history_up") == 0
+            assert sample("acctd_history_last_recording_age_seconds") > 3
+        poll(lambda: sample("acctd_history_stalled") == 0, what="acctd_history_stalled 0 again")
+        assert sample("acctd_history_up") == 1
