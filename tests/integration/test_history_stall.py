@@ -43,9 +43,10 @@ WALL = 0x40000000
 
 def recorder_tid(pid):
     for tid in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
-            if f.read().strip() == "acctd-history":
-                return int(tid)
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                if f.read().strip() == "acctd-history":
+                    return int(tid)
     raise AssertionError("no acctd-history thread in %d" % pid)
 
 
