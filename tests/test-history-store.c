@@ -880,6 +880,138 @@ static void test_series_spreads_increases(void **state)
 	history_store_close(s, T0 + 30 * SEC);
 }
 
+/* A recorder stalled for 15 intervals (issue 27: a thread blocked in a
+ * write, SIGSTOP, a suspended machine): recordings at 0..90 s, then none
+ * until 240 s, then on. The stall is a gap like a restart's: not covered,
+ * the series empty there, the memory not held over it, the CPU across it
+ * still exact (cumulative counters), and no window edge inside the run
+ * bounded by the stall's whole length. On main the run went on: the stall
+ * was covered with the last values held, and max_step_us became 150 s. */
+static void test_stall_is_a_gap(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	const uint64_t stall_from = T0 + 90 * SEC, stall_to = stall_from + 15 * IV; /* 240 s */
+	for (uint64_t t = T0; t <= stall_to + 90 * SEC; t += IV) {
+		if (t > stall_from && t < stall_to)
+			continue; /* the recorder is stalled: nothing recorded */
+		struct history_sample smp[] = {
+			sample("/burner", 11, burner_cpu(t), 4096),
+			sample("/idle", 12, 777, 8192),
+		};
+		xrecord(s, t, smp, ELEMENTSOF(smp));
+	}
+	const uint64_t end = stall_to + 90 * SEC;
+
+	struct history_gap *g = NULL;
+	char *err = NULL;
+	int n = history_store_gaps(s, T0, end, &g, &err);
+	assert_int_equal(n, 1);
+	assert_int_equal(g[0].from_us, stall_from);
+	assert_int_equal(g[0].to_us, stall_to);
+	free(g);
+
+	/* Over the whole time: 90 s recorded before, 90 s after; the CPU of
+	 * the stall is in the total, exactly (the counter's value after it
+	 * holds it). */
+	struct history_usage *u = usage_of(s, "/idle", T0, end, false);
+	assert_int_equal(u->recorded_us, 180 * SEC);
+	assert_true(fabs(u->memory_byte_seconds - 8192.0 * 180) < 1e-6);
+	free_usage(u);
+	u = usage_of(s, "/burner", T0, end, false);
+	assert_int_equal(u->recorded_us, 180 * SEC);
+	assert_int_equal(u->cpu_usec, burner_cpu(end - IV));
+	assert_int_equal(u->cpu_usec_bound, burner_cpu(end) - burner_cpu(end - IV));
+	free_usage(u);
+
+	/* A window inside the stall has no recorded time, no memory held. */
+	u = usage_of(s, "/idle", stall_from + 20 * SEC, stall_to - 20 * SEC, false);
+	assert_non_null(u);
+	assert_int_equal(u->recorded_us, 0);
+	assert_true(u->memory_byte_seconds == 0);
+	assert_true(u->memory_max_bytes == INT64_MIN || u->memory_max_bytes == HISTORY_UNKNOWN);
+	free_usage(u);
+
+	/* After the stall the run's steps are the interval again: an edge in
+	 * an idle stretch there is exact, not bounded by the stall. */
+	u = usage_of(s, "/idle", stall_to + 20 * SEC, end, false);
+	assert_int_equal(u->cpu_usec, 0);
+	assert_int_equal(u->cpu_usec_bound, 0);
+	assert_int_equal(u->recorded_us, end - stall_to - 20 * SEC);
+	free_usage(u);
+
+	/* A window that ends just after the stall: its start is held at the
+	 * value before the stall, bounded by all the stall's CPU (75 s), over
+	 * 15 s. With the CPUs known the answer is what they allow, never more
+	 * than cpus x 15 s, the true 7.5 s within its bound. */
+	for (unsigned cpus = 0; cpus <= 2; cpus++) {
+		const uint64_t a = stall_to - 10 * SEC, b = stall_to + 5 * SEC;
+		struct history_usage_query q = { .since_us = a, .until_us = b, .prefix = "/burner", .depth = 0,
+						 .cpus = cpus };
+		n = history_store_usage(s, &q, &u, &err);
+		assert_int_equal(n, 1);
+		const int64_t truth = burner_cpu(b) - burner_cpu(a);
+		assert_true(llabs(u->cpu_usec - truth) <= u->cpu_usec_bound);
+		if (cpus)
+			assert_true(u->cpu_usec <= (int64_t)(cpus * (b - a)));
+		if (cpus == 1) {
+			assert_int_equal(u->cpu_usec, 7500000);
+			assert_int_equal(u->cpu_usec_bound, 7500000);
+		}
+		if (cpus == 0)
+			assert_int_equal(u->cpu_usec, 75 * (int64_t)SEC); /* unclamped: all the stall's CPU */
+		free_usage(u);
+	}
+
+	/* The series: nothing in the stall's steps, never the held values. */
+	struct history_step *steps = NULL;
+	n = history_store_series(s, "/idle", T0, end, 30 * SEC, &steps, &err);
+	assert_int_equal(n, 11);
+	for (int i = 0; i < n; i++) {
+		uint64_t a = steps[i].t_us, b = a + 30 * SEC;
+		if (a >= stall_from && b <= stall_to) {
+			assert_int_equal(steps[i].covered_us, 0);
+			assert_true(isnan(steps[i].memory_mean_bytes));
+		} else if (b <= stall_from || a >= stall_to)
+			assert_int_equal(steps[i].covered_us, 30 * SEC);
+	}
+	free(steps);
+	history_store_close(s, end);
+
+	/* Read back by another connection (the query thread's): the same. */
+	s = xopen_ro(f->db);
+	n = history_store_gaps(s, T0, end, &g, &err);
+	assert_int_equal(n, 1);
+	free(g);
+	history_store_close(s, end);
+}
+
+/* A removal seen after a stall ends the run too: the removed life's last
+ * values are not held over the stall up to its final point. */
+static void test_removal_after_stall_is_not_held(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	for (unsigned i = 0; i < 10; i++) {
+		struct history_sample smp = sample("/gone", 21, 1000, 4096);
+		xrecord(s, T0 + i * IV, &smp, 1);
+	}
+	struct history_record rec = {};
+	char *err = NULL;
+	struct history_key key = { "/gone", 21 };
+	struct history_sample fin = sample("/gone", 21, 2000, 4096);
+	const uint64_t removed = T0 + 90 * SEC + 20 * IV;
+	assert_int_equal(history_store_removed(s, &key, &fin.v, 0, removed, &rec, &err), 0);
+	/* Recorded from its first recording to the run's last one: 90 s. */
+	assert_int_equal(rec.recorded_us, 90 * SEC);
+	history_record_clear(&rec);
+	struct history_usage *u = usage_of(s, "/gone", T0 + 100 * SEC, removed + SEC, true);
+	assert_non_null(u);
+	assert_int_equal(u->recorded_us, 0);
+	free_usage(u);
+	history_store_close(s, removed);
+}
+
 static void test_restart_continues_life(void **state)
 {
 	struct fixture *f = *state;
@@ -1673,7 +1805,7 @@ static void test_disk_full(void **state)
 			snprintf(paths[i], sizeof(paths[i]), "/full/a-rather-long-name-%u-%u", k, i);
 			smp[i] = sample(paths[i], 1000 * k + i, k, i);
 		}
-		r = history_store_record(s, T0 + (10 + k) * IV, smp, 50, &err);
+		r = history_store_record(s, T0 + (5 + k) * IV, smp, 50, &err); /* no stall: every interval */
 	}
 	assert_int_equal(r, -ENOSPC);
 	assert_non_null(err);
@@ -1747,6 +1879,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spike_between_recordings_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_created_while_down_counts_from_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_continues_life, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stall_is_a_gap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removal_after_stall_is_not_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_found_at_start_is_baseline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_spreads_increases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_under_rollups, setup, teardown),

@@ -144,10 +144,18 @@ static void print_history(struct json_object *h)
 		print_field("History", "off ([history] enabled = no)");
 		return;
 	}
-	print_field("History", "%s to %s (%s; %s in memory)%s%s", state, jstr(h, "path") ?: "?",
+	_cleanup_free_ char *age = NULL;
+	int64_t age_us, interval_us;
+	/* the last recording's age against the interval (issue 27) */
+	if (jint(h, "last_recording_age_us", &age_us) && jint(h, "interval_us", &interval_us))
+		age = xasprintf(" (%s ago, every %s)", fmt_duration(age_us).s, fmt_duration(interval_us).s);
+	print_field("History", "%s to %s (%s; %s in memory)%s%s%s",
+		    strcmp(state, "stalled") == 0 ? "stalled recording" : state, jstr(h, "path") ?: "?",
 		    fmt_bytes(jint_or(h, "file_bytes", 0)).s, fmt_bytes(jint_or(h, "heap_bytes", 0)).s,
 		    jint(h, "last_recording_us", &last) ? "; last recording " : "",
-		    jint(h, "last_recording_us", &last) ? history_time(last, false).s : "");
+		    jint(h, "last_recording_us", &last) ? history_time(last, false).s : "", age ?: "");
+	if (jstr(h, "warning"))
+		print_field("", "warning: %s", jstr(h, "warning"));
 	if (jstr(h, "last_error"))
 		print_field("", "last error: %s", jstr(h, "last_error"));
 	if (jstr(h, "set_aside"))

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api-methods.h"
 #include "api-server.h"
@@ -279,6 +280,8 @@ static void run_usage(struct history_query *q, struct history_store *s, const ch
 		.depth = j->depth,
 		.include_removed = j->include_removed,
 		.group_level = j->group_level,
+		/* the host's configured CPUs: no cgroup used more (issue 27) */
+		.cpus = (unsigned)MAX(sysconf(_SC_NPROCESSORS_CONF), 1L),
 	};
 	n = history_store_usage(s, &uq, &u, &error);
 	if (n >= 0) {

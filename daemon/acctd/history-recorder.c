@@ -53,6 +53,8 @@ struct history_recorder {
 	struct removal *removals, **removals_tail;
 	bool stop;
 	struct history_recorder_status status; /* the thread writes, readers copy */
+	uint64_t progress_us; /* the end of the last attempt, or when recording was (re)started */
+	bool stall_logged;    /* the event loop warned of the stall that goes on */
 
 	/* The thread's own. */
 	struct settings have;
@@ -67,6 +69,7 @@ static const char *const state_names[_HISTORY_STATE_MAX] = {
 	[HISTORY_STATE_OFF] = "off",
 	[HISTORY_STATE_RECORDING] = "recording",
 	[HISTORY_STATE_FAILING] = "failing",
+	[HISTORY_STATE_STALLED] = "stalled",
 };
 
 const char *history_state_to_string(enum history_state s)
@@ -260,7 +263,33 @@ static void store_failed(struct history_recorder *r, int k, const char *what, co
 	close_store(r);
 }
 
-static void record(struct history_recorder *r, uint64_t now_us, const struct history_sample *samples, size_t n)
+/* The time without an attempt ending, when it is a stall (more than
+ * HISTORY_STALL_INTERVALS intervals), else 0. Called with the lock held. */
+static uint64_t stalled_for(const struct history_recorder *r, uint64_t now_us)
+{
+	if (!r->want.enabled || !r->want.interval_us || now_us <= r->progress_us)
+		return 0;
+	uint64_t d = now_us - r->progress_us;
+	return d > HISTORY_STALL_INTERVALS * r->want.interval_us ? d : 0;
+}
+
+/* An attempt ended: the thread goes on. Once after a stall, it says so. */
+static void progress(struct history_recorder *r)
+{
+	uint64_t now = history_now_us(), stalled;
+	bool logged;
+	pthread_mutex_lock(&r->lock);
+	stalled = stalled_for(r, now);
+	logged = r->stall_logged;
+	r->stall_logged = false;
+	r->progress_us = now;
+	pthread_mutex_unlock(&r->lock);
+	if (logged || stalled)
+		log_notice("History: the recorder goes on after %s without recording; that time is a gap in the history",
+			   format_duration((char[FORMAT_HUMAN_MAX]){}, (int64_t)stalled));
+}
+
+static void record_once(struct history_recorder *r, uint64_t now_us, const struct history_sample *samples, size_t n)
 {
 	_cleanup_free_ char *error = NULL;
 	struct history_stats st = {};
@@ -281,6 +310,12 @@ static void record(struct history_recorder *r, uint64_t now_us, const struct his
 	r->status.file_bytes = st.file_bytes;
 	pthread_mutex_unlock(&r->lock);
 	set_condition(r, HISTORY_STATE_RECORDING, 0, NULL);
+}
+
+static void record(struct history_recorder *r, uint64_t now_us, const struct history_sample *samples, size_t n)
+{
+	record_once(r, now_us, samples, n);
+	progress(r);
 }
 
 /* Append to the message at *p, never past end (a long path is cut). */
@@ -458,6 +493,8 @@ static void apply_settings(struct history_recorder *r)
 	*h = *w;
 	h->path = w->path ? strdup(w->path) : NULL;
 	r->have_generation = r->want_generation;
+	if (reopen)
+		r->progress_us = history_now_us(); /* the next recording is an interval away */
 	r->status.enabled = h->enabled;
 	snprintf(r->status.path, sizeof(r->status.path), "%s", h->path ?: "");
 	if (!h->enabled) {
@@ -532,11 +569,15 @@ int history_recorder_new(const struct acct_config *c, struct history_recorder **
 	r->want_generation = 1;
 	r->status.enabled = r->want.enabled;
 	r->status.state = r->want.enabled ? HISTORY_STATE_RECORDING : HISTORY_STATE_OFF;
+	r->progress_us = history_now_us();
 	snprintf(r->status.path, sizeof(r->status.path), "%s", r->want.path ?: "");
 	k = pthread_create(&r->thread, NULL, recorder_main, r);
 	if (k != 0)
 		return -k;
 	r->started = true;
+	/* Named for a person (top -H, ps -L) and for the tests, which stop
+	 * this one thread to stall the recorder (test_history_stall.py). */
+	(void)pthread_setname_np(r->thread, "acctd-history");
 	*ret = TAKE_PTR(r);
 	return 0;
 }
@@ -556,6 +597,7 @@ void history_recorder_configure(struct history_recorder *r, const struct acct_co
 
 void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct history_sample *samples, size_t n)
 {
+	uint64_t stalled;
 	pthread_mutex_lock(&r->lock);
 	if (r->has_pending)
 		history_samples_free(r->pending, r->pending_n);
@@ -564,7 +606,17 @@ void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct
 	r->pending_us = now_us;
 	r->has_pending = true;
 	pthread_cond_signal(&r->cond);
+	/* The thread cannot report that it is blocked: warn here, once. */
+	stalled = r->stall_logged ? 0 : stalled_for(r, history_now_us());
+	if (stalled)
+		r->stall_logged = true;
+	uint64_t interval_us = r->want.interval_us;
 	pthread_mutex_unlock(&r->lock);
+	if (stalled)
+		log_warning("History: no recording for %s (every %s): the recorder is stalled; the time it does not "
+			    "record will be a gap in the history",
+			    format_duration((char[FORMAT_HUMAN_MAX]){}, (int64_t)stalled),
+			    format_duration((char[FORMAT_HUMAN_MAX]){}, (int64_t)interval_us));
 }
 
 void history_recorder_removed(struct history_recorder *r, const struct history_sample *final, uint64_t first_seen_us,
@@ -591,8 +643,13 @@ void history_recorder_removed(struct history_recorder *r, const struct history_s
 
 void history_recorder_get_status(struct history_recorder *r, struct history_recorder_status *ret)
 {
+	uint64_t now = history_now_us();
 	pthread_mutex_lock(&r->lock);
 	*ret = r->status;
+	ret->interval_us = r->want.interval_us;
+	ret->stalled_us = ret->state != HISTORY_STATE_OFF ? stalled_for(r, now) : 0;
+	if (ret->stalled_us)
+		ret->state = HISTORY_STATE_STALLED;
 	pthread_mutex_unlock(&r->lock);
 }
 

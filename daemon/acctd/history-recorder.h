@@ -26,7 +26,14 @@
  * condition, /metrics) and tries again at every interval with a fresh open,
  * so that recording resumes by itself when the fault clears (the time it
  * failed is a gap in the store, never interpolated). A corrupt or foreign
- * file is set aside by the store at open; the recorder reports where. */
+ * file is set aside by the store at open; the recorder reports where.
+ *
+ * Stalls. A thread that does not come back from an attempt (a write to a
+ * hung disk) cannot say so itself: the event loop judges it, when it hands
+ * a recording over and in history_recorder_get_status(). Past
+ * HISTORY_STALL_INTERVALS intervals without an attempt ending the state is
+ * "stalled" (Status, /metrics) and one warning is logged; the thread logs
+ * once when it records again. The store makes the stretch a gap. */
 #pragma once
 
 #include <stdbool.h>
@@ -43,9 +50,13 @@ enum history_state {
 	HISTORY_STATE_OFF,       /* [history] enabled = no */
 	HISTORY_STATE_RECORDING, /* the last attempt worked (or none was due yet) */
 	HISTORY_STATE_FAILING,   /* the last open or recording failed: last_error says why */
+	HISTORY_STATE_STALLED,   /* no attempt has ended for more than HISTORY_STALL_INTERVALS
+				  * intervals: the thread is blocked (a slow disk, a write
+				  * that does not return) or acctd was stopped; what is not
+				  * recorded meanwhile will be a gap in the store */
 	_HISTORY_STATE_MAX,
 };
-/* "off", "recording", "failing". */
+/* "off", "recording", "failing", "stalled". */
 const char *history_state_to_string(enum history_state s);
 
 /* A copy of the recorder's condition, for Status and /metrics. */
@@ -55,6 +66,9 @@ struct history_recorder_status {
 	enum history_state state;
 	char last_error[512];       /* "" when none since the last success */
 	uint64_t last_recording_us; /* CLOCK_REALTIME of the last recording written, 0: none */
+	uint64_t interval_us;       /* the recording interval asked for */
+	uint64_t stalled_us;        /* while stalled: how long since the last attempt ended
+				     * (or recording was started), else 0 */
 	uint64_t file_bytes;        /* database + WAL, at the last recording */
 	char set_aside[4096];       /* where the last corrupt or foreign file went, "" if none */
 	uint64_t recordings_total, errors_total, records_total; /* records: removals accounted */
@@ -87,7 +101,9 @@ void history_recorder_removed(struct history_recorder *r, const struct history_s
 			      uint64_t removed_us, uint64_t last_read_us, const char *not_final,
 			      int64_t final_cpu_usec_bound);
 
-/* The condition now (a copy, under the recorder's lock). */
+/* The condition now (a copy, under the recorder's lock), "stalled" judged
+ * at the time of the call: it reads the clock, so that a blocked thread is
+ * seen from the event loop. */
 void history_recorder_get_status(struct history_recorder *r, struct history_recorder_status *ret);
 
 /* Write what is queued, close the store (ending its run cleanly), stop the

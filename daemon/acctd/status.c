@@ -4,8 +4,11 @@
 #include "status.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "build-config.h"
+#include "format-human.h"
 #include "history-recorder.h"
 #include "ledger-json.h"
 #include "util.h"
@@ -36,6 +39,26 @@ static struct json_object *collectors_json(const struct manager *m)
 	return a;
 }
 
+/* Recording health (issue 27): the interval, the last recording's age,
+ * and while the recorder is stalled a warning a person can act on. */
+static void history_health_json(struct json_object *o, const struct history_recorder_status *hs)
+{
+	uint64_t now = history_now_us();
+	char a[FORMAT_HUMAN_MAX], b[FORMAT_HUMAN_MAX];
+	_cleanup_free_ char *warning = NULL;
+
+	json_object_object_add(o, "interval_us", json_object_new_int64((int64_t)hs->interval_us));
+	json_object_object_add(o, "last_recording_age_us",
+			       hs->last_recording_us ? json_object_new_int64(
+							       (int64_t)(now > hs->last_recording_us ? now - hs->last_recording_us : 0))
+						     : NULL);
+	if (hs->state == HISTORY_STATE_STALLED &&
+	    asprintf(&warning, "no recording for %s (every %s): the recorder is stalled; that time is a gap in the history",
+		     format_duration(a, (int64_t)hs->stalled_us), format_duration(b, (int64_t)hs->interval_us)) < 0)
+		warning = NULL;
+	json_object_object_add(o, "warning", warning ? json_object_new_string(warning) : NULL);
+}
+
 /* The history's condition (history-recorder.h); null before the recorder
  * starts (--dump). */
 static struct json_object *history_json(const struct manager *m)
@@ -55,6 +78,7 @@ static struct json_object *history_json(const struct manager *m)
 	json_object_object_add(o, "file_bytes", json_object_new_int64((int64_t)hs.file_bytes));
 	json_object_object_add(o, "set_aside", hs.set_aside[0] ? acct_json_text(hs.set_aside) : NULL);
 	json_object_object_add(o, "heap_bytes", json_object_new_int64((int64_t)history_heap_bytes()));
+	history_health_json(o, &hs);
 	return o;
 }
 

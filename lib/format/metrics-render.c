@@ -1128,6 +1128,16 @@ static void g_history(struct acct_metrics_page *p, const struct fam *f)
 	case 7:
 		sample_u64(p, f, "", NULL, NULL, 0, s->history_heap_bytes);
 		break;
+	case 8:
+		if (s->history_last_recording_age >= 0)
+			sample_double(p, f, "", NULL, NULL, 0, s->history_last_recording_age);
+		break;
+	case 9:
+		sample_double(p, f, "", NULL, NULL, 0, s->history_interval);
+		break;
+	case 10:
+		sample_u64(p, f, "", NULL, NULL, 0, s->history_stalled);
+		break;
 	}
 }
 
@@ -1364,7 +1374,8 @@ static const struct fam families[] = {
 	/* Issue 14: the history (docs/history.md, "In the daemon"). */
 	G("acctd_history_enabled", T_GAUGE, -1, NULL, "1 when history.enabled is on.", g_history, 0),
 	G("acctd_history_up", T_GAUGE, -1, NULL,
-	  "1 while the history is recorded, 0 while its store fails (full disk, read-only) or history is off.",
+	  "1 while the history is recorded, 0 while its store fails (full disk, read-only), its recorder is stalled or "
+	  "history is off.",
 	  g_history, 1),
 	G("acctd_history_bytes", T_GAUGE, -1, "bytes", "Size of the history database with its write-ahead log.",
 	  g_history, 2),
@@ -1379,6 +1390,14 @@ static const struct fam families[] = {
 	  "Accounting records of removed cgroups (the journal's and the store's).", g_history, 5),
 	G("acctd_history_last_recording_timestamp_seconds", T_GAUGE, -1, "seconds",
 	  "Wall-clock time of the last recording written.", g_history, 6),
+	/* Issue 27: recording health, judged when the page is made. */
+	G("acctd_history_last_recording_age_seconds", T_GAUGE, -1, "seconds",
+	  "How long ago the last recording was written (absent before the first).", g_history, 8),
+	G("acctd_history_interval_seconds", T_GAUGE, -1, "seconds", "The history's recording interval.", g_history, 9),
+	G("acctd_history_stalled", T_GAUGE, -1, NULL,
+	  "1 while no recording has ended for more than three intervals (a blocked recorder, acctd stopped): "
+	  "that time is a gap in the history.",
+	  g_history, 10),
 	G("acctd_api_requests", T_COUNTER, -1, NULL, "varlink API calls by method and result (ok or the error name).",
 	  g_api, 0),
 	G("acctd_api_connections", T_GAUGE, -1, NULL, "Open varlink API connections.", g_api, 1),

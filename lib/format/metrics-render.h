@@ -130,6 +130,10 @@ struct acct_metrics_self {
 	uint64_t history_bytes, history_errors_total, history_recordings_total, history_records_total;
 	uint64_t history_heap_bytes; /* SQLite's heap (history_heap_bytes()) */
 	double history_last_recording_time; /* wall clock (s); 0: none */
+	/* Recording health (issue 27): the last recording's age (s; < 0:
+	 * none yet) against the interval (s); stalled past three intervals. */
+	double history_last_recording_age, history_interval;
+	bool history_stalled;
 
 	bool have_process;
 	double process_cpu_seconds;

@@ -54,7 +54,8 @@ struct history_store {
 	char boot_id[33];
 	int64_t run;
 	uint64_t started_us, last_us, interval_us;
-	uint64_t recordings;      /* recordings made in this run */
+	uint64_t run_last_us;     /* the run's last recording (runs.last_us), or its start */
+	uint64_t recordings;      /* recordings made since open (a stall's new run goes on counting) */
 	uint64_t prev_run_end_us; /* the last recording of this boot before this run */
 	struct history_limits limits;
 	struct history_index index;

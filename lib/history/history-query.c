@@ -715,6 +715,26 @@ static void count_in_group(struct history_usage *out, size_t n, const char *path
 		g->subtree_paths++;
 }
 
+/* A CPU total is at most cpus x the window (every CPU busy for all of it).
+ * The points allow [value - bound, value + bound], which around a gap or a
+ * stall (an end held at the value before it, its bound all the gap's CPU)
+ * can reach far past that: the answer is what both allow, the value kept
+ * where it lies inside, else the middle of what is left. Points that
+ * contradict the limit (the CPUs were more when they were written) win. */
+static void clamp_cpu(struct history_usage *u, uint64_t window_us, unsigned cpus)
+{
+	if (!cpus || u->cpu_usec == HISTORY_UNKNOWN || window_us > (uint64_t)INT64_MAX / cpus)
+		return;
+	const int64_t cap = (int64_t)(window_us * cpus);
+	const int64_t lo = MAX(u->cpu_usec - u->cpu_usec_bound, (int64_t)0);
+	const int64_t hi = MIN(u->cpu_usec + u->cpu_usec_bound, cap);
+	if (lo > hi || u->cpu_usec + u->cpu_usec_bound <= cap)
+		return;
+	if (u->cpu_usec > hi)
+		u->cpu_usec = lo + (hi - lo) / 2;
+	u->cpu_usec_bound = MAX(u->cpu_usec - lo, hi - u->cpu_usec);
+}
+
 int history_store_usage(struct history_store *s, const struct history_usage_query *q, struct history_usage **ret,
 			char **ret_error)
 {
@@ -858,6 +878,8 @@ int history_store_usage(struct history_store *s, const struct history_usage_quer
 		r = history_sqlite_error(s->db, rc, "usage", ret_error);
 		goto fail;
 	}
+	for (size_t i = 0; i < n; i++)
+		clamp_cpu(&out[i], q->until_us - q->since_us, q->cpus);
 	if (n == 0 && strcmp(prefix, "/") != 0) {
 		/* none in the window (or at the level): a prefix the store has
 		 * never seen is an error (a typo must not look like an idle

@@ -643,11 +643,66 @@ static int start_run(struct history_store *s, uint64_t now_us, char **ret_error)
 	r = exec(s, "COMMIT", "starting a run", ret_error);
 	if (r < 0)
 		goto fail;
-	s->started_us = s->last_us = now_us;
+	s->started_us = s->last_us = s->run_last_us = now_us;
 	return 0;
 fail:
 	rollback(s);
 	return r;
+}
+
+/* After a stall (HISTORY_STALL_INTERVALS): end the run at its last
+ * recording and start a new one at now_us, as a restart would, but keeping
+ * the index (the lives continue: nobody removed them, and the removals
+ * acctd saw meanwhile come through history_store_removed()). Every life
+ * gets a point at the new run's first recording, which begins its data
+ * after the gap. Returns 0 when there was no stall, 1 when a new run was
+ * started, or a negative errno (nothing changed). */
+static int split_if_stalled(struct history_store *s, uint64_t now_us, char **ret_error)
+{
+	if (s->recordings == 0 || now_us <= s->run_last_us ||
+	    now_us - s->run_last_us <= HISTORY_STALL_INTERVALS * s->interval_us)
+		return 0;
+	_cleanup_finalize_ sqlite3_stmt *end = NULL, *ins = NULL;
+	int r = prepare(s, "UPDATE runs SET ended_us = last_us WHERE id = ?", &end, ret_error);
+	if (r >= 0)
+		r = prepare(s,
+			    "INSERT INTO runs (boot_id, started_us, last_us, interval_us, max_step_us) VALUES (?, ?, ?, ?, 0)",
+			    &ins, ret_error);
+	if (r < 0)
+		return r;
+	r = exec(s, "BEGIN IMMEDIATE", "ending a stalled run", ret_error);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(end, 1, s->run);
+	int rc = sqlite3_step(end);
+	if (rc == SQLITE_DONE) {
+		sqlite3_bind_text(ins, 1, s->boot_id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(ins, 2, (int64_t)now_us);
+		sqlite3_bind_int64(ins, 3, (int64_t)now_us);
+		sqlite3_bind_int64(ins, 4, (int64_t)s->interval_us);
+		rc = sqlite3_step(ins);
+	}
+	if (rc != SQLITE_DONE) {
+		r = history_sqlite_error(s->db, rc, "ending a stalled run", ret_error);
+		rollback(s);
+		return r;
+	}
+	int64_t run = sqlite3_last_insert_rowid(s->db);
+	r = exec(s, "COMMIT", "ending a stalled run", ret_error);
+	if (r < 0) {
+		rollback(s);
+		return r;
+	}
+	s->run = run;
+	s->run_last_us = s->last_us = MAX(s->last_us, now_us);
+	for (size_t i = 0; i < ptr_table_capacity(&s->index.lives); i++) {
+		struct history_life *l = ptr_table_at(&s->index.lives, i);
+		if (l) {
+			l->pointed = false;
+			l->last_point_us = 0;
+		}
+	}
+	return 1;
 }
 
 static bool valid_boot_id(const char *b)
@@ -865,6 +920,9 @@ static int record_samples(struct history_store *s, uint64_t now_us, const struct
 {
 	if (s->readonly)
 		return -EROFS;
+	int r = whole ? split_if_stalled(s, now_us, ret_error) : 0;
+	if (r < 0)
+		return r;
 	_cleanup_free_ struct pending *pending = calloc(n ? n : 1, sizeof(*pending));
 	_cleanup_free_ struct history_life **created_lives = calloc(n ? n : 1, sizeof(*created_lives));
 	if (!pending || !created_lives)
@@ -873,7 +931,7 @@ static int record_samples(struct history_store *s, uint64_t now_us, const struct
 	uint64_t gen = s->recordings + 1;
 	sqlite3_stmt *ins_point, *ins_life, *upd_run;
 	_cleanup_finalize_ sqlite3_stmt *end_life = NULL;
-	int r = history_stmt(s, HISTORY_STMT_INSERT_POINT, INSERT_POINT_SQL, &ins_point, ret_error);
+	r = history_stmt(s, HISTORY_STMT_INSERT_POINT, INSERT_POINT_SQL, &ins_point, ret_error);
 	if (r >= 0)
 		r = history_stmt(s, HISTORY_STMT_INSERT_LIFE,
 				 "INSERT INTO lives (path, boot_id, inode, first_seen_us, from_zero, base_cpu_usec,"
@@ -994,6 +1052,7 @@ static int record_samples(struct history_store *s, uint64_t now_us, const struct
 		}
 	s->recordings++;
 	s->last_us = now_us;
+	s->run_last_us = now_us;
 	return 0;
 fail:
 	rollback(s);
@@ -1024,6 +1083,11 @@ int history_store_removed(struct history_store *s, const struct history_key *key
 {
 	if (s->readonly)
 		return -EROFS;
+	/* A removal after a stall: its final point begins the new run, so
+	 * that the life's values are not held over the stall up to it. */
+	int r = split_if_stalled(s, now_us, ret_error);
+	if (r < 0)
+		return r;
 	struct history_life *l = history_index_get(&s->index, key->path, key->inode);
 	if (!l) {
 		set_error(ret_error, "%s: no life of it in the history", key->path);
@@ -1042,7 +1106,7 @@ int history_store_removed(struct history_store *s, const struct history_key *key
 	if (now_us < l->first_seen_us)
 		now_us = l->first_seen_us;
 	_cleanup_finalize_ sqlite3_stmt *ins = NULL, *upd = NULL;
-	int r = prepare(s, INSERT_POINT_SQL, &ins, ret_error);
+	r = prepare(s, INSERT_POINT_SQL, &ins, ret_error);
 	if (r >= 0)
 		r = prepare(s,
 			    "UPDATE lives SET removed_us = ?, rec_cpu_usec = ?, rec_memory_peak_bytes = ?,"
@@ -1126,9 +1190,12 @@ int history_store_removed_unrecorded(struct history_store *s, const struct histo
 				     int64_t final_cpu_usec_bound, uint64_t now_us, struct history_record *ret,
 				     char **ret_error)
 {
+	int r = split_if_stalled(s, now_us, ret_error); /* its one point in the new run */
+	if (r < 0)
+		return r;
 	if (history_index_get(&s->index, final->key.path, final->key.inode))
 		return history_store_removed(s, &final->key, &final->v, final_cpu_usec_bound, now_us, ret, ret_error);
-	int r = record_samples(s, now_us, final, 1, false, ret_error);
+	r = record_samples(s, now_us, final, 1, false, ret_error);
 	if (r < 0)
 		return r;
 	return history_store_removed(s, &final->key, &final->v, final_cpu_usec_bound, now_us, ret, ret_error);

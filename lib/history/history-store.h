@@ -117,12 +117,26 @@ int history_store_open_readonly(const char *path, struct history_store **ret, ch
 /* Change the limits (a reload). */
 void history_store_set_limits(struct history_store *s, const struct history_limits *limits);
 
+/* A recording (or a removal) more than HISTORY_STALL_INTERVALS intervals
+ * after the run's last recording comes after a stall: a blocked recorder
+ * thread, a slow disk, SIGSTOP, a suspended machine. Nobody recorded the
+ * time in between, so the store ends the run at its last recording and
+ * starts a new one (of the same boot, its lives continuing) at now_us: the
+ * stall is a gap, as acctd's downtime is, never the last values held over
+ * it (which would show a flat, covered stretch that never was, and bounds
+ * the length of the stall). acctd's Status calls the recorder "stalled"
+ * past the same bound. A step of exactly that many intervals (recordings
+ * replaced while one was written) is still a step. */
+#define HISTORY_STALL_INTERVALS 3
+
 /* Record the cgroups that exist at now_us: a point for each whose values
  * changed since its life's last point (or that is new), the run's last_us
- * moved to now_us. One transaction; on failure nothing is written and the
- * next call records against the same last points. Cost: O(n) with an
- * in-memory index of the lives of this run; n = 10,000 with 10% changing
- * writes ~1,000 rows. */
+ * moved to now_us. After a stall (HISTORY_STALL_INTERVALS) a new run is
+ * started first and every life gets a point in it. One transaction (two
+ * after a stall: the new run is committed on its own); on failure no point
+ * is written and the next call records against the same last points. Cost:
+ * O(n) with an in-memory index of the lives of this run; n = 10,000 with
+ * 10% changing writes ~1,000 rows. */
 int history_store_record(struct history_store *s, uint64_t now_us, const struct history_sample *samples, size_t n,
 			 char **ret_error);
 
@@ -240,6 +254,10 @@ struct history_usage_query {
 			       * kernel's hierarchical counters make its subtree's; deeper paths are only
 			       * counted in its subtree_paths. Paths above the level are left out, as is
 			       * a group whose own path has no life in the window. */
+	unsigned cpus;        /* the CPUs a cgroup can run on (0: not known). No CPU total of a
+			       * window exceeds cpus x its length: where the points around an end
+			       * are far apart (a gap, a stall) and value + bound says more, the
+			       * answer is what that limit and the points allow (issue 27). */
 };
 
 /* Usage per path, sorted by path, into a new array (history_usage_array_free()).
