@@ -244,7 +244,10 @@ def test_chmod_does_not_follow_a_planted_symlink(fakecg, tmp_path):
     after bind() (tests/fault-preload.c's plant-symlink: the race of the
     issue, won every time): acctd refuses to start and the file keeps its
     mode and content. Before, chmod() followed the link and made it 0666."""
+    from test_api_client import acctd_sanitizer
     from test_api_dispatch import fault_preload
+    if acctd_sanitizer():  # gcc's runtime must come first; an instrumented shim before it aborts acctd
+        pytest.skip("acctd is built with a sanitizer: the fault shim cannot be preloaded into it")
     fakecg.mkdir("/a.service", memory=1 << 20, procs=[10])
     secret = tmp_path / "secret"
     secret.write_text("root's own\n")
