@@ -264,3 +264,34 @@ def test_chmod_does_not_follow_a_planted_symlink(fakecg, tmp_path):
     assert secret.read_text() == "root's own\n"
     log = assert_refused(result)
     assert "Failed to make %s/io.acctd accessible to everyone (it was replaced by a symlink)" % sdir in log, log
+
+
+def test_socket_activation_is_systemds_to_place(fakecg, tmp_path):
+    """A socket passed by systemd (here systemd-socket-activate, in a 0777
+    directory that acctd's own bind would refuse) is served as it is: its
+    place is systemd's to choose, and the checks above are for acctd's own."""
+    import shutil
+    tool = shutil.which("systemd-socket-activate")
+    if not tool:
+        pytest.skip("needs systemd-socket-activate")
+    fakecg.mkdir("/a.service", memory=1 << 20, procs=[10])
+    sdir = tmp_path / "passed"
+    sdir.mkdir()
+    os.chmod(sdir, 0o777)
+    os.chmod(tmp_path, 0o755)
+    sock = str(sdir / "io.acctd")
+    work = tmp_path / "w"
+    work.mkdir()
+    d = acctd.Daemon(work, fakecg.root, acctd.fast_config(work), wrapper=[tool, "-l", sock, "--fdname=varlink"],
+                     extra=["--socket", str(tmp_path / "unused" / "io.acctd")])
+    try:
+        end = time.monotonic() + 30
+        while not os.path.exists(sock):
+            assert time.monotonic() < end and d.proc.poll() is None, d.logtext()
+            time.sleep(0.05)
+        with Varlink(sock, timeout=60) as v:  # the first connection starts acctd
+            assert ok(v.call(IFACE + ".Status"))["status"]
+        assert "Listening on the varlink socket passed by systemd" in d.logtext(), d.logtext()
+        assert not (tmp_path / "unused").exists()
+    finally:
+        d.stop()
