@@ -13,9 +13,14 @@
  *                    "none" when the call made fewer than N + 1.
  *   no-peergroups    while it exists, getsockopt(SOL_SOCKET, SO_PEERGROUPS)
  *                    fails with ENOPROTOOPT, as before Linux 4.13.
+ *   plant-symlink    a path T. Right after bind() names a Unix socket, the
+ *                    name is replaced by a symlink to T: what a user who can
+ *                    write the socket's directory could do before acctd's
+ *                    chmod() (test_api_paths.py), made certain instead of a
+ *                    race won 4 times in 31.
  *
  * The kernel cannot be made to fail one allocation of one call, nor to lack
- * SO_PEERGROUPS; everything else in those tests is real. Counted: malloc,
+ * SO_PEERGROUPS, nor a race be won every time; everything else in those tests is real. Counted: malloc,
  * calloc, realloc, reallocarray and the aligned allocations, from the daemon,
  * json-c, libevent and glibc alike (glibc's own functions, strdup() and
  * vasprintf() included, allocate through the interposed malloc). Only the
@@ -36,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #ifndef SO_PEERGROUPS
@@ -50,7 +56,7 @@ void *__libc_realloc(void *p, size_t size);
 void *__libc_memalign(size_t align, size_t size);
 void *memalign(size_t align, size_t size); /* malloc.h's, without its other declarations */
 
-static char path_fail[PATH_MAX], path_done[PATH_MAX], path_tmp[PATH_MAX], path_nopg[PATH_MAX];
+static char path_fail[PATH_MAX], path_done[PATH_MAX], path_tmp[PATH_MAX], path_nopg[PATH_MAX], path_plant[PATH_MAX];
 static bool enabled;
 
 /* The armed count: set and read on `thread` only. `armed` and `thread` are
@@ -72,6 +78,7 @@ __attribute__((constructor)) static void fault_init(void)
 	snprintf(path_done, sizeof(path_done), "%s/fail-alloc.done", dir);
 	snprintf(path_tmp, sizeof(path_tmp), "%s/fail-alloc.tmp", dir);
 	snprintf(path_nopg, sizeof(path_nopg), "%s/no-peergroups", dir);
+	snprintf(path_plant, sizeof(path_plant), "%s/plant-symlink", dir);
 	enabled = true;
 }
 
@@ -220,4 +227,27 @@ int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 		return -1;
 	}
 	return real(fd, level, name, val, len);
+}
+
+int bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	static int (*real)(int, const struct sockaddr *, socklen_t);
+	if (!real)
+		real = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "bind");
+	int r = real(fd, sa, len);
+	if (r < 0 || !enabled || sa->sa_family != AF_UNIX)
+		return r;
+	char target[PATH_MAX] = "", name[sizeof(((struct sockaddr_un *)0)->sun_path) + 1] = "";
+	int t = open(path_plant, O_RDONLY | O_CLOEXEC);
+	if (t < 0)
+		return r;
+	ssize_t n = read(t, target, sizeof(target) - 1);
+	close(t);
+	if (n <= 0)
+		return r;
+	target[n] = '\0';
+	memcpy(name, ((const struct sockaddr_un *)sa)->sun_path, sizeof(name) - 1);
+	if (name[0] && unlink(name) == 0 && symlink(target, name) < 0)
+		abort(); /* the test would pass for the wrong reason */
+	return r;
 }

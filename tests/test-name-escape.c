@@ -1,7 +1,8 @@
 /* test-name-escape.c - unit tests of the served text of cgroup names
  * (lib/basic/name-escape.h): UTF-8 validity as RFC 3629 has it, both
- * escaping modes on names a hostile user can make, cutting on a character
- * boundary, and the inverse that lookups use. */
+ * escaping modes on names a hostile user can make (text mode: C0, DEL, C1
+ * and bidi controls), cutting on a character boundary, and the inverse that
+ * lookups use. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,6 +93,20 @@ static const struct escape_case escape_cases[] = {
 	{ "/nbsp\xc2\xa0", "/nbsp\xc2\xa0", "/nbsp\xc2\xa0" },
 	/* a stray c2 is an invalid byte, not a C1 */
 	{ "/\xc2", "/\\xc2", "/\\xc2" },
+	/* bidi controls (issue 27 item 6): U+202E would show "/evilexe.doc" */
+	{ "/evil\xe2\x80\xae" "cod.exe", "/evil\xe2\x80\xae" "cod.exe", "/evil\\xe2\\x80\\xaecod.exe" },
+	{ "/alm\xd8\x9c", "/alm\xd8\x9c", "/alm\\xd8\\x9c" },                            /* U+061C */
+	{ "/lrm\xe2\x80\x8e\xe2\x80\x8f", "/lrm\xe2\x80\x8e\xe2\x80\x8f", "/lrm\\xe2\\x80\\x8e\\xe2\\x80\\x8f" },
+	{ "/lre\xe2\x80\xaa", "/lre\xe2\x80\xaa", "/lre\\xe2\\x80\\xaa" },                 /* U+202A */
+	{ "/lri\xe2\x81\xa6-pdi\xe2\x81\xa9", "/lri\xe2\x81\xa6-pdi\xe2\x81\xa9",
+	  "/lri\\xe2\\x81\\xa6-pdi\\xe2\\x81\\xa9" },                                     /* U+2066, U+2069 */
+	/* their neighbours pass: U+061B, U+200D (ZWJ), U+2029, U+202F, U+2065,
+	 * U+206A */
+	{ "/ok\xd8\x9b\xe2\x80\x8d\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa",
+	  "/ok\xd8\x9b\xe2\x80\x8d\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa",
+	  "/ok\xd8\x9b\xe2\x80\x8d\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa" },
+	/* a bidi control cut short is bytes that are not UTF-8, in both modes */
+	{ "/cut\xe2\x80", "/cut\\xe2\\x80", "/cut\\xe2\\x80" },
 };
 
 static void test_escape(void **state)
@@ -100,7 +115,7 @@ static void test_escape(void **state)
 	for (size_t i = 0; i < ELEMENTSOF(escape_cases); i++) {
 		const struct escape_case *c = &escape_cases[i];
 		_cleanup_free_ char *u = name_escape(c->raw, NAME_ESCAPE_UTF8);
-		_cleanup_free_ char *t = name_escape(c->raw, NAME_ESCAPE_TERMINAL);
+		_cleanup_free_ char *t = name_escape(c->raw, NAME_ESCAPE_TEXT);
 		size_t n = strlen(c->raw);
 
 		assert_non_null(u);
@@ -112,12 +127,12 @@ static void test_escape(void **state)
 		assert_true(span <= n);
 		assert_int_equal(span == n, strcmp(u, c->raw) == 0);
 		assert_memory_equal(u, c->raw, span);
-		span = name_escape_span(c->raw, n, NAME_ESCAPE_TERMINAL);
+		span = name_escape_span(c->raw, n, NAME_ESCAPE_TEXT);
 		assert_int_equal(span == n, strcmp(t, c->raw) == 0);
 		/* name_escape_to() writes no more than promised and no NUL */
 		char buf[256];
 		memset(buf, 'Z', sizeof(buf));
-		size_t len = name_escape_to(buf, c->raw, n, NAME_ESCAPE_TERMINAL);
+		size_t len = name_escape_to(buf, c->raw, n, NAME_ESCAPE_TEXT);
 		assert_true(len <= NAME_ESCAPE_MAX_EXPANSION * n);
 		assert_int_equal(len, strlen(c->terminal));
 		assert_memory_equal(buf, c->terminal, len);
@@ -174,6 +189,7 @@ static void test_unescape(void **state)
 		{ "/tab\\x09here", "/tab\there" },
 		{ "/del\\x7f", "/del\x7f" },
 		{ "/c1\\xc2\\x9b", "/c1\xc2\x9b" },
+		{ "/rlo\\xe2\\x80\\xae", "/rlo\xe2\x80\xae" },
 		{ "/\\\\xff", "/\\\xff" }, /* a literal backslash, then an escape */
 		{ "/\\x\\xff", "/\\x\xff" },
 	};

@@ -155,11 +155,11 @@ void print_text(FILE *f, const char *s)
 {
 	size_t n = strlen(s);
 
-	if (name_escape_span(s, n, NAME_ESCAPE_TERMINAL) == n) {
+	if (name_escape_span(s, n, NAME_ESCAPE_TEXT) == n) {
 		fputs(s, f);
 		return;
 	}
-	_cleanup_free_ char *e = name_escape(s, NAME_ESCAPE_TERMINAL);
+	_cleanup_free_ char *e = name_escape(s, NAME_ESCAPE_TEXT);
 	if (!e)
 		oom_exit();
 	fputs(e, f);

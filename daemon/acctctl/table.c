@@ -27,10 +27,10 @@ static char *cell_for_terminal(struct table *t, char *s)
 {
 	size_t n = strlen(s);
 
-	if (name_escape_span(s, n, NAME_ESCAPE_TERMINAL) == n)
+	if (name_escape_span(s, n, NAME_ESCAPE_TEXT) == n)
 		return s;
 	char *e = arena_alloc(&t->strings, n * NAME_ESCAPE_MAX_EXPANSION + 1);
-	e[name_escape_to(e, s, n, NAME_ESCAPE_TERMINAL)] = '\0';
+	e[name_escape_to(e, s, n, NAME_ESCAPE_TEXT)] = '\0';
 	return e;
 }
 

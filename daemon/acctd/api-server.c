@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <malloc.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,6 +532,49 @@ static int mkdir_parents(const char *path, bool *ret_made_parent)
 	return 0;
 }
 
+/* Whether the directory of the socket at `path` (already made) is one that
+ * only acctd's user (or root) can write: anyone else who can write it can
+ * rename the socket and put a symlink or another file in its place, between
+ * acctd's bind() and its chmod() or later, and have root open or change what
+ * the name then points to. As systemd's RuntimeDirectory= ends up: owned by
+ * the service's user, not writable by group or others. A directory acctd
+ * made now is made so (whatever the umask); an existing one that is not so is
+ * refused, not repaired: what others could plant in it is there already. */
+static int check_socket_dir(const char *path, bool made_dir)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	struct stat st;
+
+	if (!dir)
+		return log_oom();
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0'; /* "/io.acctd": the root directory */
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return log_error_errno(-errno, "Failed to open %s, the socket's directory: %m", dir);
+	if (made_dir && (st.st_mode & 07777) != 0755 && fchmod(fd, 0755) == 0)
+		st.st_mode = (st.st_mode & ~07777U) | 0755;
+	uid_t me = geteuid();
+	if ((st.st_uid == me || st.st_uid == 0) && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+		return 0;
+	char owner[64] = "";
+	struct passwd pw, *found = NULL;
+	char buf[1024];
+	if (getpwuid_r(st.st_uid, &pw, buf, sizeof(buf), &found) == 0 && found)
+		snprintf(owner, sizeof(owner), " (%s)", found->pw_name);
+	return log_error_errno(EPERM,
+			       "Refusing to make the socket %s: its directory %s is owned by uid %u%s with mode %04o; it "
+			       "must be owned by acctd's user (uid %u) or root and not writable by group or others, or "
+			       "they could replace the socket with a symlink (use a directory of acctd's own: the "
+			       "default /run/acctd, or chmod go-w %s)",
+			       path, dir, (unsigned)st.st_uid, owner, (unsigned)(st.st_mode & 07777), (unsigned)me, dir);
+}
+
 static int bind_socket(struct api_server *s, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -544,6 +588,9 @@ static int bind_socket(struct api_server *s, const char *path)
 	r = mkdir_parents(path, &made_dir);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the directory of %s: %m", path);
+	r = check_socket_dir(path, made_dir);
+	if (r < 0)
+		return r;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
 			return log_error_errno(EEXIST, "%s exists and is not a socket, refusing to replace it", path);
@@ -557,8 +604,21 @@ static int bind_socket(struct api_server *s, const char *path)
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return log_error_errno(-errno, "Failed to bind %s: %m", path);
 	/* Everyone may connect; the methods that change something check the
-	 * caller themselves. */
-	if (chmod(path, 0666) < 0 || stat(path, &st) < 0 || listen(fd, SOMAXCONN) < 0) {
+	 * caller themselves. The name is not followed: were it a symlink by
+	 * now, chmod() would make its target 0666 (fchmodat2(), or glibc's
+	 * O_PATH fallback, refuses a symlink with EOPNOTSUPP). Not a umask
+	 * around bind(): the umask is the whole process's, and other threads
+	 * create files meanwhile. */
+	if (fchmodat(AT_FDCWD, path, 0666, AT_SYMLINK_NOFOLLOW) < 0) {
+		r = -errno;
+		return log_error_errno(r, "Failed to make %s accessible to everyone%s: %m", path,
+				       r == -EOPNOTSUPP || r == -ELOOP ? " (it was replaced by a symlink)" : "");
+	}
+	if (lstat(path, &st) < 0)
+		return log_error_errno(-errno, "Failed to check %s: %m", path);
+	if (!S_ISSOCK(st.st_mode))
+		return log_error_errno(EEXIST, "%s was replaced after it was made, refusing it", path);
+	if (listen(fd, SOMAXCONN) < 0) {
 		r = -errno;
 		(void)unlink(path);
 		return log_error_errno(r, "Failed to set up %s: %m", path);

@@ -17,6 +17,7 @@
 
 #include "format-human.h"
 #include "log.h"
+#include "name-escape.h"
 #include "read-file.h"
 #include "util.h"
 
@@ -359,12 +360,16 @@ static void account(const struct removal *x, const struct history_record *rec, u
 	char b[6][FORMAT_HUMAN_MAX], msg[LOG_MESSAGE_MAX], *p = msg, *end = msg + sizeof(msg);
 	char *store[16] = {}, **fields = store;
 	size_t nf = 0;
+	/* the name as every text acctd writes shows it (name-escape.h): a
+	 * terminal following the log must not obey the name's controls */
+	_cleanup_free_ char *text = NULL;
+	const char *name = name_text(x->final.key.path, &text);
 	/* Memory integrated over recorded time: not for a cgroup whose memory
 	 * acctd never read (outside the memory hierarchy) or never recorded. */
 	bool integral = rec && rec->recorded_us > 0 && v->memory_bytes != HISTORY_UNKNOWN;
 
 	/* As systemd says it of a stopped unit. */
-	appendf(&p, end, "%s: Consumed", x->final.key.path);
+	appendf(&p, end, "%s: Consumed", name);
 	const char *sep = " ";
 	if (cpu != HISTORY_UNKNOWN) {
 		appendf(&p, end, "%s%s CPU time", sep, format_duration(b[0], cpu));
@@ -402,7 +407,7 @@ static void account(const struct removal *x, const struct history_record *rec, u
 	}
 
 	field(&fields, &nf, "MESSAGE_ID=%s", HISTORY_RECORD_MESSAGE_ID);
-	field(&fields, &nf, "ACCTD_CGROUP=%s", x->final.key.path);
+	field(&fields, &nf, "ACCTD_CGROUP=%s", name);
 	if (cpu != HISTORY_UNKNOWN)
 		field(&fields, &nf, "ACCTD_CPU_USEC=%" PRId64, cpu);
 	if (cpu != HISTORY_UNKNOWN && x->final_cpu_usec_bound > 0)

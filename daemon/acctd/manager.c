@@ -369,6 +369,7 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 	struct manager *m = userdata;
 	uint64_t now = acct_now_us();
 	struct acct_cgroup *cg;
+	_cleanup_free_ char *text = NULL; /* a name as the log shows it (name_text()) */
 	int r;
 
 	m->discovery_events++;
@@ -378,9 +379,9 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 		if (r == -EEXIST)
 			acct_ledger_update_id(m->ledger, cg, id);
 		else if (r < 0)
-			log_warning_errno(r, "Failed to track cgroup %s, ignoring: %m", id->path);
+			log_warning_errno(r, "Failed to track cgroup %s, ignoring: %m", name_text(id->path, &text));
 		else {
-			log_debug("Tracking %s", id->path);
+			log_debug("Tracking %s", name_text(id->path, &text));
 			if (!m->ready) /* the start's scan: every directory is there */
 				(void)history_inode_of(cg);
 			else /* created while acctd ran (a rescan's find too: since the last scan) */
@@ -392,7 +393,7 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 		cg = acct_ledger_find(m->ledger, id->path);
 		if (cg && !acct_cgroup_is_dead(cg)) {
 			acct_ledger_kill(m->ledger, cg, now);
-			log_debug("%s removed, kept as a tombstone", id->path);
+			log_debug("%s removed, kept as a tombstone", name_text(id->path, &text));
 			history_removed(m, cg, now);
 		}
 		break;
@@ -406,7 +407,7 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 		if (cg && !acct_cgroup_is_dead(cg)) {
 			/* Before the read: a read that started earlier is not final. */
 			__atomic_fetch_add(&cg->populated_changes, 1, __ATOMIC_ACQ_REL);
-			log_debug("%s: cgroup.events changed, reading it and its ancestors", id->path);
+			log_debug("%s: cgroup.events changed, reading it and its ancestors", name_text(id->path, &text));
 			read_soon_with_ancestors(m, cg);
 		}
 		break;
@@ -574,16 +575,19 @@ static void finish_event_pass(struct manager *m, const struct acct_pass_report *
  * once, with the disagreement that decided it. */
 static void note_bpf(struct manager *m, const struct acct_pass_report *rep)
 {
+	_cleanup_free_ char *text = NULL; /* the mismatch names a cgroup: as the log shows names */
+
 	m->bpf_checks_total += rep->bpf_checks;
 	m->bpf_mismatches_total += rep->bpf_mismatches;
 	if (rep->last_mismatch[0]) {
 		memcpy(m->bpf_last_mismatch, rep->last_mismatch, sizeof(m->bpf_last_mismatch));
-		log_debug("BPF value outside the files' readings around the walk: %s", rep->last_mismatch);
+		log_debug("BPF value outside the files' readings around the walk: %s",
+			  name_text(rep->last_mismatch, &text));
 	}
 	if (rep->bpf_fallbacks)
 		log_warning("BPF values disagreed with the files %d passes in a row (last: %s): that part is read "
 			    "from files from now on",
-			    ACCT_BPF_MISMATCH_PASSES, m->bpf_last_mismatch);
+			    ACCT_BPF_MISMATCH_PASSES, text ?: name_text(m->bpf_last_mismatch, &text));
 }
 
 /* After a pass that set memory without a whole reconciliation (a walk alone,
@@ -1359,7 +1363,8 @@ static void log_top(struct manager *m)
 			format_bytes(ms, mem.value);
 		if (hc)
 			format_duration(cs, cpu.value);
-		log_info("%-48s %12s %14s", cgs[i]->path, ms, cs);
+		_cleanup_free_ char *text = NULL;
+		log_info("%-48s %12s %14s", name_text(cgs[i]->path, &text), ms, cs);
 	}
 	if (n > 15)
 		log_info("... and %d more", n - 15);

@@ -30,7 +30,7 @@ static void refuse_query(struct metrics_plan *ret, const char *what, const char 
 	char escaped[4 * METRICS_REFUSED_WORD_MAX + 1];
 	size_t n = strlen(word);
 	size_t cut = utf8_boundary(word, n, METRICS_REFUSED_WORD_MAX);
-	size_t len = name_escape_to(escaped, word, cut, NAME_ESCAPE_TERMINAL);
+	size_t len = name_escape_to(escaped, word, cut, NAME_ESCAPE_TEXT);
 	escaped[len] = '\0';
 	ret->code = 400;
 	ret->reason = "Bad Request";

@@ -61,26 +61,59 @@ size_t utf8_boundary(const char *s, size_t n, size_t max)
 	return i;
 }
 
-/* A C1 control (U+0080-U+009F) is c2 80 - c2 9f in UTF-8. */
-static bool is_c1(const unsigned char *u, size_t l)
+/* The characters that text mode escapes although they are valid UTF-8: a
+ * terminal or a text renderer obeys them (name-escape.h). By code point. */
+static const struct {
+	uint32_t lo, hi;
+} text_controls[] = {
+	{ 0x0000, 0x001f }, /* C0 */
+	{ 0x007f, 0x009f }, /* DEL, C1 (U+009B: CSI) */
+	{ 0x061c, 0x061c }, /* ARABIC LETTER MARK */
+	{ 0x200e, 0x200f }, /* LRM, RLM */
+	{ 0x202a, 0x202e }, /* LRE, RLE, PDF, LRO, RLO */
+	{ 0x2066, 0x2069 }, /* LRI, RLI, FSI, PDI */
+};
+
+/* Whether the valid UTF-8 character u[0..l) is one of text_controls[]. All
+ * of them are below U+0800, or three bytes starting e2 (U+2000-U+2FFF), so
+ * most characters are decided by their lead byte. */
+static bool is_text_control(const unsigned char *u, size_t l)
 {
-	return l == 2 && u[0] == 0xc2 && u[1] < 0xa0;
+	uint32_t cp;
+
+	if (l == 1)
+		return u[0] < 0x20 || u[0] == 0x7f;
+	if (l == 2)
+		cp = (uint32_t)(u[0] & 0x1f) << 6 | (u[1] & 0x3f);
+	else if (l == 3 && u[0] == 0xe2)
+		cp = (uint32_t)(u[0] & 0x0f) << 12 | (uint32_t)(u[1] & 0x3f) << 6 | (u[2] & 0x3f);
+	else
+		return false;
+	for (size_t i = 0; i < sizeof(text_controls) / sizeof(text_controls[0]); i++)
+		if (cp >= text_controls[i].lo && cp <= text_controls[i].hi)
+			return true;
+	return false;
+}
+
+/* How many bytes at u (n left) are escaped together: the whole character
+ * for a control (mode permitting), one byte for a byte that is not UTF-8;
+ * 0 for a character that passes through, whose length is then *ret_len. */
+static size_t escaped_len(const char *s, size_t n, enum name_escape_mode mode, size_t *ret_len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t l = u[0] < 0x80 ? 1 : utf8_char_len(s, n);
+
+	if (l == 0)
+		return 1;
+	*ret_len = l;
+	return mode == NAME_ESCAPE_TEXT && is_text_control(u, l) ? l : 0;
 }
 
 size_t name_escape_span(const char *s, size_t n, enum name_escape_mode mode)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	bool terminal = mode == NAME_ESCAPE_TERMINAL;
-
 	for (size_t i = 0; i < n;) {
-		if (u[i] < 0x80) {
-			if (terminal && (u[i] < 0x20 || u[i] == 0x7f))
-				return i;
-			i++;
-			continue;
-		}
-		size_t l = utf8_char_len(s + i, n - i);
-		if (l == 0 || (terminal && is_c1(u + i, l)))
+		size_t l = 0;
+		if (escaped_len(s + i, n - i, mode, &l) > 0)
 			return i;
 		i += l;
 	}
@@ -99,9 +132,9 @@ size_t name_escape_to(char *out, const char *s, size_t n, enum name_escape_mode 
 		i += k;
 		if (i >= n)
 			return o;
-		/* What stopped the span: a byte that is not UTF-8 or a C0/DEL (one
-		 * byte), or a C1 control (both of its bytes). */
-		size_t l = utf8_char_len(s + i, n - i) == 2 && is_c1(u + i, 2) ? 2 : 1;
+		/* What stopped the span: a byte that is not UTF-8 (one byte), or a
+		 * control (all of its bytes). */
+		size_t unused, l = escaped_len(s + i, n - i, mode, &unused);
 		for (size_t j = 0; j < l; j++, i++) {
 			out[o++] = '\\';
 			out[o++] = 'x';
@@ -122,6 +155,16 @@ char *name_escape(const char *s, enum name_escape_mode mode)
 		return NULL;
 	out[name_escape_to(out, s, n, mode)] = '\0';
 	return out;
+}
+
+const char *name_text(const char *s, char **buf)
+{
+	size_t n = strlen(s);
+
+	if (name_escape_span(s, n, NAME_ESCAPE_TEXT) == n)
+		return s;
+	*buf = name_escape(s, NAME_ESCAPE_TEXT);
+	return *buf ? *buf : "(a name: out of memory)";
 }
 
 static int hex_digit(char c)

@@ -14,10 +14,22 @@
  *     systemd's unit names hold the literal text \x2d, and they must read the
  *     same in acctd as in systemctl.
  *
- * The terminal mode (acctctl's tables and lines) escapes in addition the
- * control characters, C0 (00-1f), DEL (7f) and C1 (U+0080-U+009F, the two
- * bytes c2 80 - c2 9f, each written \xHH), so that a name can neither move
- * the cursor nor retitle the window.
+ * The text mode is the one rule for a name in text that people read: acctd's
+ * log lines and journal fields, /metrics label values, acctctl's tables and
+ * lines. It escapes in addition, each of its bytes as \xHH, every character
+ * that a terminal or a text renderer obeys instead of showing:
+ *
+ *   - C0 controls (U+0000-U+001F), DEL (U+007F) and C1 controls
+ *     (U+0080-U+009F, c2 80 - c2 9f: U+009B is a CSI of its own), so that a
+ *     name can neither move the cursor nor retitle the window;
+ *   - the bidirectional controls, U+061C, U+200E, U+200F, U+202A-U+202E and
+ *     U+2066-U+2069 (Unicode's Bidi_Control; "Trojan Source", CVE-2021-42574),
+ *     so that a name cannot reorder the text around it (U+202E makes
+ *     "/evil\u202ecod.exe" read "/evilexe.doc").
+ *
+ * JSON documents keep the UTF-8 mode: the JSON encoder escapes C0 and DEL
+ * itself and a program reads the exact text; whoever prints it escapes it
+ * (acctctl does, in text mode).
  *
  * Since backslashes stay, two names can serve the same text (one holding the
  * byte ff, one the four characters \xff). Lookups therefore take a path
@@ -31,8 +43,8 @@
 #include <stddef.h>
 
 enum name_escape_mode {
-	NAME_ESCAPE_UTF8,     /* JSON documents, metrics labels: bytes that are not UTF-8 */
-	NAME_ESCAPE_TERMINAL, /* and control characters (C0, DEL, C1) */
+	NAME_ESCAPE_UTF8, /* JSON documents: bytes that are not UTF-8 */
+	NAME_ESCAPE_TEXT, /* log, journal, metrics labels, tables: and controls (C0, DEL, C1, bidi) */
 };
 
 /* The most output bytes one input byte can become ("\xHH"). */
@@ -64,9 +76,16 @@ size_t name_escape_to(char *out, const char *s, size_t n, enum name_escape_mode 
  * string that the caller frees; NULL on ENOMEM. */
 char *name_escape(const char *s, enum name_escape_mode mode);
 
+/* A name for a log line or a journal field: s itself when text mode leaves
+ * it unchanged (no allocation, the common case), else its text-mode text in
+ * a new string stored in *buf, which the caller frees (NULL when nothing was
+ * allocated). Out of memory gives a fixed placeholder: a log line is never
+ * worth failing for. Never returns NULL. */
+const char *name_text(const char *s, char **buf);
+
 /* The inverse, for lookups of a path a client sent as text: each \xHH that
  * name_escape_to() can write in either mode (lowercase hex, HH in 01-1f, 7f
- * or 80-ff) becomes the byte HH; everything else, "\x2d" and "\x00"
+ * or 80-ff: a bidi control's three bytes are three such escapes) becomes the byte HH; everything else, "\x2d" and "\x00"
  * included, is kept. Writes the NUL-terminated result to `out` (room for
  * strlen(s) + 1 bytes) and returns true when there was such an escape;
  * returns false and leaves `out` untouched when there was none. The result

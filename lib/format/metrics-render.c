@@ -317,13 +317,13 @@ static char *put_double(char *o, double v, bool om_le)
 
 /* ---- label values -------------------------------------------------------------- */
 
-/* A label value needs the slow path when it has a byte to escape or a byte
- * that is not ASCII (to be checked as UTF-8). */
+/* A label value needs the slow path when it has a byte to escape, a control
+ * or a byte that is not ASCII (to be checked as UTF-8 and for controls). */
 static bool label_plain(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c == '\\' || c == '"' || c == '\n' || c >= 0x80)
+		if (c == '\\' || c == '"' || c < 0x20 || c >= 0x7f)
 			return false;
 	}
 	return true;
@@ -331,37 +331,31 @@ static bool label_plain(const char *s, size_t n)
 
 #define LABEL_MAX_EXPANSION 5 /* one byte -> "\\xNN" */
 
-/* Escape per the text format and OpenMetrics: \\ \" \n, of the served text
- * of the name (name-escape.h): bytes that are not UTF-8 (a cgroup name can
- * hold any byte but '/' and NUL, a Prometheus label value must be UTF-8)
- * become the four characters \xNN, as in the API's JSON. Room for
+/* Escape per the text format and OpenMetrics (\\ \" \n) the served text of
+ * the name in text mode (name-escape.h), the rule of acctd's log and
+ * acctctl's tables: bytes that are not UTF-8 (a Prometheus label value must
+ * be UTF-8), C0, DEL, C1 and bidi controls (promtool and Prometheus take
+ * them, but a terminal running curl obeys them) become the four characters
+ * \xNN, whose backslash the label escapes in turn. Room for
  * LABEL_MAX_EXPANSION * n bytes is needed. */
 static char *put_label_value(char *o, const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
-
 	for (size_t i = 0; i < n;) {
-		unsigned char c = u[i];
-		if (c < 0x80) {
-			if (c == '\\' || c == '"') {
+		size_t k = name_escape_span(s + i, n - i, NAME_ESCAPE_TEXT);
+		for (size_t j = i; j < i + k; j++) {
+			if (s[j] == '\\' || s[j] == '"')
 				*o++ = '\\';
-				*o++ = (char)c;
-			} else if (c == '\n') {
-				*o++ = '\\';
-				*o++ = 'n';
-			} else
-				*o++ = (char)c;
-			i++;
-			continue;
+			*o++ = s[j]; /* no '\n': text mode escaped it */
 		}
-		size_t l = utf8_char_len(s + i, n - i);
-		if (l) {
-			o = put_mem(o, u + i, l);
-			i += l;
-		} else {
+		i += k;
+		if (i >= n)
+			break;
+		/* a control (all its bytes) or a byte that is not UTF-8: each
+		 * byte alone is one that text mode writes as \xNN */
+		size_t l = MAX(utf8_char_len(s + i, n - i), (size_t)1);
+		for (size_t j = 0; j < l; j++, i++) {
 			*o++ = '\\'; /* the label's escape of the served text's backslash */
-			o += name_escape_to(o, s + i, 1, NAME_ESCAPE_UTF8);
-			i++;
+			o += name_escape_to(o, s + i, 1, NAME_ESCAPE_TEXT);
 		}
 	}
 	return o;
@@ -1729,15 +1723,15 @@ static int gather_io(struct acct_metrics_page *p, struct acct_ledger *l, const s
  * ledger. */
 /* Whether cg's label value is another cgroup's on this page. Two names can
  * serve one text (name-escape.h: the four characters \xff, and the byte ff,
- * which is not UTF-8), but a series must be unique; the text names the
- * literal one, as in the API's lookups, so the other is left out. Only names
- * that are not UTF-8 pay for the lookup. Caller holds rcu_read_lock(). */
+ * which is not UTF-8; or \x1b and ESC), but a series must be unique; the
+ * text names the literal one, as in the API's lookups, so the other is left
+ * out. Only names that are not UTF-8 or hold controls pay for the lookup. Caller holds rcu_read_lock(). */
 static bool label_taken(const struct acct_metrics_page *p, struct acct_ledger *l, const struct acct_cgroup *cg,
 			size_t len)
 {
-	if (name_escape_span(cg->path, len, NAME_ESCAPE_UTF8) == len)
+	if (name_escape_span(cg->path, len, NAME_ESCAPE_TEXT) == len)
 		return false;
-	_cleanup_free_ char *text = name_escape(cg->path, NAME_ESCAPE_UTF8);
+	_cleanup_free_ char *text = name_escape(cg->path, NAME_ESCAPE_TEXT);
 	const struct acct_cgroup *twin = text ? acct_ledger_find(l, text) : NULL;
 	return twin && wanted(&p->opts, twin);
 }

@@ -429,11 +429,67 @@ static int classify(struct history_store *s, enum file_kind *ret_kind, int *ret_
 	return 0;
 }
 
+/* Whether the store may be opened at `path`, in the directory `dir` (see
+ * history_store_open()): the file is not a symlink, and the directory is one
+ * that only acctd's user (or root) can write. Whoever else can write the
+ * directory can put a symlink there (to a file of root's, which acctd would
+ * then overwrite with its database) or a file of their own (which would
+ * receive every cgroup's history), as history.db or as its -wal or -shm;
+ * refusing their symlinks alone would not be enough. The rule of the API
+ * socket's directory; as there, a sticky directory (/tmp) is refused too:
+ * the sticky bit keeps others from renaming acctd's files, not from making
+ * theirs first. Returns 0, or -ELOOP or -EPERM with *ret_error. */
+static int check_place(const char *path, const char *dir, char **ret_error)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0) {
+		int r = -errno;
+		set_error(ret_error, "%s: %s", dir, strerror(errno));
+		return r;
+	}
+	uid_t me = geteuid();
+	if ((st.st_uid != me && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		set_error(ret_error,
+			  "its directory %s is owned by uid %u with mode %04o: it must be owned by acctd's user (uid %u) "
+			  "or root and not writable by group or others, who could put a symlink or a file of theirs in "
+			  "the history's place",
+			  dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)me);
+		return -EPERM;
+	}
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		set_error(ret_error, "it is a symbolic link, which the history is never opened through");
+		return -ELOOP;
+	}
+	return 0;
+}
+
+/* The directory of `path`, as a new string; NULL on ENOMEM. */
+static char *dir_of(const char *path)
+{
+	char *dir = strdup(path);
+	if (!dir)
+		return NULL;
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else
+		slash[slash == dir ? 1 : 0] = '\0';
+	return dir;
+}
+
 static int db_open(struct history_store *s, int flags, char **ret_error)
 {
-	int rc = sqlite3_open_v2(s->path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+	/* NOFOLLOW: a symlink put in the file's place after check_place() is
+	 * refused too (SQLite then opens with O_NOFOLLOW). */
+	int rc = sqlite3_open_v2(s->path, &s->db, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK) {
-		int r = history_sqlite_error(s->db, rc, s->path, ret_error);
+		int r;
+		if (s->db && sqlite3_extended_errcode(s->db) == SQLITE_CANTOPEN_SYMLINK) {
+			set_error(ret_error, "%s is a symbolic link: the history is not opened through one", s->path);
+			r = -ELOOP;
+		} else
+			r = history_sqlite_error(s->db, rc, s->path, ret_error);
 		sqlite3_close(s->db);
 		s->db = NULL;
 		return r;
@@ -735,22 +791,20 @@ int history_store_open(const char *path, const char *boot_id, uint64_t now_us, u
 	/* SQLite opens a file it cannot write read-only and fails later, with
 	 * less telling errors: ask first (the directory too: the WAL and its
 	 * index are created beside the file). */
-	_cleanup_free_ char *dir = strdup(path);
+	_cleanup_free_ char *dir = dir_of(path);
 	if (!dir)
 		return -ENOMEM;
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else
-		slash[slash == dir ? 1 : 0] = '\0';
+	int r = check_place(path, dir, ret_error);
+	if (r < 0)
+		return r;
 	const char *const need[] = { dir, path };
 	for (size_t i = 0; i < ELEMENTSOF(need); i++)
 		if (access(need[i], W_OK) < 0 && !(i == 1 && errno == ENOENT)) {
-			int r = -errno;
+			r = -errno;
 			set_error(ret_error, "%s: not writable: %s", need[i], strerror(errno));
 			return r;
 		}
-	int r = db_open(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, ret_error);
+	r = db_open(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, ret_error);
 	if (r < 0)
 		return r;
 	enum file_kind kind;
@@ -844,7 +898,13 @@ int history_store_open_readonly(const char *path, struct history_store **ret, ch
 		set_error(ret_error, "%s: %s", path, strerror(errno));
 		return r;
 	}
-	int r = db_open(s, SQLITE_OPEN_READONLY, ret_error);
+	_cleanup_free_ char *dir = dir_of(path);
+	if (!dir)
+		return -ENOMEM;
+	int r = check_place(path, dir, ret_error);
+	if (r < 0)
+		return r;
+	r = db_open(s, SQLITE_OPEN_READONLY, ret_error);
 	if (r < 0)
 		return r;
 	int64_t app = 0, version = 0;

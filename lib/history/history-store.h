@@ -104,14 +104,18 @@ struct history_open_info {
  * missing) is renamed to PATH.corrupt-<unix seconds> and a new store is
  * created (info->set_aside, info->set_aside_why);
  * a store of an older schema is migrated in one transaction. Ends a previous
- * run that did not close (SIGKILL) at its last recording. Returns 0, or
- * -ENOSPC, -EROFS, -EACCES, -EIO, -ENOMEM with *ret_error. */
+ * run that did not close (SIGKILL) at its last recording. Never through a
+ * symlink (-ELOOP), and only in a directory that acctd's user or root owns
+ * and group and others cannot write (-EPERM otherwise: they could plant a
+ * symlink or a file of theirs there). Returns 0, or -ENOSPC, -EROFS,
+ * -EACCES, -ELOOP, -EPERM, -EIO, -ENOMEM with *ret_error. */
 int history_store_open(const char *path, const char *boot_id, uint64_t now_us, uint64_t interval_us,
 		       const struct history_limits *limits, struct history_store **ret,
 		       struct history_open_info *info, char **ret_error);
 
 /* Open an existing store read-only for queries (another thread's, or a
- * process's). -ENOENT if there is none. */
+ * process's). -ENOENT if there is none; -ELOOP and -EPERM as
+ * history_store_open(). */
 int history_store_open_readonly(const char *path, struct history_store **ret, char **ret_error);
 
 /* Change the limits (a reload). */

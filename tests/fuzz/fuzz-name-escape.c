@@ -5,9 +5,9 @@
  * Beyond "no crash" (AddressSanitizer sees any read past the end) the target
  * checks what the module promises, against a reference decoder written
  * differently (code points computed, then ranges checked):
- *   - UTF-8 mode output is valid UTF-8; terminal mode output also holds no
- *     C0, DEL or C1 control;
- *   - valid UTF-8 is served unchanged (without controls, in terminal mode
+ *   - UTF-8 mode output is valid UTF-8; text mode output also holds no
+ *     C0, DEL, C1 or bidi control;
+ *   - valid UTF-8 is served unchanged (without controls, in text mode
  *     too), backslashes always;
  *   - the output is within NAME_ESCAPE_MAX_EXPANSION times the input;
  *   - name_unescape() of either output gives the name back, when the name
@@ -66,9 +66,18 @@ static size_t ref_decode(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
+/* C0, DEL, C1 and Unicode's Bidi_Control characters, listed one by one. */
 static bool is_control(uint32_t cp)
 {
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+	static const uint32_t bidi[] = { 0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c,
+					 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069 };
+
+	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(bidi); i++)
+		if (cp == bidi[i])
+			return true;
+	return false;
 }
 
 /* Whether s[0..n) is valid UTF-8 (and, if no_controls, holds none). */
@@ -105,17 +114,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(utf8_char_len(name + i, SIZE_MAX) == l, "utf8_char_len of a NUL-terminated string");
 	}
 
-	static const enum name_escape_mode modes[] = { NAME_ESCAPE_UTF8, NAME_ESCAPE_TERMINAL };
+	static const enum name_escape_mode modes[] = { NAME_ESCAPE_UTF8, NAME_ESCAPE_TEXT };
 	for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
-		bool terminal = modes[m] == NAME_ESCAPE_TERMINAL;
+		bool text = modes[m] == NAME_ESCAPE_TEXT;
 		char *out = name_escape(name, modes[m]);
 		check(out != NULL, "name_escape");
 		size_t len = strlen(out);
 		check(len <= NAME_ESCAPE_MAX_EXPANSION * n, "expansion");
-		check(ref_valid(out, len, terminal), "served text is valid UTF-8 (without controls for a terminal)");
+		check(ref_valid(out, len, text), "served text is valid UTF-8 (without controls in text mode)");
 		size_t span = name_escape_span(name, n, modes[m]);
 		check(span <= n && memcmp(out, name, span) == 0, "the span comes out unchanged");
-		check((span == n) == ref_valid(name, n, terminal), "unchanged exactly when valid");
+		check((span == n) == ref_valid(name, n, text), "unchanged exactly when valid");
 		check((span == n) == (len == n && memcmp(out, name, n) == 0), "unchanged means the same bytes");
 		/* backslashes are never escaped, so every one of the name's is there */
 		size_t bs_in = 0, bs_out = 0;

@@ -302,7 +302,10 @@ def daemon(tmp_path, config, env=None, sub="d", wrapper=()):
     path = os.path.join(str(tmp_path), sub)
     os.makedirs(path, exist_ok=True)
     if wrapper:
-        os.chmod(path, 0o777)  # the unprivileged daemon's state file and socket
+        # the unprivileged daemon's state file and socket, in a directory of
+        # its own (acctd refuses one that others can write: issue 27 item 4)
+        os.chown(path, 65534, 65534)
+        os.chmod(path, 0o755)
     d = acctd.Daemon(path, None, config, env=env, wrapper=wrapper)
     try:
         d.wait_notify("READY=1", timeout=30)

@@ -402,7 +402,7 @@ def tmpfs(size="512k"):
     if not acctd.is_root():
         pytest.skip("needs root to mount a tmpfs")
     d = tempfile.mkdtemp(prefix="hist-daemon-fs-")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s" % size, "hist-daemon", d],
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s,mode=0755" % size, "hist-daemon", d],
                        capture_output=True, text=True)
     if r.returncode != 0:
         os.rmdir(d)

@@ -29,6 +29,7 @@ import pytest
 import acctd
 from test_acctctl import acctctl_binary, base_env, run_ctl
 from test_api_client import IFACE, Varlink, error, ok, socket_dir
+from test_history import recording
 from test_metrics import PROMTOOL, Metrics, free_port, promtool, series
 
 pytestmark = pytest.mark.skipif(not acctd.is_root(), reason="needs root to create cgroups")
@@ -37,7 +38,8 @@ pytestmark = pytest.mark.skipif(not acctd.is_root(), reason="needs root to creat
 # item's tests fail for their own reason on a daemon without the fix: names
 # that are valid UTF-8 but hold control characters (items 8 and 9), and names
 # that are not UTF-8 (item 3).
-# key: (name as bytes, its served text (JSON, labels), what a terminal shows)
+# key: (name as bytes, its served text (JSON), what a terminal, the log and a
+# /metrics label show)
 TEXT_NAMES = {
     "evil": (b"evil\x1b]0;owned\x07\x1b[2J", "evil\x1b]0;owned\x07\x1b[2J", "evil\\x1b]0;owned\\x07\\x1b[2J"),
     "tab": (b"tab\there", "tab\there", "tab\\x09here"),
@@ -279,7 +281,8 @@ def test_state_file_dump_metrics(request, names, tmp_path):
     assert sorted(c["path"] for c in json.loads(p.stdout.decode("utf-8"))["cgroups"]) == all_paths(h)
     page = h["metrics"].wait()  # decoded as strict UTF-8
     labels = series(page, "acctd_memory_bytes")  # asserts that no series is there twice
-    assert sorted(labels) == sorted(set(all_paths(h))), sorted(labels)
+    # labels show names as the log and acctctl do: controls too as \xHH
+    assert sorted(labels) == sorted(set([path(h, k, 2) for k in h["names"]] + [h["base"]])), sorted(labels)
     if os.path.exists(PROMTOOL):
         promtool(page)
 
@@ -390,3 +393,135 @@ def test_reload_failure_reason_is_text(fakecg, tmp_path):
             assert "'1\\xffs'" in st["reload_result"] and "'1\\xffs'" in st["status"], st
         # and systemd's STATUS= (systemd ignores one that is not UTF-8)
         assert "'1\\xffs'" in d.wait_notify("reload failed")
+
+
+# ---- issue 27 item 6: one rule for every text a name leaves acctd in -------------
+
+# Names a delegated user can make, with what a terminal obeys in them: C0
+# (ESC, BEL), DEL, a byte that is not UTF-8, a C1 control (U+009B, CSI) and a
+# bidi override (U+202E); key: (name as bytes, its text as every text output
+# shows it: name-escape.h's text mode).
+CONTROL_NAMES = {
+    "esc": (b"esc\x1b[2J", b"esc\\x1b[2J"),
+    "bel": (b"bel\x07", b"bel\\x07"),
+    "del": (b"del\x7f", b"del\\x7f"),
+    "ff": (b"ff\xff", b"ff\\xff"),
+    "csi": ("csi\u009b31m".encode(), b"csi\\xc2\\x9b31m"),
+    "rlo": ("rlo\u202ecod.exe".encode(), b"rlo\\xe2\\x80\\xaecod.exe"),
+}
+# Raw, none of these may reach a log, a scrape or a terminal.
+RAW_CONTROLS = [b"\x1b", b"\x07", b"\x7f", b"\xff", "\u009b".encode(), "\u202e".encode()]
+
+
+def shows_all(data, label=False):
+    """data when it shows every name, escaped or raw (so that a daemon that
+    shows them raw fails on the assertion, at once), else None."""
+    def forms(raw, text):
+        return (text.replace(b"\\", b"\\\\"), raw) if label else (text, raw)
+    return data if all(any(f in data for f in forms(*n)) for n in CONTROL_NAMES.values()) else None
+
+
+def assert_no_raw_controls(what, data):
+    for c in RAW_CONTROLS:
+        assert c not in data, "%s carries %r raw: %r" % (what, c, data[-3000:])
+
+
+@pytest.fixture
+def control_names(fakecg, tmp_path):
+    """acctd on a fake tree holding CONTROL_NAMES under /ctl, recording a
+    history every second, with its API socket and /metrics."""
+    base = "/ctl"
+    for raw, _ in CONTROL_NAMES.values():
+        fakecg.mkdir(base + "/" + os.fsdecode(raw), memory=4 << 20, cpu_usec=1000000, procs=[10])
+    sdir = socket_dir()
+    sock = os.path.join(sdir, "io.acctd")
+    port = free_port()
+    conf = acctd.fast_config(tmp_path, history__path=str(tmp_path / "history.db"), history__interval="1s")
+    d = acctd.Daemon(tmp_path, fakecg.root, conf,
+                     extra=["--socket", sock, "--metrics-listen", "127.0.0.1:%d" % port])
+    try:
+        d.wait_notify("READY=1", timeout=30)
+        yield {"daemon": d, "sock": sock, "address": "unix:" + sock, "metrics": Metrics(port), "base": base,
+               "fakecg": fakecg}
+        assert d.stop() == 0
+    finally:
+        d.stop()
+        for p in (sock, sdir):
+            with contextlib.suppress(OSError):
+                os.unlink(p) if p == sock else os.rmdir(p)
+
+
+def ctl_bytes(h, *args):
+    p = subprocess.run([acctctl_binary(), "--address", h["address"], "--no-pager"] + list(args),
+                       capture_output=True, timeout=60, env=base_env())
+    assert p.returncode == 0, (args, p.returncode, p.stdout, p.stderr)
+    assert_no_raw_controls("acctctl %s's stderr" % " ".join(args), p.stderr)
+    return p.stdout
+
+
+def wait_for(pred, what, timeout=60):
+    end = time.monotonic() + timeout
+    while True:
+        got = pred()
+        if got:
+            return got
+        assert time.monotonic() < end, "timed out waiting for %s" % what
+        time.sleep(0.2)
+
+
+def log_bytes(d):
+    d.log.flush()
+    with open(d.log_path, "rb") as f:
+        return f.read()
+
+
+def test_metrics_labels_escape_controls(control_names):
+    """/metrics shows each name in its text (controls as \\xHH, the label's
+    backslash escaped), never a raw control; promtool accepts the page."""
+    h = control_names
+
+    def page():
+        status, hdrs, data = h["metrics"].request()
+        if status != 200:
+            return None
+        return shows_all(data, label=True)
+
+    data = wait_for(page, "every name on the /metrics page")
+    assert_no_raw_controls("/metrics", data)
+    for _, text in CONTROL_NAMES.values():
+        assert b'cgroup="/ctl/' + text.replace(b"\\", b"\\\\") + b'"' in data, text
+    if os.path.exists(PROMTOOL):
+        promtool(data.decode("utf-8"))
+
+
+def test_acctctl_tables_escape_controls(control_names):
+    """acctctl list, list --tree, top and usage show each name in its text,
+    no raw control or bidi character."""
+    h = control_names
+    for args in (["list", h["base"]], ["list", "--tree", h["base"]], ["top", "-n", "1", "--no-legend"]):
+        out = wait_for(lambda: shows_all(ctl_bytes(h, *args)), "every name in acctctl %s" % " ".join(args))
+        assert_no_raw_controls("acctctl %s" % " ".join(args), out)
+    since = "@%d" % (int(time.time()) - 3600)
+    out = wait_for(lambda: shows_all(ctl_bytes(h, "usage", "--since", since, "--prefix", h["base"])),
+                   "every name in acctctl usage")
+    assert_no_raw_controls("acctctl usage", out)
+    out = ctl_bytes(h, "usage", "--since", since, "--prefix", h["base"], "--csv")
+    assert_no_raw_controls("acctctl usage --csv", out)
+
+
+def test_log_escapes_controls(control_names):
+    """The log's start summary and each removed cgroup's accounting record
+    ("NAME: Consumed ...") show the name in its text, never raw."""
+    h = control_names
+    d = h["daemon"]
+    # recorded at least once, so that the records have the store's values
+    wait_for(lambda: recording(h["sock"]), "a recording")
+    for raw, _ in CONTROL_NAMES.values():
+        h["fakecg"].rmdir(h["base"] + "/" + os.fsdecode(raw))
+    for raw, text in CONTROL_NAMES.values():
+        wait_for(lambda: any(b"/ctl/" + n + b": Consumed" in log_bytes(d) for n in (raw, text)),
+                 "the record of %r" % text)
+    log = log_bytes(d)
+    assert_no_raw_controls("the log", log)
+    for _, text in CONTROL_NAMES.values():
+        assert b"/ctl/" + text + b": Consumed" in log, text
