@@ -13,8 +13,10 @@
 
 #include <cmocka.h>
 
+#include "json-shape.h"
 #include "ledger-json.h"
 #include "test-oom.h"
+#include "util.h"
 #include "varlink.h"
 
 static struct json_object *parse(const char *s)
@@ -127,6 +129,100 @@ static void test_reader_limits(void **state)
 	big[63] = '}';
 	big[64] = 0;
 	assert_int_equal(varlink_reader_feed(r, big, 65), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	json_object_put(o);
+	varlink_reader_free(r);
+}
+
+/* Issue 27: a message whose shape would cost json-c far more than its bytes
+ * is refused while it arrives, before its NUL and before anything is built;
+ * its bytes are dropped as they come, and the stream goes on after it. */
+static void test_reader_shape_limits(void **state)
+{
+	static const struct {
+		const char *item;
+		int want;
+	} cases[] = { { "{}", -EFBIG }, { "[]", -EFBIG }, { "\"/a\"", -E2BIG } };
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct varlink_reader *r = NULL;
+		struct json_object *o = NULL;
+		char chunk[4096];
+		size_t il = strlen(cases[c].item), fed = 0;
+
+		assert_int_equal(varlink_reader_new(16u << 20, 32, &r), 0);
+		varlink_reader_set_limits(r, 1000, 16, 64 * 1024);
+		assert_int_equal(varlink_reader_feed(r, "{\"method\":\"a.b.C\"}", 19), 0);
+		static const char head[] = "{\"method\":\"a.b.C\",\"parameters\":{\"x\":[";
+		assert_int_equal(varlink_reader_feed(r, head, sizeof(head) - 1), 0);
+		/* The call before it is served, and costs what it costs. */
+		assert_int_equal(varlink_reader_next(r, &o), 1);
+		json_object_put(o);
+		assert_true(varlink_reader_cost(r) >= JSON_SHAPE_COST_OBJECT * 2);
+		/* 4 MB of items in 4 KB pieces: refused early, memory flat. */
+		int k = 0;
+		size_t refused_at = 0, most_pending = 0;
+		while (fed < (4u << 20)) {
+			size_t n = 0;
+			while (n + il + 1 <= sizeof(chunk)) {
+				memcpy(chunk + n, cases[c].item, il);
+				chunk[n + il] = ',';
+				n += il + 1;
+			}
+			assert_int_equal(varlink_reader_feed(r, chunk, n), 0);
+			fed += n;
+			most_pending = MAX(most_pending, varlink_reader_pending(r));
+			/* As the server does after each turn: the buffer goes
+			 * once the dropped bytes leave nothing pending. */
+			varlink_reader_shrink(r);
+			if (k == 0) {
+				k = varlink_reader_next(r, &o);
+				if (k != 0)
+					refused_at = fed;
+			} else
+				assert_int_equal(varlink_reader_next(r, &o), 0); /* handed out once */
+		}
+		assert_int_equal(k, cases[c].want);
+		assert_true(refused_at > 0 && refused_at <= 64 * 1024);
+		assert_true(most_pending <= 64 * 1024);
+		/* Its end, then a good call in the same piece: in sync. */
+		assert_int_equal(varlink_reader_feed(r, "{}]}}\0{\"method\":\"x.y.Z\"}", 25), 0);
+		assert_int_equal(varlink_reader_next(r, &o), 1);
+		assert_string_equal(json_object_get_string(json_object_object_get(o, "method")), "x.y.Z");
+		json_object_put(o);
+		assert_int_equal(varlink_reader_next(r, &o), 0);
+		assert_int_equal(varlink_reader_pending(r), 0);
+		assert_int_equal(varlink_reader_cost(r), 0);
+		varlink_reader_free(r);
+	}
+
+	/* Without limits (the default, a client's reader), the same shape passes. */
+	struct varlink_reader *r = NULL;
+	struct json_object *o = NULL;
+	assert_int_equal(varlink_reader_new(0, 0, &r), 0);
+	assert_int_equal(varlink_reader_feed(r, "{\"x\":[{},{},{},{},{},{},{},{},{},{}]}", 38), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	json_object_put(o);
+	/* The refusal can also come with the NUL in the same piece. */
+	varlink_reader_set_limits(r, 2, 0, 0);
+	assert_int_equal(varlink_reader_feed(r, "{\"x\":[1,2,3]}\0{\"x\":[1,2]}", 26), 0);
+	assert_int_equal(varlink_reader_next(r, &o), -E2BIG);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	json_object_put(o);
+	/* Limits set on a reader without them while a message is half in: it
+	 * is scanned again from its start, counting. */
+	varlink_reader_set_limits(r, 0, 0, 0);
+	assert_int_equal(varlink_reader_feed(r, "{\"x\":[1,2,3", 11), 0);
+	assert_int_equal(varlink_reader_cost(r), 0);
+	varlink_reader_set_limits(r, 2, 0, 0);
+	assert_true(varlink_reader_cost(r) == 0); /* refused: nothing to cost */
+	assert_int_equal(varlink_reader_next(r, &o), -E2BIG);
+	assert_int_equal(varlink_reader_feed(r, "]}\0", 3), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 0);
+	assert_int_equal(varlink_reader_pending(r), 0);
+	/* A message the scanner finds bad never reaches json-c, and the next is in sync. */
+	assert_int_equal(varlink_reader_feed(r, "{\"x\":[1,]}\0{}", 14), 0);
+	assert_int_equal(varlink_reader_next(r, &o), -EBADMSG);
 	assert_int_equal(varlink_reader_next(r, &o), 1);
 	json_object_put(o);
 	varlink_reader_free(r);
@@ -725,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_reader_whole_and_split),
 		cmocka_unit_test(test_reader_space_commit),
 		cmocka_unit_test(test_reader_limits),
+		cmocka_unit_test(test_reader_shape_limits),
 		cmocka_unit_test(test_reader_bad_messages),
 		cmocka_unit_test(test_reader_depth),
 		cmocka_unit_test(test_reader_compaction),

@@ -97,8 +97,35 @@ static uint64_t budget_limit(const struct api_server *s, enum api_budget_kind ki
 	return scope == BUDGET_PER_USER ? s->budget.limits.per_user[kind] : s->budget.limits.total[kind];
 }
 
-/* Give back what the input buffer holds beyond its pending bytes, and charge
- * exactly those. */
+/* What a connection's input holds: its pending bytes and what the message at
+ * their head will cost json-c (varlink_reader_cost()). */
+static uint64_t conn_input_cost(struct conn *c)
+{
+	return varlink_reader_pending(c->in) + varlink_reader_cost(c->in);
+}
+
+/* Charge the connection's input (conn_input_cost()) to its user. Returns 0,
+ * or -EDQUOT when it does not fit (counted once per connection: after the
+ * first refusal, c->in_refused says which limit, and the charge stays). */
+static int conn_charge_input(struct conn *c)
+{
+	struct api_server *s = c->s;
+	enum api_budget_scope scope;
+	uint64_t want = conn_input_cost(c);
+
+	if (want > c->in_charged && c->in_refused)
+		return -EDQUOT;
+	if (api_budget_resize(&s->budget, c->cred.uid, BUDGET_INPUT, &c->in_charged, want, &scope) < 0) {
+		c->in_refused = api_budget_limit_name(BUDGET_INPUT, scope);
+		log_debug("Closing connection of uid %u (pid %d): input estimated to cost %" PRIu64 " bytes, %s reached",
+			  (unsigned)c->cred.uid, (int)c->cred.pid, want, c->in_refused);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+/* Give back what the input buffer holds beyond its pending bytes, and what
+ * is charged beyond those and the head message's estimate. */
 static void conn_input_sync(struct conn *c)
 {
 	struct api_server *s = c->s;
@@ -108,9 +135,13 @@ static void conn_input_sync(struct conn *c)
 	size_t after = varlink_reader_allocated(c->in);
 	if (before > after && before - after >= MMAP_THRESHOLD)
 		s->released_since_trim += before - after;
-	/* Smaller than what is charged: always fits. */
-	(void)api_budget_resize(&s->budget, c->cred.uid, BUDGET_INPUT, &c->in_charged, varlink_reader_pending(c->in),
-				NULL);
+	/* Only down: charging up is for the read and the take, which act on
+	 * a refusal. */
+	uint64_t want = conn_input_cost(c);
+	if (want < c->in_charged) {
+		api_budget_release(&s->budget, c->cred.uid, BUDGET_INPUT, c->in_charged - want);
+		c->in_charged = want;
+	}
 }
 
 /* Has the peer closed its socket, both directions (POLLHUP), not only shut
@@ -179,13 +210,57 @@ static void conn_flush(struct conn *c)
 	}
 }
 
+/* The input budget refused: the complete calls before are answered, this
+ * one gets the error, then the connection closes. */
+static void conn_refuse_input(struct conn *c)
+{
+	struct request rq = { .c = c, .method = M_UNKNOWN };
+	enum api_budget_kind k = BUDGET_INPUT;
+	enum api_budget_scope sc =
+		strcmp(c->in_refused, api_budget_limit_name(k, BUDGET_PER_USER)) == 0 ? BUDGET_PER_USER : BUDGET_TOTAL;
+	if (api_resource_limit(&rq, c->in_refused, budget_limit(c->s, k, sc)) < 0)
+		c->dead = true;
+	c->input_drained = true;
+	c->closing = true;
+}
+
+/* The bound on what parsing a call may cost (PARSE_COST_RATIO and
+ * PARSE_COST_SLACK, api-server.h): 16 x its bytes + 1 MiB lets every call of
+ * the interface through, the costliest being a Watch of max_watch_cgroups
+ * (16,384) names of one or two characters (about 20 x their bytes, 1.6 MB),
+ * and refuses [{},{},...] (json-c: 264 x) and [[],[],...] (53 x) a few KB
+ * in. Entries in one array or object are bounded by twice max_watch_cgroups
+ * (PARSE_MAX_ITEMS()), the longest array a call takes: one longer is refused
+ * as it comes, and up to that Watch's own check refuses it with the same
+ * error, after the call is parsed. */
+void api_conn_reader_limits(struct conn *c)
+{
+	varlink_reader_set_limits(c->in, PARSE_MAX_ITEMS(manager_config(c->s->m)->max_watch_cgroups), PARSE_COST_RATIO,
+				  PARSE_COST_SLACK);
+}
+
+int api_conn_refuse_shape(struct conn *c, int r)
+{
+	struct request rq = { .c = c, .method = M_UNKNOWN };
+
+	log_debug("Refused a call of uid %u (pid %d): %s", (unsigned)c->cred.uid, (int)c->cred.pid,
+		  r == -E2BIG ? "an array or object longer than twice max_watch_cgroups"
+			      : "too costly to parse for its size");
+	if (r == -E2BIG)
+		return api_resource_limit(&rq, "max_watch_cgroups", manager_config(c->s->m)->max_watch_cgroups);
+	return api_invalid_parameter(&rq, "message");
+}
+
 /* Take calls from the input while nothing is in progress and the output has
  * room. */
 static void conn_process(struct conn *c)
 {
-	uint64_t limit = max_output(c->s);
+	struct api_server *s = c->s;
+	uint64_t limit = max_output(s);
 	unsigned calls = 0;
 
+	/* A reload's max_watch_cgroups, from the next call on. */
+	api_conn_reader_limits(c);
 	while (!c->dead && !c->closing && !c->busy && evbuffer_get_length(c->out) < limit) {
 		struct json_object *msg = NULL;
 		if (calls++ == CALLS_PER_TURN) {
@@ -193,26 +268,31 @@ static void conn_process(struct conn *c)
 			event_active(c->ev_more, 0, 0);
 			return;
 		}
+		/* The call at the head is charged, with what it will cost to
+		 * build, before json-c builds it; the charge stays while it is
+		 * handled (conn_input_sync() gives back what it no longer holds). */
+		if (conn_charge_input(c) < 0) {
+			conn_refuse_input(c);
+			return;
+		}
 		size_t pending = varlink_reader_pending(c->in);
 		int r = varlink_reader_next(c->in, &msg);
 		size_t size = pending - varlink_reader_pending(c->in); /* of the call taken, if any */
 		if (r == 0 && c->in_refused) {
-			/* The complete calls before it are answered; the one the
-			 * budget did not let in gets the error, then we close. */
-			struct request rq = { .c = c, .method = M_UNKNOWN };
-			enum api_budget_kind k = BUDGET_INPUT;
-			enum api_budget_scope sc = strcmp(c->in_refused, api_budget_limit_name(k, BUDGET_PER_USER)) == 0
-							   ? BUDGET_PER_USER
-							   : BUDGET_TOTAL;
-			if (api_resource_limit(&rq, c->in_refused, budget_limit(c->s, k, sc)) < 0)
-				c->dead = true;
-			c->input_drained = true;
-			c->closing = true;
+			conn_refuse_input(c);
 			return;
 		}
 		if (r == 0) {
 			c->input_drained = true;
 			return;
+		}
+		if (r == -E2BIG || r == -EFBIG) {
+			/* Refused by its shape while it came: an error, and the
+			 * connection goes on after it (its bytes are dropped). */
+			if (api_conn_refuse_shape(c, r) < 0)
+				c->dead = true;
+			c->last_active_us = acct_now_us();
+			continue;
 		}
 		if (r == -EMSGSIZE || r == -EBADMSG) {
 			/* Protocol violations: one error, then the connection closes. */
@@ -333,17 +413,26 @@ static void on_conn_read(evutil_socket_t fd, short what, void *userdata)
 		}
 		c->input_drained = false;
 		c->last_active_us = acct_now_us();
-		/* Within the room asked for: fits. */
-		if (api_budget_charge(&s->budget, c->cred.uid, BUDGET_INPUT, (uint64_t)n, NULL) < 0) {
-			c->dead = true;
-			break;
-		}
-		c->in_charged += (uint64_t)n;
+		/* The bytes fit (within the room asked for); what they will
+		 * cost to parse is counted as they come (the commit scans
+		 * them), and charged with them. */
 		if (varlink_reader_commit(c->in, (size_t)n) < 0) {
 			/* Beyond the message size without a NUL: what came before
 			 * it is answered, then an error, then the connection
 			 * closes (conn_process()). */
+			(void)api_budget_resize(&s->budget, c->cred.uid, BUDGET_INPUT, &c->in_charged,
+						varlink_reader_pending(c->in), NULL);
 			c->eof = true;
+			break;
+		}
+		if (conn_charge_input(c) < 0) {
+			/* Complete calls before the costly one are answered; it
+			 * gets the error (conn_process()). The bytes read are
+			 * charged: they fit the room asked for. */
+			(void)api_budget_resize(&s->budget, c->cred.uid, BUDGET_INPUT, &c->in_charged,
+						MAX(c->in_charged, (uint64_t)varlink_reader_pending(c->in)), NULL);
+			c->eof = true;
+			c->input_drained = false;
 			break;
 		}
 		if ((size_t)n < room)
@@ -377,6 +466,7 @@ static int conn_new(struct api_server *s, int fd, const struct ucred *cred)
 	c->input_drained = true;
 	if (varlink_reader_new((size_t)manager_config(s->m)->max_message_size, JSON_MAX_DEPTH, &c->in) < 0)
 		goto fail;
+	api_conn_reader_limits(c);
 	c->out = evbuffer_new();
 	c->ev_read = event_new(manager_event_base(s->m), fd, EV_READ | EV_PERSIST, on_conn_read, c);
 	c->ev_write = event_new(manager_event_base(s->m), fd, EV_WRITE | EV_PERSIST, on_conn_write, c);

@@ -15,7 +15,13 @@
  * input budget for room first and reads no more than it grants (a user out
  * of room gets ResourceLimitExceeded and the connection closes); the input
  * buffer is shrunk to its pending bytes after every turn, so what is charged
- * is what is held. Queued output is charged after every kick: a connection
+ * is what is held, with what the call at its head will cost json-c to build
+ * (varlink_reader_cost(), charged as its bytes arrive and while the call is
+ * handled; a user out of room gets the same error). A message whose shape
+ * would cost more than PARSE_COST_RATIO x its bytes + PARSE_COST_SLACK, or
+ * that holds an array or object longer than twice max_watch_cgroups, is
+ * refused as it arrives, before it is built, and its bytes are dropped up to
+ * its NUL (api_conn_refuse_shape()): the connection goes on. Queued output is charged after every kick: a connection
  * whose queue takes its user past the output budget is closed (the queue is
  * bounded before that by max_output_queue plus one call's replies). */
 #pragma once
@@ -84,6 +90,24 @@ struct api_server {
 /* Everything that may follow from an event on c: take calls, send a due
  * Watch update, write, close, and choose what to wait for. May free c. */
 void api_conn_kick(struct conn *c);
+
+/* What parsing one call may cost: json-c's allocations, estimated (json-shape.h),
+ * at most this many times its bytes, plus the slack (api-server.c says why). */
+#define PARSE_COST_RATIO 16
+#define PARSE_COST_SLACK (1u << 20)
+/* Entries in one array or object of a message, at most. */
+#define PARSE_MAX_ITEMS(max_watch_cgroups) (2 * (uint64_t)(max_watch_cgroups))
+
+/* Set c's reader's shape limits from the configuration now: entries in one
+ * array or object up to PARSE_MAX_ITEMS(max_watch_cgroups), and the cost bound
+ * above. */
+void api_conn_reader_limits(struct conn *c);
+
+/* Answer a call the reader refused for its shape (varlink_reader_next()'s
+ * `r`: -E2BIG, ResourceLimitExceeded naming max_watch_cgroups; -EFBIG,
+ * InvalidParameter "message"). The connection goes on. Returns 0 or -ENOMEM
+ * (nothing queued: close). */
+int api_conn_refuse_shape(struct conn *c, int r);
 
 /* The budgets' limits from the configuration now (a reload may change them). */
 void api_server_budget_limits(const struct api_server *s, struct api_budget_limits *ret);

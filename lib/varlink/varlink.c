@@ -5,20 +5,34 @@
 #include <math.h>
 #include <string.h>
 
+#include "json-shape.h"
 #include "util.h"
 
 /* ---- framing --------------------------------------------------------------- */
+
+/* Not a verdict: a message a reader without limits handed out unscanned. */
+#define _JSON_SHAPE_UNSCANNED (-1)
+
+/* A message this large is parsed with a tokener made for it and freed after. */
+#define TOKENER_KEEP (64u * 1024)
 
 struct varlink_reader {
 	char *buf;
 	size_t alloc;
 	size_t start;   /* first byte not handed out */
 	size_t end;     /* end of the data */
-	size_t scanned; /* [start, scanned) holds no NUL */
+	size_t scanned; /* [start, scanned) was fed to shape: the message at start, up to its NUL */
 	size_t tail;    /* start of the bytes after the last NUL fed */
 	size_t max_message;
 	int max_depth;
 	bool broken;
+	bool done;       /* the message at start is complete: its NUL is at scanned */
+	int taken; /* the scanner's verdict on the message handed out last (enum json_shape_verdict),
+		    * or _JSON_SHAPE_UNSCANNED: taken without counting */
+	bool discarding; /* dropping a refused message's bytes up to its NUL */
+	int refused;     /* a refusal not yet handed out (-E2BIG, -EFBIG), or 0 */
+	struct json_shape_limits limits;
+	struct json_shape shape; /* of the message at start */
 	struct json_tokener *tok;
 };
 
@@ -42,6 +56,8 @@ int varlink_reader_new(size_t max_message, int max_depth, struct varlink_reader 
 		return -ENOMEM;
 	r->max_message = max_message ? max_message : VARLINK_MAX_MESSAGE_DEFAULT;
 	r->max_depth = max_depth > 0 ? max_depth : VARLINK_MAX_DEPTH_DEFAULT;
+	r->limits = (struct json_shape_limits){ .max_depth = (uint32_t)MIN(r->max_depth, JSON_SHAPE_MAX_DEPTH) };
+	json_shape_init(&r->shape, &r->limits);
 	r->tok = json_tokener_new_ex(r->max_depth);
 	if (!r->tok)
 		return -ENOMEM;
@@ -128,6 +144,75 @@ void *varlink_reader_space(struct varlink_reader *r, size_t min_size, size_t *re
 	return r->buf + r->end;
 }
 
+/* Drop the bytes of a refused message up to and including its NUL, keeping
+ * what follows it. */
+static void reader_discard(struct varlink_reader *r)
+{
+	/* (No buffer at all once a shrink freed it: nothing to look at.) */
+	const char *nul = r->end > r->start ? memchr(r->buf + r->start, 0, r->end - r->start) : NULL;
+	if (!nul) {
+		r->end = r->scanned = r->tail = r->start;
+		return;
+	}
+	size_t after = (size_t)(nul - r->buf) + 1, n = r->end - after;
+	memmove(r->buf + r->start, r->buf + after, n);
+	r->end = r->start + n;
+	r->scanned = r->start;
+	const char *last = n ? memrchr(r->buf + r->start, 0, n) : NULL;
+	r->tail = last ? (size_t)(last - r->buf) + 1 : r->start;
+	r->discarding = false;
+}
+
+/* Whether the reader counts shapes as bytes come (it has limits). */
+static bool reader_counts(const struct varlink_reader *r)
+{
+	return r->limits.max_items > 0 || r->limits.ratio > 0;
+}
+
+/* Feed the shape scanner what is buffered of the message at start, up to
+ * its NUL; a message refused for its shape is dropped as its bytes come. */
+static void reader_scan(struct varlink_reader *r)
+{
+	for (;;) {
+		if (r->discarding) {
+			reader_discard(r);
+			if (r->discarding)
+				return;
+		}
+		/* One message at a time: the next is scanned once this one is
+		 * handed out (or its refusal is). */
+		if (r->done || r->refused || r->scanned == r->end)
+			return;
+		if (!reader_counts(r)) {
+			/* Framing only: a client's reader (next_text() callers
+			 * read big replies with their own strict reader; next()
+			 * scans the message when it is taken). */
+			const char *nul = memchr(r->buf + r->scanned, 0, r->end - r->scanned);
+			r->scanned = nul ? (size_t)(nul - r->buf) : r->end;
+			r->done = nul != NULL;
+			return;
+		}
+		r->scanned += json_shape_feed(&r->shape, r->buf + r->scanned, r->end - r->scanned);
+		switch (r->shape.verdict) {
+		case JSON_SHAPE_TOO_MANY:
+		case JSON_SHAPE_TOO_COSTLY:
+			/* Refused before it is complete or built: its bytes go
+			 * from here on, the stream stays in sync at its NUL. */
+			r->refused = r->shape.verdict == JSON_SHAPE_TOO_MANY ? -E2BIG : -EFBIG;
+			r->discarding = true;
+			json_shape_init(&r->shape, &r->limits);
+			continue;
+		default:
+			break;
+		}
+		if (r->scanned < r->end) { /* at the NUL */
+			(void)json_shape_finish(&r->shape);
+			r->done = true;
+		}
+		return;
+	}
+}
+
 int varlink_reader_commit(struct varlink_reader *r, size_t size)
 {
 	size_t old_end = r->end;
@@ -142,6 +227,7 @@ int varlink_reader_commit(struct varlink_reader *r, size_t size)
 		r->tail = (size_t)(last - r->buf) + 1;
 	else if (r->tail < r->start)
 		r->tail = r->start;
+	reader_scan(r);
 	if (r->end - r->tail > r->max_message) {
 		r->broken = true;
 		return -EMSGSIZE;
@@ -238,8 +324,15 @@ static int parse_with(struct json_tokener *tok, const char *data, size_t size, s
 
 int varlink_message_parse(const char *data, size_t size, int max_depth, struct json_object **ret)
 {
-	_cleanup_(tokener_freep) struct json_tokener *tok =
-		json_tokener_new_ex(max_depth > 0 ? max_depth : VARLINK_MAX_DEPTH_DEFAULT);
+	int depth = max_depth > 0 ? max_depth : VARLINK_MAX_DEPTH_DEFAULT;
+	struct json_shape shape;
+
+	/* The reader's scan: what it refuses (json-c's leniencies, such as
+	 * numbers with leading zeros) is refused here too. */
+	json_shape_init(&shape, &(struct json_shape_limits){ .max_depth = (uint32_t)MIN(depth, JSON_SHAPE_MAX_DEPTH) });
+	if (json_shape_feed(&shape, data, size) != size || json_shape_finish(&shape) != JSON_SHAPE_OK)
+		return size > INT32_MAX ? -EMSGSIZE : -EBADMSG;
+	_cleanup_(tokener_freep) struct json_tokener *tok = json_tokener_new_ex(depth);
 	if (!tok)
 		return -ENOMEM;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
@@ -248,16 +341,20 @@ int varlink_message_parse(const char *data, size_t size, int max_depth, struct j
 
 int varlink_reader_next_text(struct varlink_reader *r, const char **ret, size_t *ret_size)
 {
-	const char *nul = r->end > r->scanned ? memchr(r->buf + r->scanned, 0, r->end - r->scanned) : NULL;
-	if (!nul) {
-		r->scanned = r->end;
+	reader_scan(r);
+	if (r->refused) {
+		int k = r->refused;
+		r->refused = 0;
+		return k;
+	}
+	if (!r->done) {
 		if (r->broken || r->end - r->start > r->max_message) {
 			r->broken = true;
 			return -EMSGSIZE;
 		}
 		return 0;
 	}
-	size_t size = (size_t)(nul - (r->buf + r->start));
+	size_t size = r->scanned - r->start;
 	if (size > r->max_message) {
 		/* Not consumed: every later call finds it again, so that the
 		 * reader stays broken and hands out nothing after it. */
@@ -268,7 +365,34 @@ int varlink_reader_next_text(struct varlink_reader *r, const char **ret, size_t 
 	*ret_size = size;
 	r->start += size + 1;
 	r->scanned = r->start;
+	r->done = false;
+	r->taken = reader_counts(r) ? (int)r->shape.verdict : _JSON_SHAPE_UNSCANNED;
+	json_shape_init(&r->shape, &r->limits);
 	return 1;
+}
+
+uint64_t varlink_reader_cost(struct varlink_reader *r)
+{
+	reader_scan(r);
+	return r->refused ? 0 : json_shape_estimate(&r->shape);
+}
+
+void varlink_reader_set_limits(struct varlink_reader *r, uint64_t max_items, uint32_t ratio, uint64_t slack)
+{
+	bool counted = reader_counts(r);
+
+	r->limits.max_items = max_items;
+	r->limits.ratio = ratio;
+	r->limits.slack = slack;
+	if (counted && r->shape.bytes > 0)
+		return; /* a message begun keeps the limits it started with */
+	json_shape_init(&r->shape, &r->limits);
+	if (!counted && reader_counts(r) && !r->refused && !r->discarding) {
+		/* Framing only until now: the message at the head is
+		 * scanned again from its start, counting. */
+		r->scanned = r->start;
+		r->done = false;
+	}
 }
 
 int varlink_reader_next(struct varlink_reader *r, struct json_object **ret)
@@ -279,7 +403,30 @@ int varlink_reader_next(struct varlink_reader *r, struct json_object **ret)
 
 	if (k <= 0)
 		return k;
-	return parse_with(r->tok, msg, size, ret) < 0 ? -EBADMSG : 1;
+	/* Refused without json-c when the scanner found it is not JSON (a
+	 * reader without limits scans it now, at once). */
+	if (r->taken == _JSON_SHAPE_UNSCANNED) {
+		struct json_shape shape;
+		json_shape_init(&shape, &r->limits);
+		if (json_shape_feed(&shape, msg, size) == size)
+			r->taken = (int)json_shape_finish(&shape);
+		else
+			r->taken = JSON_SHAPE_BAD;
+	}
+	if (r->taken != JSON_SHAPE_OK)
+		return -EBADMSG;
+	k = parse_with(r->tok, msg, size, ret);
+	if (size >= TOKENER_KEEP) {
+		/* json-c's tokener keeps the buffer that held the longest token
+		 * (printbuf_reset() keeps its memory): a new one gives it back. */
+		struct json_tokener *t = json_tokener_new_ex(r->max_depth);
+		if (t) {
+			json_tokener_set_flags(t, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+			json_tokener_free(r->tok);
+			r->tok = t;
+		}
+	}
+	return k < 0 ? -EBADMSG : 1;
 }
 
 /* ---- names ------------------------------------------------------------------ */

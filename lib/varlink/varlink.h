@@ -45,9 +45,11 @@
 
 /* ---- framing: a byte stream into messages -------------------------------- */
 
-/* Accumulates bytes and hands out complete messages. Scans each byte once for
- * the NUL terminator (incremental: feeding a message one byte at a time costs
- * O(size), not O(size^2)) and parses a message only once it is complete. */
+/* Accumulates bytes and hands out complete messages. Scans each byte once,
+ * as it is fed, with the JSON shape scanner (json-shape.h), which finds the
+ * NUL terminator and counts what the message will cost json-c (incremental:
+ * feeding a message one byte at a time costs O(size), not O(size^2)); parses
+ * a message only once it is complete, and never one the scanner refused. */
 struct varlink_reader;
 
 /* A reader for messages of at most `max_message` bytes (without the NUL; 0:
@@ -83,13 +85,40 @@ int varlink_reader_commit(struct varlink_reader *r, size_t size);
  *            characters in strings, single-quoted strings. The bad message
  *            has been consumed: the stream stays in sync, so the caller may
  *            answer with an error and go on, or close.
- * *ret is only written when 1 is returned. */
+ *  -E2BIG    the next message has an array or object with more entries
+ *            than max_items (varlink_reader_set_limits());
+ *  -EFBIG    the next message would cost json-c more than ratio x its
+ *            bytes + slack. Both are found while the message arrives (the
+ *            scanner runs over each byte as it is fed), before it is
+ *            complete and before json-c builds anything; its bytes are
+ *            dropped as they come up to its NUL, and the stream stays in
+ *            sync as for -EBADMSG (the refusal is handed out as soon as it
+ *            is found, possibly before its NUL has come).
+ * *ret is only written when 1 is returned. Cost: json-c's, which the scanner
+ * bounds by varlink_reader_cost() before. */
 int varlink_reader_next(struct varlink_reader *r, struct json_object **ret);
+
+/* Bound what a message may cost to parse (0: no bound, the default): at most
+ * `max_items` entries in one array or object, and an estimate of json-c's
+ * allocations (json-shape.h) of at most `ratio` x its bytes + `slack`.
+ * Applies from the next message on (or to the one at the head, when the
+ * reader had no limits: it is scanned again from its start). A reader
+ * without limits (a client's) only looks for NULs as bytes come, at memchr's
+ * speed, and scans a message when varlink_reader_next() takes it. */
+void varlink_reader_set_limits(struct varlink_reader *r, uint64_t max_items, uint32_t ratio, uint64_t slack);
+
+/* The estimate of json-c's allocations for the message at the head of the
+ * buffer, complete or not, as far as it has come (json_shape_estimate()):
+ * what varlink_reader_next() will allocate to build it, about. Scans what is
+ * buffered of that message first (incremental: each byte is scanned once).
+ * A server charges it, with the pending bytes, to the sender's budget before
+ * taking the message. */
+uint64_t varlink_reader_cost(struct varlink_reader *r);
 
 /* The same framing without parsing: 1 and the next complete message's
  * *ret_size bytes in *ret (terminated by the message's own NUL), valid until the reader is next fed, given space or shrunk;
- * 0 and -EMSGSIZE as varlink_reader_next(). The text is not checked at all:
- * for callers that read it with their own strict reader. */
+ * 0, -EMSGSIZE, -E2BIG and -EFBIG as varlink_reader_next(). The text is not
+ * checked otherwise: for callers that read it with their own strict reader. */
 int varlink_reader_next_text(struct varlink_reader *r, const char **ret, size_t *ret_size);
 
 /* Bytes buffered and not yet handed out (a partial message, or complete ones

@@ -18,14 +18,23 @@
  * conn_process() takes them: each complete one dispatched, until a call goes
  * on asynchronously (Watch, Reconcile: later calls would wait) or the
  * connection would close (a malformed or oversize message gets one
- * InvalidParameter, an internal failure none). A Watch's first update is
- * sent as the server would. Beyond "no crash" the target checks:
+ * InvalidParameter, an internal failure none). The reader has the server's
+ * shape limits (api_conn_reader_limits(): no array or object longer than
+ * twice max_watch_cgroups, 64 here so that small inputs pass it; no message that
+ * would cost json-c more than 16 x its bytes + 1 MiB, which a few KB of
+ * [{},{},...] pass): a message refused for its shape gets the server's
+ * answer (api_conn_refuse_shape()) and the connection goes on. A Watch's
+ * first update is sent as the server would. Beyond "no crash" the target
+ * checks:
  *   - every message queued for the client is a valid varlink reply (one JSON
  *     object, valid UTF-8, as varlink_reply_parse() checks);
  *   - a call that is not oneway gets exactly one last reply (continues
  *     false), unless it goes on asynchronously; a oneway call gets none;
  *   - nobody is refused every administrative call (PermissionDenied): Reconcile,
- *     Reload, and Tune with a change (a Tune without one reads, open to all).
+ *     Reload, and Tune with a change (a Tune without one reads, open to all);
+ *   - a call refused for its shape gets exactly one error, ResourceLimitExceeded
+ *     or InvalidParameter; a call taken was estimated within the bound
+ *     (varlink_reader_cost() <= PARSE_COST_RATIO x its bytes + PARSE_COST_SLACK).
  * At the end the event loop runs once without blocking, so that a pass a
  * Reconcile started finishes (its connection is gone by then, as after a
  * close).
@@ -131,7 +140,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		"user.slice/user-1000.slice", "user.slice/user-1000.slice/app-\xff\xfe.scope", "machine.slice",
 		"machine.slice/machine-a\\x41.scope",
 	};
-	char path[512], text[1024];
+	/* The manager keeps the configuration's path (a Reload reads it
+	 * again): static, not on this frame's stack. */
+	static char path[512];
+	char text[1024];
 
 	/* In $TMPDIR: run-fuzz.sh points it at a directory it removes, as
 	 * libFuzzer ends without running atexit(). */
@@ -151,7 +163,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(text, sizeof(text),
 		 "[sampling]\nfast_interval = 1h\nslow_interval = 1h\nrescan_interval = 1h\nworkers = 1\n"
 		 "load_average = no\ncollector = files\nbpf_interval = 0\n"
-		 "[cgroups]\nroot = %s/cg\n[api]\nsocket = %s/io.acctd\n[metrics]\nlisten = none\n[log]\nlevel = err\n",
+		 "[cgroups]\nroot = %s/cg\n[api]\nsocket = %s/io.acctd\nmax_watch_cgroups = 64\n"
+		 "[metrics]\nlisten = none\n[log]\nlevel = err\n",
 		 dir, dir);
 	write_at("acctd.conf", text);
 	snprintf(path, sizeof(path), "%s/acctd.conf", dir);
@@ -248,6 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c->cred.uid = root ? 0 : 65534;
 	c->cred.gid = root ? 0 : 65534;
 	check(varlink_reader_new(cfg->max_message_size, 0, &c->in) == 0, "reader");
+	api_conn_reader_limits(c);
 	c->out = evbuffer_new();
 	check(c->out != NULL, "evbuffer");
 
@@ -267,7 +281,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (;;) {
 			struct json_object *msg = NULL;
 			struct answer a;
+			uint64_t cost = varlink_reader_cost(c->in);
+			size_t pending = varlink_reader_pending(c->in);
 			int r = varlink_reader_next(c->in, &msg);
+			if (r == -E2BIG || r == -EFBIG) {
+				check(api_conn_refuse_shape(c, r) == 0, "the refusal is queued");
+				take_output(c, &a);
+				check(a.replies == 1 && a.last == 1 &&
+					      strcmp(a.error, r == -E2BIG ? IFACE_ACCT ".ResourceLimitExceeded"
+									  : VARLINK_ERROR_INVALID_PARAMETER) == 0,
+				      "one error for a call refused for its shape");
+				continue;
+			}
+			if (r == 1)
+				check(cost <= (uint64_t)PARSE_COST_RATIO * (pending - varlink_reader_pending(c->in)) +
+						      PARSE_COST_SLACK,
+				      "a call taken is within the cost bound");
 			if (r == 0) {
 				done = left == 0;
 				break;

@@ -3,7 +3,8 @@
  * reply.
  *
  * Input: byte 0 chooses how the stream is fed (chunk sizes, and feed() or
- * space()/commit()), byte 1 the message limit (small, so that the oversize
+ * space()/commit(); bit 6: shape limits set, as a server's reader has them,
+ * too high to be reached), byte 1 the message limit (small, so that the oversize
  * paths run); the rest is the stream. Beyond "no crash" the target checks
  * what the module promises:
  *   - framing does not depend on how the bytes arrive: fed in chunks, the
@@ -14,7 +15,13 @@
  *   - a call or reply that parses serializes to a message that parses again
  *     to the same method, flags, error and continuation; a call rebuilt with
  *     varlink_call_new() from its parts parses back to the same parts;
- *   - the typed parameter accessors agree with the value's JSON type.
+ *   - the typed parameter accessors agree with the value's JSON type;
+ *   - the JSON shape scanner (json-shape.h), which the reader runs over every
+ *     byte: each piece scanned whole and in chunks ends with the same verdict
+ *     and counts; a piece it finds bad does not parse, and a piece that
+ *     parses it finds good (so its refusals never change the protocol); with
+ *     limits it consumes no byte after a refusal, and its estimate up to the
+ *     refusal is within the bound plus one item's cost.
  *
  * Built by meson with -Dfuzz=true (clang); make check-fuzz and make fuzz run
  * it (tests/fuzz/run-fuzz.sh), from a copy of tests/fuzz/corpus/varlink. */
@@ -24,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-shape.h"
 #include "util.h"
 #include "varlink.h"
 
@@ -152,6 +160,82 @@ static void check_reply(struct json_object *msg)
 	varlink_reply_clear(&rep);
 }
 
+/* Whether the text has something json-c lets through and the reader refuses
+ * (RFC 8259 does): a control character in a string or a single quote
+ * outside one (varlink.c's json_text_is_valid() caught those before the
+ * scanner came), a number that starts with 0 and a digit ("00", "-01"), a
+ * number whose dot has no digit on either side ("1.", "1.e5", "-.5"), NaN,
+ * Infinity and -Infinity. */
+static bool json_c_leniency(const char *s, size_t n)
+{
+	bool in_string = false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i], prev = i > 0 ? s[i - 1] : ' ';
+		if (in_string) {
+			if ((unsigned char)c < 0x20)
+				return true;
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+		} else if (c == '"')
+			in_string = true;
+		else if (c == '\'' || c == 'N' || c == 'I')
+			return true;
+		else if (c == '0' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9' &&
+			 !((prev >= '0' && prev <= '9') || prev == '.' || prev == 'e' || prev == 'E' || prev == '+'))
+			return true;
+		else if (c == '.' && !(prev >= '0' && prev <= '9' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9'))
+			return true;
+	}
+	return false;
+}
+
+/* One piece (no NUL in it) through the scanner, against json-c. */
+static void check_shape(const char *s, size_t n, unsigned mode)
+{
+	struct json_shape whole, parts, limited;
+
+	json_shape_init(&whole, NULL);
+	check(json_shape_feed(&whole, s, n) == n, "the scanner consumes a piece without limits");
+	enum json_shape_verdict v = json_shape_finish(&whole);
+	json_shape_init(&parts, NULL);
+	for (size_t pos = 0, step = 0; pos < n; step++) {
+		size_t chunk = MIN(n - pos, (size_t)1 + ((mode * 5 + step * 11) & 31));
+		check(json_shape_feed(&parts, s + pos, chunk) == chunk, "the scanner consumes every chunk");
+		pos += chunk;
+	}
+	check(json_shape_finish(&parts) == v, "the same verdict in chunks");
+	check(parts.cost == whole.cost && parts.values == whole.values && parts.members == whole.members &&
+		      parts.containers == whole.containers && parts.longest == whole.longest,
+	      "the same counts in chunks");
+	/* Against json-c alone (strict): what the scanner refuses, json-c
+	 * refuses too, but for its leniencies (json_c_leniency()). */
+	struct json_tokener *tok = json_tokener_new_ex(VARLINK_MAX_DEPTH_DEFAULT);
+	check(tok != NULL, "tokener");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	struct json_object *o = n <= INT32_MAX ? json_tokener_parse_ex(tok, s, (int)n) : NULL;
+	bool json_c = o && json_tokener_get_parse_end(tok) == n;
+	json_object_put(o);
+	json_tokener_free(tok);
+	if (json_c && v != JSON_SHAPE_OK)
+		check(json_c_leniency(s, n), "what json-c parses, the scanner accepts (but json-c's leniencies)");
+
+	/* Small limits, from the mode: refused where they are passed. */
+	const struct json_shape_limits l = { .max_items = 1 + (mode & 7), .ratio = 1 + (mode >> 3 & 15),
+					     .slack = (mode >> 7) * 1024 };
+	json_shape_init(&limited, &l);
+	size_t used = json_shape_feed(&limited, s, n);
+	if (limited.verdict == JSON_SHAPE_TOO_MANY || limited.verdict == JSON_SHAPE_TOO_COSTLY) {
+		check(json_shape_feed(&limited, s + used, n - used) == 0, "nothing consumed after a refusal");
+		check(json_shape_estimate(&limited) <=
+			      l.ratio * limited.bytes + l.slack + JSON_SHAPE_COST_OBJECT + JSON_SHAPE_COST_SLOT +
+				      JSON_SHAPE_COST_MEMBER + 2 * JSON_SHAPE_COST_NUMBER + 3 * limited.bytes,
+		      "refused as soon as the bound is passed");
+	} else
+		check(used == n && json_shape_finish(&limited) == v, "within the limits, the same verdict");
+}
+
 /* The reference: the outcome of each NUL-terminated piece, parsed alone. */
 #define MAX_OUTCOMES 4096
 static size_t reference(const char *s, size_t n, size_t max, int *out)
@@ -164,6 +248,7 @@ static size_t reference(const char *s, size_t n, size_t max, int *out)
 			out[k++] = -EMSGSIZE;
 			return k;
 		}
+		check_shape(s + start, i - start, (unsigned)k);
 		struct json_object *o = NULL;
 		int r = varlink_message_parse(s + start, i - start, 0, &o);
 		check(r == 0 || r == -EBADMSG, "parse rc");
@@ -192,6 +277,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct varlink_reader *r = NULL;
 	check(varlink_reader_new(max, 0, &r) == 0, "reader");
+	/* Half the time the reader counts as a server's does (limits that
+	 * nothing here reaches, so the outcomes are the reference's). */
+	if (mode & 0x40)
+		varlink_reader_set_limits(r, UINT32_MAX, 1u << 30, 0);
 	size_t pos = 0, k = 0;
 	bool refused = false;
 	unsigned step = 0;
