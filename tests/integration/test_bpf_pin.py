@@ -272,7 +272,9 @@ def daemon_collectors(pin):
     os.chmod(conf, 0o644)
     home = os.path.join(pin.home, "d")
     os.mkdir(home)
-    os.chmod(home, 0o777)
+    # The daemon's own (its socket is made only where no one else can write).
+    os.chown(home, 65534, 65534)
+    os.chmod(home, 0o755)
     d = acctd.Daemon(home, None, conf, env={"ACCTD_BPF_PIN_REPORT": pin.report},
                      wrapper=("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"))
     try:
