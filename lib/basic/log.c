@@ -279,7 +279,7 @@ static void summary(uint64_t n, struct timespec ts)
 	deliver(&e);
 }
 
-static void ratelimit_flush_all(void);
+static void ratelimit_flush_all(bool force);
 
 static void *writer_main(void *arg)
 {
@@ -296,7 +296,7 @@ static void *writer_main(void *arg)
 			pthread_cond_timedwait(&cond_ready, &lock, &dl);
 			if (head == tail && pending_drops == 0 && !stopping) {
 				pthread_mutex_unlock(&lock);
-				ratelimit_flush_all();
+				ratelimit_flush_all(false);
 				pthread_mutex_lock(&lock);
 				continue;
 			}
@@ -391,6 +391,9 @@ void log_stop_writer(uint64_t timeout_us)
 	struct timespec dl;
 	bool joined = false;
 
+	/* What the rate limits suppressed so far, into the queue before it
+	 * closes. */
+	ratelimit_flush_all(true);
 	pthread_mutex_lock(&lock);
 	if (!writer_running || stopping) {
 		pthread_mutex_unlock(&lock);
@@ -428,8 +431,6 @@ void log_stop_writer(uint64_t timeout_us)
 	if (joined) {
 		(void)pthread_join(writer, NULL);
 		__atomic_store_n(&queued, false, __ATOMIC_RELEASE);
-		/* summaries of rate limits, synchronously now */
-		ratelimit_flush_all();
 	} else
 		(void)pthread_detach(writer); /* stays queued: messages now drop, counted */
 }
@@ -485,10 +486,10 @@ static uint64_t rl_interval(const struct log_ratelimit *rl)
 
 /* The window of rl ended at now: the number it suppressed, its window reset.
  * Under rl_lock. */
-static uint64_t rl_end(struct log_ratelimit *rl, uint64_t now)
+static uint64_t rl_end(struct log_ratelimit *rl, uint64_t now, bool force)
 {
 	uint64_t n = 0;
-	if (rl->begin_us == 0 || now - rl->begin_us >= rl_interval(rl)) {
+	if (force || rl->begin_us == 0 || now - rl->begin_us >= rl_interval(rl)) {
 		n = rl->suppressed;
 		rl->begin_us = 0;
 		rl->num = 0;
@@ -507,7 +508,9 @@ static void rl_summary(const struct log_ratelimit *rl, uint64_t n, uint64_t inte
 			 rl->what ?: "messages", (interval + 999999) / 1000000);
 }
 
-static void ratelimit_flush_all(void)
+/* Summaries of the windows that ended; with force, of every window (at the
+ * stop: what was suppressed is said before the process exits). */
+static void ratelimit_flush_all(bool force)
 {
 	struct {
 		struct log_ratelimit *rl;
@@ -519,7 +522,8 @@ static void ratelimit_flush_all(void)
 	pthread_mutex_lock(&rl_lock);
 	for (struct log_ratelimit *rl = rl_list; rl && k < ELEMENTSOF(due); rl = rl->next)
 		if (rl->suppressed > 0) {
-			uint64_t interval = rl_interval(rl), n = rl_end(rl, now);
+			uint64_t interval = force ? MIN(now - rl->begin_us, rl_interval(rl)) : rl_interval(rl);
+			uint64_t n = rl_end(rl, now, force);
 			if (n > 0)
 				due[k++] = (typeof(due[0])){ rl, n, interval };
 		}
@@ -548,7 +552,7 @@ int log_ratelimit_below(struct log_ratelimit *rl)
 		rl_list = rl;
 	}
 	interval = rl_interval(rl);
-	ended = rl_end(rl, now);
+	ended = rl_end(rl, now, false);
 	uint64_t burst = rl->burst ?: rl_burst;
 	if (rl->begin_us == 0)
 		rl->begin_us = now ?: 1;

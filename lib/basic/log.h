@@ -109,7 +109,8 @@ uint64_t log_suppressed_total(void);
  * of one cause per `interval_us`; the rest are suppressed and counted, and a
  * summary "Suppressed N <what> in the last <interval>" is logged (at notice)
  * once the window has ended: by the writer thread within a second, or without
- * one at the cause's next message. A limiter is a static object of the code
+ * one at the cause's next message; log_stop_writer() says what every window
+ * suppressed so far. A limiter is a static object of the code
  * that logs, e.g.
  *
  *     static struct log_ratelimit rl = LOG_RATELIMIT_INIT("removal records");
