@@ -99,7 +99,7 @@ static void read_some(struct reader *rd, int timeout_ms)
 
 struct producer {
 	unsigned n;
-	volatile bool done;
+	bool done; /* atomic */
 	uint64_t ms;
 };
 
@@ -114,7 +114,7 @@ static void *produce(void *arg)
 	for (unsigned i = 0; i < p->n; i++)
 		log_info("seq=%u %s", i, pad);
 	p->ms = now_ms() - t0;
-	p->done = true;
+	__atomic_store_n(&p->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -132,10 +132,10 @@ static void test_blocked_reader_never_blocks(void **state)
 
 	assert_int_equal(log_start_writer(), 0);
 	assert_int_equal(pthread_create(&t, NULL, produce, &p), 0);
-	for (uint64_t end = now_ms() + 30000; !p.done && now_ms() < end;)
+	for (uint64_t end = now_ms() + 30000; !__atomic_load_n(&p.done, __ATOMIC_ACQUIRE) && now_ms() < end;)
 		usleep(10000);
 	/* On a synchronous log the producer is stuck in write(2) now. */
-	assert_true(p.done);
+	assert_true(__atomic_load_n(&p.done, __ATOMIC_ACQUIRE));
 	pthread_join(t, NULL);
 	print_message("5000 lines logged in %" PRIu64 " ms with nobody reading\n", p.ms);
 	uint64_t dropped = log_dropped_total() - dropped0;
