@@ -318,7 +318,8 @@ static void *writer_main(void *arg)
 		struct entry *e = &ring[head % LOG_QUEUE_SLOTS];
 		pthread_mutex_unlock(&lock);
 		if (__atomic_load_n(&writer_abandon, __ATOMIC_ACQUIRE))
-			__atomic_fetch_add(&dropped_total, 1 + e->dropped_before, __ATOMIC_RELAXED);
+			/* its dropped_before were counted when dropped */
+			__atomic_fetch_add(&dropped_total, 1, __ATOMIC_RELAXED);
 		else {
 			if (e->dropped_before > 0)
 				summary(e->dropped_before, e->ts);
