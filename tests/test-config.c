@@ -153,6 +153,9 @@ static void assert_config_equal(const struct acct_config *a, const struct acct_c
 	assert_true(strv_eq(a->exclude, b->exclude));
 	assert_int_equal(a->max_depth, b->max_depth);
 	assert_int_equal(a->tombstone_retention_us, b->tombstone_retention_us);
+	assert_int_equal(a->max_tombstones, b->max_tombstones);
+	assert_int_equal(a->log_rate_limit_interval_us, b->log_rate_limit_interval_us);
+	assert_int_equal(a->log_rate_limit_burst, b->log_rate_limit_burst);
 	assert_int_equal(a->budget_bytes, b->budget_bytes);
 	assert_int_equal(a->budget_cpu_us, b->budget_cpu_us);
 	assert_int_equal(a->budget_tasks, b->budget_tasks);
@@ -223,6 +226,9 @@ static void assert_defaults(const struct acct_config *c)
 	assert_strv(c->exclude, none);
 	assert_int_equal(c->max_depth, 32);
 	assert_int_equal(c->tombstone_retention_us, 300000000);
+	assert_int_equal(c->max_tombstones, 4096);
+	assert_int_equal(c->log_rate_limit_interval_us, 30000000);
+	assert_int_equal(c->log_rate_limit_burst, 30);
 	assert_int_equal(c->budget_bytes, 1 << 20);
 	assert_int_equal(c->budget_cpu_us, 10000);
 	assert_int_equal(c->budget_tasks, 8);
@@ -340,7 +346,7 @@ static void test_documented_defaults(void **state)
 	free(line);
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
-	assert_int_equal(keys, 47); /* every key is documented */
+	assert_int_equal(keys, 50); /* every key is documented */
 
 	uncommented = tmp_write(t, "uncommented.conf", text);
 	assert_int_equal(acct_config_load(uncommented, "", &c, &diag), 0);

@@ -186,6 +186,13 @@ int verb_status(char **args)
 	print_field("Up", "%s", fmt_duration(jint_or(s, "uptime_us", 0)).s);
 	print_field("Cgroups", "%" PRId64 " live, %" PRId64 " dead; %s hierarchy at %s", jint_or(s, "cgroups_live", 0),
 		    jint_or(s, "cgroups_dead", 0), jstr(s, "cgroup_mode") ?: "?", jstr(s, "cgroup_root") ?: "?");
+	if (jint_or(s, "tombstones_folded", 0) > 0)
+		print_field("Tombstones", "%" PRId64 " folded into their parents early (max_tombstones)",
+			    jint_or(s, "tombstones_folded", 0));
+	if (jget(s, "log") && (jint_or(jget(s, "log"), "lines_dropped", 0) > 0 ||
+			       jint_or(jget(s, "log"), "lines_suppressed", 0) > 0))
+		print_field("Log", "%" PRId64 " lines dropped (a slow reader), %" PRId64 " suppressed (rate limits)",
+			    jint_or(jget(s, "log"), "lines_dropped", 0), jint_or(jget(s, "log"), "lines_suppressed", 0));
 	fast = pass_text(jget(s, "last_fast_pass"));
 	slow = pass_text(jget(s, "last_slow_pass"));
 	print_field("Fast pass", "every %s; last: %s", fmt_duration(jint_or(s, "fast_interval_us", 0)).s, fast);

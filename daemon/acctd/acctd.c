@@ -147,6 +147,9 @@ static int check_config(const struct manager_config_source *src)
 	return diag.nr_warnings > 0 ? CHECK_CONFIG_IGNORED : 0;
 }
 
+/* At the stop, how long the queued log may wait for its reader. */
+#define LOG_STOP_WAIT_US (1 * USEC_PER_SEC)
+
 int main(int argc, char **argv)
 {
 	struct manager_config_source src = { 0 };
@@ -177,9 +180,14 @@ int main(int argc, char **argv)
 	if (action == DUMP)
 		r = manager_dump(m, stdout);
 	else {
+		/* From here a slow reader of the log cannot hold acctd up
+		 * (log.h): messages are queued, dropped and counted when full. */
+		(void)log_start_writer();
 		r = manager_start(m);
 		if (r >= 0)
 			r = manager_run(m);
+		m = manager_free(m);
+		log_stop_writer(LOG_STOP_WAIT_US);
 	}
 	return r < 0 ? 1 : r;
 }

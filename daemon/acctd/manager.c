@@ -80,6 +80,7 @@ struct manager {
 	uint64_t passes;
 	struct acct_reconcile_report reconcile;
 	uint64_t discovery_events;
+	uint64_t tombstones_folded; /* forgotten before their retention: max_tombstones (issue 27) */
 
 	uint64_t reloads, reload_failures;
 	enum manager_reload_outcome reload_outcome;
@@ -378,8 +379,12 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 		r = acct_ledger_add(m->ledger, id, now, &cg);
 		if (r == -EEXIST)
 			acct_ledger_update_id(m->ledger, cg, id);
-		else if (r < 0)
-			log_warning_errno(r, "Failed to track cgroup %s, ignoring: %m", name_text(id->path, &text));
+		else if (r < 0) {
+			/* once per cgroup: a churning subtree would flood the log */
+			static struct log_ratelimit track_failures = LOG_RATELIMIT_INIT("failures to track a cgroup");
+			if (log_ratelimit_below(&track_failures))
+				log_warning_errno(r, "Failed to track cgroup %s, ignoring: %m", name_text(id->path, &text));
+		}
 		else {
 			log_debug("Tracking %s", name_text(id->path, &text));
 			if (!m->ready) /* the start's scan: every directory is there */
@@ -440,6 +445,27 @@ static void on_rescan(evutil_socket_t fd, short what, void *userdata)
 
 /* ---- passes --------------------------------------------------------------- */
 
+/* Tombstones beyond the budget ([cgroups] max_tombstones, issue 27): a user
+ * who owns a delegated subtree can remove cgroups faster than the retention
+ * forgets them (125 a second, 6 KiB each, 240 MB over 5 minutes). The oldest
+ * go first; the totals acctd serves stay right because a parent's cumulative
+ * values are the kernel's hierarchical readings, which already count its
+ * removed children (acct_ledger_fold_oldest()). The history store and the
+ * journal got the removal's record when it happened. */
+static void fold_tombstones(struct manager *m)
+{
+	if (m->config->max_tombstones == 0)
+		return;
+	int r = acct_ledger_fold_oldest(m->ledger, m->config->max_tombstones, acct_sampler_release, m->sampler);
+	if (r < 0)
+		log_debug_errno(r, "Failed to fold tombstones beyond max_tombstones, at the next pass: %m");
+	else if (r > 0) {
+		m->tombstones_folded += (uint64_t)r;
+		log_debug("Folded the %d oldest tombstones into their parents (max_tombstones = %u)", r,
+			  m->config->max_tombstones);
+	}
+}
+
 static int start_pass(struct manager *m, unsigned flags)
 {
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
@@ -450,6 +476,7 @@ static int start_pass(struct manager *m, unsigned flags)
 	 * and has not begun goes first (state-writer.h). */
 	state_writer_drop_pending(m->state_writer);
 	acct_ledger_sweep(m->ledger, now, m->config->tombstone_retention_us, acct_sampler_release, m->sampler);
+	fold_tombstones(m);
 	int n = acct_ledger_snapshot(m->ledger, true, &cgs);
 	if (n < 0)
 		return n;
@@ -905,6 +932,7 @@ int manager_reload(struct manager *m)
 	acct_domain_set_auto_tune(m->domain, c->auto_tune);
 	m->tuned = false; /* back to the configured values */
 	log_set_max_level((int)c->log_level);
+	log_ratelimit_set_default(c->log_rate_limit_interval_us, c->log_rate_limit_burst);
 	acct_config_free(m->config);
 	m->config = TAKE_PTR(c);
 	strv_free(m->config_warnings);
@@ -1172,6 +1200,7 @@ int manager_new(const struct manager_config_source *source, struct manager **ret
 		return r;
 	}
 	log_set_max_level((int)m->config->log_level);
+	log_ratelimit_set_default(m->config->log_rate_limit_interval_us, m->config->log_rate_limit_burst);
 	long nofile = acct_raise_nofile();
 	if (nofile < 0)
 		log_debug_errno((int)nofile, "Failed to raise RLIMIT_NOFILE, ignoring: %m");
@@ -1508,6 +1537,7 @@ void manager_get_stats(const struct manager *m, struct manager_stats *ret)
 		.kernel_passes = m->kernel_passes,
 		.bpf_checks = m->bpf_checks_total,
 		.bpf_mismatches = m->bpf_mismatches_total,
+		.tombstones_folded = m->tombstones_folded,
 	};
 	memcpy(ret->bpf_last_mismatch, m->bpf_last_mismatch, sizeof(ret->bpf_last_mismatch));
 	memcpy(ret->sample_errors_total, m->sample_errors_total, sizeof(ret->sample_errors_total));

@@ -70,6 +70,7 @@ struct manager_stats {
 	 * files and how many disagreed (sampler.c, "Cross-checks"), the last. */
 	uint64_t kernel_passes, bpf_checks, bpf_mismatches;
 	char bpf_last_mismatch[160];
+	uint64_t tombstones_folded; /* forgotten before their retention ([cgroups] max_tombstones) */
 };
 
 /* Load the configuration and build every component. Logs what fails and

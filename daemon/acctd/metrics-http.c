@@ -604,6 +604,9 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 	}
 	memcpy(x->sample_errors, ms.sample_errors_total, sizeof(x->sample_errors));
 	x->cgroups_failed_total = ms.cgroups_failed_total;
+	x->log_lines_dropped = log_dropped_total();
+	x->log_lines_suppressed = log_suppressed_total();
+	x->tombstones_folded = ms.tombstones_folded;
 	x->have_sampler = manager_sampler_fd_stats(m, &x->cached_descriptors, &x->descriptors_degraded);
 	sc->reconcile = *manager_reconcile_report(m);
 	x->reconcile = &sc->reconcile;

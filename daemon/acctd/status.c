@@ -11,6 +11,7 @@
 #include "format-human.h"
 #include "history-recorder.h"
 #include "ledger-json.h"
+#include "log.h"
 #include "util.h"
 
 struct json_object *daemon_budgets_json(const struct acct_ledger_budgets *b)
@@ -156,6 +157,13 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(bpf, "percpu", c ? json_object_new_string(acct_bpf_collector_percpu(c)) : NULL);
 	json_object_object_add(st, "bpf", bpf);
 	json_object_object_add(st, "history", history_json(m));
+	/* Issue 27: what a slow reader of the log and the rate limits cost, and
+	 * the tombstones' budget. */
+	struct json_object *lg = json_object_new_object();
+	json_object_object_add(lg, "lines_dropped", json_object_new_int64((int64_t)log_dropped_total()));
+	json_object_object_add(lg, "lines_suppressed", json_object_new_int64((int64_t)log_suppressed_total()));
+	json_object_object_add(st, "log", lg);
+	json_object_object_add(st, "tombstones_folded", json_object_new_int64((int64_t)ms.tombstones_folded));
 	*ret = st;
 	return 0;
 }

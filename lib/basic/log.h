@@ -26,22 +26,41 @@
  * set by hand without a journald drops messages.
  *
  * Threads. Every function may be called from any thread. A message is formatted
- * on the stack (no allocation; at most LOG_MESSAGE_MAX - 1 bytes, longer ones
- * end in "...") and leaves in one sd_journal_sendv() or one write(2) (below
- * PIPE_BUF, so a pipe never splits it): lines of concurrent threads never
- * interleave. errno is preserved. log_open() and
+ * on the caller's stack (no allocation; at most LOG_MESSAGE_MAX - 1 bytes,
+ * longer ones end in "...") and leaves in one sd_journal_sendv() or one
+ * write(2) (below PIPE_BUF, so a pipe never splits it): lines of concurrent
+ * threads never interleave. errno is preserved. log_open() and
  * log_set_target() are meant for startup and tests; calling them while other
  * threads log is safe, but those threads may log one more message to the old
- * destination. */
+ * destination.
+ *
+ * Synchronous and queued delivery. Until log_start_writer() a message is
+ * written by the thread that logs it, which blocks for as long as the reader
+ * of stderr or the journal does not take it: right for short runs (--dump,
+ * --check-config, --bpf-pin, tests) and the start. After
+ * log_start_writer() (acctd's run) a message is copied into a bounded
+ * in-memory queue (LOG_QUEUE_SLOTS messages, no allocation, a mutex held for
+ * one copy) and one writer thread delivers it, in the order logged: a thread
+ * that logs never waits for a reader. When the queue is full the message is
+ * dropped and counted (log_dropped_total()); the writer then writes
+ * "N log lines dropped" at the place of the gap, in the order of the others,
+ * once the reader takes lines again. The time on stderr is the time the
+ * message was logged, TID the logging thread's; the journal stamps its entry
+ * when it receives it. log_stop_writer() delivers what is queued within a
+ * bounded wait and returns to synchronous delivery. A child of fork() starts
+ * synchronous (pthread_atfork). */
 #pragma once
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <syslog.h>
 
 #define LOG_MESSAGE_MAX 2048 /* bytes of formatted message, NUL included */
 #define LOG_FIELDS_MAX 32    /* extra journal fields per message; more are dropped */
+#define LOG_QUEUE_SLOTS 256  /* messages the queue holds (log_start_writer()) */
+#define LOG_QUEUE_TEXT 6144  /* bytes of message and fields per queued message; fields beyond are dropped */
 
 enum log_target {
 	LOG_TARGET_AUTO = 0, /* journal if stderr is a journal stream, else stderr */
@@ -68,6 +87,55 @@ enum log_target log_get_target(void);
  * Returns the previous maximum. */
 int log_set_max_level(int level);
 int log_get_max_level(void);
+
+/* Start the writer thread: from now on messages are queued and delivered by
+ * it (see "Synchronous and queued delivery" above). Idempotent. Returns 0, or
+ * a negative errno (memory, threads) with delivery left synchronous. */
+int log_start_writer(void);
+
+/* Stop the writer thread: deliver what is queued, waiting at most
+ * `timeout_us` for a slow reader, then drop (and count) the rest and return to
+ * synchronous delivery. A writer stuck in sd_journal_sendv() past the wait is
+ * left behind (the process is about to exit) and later messages are dropped
+ * and counted. No-op without a writer. */
+void log_stop_writer(uint64_t timeout_us);
+
+/* Messages dropped because the queue was full (a slow or stopped reader), since
+ * the start; and messages a rate limit suppressed (struct log_ratelimit). */
+uint64_t log_dropped_total(void);
+uint64_t log_suppressed_total(void);
+
+/* Per-cause rate limits, as systemd's log_ratelimit: at most `burst` messages
+ * of one cause per `interval_us`; the rest are suppressed and counted, and a
+ * summary "Suppressed N <what> in the last <interval>" is logged (at notice)
+ * once the window has ended: by the writer thread within a second, or without
+ * one at the cause's next message; log_stop_writer() says what every window
+ * suppressed so far. A limiter is a static object of the code
+ * that logs, e.g.
+ *
+ *     static struct log_ratelimit rl = LOG_RATELIMIT_INIT("removal records");
+ *     if (log_ratelimit_below(&rl))
+ *             log_info(...);
+ *
+ * interval_us and burst of 0 take the process-wide defaults
+ * (log_ratelimit_set_default(); until then 30 s and 30). Thread-safe. */
+struct log_ratelimit {
+	const char *what;  /* the summary's noun: "removal records" */
+	uint64_t interval_us, burst;
+	/* private */
+	uint64_t begin_us, num, suppressed;
+	int registered;
+	struct log_ratelimit *next;
+};
+#define LOG_RATELIMIT_INIT(what_) { .what = (what_) }
+
+/* True when a message of this cause may be logged now; false when it is
+ * suppressed (and counted). Costs a mutex and a clock read. */
+int log_ratelimit_below(struct log_ratelimit *rl);
+
+/* The defaults for limiters whose interval_us and burst are 0 ([log]
+ * rate_limit_interval, rate_limit_burst). burst 0 means no limit. */
+void log_ratelimit_set_default(uint64_t interval_us, uint64_t burst);
 
 /* |error| as a positive errno value; INT_MIN gives INT_MAX. */
 static inline int log_errno_value(int error)

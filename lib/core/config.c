@@ -178,6 +178,8 @@ static const struct key_desc keys[] = {
 	KEY("cgroups", "exclude", V_EXCLUDE, S_NONE, exclude, 0, 0),
 	KEY("cgroups", "max_depth", V_INTEGER, S_UINT, max_depth, 0, 255),
 	KEY("cgroups", "tombstone_retention", V_DURATION, S_U64, tombstone_retention_us, 0, UINT64_MAX),
+	/* Issue 27: a budget on tombstones (manager.c, "Tombstones beyond the budget"). */
+	KEY("cgroups", "max_tombstones", V_INTEGER, S_UINT, max_tombstones, 0, UINT_MAX),
 
 	KEY("counters", "bytes_budget", V_SIZE, S_I64, budget_bytes, 0, INT64_MAX),
 	KEY("counters", "cpu_budget", V_DURATION, S_I64, budget_cpu_us, 0, INT64_MAX),
@@ -210,6 +212,9 @@ static const struct key_desc keys[] = {
 	KEY("metrics", "families", V_FAMILIES, S_NONE, metrics_families, 0, 0),
 
 	KEY("log", "level", V_LOG_LEVEL, S_NONE, log_level, 0, 0),
+	/* Issue 27: per-cause rate limits (log.h, struct log_ratelimit). */
+	KEY("log", "rate_limit_interval", V_DURATION, S_U64, log_rate_limit_interval_us, USEC_PER_MSEC, UINT64_MAX),
+	KEY("log", "rate_limit_burst", V_INTEGER, S_UINT, log_rate_limit_burst, 0, UINT_MAX),
 
 	/* Issue 14: history (docs/history.md). */
 	KEY("history", "enabled", V_BOOL, S_NONE, history_enabled, 0, 0),
@@ -770,6 +775,7 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.bpf_interval_us = 100 * USEC_PER_MSEC,
 		.max_depth = 32,
 		.tombstone_retention_us = 5 * USEC_PER_MIN,
+		.max_tombstones = 4096,
 		.budget_bytes = (int64_t)SIZE_M,
 		.budget_cpu_us = 10 * (int64_t)USEC_PER_MSEC,
 		.budget_tasks = 8,
@@ -800,6 +806,8 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.history_hour_retention_us = 365 * 24 * USEC_PER_HOUR,
 		.history_max_size = SIZE_G,
 		.log_level = ACCT_LOG_INFO,
+		.log_rate_limit_interval_us = 30 * USEC_PER_SEC,
+		.log_rate_limit_burst = 30,
 	};
 	c->exclude = strv_new_empty();
 	c->metrics_exclude = strv_new_empty();

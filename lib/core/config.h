@@ -43,6 +43,7 @@ struct acct_config {
 	char **exclude;               /* NULL-terminated globs; excludes the subtree */
 	unsigned max_depth;           /* 0 = root only (32) */
 	uint64_t tombstone_retention_us; /* keep removed cgroups' final values (5min) */
+	unsigned max_tombstones;      /* beyond, the oldest are forgotten early, counted (4096; 0 = no limit) */
 
 	/* [counters] error budgets per kind of quantity */
 	int64_t budget_bytes;         /* (1M) */
@@ -79,6 +80,8 @@ struct acct_config {
 
 	/* [log] */
 	enum acct_log_level log_level; /* (info) */
+	uint64_t log_rate_limit_interval_us; /* per-cause rate limit window (30s) */
+	unsigned log_rate_limit_burst;       /* messages of one cause per window (30; 0 = no limit) */
 
 	/* [history] (docs/history.md, "In the daemon") */
 	bool history_enabled;          /* record history (yes) */

@@ -298,6 +298,47 @@ unsigned acct_ledger_sweep(struct acct_ledger *l, uint64_t now_us, uint64_t rete
 	return removed;
 }
 
+static int compare_died(const void *a, const void *b)
+{
+	const struct acct_cgroup *x = *(struct acct_cgroup *const *)a, *y = *(struct acct_cgroup *const *)b;
+	uint64_t dx = __atomic_load_n(&x->died_us, __ATOMIC_RELAXED), dy = __atomic_load_n(&y->died_us, __ATOMIC_RELAXED);
+	if (dx != dy)
+		return dx < dy ? -1 : 1;
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+int acct_ledger_fold_oldest(struct acct_ledger *l, uint64_t max, acct_ledger_release_fn release, void *userdata)
+{
+	uint64_t dead = __atomic_load_n(&l->dead, __ATOMIC_RELAXED);
+	struct cds_lfht_iter iter;
+	struct acct_cgroup *cg;
+	size_t n = 0;
+	int removed = 0;
+
+	if (dead <= max)
+		return 0;
+	/* Only the owner adds and kills: `dead` cannot grow meanwhile. */
+	_cleanup_free_ struct acct_cgroup **v = calloc(dead, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	rcu_read_lock();
+	for_each_record(l->ht, &iter, cg)
+		if (acct_cgroup_is_dead(cg) && n < dead)
+			v[n++] = cg;
+	qsort(v, n, sizeof(*v), compare_died);
+	for (size_t i = 0; i < n && n - i > max; i++) {
+		if (cds_lfht_del(l->ht, &v[i]->node) != 0)
+			continue;
+		if (release)
+			release(v[i], userdata);
+		call_rcu(&v[i]->rcu, record_free_rcu);
+		__atomic_fetch_sub(&l->dead, 1, __ATOMIC_RELAXED);
+		removed++;
+	}
+	rcu_read_unlock();
+	return removed;
+}
+
 int acct_ledger_foreach(struct acct_ledger *l, int (*fn)(struct acct_cgroup *cg, void *userdata), void *userdata)
 {
 	struct cds_lfht_iter iter;

@@ -174,6 +174,15 @@ typedef void (*acct_ledger_release_fn)(struct acct_cgroup *cg, void *userdata);
 unsigned acct_ledger_sweep(struct acct_ledger *l, uint64_t now_us, uint64_t retention_us,
 			   acct_ledger_release_fn release, void *userdata);
 
+/* Tombstones beyond the budget: when more than `max` dead records are held,
+ * remove the oldest (earliest died_us) until `max` are left, as
+ * acct_ledger_sweep() does. What they used stays counted where it is served:
+ * a parent's cumulative values are the kernel's hierarchical readings, which
+ * include its removed children's. Owner thread, no sampling pass running.
+ * Costs O(records + dead log dead) when over the budget, O(1) otherwise.
+ * Returns the number removed, or a negative errno (no memory: none removed). */
+int acct_ledger_fold_oldest(struct acct_ledger *l, uint64_t max, acct_ledger_release_fn release, void *userdata);
+
 /* Find by path; prefers a live record, else the most recent dead one. NULL if
  * none. The pointer stays valid on the owner thread until its next sweep, on
  * another while it holds rcu_read_lock() (see "Concurrency"). */

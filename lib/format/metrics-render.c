@@ -449,7 +449,7 @@ struct acct_metrics_page {
 
 	struct wbuf w;
 	uint64_t bytes;
-	uint16_t name_len[128]; /* strlen of each family's name */
+	uint16_t name_len[160]; /* strlen of each family's name */
 };
 
 enum ftype { T_GAUGE, T_COUNTER, T_HISTOGRAM, T_INFO };
@@ -996,6 +996,12 @@ static void g_failed_cgroups(struct acct_metrics_page *p, const struct fam *f)
 	self_counter(p, f, NULL, 0, p->self->cgroups_failed_total);
 }
 
+/* A counter of acct_metrics_self at offset f->arg. */
+static void g_self_total(struct acct_metrics_page *p, const struct fam *f)
+{
+	self_counter(p, f, NULL, 0, *(const uint64_t *)((const char *)p->self + f->arg));
+}
+
 static void g_descriptors(struct acct_metrics_page *p, const struct fam *f)
 {
 	if (p->self->have_sampler)
@@ -1329,6 +1335,16 @@ static const struct fam families[] = {
 	G("acctd_sampling_errors", T_COUNTER, -1, NULL, "Failed reads of cgroup files, by reason.", g_sample_errors, 0),
 	G("acctd_sampling_failed_cgroups", T_COUNTER, -1, NULL,
 	  "cgroups with at least one failed value in a pass, summed over passes.", g_failed_cgroups, 0),
+	/* Issue 27: a log that cannot hold acctd up, rate limits, the tombstones' budget. */
+	G("acctd_log_lines_dropped", T_COUNTER, -1, NULL,
+	  "Log lines dropped because the reader of the log (stderr, the journal) was too slow.", g_self_total,
+	  offsetof(struct acct_metrics_self, log_lines_dropped)),
+	G("acctd_log_lines_suppressed", T_COUNTER, -1, NULL,
+	  "Log lines suppressed by the per-cause rate limits ([log] rate_limit_burst).", g_self_total,
+	  offsetof(struct acct_metrics_self, log_lines_suppressed)),
+	G("acctd_tombstones_folded", T_COUNTER, -1, NULL,
+	  "Tombstones forgotten before tombstone_retention ended, beyond [cgroups] max_tombstones.", g_self_total,
+	  offsetof(struct acct_metrics_self, tombstones_folded)),
 	G("acctd_sampling_cached_descriptors", T_GAUGE, -1, NULL, "cgroup file descriptors kept open between passes.",
 	  g_descriptors, 0),
 	G("acctd_sampling_descriptors_degraded", T_GAUGE, -1, NULL,
