@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <systemd/sd-journal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -432,27 +431,14 @@ static void account(const struct removal *x, const struct history_record *rec, u
 
 	/* Under systemd the log is the journal: one entry with the fields. From
 	 * a terminal the log is stderr; the entry goes to the journal as well
-	 * when there is one, for the pipelines that collect it. */
-	/* Rate limited per cause (issue 27): a delegated user removing
-	 * cgroups by the thousand would flood the log; the store keeps every
-	 * record, the summary counts the rest. */
+	 * when there is one, for the pipelines that collect it (log_record():
+	 * through the log's writer, so that a stalled journal never holds the
+	 * recorder). Rate limited per cause (issue 27): a delegated user
+	 * removing cgroups by the thousand would flood the log; the store keeps
+	 * every record, the summary counts the rest. */
 	static struct log_ratelimit records = LOG_RATELIMIT_INIT("removal records");
-	bool logged = log_ratelimit_below(&records);
-	if (logged)
-		log_fields(LOG_INFO, 0, __FILE__, __LINE__, __func__, (const char *const *)fields, "%s", msg);
-	if (logged && log_get_target() != LOG_TARGET_JOURNAL && access("/run/systemd/journal/socket", F_OK) == 0) {
-		struct iovec iov[18];
-		char *m = NULL;
-		size_t ni = 0;
-		if (asprintf(&m, "MESSAGE=%s", msg) >= 0) {
-			iov[ni++] = (struct iovec){ m, strlen(m) };
-			iov[ni++] = (struct iovec){ (char *)"PRIORITY=6", strlen("PRIORITY=6") };
-			for (size_t i = 0; i < nf; i++)
-				iov[ni++] = (struct iovec){ fields[i], strlen(fields[i]) };
-			(void)sd_journal_sendv(iov, (int)ni);
-			free(m);
-		}
-	}
+	if (log_ratelimit_below(&records))
+		log_record(LOG_INFO, 0, __FILE__, __LINE__, __func__, (const char *const *)fields, "%s", msg);
 	for (size_t i = 0; i < nf; i++)
 		free(fields[i]);
 }

@@ -33,6 +33,7 @@
 #define LOG_IDENTIFIER "acctd"
 #define PREFIX_MAX 48 /* room before the message: "MESSAGE=", "2026-12-01 13:30:05.123 warning: " */
 #define FIELD_KEY_MAX 64
+#define JOURNAL_SOCKET "/run/systemd/journal/socket" /* exists where a journald runs */
 
 static int max_level = LOG_INFO;
 static int target_set = LOG_TARGET_AUTO; /* as set */
@@ -184,6 +185,7 @@ struct entry {
 	uint32_t msg_len;         /* message bytes after the prefix room */
 	uint32_t text_len;        /* bytes of text in use */
 	uint32_t nfields;
+	bool journal_too;         /* log_record(): to a running journal as well */
 	char text[PREFIX_MAX + LOG_QUEUE_TEXT];
 };
 
@@ -231,8 +233,11 @@ static void deliver(struct entry *e)
 {
 	char *msg = e->text + PREFIX_MAX;
 
-	if (log_get_target() == LOG_TARGET_JOURNAL && send_journal(e, msg) >= 0)
-		return;
+	if (log_get_target() == LOG_TARGET_JOURNAL) {
+		if (send_journal(e, msg) >= 0)
+			return;
+	} else if (e->journal_too && access(JOURNAL_SOCKET, F_OK) == 0)
+		(void)send_journal(e, msg); /* and stderr below: it writes its own prefix */
 
 	const char *name = level_names[e->level];
 	char stamp[PREFIX_MAX];
@@ -573,11 +578,11 @@ int log_ratelimit_below(struct log_ratelimit *rl)
 /* ---- formatting ----------------------------------------------------------------- */
 
 static int log_dispatchv(int level, int error, const char *file, int line, const char *func,
-			 const char *const fields[], const char *format, va_list ap)
-	__attribute__((format(printf, 7, 0)));
+			 const char *const fields[], bool journal_too, const char *format, va_list ap)
+	__attribute__((format(printf, 8, 0)));
 
 static int log_dispatchv(int level, int error, const char *file, int line, const char *func,
-			 const char *const fields[], const char *format, va_list ap)
+			 const char *const fields[], bool journal_too, const char *format, va_list ap)
 {
 	int saved_errno = errno;
 	struct entry e;
@@ -614,6 +619,7 @@ static int log_dispatchv(int level, int error, const char *file, int line, const
 		e.ts = (struct timespec){ 0 };
 	e.msg_len = (uint32_t)len;
 	e.nfields = 0;
+	e.journal_too = journal_too;
 	/* The fields after the message, as many as fit. */
 	size_t used = len + 1;
 	for (size_t i = 0; fields && fields[i] && e.nfields < LOG_FIELDS_MAX; i++) {
@@ -642,7 +648,7 @@ int log_internal(int level, int error, const char *file, int line, const char *f
 	int r;
 
 	va_start(ap, format);
-	r = log_dispatchv(level, error, file, line, func, NULL, format, ap);
+	r = log_dispatchv(level, error, file, line, func, NULL, false, format, ap);
 	va_end(ap);
 	return r;
 }
@@ -654,7 +660,19 @@ int log_fields(int level, int error, const char *file, int line, const char *fun
 	int r;
 
 	va_start(ap, format);
-	r = log_dispatchv(level, error, file, line, func, fields, format, ap);
+	r = log_dispatchv(level, error, file, line, func, fields, false, format, ap);
+	va_end(ap);
+	return r;
+}
+
+int log_record(int level, int error, const char *file, int line, const char *func, const char *const fields[],
+	       const char *format, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, format);
+	r = log_dispatchv(level, error, file, line, func, fields, true, format, ap);
 	va_end(ap);
 	return r;
 }

@@ -161,6 +161,15 @@ int log_internal(int level, int error, const char *file, int line, const char *f
 int log_fields(int level, int error, const char *file, int line, const char *func, const char *const fields[],
 	       const char *format, ...) __attribute__((format(printf, 7, 8)));
 
+/* log_fields() for a record that readers collect from the journal (acctd's
+ * accounting records, docs/history.md): when the log is not the journal but a
+ * journal runs on this host (its socket exists), the entry with its fields is
+ * sent to the journal as well as written to stderr. Delivered like any other
+ * message (by the log writer once started: the caller never waits for the
+ * journal). Returns -|error|. */
+int log_record(int level, int error, const char *file, int line, const char *func, const char *const fields[],
+	       const char *format, ...) __attribute__((format(printf, 7, 8)));
+
 /* The macros evaluate their format arguments only when the level is logged. */
 #define log_full_errno(level, error, ...)                                                              \
 	({                                                                                             \
