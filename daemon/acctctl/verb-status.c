@@ -191,7 +191,7 @@ int verb_status(char **args)
 			    jint_or(s, "tombstones_folded", 0));
 	if (jget(s, "log") && (jint_or(jget(s, "log"), "lines_dropped", 0) > 0 ||
 			       jint_or(jget(s, "log"), "lines_suppressed", 0) > 0))
-		print_field("Log", "%" PRId64 " lines dropped (a slow reader), %" PRId64 " suppressed (rate limits)",
+		print_field("Log", "%" PRId64 " lines dropped (a slow or gone reader), %" PRId64 " suppressed (rate limits)",
 			    jint_or(jget(s, "log"), "lines_dropped", 0), jint_or(jget(s, "log"), "lines_suppressed", 0));
 	fast = pass_text(jget(s, "last_fast_pass"));
 	slow = pass_text(jget(s, "last_slow_pass"));

@@ -1,6 +1,7 @@
 /* acctd.c - the daemon's entry point: command line, then the manager. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,11 @@ int main(int argc, char **argv)
 		return bpf_pin_run(&src);
 	if (action == CHECK_CONFIG)
 		return check_config(&src);
+	if (action == RUN)
+		/* A reader of the log that goes away (acctd 2>&1 | less, then q)
+		 * must not end the daemon: its lines are dropped and counted
+		 * (log.h), as under systemd, whose IgnoreSIGPIPE= is on. */
+		(void)signal(SIGPIPE, SIG_IGN);
 	r = manager_new(&src, &m);
 	if (r < 0)
 		return 1;

@@ -129,6 +129,9 @@ enum log_target log_get_target(void)
 static bool writer_abandon;
 static __thread bool is_writer_thread;
 
+/* Lines dropped (a full queue, a reader gone) and held back by rate limits. */
+static uint64_t dropped_total, suppressed_total; /* atomic */
+
 static void write_stderr(const char *p, size_t n)
 {
 	while (n > 0) {
@@ -149,7 +152,10 @@ static void write_stderr(const char *p, size_t n)
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
-			return; /* nowhere left to report it */
+			/* A reader gone (EPIPE: acctd ignores SIGPIPE) or a
+			 * broken file: nowhere left to report it, but counted */
+			__atomic_fetch_add(&dropped_total, 1, __ATOMIC_RELAXED);
+			return;
 		}
 		p += k;
 		n -= (size_t)k;
@@ -272,7 +278,6 @@ static bool queued;              /* atomic: deliver through the ring */
 static bool stopping;            /* under lock */
 static bool writer_running;      /* under lock */
 static pthread_t writer;
-static uint64_t dropped_total, suppressed_total; /* atomic */
 
 static void summary(uint64_t n, struct timespec ts)
 {

@@ -173,6 +173,36 @@ def test_stderr_nobody_reads(fakecg, tmp_path):
             os.close(wfd)
 
 
+def test_stderr_reader_gone(fakecg, tmp_path):
+    """A reader of the log that goes away (acctd 2>&1 | less, then q): acctd
+    goes on (before, the first line after it killed acctd with SIGPIPE, the
+    socket left behind); what it could not write is counted; SIGTERM stops it
+    cleanly and it removes its socket."""
+    fakecg.mkdir("/churn")
+    rfd, wfd = os.pipe()
+    try:
+        with daemon_with_stderr(tmp_path, fakecg.root, wfd, log__level="debug") as (proc, sock):
+            os.close(wfd)
+            wfd = -1
+            os.close(rfd)  # the reader is gone
+            rfd = -1
+            churn = Churn(fakecg)  # lines to write: every made and removed cgroup logs at debug
+            try:
+                poll(lambda: proc.poll() is not None or status(sock)["log"]["lines_dropped"] > 0,
+                     what="a line written to the gone reader")
+                assert proc.poll() is None, "acctd ended (%s) when the reader of its log went away" % proc.returncode
+                assert status(sock)["log"]["lines_dropped"] > 0
+            finally:
+                churn.stop()
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(30) == 0
+            assert not os.path.exists(sock), "the socket was left behind"
+    finally:
+        for fd in (rfd, wfd):
+            if fd >= 0:
+                os.close(fd)
+
+
 # in place: acctd's cached descriptors of /churn see its CPU time grow
 @pytest.mark.parametrize("fakecg", [{"mode": "v2", "write_mode": "inplace"}], indirect=True)
 def test_churn_rate_limited_and_tombstones_within_budget(fakecg, tmp_path):
