@@ -657,12 +657,21 @@ static int check_socket_dir(const char *path, bool made_dir)
 	char buf[1024];
 	if (getpwuid_r(st.st_uid, &pw, buf, sizeof(buf), &found) == 0 && found)
 		snprintf(owner, sizeof(owner), " (%s)", found->pw_name);
+	/* The remedy that fits: a shared directory such as /tmp (sticky) is
+	 * never to be changed; a directory of another user is theirs; only a
+	 * directory of ours that is too open can simply be closed. */
+	char remedy[PATH_MAX + 64];
+	bool ours = st.st_uid == me || st.st_uid == 0;
+	if (!ours || (st.st_mode & S_ISVTX))
+		snprintf(remedy, sizeof(remedy), "a directory of acctd's own: the default /run/acctd, or a new one");
+	else
+		snprintf(remedy, sizeof(remedy), "a directory of acctd's own: the default /run/acctd, or chmod go-w %s",
+			 dir);
 	return log_error_errno(EPERM,
 			       "Refusing to make the socket %s: its directory %s is owned by uid %u%s with mode %04o; it "
 			       "must be owned by acctd's user (uid %u) or root and not writable by group or others, or "
-			       "they could replace the socket with a symlink (use a directory of acctd's own: the "
-			       "default /run/acctd, or chmod go-w %s)",
-			       path, dir, (unsigned)st.st_uid, owner, (unsigned)(st.st_mode & 07777), (unsigned)me, dir);
+			       "they could replace the socket with a symlink (use %s)",
+			       path, dir, (unsigned)st.st_uid, owner, (unsigned)(st.st_mode & 07777), (unsigned)me, remedy);
 }
 
 static int bind_socket(struct api_server *s, const char *path)

@@ -203,6 +203,7 @@ def test_socket_directory_of_another_user_refused(fakecg, tmp_path):
     log = assert_refused(start_refused(tmp_path, fakecg.root, str(sdir / "io.acctd")))
     assert "Refusing to make the socket %s/io.acctd: its directory %s is owned by uid 65534" % (sdir, sdir) in log, log
     assert "mode 0755" in log, log
+    assert "chmod" not in log, log  # the directory is theirs: closing it is no remedy
     assert not (sdir / "io.acctd").exists()
 
 
@@ -218,6 +219,8 @@ def test_socket_directory_writable_by_others_refused(fakecg, tmp_path, mode):
     assert "its directory %s is owned by uid %d" % (sdir, os.geteuid()) in log, log
     assert "with mode %04o" % mode in log and "not writable by group or others" in log, log
     assert os.stat(sdir).st_mode & 0o7777 == mode  # left as it was
+    # a shared directory such as /tmp (sticky) is never to be closed
+    assert ("chmod go-w %s" % sdir in log) == (not mode & 0o1000), log
     assert not (sdir / "io.acctd").exists()
 
 
