@@ -52,7 +52,9 @@ def test_state_file_through_planted_names(fakecg, tmp_path, planted):
         os.mkfifo(shared / "state.json.tmp")
         os.chown(shared / "state.json.tmp", NOBODY, NOBODY)
     conf = acctd.fast_config(tmp_path)
-    with acctd.Daemon(shared, fs.root, conf) as d:
+    # the API socket in a directory of root's: acctd makes it only where no one else can write
+    sock = tmp_path / "sock" / "io.acctd"
+    with acctd.Daemon(shared, fs.root, conf, extra=["--socket", str(sock)]) as d:
         doc = d.next_state(3)
         assert any(c["path"] == "/a" for c in doc["cgroups"])
     assert victim.read_text() == "root's secret\n"
