@@ -140,7 +140,9 @@ static struct history_store *get_store(struct worker *w, bool enabled, const cha
 		w->store = history_store_close(w->store, 0);
 		return NULL;
 	}
-	if (stat(path, &st) < 0) {
+	/* lstat: a symlink at the path is there, and the open below refuses it
+	 * with the reason (a stat would follow it and say "no history yet") */
+	if (lstat(path, &st) < 0) {
 		snprintf(reason, size, "no history at %s yet: %s", path, strerror(errno));
 		w->store = history_store_close(w->store, 0);
 		return NULL;

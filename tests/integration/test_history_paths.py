@@ -13,7 +13,7 @@ import stat
 import pytest
 
 import acctd
-from test_api_client import api_daemon
+from test_api_client import IFACE, Varlink, api_daemon, error
 from test_history import history_status, ledger_serves, poll
 
 pytestmark = pytest.mark.skipif(not acctd.is_root(), reason="needs root: the target is a file of root's")
@@ -59,6 +59,10 @@ def test_history_symlink_refused(fakecg, tmp_path, dir_mode):
         assert want in h["last_error"], h
         assert want in d.logtext(), d.logtext()
         assert ledger_serves(sock)
+        # a query says the same, not "no history yet" (the link is there)
+        with Varlink(sock) as v:
+            why = error(v.call(IFACE + ".Usage", {"since_us": 0}), IFACE + ".HistoryUnavailable")["reason"]
+        assert want in why and "yet" not in why, why
     assert_untouched(secret)
     assert os.path.islink(db)
     assert not [n for n in os.listdir(tmp_path) if n.startswith("secret-")]  # no -wal, -shm
