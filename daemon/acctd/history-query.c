@@ -140,10 +140,19 @@ static struct history_store *get_store(struct worker *w, bool enabled, const cha
 		w->store = history_store_close(w->store, 0);
 		return NULL;
 	}
-	/* lstat: a symlink at the path is there, and the open below refuses it
-	 * with the reason (a stat would follow it and say "no history yet") */
-	if (lstat(path, &st) < 0) {
-		snprintf(reason, size, "no history at %s yet: %s", path, strerror(errno));
+	/* No file (or a symlink, even to nothing): the read-only open says
+	 * why, the place first (a symlink, an open directory), else that
+	 * there is no history at the path yet. */
+	if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode)) {
+		_cleanup_free_ char *error = NULL;
+		struct history_store *none = NULL;
+		int k = history_store_open_readonly(path, &none, &error);
+		if (k >= 0) /* it came meanwhile: the next query opens it */
+			none = history_store_close(none, 0);
+		if (k == -ENOENT)
+			snprintf(reason, size, "no history at %s yet", path);
+		else
+			snprintf(reason, size, "cannot read %s: %s", path, error ?: strerror(k < 0 ? -k : EAGAIN));
 		w->store = history_store_close(w->store, 0);
 		return NULL;
 	}

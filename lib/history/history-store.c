@@ -893,17 +893,19 @@ int history_store_open_readonly(const char *path, struct history_store **ret, ch
 	if (!s || !(s->path = strdup(path)))
 		return -ENOMEM;
 	s->readonly = true;
-	if (access(path, F_OK) < 0) {
-		int r = -errno;
-		set_error(ret_error, "%s: %s", path, strerror(errno));
-		return r;
-	}
+	/* The place first: a symlink (even one to nothing) or an open
+	 * directory is the reason there is no history, not ENOENT. */
 	_cleanup_free_ char *dir = dir_of(path);
 	if (!dir)
 		return -ENOMEM;
 	int r = check_place(path, dir, ret_error);
 	if (r < 0)
 		return r;
+	if (access(path, F_OK) < 0) {
+		r = -errno;
+		set_error(ret_error, "%s: %s", path, strerror(errno));
+		return r;
+	}
 	r = db_open(s, SQLITE_OPEN_READONLY, ret_error);
 	if (r < 0)
 		return r;

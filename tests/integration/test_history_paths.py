@@ -69,6 +69,29 @@ def test_history_symlink_refused(fakecg, tmp_path, dir_mode):
     assert sorted(os.listdir(hdir)) == ["history.db"]
 
 
+@pytest.mark.parametrize("case", ["dangling symlink", "open directory"])
+def test_queries_say_why_there_is_no_history(fakecg, tmp_path, case):
+    """Usage where the store is refused and no file was ever made (a link to
+    nothing, a directory others can write): the reason is the refusal, as in
+    Status, not "no history yet" (the new-user trial)."""
+    fakecg.mkdir("/a", memory=1 << 20, procs=[10])
+    hdir = tmp_path / "h"
+    hdir.mkdir()
+    db = hdir / "history.db"
+    if case == "dangling symlink":
+        os.symlink(tmp_path / "nothing", db)
+        want = "symbolic link"
+    else:
+        os.chmod(hdir, 0o777)
+        want = "mode 0777"
+    with api_daemon(tmp_path, fakecg.root, history__path=str(db), history__interval="1s") as (d, sock):
+        h = poll(lambda: settled(sock), what="the history refused")
+        assert h["state"] == "failing" and want in h["last_error"], h
+        with Varlink(sock) as v:
+            why = error(v.call(IFACE + ".Usage", {"since_us": 0}), IFACE + ".HistoryUnavailable")["reason"]
+        assert want in why and "yet" not in why, why
+
+
 @pytest.mark.parametrize("dir_mode", [0o777, 0o1777, 0o770])
 def test_history_directory_writable_by_others_refused(fakecg, tmp_path, dir_mode):
     """A history directory that group or others may write (/tmp's 1777
