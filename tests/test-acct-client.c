@@ -371,6 +371,13 @@ static void test_error_words(void **state)
 		  EADDRNOTAVAIL },
 		{ ACCT_ERROR_METHOD_NOT_IMPLEMENTED, NULL, "acctd does not implement this method", ENOTTY },
 		{ ACCT_ERROR_EXPECTED_MORE, NULL, "The method must be called with \"more\" (a stream of replies)", EBADE },
+		{ ACCT_ERROR_RESOURCE_LIMIT_EXCEEDED, "{\"limit\":\"max_queries_per_user\",\"value\":4}",
+		  "Too many history queries of this user at once (at most 4, acctd.conf's [api] max_queries_per_user): "
+		  "try again when one has finished",
+		  EBADR },
+		{ ACCT_ERROR_RESOURCE_LIMIT_EXCEEDED, "{\"limit\":\"max_watches_per_user\",\"value\":16}",
+		  "acctd's limit max_watches_per_user (16, acctd.conf's [api] section) does not allow the call", EBADR },
+		{ ACCT_ERROR_RESOURCE_LIMIT_EXCEEDED, "{}", "A resource limit of acctd does not allow the call", EBADR },
 		{ "com.example.Odd", "{\"x\":1}", "com.example.Odd {\"x\":1}", EBADR },
 		{ "com.example.Odd", "{}", "com.example.Odd", EBADR },
 	};

@@ -6,6 +6,7 @@
 #include "util.h"
 #include "varlink.h"
 
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -478,6 +479,21 @@ int acct_error_describe(const char *name, struct json_object *parameters, char *
 	} else if (strcmp(name, ACCT_ERROR_RELOAD_FAILED) == 0) {
 		a = param_string(parameters, "reason");
 		k = a ? asprintf(&s, "Reload failed: %s", a) : asprintf(&s, "Reload failed");
+	} else if (strcmp(name, ACCT_ERROR_RESOURCE_LIMIT_EXCEEDED) == 0) {
+		struct json_object *v = NULL;
+		a = param_string(parameters, "limit");
+		int64_t value = parameters && json_object_object_get_ex(parameters, "value", &v) &&
+					json_object_is_type(v, json_type_int)
+				? json_object_get_int64(v)
+				: -1;
+		if (a && strcmp(a, "max_queries_per_user") == 0)
+			k = asprintf(&s, "Too many history queries of this user at once (at most %" PRId64
+				     ", acctd.conf's [api] max_queries_per_user): try again when one has finished", value);
+		else if (a && value >= 0)
+			k = asprintf(&s, "acctd's limit %s (%" PRId64 ", acctd.conf's [api] section) does not allow the call",
+				     a, value);
+		else
+			k = asprintf(&s, "A resource limit of acctd does not allow the call");
 	} else if (strcmp(name, ACCT_ERROR_PERMISSION_DENIED) == 0) {
 		k = asprintf(&s, "Permission denied");
 	} else if (strcmp(name, ACCT_ERROR_INVALID_PARAMETER) == 0) {
