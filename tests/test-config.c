@@ -459,6 +459,9 @@ static const struct bad_case bad_cases[] = {
 	{ "sampling", "fast_interval", "0.5us", -ERANGE,
 	  "0.5us is out of range (must be greater than 0; durations count whole microseconds, and it rounds to 0)" },
 	{ "sampling", "fast_interval", "0.000ms", -ERANGE, "0.000ms is out of range (must be greater than 0)" },
+	/* a least above 1 is said; so is the largest where it is not 2^63 or more */
+	{ "log", "rate_limit_interval", "999us", -ERANGE, "999us is out of range (must be at least 1ms)" },
+	{ "cgroups", "max_tombstones", "4294967296", -ERANGE, "4294967296 is out of range (at most 4294967295)" },
 	/* sizes */
 	{ "counters", "bytes_budget", "50MB", -EINVAL,
 	  "invalid size '50MB' (ambiguous unit: sizes are powers of 1024, write M or MiB)" },

@@ -401,6 +401,9 @@ static char *range_reason(const struct key_desc *k, const char *value, uint64_t 
 	else if (value[0] == '-')
 		r = asprintf(&s, "%s is out of range (must %s)", value,
 			     k->min > 0 ? "be greater than 0" : "not be negative");
+	else if (parsed && v < k->min && k->min > 1)
+		/* 999us where the least is 1ms: say the least */
+		r = asprintf(&s, "%s is out of range (must be at least %s)", value, format_number(k, k->min, lo));
 	else if (parsed && v < k->min && k->kind == V_DURATION && strpbrk(value, "123456789"))
 		/* 0.5us: a value that is not 0 as written, but as stored. */
 		r = asprintf(&s, "%s is out of range (must be greater than 0; durations count whole microseconds, and it "
@@ -408,8 +411,10 @@ static char *range_reason(const struct key_desc *k, const char *value, uint64_t 
 			     value);
 	else if (parsed && v < k->min)
 		r = asprintf(&s, "%s is out of range (must be greater than 0)", value);
-	else
+	else if (smax >= INT64_MAX) /* 2^63 - 1 says nothing that "too large" does not */
 		r = asprintf(&s, "%s is out of range (too large)", value);
+	else
+		r = asprintf(&s, "%s is out of range (at most %s)", value, format_number(k, smax, hi));
 	return r < 0 ? NULL : s;
 }
 
