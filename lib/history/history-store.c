@@ -478,11 +478,37 @@ static char *dir_of(const char *path)
 	return dir;
 }
 
+/* `path` with its directory's symlinks resolved (realpath(3) of the
+ * directory, then the file's own name), as a new string; NULL on ENOMEM.
+ * Where the directory cannot be resolved, a copy of `path` (the open then
+ * says why). The parents are trusted, as systemd trusts them: with
+ * DynamicUser= the state directory /var/lib/acctd is itself a symlink to
+ * /var/lib/private/acctd, and SQLite's NOFOLLOW refuses a symlink anywhere
+ * in the path; the file's own name is never resolved. */
+static char *resolved_path(const char *path)
+{
+	_cleanup_free_ char *dir = dir_of(path);
+	if (!dir)
+		return NULL;
+	_cleanup_free_ char *real = realpath(dir, NULL);
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	char *ret = NULL;
+	if (!real)
+		return errno == ENOMEM ? NULL : strdup(path);
+	if (asprintf(&ret, "%s%s%s", real, strcmp(real, "/") == 0 ? "" : "/", name) < 0)
+		return NULL;
+	return ret;
+}
+
 static int db_open(struct history_store *s, int flags, char **ret_error)
 {
+	_cleanup_free_ char *real = resolved_path(s->path);
+	if (!real)
+		return -ENOMEM;
 	/* NOFOLLOW: a symlink put in the file's place after check_place() is
 	 * refused too (SQLite then opens with O_NOFOLLOW). */
-	int rc = sqlite3_open_v2(s->path, &s->db, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
+	int rc = sqlite3_open_v2(real, &s->db, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK) {
 		int r;
 		if (s->db && sqlite3_extended_errcode(s->db) == SQLITE_CANTOPEN_SYMLINK) {

@@ -13,7 +13,7 @@ import stat
 import pytest
 
 import acctd
-from test_api_client import IFACE, Varlink, api_daemon, error
+from test_api_client import IFACE, Varlink, api_daemon, error, ok
 from test_history import history_status, ledger_serves, poll
 
 pytestmark = pytest.mark.skipif(not acctd.is_root(), reason="needs root: the target is a file of root's")
@@ -122,3 +122,28 @@ def test_history_in_a_private_directory_records(fakecg, tmp_path):
     with api_daemon(tmp_path, fakecg.root, history__path=str(hdir / "history.db"), history__interval="1s") as (d, sock):
         poll(lambda: history_status(sock)["state"] == "recording", what="recording")
     assert (hdir / "history.db").is_file()
+
+
+def test_history_through_a_symlinked_directory_records(fakecg, tmp_path):
+    """The history's directory reached through a symlink, as systemd's
+    DynamicUser= makes /var/lib/acctd (a link to /var/lib/private/acctd):
+    recorded and queried, the file made in the real directory. Only the
+    file's own name must not be a link (SQLite's NOFOLLOW refuses a link
+    anywhere in the path: before, the history failed under acctd.service,
+    which the boot test found)."""
+    fakecg.mkdir("/a", memory=1 << 20, procs=[10])
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    real = private / "acctd"
+    real.mkdir()
+    os.chmod(real, 0o755)
+    link = tmp_path / "acctd"
+    os.symlink("private/acctd", link)
+    db = link / "history.db"
+    with api_daemon(tmp_path, fakecg.root, history__path=str(db), history__interval="1s") as (d, sock):
+        h = poll(lambda: (lambda h: h if h["last_recording_us"] or h["last_error"] else None)(history_status(sock)),
+                 what="a recording or an error")
+        assert h["state"] == "recording" and not h["last_error"], h
+        with Varlink(sock) as v:
+            assert ok(v.call(IFACE + ".Usage", {"since_us": 0}))
+    assert (real / "history.db").is_file() and not os.path.islink(real / "history.db")
