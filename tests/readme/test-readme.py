@@ -441,11 +441,11 @@ def main():
         subprocess.run(['mount', '-o', 'remount,bind,ro', '/usr'], check=True)
         # make run's acctd: a /run/acctd of its own.
         os.makedirs('/run/acctd', exist_ok=True)
-        subprocess.run(['mount', '-t', 'tmpfs', 'tmpfs', '/run/acctd'], check=True)
+        subprocess.run(['mount', '-t', 'tmpfs', '-o', 'mode=0755', 'tmpfs', '/run/acctd'], check=True)
         # and a /var/lib/acctd of its own: make run records history there
         # ([history] path), never into the host's store
         os.makedirs('/var/lib/acctd', exist_ok=True)
-        subprocess.run(['mount', '-t', 'tmpfs', 'tmpfs', '/var/lib/acctd'], check=True)
+        subprocess.run(['mount', '-t', 'tmpfs', '-o', 'mode=0755', 'tmpfs', '/var/lib/acctd'], check=True)
         shim = os.path.join(tmp, 'shim')
         os.mkdir(shim)
         with open(os.path.join(shim, 'sudo'), 'w') as f:
