@@ -644,6 +644,9 @@ void history_recorder_get_status(struct history_recorder *r, struct history_reco
 	pthread_mutex_lock(&r->lock);
 	*ret = r->status;
 	ret->interval_us = r->want.interval_us;
+	ret->last_recording_age_us = !ret->last_recording_us ? UINT64_MAX
+				     : now > ret->last_recording_us ? now - ret->last_recording_us
+								    : 0;
 	ret->stalled_us = ret->state != HISTORY_STATE_OFF ? stalled_for(r, now) : 0;
 	if (ret->stalled_us)
 		ret->state = HISTORY_STATE_STALLED;

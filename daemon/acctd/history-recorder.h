@@ -66,6 +66,8 @@ struct history_recorder_status {
 	enum history_state state;
 	char last_error[512];       /* "" when none since the last success */
 	uint64_t last_recording_us; /* CLOCK_REALTIME of the last recording written, 0: none */
+	uint64_t last_recording_age_us; /* now less last_recording_us (0 if in the future);
+					 * UINT64_MAX: no recording yet */
 	uint64_t interval_us;       /* the recording interval asked for */
 	uint64_t stalled_us;        /* while stalled: how long since the last attempt ended
 				     * (or recording was started), else 0 */

@@ -380,7 +380,7 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 		if (r == -EEXIST)
 			acct_ledger_update_id(m->ledger, cg, id);
 		else if (r < 0) {
-			/* once per cgroup: a churning subtree would flood the log */
+			/* rate limited: a churning subtree would flood the log */
 			static struct log_ratelimit track_failures = LOG_RATELIMIT_INIT("failures to track a cgroup");
 			if (log_ratelimit_below(&track_failures))
 				log_warning_errno(r, "Failed to track cgroup %s, ignoring: %m", name_text(id->path, &text));

@@ -649,10 +649,9 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 		x->history_recordings_total = hs.recordings_total;
 		x->history_records_total = hs.records_total;
 		x->history_last_recording_time = (double)hs.last_recording_us / 1e6;
-		uint64_t now = history_now_us();
-		x->history_last_recording_age = !hs.last_recording_us ? -1
-						: now > hs.last_recording_us ? (double)(now - hs.last_recording_us) / 1e6
-									     : 0;
+		x->history_last_recording_age = hs.last_recording_age_us == UINT64_MAX
+							? -1
+							: (double)hs.last_recording_age_us / 1e6;
 		x->history_interval = (double)hs.interval_us / 1e6;
 		x->history_stalled = hs.state == HISTORY_STATE_STALLED;
 	}

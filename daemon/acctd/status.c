@@ -44,15 +44,14 @@ static struct json_object *collectors_json(const struct manager *m)
  * and while the recorder is stalled a warning a person can act on. */
 static void history_health_json(struct json_object *o, const struct history_recorder_status *hs)
 {
-	uint64_t now = history_now_us();
 	char a[FORMAT_HUMAN_MAX], b[FORMAT_HUMAN_MAX];
 	_cleanup_free_ char *warning = NULL;
 
 	json_object_object_add(o, "interval_us", json_object_new_int64((int64_t)hs->interval_us));
 	json_object_object_add(o, "last_recording_age_us",
-			       hs->last_recording_us ? json_object_new_int64(
-							       (int64_t)(now > hs->last_recording_us ? now - hs->last_recording_us : 0))
-						     : NULL);
+			       hs->last_recording_age_us != UINT64_MAX
+				       ? json_object_new_int64((int64_t)hs->last_recording_age_us)
+				       : NULL);
 	if (hs->state == HISTORY_STATE_STALLED &&
 	    asprintf(&warning, "no recording for %s (every %s): the recorder is stalled; that time is a gap in the history",
 		     format_duration(a, (int64_t)hs->stalled_us), format_duration(b, (int64_t)hs->interval_us)) < 0)

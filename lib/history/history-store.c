@@ -677,12 +677,32 @@ static int load_lives(struct history_store *s, char **ret_error)
 /* Start this run: end the runs that did not close (at their last
  * recording), end the lives of other boots (the reboot removed them, at the
  * end of their boot's last run). */
+/* Inside a transaction: a new run of this boot from now_us (its id in
+ * *ret_run). Returns 0 or a negative errno with *ret_error (`what` says when). */
+static int insert_run(struct history_store *s, uint64_t now_us, const char *what, int64_t *ret_run, char **ret_error)
+{
+	_cleanup_finalize_ sqlite3_stmt *ins = NULL;
+	int r = prepare(s, "INSERT INTO runs (boot_id, started_us, last_us, interval_us, max_step_us) VALUES (?, ?, ?, ?, 0)",
+			&ins, ret_error);
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(ins, 1, s->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(ins, 2, (int64_t)now_us);
+	sqlite3_bind_int64(ins, 3, (int64_t)now_us);
+	sqlite3_bind_int64(ins, 4, (int64_t)s->interval_us);
+	int rc = sqlite3_step(ins);
+	if (rc != SQLITE_DONE)
+		return history_sqlite_error(s->db, rc, what, ret_error);
+	*ret_run = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
 static int start_run(struct history_store *s, uint64_t now_us, char **ret_error)
 {
 	int r = exec(s, "BEGIN IMMEDIATE", "starting a run", ret_error);
 	if (r < 0)
 		return r;
-	_cleanup_finalize_ sqlite3_stmt *lives = NULL, *prev = NULL, *ins = NULL;
+	_cleanup_finalize_ sqlite3_stmt *lives = NULL, *prev = NULL;
 	r = exec(s, "UPDATE runs SET ended_us = last_us WHERE ended_us IS NULL", "starting a run", ret_error);
 	if (r < 0)
 		goto fail;
@@ -708,20 +728,9 @@ static int start_run(struct history_store *s, uint64_t now_us, char **ret_error)
 		goto fail;
 	}
 	s->prev_run_end_us = (uint64_t)sqlite3_column_int64(prev, 0);
-	r = prepare(s, "INSERT INTO runs (boot_id, started_us, last_us, interval_us, max_step_us) VALUES (?, ?, ?, ?, 0)", &ins,
-		    ret_error);
+	r = insert_run(s, now_us, "starting a run", &s->run, ret_error);
 	if (r < 0)
 		goto fail;
-	sqlite3_bind_text(ins, 1, s->boot_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(ins, 2, (int64_t)now_us);
-	sqlite3_bind_int64(ins, 3, (int64_t)now_us);
-	sqlite3_bind_int64(ins, 4, (int64_t)s->interval_us);
-	rc = sqlite3_step(ins);
-	if (rc != SQLITE_DONE) {
-		r = history_sqlite_error(s->db, rc, "starting a run", ret_error);
-		goto fail;
-	}
-	s->run = sqlite3_last_insert_rowid(s->db);
 	r = exec(s, "COMMIT", "starting a run", ret_error);
 	if (r < 0)
 		goto fail;
@@ -744,32 +753,22 @@ static int split_if_stalled(struct history_store *s, uint64_t now_us, char **ret
 	if (s->recordings == 0 || now_us <= s->run_last_us ||
 	    now_us - s->run_last_us <= HISTORY_STALL_INTERVALS * s->interval_us)
 		return 0;
-	_cleanup_finalize_ sqlite3_stmt *end = NULL, *ins = NULL;
+	_cleanup_finalize_ sqlite3_stmt *end = NULL;
 	int r = prepare(s, "UPDATE runs SET ended_us = last_us WHERE id = ?", &end, ret_error);
-	if (r >= 0)
-		r = prepare(s,
-			    "INSERT INTO runs (boot_id, started_us, last_us, interval_us, max_step_us) VALUES (?, ?, ?, ?, 0)",
-			    &ins, ret_error);
 	if (r < 0)
 		return r;
 	r = exec(s, "BEGIN IMMEDIATE", "ending a stalled run", ret_error);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(end, 1, s->run);
+	int64_t run = 0;
 	int rc = sqlite3_step(end);
-	if (rc == SQLITE_DONE) {
-		sqlite3_bind_text(ins, 1, s->boot_id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(ins, 2, (int64_t)now_us);
-		sqlite3_bind_int64(ins, 3, (int64_t)now_us);
-		sqlite3_bind_int64(ins, 4, (int64_t)s->interval_us);
-		rc = sqlite3_step(ins);
-	}
-	if (rc != SQLITE_DONE) {
-		r = history_sqlite_error(s->db, rc, "ending a stalled run", ret_error);
+	r = rc == SQLITE_DONE ? insert_run(s, now_us, "ending a stalled run", &run, ret_error)
+			      : history_sqlite_error(s->db, rc, "ending a stalled run", ret_error);
+	if (r < 0) {
 		rollback(s);
 		return r;
 	}
-	int64_t run = sqlite3_last_insert_rowid(s->db);
 	r = exec(s, "COMMIT", "ending a stalled run", ret_error);
 	if (r < 0) {
 		rollback(s);

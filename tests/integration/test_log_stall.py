@@ -30,17 +30,7 @@ import pytest
 
 import acctd
 from test_api_client import IFACE, Varlink, ok, socket_dir
-
-
-def poll(pred, timeout=60, what="condition", interval=0.1):
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
+from test_history import poll
 
 
 def status(sock, timeout=None):
