@@ -194,6 +194,23 @@ class Daemon:
         with open(self.log_path) as f:
             return f.read()
 
+    def wait_log(self, needle, count=1, timeout=30):
+        """The log once it holds `needle` (a string, or a compiled regular
+        expression) at least `count` times. acctd hands its messages to a
+        writer thread of its own (lib/basic/log.c), so a line reaches the file
+        a moment after what it reports, and later still on a busy machine:
+        wait for it; never read the log once and assert."""
+        end = time.monotonic() + timeout
+        while True:
+            text = self.logtext()
+            found = len(needle.findall(text)) if hasattr(needle, "findall") else text.count(needle)
+            if found >= count:
+                return text
+            if time.monotonic() >= end:
+                raise AssertionError("after %d s the log holds %r %d times, not %d; its end:\n%s"
+                                     % (timeout, getattr(needle, "pattern", needle), found, count, text[-3000:]))
+            time.sleep(0.02)
+
     def stop(self, timeout=10):
         if self._closing:
             return self.proc.returncode

@@ -575,7 +575,7 @@ def test_admin_commands_as_root(ctl):
     assert rec["pass"]["cgroups"] == 7
 
     assert ctl.ok("reload") == ""
-    assert re.search(r"Reload requested by uid 0 \(pid \d+\)", ctl.daemon.logtext())
+    ctl.daemon.wait_log(re.compile(r"Reload requested by uid 0 \(pid \d+\)"))
     st = json.loads(ctl.ok("status", "--json"))
     assert st["budgets"] == {"bytes": MiB, "cpu_us": 10000, "tasks": 8}, "a reload returns to the configuration"
 

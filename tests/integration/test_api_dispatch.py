@@ -126,7 +126,7 @@ def test_parameters(api):
         answers_next(v)
         assert len(ok(v.call(IFACE + ".List", {"prefix": top, "includeDead": False}))["cgroups"]) == 3
     # the deprecation is logged once, not at every use
-    assert d.logtext().count("parameter includeDead is deprecated") == 1
+    assert d.wait_log("parameter includeDead is deprecated").count("parameter includeDead is deprecated") == 1
 
 
 def test_cgroup_parameters(api):
@@ -262,7 +262,8 @@ def sweep(d, path, fdir, method, params, same, more=False):
         if reply is None:
             assert failed, (method, n, "closed without a fault")
             closed += 1
-            assert d.logtext().count(ENOMEM_CLOSE) == base + closed, (method, n, d.logtext()[-2000:])
+            log = d.wait_log(ENOMEM_CLOSE, count=base + closed)
+            assert log.count(ENOMEM_CLOSE) == base + closed, (method, n, log[-2000:])
         else:
             assert isinstance(reply, dict) and same(reply), (method, n, reply)
         if not failed:

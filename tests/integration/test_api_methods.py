@@ -143,8 +143,8 @@ def test_snake_case_names(api):
         c = ok(v.call(IFACE + ".Get", {"cgroup": "/system.slice/db.service"}))["cgroup"]
         assert c["memory_stat"] and "age_us" not in c["memory_stat"], sorted(c["memory_stat"])
         assert isinstance(c["memory_stat_age_us"], int) and c["memory_stat_age_us"] >= 0
-    log = d.logtext()
     for name in ("includeDead", "bytesBudget", "cpuBudgetUs", "tasksBudget", "autoTune"):
+        log = d.wait_log("parameter %s is deprecated" % name)
         assert log.count("parameter %s is deprecated" % name) == 1, log
 
 

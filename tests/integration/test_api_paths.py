@@ -294,7 +294,7 @@ def test_socket_activation_is_systemds_to_place(fakecg, tmp_path):
             time.sleep(0.05)
         with Varlink(sock, timeout=60) as v:  # the first connection starts acctd
             assert ok(v.call(IFACE + ".Status"))["status"]
-        assert "Listening on the varlink socket passed by systemd" in d.logtext(), d.logtext()
+        d.wait_log("Listening on the varlink socket passed by systemd")
         assert not (tmp_path / "unused").exists()
     finally:
         d.stop()

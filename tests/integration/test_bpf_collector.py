@@ -695,7 +695,7 @@ def test_fallback_to_files(tree, tmp_path, case):
             assert why in c_["reason"], (case, c_)
         served_from_files(d, tree, rels)
         if case != "files":
-            assert why in d.logtext()
+            d.wait_log(why)
 
 
 def test_fallback_unprivileged(tree, tmp_path):
@@ -714,7 +714,7 @@ def test_fallback_unprivileged(tree, tmp_path):
             for c_ in cs.values():
                 assert c_["collector"] == "files" and "not permitted" in c_["reason"], c_
             served_from_files(d, tree, rels)
-            assert "not permitted" in d.logtext()
+            d.wait_log("not permitted")
     finally:
         shutil.rmtree(home)
 

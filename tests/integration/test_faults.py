@@ -297,7 +297,7 @@ def test_state_file_on_a_full_disk(fakecg, tmp_path):
             assert log.count("Failed to write " + str(state)) == 1, log[-3000:]
             os.unlink(filler)
             d.wait(lambda doc: doc["daemon"]["passes"] > stuck + 1, timeout=10, what="writes after space returned")
-            assert "again, after" in d.logtext()
+            d.wait_log("again, after")
             other.finish()
             assert_fds_back(d.proc.pid, base)
             assert sorted(os.listdir(full)) == ["state.json"]
@@ -335,7 +335,7 @@ def test_sigkill_and_restart(fakecg, tmp_path):
             # what the last kill left is gone, and nothing else was removed
             assert not [n for n in left if os.path.exists(work / n)], (left, os.listdir(work))
             if left:
-                assert "Removed 1 temporary file a killed acctd left beside" in d.logtext(), d.logtext()[-2000:]
+                d.wait_log("Removed 1 temporary file a killed acctd left beside")
             still_serves(sock)
             if base is None:
                 d.next_state(3)

@@ -48,8 +48,8 @@ def test_unmatched_globs_warned(fakecg, tmp_path):
         warned = ["[cgroups] include glob '/nosuch.slice/*' matches no cgroup",
                   "[cgroups] exclude glob '/typo.slice' matches no cgroup",
                   "[metrics] exclude glob '/nothing.slice/*' matches no cgroup"]
-        log = d.logtext()
         for w in warned:
+            log = d.wait_log(w)
             assert log.count(w) == 1, (w, log)
         for quiet in ("'/system.slice/*'", "'/user.slice'", "'/system.slice/b.service'", "glob '*'"):
             assert quiet not in log, (quiet, log)
@@ -57,8 +57,8 @@ def test_unmatched_globs_warned(fakecg, tmp_path):
         d.signal(signal.SIGHUP)
         d.wait(lambda _: d.logtext().count("Configuration reloaded") == 1, what="the reload")
         d.next_state(3)
-        log = d.logtext()
         for w in warned:
+            log = d.wait_log(w, count=2)
             assert log.count(w) == 2, (w, log)
 
 

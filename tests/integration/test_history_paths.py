@@ -57,7 +57,7 @@ def test_history_symlink_refused(fakecg, tmp_path, dir_mode):
         assert h["state"] == "failing", h
         want = "symbolic link" if dir_mode == 0o755 else "mode %04o" % dir_mode
         assert want in h["last_error"], h
-        assert want in d.logtext(), d.logtext()
+        d.wait_log(want)
         assert ledger_serves(sock)
         # a query says the same, not "no history yet" (the link is there)
         with Varlink(sock) as v:
@@ -107,7 +107,7 @@ def test_history_directory_writable_by_others_refused(fakecg, tmp_path, dir_mode
         assert h["state"] == "failing", h
         assert "its directory %s is owned by uid 0 with mode %04o" % (hdir, dir_mode) in h["last_error"], h
         assert "not writable by group or others" in h["last_error"], h
-        assert "mode %04o" % dir_mode in d.logtext(), d.logtext()
+        d.wait_log("mode %04o" % dir_mode)
         assert ledger_serves(sock)
     assert os.listdir(hdir) == []
     assert stat.S_IMODE(os.stat(hdir).st_mode) == dir_mode  # not repaired behind the admin's back

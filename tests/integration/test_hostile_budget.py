@@ -206,7 +206,7 @@ def test_input_flood_bounded_by_the_users_budget(fakecg, tmp_path, capsys):
         for r in closed:
             assert r["error"] is not None and r["error"]["error"] == LIMIT, r
             assert r["error"]["parameters"] == {"limit": "max_input_bytes_per_user", "value": budget}
-        assert "max_input_bytes_per_user reached" in d.logtext()
+        d.wait_log("max_input_bytes_per_user reached")
         if not acctd_sanitizer():
             assert peak - before <= budget + 8 * MiB, (before, peak)
             assert after <= before + 8 * MiB, (before, after)
@@ -247,7 +247,7 @@ def test_client_that_never_reads_hits_the_output_budget(fakecg, tmp_path):
             served(path)
             for i in range(4):
                 assert a.do("drain", id=i, timeout=5)["eof"], "connection %d still open" % i
-        assert "past max_output_bytes_per_user" in d.logtext()
+        d.wait_log("past max_output_bytes_per_user")
         served(path)
     clean_exit(d)
 

@@ -169,5 +169,5 @@ def test_costly_shape_charged_to_the_input_budget(fakecg, tmp_path):
             v.send(IFACE + ".Watch", params, more=True)
             m = v.recv()
             assert "error" not in m, m
-        assert "estimated to cost" in d.logtext()
+        d.wait_log("estimated to cost")
     clean_exit(d)
