@@ -46,6 +46,7 @@ bool arg_precise;
 bool arg_batch;
 int arg_sort = -1;
 int arg_depth = DEPTH_DEFAULT;
+uint64_t arg_top;
 struct columns arg_columns;
 uint64_t arg_iterations;
 uint64_t arg_delay_us = 1000000;
@@ -82,6 +83,7 @@ enum {
 	ARG_PLOT,
 	ARG_NO_REMOVED,
 	ARG_GROUP_BY_LEVEL,
+	ARG_TOP,
 };
 
 static const struct option options[] = {
@@ -115,6 +117,7 @@ static const struct option options[] = {
 	{ "plot", required_argument, NULL, ARG_PLOT },
 	{ "no-removed", no_argument, NULL, ARG_NO_REMOVED },
 	{ "group-by-level", required_argument, NULL, ARG_GROUP_BY_LEVEL },
+	{ "top", required_argument, NULL, ARG_TOP },
 	{}
 };
 
@@ -154,10 +157,11 @@ static const struct verb verbs[] = {
 		.min_args = 0,
 		.max_args = 1,
 		.args_error = "'list' takes at most one PREFIX.",
-		.options = (const int[]){ ARG_TREE, 'a', ARG_SORT, ARG_DEPTH, 'o', 0 },
+		.options = (const int[]){ ARG_TREE, 'a', ARG_SORT, ARG_TOP, ARG_DEPTH, 'o', 0 },
 		.synopsis = "list [PREFIX]",
 		.summary = "Cgroups with memory, CPU, load, pressure, tasks, I/O (default)",
-		.help = "acctctl list [PREFIX] [--tree] [--all] [--sort=KEY] [--depth=N] [-o FIELD,...]\n\n"
+		.help = "acctctl list [PREFIX] [--tree] [--all] [--sort=KEY] [--top=N] [--depth=N]\n"
+			"             [-o FIELD,...]\n\n"
 			"List the cgroups under PREFIX (default /): MEMORY with its bound, CPU rate in\n"
 			"cores, LOAD (1 min), PSI \"some\" avg10 of CPU, memory and IO, TASKS, block I/O\n"
 			"read and written per second (READ/s, WRITE/s, bytes: acctd's rates over its last\n"
@@ -166,6 +170,8 @@ static const struct verb verbs[] = {
 			"  -a --all           Also removed cgroups (tombstones) with their final values\n"
 			"      --sort=KEY     path (default), memory, cpu, load, pressure, io, tasks,\n"
 			"                     read/s, write/s, read or write; largest first\n"
+			"      --top=N        Only the first N cgroups of the sort (by cpu unless --sort\n"
+			"                     says otherwise); not with --tree\n"
 			"      --depth=N      At most N levels below PREFIX (default: all)\n"
 			"  -o --output=FIELD[,FIELD...]\n"
 			"                     Only these columns, in this order (--json: only their\n"
@@ -272,11 +278,12 @@ static const struct verb verbs[] = {
 		.max_args = VERB_ANY,
 		.args_error = NULL,
 		.options = (const int[]){ ARG_SINCE, ARG_UNTIL, ARG_PREFIX, ARG_DEPTH, ARG_NO_REMOVED, ARG_GROUP_BY_LEVEL,
-					  ARG_CSV, 0 },
+					  ARG_SORT, ARG_TOP, ARG_CSV, 0 },
 		.synopsis = "usage [CGROUP...]",
 		.summary = "What cgroups used over a window, from the history",
 		.help = "acctctl usage [CGROUP...] [--since=TIME] [--until=TIME] [--prefix=PATH] [--depth=N]\n"
-			"              [--no-removed] [--group-by-level=N] [--json|--csv]\n\n"
+			"              [--no-removed] [--group-by-level=N] [--sort=KEY] [--top=N]\n"
+			"              [--json|--csv]\n\n"
 			"What each cgroup used between --since and --until, from acctd's history (removed\n"
 			"cgroups included, across restarts of acctd): CPU time with its bound, average\n"
 			"memory (byte-seconds over the time recorded) with its bound, the largest sample\n"
@@ -302,6 +309,11 @@ static const struct verb verbs[] = {
 			"                     2: the services in them): its own totals, which the kernel\n"
 			"                     keeps for its whole subtree, and BELOW, the cgroups under it\n"
 			"                     seen in the window; cgroups above level N are left out\n"
+			"      --sort=KEY     path (default), cpu, memory (MEM AVG), io (read and\n"
+			"                     written), read or write; largest first\n"
+			"      --top=N        Only the first N cgroups of the sort (by cpu unless --sort\n"
+			"                     says otherwise): which used the most CPU in the last 5\n"
+			"                     minutes is 'acctctl usage --since=-5min --top=1'\n"
 			"      --csv          Comma-separated values: a header row, then one row per cgroup\n"
 			"                     with raw numbers (microseconds, bytes; a bound in its own\n"
 			"                     column; an absent value empty)\n",
@@ -609,6 +621,10 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 				return usage_error("Invalid sort key '%s': expected path, memory, cpu, load, pressure, io, "
 						   "tasks, read/s, write/s, read or write.",
 						   optarg);
+			break;
+		case ARG_TOP:
+			if (parse_uint(optarg, UINT32_MAX, &arg_top) < 0 || arg_top == 0)
+				return usage_error("Invalid number of cgroups '%s' for --top: expected 1 or more.", optarg);
 			break;
 		case ARG_DEPTH:
 			if (strcmp(optarg, "all") == 0)

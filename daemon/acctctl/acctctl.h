@@ -38,6 +38,7 @@ extern bool arg_precise;
 extern bool arg_batch;
 extern int arg_sort;   /* enum sort_key; -1: the command's default */
 extern int arg_depth;  /* levels below the prefix, or DEPTH_DEFAULT, DEPTH_ALL */
+extern uint64_t arg_top; /* list and usage --top: the first N rows of the sort (0: all) */
 extern struct columns arg_columns; /* -o/--output (columns.h); n 0: the command's default */
 extern uint64_t arg_iterations; /* 0: forever */
 extern uint64_t arg_delay_us;

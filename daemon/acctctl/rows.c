@@ -317,7 +317,8 @@ static void tree_add(const struct columns *cols, struct table *t, struct rows *r
 		tree_add(cols, t, rs, r->children[k], next, false, k + 1 == r->nchildren);
 }
 
-void rows_table(struct rows *rs, bool tree, enum sort_key sort, const struct columns *cols, struct table *t)
+void rows_table(struct rows *rs, bool tree, enum sort_key sort, size_t limit, const struct columns *cols,
+		struct table *t)
 {
 	sort_key = sort;
 	if (t)
@@ -339,7 +340,7 @@ void rows_table(struct rows *rs, bool tree, enum sort_key sort, const struct col
 			tree_add(cols, t, rs, roots[k], "", true, true);
 	} else {
 		qsort(rs->v, rs->n, sizeof(*rs->v), row_cmp);
-		for (size_t i = 0; i < rs->n; i++) {
+		for (size_t i = 0; i < rs->n && (limit == 0 || i < limit); i++) {
 			if (t)
 				columns_table_add(cols, t, &rs->v[i], cell_str(t, rs->v[i].path));
 			rs->order[rs->norder++] = i;

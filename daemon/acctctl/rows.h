@@ -68,5 +68,7 @@ int list_fetch(struct acct_client *c, const char *prefix, bool keep_json, struct
  * rows without the figure last, ties by path), flat or as a tree (the key
  * orders siblings), and fill t (when not NULL; initialised here with the
  * columns `cols`, columns.h) in that order; rs->order says which row is
- * where. */
-void rows_table(struct rows *rs, bool tree, enum sort_key sort, const struct columns *cols, struct table *t);
+ * where. A flat table keeps only the first `limit` rows of the order (0: all;
+ * a tree keeps every row: its rows are placed by their ancestors, not ranked). */
+void rows_table(struct rows *rs, bool tree, enum sort_key sort, size_t limit, const struct columns *cols,
+		struct table *t);

@@ -22,13 +22,17 @@ int verb_list(char **args)
 	if (!cols.given)
 		columns_default(&cols, arg_all);
 
+	if (arg_top > 0 && arg_tree)
+		return usage_error("--top ranks cgroups, --tree places them below their parents: give one of them.");
 	r = connect_daemon(&c);
 	if (r != EXIT_OK)
 		return r;
 	r = list_fetch(c, args[0], arg_json, &rs);
 	if (r != EXIT_OK)
 		return r;
-	rows_table(&rs, arg_tree, arg_sort >= 0 ? arg_sort : SORT_PATH, &cols, arg_json ? NULL : &t);
+	/* --top ranks: by CPU unless --sort names another key */
+	rows_table(&rs, arg_tree, arg_sort >= 0 ? arg_sort : arg_top > 0 ? SORT_CPU : SORT_PATH, arg_top, &cols,
+		   arg_json ? NULL : &t);
 	pager_open();
 	if (arg_json == JSON_LINES) {
 		/* one object per line, in the table's order */
@@ -44,10 +48,20 @@ int verb_list(char **args)
 				oom_exit();
 		print_json(stdout, a);
 	} else {
+		size_t shown_dead = 0;
+
 		table_print(stdout, &t, arg_legend, output_width());
 		for (size_t i = 0; i < rs.n; i++)
 			dead += rs.v[i].dead;
-		if (arg_legend) {
+		for (size_t i = 0; i < rs.norder; i++)
+			shown_dead += rs.v[rs.order[i]].dead;
+		if (arg_legend && rs.norder < rs.n) {
+			printf("\nThe first %zu of %zu cgroups by %s (--top)", rs.norder, rs.n,
+			       sort_names[arg_sort >= 0 ? arg_sort : SORT_CPU]);
+			if (arg_all)
+				printf(", %zu of them removed (tombstones)", shown_dead);
+			printf(".\n");
+		} else if (arg_legend) {
 			printf("\n%zu cgroup%s listed", rs.n - dead, rs.n - dead == 1 ? "" : "s");
 			if (arg_all)
 				printf(", %zu removed (tombstones)", dead);

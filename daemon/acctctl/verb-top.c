@@ -115,7 +115,7 @@ static void top_frame(struct rows *rs, const struct columns *cols, bool interact
 
 	for (size_t i = 0; i < rs->n; i++)
 		dead += rs->v[i].dead;
-	rows_table(rs, false, sort_key, cols, &t);
+	rows_table(rs, false, sort_key, 0, cols, &t);
 	if (interactive) {
 		_cleanup_free_ char *frame = NULL;
 		size_t size = 0, max_rows;

@@ -13,6 +13,7 @@
 #include "history-call.h"
 #include "human.h"
 #include "pager.h"
+#include "rows.h"
 #include "table.h"
 #include "terminal.h"
 
@@ -148,18 +149,85 @@ static void usage_row(struct table *t, struct json_object *u, bool date)
 	table_add(t, cells);
 }
 
-static int usage_path_cmp(const void *a, const void *b)
-{
-	const char *x = jstr(*(struct json_object *const *)a, "path") ?: "";
-	const char *y = jstr(*(struct json_object *const *)b, "path") ?: "";
+/* What --sort ranks a Usage by: a Total's value or a plain number, or two
+ * Totals' sum (io). The keys of `list` that have no meaning over a window
+ * (load, pressure, tasks, the rates) have no row. */
+static const struct {
+	enum sort_key key;
+	const char *total[2]; /* Totals whose values add up (NULL: none) */
+	const char *number;   /* or a plain number */
+	const char *title;    /* for the footer: "by TITLE" */
+} usage_sorts[] = {
+	{ SORT_CPU, { "cpu_usec" }, NULL, "CPU time" },
+	{ SORT_MEMORY, {}, "memory_avg_bytes", "average memory" },
+	{ SORT_IO, { "io_read_bytes", "io_write_bytes" }, NULL, "I/O read and written" },
+	{ SORT_READ, { "io_read_bytes" }, NULL, "I/O read" },
+	{ SORT_WRITE, { "io_write_bytes" }, NULL, "I/O written" },
+};
+static int usage_sort = -1; /* index into usage_sorts; -1: by path */
 
-	return strcmp(x, y);
+/* The figure a Usage is ranked by; false where it has none. */
+static bool usage_figure(struct json_object *u, double *ret)
+{
+	bool any = false;
+	double sum = 0, d;
+
+	if (usage_sorts[usage_sort].number) {
+		if (!jdouble(u, usage_sorts[usage_sort].number, &d))
+			return false;
+		*ret = d;
+		return true;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(usage_sorts[0].total) && usage_sorts[usage_sort].total[i]; i++)
+		if (jdouble(jget(u, usage_sorts[usage_sort].total[i]), "value", &d)) {
+			sum += d;
+			any = true;
+		}
+	*ret = sum;
+	return any;
+}
+
+/* By path; or largest figure first, Usages without it last, ties by path
+ * (list's order: rows.c). */
+static int usage_cmp(const void *a, const void *b)
+{
+	struct json_object *x = *(struct json_object *const *)a, *y = *(struct json_object *const *)b;
+
+	if (usage_sort >= 0) {
+		double fx = 0, fy = 0;
+		bool hx = usage_figure(x, &fx), hy = usage_figure(y, &fy);
+
+		if (hx != hy)
+			return hx ? -1 : 1;
+		if (fx != fy)
+			return fx > fy ? -1 : 1;
+	}
+	return strcmp(jstr(x, "path") ?: "", jstr(y, "path") ?: "");
+}
+
+/* usage_sort from --sort (and --top, which ranks by CPU unless told);
+ * returns an exit status. */
+static int pick_usage_sort(void)
+{
+	int key = arg_sort >= 0 ? arg_sort : arg_top > 0 ? SORT_CPU : SORT_PATH;
+
+	usage_sort = -1;
+	if (key == SORT_PATH)
+		return EXIT_OK;
+	for (size_t i = 0; i < ELEMENTSOF(usage_sorts); i++)
+		if (usage_sorts[i].key == (enum sort_key)key) {
+			usage_sort = (int)i;
+			return EXIT_OK;
+		}
+	return usage_error("Sort key '%s' has no meaning over a window: usage sorts by path, cpu, memory, io, read "
+			   "or write.",
+			   sort_names[key]);
 }
 
 /* Below the table: the window, and the gaps in it. A gap that runs to the
  * end of a window ending now or later is the time since acctd's last
  * recording (and the future), not a time acctd was down: said apart. */
-static void print_footer(struct json_object *answer, size_t n, bool date)
+static void print_footer(struct json_object *answer, size_t n, size_t total, bool date)
 {
 	struct json_object *gaps = jget(answer, "gaps");
 	int64_t since = jint_or(answer, "since_us", 0), until = jint_or(answer, "until_us", 0);
@@ -167,7 +235,12 @@ static void print_footer(struct json_object *answer, size_t n, bool date)
 	int64_t now = (int64_t)arg_now_us, pending_from = -1;
 	size_t past = 0;
 
-	printf("\n%zu cgroup%s, from %s", n, n == 1 ? "" : "s", history_time(since, true).s);
+	if (n < total) /* --top */
+		printf("\nThe first %zu of %zu cgroups by %s, from %s", n, total,
+		       usage_sort >= 0 ? usage_sorts[usage_sort].title : "path",
+		       history_time(since, true).s);
+	else
+		printf("\n%zu cgroup%s, from %s", n, n == 1 ? "" : "s", history_time(since, true).s);
 	printf(" to %s (%s).\n", history_time(until, date).s, fmt_duration(until - since).s);
 	for (size_t i = 0; i < ngaps; i++) {
 		struct json_object *g = json_object_array_get_idx(gaps, i);
@@ -208,12 +281,15 @@ int verb_usage(char **args)
 	_cleanup_json_ struct json_object *answer = NULL;
 	_cleanup_(table_done) struct table t = { 0 };
 	struct json_object *cgroups;
-	size_t n;
+	size_t n, total;
 	bool date;
 	int r;
 
 	if (args[0] && arg_prefix)
 		return usage_error("Give CGROUPs or --prefix, not both.");
+	r = pick_usage_sort();
+	if (r != EXIT_OK)
+		return r;
 	r = connect_daemon(&c);
 	if (r != EXIT_OK)
 		return r;
@@ -252,8 +328,13 @@ int verb_usage(char **args)
 				oom_exit();
 	}
 	cgroups = jget(answer, "cgroups");
-	json_object_array_sort(cgroups, usage_path_cmp);
-	n = json_object_array_length(cgroups);
+	json_object_array_sort(cgroups, usage_cmp);
+	n = total = json_object_array_length(cgroups);
+	if (arg_top > 0 && n > arg_top) { /* every output keeps the first N: --json's document too */
+		if (json_object_array_del_idx(cgroups, (size_t)arg_top, n - (size_t)arg_top) < 0)
+			oom_exit();
+		n = (size_t)arg_top;
+	}
 	pager_open();
 	if (arg_json == JSON_LINES) {
 		for (size_t i = 0; i < n; i++)
@@ -277,7 +358,7 @@ int verb_usage(char **args)
 		usage_row(&t, json_object_array_get_idx(cgroups, i), date);
 	table_print(stdout, &t, arg_legend, output_width());
 	if (arg_legend)
-		print_footer(answer, n, date);
+		print_footer(answer, n, total, date);
 	if (arg_legend && n == 0) {
 		/* a known path without data here (a typo is NoSuchCgroup) */
 		if (args[0] && args[1])

@@ -305,6 +305,31 @@ def test_list_sort(ctl):
 
 
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_list_top(ctl):
+    """--top=N: the first N rows of the sort (by CPU unless --sort names
+    another key), the same in the table and --json, and a footer saying how
+    many of how many; not with --tree."""
+    full = [l.split()[0] for l in ctl.ok("list", "--sort=memory", "--no-legend").splitlines()]
+    assert len(full) > 3
+    out = ctl.ok("list", "--sort=memory", "--top=3")
+    rows = [l.split()[0] for l in out.splitlines()[1:4]]
+    assert rows == full[:3], (rows, full)
+    assert "The first 3 of %d cgroups by memory (--top)." % len(full) in out, out
+    assert [o["path"] for o in ctl.json("list", "--sort=memory", "--top=3")] == full[:3]
+    by_cpu = [l.split()[0] for l in ctl.ok("list", "--sort=cpu", "--no-legend").splitlines()]
+    assert [l.split()[0] for l in ctl.ok("list", "--top=2", "--no-legend").splitlines()] == by_cpu[:2]
+    # more than there are: all of them, and the usual footer
+    out = ctl.ok("list", "--top=1000")
+    assert "%d cgroups listed." % len(full) in out, out
+    for args, why in ((["--top=0"], "Invalid number of cgroups '0' for --top"),
+                      (["--top=x"], "Invalid number of cgroups 'x' for --top"),
+                      (["--top=3", "--tree"], "--top ranks cgroups, --tree places them")):
+        p = ctl.run("list", *args)
+        assert (p.returncode, p.stdout) == (EXIT_USAGE, ""), (args, p)
+        assert why in p.stderr, (args, p.stderr)
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
 def test_list_tree(ctl):
     ascii_names = ["/", "|-idle.slice", "|-system.slice", "| |-a.service", "| `-b.service", "|   `-child",
                    "`-user.slice"]

@@ -242,6 +242,63 @@ def test_usage_table_json_csv(tmp_path):
         assert [json.loads(l)["path"] for l in p.stdout.splitlines()] == [cg.name]
 
 
+def test_usage_sort_top(tmp_path):
+    """"Which cgroup used the most CPU?" in one command: --sort ranks the
+    Usages largest first and --top=N keeps the first N (by CPU unless --sort
+    says otherwise) in the table, --json and --csv alike; a key that means
+    nothing over a window is a usage error."""
+    with burner_cgroup("small") as small, burner_cgroup("big") as big, burner_cgroup("mid") as mid, \
+            api_daemon(tmp_path, None, **hist_conf(tmp_path)) as (d, sock):
+        t0 = now_us()
+        since = "@%d.%06d" % (t0 // 1000000, t0 % 1000000)
+        want = [big.name, mid.name, small.name]
+        for cg, seconds in ((small, 0.3), (big, 1.5), (mid, 0.8)):
+            cg.burn(seconds)
+
+        def ranked():
+            doc, _ = usage_json(sock, "--since", since, "--sort=cpu")
+            ours = [c["path"] for c in (doc or {}).get("cgroups", []) if c["path"] in want and "cpu_usec" in c]
+            return doc if ours == want else None
+
+        doc = poll(ranked, what="the three burners in the history, ranked by CPU time")
+        t1 = now_us()
+        settle(sock, t1)
+        window = ["--since", since, "--until", "@%d.%06d" % (t1 // 1000000, t1 % 1000000)]
+        full = [c["path"] for c in usage_json(sock, *window, "--sort=cpu")[0]["cgroups"]]
+        assert [p for p in full if p in want] == want, full
+        cpu = {c["path"]: c["cpu_usec"]["value"] for c in usage_json(sock, *window)[0]["cgroups"]
+               if "cpu_usec" in c}
+        assert [cpu[p] for p in full if p in cpu] == sorted(cpu.values(), reverse=True), (full, cpu)
+
+        # --top alone ranks by CPU: the same first two in every output
+        top, p = usage_json(sock, *window, "--top=2")
+        assert p.returncode == 0, p.stderr
+        assert [c["path"] for c in top["cgroups"]] == full[:2]
+        p = ctl(sock, "usage", "--csv", *window, "--top=2")
+        assert [r["path"] for r in csv.DictReader(io.StringIO(p.stdout))] == full[:2], p.stdout
+        p = ctl(sock, "usage", *window, "--top=2")
+        assert p.returncode == 0, p.stderr
+        lines = p.stdout.splitlines()
+        assert [l.split()[0] for l in lines[1:3]] == full[:2], p.stdout
+        assert lines[3] == "" and lines[4].startswith("The first 2 of %d cgroups by CPU time, from " % len(full)), \
+            p.stdout
+        # --prefix and --sort=path: our three in path order, then the first one only
+        prefix = ["--prefix", big.name]
+        assert [c["path"] for c in usage_json(sock, *window, *prefix)[0]["cgroups"]] == [big.name]
+        names = sorted(want)
+        for c in usage_json(sock, *window, "--sort=path")[0]["cgroups"]:
+            assert c["path"] in full
+        assert [c["path"] for c in usage_json(sock, *window, "--sort=path", "--top=1")[0]["cgroups"]] == \
+            [sorted(full)[0]], names
+
+        for args, why in ((["--sort=load"], "Sort key 'load' has no meaning over a window"),
+                          (["--sort=read/s"], "Sort key 'read/s' has no meaning over a window"),
+                          (["--top=0"], "Invalid number of cgroups '0' for --top")):
+            p = ctl(sock, "usage", *args)
+            assert (p.returncode, p.stdout) == (EXIT_USAGE, ""), (args, p)
+            assert why in p.stderr, (args, p.stderr)
+
+
 def test_csv_quotes_paths(tmp_path):
     """A cgroup name with a comma and a quote: one field, RFC 4180 quoted."""
     if not acctd.is_root():
