@@ -42,7 +42,7 @@
 #include "cgroup-layout.h"
 #include "util.h"
 
-/* ---- pure: bounds and modes ------------------------------------------------ */
+/* ---- pure: bounds --------------------------------------------------------- */
 
 static void test_memory_bound(void **state)
 {
@@ -78,25 +78,6 @@ static void test_stat_bound(void **state)
 	/* a file read just now flushed past the threshold */
 	assert_true(acct_bpf_file_stat_bound(&b) == (128u + 128) * 4096);
 	assert_true(acct_bpf_file_stat_bound(&few) == 2u * 512 * 4096);
-}
-
-static void test_modes(void **state)
-{
-	(void)state;
-	for (int m = 0; m < _ACCT_COLLECTOR_MAX; m++) {
-		const char *s = acct_collector_mode_to_string(m);
-		assert_non_null(s);
-		assert_int_equal(acct_collector_mode_from_string(s), m);
-	}
-	assert_string_equal(acct_collector_mode_to_string(ACCT_COLLECTOR_AUTO), "auto");
-	assert_string_equal(acct_collector_mode_to_string(ACCT_COLLECTOR_BPF), "bpf");
-	assert_string_equal(acct_collector_mode_to_string(ACCT_COLLECTOR_FILES), "files");
-	assert_null(acct_collector_mode_to_string(_ACCT_COLLECTOR_MAX));
-	assert_null(acct_collector_mode_to_string((enum acct_collector_mode)-1));
-	assert_int_equal(acct_collector_mode_from_string("BPF"), -EINVAL);
-	assert_int_equal(acct_collector_mode_from_string(""), -EINVAL);
-	assert_int_equal(acct_collector_mode_from_string("bpf "), -EINVAL);
-	assert_int_equal(acct_collector_mode_from_string(NULL), -EINVAL);
 }
 
 /* ---- real cgroups: bookkeeping and cleanup -------------------------------- */
@@ -1105,7 +1086,6 @@ int main(void)
 	const struct CMUnitTest pure[] = {
 		cmocka_unit_test(test_memory_bound),
 		cmocka_unit_test(test_stat_bound),
-		cmocka_unit_test(test_modes),
 	};
 	int failed = cmocka_run_group_tests_name("pure", pure, NULL, NULL);
 	if (failed)

@@ -70,25 +70,6 @@ static pthread_mutex_t *session_lock(const struct acct_bpf_collector *c)
 	return (pthread_mutex_t *)&c->session_lock;
 }
 
-static const char *const mode_names[_ACCT_COLLECTOR_MAX] = {
-	[ACCT_COLLECTOR_AUTO] = "auto",
-	[ACCT_COLLECTOR_BPF] = "bpf",
-	[ACCT_COLLECTOR_FILES] = "files",
-};
-
-const char *acct_collector_mode_to_string(enum acct_collector_mode m)
-{
-	return (unsigned)m < _ACCT_COLLECTOR_MAX ? mode_names[m] : NULL;
-}
-
-int acct_collector_mode_from_string(const char *s)
-{
-	for (int m = 0; m < _ACCT_COLLECTOR_MAX; m++)
-		if (s && strcmp(s, mode_names[m]) == 0)
-			return m;
-	return -EINVAL;
-}
-
 /* libbpf's own messages: warnings go to the debug log (the reason recorded
  * per hierarchy is what an operator sees), the rest is dropped. */
 __attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
