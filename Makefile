@@ -134,7 +134,7 @@ bench: build
 # "make mutate FILES=lib/core/ledger.c" for a subset; MUTATE_OPTS=--all for
 # every mutant instead of the sample. Not part of "make check".
 MUTATE_FILES := lib/percpu/counter.c lib/percpu/pool.c lib/core/ledger.c lib/core/reconcile.c \
-	lib/core/config.c lib/basic/parse.c lib/varlink/varlink.c daemon/acctd/api-dispatch.c lib/core/sampler.c \
+	lib/config/config.c lib/basic/parse.c lib/varlink/varlink.c daemon/acctd/api-dispatch.c lib/core/sampler.c \
 	lib/basic/ptr-table.c
 FILES ?= $(MUTATE_FILES)
 mutate: deps

@@ -1,18 +1,18 @@
 /* test-bpf-collector.c - the BPF collector (lib/bpf) against this host's real
  * v1 memory cgroups and their files: the same cgroup set, page counters equal
  * to the files, the stat index map and per-node values within their bounds,
- * walks under churn of 1,000 cgroups, read_one, the fallback reasons; and the
- * pure bound functions.
+ * walks under churn of 1,000 cgroups, read_one, the fallback reasons (the
+ * bounds' arithmetic is test-memcg-bounds.c's).
  *
  * The file is long because each of those needs real cgroups set up around it
  * (workloads held still, trees made and removed, pins on a private bpffs,
  * privileges dropped in a child) and checked against the kernel's own files;
  * split, the set-up shared by all of them would have to be repeated.
  *
- * The pure tests always run; the rest needs root, a v1 memory hierarchy and
- * a kernel that loads the program, and the test exits 77 saying which is
- * missing. Every cgroup made lives under <memory>/bpf-tests-<pid> and is
- * removed on every exit path (cleanup(), also from atexit). */
+ * It needs root, a v1 memory hierarchy and a kernel that loads the program,
+ * and exits 77 saying which is missing. Every cgroup made lives under
+ * <memory>/bpf-tests-<pid> and is removed on every exit path (cleanup(),
+ * also from atexit). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,63 +41,6 @@
 #include "bpf-collector.h"
 #include "cgroup-layout.h"
 #include "util.h"
-
-/* ---- pure: bounds and modes ------------------------------------------------ */
-
-static void test_memory_bound(void **state)
-{
-	(void)state;
-	const struct acct_bpf_batching b = { .nr_cpus = 2, .charge_batch = 64, .stock_slots = 7, .page_size = 4096 };
-	assert_true(acct_bpf_memory_bound(&b, 0) == 2u * (64 + 1) * 4096);
-	assert_true(acct_bpf_memory_bound(&b, -5) == 2u * (64 + 1) * 4096);
-	/* one slot per memcg of the subtree, up to the stock's slots */
-	assert_true(acct_bpf_memory_bound(&b, 3) == 2u * (4 * 64 + 1) * 4096);
-	assert_true(acct_bpf_memory_bound(&b, 6) == 2u * (7 * 64 + 1) * 4096);
-	assert_true(acct_bpf_memory_bound(&b, 100000) == 2u * (7 * 64 + 1) * 4096);
-	const struct acct_bpf_batching old = { .nr_cpus = 64, .charge_batch = 64, .stock_slots = 1, .page_size = 65536 };
-	assert_true(acct_bpf_memory_bound(&old, 1000) == UINT64_C(64) * (64 + 1) * 65536);
-}
-
-static void test_stat_bound(void **state)
-{
-	(void)state;
-	const struct acct_bpf_batching b = { .nr_cpus = 2, .charge_batch = 64, .stock_slots = 7, .page_size = 4096 };
-	assert_true(acct_bpf_stat_bound(&b, 0) == 128u * 4096);
-	assert_true(acct_bpf_stat_bound(&b, 10) == (10u + 128) * 4096);
-	/* up to the kernel's flush threshold, charge_batch x online CPUs, the
-	 * kernel counts them; past it, it stops counting: no bound */
-	assert_true(acct_bpf_stat_bound(&b, 128) == (128u + 128) * 4096);
-	assert_true(acct_bpf_stat_bound(&b, 129) == ACCT_BPF_NO_BOUND);
-	assert_true(acct_bpf_stat_bound(&b, UINT64_C(1) << 50) == ACCT_BPF_NO_BOUND);
-	/* a kernel that does not count them */
-	assert_true(acct_bpf_stat_bound(&b, UINT64_MAX) == ACCT_BPF_NO_BOUND);
-	/* the threshold counts online CPUs, the per-CPU remainders possible ones */
-	const struct acct_bpf_batching few = { .nr_cpus = 8, .nr_online = 2, .charge_batch = 64, .page_size = 4096 };
-	assert_true(acct_bpf_stat_bound(&few, 128) == (128u + 512) * 4096);
-	assert_true(acct_bpf_stat_bound(&few, 129) == ACCT_BPF_NO_BOUND);
-	/* a file read just now flushed past the threshold */
-	assert_true(acct_bpf_file_stat_bound(&b) == (128u + 128) * 4096);
-	assert_true(acct_bpf_file_stat_bound(&few) == 2u * 512 * 4096);
-}
-
-static void test_modes(void **state)
-{
-	(void)state;
-	for (int m = 0; m < _ACCT_COLLECTOR_MAX; m++) {
-		const char *s = acct_collector_mode_to_string(m);
-		assert_non_null(s);
-		assert_int_equal(acct_collector_mode_from_string(s), m);
-	}
-	assert_string_equal(acct_collector_mode_to_string(ACCT_COLLECTOR_AUTO), "auto");
-	assert_string_equal(acct_collector_mode_to_string(ACCT_COLLECTOR_BPF), "bpf");
-	assert_string_equal(acct_collector_mode_to_string(ACCT_COLLECTOR_FILES), "files");
-	assert_null(acct_collector_mode_to_string(_ACCT_COLLECTOR_MAX));
-	assert_null(acct_collector_mode_to_string((enum acct_collector_mode)-1));
-	assert_int_equal(acct_collector_mode_from_string("BPF"), -EINVAL);
-	assert_int_equal(acct_collector_mode_from_string(""), -EINVAL);
-	assert_int_equal(acct_collector_mode_from_string("bpf "), -EINVAL);
-	assert_int_equal(acct_collector_mode_from_string(NULL), -EINVAL);
-}
 
 /* ---- real cgroups: bookkeeping and cleanup -------------------------------- */
 
@@ -564,7 +507,7 @@ static void test_stat_map(void **state)
 			assert_false(m->e[i].index == m->e[j].index);
 
 	/* a1's known workload: each mapped key within the stat bound of the file */
-	const struct acct_bpf_batching *b = acct_bpf_collector_batching(coll);
+	const struct acct_memcg_batching *b = acct_bpf_collector_batching(coll);
 	struct acct_bpf_snapshot snap = { 0 };
 	_cleanup_free_ char *text = read_text("a/a1", "memory.stat");
 	assert_non_null(text);
@@ -572,9 +515,9 @@ static void test_stat_map(void **state)
 	const struct acct_bpf_record *rec = acct_bpf_snapshot_find(&snap, ino_of("a/a1"));
 	assert_non_null(rec);
 	assert_true(rec->flags & ACCT_BPF_F_STATS);
-	uint64_t bound = acct_bpf_stat_bound(b, rec->stats_updates);
+	uint64_t bound = acct_memcg_stat_bound(b, rec->stats_updates);
 	/* a1 is still and its memory.stat was just read (a flush past the threshold) */
-	if (bound == ACCT_BPF_NO_BOUND)
+	if (bound == ACCT_MEMCG_NO_BOUND)
 		fail_msg("a1: stats_updates %llu past the flush threshold right after a flush", rec->stats_updates);
 	for (unsigned i = 0; i < m->n; i++) {
 		uint64_t file = 0;
@@ -631,7 +574,7 @@ static void test_nodes(void **state)
 		item_of[k] = mapped(m, numa_keys[k]) ? (int)nr_mapped++ : -1;
 	}
 	assert_int_equal(items, nr_mapped);
-	const struct acct_bpf_batching *b = acct_bpf_collector_batching(coll);
+	const struct acct_memcg_batching *b = acct_bpf_collector_batching(coll);
 	struct acct_bpf_snapshot snap = { 0 };
 	unsigned lines_compared = 0;
 	for (size_t i = 0; i < ELEMENTSOF(tree); i++) {
@@ -653,8 +596,8 @@ static void test_nodes(void **state)
 			const struct acct_bpf_record *rec = acct_bpf_snapshot_find(&snap, ino_of(rel));
 			if (!rec)
 				fail_msg("%s/%s: no record", base, rel);
-			uint64_t bound = acct_bpf_stat_bound(b, rec->stats_updates);
-			if (bound == ACCT_BPF_NO_BOUND) { /* the next numa_stat read flushes */
+			uint64_t bound = acct_memcg_stat_bound(b, rec->stats_updates);
+			if (bound == ACCT_MEMCG_NO_BOUND) { /* the next numa_stat read flushes */
 				unbounded++;
 				continue;
 			}
@@ -1102,15 +1045,6 @@ static const char *real_missing(void)
 
 int main(void)
 {
-	const struct CMUnitTest pure[] = {
-		cmocka_unit_test(test_memory_bound),
-		cmocka_unit_test(test_stat_bound),
-		cmocka_unit_test(test_modes),
-	};
-	int failed = cmocka_run_group_tests_name("pure", pure, NULL, NULL);
-	if (failed)
-		return failed;
-
 	const char *missing = real_missing();
 	if (missing) {
 		printf("skipping the real-cgroup tests: %s\n", missing);
@@ -1137,7 +1071,7 @@ int main(void)
 		cmocka_unit_test(test_fallback_no_attach),
 		cmocka_unit_test(test_fallback_unprivileged),
 	};
-	failed = cmocka_run_group_tests_name("real", real, real_setup, real_teardown);
+	int failed = cmocka_run_group_tests_name("real", real, real_setup, real_teardown);
 	cleanup();
 	acct_bpf_collector_free(coll);
 	acct_cgroup_layout_free(layout);

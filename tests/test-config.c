@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "alloc-fail.h"
+#include "collector-mode.h"
 #include "config.h"
 #include "parse.h"
 #include "strv.h"
@@ -1732,6 +1733,26 @@ static void test_metrics_families(void **state)
 	acct_config_free(c);
 }
 
+/* [sampling] collector's names (collector-mode.h). */
+static void test_collector_modes(void **state)
+{
+	(void)state;
+	for (int m = 0; m < _ACCT_COLLECTOR_MAX; m++) {
+		const char *s = acct_collector_mode_to_string(m);
+		assert_non_null(s);
+		assert_int_equal(acct_collector_mode_from_string(s), m);
+	}
+	assert_string_equal(acct_collector_mode_to_string(ACCT_COLLECTOR_AUTO), "auto");
+	assert_string_equal(acct_collector_mode_to_string(ACCT_COLLECTOR_BPF), "bpf");
+	assert_string_equal(acct_collector_mode_to_string(ACCT_COLLECTOR_FILES), "files");
+	assert_null(acct_collector_mode_to_string(_ACCT_COLLECTOR_MAX));
+	assert_null(acct_collector_mode_to_string((enum acct_collector_mode)-1));
+	assert_int_equal(acct_collector_mode_from_string("BPF"), -EINVAL);
+	assert_int_equal(acct_collector_mode_from_string(""), -EINVAL);
+	assert_int_equal(acct_collector_mode_from_string("bpf "), -EINVAL);
+	assert_int_equal(acct_collector_mode_from_string(NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1764,6 +1785,7 @@ int main(void)
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_bool_and_level),
 		cmocka_unit_test(test_metrics_families),
+		cmocka_unit_test(test_collector_modes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

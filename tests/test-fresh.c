@@ -25,7 +25,7 @@
 struct fixture {
 	char *base;
 	struct acct_cgroup_layout L;
-	struct acct_bpf_batching b;
+	struct acct_memcg_batching b;
 	struct acct_fresh_options o;
 };
 
@@ -43,7 +43,7 @@ static int setup(void **state)
 	f->L.mount[ACCT_HIER_UNIFIED] = xjoin(f->base, "unified");
 	f->L.mount[ACCT_HIER_MEMORY] = xjoin(f->base, "memory");
 	f->L.mount[ACCT_HIER_CPUACCT] = xjoin(f->base, "cpu,cpuacct");
-	f->b = (struct acct_bpf_batching){ .nr_cpus = 4, .charge_batch = 64, .stock_slots = 1, .page_size = 4096 };
+	f->b = (struct acct_memcg_batching){ .nr_cpus = 4, .charge_batch = 64, .stock_slots = 1, .page_size = 4096 };
 	f->o = (struct acct_fresh_options){ .layout = &f->L, .batching = &f->b, .user_hz = 100 };
 	*state = f;
 	return 0;
@@ -75,7 +75,7 @@ static void test_v2(void **state)
 	assert_int_equal(acct_fresh_read(&f->o, "/app.slice/x.service", H(ACCT_HIER_UNIFIED), &rd), 0);
 	assert_int_equal(rd.have, Q(ACCT_Q_MEMORY) | CPU_TIMES);
 	assert_int_equal(rd.value[ACCT_Q_MEMORY], 104857600);
-	assert_int_equal(rd.bound[ACCT_Q_MEMORY], acct_bpf_memory_bound(&f->b, INT_MAX));
+	assert_int_equal(rd.bound[ACCT_Q_MEMORY], acct_memcg_memory_bound(&f->b, INT_MAX));
 	assert_true(rd.bound[ACCT_Q_MEMORY] > 0);
 	assert_string_equal(rd.memory_source, "memory.current");
 	assert_int_equal(rd.value[ACCT_Q_CPU_USAGE], 5000123);

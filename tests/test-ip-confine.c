@@ -1,4 +1,4 @@
-/* test-ip-confine.c - unit tests of lib/core/ip-confine.h: which listen
+/* test-ip-confine.c - unit tests of lib/config/ip-confine.h: which listen
  * addresses are local, and the generator's decision from configuration text
  * (read by the daemon's own loader, drop-ins included) to acctd.service's
  * drop-in or none; and when acctd warns that its unit would drop peers. */

@@ -29,13 +29,14 @@ ALLOWED = {
     "lib/cgroup": ["lib/basic"],
     "lib/bpf": ["lib/basic", "lib/cgroup"],
     "lib/varlink": ["lib/basic"],
-    "lib/core": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf"],
-    "lib/format": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/core"],
+    "lib/config": ["lib/basic"],
+    "lib/core": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/config"],
+    "lib/format": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/config", "lib/core"],
     "lib/client": ["lib/basic", "lib/varlink"],
     "lib/history": ["lib/basic"],
-    "daemon/acctd": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/varlink", "lib/core", "lib/format", "lib/history"],
+    "daemon/acctd": ["lib/basic", "lib/percpu", "lib/cgroup", "lib/bpf", "lib/varlink", "lib/config", "lib/core", "lib/format", "lib/history"],
     "daemon/acctctl": ["lib/basic", "lib/varlink", "lib/client"],
-    "daemon/acctd-generator": ["lib/basic", "lib/core"],
+    "daemon/acctd-generator": ["lib/basic", "lib/config"],
 }
 # Generated into the build directory (build-config.h at its top, the BPF
 # skeleton beside lib/bpf); anyone may include them.

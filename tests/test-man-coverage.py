@@ -8,7 +8,7 @@ page fails the test (and one removed from the code leaves no stale entry):
 1. acctd.conf(5): every key that "acctd --check-config" prints with the
    built-in defaults is an item "*KEY =* ..." under "## [SECTION]", and that
    item says "Default: *VALUE*." (or "Default: empty") with the value acctd
-   prints. The keys are also read from lib/core/config.c's keys[] table and
+   prints. The keys are also read from lib/config/config.c's keys[] table and
    must be the same set, so neither source can hide a key from the check.
 2. acctd(8): every option of "acctd --help" is an item.
 3. acctctl(1): every command of "acctctl --help", every option of it and of
@@ -101,7 +101,7 @@ def config_keys_from_dump(acctd):
 
 
 def config_keys_from_table():
-    src = read(os.path.join(ROOT, "lib", "core", "config.c"))
+    src = read(os.path.join(ROOT, "lib", "config", "config.c"))
     table = re.search(r"keys\[\] = \{(.*?)\n\};", src, re.S)
     if not table:
         return None
@@ -115,7 +115,7 @@ def check_config_page(acctd, errors):
     if not keys:
         errors.append("acctd --check-config printed no keys")
     if table is None:
-        errors.append("lib/core/config.c: no keys[] table found")
+        errors.append("lib/config/config.c: no keys[] table found")
     elif table != set(keys):
         for s, k in sorted(table ^ set(keys)):
             errors.append("[%s] %s: in %s but not in %s" % (

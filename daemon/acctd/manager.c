@@ -1563,7 +1563,7 @@ const struct acct_bpf_collector *manager_collector(const struct manager *m)
 	return m->collector;
 }
 
-const struct acct_bpf_batching *manager_batching(const struct manager *m)
+const struct acct_memcg_batching *manager_batching(const struct manager *m)
 {
 	return acct_sampler_batching(m->sampler);
 }

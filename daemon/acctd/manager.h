@@ -158,7 +158,7 @@ const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h,
  * reads (Get and Compare with precise), which read the way the sampler does. */
 const struct acct_bpf_collector *manager_collector(const struct manager *m);
 /* The kernel batching the served bounds come from (acct_sampler_batching()). */
-const struct acct_bpf_batching *manager_batching(const struct manager *m);
+const struct acct_memcg_batching *manager_batching(const struct manager *m);
 unsigned manager_collector_parts(const struct manager *m);
 /* The counter engine's figures (counter.h). */
 void manager_domain_stats(const struct manager *m, struct acct_domain_stats *ret);

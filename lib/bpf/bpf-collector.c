@@ -49,7 +49,7 @@ struct hier {
 struct acct_bpf_collector {
 	struct acct_bpf_collector_options opts;
 	struct acct_cgroup_iter *skel;
-	struct acct_bpf_batching batching;
+	struct acct_memcg_batching batching;
 	struct hier h[_ACCT_HIER_MAX];
 	char percpu[REASON_MAX];
 	char *buf;
@@ -70,25 +70,6 @@ static pthread_mutex_t *session_lock(const struct acct_bpf_collector *c)
 	return (pthread_mutex_t *)&c->session_lock;
 }
 
-static const char *const mode_names[_ACCT_COLLECTOR_MAX] = {
-	[ACCT_COLLECTOR_AUTO] = "auto",
-	[ACCT_COLLECTOR_BPF] = "bpf",
-	[ACCT_COLLECTOR_FILES] = "files",
-};
-
-const char *acct_collector_mode_to_string(enum acct_collector_mode m)
-{
-	return (unsigned)m < _ACCT_COLLECTOR_MAX ? mode_names[m] : NULL;
-}
-
-int acct_collector_mode_from_string(const char *s)
-{
-	for (int m = 0; m < _ACCT_COLLECTOR_MAX; m++)
-		if (s && strcmp(s, mode_names[m]) == 0)
-			return m;
-	return -EINVAL;
-}
-
 /* libbpf's own messages: warnings go to the debug log (the reason recorded
  * per hierarchy is what an operator sees), the rest is dropped. */
 __attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -102,11 +83,11 @@ __attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_le
 	return 0;
 }
 
-static void batching_from_btf(struct acct_bpf_batching *ret, unsigned nr_cpus, const struct btf *btf)
+static void batching_from_btf(struct acct_memcg_batching *ret, unsigned nr_cpus, const struct btf *btf)
 {
 	int cpus = libbpf_num_possible_cpus();
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	*ret = (struct acct_bpf_batching){
+	*ret = (struct acct_memcg_batching){
 		.nr_cpus = nr_cpus ? nr_cpus : cpus > 0 ? (unsigned)cpus : 1,
 		/* the real count even under an injected nr_cpus: it is the
 		 * kernel's threshold that a record is compared with */
@@ -143,7 +124,7 @@ static struct btf *load_btf(const char *btf_path)
 	return btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
 }
 
-void acct_bpf_batching_detect(struct acct_bpf_batching *ret, unsigned nr_cpus, const char *btf_path)
+void acct_bpf_memcg_batching_detect(struct acct_memcg_batching *ret, unsigned nr_cpus, const char *btf_path)
 {
 	struct btf *btf = load_btf(btf_path);
 	batching_from_btf(ret, nr_cpus, btf);
@@ -179,25 +160,6 @@ static void describe_percpu(char *buf, size_t size, const struct btf *btf)
 		snprintf(buf, size, "exposed by this kernel (%s%s%s) but not read by this acctd; bounds cover "
 			 "per-CPU batching from its structure", tags ? "per-CPU BTF type tags" : "",
 			 tags && symbols ? ", " : "", symbols ? "per-CPU symbols" : "");
-}
-
-uint64_t acct_bpf_memory_bound(const struct acct_bpf_batching *b, int nr_descendants)
-{
-	uint64_t slots = MIN((uint64_t)b->stock_slots, 1 + (uint64_t)MAX(nr_descendants, 0));
-	return (uint64_t)b->nr_cpus * (slots * b->charge_batch + 1) * (uint64_t)b->page_size;
-}
-
-uint64_t acct_bpf_stat_bound(const struct acct_bpf_batching *b, uint64_t stats_updates)
-{
-	uint64_t threshold = (uint64_t)(b->nr_online ? b->nr_online : b->nr_cpus) * b->charge_batch;
-	if (stats_updates > threshold) /* UINT64_MAX included */
-		return ACCT_BPF_NO_BOUND;
-	return (stats_updates + (uint64_t)b->nr_cpus * b->charge_batch) * (uint64_t)b->page_size;
-}
-
-uint64_t acct_bpf_file_stat_bound(const struct acct_bpf_batching *b)
-{
-	return 2 * (uint64_t)b->nr_cpus * b->charge_batch * (uint64_t)b->page_size;
 }
 
 /* The reason a load or attach failed, in an operator's words. */
@@ -438,7 +400,7 @@ const char *acct_bpf_collector_percpu(const struct acct_bpf_collector *c)
 	return c->percpu;
 }
 
-const struct acct_bpf_batching *acct_bpf_collector_batching(const struct acct_bpf_collector *c)
+const struct acct_memcg_batching *acct_bpf_collector_batching(const struct acct_bpf_collector *c)
 {
 	return &c->batching;
 }

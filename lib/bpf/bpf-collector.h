@@ -13,9 +13,9 @@
  * What a record gives and how exact it is (docs/counters.md, "Bounds"):
  * - page counters (memory, swap or memsw, peak, limits, failcnt): the
  *   kernel's exact values, which include pages pre-charged into per-CPU
- *   charge stocks (acct_bpf_memory_bound());
+ *   charge stocks (acct_memcg_memory_bound());
  * - memcg stats (memory.stat items): the flushed values, which miss the
- *   updates not flushed yet (acct_bpf_stat_bound());
+ *   updates not flushed yet (acct_memcg_stat_bound());
  * - per-node values of a few stat items, flushed as above;
  * - whether the cgroup is populated (exact).
  * Per-CPU data is not read: this kernel build has no per-CPU BTF type tags
@@ -32,32 +32,7 @@
 
 #include "cgroup-layout.h"
 #include "cgroup-record.h"
-
-/* Where acctd --bpf-pin pins the iterators and the daemon looks for them by
- * default ([sampling] bpf_pin_dir). */
-#define ACCT_BPF_PIN_DIR "/sys/fs/bpf/acctd"
-
-/* [sampling] collector = ... */
-enum acct_collector_mode {
-	ACCT_COLLECTOR_AUTO,  /* BPF where it works, files elsewhere */
-	ACCT_COLLECTOR_BPF,   /* BPF required: acctd refuses to start without it */
-	ACCT_COLLECTOR_FILES, /* cgroupfs files only */
-	_ACCT_COLLECTOR_MAX,
-};
-/* "auto", "bpf", "files"; NULL outside the enum. */
-const char *acct_collector_mode_to_string(enum acct_collector_mode m);
-/* The mode named s, or -EINVAL. */
-int acct_collector_mode_from_string(const char *s);
-
-/* The kernel's batching, from which bounds are derived. */
-struct acct_bpf_batching {
-	unsigned nr_cpus;      /* possible CPUs */
-	unsigned nr_online;    /* online CPUs at detection: the kernel's stat flush threshold counts them
-				* (0: taken as nr_cpus) */
-	unsigned charge_batch; /* MEMCG_CHARGE_BATCH, pages (64 since Linux 6.1, 32 before: 64 is used) */
-	unsigned stock_slots;  /* memcgs one CPU's charge stock caches (memcg_stock_pcp.nr_pages[] in BTF; 1 before 6.16) */
-	long page_size;
-};
+#include "memcg-bounds.h"
 
 struct acct_bpf_collector_options {
 	const struct acct_cgroup_layout *layout;
@@ -93,7 +68,7 @@ bool acct_bpf_collector_reads(const struct acct_bpf_collector *c, enum acct_hier
 const char *acct_bpf_collector_reason(const struct acct_bpf_collector *c, enum acct_hierarchy h);
 /* What the collector says about per-CPU data: read or why not. */
 const char *acct_bpf_collector_percpu(const struct acct_bpf_collector *c);
-const struct acct_bpf_batching *acct_bpf_collector_batching(const struct acct_bpf_collector *c);
+const struct acct_memcg_batching *acct_bpf_collector_batching(const struct acct_bpf_collector *c);
 /* Whether any hierarchy is served. */
 bool acct_bpf_collector_any(const struct acct_bpf_collector *c);
 
@@ -178,34 +153,10 @@ const char *const *acct_bpf_numa_keys(bool v2);
 unsigned acct_bpf_collector_node_items(const struct acct_bpf_collector *c, enum acct_hierarchy h,
 				       uint32_t units[ACCT_BPF_NODE_ITEMS]);
 
-/* ---- bounds (pure) --------------------------------------------------------- */
+/* ---- the kernel's memcg batching ------------------------------------------ */
 
-/* Bytes by which a memory page counter (memory.current, usage_in_bytes, memsw)
- * may exceed what the cgroup's pages use: the pages sitting pre-charged in
- * per-CPU charge stocks, at most charge_batch per stock slot per CPU, each
- * slot caching one memcg of the subtree (so min(stock_slots, 1 + descendants)
- * slots count), plus one page per CPU of byte-granular object stock. */
-uint64_t acct_bpf_memory_bound(const struct acct_bpf_batching *b, int nr_descendants);
-/* acct_bpf_stat_bound()'s answer where the kernel gives no bound. */
-#define ACCT_BPF_NO_BOUND UINT64_MAX
-/* Bytes (in the unit's terms: multiply pages by the page size) by which a
- * flushed memcg stat of a record may differ from the truth: the updates not
- * flushed yet, stats_updates (pages) plus less than charge_batch per CPU still
- * in per-CPU counters. Only while the memcg is below the kernel's flush
- * threshold (more than charge_batch x online CPUs pending) does stats_updates
- * count them: above it the kernel stops counting (memcg_rstat_updated(), ever
- * since Linux 6.8 added the count: "already flushable") and nothing in the
- * record says how far the stats lag until some reader or the 2-second
- * periodic work flushes them. Returns ACCT_BPF_NO_BOUND then, and for stats_updates UINT64_MAX (a kernel
- * that does not count them). A CPU taken offline after detection lowers the
- * kernel's threshold below nr_online's: a restart of acctd picks it up. */
-uint64_t acct_bpf_stat_bound(const struct acct_bpf_batching *b, uint64_t stats_updates);
-/* The same for a memory.stat or memory.numa_stat file read just now: reading
- * it flushed the memcg's subtree if it was over the threshold, so at most the
- * threshold plus the per-CPU remainders, 2 x charge_batch x CPUs pages. */
-uint64_t acct_bpf_file_stat_bound(const struct acct_bpf_batching *b);
 /* The batching of the running kernel for nr_cpus CPUs (0: possible CPUs),
  * from its BTF where it has the charge stock type (btf_path NULL: the
  * kernel's). Never fails: unknown parts take the values that make bounds
  * largest. */
-void acct_bpf_batching_detect(struct acct_bpf_batching *ret, unsigned nr_cpus, const char *btf_path);
+void acct_bpf_memcg_batching_detect(struct acct_memcg_batching *ret, unsigned nr_cpus, const char *btf_path);

@@ -12,6 +12,7 @@
 #include "cgfs-parse.h"
 #include "fresh.h"
 #include "ledger.h"
+#include "memcg-bounds.h"
 #include "util.h"
 
 const enum acct_quantity acct_fresh_quantities[ACCT_FRESH_MAX] = {
@@ -27,11 +28,11 @@ static const char root_reason[] =
 	"the root's memory is defined from its children's (acctd(8)), which one read cannot give; "
 	"served from the last pass";
 
-static struct acct_bpf_batching detected;
+static struct acct_memcg_batching detected;
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 static void detect(void)
 {
-	acct_bpf_batching_detect(&detected, 0, NULL);
+	acct_bpf_memcg_batching_detect(&detected, 0, NULL);
 	if (detected.page_size <= 0)
 		detected.page_size = sysconf(_SC_PAGESIZE);
 }
@@ -110,7 +111,7 @@ static int count_descendants(const char *dir, int limit)
 	return MIN(n, limit);
 }
 
-static int read_memory(const struct acct_fresh_options *o, const struct acct_bpf_batching *b, const char *path,
+static int read_memory(const struct acct_fresh_options *o, const struct acct_memcg_batching *b, const char *path,
 		       uint32_t hierarchies, struct acct_fresh_reading *ret)
 {
 	const struct acct_cgroup_layout *L = o->layout;
@@ -142,7 +143,7 @@ static int read_memory(const struct acct_fresh_options *o, const struct acct_bpf
 		 * values: the file gives the same counter. */
 		if (r == 0 && (rec.flags & ACCT_BPF_F_MEMCG)) {
 			put(ret, ACCT_Q_MEMORY, rec.usage * (uint64_t)b->page_size,
-			    acct_bpf_memory_bound(b, rec.nr_descendants));
+			    acct_memcg_memory_bound(b, rec.nr_descendants));
 			ret->memory_source = "bpf";
 			return 0;
 		}
@@ -159,7 +160,7 @@ static int read_memory(const struct acct_fresh_options *o, const struct acct_bpf
 	/* The stock slots the file's counter may hold: as many as the subtree
 	 * has memcgs, up to every slot (the sampler's file path, which reads
 	 * thousands, assumes every slot instead of listing directories). */
-	put(ret, ACCT_Q_MEMORY, v, acct_bpf_memory_bound(b, count_descendants(dir, (int)b->stock_slots)));
+	put(ret, ACCT_Q_MEMORY, v, acct_memcg_memory_bound(b, count_descendants(dir, (int)b->stock_slots)));
 	ret->memory_source = file;
 	return 0;
 }
@@ -234,7 +235,7 @@ int acct_fresh_read(const struct acct_fresh_options *opts, const char *path, uin
 		ret->read_us = acct_now_us();
 		return 0;
 	}
-	const struct acct_bpf_batching *b = opts->batching;
+	const struct acct_memcg_batching *b = opts->batching;
 	if (!b && opts->collector)
 		b = acct_bpf_collector_batching(opts->collector);
 	if (!b) {

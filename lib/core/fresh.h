@@ -12,7 +12,7 @@
  *   (the unified one with v2 memory, else v1 "memory"), an iterator
  *   restricted to the one cgroup; else, and where the collector only reads
  *   pinned iterators, memory.current (v2) or memory.usage_in_bytes (v1). The
- *   bound is the kernel's: the charge stocks (acct_bpf_memory_bound()), by
+ *   bound is the kernel's: the charge stocks (acct_memcg_memory_bound()), by
  *   the record's descendants, or every slot counted when read from the file.
  * - CPU time: v2 cpu.stat (usage_usec, user_usec, system_usec) or v1
  *   cpuacct.usage (ns) and cpuacct.stat (USER_HZ ticks, so user and system
@@ -40,7 +40,7 @@ struct acct_fresh_options {
 	const struct acct_bpf_collector *collector;
 	/* For bounds and record pages; NULL: the collector's, else detected
 	 * once per process. */
-	const struct acct_bpf_batching *batching;
+	const struct acct_memcg_batching *batching;
 	long user_hz; /* 0: sysconf(_SC_CLK_TCK) */
 };
 

@@ -19,8 +19,8 @@
  * files: the kernel keeps them per CPU, out of an iterator's reach here.
  *
  * Bounds (docs/counters.md): a page counter includes the charge stock
- * (acct_bpf_memory_bound(), by the record's descendants), a flushed stat
- * misses the unflushed updates (acct_bpf_stat_bound(), by the record's
+ * (acct_memcg_memory_bound(), by the record's descendants), a flushed stat
+ * misses the unflushed updates (acct_memcg_stat_bound(), by the record's
  * stats_updates); read from files, the same bounds with the unknowns at
  * their largest.
  *
@@ -40,7 +40,7 @@
  * and a large one saves them (docs/counters.md, "Bounds").
  *
  * Unbounded. Past the kernel's flush threshold a memcg's stats_updates stops
- * counting (acct_bpf_stat_bound()): its flushed stats may lag by any amount
+ * counting (acct_memcg_stat_bound()): its flushed stats may lag by any amount
  * until a flush, and a record's stats, working set and NUMA have no bound.
  * In a pass that reads files they come from memory.stat and memory.numa_stat,
  * whose reading flushes; a walk alone keeps the last ones with their ages.
@@ -90,7 +90,7 @@ static void sampler_bpf_unbounded(struct sample_ctx *x, int64_t usage, uint64_t 
 		return;
 	if (x->memstat_from_file && x->have_inactive)
 		set_bpf(x, ACCT_Q_WORKING_SET, usage > x->inactive ? usage - x->inactive : 0,
-			mem_bound + acct_bpf_file_stat_bound(&s->opts.batching));
+			mem_bound + acct_memcg_file_stat_bound(&s->opts.batching));
 	if (sampler_numa_from_file(x))
 		__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
 }
@@ -100,8 +100,8 @@ void sampler_bpf_memory(struct sample_ctx *x)
 {
 	struct acct_sampler *s = x->w->s;
 	const struct acct_bpf_record *r = x->mem_rec;
-	const struct acct_bpf_batching *b = &s->opts.batching;
-	uint64_t mem_bound = acct_bpf_memory_bound(b, r->nr_descendants);
+	const struct acct_memcg_batching *b = &s->opts.batching;
+	uint64_t mem_bound = acct_memcg_memory_bound(b, r->nr_descendants);
 	bool v1 = s->mem_hier != ACCT_HIER_UNIFIED;
 	int64_t usage = pages(x, r->usage);
 
@@ -124,10 +124,10 @@ void sampler_bpf_memory(struct sample_ctx *x)
 	}
 	if (!(r->flags & ACCT_BPF_F_STATS) || !(__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_STAT))
 		return;
-	/* ACCT_BPF_NO_BOUND (the kernel stopped counting: Unbounded below) is
+	/* ACCT_MEMCG_NO_BOUND (the kernel stopped counting: Unbounded below) is
 	 * over every budget. */
-	uint64_t stat_bound = acct_bpf_stat_bound(b, r->stats_updates);
-	bool unbounded = stat_bound == ACCT_BPF_NO_BOUND;
+	uint64_t stat_bound = acct_memcg_stat_bound(b, r->stats_updates);
+	bool unbounded = stat_bound == ACCT_MEMCG_NO_BOUND;
 	if (!x->memstat_from_file && x->files_allowed && (unbounded || stat_bound > s->budget_bytes) &&
 	    x->st->spec[F_MEMORY_STAT].name) {
 		/* Beyond the budget: the file, as in a slow pass (see Budgets). */
@@ -137,7 +137,7 @@ void sampler_bpf_memory(struct sample_ctx *x)
 				sampler_fail(x, ACCT_ERR_GARBAGE);
 			else {
 				x->memstat_from_file = true;
-				__atomic_store_n(&x->cg->memstat_bound, acct_bpf_file_stat_bound(b), __ATOMIC_RELAXED);
+				__atomic_store_n(&x->cg->memstat_bound, acct_memcg_file_stat_bound(b), __ATOMIC_RELAXED);
 			}
 		}
 	}
@@ -372,7 +372,7 @@ void sampler_bpf_walk(struct acct_sampler *s)
 	}
 }
 
-const struct acct_bpf_batching *acct_sampler_batching(const struct acct_sampler *s)
+const struct acct_memcg_batching *acct_sampler_batching(const struct acct_sampler *s)
 {
 	return &s->opts.batching;
 }

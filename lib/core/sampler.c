@@ -522,18 +522,18 @@ static void sample_memory(struct sample_ctx *x, bool working_set)
 	x->st->own_memory_valid = true;
 	/* The root's memory is defined from this reading and its children's
 	 * after the pass (acct_sampler_root_memory()). */
-	const struct acct_bpf_batching *b = &x->w->s->opts.batching;
+	const struct acct_memcg_batching *b = &x->w->s->opts.batching;
 	if (strcmp(x->cg->path, "/") != 0) {
 		sampler_set_memory(x, (int64_t)v);
 		/* Pre-charged stock, whose size here is unknown: every slot. */
-		acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_MEMORY, acct_bpf_memory_bound(b, INT_MAX));
+		acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_MEMORY, acct_memcg_memory_bound(b, INT_MAX));
 	}
 	/* The working set: this reading and the inactive_file read just before
 	 * it (both the cgroup's own files, also at the root). */
 	if (working_set && x->have_inactive) {
 		acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, (int64_t)v > x->inactive ? (int64_t)v - x->inactive : 0);
 		acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_WORKING_SET,
-					     acct_bpf_memory_bound(b, INT_MAX) + acct_bpf_file_stat_bound(b));
+					     acct_memcg_memory_bound(b, INT_MAX) + acct_memcg_file_stat_bound(b));
 	}
 }
 
@@ -958,7 +958,7 @@ static void sample_slow(struct sample_ctx *x)
 		} else { /* reading memory.stat flushed what was over the threshold */
 			x->memstat_from_file = true;
 			__atomic_store_n(&x->cg->memstat_bound,
-					 acct_bpf_file_stat_bound(&x->w->s->opts.batching), __ATOMIC_RELAXED);
+					 acct_memcg_file_stat_bound(&x->w->s->opts.batching), __ATOMIC_RELAXED);
 		}
 	}
 	sample_memory(x, true);
@@ -1286,7 +1286,7 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 		s->opts.user_hz = sysconf(_SC_CLK_TCK);
 	s->ledger = ledger;
 	if (s->opts.batching.nr_cpus == 0)
-		acct_bpf_batching_detect(&s->opts.batching, opts->nr_cpus, NULL);
+		acct_bpf_memcg_batching_detect(&s->opts.batching, opts->nr_cpus, NULL);
 	if (s->opts.page_size > 0)
 		s->opts.batching.page_size = s->opts.page_size;
 	if (!opts->kernel_bounds) /* a copy of a tree: no kernel batched its values */
@@ -1601,9 +1601,9 @@ void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const 
 			acct_cgroup_set_sampled(cgs[0], ACCT_Q_MEMORY, top_sampled);
 		/* The children's counters together hold at most every stock slot
 		 * of every CPU; v1's own root reading is made of flushed stats. */
-		const struct acct_bpf_batching *b = &s->opts.batching;
+		const struct acct_memcg_batching *b = &s->opts.batching;
 		acct_cgroup_set_kernel_bound(cgs[0], ACCT_Q_MEMORY,
-					     MAX(acct_bpf_memory_bound(b, INT_MAX), acct_bpf_file_stat_bound(b)));
+					     MAX(acct_memcg_memory_bound(b, INT_MAX), acct_memcg_file_stat_bound(b)));
 	}
 }
 

@@ -27,6 +27,7 @@
 #include "cgroup-layout.h"
 #include "histogram.h"
 #include "ledger.h"
+#include "memcg-bounds.h"
 
 enum acct_pass_flags {
 	ACCT_PASS_FAST = 1 << 0,
@@ -96,7 +97,7 @@ struct acct_sampler_options {
 	 * the kernel's batching in their bounds. */
 	bool kernel_bounds;
 	/* The kernel's batching, for bounds (nr_cpus 0: detected). */
-	struct acct_bpf_batching batching;
+	struct acct_memcg_batching batching;
 };
 
 struct acct_sampler;
@@ -166,7 +167,7 @@ enum acct_sampler_bpf_part {
 unsigned acct_sampler_bpf_parts(const struct acct_sampler *s);
 /* The batching the sampler's bounds come from (nr_cpus 0 on a tree that is
  * not the kernel's: no kernel batched its values). */
-const struct acct_bpf_batching *acct_sampler_batching(const struct acct_sampler *s);
+const struct acct_memcg_batching *acct_sampler_batching(const struct acct_sampler *s);
 /* Passes in a row with a mismatch after which a part goes back to files. */
 #define ACCT_BPF_MISMATCH_PASSES 3
 

@@ -43,7 +43,7 @@
 #define IV (10 * SEC)
 #define BOOT "0123456789abcdef0123456789abcdef"
 
-/* acctd.conf's defaults (lib/core/config.c) */
+/* acctd.conf's defaults (lib/config/config.c) */
 static const struct history_limits default_limits = {
 	.retention_us = { 3 * 3600 * SEC, 7 * 86400 * SEC, 365 * 86400 * SEC },
 	.max_bytes = UINT64_C(1) << 30,

@@ -527,7 +527,7 @@ say "step 1: --bpf-pin pinned the iterator; acctd's user reads $records records 
 
 # /metrics, when acctd is built with it: served through the sandbox's
 # RestrictAddressFamilies= (fetched by the host's python3 in the container's
-# network namespace; 9847 is the default port, lib/core/config.h).
+# network namespace; 9847 is the default port, lib/config/config.h).
 if grep -q 'metrics-http\.c' "$build/compile_commands.json" 2>/dev/null; then
 	nsenter -t "$leader" -n python3 -c '
 import urllib.request

@@ -1,4 +1,4 @@
-/* fuzz-config.c - libFuzzer target: the configuration loader (lib/core/config.h),
+/* fuzz-config.c - libFuzzer target: the configuration loader (lib/config/config.h),
  * a main file and its drop-ins as files on disk, read the way acctd reads them.
  *
  * Input: the text of up to three files separated by lines

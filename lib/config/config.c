@@ -37,7 +37,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "bpf-collector.h"
+#include "collector-mode.h"
 #include "hostport.h"
 #include "metrics-families.h"
 #include "parse.h"

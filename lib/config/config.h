@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "collector-mode.h"
 #include "parse.h"
 
 #define ACCT_CONFIG_FILE "/etc/acctd/acctd.conf"
