@@ -62,6 +62,10 @@ int call_failed(int r, const struct acct_reply *reply)
 			oom_exit();
 		print_text(stderr, text); /* may quote a cgroup's name */
 		fputc('\n', stderr);
+		/* every cgroup path acctctl sends is one its command line gave, and
+		 * acctd's normalisation (path.h) is the one that decides */
+		if (strcmp(reply->error, ACCT_ERROR_INVALID_CGROUP_PATH) == 0)
+			return EXIT_USAGE;
 		return EXIT_FAIL;
 	}
 	switch (r) {

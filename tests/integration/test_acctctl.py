@@ -443,9 +443,14 @@ def test_show(ctl):
 
     p = ctl.run("show", "/nope")
     assert (p.returncode, p.stdout, p.stderr) == (EXIT_FAIL, "", "No such cgroup: /nope\n")
-    p = ctl.run("show", "/../etc")
-    assert p.returncode == EXIT_FAIL
-    assert p.stderr.startswith("Invalid cgroup path '/../etc'") and p.stderr.count("\n") == 1
+    # a path acctd refuses is a bad command line (exit 2, as --help says), not a failure
+    for verb in (["show"], ["list"], ["compare"], ["history"], ["usage"], ["watch"]):
+        for bad, why in (("/../etc", "a . or .. component"), ("relative-path", "not absolute")):
+            args = verb + [bad] + (["memory", "1"] if verb == ["compare"] else [])
+            p = ctl.run(*args)
+            assert p.returncode == EXIT_USAGE, (args, p)
+            assert p.stderr.startswith("Invalid cgroup path '%s'" % bad) and p.stderr.count("\n") == 1, (args, p)
+            assert why in p.stderr, (args, p.stderr)
     p = ctl.run("show")
     assert p.returncode == EXIT_USAGE
 
