@@ -35,6 +35,21 @@ struct io_seen {
 	double read_rate, write_rate;
 };
 
+/* What each key does, shown by ? over the table until the next key. */
+static bool help_shown;
+static const char *const key_help[] = {
+	"acctctl top: keys",
+	"",
+	"  m   sort by memory             c   sort by CPU (the default)",
+	"  l   sort by load (1 min)       p   sort by pressure (largest PSI avg10)",
+	"  i   sort by I/O (read/s + write/s)",
+	"  t   sort by tasks              n   sort by path",
+	"  space   refresh now            q   quit (also ^C)",
+	"  ?   this help; any key returns to the table",
+	"",
+	"Columns, bounds and ages: acctctl list --help, man acctctl.",
+};
+
 /* The previous refresh's totals, sorted by path. */
 struct io_history {
 	struct io_seen *v;
@@ -127,12 +142,17 @@ static void top_frame(struct rows *rs, const struct columns *cols, bool interact
 		if (!f)
 			oom_exit();
 		strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime_r(&now, &tm));
-		fprintf(f, "acctd top %s: %zu cgroups, sorted by %s, every %s. Keys: m c l p i t n sort, q quit\n", stamp,
-			rs->n - dead, sort_names[sort_key], fmt_duration((int64_t)arg_delay_us).s);
-		max_rows = term_lines > 3 ? term_lines - 3 : 1;
-		t.nrows = MIN(t.nrows, max_rows); /* the cells stay in the table's arena */
+		fprintf(f, "acctd top %s: %zu cgroups, sorted by %s, every %s. Keys: ? help, q quit\n",
+			stamp, rs->n - dead, sort_names[sort_key], fmt_duration((int64_t)arg_delay_us).s);
 		fputc('\n', f);
-		table_print(f, &t, true, term_columns);
+		if (help_shown)
+			for (size_t i = 0; i < ELEMENTSOF(key_help); i++)
+				fprintf(f, "%s\n", key_help[i]);
+		else {
+			max_rows = term_lines > 3 ? term_lines - 3 : 1;
+			t.nrows = MIN(t.nrows, max_rows); /* the cells stay in the table's arena */
+			table_print(f, &t, true, term_columns);
+		}
 		fclose(f);
 		/* home, then each line clears its rest, then clear below: no flicker */
 		fputs("\033[H", stdout);
@@ -226,7 +246,16 @@ int verb_top(char **args)
 				continue;
 			if (read(STDIN_FILENO, &key, 1) != 1)
 				continue;
+			if (help_shown && key != 'q' && key != 'Q') { /* any key leaves the help */
+				help_shown = false;
+				top_frame(&rs, &cols, true, it);
+				continue;
+			}
 			switch (key) {
+			case '?':
+			case 'h':
+				help_shown = true;
+				break;
 			case 'q':
 			case 'Q':
 				got_quit_signal = -1;

@@ -264,7 +264,7 @@ static void print_footer(struct json_object *answer, size_t n, size_t total, boo
 		}
 		printf(".\n");
 	}
-	if (pending_from >= 0)
+	if (pending_from >= 0 && until > pending_from) /* a window ending at the last recording has none */
 		printf("Not recorded yet: from %s (acctd's last recording) to %s%s.\n", history_time(pending_from, date).s,
 		       history_time(until, date).s, until > now ? " (the future)" : "");
 	/* The one bound acctctl prints that is not |value - exact| <= N in

@@ -959,6 +959,14 @@ def test_top_interactive(ctl, how):
         t.read_until(b"sorted by memory")
         os.write(t.master, b"p")
         t.read_until(b"sorted by pressure")
+        # ? shows what each key does instead of the table; the next key
+        # returns to the table and does nothing else
+        os.write(t.master, b"?")
+        t.read_until(b"any key returns to the table")
+        t.out = b""
+        os.write(t.master, b"m")
+        t.read_until(b"CGROUP")
+        assert b"sorted by pressure" in t.out and b"any key returns" not in t.out, t.out[-2000:]
         if how == "q":
             os.write(t.master, b"q")
         else:
