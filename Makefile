@@ -26,9 +26,13 @@ $(BUILD)/build.ninja:
 build: deps-build $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
 
-# acctd in the foreground on this host, built-in defaults (Ctrl-C stops it).
-run: build
-	$(BUILD)/daemon/acctd/acctd
+# acctd in the foreground on this host, built-in defaults, an instance of its
+# own: socket and history in RUN_DIR, /metrics on a free port (tools/run-acctd
+# says why; Ctrl-C stops it). Builds only the two programs, not the tests.
+RUN_DIR ?= $(BUILD)/run
+run: deps-build $(BUILD)/build.ninja
+	$(NINJA) -C $(BUILD) daemon/acctd/acctd daemon/acctctl/acctctl
+	tools/run-acctd $(BUILD) $(RUN_DIR)
 
 # Installing (README, docs/systemd.md): a build directory of its own,
 # configured for PREFIX (default /usr), so that neither "make run"'s build/

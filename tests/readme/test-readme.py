@@ -29,9 +29,9 @@ other than a shell's.
 The clone: "git clone" of SOURCE_DIR, checked out at the state of its working
 tree (tracked files, committed or not: "git stash create"), into a temporary
 directory. The host commands run as root (the test's user) in a private mount
-and network namespace (so that "make run"'s acctd has its own /run/acctd and
-port 9847, and nothing else on the host is disturbed) with a clean
-environment, where:
+and network namespace (so that nothing on the host is disturbed; "make run"'s
+acctd keeps its files in the clone, and the system's /run/acctd and
+/var/lib/acctd are read-only there, to show it) with a clean environment, where:
   - "sudo" is a stand-in that runs the command as it is (the test is root;
     real sudo would drop DESTDIR);
   - DESTDIR is the booted system's root (an overlay over tests/boot's cached
@@ -439,13 +439,13 @@ def main():
         # This host's /usr read-only: an install that ignores DESTDIR fails.
         subprocess.run(['mount', '--bind', '/usr', '/usr'], check=True)
         subprocess.run(['mount', '-o', 'remount,bind,ro', '/usr'], check=True)
-        # make run's acctd: a /run/acctd of its own.
-        os.makedirs('/run/acctd', exist_ok=True)
-        subprocess.run(['mount', '-t', 'tmpfs', '-o', 'mode=0755', 'tmpfs', '/run/acctd'], check=True)
-        # and a /var/lib/acctd of its own: make run records history there
-        # ([history] path), never into the host's store
-        os.makedirs('/var/lib/acctd', exist_ok=True)
-        subprocess.run(['mount', '-t', 'tmpfs', '-o', 'mode=0755', 'tmpfs', '/var/lib/acctd'], check=True)
+        # make run's acctd keeps its socket and history in the clone
+        # (build/run): the system's /run/acctd and /var/lib/acctd, which an
+        # installed acctd owns, are read-only here, so that an instance that
+        # reached for them would fail (and the host's are never touched).
+        for d in ('/run/acctd', '/var/lib/acctd'):
+            os.makedirs(d, exist_ok=True)
+            subprocess.run(['mount', '-t', 'tmpfs', '-o', 'mode=0755,ro', 'tmpfs', d], check=True)
         shim = os.path.join(tmp, 'shim')
         os.mkdir(shim)
         with open(os.path.join(shim, 'sudo'), 'w') as f:
