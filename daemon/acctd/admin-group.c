@@ -5,14 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "util.h"
+#include "worker.h"
 
 /* One resolution on the thread: owned by struct admin_group, read by the
  * loop only after the thread has said it is done. */
@@ -32,7 +31,7 @@ struct admin_group {
 	char *name;  /* configured; NULL: root only */
 	unsigned gen; /* bumped by each admin_group_set() */
 	struct job *job; /* in flight, or NULL */
-	pthread_t thread;
+	struct worker *worker; /* its thread, while job is in flight */
 };
 
 static struct job *job_free(struct job *j)
@@ -79,20 +78,23 @@ static int resolve(const char *name, gid_t *ret_gid)
 	return 0;
 }
 
-static void *resolver_main(void *userdata)
+/* One resolution, then the thread ends (on_done() joins it): a reload
+ * is rare, and a thread per reload holds nothing between them. */
+static void resolver_main(struct worker *w, unsigned index, void *userdata)
 {
 	struct job *j = userdata;
 
+	(void)w;
+	(void)index;
 	j->r = resolve(j->name, &j->gid);
 	/* One byte per job and one job at a time: the pipe cannot fill up. */
 	(void)!write(j->fd, "x", 1);
-	return NULL;
 }
 
 static int start_job(struct admin_group *a)
 {
 	_cleanup_(job_freep) struct job *j = calloc(1, sizeof(*j));
-	sigset_t all, old;
+	struct worker *w = NULL;
 	int r;
 
 	if (!j)
@@ -102,13 +104,17 @@ static int start_job(struct admin_group *a)
 		return -ENOMEM;
 	j->gen = a->gen;
 	j->fd = a->fds[1];
-	/* Signals are the loop's (libevent's handlers), not the resolver's. */
-	sigfillset(&all);
-	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&a->thread, NULL, resolver_main, j);
-	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r != 0)
-		return -r;
+	/* Signals stay the loop's (libevent's handlers): worker_start() blocks
+	 * them in the resolver. */
+	r = worker_new("acctd-admingrp", 1, resolver_main, j, &w);
+	if (r < 0)
+		return r;
+	r = worker_start(w);
+	if (r < 0) {
+		worker_free(w);
+		return r;
+	}
+	a->worker = w;
 	a->job = TAKE_PTR(j);
 	return 0;
 }
@@ -133,7 +139,7 @@ static void on_done(evutil_socket_t fd, short what, void *userdata)
 	(void)what;
 	if (read(fd, &c, 1) != 1 || !a->job)
 		return;
-	(void)pthread_join(a->thread, NULL);
+	a->worker = worker_free(a->worker); /* the resolver wrote its byte: it is ending */
 	_cleanup_(job_freep) struct job *j = TAKE_PTR(a->job);
 	if (j->gen == a->gen) {
 		apply(a, j->name, j->r, j->gid);
@@ -179,7 +185,7 @@ struct admin_group *admin_group_free(struct admin_group *a)
 	if (!a)
 		return NULL;
 	if (a->job) {
-		(void)pthread_join(a->thread, NULL);
+		a->worker = worker_free(a->worker);
 		a->job = job_free(a->job);
 	}
 	if (a->ev)

@@ -6,17 +6,16 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "util.h"
+#include "worker.h"
 
 enum { Q_QUEUED = 1, Q_RUNNING, Q_FINISHED };
 
@@ -28,13 +27,11 @@ struct user_queue {
 	struct user_queue *next;
 };
 
-struct worker {
+/* One of the worker's threads. */
+struct query_thread {
 	struct history_queries *h;
-	pthread_t thread;
-	bool started;
-	bool done; /* under h->lock: the thread has left query_main() */
-	struct history_query *current; /* under h->lock; read by stop_query() on the worker */
-	/* The worker's own. */
+	struct history_query *current; /* under the lock; read by stop_query() on the thread */
+	/* The thread's own. */
 	struct history_store *store;
 	char *store_path;
 	dev_t dev;
@@ -45,18 +42,15 @@ struct history_queries {
 	struct event_base *base;
 	int efd;
 	struct event *ev_done;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;      /* a job queued, or stop */
-	pthread_cond_t stopped;   /* a worker left */
-	struct worker workers[HISTORY_QUERY_WORKERS];
-	/* Under lock. */
+	struct worker *worker;    /* the threads, and the lock of what follows */
+	struct query_thread threads[HISTORY_QUERY_WORKERS];
+	/* Under the worker's lock. */
 	struct user_queue *users; /* the round-robin order: served ones go last */
 	struct history_query *finished, **finished_tail;
 	bool enabled;
 	char *path;
 	unsigned max_per_user;
 	uint64_t cancelled;
-	atomic_bool stop;
 };
 
 static void queue_push(struct history_query ***tail, struct history_query *q)
@@ -131,7 +125,7 @@ static void finish(struct history_queries *h, struct history_query *q)
 
 /* The store for `path` (NULL: history off), open and still the file at the
  * path; NULL with *reason otherwise. */
-static struct history_store *get_store(struct worker *w, bool enabled, const char *path, char *reason, size_t size)
+static struct history_store *get_store(struct query_thread *w, bool enabled, const char *path, char *reason, size_t size)
 {
 	struct stat st;
 
@@ -176,29 +170,31 @@ static struct history_store *get_store(struct worker *w, bool enabled, const cha
 /* SQLite's progress handler, on the worker: nonzero stops the statement. */
 static int stop_query(void *userdata)
 {
-	struct worker *w = userdata;
+	struct query_thread *w = userdata;
 	/* w->current is written by this thread only (under lock, outside any
 	 * statement); the flags are atomic. */
-	return atomic_load(&w->h->stop) || (w->current && atomic_load(&w->current->cancelled));
+	return worker_stopping(w->h->worker) || (w->current && atomic_load(&w->current->cancelled));
 }
 
-static void *query_main(void *arg)
+/* A stop comes before the jobs queued: they are not run (history_queries_free()
+ * drops them). */
+static void query_main(struct worker *wk, unsigned index, void *userdata)
 {
-	struct worker *w = arg;
-	struct history_queries *h = w->h;
+	struct history_queries *h = userdata;
+	struct query_thread *w = &h->threads[index];
 	char reason[1024];
 
-	pthread_mutex_lock(&h->lock);
+	worker_lock(wk);
 	for (;;) {
 		struct history_query *q = NULL;
-		while (!atomic_load(&h->stop) && !(q = take_job(h)))
-			pthread_cond_wait(&h->cond, &h->lock);
+		while (!worker_stopping(wk) && !(q = take_job(h)))
+			worker_wait(wk);
 		if (!q)
 			break;
 		w->current = q;
 		bool enabled = h->enabled;
 		_cleanup_free_ char *path = h->path ? strdup(h->path) : NULL;
-		pthread_mutex_unlock(&h->lock);
+		worker_unlock(wk);
 
 		reason[0] = 0;
 		struct history_store *s = get_store(w, enabled, path, reason, sizeof(reason));
@@ -209,10 +205,10 @@ static void *query_main(void *arg)
 			history_store_set_stop(s, NULL, NULL);
 		/* A statement stopped midway may hold its read snapshot until
 		 * reset, keeping the WAL from being checkpointed: a fresh handle. */
-		if (s && (atomic_load(&q->cancelled) || atomic_load(&h->stop)))
+		if (s && (atomic_load(&q->cancelled) || worker_stopping(wk)))
 			w->store = history_store_close(w->store, 0);
 
-		pthread_mutex_lock(&h->lock);
+		worker_lock(wk);
 		w->current = NULL;
 		struct user_queue *u = user_find(h, q->uid, NULL);
 		if (u) {
@@ -220,14 +216,11 @@ static void *query_main(void *arg)
 			user_release(h, u);
 		}
 		finish(h, q);
-		/* its uid may run another now: a worker waiting may take it */
-		pthread_cond_broadcast(&h->cond);
+		/* its uid may run another now: a thread waiting may take it */
+		worker_wake_all_locked(wk);
 	}
-	w->done = true;
-	pthread_cond_broadcast(&h->stopped);
-	pthread_mutex_unlock(&h->lock);
+	worker_unlock(wk);
 	w->store = history_store_close(w->store, 0);
-	return NULL;
 }
 
 static void on_done(evutil_socket_t fd, short what, void *userdata)
@@ -236,11 +229,11 @@ static void on_done(evutil_socket_t fd, short what, void *userdata)
 	uint64_t n;
 
 	(void)!read(h->efd, &n, sizeof(n));
-	pthread_mutex_lock(&h->lock);
+	worker_lock(h->worker);
 	struct history_query *q = h->finished;
 	h->finished = NULL;
 	h->finished_tail = &h->finished;
-	pthread_mutex_unlock(&h->lock);
+	worker_unlock(h->worker);
 	while (q) {
 		struct history_query *next = q->next;
 		q->done(q);
@@ -268,23 +261,21 @@ int history_queries_new(struct event_base *base, const struct acct_config *c, st
 	h->base = base;
 	h->efd = -1;
 	h->finished_tail = &h->finished;
-	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->cond, NULL);
-	pthread_cond_init(&h->stopped, NULL);
+	for (size_t i = 0; i < ELEMENTSOF(h->threads); i++)
+		h->threads[i].h = h;
 	set_config(h, c);
-	h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	int k = h->efd < 0 ? -errno : 0;
+	int k = worker_new("acctd-query", HISTORY_QUERY_WORKERS, query_main, h, &h->worker);
+	if (k == 0) {
+		h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		k = h->efd < 0 ? -errno : 0;
+	}
 	if (k == 0) {
 		h->ev_done = event_new(base, h->efd, EV_READ | EV_PERSIST, on_done, h);
 		if (!h->ev_done || event_add(h->ev_done, NULL) < 0)
 			k = -ENOMEM;
 	}
-	for (size_t i = 0; k == 0 && i < ELEMENTSOF(h->workers); i++) {
-		struct worker *w = &h->workers[i];
-		w->h = h;
-		k = -pthread_create(&w->thread, NULL, query_main, w);
-		w->started = k == 0;
-	}
+	if (k == 0)
+		k = worker_start(h->worker);
 	if (k < 0) {
 		history_queries_free(h, NULL);
 		return k;
@@ -295,9 +286,9 @@ int history_queries_new(struct event_base *base, const struct acct_config *c, st
 
 void history_queries_configure(struct history_queries *h, const struct acct_config *c)
 {
-	pthread_mutex_lock(&h->lock);
+	worker_lock(h->worker);
 	set_config(h, c);
-	pthread_mutex_unlock(&h->lock);
+	worker_unlock(h->worker);
 }
 
 unsigned history_queries_max_per_user(const struct history_queries *h)
@@ -311,7 +302,7 @@ int history_queries_submit(struct history_queries *h, struct history_query *q)
 	int r = 0;
 
 	atomic_init(&q->cancelled, false);
-	pthread_mutex_lock(&h->lock);
+	worker_lock(h->worker);
 	struct user_queue *u = user_find(h, q->uid, &link);
 	if (u && q->uid != 0 && u->queued + u->running >= h->max_per_user) {
 		r = -EUSERS;
@@ -330,18 +321,18 @@ int history_queries_submit(struct history_queries *h, struct history_query *q)
 	q->state = Q_QUEUED;
 	queue_push(&u->todo_tail, q);
 	u->queued++;
-	pthread_cond_broadcast(&h->cond);
+	worker_wake_all_locked(h->worker);
 out:
-	pthread_mutex_unlock(&h->lock);
+	worker_unlock(h->worker);
 	return r;
 }
 
 void history_queries_cancel(struct history_queries *h, struct history_query *q)
 {
-	pthread_mutex_lock(&h->lock);
+	worker_lock(h->worker);
 	const int state = q->state;
 	if (state == Q_FINISHED || atomic_load(&q->cancelled)) {
-		pthread_mutex_unlock(&h->lock);
+		worker_unlock(h->worker);
 		return;
 	}
 	atomic_store(&q->cancelled, true);
@@ -360,7 +351,7 @@ void history_queries_cancel(struct history_queries *h, struct history_query *q)
 			finish(h, q);
 		}
 	}
-	pthread_mutex_unlock(&h->lock);
+	worker_unlock(h->worker);
 	log_debug("History query of uid %u called off (%s): its client went away (%" PRIu64 " since the start).",
 		  (unsigned)q->uid, state == Q_QUEUED ? "queued" : "running", nth);
 }
@@ -369,40 +360,16 @@ struct history_queries *history_queries_free(struct history_queries *h, void (*d
 {
 	if (!h)
 		return NULL;
-	struct timespec deadline;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += HISTORY_QUERY_STOP_US / 1000000;
-	deadline.tv_nsec += HISTORY_QUERY_STOP_US % 1000000 * 1000;
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
-	/* Every running query stops at SQLite's next progress call. */
-	pthread_mutex_lock(&h->lock);
-	atomic_store(&h->stop, true);
-	pthread_cond_broadcast(&h->cond);
-	bool stuck = false;
-	for (size_t i = 0; i < ELEMENTSOF(h->workers); i++) {
-		struct worker *w = &h->workers[i];
-		while (w->started && !w->done)
-			if (pthread_cond_timedwait(&h->stopped, &h->lock, &deadline) == ETIMEDOUT)
-				break;
-		stuck |= w->started && !w->done;
-	}
-	pthread_mutex_unlock(&h->lock);
-	if (stuck) {
+	/* Every running query stops at SQLite's next progress call; the
+	 * queued ones are not run (query_main()). */
+	if (h->worker && worker_stop(h->worker, HISTORY_QUERY_STOP_US) < 0) {
 		/* A query between two statements for that long: it would read
 		 * h, so h stays; the process is ending. */
 		log_warning("History queries: a query did not stop within %u ms; not waiting for it.",
 			    (unsigned)(HISTORY_QUERY_STOP_US / 1000));
-		for (size_t i = 0; i < ELEMENTSOF(h->workers); i++)
-			if (h->workers[i].started && !h->workers[i].done)
-				pthread_detach(h->workers[i].thread);
 		return NULL;
 	}
-	for (size_t i = 0; i < ELEMENTSOF(h->workers); i++)
-		if (h->workers[i].started)
-			pthread_join(h->workers[i].thread, NULL);
+	h->worker = worker_free(h->worker);
 	while (h->users) {
 		struct user_queue *u = h->users;
 		h->users = u->next;
@@ -422,11 +389,8 @@ struct history_queries *history_queries_free(struct history_queries *h, void (*d
 		event_free(h->ev_done);
 	if (h->efd >= 0)
 		close(h->efd);
-	pthread_cond_destroy(&h->cond);
-	pthread_cond_destroy(&h->stopped);
-	pthread_mutex_destroy(&h->lock);
-	for (size_t i = 0; i < ELEMENTSOF(h->workers); i++)
-		free(h->workers[i].store_path);
+	for (size_t i = 0; i < ELEMENTSOF(h->threads); i++)
+		free(h->threads[i].store_path);
 	free(h->path);
 	free(h);
 	return NULL;

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "name-escape.h"
 #include "read-file.h"
 #include "util.h"
+#include "worker.h"
 
 /* The [history] settings the thread works with. */
 struct settings {
@@ -38,12 +38,9 @@ struct removal {
 };
 
 struct history_recorder {
-	pthread_t thread;
-	bool started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	struct worker *worker; /* the thread, and the lock of what follows */
 
-	/* Under lock: what the event loop hands over. */
+	/* Under the worker's lock: what the event loop hands over. */
 	struct settings want;      /* the settings asked for */
 	uint64_t want_generation;  /* bumped by each configure */
 	struct history_sample *pending; /* a recording waiting (pending_n may be 0: none alive) */
@@ -51,7 +48,6 @@ struct history_recorder {
 	bool has_pending;
 	uint64_t pending_us;
 	struct removal *removals, **removals_tail;
-	bool stop;
 	struct history_recorder_status status; /* the thread writes, readers copy */
 	uint64_t progress_us; /* the end of the last attempt, or when recording was (re)started */
 	bool stall_logged;    /* the event loop warned of the stall that goes on */
@@ -153,12 +149,12 @@ static void set_condition(struct history_recorder *r, enum history_state state, 
 
 	if (state == HISTORY_STATE_FAILING)
 		snprintf(text, sizeof(text), "%s", reason ?: strerror(-error));
-	pthread_mutex_lock(&r->lock);
+	worker_lock(r->worker);
 	r->status.state = state;
 	snprintf(r->status.last_error, sizeof(r->status.last_error), "%s", text);
 	if (state == HISTORY_STATE_FAILING)
 		r->status.errors_total++;
-	pthread_mutex_unlock(&r->lock);
+	worker_unlock(r->worker);
 
 	if (strcmp(text, r->condition) == 0)
 		return;
@@ -239,9 +235,9 @@ static int ensure_open(struct history_recorder *r, uint64_t now_us)
 	if (info.set_aside) {
 		log_warning("History: %s was not a usable acctd history (%s); set aside as %s, a new one was created",
 			    r->have.path, info.set_aside_why, info.set_aside);
-		pthread_mutex_lock(&r->lock);
+		worker_lock(r->worker);
 		snprintf(r->status.set_aside, sizeof(r->status.set_aside), "%s", info.set_aside);
-		pthread_mutex_unlock(&r->lock);
+		worker_unlock(r->worker);
 		free(info.set_aside);
 	}
 	if (info.migrated)
@@ -278,12 +274,12 @@ static void progress(struct history_recorder *r)
 {
 	uint64_t now = history_now_us(), stalled;
 	bool logged;
-	pthread_mutex_lock(&r->lock);
+	worker_lock(r->worker);
 	stalled = stalled_for(r, now);
 	logged = r->stall_logged;
 	r->stall_logged = false;
 	r->progress_us = now;
-	pthread_mutex_unlock(&r->lock);
+	worker_unlock(r->worker);
 	if (logged || stalled)
 		log_notice("History: the recorder goes on after %s without recording; that time is a gap in the history",
 			   format_duration((char[FORMAT_HUMAN_MAX]){}, (int64_t)stalled));
@@ -303,12 +299,12 @@ static void record_once(struct history_recorder *r, uint64_t now_us, const struc
 	if (k < 0)
 		return store_failed(r, k, "maintain", error);
 	(void)history_store_stats(r->store, &st);
-	pthread_mutex_lock(&r->lock);
+	worker_lock(r->worker);
 	r->recorded = true;
 	r->status.last_recording_us = now_us;
 	r->status.recordings_total++;
 	r->status.file_bytes = st.file_bytes;
-	pthread_mutex_unlock(&r->lock);
+	worker_unlock(r->worker);
 	set_condition(r, HISTORY_STATE_RECORDING, 0, NULL);
 }
 
@@ -470,9 +466,9 @@ static void removed(struct history_recorder *r, struct removal *x)
 	account(x, have ? &rec : NULL, r->have.interval_us);
 	if (have)
 		history_record_clear(&rec);
-	pthread_mutex_lock(&r->lock);
+	worker_lock(r->worker);
 	r->status.records_total++;
-	pthread_mutex_unlock(&r->lock);
+	worker_unlock(r->worker);
 }
 
 /* Apply the settings asked for. Called with the lock held. */
@@ -482,9 +478,9 @@ static void apply_settings(struct history_recorder *r)
 	bool reopen = w->enabled != h->enabled || w->interval_us != h->interval_us || !same_string(w->path, h->path);
 
 	if (reopen) {
-		pthread_mutex_unlock(&r->lock);
+		worker_unlock(r->worker);
 		close_store(r);
-		pthread_mutex_lock(&r->lock);
+		worker_lock(r->worker);
 	}
 	free(h->path);
 	*h = *w;
@@ -504,14 +500,18 @@ static void apply_settings(struct history_recorder *r)
 		history_store_set_limits(r->store, &h->limits);
 }
 
-static void *recorder_main(void *arg)
+/* Everything handed over before the stop is done before the thread ends:
+ * the loop leaves only when nothing is left. */
+static void recorder_main(struct worker *w, unsigned index, void *userdata)
 {
-	struct history_recorder *r = arg;
+	struct history_recorder *r = userdata;
 
-	pthread_mutex_lock(&r->lock);
+	(void)index;
+	worker_lock(w);
 	for (;;) {
-		while (!r->has_pending && !r->removals && r->have_generation == r->want_generation && !r->stop)
-			pthread_cond_wait(&r->cond, &r->lock);
+		while (!r->has_pending && !r->removals && r->have_generation == r->want_generation &&
+		       !worker_stopping(w))
+			worker_wait(w);
 		if (r->have_generation != r->want_generation)
 			apply_settings(r);
 		/* Removals first: they happened before the recording that waits
@@ -521,11 +521,11 @@ static void *recorder_main(void *arg)
 			r->removals = x->next;
 			if (!r->removals)
 				r->removals_tail = &r->removals;
-			pthread_mutex_unlock(&r->lock);
+			worker_unlock(r->worker);
 			removed(r, x); /* the record goes to the journal with history off too */
 			free((char *)x->final.key.path);
 			free(x);
-			pthread_mutex_lock(&r->lock);
+			worker_lock(r->worker);
 			continue;
 		}
 		if (r->has_pending) {
@@ -533,19 +533,18 @@ static void *recorder_main(void *arg)
 			size_t n = r->pending_n;
 			uint64_t now_us = r->pending_us;
 			r->has_pending = false;
-			pthread_mutex_unlock(&r->lock);
+			worker_unlock(r->worker);
 			if (r->have.enabled)
 				record(r, now_us, s, n);
 			history_samples_free(s, n);
-			pthread_mutex_lock(&r->lock);
+			worker_lock(r->worker);
 			continue;
 		}
-		if (r->stop)
+		if (worker_stopping(w))
 			break;
 	}
-	pthread_mutex_unlock(&r->lock);
+	worker_unlock(w);
 	close_store(r);
-	return NULL;
 }
 
 /* ---- the event loop's side -------------------------------------------------- */
@@ -557,10 +556,13 @@ int history_recorder_new(const struct acct_config *c, struct history_recorder **
 	_cleanup_(history_recorder_freep) struct history_recorder *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->cond, NULL);
 	r->removals_tail = &r->removals;
-	int k = settings_from_config(c, &r->want);
+	/* Named for a person (top -H, ps -L) and for the tests, which stop
+	 * this one thread to stall the recorder (test_history_stall.py). */
+	int k = worker_new("acctd-history", 1, recorder_main, r, &r->worker);
+	if (k < 0)
+		return k;
+	k = settings_from_config(c, &r->want);
 	if (k < 0)
 		return k;
 	r->want_generation = 1;
@@ -568,13 +570,9 @@ int history_recorder_new(const struct acct_config *c, struct history_recorder **
 	r->status.state = r->want.enabled ? HISTORY_STATE_RECORDING : HISTORY_STATE_OFF;
 	r->progress_us = history_now_us();
 	snprintf(r->status.path, sizeof(r->status.path), "%s", r->want.path ?: "");
-	k = pthread_create(&r->thread, NULL, recorder_main, r);
-	if (k != 0)
-		return -k;
-	r->started = true;
-	/* Named for a person (top -H, ps -L) and for the tests, which stop
-	 * this one thread to stall the recorder (test_history_stall.py). */
-	(void)pthread_setname_np(r->thread, "acctd-history");
+	k = worker_start(r->worker);
+	if (k < 0)
+		return k;
 	*ret = TAKE_PTR(r);
 	return 0;
 }
@@ -584,31 +582,31 @@ void history_recorder_configure(struct history_recorder *r, const struct acct_co
 	struct settings s;
 	if (settings_from_config(c, &s) < 0)
 		return;
-	pthread_mutex_lock(&r->lock);
+	worker_lock(r->worker);
 	settings_clear(&r->want);
 	r->want = s;
 	r->want_generation++;
-	pthread_cond_signal(&r->cond);
-	pthread_mutex_unlock(&r->lock);
+	worker_wake_one_locked(r->worker);
+	worker_unlock(r->worker);
 }
 
 void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct history_sample *samples, size_t n)
 {
 	uint64_t stalled;
-	pthread_mutex_lock(&r->lock);
+	worker_lock(r->worker);
 	if (r->has_pending)
 		history_samples_free(r->pending, r->pending_n);
 	r->pending = samples;
 	r->pending_n = n;
 	r->pending_us = now_us;
 	r->has_pending = true;
-	pthread_cond_signal(&r->cond);
+	worker_wake_one_locked(r->worker);
 	/* The thread cannot report that it is blocked: warn here, once. */
 	stalled = r->stall_logged ? 0 : stalled_for(r, history_now_us());
 	if (stalled)
 		r->stall_logged = true;
 	uint64_t interval_us = r->want.interval_us;
-	pthread_mutex_unlock(&r->lock);
+	worker_unlock(r->worker);
 	if (stalled)
 		log_warning("History: no recording for %s (every %s): the recorder is stalled; the time it does not "
 			    "record will be a gap in the history",
@@ -631,17 +629,17 @@ void history_recorder_removed(struct history_recorder *r, const struct history_s
 		free(x);
 		return;
 	}
-	pthread_mutex_lock(&r->lock);
+	worker_lock(r->worker);
 	*r->removals_tail = x;
 	r->removals_tail = &x->next;
-	pthread_cond_signal(&r->cond);
-	pthread_mutex_unlock(&r->lock);
+	worker_wake_one_locked(r->worker);
+	worker_unlock(r->worker);
 }
 
 void history_recorder_get_status(struct history_recorder *r, struct history_recorder_status *ret)
 {
 	uint64_t now = history_now_us();
-	pthread_mutex_lock(&r->lock);
+	worker_lock(r->worker);
 	*ret = r->status;
 	ret->interval_us = r->want.interval_us;
 	ret->last_recording_age_us = !ret->last_recording_us ? UINT64_MAX
@@ -650,20 +648,15 @@ void history_recorder_get_status(struct history_recorder *r, struct history_reco
 	ret->stalled_us = ret->state != HISTORY_STATE_OFF ? stalled_for(r, now) : 0;
 	if (ret->stalled_us)
 		ret->state = HISTORY_STATE_STALLED;
-	pthread_mutex_unlock(&r->lock);
+	worker_unlock(r->worker);
 }
 
 struct history_recorder *history_recorder_free(struct history_recorder *r)
 {
 	if (!r)
 		return NULL;
-	if (r->started) {
-		pthread_mutex_lock(&r->lock);
-		r->stop = true;
-		pthread_cond_signal(&r->cond);
-		pthread_mutex_unlock(&r->lock);
-		pthread_join(r->thread, NULL);
-	}
+	/* What is queued is written first (recorder_main()). */
+	r->worker = worker_free(r->worker);
 	history_samples_free(r->pending, r->pending_n);
 	for (struct removal *x = r->removals, *next; x; x = next) {
 		next = x->next;
@@ -673,8 +666,6 @@ struct history_recorder *history_recorder_free(struct history_recorder *r)
 	close_store(r);
 	settings_clear(&r->want);
 	settings_clear(&r->have);
-	pthread_cond_destroy(&r->cond);
-	pthread_mutex_destroy(&r->lock);
 	free(r);
 	return NULL;
 }

@@ -79,8 +79,8 @@ struct history_recorder_status {
 struct history_recorder;
 
 /* Start the thread with the [history] settings of `c` (copied). The store is
- * opened by the thread, at the first recording. Returns 0, -ENOMEM or a
- * pthread error. */
+ * opened by the thread, at the first recording. Returns 0, -ENOMEM or the
+ * negative errno of a thread that could not be started (worker_start()). */
 int history_recorder_new(const struct acct_config *c, struct history_recorder **ret);
 
 /* A reload: new limits apply at the next maintenance; a new path, interval or

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "ledger-json.h"
 #include "log.h"
 #include "util.h"
+#include "worker.h"
 #include "write-file.h"
 
 struct job {
@@ -28,12 +28,8 @@ struct state_writer {
 	struct acct_ledger *ledger;
 	unsigned nr_nodes;
 	unsigned delay_ms; /* ACCTD_TEST_STATE_WRITE_DELAY_MS: a slow disk, for tests */
-	pthread_t thread;
-	bool started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct job pending; /* head != NULL: a write waits */
-	bool stop;
+	struct worker *worker; /* its lock guards pending */
+	struct job pending;    /* head != NULL: a write waits */
 	uint64_t failures; /* writes failed in a row (the writer thread's) */
 };
 
@@ -83,14 +79,15 @@ static void write_one(struct state_writer *w, const struct job *j)
 	}
 }
 
-static void *writer_main(void *arg)
+static void writer_main(struct worker *wk, unsigned index, void *userdata)
 {
-	struct state_writer *w = arg;
+	struct state_writer *w = userdata;
+	(void)index;
 	acct_rcu_register();
-	pthread_mutex_lock(&w->lock);
+	worker_lock(wk);
 	for (;;) {
-		while (!w->pending.head && !w->stop)
-			pthread_cond_wait(&w->cond, &w->lock);
+		while (!w->pending.head && !worker_stopping(wk))
+			worker_wait(wk);
 		if (!w->pending.head)
 			break; /* stopping, nothing left to write */
 		struct job j = w->pending;
@@ -99,14 +96,13 @@ static void *writer_main(void *arg)
 		 * sweep: a sweep after this waits for this section to end before
 		 * it frees any record (see state-writer.h). */
 		rcu_read_lock();
-		pthread_mutex_unlock(&w->lock);
+		worker_unlock(wk);
 		write_one(w, &j);
 		job_clear(&j);
-		pthread_mutex_lock(&w->lock);
+		worker_lock(wk);
 	}
-	pthread_mutex_unlock(&w->lock);
+	worker_unlock(wk);
 	rcu_unregister_thread();
-	return NULL;
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct state_writer *, state_writer_free);
@@ -129,12 +125,12 @@ int state_writer_new(const char *path, struct acct_ledger *ledger, unsigned nr_n
 	const char *delay = secure_getenv("ACCTD_TEST_STATE_WRITE_DELAY_MS");
 	if (delay)
 		w->delay_ms = (unsigned)strtoul(delay, NULL, 10);
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
-	int r = pthread_create(&w->thread, NULL, writer_main, w);
-	if (r != 0)
-		return -r;
-	w->started = true;
+	int r = worker_new("acctd-state", 1, writer_main, w, &w->worker);
+	if (r < 0)
+		return r;
+	r = worker_start(w->worker);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(w);
 	return 0;
 }
@@ -142,36 +138,29 @@ int state_writer_new(const char *path, struct acct_ledger *ledger, unsigned nr_n
 void state_writer_submit(struct state_writer *w, char *head, char *tail, struct acct_cgroup **cgs, size_t n,
 			 uint64_t now_us)
 {
-	pthread_mutex_lock(&w->lock);
+	worker_lock(w->worker);
 	job_clear(&w->pending);
 	w->pending = (struct job){ head, tail, cgs, n, now_us };
-	pthread_cond_signal(&w->cond);
-	pthread_mutex_unlock(&w->lock);
+	worker_wake_one_locked(w->worker);
+	worker_unlock(w->worker);
 }
 
 void state_writer_drop_pending(struct state_writer *w)
 {
 	if (!w)
 		return;
-	pthread_mutex_lock(&w->lock);
+	worker_lock(w->worker);
 	job_clear(&w->pending);
-	pthread_mutex_unlock(&w->lock);
+	worker_unlock(w->worker);
 }
 
 struct state_writer *state_writer_free(struct state_writer *w)
 {
 	if (!w)
 		return NULL;
-	if (w->started) {
-		pthread_mutex_lock(&w->lock);
-		w->stop = true;
-		pthread_cond_signal(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		pthread_join(w->thread, NULL);
-	}
+	/* The write waiting is written before the thread ends (writer_main()). */
+	w->worker = worker_free(w->worker);
 	job_clear(&w->pending);
-	pthread_cond_destroy(&w->cond);
-	pthread_mutex_destroy(&w->lock);
 	free(w->path);
 	free(w);
 	return NULL;

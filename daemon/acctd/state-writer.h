@@ -26,7 +26,8 @@ struct state_writer;
 
 /* Start the writer thread for the file `path` (copied), reading `ledger`
  * (which must outlive the writer) with records of `nr_nodes` nodes. Returns
- * 0, -ENOMEM or a pthread error. */
+ * 0, -ENOMEM or the negative errno of a thread that could not be started
+ * (worker_new()). */
 int state_writer_new(const char *path, struct acct_ledger *ledger, unsigned nr_nodes, struct state_writer **ret);
 
 /* Ask for the document `head` + the records + `tail` to be written: head is
