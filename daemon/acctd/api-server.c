@@ -757,16 +757,12 @@ static int passed_socket(void)
 	return fd;
 }
 
-int api_server_start(struct manager *m)
+/* The front end's start (struct manager_frontend): listen. */
+static int on_start(struct manager *m, void *userdata)
 {
-	struct api_server *s = calloc(1, sizeof(*s));
+	struct api_server *s = userdata;
 	int r;
 
-	if (!s)
-		return log_oom();
-	s->m = m;
-	s->listen_fd = -1;
-	manager_set_api(m, s);
 	struct api_budget_limits limits;
 	api_server_budget_limits(s, &limits);
 	api_budget_init(&s->budget, &limits);
@@ -799,6 +795,34 @@ int api_server_start(struct manager *m)
 	struct timeval tv = timeval_from_usec(s->sweep_period_us);
 	if (event_add(s->ev_listen, NULL) < 0 || event_add(s->ev_sweep, &tv) < 0)
 		return log_oom();
+	return 0;
+}
+
+static void on_free(struct manager *m, void *userdata)
+{
+	(void)api_server_free(userdata);
+}
+
+int api_server_add(struct manager *m, struct api_server **ret)
+{
+	struct api_server *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	s->m = m;
+	s->listen_fd = -1;
+	struct manager_frontend fe = { .name = "api", .userdata = s, .on_start = on_start, .on_free = on_free };
+	r = manager_add_frontend(m, &fe);
+	if (r < 0) {
+		free(s);
+		return r;
+	}
+	/* Usage and History are this server's: what their queries hold is
+	 * this server's to free when the end leaves them unanswered. */
+	m->history_query_drop = api_history_query_drop;
+	if (ret)
+		*ret = s;
 	return 0;
 }
 
