@@ -331,7 +331,7 @@ static void set_event(struct event *ev, bool *state, bool want)
 	*state = want;
 }
 
-void api_conn_kick(struct conn *c)
+static void conn_kick(struct conn *c)
 {
 	struct api_server *s = c->s;
 	uint64_t limit = max_output(s);
@@ -406,7 +406,7 @@ static void on_conn_read(evutil_socket_t fd, short what, void *userdata)
 			/* Gone while a call of its runs, nothing more sent: nobody
 			 * can read the answer, and closing now calls a history
 			 * query off (conn_free(), wait->gone) instead of letting it
-			 * run to its end (issue 27). */
+			 * run to its end, a worker held for nobody. */
 			if (c->busy && varlink_reader_pending(c->in) == 0 && peer_gone(c->fd))
 				c->dead = true;
 			break;
@@ -440,17 +440,17 @@ static void on_conn_read(evutil_socket_t fd, short what, void *userdata)
 		if (c->busy)
 			break;
 	}
-	api_conn_kick(c);
+	conn_kick(c);
 }
 
 static void on_conn_write(evutil_socket_t fd, short what, void *userdata)
 {
-	api_conn_kick(userdata);
+	conn_kick(userdata);
 }
 
 static void on_conn_more(evutil_socket_t fd, short what, void *userdata)
 {
-	api_conn_kick(userdata);
+	conn_kick(userdata);
 }
 
 static int conn_new(struct api_server *s, int fd, const struct ucred *cred)
@@ -812,6 +812,9 @@ int api_server_add(struct manager *m, struct api_server **ret)
 		return -ENOMEM;
 	s->m = m;
 	s->listen_fd = -1;
+	s->methods = api_methods;
+	s->deprecated_params = api_deprecated_params;
+	s->kick = conn_kick;
 	struct manager_frontend fe = { .name = "api", .userdata = s, .on_start = on_start, .on_free = on_free };
 	r = manager_add_frontend(m, &fe);
 	if (r < 0) {
@@ -893,5 +896,5 @@ void api_server_foreach_request_count(const struct api_server *s,
 	for (int i = 0; i < _M_MAX; i++)
 		for (int r = 0; r < _RES_MAX; r++)
 			if (s->requests[i][r])
-				fn(api_methods[i].name, api_result_names[r], s->requests[i][r], userdata);
+				fn(s->methods[i].name, api_result_names[r], s->requests[i][r], userdata);
 }
