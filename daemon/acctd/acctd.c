@@ -9,7 +9,10 @@
 #include "bpf-pin.h"
 #include "config.h"
 #include "log.h"
+#include "api.h"
 #include "manager.h"
+#include "metrics-http.h"
+#include "state-file.h"
 #include "build-config.h"
 
 enum action { RUN, DUMP, CHECK_CONFIG, BPF_PIN, HELP, VERSION };
@@ -148,6 +151,25 @@ static int check_config(const struct manager_config_source *src)
 	return diag.nr_warnings > 0 ? CHECK_CONFIG_IGNORED : 0;
 }
 
+/* What serves the manager's data, in the order they start and end: the
+ * varlink API (first: it detaches its connections from the history's
+ * queries before they end), /metrics (which shows the API's figures), and
+ * the state file. */
+static int add_frontends(struct manager *m)
+{
+	struct api_server *api = NULL;
+	int r;
+
+	r = api_server_add(m, &api);
+	if (r >= 0)
+		r = metrics_server_add(m, api);
+	if (r >= 0)
+		r = state_file_add(m);
+	if (r < 0)
+		return log_oom();
+	return 0;
+}
+
 /* At the stop, how long the queued log may wait for its reader. */
 #define LOG_STOP_WAIT_US (1 * USEC_PER_SEC)
 
@@ -189,7 +211,9 @@ int main(int argc, char **argv)
 		/* From here a slow reader of the log cannot hold acctd up
 		 * (log.h): messages are queued, dropped and counted when full. */
 		(void)log_start_writer();
-		r = manager_start(m);
+		r = add_frontends(m);
+		if (r >= 0)
+			r = manager_start(m);
 		if (r >= 0)
 			r = manager_run(m);
 		m = manager_free(m);

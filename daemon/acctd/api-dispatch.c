@@ -282,18 +282,19 @@ static bool known_interface(const struct varlink_call *call)
 /* Rename the deprecated parameters of a call to `method` in place. Returns 0;
  * 1 and in *ret_old the old name of a parameter that was given under both
  * names; or -ENOMEM (not a fault of the call's). */
-static int rename_deprecated(enum api_method_id method, struct json_object *params, const char **ret_old)
+static int rename_deprecated(const struct api_server *s, enum api_method_id method, struct json_object *params,
+			     const char **ret_old)
 {
 	static bool logged[16]; /* per api_deprecated_params[] entry; event loop thread only */
 
 	if (!params)
 		return 0;
-	for (size_t i = 0; api_deprecated_params[i].old; i++) {
-		const struct api_param_alias *a = &api_deprecated_params[i];
+	for (size_t i = 0; s->deprecated_params[i].old; i++) {
+		const struct api_param_alias *a = &s->deprecated_params[i];
 		struct json_object *v;
 		if (a->method != method || !json_object_object_get_ex(params, a->old, &v))
 			continue;
-		const char *name = api_methods[method].params[a->index];
+		const char *name = s->methods[method].params[a->index];
 		if (json_object_object_get_ex(params, name, NULL)) {
 			*ret_old = a->old;
 			return 1;
@@ -301,7 +302,7 @@ static int rename_deprecated(enum api_method_id method, struct json_object *para
 		if (i < ELEMENTSOF(logged) && !logged[i]) {
 			logged[i] = true;
 			log_notice("%s: parameter %s is deprecated, use %s (the old name is accepted until the next release)",
-				   api_methods[method].name, a->old, name);
+				   s->methods[method].name, a->old, name);
 		}
 		if (json_object_object_add(params, name, json_object_get(v)) < 0) {
 			json_object_put(v); /* the reference the addition did not take */
@@ -333,8 +334,8 @@ int api_dispatch(struct conn *c, struct json_object *msg)
 	}
 	const struct api_method *mt = NULL;
 	for (int i = 0; i < M_UNKNOWN; i++)
-		if (strcmp(api_methods[i].name, call.method) == 0) {
-			mt = &api_methods[i];
+		if (strcmp(c->s->methods[i].name, call.method) == 0) {
+			mt = &c->s->methods[i];
 			rq.method = (enum api_method_id)i;
 			break;
 		}
@@ -350,7 +351,7 @@ int api_dispatch(struct conn *c, struct json_object *msg)
 		return api_reply_error(&rq, RES_PERMISSION_DENIED, NULL);
 	}
 	const char *both = NULL;
-	r = rename_deprecated(rq.method, call.parameters, &both);
+	r = rename_deprecated(c->s, rq.method, call.parameters, &both);
 	if (r < 0)
 		return r;
 	if (r > 0)

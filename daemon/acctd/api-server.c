@@ -331,7 +331,7 @@ static void set_event(struct event *ev, bool *state, bool want)
 	*state = want;
 }
 
-void api_conn_kick(struct conn *c)
+static void conn_kick(struct conn *c)
 {
 	struct api_server *s = c->s;
 	uint64_t limit = max_output(s);
@@ -406,7 +406,7 @@ static void on_conn_read(evutil_socket_t fd, short what, void *userdata)
 			/* Gone while a call of its runs, nothing more sent: nobody
 			 * can read the answer, and closing now calls a history
 			 * query off (conn_free(), wait->gone) instead of letting it
-			 * run to its end (issue 27). */
+			 * run to its end, a worker held for nobody. */
 			if (c->busy && varlink_reader_pending(c->in) == 0 && peer_gone(c->fd))
 				c->dead = true;
 			break;
@@ -440,17 +440,17 @@ static void on_conn_read(evutil_socket_t fd, short what, void *userdata)
 		if (c->busy)
 			break;
 	}
-	api_conn_kick(c);
+	conn_kick(c);
 }
 
 static void on_conn_write(evutil_socket_t fd, short what, void *userdata)
 {
-	api_conn_kick(userdata);
+	conn_kick(userdata);
 }
 
 static void on_conn_more(evutil_socket_t fd, short what, void *userdata)
 {
-	api_conn_kick(userdata);
+	conn_kick(userdata);
 }
 
 static int conn_new(struct api_server *s, int fd, const struct ucred *cred)
@@ -757,16 +757,12 @@ static int passed_socket(void)
 	return fd;
 }
 
-int api_server_start(struct manager *m)
+/* The front end's start (struct manager_frontend): listen. */
+static int on_start(struct manager *m, void *userdata)
 {
-	struct api_server *s = calloc(1, sizeof(*s));
+	struct api_server *s = userdata;
 	int r;
 
-	if (!s)
-		return log_oom();
-	s->m = m;
-	s->listen_fd = -1;
-	manager_set_api(m, s);
 	struct api_budget_limits limits;
 	api_server_budget_limits(s, &limits);
 	api_budget_init(&s->budget, &limits);
@@ -799,6 +795,37 @@ int api_server_start(struct manager *m)
 	struct timeval tv = timeval_from_usec(s->sweep_period_us);
 	if (event_add(s->ev_listen, NULL) < 0 || event_add(s->ev_sweep, &tv) < 0)
 		return log_oom();
+	return 0;
+}
+
+static void on_free(struct manager *m, void *userdata)
+{
+	(void)api_server_free(userdata);
+}
+
+int api_server_add(struct manager *m, struct api_server **ret)
+{
+	struct api_server *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	s->m = m;
+	s->listen_fd = -1;
+	s->methods = api_methods;
+	s->deprecated_params = api_deprecated_params;
+	s->kick = conn_kick;
+	struct manager_frontend fe = { .name = "api", .userdata = s, .on_start = on_start, .on_free = on_free };
+	r = manager_add_frontend(m, &fe);
+	if (r < 0) {
+		free(s);
+		return r;
+	}
+	/* Usage and History are this server's: what their queries hold is
+	 * this server's to free when the end leaves them unanswered. */
+	m->history_query_drop = api_history_query_drop;
+	if (ret)
+		*ret = s;
 	return 0;
 }
 
@@ -869,5 +896,5 @@ void api_server_foreach_request_count(const struct api_server *s,
 	for (int i = 0; i < _M_MAX; i++)
 		for (int r = 0; r < _RES_MAX; r++)
 			if (s->requests[i][r])
-				fn(api_methods[i].name, api_result_names[r], s->requests[i][r], userdata);
+				fn(s->methods[i].name, api_result_names[r], s->requests[i][r], userdata);
 }

@@ -85,11 +85,24 @@ struct api_server {
 
 	uint64_t requests[_M_MAX][_RES_MAX];
 	struct acct_json_buf text; /* replies written directly (Get, List) */
+
+	/* What the layers above the dispatcher are reached through, set by
+	 * api_server_add(), so that the dispatcher and the methods call down
+	 * only: the method table and its deprecated names (api-methods.c), and
+	 * the server's own api_conn_kick() for the methods that finish later. */
+	const struct api_method *methods;
+	const struct api_param_alias *deprecated_params;
+	void (*kick)(struct conn *c);
 };
 
 /* Everything that may follow from an event on c: take calls, send a due
- * Watch update, write, close, and choose what to wait for. May free c. */
-void api_conn_kick(struct conn *c);
+ * Watch update, write, close, and choose what to wait for. May free c. For
+ * a method that answers later (Reconcile, Usage, History, Watch): through
+ * the server's pointer, since the server calls the methods. */
+static inline void api_conn_kick(struct conn *c)
+{
+	c->s->kick(c);
+}
 
 /* What parsing one call may cost: json-c's allocations, estimated (json-shape.h),
  * at most this many times its bytes, plus the slack (api-server.c says why). */

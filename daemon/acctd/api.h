@@ -13,16 +13,20 @@
 
 #include "manager.h"
 
-/* Listen on the socket passed by systemd (sd_listen_fds_with_names(), name
- * "varlink") or else bind the configured [api] socket (mode 0666, parent
- * created). The server is handed to the manager (manager_set_api()) at once,
- * so manager_free() frees it also after a failure. Returns 0 or a negative
- * errno (logged). */
-int api_server_start(struct manager *m);
+struct api_server;
+
+/* Add the API as a front end of m (struct manager_frontend), before
+ * manager_start(): at the start it listens on the socket passed by systemd
+ * (sd_listen_fds_with_names(), name "varlink") or else binds the configured
+ * [api] socket (mode 0666, parent created); a failure to (logged) fails the
+ * start. manager_free() frees the server, also after a failed start.
+ * Returns 0 with the server in *ret (may be NULL; the manager's, not the
+ * caller's), or -ENOMEM (nothing added). */
+int api_server_add(struct manager *m, struct api_server **ret);
 
 /* Close every connection and the listening socket (and remove the socket
  * file if this server bound it and it is still the same inode). Accepts
- * NULL; returns NULL. */
+ * NULL; returns NULL. The manager calls it through the front end's on_free. */
 struct api_server *api_server_free(struct api_server *s);
 
 /* Figures for Status() and /metrics. */

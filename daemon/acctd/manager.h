@@ -1,6 +1,8 @@
 /* manager.h - acctd's state and event loop: configuration, discovery, the
  * ledger, sampling passes, reconciliation, reloads and the systemd protocol.
- * The API (varlink) and metrics endpoints plug into the same event base. */
+ * The manager knows nothing of who serves its data: the varlink API, /metrics
+ * and the state file register as front ends (struct manager_frontend) and
+ * read struct manager, which is public, as the files of the manager do. */
 #pragma once
 
 #include <event2/event.h>
@@ -29,11 +31,15 @@ struct manager_config_source {
 };
 
 struct admin_group;    /* daemon/acctd/admin-group.h: [api] admin_group's ID */
-struct api_server;     /* daemon/acctd/api.h: the varlink API */
-struct metrics_server; /* daemon/acctd/metrics-http.h: /metrics */
 struct history_recorder; /* daemon/acctd/history-recorder.h */
 struct history_queries;  /* daemon/acctd/history-query.h */
+struct history_query;
+struct state_writer;     /* daemon/acctd/state-writer.h */
 struct manager;
+
+/* Connections /metrics holds at most (the oldest idle one is closed for a
+ * new one): the manager leaves descriptors for them (manager.c). */
+#define METRICS_MAX_CONNECTIONS 64
 
 /* Pass durations as a Prometheus histogram (seconds). */
 #define MANAGER_PASS_BUCKETS 14
@@ -71,6 +77,121 @@ struct manager_stats {
 	uint64_t kernel_passes, bpf_checks, bpf_mismatches;
 	char bpf_last_mismatch[160];
 	uint64_t tombstones_folded; /* forgotten before their retention ([cgroups] max_tombstones) */
+};
+
+/* A front end: what serves the manager's data to the outside (the varlink
+ * API, /metrics, the state file). The manager calls it through this table at
+ * these points and knows nothing else of it, so that no call runs from the
+ * manager to them. Each callback may be NULL; each gets the table's userdata. */
+struct manager_frontend {
+	const char *name; /* for the log */
+	void *userdata;
+	/* In manager_start(), in the order of manager_add_frontend(), once the
+	 * event loop, the admin group and the history exist and before the first
+	 * scan: listen. Returns 0 or a negative errno (logged by the front end),
+	 * which fails the start. */
+	int (*on_start)(struct manager *m, void *userdata);
+	/* After the scan that follows the start and each reload that applied. */
+	void (*on_scanned)(struct manager *m, void *userdata);
+	/* After a full pass once its values are reconciled (before READY=1 at
+	 * the first), and after a pass over queued cgroups (rep->flags has
+	 * ACCT_PASS_EVENT; m->last_fast is then the last full pass); not after a
+	 * walk of the BPF collector alone. */
+	void (*on_pass)(struct manager *m, const struct acct_pass_report *rep, void *userdata);
+	/* In manager_free(), in the order of manager_add_frontend(), before the
+	 * history and the sampler: close and free everything, userdata too. */
+	void (*on_free)(struct manager *m, void *userdata);
+};
+
+/* Add a front end (the table is copied). Before manager_start(). Returns 0,
+ * or -ENOMEM (then nothing was added: the caller frees its userdata). */
+int manager_add_frontend(struct manager *m, const struct manager_frontend *fe);
+
+/* The manager's state. Public so that the manager's files (manager.c:
+ * construction and the loop; manager-pass.c, manager-reload.c,
+ * manager-records.c, manager-history.c, manager-notify.c) share it without
+ * accessors. Front ends read it through the accessors below, or directly
+ * where they print the manager's own state (the state file). The event loop
+ * owns it: nothing here may be touched from another thread. */
+struct manager {
+	struct event_base *base;
+	struct manager_config_source source;
+	struct acct_config *config;
+	struct acct_cgroup_layout *layout;
+	struct acct_domain *domain;
+	struct acct_ledger *ledger;
+	struct acct_discovery *discovery;
+	struct acct_sampler *sampler;
+	struct acct_bpf_collector *collector; /* NULL: collector = files */
+	struct acct_bpf_stat_map stat_map;
+	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */
+	long host_cpus;     /* configured CPUs: the most a cgroup can run on (manager_history_removed()) */
+
+	struct event *ev_signal[3];
+	struct event *ev_inotify, *ev_sampler, *ev_tick, *ev_rescan, *ev_tune, *ev_watchdog, *ev_kernel;
+
+	unsigned pass_flags;     /* of the pass in flight */
+	/* Cgroups to read at once, not at the next tick (read_soon()): new ones,
+	 * and those whose populated changed with their ancestors. Emptied when a
+	 * pass over them, or a full one, starts; a full one then covers them. */
+	struct acct_cgroup **soon;
+	size_t nr_soon, soon_cap;
+	bool soon_all;           /* too many to list: the next full pass covers them */
+	struct state_writer *state_writer; /* with --state-file */
+	struct history_recorder *history;  /* the writing store's thread (history-recorder.h) */
+	struct history_queries *history_queries; /* Usage and History (history-query.h) */
+	uint64_t next_history_us;          /* monotonic: the next recording after a pass */
+	uint64_t last_pass_us;             /* monotonic: the last pass that read memory or CPU (0: none) */
+	uint64_t last_recorded_pass_us;    /* monotonic: the pass the last recording took its values from */
+	bool pass_pending;       /* a tick came while a pass ran */
+	uint64_t next_slow_us, next_load_us;
+	bool ready;
+	uint64_t started_us;
+	uint64_t watchdog_usec;
+	uint64_t status_sent_us;
+
+	struct acct_pass_report last_fast, last_slow;
+	uint64_t passes;
+	struct acct_reconcile_report reconcile;
+	uint64_t discovery_events;
+	uint64_t tombstones_folded; /* forgotten before their retention: max_tombstones */
+
+	uint64_t reloads, reload_failures;
+	enum manager_reload_outcome reload_outcome;
+	char reload_error[512]; /* the reason, when reload_outcome is MANAGER_RELOAD_FAILED */
+	char **config_warnings; /* of the configuration in effect (manager_config_warnings()) */
+	uint64_t reload_time_us; /* monotonic time of the last reload attempt, 0 if none */
+
+	/* Cumulative figures for Status() and /metrics. */
+	struct manager_pass_histogram pass_hist[2]; /* [0] fast-only passes, [1] passes with slow files */
+	uint64_t sample_errors_total[_ACCT_ERR_MAX];
+	uint64_t cgroups_failed_total;
+	/* The BPF collector's passes and cross-checks, cumulative. */
+	uint64_t kernel_passes, bpf_checks_total, bpf_mismatches_total;
+	uint64_t next_kernel_us; /* a walk alone not before (manager_on_kernel_tick()) */
+	char bpf_last_mismatch[160];
+
+	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
+	bool tuned;
+
+	/* Callbacks waiting for the next complete pass (Reconcile()). */
+	struct manager_waiter {
+		manager_pass_fn fn;
+		void *userdata;
+	} *waiters;
+	size_t nr_waiters;
+	bool pass_requested;
+	size_t waiters_in_pass; /* the first waiters_in_pass started before the running pass */
+
+	struct admin_group *admin; /* resolved at start and reload, not per call */
+	/* The front ends (manager_add_frontend()), in the order they were added. */
+	struct manager_frontend *frontends;
+	size_t nr_frontends;
+	/* Frees a history query never answered, at the end (history-query.h):
+	 * set by the front end that submits them (the API). */
+	void (*history_query_drop)(struct history_query *q);
+	bool exiting;
+	int exit_code;
 };
 
 /* Load the configuration and build every component. Logs what fails and
@@ -121,8 +242,8 @@ int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, i
 void manager_effective_tuning(const struct manager *m, struct acct_ledger_budgets *ret_budgets, bool *ret_auto_tune);
 
 /* ---- read-only access, for the API (daemon/acctd/api-*.c) ------------------
- * The API, /metrics and the status document read the manager through these:
- * struct manager is manager.c's own. None fails;
+ * The API, /metrics and the status document read the manager through these
+ * (struct manager below is public for the manager's own files). None fails;
  * none takes a reference: what they return belongs to the manager. */
 
 /* The event loop everything runs on. */
@@ -165,13 +286,8 @@ void manager_domain_stats(const struct manager *m, struct acct_domain_stats *ret
 /* The sampler's descriptor cache (sampler.h). Returns false, the outputs
  * untouched, when there is no sampler. */
 bool manager_sampler_fd_stats(const struct manager *m, uint64_t *ret_cached, bool *ret_degraded);
-/* The API server, or NULL when it is not running (yet). */
-struct api_server *manager_api(const struct manager *m);
-/* Hand the API server to the manager, which frees it with itself. */
-void manager_set_api(struct manager *m, struct api_server *s);
 /* The history's recorder and query thread (history-recorder.h,
  * history-query.h); NULL before manager_start(). */
 struct history_recorder *manager_history(const struct manager *m);
 struct history_queries *manager_history_queries(const struct manager *m);
-/* Hand the metrics server to the manager, which frees it with itself. */
-void manager_set_metrics(struct manager *m, struct metrics_server *s);
+

@@ -49,7 +49,6 @@
  * while someone holds many idle connections; when every other connection is
  * being answered, the new one is closed. */
 #include "metrics-http.h"
-#include "history-recorder.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -64,11 +63,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <zlib.h>
 
 #include "build-config.h"
+#include "daemon-stats.h"
 #include "hostport.h"
 #include "log.h"
 #include "metrics-render.h"
@@ -132,6 +131,7 @@ struct scrape {
 
 struct metrics_server {
 	struct manager *m;
+	struct api_server *api; /* its figures are on the page; NULL: none */
 	struct evhttp *http;
 	struct evconnlistener *listener;
 	struct event *ev_adopt, *ev_reap, *ev_resume;
@@ -569,59 +569,54 @@ static double wall_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void read_statm(uint64_t *ret_vsz, uint64_t *ret_rss)
-{
-	unsigned long long size = 0, rss = 0;
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/statm", "re");
-	if (f && fscanf(f, "%llu %llu", &size, &rss) != 2)
-		size = rss = 0;
-	long page = sysconf(_SC_PAGESIZE);
-	*ret_vsz = size * (uint64_t)page;
-	*ret_rss = rss * (uint64_t)page;
-}
-
-/* acctd's own figures, as they are when the scrape starts. */
+/* acctd's own figures, as they are when the scrape starts: those of Status
+ * (daemon_stats_gather()), the API's and the endpoint's own. */
 static void gather_self(struct metrics_server *s, struct scrape *sc)
 {
-	struct manager *m = s->m;
-	struct api_server *api = manager_api(m);
+	struct api_server *api = s->api;
 	struct acct_metrics_self *x = &sc->self;
-	struct manager_stats ms;
+	struct daemon_stats ds;
+	const struct manager_stats *ms = &ds.manager;
 	double wall = wall_now();
 	uint64_t mono = acct_now_us();
 
-	manager_get_stats(m, &ms);
+	daemon_stats_gather(s->m, DAEMON_STATS_PROCESS, &ds);
 	x->version = ACCTD_VERSION;
 	x->start_time = s->start_time;
-	x->ready = ms.ready;
-	acct_ledger_counts(manager_ledger(m), &x->cgroups_live, &x->cgroups_dead);
+	x->ready = ms->ready;
+	x->cgroups_live = ds.cgroups_live;
+	x->cgroups_dead = ds.cgroups_dead;
 	x->bucket_bounds = manager_pass_bucket_bounds;
 	x->nr_buckets = MIN(MANAGER_PASS_BUCKETS, ACCT_METRICS_MAX_BUCKETS);
 	for (int k = 0; k < 2; k++) {
-		memcpy(x->pass[k].bucket, ms.pass_hist[k].bucket, x->nr_buckets * sizeof(uint64_t));
-		x->pass[k].count = ms.pass_hist[k].count;
-		x->pass[k].sum_seconds = ms.pass_hist[k].sum_seconds;
+		memcpy(x->pass[k].bucket, ms->pass_hist[k].bucket, x->nr_buckets * sizeof(uint64_t));
+		x->pass[k].count = ms->pass_hist[k].count;
+		x->pass[k].sum_seconds = ms->pass_hist[k].sum_seconds;
 	}
-	memcpy(x->sample_errors, ms.sample_errors_total, sizeof(x->sample_errors));
-	x->cgroups_failed_total = ms.cgroups_failed_total;
-	x->log_lines_dropped = log_dropped_total();
-	x->log_lines_suppressed = log_suppressed_total();
-	x->tombstones_folded = ms.tombstones_folded;
-	x->have_sampler = manager_sampler_fd_stats(m, &x->cached_descriptors, &x->descriptors_degraded);
-	sc->reconcile = *manager_reconcile_report(m);
+	memcpy(x->sample_errors, ms->sample_errors_total, sizeof(x->sample_errors));
+	x->cgroups_failed_total = ms->cgroups_failed_total;
+	x->log_lines_dropped = ds.log_lines_dropped;
+	x->log_lines_suppressed = ds.log_lines_suppressed;
+	x->tombstones_folded = ms->tombstones_folded;
+	x->have_sampler = ds.have_sampler;
+	x->cached_descriptors = ds.cached_descriptors;
+	x->descriptors_degraded = ds.descriptors_degraded;
+	sc->reconcile = *ds.reconcile; /* the page outlives this turn of the loop */
 	x->reconcile = &sc->reconcile;
 	x->have_domain = true;
-	manager_domain_stats(m, &x->domain);
-	acct_ledger_get_budgets(manager_ledger(m), &x->budgets);
-	for (int h = 0; h < _ACCT_HIER_MAX; h++)
-		x->collectors[h].collector = manager_collector_of(m, h, &x->collectors[h].reason);
-	x->bpf_checks = ms.bpf_checks;
-	x->bpf_mismatches = ms.bpf_mismatches;
-	x->kernel_passes = ms.kernel_passes;
-	x->reloads = ms.reloads;
-	x->reload_failures = ms.reload_failures;
-	x->last_reload_ok = manager_reload_outcome(m, NULL) != MANAGER_RELOAD_FAILED; /* true as well when none */
-	x->last_reload_time = ms.reload_time_us ? wall - (double)(mono - ms.reload_time_us) / 1e6 : 0;
+	x->domain = ds.domain;
+	x->budgets = ds.budgets;
+	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
+		x->collectors[h].collector = ds.collectors[h].collector;
+		x->collectors[h].reason = ds.collectors[h].reason;
+	}
+	x->bpf_checks = ms->bpf_checks;
+	x->bpf_mismatches = ms->bpf_mismatches;
+	x->kernel_passes = ms->kernel_passes;
+	x->reloads = ms->reloads;
+	x->reload_failures = ms->reload_failures;
+	x->last_reload_ok = ds.reload_outcome != MANAGER_RELOAD_FAILED; /* true as well when none */
+	x->last_reload_time = ms->reload_time_us ? wall - (double)(mono - ms->reload_time_us) / 1e6 : 0;
 	if (api) {
 		struct api_stats st;
 		api_server_stats(api, &st);
@@ -636,24 +631,22 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 		x->api_budget_refusals = sc->api_budget_refusals;
 		x->nr_api_budget_refusals = sc->nr_api_budget_refusals;
 	}
-	struct history_recorder *hr = manager_history(m);
-	if (hr) {
-		struct history_recorder_status hs;
-		history_recorder_get_status(hr, &hs);
+	if (ds.have_history) {
+		const struct history_recorder_status *hs = &ds.history;
 		x->have_history = true;
-		x->history_enabled = hs.enabled;
-		x->history_up = hs.state == HISTORY_STATE_RECORDING;
-		x->history_bytes = hs.file_bytes;
-		x->history_heap_bytes = history_heap_bytes();
-		x->history_errors_total = hs.errors_total;
-		x->history_recordings_total = hs.recordings_total;
-		x->history_records_total = hs.records_total;
-		x->history_last_recording_time = (double)hs.last_recording_us / 1e6;
-		x->history_last_recording_age = hs.last_recording_age_us == UINT64_MAX
+		x->history_enabled = hs->enabled;
+		x->history_up = hs->state == HISTORY_STATE_RECORDING;
+		x->history_bytes = hs->file_bytes;
+		x->history_heap_bytes = ds.history_heap_bytes;
+		x->history_errors_total = hs->errors_total;
+		x->history_recordings_total = hs->recordings_total;
+		x->history_records_total = hs->records_total;
+		x->history_last_recording_time = (double)hs->last_recording_us / 1e6;
+		x->history_last_recording_age = hs->last_recording_age_us == UINT64_MAX
 							? -1
-							: (double)hs.last_recording_age_us / 1e6;
-		x->history_interval = (double)hs.interval_us / 1e6;
-		x->history_stalled = hs.state == HISTORY_STATE_STALLED;
+							: (double)hs->last_recording_age_us / 1e6;
+		x->history_interval = (double)hs->interval_us / 1e6;
+		x->history_stalled = hs->state == HISTORY_STATE_STALLED;
 	}
 	x->have_http = true;
 	x->http_connections = s->nr_conns;
@@ -668,15 +661,11 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 	x->http_responses = sc->responses;
 	x->nr_http_responses = ELEMENTSOF(response_codes);
 
-	struct rusage ru;
-	struct rlimit rl;
-	x->have_process = true;
-	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		x->process_cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-					 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	read_statm(&x->process_virtual_bytes, &x->process_rss_bytes);
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		x->process_max_fds = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+	x->have_process = ds.have_process;
+	x->process_cpu_seconds = ds.process_cpu_seconds;
+	x->process_virtual_bytes = ds.process_virtual_bytes;
+	x->process_rss_bytes = ds.process_rss_bytes;
+	x->process_max_fds = ds.process_max_fds;
 }
 
 void metrics_warn_unmatched(const struct manager *m)
@@ -849,12 +838,13 @@ static void on_request(struct evhttp_request *req, void *userdata)
 
 /* ---- the server ---------------------------------------------------------------------- */
 
-int metrics_server_start(struct manager *m)
+/* The front end's start (struct manager_frontend): listen. */
+static int on_start(struct manager *m, void *userdata)
 {
+	struct metrics_server *s = userdata;
 	const char *listen = manager_config(m)->metrics_listen;
 	_cleanup_free_ char *host = NULL;
 	uint16_t port = 0;
-	struct metrics_server *s;
 	struct manager_stats ms;
 	int r;
 
@@ -870,11 +860,6 @@ int metrics_server_start(struct manager *m)
 	 * must not kill the daemon. */
 	(void)signal(SIGPIPE, SIG_IGN);
 
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return log_oom();
-	manager_set_metrics(m, s);
-	s->m = m;
 	manager_get_stats(m, &ms);
 	s->start_time = wall_now() - (double)(acct_now_us() - ms.started_us) / 1e6;
 	s->http = evhttp_new(manager_event_base(m));
@@ -903,6 +888,32 @@ int metrics_server_start(struct manager *m)
 	evconnlistener_set_error_cb(s->listener, on_accept_error);
 	log_info("Serving metrics on http://%s/metrics", listen);
 	return 0;
+}
+
+static void on_scanned(struct manager *m, void *userdata)
+{
+	metrics_warn_unmatched(m);
+}
+
+static void on_free(struct manager *m, void *userdata)
+{
+	(void)metrics_server_free(userdata);
+}
+
+int metrics_server_add(struct manager *m, struct api_server *api)
+{
+	struct metrics_server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->m = m;
+	s->api = api;
+	struct manager_frontend fe = {
+		.name = "metrics", .userdata = s, .on_start = on_start, .on_scanned = on_scanned, .on_free = on_free,
+	};
+	int r = manager_add_frontend(m, &fe);
+	if (r < 0)
+		free(s);
+	return r;
 }
 
 struct metrics_server *metrics_server_free(struct metrics_server *s)

@@ -4,17 +4,21 @@
 
 #include "manager.h"
 
-/* Connections the endpoint holds at most (the oldest idle one is closed for
- * a new one); the manager leaves descriptors for them (manager.c). */
-#define METRICS_MAX_CONNECTIONS 64
+struct api_server;
 
-/* Listen on m->config->metrics_listen (nothing for "none"). Returns 0 or a
- * negative errno (logged). */
-int metrics_server_start(struct manager *m);
+/* Add /metrics as a front end of m (struct manager_frontend), before
+ * manager_start(): at the start it listens on [metrics] listen (nothing for
+ * "none"; a failure to, logged, fails the start), after each scan that
+ * follows the start or a reload it warns of [metrics] include and exclude
+ * globs that match no tracked cgroup, and manager_free() frees it. `api`
+ * (may be NULL) is the server whose figures the page shows. Returns 0 or
+ * -ENOMEM (nothing added). */
+int metrics_server_add(struct manager *m, struct api_server *api);
 
 /* Log a warning for each [metrics] include or exclude glob that matches no
- * tracked cgroup (the manager calls it once after each start or reload). */
+ * tracked cgroup. */
 void metrics_warn_unmatched(const struct manager *m);
 
-/* Stop listening, drop connections. Accepts NULL; returns NULL. */
+/* Stop listening, drop connections. Accepts NULL; returns NULL. The manager
+ * calls it through the front end's on_free. */
 struct metrics_server *metrics_server_free(struct metrics_server *s);

@@ -1,6 +1,6 @@
 /* status.c - the daemon's status document (status.h): one builder for the
- * Status() reply and the state file's "daemon" object. It reads the manager
- * through manager.h's read-only accessors. */
+ * Status() reply and the state file's "daemon" object. Its figures come from
+ * daemon_stats_gather(), as /metrics' do. */
 #include "status.h"
 
 #include <errno.h>
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "build-config.h"
+#include "daemon-stats.h"
 #include "format-human.h"
 #include "history-recorder.h"
 #include "ledger-json.h"
@@ -24,11 +25,11 @@ struct json_object *daemon_budgets_json(const struct acct_ledger_budgets *b)
 }
 
 /* Per mounted hierarchy: which collector reads it and why. */
-static struct json_object *collectors_json(const struct manager *m)
+static struct json_object *collectors_json(const struct daemon_stats *ds)
 {
 	struct json_object *a = json_object_new_array();
 	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
-		const char *reason, *collector = manager_collector_of(m, h, &reason);
+		const char *reason = ds->collectors[h].reason, *collector = ds->collectors[h].collector;
 		if (!collector)
 			continue;
 		struct json_object *o = json_object_new_object();
@@ -40,7 +41,7 @@ static struct json_object *collectors_json(const struct manager *m)
 	return a;
 }
 
-/* Recording health (issue 27): the interval, the last recording's age,
+/* Recording health: the interval, the last recording's age,
  * and while the recorder is stalled a warning a person can act on. */
 static void history_health_json(struct json_object *o, const struct history_recorder_status *hs)
 {
@@ -61,24 +62,22 @@ static void history_health_json(struct json_object *o, const struct history_reco
 
 /* The history's condition (history-recorder.h); null before the recorder
  * starts (--dump). */
-static struct json_object *history_json(const struct manager *m)
+static struct json_object *history_json(const struct daemon_stats *ds)
 {
-	struct history_recorder *r = manager_history(m);
-	struct history_recorder_status hs;
-	if (!r)
+	const struct history_recorder_status *hs = &ds->history;
+	if (!ds->have_history)
 		return NULL;
-	history_recorder_get_status(r, &hs);
 	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "enabled", json_object_new_boolean(hs.enabled));
-	json_object_object_add(o, "path", acct_json_text(hs.path));
-	json_object_object_add(o, "state", json_object_new_string(history_state_to_string(hs.state)));
-	json_object_object_add(o, "last_error", hs.last_error[0] ? acct_json_text(hs.last_error) : NULL);
+	json_object_object_add(o, "enabled", json_object_new_boolean(hs->enabled));
+	json_object_object_add(o, "path", acct_json_text(hs->path));
+	json_object_object_add(o, "state", json_object_new_string(history_state_to_string(hs->state)));
+	json_object_object_add(o, "last_error", hs->last_error[0] ? acct_json_text(hs->last_error) : NULL);
 	json_object_object_add(o, "last_recording_us",
-			       hs.last_recording_us ? json_object_new_int64((int64_t)hs.last_recording_us) : NULL);
-	json_object_object_add(o, "file_bytes", json_object_new_int64((int64_t)hs.file_bytes));
-	json_object_object_add(o, "set_aside", hs.set_aside[0] ? acct_json_text(hs.set_aside) : NULL);
-	json_object_object_add(o, "heap_bytes", json_object_new_int64((int64_t)history_heap_bytes()));
-	history_health_json(o, &hs);
+			       hs->last_recording_us ? json_object_new_int64((int64_t)hs->last_recording_us) : NULL);
+	json_object_object_add(o, "file_bytes", json_object_new_int64((int64_t)hs->file_bytes));
+	json_object_object_add(o, "set_aside", hs->set_aside[0] ? acct_json_text(hs->set_aside) : NULL);
+	json_object_object_add(o, "heap_bytes", json_object_new_int64((int64_t)ds->history_heap_bytes));
+	history_health_json(o, hs);
 	return o;
 }
 
@@ -88,53 +87,46 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 {
 	struct json_object *st = json_object_new_object();
 	char line[768];
-	uint64_t live = 0, dead = 0;
-	struct acct_domain_stats ds;
-	struct acct_ledger_budgets b;
-	struct manager_stats ms;
+	struct daemon_stats ds;
+	const struct manager_stats *ms = &ds.manager;
 	const struct acct_cgroup_layout *layout = manager_layout(m);
 	const struct acct_config *config = manager_config(m);
-	bool auto_tune;
 
 	if (!st)
 		return -ENOMEM;
 	manager_status_line(m, line, sizeof(line));
-	acct_ledger_counts(manager_ledger(m), &live, &dead);
-	manager_domain_stats(m, &ds);
-	manager_effective_tuning(m, &b, &auto_tune);
-	manager_get_stats(m, &ms);
+	daemon_stats_gather(m, 0, &ds);
 
 	json_object_object_add(st, "version", json_object_new_string(ACCTD_VERSION));
 	json_object_object_add(st, "status", acct_json_text(line)); /* may quote a reload's reason */
-	json_object_object_add(st, "uptime_us", json_object_new_int64((int64_t)(acct_now_us() - ms.started_us)));
+	json_object_object_add(st, "uptime_us", json_object_new_int64((int64_t)(acct_now_us() - ms->started_us)));
 	json_object_object_add(st, "cgroup_mode", json_object_new_string(acct_cgroup_mode_to_string(layout->mode)));
 	json_object_object_add(st, "cgroup_root", acct_json_text(layout->root));
-	json_object_object_add(st, "cgroups_live", json_object_new_int64((int64_t)live));
-	json_object_object_add(st, "cgroups_dead", json_object_new_int64((int64_t)dead));
+	json_object_object_add(st, "cgroups_live", json_object_new_int64((int64_t)ds.cgroups_live));
+	json_object_object_add(st, "cgroups_dead", json_object_new_int64((int64_t)ds.cgroups_dead));
 	json_object_object_add(st, "fast_interval_us", json_object_new_int64((int64_t)config->fast_interval_us));
 	json_object_object_add(st, "slow_interval_us", json_object_new_int64((int64_t)config->slow_interval_us));
-	json_object_object_add(st, "last_fast_pass", acct_pass_to_json(&ms.last_fast));
-	json_object_object_add(st, "last_slow_pass", acct_pass_to_json(&ms.last_slow));
-	json_object_object_add(st, "budgets", daemon_budgets_json(&b));
+	json_object_object_add(st, "last_fast_pass", acct_pass_to_json(&ms->last_fast));
+	json_object_object_add(st, "last_slow_pass", acct_pass_to_json(&ms->last_slow));
+	json_object_object_add(st, "budgets", daemon_budgets_json(&ds.budgets));
 	struct json_object *t = json_object_new_object();
-	json_object_object_add(t, "auto_tune", json_object_new_boolean(auto_tune));
-	json_object_object_add(t, "tuned", json_object_new_boolean(ms.tuned));
-	json_object_object_add(t, "mode", json_object_new_string(acct_update_mode_to_string(ds.mode)));
-	json_object_object_add(t, "counters", json_object_new_int64((int64_t)ds.counters));
-	json_object_object_add(t, "sharded", json_object_new_int64((int64_t)ds.sharded));
-	json_object_object_add(t, "upgrades", json_object_new_int64((int64_t)ds.upgrades));
-	json_object_object_add(t, "tune_passes", json_object_new_int64((int64_t)ds.tune_passes));
+	json_object_object_add(t, "auto_tune", json_object_new_boolean(ds.auto_tune));
+	json_object_object_add(t, "tuned", json_object_new_boolean(ms->tuned));
+	json_object_object_add(t, "mode", json_object_new_string(acct_update_mode_to_string(ds.domain.mode)));
+	json_object_object_add(t, "counters", json_object_new_int64((int64_t)ds.domain.counters));
+	json_object_object_add(t, "sharded", json_object_new_int64((int64_t)ds.domain.sharded));
+	json_object_object_add(t, "upgrades", json_object_new_int64((int64_t)ds.domain.upgrades));
+	json_object_object_add(t, "tune_passes", json_object_new_int64((int64_t)ds.domain.tune_passes));
 	json_object_object_add(st, "tuner", t);
-	json_object_object_add(st, "reconciliation", acct_reconcile_to_json(manager_reconcile_report(m)));
+	json_object_object_add(st, "reconciliation", acct_reconcile_to_json(ds.reconcile));
 	struct json_object *src = json_object_new_array();
 	for (char **p = config->sources; p && *p; p++)
 		json_object_array_add(src, acct_json_text(*p));
 	json_object_object_add(st, "config_sources", src);
-	json_object_object_add(st, "reloads", json_object_new_int64((int64_t)ms.reloads));
-	json_object_object_add(st, "reload_failures", json_object_new_int64((int64_t)ms.reload_failures));
+	json_object_object_add(st, "reloads", json_object_new_int64((int64_t)ms->reloads));
+	json_object_object_add(st, "reload_failures", json_object_new_int64((int64_t)ms->reload_failures));
 	/* "ok", the reason of a failed reload, or null before any reload */
-	const char *reason;
-	switch (manager_reload_outcome(m, &reason)) {
+	switch (ds.reload_outcome) {
 	case MANAGER_RELOAD_NONE:
 		json_object_object_add(st, "reload_result", NULL);
 		break;
@@ -142,27 +134,26 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 		json_object_object_add(st, "reload_result", json_object_new_string("ok"));
 		break;
 	case MANAGER_RELOAD_FAILED:
-		json_object_object_add(st, "reload_result", acct_json_text(reason)); /* may quote a file */
+		json_object_object_add(st, "reload_result", acct_json_text(ds.reload_reason)); /* may quote a file */
 		break;
 	}
-	json_object_object_add(st, "collectors", collectors_json(m));
+	json_object_object_add(st, "collectors", collectors_json(&ds));
 	struct json_object *bpf = json_object_new_object();
-	json_object_object_add(bpf, "kernel_passes", json_object_new_int64((int64_t)ms.kernel_passes));
-	json_object_object_add(bpf, "checks", json_object_new_int64((int64_t)ms.bpf_checks));
-	json_object_object_add(bpf, "mismatches", json_object_new_int64((int64_t)ms.bpf_mismatches));
+	json_object_object_add(bpf, "kernel_passes", json_object_new_int64((int64_t)ms->kernel_passes));
+	json_object_object_add(bpf, "checks", json_object_new_int64((int64_t)ms->bpf_checks));
+	json_object_object_add(bpf, "mismatches", json_object_new_int64((int64_t)ms->bpf_mismatches));
 	json_object_object_add(bpf, "last_mismatch",
-			       ms.bpf_last_mismatch[0] ? acct_json_text(ms.bpf_last_mismatch) : NULL);
-	const struct acct_bpf_collector *c = manager_collector(m);
-	json_object_object_add(bpf, "percpu", c ? json_object_new_string(acct_bpf_collector_percpu(c)) : NULL);
+			       ms->bpf_last_mismatch[0] ? acct_json_text(ms->bpf_last_mismatch) : NULL);
+	json_object_object_add(bpf, "percpu", ds.bpf_percpu ? json_object_new_string(ds.bpf_percpu) : NULL);
 	json_object_object_add(st, "bpf", bpf);
-	json_object_object_add(st, "history", history_json(m));
-	/* Issue 27: what a slow reader of the log and the rate limits cost, and
+	json_object_object_add(st, "history", history_json(&ds));
+	/* What a slow reader of the log and the rate limits cost, and
 	 * the tombstones' budget. */
 	struct json_object *lg = json_object_new_object();
-	json_object_object_add(lg, "lines_dropped", json_object_new_int64((int64_t)log_dropped_total()));
-	json_object_object_add(lg, "lines_suppressed", json_object_new_int64((int64_t)log_suppressed_total()));
+	json_object_object_add(lg, "lines_dropped", json_object_new_int64((int64_t)ds.log_lines_dropped));
+	json_object_object_add(lg, "lines_suppressed", json_object_new_int64((int64_t)ds.log_lines_suppressed));
 	json_object_object_add(st, "log", lg);
-	json_object_object_add(st, "tombstones_folded", json_object_new_int64((int64_t)ms.tombstones_folded));
+	json_object_object_add(st, "tombstones_folded", json_object_new_int64((int64_t)ms->tombstones_folded));
 	*ret = st;
 	return 0;
 }

@@ -50,6 +50,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "api-dispatch.h"
 #include "api-methods.h"
 #include "api-server.h"
@@ -72,6 +73,7 @@ static void check(bool ok, const char *what)
 
 static char dir[128];
 static struct manager *manager;
+static struct api_server *api; /* the manager's front end */
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -171,6 +173,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	struct manager_config_source src = { .main_file = path, .dropin_dir = "" };
 	check(manager_new(&src, &manager) == 0, "manager_new");
+	check(api_server_add(manager, &api) == 0, "api_server_add");
 	check(manager_start(manager) == 0, "manager_start");
 	struct manager_stats st;
 	for (int i = 0; i < 10000; i++) {
@@ -256,7 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct acct_config *cfg = manager_config(manager);
 	struct conn *c = calloc(1, sizeof(*c));
 	check(c != NULL, "calloc");
-	*c = (struct conn){ .s = manager_api(manager), .fd = -1 };
+	*c = (struct conn){ .s = api, .fd = -1 };
 	c->cred.pid = getpid();
 	c->cred.uid = root ? 0 : 65534;
 	c->cred.gid = root ? 0 : 65534;

@@ -1,0 +1,136 @@
+/* manager-history.c - what the manager feeds the history's recorder
+ * (history-recorder.h): the live records' values after a pass when a
+ * recording is due, a removed cgroup's last values, and the last pass's at a
+ * clean stop. On the event loop, which owns the records. */
+#include "manager-internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "history-recorder.h"
+#include "log.h"
+#include "time-util.h"
+#include "util.h"
+
+/* A record's values as the store keeps them. On the event loop, which owns
+ * the records: no read-side section needed. */
+static void history_values_of(const struct acct_cgroup *cg, struct history_values *v)
+{
+	static const struct {
+		enum acct_quantity q;
+		size_t offset;
+	} map[] = {
+		{ ACCT_Q_CPU_USAGE, offsetof(struct history_values, cpu_usec) },
+		{ ACCT_Q_MEMORY, offsetof(struct history_values, memory_bytes) },
+		{ ACCT_Q_MEMORY_PEAK, offsetof(struct history_values, memory_peak_bytes) },
+		{ ACCT_Q_IO_READ_BYTES, offsetof(struct history_values, io_read_bytes) },
+		{ ACCT_Q_IO_WRITE_BYTES, offsetof(struct history_values, io_write_bytes) },
+		{ ACCT_Q_TASKS, offsetof(struct history_values, tasks) },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(map); i++) {
+		struct acct_reading rd;
+		/* Precise: the store's totals are differences of these, and a
+		 * shard's residue would be an error no bound accounts for. */
+		int64_t *out = (int64_t *)((char *)v + map[i].offset);
+		*out = acct_cgroup_get(cg, map[i].q, true, &rd) ? rd.value : HISTORY_UNKNOWN;
+	}
+}
+
+/* The identity of a record's life: its path and the inode of its v2
+ * directory, else of the first v1 hierarchy that has it, as when it was first
+ * recorded, or when acctd's start found it. Fixed then: on a hybrid host a
+ * cgroup's directories are created and removed one hierarchy at a time, in
+ * an order of systemd's, and the store must find the same life at its
+ * removal, when only the last directory is left, and after a restart, whose
+ * scan sees them all (as a recording does, a pass after the creation). */
+uint64_t manager_history_inode_of(struct acct_cgroup *cg)
+{
+	if (cg->history_inode)
+		return cg->history_inode;
+	uint32_t hier = __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+	for (int h = 0; h < _ACCT_HIER_MAX; h++)
+		if (hier & (1u << h)) {
+			cg->history_inode = __atomic_load_n(&cg->inode[h], __ATOMIC_RELAXED);
+			break;
+		}
+	return cg->history_inode;
+}
+
+/* Monotonic time `mono_us` as CLOCK_REALTIME. */
+static uint64_t history_realtime_of(uint64_t mono_us)
+{
+	uint64_t now_mono = acct_now_us(), now_real = history_now_us();
+	return mono_us <= now_mono ? now_real - MIN(now_real, now_mono - mono_us) : now_real;
+}
+
+/* A removed cgroup: its tombstone's values end its life in the store and go
+ * to the journal as the accounting record. */
+void manager_history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t now_mono)
+{
+	if (!m->history)
+		return;
+	struct history_sample s = { .key = { .path = cg->path, .inode = manager_history_inode_of(cg) },
+				    .created_seen = cg->history_created_seen };
+	history_values_of(cg, &s.v);
+	enum acct_final f = acct_cgroup_final(cg);
+	uint64_t read_mono = __atomic_load_n(&cg->sampled_us[ACCT_GROUP_FAST], __ATOMIC_RELAXED);
+	/* Not read after its last task left: between that read and now it
+	 * could have run on every CPU the host has. */
+	int64_t cpu_bound = f == ACCT_FINAL_READ || !read_mono || now_mono <= read_mono
+				    ? 0
+				    : (int64_t)(now_mono - read_mono) * m->host_cpus;
+	history_recorder_removed(m->history, &s, history_realtime_of(cg->created_us), history_realtime_of(now_mono),
+				 history_realtime_of(read_mono ? read_mono : now_mono),
+				 f == ACCT_FINAL_READ ? NULL : acct_final_to_string(f), cpu_bound);
+}
+
+/* The live records' values, copied, go to the recorder as at the pass of
+ * now_mono, whose values they are. */
+static void history_record(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t now_mono)
+{
+	m->last_recorded_pass_us = now_mono;
+	struct history_sample *s = calloc(MAX(n, (size_t)1), sizeof(*s));
+	size_t k = 0;
+	if (!s)
+		return (void)log_oom();
+	for (size_t i = 0; i < n; i++) {
+		if (acct_cgroup_is_dead(cgs[i]))
+			continue;
+		s[k].key.path = strdup(cgs[i]->path);
+		if (!s[k].key.path) {
+			history_samples_free(s, k);
+			return (void)log_oom();
+		}
+		s[k].key.inode = manager_history_inode_of(cgs[i]);
+		s[k].created_seen = cgs[i]->history_created_seen;
+		history_values_of(cgs[i], &s[k].v);
+		k++;
+	}
+	history_recorder_submit(m->history, history_realtime_of(now_mono), s, k);
+}
+
+/* After a pass, when a recording is due. */
+void manager_history_record_pass(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t now_mono)
+{
+	m->last_pass_us = now_mono;
+	if (!m->history || !m->config->history_enabled || now_mono < m->next_history_us)
+		return;
+	/* On the interval's grid, without catching up after a long pass. */
+	uint64_t interval = m->config->history_interval_us;
+	m->next_history_us = MAX(m->next_history_us + interval, now_mono + interval / 2);
+	history_record(m, cgs, n, now_mono);
+}
+
+/* At a clean stop: the last pass's values, when no recording took them yet,
+ * so that the run's recorded time reaches its last pass instead of ending up
+ * to an interval before the stop. */
+void manager_history_record_last_pass(struct manager *m)
+{
+	if (!m->history || !m->config->history_enabled || !m->last_pass_us ||
+	    m->last_pass_us <= m->last_recorded_pass_us)
+		return;
+	_cleanup_free_ struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(m->ledger, false, &cgs);
+	if (n >= 0)
+		history_record(m, cgs, (size_t)n, m->last_pass_us);
+}
