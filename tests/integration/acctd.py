@@ -190,7 +190,8 @@ class Daemon:
         self.proc.send_signal(sig)
 
     def logtext(self):
-        self.log.flush()
+        if not self.log.closed:  # stop() closes it: the file stays to read
+            self.log.flush()
         with open(self.log_path) as f:
             return f.read()
 

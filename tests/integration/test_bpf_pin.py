@@ -282,9 +282,10 @@ def daemon_collectors(pin):
         with Varlink(d.socket, timeout=60) as v:
             r = v.call(IFACE + ".Status", {})
         assert "error" not in r, r
-        return {c["hierarchy"]: c for c in r["parameters"]["status"]["collectors"]}, d.logtext()
     finally:
         assert d.stop() == 0, d.logtext()
+    # read once acctd has exited: its log thread has written every line
+    return {c["hierarchy"]: c for c in r["parameters"]["status"]["collectors"]}, d.logtext()
 
 
 # systemd-nspawn's defaults: /sys read-only, no bpffs, no CAP_SYS_ADMIN to

@@ -502,6 +502,8 @@ def test_acctctl_tables_escape_controls(control_names):
         out = wait_for(lambda: shows_all(ctl_bytes(h, *args)), "every name in acctctl %s" % " ".join(args))
         assert_no_raw_controls("acctctl %s" % " ".join(args), out)
     since = "@%d" % (int(time.time()) - 3600)
+    # usage answers from the history: once there is one (before, it exits 1)
+    wait_for(lambda: recording(h["sock"]), "a recording")
     out = wait_for(lambda: shows_all(ctl_bytes(h, "usage", "--since", since, "--prefix", h["base"])),
                    "every name in acctctl usage")
     assert_no_raw_controls("acctctl usage", out)
