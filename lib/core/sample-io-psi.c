@@ -11,6 +11,8 @@
 #include "cgfs-parse.h"
 #include "util.h"
 
+/* ---- pressure stall information ----------------------------------------- */
+
 void sample_psi(struct sample_ctx *x)
 {
 	static const enum file_role roles[_ACCT_PSI_MAX] = { F_PSI_CPU, F_PSI_MEMORY, F_PSI_IO };

@@ -32,6 +32,8 @@
 #include "load.h"
 #include "util.h"
 
+/* ---- a cgroup's own threads --------------------------------------------- */
+
 struct thread_count {
 	unsigned threads, active;
 	struct worker *w;
@@ -87,6 +89,8 @@ void sample_load(struct sample_ctx *x)
 	x->st->own_active = t.active;
 	x->st->load_valid = true;
 }
+
+/* ---- the tree's sums and averages -------------------------------------- */
 
 static int compare_depth_desc(const void *a, const void *b)
 {

@@ -298,6 +298,8 @@ void sample_slow(struct sample_ctx *x)
 }
 
 
+/* ---- the root ----------------------------------------------------------- */
+
 /* The root's memory, defined once for every layout: the larger of the root's
  * own reading and the sum of its top-level children's memory.
  *   v2: the kernel's root has no memory.current, so the sum of the top level

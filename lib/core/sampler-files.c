@@ -338,6 +338,8 @@ bool sampler_get(struct sample_ctx *x, enum file_role f)
 	return false;
 }
 
+/* ---- descriptor limits -------------------------------------------------- */
+
 void acct_sampler_fd_stats(const struct acct_sampler *s, uint64_t *ret_cached, bool *ret_degraded)
 {
 	if (ret_cached)

@@ -22,6 +22,8 @@
 #include "cgfs-parse.h"
 #include "util.h"
 
+/* ---- one cgroup's read ------------------------------------------------- */
+
 const char *acct_sample_error_to_string(enum acct_sample_error e)
 {
 	static const char *const names[_ACCT_ERR_MAX] = {
