@@ -125,7 +125,7 @@ struct acct_sampler {
 	uint64_t cached_fds; /* atomic */
 	bool degraded;       /* atomic: descriptor limit reached */
 
-	/* The BPF collector ("The BPF collector" below); snapshots are written by
+	/* The BPF collector (sampler-bpf.c); snapshots are written by
 	 * worker 0 before the others read them (snap_generation, under lock). */
 	struct acct_bpf_stat_map stat_map;
 	struct acct_bpf_snapshot snap[_ACCT_HIER_MAX];
@@ -208,7 +208,7 @@ void sample_io(struct sample_ctx *x, uint64_t now_us);
 /* sample-load.c: this cgroup's own threads and active ones (a LOAD pass). */
 void sample_load(struct sample_ctx *x);
 
-/* sampler-bpf.c: the collector's part (its head comment says how). */
+/* sampler-bpf.c: the collector's part (sampler_bpf_walk() and sampler_bpf_memory() say how). */
 void sampler_bpf_init(struct acct_sampler *s, const struct acct_sampler_options *opts);
 void sampler_bpf_walk(struct acct_sampler *s);
 void sampler_bpf_lookup(struct sample_ctx *x);
