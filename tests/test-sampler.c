@@ -843,6 +843,45 @@ static void test_read_memory(void **state)
 	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), -ENODATA);
 }
 
+/* The one reader of the memory file, which the pass, acct_sampler_read_memory(),
+ * the collector's cross-checks and fresh readings share: one number of at most
+ * INT64_MAX, -EBADMSG for anything else (more bytes than a number has too),
+ * nothing written on failure. */
+static void test_memory_reader(void **state)
+{
+	struct tree *t = *state;
+	int64_t v = -1;
+	char path[PATH_MAX];
+
+	assert_int_equal(acct_memory_parse("4096\n", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(acct_memory_parse("9223372036854775807\n", &v), 0);
+	assert_int_equal(v, INT64_MAX);
+	v = -1;
+	assert_int_equal(acct_memory_parse("9223372036854775808\n", &v), -EBADMSG);
+	assert_int_equal(acct_memory_parse("max\n", &v), -EBADMSG);
+	assert_int_equal(acct_memory_parse("4096 4096\n", &v), -EBADMSG);
+	assert_int_equal(acct_memory_parse("", &v), -EBADMSG);
+	assert_int_equal(v, -1);
+
+	xmkdir(t->base, "unified/m");
+	xwrite(t->base, "unified/m/memory.current", "123\n");
+	snprintf(path, sizeof(path), "%s/unified/m/memory.current", t->base);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(acct_memory_read_fd(fd, &v), 0);
+	assert_int_equal(v, 123);
+	/* read anew from offset 0 each time, as a cached descriptor is */
+	xwrite(t->base, "unified/m/memory.current", "456\n");
+	assert_int_equal(acct_memory_read_fd(fd, &v), 0);
+	assert_int_equal(v, 456);
+	xwrite(t->base, "unified/m/memory.current",
+	       "1111111111111111111111111111111111111111111111111111111111111111111\n");
+	assert_int_equal(acct_memory_read_fd(fd, &v), -EBADMSG);
+	assert_int_equal(v, 456);
+	close(fd);
+}
+
 /* A file larger than the read buffer (16 KiB: cgroup.threads of a big
  * service) is read whole; the workers' CPU time is reported. */
 static void test_large_file(void **state)
@@ -1273,6 +1312,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_errors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_emfile, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_read_memory, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_memory_reader, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_large_file, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_final_read, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_api, tree_setup, tree_teardown),

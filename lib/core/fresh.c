@@ -13,6 +13,7 @@
 #include "fresh.h"
 #include "ledger.h"
 #include "memcg-bounds.h"
+#include "sampler.h"
 #include "util.h"
 
 const enum acct_quantity acct_fresh_quantities[ACCT_FRESH_MAX] = {
@@ -47,17 +48,17 @@ static int cg_dir(const struct acct_cgroup_layout *L, enum acct_hierarchy h, con
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* Read `name` of the cgroup's directory `dir` into buf, NUL-terminated.
- * Returns 0, -ENODATA when the file is absent but the directory is there (the
- * cgroup has no such file), -ENOENT when the directory is gone, -EFBIG when
- * the file does not fit, or another negative errno. */
-static int read_cg_file(const char *dir, const char *name, char *buf, size_t size)
+/* Open `name` of the cgroup's directory `dir`. Returns the descriptor,
+ * -ENODATA when the file is absent but the directory is there (the cgroup has
+ * no such file), -ENOENT when the directory is gone, or another negative
+ * errno. */
+static int open_cg_file(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		int r = -errno;
 		struct stat st;
@@ -65,6 +66,17 @@ static int read_cg_file(const char *dir, const char *name, char *buf, size_t siz
 			return -ENODATA;
 		return r == -ENODEV ? -ENOENT : r;
 	}
+	return fd;
+}
+
+/* Read `name` of the cgroup's directory `dir` into buf, NUL-terminated.
+ * Returns 0, -ENODATA or -ENOENT as open_cg_file(), -EFBIG when the file does
+ * not fit, or another negative errno. */
+static int read_cg_file(const char *dir, const char *name, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open_cg_file(dir, name);
+	if (fd < 0)
+		return fd;
 	size_t len = 0;
 	for (;;) {
 		ssize_t k = read(fd, buf + len, size - 1 - len);
@@ -117,7 +129,7 @@ static int read_memory(const struct acct_fresh_options *o, const struct acct_mem
 	const struct acct_cgroup_layout *L = o->layout;
 	enum acct_hierarchy h;
 	const char *file;
-	char dir[PATH_MAX], buf[FILE_MAX];
+	char dir[PATH_MAX];
 	int r;
 
 	/* As pick_files(): the unified tree's memory where v2 has the
@@ -148,19 +160,19 @@ static int read_memory(const struct acct_fresh_options *o, const struct acct_mem
 			return 0;
 		}
 	}
-	r = read_cg_file(dir, file, buf, sizeof(buf));
-	if (r == -ENODATA)
+	_cleanup_close_ int fd = open_cg_file(dir, file);
+	if (fd == -ENODATA)
 		return 0;
+	if (fd < 0)
+		return fd;
+	int64_t v;
+	r = acct_memory_read_fd(fd, &v);
 	if (r < 0)
 		return r;
-	uint64_t v;
-	r = cgfs_parse_u64(buf, &v);
-	if (r < 0)
-		return -EBADMSG;
 	/* The stock slots the file's counter may hold: as many as the subtree
 	 * has memcgs, up to every slot (the sampler's file path, which reads
 	 * thousands, assumes every slot instead of listing directories). */
-	put(ret, ACCT_Q_MEMORY, v, acct_memcg_memory_bound(b, count_descendants(dir, (int)b->stock_slots)));
+	put(ret, ACCT_Q_MEMORY, (uint64_t)v, acct_memcg_memory_bound(b, count_descendants(dir, (int)b->stock_slots)));
 	ret->memory_source = file;
 	return 0;
 }

@@ -7,7 +7,7 @@
  * sampler or ledger state touched, so it is safe while a pass runs.
  *
  * What is read, from the same sources a pass uses for this cgroup's
- * hierarchies (sampler.c, pick_files()):
+ * hierarchies (sampler-files.c, pick_files()):
  * - memory: through the BPF collector where it serves the memcg hierarchy
  *   (the unified one with v2 memory, else v1 "memory"), an iterator
  *   restricted to the one cgroup; else, and where the collector only reads

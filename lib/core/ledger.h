@@ -274,3 +274,147 @@ void acct_rcu_register(void);
 
 /* Monotonic clock in usec. */
 uint64_t acct_now_us(void);
+
+/* ---- Writers: what the sampler publishes ----------------------------------
+ *
+ * The sampler's stores into a record, and the few fields of the owner's it
+ * reads to decide what to read. One writer per record at a time (a worker
+ * holds a cgroup for the whole of its read), so a writer may read back what
+ * it stored itself without a lock. The memory orders, once for all of them:
+ * - a plain value (an average, a rate, a bound, a flag a reader takes as it
+ *   finds it) is stored relaxed: values of one record are no snapshot;
+ * - a "known" flag or an age stamp is stored with release after the values
+ *   it vouches for, and read with acquire before them (ledger.h, "Ages"), so
+ *   a reader that sees it sees at least those values;
+ * - the owner's identity fields (hierarchies) are read with acquire: the
+ *   inodes the owner stored before them are then visible. */
+
+/* The hierarchies the cgroup is in (bits of enum acct_hierarchy), as the
+ * owner last stored them (acct_ledger_update_id()); acquire. */
+static inline uint32_t acct_cgroup_get_hierarchies(const struct acct_cgroup *cg)
+{
+	return __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+}
+
+/* The directory inode of the cgroup in hierarchy h (after
+ * acct_cgroup_get_hierarchies(), which orders it); relaxed. */
+static inline uint64_t acct_cgroup_get_inode(const struct acct_cgroup *cg, enum acct_hierarchy h)
+{
+	return __atomic_load_n(&cg->inode[h], __ATOMIC_RELAXED);
+}
+
+/* Changes of cgroup.events the owner has announced; acquire, taken before a
+ * read of cgroup.events so that a change announced after it makes that read
+ * not the final one (acct_cgroup_final()). */
+static inline uint64_t acct_cgroup_get_populated_changes(const struct acct_cgroup *cg)
+{
+	return __atomic_load_n(&cg->populated_changes, __ATOMIC_ACQUIRE);
+}
+
+/* Whether the cgroup has tasks; from_events: that came from its
+ * cgroup.events (which stays known once it did). Relaxed. */
+static inline void acct_cgroup_set_populated(struct acct_cgroup *cg, bool populated, bool from_events)
+{
+	__atomic_store_n(&cg->populated, populated, __ATOMIC_RELAXED);
+	if (from_events)
+		__atomic_store_n(&cg->events_known, true, __ATOMIC_RELAXED);
+}
+
+/* The final-read mark (acct_cgroup_final()): set after a complete read made
+ * while empty, with the populated_changes the read was taken against; cleared
+ * by a read that found tasks. Release, after the values of that read. */
+static inline void acct_cgroup_mark_final(struct acct_cgroup *cg, uint64_t populated_changes)
+{
+	__atomic_store_n(&cg->final_read, populated_changes + 1, __ATOMIC_RELEASE);
+}
+
+static inline void acct_cgroup_clear_final(struct acct_cgroup *cg)
+{
+	__atomic_store_n(&cg->final_read, 0, __ATOMIC_RELEASE);
+}
+
+/* The age stamp of a group's values: release, after every value of the group
+ * (ledger.h, "Ages"). */
+static inline void acct_cgroup_set_group_sampled(struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us)
+{
+	__atomic_store_n(&cg->sampled_us[g], now_us, __ATOMIC_RELEASE);
+}
+
+/* One more read of this cgroup that failed in part; relaxed. */
+static inline void acct_cgroup_count_sample_error(struct acct_cgroup *cg)
+{
+	__atomic_fetch_add(&cg->sample_errors, 1, __ATOMIC_RELAXED);
+}
+
+/* The CPU rate (cores) and its 1/5/15-minute averages; relaxed. Readers take
+ * them only once acct_cgroup_mark_cpu_rate_known() was called (two readings):
+ * an idle cgroup's rate may be stored before that. */
+static inline void acct_cgroup_set_cpu_rate(struct acct_cgroup *cg, double rate, const double avg[3])
+{
+	acct_cgroup_set_double(&cg->cpu_rate_bits, rate);
+	for (int i = 0; i < 3; i++)
+		acct_cgroup_set_double(&cg->cpu_rate_avg_bits[i], avg[i]);
+}
+
+/* Release, after acct_cgroup_set_cpu_rate(). */
+static inline void acct_cgroup_mark_cpu_rate_known(struct acct_cgroup *cg)
+{
+	__atomic_store_n(&cg->cpu_rate_known, true, __ATOMIC_RELEASE);
+}
+
+/* Block I/O per second of value k (enum acct_io_stat); relaxed, published by
+ * acct_cgroup_mark_io_rate_known() (release). */
+static inline void acct_cgroup_set_io_rate(struct acct_cgroup *cg, enum acct_io_stat k, double per_s)
+{
+	acct_cgroup_set_double(&cg->io_rate_bits[k], per_s);
+}
+
+static inline void acct_cgroup_mark_io_rate_known(struct acct_cgroup *cg)
+{
+	__atomic_store_n(&cg->io_rate_known, true, __ATOMIC_RELEASE);
+}
+
+/* A PSI line's avg10/60/300 in hundredths of a percent; relaxed, published
+ * for the resource by acct_cgroup_mark_psi_known() (release). */
+static inline void acct_cgroup_set_psi_avg(struct acct_cgroup *cg, enum acct_psi_resource r, enum acct_psi_kind k,
+					   const uint32_t hundredths[3])
+{
+	for (int a = 0; a < 3; a++)
+		__atomic_store_n(&cg->psi_avg[r][k][a], hundredths[a], __ATOMIC_RELAXED);
+}
+
+static inline void acct_cgroup_mark_psi_known(struct acct_cgroup *cg, enum acct_psi_resource r)
+{
+	__atomic_store_n(&cg->psi_known[r], true, __ATOMIC_RELEASE);
+}
+
+/* Fold one rate of memory motion (bytes per second) into the estimate with
+ * weight `weight` (the first rate is taken as it is), and mark it known
+ * (release, after the value). Its only writer reads back its own value. */
+static inline void acct_cgroup_update_memory_motion(struct acct_cgroup *cg, double rate, double weight)
+{
+	bool known = __atomic_load_n(&cg->memory_motion_known, __ATOMIC_RELAXED);
+	double prev = known ? acct_cgroup_get_double(&cg->memory_motion_bits) : rate;
+	acct_cgroup_set_double(&cg->memory_motion_bits, prev + weight * (rate - prev));
+	__atomic_store_n(&cg->memory_motion_known, true, __ATOMIC_RELEASE);
+}
+
+/* The bound of every byte-valued memory.stat key as last read; relaxed. */
+static inline void acct_cgroup_set_memstat_bound(struct acct_cgroup *cg, uint64_t bound)
+{
+	__atomic_store_n(&cg->memstat_bound, bound, __ATOMIC_RELAXED);
+}
+
+/* When the per-node memory was set apart from the slow group; relaxed. */
+static inline void acct_cgroup_set_numa_sampled(struct acct_cgroup *cg, uint64_t now_us)
+{
+	__atomic_store_n(&cg->numa_us, now_us, __ATOMIC_RELAXED);
+}
+
+/* The load average (kernel fixed point, FSHIFT 11); relaxed, before the load
+ * group's stamp. */
+static inline void acct_cgroup_set_loadavg(struct acct_cgroup *cg, const unsigned long avenrun[3])
+{
+	for (int k = 0; k < 3; k++)
+		__atomic_store_n(&cg->loadavg[k], avenrun[k], __ATOMIC_RELAXED);
+}

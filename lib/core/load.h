@@ -5,8 +5,8 @@
  * cgroup's runnable and uninterruptible tasks and feeds the count to
  * acct_loadavg_update(). Which threads are a cgroup's, in which of the
  * hierarchies, and why acctd's own sampling threads never count as running,
- * is the sampler's rule (sampler.c, "Threads and load"). The averages are the kernel's (kernel/sched/loadavg.c)
- * bit for bit: fixed point with 11 fractional bits, decay factors
+ * is the sampler's rule (sample-load.c, "Threads and load"). The averages
+ * are the kernel's (kernel/sched/loadavg.c) bit for bit: fixed point with 11 fractional bits, decay factors
  * EXP_1/EXP_5/EXP_15 = 2048 * exp(-5 s / {1, 5, 15} min), and calc_load()'s
  * rounding (up while the load rises, down while it falls, so a constant count
  * n is reached exactly: n * 2048, formatted "n.00"). When the sampler missed

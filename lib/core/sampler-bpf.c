@@ -1,51 +1,9 @@
-/* sampler-bpf.c - the sampler's part of the BPF collector.
- *
- * With a collector (bpf-collector.h), worker 0 walks every served hierarchy
- * at the start of a pass that reads memory, into one snapshot per hierarchy;
- * the other workers wait for it (snap_generation). Each cgroup then takes
- * from its records, found by the directory inode the ledger keeps per
- * hierarchy:
- * - populated: the OR over the records of every hierarchy it is in, when all
- *   have one (else cgroup.events as before);
- * - memory, peak, limits, swap, memory events, the mapped memory.stat keys,
- *   the working set (memory minus inactive_file of the same record: one
- *   moment) and NUMA, from the memcg record, at every pass, fast included.
- *   The root keeps its files (its own reading is defined apart:
- *   acct_sampler_root_memory()).
- * A cgroup without a record in the snapshot (created since the walk) is read
- * from files this pass. A walk alone (ACCT_PASS_KERNEL, bpf_interval) is
- * lean: the memory hierarchy only, page counters only, applied to memory,
- * peak, limits and swap. CPU time, PSI, I/O and threads always come from
- * files: the kernel keeps them per CPU, out of an iterator's reach here.
- *
- * Bounds (docs/counters.md): a page counter includes the charge stock
- * (acct_memcg_memory_bound(), by the record's descendants), a flushed stat
- * misses the unflushed updates (acct_memcg_stat_bound(), by the record's
- * stats_updates); read from files, the same bounds with the unknowns at
- * their largest.
- *
- * Cross-checks. Each pass, worker 0 reads the memory file of CHECKS cgroups
- * of the work list (rotating), walks, and reads them again; the record's
- * value must lie between the two file readings. Once per pass it does the
- * same for one cgroup's memory.stat and every mapped key. A value outside
- * is a mismatch (counted, the last one reported); ACCT_BPF_MISMATCH_PASSES passes in
- * a row with a mismatch move that part back to files for good (logged by the
- * caller from the report), since the timing no longer explains it.
- *
- * Budgets. bytes_budget is also the unflushed error acctd accepts from the
- * kernel: in a pass that reads files, a cgroup whose record's stat bound
- * exceeds it has its memory.stat read (which flushes the pending updates
- * when they pass the kernel's threshold) instead of taking the record's
- * keys, so a small budget buys tighter memory.stat bounds with file reads,
- * and a large one saves them (docs/counters.md, "Bounds").
- *
- * Unbounded. Past the kernel's flush threshold a memcg's stats_updates stops
- * counting (acct_memcg_stat_bound()): its flushed stats may lag by any amount
- * until a flush, and a record's stats, working set and NUMA have no bound.
- * In a pass that reads files they come from memory.stat and memory.numa_stat,
- * whose reading flushes; a walk alone keeps the last ones with their ages.
- * Reading the per-node values of a busy cgroup from its record without this
- * once served them 13 MB from the kernel's reading with a bound of 1 MB. */
+/* sampler-bpf.c - the sampler's part of the BPF collector (bpf-collector.h):
+ * one walk of the kernel's memcgs per pass replaces most of the memory
+ * files' reads (memory, peak, limits, swap, events, memory.stat keys, the
+ * working set, NUMA), cross-checked against the files it replaces. CPU time,
+ * PSI, I/O and threads always come from files: the kernel keeps them per
+ * CPU, out of an iterator's reach here. */
 #include "sampler-internal.h"
 
 #include <errno.h>
@@ -77,11 +35,13 @@ static void set_bpf(struct sample_ctx *x, enum acct_quantity q, int64_t v, uint6
 	acct_cgroup_set_sampled(x->cg, q, x->w->s->now_us);
 }
 
-/* A record whose stats the kernel stopped counting (see Unbounded): its
- * stats, working set and NUMA are not taken. In a pass that reads files the
- * working set comes from memory.stat's inactive_file (read just before, which
- * flushed them) and NUMA from memory.numa_stat; a walk alone leaves both as
- * they are, their ages growing. */
+/* Unbounded. Past the kernel's flush threshold a memcg's stats_updates stops
+ * counting (acct_memcg_stat_bound()): its flushed stats may lag by any amount
+ * until a flush, and a record's stats, working set and NUMA have no bound, so
+ * they are not taken. In a pass that reads files the working set comes from
+ * memory.stat's inactive_file (read just before, which flushed them) and NUMA
+ * from memory.numa_stat; a walk alone leaves both as they are, their ages
+ * growing. */
 static void sampler_bpf_unbounded(struct sample_ctx *x, int64_t usage, uint64_t mem_bound)
 {
 	struct acct_sampler *s = x->w->s;
@@ -92,10 +52,27 @@ static void sampler_bpf_unbounded(struct sample_ctx *x, int64_t usage, uint64_t 
 		set_bpf(x, ACCT_Q_WORKING_SET, usage > x->inactive ? usage - x->inactive : 0,
 			mem_bound + acct_memcg_file_stat_bound(&s->opts.batching));
 	if (sampler_numa_from_file(x))
-		__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
+		acct_cgroup_set_numa_sampled(x->cg, s->now_us);
 }
 
-/* Everything of the memory group from the record (see above). */
+/* Everything of the memory group from the record, at every pass that reads
+ * memory, fast included (the root keeps its files: its own reading is
+ * defined apart, acct_sampler_root_memory()). A walk alone (ACCT_PASS_KERNEL,
+ * bpf_interval) is lean: page counters only, applied to memory, peak, limits
+ * and swap.
+ *
+ * Bounds (docs/counters.md): a page counter includes the charge stock
+ * (acct_memcg_memory_bound(), by the record's descendants), a flushed stat
+ * misses the unflushed updates (acct_memcg_stat_bound(), by the record's
+ * stats_updates); read from files, the same bounds with the unknowns at
+ * their largest.
+ *
+ * Budgets. bytes_budget is also the unflushed error acctd accepts from the
+ * kernel: in a pass that reads files, a cgroup whose record's stat bound
+ * exceeds it has its memory.stat read (which flushes the pending updates
+ * when they pass the kernel's threshold) instead of taking the record's
+ * keys, so a small budget buys tighter memory.stat bounds with file reads,
+ * and a large one saves them. */
 void sampler_bpf_memory(struct sample_ctx *x)
 {
 	struct acct_sampler *s = x->w->s;
@@ -124,7 +101,7 @@ void sampler_bpf_memory(struct sample_ctx *x)
 	}
 	if (!(r->flags & ACCT_BPF_F_STATS) || !(__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_STAT))
 		return;
-	/* ACCT_MEMCG_NO_BOUND (the kernel stopped counting: Unbounded below) is
+	/* ACCT_MEMCG_NO_BOUND (the kernel stopped counting: sampler_bpf_unbounded()) is
 	 * over every budget. */
 	uint64_t stat_bound = acct_memcg_stat_bound(b, r->stats_updates);
 	bool unbounded = stat_bound == ACCT_MEMCG_NO_BOUND;
@@ -137,7 +114,7 @@ void sampler_bpf_memory(struct sample_ctx *x)
 				sampler_fail(x, ACCT_ERR_GARBAGE);
 			else {
 				x->memstat_from_file = true;
-				__atomic_store_n(&x->cg->memstat_bound, acct_memcg_file_stat_bound(b), __ATOMIC_RELAXED);
+				acct_cgroup_set_memstat_bound(x->cg, acct_memcg_file_stat_bound(b));
 			}
 		}
 	}
@@ -152,7 +129,7 @@ void sampler_bpf_memory(struct sample_ctx *x)
 			(void)acct_cgroup_set_memstat(s->ledger, x->cg, s->stat_map.e[i].key, strlen(s->stat_map.e[i].key),
 						      acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit);
 		}
-		__atomic_store_n(&x->cg->memstat_bound, stat_bound, __ATOMIC_RELAXED);
+		acct_cgroup_set_memstat_bound(x->cg, stat_bound);
 	}
 	if (unbounded) {
 		sampler_bpf_unbounded(x, usage, mem_bound);
@@ -171,7 +148,7 @@ void sampler_bpf_memory(struct sample_ctx *x)
 			if (acct_cgroup_set_node(x->cg, n, sum) < 0)
 				break;
 		}
-		__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
+		acct_cgroup_set_numa_sampled(x->cg, s->now_us);
 	} else if (s->nr_numa_entries) {
 		int64_t sum = 0;
 		for (unsigned k = 0; k < s->nr_numa_entries; k++) {
@@ -181,7 +158,7 @@ void sampler_bpf_memory(struct sample_ctx *x)
 			sum += acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[e].unit;
 		}
 		if (acct_cgroup_set_node(x->cg, 0, sum) == 0)
-			__atomic_store_n(&x->cg->numa_us, s->now_us, __ATOMIC_RELAXED);
+			acct_cgroup_set_numa_sampled(x->cg, s->now_us);
 	}
 }
 
@@ -210,12 +187,15 @@ void sampler_bpf_memory_events(struct sample_ctx *x)
 	acct_cgroup_set(x->cg, ACCT_Q_MEMORY_UNDER_OOM, !!(r->flags & ACCT_BPF_F_UNDER_OOM));
 }
 
-/* The records of cg for this pass: its memcg record (NULL where files serve
- * it) and whether it is populated (1, 0, -1 unknown). */
+/* The records of cg for this pass, found by the directory inode the ledger
+ * keeps per hierarchy: its memcg record (NULL where files serve it, and for a
+ * cgroup created since the walk) and whether it is populated (1, 0, -1
+ * unknown): the OR over the records of every hierarchy it is in, when all
+ * have one (else cgroup.events). */
 void sampler_bpf_lookup(struct sample_ctx *x)
 {
 	struct acct_sampler *s = x->w->s;
-	uint32_t h = __atomic_load_n(&x->cg->hierarchies, __ATOMIC_ACQUIRE);
+	uint32_t h = acct_cgroup_get_hierarchies(x->cg);
 	unsigned parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED);
 	bool all = h != 0, any = false;
 
@@ -225,7 +205,7 @@ void sampler_bpf_lookup(struct sample_ctx *x)
 		if (!(h & (1u << i)))
 			continue;
 		const struct acct_bpf_record *r =
-			s->snap_valid[i] ? acct_bpf_snapshot_find(&s->snap[i], __atomic_load_n(&x->cg->inode[i], __ATOMIC_RELAXED)) : NULL;
+			s->snap_valid[i] ? acct_bpf_snapshot_find(&s->snap[i], acct_cgroup_get_inode(x->cg, (enum acct_hierarchy)i)) : NULL;
 		if (!r) {
 			all = false;
 			continue;
@@ -248,17 +228,19 @@ static int check_path(const struct acct_sampler *s, const struct acct_cgroup *cg
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-static int read_u64_file(const char *path, uint64_t *ret)
+/* A cross-check's reading of a memory file, opened now (not the pass's
+ * cached descriptor: this is the file's value around the walk). */
+static int read_memory_file(const char *path, uint64_t *ret)
 {
-	char buf[64];
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int64_t v;
 	if (fd < 0)
 		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	return cgfs_parse_u64(buf, ret);
+	int r = acct_memory_read_fd(fd, &v);
+	if (r < 0)
+		return r;
+	*ret = (uint64_t)v;
+	return 0;
 }
 
 static void note_mismatch(struct acct_pass_report *rep, bool *flag, const struct acct_cgroup *cg, const char *what,
@@ -270,7 +252,16 @@ static void note_mismatch(struct acct_pass_report *rep, bool *flag, const struct
 		 cg->path, what, v, MIN(a, b), MAX(a, b));
 }
 
-/* Walk every served hierarchy, with the cross-checks around the walk. */
+/* Walk every served hierarchy into one snapshot each (worker 0, at the start
+ * of a pass that reads memory; the other workers wait for it), with the
+ * cross-checks around the walk: worker 0 reads the memory file of CHECKS
+ * cgroups of the work list (rotating), walks, and reads them again; the
+ * record's value must lie between the two file readings. Once per pass it
+ * does the same for one cgroup's memory.stat and every mapped key. A value
+ * outside is a mismatch (counted, the last one reported);
+ * ACCT_BPF_MISMATCH_PASSES passes in a row with a mismatch move that part
+ * back to files for good (logged by the caller from the report), since the
+ * timing no longer explains it. */
 void sampler_bpf_walk(struct acct_sampler *s)
 {
 	struct acct_pass_report *rep = &s->bpf_report;
@@ -290,9 +281,9 @@ void sampler_bpf_walk(struct acct_sampler *s)
 	if (s->mem_hier >= 0 && (parts & ACCT_BPF_PART_MEMORY))
 		for (size_t i = 0; i < s->nr_work && nchk < CHECKS; i++) {
 			struct acct_cgroup *cg = s->work[(s->check_cursor + i) % s->nr_work];
-			if (!(__atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE) & (1u << s->mem_hier)) ||
+			if (!(acct_cgroup_get_hierarchies(cg) & (1u << s->mem_hier)) ||
 			    strcmp(cg->path, "/") == 0 || check_path(s, cg, mem_file, path, sizeof(path)) < 0 ||
-			    read_u64_file(path, &chk[nchk].before) < 0)
+			    read_memory_file(path, &chk[nchk].before) < 0)
 				continue;
 			chk[nchk].cg = cg;
 			if (!stat_cg && s->stat_map.n && (parts & ACCT_BPF_PART_STAT) && !(s->flags & ACCT_PASS_KERNEL) &&
@@ -333,9 +324,9 @@ void sampler_bpf_walk(struct acct_sampler *s)
 	for (size_t i = 0; i < nchk; i++) {
 		uint64_t after;
 		const struct acct_bpf_record *r = acct_bpf_snapshot_find(&s->snap[s->mem_hier],
-								       __atomic_load_n(&chk[i].cg->inode[s->mem_hier], __ATOMIC_RELAXED));
+								       acct_cgroup_get_inode(chk[i].cg, (enum acct_hierarchy)s->mem_hier));
 		if (!r || !(r->flags & ACCT_BPF_F_MEMCG) || check_path(s, chk[i].cg, mem_file, path, sizeof(path)) < 0 ||
-		    read_u64_file(path, &after) < 0)
+		    read_memory_file(path, &after) < 0)
 			continue; /* removed meanwhile */
 		rep->bpf_checks++;
 		uint64_t v = r->usage * (uint64_t)s->opts.batching.page_size;
@@ -344,7 +335,7 @@ void sampler_bpf_walk(struct acct_sampler *s)
 	}
 	const struct acct_bpf_record *r =
 		stat_cg ? acct_bpf_snapshot_find(&s->snap[s->mem_hier],
-					 __atomic_load_n(&stat_cg->inode[s->mem_hier], __ATOMIC_RELAXED))
+					 acct_cgroup_get_inode(stat_cg, (enum acct_hierarchy)s->mem_hier))
 		: NULL;
 	if (r && (r->flags & ACCT_BPF_F_STATS) && check_path(s, stat_cg, "memory.stat", path, sizeof(path)) == 0 &&
 	    (stat_after = read_file_at(AT_FDCWD, path))) {

@@ -1,7 +1,8 @@
-/* sampler-internal.h - what the sampler's two files share (sampler.c: the
- * workers, passes and file readers; sampler-bpf.c: the BPF collector's part).
- * Nothing outside lib/core/sampler*.c includes it: acct_sampler stays
- * opaque to the rest of acctd (sampler.h). */
+/* sampler-internal.h - what the sampler's files share: sampler.c (the
+ * workers and the pass), sampler-files.c (roles and the descriptor cache),
+ * the readers by controller (sample-memory.c, sample-cpu.c, sample-io-psi.c,
+ * sample-load.c) and sampler-bpf.c (the BPF collector's part). Nothing else
+ * includes it: acct_sampler stays opaque to the rest of acctd (sampler.h). */
 #pragma once
 
 #include <pthread.h>
@@ -124,7 +125,7 @@ struct acct_sampler {
 	uint64_t cached_fds; /* atomic */
 	bool degraded;       /* atomic: descriptor limit reached */
 
-	/* The BPF collector ("The BPF collector" below); snapshots are written by
+	/* The BPF collector (sampler-bpf.c); snapshots are written by
 	 * worker 0 before the others read them (snap_generation, under lock). */
 	struct acct_bpf_stat_map stat_map;
 	struct acct_bpf_snapshot snap[_ACCT_HIER_MAX];
@@ -158,15 +159,28 @@ struct sample_ctx {
 	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */
 };
 
-/* sampler.c: the readers' common steps. */
+/* A mask of quantities (bit per enum acct_quantity). */
+#define QBIT(q) (UINT64_C(1) << (q))
+
+/* sampler-files.c: roles and the descriptor cache. */
+/* The sampler's state of cg, made at its first read, its files picked
+ * again when its hierarchies changed. NULL without memory. */
+struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg);
+/* Open a role's file of cg afresh: a descriptor or a negative errno. */
+int sampler_open_file(struct acct_sampler *s, struct acct_cgroup *cg, const struct file_spec *spec);
+/* Count a failed read of this cgroup (x->failed set). */
 void sampler_fail(struct sample_ctx *x, enum acct_sample_error e);
 /* Read a role into x->w->buf: true with the content, false when the file is
  * missing (not a failure) or failed (counted, x->failed set). */
 bool sampler_get(struct sample_ctx *x, enum file_role f);
+
+/* sampler.c: the readers' common steps. */
 /* Set a cumulative quantity: unchecked (a counter that may be reset, or a new
  * source), or checked against going backwards (a violation is counted). */
 void sampler_set_unchecked(struct sample_ctx *x, enum acct_quantity q, int64_t v);
 void sampler_set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v);
+
+/* sample-memory.c */
 /* A limit as served: -1 for "max" and v1's PAGE_COUNTER_MAX-derived values. */
 int64_t sampler_limit_value(uint64_t v);
 /* Memory in use, with the drift histogram and the motion estimate. */
@@ -174,8 +188,27 @@ void sampler_set_memory(struct sample_ctx *x, int64_t v);
 bool sampler_numa_from_file(struct sample_ctx *x);
 /* A memory.stat key into the ledger (cgfs_kv_fn; userdata is the ctx). */
 int sampler_memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata);
+/* Memory in use (a fast pass), and with working_set the working set too (a
+ * slow pass, right after memory.stat). */
+void sample_memory(struct sample_ctx *x, bool working_set);
+/* The slow group: memory.stat, then memory in use, NUMA, peak, limits, swap. */
+void sample_slow(struct sample_ctx *x);
+void sample_memory_events(struct sample_ctx *x);
 
-/* sampler-bpf.c: the collector's part (its head comment says how). */
+/* sample-cpu.c */
+void sample_cpu(struct sample_ctx *x, uint64_t now_us);
+/* An empty cgroup skipped at a fast pass: its CPU rate is 0 since the last
+ * reading, without a read. */
+void sample_cpu_idle(struct sample_ctx *x, uint64_t now_us);
+
+/* sample-io-psi.c */
+void sample_psi(struct sample_ctx *x);
+void sample_io(struct sample_ctx *x, uint64_t now_us);
+
+/* sample-load.c: this cgroup's own threads and active ones (a LOAD pass). */
+void sample_load(struct sample_ctx *x);
+
+/* sampler-bpf.c: the collector's part (sampler_bpf_walk() and sampler_bpf_memory() say how). */
 void sampler_bpf_init(struct acct_sampler *s, const struct acct_sampler_options *opts);
 void sampler_bpf_walk(struct acct_sampler *s);
 void sampler_bpf_lookup(struct sample_ctx *x);

@@ -70,7 +70,7 @@ struct acct_pass_report {
 	uint64_t bpf_records;          /* records walked, all hierarchies */
 	uint64_t bpf_walk_us;          /* wall time of the walks */
 	uint64_t bpf_cgroups;          /* cgroups whose memory came from a record */
-	uint64_t bpf_checks;           /* cross-checks against files (sampler.c, "Cross-checks") */
+	uint64_t bpf_checks;           /* cross-checks against files (sampler-bpf.c, sampler_bpf_walk()) */
 	uint64_t bpf_mismatches;       /* of them, values outside what the timing explains */
 	uint64_t bpf_fallbacks;        /* quantities moved back to files by this pass */
 	uint64_t bpf_stat_reads;       /* memory.stat files read because a record's unflushed
@@ -129,7 +129,7 @@ int acct_sampler_run(struct acct_sampler *s, struct acct_cgroup *const *cgs, siz
 
 /* Hierarchical aggregation after a LOAD pass: each cgroup's tasks and load
  * average include those of its descendants that list their threads in the
- * same hierarchy (sampler.c, "Threads and load": each thread counted once, in
+ * same hierarchy (sample-load.c, "Threads and load": each thread counted once, in
  * one hierarchy per cgroup). cgs must be all live cgroups sorted by path
  * (acct_ledger_snapshot()). Owner thread, no pass running. */
 void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n,
@@ -156,6 +156,17 @@ void acct_sampler_release(struct acct_cgroup *cg, void *userdata);
  * pass running. Returns 0, -ENODATA when the cgroup has no such file,
  * -ENOENT when it vanished, or another negative errno. */
 int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes);
+
+/* The memory file (v2 memory.current, v1 memory.usage_in_bytes): the one
+ * reader of it, which the pass, acct_sampler_read_memory(), the collector's
+ * cross-checks and fresh readings (fresh.h) all use. Parse: 0 with the bytes,
+ * or -EBADMSG for anything but one number of at most INT64_MAX. Read: the
+ * whole file of the open descriptor fd from offset 0 (pread: a cached
+ * descriptor reads anew), then parsed; -ENOENT when the cgroup went away
+ * (ENODEV), -EBADMSG as the parse (or more than one number's bytes), another
+ * negative errno of pread(2). Neither writes *ret_bytes on failure. */
+int acct_memory_parse(const char *text, int64_t *ret_bytes);
+int acct_memory_read_fd(int fd, int64_t *ret_bytes);
 
 /* Which quantities the collector serves now (reconciliation may move some
  * back to files): a mask of enum acct_sampler_bpf_part bits. */

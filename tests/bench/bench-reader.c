@@ -5,7 +5,7 @@
  * It walks the same cgroup trees acctd would (the hierarchies of a cgroup root,
  * optionally only the subtree PREFIX), chooses for every cgroup exactly the
  * files acctd's sampler reads for that layout (a copy of pick_files() in
- * lib/core/sampler.c; keep the two in step), opens each once (cached descriptors,
+ * lib/core/sampler-files.c; keep the two in step), opens each once (cached descriptors,
  * as acctd keeps them), then times K passes of pread(fd, buf, size, 0) over
  * all of them with CLOCK_PROCESS_CPUTIME_ID (CPU) and CLOCK_MONOTONIC (wall).
  * Nothing is parsed except cgroup.events, whose "populated 0" makes a fast
@@ -61,7 +61,7 @@
 enum hier { H_UNIFIED, H_MEMORY, H_CPUACCT, H_CPU, H_MAX };
 static const char *const hier_name[H_MAX] = { "unified", "memory", "cpuacct", "cpu" };
 
-/* File roles, in the order of lib/core/sampler.c. */
+/* File roles, in the order of lib/core/sampler-internal.h. */
 enum role {
 	F_EVENTS,
 	F_MEMORY,
@@ -335,7 +335,7 @@ static void build_cgroups(const char *prefix)
 	free(ents);
 }
 
-/* ---- which files: pick_files() of lib/core/sampler.c ------------------------- */
+/* ---- which files: pick_files() of lib/core/sampler-files.c ---------------- */
 
 struct spec {
 	const char *name;

@@ -1,0 +1,352 @@
+/* sample-memory.c - the sampler's memory readers: memory in use (the one
+ * reader of memory.current and v1 memory.usage_in_bytes), memory.stat and
+ * the working set, NUMA, peak, limits, swap, memory events, and the root's
+ * memory, which is defined from its children's. */
+#include "sampler-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgfs-parse.h"
+#include "util.h"
+
+/* ---- the memory file ---------------------------------------------------- */
+
+int acct_memory_parse(const char *text, int64_t *ret_bytes)
+{
+	uint64_t v;
+
+	/* One number ("max" is UINT64_MAX here: no memory file says it). */
+	if (cgfs_parse_u64(text, &v) < 0 || v > INT64_MAX)
+		return -EBADMSG;
+	*ret_bytes = (int64_t)v;
+	return 0;
+}
+
+int acct_memory_read_fd(int fd, int64_t *ret_bytes)
+{
+	char buf[64]; /* one number of at most 20 digits, and its newline */
+	size_t len = 0;
+
+	for (;;) {
+		ssize_t k = pread(fd, buf + len, sizeof(buf) - 1 - len, (off_t)len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			/* ENODEV: the cgroup went away between open and read */
+			return errno == ENODEV ? -ENOENT : -errno;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+		if (len == sizeof(buf) - 1)
+			return -EBADMSG; /* longer than any number */
+	}
+	buf[len] = 0;
+	return acct_memory_parse(buf, ret_bytes);
+}
+
+int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes)
+{
+	struct cg_state *st = sampler_state_of(s, cg);
+	_cleanup_close_ int fd = -EBADF;
+
+	if (!st)
+		return -ENOMEM;
+	if (st->fd[F_MEMORY] == FD_NONE || st->fd[F_MEMORY] == FD_ABSENT)
+		return -ENODATA;
+	/* Opened afresh, not the cached descriptor: a cgroup removed since the
+	 * pass must read as gone (ENOENT), whatever an old descriptor gives. */
+	fd = sampler_open_file(s, cg, &st->spec[F_MEMORY]);
+	if (fd < 0)
+		return fd == -ENODEV ? -ENOENT : fd;
+	return acct_memory_read_fd(fd, ret_bytes);
+}
+
+/* ---- memory in use, memory.stat, the rest of the memory group ----------- */
+
+int64_t sampler_limit_value(uint64_t v)
+{
+	/* "max" (v2) and v1's PAGE_COUNTER_MAX-derived huge values mean none. */
+	return v >= (uint64_t)INT64_MAX / 2 ? -1 : (int64_t)v;
+}
+
+/* Memory in use, with the drift histogram and the motion estimate: the mean
+ * of |change| per second, weighted towards the recent passes (MOTION_WEIGHT
+ * for the newest), so that a value of age A may be taken to have moved by
+ * about motion * A since. */
+#define MOTION_WEIGHT 0.25
+static void set_memory_moved(struct acct_cgroup *cg, struct cg_state *st, int64_t v, uint64_t now,
+			     struct histogram *drift)
+{
+	struct acct_reading old;
+	if (acct_cgroup_get(cg, ACCT_Q_MEMORY, true, &old)) {
+		uint64_t moved = abs_u64(v - old.value);
+		if (drift)
+			histogram_add(drift, moved);
+		if (st->memory_at && now > st->memory_at) {
+			double rate = (double)moved * 1e6 / (double)(now - st->memory_at);
+			acct_cgroup_update_memory_motion(cg, rate, MOTION_WEIGHT);
+		}
+	}
+	st->memory_at = now;
+	acct_cgroup_set(cg, ACCT_Q_MEMORY, v);
+}
+
+void sampler_set_memory(struct sample_ctx *x, int64_t v)
+{
+	set_memory_moved(x->cg, x->st, v, x->w->s->now_us, &x->w->part.drift_memory);
+}
+
+/* Memory in use; with working_set (slow passes, right after memory.stat) also
+ * the working set, from this memory reading and this pass's inactive_file:
+ * inputs of one moment, so the working set has the slow group's age. A fast
+ * pass leaves it alone: memory now minus an inactive_file up to a slow
+ * interval old was off by whatever page cache came or went meanwhile. */
+void sample_memory(struct sample_ctx *x, bool working_set)
+{
+	int64_t v;
+	if (x->mem_rec) {
+		sampler_bpf_memory(x);
+		return;
+	}
+	if (!sampler_get(x, F_MEMORY))
+		return;
+	if (acct_memory_parse(x->w->buf, &v) < 0) {
+		sampler_fail(x, ACCT_ERR_GARBAGE);
+		return;
+	}
+	x->st->own_memory = v;
+	x->st->own_memory_valid = true;
+	/* The root's memory is defined from this reading and its children's
+	 * after the pass (acct_sampler_root_memory()). */
+	const struct acct_memcg_batching *b = &x->w->s->opts.batching;
+	if (strcmp(x->cg->path, "/") != 0) {
+		sampler_set_memory(x, v);
+		/* Pre-charged stock, whose size here is unknown: every slot. */
+		acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_MEMORY, acct_memcg_memory_bound(b, INT_MAX));
+	}
+	/* The working set: this reading and the inactive_file read just before
+	 * it (both the cgroup's own files, also at the root). */
+	if (working_set && x->have_inactive) {
+		acct_cgroup_set(x->cg, ACCT_Q_WORKING_SET, v > x->inactive ? v - x->inactive : 0);
+		acct_cgroup_set_kernel_bound(x->cg, ACCT_Q_WORKING_SET,
+					     acct_memcg_memory_bound(b, INT_MAX) + acct_memcg_file_stat_bound(b));
+	}
+}
+
+void sample_memory_events(struct sample_ctx *x)
+{
+	static const enum acct_quantity events[_CGFS_MEMEV_MAX] = {
+		[CGFS_MEMEV_LOW] = ACCT_Q_MEMORY_EVENTS_LOW,
+		[CGFS_MEMEV_HIGH] = ACCT_Q_MEMORY_EVENTS_HIGH,
+		[CGFS_MEMEV_MAX] = ACCT_Q_MEMORY_EVENTS_MAX,
+		[CGFS_MEMEV_OOM] = ACCT_Q_MEMORY_EVENTS_OOM,
+		[CGFS_MEMEV_OOM_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_KILL,
+		[CGFS_MEMEV_OOM_GROUP_KILL] = ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL,
+	};
+	uint64_t v;
+
+	if (x->mem_rec) {
+		sampler_bpf_memory_events(x);
+		return;
+	}
+	if (sampler_get(x, F_MEMORY_EVENTS)) {
+		struct cgfs_memory_events ev;
+		if (cgfs_parse_memory_events(x->w->buf, &ev) < 0)
+			sampler_fail(x, ACCT_ERR_GARBAGE);
+		else
+			for (int i = 0; i < _CGFS_MEMEV_MAX; i++)
+				if (ev.present & (1u << i))
+					sampler_set_checked(x, events[i], (int64_t)MIN(ev.v[i], (uint64_t)INT64_MAX));
+	}
+	/* v1 failcnt counts the charges that hit the limit, as v2's "max" does
+	 * (runc and cAdvisor map them onto each other); writing 0 resets it,
+	 * so it is not checked for going backwards. */
+	if (sampler_get(x, F_MEMORY_FAILCNT)) {
+		if (cgfs_parse_u64(x->w->buf, &v) < 0)
+			sampler_fail(x, ACCT_ERR_GARBAGE);
+		else
+			sampler_set_unchecked(x, ACCT_Q_MEMORY_EVENTS_MAX, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+	}
+	if (sampler_get(x, F_MEMORY_OOM_CONTROL)) {
+		bool under, has_kill;
+		if (cgfs_parse_oom_control(x->w->buf, &under, &v, &has_kill) < 0)
+			sampler_fail(x, ACCT_ERR_GARBAGE);
+		else {
+			acct_cgroup_set(x->cg, ACCT_Q_MEMORY_UNDER_OOM, under);
+			if (has_kill)
+				sampler_set_checked(x, ACCT_Q_MEMORY_EVENTS_OOM_KILL, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+		}
+	}
+}
+
+int sampler_memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata)
+{
+	struct sample_ctx *x = userdata;
+	const char *inactive = x->st->memory_v1 ? "total_inactive_file" : "inactive_file";
+
+	if (key_len == strlen(inactive) && memcmp(key, inactive, key_len) == 0) {
+		x->inactive = value > INT64_MAX ? INT64_MAX : (int64_t)value;
+		x->have_inactive = true;
+	}
+	(void)acct_cgroup_set_memstat(x->w->s->ledger, x->cg, key, key_len,
+				      value > INT64_MAX ? INT64_MAX : (int64_t)value);
+	return 0;
+}
+
+struct numa_v2_ctx {
+	uint64_t sum[CGFS_MAX_NODES];
+	size_t nodes;
+};
+
+static int numa_v2_line(const char *key, size_t key_len, uint64_t total, const uint64_t *per_node,
+			size_t nr_nodes, void *userdata)
+{
+	struct numa_v2_ctx *n = userdata;
+	(void)total;
+	if ((key_len == 4 && memcmp(key, "anon", 4) == 0) || (key_len == 4 && memcmp(key, "file", 4) == 0) ||
+	    (key_len == 12 && memcmp(key, "kernel_stack", 12) == 0) ||
+	    (key_len == 10 && memcmp(key, "pagetables", 10) == 0) ||
+	    (key_len == 16 && memcmp(key, "slab_reclaimable", 16) == 0) ||
+	    (key_len == 18 && memcmp(key, "slab_unreclaimable", 18) == 0)) {
+		for (size_t i = 0; i < nr_nodes && i < CGFS_MAX_NODES; i++)
+			n->sum[i] += per_node[i];
+		n->nodes = MAX(n->nodes, MIN(nr_nodes, (size_t)CGFS_MAX_NODES));
+	}
+	return 0;
+}
+
+/* Per-node memory from memory.numa_stat, which flushes the memcg's stats
+ * when they are over the kernel's threshold (as memory.stat does). Returns
+ * whether it was read and parsed. */
+bool sampler_numa_from_file(struct sample_ctx *x)
+{
+	if (!sampler_get(x, F_NUMA_STAT))
+		return false;
+	int r;
+	if (x->st->memory_v1) {
+		/* Hierarchical, as memory.usage_in_bytes is (cgfs_numa_v1_nodes()). */
+		uint64_t pages[CGFS_MAX_NODES];
+		size_t nodes;
+		r = cgfs_numa_v1_nodes(x->w->buf, pages, ELEMENTSOF(pages), &nodes, NULL);
+		for (size_t i = 0; r >= 0 && i < nodes; i++)
+			(void)acct_cgroup_set_node(x->cg, (unsigned)i,
+						   (int64_t)(pages[i] * (uint64_t)x->w->s->opts.page_size));
+	} else {
+		struct numa_v2_ctx n = { .nodes = 0 };
+		r = cgfs_parse_numa_stat(x->w->buf, numa_v2_line, &n);
+		for (size_t i = 0; r >= 0 && i < n.nodes; i++)
+			(void)acct_cgroup_set_node(x->cg, (unsigned)i, (int64_t)n.sum[i]);
+	}
+	if (r < 0) {
+		sampler_fail(x, ACCT_ERR_GARBAGE);
+		return false;
+	}
+	return true;
+}
+
+/* The slow files, and memory in use right after memory.stat (see
+ * sample_memory()). */
+void sample_slow(struct sample_ctx *x)
+{
+	uint64_t v;
+
+	if (sampler_get(x, F_MEMORY_STAT)) {
+		if (cgfs_parse_flat_keyed(x->w->buf, sampler_memstat_kv, x) < 0) {
+			sampler_fail(x, ACCT_ERR_GARBAGE);
+			x->have_inactive = false;
+		} else { /* reading memory.stat flushed what was over the threshold */
+			x->memstat_from_file = true;
+			acct_cgroup_set_memstat_bound(x->cg, acct_memcg_file_stat_bound(&x->w->s->opts.batching));
+		}
+	}
+	sample_memory(x, true);
+	if (x->mem_rec) /* NUMA, peak, limits and swap came with the record */
+		return;
+	(void)sampler_numa_from_file(x);
+	static const struct {
+		enum file_role role;
+		enum acct_quantity q;
+	} singles[] = {
+		{ F_MEMORY_PEAK, ACCT_Q_MEMORY_PEAK }, { F_MEMORY_MAX, ACCT_Q_MEMORY_MAX },
+		{ F_MEMORY_HIGH, ACCT_Q_MEMORY_HIGH }, { F_SWAP, ACCT_Q_SWAP },
+		{ F_SWAP_MAX, ACCT_Q_SWAP_MAX },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(singles); i++) {
+		if (!sampler_get(x, singles[i].role))
+			continue;
+		if (cgfs_parse_u64(x->w->buf, &v) < 0) {
+			sampler_fail(x, ACCT_ERR_GARBAGE);
+			continue;
+		}
+		int64_t val = acct_quantity_info(singles[i].q)->limit ? sampler_limit_value(v) : (int64_t)MIN(v, (uint64_t)INT64_MAX);
+		if (singles[i].q == ACCT_Q_SWAP && x->st->memory_v1) {
+			/* v1 memsw counts memory + swap: swap is set once this pass has
+			 * read the memory (see sample_one()). */
+			x->st->memsw = val;
+			x->st->memsw_valid = true;
+			continue;
+		}
+		acct_cgroup_set(x->cg, singles[i].q, val);
+	}
+}
+
+
+/* ---- the root ----------------------------------------------------------- */
+
+/* The root's memory, defined once for every layout: the larger of the root's
+ * own reading and the sum of its top-level children's memory.
+ *   v2: the kernel's root has no memory.current, so the sum of the top level
+ *       (what the root's page counter holds: every page charged to a cgroup).
+ *   v1 (hybrid, legacy): the root's memory.usage_in_bytes is computed from its
+ *       file and anon page counts and leaves out the kernel memory (slab,
+ *       stacks, page tables) that its children's page counters charge, so it
+ *       can be below their sum; the larger of the two.
+ *   A --cgroup-root tree whose root is a cgroup with its own counter: that
+ *       reading, which the kernel's hierarchy keeps at or above the sum.
+ * So a root is never smaller than the sum of its children. Not
+ * MemTotal - MemAvailable of /proc/meminfo (systemd-cgtop's root figure): the
+ * page cache that MemAvailable counts as available is charged to the
+ * children, so that figure can fall below their sum. */
+void acct_sampler_root_memory(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n)
+{
+	if (n == 0 || strcmp(cgs[0]->path, "/") != 0)
+		return;
+	const struct cg_state *st = cgs[0]->sampler_state;
+	int64_t own = st && st->own_memory_valid ? st->own_memory : -1, top = -1;
+	uint64_t top_sampled = UINT64_MAX; /* the oldest part of the sum */
+	for (size_t i = 1; i < n; i++) {
+		struct acct_reading rd;
+		if (cgs[i]->depth != 1)
+			continue;
+		uint64_t t = acct_cgroup_quantity_sampled(cgs[i], ACCT_Q_MEMORY); /* before the value */
+		if (acct_cgroup_get(cgs[i], ACCT_Q_MEMORY, false, &rd)) {
+			top = MAX(top, (int64_t)0) + rd.value;
+			top_sampled = MIN(top_sampled, t);
+		}
+	}
+	if (MAX(own, top) >= 0) { /* else nothing holds memory accounting: absent */
+		struct cg_state *root = cgs[0]->sampler_state;
+		if (root) /* its motion as any other's (the drift is the passes') */
+			set_memory_moved(cgs[0], root, MAX(own, top), s->now_us, NULL);
+		else
+			acct_cgroup_set(cgs[0], ACCT_Q_MEMORY, MAX(own, top));
+		/* The sum is as old as its oldest part: after a walk alone that
+		 * refreshed the top level, younger than the root's last file pass
+		 * (own, read there, keeps that pass's age). */
+		if (top >= own && top_sampled != UINT64_MAX && top_sampled)
+			acct_cgroup_set_sampled(cgs[0], ACCT_Q_MEMORY, top_sampled);
+		/* The children's counters together hold at most every stock slot
+		 * of every CPU; v1's own root reading is made of flushed stats. */
+		const struct acct_memcg_batching *b = &s->opts.batching;
+		acct_cgroup_set_kernel_bound(cgs[0], ACCT_Q_MEMORY,
+					     MAX(acct_memcg_memory_bound(b, INT_MAX), acct_memcg_file_stat_bound(b)));
+	}
+}
+

@@ -1,0 +1,362 @@
+/* sampler-files.c - which files a cgroup's roles read, and the descriptor
+ * cache that keeps them open between passes (sampler-internal.h).
+ *
+ * Each role (enum file_role) is one file whose name and hierarchy depend on
+ * the layout and on the hierarchies the cgroup is in (pick_files()); a
+ * descriptor is opened at the first read and kept, up to the process's
+ * limit, so that a pass costs one pread(2) per file. */
+#include "sampler-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* ---- per-cgroup state ---------------------------------------------------- */
+
+/* Where a cgroup's threads (tasks, load) are listed: the first hierarchy of
+ * this table that the cgroup is in, and only there (see sample-load.c:
+ * counting a thread in two hierarchies counts it twice). The unified tree
+ * comes first because it holds every process on v2 and hybrid hosts. */
+static const struct file_spec threads_order[] = {
+	{ "cgroup.threads", ACCT_HIER_UNIFIED },
+	{ "tasks", ACCT_HIER_MEMORY },
+	{ "tasks", ACCT_HIER_CPUACCT },
+	{ "tasks", ACCT_HIER_CPU },
+	{ "tasks", ACCT_HIER_BLKIO },
+};
+
+/* The cumulative quantities each role's file gives. A cgroup's hierarchies
+ * can change while it lives: on a hybrid host systemd creates a cgroup in the
+ * unified tree first and in cpu,cpuacct a moment later, so one pass reads its
+ * CPU from the v2 cpu.stat and the next from cpuacct (usage from usage_percpu,
+ * user and system from cpuacct.stat in 10 ms ticks). The two are different
+ * counters: the new reading may be below the old one without either going
+ * backwards. When a role's file changes, its quantities' next readings start
+ * their series anew (not checked against the old source, no rate across the
+ * switch) instead of accusing the kernel. */
+#define Q_CPU_TIMES (QBIT(ACCT_Q_CPU_USAGE) | QBIT(ACCT_Q_CPU_USER) | QBIT(ACCT_Q_CPU_SYSTEM))
+#define Q_CPU_THROTTLING \
+	(QBIT(ACCT_Q_CPU_PERIODS) | QBIT(ACCT_Q_CPU_THROTTLED_PERIODS) | QBIT(ACCT_Q_CPU_THROTTLED))
+#define Q_IO                                                                                                  \
+	(QBIT(ACCT_Q_IO_READ_BYTES) | QBIT(ACCT_Q_IO_WRITE_BYTES) | QBIT(ACCT_Q_IO_READ_IOS) |                  \
+	 QBIT(ACCT_Q_IO_WRITE_IOS) | QBIT(ACCT_Q_IO_DISCARD_BYTES) | QBIT(ACCT_Q_IO_DISCARD_IOS))
+#define Q_MEMORY_EVENTS                                                                                        \
+	(QBIT(ACCT_Q_MEMORY_EVENTS_LOW) | QBIT(ACCT_Q_MEMORY_EVENTS_HIGH) | QBIT(ACCT_Q_MEMORY_EVENTS_MAX) |     \
+	 QBIT(ACCT_Q_MEMORY_EVENTS_OOM) | QBIT(ACCT_Q_MEMORY_EVENTS_OOM_KILL) |                                  \
+	 QBIT(ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL))
+_Static_assert(_ACCT_Q_MAX <= 64, "a quantity mask is one uint64_t");
+
+static const uint64_t role_cumulative[_F_MAX] = {
+	[F_CPU_STAT] = Q_CPU_TIMES | Q_CPU_THROTTLING,
+	[F_CPU_STAT_V1] = Q_CPU_THROTTLING,
+	[F_CPUACCT_USAGE] = QBIT(ACCT_Q_CPU_USAGE),
+	[F_CPUACCT_PERCPU] = QBIT(ACCT_Q_CPU_USAGE),
+	[F_CPUACCT_STAT] = QBIT(ACCT_Q_CPU_USER) | QBIT(ACCT_Q_CPU_SYSTEM),
+	[F_PSI_CPU] = QBIT(ACCT_Q_PSI_CPU_SOME) | QBIT(ACCT_Q_PSI_CPU_FULL),
+	[F_PSI_MEMORY] = QBIT(ACCT_Q_PSI_MEMORY_SOME) | QBIT(ACCT_Q_PSI_MEMORY_FULL),
+	[F_PSI_IO] = QBIT(ACCT_Q_PSI_IO_SOME) | QBIT(ACCT_Q_PSI_IO_FULL),
+	[F_IO_STAT] = Q_IO,
+	[F_BLKIO_BYTES] = Q_IO,
+	[F_BLKIO_IOS] = Q_IO,
+	[F_MEMORY_EVENTS] = Q_MEMORY_EVENTS,
+	[F_MEMORY_FAILCNT] = QBIT(ACCT_Q_MEMORY_EVENTS_MAX),
+	[F_MEMORY_OOM_CONTROL] = QBIT(ACCT_Q_MEMORY_EVENTS_OOM_KILL),
+};
+
+/* After a new pick_files() for a cgroup read before: mark the quantities of
+ * every role whose file changed (name or tree, appeared or gone) to restart,
+ * and drop the rate baselines that belong to the old files. */
+static void note_source_changes(struct cg_state *st, const struct file_spec *old)
+{
+	uint64_t restart = 0;
+
+	for (int f = 0; f < _F_MAX; f++)
+		if (old[f].name != st->spec[f].name || old[f].tree != st->spec[f].tree)
+			restart |= role_cumulative[f];
+	if (restart & Q_CPU_TIMES) {
+		st->last_cpu_at = 0;
+		free(st->percpu_last);
+		st->percpu_last = NULL;
+		st->percpu_n = 0;
+	}
+	if (restart & Q_IO) {
+		st->io_last_at = 0;
+		st->io_last_known = 0;
+	}
+	st->restart |= restart;
+}
+
+/* Choose, for each role, the file name and tree that this layout and this
+ * cgroup's hierarchies provide. */
+static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgroup *cg, struct cg_state *st)
+{
+	uint32_t h = acct_cgroup_get_hierarchies(cg);
+	bool root = strcmp(cg->path, "/") == 0;
+	bool uni = h & (1u << ACCT_HIER_UNIFIED);
+	bool mem1 = h & (1u << ACCT_HIER_MEMORY);
+	bool acct1 = h & (1u << ACCT_HIER_CPUACCT);
+	bool cpu1 = h & (1u << ACCT_HIER_CPU);
+	bool blkio1 = h & (1u << ACCT_HIER_BLKIO);
+
+	for (int f = 0; f < _F_MAX; f++)
+		st->spec[f] = (struct file_spec){ NULL, 0 };
+#define SET(role, n, t) (st->spec[role] = (struct file_spec){ (n), (t) })
+	if (uni) {
+		if (!root)
+			SET(F_EVENTS, "cgroup.events", ACCT_HIER_UNIFIED);
+		SET(F_PSI_CPU, "cpu.pressure", ACCT_HIER_UNIFIED);
+		SET(F_PSI_MEMORY, "memory.pressure", ACCT_HIER_UNIFIED);
+		SET(F_PSI_IO, "io.pressure", ACCT_HIER_UNIFIED);
+		if (!acct1)
+			SET(F_CPU_STAT, "cpu.stat", ACCT_HIER_UNIFIED);
+		/* io.stat exists where the v2 tree has the io controller; a
+		 * cgroup in a v1 blkio hierarchy reads that instead. */
+		if (!blkio1)
+			SET(F_IO_STAT, "io.stat", ACCT_HIER_UNIFIED);
+		if (L->v2_memory) {
+			/* The kernel's root has no memory.current (absent: not an
+			 * error); a --cgroup-root tree's root may (acct_sampler_root_memory()). */
+			SET(F_MEMORY, "memory.current", ACCT_HIER_UNIFIED);
+			if (!root) {
+				SET(F_MEMORY_EVENTS, "memory.events", ACCT_HIER_UNIFIED);
+				SET(F_MEMORY_PEAK, "memory.peak", ACCT_HIER_UNIFIED);
+				SET(F_MEMORY_MAX, "memory.max", ACCT_HIER_UNIFIED);
+				SET(F_MEMORY_HIGH, "memory.high", ACCT_HIER_UNIFIED);
+				SET(F_SWAP, "memory.swap.current", ACCT_HIER_UNIFIED);
+				SET(F_SWAP_MAX, "memory.swap.max", ACCT_HIER_UNIFIED);
+			}
+			SET(F_MEMORY_STAT, "memory.stat", ACCT_HIER_UNIFIED);
+			SET(F_NUMA_STAT, "memory.numa_stat", ACCT_HIER_UNIFIED);
+		}
+	}
+	st->memory_v1 = false;
+	if (mem1 && !st->spec[F_MEMORY_STAT].name) {
+		st->memory_v1 = true;
+		SET(F_MEMORY, "memory.usage_in_bytes", ACCT_HIER_MEMORY);
+		SET(F_MEMORY_STAT, "memory.stat", ACCT_HIER_MEMORY);
+		SET(F_NUMA_STAT, "memory.numa_stat", ACCT_HIER_MEMORY);
+		SET(F_MEMORY_PEAK, "memory.max_usage_in_bytes", ACCT_HIER_MEMORY);
+		if (!root)
+			SET(F_MEMORY_MAX, "memory.limit_in_bytes", ACCT_HIER_MEMORY);
+		SET(F_SWAP, "memory.memsw.usage_in_bytes", ACCT_HIER_MEMORY);
+		SET(F_MEMORY_FAILCNT, "memory.failcnt", ACCT_HIER_MEMORY);
+		SET(F_MEMORY_OOM_CONTROL, "memory.oom_control", ACCT_HIER_MEMORY);
+	}
+	if (acct1) {
+		SET(F_CPUACCT_USAGE, "cpuacct.usage", ACCT_HIER_CPUACCT);
+		SET(F_CPUACCT_PERCPU, "cpuacct.usage_percpu", ACCT_HIER_CPUACCT);
+		SET(F_CPUACCT_STAT, "cpuacct.stat", ACCT_HIER_CPUACCT);
+	}
+	if (cpu1 && !(uni && L->v2_cpu))
+		SET(F_CPU_STAT_V1, "cpu.stat", ACCT_HIER_CPU);
+	if (blkio1) {
+		SET(F_BLKIO_BYTES, "blkio.throttle.io_service_bytes_recursive", ACCT_HIER_BLKIO);
+		SET(F_BLKIO_IOS, "blkio.throttle.io_serviced_recursive", ACCT_HIER_BLKIO);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(threads_order); i++)
+		if (h & (1u << threads_order[i].tree)) {
+			SET(F_THREADS, threads_order[i].name, threads_order[i].tree);
+			break;
+		}
+#undef SET
+	st->hierarchies = h;
+}
+
+static void close_fds(struct acct_sampler *s, struct cg_state *st)
+{
+	for (int f = 0; f < _F_MAX; f++) {
+		if (st->fd[f] >= 0) {
+			close(st->fd[f]);
+			__atomic_fetch_sub(&s->cached_fds, 1, __ATOMIC_RELAXED);
+		}
+		st->fd[f] = st->spec[f].name ? FD_UNSET : FD_NONE;
+	}
+}
+
+struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg)
+{
+	struct cg_state *st = cg->sampler_state;
+
+	if (!st) {
+		st = calloc(1, sizeof(*st));
+		if (!st)
+			return NULL;
+		for (int f = 0; f < _F_MAX; f++)
+			st->fd[f] = FD_NONE;
+		cg->sampler_state = st;
+	}
+	if (st->hierarchies != acct_cgroup_get_hierarchies(cg) || !st->spec[F_THREADS].name) {
+		struct file_spec old[_F_MAX];
+		memcpy(old, st->spec, sizeof(old));
+		close_fds(s, st);
+		pick_files(s->opts.layout, cg, st);
+		close_fds(s, st); /* sets FD_UNSET/FD_NONE for the new specs */
+		if (st->picked)
+			note_source_changes(st, old);
+		st->picked = true;
+	}
+	return st;
+}
+
+void acct_sampler_release(struct acct_cgroup *cg, void *userdata)
+{
+	struct acct_sampler *s = userdata;
+	struct cg_state *st = cg->sampler_state;
+
+	if (!st)
+		return;
+	if (s)
+		close_fds(s, st);
+	else
+		for (int f = 0; f < _F_MAX; f++)
+			if (st->fd[f] >= 0)
+				close(st->fd[f]);
+	free(st->percpu_last);
+	free(st);
+	cg->sampler_state = NULL;
+}
+
+/* ---- reading files ------------------------------------------------------ */
+
+/* The reason of a failed read_role(): an open(2) or pread(2) error, or
+ * read_role()'s own EBADMSG (a NUL byte in a text file). Content that does not
+ * parse never comes here: each reader counts its parser's failure as garbage
+ * itself (ERANGE included: a number past 64 bits). */
+static enum acct_sample_error classify(int err)
+{
+	switch (err) {
+	case ENOENT:
+	case ENODEV:
+	case ESTALE:
+		return ACCT_ERR_VANISHED;
+	case EBADMSG:
+		return ACCT_ERR_GARBAGE;
+	default:
+		return ACCT_ERR_UNREADABLE;
+	}
+}
+
+int sampler_open_file(struct acct_sampler *s, struct acct_cgroup *cg, const struct file_spec *spec)
+{
+	const char *mount = s->opts.layout->mount[spec->tree];
+	char path[4096];
+
+	if (!mount)
+		return -ENOENT;
+	int n = snprintf(path, sizeof(path), "%s%s/%s", mount, strcmp(cg->path, "/") == 0 ? "" : cg->path,
+			 spec->name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Read role f of cg into w->buf (NUL-terminated). Returns the length, -ENOENT
+ * when the file does not exist for this cgroup (not an error: an absent file
+ * is remembered as FD_ABSENT), or another negative errno. Not called for a
+ * role that is FD_NONE or FD_ABSENT (sampler_get()). */
+static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_state *st, enum file_role f)
+{
+	struct acct_sampler *s = w->s;
+	int fd = st->fd[f];
+	_cleanup_close_ int transient_fd = -EBADF; /* opened for this read only */
+
+	if (fd == FD_UNSET) {
+		fd = sampler_open_file(s, cg, &st->spec[f]);
+		if (fd == -ENOENT) {
+			/* Absent for a live cgroup: this kernel or layout lacks it. */
+			st->fd[f] = FD_ABSENT;
+			return -ENOENT;
+		}
+		if (fd == -EMFILE || fd == -ENFILE) {
+			__atomic_store_n(&s->degraded, true, __ATOMIC_RELAXED);
+			return -EMFILE;
+		}
+		if (fd < 0)
+			return fd;
+		if (__atomic_load_n(&s->cached_fds, __ATOMIC_RELAXED) >= s->max_cached) {
+			/* Keep the rest of the descriptors for transient opens, the
+			 * notify socket and API connections. */
+			__atomic_store_n(&s->degraded, true, __ATOMIC_RELAXED);
+			transient_fd = fd;
+			w->part.open_per_read++;
+		} else {
+			st->fd[f] = fd;
+			__atomic_fetch_add(&s->cached_fds, 1, __ATOMIC_RELAXED);
+		}
+	}
+
+	size_t len = 0;
+	for (;;) {
+		ssize_t k = pread(fd, w->buf + len, w->buf_size - 1 - len, (off_t)len);
+		if (k < 0)
+			return -errno;
+		len += (size_t)k;
+		if (k == 0 || len < w->buf_size - 1)
+			break;
+		/* A file larger than the buffer (cgroup.threads of a big service). */
+		char *nb = realloc(w->buf, w->buf_size * 2);
+		if (!nb)
+			return -ENOMEM;
+		w->buf = nb;
+		w->buf_size *= 2;
+	}
+	w->buf[len] = 0;
+	w->part.files_read++;
+	/* cgroupfs files are text; a NUL byte would cut the parse short silently */
+	if (memchr(w->buf, 0, len))
+		return -EBADMSG;
+	return (ssize_t)len;
+}
+
+void sampler_fail(struct sample_ctx *x, enum acct_sample_error e)
+{
+	x->w->part.errors[e]++;
+	x->failed = true;
+}
+
+/* Read a role; on success returns true with the content in w->buf. A missing
+ * file is not a failure; other errors are counted. */
+bool sampler_get(struct sample_ctx *x, enum file_role f)
+{
+	/* A role this layout does not have, or a file this cgroup was found
+	 * without, is not read: no failed read to count, even for a cgroup
+	 * that is gone (the error counters count failed reads). */
+	if (x->st->fd[f] == FD_NONE || x->st->fd[f] == FD_ABSENT)
+		return false;
+	ssize_t r = read_role(x->w, x->cg, x->st, f);
+	if (r >= 0)
+		return true;
+	if (r != -ENOENT || acct_cgroup_is_dead(x->cg))
+		sampler_fail(x, classify((int)-r));
+	return false;
+}
+
+/* ---- descriptor limits -------------------------------------------------- */
+
+void acct_sampler_fd_stats(const struct acct_sampler *s, uint64_t *ret_cached, bool *ret_degraded)
+{
+	if (ret_cached)
+		*ret_cached = __atomic_load_n(&s->cached_fds, __ATOMIC_RELAXED);
+	if (ret_degraded)
+		*ret_degraded = __atomic_load_n(&s->degraded, __ATOMIC_RELAXED);
+}
+
+long acct_raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return -errno;
+	}
+	return (long)rl.rlim_cur;
+}
