@@ -39,10 +39,6 @@ MAX_C_LINES = 1500
 # Circles found on main when this test was written, each the exact set of
 # files of one strongly connected component, with why it is still here.
 KNOWN_CYCLES = [
-    ({"daemon/acctd/api-dispatch.c", "daemon/acctd/api-history.c", "daemon/acctd/api-methods.c",
-      "daemon/acctd/api-server.c", "daemon/acctd/api-watch.c", "daemon/acctd/manager.c",
-      "daemon/acctd/metrics-http.c", "daemon/acctd/status.c"},
-     "the manager starts its front ends and they call it back: being removed by the manager split"),
     ({"daemon/acctctl/acctctl.c", "daemon/acctctl/arena.c", "daemon/acctctl/columns.c", "daemon/acctctl/ctl-call.c",
       "daemon/acctctl/ctl-util.c", "daemon/acctctl/history-call.c", "daemon/acctctl/human.c",
       "daemon/acctctl/pager.c", "daemon/acctctl/plot.c", "daemon/acctctl/rows-scan.c", "daemon/acctctl/rows.c",
@@ -58,7 +54,6 @@ KNOWN_CYCLES = [
 ]
 # .c files over MAX_C_LINES on main when this test was written.
 KNOWN_LONG = {
-    "daemon/acctd/manager.c": "being removed by the manager split",
     "lib/core/sampler.c": "being removed by the sampler split",
     "lib/format/metrics-render.c": "being removed by the metrics-render split",
     "lib/history/history-store.c": "to be split",
