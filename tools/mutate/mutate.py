@@ -548,9 +548,12 @@ class Workspace:
         by_id = {t["id"]: t for t in intro["targets"]}
         tests = {t["name"]: t for t in intro["tests"]}
         # The integration tests' interpreter (the one meson found, with
-        # pytest), not necessarily the one running this tool.
-        if "integration" in tests:
-            self.python = tests["integration"]["cmd"][0]
+        # pytest), not necessarily the one running this tool: that of any
+        # integration-FILE test (one meson test per file).
+        for name in sorted(tests):
+            if name.startswith("integration-"):
+                self.python = tests[name]["cmd"][0]
+                break
         for kind, name, _ in target.tests:
             if kind == "meson":
                 if name not in tests:
