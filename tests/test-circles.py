@@ -47,14 +47,11 @@ KNOWN_CYCLES = [
       "daemon/acctctl/verb-status.c", "daemon/acctctl/verb-top.c", "daemon/acctctl/verb-usage.c",
       "daemon/acctctl/verb-watch.c"},
      "acctctl.c dispatches the verbs, which read its arg_* options and usage_error(): to be removed"),
-    ({"lib/core/sampler-bpf.c", "lib/core/sampler.c"},
-     "the BPF path calls the sampler's setters, which call it back: being removed by the sampler split"),
     ({"lib/history/history-query.c", "lib/history/history-store.c"},
      "the store loads runs with the queries' helpers, which use the store's statements: to be removed"),
 ]
 # .c files over MAX_C_LINES on main when this test was written.
 KNOWN_LONG = {
-    "lib/core/sampler.c": "being removed by the sampler split",
     "lib/format/metrics-render.c": "being removed by the metrics-render split",
     "lib/history/history-store.c": "to be split",
 }

@@ -174,20 +174,23 @@ void sampler_fail(struct sample_ctx *x, enum acct_sample_error e);
  * missing (not a failure) or failed (counted, x->failed set). */
 bool sampler_get(struct sample_ctx *x, enum file_role f);
 
-/* sampler.c: the readers' common steps. */
+/* sample-values.c: publishing a value, for every reader. */
 /* Set a cumulative quantity: unchecked (a counter that may be reset, or a new
  * source), or checked against going backwards (a violation is counted). */
 void sampler_set_unchecked(struct sample_ctx *x, enum acct_quantity q, int64_t v);
 void sampler_set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v);
-
-/* sample-memory.c */
 /* A limit as served: -1 for "max" and v1's PAGE_COUNTER_MAX-derived values. */
 int64_t sampler_limit_value(uint64_t v);
-/* Memory in use, with the drift histogram and the motion estimate. */
+/* Memory in use, with the drift histogram (when not NULL) and the motion
+ * estimate; sampler_set_memory() for a reader's ctx. */
+void sampler_set_memory_moved(struct acct_cgroup *cg, struct cg_state *st, int64_t v, uint64_t now,
+			      struct histogram *drift);
 void sampler_set_memory(struct sample_ctx *x, int64_t v);
 bool sampler_numa_from_file(struct sample_ctx *x);
 /* A memory.stat key into the ledger (cgfs_kv_fn; userdata is the ctx). */
 int sampler_memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata);
+
+/* sample-memory.c */
 /* Memory in use (a fast pass), and with working_set the working set too (a
  * slow pass, right after memory.stat). */
 void sample_memory(struct sample_ctx *x, bool working_set);

@@ -5,7 +5,8 @@
  * The readers are by controller: sample-memory.c, sample-cpu.c,
  * sample-io-psi.c, sample-load.c; which file a role reads and the
  * descriptor cache, sampler-files.c; the BPF collector's part,
- * sampler-bpf.c. What they share is in sampler-internal.h. */
+ * sampler-bpf.c; publishing a value, for all of them, sample-values.c. Calls
+ * run down that list, never back. What they share is in sampler-internal.h. */
 #include "sampler-internal.h"
 
 #include <errno.h>
@@ -33,34 +34,6 @@ const char *acct_sample_error_to_string(enum acct_sample_error e)
 		[ACCT_ERR_INVARIANT] = "invariant",
 	};
 	return e < _ACCT_ERR_MAX ? names[e] : "unknown";
-}
-
-/* A cumulative reading that is not compared with the last one (a counter
- * userspace can reset, or the first reading from a new source). */
-void sampler_set_unchecked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
-{
-	x->st->restart &= ~QBIT(q);
-	acct_cgroup_set(x->cg, q, v);
-}
-
-void sampler_set_checked(struct sample_ctx *x, enum acct_quantity q, int64_t v)
-{
-	/* The first reading from a new source file (note_source_changes())
-	 * replaces the old source's value: nothing to compare it with. */
-	if (x->st->restart & QBIT(q)) {
-		sampler_set_unchecked(x, q, v);
-		return;
-	}
-	/* Cumulative time went backwards for a live cgroup (same inode, same
-	 * file): the ledger keeps the old value; count the violation and say
-	 * which it was. */
-	if (acct_cgroup_set_checked(x->cg, q, v) == -ERANGE) {
-		struct acct_reading old = { 0 };
-		(void)acct_cgroup_get(x->cg, q, true, &old);
-		snprintf(x->w->part.last_backwards, sizeof(x->w->part.last_backwards), "%s %s %" PRId64 " -> %" PRId64,
-			 x->cg->path, acct_quantity_info(q)->name, old.value, v);
-		sampler_fail(x, ACCT_ERR_INVARIANT);
-	}
 }
 
 /* Whether the cgroup has tasks: from the collector's records where they all
