@@ -59,7 +59,7 @@ enum api_method_id {
 	M_RELOAD,
 	M_GET_INFO,
 	M_GET_INTERFACE_DESCRIPTION,
-	M_USAGE,   /* issue 14: history queries, answered from the query thread */
+	M_USAGE,   /* history queries, answered from the query threads */
 	M_HISTORY,
 	M_UNKNOWN, /* malformed messages, unknown interfaces and methods */
 	_M_MAX,

@@ -1,5 +1,5 @@
-/* api-history.c - the history's methods, Usage and History (issue 14;
- * docs/api.md, docs/history.md), answered from the query workers
+/* api-history.c - the history's methods, Usage and History
+ * (docs/api.md, docs/history.md), answered from the query workers
  * (history-query.h).
  *
  * The parameters are checked on the event loop; a worker reads the store
@@ -280,7 +280,7 @@ static void run_usage(struct history_query *q, struct history_store *s, const ch
 		.depth = j->depth,
 		.include_removed = j->include_removed,
 		.group_level = j->group_level,
-		/* the host's configured CPUs: no cgroup used more (issue 27) */
+		/* the host's configured CPUs: no cgroup used more, which bounds the bounds */
 		.cpus = (unsigned)MAX(sysconf(_SC_NPROCESSORS_CONF), 1L),
 	};
 	n = history_store_usage(s, &uq, &u, &error);

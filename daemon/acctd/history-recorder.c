@@ -429,7 +429,7 @@ static void account(const struct removal *x, const struct history_record *rec, u
 	 * a terminal the log is stderr; the entry goes to the journal as well
 	 * when there is one, for the pipelines that collect it (log_record():
 	 * through the log's writer, so that a stalled journal never holds the
-	 * recorder). Rate limited per cause (issue 27): a delegated user
+	 * recorder). Rate limited per cause: a delegated user
 	 * removing cgroups by the thousand would flood the log; the store keeps
 	 * every record, the summary counts the rest. */
 	static struct log_ratelimit records = LOG_RATELIMIT_INIT("removal records");

@@ -1,4 +1,4 @@
-/* history-recorder.h - the daemon's history (issue 14): the thread that owns
+/* history-recorder.h - the daemon's history: the thread that owns
  * the writing store (lib/history/history-store.h) and the accounting record
  * of each removed cgroup.
  *

@@ -133,7 +133,7 @@ int cgfs_parse_pids(const char *buf, cgfs_pid_fn fn, void *userdata);
  * kernels) followed by a space or the end. Returns 0, -EBADMSG or -ERANGE. */
 int cgfs_parse_proc_stat_state(const char *buf, char *ret_state);
 
-/* ---- block I/O and memory events (issue 11, items 15 and 16) ---- */
+/* ---- block I/O and memory events ---- */
 
 /* I/O of one block device: bytes and operations read, written and discarded.
  * `present` has a bit per field (1u << enum cgfs_io_field) the file gave. */

@@ -193,7 +193,7 @@ static const struct key_desc keys[] = {
 	KEY("api", "max_connections_per_user", V_INTEGER, S_UINT, max_connections_per_user, 1, 65536),
 	KEY("api", "idle_timeout", V_DURATION, S_U64, idle_timeout_us, 1, UINT64_MAX),
 	KEY("api", "max_output_queue", V_SIZE, S_U64, max_output_queue, 1, UINT64_MAX),
-	/* Resource budgets per uid and in total (issue 13, daemon/acctd/api-budget.h). */
+	/* Resource budgets per uid and in total (daemon/acctd/api-budget.h). */
 	KEY("api", "max_input_bytes_per_user", V_SIZE, S_U64, max_input_bytes_per_user, 1, UINT64_MAX),
 	KEY("api", "max_input_bytes", V_SIZE, S_U64, max_input_bytes, 1, UINT64_MAX),
 	KEY("api", "max_output_bytes_per_user", V_SIZE, S_U64, max_output_bytes_per_user, 1, UINT64_MAX),

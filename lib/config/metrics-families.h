@@ -27,7 +27,7 @@ enum acct_metrics_family {
 	ACCT_MF_IO_DEVICES,    /* block I/O per device */
 	ACCT_MF_IO_RATE,       /* block I/O per second over the last fast interval */
 	ACCT_MF_REMOVED,       /* final values of removed cgroups (tombstones), in their own families */
-	ACCT_MF_CADVISOR,      /* cAdvisor's container_* names for the same values (issue 15), label id */
+	ACCT_MF_CADVISOR,      /* cAdvisor's container_* names for the same values, label id */
 	_ACCT_MF_MAX,
 };
 
