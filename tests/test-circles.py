@@ -39,14 +39,6 @@ MAX_C_LINES = 1500
 # Circles found on main when this test was written, each the exact set of
 # files of one strongly connected component, with why it is still here.
 KNOWN_CYCLES = [
-    ({"daemon/acctctl/acctctl.c", "daemon/acctctl/arena.c", "daemon/acctctl/columns.c", "daemon/acctctl/ctl-call.c",
-      "daemon/acctctl/ctl-util.c", "daemon/acctctl/history-call.c", "daemon/acctctl/human.c",
-      "daemon/acctctl/pager.c", "daemon/acctctl/plot.c", "daemon/acctctl/rows-scan.c", "daemon/acctctl/rows.c",
-      "daemon/acctctl/table.c", "daemon/acctctl/terminal.c", "daemon/acctctl/verb-compare.c",
-      "daemon/acctctl/verb-history.c", "daemon/acctctl/verb-list.c", "daemon/acctctl/verb-show.c",
-      "daemon/acctctl/verb-status.c", "daemon/acctctl/verb-top.c", "daemon/acctctl/verb-usage.c",
-      "daemon/acctctl/verb-watch.c"},
-     "acctctl.c dispatches the verbs, which read its arg_* options and usage_error(): to be removed"),
     ({"lib/history/history-query.c", "lib/history/history-store.c"},
      "the store loads runs with the queries' helpers, which use the store's statements: to be removed"),
 ]

@@ -7,10 +7,11 @@
  * 1 failure or an error from acctd, 2 bad command line, 3 acctd not running,
  * 4 permission denied, 5 compare: below, 6 compare: equal.
  *
- * This file is main, the global options and the verbs[] table, which alone
- * says per verb its name, argument count, options, help and function; the
- * verbs live in verb-*.c, the table renderer in table.c, the pager and the
- * terminal in pager.c and terminal.c. */
+ * This file is main, the option parser and the verbs[] table, which alone
+ * says per verb its name, argument count, options, help and function. It is
+ * the top: calls run from here down, never back. The parsed options live in
+ * options.c (read by everything below), the verbs in verb-*.c, the table
+ * renderer in table.c, the pager and the terminal in pager.c and terminal.c. */
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
@@ -25,7 +26,6 @@
 #include "acctctl.h"
 #include "build-config.h"
 #include "columns.h"
-#include "ctl-call.h"
 #include "ctl-util.h"
 #include "human.h"
 #include "pager.h"
@@ -33,33 +33,7 @@
 #include "rows.h"
 #include "terminal.h"
 #include "timestamp.h"
-
-const char *arg_address;
-enum json_mode arg_json = JSON_OFF;
-bool arg_legend = true;
-bool arg_pager = true;
-bool arg_full;
-bool arg_quiet;
-bool arg_tree;
-bool arg_all;
-bool arg_precise;
-bool arg_batch;
-int arg_sort = -1;
-int arg_depth = DEPTH_DEFAULT;
-uint64_t arg_top;
-struct columns arg_columns;
-uint64_t arg_iterations;
-uint64_t arg_delay_us = 1000000;
-const char *arg_prefix;
-bool arg_set_bytes, arg_set_cpu, arg_set_tasks, arg_set_auto_tune;
-int64_t arg_bytes_budget, arg_cpu_budget_us, arg_tasks_budget;
-bool arg_auto_tune;
-uint64_t arg_since_us, arg_until_us, arg_step_us;
-uint64_t arg_now_us;
-bool arg_csv;
-enum plot_choice arg_plot = PLOT_DEFAULT;
-bool arg_no_removed;
-int arg_group_level;
+#include "verbs.h"
 
 enum {
 	ARG_VERSION = 0x100,

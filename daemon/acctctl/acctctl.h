@@ -1,10 +1,8 @@
-/* acctctl.h - what acctctl's modules share: exit statuses, the global
- * options as parsed by acctctl.c, and the verbs (verb-*.c) that its verbs[]
- * table dispatches to. */
+/* acctctl.h - what every module of acctctl shares: its exit statuses, and
+ * the command line as parsed (options.h), which most of them read. */
 #pragma once
 
-#include <stdbool.h>
-#include <stdint.h>
+#include "options.h"
 
 /* Exit statuses (also in --help and docs/acctctl.md). */
 enum {
@@ -16,58 +14,3 @@ enum {
 	EXIT_BELOW = 5,       /* compare: below */
 	EXIT_EQUAL = 6,       /* compare: equal */
 };
-
-/* --depth: not given (the command's default: all for list, TOP_DEPTH for
- * top, as systemd-cgtop's), or "all". */
-enum { DEPTH_DEFAULT = -1, DEPTH_ALL = -2, TOP_DEPTH = 3 };
-
-/* --json: short, one document on one line; pretty, indented; lines, a list
- * as one object per line (JSON Lines, for line-by-line tools). */
-enum json_mode { JSON_OFF, JSON_SHORT, JSON_PRETTY, JSON_LINES };
-
-/* The command line (acctctl.c). */
-extern const char *arg_address;
-extern enum json_mode arg_json;
-extern bool arg_legend;
-extern bool arg_pager;
-extern bool arg_full;
-extern bool arg_quiet;
-extern bool arg_tree;
-extern bool arg_all;
-extern bool arg_precise;
-extern bool arg_batch;
-extern int arg_sort;   /* enum sort_key; -1: the command's default */
-extern int arg_depth;  /* levels below the prefix, or DEPTH_DEFAULT, DEPTH_ALL */
-extern uint64_t arg_top; /* list and usage --top: the first N rows of the sort (0: all) */
-extern struct columns arg_columns; /* -o/--output (columns.h); n 0: the command's default */
-extern uint64_t arg_iterations; /* 0: forever */
-extern uint64_t arg_delay_us;
-extern const char *arg_prefix;
-extern bool arg_set_bytes, arg_set_cpu, arg_set_tasks, arg_set_auto_tune;
-extern int64_t arg_bytes_budget, arg_cpu_budget_us, arg_tasks_budget;
-extern bool arg_auto_tune;
-/* usage and history (issue 14): --since and --until as CLOCK_REALTIME
- * microseconds (0: not given), --step (0: acctd's default), --csv, --plot,
- * --no-removed. */
-enum plot_choice { PLOT_DEFAULT, PLOT_MEMORY, PLOT_CPU, PLOT_IO, PLOT_TASKS, PLOT_NONE };
-extern uint64_t arg_since_us, arg_until_us, arg_step_us;
-extern uint64_t arg_now_us; /* CLOCK_REALTIME microseconds when the command line was read: --since's
-                             * and --until's "now", and the window's end without --until */
-extern bool arg_csv;
-extern enum plot_choice arg_plot;
-extern bool arg_no_removed;
-extern int arg_group_level; /* usage --group-by-level (0: none) */
-
-/* The verbs. Each takes its positional arguments (NULL-terminated, counted
- * against verbs[] already) and returns acctctl's exit status. */
-int verb_status(char **args);   /* verb-status.c */
-int verb_tune(char **args);
-int verb_reconcile(char **args);
-int verb_reload(char **args);
-int verb_list(char **args);     /* verb-list.c */
-int verb_top(char **args);      /* verb-top.c */
-int verb_show(char **args);     /* verb-show.c */
-int verb_watch(char **args);    /* verb-watch.c */
-int verb_compare(char **args);  /* verb-compare.c */
-int verb_usage(char **args);    /* verb-usage.c */
-int verb_history(char **args);  /* verb-history.c */

@@ -8,8 +8,6 @@
 #include "acctctl.h"
 #include "ctl-util.h"
 
-const char *command_name = "acctctl";
-
 int connect_daemon(struct acct_client **ret)
 {
 	_cleanup_free_ char *dflt = NULL, *path = NULL;

@@ -8,9 +8,6 @@
 /* How long a call waits for a reply. */
 #define CALL_TIMEOUT_MS (60 * 1000)
 
-/* The verb, for messages ("Permission denied: tune needs root ..."). */
-extern const char *command_name;
-
 /* Connect to acctd. Returns EXIT_OK with *ret set, or an exit status
  * (EXIT_USAGE, EXIT_NOT_RUNNING, EXIT_DENIED, EXIT_FAIL) after saying why. */
 int connect_daemon(struct acct_client **ret);

@@ -11,6 +11,7 @@
 #include "ctl-util.h"
 #include "human.h"
 #include "parse.h"
+#include "verbs.h"
 
 /* A threshold: a plain integer in the quantity's unit (bytes, us, count),
  * or a size for bytes, a duration for times (parse.h: the syntax of the

@@ -17,6 +17,7 @@
 #include "plot.h"
 #include "table.h"
 #include "terminal.h"
+#include "verbs.h"
 
 /* The members of a HistoryStep, in the order of the CSV columns. */
 static const char *const step_members[] = {

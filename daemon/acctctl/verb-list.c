@@ -9,6 +9,7 @@
 #include "pager.h"
 #include "rows.h"
 #include "terminal.h"
+#include "verbs.h"
 
 int verb_list(char **args)
 {

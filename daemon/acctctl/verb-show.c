@@ -12,6 +12,7 @@
 #include "human.h"
 #include "pager.h"
 #include "table.h"
+#include "verbs.h"
 
 /* memory.stat keys that count events rather than bytes. */
 static bool memstat_is_count(const char *key)

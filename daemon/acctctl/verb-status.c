@@ -12,6 +12,7 @@
 #include "history-call.h"
 #include "human.h"
 #include "pager.h"
+#include "verbs.h"
 
 /* "N cgroups in 12ms (CPU 0.010s), F files, S empty skipped, X failed (reasons)" */
 static char *pass_text(struct json_object *p)

@@ -17,6 +17,7 @@
 #include "human.h"
 #include "rows.h"
 #include "terminal.h"
+#include "verbs.h"
 
 static int64_t mono_us(void)
 {

@@ -16,6 +16,7 @@
 #include "rows.h"
 #include "table.h"
 #include "terminal.h"
+#include "verbs.h"
 
 /* The CSV columns: the members of a Usage, a Total's bound beside it. */
 static const struct {

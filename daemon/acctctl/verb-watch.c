@@ -16,6 +16,7 @@
 #include "human.h"
 #include "ptr-table.h"
 #include "terminal.h"
+#include "verbs.h"
 
 /* The last text printed for each cgroup, to print only changes, found by
  * path through a hash table (ptr-table.h): a watch of --prefix=/ on a host
