@@ -1,6 +1,6 @@
 /* test-metrics-render.c - the Prometheus and OpenMetrics pages: values and
  * units, label escaping, family layout, filters, chunking, re-snapshots after
- * a sweep, content negotiation. Every page rendered here also goes through a
+ * a sweep. Every page rendered here also goes through a
  * strict checker of the exposition syntax (check_page()). */
 #include <errno.h>
 #include <setjmp.h>
@@ -1089,37 +1089,6 @@ static void test_golden(void **state)
 	free(page);
 }
 
-static void test_negotiation(void **state)
-{
-	const char *prom = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
-			   "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
-	assert_int_equal(acct_metrics_negotiate_format(prom), ACCT_METRICS_OPENMETRICS);
-	assert_int_equal(acct_metrics_negotiate_format(NULL), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format(""), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("*/*"), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("text/plain"), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text"), ACCT_METRICS_OPENMETRICS);
-	assert_int_equal(acct_metrics_negotiate_format("Application/OpenMetrics-Text; Version=\"1.0.0\""),
-			 ACCT_METRICS_OPENMETRICS);
-	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text; version=1.0.0; q=0.2, text/plain;q=0.5"),
-			 ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text;version=2.0.0"), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text;q=0"), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=0.0.1"),
-			 ACCT_METRICS_OPENMETRICS);
-	assert_int_equal(acct_metrics_negotiate_format(",,;;q=,=,"), ACCT_METRICS_TEXT);
-
-	assert_true(acct_metrics_accepts_gzip("gzip"));
-	assert_true(acct_metrics_accepts_gzip("deflate, gzip;q=1.0, *;q=0.5"));
-	assert_true(acct_metrics_accepts_gzip("*"));
-	assert_true(acct_metrics_accepts_gzip(" GZIP ; q=0.1"));
-	assert_false(acct_metrics_accepts_gzip(NULL));
-	assert_false(acct_metrics_accepts_gzip("identity"));
-	assert_false(acct_metrics_accepts_gzip("gzip;q=0"));
-	assert_false(acct_metrics_accepts_gzip("*;q=0.5, gzip;q=0"));
-	assert_false(acct_metrics_accepts_gzip("br, deflate"));
-}
-
 static void test_families_apply(void **state)
 {
 	uint32_t set = 0;
@@ -1162,7 +1131,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_never_read_is_absent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden, setup, teardown),
-		cmocka_unit_test(test_negotiation),
 		cmocka_unit_test(test_families_apply),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
