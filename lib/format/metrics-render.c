@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format-double.h"
 #include "name-escape.h"
 #include "strv.h"
+#include "text-buf.h"
 #include "util.h"
 
 /* ---- family sets and options ------------------------------------------------ */
@@ -67,143 +67,26 @@ enum acct_memstat_class acct_memstat_classify(const char *key)
 	return ACCT_MEMSTAT_BYTES;
 }
 
-/* ---- output buffer and number formatting ---------------------------------------- */
-
-struct wbuf {
-	char *buf;
-	size_t len, cap;
-	int err;
-};
-
-static bool wb_grow(struct wbuf *w, size_t need)
-{
-	size_t cap = MAX(w->cap * 2, w->len + need + 4096);
-	char *b = realloc(w->buf, cap);
-	if (!b) {
-		w->err = -ENOMEM;
-		return false;
-	}
-	w->buf = b;
-	w->cap = cap;
-	return true;
-}
-
-/* Room for n more bytes: a pointer to write them at, or NULL (w->err set). */
-static inline char *wb_reserve(struct wbuf *w, size_t n)
-{
-	if (unlikely(w->err))
-		return NULL;
-	if (unlikely(w->cap - w->len < n) && !wb_grow(w, n))
-		return NULL;
-	return w->buf + w->len;
-}
-
-static inline void wb_commit(struct wbuf *w, const char *end)
-{
-	w->len = (size_t)(end - w->buf);
-}
-
-static inline char *put_mem(char *o, const void *s, size_t n)
-{
-	memcpy(o, s, n);
-	return o + n;
-}
-
-static inline char *put_str(char *o, const char *s)
-{
-	return put_mem(o, s, strlen(s));
-}
-
-static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-				     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-				     "8081828384858687888990919293949596979899";
-
-static char *put_u64(char *o, uint64_t v)
-{
-	char tmp[24];
-	char *t = tmp + sizeof(tmp);
-
-	while (v >= 100) {
-		unsigned d = (unsigned)(v % 100) * 2;
-		v /= 100;
-		*--t = digit_pairs[d + 1];
-		*--t = digit_pairs[d];
-	}
-	if (v >= 10) {
-		*--t = digit_pairs[v * 2 + 1];
-		*--t = digit_pairs[v * 2];
-	} else
-		*--t = (char)('0' + v);
-	return put_mem(o, t, (size_t)(tmp + sizeof(tmp) - t));
-}
-
-static char *put_i64(char *o, int64_t v)
-{
-	if (v < 0) {
-		*o++ = '-';
-		return put_u64(o, abs_u64(v));
-	}
-	return put_u64(o, (uint64_t)v);
-}
-
-static const uint64_t pow10_u64[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-				      1000000000, 10000000000ull, 100000000000ull };
-
-/* frac / 10^decimals as ".ddd" with trailing zeros dropped (nothing for 0). */
-static char *put_fraction(char *o, uint64_t frac, unsigned decimals)
-{
-	if (frac == 0)
-		return o;
-	while (frac % 10 == 0) {
-		frac /= 10;
-		decimals--;
-	}
-	*o++ = '.';
-	char *start = o;
-	o += decimals;
-	for (char *d = o; d > start; frac /= 10)
-		*--d = (char)('0' + frac % 10);
-	return o;
-}
-
-/* v / 10^decimals, exactly (microseconds as seconds, hundredths of a
- * percent as a ratio). */
-static char *put_fixed(char *o, int64_t v, unsigned decimals)
-{
-	uint64_t a = abs_u64(v), p = pow10_u64[decimals];
-	if (v < 0)
-		*o++ = '-';
-	o = put_u64(o, a / p);
-	return put_fraction(o, a % p, decimals);
-}
+/* ---- number formatting ------------------------------------------------------------ */
 
 /* The kernel's fixed-point load average (11 fractional bits), exactly:
  * 1/2048 = 0.00048828125, so 11 decimals always suffice. */
 static char *put_load(char *o, unsigned long v)
 {
-	o = put_u64(o, v >> 11);
-	return put_fraction(o, (uint64_t)(v & 2047) * 48828125u, 11);
+	o = text_put_u64(o, v >> 11);
+	return text_put_fraction(o, (uint64_t)(v & 2047) * 48828125u, 11);
 }
 
-/* A double as Go's strconv 'g' with the shortest representation writes it:
- * the fewest digits that read back to the same double (format-double.h), so
- * 0.1 is "0.1", never "0.10000000000000001". `om_le` appends ".0" to integral values, OpenMetrics' canonical form
- * for the le label. At most 32 bytes. */
+/* A double as Go writes it (text_put_double()). `om_le` appends ".0" to
+ * integral values, OpenMetrics' canonical form for the le label. At most
+ * 32 bytes. */
 static char *put_double(char *o, double v, bool om_le)
 {
-	if (isnan(v))
-		return put_str(o, "NaN");
-	if (isinf(v))
-		return put_str(o, v > 0 ? "+Inf" : "-Inf");
-	if (v == floor(v) && fabs(v) < 1e15) {
-		o = put_i64(o, (int64_t)v);
-		return om_le ? put_str(o, ".0") : o;
-	}
-	char buf[FORMAT_DOUBLE_MAX];
-	int n = format_double_shortest(v, buf);
-	o = put_mem(o, buf, (size_t)n);
-	if (om_le && !memchr(buf, '.', (size_t)n) && !memchr(buf, 'e', (size_t)n))
-		o = put_str(o, ".0");
+	char *start = o;
+
+	o = text_put_double(o, v);
+	if (om_le && isfinite(v) && !memchr(start, '.', (size_t)(o - start)) && !memchr(start, 'e', (size_t)(o - start)))
+		o = text_put_str(o, ".0");
 	return o;
 }
 
@@ -339,7 +222,7 @@ struct acct_metrics_page {
 
 	struct kind_stats kinds[_KIND_MAX];
 
-	struct wbuf w;
+	struct text_buf w;
 	uint64_t bytes;
 	uint16_t name_len[160]; /* strlen of each family's name */
 };
@@ -376,37 +259,37 @@ static void header(struct acct_metrics_page *p, const struct fam *f)
 {
 	static const char *const types[] = { "gauge", "counter", "histogram", "info" };
 	size_t nl = strlen(f->name), hl = strlen(f->help), ul = f->unit ? strlen(f->unit) : 0;
-	char *o = wb_reserve(&p->w, 3 * nl + hl + ul + 80);
+	char *o = text_buf_reserve(&p->w, 3 * nl + hl + ul + 80);
 
 	if (!o)
 		return;
 	p->header_done = true;
 	if (p->om) {
-		o = put_mem(put_str(o, "# TYPE "), f->name, nl);
+		o = text_put_mem(text_put_str(o, "# TYPE "), f->name, nl);
 		*o++ = ' ';
-		o = put_str(o, types[f->type]);
+		o = text_put_str(o, types[f->type]);
 		*o++ = '\n';
 		if (f->unit) {
-			o = put_mem(put_str(o, "# UNIT "), f->name, nl);
+			o = text_put_mem(text_put_str(o, "# UNIT "), f->name, nl);
 			*o++ = ' ';
-			o = put_mem(o, f->unit, ul);
+			o = text_put_mem(o, f->unit, ul);
 			*o++ = '\n';
 		}
-		o = put_mem(put_str(o, "# HELP "), f->name, nl);
+		o = text_put_mem(text_put_str(o, "# HELP "), f->name, nl);
 	} else {
 		const char *sfx = sample_suffix(f);
-		o = put_str(put_mem(put_str(o, "# HELP "), f->name, nl), sfx);
+		o = text_put_str(text_put_mem(text_put_str(o, "# HELP "), f->name, nl), sfx);
 	}
 	*o++ = ' ';
-	o = put_mem(o, f->help, hl); /* no \ or newline in our help texts */
+	o = text_put_mem(o, f->help, hl); /* no \ or newline in our help texts */
 	*o++ = '\n';
 	if (!p->om) {
-		o = put_str(put_mem(put_str(o, "# TYPE "), f->name, nl), sample_suffix(f));
+		o = text_put_str(text_put_mem(text_put_str(o, "# TYPE "), f->name, nl), sample_suffix(f));
 		*o++ = ' ';
-		o = put_str(o, f->type == T_INFO ? "gauge" : types[f->type]);
+		o = text_put_str(o, f->type == T_INFO ? "gauge" : types[f->type]);
 		*o++ = '\n';
 	}
-	wb_commit(&p->w, o);
+	text_buf_commit(&p->w, o);
 }
 
 struct lbl {
@@ -426,10 +309,10 @@ static char *line(struct acct_metrics_page *p, const struct fam *f, const char *
 
 	if (!p->header_done)
 		header(p, f);
-	char *o = wb_reserve(&p->w, need);
+	char *o = text_buf_reserve(&p->w, need);
 	if (!o)
 		return NULL;
-	o = put_str(put_mem(o, f->name, name_len), suffix);
+	o = text_put_str(text_put_mem(o, f->name, name_len), suffix);
 	if (!r && nl == 0) {
 		*o++ = ' ';
 		return o;
@@ -438,19 +321,19 @@ static char *line(struct acct_metrics_page *p, const struct fam *f, const char *
 	if (r) {
 		const char *path = p->arena + r->path;
 		/* cAdvisor's families name the cgroup path id, as dashboards query it */
-		o = f->group == ACCT_MF_CADVISOR ? put_mem(o, "id=\"", 4) : put_mem(o, "cgroup=\"", 8);
-		o = r->plain ? put_mem(o, path, r->len) : put_label_value(o, path, r->len);
+		o = f->group == ACCT_MF_CADVISOR ? text_put_mem(o, "id=\"", 4) : text_put_mem(o, "cgroup=\"", 8);
+		o = r->plain ? text_put_mem(o, path, r->len) : put_label_value(o, path, r->len);
 		*o++ = '"';
 	}
 	for (size_t i = 0; i < nl; i++) {
 		if (r || i > 0)
 			*o++ = ',';
-		o = put_str(o, l[i].name);
+		o = text_put_str(o, l[i].name);
 		*o++ = '=';
 		*o++ = '"';
 		const char *v = l[i].value;
 		size_t vl = strlen(v);
-		o = label_plain(v, vl) ? put_mem(o, v, vl) : put_label_value(o, v, vl);
+		o = label_plain(v, vl) ? text_put_mem(o, v, vl) : put_label_value(o, v, vl);
 		*o++ = '"';
 	}
 	*o++ = '}';
@@ -461,7 +344,7 @@ static char *line(struct acct_metrics_page *p, const struct fam *f, const char *
 static void end_line(struct acct_metrics_page *p, char *o)
 {
 	*o++ = '\n';
-	wb_commit(&p->w, o);
+	text_buf_commit(&p->w, o);
 }
 
 static void sample_u64(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct row *r,
@@ -469,7 +352,7 @@ static void sample_u64(struct acct_metrics_page *p, const struct fam *f, const c
 {
 	char *o = line(p, f, suffix, r, l, nl);
 	if (o)
-		end_line(p, put_u64(o, v));
+		end_line(p, text_put_u64(o, v));
 }
 
 static void sample_i64(struct acct_metrics_page *p, const struct fam *f, const struct row *r, const struct lbl *l,
@@ -477,7 +360,7 @@ static void sample_i64(struct acct_metrics_page *p, const struct fam *f, const s
 {
 	char *o = line(p, f, sample_suffix(f), r, l, nl);
 	if (o)
-		end_line(p, put_i64(o, v));
+		end_line(p, text_put_i64(o, v));
 }
 
 static void sample_fixed(struct acct_metrics_page *p, const struct fam *f, const struct row *r, const struct lbl *l,
@@ -485,7 +368,7 @@ static void sample_fixed(struct acct_metrics_page *p, const struct fam *f, const
 {
 	char *o = line(p, f, sample_suffix(f), r, l, nl);
 	if (o)
-		end_line(p, put_fixed(o, v, decimals));
+		end_line(p, text_put_fixed(o, v, decimals));
 }
 
 static void sample_double(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct row *r,
@@ -1830,7 +1713,7 @@ struct acct_metrics_page *acct_metrics_page_free(struct acct_metrics_page *p)
 	free(p->mvals);
 	free(p->numa);
 	free(p->io);
-	free(p->w.buf);
+	text_buf_free(&p->w);
 	free(p);
 	return NULL;
 }
@@ -1849,11 +1732,11 @@ static bool family_on(const struct acct_metrics_page *p, const struct fam *f)
 
 static int flush(struct acct_metrics_page *p, acct_metrics_write_fn write, void *userdata)
 {
-	if (p->w.err)
-		return p->w.err;
+	if (p->w.failed)
+		return -ENOMEM;
 	if (p->w.len == 0)
 		return 0;
-	int r = write(p->w.buf, p->w.len, userdata);
+	int r = write(p->w.data, p->w.len, userdata);
 	p->bytes += p->w.len;
 	p->w.len = 0;
 	return r < 0 ? r : 0;
@@ -1876,12 +1759,12 @@ int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_met
 		else {
 			/* At least one cgroup per step, whatever the chunk size. */
 			size_t first = p->pos;
-			for (; p->pos < p->n && (p->pos == first || p->w.len < chunk) && !p->w.err; p->pos++)
+			for (; p->pos < p->n && (p->pos == first || p->w.len < chunk) && !p->w.failed; p->pos++)
 				if (p->rows[p->pos].dead == (f->rows == ROWS_REMOVED))
 					f->cg(p, f, &p->rows[p->pos]);
 		}
-		if (p->w.err)
-			return p->w.err;
+		if (p->w.failed)
+			return -ENOMEM;
 		if (f->global || p->pos >= p->n) {
 			p->fi++;
 			p->pos = 0;
@@ -1894,9 +1777,9 @@ int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_met
 		}
 	}
 	if (p->om) {
-		char *o = wb_reserve(&p->w, 8);
+		char *o = text_buf_reserve(&p->w, 8);
 		if (o)
-			wb_commit(&p->w, put_str(o, "# EOF\n"));
+			text_buf_commit(&p->w, text_put_str(o, "# EOF\n"));
 	}
 	if ((r = flush(p, write, userdata)) < 0)
 		return r;
