@@ -31,7 +31,6 @@ bool text_buf_grow(struct text_buf *b, size_t n)
 	return true;
 fail:
 	b->failed = true;
-	b->alloc = b->len; /* text_buf_reserve()'s fast path refuses from now on */
 	return false;
 }
 

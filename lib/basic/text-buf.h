@@ -27,19 +27,19 @@ struct text_buf {
 
 /* Make room for more than `n` bytes past len (n and a terminator): the slow
  * path of text_buf_reserve(). Returns false, with `failed` set, when memory
- * (or size_t) runs out, and then for every later call. */
+ * (or size_t) runs out, and then for every later call until
+ * text_buf_free() (or the owner clears `failed`). */
 bool text_buf_grow(struct text_buf *b, size_t n);
 
 /* Free the text; the buffer is empty and usable again. */
 void text_buf_free(struct text_buf *b);
 
 /* Room for `n` bytes and a terminator past the end: where to write them, or
- * NULL once the buffer has failed. One branch when the room is there; a
- * failure leaves alloc == len, so that a failed buffer takes the slow path
- * (and is refused) without a second test here. */
+ * NULL once the buffer has failed (nothing is written after a failure, so
+ * the text is what it was then). */
 static inline char *text_buf_reserve(struct text_buf *b, size_t n)
 {
-	if (likely(b->alloc - b->len > n))
+	if (likely(!b->failed && b->alloc - b->len > n))
 		return b->data + b->len;
 	return text_buf_grow(b, n) ? b->data + b->len : NULL;
 }
