@@ -2,7 +2,8 @@
  * share: the page's copy of the ledger (struct row), the family table's row
  * (struct fam) and the line writers. metrics-render.c renders the per-cgroup
  * families and drives the page, metrics-self.c holds acctd's own families,
- * metrics-cadvisor.c cAdvisor's names. Not for use outside lib/format. */
+ * metrics-cadvisor.c cAdvisor's names, metrics-lines.c writes the lines
+ * for all three. Not for use outside lib/format. */
 #pragma once
 
 #include <math.h>
@@ -198,7 +199,19 @@ extern const size_t metrics_self_families_n;
 extern const struct fam metrics_cadvisor_families[];
 extern const size_t metrics_cadvisor_families_n;
 
-/* ---- writing lines ---------------------------------------------------------------- */
+/* ---- writing lines (metrics-lines.c) ------------------------------------------------- */
+
+/* A label value needs the slow path when it has a byte to escape, a control
+ * or a byte that is not ASCII (to be checked as UTF-8 and for controls). */
+static inline bool label_plain(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '\\' || c == '"' || c < 0x20 || c >= 0x7f)
+			return false;
+	}
+	return true;
+}
 
 static inline const char *sample_suffix(const struct fam *f)
 {
@@ -329,7 +342,7 @@ static inline char *put_field(char *o, const void *base, const struct field *x)
 	}
 }
 
-/* The generic per-cgroup writers (metrics-render.c): each series' quantity
+/* The generic per-cgroup writers: each series' quantity
  * of the row, where read (a limit's -1, "none", left out), microseconds as
  * seconds; each series' field of the row, where shown. */
 void metrics_cg_quantities(struct acct_metrics_page *p, const struct fam *f, const struct row *r);
