@@ -22,7 +22,7 @@
 struct text_buf {
 	char *data;
 	size_t len, alloc;
-	bool failed; /* an allocation failed: nothing more is written */
+	bool failed; /* an allocation failed: the text is incomplete, not to be used */
 };
 
 /* Make room for more than `n` bytes past len (n and a terminator): the slow
@@ -35,11 +35,13 @@ bool text_buf_grow(struct text_buf *b, size_t n);
 void text_buf_free(struct text_buf *b);
 
 /* Room for `n` bytes and a terminator past the end: where to write them, or
- * NULL once the buffer has failed (nothing is written after a failure, so
- * the text is what it was then). */
+ * NULL when the buffer cannot grow to it (then, and from then on, `failed`
+ * is set). One branch when the room is there: after a failure, what still
+ * fits the room may be written, but the text is not to be used (every
+ * user tests `failed` before it reads the text). */
 static inline char *text_buf_reserve(struct text_buf *b, size_t n)
 {
-	if (likely(!b->failed && b->alloc - b->len > n))
+	if (likely(b->alloc - b->len > n))
 		return b->data + b->len;
 	return text_buf_grow(b, n) ? b->data + b->len : NULL;
 }
