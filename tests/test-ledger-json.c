@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 
 #include "ledger-json.h"
 #include "name-escape.h"
+#include "topology.h"
 #include "util.h"
 #include "varlink.h"
 
@@ -80,6 +82,104 @@ static void test_writers(void **state)
 
 /* Strings that quote a path (a reconciliation's last violation, a BPF
  * mismatch, NoSuchCgroup's echo), cut by snprintf() anywhere. */
+/* The record and the List entry of cgroups with every kind of value, byte for
+ * byte against tests/data/ledger-json/records.json (ACCT_LEDGER_JSON_GOLDEN_WRITE=1
+ * rewrites it): the writers' text is the API's, and a restructuring of how
+ * they write must not change a byte of it. */
+static void test_golden(void **state)
+{
+	struct acct_topology *t = NULL;
+	struct acct_domain *d = NULL;
+	struct acct_ledger *l = NULL;
+	struct acct_ledger_budgets budgets = { 1 << 20, 10000, 8 };
+	struct acct_json_buf all = { 0 };
+	const uint64_t now = 1000000000;
+	static const double doubles[] = { 0.1, 1e-7, 123456789.125, -2.5, 1e300, -0.0, 0, 3, 1.0 / 3 };
+
+	(void)state;
+	assert_int_equal(acct_topology_simulate(4, 2, &t), 0);
+	struct acct_domain_options o = { .topology = t };
+	assert_int_equal(acct_domain_new(&o, &d), 0);
+	acct_topology_free(t);
+	assert_int_equal(acct_ledger_new(d, &budgets, &l), 0);
+	int sda = acct_ledger_io_device_add(l, 8, 0, "sda"), anon = acct_ledger_io_device_add(l, 253, 7, NULL);
+	assert_true(sda >= 0 && anon >= 0);
+	for (size_t i = 0; i < ELEMENTSOF(doubles); i++) {
+		char path[64];
+		struct acct_cgroup *cg = NULL;
+		snprintf(path, sizeof(path), "/c%zu\xff\"", i);
+		struct acct_cgroup_id id = { .path = path, .depth = 1, .hierarchies = 3, .inode = { 42 } };
+		assert_int_equal(acct_ledger_add(l, &id, now - 5000000, &cg), 0);
+		if (i == 0) { /* one never read */
+			assert_int_equal(acct_cgroup_list_entry_write(&all, cg, now), 0);
+			assert_int_equal(acct_cgroup_write_json(&all, l, cg, now, false, 2), 0);
+			continue;
+		}
+		for (int q = 0; q < _ACCT_Q_MAX; q++)
+			if (q % (int)(i + 1) != 1)
+				acct_cgroup_set(cg, (enum acct_quantity)q, (int64_t)(q * 1000003 * i) - (q == 3 ? INT64_MAX : 0));
+		if (i % 2)
+			assert_int_equal(acct_counter_upgrade(cg->q[ACCT_Q_MEMORY]), 0);
+		acct_cgroup_set_double(&cg->cpu_rate_bits, doubles[i]);
+		__atomic_store_n(&cg->cpu_rate_known, i % 3 != 0, __ATOMIC_RELEASE);
+		acct_cgroup_set_double(&cg->memory_motion_bits, -doubles[i]);
+		__atomic_store_n(&cg->memory_motion_known, i % 2 == 0, __ATOMIC_RELEASE);
+		for (int a = 0; a < 3; a++) {
+			acct_cgroup_set_double(&cg->cpu_rate_avg_bits[a], doubles[(i + (size_t)a) % ELEMENTSOF(doubles)]);
+			cg->loadavg[a] = (unsigned long)(i * 1000 + (size_t)a * 2047);
+		}
+		for (int r = 0; r < _ACCT_PSI_MAX; r++) {
+			__atomic_store_n(&cg->psi_known[r], (i + (size_t)r) % 2 == 0, __ATOMIC_RELEASE);
+			for (int k = 0; k < 2; k++)
+				for (int a = 0; a < 3; a++)
+					cg->psi_avg[r][k][a] = (uint32_t)(i * 37 + (size_t)r * 11 + (size_t)k * 5 + (size_t)a);
+		}
+		int64_t io[_ACCT_IO_STAT_MAX] = { 4096, 8192, 3, 5, -1, (int64_t)i };
+		assert_int_equal(acct_cgroup_set_io_device(cg, (unsigned)(i % 2 ? sda : anon), io), 0);
+		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+			acct_cgroup_set_double(&cg->io_rate_bits[k], doubles[(i + (size_t)k) % ELEMENTSOF(doubles)]);
+		__atomic_store_n(&cg->io_rate_known, i % 4 != 1, __ATOMIC_RELEASE);
+		assert_int_equal(acct_cgroup_set_memstat(l, cg, "anon", 4, (int64_t)i * 4096), 0);
+		assert_int_equal(acct_cgroup_set_memstat(l, cg, "we\"ird", 6, 7), 0);
+		assert_int_equal(acct_cgroup_set_node(cg, 0, 6 << 20), 0);
+		assert_int_equal(acct_cgroup_set_node(cg, 1, (int64_t)i << 20), 0);
+		__atomic_store_n(&cg->memstat_bound, i % 2 ? 0 : 64 * i, __ATOMIC_RELAXED);
+		__atomic_store_n(&cg->sample_errors, i, __ATOMIC_RELAXED);
+		for (int g = 0; g < _ACCT_GROUP_MAX; g++)
+			if ((size_t)g != i % 4)
+				cg->sampled_us[g] = now - 1500000 * (uint64_t)(g + 1);
+		if (i == 5)
+			acct_ledger_kill(l, cg, now - 1000000);
+		assert_int_equal(acct_cgroup_list_entry_write(&all, cg, now), 0);
+		assert_int_equal(acct_cgroup_write_json(&all, l, cg, now, i % 2 == 0, 2), 0);
+		acct_json_buf_append(&all, "\n", 1);
+	}
+
+	char path[4096];
+	const char *dir = getenv("ACCT_TEST_DATA");
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/ledger-json/records.json", dir);
+	if (getenv("ACCT_LEDGER_JSON_GOLDEN_WRITE")) {
+		FILE *out = fopen(path, "we");
+		assert_non_null(out);
+		assert_int_equal(fwrite(all.data, 1, all.len, out), all.len);
+		assert_int_equal(fclose(out), 0);
+	} else {
+		FILE *in = fopen(path, "re");
+		assert_non_null(in);
+		char *want = calloc(1, 1 << 20);
+		assert_non_null(want);
+		size_t n = fread(want, 1, (1 << 20) - 1, in);
+		fclose(in);
+		assert_int_equal(n, all.len);
+		assert_memory_equal(want, all.data, n);
+		free(want);
+	}
+	acct_json_buf_free(&all);
+	acct_ledger_free(l);
+	acct_domain_free(d);
+}
+
 static void test_json_text(void **state)
 {
 	(void)state;
@@ -110,6 +210,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writers),
 		cmocka_unit_test(test_json_text),
+		cmocka_unit_test(test_golden),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

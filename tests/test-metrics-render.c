@@ -1,6 +1,6 @@
 /* test-metrics-render.c - the Prometheus and OpenMetrics pages: values and
  * units, label escaping, family layout, filters, chunking, re-snapshots after
- * a sweep, content negotiation. Every page rendered here also goes through a
+ * a sweep. Every page rendered here also goes through a
  * strict checker of the exposition syntax (check_page()). */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,7 +15,9 @@
 
 #include "ledger.h"
 #include "metrics-render.h"
+#include "histogram.h"
 #include "path.h"
+#include "reconcile.h"
 #include "topology.h"
 
 struct fixture {
@@ -913,35 +915,178 @@ static void test_never_read_is_absent(void **state)
 	free(page);
 }
 
-static void test_negotiation(void **state)
-{
-	const char *prom = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
-			   "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
-	assert_int_equal(acct_metrics_negotiate_format(prom), ACCT_METRICS_OPENMETRICS);
-	assert_int_equal(acct_metrics_negotiate_format(NULL), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format(""), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("*/*"), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("text/plain"), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text"), ACCT_METRICS_OPENMETRICS);
-	assert_int_equal(acct_metrics_negotiate_format("Application/OpenMetrics-Text; Version=\"1.0.0\""),
-			 ACCT_METRICS_OPENMETRICS);
-	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text; version=1.0.0; q=0.2, text/plain;q=0.5"),
-			 ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text;version=2.0.0"), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("application/openmetrics-text;q=0"), ACCT_METRICS_TEXT);
-	assert_int_equal(acct_metrics_negotiate_format("text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=0.0.1"),
-			 ACCT_METRICS_OPENMETRICS);
-	assert_int_equal(acct_metrics_negotiate_format(",,;;q=,=,"), ACCT_METRICS_TEXT);
+/* ---- the whole page against a stored copy ------------------------------------------ */
 
-	assert_true(acct_metrics_accepts_gzip("gzip"));
-	assert_true(acct_metrics_accepts_gzip("deflate, gzip;q=1.0, *;q=0.5"));
-	assert_true(acct_metrics_accepts_gzip("*"));
-	assert_true(acct_metrics_accepts_gzip(" GZIP ; q=0.1"));
-	assert_false(acct_metrics_accepts_gzip(NULL));
-	assert_false(acct_metrics_accepts_gzip("identity"));
-	assert_false(acct_metrics_accepts_gzip("gzip;q=0"));
-	assert_false(acct_metrics_accepts_gzip("*;q=0.5, gzip;q=0"));
-	assert_false(acct_metrics_accepts_gzip("br, deflate"));
+/* Every family with values: two full cgroups (one whose path needs escaping),
+ * I/O devices and rates, v1 memory.stat, a tombstone, and acctd's own figures
+ * all set. The pages are compared byte for byte with tests/data/metrics-render/
+ * (ACCT_METRICS_GOLDEN_WRITE=1 rewrites them): restructuring the renderer must
+ * not change a byte of what it serves. */
+static void golden_ledger(struct fixture *f)
+{
+	struct acct_cgroup *a = add_full(f, "/system.slice/a.service");
+	struct acct_cgroup *w = add_full(f, "/we\"i\\rd\xff\x1b.scope");
+	struct acct_cgroup *v1 = add(f, "/v1.slice");
+	struct acct_cgroup *gone = add(f, "/gone.service");
+	int64_t io[_ACCT_IO_STAT_MAX] = { 4096, 8192, 3, 5, 7, 9 };
+	int sda = acct_ledger_io_device_add(f->l, 8, 0, "sda"), anon = acct_ledger_io_device_add(f->l, 253, 7, NULL);
+
+	assert_true(sda >= 0 && anon >= 0);
+	assert_int_equal(acct_cgroup_set_io_device(a, (unsigned)sda, io), 0);
+	for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
+		acct_cgroup_set(a, acct_io_stat_quantity((enum acct_io_stat)k), io[k] * 2);
+		acct_cgroup_set_double(&a->io_rate_bits[k], 0.1 * (k + 1));
+	}
+	__atomic_store_n(&a->io_rate_known, true, __ATOMIC_RELEASE);
+	io[ACCT_IO_READ_BYTES] = 512;
+	io[ACCT_IO_WRITE_IOS] = -1;
+	assert_int_equal(acct_cgroup_set_io_device(a, (unsigned)anon, io), 0);
+	assert_int_equal(acct_cgroup_set_io_device(w, (unsigned)anon, io), 0);
+	for (int i = 0; i < 3; i++) {
+		acct_cgroup_set_double(&a->cpu_rate_avg_bits[i], 1.0 / (i + 3));
+		acct_cgroup_set_double(&w->cpu_rate_avg_bits[i], 1e-7 * (i + 1));
+	}
+	acct_cgroup_set_double(&w->cpu_rate_bits, 123456789.125);
+	acct_cgroup_set(a, ACCT_Q_MEMORY_EVENTS_LOW, 1);
+	acct_cgroup_set(a, ACCT_Q_MEMORY_EVENTS_HIGH, 2);
+	acct_cgroup_set(a, ACCT_Q_MEMORY_EVENTS_MAX, 4);
+	acct_cgroup_set(a, ACCT_Q_MEMORY_EVENTS_OOM, 5);
+	acct_cgroup_set(a, ACCT_Q_MEMORY_EVENTS_OOM_KILL, 1);
+	acct_cgroup_set(a, ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL, 6);
+	acct_cgroup_set(a, ACCT_Q_MEMORY_UNDER_OOM, 0);
+	acct_cgroup_set(a, ACCT_Q_PSI_CPU_SOME, 1234567);
+	acct_cgroup_set(w, ACCT_Q_MEMORY_HIGH, 1 << 30);
+	acct_cgroup_set(w, ACCT_Q_SWAP_MAX, 1 << 20);
+	acct_cgroup_set(w, ACCT_Q_CPU_USAGE, -3);
+	__atomic_store_n(&w->sample_errors, 17, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->psi_avg[ACCT_PSI_MEMORY][1][2], 10000, __ATOMIC_RELAXED);
+	w->loadavg[0] = 2047;
+	w->loadavg[1] = 4096 + 1;
+	w->loadavg[2] = ~0ul;
+	assert_int_equal(acct_cgroup_set_memstat(f->l, a, "file_mapped", 11, 1024), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, a, "thp_fault_alloc", 15, 3), 0);
+	assert_int_equal(acct_counter_upgrade(a->q[ACCT_Q_MEMORY]), 0);
+	assert_int_equal(acct_counter_upgrade(a->q[ACCT_Q_CPU_USAGE]), 0);
+	assert_int_equal(acct_counter_upgrade(a->q[ACCT_Q_TASKS]), 0);
+	acct_cgroup_set(v1, ACCT_Q_MEMORY, 5000);
+	acct_cgroup_set(v1, ACCT_Q_MEMORY_MAX, 9000);
+	acct_cgroup_set(v1, ACCT_Q_CPU_USAGE, 0);
+	acct_cgroup_set(v1, ACCT_Q_CPU_PERIODS, 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, v1, "rss", 3, 100), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, v1, "total_rss", 9, 300), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, v1, "total_cache", 11, 700), 0);
+	acct_cgroup_set(gone, ACCT_Q_MEMORY, 222);
+	acct_cgroup_set(gone, ACCT_Q_CPU_USAGE, 1500000);
+	acct_cgroup_set(gone, ACCT_Q_MEMORY_PEAK, 4096);
+	acct_ledger_kill(f->l, gone, f->now - 1000000);
+}
+
+static void golden_compare(const char *page, const char *name)
+{
+	char path[4096];
+	const char *dir = getenv("ACCT_TEST_DATA");
+
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/metrics-render/%s", dir, name);
+	if (getenv("ACCT_METRICS_GOLDEN_WRITE")) {
+		FILE *out = fopen(path, "we");
+		assert_non_null(out);
+		assert_int_equal(fwrite(page, 1, strlen(page), out), strlen(page));
+		assert_int_equal(fclose(out), 0);
+		return;
+	}
+	FILE *in = fopen(path, "re");
+	if (!in)
+		fail_msg("%s: %m", path);
+	char *want = calloc(1, 1 << 20);
+	assert_non_null(want);
+	size_t n = fread(want, 1, (1 << 20) - 1, in);
+	fclose(in);
+	if (strlen(page) != n || memcmp(page, want, n) != 0) {
+		size_t i = 0;
+		while (i < n && page[i] == want[i])
+			i++;
+		fail_msg("%s differs at byte %zu: ...%.80s", name, i, page + (i > 20 ? i - 20 : 0));
+	}
+	free(want);
+}
+
+static void test_golden(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	static const double bounds[4] = { 0.001, 0.25, 1, __builtin_inf() };
+	static const struct acct_metrics_count api[2] = {
+		{ "io.acctd.Accounting.Get", "ok", 5 },
+		{ "io.acctd.Accounting.Get", "io.acctd.Accounting.NoSuchCgroup", 1 },
+	};
+	static const struct acct_metrics_count refusals[1] = { { "cpu", NULL, 3 } };
+	static const struct acct_metrics_count http[2] = { { "200", NULL, 40 }, { "400", NULL, 2 } };
+	struct acct_reconcile_report rec = {
+		.passes = 9, .checked_parents = 4, .root_memory = 1 << 30, .meminfo_used = 2ll << 30,
+		.meminfo_total = 8ll << 30,
+	};
+	struct acct_metrics_self self = {
+		.version = "1.2.3",
+		.start_time = 1700000000.5,
+		.ready = true,
+		.cgroups_live = 3,
+		.cgroups_dead = 1,
+		.bucket_bounds = bounds,
+		.nr_buckets = 4,
+		.pass = { { .bucket = { 1, 2, 3, 3 }, .count = 3, .sum_seconds = 0.75 },
+			  { .bucket = { 0, 1, 1, 2 }, .count = 2, .sum_seconds = 1.5 } },
+		.cgroups_failed_total = 6,
+		.log_lines_dropped = 7, .log_lines_suppressed = 8, .tombstones_folded = 9,
+		.have_sampler = true, .cached_descriptors = 120, .descriptors_degraded = true,
+		.reconcile = &rec,
+		.have_domain = true,
+		.budgets = { 1 << 20, 10000, 8 },
+		.reloads = 2, .reload_failures = 1, .last_reload_ok = false, .last_reload_time = 1700000100.25,
+		.have_api = true, .api_connections = 2, .api_connections_total = 30, .api_refused_total = 1,
+		.api_requests = api, .nr_api_requests = 2, .api_budget_refusals = refusals, .nr_api_budget_refusals = 1,
+		.have_http = true, .http_connections = 1, .http_connections_total = 42, .http_evicted_total = 3,
+		.http_refused_total = 4, .http_timeouts_total = 5, .http_responses = http, .nr_http_responses = 2,
+		.collectors = { [0] = { "bpf", "the kernel's accounting" }, [1] = { "files", NULL } },
+		.bpf_checks = 11, .bpf_mismatches = 1, .kernel_passes = 12,
+		.have_history = true, .history_enabled = true, .history_up = true, .history_bytes = 1 << 22,
+		.history_errors_total = 1, .history_recordings_total = 100, .history_records_total = 7,
+		.history_heap_bytes = 1 << 20, .history_last_recording_time = 1700000200.75,
+		.history_last_recording_age = 2.5, .history_interval = 10, .history_stalled = false,
+		.have_process = true, .process_cpu_seconds = 12.34, .process_rss_bytes = 1 << 24,
+		.process_virtual_bytes = 1ull << 33, .process_max_fds = 65536,
+	};
+
+	for (int i = 0; i < _ACCT_ERR_MAX; i++)
+		self.sample_errors[i] = (uint64_t)i * 3;
+	for (int i = 0; i < _ACCT_INV_MAX; i++) {
+		rec.violations[i] = (uint64_t)i;
+		rec.violations_total[i] = (uint64_t)i * 10;
+	}
+	for (uint64_t v = 1; v < 200; v += 7) {
+		histogram_add(&rec.drift_memory, v * 4096);
+		histogram_add(&rec.drift_cpu, v * 1000);
+	}
+	acct_domain_stats(f->d, &self.domain);
+	golden_ledger(f);
+	acct_metrics_options_default(&o);
+	o.families = ACCT_METRICS_FAMILIES_ALL;
+	o.memory_stat_types = NULL;
+	static const char *const names[2] = { "all.txt", "all.om" };
+	for (int om = 0; om < 2; om++) {
+		o.format = om ? ACCT_METRICS_OPENMETRICS : ACCT_METRICS_TEXT;
+		char *page = render(f, &o, &self, 1 << 20);
+		golden_compare(page, names[om]);
+		char *small = render(f, &o, &self, 1); /* one cgroup per step: the same bytes */
+		assert_string_equal(small, page);
+		free(small);
+		free(page);
+	}
+	/* the defaults, and no self figures at all */
+	acct_metrics_options_default(&o);
+	char *page = render(f, &o, NULL, 1 << 20);
+	golden_compare(page, "default.txt");
+	free(page);
 }
 
 static void test_families_apply(void **state)
@@ -985,7 +1130,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sweep_during_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_never_read_is_absent, setup, teardown),
-		cmocka_unit_test(test_negotiation),
+		cmocka_unit_test_setup_teardown(test_golden, setup, teardown),
 		cmocka_unit_test(test_families_apply),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

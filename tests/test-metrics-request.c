@@ -134,12 +134,45 @@ static void test_version(void **state)
 	}
 }
 
+/* Accept and Accept-Encoding alone. */
+static void test_negotiation(void **state)
+{
+	const char *prom = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+			   "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+	assert_int_equal(metrics_negotiate_format(prom), ACCT_METRICS_OPENMETRICS);
+	assert_int_equal(metrics_negotiate_format(NULL), ACCT_METRICS_TEXT);
+	assert_int_equal(metrics_negotiate_format(""), ACCT_METRICS_TEXT);
+	assert_int_equal(metrics_negotiate_format("*/*"), ACCT_METRICS_TEXT);
+	assert_int_equal(metrics_negotiate_format("text/plain"), ACCT_METRICS_TEXT);
+	assert_int_equal(metrics_negotiate_format("application/openmetrics-text"), ACCT_METRICS_OPENMETRICS);
+	assert_int_equal(metrics_negotiate_format("Application/OpenMetrics-Text; Version=\"1.0.0\""),
+			 ACCT_METRICS_OPENMETRICS);
+	assert_int_equal(metrics_negotiate_format("application/openmetrics-text; version=1.0.0; q=0.2, text/plain;q=0.5"),
+			 ACCT_METRICS_TEXT);
+	assert_int_equal(metrics_negotiate_format("application/openmetrics-text;version=2.0.0"), ACCT_METRICS_TEXT);
+	assert_int_equal(metrics_negotiate_format("application/openmetrics-text;q=0"), ACCT_METRICS_TEXT);
+	assert_int_equal(metrics_negotiate_format("text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=0.0.1"),
+			 ACCT_METRICS_OPENMETRICS);
+	assert_int_equal(metrics_negotiate_format(",,;;q=,=,"), ACCT_METRICS_TEXT);
+
+	assert_true(metrics_accepts_gzip("gzip"));
+	assert_true(metrics_accepts_gzip("deflate, gzip;q=1.0, *;q=0.5"));
+	assert_true(metrics_accepts_gzip("*"));
+	assert_true(metrics_accepts_gzip(" GZIP ; q=0.1"));
+	assert_false(metrics_accepts_gzip(NULL));
+	assert_false(metrics_accepts_gzip("identity"));
+	assert_false(metrics_accepts_gzip("gzip;q=0"));
+	assert_false(metrics_accepts_gzip("*;q=0.5, gzip;q=0"));
+	assert_false(metrics_accepts_gzip("br, deflate"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_served),
 		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_negotiation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

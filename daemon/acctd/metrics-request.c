@@ -1,12 +1,15 @@
 /* metrics-request.c - the /metrics endpoint's answer to a request, decided
- * from the request alone (see metrics-request.h). */
+ * from the request alone (see metrics-request.h), with the Accept and
+ * Accept-Encoding negotiation it rests on. */
 #include "metrics-request.h"
 
 #include <errno.h>
 #include <sys/queue.h> /* before keyvalq_struct.h */
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "metrics-families.h"
 #include "name-escape.h"
@@ -96,6 +99,115 @@ static bool apply_query(const char *query, struct metrics_plan *ret)
 	return !bad;
 }
 
+/* ---- content negotiation ------------------------------------------------------- */
+
+static const char *skip_ws(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	return s;
+}
+
+static bool token_eq(const char *s, size_t n, const char *lit)
+{
+	return n == strlen(lit) && strncasecmp(s, lit, n) == 0;
+}
+
+/* One element of a comma-separated header: the value before ';' (trimmed)
+ * and its q and version parameters. */
+struct hdr_elem {
+	const char *v;
+	size_t vlen;
+	double q;
+	const char *version;
+	size_t version_len;
+};
+
+static const char *next_elem(const char *s, struct hdr_elem *e)
+{
+	const char *end = s + strcspn(s, ",");
+	const char *p = skip_ws(s, end);
+	const char *semi = memchr(p, ';', (size_t)(end - p));
+	const char *vend = semi ? semi : end;
+
+	while (vend > p && (vend[-1] == ' ' || vend[-1] == '\t'))
+		vend--;
+	*e = (struct hdr_elem){ .v = p, .vlen = (size_t)(vend - p), .q = 1.0 };
+	for (const char *q = semi; q && q < end;) {
+		const char *pend = memchr(q + 1, ';', (size_t)(end - q - 1));
+		if (!pend)
+			pend = end;
+		const char *k = skip_ws(q + 1, pend);
+		const char *eq = memchr(k, '=', (size_t)(pend - k));
+		if (eq) {
+			size_t klen = (size_t)(eq - k);
+			while (klen && (k[klen - 1] == ' ' || k[klen - 1] == '\t'))
+				klen--;
+			const char *val = skip_ws(eq + 1, pend);
+			const char *vend2 = pend;
+			while (vend2 > val && (vend2[-1] == ' ' || vend2[-1] == '\t'))
+				vend2--;
+			if (vend2 - val >= 2 && val[0] == '"' && vend2[-1] == '"')
+				val++, vend2--;
+			if (token_eq(k, klen, "q")) {
+				char buf[16];
+				size_t n = MIN((size_t)(vend2 - val), sizeof(buf) - 1);
+				memcpy(buf, val, n);
+				buf[n] = '\0';
+				char *ep;
+				double qv = strtod(buf, &ep);
+				e->q = ep == buf || !(qv >= 0) ? 0 : qv > 1 ? 1 : qv;
+			} else if (token_eq(k, klen, "version")) {
+				e->version = val;
+				e->version_len = (size_t)(vend2 - val);
+			}
+		}
+		q = pend < end ? pend : NULL;
+	}
+	return *end ? end + 1 : end;
+}
+
+enum acct_metrics_format metrics_negotiate_format(const char *accept)
+{
+	double q_om = 0, q_text = 0;
+
+	if (!accept)
+		return ACCT_METRICS_TEXT;
+	for (const char *s = accept; *s;) {
+		struct hdr_elem e;
+		s = next_elem(s, &e);
+		if (token_eq(e.v, e.vlen, "application/openmetrics-text")) {
+			if (!e.version || token_eq(e.version, e.version_len, "1.0.0") ||
+			    token_eq(e.version, e.version_len, "0.0.1"))
+				q_om = MAX(q_om, e.q);
+		} else if (token_eq(e.v, e.vlen, "text/plain")) {
+			if (!e.version || token_eq(e.version, e.version_len, "0.0.4"))
+				q_text = MAX(q_text, e.q);
+		} else if (token_eq(e.v, e.vlen, "text/*") || token_eq(e.v, e.vlen, "*/*"))
+			q_text = MAX(q_text, e.q);
+	}
+	return q_om > 0 && q_om >= q_text ? ACCT_METRICS_OPENMETRICS : ACCT_METRICS_TEXT;
+}
+
+bool metrics_accepts_gzip(const char *accept_encoding)
+{
+	double q_gzip = -1, q_any = -1;
+
+	if (!accept_encoding)
+		return false;
+	for (const char *s = accept_encoding; *s;) {
+		struct hdr_elem e;
+		s = next_elem(s, &e);
+		if (token_eq(e.v, e.vlen, "gzip") || token_eq(e.v, e.vlen, "x-gzip"))
+			q_gzip = MAX(q_gzip, e.q);
+		else if (token_eq(e.v, e.vlen, "*"))
+			q_any = MAX(q_any, e.q);
+	}
+	return q_gzip >= 0 ? q_gzip > 0 : q_any > 0;
+}
+
+/* ---- the plan ------------------------------------------------------------------ */
+
 void metrics_request_plan(const struct metrics_request *rq, uint32_t default_families, struct metrics_plan *ret)
 {
 	*ret = (struct metrics_plan){
@@ -113,8 +225,8 @@ void metrics_request_plan(const struct metrics_request *rq, uint32_t default_fam
 		refuse(ret, 405, "Method Not Allowed", "Method not allowed: use GET or HEAD\n");
 		return;
 	}
-	ret->format = acct_metrics_negotiate_format(rq->accept);
+	ret->format = metrics_negotiate_format(rq->accept);
 	if (rq->query && !apply_query(rq->query, ret))
 		return;
-	ret->gzip = acct_metrics_accepts_gzip(rq->accept_encoding);
+	ret->gzip = metrics_accepts_gzip(rq->accept_encoding);
 }

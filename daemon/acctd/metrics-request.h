@@ -59,3 +59,11 @@ struct metrics_plan {
  * Parameters other than format and family are ignored; of several format=,
  * the last counts; several family= add up. Always fills *ret. */
 void metrics_request_plan(const struct metrics_request *rq, uint32_t default_families, struct metrics_plan *ret);
+
+/* Content negotiation. Which format an Accept header asks for: OpenMetrics
+ * when it accepts application/openmetrics-text (version 1.0.0 or none) with a
+ * q at least that of text/plain (or a wildcard); text otherwise (also for a
+ * missing or unparsable header). */
+enum acct_metrics_format metrics_negotiate_format(const char *accept);
+/* Whether an Accept-Encoding header allows gzip (gzip or * with q > 0). */
+bool metrics_accepts_gzip(const char *accept_encoding);

@@ -13,6 +13,7 @@
 #include "cgroup-layout.h"
 #include "format-double.h"
 #include "name-escape.h"
+#include "text-buf.h"
 #include "util.h"
 
 static const char *const psi_names[_ACCT_PSI_MAX] = { "cpu", "memory", "io" };
@@ -112,42 +113,14 @@ struct json_object *acct_pass_to_json(const struct acct_pass_report *pass)
 
 void acct_json_buf_free(struct acct_json_buf *b)
 {
-	free(b->data);
-	*b = (struct acct_json_buf){ 0 };
+	text_buf_free(&b->text);
 }
 
-static bool buf_reserve(struct acct_json_buf *b, size_t n)
-{
-	if (b->failed)
-		return false;
-	if (b->alloc - b->len > n)
-		return true;
-	size_t want = MAX(b->alloc * 2, b->len + n + 1);
-	want = MAX(want, (size_t)4096);
-	char *p = realloc(b->data, want);
-	if (!p) {
-		b->failed = true;
-		return false;
-	}
-	b->data = p;
-	b->alloc = want;
-	return true;
-}
-
-/* The writers' append: inline, no terminator (added once at the end, by
- * put_end()), a single branch when the space is there. buf_reserve() keeps
- * one byte spare for the terminator. */
+/* The writers' append (text-buf.h): inline, no terminator (added once at the
+ * end, by put_end()); text_buf_reserve() keeps a byte spare for it. */
 static inline void app(struct acct_json_buf *b, const char *s, size_t n)
 {
-	if (likely(b->alloc - b->len > n)) {
-		memcpy(b->data + b->len, s, n);
-		b->len += n;
-		return;
-	}
-	if (!buf_reserve(b, n))
-		return;
-	memcpy(b->data + b->len, s, n);
-	b->len += n;
+	text_buf_append(&b->text, s, n);
 }
 
 static int put_end(struct acct_json_buf *b)
@@ -167,27 +140,18 @@ void acct_json_buf_append(struct acct_json_buf *b, const char *s, size_t n)
 
 #define PUT(b, lit) app((b), (lit), sizeof(lit) - 1)
 
-static void put_i64(struct acct_json_buf *b, int64_t v)
+/* The union of ledger-json.h reads one buffer under two names. */
+_Static_assert(offsetof(struct acct_json_buf, data) == offsetof(struct text_buf, data) &&
+		       offsetof(struct acct_json_buf, len) == offsetof(struct text_buf, len) &&
+		       offsetof(struct acct_json_buf, alloc) == offsetof(struct text_buf, alloc) &&
+		       offsetof(struct acct_json_buf, failed) == offsetof(struct text_buf, failed),
+	       "acct_json_buf is a text_buf");
+
+static inline void put_i64(struct acct_json_buf *b, int64_t v)
 {
-	static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-				       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-				       "8081828384858687888990919293949596979899";
-	char tmp[24], *p = tmp + sizeof(tmp);
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-	while (u >= 100) {
-		unsigned d = (unsigned)(u % 100);
-		u /= 100;
-		p -= 2;
-		memcpy(p, pairs + 2 * d, 2);
-	}
-	if (u >= 10) {
-		p -= 2;
-		memcpy(p, pairs + 2 * u, 2);
-	} else
-		*--p = (char)('0' + u);
-	if (v < 0)
-		*--p = '-';
-	app(b, p, (size_t)(tmp + sizeof(tmp) - p));
+	char *o = text_buf_reserve(&b->text, TEXT_NUMBER_MAX);
+	if (likely(o))
+		text_buf_commit(&b->text, text_put_i64(o, v));
 }
 
 /* A key known to need no escaping (our own names). */

@@ -14,6 +14,7 @@
 #include "ledger.h"
 #include "reconcile.h"
 #include "sampler.h"
+#include "text-buf.h"
 
 /* One cgroup's record and its List entry are each defined once, by a text
  * writer below; the json-c forms are parsed from that text. Parsing costs
@@ -39,9 +40,16 @@ struct json_object *acct_cgroup_list_entry_json(const struct acct_cgroup *cg, ui
  * times cheaper: the API's Get and List). They append to a growable buffer; a
  * failed allocation sets `failed`, and the writers then return -ENOMEM. */
 struct acct_json_buf {
-	char *data; /* NUL-terminated while not failed */
-	size_t len, alloc;
-	bool failed;
+	/* lib/basic's text buffer (text-buf.h), which the writers fill; its
+	 * fields keep the names that the buffer's users read. */
+	union {
+		struct text_buf text;
+		struct {
+			char *data; /* NUL-terminated while not failed */
+			size_t len, alloc;
+			bool failed;
+		};
+	};
 };
 void acct_json_buf_append(struct acct_json_buf *b, const char *s, size_t n);
 /* Free the text; the buffer is empty and usable again. */

@@ -185,11 +185,3 @@ enum acct_memstat_class {
 };
 /* The class of `key` (v1's total_ prefix already removed). */
 enum acct_memstat_class acct_memstat_classify(const char *key);
-
-/* Content negotiation. Which format an Accept header asks for: OpenMetrics
- * when it accepts application/openmetrics-text (version 1.0.0 or none) with a
- * q at least that of text/plain (or a wildcard); text otherwise (also for a
- * missing or unparsable header). */
-enum acct_metrics_format acct_metrics_negotiate_format(const char *accept);
-/* Whether an Accept-Encoding header allows gzip (gzip or * with q > 0). */
-bool acct_metrics_accepts_gzip(const char *accept_encoding);

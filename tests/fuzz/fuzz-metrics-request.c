@@ -139,9 +139,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      plan.families == again.families && plan.gzip == again.gzip,
 	      "the same request, the same plan");
 
-	enum acct_metrics_format negotiated = acct_metrics_negotiate_format(accept);
+	enum acct_metrics_format negotiated = metrics_negotiate_format(accept);
 	check(negotiated == ACCT_METRICS_TEXT || negotiated == ACCT_METRICS_OPENMETRICS, "negotiated format");
-	bool gzip = acct_metrics_accepts_gzip(encoding);
+	bool gzip = metrics_accepts_gzip(encoding);
 
 	check(plan.close == (rq.major < 1 || (rq.major == 1 && rq.minor == 0)), "Connection: close for HTTP/1.0");
 	bool is_metrics = path && strcmp(path, "/metrics") == 0;
