@@ -1,53 +1,12 @@
 /* metrics-http.c - the /metrics endpoint: evhttp on the manager's event loop,
- * content negotiation, gzip, and a page streamed in chunks from the ledger.
- *
- * Requests. GET and HEAD /metrics; 404 for other paths, 405 (with Allow) for
- * other methods. Query parameters: format=text|openmetrics overrides the
- * Accept header (Prometheus 2.42 cannot choose the format in its scrape
- * configuration, but it can send params: {format: [text]}); family=LIST
- * (repeatable, words separated by commas or blanks, as in
- * acct_metrics_families_apply()) replaces the configured set of families for
- * that scrape.
- *
- * Streaming. A scrape starts by copying what the page shows from the ledger
- * (acct_metrics_page_new() under rcu_read_lock(): paths and values, ~550
- * bytes per cgroup, one pass over the records); then it renders about
- * METRICS_CHUNK bytes of the page, hands them to evhttp as one HTTP chunk
- * (gzip-compressed when asked for) and continues when that chunk has left for
- * the socket. A slow reader holds at most one chunk, and the daemon's memory
- * does not grow with the page. The event loop runs between chunks, and with it
- * the sweep that frees tombstones (acct_ledger_sweep() in start_pass()): the
- * page holds no record pointers, so nothing needs to be re-found, and every
- * family of a page shows the same instant. (Keeping a sorted array of record
- * pointers instead, and re-finding them by path after each sweep, saves the
- * copy but reads the ledger in page order, a cache miss per value: twice as
- * slow at 10,000 cgroups.)
- *
- * Limits. Request headers METRICS_MAX_HEADERS_SIZE, bodies
- * METRICS_MAX_BODY_SIZE (evhttp answers 413 beyond), no progress in either
- * direction for METRICS_IO_TIMEOUT_S (evhttp_set_timeout), a complete request
- * within METRICS_REQUEST_TIMEOUT_S of connecting or of the previous response
- * (slow clients that trickle a request), a whole response within
- * METRICS_RESPONSE_TIMEOUT_S (slow readers), and at most METRICS_MAX_CONNECTIONS
- * connections, of which METRICS_MAX_SCRAPES may be receiving a page (503 with
- * Retry-After beyond: each page holds a copy of the ledger, ~7 MB at 10,000
- * cgroups, so this bounds that memory), at most METRICS_MAX_SCRAPES_PER_PEER
- * of them for one client (tcp-peer.h: a user of this host, whatever address
- * it connects from, or a remote address), so that no client can take every
- * slot by holding slow scrapes. evhttp in libevent 2.1 has no connection limit and no
- * callback for new connections, so the count is kept with evhttp_set_bevcb():
- * it creates each connection's bufferevent, which tells of every new
- * connection; evhttp sets its connection object as the bufferevent's callback
- * argument, which is how the connection is found (bufferevent_getcb(), on the
- * next turn of the loop, before any I/O on it) and given a close callback.
- * The server holds a reference on every bufferevent it created until that
- * connection is known to be closed, so a pointer never dangles (a freed
- * connection's bufferevent has its callbacks cleared, and evhttp always keeps
- * an event callback on a live one). Past the limit the
- * oldest connection that is not being answered is closed (idle keep-alive
- * connections, clients that never finish a request), so new scrapes are served
- * while someone holds many idle connections; when every other connection is
- * being answered, the new one is closed. */
+ * content negotiation (metrics-request.c), gzip, and a page streamed in
+ * chunks from the ledger, within limits no client can push past. GET and
+ * HEAD /metrics; 404 for other paths, 405 (with Allow) for other methods.
+ * Query parameters: format=text|openmetrics overrides the Accept header
+ * (Prometheus 2.42 cannot choose the format in its scrape configuration, but
+ * it can send params: {format: [text]}); family=LIST (repeatable, words
+ * separated by commas or blanks, as in acct_metrics_families_apply())
+ * replaces the configured set of families for that scrape. */
 #include "metrics-http.h"
 
 #include <errno.h>
@@ -79,6 +38,18 @@
 #include "api.h"
 #include "tcp-peer.h"
 
+/* Limits. Request headers METRICS_MAX_HEADERS_SIZE, bodies
+ * METRICS_MAX_BODY_SIZE (evhttp answers 413 beyond), no progress in either
+ * direction for METRICS_IO_TIMEOUT_S (evhttp_set_timeout), a complete request
+ * within METRICS_REQUEST_TIMEOUT_S of connecting or of the previous response
+ * (slow clients that trickle a request), a whole response within
+ * METRICS_RESPONSE_TIMEOUT_S (slow readers), and at most METRICS_MAX_CONNECTIONS
+ * connections, of which METRICS_MAX_SCRAPES may be receiving a page (503 with
+ * Retry-After beyond: each page holds a copy of the ledger, ~7 MB at 10,000
+ * cgroups, so this bounds that memory), at most METRICS_MAX_SCRAPES_PER_PEER
+ * of them for one client (tcp-peer.h: a user of this host, whatever address
+ * it connects from, or a remote address), so that no client can take every
+ * slot by holding slow scrapes. */
 #define METRICS_LISTEN_PAUSE_US 100000 /* accept() failing for want of descriptors or memory */
 #define METRICS_MAX_HEADERS_SIZE 8192
 #define METRICS_MAX_BODY_SIZE 4096
@@ -145,6 +116,21 @@ struct metrics_server {
 };
 
 /* ---- connections ------------------------------------------------------------- */
+
+/* evhttp in libevent 2.1 has no connection limit and no callback for new
+ * connections, so the count is kept with evhttp_set_bevcb(): it creates each
+ * connection's bufferevent, which tells of every new connection; evhttp sets
+ * its connection object as the bufferevent's callback argument, which is how
+ * the connection is found (bufferevent_getcb(), on the next turn of the loop,
+ * before any I/O on it) and given a close callback. The server holds a
+ * reference on every bufferevent it created until that connection is known
+ * to be closed, so a pointer never dangles (a freed connection's bufferevent
+ * has its callbacks cleared, and evhttp always keeps an event callback on a
+ * live one). Past the limit the oldest connection that is not being answered
+ * is closed (idle keep-alive connections, clients that never finish a
+ * request), so new scrapes are served while someone holds many idle
+ * connections; when every other connection is being answered, the new one is
+ * closed. */
 
 /* evhttp always sets an event callback on a connection's bufferevent (the
  * read callback comes and goes: it is cleared while a response is written),
@@ -410,6 +396,19 @@ static void reply_text(struct metrics_server *s, struct metrics_conn *c, struct 
 }
 
 /* ---- scrapes ---------------------------------------------------------------------- */
+
+/* A scrape starts by copying what the page shows from the ledger
+ * (acct_metrics_page_new() under rcu_read_lock(): paths and values, ~550
+ * bytes per cgroup, one pass over the records); then it renders about
+ * METRICS_CHUNK bytes of the page, hands them to evhttp as one HTTP chunk
+ * (gzip-compressed when asked for) and continues when that chunk has left for
+ * the socket. A slow reader holds at most one chunk, and the daemon's memory
+ * does not grow with the page. The event loop runs between chunks, and with it
+ * the sweep that frees tombstones: the page holds no record pointers, so
+ * nothing needs to be re-found, and every family of a page shows the same
+ * instant. (Keeping a sorted array of record pointers instead, and re-finding
+ * them by path after each sweep, saves the copy but reads the ledger in page
+ * order, a cache miss per value: twice as slow at 10,000 cgroups.) */
 
 static struct scrape *scrape_free(struct scrape *sc)
 {
