@@ -597,6 +597,88 @@ uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g,
 	return now_us > t ? now_us - t : 0;
 }
 
+/* ---- Readers: a consistent copy of what a record serves ------------------
+ * (memory orders: ledger.h, same section) */
+
+void acct_cgroup_read(const struct acct_cgroup *cg, unsigned what, uint64_t now_us, struct acct_cgroup_values *ret)
+{
+	/* the stamps before anything they date */
+	for (int g = 0; g < _ACCT_GROUP_MAX; g++)
+		ret->age[g] = acct_cgroup_age(cg, (enum acct_sample_group)g, now_us);
+
+	if (what & ACCT_READ_STATE) {
+		ret->dead = acct_cgroup_is_dead(cg);
+		ret->died_us = ret->dead ? __atomic_load_n(&cg->died_us, __ATOMIC_RELAXED) : 0;
+		ret->populated = __atomic_load_n(&cg->populated, __ATOMIC_RELAXED);
+		ret->hierarchies = __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+		ret->sample_errors = __atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED);
+	}
+	if (what & ACCT_READ_RATES) {
+		ret->cpu_rate_known = __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE);
+		ret->io_rate_known = __atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE);
+		ret->memory_motion_known = __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE);
+		ret->cpu_rate = acct_cgroup_get_double(&cg->cpu_rate_bits);
+		for (int a = 0; a < 3; a++)
+			ret->cpu_rate_avg[a] = acct_cgroup_get_double(&cg->cpu_rate_avg_bits[a]);
+		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+			ret->io_rate[k] = acct_cgroup_get_double(&cg->io_rate_bits[k]);
+		ret->memory_motion = acct_cgroup_get_double(&cg->memory_motion_bits);
+	}
+	if (what & ACCT_READ_LOAD)
+		for (int a = 0; a < 3; a++)
+			ret->loadavg[a] = __atomic_load_n(&cg->loadavg[a], __ATOMIC_RELAXED);
+	if (what & ACCT_READ_PSI) {
+		for (int r = 0; r < _ACCT_PSI_MAX; r++)
+			ret->psi_known[r] = __atomic_load_n(&cg->psi_known[r], __ATOMIC_ACQUIRE);
+		for (int r = 0; r < _ACCT_PSI_MAX; r++)
+			for (int k = 0; k < _ACCT_PSI_KIND_MAX; k++)
+				for (int a = 0; a < 3; a++)
+					ret->psi_avg[r][k][a] = __atomic_load_n(&cg->psi_avg[r][k][a], __ATOMIC_RELAXED);
+	}
+	if (what & ACCT_READ_MEMORY) {
+		ret->memstat = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
+		ret->memstat_bound = __atomic_load_n(&cg->memstat_bound, __ATOMIC_RELAXED);
+		ret->numa_us = __atomic_load_n(&cg->numa_us, __ATOMIC_RELAXED);
+		ret->numa_known = __atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE);
+	}
+	if (what & ACCT_READ_IO) {
+		const struct acct_cgroup_io *io = __atomic_load_n(&cg->io, __ATOMIC_ACQUIRE);
+		unsigned n = io ? __atomic_load_n(&io->n, __ATOMIC_ACQUIRE) : 0;
+		ret->has_io = io != NULL;
+		ret->nr_io = n;
+		for (unsigned i = 0; i < n; i++) {
+			ret->io[i].device = io->dev[i].device;
+			for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+				ret->io[i].v[k] = __atomic_load_n(&io->dev[i].v[k], __ATOMIC_RELAXED);
+		}
+	}
+}
+
+bool acct_cgroup_quantity_known(const struct acct_cgroup *cg, enum acct_quantity q)
+{
+	return __atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE);
+}
+
+uint32_t acct_cgroup_hierarchies(const struct acct_cgroup *cg)
+{
+	return __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+}
+
+bool acct_cgroup_motion(const struct acct_cgroup *cg, enum acct_quantity q, double *ret)
+{
+	if (q == ACCT_Q_MEMORY && __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE)) {
+		*ret = acct_cgroup_get_double(&cg->memory_motion_bits);
+		return true;
+	}
+	if (q == ACCT_Q_CPU_USAGE && __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE)) {
+		*ret = acct_cgroup_get_double(&cg->cpu_rate_bits) * 1e6;
+		return true;
+	}
+	return false;
+}
+
+/* ---- end of Readers ------------------------------------------------------- */
+
 /* ---- block I/O per device ------------------------------------------------- */
 
 static const struct {
