@@ -613,6 +613,21 @@ static void test_read(void **state)
 	assert_int_equal(cv.sample_errors, UINT64_C(0xaaaaaaaaaaaaaaaa));
 	assert_int_equal(cv.nr_io, 0xaaaaaaaau);
 	assert_int_equal(cv.io[0].v[0], (int64_t)UINT64_C(0xaaaaaaaaaaaaaaaa));
+
+	/* a List row: its part of the rates, load and pressure */
+	cg->loadavg[0] = 1024;
+	cg->psi_avg[ACCT_PSI_IO][ACCT_PSI_SOME][0] = 77;
+	acct_cgroup_set_double(&cg->io_rate_bits[ACCT_IO_READ_BYTES], 100.0);
+	memset(&cv, 0xaa, sizeof(cv));
+	acct_cgroup_read(cg, ACCT_READ_LIST_ROW, 12, &cv);
+	assert_true(cv.cpu_rate_known && cv.cpu_rate == 0.5);
+	assert_true(cv.io_rate_known && cv.io_rate[ACCT_IO_READ_BYTES] == 100.0 &&
+		    cv.io_rate[ACCT_IO_WRITE_BYTES] == 300.0);
+	assert_int_equal(cv.loadavg[0], 1024);
+	assert_true(cv.psi_known[ACCT_PSI_IO] && !cv.psi_known[ACCT_PSI_MEMORY]);
+	assert_int_equal(cv.psi_avg[ACCT_PSI_IO][ACCT_PSI_SOME][0], 77);
+	assert_int_equal(cv.loadavg[1], 0xaaaaaaaaaaaaaaaau); /* not a List row's */
+	assert_int_equal(cv.psi_avg[ACCT_PSI_IO][ACCT_PSI_FULL][2], 0xaaaaaaaau);
 }
 
 int main(void)

@@ -67,7 +67,9 @@ static uint64_t record_hash(struct acct_ledger *l, const struct acct_cgroup *cg)
 	struct acct_cgroup_values cv;
 	uint64_t h = FNV1A_64_OFFSET;
 
-	acct_cgroup_read(cg, ACCT_READ_STATE | ACCT_READ_RATES | ACCT_READ_LOAD | ACCT_READ_PSI | ACCT_READ_MEMORY,
+	acct_cgroup_read(cg,
+			 ACCT_READ_STATE | ACCT_READ_CPU_RATE | ACCT_READ_IO_RATE | ACCT_READ_LOAD | ACCT_READ_PSI |
+				 ACCT_READ_MEMORY,
 			 0 /* no ages */, &cv);
 	h = hash_fnv1a_u64(h, cg->serial);
 	h = hash_fnv1a_u64(h, cv.dead);

@@ -267,13 +267,19 @@ uint64_t acct_cgroup_quantity_sampled(const struct acct_cgroup *cg, enum acct_qu
  * acct_cgroup_age()). The copy is not atomic as a whole: a pass may land between two of
  * its loads, as between two reads of the record before. */
 enum acct_cgroup_read_what {
-	ACCT_READ_STATE = 1u << 0,  /* dead, died_us, populated, hierarchies, sample_errors */
-	ACCT_READ_RATES = 1u << 1,  /* CPU rate and averages, I/O rates, memory motion */
-	ACCT_READ_LOAD = 1u << 2,   /* loadavg */
-	ACCT_READ_PSI = 1u << 3,    /* psi_known, psi_avg */
-	ACCT_READ_MEMORY = 1u << 4, /* memstat (the record's array), memstat_bound, numa_known, numa_us */
-	ACCT_READ_IO = 1u << 5,     /* has_io and the values per device, copied */
-	ACCT_READ_ALL = (1u << 6) - 1,
+	ACCT_READ_STATE = 1u << 0,    /* dead, died_us, populated, hierarchies, sample_errors */
+	ACCT_READ_CPU_RATE = 1u << 1, /* cpu_rate_known, cpu_rate, cpu_rate_avg */
+	ACCT_READ_IO_RATE = 1u << 2,  /* io_rate_known, io_rate */
+	ACCT_READ_MOTION = 1u << 3,   /* memory_motion_known, memory_motion */
+	ACCT_READ_LOAD = 1u << 4,     /* loadavg */
+	ACCT_READ_PSI = 1u << 5,      /* psi_known, psi_avg */
+	ACCT_READ_MEMORY = 1u << 6,   /* memstat (the record's array), memstat_bound, numa_known, numa_us */
+	ACCT_READ_IO = 1u << 7,       /* has_io and the values per device, copied */
+	ACCT_READ_ALL = (1u << 8) - 1,
+	/* What a List row shows, a part of the above: cpu_rate_known, cpu_rate,
+	 * io_rate_known, io_rate[] of ACCT_IO_READ_BYTES and _WRITE_BYTES,
+	 * loadavg[0], psi_known and psi_avg[][ACCT_PSI_SOME][0] (avg10) */
+	ACCT_READ_LIST_ROW = 1u << 8,
 };
 
 struct acct_cgroup_values {
@@ -287,7 +293,8 @@ struct acct_cgroup_values {
 	uint64_t died_us;                /* when dead; 0 otherwise */
 	uint64_t sample_errors;
 
-	/* ACCT_READ_RATES (the values are copied whether known or not) */
+	/* ACCT_READ_CPU_RATE, _IO_RATE, _MOTION (the values are copied whether
+	 * known or not) */
 	bool cpu_rate_known;
 	bool io_rate_known;
 	bool memory_motion_known;
@@ -350,7 +357,22 @@ uint32_t acct_cgroup_hierarchies(const struct acct_cgroup *cg);
  * usec/s); false for other quantities and until measured. Motion x age
  * estimates how far a served value may have moved since it was read
  * (docs/counters.md, "Staleness and fresh reads"). */
-bool acct_cgroup_motion(const struct acct_cgroup *cg, enum acct_quantity q, double *ret);
+static inline bool acct_cgroup_motion(const struct acct_cgroup *cg, enum acct_quantity q, double *ret)
+{
+	/* inline: the List writes four quantities per row, two never move */
+	const uint64_t *bits;
+	if (q == ACCT_Q_MEMORY && __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE))
+		bits = &cg->memory_motion_bits;
+	else if (q == ACCT_Q_CPU_USAGE && __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE))
+		bits = &cg->cpu_rate_bits;
+	else
+		return false;
+	uint64_t b = __atomic_load_n(bits, __ATOMIC_RELAXED);
+	double v;
+	__builtin_memcpy(&v, &b, sizeof(v));
+	*ret = q == ACCT_Q_CPU_USAGE ? v * 1e6 : v;
+	return true;
+}
 
 /* Ask the CPU for what a read of cg will touch beyond the record itself (its
  * path, counters, NUMA sums and memory.stat array), for a caller that walks

@@ -619,7 +619,7 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 {
 	struct acct_cgroup_values cv;
 
-	acct_cgroup_read(cg, ACCT_READ_RATES | ACCT_READ_LOAD | ACCT_READ_PSI, now_us, &cv);
+	acct_cgroup_read(cg, ACCT_READ_LIST_ROW, now_us, &cv);
 	PUT(b, "{\"path\":");
 	put_string(b, cg->path);
 	if (acct_cgroup_is_dead(cg))

@@ -1753,8 +1753,8 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 		return n;
 	make_slots(p, l);
 	/* the per-device values only where a family shows them */
-	unsigned what = ACCT_READ_STATE | ACCT_READ_RATES | ACCT_READ_LOAD | ACCT_READ_PSI | ACCT_READ_MEMORY |
-			(p->opts.families & ((1u << ACCT_MF_IO_DEVICES) | (1u << ACCT_MF_CADVISOR)) ? ACCT_READ_IO : 0);
+	unsigned what = ACCT_READ_STATE | ACCT_READ_CPU_RATE | ACCT_READ_IO_RATE | ACCT_READ_LOAD | ACCT_READ_PSI |
+			ACCT_READ_MEMORY | (p->opts.families & ((1u << ACCT_MF_IO_DEVICES) | (1u << ACCT_MF_CADVISOR)) ? ACCT_READ_IO : 0);
 	p->rows = calloc(MAX((size_t)n, 1), sizeof(*p->rows));
 	if (!p->rows)
 		return -ENOMEM;
