@@ -264,8 +264,8 @@ uint64_t acct_cgroup_quantity_sampled(const struct acct_cgroup *cg, enum acct_qu
  * or count (memstat, io, io->n). acct_cgroup_read() loads the stamps first
  * and the flags, `dead` and pointers with acquire, then the values relaxed:
  * a value is at least as new as the stamp and flag copied with it (see
- * acct_cgroup_age()). The copy is not atomic as a whole: a pass may land between two of
- * its loads, as between two reads of the record before. */
+ * acct_cgroup_age()). The copy is not atomic as a whole: a pass may land
+ * between two of its loads, as between two reads of the record before. */
 enum acct_cgroup_read_what {
 	ACCT_READ_STATE = 1u << 0,    /* dead, died_us, populated, hierarchies, sample_errors */
 	ACCT_READ_CPU_RATE = 1u << 1, /* cpu_rate_known, cpu_rate, cpu_rate_avg */
@@ -312,9 +312,8 @@ struct acct_cgroup_values {
 
 	/* ACCT_READ_MEMORY. memstat is the record's own array (ACCT_MEMSTAT_MAX
 	 * values, NULL until read), not a copy: a page reads a few of its keys,
-	 * and copying all would cost more than they do. Read it with
-	 * acct_memstat_value() only, as long as the record is (ledger.h,
-	 * "Concurrency"). */
+ * and copying all would cost more than they do. Read it with
+	 * acct_memstat_value() only, while the record is valid. */
 	const int64_t *memstat;
 	uint64_t memstat_bound;          /* bytes */
 	bool numa_known;
@@ -333,9 +332,9 @@ struct acct_cgroup_values {
 /* Copy what `what` (bits of enum acct_cgroup_read_what) names of cg into
  * *ret, and the ages at now_us (any value where the ages are not wanted); the
  * other fields are left as they were (the struct is large: only what is
- * asked is written). The caller keeps cg valid
- * (ledger.h, "Concurrency"). Costs a few loads per field, no lock, no
- * allocation; ACCT_READ_IO copies 6 values per device the cgroup has. */
+ * asked is written). The caller keeps cg valid ("Concurrency" above).
+ * Costs a few loads per field, no lock, no allocation; ACCT_READ_IO copies 6
+ * values per device the cgroup has. */
 void acct_cgroup_read(const struct acct_cgroup *cg, unsigned what, uint64_t now_us, struct acct_cgroup_values *ret);
 
 /* A memory.stat value of the array acct_cgroup_read() gave (index: from
