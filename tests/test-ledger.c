@@ -511,6 +511,125 @@ static void test_values_out_of_memory(void **state)
 	assert_int_equal(cg->io->dev[0].v[5], 6);
 }
 
+/* acct_cgroup_read(): what a record serves, copied; only what was asked. */
+static void test_read(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/r", 1);
+	struct acct_cgroup_values cv;
+	int64_t io[_ACCT_IO_STAT_MAX] = { 10, 20, 1, 2, -1, -1 };
+	double motion = -1;
+
+	/* nothing read yet */
+	memset(&cv, 0xaa, sizeof(cv));
+	acct_cgroup_read(cg, ACCT_READ_ALL, 10, &cv);
+	for (int g = 0; g < _ACCT_GROUP_MAX; g++)
+		assert_int_equal(cv.age[g], UINT64_MAX);
+	assert_false(cv.dead);
+	assert_int_equal(cv.died_us, 0);
+	assert_true(cv.populated); /* until cgroup.events says otherwise */
+	assert_int_equal(cv.hierarchies, 1);
+	assert_int_equal(cv.sample_errors, 0);
+	assert_false(cv.cpu_rate_known);
+	assert_false(cv.io_rate_known);
+	assert_false(cv.memory_motion_known);
+	for (int r = 0; r < _ACCT_PSI_MAX; r++)
+		assert_false(cv.psi_known[r]);
+	assert_null(cv.memstat);
+	assert_int_equal(acct_memstat_value(cv.memstat, 0), -1);
+	assert_false(cv.numa_known);
+	assert_false(cv.has_io);
+	assert_int_equal(cv.nr_io, 0);
+	assert_false(acct_cgroup_quantity_known(cg, ACCT_Q_MEMORY));
+	assert_false(acct_cgroup_motion(cg, ACCT_Q_MEMORY, &motion));
+	assert_false(acct_cgroup_motion(cg, ACCT_Q_CPU_USAGE, &motion));
+	assert_true(motion == -1); /* not written */
+
+	/* what the sampler stores */
+	acct_cgroup_set(cg, ACCT_Q_MEMORY, 4096);
+	acct_cgroup_set_double(&cg->cpu_rate_bits, 0.5);
+	for (int a = 0; a < 3; a++)
+		acct_cgroup_set_double(&cg->cpu_rate_avg_bits[a], a + 0.25);
+	cg->cpu_rate_known = true;
+	acct_cgroup_set_double(&cg->io_rate_bits[ACCT_IO_WRITE_BYTES], 300.0);
+	cg->io_rate_known = true;
+	acct_cgroup_set_double(&cg->memory_motion_bits, 1e6);
+	cg->memory_motion_known = true;
+	cg->loadavg[1] = 2048;
+	cg->psi_avg[ACCT_PSI_IO][ACCT_PSI_FULL][2] = 1234;
+	cg->psi_known[ACCT_PSI_IO] = true;
+	cg->populated = false;
+	cg->sample_errors = 3;
+	cg->memstat_bound = 8192;
+	cg->numa_us = 7;
+	cg->sampled_us[ACCT_GROUP_FAST] = 4;
+	cg->sampled_us[ACCT_GROUP_LOAD] = 10;
+	assert_int_equal(acct_cgroup_set_node(cg, 0, 100), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, cg, "anon", 4, 123), 0);
+	assert_int_equal(acct_ledger_io_device_add(f->l, 8, 0, "sda"), 0);
+	assert_int_equal(acct_ledger_io_device_add(f->l, 8, 16, "sdb"), 1);
+	assert_int_equal(acct_cgroup_set_io_device(cg, 1, io), 0);
+	acct_ledger_kill(f->l, cg, 9);
+
+	acct_cgroup_read(cg, ACCT_READ_ALL, 12, &cv);
+	assert_int_equal(cv.age[ACCT_GROUP_FAST], 8);
+	assert_int_equal(cv.age[ACCT_GROUP_SLOW], UINT64_MAX);
+	assert_int_equal(cv.age[ACCT_GROUP_LOAD], 2);
+	assert_true(cv.dead);
+	assert_int_equal(cv.died_us, 9);
+	assert_false(cv.populated);
+	assert_int_equal(cv.sample_errors, 3);
+	assert_true(cv.cpu_rate_known && cv.cpu_rate == 0.5 && cv.cpu_rate_avg[2] == 2.25);
+	assert_true(cv.io_rate_known && cv.io_rate[ACCT_IO_WRITE_BYTES] == 300.0);
+	assert_true(cv.memory_motion_known && cv.memory_motion == 1e6);
+	assert_int_equal(cv.loadavg[1], 2048);
+	assert_true(cv.psi_known[ACCT_PSI_IO]);
+	assert_false(cv.psi_known[ACCT_PSI_CPU]);
+	assert_int_equal(cv.psi_avg[ACCT_PSI_IO][ACCT_PSI_FULL][2], 1234);
+	assert_non_null(cv.memstat);
+	assert_int_equal(acct_memstat_value(cv.memstat, acct_ledger_memstat_find(f->l, "anon")), 123);
+	assert_int_equal(acct_memstat_value(cv.memstat, 1), -1); /* a key it did not report */
+	assert_int_equal(acct_memstat_value(cv.memstat, -ENOENT), -1);
+	assert_int_equal(cv.memstat_bound, 8192);
+	assert_true(cv.numa_known);
+	assert_int_equal(cv.numa_us, 7);
+	assert_true(cv.has_io);
+	assert_int_equal(cv.nr_io, 1);
+	assert_int_equal(cv.io[0].device, 1);
+	assert_memory_equal(cv.io[0].v, io, sizeof(io));
+
+	assert_true(acct_cgroup_quantity_known(cg, ACCT_Q_MEMORY));
+	assert_false(acct_cgroup_quantity_known(cg, ACCT_Q_TASKS));
+	assert_true(acct_cgroup_motion(cg, ACCT_Q_MEMORY, &motion) && motion == 1e6);
+	assert_true(acct_cgroup_motion(cg, ACCT_Q_CPU_USAGE, &motion) && motion == 0.5e6);
+	assert_false(acct_cgroup_motion(cg, ACCT_Q_TASKS, &motion));
+	assert_int_equal(acct_cgroup_hierarchies(cg), 1);
+
+	/* only what was asked is written: the ages always */
+	memset(&cv, 0xaa, sizeof(cv));
+	acct_cgroup_read(cg, ACCT_READ_LOAD, 12, &cv);
+	assert_int_equal(cv.age[ACCT_GROUP_LOAD], 2);
+	assert_int_equal(cv.loadavg[1], 2048);
+	assert_int_equal(cv.sample_errors, UINT64_C(0xaaaaaaaaaaaaaaaa));
+	assert_int_equal(cv.nr_io, 0xaaaaaaaau);
+	assert_int_equal(cv.io[0].v[0], (int64_t)UINT64_C(0xaaaaaaaaaaaaaaaa));
+
+	/* a List row: its part of the rates, load and pressure */
+	cg->loadavg[0] = 1024;
+	cg->psi_avg[ACCT_PSI_IO][ACCT_PSI_SOME][0] = 77;
+	acct_cgroup_set_double(&cg->io_rate_bits[ACCT_IO_READ_BYTES], 100.0);
+	memset(&cv, 0xaa, sizeof(cv));
+	acct_cgroup_read(cg, ACCT_READ_LIST_ROW, 12, &cv);
+	assert_true(cv.cpu_rate_known && cv.cpu_rate == 0.5);
+	assert_true(cv.io_rate_known && cv.io_rate[ACCT_IO_READ_BYTES] == 100.0 &&
+		    cv.io_rate[ACCT_IO_WRITE_BYTES] == 300.0);
+	assert_int_equal(cv.loadavg[0], 1024);
+	assert_true(cv.psi_known[ACCT_PSI_IO] && !cv.psi_known[ACCT_PSI_MEMORY]);
+	assert_int_equal(cv.psi_avg[ACCT_PSI_IO][ACCT_PSI_SOME][0], 77);
+	assert_int_equal(cv.loadavg[1], 0xaaaaaaaaaaaaaaaau); /* not a List row's */
+	assert_int_equal(cv.psi_avg[ACCT_PSI_IO][ACCT_PSI_FULL][2], 0xaaaaaaaau);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +649,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kernel_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_add_out_of_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_values_out_of_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -215,7 +215,7 @@ static int fresh_read(struct manager *m, const char *path, struct acct_fresh_rea
 	rcu_read_lock();
 	struct acct_cgroup *cg = acct_ledger_find(manager_ledger(m), path);
 	if (cg) {
-		hierarchies = __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+		hierarchies = acct_cgroup_hierarchies(cg);
 		dead = acct_cgroup_is_dead(cg);
 	}
 	rcu_read_unlock();
@@ -434,7 +434,7 @@ static int m_compare(struct request *rq, struct json_object *params)
 		rcu_read_unlock();
 		return api_no_such_cgroup(rq, path);
 	}
-	if (!is_fresh && !__atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE)) {
+	if (!is_fresh && !acct_cgroup_quantity_known(cg, (enum acct_quantity)q)) {
 		/* A quantity acctd knows but never read for this cgroup: say why,
 		 * so that it does not read as a misspelt name. */
 		rcu_read_unlock();
@@ -460,14 +460,7 @@ static int m_compare(struct request *rq, struct json_object *params)
 		age = acct_cgroup_quantity_age(cg, (enum acct_quantity)q, now);
 	}
 	double motion = 0;
-	bool motion_known = false;
-	if (q == ACCT_Q_MEMORY && __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE)) {
-		motion = acct_cgroup_get_double(&cg->memory_motion_bits);
-		motion_known = true;
-	} else if (q == ACCT_Q_CPU_USAGE && __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE)) {
-		motion = acct_cgroup_get_double(&cg->cpu_rate_bits) * 1e6;
-		motion_known = true;
-	}
+	bool motion_known = acct_cgroup_motion(cg, (enum acct_quantity)q, &motion);
 	rcu_read_unlock();
 
 	_cleanup_json_ struct json_object *p = json_object_new_object(), *v = json_object_new_object();

@@ -53,48 +53,60 @@ struct watch {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct watch *, api_watch_free)
 
+static uint64_t double_bits(double v)
+{
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof(bits));
+	return bits;
+}
+
 /* A fingerprint of a record's values (not their ages): equal fingerprints,
  * nothing to report. */
 static uint64_t record_hash(struct acct_ledger *l, const struct acct_cgroup *cg)
 {
+	struct acct_cgroup_values cv;
 	uint64_t h = FNV1A_64_OFFSET;
+
+	acct_cgroup_read(cg,
+			 ACCT_READ_STATE | ACCT_READ_CPU_RATE | ACCT_READ_IO_RATE | ACCT_READ_LOAD | ACCT_READ_PSI |
+				 ACCT_READ_MEMORY,
+			 0 /* no ages */, &cv);
 	h = hash_fnv1a_u64(h, cg->serial);
-	h = hash_fnv1a_u64(h, acct_cgroup_is_dead(cg));
-	h = hash_fnv1a_u64(h, __atomic_load_n(&cg->populated, __ATOMIC_RELAXED));
-	h = hash_fnv1a_u64(h, __atomic_load_n(&cg->hierarchies, __ATOMIC_RELAXED));
+	h = hash_fnv1a_u64(h, cv.dead);
+	h = hash_fnv1a_u64(h, cv.populated);
+	h = hash_fnv1a_u64(h, cv.hierarchies);
 	for (int q = 0; q < _ACCT_Q_MAX; q++) {
 		struct acct_reading rd = { 0 };
 		bool known = acct_cgroup_get(cg, (enum acct_quantity)q, false, &rd);
 		h = hash_fnv1a_u64(h, known);
 		h = hash_fnv1a_u64(h, (uint64_t)rd.value);
 	}
-	h = hash_fnv1a_u64(h, __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_RELAXED));
-	h = hash_fnv1a_u64(h, __atomic_load_n(&cg->cpu_rate_bits, __ATOMIC_RELAXED));
+	h = hash_fnv1a_u64(h, cv.cpu_rate_known);
+	h = hash_fnv1a_u64(h, double_bits(cv.cpu_rate));
 	/* I/O rates (the per-device values move with the totals, which are quantities) */
 	for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
-		h = hash_fnv1a_u64(h, __atomic_load_n(&cg->io_rate_bits[k], __ATOMIC_RELAXED));
+		h = hash_fnv1a_u64(h, double_bits(cv.io_rate[k]));
 	for (int i = 0; i < 3; i++) {
-		h = hash_fnv1a_u64(h, __atomic_load_n(&cg->cpu_rate_avg_bits[i], __ATOMIC_RELAXED));
-		h = hash_fnv1a_u64(h, __atomic_load_n(&cg->loadavg[i], __ATOMIC_RELAXED));
+		h = hash_fnv1a_u64(h, double_bits(cv.cpu_rate_avg[i]));
+		h = hash_fnv1a_u64(h, cv.loadavg[i]);
 	}
 	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
-		h = hash_fnv1a_u64(h, __atomic_load_n(&cg->psi_known[r], __ATOMIC_RELAXED));
+		h = hash_fnv1a_u64(h, cv.psi_known[r]);
 		for (int k = 0; k < _ACCT_PSI_KIND_MAX; k++)
 			for (int a = 0; a < 3; a++)
-				h = hash_fnv1a_u64(h, __atomic_load_n(&cg->psi_avg[r][k][a], __ATOMIC_RELAXED));
+				h = hash_fnv1a_u64(h, cv.psi_avg[r][k][a]);
 	}
-	int64_t *ms = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
-	if (ms)
+	if (cv.memstat)
 		for (unsigned i = 0; i < acct_ledger_memstat_count(l); i++)
-			h = hash_fnv1a_u64(h, (uint64_t)__atomic_load_n(&ms[i], __ATOMIC_RELAXED));
-	if (__atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE))
+			h = hash_fnv1a_u64(h, (uint64_t)acct_memstat_value(cv.memstat, (int)i));
+	if (cv.numa_known)
 		for (unsigned n = 0;; n++) {
 			struct acct_reading rd;
 			if (acct_counter_read_node(cg->numa, n, &rd) < 0)
 				break;
 			h = hash_fnv1a_u64(h, (uint64_t)rd.value);
 		}
-	h = hash_fnv1a_u64(h, __atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED));
+	h = hash_fnv1a_u64(h, cv.sample_errors);
 	return h;
 }
 

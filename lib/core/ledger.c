@@ -597,6 +597,114 @@ uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g,
 	return now_us > t ? now_us - t : 0;
 }
 
+/* ---- Readers: a consistent copy of what a record serves ------------------
+ * (memory orders: ledger.h, same section) */
+
+/* Local copies of acct_cgroup_age() and acct_cgroup_get_double(): the
+ * exported ones are not inlined (the library is position independent), and
+ * a List or a scrape calls this once per cgroup. */
+static inline uint64_t age_at(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us)
+{
+	uint64_t t = __atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE);
+	if (t == 0)
+		return UINT64_MAX;
+	return now_us > t ? now_us - t : 0;
+}
+
+static inline double double_at(const uint64_t *bits)
+{
+	uint64_t b = __atomic_load_n(bits, __ATOMIC_RELAXED);
+	double v;
+	memcpy(&v, &b, sizeof(v));
+	return v;
+}
+
+void acct_cgroup_read(const struct acct_cgroup *cg, unsigned what, uint64_t now_us, struct acct_cgroup_values *ret)
+{
+	/* the stamps before anything they date */
+	for (int g = 0; g < _ACCT_GROUP_MAX; g++)
+		ret->age[g] = age_at(cg, (enum acct_sample_group)g, now_us);
+
+	if (what & ACCT_READ_STATE) {
+		ret->dead = __atomic_load_n(&cg->dead, __ATOMIC_ACQUIRE);
+		ret->died_us = ret->dead ? __atomic_load_n(&cg->died_us, __ATOMIC_RELAXED) : 0;
+		ret->populated = __atomic_load_n(&cg->populated, __ATOMIC_RELAXED);
+		ret->hierarchies = __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+		ret->sample_errors = __atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED);
+	}
+	if (what & ACCT_READ_LIST_ROW) { /* a part of what follows, which may copy it again */
+		ret->cpu_rate_known = __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE);
+		ret->cpu_rate = double_at(&cg->cpu_rate_bits);
+		ret->io_rate_known = __atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE);
+		ret->io_rate[ACCT_IO_READ_BYTES] = double_at(&cg->io_rate_bits[ACCT_IO_READ_BYTES]);
+		ret->io_rate[ACCT_IO_WRITE_BYTES] = double_at(&cg->io_rate_bits[ACCT_IO_WRITE_BYTES]);
+		ret->loadavg[0] = __atomic_load_n(&cg->loadavg[0], __ATOMIC_RELAXED);
+		for (int r = 0; r < _ACCT_PSI_MAX; r++) {
+			ret->psi_known[r] = __atomic_load_n(&cg->psi_known[r], __ATOMIC_ACQUIRE);
+			ret->psi_avg[r][ACCT_PSI_SOME][0] = __atomic_load_n(&cg->psi_avg[r][ACCT_PSI_SOME][0], __ATOMIC_RELAXED);
+		}
+	}
+	if (what & ACCT_READ_CPU_RATE) {
+		ret->cpu_rate_known = __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE);
+		ret->cpu_rate = double_at(&cg->cpu_rate_bits);
+		for (int a = 0; a < 3; a++)
+			ret->cpu_rate_avg[a] = double_at(&cg->cpu_rate_avg_bits[a]);
+	}
+	if (what & ACCT_READ_IO_RATE) {
+		ret->io_rate_known = __atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE);
+#pragma GCC unroll 6
+		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+			ret->io_rate[k] = double_at(&cg->io_rate_bits[k]);
+	}
+	if (what & ACCT_READ_MOTION) {
+		ret->memory_motion_known = __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE);
+		ret->memory_motion = double_at(&cg->memory_motion_bits);
+	}
+	if (what & ACCT_READ_LOAD)
+		for (int a = 0; a < 3; a++)
+			ret->loadavg[a] = __atomic_load_n(&cg->loadavg[a], __ATOMIC_RELAXED);
+	if (what & ACCT_READ_PSI)
+		for (int r = 0; r < _ACCT_PSI_MAX; r++) {
+			const uint32_t *from = &cg->psi_avg[r][0][0];
+			uint32_t *to = &ret->psi_avg[r][0][0];
+			ret->psi_known[r] = __atomic_load_n(&cg->psi_known[r], __ATOMIC_ACQUIRE);
+			/* unrolled: the atomics keep the compiler from doing it, and
+			 * this runs once per cgroup of a List or a scrape */
+#pragma GCC unroll 6
+			for (int i = 0; i < _ACCT_PSI_KIND_MAX * 3; i++)
+				to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
+		}
+	if (what & ACCT_READ_MEMORY) {
+		ret->memstat = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
+		ret->memstat_bound = __atomic_load_n(&cg->memstat_bound, __ATOMIC_RELAXED);
+		ret->numa_us = __atomic_load_n(&cg->numa_us, __ATOMIC_RELAXED);
+		ret->numa_known = __atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE);
+	}
+	if (what & ACCT_READ_IO) {
+		const struct acct_cgroup_io *io = __atomic_load_n(&cg->io, __ATOMIC_ACQUIRE);
+		unsigned n = io ? __atomic_load_n(&io->n, __ATOMIC_ACQUIRE) : 0;
+		ret->has_io = io != NULL;
+		ret->nr_io = n;
+		for (unsigned i = 0; i < n; i++) {
+			ret->io[i].device = io->dev[i].device;
+			for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+				ret->io[i].v[k] = __atomic_load_n(&io->dev[i].v[k], __ATOMIC_RELAXED);
+		}
+	}
+}
+
+bool acct_cgroup_quantity_known(const struct acct_cgroup *cg, enum acct_quantity q)
+{
+	return __atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE);
+}
+
+uint32_t acct_cgroup_hierarchies(const struct acct_cgroup *cg)
+{
+	return __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+}
+
+/* ---- end of Readers ------------------------------------------------------- */
+
 /* ---- block I/O per device ------------------------------------------------- */
 
 static const struct {

@@ -21,7 +21,8 @@
  * owner calls when no sampling pass is running, so sampling workers can hold
  * record pointers for the duration of a pass without RCU. Every value in a
  * record is read and written atomically; values of one record are not a
- * consistent snapshot (each carries its own age).
+ * consistent snapshot (each carries its own age). Code outside the ledger
+ * reads them through the functions below ("Readers").
  *
  * Tombstones. A removed cgroup is marked dead and keeps its final values until
  * the retention time has passed; a recreated cgroup under the same path is a
@@ -249,6 +250,142 @@ uint64_t acct_cgroup_quantity_age(const struct acct_cgroup *cg, enum acct_quanti
 /* When q was last read (the stamp acct_cgroup_quantity_age() measures from);
  * 0 if never. */
 uint64_t acct_cgroup_quantity_sampled(const struct acct_cgroup *cg, enum acct_quantity q);
+
+/* ---- Readers: a consistent copy of what a record serves -------------------
+ *
+ * What the API, Watch and /metrics serve of a record beside its quantities
+ * (which acct_cgroup_get() reads from the counters), copied into a plain
+ * struct, so that no reader touches a record's atomics itself.
+ *
+ * Memory orders, for every field below. A writer (the sampler, the owner)
+ * stores values relaxed, then publishes them with a release store: of the
+ * group's stamp (sampled_us), of a "known" flag (cpu_rate_known, psi_known,
+ * io_rate_known, memory_motion_known, numa_known), of `dead`, or of a pointer
+ * or count (memstat, io, io->n). acct_cgroup_read() loads the stamps first
+ * and the flags, `dead` and pointers with acquire, then the values relaxed:
+ * a value is at least as new as the stamp and flag copied with it (see
+ * acct_cgroup_age()). The copy is not atomic as a whole: a pass may land
+ * between two of its loads, as between two reads of the record before. */
+enum acct_cgroup_read_what {
+	ACCT_READ_STATE = 1u << 0,    /* dead, died_us, populated, hierarchies, sample_errors */
+	ACCT_READ_CPU_RATE = 1u << 1, /* cpu_rate_known, cpu_rate, cpu_rate_avg */
+	ACCT_READ_IO_RATE = 1u << 2,  /* io_rate_known, io_rate */
+	ACCT_READ_MOTION = 1u << 3,   /* memory_motion_known, memory_motion */
+	ACCT_READ_LOAD = 1u << 4,     /* loadavg */
+	ACCT_READ_PSI = 1u << 5,      /* psi_known, psi_avg */
+	ACCT_READ_MEMORY = 1u << 6,   /* memstat (the record's array), memstat_bound, numa_known, numa_us */
+	ACCT_READ_IO = 1u << 7,       /* has_io and the values per device, copied */
+	ACCT_READ_ALL = (1u << 8) - 1,
+	/* What a List row shows, a part of the above: cpu_rate_known, cpu_rate,
+	 * io_rate_known, io_rate[] of ACCT_IO_READ_BYTES and _WRITE_BYTES,
+	 * loadavg[0], psi_known and psi_avg[][ACCT_PSI_SOME][0] (avg10) */
+	ACCT_READ_LIST_ROW = 1u << 8,
+};
+
+struct acct_cgroup_values {
+	/* always: the ages (usec at now_us; UINT64_MAX if never read), loaded first */
+	uint64_t age[_ACCT_GROUP_MAX];
+
+	/* ACCT_READ_STATE */
+	bool dead;
+	bool populated;
+	uint32_t hierarchies;            /* bits of enum acct_hierarchy */
+	uint64_t died_us;                /* when dead; 0 otherwise */
+	uint64_t sample_errors;
+
+	/* ACCT_READ_CPU_RATE, _IO_RATE, _MOTION (the values are copied whether
+	 * known or not) */
+	bool cpu_rate_known;
+	bool io_rate_known;
+	bool memory_motion_known;
+	double cpu_rate;                 /* cores, last fast interval */
+	double cpu_rate_avg[3];          /* 1, 5, 15 minutes */
+	double io_rate[_ACCT_IO_STAT_MAX]; /* per second, last fast interval */
+	double memory_motion;            /* bytes per second (struct acct_cgroup) */
+
+	/* ACCT_READ_LOAD */
+	unsigned long loadavg[3];        /* kernel fixed point (FSHIFT 11) */
+
+	/* ACCT_READ_PSI (the averages are copied whether known or not) */
+	bool psi_known[_ACCT_PSI_MAX];
+	uint32_t psi_avg[_ACCT_PSI_MAX][_ACCT_PSI_KIND_MAX][3]; /* hundredths of a percent */
+
+	/* ACCT_READ_MEMORY. memstat is the record's own array (ACCT_MEMSTAT_MAX
+	 * values, NULL until read), not a copy: a page reads a few of its keys,
+ * and copying all would cost more than they do. Read it with
+	 * acct_memstat_value() only, while the record is valid. */
+	const int64_t *memstat;
+	uint64_t memstat_bound;          /* bytes */
+	bool numa_known;
+	uint64_t numa_us;                /* when numa was last set; 0: with the slow group */
+
+	/* ACCT_READ_IO: has_io once a device was read (then nr_io may still be 0,
+	 * for a moment); the values per device, -1 where the kernel gave none */
+	bool has_io;
+	unsigned nr_io;
+	struct {
+		uint16_t device;         /* index in the ledger's device table */
+		int64_t v[_ACCT_IO_STAT_MAX];
+	} io[ACCT_IO_CG_DEVICES];
+};
+
+/* Copy what `what` (bits of enum acct_cgroup_read_what) names of cg into
+ * *ret, and the ages at now_us (any value where the ages are not wanted); the
+ * other fields are left as they were (the struct is large: only what is
+ * asked is written). The caller keeps cg valid ("Concurrency" above).
+ * Costs a few loads per field, no lock, no allocation; ACCT_READ_IO copies 6
+ * values per device the cgroup has. */
+void acct_cgroup_read(const struct acct_cgroup *cg, unsigned what, uint64_t now_us, struct acct_cgroup_values *ret);
+
+/* A memory.stat value of the array acct_cgroup_read() gave (index: from
+ * acct_ledger_memstat_find() or below acct_ledger_memstat_count()); -1 where
+ * the array is NULL, the index negative or the kernel did not report the key. */
+static inline int64_t acct_memstat_value(const int64_t *memstat, int index)
+{
+	return memstat && index >= 0 ? __atomic_load_n(&memstat[index], __ATOMIC_RELAXED) : -1;
+}
+
+/* Whether q has been read for cg at least once (acquire: its value may be
+ * read after). */
+bool acct_cgroup_quantity_known(const struct acct_cgroup *cg, enum acct_quantity q);
+/* The record's hierarchies (bits of enum acct_hierarchy; acquire, as
+ * acct_ledger_update_id() publishes them with their inodes). */
+uint32_t acct_cgroup_hierarchies(const struct acct_cgroup *cg);
+/* How fast q's value moves, per second, where acctd measures it: memory from
+ * the sampler's motion estimate, cpu.usage from the CPU rate (cores x 1e6
+ * usec/s); false for other quantities and until measured. Motion x age
+ * estimates how far a served value may have moved since it was read
+ * (docs/counters.md, "Staleness and fresh reads"). */
+static inline bool acct_cgroup_motion(const struct acct_cgroup *cg, enum acct_quantity q, double *ret)
+{
+	/* inline: the List writes four quantities per row, two never move */
+	const uint64_t *bits;
+	if (q == ACCT_Q_MEMORY && __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE))
+		bits = &cg->memory_motion_bits;
+	else if (q == ACCT_Q_CPU_USAGE && __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE))
+		bits = &cg->cpu_rate_bits;
+	else
+		return false;
+	uint64_t b = __atomic_load_n(bits, __ATOMIC_RELAXED);
+	double v;
+	__builtin_memcpy(&v, &b, sizeof(v));
+	*ret = q == ACCT_Q_CPU_USAGE ? v * 1e6 : v;
+	return true;
+}
+
+/* Ask the CPU for what a read of cg will touch beyond the record itself (its
+ * path, counters, NUMA sums and memory.stat array), for a caller that walks
+ * many records and reads one a few records behind. Never faults. */
+static inline void acct_cgroup_prefetch_values(const struct acct_cgroup *cg)
+{
+	__builtin_prefetch(cg->path);
+	for (int q = 0; q < _ACCT_Q_MAX; q++)
+		__builtin_prefetch(cg->q[q]);
+	__builtin_prefetch(cg->numa);
+	__builtin_prefetch(__atomic_load_n(&cg->memstat, __ATOMIC_RELAXED));
+}
+
+/* ---- end of Readers ------------------------------------------------------- */
 
 /* memory.stat keys known to the ledger (index -> name); NULL past the end. */
 const char *acct_ledger_memstat_key(const struct acct_ledger *l, unsigned index);

@@ -300,23 +300,6 @@ static void put_value(struct acct_json_buf *b, int64_t v, uint64_t bound, uint64
 	}
 }
 
-/* How fast q's value moves, per second, where acctd measures it: memory from
- * the sampler's motion estimate, cpu.usage from the CPU rate (cores x 1e6
- * usec/s). Motion x age estimates how far a served value may have moved
- * since it was read (docs/counters.md, "Staleness and fresh reads"). */
-static bool quantity_motion(const struct acct_cgroup *cg, enum acct_quantity q, double *ret)
-{
-	if (q == ACCT_Q_MEMORY && __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE)) {
-		*ret = acct_cgroup_get_double(&cg->memory_motion_bits);
-		return true;
-	}
-	if (q == ACCT_Q_CPU_USAGE && __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE)) {
-		*ret = acct_cgroup_get_double(&cg->cpu_rate_bits) * 1e6;
-		return true;
-	}
-	return false;
-}
-
 static void put_quantity(struct acct_json_buf *b, const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us,
 			 bool precise, const struct acct_fresh_reading *fresh)
 {
@@ -332,7 +315,7 @@ static void put_quantity(struct acct_json_buf *b, const struct acct_cgroup *cg, 
 		PUT(b, "null");
 		return;
 	}
-	if (quantity_motion(cg, q, &motion)) {
+	if (acct_cgroup_motion(cg, q, &motion)) {
 		PUT(b, ",\"motion_per_s\":");
 		put_double(b, motion);
 	}
@@ -352,20 +335,20 @@ static void put_double_value(struct acct_json_buf *b, double v, uint64_t age)
 	PUT(b, "}");
 }
 
-static void put_psi(struct acct_json_buf *b, const struct acct_cgroup *cg, uint64_t now_us)
+static void put_psi(struct acct_json_buf *b, const struct acct_cgroup *cg, const struct acct_cgroup_values *cv)
 {
 	static const enum acct_quantity totals[_ACCT_PSI_MAX][2] = {
 		{ ACCT_Q_PSI_CPU_SOME, ACCT_Q_PSI_CPU_FULL },
 		{ ACCT_Q_PSI_MEMORY_SOME, ACCT_Q_PSI_MEMORY_FULL },
 		{ ACCT_Q_PSI_IO_SOME, ACCT_Q_PSI_IO_FULL },
 	};
-	uint64_t age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us);
+	uint64_t age = cv->age[ACCT_GROUP_FAST];
 	bool first = true;
 
 	PUT(b, "{");
 	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
 		put_plain_key(b, &first, psi_names[r]);
-		if (!__atomic_load_n(&cg->psi_known[r], __ATOMIC_ACQUIRE)) {
+		if (!cv->psi_known[r]) {
 			PUT(b, "null");
 			continue;
 		}
@@ -377,11 +360,11 @@ static void put_psi(struct acct_json_buf *b, const struct acct_cgroup *cg, uint6
 				continue;
 			put_plain_key(b, &first_kind, k == 0 ? "some" : "full");
 			PUT(b, "{\"avg10\":");
-			put_double(b, __atomic_load_n(&cg->psi_avg[r][k][0], __ATOMIC_RELAXED) / 100.0);
+			put_double(b, cv->psi_avg[r][k][0] / 100.0);
 			PUT(b, ",\"avg60\":");
-			put_double(b, __atomic_load_n(&cg->psi_avg[r][k][1], __ATOMIC_RELAXED) / 100.0);
+			put_double(b, cv->psi_avg[r][k][1] / 100.0);
 			PUT(b, ",\"avg300\":");
-			put_double(b, __atomic_load_n(&cg->psi_avg[r][k][2], __ATOMIC_RELAXED) / 100.0);
+			put_double(b, cv->psi_avg[r][k][2] / 100.0);
 			PUT(b, ",\"total_us\":");
 			put_value(b, rd.value, rd.bound, age);
 			PUT(b, "}}");
@@ -394,26 +377,26 @@ static void put_psi(struct acct_json_buf *b, const struct acct_cgroup *cg, uint6
 /* "io": per-second rates over the last fast interval (null until two readings)
  * and the values per device; null when the cgroup has no I/O file. The totals
  * are quantities ("values": io.read_bytes, ...). */
-static void put_io(struct acct_json_buf *b, struct acct_ledger *l, const struct acct_cgroup *cg, uint64_t now_us)
+static void put_io(struct acct_json_buf *b, struct acct_ledger *l, const struct acct_cgroup *cg,
+		   const struct acct_cgroup_values *cv)
 {
-	const struct acct_cgroup_io *io = __atomic_load_n(&cg->io, __ATOMIC_ACQUIRE);
 	struct acct_reading rd;
 
-	if (!io && !acct_cgroup_get(cg, ACCT_Q_IO_READ_BYTES, false, &rd) &&
+	if (!cv->has_io && !acct_cgroup_get(cg, ACCT_Q_IO_READ_BYTES, false, &rd) &&
 	    !acct_cgroup_get(cg, ACCT_Q_IO_WRITE_BYTES, false, &rd)) {
 		PUT(b, "null");
 		return;
 	}
 	PUT(b, "{\"rate\":");
-	if (__atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE)) {
+	if (cv->io_rate_known) {
 		bool first = true;
-		uint64_t age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us); /* before the values (ledger.h: ages) */
+		uint64_t age = cv->age[ACCT_GROUP_FAST];
 		PUT(b, "{");
 		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
 			if (!acct_cgroup_get(cg, acct_io_stat_quantity((enum acct_io_stat)k), false, &rd))
 				continue;
 			put_plain_key(b, &first, acct_io_stat_name((enum acct_io_stat)k));
-			put_double(b, acct_cgroup_get_double(&cg->io_rate_bits[k]));
+			put_double(b, cv->io_rate[k]);
 		}
 		if (age != UINT64_MAX) {
 			put_plain_key(b, &first, "age_us");
@@ -423,10 +406,9 @@ static void put_io(struct acct_json_buf *b, struct acct_ledger *l, const struct 
 	} else
 		PUT(b, "null");
 	PUT(b, ",\"devices\":[");
-	unsigned n = io ? __atomic_load_n(&io->n, __ATOMIC_ACQUIRE) : 0;
 	bool first_dev = true;
-	for (unsigned i = 0; i < n; i++) {
-		const struct acct_io_device *d = acct_ledger_io_device(l, io->dev[i].device);
+	for (unsigned i = 0; i < cv->nr_io; i++) {
+		const struct acct_io_device *d = acct_ledger_io_device(l, cv->io[i].device);
 		char dev[32];
 		if (!d)
 			continue;
@@ -442,7 +424,7 @@ static void put_io(struct acct_json_buf *b, struct acct_ledger *l, const struct 
 		else
 			PUT(b, "null");
 		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
-			int64_t v = __atomic_load_n(&io->dev[i].v[k], __ATOMIC_RELAXED);
+			int64_t v = cv->io[i].v[k];
 			if (v < 0)
 				continue;
 			PUT(b, ",\"");
@@ -465,7 +447,10 @@ int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l,
 				 uint64_t now_us, bool precise, unsigned nr_nodes, const struct acct_fresh_reading *fresh)
 {
 	static const char *const minutes[3] = { "avg1", "avg5", "avg15" };
-	bool dead = acct_cgroup_is_dead(cg);
+	struct acct_cgroup_values cv;
+
+	acct_cgroup_read(cg, ACCT_READ_ALL, now_us, &cv);
+	bool dead = cv.dead;
 
 	PUT(b, "{\"path\":");
 	put_string(b, cg->path);
@@ -473,7 +458,7 @@ int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l,
 	put_i64(b, (int)cg->depth);
 	if (dead) {
 		PUT(b, ",\"state\":\"dead\",\"dead_for_us\":");
-		put_i64(b, (int64_t)(now_us - __atomic_load_n(&cg->died_us, __ATOMIC_RELAXED)));
+		put_i64(b, (int64_t)(now_us - cv.died_us));
 		/* whether the values are what it finally used, or why not */
 		enum acct_final fin = acct_cgroup_final(cg);
 		if (fin == ACCT_FINAL_READ)
@@ -484,11 +469,11 @@ int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l,
 		}
 	} else
 		PUT(b, ",\"state\":\"live\"");
-	if (__atomic_load_n(&cg->populated, __ATOMIC_RELAXED))
+	if (cv.populated)
 		PUT(b, ",\"populated\":true,\"hierarchies\":[");
 	else
 		PUT(b, ",\"populated\":false,\"hierarchies\":[");
-	uint32_t bits = __atomic_load_n(&cg->hierarchies, __ATOMIC_RELAXED);
+	uint32_t bits = cv.hierarchies;
 	bool first = true;
 	for (int i = 0; i < _ACCT_HIER_MAX; i++)
 		if (bits & (1u << i)) {
@@ -506,28 +491,28 @@ int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l,
 		put_quantity(b, cg, i, now_us, precise, fresh);
 	}
 
-	uint64_t fast_age = acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us);
-	if (__atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE)) {
+	uint64_t fast_age = cv.age[ACCT_GROUP_FAST];
+	if (cv.cpu_rate_known) {
 		PUT(b, "},\"cpu_rate_cores\":{\"rate\":");
-		put_double_value(b, acct_cgroup_get_double(&cg->cpu_rate_bits), fast_age);
+		put_double_value(b, cv.cpu_rate, fast_age);
 		for (int i = 0; i < 3; i++) {
 			PUT(b, ",\"");
 			app(b, minutes[i], strlen(minutes[i]));
 			PUT(b, "\":");
-			put_double(b, acct_cgroup_get_double(&cg->cpu_rate_avg_bits[i]));
+			put_double(b, cv.cpu_rate_avg[i]);
 		}
 		PUT(b, "}");
 	} else
 		PUT(b, "},\"cpu_rate_cores\":null"); /* no CPU time read twice: no rate */
 	PUT(b, ",\"load\":");
-	uint64_t load_age = acct_cgroup_age(cg, ACCT_GROUP_LOAD, now_us);
+	uint64_t load_age = cv.age[ACCT_GROUP_LOAD];
 	if (load_age != UINT64_MAX) {
 		PUT(b, "{");
 		for (int i = 0; i < 3; i++) {
 			PUT(b, "\"");
 			app(b, minutes[i], strlen(minutes[i]));
 			PUT(b, "\":");
-			put_double(b, (double)__atomic_load_n(&cg->loadavg[i], __ATOMIC_RELAXED) / 2048.0);
+			put_double(b, (double)cv.loadavg[i] / 2048.0);
 			PUT(b, ",");
 		}
 		PUT(b, "\"age_us\":");
@@ -536,18 +521,18 @@ int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l,
 	} else
 		PUT(b, "null");
 	PUT(b, ",\"pressure\":");
-	put_psi(b, cg, now_us);
+	put_psi(b, cg, &cv);
 	PUT(b, ",\"io\":");
-	put_io(b, l, cg, now_us);
+	put_io(b, l, cg, &cv);
 
-	uint64_t slow_age = acct_cgroup_age(cg, ACCT_GROUP_SLOW, now_us);
-	int64_t *ms = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
+	uint64_t slow_age = cv.age[ACCT_GROUP_SLOW];
+	const int64_t *ms = cv.memstat;
 	PUT(b, ",\"memory_stat\":");
 	if (ms) {
 		PUT(b, "{");
 		first = true;
 		for (unsigned i = 0; i < acct_ledger_memstat_count(l); i++) {
-			int64_t v = __atomic_load_n(&ms[i], __ATOMIC_RELAXED);
+			int64_t v = acct_memstat_value(ms, (int)i);
 			if (v < 0)
 				continue;
 			put_key(b, &first, acct_ledger_memstat_key(l, i));
@@ -563,16 +548,16 @@ int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l,
 	} else
 		PUT(b, ",\"memory_stat_age_us\":null");
 	/* What the kernel had not flushed into them when they were read. */
-	uint64_t msb = __atomic_load_n(&cg->memstat_bound, __ATOMIC_RELAXED);
+	uint64_t msb = cv.memstat_bound;
 	if (ms && msb) {
 		PUT(b, ",\"memory_stat_bound\":");
 		put_i64(b, (int64_t)MIN(msb, (uint64_t)INT64_MAX));
 	}
 
 	PUT(b, ",\"numa\":");
-	uint64_t numa_at = __atomic_load_n(&cg->numa_us, __ATOMIC_RELAXED);
+	uint64_t numa_at = cv.numa_us;
 	uint64_t numa_age = numa_at ? (now_us > numa_at ? now_us - numa_at : 0) : slow_age;
-	if (__atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE)) {
+	if (cv.numa_known) {
 		PUT(b, "[");
 		for (unsigned n = 0; n < nr_nodes; n++) {
 			struct acct_reading rd;
@@ -589,13 +574,16 @@ int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l,
 	} else
 		PUT(b, "null");
 	PUT(b, ",\"sample_errors\":");
-	put_i64(b, (int64_t)__atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED));
+	put_i64(b, (int64_t)cv.sample_errors);
 	PUT(b, "}");
 	return put_end(b);
 }
 
 int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgroup *cg, uint64_t now_us)
 {
+	struct acct_cgroup_values cv;
+
+	acct_cgroup_read(cg, ACCT_READ_LIST_ROW, now_us, &cv);
 	PUT(b, "{\"path\":");
 	put_string(b, cg->path);
 	if (acct_cgroup_is_dead(cg))
@@ -604,20 +592,19 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 		PUT(b, ",\"state\":\"live\",\"memory\":");
 	put_quantity(b, cg, ACCT_Q_MEMORY, now_us, false, NULL);
 	PUT(b, ",\"cpu_rate\":");
-	if (!__atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE))
+	if (!cv.cpu_rate_known)
 		PUT(b, "null");
 	else
-		put_double_value(b, acct_cgroup_get_double(&cg->cpu_rate_bits),
-				 acct_cgroup_age(cg, ACCT_GROUP_FAST, now_us));
+		put_double_value(b, cv.cpu_rate, cv.age[ACCT_GROUP_FAST]);
 	PUT(b, ",\"load1\":");
-	if (acct_cgroup_age(cg, ACCT_GROUP_LOAD, now_us) == UINT64_MAX)
+	if (cv.age[ACCT_GROUP_LOAD] == UINT64_MAX)
 		PUT(b, "null");
 	else
-		put_double(b, (double)__atomic_load_n(&cg->loadavg[0], __ATOMIC_RELAXED) / 2048.0);
+		put_double(b, (double)cv.loadavg[0] / 2048.0);
 	PUT(b, ",\"psi_some_avg10\":");
 	bool any_psi = false;
 	for (int r = 0; r < _ACCT_PSI_MAX; r++)
-		any_psi |= __atomic_load_n(&cg->psi_known[r], __ATOMIC_ACQUIRE);
+		any_psi |= cv.psi_known[r];
 	if (any_psi) {
 		for (int r = 0; r < _ACCT_PSI_MAX; r++) {
 			if (r == 0)
@@ -628,8 +615,8 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 			app(b, psi_names[r], strlen(psi_names[r]));
 			PUT(b, "\":");
 			/* a resource whose pressure file was never read: null, not 0 */
-			if (__atomic_load_n(&cg->psi_known[r], __ATOMIC_ACQUIRE))
-				put_double(b, __atomic_load_n(&cg->psi_avg[r][ACCT_PSI_SOME][0], __ATOMIC_RELAXED) / 100.0);
+			if (cv.psi_known[r])
+				put_double(b, cv.psi_avg[r][ACCT_PSI_SOME][0] / 100.0);
 			else
 				PUT(b, "null");
 		}
@@ -637,15 +624,15 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 	} else
 		PUT(b, "null");
 	/* systemd-cgtop's Input/s and Output/s */
-	bool io_rate = __atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE);
+	bool io_rate = cv.io_rate_known;
 	PUT(b, ",\"io_read_bytes_rate\":");
 	if (io_rate)
-		put_double(b, acct_cgroup_get_double(&cg->io_rate_bits[ACCT_IO_READ_BYTES]));
+		put_double(b, cv.io_rate[ACCT_IO_READ_BYTES]);
 	else
 		PUT(b, "null");
 	PUT(b, ",\"io_write_bytes_rate\":");
 	if (io_rate)
-		put_double(b, acct_cgroup_get_double(&cg->io_rate_bits[ACCT_IO_WRITE_BYTES]));
+		put_double(b, cv.io_rate[ACCT_IO_WRITE_BYTES]);
 	else
 		PUT(b, "null");
 	/* systemd-cgtop's Tasks; the I/O totals, from which acctctl top computes

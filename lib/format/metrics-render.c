@@ -460,37 +460,27 @@ static void prefetch_record(const struct acct_cgroup *cg)
 		__builtin_prefetch((const char *)cg + off);
 }
 
-static void prefetch_pointees(const struct acct_cgroup *cg)
+/* A row's I/O rates and per-device values (the latter in cv only when their
+ * families are on: gather()). */
+static int gather_io(struct acct_metrics_page *p, struct acct_ledger *l, const struct acct_cgroup_values *cv,
+		     struct row *row, size_t *n, size_t *cap)
 {
-	__builtin_prefetch(cg->path);
-	for (int q = 0; q < _ACCT_Q_MAX; q++)
-		__builtin_prefetch(cg->q[q]);
-	__builtin_prefetch(cg->numa);
-	__builtin_prefetch(__atomic_load_n(&cg->memstat, __ATOMIC_RELAXED));
-}
-
-/* A row's I/O rates and per-device values (only when their families are on). */
-static int gather_io(struct acct_metrics_page *p, struct acct_ledger *l, const struct acct_cgroup *cg, struct row *row,
-		     size_t *n, size_t *cap)
-{
-	row->io_rate_known = __atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE);
+	row->io_rate_known = cv->io_rate_known;
 	for (int k = 0; row->io_rate_known && k < _ACCT_IO_STAT_MAX; k++)
-		row->io_rate[k] = acct_cgroup_get_double(&cg->io_rate_bits[k]);
-	const struct acct_cgroup_io *io = __atomic_load_n(&cg->io, __ATOMIC_ACQUIRE);
-	if (!io || !(p->opts.families & ((1u << ACCT_MF_IO_DEVICES) | (1u << ACCT_MF_CADVISOR))))
+		row->io_rate[k] = cv->io_rate[k];
+	if (!cv->has_io || !(p->opts.families & ((1u << ACCT_MF_IO_DEVICES) | (1u << ACCT_MF_CADVISOR))))
 		return 0;
-	unsigned nd = __atomic_load_n(&io->n, __ATOMIC_ACQUIRE);
+	unsigned nd = cv->nr_io;
 	int r = grow((void **)&p->io, cap, *n, nd, sizeof(*p->io));
 	if (r < 0)
 		return r;
 	row->io_at = (uint32_t)*n;
 	for (unsigned i = 0; i < nd; i++) {
 		struct io_slot *s = &p->io[*n];
-		s->device = acct_ledger_io_device(l, io->dev[i].device);
+		s->device = acct_ledger_io_device(l, cv->io[i].device);
 		if (!s->device)
 			continue;
-		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
-			s->v[k] = __atomic_load_n(&io->dev[i].v[k], __ATOMIC_RELAXED);
+		memcpy(s->v, cv->io[i].v, sizeof(s->v));
 		(*n)++;
 		row->nr_io++;
 	}
@@ -527,6 +517,9 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 	if (n < 0)
 		return n;
 	make_slots(p, l);
+	/* the per-device values only where a family shows them */
+	unsigned what = ACCT_READ_STATE | ACCT_READ_CPU_RATE | ACCT_READ_IO_RATE | ACCT_READ_LOAD | ACCT_READ_PSI |
+			ACCT_READ_MEMORY | (p->opts.families & ((1u << ACCT_MF_IO_DEVICES) | (1u << ACCT_MF_CADVISOR)) ? ACCT_READ_IO : 0);
 	p->rows = calloc(MAX((size_t)n, 1), sizeof(*p->rows));
 	if (!p->rows)
 		return -ENOMEM;
@@ -534,7 +527,7 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 		if (i + 8 < n)
 			prefetch_record(v[i + 8]);
 		if (i + 4 < n)
-			prefetch_pointees(v[i + 4]);
+			acct_cgroup_prefetch_values(v[i + 4]);
 		const struct acct_cgroup *cg = v[i];
 		/* One record per path: the live one, sorted first, else the newest tombstone. */
 		if ((i > 0 && strcmp(cg->path, v[i - 1]->path) == 0) || !wanted(&p->opts, cg))
@@ -547,15 +540,17 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 		if ((r = grow((void **)&p->arena, &arena_cap, arena_len, len + 1, 1)) < 0)
 			break;
 		memcpy(p->arena + arena_len, cg->path, len + 1);
+		/* before the quantities: the ages first (ledger.h, acct_cgroup_age()) */
+		struct acct_cgroup_values cv;
+		acct_cgroup_read(cg, what, p->now_us, &cv);
 		*row = (struct row){ .path = (uint32_t)arena_len, .len = (uint32_t)len, .plain = label_plain(cg->path, len),
-				     .dead = acct_cgroup_is_dead(cg), .memstat_at = UINT32_MAX };
+				     .dead = cv.dead, .memstat_at = UINT32_MAX };
 		if (row->dead)
-			row->died_us = __atomic_load_n(&cg->died_us, __ATOMIC_ACQUIRE);
+			row->died_us = cv.died_us;
 		arena_len += len + 1;
 
-		/* the ages before the values (ledger.h: ages) */
 		for (int g = 0; g < _ACCT_GROUP_MAX; g++)
-			row->age[g] = acct_cgroup_age(cg, (enum acct_sample_group)g, p->now_us);
+			row->age[g] = cv.age[g];
 		uint64_t b[_ACCT_Q_MAX];
 		for (int q = 0; q < _ACCT_Q_MAX; q++) {
 			struct acct_reading rd;
@@ -576,29 +571,27 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 			nb += _ACCT_Q_MAX;
 		}
 		for (int res = 0; res < _ACCT_PSI_MAX; res++) {
-			if (!__atomic_load_n(&cg->psi_known[res], __ATOMIC_ACQUIRE))
+			if (!cv.psi_known[res])
 				continue;
 			row->psi_known |= 1u << res;
-			for (int k = 0; k < _ACCT_PSI_KIND_MAX; k++)
-				for (int a = 0; a < 3; a++)
-					row->psi_avg[res][k][a] = __atomic_load_n(&cg->psi_avg[res][k][a], __ATOMIC_RELAXED);
+			memcpy(row->psi_avg[res], cv.psi_avg[res], sizeof(row->psi_avg[res]));
 		}
 		for (int a = 0; a < 3; a++) {
-			row->loadavg[a] = __atomic_load_n(&cg->loadavg[a], __ATOMIC_RELAXED);
-			row->cpu_rate_avg[a] = acct_cgroup_get_double(&cg->cpu_rate_avg_bits[a]);
+			row->loadavg[a] = cv.loadavg[a];
+			row->cpu_rate_avg[a] = cv.cpu_rate_avg[a];
 		}
-		row->cpu_rate = acct_cgroup_get_double(&cg->cpu_rate_bits);
-		row->cpu_rate_known = __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE);
-		row->sample_errors = __atomic_load_n(&cg->sample_errors, __ATOMIC_RELAXED);
-		if ((r = gather_io(p, l, cg, row, &ni, &cap_io)) < 0)
+		row->cpu_rate = cv.cpu_rate;
+		row->cpu_rate_known = cv.cpu_rate_known;
+		row->sample_errors = cv.sample_errors;
+		if ((r = gather_io(p, l, &cv, row, &ni, &cap_io)) < 0)
 			break;
 
-		const int64_t *ms = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
+		const int64_t *ms = cv.memstat;
 		for (int k = 0; k < _CADVISOR_MEMSTAT_MAX; k++) {
 			const int *ki = p->cadvisor_keys[k];
-			int64_t val = ms && ki[0] >= 0 ? __atomic_load_n(&ms[ki[0]], __ATOMIC_RELAXED) : -1;
-			if (val < 0 && ms && ki[1] >= 0)
-				val = __atomic_load_n(&ms[ki[1]], __ATOMIC_RELAXED);
+			int64_t val = acct_memstat_value(ms, ki[0]);
+			if (val < 0)
+				val = acct_memstat_value(ms, ki[1]);
 			row->cadvisor_memstat[k] = val;
 		}
 		if (ms && p->nr_slots) {
@@ -607,14 +600,14 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 			row->memstat_at = (uint32_t)nm;
 			for (unsigned s = 0; s < p->nr_slots; s++) {
 				const struct slot *sl = &p->slots[s];
-				int64_t val = sl->total >= 0 ? __atomic_load_n(&ms[sl->total], __ATOMIC_RELAXED) : -1;
+				int64_t val = acct_memstat_value(ms, sl->total);
 				if (val < 0 && sl->local >= 0)
-					val = __atomic_load_n(&ms[sl->local], __ATOMIC_RELAXED);
+					val = acct_memstat_value(ms, sl->local);
 				p->mvals[nm + s] = val;
 			}
 			nm += p->nr_slots;
 		}
-		if ((p->opts.families & (1u << ACCT_MF_NUMA)) && __atomic_load_n(&cg->numa_known, __ATOMIC_ACQUIRE)) {
+		if ((p->opts.families & (1u << ACCT_MF_NUMA)) && cv.numa_known) {
 			row->numa_at = (uint32_t)nn;
 			for (unsigned node = 0;; node++) {
 				struct acct_reading rd;
