@@ -603,7 +603,7 @@ static void test_read(void **state)
 	assert_true(acct_cgroup_motion(cg, ACCT_Q_MEMORY, &motion) && motion == 1e6);
 	assert_true(acct_cgroup_motion(cg, ACCT_Q_CPU_USAGE, &motion) && motion == 0.5e6);
 	assert_false(acct_cgroup_motion(cg, ACCT_Q_TASKS, &motion));
-	assert_int_equal(acct_cgroup_hierarchies(cg), 1);
+	assert_int_equal(acct_cgroup_get_hierarchies(cg), 1);
 
 	/* only what was asked is written: the ages always */
 	memset(&cv, 0xaa, sizeof(cv));

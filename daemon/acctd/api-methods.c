@@ -215,7 +215,7 @@ static int fresh_read(struct manager *m, const char *path, struct acct_fresh_rea
 	rcu_read_lock();
 	struct acct_cgroup *cg = acct_ledger_find(manager_ledger(m), path);
 	if (cg) {
-		hierarchies = acct_cgroup_hierarchies(cg);
+		hierarchies = acct_cgroup_get_hierarchies(cg);
 		dead = acct_cgroup_is_dead(cg);
 	}
 	rcu_read_unlock();

@@ -47,10 +47,10 @@ uint64_t manager_history_inode_of(struct acct_cgroup *cg)
 {
 	if (cg->history_inode)
 		return cg->history_inode;
-	uint32_t hier = __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
+	uint32_t hier = acct_cgroup_get_hierarchies(cg);
 	for (int h = 0; h < _ACCT_HIER_MAX; h++)
 		if (hier & (1u << h)) {
-			cg->history_inode = __atomic_load_n(&cg->inode[h], __ATOMIC_RELAXED);
+			cg->history_inode = acct_cgroup_get_inode(cg, (enum acct_hierarchy)h);
 			break;
 		}
 	return cg->history_inode;
@@ -73,7 +73,7 @@ void manager_history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t
 				    .created_seen = cg->history_created_seen };
 	history_values_of(cg, &s.v);
 	enum acct_final f = acct_cgroup_final(cg);
-	uint64_t read_mono = __atomic_load_n(&cg->sampled_us[ACCT_GROUP_FAST], __ATOMIC_RELAXED);
+	uint64_t read_mono = acct_cgroup_get_group_sampled(cg, ACCT_GROUP_FAST);
 	/* Not read after its last task left: between that read and now it
 	 * could have run on every CPU the host has. */
 	int64_t cpu_bound = f == ACCT_FINAL_READ || !read_mono || now_mono <= read_mono

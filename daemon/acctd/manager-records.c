@@ -108,7 +108,7 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 		cg = acct_ledger_find(m->ledger, id->path);
 		if (cg && !acct_cgroup_is_dead(cg)) {
 			/* Before the read: a read that started earlier is not final. */
-			__atomic_fetch_add(&cg->populated_changes, 1, __ATOMIC_ACQ_REL);
+			acct_cgroup_announce_populated_change(cg);
 			log_debug("%s: cgroup.events changed, reading it and its ancestors", name_text(id->path, &text));
 			read_soon_with_ancestors(m, cg);
 		}

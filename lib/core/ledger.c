@@ -698,11 +698,6 @@ bool acct_cgroup_quantity_known(const struct acct_cgroup *cg, enum acct_quantity
 	return __atomic_load_n(&cg->q_known[q], __ATOMIC_ACQUIRE);
 }
 
-uint32_t acct_cgroup_hierarchies(const struct acct_cgroup *cg)
-{
-	return __atomic_load_n(&cg->hierarchies, __ATOMIC_ACQUIRE);
-}
-
 /* ---- end of Readers ------------------------------------------------------- */
 
 /* ---- block I/O per device ------------------------------------------------- */

@@ -348,9 +348,6 @@ static inline int64_t acct_memstat_value(const int64_t *memstat, int index)
 /* Whether q has been read for cg at least once (acquire: its value may be
  * read after). */
 bool acct_cgroup_quantity_known(const struct acct_cgroup *cg, enum acct_quantity q);
-/* The record's hierarchies (bits of enum acct_hierarchy; acquire, as
- * acct_ledger_update_id() publishes them with their inodes). */
-uint32_t acct_cgroup_hierarchies(const struct acct_cgroup *cg);
 /* How fast q's value moves, per second, where acctd measures it: memory from
  * the sampler's motion estimate, cpu.usage from the CPU rate (cores x 1e6
  * usec/s); false for other quantities and until measured. Motion x age
@@ -440,6 +437,14 @@ static inline uint64_t acct_cgroup_get_inode(const struct acct_cgroup *cg, enum 
 	return __atomic_load_n(&cg->inode[h], __ATOMIC_RELAXED);
 }
 
+/* A change of cgroup.events announced by the owner, before it has the cgroup
+ * read again: a read that started earlier is then not the final one
+ * (acct_cgroup_final()). Acquire and release. */
+static inline void acct_cgroup_announce_populated_change(struct acct_cgroup *cg)
+{
+	__atomic_fetch_add(&cg->populated_changes, 1, __ATOMIC_ACQ_REL);
+}
+
 /* Changes of cgroup.events the owner has announced; acquire, taken before a
  * read of cgroup.events so that a change announced after it makes that read
  * not the final one (acct_cgroup_final()). */
@@ -475,6 +480,14 @@ static inline void acct_cgroup_clear_final(struct acct_cgroup *cg)
 static inline void acct_cgroup_set_group_sampled(struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us)
 {
 	__atomic_store_n(&cg->sampled_us[g], now_us, __ATOMIC_RELEASE);
+}
+
+/* The monotonic time of a group's last good read (0: none), as a time to
+ * compare with; relaxed: reading the group's values after it takes
+ * acct_cgroup_read(), which orders them. */
+static inline uint64_t acct_cgroup_get_group_sampled(const struct acct_cgroup *cg, enum acct_sample_group g)
+{
+	return __atomic_load_n(&cg->sampled_us[g], __ATOMIC_RELAXED);
 }
 
 /* One more read of this cgroup that failed in part; relaxed. */
