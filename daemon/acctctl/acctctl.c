@@ -24,15 +24,15 @@
 #include <time.h>
 
 #include "acctctl.h"
+#include "basic/parse.h"
+#include "basic/timestamp.h"
 #include "build-config.h"
 #include "columns.h"
 #include "ctl-util.h"
 #include "human.h"
 #include "pager.h"
-#include "parse.h"
 #include "rows.h"
 #include "terminal.h"
-#include "timestamp.h"
 #include "verbs.h"
 
 enum {

@@ -3,7 +3,7 @@
  * one line on stderr and acctctl's exit status. */
 #pragma once
 
-#include "acct-client.h"
+#include "client/acct-client.h"
 
 /* How long a call waits for a reply. */
 #define CALL_TIMEOUT_MS (60 * 1000)

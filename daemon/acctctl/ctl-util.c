@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "acctctl.h"
-#include "name-escape.h"
+#include "basic/name-escape.h"
 
 void oom_exit(void)
 {

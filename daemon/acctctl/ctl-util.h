@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "util.h"
+#include "basic/util.h"
 
 /* Print "Out of memory." and exit with status 1. */
 void oom_exit(void) __attribute__((noreturn));

@@ -9,9 +9,9 @@
 #include <time.h>
 
 #include "acctctl.h"
+#include "basic/format-double.h"
 #include "ctl-call.h"
 #include "ctl-util.h"
-#include "format-double.h"
 
 int history_window(struct json_object *params, int64_t *ret_since, int64_t *ret_until)
 {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "acct-client.h"
+#include "client/acct-client.h"
 
 /* The error acctd answers when it records no history or cannot read it. */
 #define ACCT_ERROR_HISTORY_UNAVAILABLE ACCT_CLIENT_INTERFACE ".HistoryUnavailable"

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "basic/format-double.h"
+#include "basic/format-human.h"
 #include "ctl-util.h"
-#include "format-double.h"
-#include "format-human.h"
 
 bool utf8;
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "quantity.h"
+#include "basic/quantity.h"
 
 /* Whether the locale's character set is UTF-8 (set by main); else the
  * glyphs are ASCII. */

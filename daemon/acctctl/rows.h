@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "acct-client.h"
 #include "arena.h"
+#include "client/acct-client.h"
 #include "ctl-util.h"
 #include "table.h"
 

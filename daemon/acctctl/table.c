@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/name-escape.h"
 #include "ctl-util.h"
 #include "human.h"
-#include "name-escape.h"
 
 void table_init(struct table *t, size_t ncols, const char *const *headers, const unsigned *flags)
 {

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "acctctl.h"
+#include "basic/parse.h"
 #include "ctl-call.h"
 #include "ctl-util.h"
 #include "human.h"
-#include "parse.h"
 #include "verbs.h"
 
 /* A threshold: a plain integer in the quantity's unit (bytes, us, count),

@@ -10,11 +10,11 @@
 #include <time.h>
 
 #include "acctctl.h"
+#include "basic/hash.h"
+#include "basic/ptr-table.h"
 #include "ctl-call.h"
 #include "ctl-util.h"
-#include "hash.h"
 #include "human.h"
-#include "ptr-table.h"
 #include "terminal.h"
 #include "verbs.h"
 

@@ -24,10 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "ip-confine.h"
-#include "util.h"
-#include "write-file.h"
+#include "basic/util.h"
+#include "basic/write-file.h"
+#include "config/config.h"
+#include "config/ip-confine.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free);
 

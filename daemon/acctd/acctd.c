@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf-pin.h"
-#include "config.h"
-#include "log.h"
 #include "api.h"
+#include "basic/log.h"
+#include "bpf-pin.h"
+#include "build-config.h"
+#include "config/config.h"
 #include "manager.h"
 #include "metrics-http.h"
 #include "state-file.h"
-#include "build-config.h"
 
 enum action { RUN, DUMP, CHECK_CONFIG, BPF_PIN, HELP, VERSION };
 

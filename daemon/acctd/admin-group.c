@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "util.h"
-#include "worker.h"
+#include "basic/log.h"
+#include "basic/util.h"
+#include "basic/worker.h"
 
 /* One resolution on the thread: owned by struct admin_group, read by the
  * loop only after the thread has said it is done. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "basic/util.h"
 
 static const struct {
 	const char *kind, *per_user, *total;

@@ -9,8 +9,8 @@
  * on the file system: no path from a client is opened, stat()ed or resolved,
  * so neither ".." nor a symlink in the tree can reach anything the sampler
  * did not itself discover under the cgroup root. */
-#include "api-dispatch.h"
 #include "admin-group.h"
+#include "api-dispatch.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -22,12 +22,12 @@
 #include <sys/socket.h>
 
 #include "api-server.h"
-#include "ledger.h"
-#include "log.h"
+#include "basic/log.h"
+#include "basic/name-escape.h"
+#include "basic/path.h"
+#include "basic/util.h"
+#include "core/ledger.h"
 #include "manager.h"
-#include "name-escape.h"
-#include "path.h"
-#include "util.h"
 
 #ifndef SO_PEERGROUPS
 #define SO_PEERGROUPS 59

@@ -9,10 +9,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ledger-json.h"
-#include "path.h" /* CGROUP_PATH_MAX */
-#include "util.h"
-#include "varlink.h"
+#include "format/ledger-json.h"
+#include "basic/path.h" /* CGROUP_PATH_MAX */
+#include "basic/util.h"
+#include "varlink/varlink.h"
 
 #define IFACE_ACCT "io.acctd.Accounting"
 

@@ -21,12 +21,12 @@
 
 #include "api-methods.h"
 #include "api-server.h"
+#include "basic/log.h"
+#include "basic/util.h"
+#include "format/ledger-json.h"
 #include "history-query.h"
 #include "history-recorder.h"
-#include "ledger-json.h"
-#include "log.h"
 #include "manager.h"
-#include "util.h"
 
 #define USAGE_CHUNK 256    /* cgroups per Usage reply with "more" */
 #define HISTORY_CHUNK 1000 /* steps per History reply with "more" */

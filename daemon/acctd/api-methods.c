@@ -16,18 +16,18 @@
 #include <string.h>
 
 #include "api-dispatch.h"
+#include "api-history.h"
 #include "api-methods.h"
 #include "api-server.h"
-#include "api-history.h"
 #include "api-watch.h"
+#include "basic/log.h"
+#include "basic/path.h"
+#include "basic/util.h"
 #include "build-config.h"
-#include "fresh.h"
-#include "ledger-json.h"
-#include "log.h"
+#include "core/fresh.h"
+#include "format/ledger-json.h"
 #include "manager.h"
 #include "status.h"
-#include "path.h"
-#include "util.h"
 
 #define LIST_CHUNK 500 /* summaries per List reply with "more" */
 #define URL "https://github.com/acctd/acctd"

@@ -21,11 +21,11 @@
 
 #include "api-methods.h"
 #include "api-watch.h"
-#include "log.h"
+#include "basic/log.h"
+#include "basic/time-util.h"
+#include "basic/util.h"
 #include "manager.h"
-#include "time-util.h"
-#include "util.h"
-#include "varlink.h"
+#include "varlink/varlink.h"
 
 #define READ_CHUNK (64u * 1024)      /* bytes read per read() */
 #define READS_PER_WAKEUP 4           /* fairness between connections */

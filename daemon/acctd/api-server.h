@@ -36,7 +36,7 @@
 #include "api-budget.h"
 #include "api-dispatch.h"
 #include "api.h"
-#include "ledger-json.h"
+#include "format/ledger-json.h"
 
 struct watch;     /* api-watch.h */
 struct pass_wait; /* api-methods.h */

@@ -14,11 +14,11 @@
 #include <string.h>
 
 #include "api-server.h"
-#include "ledger-json.h"
+#include "basic/hash.h"
+#include "basic/time-util.h"
+#include "basic/util.h"
+#include "format/ledger-json.h"
 #include "manager.h"
-#include "hash.h"
-#include "time-util.h"
-#include "util.h"
 
 #define WATCH_CHUNK 64 /* full records per Watch reply */
 #define WATCH_MIN_INTERVAL_MS 10

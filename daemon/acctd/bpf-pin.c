@@ -13,14 +13,14 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "bpf-collector.h"
-#include "cgroup-layout.h"
-#include "config.h"
-#include "log.h"
-#include "path.h"
-#include "topology.h"
-#include "util.h"
-#include "write-file.h"
+#include "basic/log.h"
+#include "basic/path.h"
+#include "basic/util.h"
+#include "basic/write-file.h"
+#include "bpf/bpf-collector.h"
+#include "cgroup/cgroup-layout.h"
+#include "config/config.h"
+#include "percpu/topology.h"
 
 #define BPFFS_MOUNT "/sys/fs/bpf"
 #define BPF_FS_MAGIC_VALUE 0xcafe4a11 /* BPF_FS_MAGIC of linux/magic.h */

@@ -6,8 +6,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "util.h"
+#include "basic/log.h"
+#include "basic/util.h"
 
 static void read_statm(uint64_t *ret_vsz, uint64_t *ret_rss)
 {

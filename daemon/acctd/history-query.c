@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "util.h"
-#include "worker.h"
+#include "basic/log.h"
+#include "basic/util.h"
+#include "basic/worker.h"
 
 enum { Q_QUEUED = 1, Q_RUNNING, Q_FINISHED };
 

@@ -29,8 +29,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "history-store.h"
+#include "config/config.h"
+#include "history/history-store.h"
 
 #define HISTORY_QUERY_WORKERS 3
 #define HISTORY_QUERY_STOP_US (2 * 1000 * 1000)

@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format-human.h"
-#include "log.h"
-#include "name-escape.h"
-#include "read-file.h"
-#include "util.h"
-#include "worker.h"
+#include "basic/format-human.h"
+#include "basic/log.h"
+#include "basic/name-escape.h"
+#include "basic/read-file.h"
+#include "basic/util.h"
+#include "basic/worker.h"
 
 /* The [history] settings the thread works with. */
 struct settings {

@@ -40,8 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "history-store.h"
+#include "config/config.h"
+#include "history/history-store.h"
 
 /* The journal's MESSAGE_ID of the accounting record (docs/history.md). */
 #define HISTORY_RECORD_MESSAGE_ID "d85349364a43483586dd4e8dd439700e"

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/log.h"
+#include "basic/time-util.h"
+#include "basic/util.h"
 #include "history-recorder.h"
-#include "log.h"
-#include "time-util.h"
-#include "util.h"
 
 /* A record's values as the store keeps them. On the event loop, which owns
  * the records: no read-side section needed. */

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
-#include "name-escape.h"
-#include "time-util.h"
-#include "util.h"
+#include "basic/name-escape.h"
+#include "basic/time-util.h"
+#include "basic/util.h"
 
 void manager_notify(const char *fmt, ...)
 {

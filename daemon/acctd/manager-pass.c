@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/format-human.h"
+#include "basic/log.h"
+#include "basic/name-escape.h"
+#include "basic/time-util.h"
+#include "basic/util.h"
 #include "build-config.h"
-#include "format-human.h"
-#include "ledger-json.h"
-#include "log.h"
-#include "name-escape.h"
-#include "time-util.h"
+#include "format/ledger-json.h"
 #include "state-writer.h"
-#include "util.h"
 
 #define LOAD_PERIOD_US 5000000u  /* the kernel's LOAD_FREQ */
 

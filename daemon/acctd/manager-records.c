@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "name-escape.h"
-#include "time-util.h"
-#include "util.h"
+#include "basic/log.h"
+#include "basic/name-escape.h"
+#include "basic/time-util.h"
+#include "basic/util.h"
 
 /* Queue a live record for a read as soon as the sampler is free. More queued
  * entries than live cgroups (a storm of changes) fall back to a full pass. */

@@ -10,13 +10,13 @@
 #include <string.h>
 
 #include "admin-group.h"
+#include "basic/log.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "basic/util.h"
+#include "config/ip-confine.h"
 #include "history-query.h"
 #include "history-recorder.h"
-#include "ip-confine.h"
-#include "log.h"
-#include "strv.h"
-#include "time-util.h"
-#include "util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)
 

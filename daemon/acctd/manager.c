@@ -18,15 +18,15 @@
 #include <unistd.h>
 
 #include "admin-group.h"
+#include "basic/log.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "basic/util.h"
 #include "bpf-pin.h"
-#include "cgfs-parse.h"
+#include "cgroup/cgfs-parse.h"
 #include "history-query.h"
 #include "history-recorder.h"
-#include "log.h"
 #include "state-writer.h"
-#include "strv.h"
-#include "time-util.h"
-#include "util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_topology *, acct_topology_free)
 

@@ -9,13 +9,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cgroup-discovery.h"
-#include "config.h"
-#include "counter.h"
-#include "ledger.h"
-#include "reconcile.h"
-#include "sampler.h"
-#include "util.h"
+#include "basic/util.h"
+#include "cgroup/cgroup-discovery.h"
+#include "config/config.h"
+#include "core/ledger.h"
+#include "core/reconcile.h"
+#include "core/sampler.h"
+#include "percpu/counter.h"
 
 /* Where the configuration comes from, kept so that a reload reads the same
  * files and re-applies the same command-line overrides. */

@@ -25,17 +25,17 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "api.h"
+#include "basic/hostport.h"
+#include "basic/log.h"
+#include "basic/parse.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "basic/util.h"
 #include "build-config.h"
 #include "daemon-stats.h"
-#include "hostport.h"
-#include "log.h"
-#include "metrics-render.h"
+#include "format/metrics-render.h"
 #include "metrics-request.h"
-#include "parse.h"
-#include "strv.h"
-#include "time-util.h"
-#include "util.h"
-#include "api.h"
 #include "tcp-peer.h"
 
 /* Limits. Request headers METRICS_MAX_HEADERS_SIZE, bodies

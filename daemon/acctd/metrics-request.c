@@ -11,9 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "metrics-families.h"
-#include "name-escape.h"
-#include "util.h"
+#include "basic/name-escape.h"
+#include "basic/util.h"
+#include "config/metrics-families.h"
 
 #define ACCEPTED_FORMS "accepted: format=text|prometheus|openmetrics, family=NAME[,NAME...]\n"
 

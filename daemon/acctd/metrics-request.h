@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "metrics-render.h"
+#include "format/metrics-render.h"
 
 enum metrics_method {
 	METRICS_METHOD_GET,

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/log.h"
+#include "basic/time-util.h"
+#include "basic/util.h"
 #include "build-config.h"
-#include "ledger-json.h"
-#include "log.h"
+#include "format/ledger-json.h"
 #include "state-writer.h"
 #include "status.h"
-#include "time-util.h"
-#include "util.h"
 
 /* Passes over queued cgroups write the state file at most this often, so
  * that a storm of changes does not rewrite the whole ledger per change. */

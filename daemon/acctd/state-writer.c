@@ -10,11 +10,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "ledger-json.h"
-#include "log.h"
-#include "util.h"
-#include "worker.h"
-#include "write-file.h"
+#include "basic/log.h"
+#include "basic/util.h"
+#include "basic/worker.h"
+#include "basic/write-file.h"
+#include "format/ledger-json.h"
 
 struct job {
 	char *head, *tail;

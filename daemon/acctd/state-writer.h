@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ledger.h"
+#include "core/ledger.h"
 
 struct state_writer;
 

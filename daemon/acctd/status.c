@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "basic/format-human.h"
+#include "basic/log.h"
+#include "basic/util.h"
 #include "build-config.h"
 #include "daemon-stats.h"
-#include "format-human.h"
+#include "format/ledger-json.h"
 #include "history-recorder.h"
-#include "ledger-json.h"
-#include "log.h"
-#include "util.h"
 
 struct json_object *daemon_budgets_json(const struct acct_ledger_budgets *b)
 {

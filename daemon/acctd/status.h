@@ -6,7 +6,7 @@
 
 #include <json-c/json.h>
 
-#include "ledger.h"
+#include "core/ledger.h"
 #include "manager.h"
 
 /* The status document of m, as io.acctd.Accounting.Status returns it:

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "basic/util.h"
 
 static bool is_loopback(const struct sockaddr_storage *a)
 {

@@ -24,11 +24,11 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "cgfs-parse.h"
+#include "basic/log.h"
+#include "basic/read-file.h"
+#include "basic/util.h"
 #include "cgroup-iter.skel.h"
-#include "log.h"
-#include "read-file.h"
-#include "util.h"
+#include "cgroup/cgfs-parse.h"
 
 #define REASON_MAX 200
 

@@ -30,9 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cgroup-layout.h"
 #include "cgroup-record.h"
-#include "memcg-bounds.h"
+#include "cgroup/cgroup-layout.h"
+#include "cgroup/memcg-bounds.h"
 
 struct acct_bpf_collector_options {
 	const struct acct_cgroup_layout *layout;

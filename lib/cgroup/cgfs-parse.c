@@ -29,7 +29,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "util.h"
+#include "basic/util.h"
 
 /* ---- lexing ----------------------------------------------------------- */
 

@@ -28,12 +28,12 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 
+#include "basic/hash.h"
+#include "basic/path.h"
+#include "basic/ptr-table.h"
+#include "basic/strv.h"
+#include "basic/util.h"
 #include "cgroup-discovery.h"
-#include "hash.h"
-#include "path.h"
-#include "ptr-table.h"
-#include "strv.h"
-#include "util.h"
 
 static void safe_close(int *fd)
 {

@@ -18,9 +18,9 @@
 
 #include <libcgroup.h>
 
+#include "basic/path.h"
+#include "basic/util.h"
 #include "cgroup-layout.h"
-#include "path.h"
-#include "util.h"
 
 #define CGROUP_FS_ROOT "/sys/fs/cgroup"
 

@@ -1,7 +1,7 @@
 /* memcg-bounds.c - the kernel's memcg error model (memcg-bounds.h). */
 #include "memcg-bounds.h"
 
-#include "util.h"
+#include "basic/util.h"
 
 uint64_t acct_memcg_memory_bound(const struct acct_memcg_batching *b, int nr_descendants)
 {

@@ -3,8 +3,8 @@
  * words. The wire codec (framing, building and validating messages) is
  * lib/varlink/varlink.h's, shared with the server. See acct-client.h. */
 #include "acct-client.h"
-#include "util.h"
-#include "varlink.h"
+#include "basic/util.h"
+#include "varlink/varlink.h"
 
 #include <inttypes.h>
 #include <poll.h>

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "name-escape.h"
-#include "util.h"
+#include "basic/name-escape.h"
+#include "basic/util.h"
 
 static_assert(JSON_SCAN_MAX_DEPTH <= 64, "container kinds fit in a uint64_t");
 

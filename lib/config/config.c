@@ -37,14 +37,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "basic/hostport.h"
+#include "basic/parse.h"
+#include "basic/path.h"
+#include "basic/strv.h"
+#include "basic/suggest.h"
+#include "basic/util.h"
 #include "collector-mode.h"
-#include "hostport.h"
 #include "metrics-families.h"
-#include "parse.h"
-#include "path.h"
-#include "strv.h"
-#include "suggest.h"
-#include "util.h"
 
 /* Longest string any format_*() below writes, NUL included. */
 #define VALUE_BUF 32

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "basic/parse.h"
 #include "collector-mode.h"
-#include "parse.h"
 
 #define ACCT_CONFIG_FILE "/etc/acctd/acctd.conf"
 #define ACCT_CONFIG_DROPIN_DIR "/etc/acctd/acctd.conf.d"

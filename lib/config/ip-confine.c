@@ -8,8 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "hostport.h"
-#include "util.h"
+#include "basic/hostport.h"
+#include "basic/util.h"
 
 int acct_listen_is_local(const char *listen)
 {

@@ -9,12 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgfs-parse.h"
+#include "basic/util.h"
+#include "cgroup/cgfs-parse.h"
+#include "cgroup/memcg-bounds.h"
 #include "fresh.h"
 #include "ledger.h"
-#include "memcg-bounds.h"
 #include "sampler.h"
-#include "util.h"
 
 const enum acct_quantity acct_fresh_quantities[ACCT_FRESH_MAX] = {
 	ACCT_Q_MEMORY,

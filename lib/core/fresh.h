@@ -25,9 +25,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bpf-collector.h"
-#include "cgroup-layout.h"
-#include "quantity.h"
+#include "basic/quantity.h"
+#include "bpf/bpf-collector.h"
+#include "cgroup/cgroup-layout.h"
 
 /* The quantities a fresh read gives, in this order. */
 #define ACCT_FRESH_MAX 4

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "hash.h"
-#include "util.h"
+#include "basic/hash.h"
+#include "basic/util.h"
 
 struct acct_ledger {
 	struct cds_lfht *ht;

@@ -36,9 +36,9 @@
 #include <urcu.h>
 #include <urcu/rculfhash.h>
 
-#include "cgroup-layout.h"
-#include "counter.h"
-#include "quantity.h"
+#include "basic/quantity.h"
+#include "cgroup/cgroup-layout.h"
+#include "percpu/counter.h"
 
 
 enum acct_psi_resource { ACCT_PSI_CPU, ACCT_PSI_MEMORY, ACCT_PSI_IO, _ACCT_PSI_MAX };

@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "util.h"
+#include "basic/util.h"
 
 static const unsigned long exp_fixed[_ACCT_AVG_MAX] = { ACCT_EXP_1, ACCT_EXP_5, ACCT_EXP_15 };
 

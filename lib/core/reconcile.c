@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgfs-parse.h"
-#include "read-file.h"
-#include "util.h"
+#include "basic/read-file.h"
+#include "basic/util.h"
+#include "cgroup/cgfs-parse.h"
 
 #define SKEW_FIXED (1 << 20)
 /* Suspects re-read per pass, at most: bounds the reads on the owner thread.

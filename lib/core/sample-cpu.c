@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cgfs-parse.h"
-#include "util.h"
+#include "basic/util.h"
+#include "cgroup/cgfs-parse.h"
 
 static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 {

@@ -28,9 +28,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgfs-parse.h"
+#include "basic/util.h"
+#include "cgroup/cgfs-parse.h"
 #include "load.h"
-#include "util.h"
 
 /* ---- a cgroup's own threads --------------------------------------------- */
 

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgfs-parse.h"
-#include "util.h"
+#include "basic/util.h"
+#include "cgroup/cgfs-parse.h"
 
 int acct_sampler_read_memory(struct acct_sampler *s, struct acct_cgroup *cg, int64_t *ret_bytes)
 {

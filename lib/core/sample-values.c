@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgfs-parse.h"
-#include "util.h"
+#include "basic/util.h"
+#include "cgroup/cgfs-parse.h"
 
 /* ---- setting a quantity -------------------------------------------------- */
 

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgfs-parse.h"
-#include "read-file.h"
-#include "util.h"
+#include "basic/read-file.h"
+#include "basic/util.h"
+#include "cgroup/cgfs-parse.h"
 
 
 #define CHECKS 4

@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "basic/util.h"
 
 /* ---- per-cgroup state ---------------------------------------------------- */
 

@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgfs-parse.h"
-#include "util.h"
+#include "basic/util.h"
+#include "cgroup/cgfs-parse.h"
 
 /* ---- one cgroup's read ------------------------------------------------- */
 

@@ -23,11 +23,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bpf-collector.h"
-#include "cgroup-layout.h"
-#include "histogram.h"
+#include "basic/histogram.h"
+#include "bpf/bpf-collector.h"
+#include "cgroup/cgroup-layout.h"
+#include "cgroup/memcg-bounds.h"
 #include "ledger.h"
-#include "memcg-bounds.h"
 
 enum acct_pass_flags {
 	ACCT_PASS_FAST = 1 << 0,

@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cgroup-layout.h"
-#include "format-double.h"
-#include "name-escape.h"
-#include "text-buf.h"
-#include "util.h"
+#include "basic/format-double.h"
+#include "basic/name-escape.h"
+#include "basic/text-buf.h"
+#include "basic/util.h"
+#include "cgroup/cgroup-layout.h"
 
 static const char *const psi_names[_ACCT_PSI_MAX] = { "cpu", "memory", "io" };
 

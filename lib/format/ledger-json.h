@@ -10,11 +10,11 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "fresh.h"
-#include "ledger.h"
-#include "reconcile.h"
-#include "sampler.h"
-#include "text-buf.h"
+#include "basic/text-buf.h"
+#include "core/fresh.h"
+#include "core/ledger.h"
+#include "core/reconcile.h"
+#include "core/sampler.h"
 
 /* One cgroup's record and its List entry are each defined once, by a text
  * writer below; the json-c forms are parsed from that text. Parsing costs

@@ -6,8 +6,8 @@
  * cAdvisor's (metrics_line()). See docs/metrics.md, "cAdvisor's families". */
 #include <stdio.h>
 
+#include "basic/util.h"
 #include "metrics-render-internal.h"
-#include "util.h"
 
 const char *const metrics_cadvisor_memstat_keys[_CADVISOR_MEMSTAT_MAX][2] = {
 	[CADVISOR_RSS] = { "total_rss", "anon" },

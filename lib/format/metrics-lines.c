@@ -5,9 +5,9 @@
  * none of them calls back into another. */
 #include <string.h>
 
+#include "basic/name-escape.h"
+#include "basic/util.h"
 #include "metrics-render-internal.h"
-#include "name-escape.h"
-#include "util.h"
 
 /* ---- label values -------------------------------------------------------------- */
 

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "basic/text-buf.h"
 #include "metrics-render.h"
-#include "text-buf.h"
 
 /* ---- the page ------------------------------------------------------------------ */
 

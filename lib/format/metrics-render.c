@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/name-escape.h"
+#include "basic/strv.h"
+#include "basic/text-buf.h"
+#include "basic/util.h"
 #include "metrics-render-internal.h"
-#include "name-escape.h"
-#include "strv.h"
-#include "text-buf.h"
-#include "util.h"
 
 /* ---- family sets and options ------------------------------------------------ */
 

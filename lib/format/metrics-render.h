@@ -33,11 +33,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counter.h"
-#include "ledger.h"
-#include "metrics-families.h"
-#include "reconcile.h"
-#include "sampler.h"
+#include "config/metrics-families.h"
+#include "core/ledger.h"
+#include "core/reconcile.h"
+#include "core/sampler.h"
+#include "percpu/counter.h"
 
 enum acct_metrics_format {
 	ACCT_METRICS_TEXT,        /* text/plain; version=0.0.4 */

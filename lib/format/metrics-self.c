@@ -6,8 +6,8 @@
  * counters have _created (its start). */
 #include <stdio.h>
 
+#include "basic/util.h"
 #include "metrics-render-internal.h"
-#include "util.h"
 
 /* One of acctd's own counters; OpenMetrics: with _created (acctd's start). */
 static void self_counter(struct acct_metrics_page *p, const struct fam *f, const struct lbl *l, size_t nl, uint64_t v)

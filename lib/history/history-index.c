@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include "basic/hash.h"
 
 struct key {
 	const char *path;

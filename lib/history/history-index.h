@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "basic/ptr-table.h"
 #include "history-store.h"
-#include "ptr-table.h"
 
 struct history_life {
 	char *path;                  /* owned */

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/util.h"
 #include "history-internal.h"
-#include "util.h"
 
 static void finalizep(sqlite3_stmt **st)
 {

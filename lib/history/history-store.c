@@ -25,9 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/strv.h"
+#include "basic/util.h"
 #include "history-internal.h"
-#include "strv.h"
-#include "util.h"
 
 const uint64_t history_bucket_us[_HISTORY_RESOLUTION_MAX] = {
 	[HISTORY_RAW] = 0,

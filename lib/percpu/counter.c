@@ -42,9 +42,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "basic/util.h"
 #include "pool.h"
 #include "quiesce.h"
-#include "util.h"
 
 #ifdef ACCT_COUNTER_TEST_POINTS
 void (*acct_counter_test_hook)(enum acct_counter_test_point point);

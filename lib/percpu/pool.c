@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "basic/util.h"
 #include "rseq.h"
-#include "util.h"
 
 #define SHARD_WORD_SIZE 8u
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "basic/util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_topology *, acct_topology_free);
 

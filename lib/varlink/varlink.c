@@ -5,8 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "basic/util.h"
 #include "json-shape.h"
-#include "util.h"
 
 /* ---- framing --------------------------------------------------------------- */
 
