@@ -157,9 +157,9 @@ static void assert_config_equal(const struct acct_config *a, const struct acct_c
 	assert_int_equal(a->max_tombstones, b->max_tombstones);
 	assert_int_equal(a->log_rate_limit_interval_us, b->log_rate_limit_interval_us);
 	assert_int_equal(a->log_rate_limit_burst, b->log_rate_limit_burst);
-	assert_int_equal(a->budget_bytes, b->budget_bytes);
-	assert_int_equal(a->budget_cpu_us, b->budget_cpu_us);
-	assert_int_equal(a->budget_tasks, b->budget_tasks);
+	assert_int_equal(a->bytes_budget, b->bytes_budget);
+	assert_int_equal(a->cpu_budget_us, b->cpu_budget_us);
+	assert_int_equal(a->tasks_budget, b->tasks_budget);
 	assert_int_equal(a->auto_tune, b->auto_tune);
 	assert_true(str_eq(a->socket_path, b->socket_path));
 	assert_true(str_eq(a->admin_group, b->admin_group));
@@ -230,9 +230,9 @@ static void assert_defaults(const struct acct_config *c)
 	assert_int_equal(c->max_tombstones, 4096);
 	assert_int_equal(c->log_rate_limit_interval_us, 30000000);
 	assert_int_equal(c->log_rate_limit_burst, 30);
-	assert_int_equal(c->budget_bytes, 1 << 20);
-	assert_int_equal(c->budget_cpu_us, 10000);
-	assert_int_equal(c->budget_tasks, 8);
+	assert_int_equal(c->bytes_budget, 1 << 20);
+	assert_int_equal(c->cpu_budget_us, 10000);
+	assert_int_equal(c->tasks_budget, 8);
 	assert_true(c->auto_tune);
 	assert_string_equal(c->socket_path, sock);
 	assert_null(c->admin_group);
@@ -384,9 +384,9 @@ static void test_every_key(void **state)
 	assert_strv(c->exclude, exclude);
 	assert_int_equal(c->max_depth, 7);
 	assert_int_equal(c->tombstone_retention_us, 3600000000ULL);
-	assert_int_equal(c->budget_bytes, 512 * 1024);
-	assert_int_equal(c->budget_cpu_us, 1500);
-	assert_int_equal(c->budget_tasks, 0);
+	assert_int_equal(c->bytes_budget, 512 * 1024);
+	assert_int_equal(c->cpu_budget_us, 1500);
+	assert_int_equal(c->tasks_budget, 0);
 	assert_false(c->auto_tune);
 	assert_string_equal(c->socket_path, "/tmp/acctd-test/io.acctd");
 	assert_string_equal(c->admin_group, "acctd-admin");
@@ -585,9 +585,9 @@ static void test_set(void **state)
 	assert_int_equal(acct_config_set(c, "log", "level", "WARNING", "--log-level", NULL), 0);
 	assert_int_equal(c->log_level, ACCT_LOG_WARNING);
 	assert_int_equal(acct_config_set(c, "counters", "cpu_budget", "0", "tune", NULL), 0);
-	assert_int_equal(c->budget_cpu_us, 0);
+	assert_int_equal(c->cpu_budget_us, 0);
 	assert_int_equal(acct_config_set(c, "counters", "bytes_budget", "8T", "tune", NULL), 0);
-	assert_int_equal(c->budget_bytes, 8LL << 40);
+	assert_int_equal(c->bytes_budget, 8LL << 40);
 
 	/* Unknown keys are errors here, and values that would not reload the same. */
 	assert_int_equal(acct_config_set(c, "sampling", "bogus", "1", "--x", &diag), -EINVAL);
@@ -953,7 +953,7 @@ static void test_dropin_order(void **state)
 	assert_int_equal(diag.nr_warnings, 0);
 	assert_int_equal(c->workers, 20);
 	assert_int_equal(c->log_level, ACCT_LOG_NOTICE);
-	assert_int_equal(c->budget_tasks, 100);
+	assert_int_equal(c->tasks_budget, 100);
 	assert_strv(c->sources, (const char *const[]){ main_file, a, b, z, lower, NULL });
 
 	/* A trailing slash on the directory does not double the one in paths. */

@@ -137,7 +137,7 @@ int manager_reload(struct manager *m)
 		free(c->bpf_pin_dir);
 		c->bpf_pin_dir = m->config->bpf_pin_dir ? strdup(m->config->bpf_pin_dir) : NULL;
 	}
-	struct acct_ledger_budgets b = { c->budget_bytes, c->budget_cpu_us, c->budget_tasks };
+	struct acct_ledger_budgets b = { c->bytes_budget, c->cpu_budget_us, c->tasks_budget };
 	acct_ledger_set_budgets(m->ledger, &b);
 	acct_domain_set_auto_tune(m->domain, c->auto_tune);
 	m->tuned = false; /* back to the configured values */
@@ -180,8 +180,8 @@ int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, i
 	m->tuned = true;
 	log_info("Tuned at run time by uid %u (pid %d): budgets %" PRId64 " bytes, %" PRId64 " us, %" PRId64
 		 " tasks, auto_tune %s",
-		 (unsigned)by->uid, (int)by->pid, budgets ? budgets->bytes : m->config->budget_bytes, budgets ? budgets->cpu_us : m->config->budget_cpu_us,
-		 budgets ? budgets->tasks : m->config->budget_tasks, auto_tune < 0 ? "unchanged" : auto_tune ? "on" : "off");
+		 (unsigned)by->uid, (int)by->pid, budgets ? budgets->bytes : m->config->bytes_budget, budgets ? budgets->cpu_us : m->config->cpu_budget_us,
+		 budgets ? budgets->tasks : m->config->tasks_budget, auto_tune < 0 ? "unchanged" : auto_tune ? "on" : "off");
 	return 0;
 }
 

@@ -236,7 +236,7 @@ static int build_components(struct manager *m)
 	r = acct_domain_new(&dopts, &m->domain); /* copies the topology */
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the counter engine: %m");
-	struct acct_ledger_budgets b = { c->budget_bytes, c->budget_cpu_us, c->budget_tasks };
+	struct acct_ledger_budgets b = { c->bytes_budget, c->cpu_budget_us, c->tasks_budget };
 	r = acct_ledger_new(m->domain, &b, &m->ledger);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the ledger: %m");

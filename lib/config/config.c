@@ -181,9 +181,9 @@ static const struct key_desc keys[] = {
 	/* Issue 27: a budget on tombstones (manager.c, "Tombstones beyond the budget"). */
 	KEY("cgroups", "max_tombstones", V_INTEGER, S_UINT, max_tombstones, 0, UINT_MAX),
 
-	KEY("counters", "bytes_budget", V_SIZE, S_I64, budget_bytes, 0, INT64_MAX),
-	KEY("counters", "cpu_budget", V_DURATION, S_I64, budget_cpu_us, 0, INT64_MAX),
-	KEY("counters", "tasks_budget", V_INTEGER, S_I64, budget_tasks, 0, INT64_MAX),
+	KEY("counters", "bytes_budget", V_SIZE, S_I64, bytes_budget, 0, INT64_MAX),
+	KEY("counters", "cpu_budget", V_DURATION, S_I64, cpu_budget_us, 0, INT64_MAX),
+	KEY("counters", "tasks_budget", V_INTEGER, S_I64, tasks_budget, 0, INT64_MAX),
 	KEY("counters", "auto_tune", V_BOOL, S_NONE, auto_tune, 0, 0),
 
 	KEY("api", "socket", V_SOCKET, S_NONE, socket_path, 0, 0),
@@ -781,9 +781,9 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.max_depth = 32,
 		.tombstone_retention_us = 5 * USEC_PER_MIN,
 		.max_tombstones = 4096,
-		.budget_bytes = (int64_t)SIZE_M,
-		.budget_cpu_us = 10 * (int64_t)USEC_PER_MSEC,
-		.budget_tasks = 8,
+		.bytes_budget = (int64_t)SIZE_M,
+		.cpu_budget_us = 10 * (int64_t)USEC_PER_MSEC,
+		.tasks_budget = 8,
 		.auto_tune = true,
 		.max_message_size = 16 * SIZE_M,
 		.max_connections = 4096,

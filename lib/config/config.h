@@ -47,9 +47,9 @@ struct acct_config {
 	unsigned max_tombstones;      /* beyond, the oldest are forgotten early, counted (4096; 0 = no limit) */
 
 	/* [counters] error budgets per kind of quantity */
-	int64_t budget_bytes;         /* (1M) */
-	int64_t budget_cpu_us;        /* (10ms) */
-	int64_t budget_tasks;         /* (8) */
+	int64_t bytes_budget;         /* (1M) */
+	int64_t cpu_budget_us;        /* (10ms) */
+	int64_t tasks_budget;         /* (8) */
 	bool auto_tune;               /* (yes) */
 
 	/* [api] */

@@ -105,7 +105,7 @@ void sampler_bpf_memory(struct sample_ctx *x)
 	 * over every budget. */
 	uint64_t stat_bound = acct_memcg_stat_bound(b, r->stats_updates);
 	bool unbounded = stat_bound == ACCT_MEMCG_NO_BOUND;
-	if (!x->memstat_from_file && x->files_allowed && (unbounded || stat_bound > s->budget_bytes) &&
+	if (!x->memstat_from_file && x->files_allowed && (unbounded || stat_bound > s->bytes_budget) &&
 	    x->st->spec[F_MEMORY_STAT].name) {
 		/* Beyond the budget: the file, as in a slow pass (see Budgets). */
 		x->w->part.bpf_stat_reads++;
@@ -120,7 +120,7 @@ void sampler_bpf_memory(struct sample_ctx *x)
 	}
 	/* A walk alone keeps the last file's keys where the record's are worse
 	 * than the budget allows (see Budgets). */
-	bool over_budget = !x->files_allowed && (unbounded || stat_bound > s->budget_bytes);
+	bool over_budget = !x->files_allowed && (unbounded || stat_bound > s->bytes_budget);
 	if (!x->memstat_from_file && !over_budget) {
 		for (unsigned i = 0; i < s->stat_map.n; i++) {
 			unsigned idx = s->stat_map.e[i].index;

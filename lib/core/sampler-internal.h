@@ -141,7 +141,7 @@ struct acct_sampler {
 	unsigned streak[2];       /* consecutive passes with a mismatch: memory, stat */
 	size_t check_cursor;      /* rotating position of the cross-checks in the work list */
 	struct acct_pass_report bpf_report; /* worker 0's BPF figures of this pass */
-	uint64_t budget_bytes;    /* the ledger's bytes budget when the pass started */
+	uint64_t bytes_budget;    /* the ledger's bytes budget when the pass started */
 };
 
 /* One cgroup's read in a pass: what the readers share while reading it. */

@@ -398,7 +398,7 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->starter_tid = gettid();
 	struct acct_ledger_budgets budgets;
 	acct_ledger_get_budgets(s->ledger, &budgets);
-	s->budget_bytes = (uint64_t)MAX(budgets.bytes, (int64_t)0);
+	s->bytes_budget = (uint64_t)MAX(budgets.bytes, (int64_t)0);
 	s->running = s->nr_workers;
 	s->generation++;
 	pthread_cond_broadcast(&s->cond);
