@@ -1,6 +1,6 @@
 /* api-history.c - the history's methods, Usage and History
  * (docs/api.md, docs/history.md), answered from the query workers
- * (history-query.h).
+ * (query-workers.h).
  *
  * The parameters are checked on the event loop; a worker reads the store
  * and builds the replies (json-c objects no other thread touches
@@ -21,11 +21,11 @@
 
 #include "api-methods.h"
 #include "api-server.h"
-#include "history-query.h"
 #include "history-recorder.h"
 #include "ledger-json.h"
 #include "log.h"
 #include "manager.h"
+#include "query-workers.h"
 #include "util.h"
 
 #define USAGE_CHUNK 256    /* cgroups per Usage reply with "more" */

@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "admin-group.h"
-#include "history-query.h"
 #include "history-recorder.h"
 #include "ip-confine.h"
 #include "log.h"
+#include "query-workers.h"
 #include "strv.h"
 #include "time-util.h"
 #include "util.h"
