@@ -39,12 +39,9 @@ MAX_C_LINES = 1500
 # Circles found on main when this test was written, each the exact set of
 # files of one strongly connected component, with why it is still here.
 KNOWN_CYCLES = [
-    ({"lib/history/history-query.c", "lib/history/history-store.c"},
-     "the store loads runs with the queries' helpers, which use the store's statements: to be removed"),
 ]
 # .c files over MAX_C_LINES on main when this test was written.
 KNOWN_LONG = {
-    "lib/history/history-store.c": "to be split",
 }
 
 

@@ -32,7 +32,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "history-internal.h" /* plan_steps: the planner's work */
+#include "history-sql.h" /* plan_steps: the planner's work */
 #include "history-store.h"
 #include "test-tree.h"
 #include "util.h"

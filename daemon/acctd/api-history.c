@@ -1,6 +1,6 @@
 /* api-history.c - the history's methods, Usage and History
  * (docs/api.md, docs/history.md), answered from the query workers
- * (history-query.h).
+ * (query-workers.h).
  *
  * The parameters are checked on the event loop; a worker reads the store
  * and builds the replies (json-c objects no other thread touches
@@ -24,9 +24,9 @@
 #include "basic/log.h"
 #include "basic/util.h"
 #include "format/ledger-json.h"
-#include "history-query.h"
 #include "history-recorder.h"
 #include "manager.h"
+#include "query-workers.h"
 
 #define USAGE_CHUNK 256    /* cgroups per Usage reply with "more" */
 #define HISTORY_CHUNK 1000 /* steps per History reply with "more" */

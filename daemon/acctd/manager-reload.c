@@ -15,8 +15,8 @@
 #include "basic/time-util.h"
 #include "basic/util.h"
 #include "config/ip-confine.h"
-#include "history-query.h"
 #include "history-recorder.h"
+#include "query-workers.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)
 

@@ -24,8 +24,8 @@
 #include "basic/util.h"
 #include "bpf-pin.h"
 #include "cgroup/cgfs-parse.h"
-#include "history-query.h"
 #include "history-recorder.h"
+#include "query-workers.h"
 #include "state-writer.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_topology *, acct_topology_free)

@@ -32,7 +32,7 @@ struct manager_config_source {
 
 struct admin_group;    /* daemon/acctd/admin-group.h: [api] admin_group's ID */
 struct history_recorder; /* daemon/acctd/history-recorder.h */
-struct history_queries;  /* daemon/acctd/history-query.h */
+struct history_queries;  /* daemon/acctd/query-workers.h */
 struct history_query;
 struct state_writer;     /* daemon/acctd/state-writer.h */
 struct manager;
@@ -139,7 +139,7 @@ struct manager {
 	bool soon_all;           /* too many to list: the next full pass covers them */
 	struct state_writer *state_writer; /* with --state-file */
 	struct history_recorder *history;  /* the writing store's thread (history-recorder.h) */
-	struct history_queries *history_queries; /* Usage and History (history-query.h) */
+	struct history_queries *history_queries; /* Usage and History (query-workers.h) */
 	uint64_t next_history_us;          /* monotonic: the next recording after a pass */
 	uint64_t last_pass_us;             /* monotonic: the last pass that read memory or CPU (0: none) */
 	uint64_t last_recorded_pass_us;    /* monotonic: the pass the last recording took its values from */
@@ -187,7 +187,7 @@ struct manager {
 	/* The front ends (manager_add_frontend()), in the order they were added. */
 	struct manager_frontend *frontends;
 	size_t nr_frontends;
-	/* Frees a history query never answered, at the end (history-query.h):
+	/* Frees a history query never answered, at the end (query-workers.h):
 	 * set by the front end that submits them (the API). */
 	void (*history_query_drop)(struct history_query *q);
 	bool exiting;
@@ -287,7 +287,7 @@ void manager_domain_stats(const struct manager *m, struct acct_domain_stats *ret
  * untouched, when there is no sampler. */
 bool manager_sampler_fd_stats(const struct manager *m, uint64_t *ret_cached, bool *ret_degraded);
 /* The history's recorder and query thread (history-recorder.h,
- * history-query.h); NULL before manager_start(). */
+ * query-workers.h); NULL before manager_start(). */
 struct history_recorder *manager_history(const struct manager *m);
 struct history_queries *manager_history_queries(const struct manager *m);
 

@@ -261,7 +261,7 @@ struct history_usage_query {
 	unsigned cpus;        /* the CPUs a cgroup can run on (0: not known). No CPU total of a
 			       * window exceeds cpus x its length: where the points around an end
 			       * are far apart (a gap, a stall) and value + bound says more, the
-			       * answer is what that limit and the points allow (issue 27). */
+			       * answer is what that limit and the points allow. */
 };
 
 /* Usage per path, sorted by path, into a new array (history_usage_array_free()).
@@ -303,7 +303,7 @@ struct history_step {
 int history_store_series(struct history_store *s, const char *path, uint64_t since_us, uint64_t until_us,
 			 uint64_t step_us, struct history_step **ret, char **ret_error);
 
-/* Queries that can be called off (issue 27): while `stop` is set, it is
+/* Queries that can be called off: while `stop` is set, it is
  * called every few thousand SQLite steps of `s`'s statements, on the thread
  * running them; once it returns nonzero the statement stops and the query
  * that ran it returns a negative errno (its answer is not to be used). A

@@ -1,7 +1,6 @@
-/* history-internal.h - what history-store.c (the file, recording, upkeep)
- * and history-query.c (usage, gaps, series) share: the store's state, the
- * SQLite error mapping, the runs, and one life's data read back as *rows*.
- * Internal to lib/history.
+/* history-rows.h - one life's data read back as *rows*, and the walk over
+ * them that usage, series, the rollups and a removal's accounting record
+ * share. Calls only history-sql.h. Internal to lib/history.
  *
  * A row is a raw point or a rollup bucket seen the same way: a bucket
  * [t0_us, t1_us) summarised (covered time, memory integral and bound,
@@ -15,61 +14,17 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "history-index.h"
+#include "history-sql.h"
 #include "history-store.h"
-
-#define HISTORY_APPLICATION_ID 0x61636374 /* "acct" */
-#define HISTORY_SCHEMA_VERSION 4
-
-/* Bucket lengths per resolution (0: a point). */
-extern const uint64_t history_bucket_us[_HISTORY_RESOLUTION_MAX];
 
 struct history_run {
 	int64_t id;
 	uint64_t started_us, last_us, interval_us;
 	uint64_t max_step_us; /* the longest time between two of its recordings
 			       * (UINT64_MAX: unknown, a run of schema 2 or before) */
-};
-
-/* Statements prepared once per store (the hot ones: per life, per point). */
-enum history_stmt {
-	HISTORY_STMT_ROWS_RAW,
-	HISTORY_STMT_ROWS_ROLLUP,
-	HISTORY_STMT_INSERT_POINT,
-	HISTORY_STMT_INSERT_LIFE,
-	HISTORY_STMT_UPDATE_RUN,
-	HISTORY_STMT_INSERT_ROLLUP,
-	HISTORY_STMT_META_GET,
-	HISTORY_STMT_LAST_POINT,
-	_HISTORY_STMT_MAX,
-};
-
-struct history_store {
-	sqlite3 *db;
-	sqlite3_stmt *stmt[_HISTORY_STMT_MAX];
-	char *path;
-	bool readonly;
-	char boot_id[33];
-	int64_t run;
-	uint64_t started_us, last_us, interval_us;
-	uint64_t run_last_us;     /* the run's last recording (runs.last_us), or its start */
-	uint64_t recordings;      /* recordings made since open (a stall's new run goes on counting) */
-	uint64_t prev_run_end_us; /* the last recording of this boot before this run */
-	struct history_limits limits;
-	struct history_index index;
-	/* Lives removed in this run, for the rollups (which visit only the
-	 * lives with points since their watermark: those in the index, these). */
-	struct history_removed_life {
-		int64_t id;
-		uint64_t removed_us;
-	} *removed;
-	size_t n_removed;
-	/* Rounds of history_plan()'s loop since the store was opened: the
-	 * planning's cost, which tests hold to the data's extent, not the
-	 * window's length. */
-	uint64_t plan_steps;
 };
 
 struct history_row {
@@ -82,15 +37,6 @@ struct history_row {
 	int64_t tasks_max;
 	struct history_values v;  /* of the last point, held in the tail */
 };
-
-/* The cached statement `id` (prepared from `sql` the first time), reset and
- * without bindings. Owned by the store: never finalized by the caller. */
-int history_stmt(struct history_store *s, enum history_stmt id, const char *sql, sqlite3_stmt **ret,
-		 char **ret_error);
-
-/* A negative errno for SQLite's result `rc` on `db` (its system errno where it
- * has one: ENOSPC, EROFS, EACCES), with "WHAT: SQLite's message" in *ret_error. */
-int history_sqlite_error(sqlite3 *db, int rc, const char *what, char **ret_error);
 
 /* Every run, sorted by start. Returns the count or a negative errno. */
 int history_load_runs(struct history_store *s, struct history_run **ret, char **ret_error);
@@ -128,13 +74,6 @@ struct history_piece {
 int history_plan(struct history_store *s, uint64_t since_us, uint64_t until_us, struct history_piece *ret,
 		 enum history_resolution *coarsest, enum history_resolution edges[2], char **ret_error);
 
-/* One integer of the meta table (0 when absent). */
-int history_meta_get(struct history_store *s, const char *key, int64_t *ret, char **ret_error);
-
-/* Bind/read a value that may be HISTORY_UNKNOWN (stored as NULL). */
-int history_bind_value(sqlite3_stmt *st, int i, int64_t v);
-int64_t history_column_value(sqlite3_stmt *st, int i);
-
 /* Memory integral of one life over [since, until) (for the accounting
  * record): value, bound, recorded time, largest value. */
 struct history_life_totals {
@@ -168,3 +107,44 @@ void history_life_data_clear(struct history_life_data *d);
 
 void history_accumulate(const struct history_row *rows, const uint64_t *tail, size_t lo, size_t hi,
 			const struct history_run *runs, size_t n_runs, uint64_t a, uint64_t b, struct history_acc *x);
+
+/* The columns a row is read from (history_read_row()), for the points of
+ * life ?1: what a statement of the points selects before its own conditions
+ * and order. */
+#define HISTORY_RAW_COLUMNS                                                                            \
+	"t_us, t_us, t_us, run, 0, 0.0, 0.0, NULL, NULL, tasks, cpu_usec, memory_bytes, memory_peak_bytes," \
+	" io_read_bytes, io_write_bytes, tasks FROM points WHERE life = ?1"
+
+/* The row `st` is on (HISTORY_RAW_COLUMNS, or the rollups' same shape) into *w. */
+void history_read_row(sqlite3_stmt *st, struct history_row *w);
+
+/* What the usage of one life needs to know of it besides its rows. */
+struct history_life_ref {
+	uint64_t first_seen_us;
+	bool from_zero;                    /* its counters count from 0 at its first point */
+	const struct history_values *base; /* a life found at start: its counters then; NULL: none kept */
+	uint64_t removed_us;               /* 0: not removed */
+	int64_t final_cpu_bound;           /* its final point's CPU bound (history_store_removed()) */
+	uint64_t born_after_us;            /* found at start: created after this (0: not known) */
+};
+
+/* What one life used over [a, b), read in pieces. */
+struct history_life_eval {
+	struct history_acc acc;
+	int64_t cpu, cpu_bound, io_read, io_read_bound, io_write, io_write_bound;
+	int64_t peak; /* the kernel's peak at the life's last value in the window */
+};
+
+/* What life `life` used over the pieces (history_plan()), its rows read here.
+ * edge_res NULL: the counters' values at the window's ends from the pieces;
+ * else from the rows around each end at edge_res[0] and [1] (history_plan()).
+ * Returns 0 or a negative errno. */
+int history_eval_life(struct history_store *s, const struct history_piece *pieces, size_t n_pieces,
+		      const enum history_resolution *edge_res, const struct history_run *runs, size_t n_runs, int64_t life,
+		      const struct history_life_ref *lr, struct history_life_eval *ret, char **ret_error);
+
+/* The same, from the pieces' rows already read (d[i] for pieces[i]; edges
+ * NULL, or the rows around the window's two ends). */
+void history_eval_life_data(const struct history_piece *pieces, size_t n_pieces, const struct history_life_data *d,
+			    const struct history_life_data *edges, const struct history_run *runs, size_t n_runs,
+			    const struct history_life_ref *lr, struct history_life_eval *ret);

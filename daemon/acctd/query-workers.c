@@ -1,8 +1,9 @@
-/* history-query.c - the query workers, their read-only stores, the per-user
- * queues and calling queries off (history-query.h). Finished jobs come back
- * to the event loop through an eventfd: libevent is not told about threads
- * in acctd (no evthread_use_pthreads()), so no worker ever calls into it. */
-#include "history-query.h"
+/* query-workers.c - the history query workers, their read-only stores, the
+ * per-user queues and calling queries off (query-workers.h). Finished jobs
+ * come back to the event loop through an eventfd: libevent is not told about
+ * threads in acctd (no evthread_use_pthreads()), so no worker ever calls
+ * into it. */
+#include "query-workers.h"
 
 #include <errno.h>
 #include <inttypes.h>

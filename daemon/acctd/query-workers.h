@@ -1,7 +1,7 @@
-/* history-query.h - history queries (Usage, History) on worker threads of
+/* query-workers.h - history queries (Usage, History) on worker threads of
  * their own, each with its own read-only store (history_store_open_readonly()),
  * so that a query over 10,000 cgroups and a day never holds up the event
- * loop, and one user's long query never holds up another's (issue 27).
+ * loop, and one user's long query never holds up another's.
  *
  * A query is a job: its `run` function is called on a worker with the store
  * open (it builds the replies there, as json-c objects no other thread
@@ -49,7 +49,7 @@ struct history_query {
 	history_query_run_fn run;
 	history_query_done_fn done;
 	uid_t uid; /* whose queue, whose budget */
-	/* Private to history-query.c. */
+	/* Private to query-workers.c. */
 	atomic_bool cancelled;
 	int state;
 	struct history_query *next;
