@@ -132,7 +132,7 @@ static void print_budgets(struct json_object *b)
 		    fmt_duration(jint_or(b, "cpu_us", 0)).s, jint_or(b, "tasks", 0));
 }
 
-/* The history store (issue 14): its state, file, size and last recording,
+/* The history store: its state, file, size and last recording,
  * and what went wrong where something did. */
 static void print_history(struct json_object *h)
 {
@@ -147,7 +147,7 @@ static void print_history(struct json_object *h)
 	}
 	_cleanup_free_ char *age = NULL;
 	int64_t age_us, interval_us;
-	/* the last recording's age against the interval (issue 27) */
+	/* the last recording's age against the interval: a stall shows */
 	if (jint(h, "last_recording_age_us", &age_us) && jint(h, "interval_us", &interval_us))
 		age = xasprintf(" (%s ago, every %s)", fmt_duration(age_us).s, fmt_duration(interval_us).s);
 	print_field("History", "%s to %s (%s; %s in memory)%s%s%s",

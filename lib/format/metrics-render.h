@@ -126,14 +126,14 @@ struct acct_metrics_self {
 	} collectors[_ACCT_HIER_MAX];
 	uint64_t bpf_checks, bpf_mismatches, kernel_passes;
 
-	/* The history (issue 14): up is 1 while recording works (0 failing or
+	/* The history: up is 1 while recording works (0 failing or
 	 * off), errors counts failed opens and recordings. */
 	bool have_history;
 	bool history_enabled, history_up;
 	uint64_t history_bytes, history_errors_total, history_recordings_total, history_records_total;
 	uint64_t history_heap_bytes; /* SQLite's heap (history_heap_bytes()) */
 	double history_last_recording_time; /* wall clock (s); 0: none */
-	/* Recording health (issue 27): the last recording's age (s; < 0:
+	/* Recording health: the last recording's age (s; < 0:
 	 * none yet) against the interval (s); stalled past three intervals. */
 	double history_last_recording_age, history_interval;
 	bool history_stalled;
