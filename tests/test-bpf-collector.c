@@ -47,7 +47,7 @@
 #define MAX_MADE 4096
 #define MAX_KIDS 8
 
-static struct acct_cgroup_layout *layout;
+static struct acct_hierarchies *layout;
 static struct acct_bpf_collector *coll;
 static const char *mem_root; /* the v1 memory hierarchy */
 static char base[PATH_MAX];  /* <mem_root>/bpf-tests-<pid> */
@@ -1020,7 +1020,7 @@ static const char *real_missing(void)
 	static char why[512];
 	if (geteuid() != 0)
 		return "not root: cannot make cgroups or load BPF";
-	if (acct_cgroup_layout_detect(NULL, &layout) < 0 || !layout->mount[ACCT_HIER_MEMORY])
+	if (acct_hierarchies_detect(NULL, &layout) < 0 || !layout->mount[ACCT_HIER_MEMORY])
 		return "no v1 memory hierarchy here";
 	mem_root = layout->mount[ACCT_HIER_MEMORY];
 	unsigned nodes = 0;
@@ -1049,7 +1049,7 @@ int main(void)
 	if (missing) {
 		printf("skipping the real-cgroup tests: %s\n", missing);
 		acct_bpf_collector_free(coll);
-		acct_cgroup_layout_free(layout);
+		acct_hierarchies_free(layout);
 		return 77;
 	}
 	page_size = sysconf(_SC_PAGESIZE);
@@ -1074,6 +1074,6 @@ int main(void)
 	int failed = cmocka_run_group_tests_name("real", real, real_setup, real_teardown);
 	cleanup();
 	acct_bpf_collector_free(coll);
-	acct_cgroup_layout_free(layout);
+	acct_hierarchies_free(layout);
 	return failed;
 }

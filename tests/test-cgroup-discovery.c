@@ -198,7 +198,7 @@ static int process(struct acct_discovery *d, struct rec *r)
 
 struct fake {
 	char *base;
-	struct acct_cgroup_layout *layout;
+	struct acct_hierarchies *layout;
 	struct acct_discovery *d;
 	struct rec rec;
 };
@@ -220,7 +220,7 @@ static struct fake *fake_new(const struct acct_discovery_filter *filter)
 	xmkdir(f->base, "cpu,cpuacct/system.slice");
 	xwrite(f->base, "unified/system.slice/cgroup.procs", ""); /* files are not cgroups */
 	xsymlink("/", f->base, "unified/system.slice/link"); /* not followed */
-	assert_int_equal(acct_cgroup_layout_detect(f->base, &f->layout), 0);
+	assert_int_equal(acct_hierarchies_detect(f->base, &f->layout), 0);
 	assert_int_equal(acct_discovery_new(f->layout, filter, &f->d), 0);
 	return f;
 }
@@ -230,7 +230,7 @@ static void fake_free(struct fake *f)
 	if (!f)
 		return;
 	acct_discovery_free(f->d);
-	acct_cgroup_layout_free(f->layout);
+	acct_hierarchies_free(f->layout);
 	rec_done(&f->rec);
 	rm_rf(f->base);
 	free(f->base);
@@ -600,7 +600,7 @@ static void test_overflow(void **state)
 
 static void test_invalid(void **state)
 {
-	struct acct_cgroup_layout empty = { 0 };
+	struct acct_hierarchies empty = { 0 };
 	struct acct_discovery *d = NULL;
 
 	assert_int_equal(acct_discovery_new(&empty, NULL, &d), -EINVAL);
@@ -632,7 +632,7 @@ static void test_long_paths(void **state)
 		close(fd);
 		fd = c;
 	}
-	assert_int_equal(acct_cgroup_layout_detect(f->base, &f->layout), 0);
+	assert_int_equal(acct_hierarchies_detect(f->base, &f->layout), 0);
 	assert_int_equal(acct_discovery_new(f->layout, NULL, &f->d), 0);
 	assert_int_equal(scan(f->d, &f->rec), (int)levels + 1);
 	const struct ev *deepest = &f->rec.e[levels];
@@ -689,7 +689,7 @@ static void count_fn(enum acct_discovery_event ev, const struct acct_cgroup_id *
  * have, counts them, and a rescan finds what inotify could not report. */
 static int watch_limit_child(const char *base)
 {
-	struct acct_cgroup_layout *l = NULL;
+	struct acct_hierarchies *l = NULL;
 	struct acct_discovery *d = NULL;
 	struct acct_discovery_stats st;
 
@@ -705,7 +705,7 @@ static int watch_limit_child(const char *base)
 	    write_proc("/proc/sys/user/max_inotify_watches", "5") < 0)
 		return 77;
 
-	CHILD_CHECK(acct_cgroup_layout_detect(base, &l) == 0);
+	CHILD_CHECK(acct_hierarchies_detect(base, &l) == 0);
 	CHILD_CHECK(acct_discovery_new(l, NULL, &d) == 0);
 	CHILD_CHECK(acct_discovery_scan(d, NULL, NULL) == 7);
 	acct_discovery_stats(d, &st);
@@ -739,7 +739,7 @@ static int watch_limit_child(const char *base)
 	CHILD_CHECK(acct_discovery_process(d, NULL, NULL) == 1);
 
 	acct_discovery_free(d);
-	acct_cgroup_layout_free(l);
+	acct_hierarchies_free(l);
 	return 0;
 }
 
@@ -766,11 +766,11 @@ static void test_watch_limit(void **state)
 
 static void test_host_scan(void **state)
 {
-	struct acct_cgroup_layout *l = NULL;
+	struct acct_hierarchies *l = NULL;
 	struct acct_discovery *d = NULL;
 	struct rec rec = { 0 };
 
-	if (acct_cgroup_layout_detect(NULL, &l) < 0) {
+	if (acct_hierarchies_detect(NULL, &l) < 0) {
 		print_message("no cgroup hierarchy here: skipping\n");
 		skip();
 	}
@@ -792,7 +792,7 @@ static void test_host_scan(void **state)
 	assert_true(scan(d, &rec) >= 0);
 	rec_done(&rec);
 	acct_discovery_free(d);
-	acct_cgroup_layout_free(l);
+	acct_hierarchies_free(l);
 }
 
 /* In a mount namespace of its own: the host as a pure v2 host (cgroup2 at
@@ -800,7 +800,7 @@ static void test_host_scan(void **state)
  * no controller: the mountinfo fallback), then with no cgroup mount at all. */
 static int pure_v2_child(void)
 {
-	struct acct_cgroup_layout *l = NULL;
+	struct acct_hierarchies *l = NULL;
 	struct acct_discovery *d = NULL;
 
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -810,7 +810,7 @@ static int pure_v2_child(void)
 	if (mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL) < 0)
 		return 77;
 
-	CHILD_CHECK(acct_cgroup_layout_detect(NULL, &l) == 0);
+	CHILD_CHECK(acct_hierarchies_detect(NULL, &l) == 0);
 	CHILD_CHECK(l->mode == ACCT_CGROUP_UNIFIED);
 	CHILD_CHECK(strcmp(l->root, "/sys/fs/cgroup") == 0);
 	CHILD_CHECK(strcmp(l->mount[ACCT_HIER_UNIFIED], "/sys/fs/cgroup") == 0);
@@ -818,23 +818,23 @@ static int pure_v2_child(void)
 	CHILD_CHECK(acct_discovery_new(l, NULL, &d) == 0);
 	CHILD_CHECK(acct_discovery_scan(d, NULL, NULL) >= 1);
 	d = acct_discovery_free(d);
-	l = acct_cgroup_layout_free(l);
+	l = acct_hierarchies_free(l);
 
 	char dir[] = "/tmp/acctd-v2-XXXXXX";
 	CHILD_CHECK(umount2("/sys/fs/cgroup", MNT_DETACH) == 0);
 	CHILD_CHECK(mkdtemp(dir));
 	CHILD_CHECK(mount("cgroup2", dir, "cgroup2", 0, NULL) == 0);
-	int r = acct_cgroup_layout_detect(NULL, &l);
+	int r = acct_hierarchies_detect(NULL, &l);
 	(void)umount2(dir, MNT_DETACH);
 	(void)rmdir(dir);
 	CHILD_CHECK(r == 0);
 	CHILD_CHECK(l->mode == ACCT_CGROUP_UNIFIED);
 	CHILD_CHECK(strcmp(l->mount[ACCT_HIER_UNIFIED], dir) == 0);
-	l = acct_cgroup_layout_free(l);
+	l = acct_hierarchies_free(l);
 
 	/* nothing left: no hierarchy */
 	CHILD_CHECK(mount("tmpfs", "/sys/fs/cgroup", "tmpfs", 0, NULL) == 0);
-	CHILD_CHECK(acct_cgroup_layout_detect(NULL, &l) == -ENOENT);
+	CHILD_CHECK(acct_hierarchies_detect(NULL, &l) == -ENOENT);
 	return 0;
 }
 
@@ -861,7 +861,7 @@ static void test_host_pure_v2(void **state)
 }
 
 struct real {
-	struct acct_cgroup_layout *layout;
+	struct acct_hierarchies *layout;
 	struct acct_discovery *d;
 	struct rec rec;
 	char top[64]; /* acctd-test-<pid> */
@@ -891,7 +891,7 @@ static int real_teardown(void **state)
 				free(r->made[h][i]);
 			}
 	acct_discovery_free(r->d);
-	acct_cgroup_layout_free(r->layout);
+	acct_hierarchies_free(r->layout);
 	rec_done(&r->rec);
 	free(r);
 	*state = NULL;
@@ -952,7 +952,7 @@ static void test_real_inotify(void **state)
 		print_message("/sys/fs/cgroup/memory is absent (not a v1/hybrid host): skipping\n");
 		skip();
 	}
-	assert_int_equal(acct_cgroup_layout_detect(NULL, &r->layout), 0);
+	assert_int_equal(acct_hierarchies_detect(NULL, &r->layout), 0);
 	assert_non_null(r->layout->mount[ACCT_HIER_MEMORY]);
 	snprintf(r->include[0], sizeof(r->include[0]), "/%s", r->top);
 	snprintf(r->include[1], sizeof(r->include[1]), "/%s/*", r->top);

@@ -24,7 +24,7 @@
 
 struct fixture {
 	char *base;
-	struct acct_cgroup_layout L;
+	struct acct_hierarchies L;
 	struct acct_memcg_batching b;
 	struct acct_fresh_options o;
 };

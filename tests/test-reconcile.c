@@ -79,7 +79,7 @@ void *__wrap_calloc(size_t n, size_t size)
 struct fixture {
 	char *base; /* the v2 tree */
 	char *meminfo;
-	struct acct_cgroup_layout L;
+	struct acct_hierarchies L;
 	struct acct_domain *domain;
 	struct acct_ledger *ledger;
 	struct acct_sampler *sampler;

@@ -171,7 +171,7 @@ ssize_t __wrap_pread64(int fd, void *buf, size_t count, off_t offset)
 
 struct tree {
 	char *base;
-	struct acct_cgroup_layout L;
+	struct acct_hierarchies L;
 	struct acct_domain *domain;
 	struct acct_ledger *ledger;
 	struct acct_sampler *s;
@@ -1032,7 +1032,7 @@ static void test_allocation_failures(void **state)
 #define NR_CHILDREN 400
 #define ROUNDS 40
 
-static struct acct_cgroup_layout *layout;
+static struct acct_hierarchies *layout;
 static struct acct_bpf_collector *coll;
 static const char *mem_root;
 static char base[PATH_MAX];
@@ -1204,7 +1204,7 @@ static const char *missing_cgroups(void)
 {
 	if (geteuid() != 0)
 		return "not root: cannot make cgroups";
-	if (acct_cgroup_layout_detect(NULL, &layout) < 0 || !layout->mount[ACCT_HIER_MEMORY])
+	if (acct_hierarchies_detect(NULL, &layout) < 0 || !layout->mount[ACCT_HIER_MEMORY])
 		return "no v1 memory hierarchy here";
 	mem_root = layout->mount[ACCT_HIER_MEMORY];
 	return NULL;
@@ -1322,6 +1322,6 @@ int main(void)
 	failed += run_real();
 	cleanup();
 	acct_bpf_collector_free(coll);
-	acct_cgroup_layout_free(layout);
+	acct_hierarchies_free(layout);
 	return failed;
 }

@@ -364,7 +364,7 @@ static bool memory_v1_lacks(enum acct_quantity q)
  * the hierarchy that has it. */
 static int reply_not_read(struct request *rq, const char *qname, enum acct_quantity q)
 {
-	const struct acct_cgroup_layout *L = manager_layout(rq->c->s->m);
+	const struct acct_hierarchies *L = manager_layout(rq->c->s->m);
 	_cleanup_free_ char *reason = NULL;
 	const char *why;
 	struct json_object *p;

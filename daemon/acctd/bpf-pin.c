@@ -26,7 +26,7 @@
 #define BPF_FS_MAGIC_VALUE 0xcafe4a11 /* BPF_FS_MAGIC of linux/magic.h */
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_cgroup_layout *, acct_cgroup_layout_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_hierarchies *, acct_hierarchies_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_bpf_collector *, acct_bpf_collector_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_topology *, acct_topology_free);
 
@@ -242,7 +242,7 @@ static bool pin_dir_on_bpffs(const char *dir)
 }
 
 /* The hierarchy holding memory.stat, or -1 (no memory controller). */
-static int memory_hierarchy(const struct acct_cgroup_layout *l)
+static int memory_hierarchy(const struct acct_hierarchies *l)
 {
 	if (l->mount[ACCT_HIER_MEMORY])
 		return ACCT_HIER_MEMORY;
@@ -253,7 +253,7 @@ static int memory_hierarchy(const struct acct_cgroup_layout *l)
 
 /* Tell the program which memory.stat items to copy per node; before pinning,
  * since the pinned links keep the program (and these settings) as they are. */
-static void map_numa(struct acct_bpf_collector *c, const struct acct_cgroup_layout *l)
+static void map_numa(struct acct_bpf_collector *c, const struct acct_hierarchies *l)
 {
 	struct acct_bpf_stat_map map;
 	int h = memory_hierarchy(l);
@@ -271,7 +271,7 @@ static void map_numa(struct acct_bpf_collector *c, const struct acct_cgroup_layo
 }
 
 /* The reason of the first hierarchy that was not pinned: why nothing was. */
-static const char *first_reason(const struct acct_bpf_collector *c, const struct acct_cgroup_layout *l)
+static const char *first_reason(const struct acct_bpf_collector *c, const struct acct_hierarchies *l)
 {
 	for (int i = 0; i < _ACCT_HIER_MAX; i++)
 		if (l->mount[i] && !acct_bpf_collector_serves(c, i))
@@ -282,7 +282,7 @@ static const char *first_reason(const struct acct_bpf_collector *c, const struct
 int bpf_pin_run(const struct manager_config_source *src)
 {
 	_cleanup_(acct_config_freep) struct acct_config *config = NULL;
-	_cleanup_(acct_cgroup_layout_freep) struct acct_cgroup_layout *layout = NULL;
+	_cleanup_(acct_hierarchies_freep) struct acct_hierarchies *layout = NULL;
 	_cleanup_(acct_bpf_collector_freep) struct acct_bpf_collector *c = NULL;
 	_cleanup_(acct_topology_freep) struct acct_topology *topo = NULL;
 	char reason[512];
@@ -320,7 +320,7 @@ int bpf_pin_run(const struct manager_config_source *src)
 		return required ? 1 : 0;
 	}
 
-	r = acct_cgroup_layout_detect(config->cgroup_root, &layout);
+	r = acct_hierarchies_detect(config->cgroup_root, &layout);
 	if (r < 0 || !layout) {
 		log_error_errno(r, "Failed to find the cgroup hierarchies%s%s: %m", config->cgroup_root ? " under " : "",
 				config->cgroup_root ?: "");

@@ -93,7 +93,7 @@ static size_t numa_stat_nodes(const char *mem)
 /* The machine's topology, unless the cgroup tree reports more NUMA nodes than
  * the machine has (a tree from another machine, or a test's fake one): then a
  * simulated topology with that many nodes, so that no node's memory is lost. */
-static int topology_for_layout(const struct acct_cgroup_layout *layout, struct acct_topology **ret)
+static int topology_for_layout(const struct acct_hierarchies *layout, struct acct_topology **ret)
 {
 	_cleanup_(acct_topology_freep) struct acct_topology *t = NULL;
 	const char *mem = layout->mount[ACCT_HIER_MEMORY] ? layout->mount[ACCT_HIER_MEMORY]
@@ -118,7 +118,7 @@ static int topology_for_layout(const struct acct_cgroup_layout *layout, struct a
 
 /* Whether the hierarchies are the kernel's cgroup file systems, not a copy
  * in a directory (tests, --cgroup-root on a snapshot). */
-static bool layout_is_kernels(const struct acct_cgroup_layout *l)
+static bool layout_is_kernels(const struct acct_hierarchies *l)
 {
 	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
 		struct statfs sf;
@@ -221,7 +221,7 @@ static int build_components(struct manager *m)
 	struct acct_config *c = m->config;
 	int r;
 
-	r = acct_cgroup_layout_detect(c->cgroup_root, &m->layout);
+	r = acct_hierarchies_detect(c->cgroup_root, &m->layout);
 	if (r < 0)
 		return log_error_errno(r, "Failed to find the cgroup hierarchies%s%s: %m",
 				       c->cgroup_root ? " under " : "", c->cgroup_root ? c->cgroup_root : "");
@@ -426,7 +426,7 @@ struct manager *manager_free(struct manager *m)
 	acct_discovery_free(m->discovery);
 	acct_ledger_free(m->ledger);
 	acct_domain_free(m->domain);
-	acct_cgroup_layout_free(m->layout);
+	acct_hierarchies_free(m->layout);
 	acct_config_free(m->config);
 	strv_free(m->config_warnings);
 	free(m->meminfo_path);
@@ -534,7 +534,7 @@ unsigned manager_collector_parts(const struct manager *m)
 	return m->sampler ? acct_sampler_bpf_parts(m->sampler) : 0;
 }
 
-const struct acct_cgroup_layout *manager_layout(const struct manager *m)
+const struct acct_hierarchies *manager_layout(const struct manager *m)
 {
 	return m->layout;
 }

@@ -117,7 +117,7 @@ struct manager {
 	struct event_base *base;
 	struct manager_config_source source;
 	struct acct_config *config;
-	struct acct_cgroup_layout *layout;
+	struct acct_hierarchies *layout;
 	struct acct_domain *domain;
 	struct acct_ledger *ledger;
 	struct acct_discovery *discovery;
@@ -269,7 +269,7 @@ const struct admin_group *manager_admin_group(const struct manager *m);
 /* The daemon's own figures (struct manager_stats above). */
 void manager_get_stats(const struct manager *m, struct manager_stats *ret);
 /* Where the cgroup hierarchies are mounted (cgroup-discovery.h). */
-const struct acct_cgroup_layout *manager_layout(const struct manager *m);
+const struct acct_hierarchies *manager_layout(const struct manager *m);
 /* Which collector reads hierarchy h ("bpf" or "files"; NULL when h is not
  * mounted) and why, in an operator's words (*ret_reason, static or the
  * collector's). Status and /metrics show these. */

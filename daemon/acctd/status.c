@@ -89,7 +89,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	char line[768];
 	struct daemon_stats ds;
 	const struct manager_stats *ms = &ds.manager;
-	const struct acct_cgroup_layout *layout = manager_layout(m);
+	const struct acct_hierarchies *layout = manager_layout(m);
 	const struct acct_config *config = manager_config(m);
 
 	if (!st)

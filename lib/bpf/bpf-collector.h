@@ -35,7 +35,7 @@
 #include "cgroup/memcg-bounds.h"
 
 struct acct_bpf_collector_options {
-	const struct acct_cgroup_layout *layout;
+	const struct acct_hierarchies *layout;
 	uint32_t hierarchies; /* bits of enum acct_hierarchy wanted */
 	const char *pin_dir;  /* pinned iterators here are used first ("" or NULL: none) */
 	const char *pin_note; /* why the pin step left nothing in pin_dir to use (its report), or NULL:

@@ -706,7 +706,7 @@ struct acct_discovery *acct_discovery_free(struct acct_discovery *d)
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_discovery *, acct_discovery_free)
 
-int acct_discovery_new(const struct acct_cgroup_layout *layout, const struct acct_discovery_filter *filter,
+int acct_discovery_new(const struct acct_hierarchies *layout, const struct acct_discovery_filter *filter,
 		       struct acct_discovery **ret)
 {
 	static const enum acct_hierarchy order[] = { ACCT_HIER_UNIFIED, ACCT_HIER_MEMORY, ACCT_HIER_CPUACCT,

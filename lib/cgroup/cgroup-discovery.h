@@ -73,7 +73,7 @@ struct acct_discovery;
  * hierarchy in the layout), -ENOTDIR (a mount point is not a directory),
  * -ENOMEM, the error of stat() on a mount point, or the inotify error, with
  * *ret untouched. */
-int acct_discovery_new(const struct acct_cgroup_layout *layout, const struct acct_discovery_filter *filter,
+int acct_discovery_new(const struct acct_hierarchies *layout, const struct acct_discovery_filter *filter,
 		       struct acct_discovery **ret);
 
 /* Free the tracked set, close the inotify descriptor (and with it every

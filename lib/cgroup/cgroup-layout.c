@@ -52,7 +52,7 @@ const char *acct_hierarchy_to_string(enum acct_hierarchy h)
 
 /* ---- layout ---------------------------------------------------------------- */
 
-struct acct_cgroup_layout *acct_cgroup_layout_free(struct acct_cgroup_layout *l)
+struct acct_hierarchies *acct_hierarchies_free(struct acct_hierarchies *l)
 {
 	if (!l)
 		return NULL;
@@ -62,7 +62,7 @@ struct acct_cgroup_layout *acct_cgroup_layout_free(struct acct_cgroup_layout *l)
 	free(l);
 	return NULL;
 }
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_cgroup_layout *, acct_cgroup_layout_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_hierarchies *, acct_hierarchies_free)
 
 /* Mount points found so far; m[ACCT_HIER_UNIFIED] is the v2 tree. */
 struct mounts {
@@ -88,7 +88,7 @@ static bool mounts_any(const struct mounts *m)
 }
 
 /* Set v2_memory/v2_cpu from <dir>/cgroup.controllers; unreadable means none. */
-static void read_v2_controllers(struct acct_cgroup_layout *l, const char *dir)
+static void read_v2_controllers(struct acct_hierarchies *l, const char *dir)
 {
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
@@ -128,14 +128,14 @@ static char *dir_of(const char *p)
 }
 
 /* Turn what was found on the host into a layout; consumes m. */
-static int layout_from_mounts(struct mounts *m, struct acct_cgroup_layout **ret)
+static int layout_from_mounts(struct mounts *m, struct acct_hierarchies **ret)
 {
 	bool v1 = m->m[ACCT_HIER_MEMORY] || m->m[ACCT_HIER_CPUACCT] || m->m[ACCT_HIER_CPU] || m->m[ACCT_HIER_BLKIO];
 	bool v2 = m->m[ACCT_HIER_UNIFIED];
 
 	if (!v1 && !v2)
 		return -ENOENT;
-	_cleanup_(acct_cgroup_layout_freep) struct acct_cgroup_layout *l = calloc(1, sizeof(*l));
+	_cleanup_(acct_hierarchies_freep) struct acct_hierarchies *l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	l->mode = !v1 ? ACCT_CGROUP_UNIFIED : v2 ? ACCT_CGROUP_HYBRID : ACCT_CGROUP_LEGACY;
@@ -246,7 +246,7 @@ static int mounts_from_mountinfo(const char *path, struct mounts *m)
 	return 0;
 }
 
-int acct_cgroup_layout_from_mountinfo(const char *path, struct acct_cgroup_layout **ret)
+int acct_hierarchies_from_mountinfo(const char *path, struct acct_hierarchies **ret)
 {
 	struct mounts m = { 0 };
 	int r;
@@ -297,7 +297,7 @@ static int mounts_from_libcgroup(struct mounts *m)
 	return 0;
 }
 
-static int layout_host(struct acct_cgroup_layout **ret)
+static int layout_host(struct acct_hierarchies **ret)
 {
 	struct mounts m = { 0 };
 	bool from_mountinfo = false;
@@ -358,7 +358,7 @@ static const char *first_dir_at(int dfd, const char *const *names)
 	return NULL;
 }
 
-static int layout_from_dir(const char *root, struct acct_cgroup_layout **ret)
+static int layout_from_dir(const char *root, struct acct_hierarchies **ret)
 {
 	static const char *const memory[] = { "memory", NULL };
 	static const char *const cpuacct[] = { "cpuacct", "cpu,cpuacct", "cpuacct,cpu", NULL };
@@ -375,7 +375,7 @@ static int layout_from_dir(const char *root, struct acct_cgroup_layout **ret)
 	if (fd < 0)
 		return errno == ENOTDIR ? -ENOENT : -errno;
 
-	_cleanup_(acct_cgroup_layout_freep) struct acct_cgroup_layout *l = calloc(1, sizeof(*l));
+	_cleanup_(acct_hierarchies_freep) struct acct_hierarchies *l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	/* keep "/" but drop trailing slashes otherwise */
@@ -420,7 +420,7 @@ static int layout_from_dir(const char *root, struct acct_cgroup_layout **ret)
 	return 0;
 }
 
-int acct_cgroup_layout_detect(const char *root, struct acct_cgroup_layout **ret)
+int acct_hierarchies_detect(const char *root, struct acct_hierarchies **ret)
 {
 	if (!ret)
 		return -EINVAL;

@@ -1,5 +1,6 @@
-/* cgroup-layout.h - where the cgroup hierarchies are mounted and how a cgroup
- * is identified in them.
+/* cgroup-layout.h - where the cgroup hierarchies are mounted (struct
+ * acct_hierarchies: not a cgroup, whose record is the ledger's struct
+ * acct_cgroup) and how a cgroup is identified in them.
  *
  * Layout: the mode (pure v2, hybrid, legacy v1) and the mount point of each
  * hierarchy acctd reads, found with libcgroup on the host or, for tests and
@@ -35,7 +36,7 @@ enum acct_hierarchy {
 	_ACCT_HIER_MAX,
 };
 
-struct acct_cgroup_layout {
+struct acct_hierarchies {
 	enum acct_cgroup_mode mode;
 	char *root;                   /* e.g. /sys/fs/cgroup */
 	char *mount[_ACCT_HIER_MAX];  /* absolute directory of each hierarchy, NULL if absent */
@@ -53,13 +54,13 @@ struct acct_cgroup_layout {
  * controllers); controller directories alone mean legacy. "cpu" and "cpuacct"
  * may be symlinks to "cpu,cpuacct". v2_memory/v2_cpu come from the v2 root's
  * cgroup.controllers. Returns 0 and the layout in *ret, owned by the caller
- * (acct_cgroup_layout_free()); or, with *ret untouched, -EINVAL (ret NULL),
+ * (acct_hierarchies_free()); or, with *ret untouched, -EINVAL (ret NULL),
  * -ENOENT (root missing or not a directory, or no hierarchy found), -ENOMEM,
  * or another error opening `root`. */
-int acct_cgroup_layout_detect(const char *root, struct acct_cgroup_layout **ret);
+int acct_hierarchies_detect(const char *root, struct acct_hierarchies **ret);
 
 /* The host's layout from a mountinfo file (normally /proc/self/mountinfo):
- * the fallback of acct_cgroup_layout_detect(NULL) where libcgroup fails, as
+ * the fallback of acct_hierarchies_detect(NULL) where libcgroup fails, as
  * in some containers. "cgroup2" mounts give the v2 tree (preferring
  * /sys/fs/cgroup, then /sys/fs/cgroup/unified), "cgroup" mounts whose super
  * options name memory, cpuacct or cpu the v1 trees. v2_memory and v2_cpu are
@@ -67,12 +68,12 @@ int acct_cgroup_layout_detect(const char *root, struct acct_cgroup_layout **ret)
  * Returns 0 and the layout in *ret, owned by the caller; or, with *ret
  * untouched, -EINVAL (an argument NULL), -ENOENT (no cgroup mount), -ENOMEM,
  * or the error opening `path`. */
-int acct_cgroup_layout_from_mountinfo(const char *path, struct acct_cgroup_layout **ret);
+int acct_hierarchies_from_mountinfo(const char *path, struct acct_hierarchies **ret);
 
-/* Free a layout from acct_cgroup_layout_detect() or
- * acct_cgroup_layout_from_mountinfo() with the strings it owns. Accepts NULL;
+/* Free a layout from acct_hierarchies_detect() or
+ * acct_hierarchies_from_mountinfo() with the strings it owns. Accepts NULL;
  * returns NULL. */
-struct acct_cgroup_layout *acct_cgroup_layout_free(struct acct_cgroup_layout *l);
+struct acct_hierarchies *acct_hierarchies_free(struct acct_hierarchies *l);
 
 /* Static names ("unified", "hybrid", "legacy"; "unified", "memory", "cpuacct",
  * "cpu", "blkio"), not to be freed; NULL for a value outside the enum. */

@@ -39,7 +39,7 @@ static void detect(void)
 }
 
 /* The cgroup's directory in hierarchy h. */
-static int cg_dir(const struct acct_cgroup_layout *L, enum acct_hierarchy h, const char *path, char *buf,
+static int cg_dir(const struct acct_hierarchies *L, enum acct_hierarchy h, const char *path, char *buf,
 		  size_t size)
 {
 	if (!L->mount[h])
@@ -126,7 +126,7 @@ static int count_descendants(const char *dir, int limit)
 static int read_memory(const struct acct_fresh_options *o, const struct acct_memcg_batching *b, const char *path,
 		       uint32_t hierarchies, struct acct_fresh_reading *ret)
 {
-	const struct acct_cgroup_layout *L = o->layout;
+	const struct acct_hierarchies *L = o->layout;
 	enum acct_hierarchy h;
 	const char *file;
 	char dir[PATH_MAX];
@@ -180,7 +180,7 @@ static int read_memory(const struct acct_fresh_options *o, const struct acct_mem
 static int read_cpu(const struct acct_fresh_options *o, const char *path, uint32_t hierarchies,
 		    struct acct_fresh_reading *ret)
 {
-	const struct acct_cgroup_layout *L = o->layout;
+	const struct acct_hierarchies *L = o->layout;
 	char dir[PATH_MAX], buf[FILE_MAX];
 	int r;
 

@@ -34,7 +34,7 @@
 extern const enum acct_quantity acct_fresh_quantities[ACCT_FRESH_MAX];
 
 struct acct_fresh_options {
-	const struct acct_cgroup_layout *layout;
+	const struct acct_hierarchies *layout;
 	/* The collector, or NULL to read files only (collector = files, or the
 	 * sampler moved memory back to files). */
 	const struct acct_bpf_collector *collector;

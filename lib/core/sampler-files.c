@@ -94,7 +94,7 @@ static void note_source_changes(struct cg_state *st, const struct file_spec *old
 
 /* Choose, for each role, the file name and tree that this layout and this
  * cgroup's hierarchies provide. */
-static void pick_files(const struct acct_cgroup_layout *L, const struct acct_cgroup *cg, struct cg_state *st)
+static void pick_files(const struct acct_hierarchies *L, const struct acct_cgroup *cg, struct cg_state *st)
 {
 	uint32_t h = acct_cgroup_get_hierarchies(cg);
 	bool root = strcmp(cg->path, "/") == 0;

@@ -81,7 +81,7 @@ struct acct_pass_report {
 };
 
 struct acct_sampler_options {
-	const struct acct_cgroup_layout *layout;
+	const struct acct_hierarchies *layout;
 	unsigned workers;       /* >= 1 */
 	long page_size;         /* 0: sysconf */
 	long user_hz;           /* 0: sysconf */

@@ -35,7 +35,7 @@ int bench_tree_open(const char *root, unsigned pass_flags, struct bench_tree *t)
 	int r;
 
 	*t = (struct bench_tree){};
-	r = acct_cgroup_layout_detect(root, &t->layout);
+	r = acct_hierarchies_detect(root, &t->layout);
 	if (r >= 0)
 		r = acct_domain_new(&dopts, &t->domain);
 	if (r >= 0)
@@ -71,6 +71,6 @@ void bench_tree_close(struct bench_tree *t)
 	acct_discovery_free(t->disc);
 	acct_ledger_free(t->ledger);
 	acct_domain_free(t->domain);
-	acct_cgroup_layout_free(t->layout);
+	acct_hierarchies_free(t->layout);
 	*t = (struct bench_tree){};
 }

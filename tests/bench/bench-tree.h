@@ -12,7 +12,7 @@
 #include "sampler.h"
 
 struct bench_tree {
-	struct acct_cgroup_layout *layout;
+	struct acct_hierarchies *layout;
 	struct acct_domain *domain;
 	struct acct_ledger *ledger;
 	struct acct_discovery *disc;
