@@ -785,8 +785,13 @@ def test_watch_many_cgroups(fakecg, tmp_path):
     fs = fakecg
     build_tree(fs)
     kids = ["/many.slice/s%03d.service" % i for i in range(300)]
+    # PIDs no process can have: acctd reads a listed PID's state from the
+    # host's /proc for the load average, and a real process 1147 that runs
+    # now and then would change /many.slice/s147.service's line
+    with open("/proc/sys/kernel/pid_max") as f:
+        no_pid = int(f.read()) + 1000
     for i, p in enumerate(kids):
-        fs.mkdir(p, memory=(i + 1) * 64 * 1024, procs=[1000 + i])
+        fs.mkdir(p, memory=(i + 1) * 64 * 1024, procs=[no_pid + i])
     c = Ctl(fs, tmp_path)
     proc = None
     try:
