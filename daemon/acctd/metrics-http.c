@@ -687,9 +687,8 @@ void metrics_warn_unmatched(const struct manager *m)
 		}
 }
 
-/* The configured options. Of [metrics], only max_depth is a configuration key
- * yet; include, exclude, families and memory_stat_types (the renderer takes
- * them in struct acct_metrics_options) keep their defaults until they are. */
+/* The page's options from [metrics]: max_depth, include, exclude and
+ * families; memory_stat_types keeps the renderer's default (no key sets it). */
 static void options_from_config(const struct acct_config *cfg, struct acct_metrics_options *o)
 {
 	acct_metrics_options_default(o);

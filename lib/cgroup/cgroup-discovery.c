@@ -1,10 +1,4 @@
 /* cgroup-discovery.c - which cgroups exist in the hierarchies of a layout,
- *
- * The file is long because it keeps one set across several hierarchies and
- * three kinds of change (scans, inotify directory events, cgroup.events
- * modifications), and each needs its own bookkeeping of watches; splitting it
- * would spread the one invariant (the set equals what resync() last saw)
- * over several files.
  * kept current by full scans and inotify (cgroup-discovery.h).
  *
  * The tracked set is one node per relative path (the union over the

@@ -1,6 +1,5 @@
 /* config.c - acctd's configuration: built-in defaults, the INI files (read with
  * inih), the validation of every key, command-line overrides and the dump.
- * It is long because of the keys[] table (see below), not because of code.
  *
  * One table (keys[] below) names every key: its section, its kind of value, the
  * field it sets and the range it accepts. Loading, acct_config_set() and the
@@ -16,7 +15,7 @@
  * acctd has no multi-line values, so such a line is a syntax error instead of a
  * silent change of the value above it.
  *
- * The file is long because the keys[] table carries, for each of ~40 keys, its
+ * The file is long because the keys[] table carries, for each of its 50 keys, its
  * documentation-facing description, range and dump format, and the loader,
  * validator and dump are each written once over that table. */
 #include "config.h"
@@ -178,7 +177,7 @@ static const struct key_desc keys[] = {
 	KEY("cgroups", "exclude", V_EXCLUDE, S_NONE, exclude, 0, 0),
 	KEY("cgroups", "max_depth", V_INTEGER, S_UINT, max_depth, 0, 255),
 	KEY("cgroups", "tombstone_retention", V_DURATION, S_U64, tombstone_retention_us, 0, UINT64_MAX),
-	/* Issue 27: a budget on tombstones (manager.c, "Tombstones beyond the budget"). */
+	/* A budget on tombstones (daemon/acctd/manager-records.c, "Tombstones beyond the budget"). */
 	KEY("cgroups", "max_tombstones", V_INTEGER, S_UINT, max_tombstones, 0, UINT_MAX),
 
 	KEY("counters", "bytes_budget", V_SIZE, S_I64, bytes_budget, 0, INT64_MAX),
@@ -212,11 +211,11 @@ static const struct key_desc keys[] = {
 	KEY("metrics", "families", V_FAMILIES, S_NONE, metrics_families, 0, 0),
 
 	KEY("log", "level", V_LOG_LEVEL, S_NONE, log_level, 0, 0),
-	/* Issue 27: per-cause rate limits (log.h, struct log_ratelimit). */
+	/* Per-cause rate limits (log.h, struct log_ratelimit). */
 	KEY("log", "rate_limit_interval", V_DURATION, S_U64, log_rate_limit_interval_us, USEC_PER_MSEC, UINT64_MAX),
 	KEY("log", "rate_limit_burst", V_INTEGER, S_UINT, log_rate_limit_burst, 0, UINT_MAX),
 
-	/* Issue 14: history (docs/history.md). */
+	/* The history (docs/history.md). */
 	KEY("history", "enabled", V_BOOL, S_NONE, history_enabled, 0, 0),
 	KEY("history", "path", V_ROOT, S_NONE, history_path, 0, 0),
 	KEY("history", "interval", V_DURATION, S_U64, history_interval_us, 100 * USEC_PER_MSEC, 24 * USEC_PER_HOUR),

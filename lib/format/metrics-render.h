@@ -89,7 +89,7 @@ struct acct_metrics_self {
 	} pass[2];
 	uint64_t sample_errors[_ACCT_ERR_MAX];
 	uint64_t cgroups_failed_total;
-	/* Issue 27: log lines dropped (a slow reader) and suppressed (rate
+	/* Log lines dropped (a slow reader) and suppressed (rate
 	 * limits), tombstones folded (max_tombstones). */
 	uint64_t log_lines_dropped, log_lines_suppressed, tombstones_folded;
 	bool have_sampler;
