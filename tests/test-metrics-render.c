@@ -1,7 +1,9 @@
 /* test-metrics-render.c - the Prometheus and OpenMetrics pages: values and
  * units, label escaping, family layout, filters, chunking, re-snapshots after
  * a sweep. Every page rendered here also goes through a
- * strict checker of the exposition syntax (check_page()). */
+ * strict checker of the exposition syntax (check_page()). It is long because
+ * that checker and the stored pages' comparison are shared by every case
+ * here, which a split would have to export. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

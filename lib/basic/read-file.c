@@ -38,3 +38,24 @@ char *read_file_at(int dirfd, const char *path)
 	b[len] = 0;
 	return TAKE_PTR(b);
 }
+
+ssize_t read_fd_whole(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	for (;;) {
+		ssize_t k = pread(fd, buf + len, size - 1 - len, (off_t)len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+		if (len == size - 1)
+			return -EFBIG;
+	}
+	buf[len] = 0;
+	return (ssize_t)len;
+}

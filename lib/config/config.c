@@ -1,5 +1,9 @@
 /* config.c - acctd's configuration: built-in defaults, the INI files (read with
  * inih), the validation of every key, command-line overrides and the dump.
+ * It is long because of the keys[] table, not because of code: the table
+ * carries, for each of its 50 keys, its documentation-facing description,
+ * range and dump format, and the loader, validator and dump are each written
+ * once over it.
  *
  * One table (keys[] below) names every key: its section, its kind of value, the
  * field it sets and the range it accepts. Loading, acct_config_set() and the
@@ -13,11 +17,7 @@
  * current handler call. The reader also removes leading whitespace: inih would
  * take an indented line after a key as a continuation of that key's value, and
  * acctd has no multi-line values, so such a line is a syntax error instead of a
- * silent change of the value above it.
- *
- * The file is long because the keys[] table carries, for each of its 50 keys, its
- * documentation-facing description, range and dump format, and the loader,
- * validator and dump are each written once over that table. */
+ * silent change of the value above it. */
 #include "config.h"
 
 #include <ctype.h>

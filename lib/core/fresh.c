@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/read-file.h"
 #include "basic/util.h"
 #include "cgroup/cgfs-parse.h"
 #include "cgroup/memcg-bounds.h"
@@ -77,23 +78,10 @@ static int read_cg_file(const char *dir, const char *name, char *buf, size_t siz
 	_cleanup_close_ int fd = open_cg_file(dir, name);
 	if (fd < 0)
 		return fd;
-	size_t len = 0;
-	for (;;) {
-		ssize_t k = read(fd, buf + len, size - 1 - len);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			/* ENODEV: the cgroup went away between open and read */
-			return errno == ENODEV ? -ENOENT : -errno;
-		}
-		if (k == 0)
-			break;
-		len += (size_t)k;
-		if (len == size - 1)
-			return -EFBIG;
-	}
-	buf[len] = '\0';
-	return 0;
+	ssize_t r = read_fd_whole(fd, buf, size);
+	if (r == -ENODEV) /* the cgroup went away between open and read */
+		return -ENOENT;
+	return r < 0 ? (int)r : 0;
 }
 
 static void put(struct acct_fresh_reading *ret, enum acct_quantity q, uint64_t v, uint64_t bound)

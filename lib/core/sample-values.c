@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "basic/read-file.h"
 #include "basic/util.h"
 #include "cgroup/cgfs-parse.h"
 
@@ -60,23 +61,14 @@ int acct_memory_parse(const char *text, int64_t *ret_bytes)
 int acct_memory_read_fd(int fd, int64_t *ret_bytes)
 {
 	char buf[64]; /* one number of at most 20 digits, and its newline */
-	size_t len = 0;
+	ssize_t r = read_fd_whole(fd, buf, sizeof(buf));
 
-	for (;;) {
-		ssize_t k = pread(fd, buf + len, sizeof(buf) - 1 - len, (off_t)len);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			/* ENODEV: the cgroup went away between open and read */
-			return errno == ENODEV ? -ENOENT : -errno;
-		}
-		if (k == 0)
-			break;
-		len += (size_t)k;
-		if (len == sizeof(buf) - 1)
-			return -EBADMSG; /* longer than any number */
-	}
-	buf[len] = 0;
+	if (r == -ENODEV) /* the cgroup went away between open and read */
+		return -ENOENT;
+	if (r == -EFBIG) /* longer than any number */
+		return -EBADMSG;
+	if (r < 0)
+		return (int)r;
 	return acct_memory_parse(buf, ret_bytes);
 }
 

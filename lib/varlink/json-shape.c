@@ -15,7 +15,7 @@ enum {
 	ST_AFTER,        /* after a value inside a container: ',' or its closing bracket */
 	ST_STRING,       /* inside a string (a key when in_key) */
 	ST_ESCAPE,       /* after a backslash */
-	ST_HEX,          /* in \uXXXX: `sub` counts the hex digits still to come */
+	ST_HEX,          /* in a \u escape: `sub` counts its hex digits still to come */
 	ST_NUM_MINUS,    /* "-" */
 	ST_NUM_ZERO,     /* "0", "-0" */
 	ST_NUM_INT,      /* "1", "-12" */
