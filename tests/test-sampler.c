@@ -609,6 +609,111 @@ static void test_empty_skipped(void **state)
 	assert_no_errors(&t->rep);
 }
 
+/* A cgroup of the pruning test: populated, CPU time usage (all user), no
+ * I/O, pressure totals with averages avg10 (percent). */
+static void prune_cg(struct tree *t, const char *rel, unsigned usage, unsigned psi_total, const char *avg10)
+{
+	char path[256], text[256];
+	snprintf(path, sizeof(path), "unified/%s", rel);
+	xmkdir(t->base, path);
+	snprintf(path, sizeof(path), "unified/%s/cgroup.events", rel);
+	xwrite(t->base, path, "populated 1\nfrozen 0\n");
+	snprintf(path, sizeof(path), "unified/%s/memory.current", rel);
+	xwrite(t->base, path, "4096\n");
+	snprintf(path, sizeof(path), "unified/%s/io.stat", rel);
+	xwrite(t->base, path, "");
+	snprintf(path, sizeof(path), "unified/%s/cpu.stat", rel);
+	snprintf(text, sizeof(text), "usage_usec %u\nuser_usec %u\nsystem_usec 0\n", usage, usage);
+	xwrite(t->base, path, text);
+	static const char *const res[] = { "cpu", "memory", "io" };
+	for (size_t i = 0; i < ELEMENTSOF(res); i++) {
+		snprintf(path, sizeof(path), "unified/%s/%s.pressure", rel, res[i]);
+		snprintf(text, sizeof(text),
+			 "some avg10=%s avg60=0.00 avg300=0.00 total=%u\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+			 avg10, psi_total);
+		xwrite(t->base, path, text);
+	}
+}
+
+static uint64_t parts(const struct tree *t, enum acct_pass_part p, enum acct_part_outcome o)
+{
+	return t->rep.parts[p][o];
+}
+
+/* Pruning (sampler-prune.c): a child's CPU, I/O and PSI are not read while
+ * its parent's totals stand still since before the child's last read; they
+ * are read when the parent's moved, and when the child's last read began
+ * before the parent's current value was first seen. A fake tree's files are
+ * written by hand, so a child's can move under a still parent (what the
+ * kernel never does): that shows the child was not read. */
+static void test_pruning(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *p = tree_add(t, "/p", UNI);
+	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
+	struct acct_cgroup *only_p[] = { p };
+	prune_cg(t, "p", 1000, 10, "0.00");
+	prune_cg(t, "p/c", 400, 4, "0.00");
+
+	/* The first reads: nothing to compare with. */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 2);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 400);
+
+	/* p stood still: c's cumulative families are pruned, its memory read. */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	for (enum acct_pass_part k = ACCT_PART_CPU; k <= ACCT_PART_PSI; k++) {
+		assert_int_equal(parts(t, k, ACCT_OUTCOME_READ), 1);
+		assert_int_equal(parts(t, k, ACCT_OUTCOME_PRUNED), 1);
+	}
+	assert_int_equal(parts(t, ACCT_PART_MEMORY, ACCT_OUTCOME_READ), 2);
+
+	/* c's file moved, p's did not: c is not read (its CPU rate is 0). */
+	prune_cg(t, "p/c", 500, 4, "0.00");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 400);
+
+	/* p moved: c is read. */
+	prune_cg(t, "p", 1200, 10, "0.00");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 2);
+	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 500);
+
+	/* p moves and is read alone; then p stands still, but c's last read
+	 * began before p's value was first seen: c is read. */
+	prune_cg(t, "p", 1300, 10, "0.00");
+	prune_cg(t, "p/c", 600, 4, "0.00");
+	assert_int_equal(acct_sampler_run(t->s, only_p, 1, ACCT_PASS_FAST, acct_now_us(), &t->rep), 0);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 600);
+	/* and then it is pruned again */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+
+	/* PSI averages decay without a new stall: a child whose averages are
+	 * not 0 has its pressure read while its CPU is pruned. */
+	prune_cg(t, "p", 1400, 11, "0.00");
+	prune_cg(t, "p/c", 700, 5, "1.50");
+	tree_pass(t, ACCT_PASS_FAST);
+	prune_cg(t, "p/c", 700, 5, "1.20");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 2);
+	struct acct_cgroup_values v;
+	acct_cgroup_read(c, ACCT_READ_PSI, acct_now_us(), &v);
+	assert_int_equal(v.psi_avg[ACCT_PSI_CPU][ACCT_PSI_SOME][0], 120);
+
+	/* A pass of queued cgroups (EVENT) reads what it is given. */
+	struct acct_cgroup *both[] = { p, c };
+	assert_int_equal(acct_sampler_run(t->s, both, 2, ACCT_PASS_FAST | ACCT_PASS_EVENT, acct_now_us(), &t->rep), 0);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 2);
+	assert_no_errors(&t->rep);
+}
+
 /* Threads are counted in the first hierarchy of unified, memory, cpuacct,
  * cpu, blkio that a cgroup is in, and a parent's count adds only the
  * children counted in the same hierarchy. The thread that started the pass
@@ -1002,7 +1107,9 @@ static void test_allocation_failures(void **state)
 	t->o.workers = 1;
 	struct acct_cgroup *cgs[] = { a, b };
 	tree_sampler(t);
-	inject.calloc_fail_in = 1; /* a's state */
+	/* the pass's order by depth (sampler-prune.c: then nothing is pruned,
+	 * everything is read), then a's state */
+	inject.calloc_fail_in = 2;
 	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, acct_now_us(), &t->rep), 0);
 	assert_int_equal(inject.calloc_fail_in, 0);
 	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 1);
@@ -1307,6 +1414,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vanished, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_invariant_and_source_change, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_pruning, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load_stale_buffer, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, tree_setup, tree_teardown),

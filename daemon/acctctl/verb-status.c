@@ -46,6 +46,36 @@ static char *pass_text(struct json_object *p)
 			 failed, errs ? " (" : "", errs ? errs : "", errs ? ")" : "", bpf ? bpf : "");
 }
 
+/* What a pass did with each part of the cgroups' values: "cpu 12 read, 988
+ * pruned; memory 1000 read; ..." (parts with no cgroup left out), or NULL
+ * when the pass says nothing of them (an older acctd). */
+static char *parts_text(struct json_object *pass)
+{
+	static const char *const outcomes[] = { "read", "pruned", "skipped" };
+	struct json_object *parts = jget(pass, "parts");
+	_cleanup_free_ char *s = NULL;
+
+	if (!parts || !json_object_is_type(parts, json_type_object))
+		return NULL;
+	json_object_object_foreach(parts, name, part) {
+		_cleanup_free_ char *one = NULL;
+		for (size_t i = 0; i < ELEMENTSOF(outcomes); i++) {
+			int64_t n = jint_or(part, outcomes[i], 0);
+			if (n <= 0)
+				continue;
+			char *t = xasprintf("%s%s%" PRId64 " %s", one ? one : "", one ? ", " : "", n, outcomes[i]);
+			free(one);
+			one = t;
+		}
+		if (!one)
+			continue;
+		char *t = xasprintf("%s%s%s %s", s ? s : "", s ? "; " : "", name, one);
+		free(s);
+		s = t;
+	}
+	return TAKE_PTR(s);
+}
+
 /* "children_memory 2, cpu_backwards 1" or "none" */
 static char *violations_text(struct json_object *v)
 {
@@ -166,7 +196,7 @@ static void print_history(struct json_object *h)
 int verb_status(char **args)
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
-	_cleanup_free_ char *fast = NULL, *slow = NULL, *sources = NULL;
+	_cleanup_free_ char *fast = NULL, *slow = NULL, *sources = NULL, *parts = NULL;
 	struct json_object *s, *tuner;
 	int r;
 
@@ -198,6 +228,9 @@ int verb_status(char **args)
 	slow = pass_text(jget(s, "last_slow_pass"));
 	print_field("Fast pass", "every %s; last: %s", fmt_duration(jint_or(s, "fast_interval_us", 0)).s, fast);
 	print_field("Slow pass", "every %s; last: %s", fmt_duration(jint_or(s, "slow_interval_us", 0)).s, slow);
+	parts = parts_text(jget(s, "last_fast_pass"));
+	if (parts)
+		print_field("Last reads", "%s", parts);
 	print_collectors(jget(s, "collectors"));
 	print_bpf_checks(jget(s, "bpf"));
 	print_budgets(jget(s, "budgets"));

@@ -10,6 +10,15 @@
 #include "basic/util.h"
 #include "cgroup/cgfs-parse.h"
 
+/* The CPU family's witness for pruning: the usage total just read, from
+ * the role's hierarchy. */
+static void witness_cpu(struct sample_ctx *x, enum file_role role, uint64_t usage_usec)
+{
+	x->witness[PF_CPU] = usage_usec;
+	x->witness_tree[PF_CPU] = (int8_t)x->st->spec[role].tree;
+	x->witnessed |= 1u << PF_CPU;
+}
+
 static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 {
 	struct cg_state *st = x->st;
@@ -58,6 +67,7 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 		}
 		note_cpu(x, total / 1000, now_us);
 		sampler_set_unchecked(x, ACCT_Q_CPU_USAGE, (int64_t)(total / 1000));
+		witness_cpu(x, F_CPUACCT_PERCPU, total / 1000);
 		return true;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -72,6 +82,7 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 	}
 	total /= 1000; /* usec, exactly cpuacct.usage / 1000 */
 	note_cpu(x, total, now_us);
+	witness_cpu(x, F_CPUACCT_PERCPU, total);
 	unsigned shards = acct_domain_topology(x->cg->q[ACCT_Q_CPU_USAGE]->domain)->nr_shards;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t us = ns[i] / 1000;
@@ -110,6 +121,7 @@ void sample_cpu(struct sample_ctx *x, uint64_t now_us)
 		else {
 			if (cs.has_usage) {
 				note_cpu(x, cs.usage_usec, now_us);
+				witness_cpu(x, F_CPU_STAT, cs.usage_usec);
 				sampler_set_checked(x, ACCT_Q_CPU_USAGE, (int64_t)cs.usage_usec);
 				sampler_set_checked(x, ACCT_Q_CPU_USER, (int64_t)cs.user_usec);
 				sampler_set_checked(x, ACCT_Q_CPU_SYSTEM, (int64_t)cs.system_usec);
@@ -140,6 +152,7 @@ void sample_cpu(struct sample_ctx *x, uint64_t now_us)
 		else {
 			note_cpu(x, ns / 1000, now_us);
 			sampler_set_checked(x, ACCT_Q_CPU_USAGE, (int64_t)(ns / 1000));
+			witness_cpu(x, F_CPUACCT_USAGE, ns / 1000);
 		}
 	}
 	if (x->st->spec[F_CPUACCT_STAT].name && sampler_get(x, F_CPUACCT_STAT)) {

@@ -22,6 +22,9 @@ void sample_psi(struct sample_ctx *x)
 		{ ACCT_Q_PSI_IO_SOME, ACCT_Q_PSI_IO_FULL },
 	};
 
+	uint64_t witness = 0;
+	bool quiet = true, any = false;
+
 	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
 		struct cgfs_psi psi;
 		if (!sampler_get(x, roles[r]))
@@ -40,8 +43,20 @@ void sample_psi(struct sample_ctx *x)
 				hundredths[a] = (uint32_t)(avgs[a] * 100.0 + 0.5);
 			acct_cgroup_set_psi_avg(x->cg, (enum acct_psi_resource)r, (enum acct_psi_kind)k, hundredths);
 			sampler_set_checked(x, totals[r][k], (int64_t)lines[k]->total_us);
+			quiet = quiet && hundredths[0] == 0 && hundredths[1] == 0 && hundredths[2] == 0;
 		}
+		/* The witness is the "some" totals: a full stall is a some stall
+		 * too, and a descendant's stall is its ancestors'. */
+		if (psi.some.present)
+			witness += psi.some.total_us;
+		any = any || psi.some.present;
 		acct_cgroup_mark_psi_known(x->cg, (enum acct_psi_resource)r);
+	}
+	if (any) {
+		x->witness[PF_PSI] = witness;
+		x->witness_tree[PF_PSI] = (int8_t)x->st->spec[F_PSI_CPU].tree;
+		x->witnessed |= 1u << PF_PSI;
+		x->psi_quiet = quiet;
 	}
 }
 
@@ -134,6 +149,29 @@ static void note_io(struct sample_ctx *x, const struct cgfs_io_device *devs, siz
 	if (rates && st->io_last_known)
 		acct_cgroup_mark_io_rate_known(x->cg);
 	st->io_last_known = known;
+	st->io_last_at = now_us;
+	/* The I/O family's witness: the sum of the totals (each only grows). */
+	uint64_t witness = 0;
+	for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+		if (known & (1u << k))
+			witness += total[k];
+	x->witness[PF_IO] = witness;
+	x->witness_tree[PF_IO] = (int8_t)x->st->spec[x->st->spec[F_IO_STAT].name ? F_IO_STAT : F_BLKIO_BYTES].tree;
+	x->witnessed |= 1u << PF_IO;
+}
+
+void sample_io_idle(struct sample_ctx *x, uint64_t now_us)
+{
+	struct cg_state *st = x->st;
+
+	if (!st->io_last_at || now_us <= st->io_last_at)
+		return;
+	if (st->io_last_known) {
+		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
+			if (st->io_last_known & (1u << k))
+				acct_cgroup_set_io_rate(x->cg, (enum acct_io_stat)k, 0);
+		acct_cgroup_mark_io_rate_known(x->cg);
+	}
 	st->io_last_at = now_us;
 }
 

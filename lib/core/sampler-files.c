@@ -220,6 +220,8 @@ void acct_sampler_release(struct acct_cgroup *cg, void *userdata)
 	free(st->percpu_last);
 	free(st);
 	cg->sampler_state = NULL;
+	if (s)
+		s->release_gen++; /* a cached ancestor (struct cg_state's parent) may be this one */
 }
 
 /* ---- reading files ------------------------------------------------------ */
@@ -319,6 +321,7 @@ void sampler_fail(struct sample_ctx *x, enum acct_sample_error e)
 {
 	x->w->part.errors[e]++;
 	x->failed = true;
+	x->nr_failures++;
 }
 
 /* Read a role; on success returns true with the content in w->buf. A missing

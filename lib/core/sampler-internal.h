@@ -52,6 +52,28 @@ struct file_spec {
 	enum acct_hierarchy tree;
 };
 
+/* The parts a fast read can prune: their quantities are cumulative and the
+ * kernel sums them up the tree, so an ancestor's total that stood still
+ * proves its descendants' did (sampler-prune.c, docs/counters.md, "Pruning"). */
+enum prune_family { PF_CPU, PF_IO, PF_PSI, _PF_MAX };
+
+enum prune_outcome {
+	PO_NONE,      /* not read this pass, or the read failed: proves nothing below */
+	PO_CHANGED,   /* read, the witness moved */
+	PO_UNCHANGED, /* read, the witness equals the previous good read's */
+	PO_PRUNED,    /* not read: proven unchanged by an ancestor */
+};
+
+/* One family's witness of a cgroup: the sum of its cumulative totals (each
+ * never decreases, so the sum stands still exactly when each does). */
+struct prune_witness {
+	uint64_t value;
+	bool valid;            /* a good read gave value; false after a failed read */
+	int8_t tree;           /* enum acct_hierarchy of the file it came from */
+	uint64_t stable_since; /* end of the first read that saw value (monotonic usec) */
+	uint64_t read_start;   /* start of the last good read */
+};
+
 struct cg_state {
 	int fd[_F_MAX];
 	struct file_spec spec[_F_MAX];
@@ -82,6 +104,15 @@ struct cg_state {
 	bool picked;      /* pick_files() ran for it at least once */
 	uint64_t memory_at; /* monotonic time of the last memory reading (set_memory()) */
 	uint64_t restart; /* bit per quantity: its source file changed, the next reading starts anew */
+	/* Pruning (sampler-prune.c). The outcome of this pass is published to
+	 * descendants read later in it: outcome[] first, then outcome_gen
+	 * (release) = the pass's generation. */
+	struct prune_witness witness[_PF_MAX];
+	bool psi_quiet;          /* every PSI average was 0 at the last good read */
+	uint8_t outcome[_PF_MAX];
+	uint64_t outcome_gen;    /* atomic */
+	struct acct_cgroup *parent;  /* nearest tracked ancestor (owner thread, acct_sampler_start()) */
+	uint64_t parent_gen;         /* s->release_gen when parent was found; 0: not yet */
 };
 
 struct worker {
@@ -96,6 +127,7 @@ struct worker {
 	struct acct_cgroup **settle;  /* emptied this pass, CPU time not settled yet */
 	size_t nr_settle, settle_cap;
 	bool settle_round;            /* re-reading them: do not queue again */
+	uint64_t generation;          /* the pass being read */
 };
 
 struct acct_sampler {
@@ -113,8 +145,10 @@ struct acct_sampler {
 	pid_t starter_tid;   /* the thread that started the current pass */
 	bool busy;
 
-	struct acct_cgroup **work;
+	struct acct_cgroup **work;   /* parents before children (acct_sampler_start()) */
+	struct cg_state **parents;    /* the state of work[i]'s nearest tracked ancestor, or NULL */
 	size_t nr_work;
+	uint64_t release_gen;         /* bumped by every acct_sampler_release(): cached parents may be gone */
 	size_t next; /* atomic */
 	unsigned flags;
 	uint64_t now_us;
@@ -150,6 +184,7 @@ struct sample_ctx {
 	struct acct_cgroup *cg;
 	struct cg_state *st;
 	bool failed;
+	unsigned nr_failures;   /* failed values so far (a part failed if its read added one) */
 	bool events_known;      /* populated came from cgroup.events */
 	bool have_inactive;     /* this pass's memory.stat gave inactive_file */
 	int64_t inactive;
@@ -157,6 +192,12 @@ struct sample_ctx {
 	bool memstat_from_file; /* this pass read memory.stat: fresher than the record's keys */
 	bool files_allowed;     /* a pass that reads files (not ACCT_PASS_KERNEL) */
 	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */
+	/* What the readers saw, for pruning: each family's witness (bit per
+	 * enum prune_family in witnessed) and whether every PSI average was 0. */
+	uint64_t witness[_PF_MAX];
+	int8_t witness_tree[_PF_MAX];
+	unsigned witnessed;
+	bool psi_quiet;
 };
 
 /* A mask of quantities (bit per enum acct_quantity). */
@@ -210,6 +251,25 @@ void sample_io(struct sample_ctx *x, uint64_t now_us);
 
 /* sample-load.c: this cgroup's own threads and active ones (a LOAD pass). */
 void sample_load(struct sample_ctx *x);
+
+/* sample-io-psi.c: an I/O rate of 0 since the last reading, without a read
+ * (the totals were proven unchanged). */
+void sample_io_idle(struct sample_ctx *x, uint64_t now_us);
+
+/* sampler-prune.c: which families a cgroup's read may skip, and publishing
+ * what its read found to the descendants read after it. */
+/* Order work[0..n) parents first and find each one's nearest tracked
+ * ancestor (s->parents); owner thread, at the start of a pass. Returns 0 or
+ * -ENOMEM (then nothing is pruned in this pass). */
+int sampler_prune_prepare(struct acct_sampler *s, size_t n);
+/* The families cg may skip in this pass (bit per enum prune_family);
+ * index is its position in s->work, read_start the time its read began. */
+unsigned sampler_prune_decide(struct sample_ctx *x, size_t index, uint64_t read_start);
+/* After the read: record each family's witness (or its failure), and
+ * publish this pass's outcome to descendants. pruned as decided, failures_at
+ * the ctx's nr_failures before each family's read. */
+void sampler_prune_publish(struct sample_ctx *x, unsigned pruned, const unsigned failures_before[_PF_MAX],
+			   uint64_t read_start, uint64_t read_end);
 
 /* sampler-bpf.c: the collector's part (sampler_bpf_walk() and sampler_bpf_memory() say how). */
 void sampler_bpf_init(struct acct_sampler *s, const struct acct_sampler_options *opts);

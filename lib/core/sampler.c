@@ -25,6 +25,23 @@
 
 /* ---- one cgroup's read ------------------------------------------------- */
 
+const char *acct_pass_part_to_string(enum acct_pass_part p)
+{
+	static const char *const names[_ACCT_PART_MAX] = {
+		[ACCT_PART_MEMORY] = "memory", [ACCT_PART_CPU] = "cpu", [ACCT_PART_IO] = "io",
+		[ACCT_PART_PSI] = "psi",       [ACCT_PART_LOAD] = "load",
+	};
+	return p < _ACCT_PART_MAX ? names[p] : "unknown";
+}
+
+const char *acct_part_outcome_to_string(enum acct_part_outcome o)
+{
+	static const char *const names[_ACCT_OUTCOME_MAX] = {
+		[ACCT_OUTCOME_READ] = "read", [ACCT_OUTCOME_PRUNED] = "pruned", [ACCT_OUTCOME_SKIPPED] = "skipped"
+	};
+	return o < _ACCT_OUTCOME_MAX ? names[o] : "unknown";
+}
+
 const char *acct_sample_error_to_string(enum acct_sample_error e)
 {
 	static const char *const names[_ACCT_ERR_MAX] = {
@@ -108,7 +125,69 @@ static void queue_settle(struct worker *w, struct acct_cgroup *cg)
 	w->settle[w->nr_settle++] = cg;
 }
 
-static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags, uint64_t now_us)
+/* The parts cg has a source for (bit per enum acct_pass_part): what a pass
+ * counts for it. */
+static unsigned parts_present(const struct sample_ctx *x)
+{
+	const struct cg_state *st = x->st;
+	unsigned p = 0;
+	if (st->spec[F_MEMORY].name || x->mem_rec)
+		p |= 1u << ACCT_PART_MEMORY;
+	if (st->spec[F_CPU_STAT].name || st->spec[F_CPUACCT_USAGE].name || st->spec[F_CPUACCT_PERCPU].name)
+		p |= 1u << ACCT_PART_CPU;
+	if (st->spec[F_IO_STAT].name || st->spec[F_BLKIO_BYTES].name)
+		p |= 1u << ACCT_PART_IO;
+	if (st->spec[F_PSI_CPU].name || st->spec[F_PSI_MEMORY].name || st->spec[F_PSI_IO].name)
+		p |= 1u << ACCT_PART_PSI;
+	return p;
+}
+
+static void count_parts(struct worker *w, unsigned parts, enum acct_part_outcome o)
+{
+	for (int p = 0; p < _ACCT_PART_MAX; p++)
+		if (parts & (1u << p))
+			w->part.parts[p][o]++;
+}
+
+/* The pass part of each pruning family. */
+static const enum acct_pass_part family_part[_PF_MAX] = {
+	[PF_CPU] = ACCT_PART_CPU,
+	[PF_IO] = ACCT_PART_IO,
+	[PF_PSI] = ACCT_PART_PSI,
+};
+
+/* The fast group's cumulative families: each read, or pruned (its rate then
+ * 0 since the last reading), then the outcome published for descendants. */
+static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_start, uint64_t now_us)
+{
+	unsigned failures[_PF_MAX] = { 0 };
+	unsigned pruned = sampler_prune_decide(x, index, read_start);
+	unsigned present = parts_present(x);
+
+	for (int f = 0; f < _PF_MAX; f++) {
+		unsigned before = x->nr_failures;
+		if (pruned & (1u << f)) {
+			if (f == PF_CPU)
+				sample_cpu_idle(x, now_us);
+			else if (f == PF_IO)
+				sample_io_idle(x, now_us);
+		} else if (f == PF_CPU)
+			sample_cpu(x, now_us);
+		else if (f == PF_PSI)
+			sample_psi(x);
+		else
+			sample_io(x, now_us);
+		failures[f] = x->nr_failures - before;
+		if (present & (1u << family_part[f]))
+			x->w->part.parts[family_part[f]][pruned & (1u << f) ? ACCT_OUTCOME_PRUNED : ACCT_OUTCOME_READ]++;
+	}
+	/* A settling cgroup's second read in a pass publishes nothing: its
+	 * descendants may be reading the first one's outcome now. */
+	if (!x->w->settle_round)
+		sampler_prune_publish(x, pruned, failures, read_start, acct_now_us());
+}
+
+static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, unsigned flags, uint64_t now_us)
 {
 	struct cg_state *st = sampler_state_of(w->s, cg);
 	struct sample_ctx x = { .w = w, .cg = cg, .st = st, .bpf_populated = -1,
@@ -139,26 +218,28 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 		/* Before cgroup.events: a change announced after this load makes
 		 * this read not the final one (acct_cgroup_final()). */
 		uint64_t changes = acct_cgroup_get_populated_changes(cg);
+		uint64_t read_start = acct_now_us();
 		bool populated = sample_events(&x);
 		if (!populated && st->read_empty && !slow) {
 			/* Read since its last task left: nothing of the fast group
 			 * can have grown, and no task can run in it. */
 			w->part.skipped_empty++;
+			count_parts(w, parts_present(&x), ACCT_OUTCOME_SKIPPED);
 			sample_cpu_idle(&x, now_us);
 		} else {
 			if (slow)
 				sample_slow(&x); /* memory.stat, then memory */
 			else
 				sample_memory(&x, false);
+			if (parts_present(&x) & (1u << ACCT_PART_MEMORY))
+				w->part.parts[ACCT_PART_MEMORY][ACCT_OUTCOME_READ]++;
 			if (slow && st->memsw_valid) {
 				if (st->own_memory_valid) /* memsw is this cgroup's own memory + swap */
 					acct_cgroup_set(cg, ACCT_Q_SWAP,
 							st->memsw > st->own_memory ? st->memsw - st->own_memory : 0);
 				st->memsw_valid = false;
 			}
-			sample_cpu(&x, now_us);
-			sample_psi(&x);
-			sample_io(&x, now_us);
+			sample_cumulative(&x, index, read_start, now_us);
 			sample_memory_events(&x);
 			/* An empty cgroup is read once after it empties (this pass, when
 			 * it was populated at the last one), then skipped until it
@@ -189,8 +270,11 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, unsigned flags,
 				acct_cgroup_set_group_sampled(cg, ACCT_GROUP_SLOW, now_us);
 		}
 	}
-	if (flags & ACCT_PASS_LOAD)
+	if (flags & ACCT_PASS_LOAD) {
 		sample_load(&x);
+		if (st->spec[F_THREADS].name)
+			w->part.parts[ACCT_PART_LOAD][ACCT_OUTCOME_READ]++;
+	}
 	if (x.failed) {
 		w->part.cgroups_failed++;
 		acct_cgroup_count_sample_error(cg);
@@ -228,6 +312,7 @@ static void *worker_main(void *arg)
 			return NULL;
 		}
 		seen = s->generation;
+		w->generation = seen;
 		unsigned flags = s->flags;
 		uint64_t now = s->now_us;
 		pthread_mutex_unlock(&s->lock);
@@ -256,7 +341,7 @@ static void *worker_main(void *arg)
 			size_t i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
 			if (i >= s->nr_work)
 				break;
-			sample_one(w, s->work[i], flags, now);
+			sample_one(w, s->work[i], i, flags, now);
 		}
 		if (w->nr_settle) {
 			/* Cgroups this share found emptied: read them once more when
@@ -267,7 +352,7 @@ static void *worker_main(void *arg)
 				;
 			w->settle_round = true;
 			for (size_t i = 0; i < w->nr_settle; i++)
-				sample_one(w, w->settle[i], ACCT_PASS_FAST, now);
+				sample_one(w, w->settle[i], SIZE_MAX, ACCT_PASS_FAST, now);
 			w->settle_round = false;
 			w->nr_settle = 0;
 		}
@@ -301,6 +386,7 @@ int acct_sampler_new(const struct acct_sampler_options *opts, struct acct_ledger
 	if (s->opts.user_hz <= 0)
 		s->opts.user_hz = sysconf(_SC_CLK_TCK);
 	s->ledger = ledger;
+	s->release_gen = 1; /* a state's parent_gen 0: its ancestor not looked up yet */
 	if (s->opts.batching.nr_cpus == 0)
 		acct_bpf_memcg_batching_detect(&s->opts.batching, opts->nr_cpus, NULL);
 	if (s->opts.page_size > 0)
@@ -362,6 +448,7 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	}
 	free(s->workers);
 	free(s->work);
+	free(s->parents);
 	for (int i = 0; i < _ACCT_HIER_MAX; i++)
 		acct_bpf_snapshot_clear(&s->snap[i]);
 	if (s->done_fd >= 0)
@@ -391,6 +478,12 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->work = copy;
 	s->nr_work = n;
 	s->next = 0;
+	/* Parents before children, so that pruning can use their reads; a pass
+	 * of queued cgroups (EVENT) reads what it was given in full. */
+	free(s->parents);
+	s->parents = NULL;
+	if (!(flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) && sampler_prune_prepare(s, n) < 0)
+		s->parents = NULL; /* no memory: this pass prunes nothing */
 	s->flags = flags;
 	s->now_us = now_us;
 	s->started_us = acct_now_us();
@@ -436,6 +529,9 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		const struct acct_pass_report *p = &s->workers[i].part;
 		report->cpu_seconds += s->workers[i].cpu_seconds;
 		report->skipped_empty += p->skipped_empty;
+		for (int k = 0; k < _ACCT_PART_MAX; k++)
+			for (int o = 0; o < _ACCT_OUTCOME_MAX; o++)
+				report->parts[k][o] += p->parts[k][o];
 		report->files_read += p->files_read;
 		report->open_per_read += p->open_per_read;
 		report->cgroups_failed += p->cgroups_failed;

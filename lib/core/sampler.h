@@ -50,12 +50,31 @@ enum acct_sample_error {
 };
 const char *acct_sample_error_to_string(enum acct_sample_error e);
 
+/* What a pass did with each part of a cgroup's values (struct
+ * acct_pass_report's parts[][]): read it (a file or a collector's record),
+ * pruned it (proven unchanged without a read: an ancestor's cumulative
+ * witness stood still, docs/counters.md, "Pruning"), or skipped it (not read
+ * and not proven: the cgroup was empty at its last read, or the part was
+ * not due). A part a cgroup has no source for is not counted. */
+enum acct_pass_part {
+	ACCT_PART_MEMORY, /* memory in use (and its events) */
+	ACCT_PART_CPU,    /* CPU time, user/system, throttling */
+	ACCT_PART_IO,     /* block I/O totals */
+	ACCT_PART_PSI,    /* pressure stall totals and averages */
+	ACCT_PART_LOAD,   /* threads and their states (LOAD passes) */
+	_ACCT_PART_MAX,
+};
+enum acct_part_outcome { ACCT_OUTCOME_READ, ACCT_OUTCOME_PRUNED, ACCT_OUTCOME_SKIPPED, _ACCT_OUTCOME_MAX };
+const char *acct_pass_part_to_string(enum acct_pass_part p);
+const char *acct_part_outcome_to_string(enum acct_part_outcome o);
+
 struct acct_pass_report {
 	unsigned flags;
 	uint64_t started_us, wall_us;
 	double cpu_seconds;            /* user+system CPU of the workers for this pass */
 	uint64_t cgroups;              /* cgroups in the pass */
 	uint64_t skipped_empty;        /* fast files not read: cgroup not populated */
+	uint64_t parts[_ACCT_PART_MAX][_ACCT_OUTCOME_MAX]; /* cgroups, per part and outcome */
 	uint64_t files_read;
 	uint64_t open_per_read;        /* reads that could not use a cached descriptor */
 	uint64_t errors[_ACCT_ERR_MAX];

@@ -88,6 +88,16 @@ struct json_object *acct_pass_to_json(const struct acct_pass_report *pass)
 	for (int i = 0; i < _ACCT_ERR_MAX; i++)
 		json_object_object_add(e, acct_sample_error_to_string(i), json_object_new_int64((int64_t)pass->errors[i]));
 	json_object_object_add(o, "errors", e);
+	/* What the pass did per part: read, pruned (proven unchanged), skipped. */
+	struct json_object *parts = json_object_new_object();
+	for (int k = 0; k < _ACCT_PART_MAX; k++) {
+		struct json_object *part = json_object_new_object();
+		for (int r = 0; r < _ACCT_OUTCOME_MAX; r++)
+			json_object_object_add(part, acct_part_outcome_to_string(r),
+					       json_object_new_int64((int64_t)pass->parts[k][r]));
+		json_object_object_add(parts, acct_pass_part_to_string(k), part);
+	}
+	json_object_object_add(o, "parts", parts);
 	if (pass->bpf_records || pass->bpf_walk_us) {
 		struct json_object *b = json_object_new_object();
 		json_object_object_add(b, "records", json_object_new_int64((int64_t)pass->bpf_records));

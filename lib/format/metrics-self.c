@@ -91,6 +91,16 @@ static void g_sample_errors(struct acct_metrics_page *p, const struct fam *f)
 	}
 }
 
+static void g_pass_parts(struct acct_metrics_page *p, const struct fam *f)
+{
+	for (int k = 0; k < _ACCT_PART_MAX; k++)
+		for (int o = 0; o < _ACCT_OUTCOME_MAX; o++) {
+			struct lbl l[2] = { { "part", acct_pass_part_to_string((enum acct_pass_part)k) },
+					    { "outcome", acct_part_outcome_to_string((enum acct_part_outcome)o) } };
+			sample_u64(p, f, "", NULL, l, 2, p->self->pass_parts[k][o]);
+		}
+}
+
 /* The percentiles of the drift histogram of the report at the series'
  * offset (V_USEC: microseconds, shown as seconds). */
 static void g_drift(struct acct_metrics_page *p, const struct fam *f)
@@ -260,6 +270,11 @@ const struct fam metrics_self_families[] = {
 	  .global = g_pass_hist),
 	G("acctd_sampling_errors", T_COUNTER, -1, NULL, "Failed reads of cgroup files, by reason.",
 	  .global = g_sample_errors),
+	G("acctd_sampling_pass_cgroups", T_GAUGE, -1, NULL,
+	  "cgroups of the last full pass by part of their values (memory, cpu, io, psi, load) and outcome: read, "
+	  "pruned (proven unchanged without a read: an ancestor's total stood still), skipped (not read: empty "
+	  "since its last read).",
+	  .global = g_pass_parts),
 	F("acctd_sampling_failed_cgroups", T_COUNTER, -1, NULL,
 	  "cgroups with at least one failed value in a pass, summed over passes.", SELF(cgroups_failed_total, V_U64)),
 	/* A log that cannot hold acctd up, rate limits, the tombstones' budget. */

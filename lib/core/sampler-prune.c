@@ -1,0 +1,201 @@
+/* sampler-prune.c - reading a cgroup's cumulative values only where they can
+ * have changed, so that a pass costs what changed rather than what exists.
+ *
+ * The kernel sums CPU time, pressure stall time and block I/O up the tree
+ * (v1 cpuacct charges every ancestor at once, v2 cpu.stat and io.stat are
+ * flushed over the subtree at every read, v1 blkio's *_recursive files add
+ * up the subtree, a stall of a task is a stall of every ancestor group), and
+ * none of these totals ever decreases. So when an ancestor's total is the
+ * same at two reads, no descendant's total moved between them, and a
+ * descendant read after the first of the two still holds exactly what it
+ * read. The argument, its races and what it does not cover are in
+ * docs/counters.md, "Pruning"; this file applies it:
+ *
+ * - A pass reads parents before children (sampler_prune_prepare() orders
+ *   the work by depth), and each read publishes, per family, whether its
+ *   witness (the sum of the family's totals) moved (struct cg_state's
+ *   outcome[], then outcome_gen with release).
+ * - A cgroup skips a family when its nearest tracked ancestor, read or
+ *   pruned earlier in this pass, found that family's witness unchanged; its
+ *   own last good read of the family began after the ancestor's witness took
+ *   its value (stable_since); both witnesses come from the same hierarchy;
+ *   no source file of the family changed since (restart); for PSI, its
+ *   averages were all 0 (they decay without new stalls, and 0 stays 0); and
+ *   it was read in full less than PRUNE_REFRESH_US ago (a safety net, not a
+ *   part of the argument).
+ * - An ancestor whose read has not been published yet proves nothing: the
+ *   descendant is read (two workers may meet at a level's boundary).
+ *
+ * Memory, which the kernel does not sum that way (a page moves between
+ * cgroups, a parent's total can stand still while two children move), and
+ * threads are not pruned. */
+#include "sampler-internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/parse.h"
+#include "basic/util.h"
+
+/* Every family of a cgroup is read in full at least this often, whatever its
+ * ancestors say, spread over another minute by the record's serial so that
+ * the cgroups found at start-up do not all come due in the same pass. */
+#define PRUNE_REFRESH_US (300 * USEC_PER_SEC)
+#define PRUNE_REFRESH_SPREAD 60
+
+static const uint64_t family_quantities[_PF_MAX] = {
+	[PF_CPU] = QBIT(ACCT_Q_CPU_USAGE) | QBIT(ACCT_Q_CPU_USER) | QBIT(ACCT_Q_CPU_SYSTEM) | QBIT(ACCT_Q_CPU_PERIODS) |
+		   QBIT(ACCT_Q_CPU_THROTTLED_PERIODS) | QBIT(ACCT_Q_CPU_THROTTLED),
+	[PF_IO] = QBIT(ACCT_Q_IO_READ_BYTES) | QBIT(ACCT_Q_IO_WRITE_BYTES) | QBIT(ACCT_Q_IO_READ_IOS) |
+		  QBIT(ACCT_Q_IO_WRITE_IOS) | QBIT(ACCT_Q_IO_DISCARD_BYTES) | QBIT(ACCT_Q_IO_DISCARD_IOS),
+	[PF_PSI] = QBIT(ACCT_Q_PSI_CPU_SOME) | QBIT(ACCT_Q_PSI_CPU_FULL) | QBIT(ACCT_Q_PSI_MEMORY_SOME) |
+		   QBIT(ACCT_Q_PSI_MEMORY_FULL) | QBIT(ACCT_Q_PSI_IO_SOME) | QBIT(ACCT_Q_PSI_IO_FULL),
+};
+
+/* The nearest live ancestor of path that the ledger tracks (the include
+ * globs and max_depth leave gaps), or NULL. Any ancestor is a witness: the
+ * kernel's sums cover the whole subtree. */
+static struct acct_cgroup *tracked_ancestor(struct acct_ledger *l, const char *path)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf) || strcmp(path, "/") == 0)
+		return NULL; /* a path this long is read in full: rare, and correct either way */
+	memcpy(buf, path, len + 1);
+	for (;;) {
+		char *slash = strrchr(buf, '/');
+		if (!slash)
+			return NULL;
+		if (slash == buf)
+			buf[1] = '\0';
+		else
+			*slash = '\0';
+		struct acct_cgroup *p = acct_ledger_find(l, buf);
+		if (p && !acct_cgroup_is_dead(p))
+			return p;
+		if (slash == buf)
+			return NULL;
+	}
+}
+
+int sampler_prune_prepare(struct acct_sampler *s, size_t n)
+{
+	_cleanup_free_ struct acct_cgroup **sorted = NULL;
+	_cleanup_free_ size_t *start = NULL;
+	unsigned max_depth = 0;
+
+	free(s->parents);
+	s->parents = NULL;
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		max_depth = MAX(max_depth, s->work[i]->depth);
+	/* Counting sort by depth: stable, so the ledger's path order stays within a level. */
+	start = malloc(((size_t)max_depth + 2) * sizeof(*start));
+	sorted = malloc(n * sizeof(*sorted));
+	struct cg_state **parents = malloc(n * sizeof(*parents));
+	if (!start || !sorted || !parents) {
+		free(parents);
+		return -ENOMEM;
+	}
+	memset(start, 0, ((size_t)max_depth + 2) * sizeof(*start));
+	for (size_t i = 0; i < n; i++)
+		start[s->work[i]->depth + 1]++;
+	for (unsigned d = 1; d <= max_depth + 1; d++)
+		start[d] += start[d - 1];
+	for (size_t i = 0; i < n; i++)
+		sorted[start[s->work[i]->depth]++] = s->work[i];
+
+	for (size_t i = 0; i < n; i++) {
+		struct acct_cgroup *cg = sorted[i];
+		struct cg_state *st = cg->sampler_state;
+		struct acct_cgroup *p;
+		if (st && st->parent_gen == s->release_gen)
+			p = st->parent;
+		else {
+			/* New, or something was released since: a cached ancestor
+			 * may be gone. Costs a hash lookup per level climbed. */
+			p = tracked_ancestor(s->ledger, cg->path);
+			if (st) {
+				st->parent = p;
+				st->parent_gen = s->release_gen;
+			}
+		}
+		/* The ancestor's state as it is now: a state made during the pass
+		 * is not seen (that ancestor proves nothing this pass). */
+		parents[i] = p ? p->sampler_state : NULL;
+	}
+	free(s->work);
+	s->work = TAKE_PTR(sorted);
+	s->parents = parents;
+	return 0;
+}
+
+static uint64_t prune_refresh_us(const struct acct_cgroup *cg)
+{
+	return PRUNE_REFRESH_US + (cg->serial % PRUNE_REFRESH_SPREAD) * USEC_PER_SEC;
+}
+
+unsigned sampler_prune_decide(struct sample_ctx *x, size_t index, uint64_t read_start)
+{
+	struct acct_sampler *s = x->w->s;
+	struct cg_state *st = x->st, *pst;
+	unsigned pruned = 0;
+
+	if (!s->parents || x->w->settle_round || !(pst = s->parents[index]))
+		return 0;
+	/* Published in this pass: its outcome[] and witnesses are final. */
+	if (__atomic_load_n(&pst->outcome_gen, __ATOMIC_ACQUIRE) != x->w->generation)
+		return 0;
+	for (int f = 0; f < _PF_MAX; f++) {
+		const struct prune_witness *a = &pst->witness[f], *c = &st->witness[f];
+		if (pst->outcome[f] != PO_UNCHANGED && pst->outcome[f] != PO_PRUNED)
+			continue;
+		if (!c->valid || !a->valid || c->tree != a->tree || c->read_start < a->stable_since)
+			continue;
+		if ((st->restart & family_quantities[f]) || (f == PF_PSI && !st->psi_quiet))
+			continue;
+		if (read_start - c->read_start >= prune_refresh_us(x->cg))
+			continue;
+		pruned |= 1u << f;
+	}
+	return pruned;
+}
+
+void sampler_prune_publish(struct sample_ctx *x, unsigned pruned, const unsigned failures[_PF_MAX],
+			   uint64_t read_start, uint64_t read_end)
+{
+	struct cg_state *st = x->st;
+
+	for (int f = 0; f < _PF_MAX; f++) {
+		struct prune_witness *c = &st->witness[f];
+		if (pruned & (1u << f)) {
+			/* Unchanged since its last read: the witness, its
+			 * stable_since and read_start stand. */
+			st->outcome[f] = PO_PRUNED;
+			continue;
+		}
+		if (!(x->witnessed & (1u << f)) || failures[f] > 0) {
+			/* Not read (no such file) or a value failed: the next
+			 * read must be a whole one before anything is pruned. */
+			c->valid = false;
+			st->outcome[f] = PO_NONE;
+			continue;
+		}
+		if (c->valid && c->tree == x->witness_tree[f] && c->value == x->witness[f])
+			st->outcome[f] = PO_UNCHANGED;
+		else {
+			c->value = x->witness[f];
+			c->tree = x->witness_tree[f];
+			c->valid = true;
+			c->stable_since = read_end;
+			st->outcome[f] = PO_CHANGED;
+		}
+		c->read_start = read_start;
+		if (f == PF_PSI)
+			st->psi_quiet = x->psi_quiet;
+	}
+	__atomic_store_n(&st->outcome_gen, x->w->generation, __ATOMIC_RELEASE);
+}
