@@ -377,6 +377,45 @@ static void test_snapshot_order(void **state)
 	free(v);
 }
 
+/* A snapshot taken again while nothing changed is the same array (copied
+ * from the ledger's cache); an add, a kill, a sweep and a fold each make
+ * the next one see the change. */
+static void test_snapshot_reuse(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup **v = NULL, **w = NULL;
+
+	struct acct_cgroup *b = add(f, "/b", 1);
+	add(f, "/a", 1);
+	assert_int_equal(acct_ledger_snapshot(f->l, false, &v), 2);
+	assert_int_equal(acct_ledger_snapshot(f->l, false, &w), 2);
+	assert_ptr_not_equal(v, w); /* the caller's own copy */
+	assert_memory_equal(v, w, 2 * sizeof(*v));
+	free(v);
+	free(w);
+
+	add(f, "/c", 1);
+	assert_int_equal(acct_ledger_snapshot(f->l, false, &v), 3);
+	assert_string_equal(v[2]->path, "/c");
+	free(v);
+	acct_ledger_kill(f->l, b, 2);
+	assert_int_equal(acct_ledger_snapshot(f->l, false, &v), 2);
+	assert_string_equal(v[1]->path, "/c");
+	free(v);
+	assert_int_equal(acct_ledger_snapshot(f->l, true, &v), 3);
+	free(v);
+	assert_int_equal(acct_ledger_sweep(f->l, 10, 1, NULL, NULL), 1);
+	assert_int_equal(acct_ledger_snapshot(f->l, true, &v), 2);
+	free(v);
+	acct_ledger_kill(f->l, acct_ledger_find(f->l, "/a"), 20);
+	assert_int_equal(acct_ledger_snapshot(f->l, true, &v), 2);
+	free(v);
+	assert_int_equal(acct_ledger_fold_oldest(f->l, 0, NULL, NULL), 1);
+	assert_int_equal(acct_ledger_snapshot(f->l, true, &v), 1);
+	assert_string_equal(v[0]->path, "/c");
+	free(v);
+}
+
 /* ACCT_MEMSTAT_MAX distinct keys are kept; one more is refused and nothing
  * is written for it. */
 static void test_memstat_full(void **state)
@@ -634,6 +673,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_add_find, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tombstone_and_recreate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_checked, setup, teardown),

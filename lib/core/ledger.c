@@ -24,7 +24,30 @@ struct acct_ledger {
 
 	struct acct_io_device io_devices[ACCT_IO_DEVICES_MAX]; /* under keys_lock, published like the keys */
 	unsigned nr_io_devices;                                 /* atomic */
+
+	/* The last sorted snapshot of each kind (live only, with the dead),
+	 * reused while no record was added, killed or removed since: a pass
+	 * on an unchanged tree copies it instead of walking the table and
+	 * sorting every path (acct_ledger_snapshot()). changes is bumped under
+	 * the lock before a record leaves the table, so a cached array holds
+	 * only records that another thread's read-side section still covers. */
+	pthread_mutex_t snap_lock;
+	uint64_t changes;
+	struct {
+		struct acct_cgroup **v;
+		size_t n;
+		uint64_t changes;
+		bool valid;
+	} snap[2];
 };
+
+/* A record was added, killed or is about to leave the table. */
+static void note_change(struct acct_ledger *l)
+{
+	pthread_mutex_lock(&l->snap_lock);
+	l->changes++;
+	pthread_mutex_unlock(&l->snap_lock);
+}
 
 uint64_t acct_now_us(void)
 {
@@ -82,6 +105,7 @@ int acct_ledger_new(struct acct_domain *domain, const struct acct_ledger_budgets
 	l->budgets = *budgets;
 	l->next_serial = 1;
 	pthread_mutex_init(&l->keys_lock, NULL);
+	pthread_mutex_init(&l->snap_lock, NULL);
 	*ret = TAKE_PTR(l);
 	return 0;
 }
@@ -143,6 +167,9 @@ struct acct_ledger *acct_ledger_free(struct acct_ledger *l)
 	for (unsigned i = 0; i < l->nr_memstat_keys; i++)
 		free(l->memstat_keys[i]);
 	pthread_mutex_destroy(&l->keys_lock);
+	for (size_t k = 0; k < ELEMENTSOF(l->snap); k++)
+		free(l->snap[k].v);
+	pthread_mutex_destroy(&l->snap_lock);
 	free(l);
 	return NULL;
 }
@@ -218,6 +245,7 @@ int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint
 	rcu_read_lock();
 	cds_lfht_add(l->ht, hash_fnv1a_string(added->path), &added->node);
 	rcu_read_unlock();
+	note_change(l);
 	__atomic_fetch_add(&l->live, 1, __ATOMIC_RELAXED);
 	if (ret)
 		*ret = added;
@@ -230,6 +258,7 @@ void acct_ledger_kill(struct acct_ledger *l, struct acct_cgroup *cg, uint64_t no
 		return;
 	__atomic_store_n(&cg->died_us, now_us, __ATOMIC_RELAXED);
 	__atomic_store_n(&cg->dead, true, __ATOMIC_RELEASE);
+	note_change(l);
 	__atomic_fetch_sub(&l->live, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&l->dead, 1, __ATOMIC_RELAXED);
 }
@@ -279,6 +308,8 @@ unsigned acct_ledger_sweep(struct acct_ledger *l, uint64_t now_us, uint64_t rete
 	struct acct_cgroup *cg;
 	unsigned removed = 0;
 
+	if (__atomic_load_n(&l->dead, __ATOMIC_RELAXED) == 0)
+		return 0; /* nothing to look for: a pass on a still tree walks nothing */
 	rcu_read_lock();
 	for_each_record(l->ht, &iter, cg) {
 		if (!acct_cgroup_is_dead(cg))
@@ -286,6 +317,7 @@ unsigned acct_ledger_sweep(struct acct_ledger *l, uint64_t now_us, uint64_t rete
 		uint64_t died = __atomic_load_n(&cg->died_us, __ATOMIC_RELAXED);
 		if (now_us - died < retention_us)
 			continue;
+		note_change(l);
 		if (cds_lfht_del(l->ht, &cg->node) != 0)
 			continue;
 		if (release)
@@ -327,6 +359,7 @@ int acct_ledger_fold_oldest(struct acct_ledger *l, uint64_t max, acct_ledger_rel
 			v[n++] = cg;
 	qsort(v, n, sizeof(*v), compare_died);
 	for (size_t i = 0; i < n && n - i > max; i++) {
+		note_change(l);
 		if (cds_lfht_del(l->ht, &v[i]->node) != 0)
 			continue;
 		if (release)
@@ -372,6 +405,22 @@ int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_c
 	_cleanup_free_ struct acct_cgroup **v = NULL;
 	struct acct_cgroup *cg;
 	size_t n = 0, cap = 0;
+	int k = include_dead ? 1 : 0;
+
+	pthread_mutex_lock(&l->snap_lock);
+	uint64_t changes = l->changes;
+	if (l->snap[k].valid && l->snap[k].changes == changes) {
+		n = l->snap[k].n;
+		v = malloc(MAX(n, (size_t)1) * sizeof(*v));
+		if (v)
+			memcpy(v, l->snap[k].v, n * sizeof(*v));
+		pthread_mutex_unlock(&l->snap_lock);
+		if (!v)
+			return -ENOMEM;
+		*ret = TAKE_PTR(v);
+		return (int)n;
+	}
+	pthread_mutex_unlock(&l->snap_lock);
 
 	rcu_read_lock(); /* see acct_ledger_find() */
 	for_each_record(l->ht, &iter, cg) {
@@ -391,6 +440,20 @@ int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_c
 	rcu_read_unlock();
 	if (n > 1)
 		qsort(v, n, sizeof(*v), compare_records);
+	/* Kept for the next call if nothing changed meanwhile; without memory
+	 * for the copy the next call sorts again. */
+	struct acct_cgroup **copy = malloc(MAX(n, (size_t)1) * sizeof(*copy));
+	pthread_mutex_lock(&l->snap_lock);
+	if (copy && l->changes == changes) {
+		memcpy(copy, v, n * sizeof(*copy));
+		free(l->snap[k].v);
+		l->snap[k].v = TAKE_PTR(copy);
+		l->snap[k].n = n;
+		l->snap[k].changes = changes;
+		l->snap[k].valid = true;
+	}
+	pthread_mutex_unlock(&l->snap_lock);
+	free(copy);
 	*ret = TAKE_PTR(v);
 	return (int)n;
 }
