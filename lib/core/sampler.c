@@ -162,7 +162,6 @@ static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_
 {
 	unsigned failures[_PF_MAX] = { 0 };
 	unsigned pruned = sampler_prune_decide(x, index, read_start);
-	unsigned present = parts_present(x);
 
 	for (int f = 0; f < _PF_MAX; f++) {
 		unsigned before = x->nr_failures;
@@ -178,8 +177,12 @@ static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_
 		else
 			sample_io(x, now_us);
 		failures[f] = x->nr_failures - before;
-		if (present & (1u << family_part[f]))
-			x->w->part.parts[family_part[f]][pruned & (1u << f) ? ACCT_OUTCOME_PRUNED : ACCT_OUTCOME_READ]++;
+		/* Counted where a file was read (or failed): a role whose file
+		 * this cgroup lacks (io.stat without the io controller) is no read. */
+		if (pruned & (1u << f))
+			x->w->part.parts[family_part[f]][ACCT_OUTCOME_PRUNED]++;
+		else if ((x->witnessed & (1u << f)) || failures[f])
+			x->w->part.parts[family_part[f]][ACCT_OUTCOME_READ]++;
 	}
 	/* A settling cgroup's second read in a pass publishes nothing: its
 	 * descendants may be reading the first one's outcome now. */
