@@ -714,6 +714,37 @@ static void test_pruning(void **state)
 	assert_no_errors(&t->rep);
 }
 
+/* A slow pass reads the slow group of a cgroup whose memory moved by the
+ * bytes budget since the group was last read (here 0: any change), and of
+ * any cgroup once the group is a minute old; not of one whose memory stood
+ * still (its memory.stat keys keep their value and age). */
+static void test_slow_due(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	struct acct_cgroup *b = tree_add(t, "/b", UNI);
+	prune_cg(t, "a", 100, 1, "0.00");
+	prune_cg(t, "b", 100, 1, "0.00");
+	xwrite(t->base, "unified/a/memory.stat", "anon 100\nfile 200\n");
+	xwrite(t->base, "unified/b/memory.stat", "anon 100\nfile 200\n");
+
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 2);
+	uint64_t age_a = acct_cgroup_age(a, ACCT_GROUP_SLOW, acct_now_us());
+
+	xwrite(t->base, "unified/a/memory.stat", "anon 300\nfile 200\n");
+	xwrite(t->base, "unified/b/memory.stat", "anon 300\nfile 200\n");
+	xwrite(t->base, "unified/b/memory.current", "8192\n");
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 1);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_SKIPPED), 1);
+	assert_int_equal(value(b, ACCT_Q_MEMORY), 8192);
+	assert_true(acct_cgroup_age(a, ACCT_GROUP_SLOW, acct_now_us()) >= age_a); /* a's is older */
+	assert_true(acct_cgroup_age(b, ACCT_GROUP_SLOW, acct_now_us()) < acct_cgroup_age(a, ACCT_GROUP_SLOW, acct_now_us()));
+}
+
 /* Threads are counted in the first hierarchy of unified, memory, cpuacct,
  * cpu, blkio that a cgroup is in, and a parent's count adds only the
  * children counted in the same hierarchy. The thread that started the pass
@@ -1415,6 +1446,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_invariant_and_source_change, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load_stale_buffer, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, tree_setup, tree_teardown),

@@ -104,7 +104,10 @@ void sampler_set_memory_moved(struct acct_cgroup *cg, struct cg_state *st, int64
 
 void sampler_set_memory(struct sample_ctx *x, int64_t v)
 {
-	sampler_set_memory_moved(x->cg, x->st, v, x->w->s->now_us, &x->w->part.drift_memory);
+	/* A slow pass may read memory twice (sampler.c, slow_due()): the
+	 * drift is the pass's, counted once. */
+	sampler_set_memory_moved(x->cg, x->st, v, x->w->s->now_us, x->memory_set ? NULL : &x->w->part.drift_memory);
+	x->memory_set = true;
 }
 
 int sampler_memstat_kv(const char *key, size_t key_len, uint64_t value, void *userdata)

@@ -111,6 +111,8 @@ struct cg_state {
 	bool psi_quiet;          /* every PSI average was 0 at the last good read */
 	uint8_t outcome[_PF_MAX];
 	uint64_t outcome_gen;    /* atomic */
+	uint64_t slow_at;        /* the pass (now_us) of the last good slow-group read; 0: none */
+	int64_t slow_memory;     /* own_memory at that read */
 	struct acct_cgroup *parent;  /* nearest tracked ancestor (owner thread, acct_sampler_start()) */
 	uint64_t parent_gen;         /* s->release_gen when parent was found; 0: not yet */
 };
@@ -198,6 +200,7 @@ struct sample_ctx {
 	int8_t witness_tree[_PF_MAX];
 	unsigned witnessed;
 	bool psi_quiet;
+	bool memory_set;        /* memory was set in this read (sampler_set_memory()) */
 };
 
 /* A mask of quantities (bit per enum acct_quantity). */

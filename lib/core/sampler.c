@@ -29,7 +29,7 @@ const char *acct_pass_part_to_string(enum acct_pass_part p)
 {
 	static const char *const names[_ACCT_PART_MAX] = {
 		[ACCT_PART_MEMORY] = "memory", [ACCT_PART_CPU] = "cpu", [ACCT_PART_IO] = "io",
-		[ACCT_PART_PSI] = "psi",       [ACCT_PART_LOAD] = "load",
+		[ACCT_PART_PSI] = "psi",       [ACCT_PART_LOAD] = "load",  [ACCT_PART_MEMORY_STAT] = "memory_stat",
 	};
 	return p < _ACCT_PART_MAX ? names[p] : "unknown";
 }
@@ -190,6 +190,30 @@ static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_
 		sampler_prune_publish(x, pruned, failures, read_start, acct_now_us());
 }
 
+/* When a slow pass reads a cgroup's slow group (memory.stat, NUMA, peak,
+ * limits, swap). Its sizes follow the memory in use: the group is read
+ * where memory moved by at least the bytes budget since the group was last
+ * read (memory is read first to know), and in any case once it is
+ * SLOW_REFRESH_US old, for what changes without the memory in use (the LRU
+ * lists' balance, event counts, a limit someone wrote), which is served
+ * with its age meanwhile. An idle cgroup then costs one slow read a
+ * minute, not one per slow_interval. */
+#define SLOW_REFRESH_US (60 * 1000000u)
+
+static bool slow_aged(const struct cg_state *st, uint64_t now_us)
+{
+	return !st->slow_at || now_us - st->slow_at >= SLOW_REFRESH_US;
+}
+
+static bool slow_due(const struct sample_ctx *x, uint64_t now_us)
+{
+	const struct cg_state *st = x->st;
+	if (slow_aged(st, now_us) || !st->own_memory_valid)
+		return true;
+	int64_t moved = st->own_memory - st->slow_memory;
+	return (uint64_t)(moved < 0 ? -moved : moved) >= MAX(x->w->s->bytes_budget, (uint64_t)1);
+}
+
 static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, unsigned flags, uint64_t now_us)
 {
 	struct cg_state *st = sampler_state_of(w->s, cg);
@@ -223,16 +247,23 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 		uint64_t changes = acct_cgroup_get_populated_changes(cg);
 		uint64_t read_start = acct_now_us();
 		bool populated = sample_events(&x);
-		if (!populated && st->read_empty && !slow) {
+		if (!populated && st->read_empty && !(slow && slow_aged(st, now_us))) {
 			/* Read since its last task left: nothing of the fast group
 			 * can have grown, and no task can run in it. */
 			w->part.skipped_empty++;
-			count_parts(w, parts_present(&x), ACCT_OUTCOME_SKIPPED);
+			count_parts(w, parts_present(&x) | (slow ? 1u << ACCT_PART_MEMORY_STAT : 0), ACCT_OUTCOME_SKIPPED);
 			sample_cpu_idle(&x, now_us);
 		} else {
-			if (slow)
+			if (slow && !slow_aged(st, now_us)) {
+				sample_memory(&x, false);
+				slow = slow_due(&x, now_us);
+				if (!slow)
+					w->part.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_SKIPPED]++;
+			}
+			if (slow) {
 				sample_slow(&x); /* memory.stat, then memory */
-			else
+				w->part.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_READ]++;
+			} else
 				sample_memory(&x, false);
 			if (parts_present(&x) & (1u << ACCT_PART_MEMORY))
 				w->part.parts[ACCT_PART_MEMORY][ACCT_OUTCOME_READ]++;
@@ -269,8 +300,11 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 			 * read): an earlier final read stands */
 			if (!x.failed)
 				acct_cgroup_set_group_sampled(cg, ACCT_GROUP_FAST, now_us);
-			if (slow && !x.failed)
+			if (slow && !x.failed) {
 				acct_cgroup_set_group_sampled(cg, ACCT_GROUP_SLOW, now_us);
+				st->slow_at = now_us;
+				st->slow_memory = st->own_memory;
+			}
 		}
 	}
 	if (flags & ACCT_PASS_LOAD) {

@@ -62,6 +62,8 @@ enum acct_pass_part {
 	ACCT_PART_IO,     /* block I/O totals */
 	ACCT_PART_PSI,    /* pressure stall totals and averages */
 	ACCT_PART_LOAD,   /* threads and their states (LOAD passes) */
+	ACCT_PART_MEMORY_STAT, /* the slow group: memory.stat, NUMA, peak, limits, swap
+				* (slow passes; skipped: not due, sampler.c, slow_due()) */
 	_ACCT_PART_MAX,
 };
 enum acct_part_outcome { ACCT_OUTCOME_READ, ACCT_OUTCOME_PRUNED, ACCT_OUTCOME_SKIPPED, _ACCT_OUTCOME_MAX };
