@@ -565,12 +565,24 @@ out:
 	return r;
 }
 
+int acct_ledger_memstat_intern(struct acct_ledger *l, const char *key)
+{
+	return memstat_key_index(l, key, strlen(key));
+}
+
 int acct_cgroup_set_memstat(struct acct_ledger *l, struct acct_cgroup *cg, const char *key, size_t key_len,
 			    int64_t value)
 {
 	int i = memstat_key_index(l, key, key_len);
 	if (i < 0)
 		return i;
+	return acct_cgroup_set_memstat_at(l, cg, (unsigned)i, value);
+}
+
+int acct_cgroup_set_memstat_at(struct acct_ledger *l, struct acct_cgroup *cg, unsigned i, int64_t value)
+{
+	if (i >= __atomic_load_n(&l->nr_memstat_keys, __ATOMIC_ACQUIRE))
+		return -EINVAL;
 	int64_t *v = __atomic_load_n(&cg->memstat, __ATOMIC_ACQUIRE);
 	if (!v) {
 		v = malloc(ACCT_MEMSTAT_MAX * sizeof(*v));

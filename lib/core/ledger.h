@@ -216,6 +216,14 @@ int acct_cgroup_set_checked(struct acct_cgroup *cg, enum acct_quantity q, int64_
 int acct_cgroup_set_node(struct acct_cgroup *cg, unsigned node, int64_t value);
 /* memory.stat key (interned; at most ACCT_MEMSTAT_MAX distinct keys per ledger,
  * -ENOSPC beyond). */
+/* The index of a memory.stat key in the ledger's table, added if new, for a
+ * writer that sets the same keys pass after pass (the BPF collector's stat
+ * map) and need not look them up each time. The index holds for the
+ * ledger's life. Returns it, -ENOSPC past ACCT_MEMSTAT_MAX keys, or -ENOMEM. */
+int acct_ledger_memstat_intern(struct acct_ledger *l, const char *key);
+/* acct_cgroup_set_memstat() by the index acct_ledger_memstat_intern() gave.
+ * Returns 0, -EINVAL for an index never given, or -ENOMEM. */
+int acct_cgroup_set_memstat_at(struct acct_ledger *l, struct acct_cgroup *cg, unsigned index, int64_t value);
 int acct_cgroup_set_memstat(struct acct_ledger *l, struct acct_cgroup *cg, const char *key, size_t key_len,
 			    int64_t value);
 void acct_cgroup_set_double(uint64_t *bits, double v);

@@ -124,10 +124,10 @@ void sampler_bpf_memory(struct sample_ctx *x)
 	if (!x->memstat_from_file && !over_budget) {
 		for (unsigned i = 0; i < s->stat_map.n; i++) {
 			unsigned idx = s->stat_map.e[i].index;
-			if (idx >= r->nr_state || acct_bpf_record_state(r)[idx] < 0)
+			if (idx >= r->nr_state || acct_bpf_record_state(r)[idx] < 0 || s->stat_key[i] < 0)
 				continue;
-			(void)acct_cgroup_set_memstat(s->ledger, x->cg, s->stat_map.e[i].key, strlen(s->stat_map.e[i].key),
-						      acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit);
+			(void)acct_cgroup_set_memstat_at(s->ledger, x->cg, (unsigned)s->stat_key[i],
+							 acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit);
 		}
 		acct_cgroup_set_memstat_bound(x->cg, stat_bound);
 	}
@@ -386,6 +386,9 @@ void sampler_bpf_init(struct acct_sampler *s, const struct acct_sampler_options 
 			s->mem_hier = ACCT_HIER_MEMORY;
 		if (opts->stat_map)
 			s->stat_map = *opts->stat_map;
+		/* Each key's index once, not a search per key, cgroup and pass. */
+		for (unsigned i = 0; i < s->stat_map.n; i++)
+			s->stat_key[i] = acct_ledger_memstat_intern(s->ledger, s->stat_map.e[i].key);
 		const char *inactive = s->mem_hier == ACCT_HIER_UNIFIED ? "inactive_file" : "total_inactive_file";
 		for (unsigned i = 0; i < s->stat_map.n; i++)
 			if (strcmp(s->stat_map.e[i].key, inactive) == 0)

@@ -164,6 +164,7 @@ struct acct_sampler {
 	/* The BPF collector (sampler-bpf.c); snapshots are written by
 	 * worker 0 before the others read them (snap_generation, under lock). */
 	struct acct_bpf_stat_map stat_map;
+	int stat_key[ACCT_BPF_STATE_MAX]; /* the ledger's index of stat_map.e[i].key; < 0: none */
 	struct acct_bpf_snapshot snap[_ACCT_HIER_MAX];
 	bool snap_valid[_ACCT_HIER_MAX];
 	uint64_t snap_generation;

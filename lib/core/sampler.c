@@ -247,11 +247,12 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 		uint64_t changes = acct_cgroup_get_populated_changes(cg);
 		uint64_t read_start = acct_now_us();
 		bool populated = sample_events(&x);
-		if (!populated && st->read_empty && !(slow && slow_aged(st, now_us))) {
+		if (!populated && st->read_empty && !slow) {
 			/* Read since its last task left: nothing of the fast group
-			 * can have grown, and no task can run in it. */
+			 * can have grown, and no task can run in it. (A slow pass
+			 * reads it: its page cache can still be reclaimed.) */
 			w->part.skipped_empty++;
-			count_parts(w, parts_present(&x) | (slow ? 1u << ACCT_PART_MEMORY_STAT : 0), ACCT_OUTCOME_SKIPPED);
+			count_parts(w, parts_present(&x), ACCT_OUTCOME_SKIPPED);
 			sample_cpu_idle(&x, now_us);
 		} else {
 			if (slow && !slow_aged(st, now_us)) {

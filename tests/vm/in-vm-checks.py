@@ -67,6 +67,12 @@ TOMB = TOMB_SLICE + "/vmtest-tomb.service"
 MEM_BYTES = 48 << 20
 SCOPE_BYTES = 16 << 20
 TOMB_CPU_US = 300000
+# A service deep under slices where nothing else runs (docs/counters.md,
+# "Pruning"): it blocks in open() of a FIFO, without a wakeup, until the
+# check writes to it, then burns PRUNE_CPU_S of CPU and blocks again.
+PRUNE_FIFO = "/run/vmtest-prune.fifo"
+PRUNE_DEEP = SLICE + "/vmtest-prune.slice/vmtest-prune-a.slice/vmtest-prune-a-b.slice/vmtest-prune-deep.service"
+PRUNE_CPU_S = 0.5
 
 
 class CheckFailed(Exception):
@@ -525,6 +531,46 @@ class Suite:
         names = ["psi.%s.%s" % (r, k) for r in ("cpu", "memory", "io") for k in ("some", "full")]
         for path in (CPU, IO):
             bracket(self.api, path, names, log)
+
+    def check_pruning(self, log):
+        """A leaf deep under idle slices is pruned while it waits, then runs:
+        acctd serves the kernel's CPU time and pressure for it, bracketed as
+        everywhere else, and its idle parents' too."""
+        if not os.path.exists(PRUNE_FIFO):
+            os.mkfifo(PRUNE_FIFO)
+        py = ("import os, time\n"
+              "while True:\n"
+              "    with open(%r) as f: f.read()\n"
+              "    t = time.process_time()\n"
+              "    while time.process_time() - t < %g: pass\n" % (PRUNE_FIFO, PRUNE_CPU_S))
+        start_service("vmtest-prune-deep", "vmtest-prune-a-b.slice", [], "python3", "-c", py)
+        deadline = time.monotonic() + 60
+        while True:  # a pass that pruned it (its CPU time stands still while it waits)
+            parts = self.api.call("Status")["last_fast_pass"].get("parts", {}).get("cpu", {})
+            rec = self.api.call("Get", cgroup=PRUNE_DEEP)["cgroup"]
+            if parts.get("pruned", 0) > 0 and (rec["values"].get("cpu.usage") or {}).get("value") is not None:
+                break
+            require(time.monotonic() < deadline, "no pass pruned CPU reads after 60 s: %s" % parts)
+            time.sleep(0.5)
+        log.append("last fast pass, cpu: %s" % parts)
+        for round_ in range(2):
+            time.sleep(3)  # passes in which it was pruned
+            before = int(kv(read(CG + PRUNE_DEEP + "/cpu.stat"))["usage_usec"])
+            with open(PRUNE_FIFO, "w") as f:
+                f.write("go")
+            deadline = time.monotonic() + 30
+            while True:  # burned, and blocked again
+                now = int(kv(read(CG + PRUNE_DEEP + "/cpu.stat"))["usage_usec"])
+                if now - before >= PRUNE_CPU_S * 0.9e6 and "S" in read("/proc/%s/stat" % read(
+                        CG + PRUNE_DEEP + "/cgroup.procs").split()[0]).split(")")[1].split()[0]:
+                    break
+                require(time.monotonic() < deadline, "the deep service did not burn its CPU")
+                time.sleep(0.2)
+            got = bracket(self.api, PRUNE_DEEP, ["cpu.usage", "psi.cpu.some"], log)
+            require(got["cpu.usage"][1] - before >= PRUNE_CPU_S * 0.9e6,
+                    "round %d: acctd did not see the deep service's CPU time" % round_)
+        bracket(self.api, SLICE + "/vmtest-prune.slice", ["cpu.usage", "psi.cpu.some"], log)
+        run("systemctl", "stop", "vmtest-prune-deep.service", check=False)
 
     def check_root(self, log):
         rec = self.api.call("Get", cgroup="/")["cgroup"]
