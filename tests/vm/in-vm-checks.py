@@ -546,7 +546,7 @@ class Suite:
         start_service("vmtest-prune-deep", "vmtest-prune-a-b.slice", [], "python3", "-c", py)
         deadline = time.monotonic() + 60
         while True:  # a pass that pruned it (its CPU time stands still while it waits)
-            parts = self.api.call("Status")["last_fast_pass"].get("parts", {}).get("cpu", {})
+            parts = self.api.call("Status")["status"]["last_fast_pass"].get("parts", {}).get("cpu", {})
             rec = self.api.call("Get", cgroup=PRUNE_DEEP)["cgroup"]
             if parts.get("pruned", 0) > 0 and (rec["values"].get("cpu.usage") or {}).get("value") is not None:
                 break
