@@ -670,6 +670,11 @@ static void test_pruning(void **state)
 		assert_int_equal(parts(t, k, ACCT_OUTCOME_PRUNED), 1);
 	}
 	assert_int_equal(parts(t, ACCT_PART_MEMORY, ACCT_OUTCOME_READ), 2);
+	/* its CPU rate is measured: 0 since the first read */
+	struct acct_cgroup_values rv;
+	acct_cgroup_read(c, ACCT_READ_CPU_RATE, acct_now_us(), &rv);
+	assert_true(rv.cpu_rate_known);
+	assert_true(rv.cpu_rate == 0.0);
 
 	/* c's file moved, p's did not: c is not read (its CPU rate is 0). */
 	prune_cg(t, "p/c", 500, 4, "0.00");

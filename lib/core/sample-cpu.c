@@ -111,6 +111,16 @@ void sample_cpu_idle(struct sample_ctx *x, uint64_t now_us)
 	st->last_cpu_at = now_us;
 }
 
+void sample_cpu_unchanged(struct sample_ctx *x, uint64_t now_us)
+{
+	bool measured = x->st->last_cpu_at && now_us > x->st->last_cpu_at;
+	sample_cpu_idle(x, now_us);
+	/* Two readings bracket it: the last read and the proof that nothing
+	 * moved since (sampler-prune.c), so the rate of 0 is measured. */
+	if (measured)
+		acct_cgroup_mark_cpu_rate_known(x->cg);
+}
+
 void sample_cpu(struct sample_ctx *x, uint64_t now_us)
 {
 	struct cgfs_cpu_stat cs;

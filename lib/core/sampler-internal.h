@@ -248,6 +248,9 @@ void sample_cpu(struct sample_ctx *x, uint64_t now_us);
 /* An empty cgroup skipped at a fast pass: its CPU rate is 0 since the last
  * reading, without a read. */
 void sample_cpu_idle(struct sample_ctx *x, uint64_t now_us);
+/* Its CPU time proven unchanged without a read (pruned): the rate is 0 since
+ * the last reading, and known (two readings' worth). */
+void sample_cpu_unchanged(struct sample_ctx *x, uint64_t now_us);
 
 /* sample-io-psi.c */
 void sample_psi(struct sample_ctx *x);

@@ -167,7 +167,7 @@ static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_
 		unsigned before = x->nr_failures;
 		if (pruned & (1u << f)) {
 			if (f == PF_CPU)
-				sample_cpu_idle(x, now_us);
+				sample_cpu_unchanged(x, now_us);
 			else if (f == PF_IO)
 				sample_io_idle(x, now_us);
 		} else if (f == PF_CPU)
