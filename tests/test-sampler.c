@@ -662,13 +662,16 @@ static void test_pruning(void **state)
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
 	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 400);
 
-	/* p stood still: c's cumulative families are pruned, its memory read. */
+	/* p stood still: c's CPU and I/O are pruned, its memory and pressure
+	 * read (pressure is never pruned: sampler-internal.h, prune_family). */
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_no_errors(&t->rep);
-	for (enum acct_pass_part k = ACCT_PART_CPU; k <= ACCT_PART_PSI; k++) {
+	for (enum acct_pass_part k = ACCT_PART_CPU; k <= ACCT_PART_IO; k++) {
 		assert_int_equal(parts(t, k, ACCT_OUTCOME_READ), 1);
 		assert_int_equal(parts(t, k, ACCT_OUTCOME_PRUNED), 1);
 	}
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 2);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_PRUNED), 0);
 	assert_int_equal(parts(t, ACCT_PART_MEMORY, ACCT_OUTCOME_READ), 2);
 	/* its CPU rate is measured: 0 since the first read */
 	struct acct_cgroup_values rv;
@@ -699,15 +702,12 @@ static void test_pruning(void **state)
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
 
-	/* PSI averages decay without a new stall: a child whose averages are
-	 * not 0 has its pressure read while its CPU is pruned. */
-	prune_cg(t, "p", 1400, 11, "0.00");
-	prune_cg(t, "p/c", 700, 5, "1.50");
-	tree_pass(t, ACCT_PASS_FAST);
-	prune_cg(t, "p/c", 700, 5, "1.20");
+	/* A child's pressure moves while its parent's totals stand still
+	 * (each group's are aggregated at its own reads): it is read. */
+	prune_cg(t, "p/c", 600, 9, "1.20");
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
-	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 2);
+	assert_int_equal(value(c, ACCT_Q_PSI_CPU_SOME), 9);
 	struct acct_cgroup_values v;
 	acct_cgroup_read(c, ACCT_READ_PSI, acct_now_us(), &v);
 	assert_int_equal(v.psi_avg[ACCT_PSI_CPU][ACCT_PSI_SOME][0], 120);

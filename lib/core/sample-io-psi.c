@@ -22,9 +22,6 @@ void sample_psi(struct sample_ctx *x)
 		{ ACCT_Q_PSI_IO_SOME, ACCT_Q_PSI_IO_FULL },
 	};
 
-	uint64_t witness = 0;
-	bool quiet = true, any = false;
-
 	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
 		struct cgfs_psi psi;
 		if (!sampler_get(x, roles[r]))
@@ -43,20 +40,8 @@ void sample_psi(struct sample_ctx *x)
 				hundredths[a] = (uint32_t)(avgs[a] * 100.0 + 0.5);
 			acct_cgroup_set_psi_avg(x->cg, (enum acct_psi_resource)r, (enum acct_psi_kind)k, hundredths);
 			sampler_set_checked(x, totals[r][k], (int64_t)lines[k]->total_us);
-			quiet = quiet && hundredths[0] == 0 && hundredths[1] == 0 && hundredths[2] == 0;
 		}
-		/* The witness is the "some" totals: a full stall is a some stall
-		 * too, and a descendant's stall is its ancestors'. */
-		if (psi.some.present)
-			witness += psi.some.total_us;
-		any = any || psi.some.present;
 		acct_cgroup_mark_psi_known(x->cg, (enum acct_psi_resource)r);
-	}
-	if (any) {
-		x->witness[PF_PSI] = witness;
-		x->witness_tree[PF_PSI] = (int8_t)x->st->spec[F_PSI_CPU].tree;
-		x->witnessed |= 1u << PF_PSI;
-		x->psi_quiet = quiet;
 	}
 }
 

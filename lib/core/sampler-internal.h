@@ -54,8 +54,11 @@ struct file_spec {
 
 /* The parts a fast read can prune: their quantities are cumulative and the
  * kernel sums them up the tree, so an ancestor's total that stood still
- * proves its descendants' did (sampler-prune.c, docs/counters.md, "Pruning"). */
-enum prune_family { PF_CPU, PF_IO, PF_PSI, _PF_MAX };
+ * proves its descendants' did (sampler-prune.c, docs/counters.md, "Pruning").
+ * Not PSI: each group's totals are aggregated at its own reads, weighted by
+ * whole jiffies of non-idle time, so a parent's can stand still while a
+ * child's moves. */
+enum prune_family { PF_CPU, PF_IO, _PF_MAX };
 
 enum prune_outcome {
 	PO_NONE,      /* not read this pass, or the read failed: proves nothing below */
@@ -108,7 +111,6 @@ struct cg_state {
 	 * descendants read later in it: outcome[] first, then outcome_gen
 	 * (release) = the pass's generation. */
 	struct prune_witness witness[_PF_MAX];
-	bool psi_quiet;          /* every PSI average was 0 at the last good read */
 	uint8_t outcome[_PF_MAX];
 	uint64_t outcome_gen;    /* atomic */
 	uint64_t slow_at;        /* the pass (now_us) of the last good slow-group read; 0: none */
@@ -196,11 +198,10 @@ struct sample_ctx {
 	bool files_allowed;     /* a pass that reads files (not ACCT_PASS_KERNEL) */
 	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */
 	/* What the readers saw, for pruning: each family's witness (bit per
-	 * enum prune_family in witnessed) and whether every PSI average was 0. */
+	 * enum prune_family in witnessed). */
 	uint64_t witness[_PF_MAX];
 	int8_t witness_tree[_PF_MAX];
 	unsigned witnessed;
-	bool psi_quiet;
 	bool memory_set;        /* memory was set in this read (sampler_set_memory()) */
 };
 

@@ -1,11 +1,10 @@
 /* sampler-prune.c - reading a cgroup's cumulative values only where they can
  * have changed, so that a pass costs what changed rather than what exists.
  *
- * The kernel sums CPU time, pressure stall time and block I/O up the tree
- * (v1 cpuacct charges every ancestor at once, v2 cpu.stat and io.stat are
- * flushed over the subtree at every read, v1 blkio's *_recursive files add
- * up the subtree, a stall of a task is a stall of every ancestor group), and
- * none of these totals ever decreases. So when an ancestor's total is the
+ * The kernel sums CPU time and block I/O up the tree (v1 cpuacct charges
+ * every ancestor at once, v2 cpu.stat and io.stat are flushed over the
+ * subtree at every read, v1 blkio's *_recursive files add up the subtree),
+ * and none of these totals ever decreases. So when an ancestor's total is the
  * same at two reads, no descendant's total moved between them, and a
  * descendant read after the first of the two still holds exactly what it
  * read. The argument, its races and what it does not cover are in
@@ -19,16 +18,18 @@
  *   pruned earlier in this pass, found that family's witness unchanged; its
  *   own last good read of the family began after the ancestor's witness took
  *   its value (stable_since); both witnesses come from the same hierarchy;
- *   no source file of the family changed since (restart); for PSI, its
- *   averages were all 0 (they decay without new stalls, and 0 stays 0); and
+ *   no source file of the family changed since (restart); and
  *   it was read in full less than PRUNE_REFRESH_US ago (a safety net, not a
  *   part of the argument).
  * - An ancestor whose read has not been published yet proves nothing: the
  *   descendant is read (two workers may meet at a level's boundary).
  *
  * Memory, which the kernel does not sum that way (a page moves between
- * cgroups, a parent's total can stand still while two children move), and
- * threads are not pruned. */
+ * cgroups, a parent's total can stand still while two children move),
+ * threads, and pressure (each group's totals are aggregated at its own
+ * reads, weighted by whole jiffies of non-idle time per CPU, so a parent's
+ * can stand still while a child's moves: kernel-truth caught it) are not
+ * pruned. */
 #include "sampler-internal.h"
 
 #include <errno.h>
@@ -49,8 +50,6 @@ static const uint64_t family_quantities[_PF_MAX] = {
 		   QBIT(ACCT_Q_CPU_THROTTLED_PERIODS) | QBIT(ACCT_Q_CPU_THROTTLED),
 	[PF_IO] = QBIT(ACCT_Q_IO_READ_BYTES) | QBIT(ACCT_Q_IO_WRITE_BYTES) | QBIT(ACCT_Q_IO_READ_IOS) |
 		  QBIT(ACCT_Q_IO_WRITE_IOS) | QBIT(ACCT_Q_IO_DISCARD_BYTES) | QBIT(ACCT_Q_IO_DISCARD_IOS),
-	[PF_PSI] = QBIT(ACCT_Q_PSI_CPU_SOME) | QBIT(ACCT_Q_PSI_CPU_FULL) | QBIT(ACCT_Q_PSI_MEMORY_SOME) |
-		   QBIT(ACCT_Q_PSI_MEMORY_FULL) | QBIT(ACCT_Q_PSI_IO_SOME) | QBIT(ACCT_Q_PSI_IO_FULL),
 };
 
 /* The nearest live ancestor of path that the ledger tracks (the include
@@ -155,7 +154,7 @@ unsigned sampler_prune_decide(struct sample_ctx *x, size_t index, uint64_t read_
 			continue;
 		if (!c->valid || !a->valid || c->tree != a->tree || c->read_start < a->stable_since)
 			continue;
-		if ((st->restart & family_quantities[f]) || (f == PF_PSI && !st->psi_quiet))
+		if (st->restart & family_quantities[f])
 			continue;
 		if (read_start - c->read_start >= prune_refresh_us(x->cg))
 			continue;
@@ -194,8 +193,6 @@ void sampler_prune_publish(struct sample_ctx *x, unsigned pruned, const unsigned
 			st->outcome[f] = PO_CHANGED;
 		}
 		c->read_start = read_start;
-		if (f == PF_PSI)
-			st->psi_quiet = x->psi_quiet;
 	}
 	__atomic_store_n(&st->outcome_gen, x->w->generation, __ATOMIC_RELEASE);
 }

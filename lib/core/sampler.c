@@ -153,7 +153,6 @@ static void count_parts(struct worker *w, unsigned parts, enum acct_part_outcome
 static const enum acct_pass_part family_part[_PF_MAX] = {
 	[PF_CPU] = ACCT_PART_CPU,
 	[PF_IO] = ACCT_PART_IO,
-	[PF_PSI] = ACCT_PART_PSI,
 };
 
 /* The fast group's cumulative families: each read, or pruned (its rate then
@@ -172,8 +171,6 @@ static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_
 				sample_io_idle(x, now_us);
 		} else if (f == PF_CPU)
 			sample_cpu(x, now_us);
-		else if (f == PF_PSI)
-			sample_psi(x);
 		else
 			sample_io(x, now_us);
 		failures[f] = x->nr_failures - before;
@@ -275,6 +272,11 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 				st->memsw_valid = false;
 			}
 			sample_cumulative(&x, index, read_start, now_us);
+			/* Pressure is read every pass: not prunable (enum prune_family). */
+			if (parts_present(&x) & (1u << ACCT_PART_PSI)) {
+				sample_psi(&x);
+				w->part.parts[ACCT_PART_PSI][ACCT_OUTCOME_READ]++;
+			}
 			sample_memory_events(&x);
 			/* An empty cgroup is read once after it empties (this pass, when
 			 * it was populated at the last one), then skipped until it

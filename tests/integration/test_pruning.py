@@ -1,4 +1,4 @@
-"""Pruning against the kernel (root only): a cgroup's CPU, I/O and pressure
+"""Pruning against the kernel (root only): a cgroup's CPU and I/O
 totals are not read while its nearest tracked ancestor's stood still since
 before its last read (lib/core/sampler-prune.c, docs/counters.md,
 "Pruning"). These tests make real cgroups, nested, with a sleeping task in
