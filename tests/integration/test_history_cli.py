@@ -212,6 +212,12 @@ def test_usage_table_json_csv(tmp_path):
         if "memory_avg_bytes" in u:  # one decimal of the unit
             shown = parse_bytes(cells[2].split(" ±")[0])
             assert abs(shown - u["memory_avg_bytes"]) <= 0.05 * u["memory_avg_bytes"] + 1, (row, u)
+            # its bound: the byte-seconds' bound over the seconds recorded
+            bs_bound = u.get("memory_byte_seconds", {}).get("bound", 0)
+            if bs_bound > 0 and u["recorded_us"] > 0:
+                want = bs_bound / (u["recorded_us"] / 1e6)
+                shown_bound = parse_bytes(cells[2].split(" ±")[1])
+                assert abs(shown_bound - want) <= 0.05 * want + 1, (row, u)
         assert re.fullmatch(r"1 cgroup, from .* to .*\.", lines[lines.index("") + 1]), p.stdout
         assert "Not recorded yet" not in p.stdout, p.stdout  # a window in the past, recorded
         # the one bound that is not hard is said to be so, under the table
