@@ -6,6 +6,8 @@ in the test's temporary directory, interval 1s), and acctctl's table, --json,
 - usage: the burner's CPU time is the kernel's cpuacct delta within the bound
   acctd states; the table shows the same values as --json, and --csv (read
   with python's csv module) the same raw numbers.
+- usage's I/O: a cgroup also in blkio does direct I/O; read and written bytes
+  are the kernel's blkio deltas within the bound, each in its own column.
 - history: under a pty (TERM and a window size set) a braille plot of memory
   with CPU below it; in a pipe a table of the steps; --csv the same steps as
   --json.
