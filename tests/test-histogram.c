@@ -114,6 +114,24 @@ static void test_empty_and_one(void **state)
 	free(h);
 }
 
+/* Values that share a bucket: a percentile between the ends of the data is
+ * the bucket's midpoint, which may lie outside what was observed, so it is
+ * clamped to [min, max] (three equal values: every percentile is that value). */
+static void test_midpoint_clamped(void **state)
+{
+	struct histogram *h = calloc(1, sizeof(*h));
+
+	(void)state;
+	assert_non_null(h);
+	for (int i = 0; i < 3; i++)
+		histogram_add(h, 12345678);
+	assert_true(histogram_percentile(h, 50) == 12345678);
+	histogram_add(h, 12345679);
+	assert_in_range(histogram_percentile(h, 50), 12345678, 12345679);
+	assert_in_range(histogram_percentile(h, 75), 12345678, 12345679);
+	free(h);
+}
+
 /* The drifts of issue 11: 33 to 42 MiB. */
 static void test_drift_33_42_mib(void **state)
 {
@@ -201,6 +219,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_empty_and_one),
+		cmocka_unit_test(test_midpoint_clamped),
 		cmocka_unit_test(test_drift_33_42_mib),
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_adversarial),

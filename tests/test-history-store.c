@@ -228,6 +228,41 @@ static void test_usage_equals_deltas(void **state)
 	history_store_close(s, T0 + 301 * SEC);
 }
 
+/* Change-only recording compares every value: a sample that differs from
+ * the previous one only in its task count, or only in one I/O counter, is a
+ * new point; and the I/O counters come back as recorded, read apart from
+ * written. */
+static void test_every_value_is_a_change(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	struct history_sample smp = sample("/io", 31, 100, 4096);
+	struct history_stats st;
+
+	smp.v.io_read_bytes = 0;
+	smp.v.io_write_bytes = 0;
+	xrecord(s, T0, &smp, 1);
+	xrecord(s, T0 + IV, &smp, 1); /* unchanged: no point */
+	assert_int_equal(history_store_stats(s, &st), 0);
+	assert_int_equal(st.points[HISTORY_RAW], 1);
+	smp.v.tasks = 3;
+	xrecord(s, T0 + 2 * IV, &smp, 1);
+	assert_int_equal(history_store_stats(s, &st), 0);
+	assert_int_equal(st.points[HISTORY_RAW], 2);
+	smp.v.io_write_bytes = 1 << 20;
+	xrecord(s, T0 + 3 * IV, &smp, 1);
+	smp.v.io_read_bytes = 3 << 10;
+	xrecord(s, T0 + 4 * IV, &smp, 1);
+	assert_int_equal(history_store_stats(s, &st), 0);
+	assert_int_equal(st.points[HISTORY_RAW], 4);
+
+	struct history_usage *u = usage_of(s, "/io", T0, T0 + 4 * IV + 1, true);
+	assert_int_equal(u->io_read_bytes, 3 << 10);
+	assert_int_equal(u->io_write_bytes, 1 << 20);
+	free_usage(u);
+	history_store_close(s, T0 + 5 * IV);
+}
+
 /* /idler: CPU 100 at T0, 1000 from T0 + 20 s, idle (no point) until it
  * rises to 5000 at T0 + 150 s; recorded every IV to T0 + 200 s, except
  * that with `late` the recordings at T0 + 130 s and T0 + 140 s are missed
@@ -1868,6 +1903,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_usage_equals_deltas, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_value_is_a_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_edge_in_idle_stretch_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_edge_in_last_interval_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prefix_and_depth, setup, teardown),

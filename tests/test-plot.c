@@ -176,6 +176,18 @@ static void test_all_gap(void **state)
 	       "    10:00:00\n");
 }
 
+/* The ages the axis and the tables print, at each unit's edges: minutes
+ * carry the seconds within the minute, not the seconds since the hour. */
+static void test_fmt_age(void **state)
+{
+	(void)state;
+	assert_string_equal(fmt_age(400000).s, "0.4s");
+	assert_string_equal(fmt_age(59900000).s, "59.9s");
+	assert_string_equal(fmt_age(60000000).s, "1min 0s");
+	assert_string_equal(fmt_age(192000000).s, "3min 12s");
+	assert_string_equal(fmt_age(INT64_C(3599000000)).s, "59min 59s");
+}
+
 static void test_refused(void **state)
 {
 	struct plot_series s = { "Memory", PLOT_BYTES, memory, ELEMENTSOF(memory), T0, MIN_US };
@@ -203,7 +215,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gap_braille), cmocka_unit_test(test_gap_ascii), cmocka_unit_test(test_constant),
-		cmocka_unit_test(test_all_zero),    cmocka_unit_test(test_step_join), cmocka_unit_test(test_means),
+		cmocka_unit_test(test_all_zero), cmocka_unit_test(test_fmt_age),    cmocka_unit_test(test_step_join), cmocka_unit_test(test_means),
 		cmocka_unit_test(test_all_gap),     cmocka_unit_test(test_refused),
 	};
 

@@ -6,6 +6,8 @@ in the test's temporary directory, interval 1s), and acctctl's table, --json,
 - usage: the burner's CPU time is the kernel's cpuacct delta within the bound
   acctd states; the table shows the same values as --json, and --csv (read
   with python's csv module) the same raw numbers.
+- usage's I/O: a cgroup also in blkio does direct I/O; read and written bytes
+  are the kernel's blkio deltas within the bound, each in its own column.
 - history: under a pty (TERM and a window size set) a braille plot of memory
   with CPU below it; in a pipe a table of the steps; --csv the same steps as
   --json.
@@ -212,6 +214,12 @@ def test_usage_table_json_csv(tmp_path):
         if "memory_avg_bytes" in u:  # one decimal of the unit
             shown = parse_bytes(cells[2].split(" ±")[0])
             assert abs(shown - u["memory_avg_bytes"]) <= 0.05 * u["memory_avg_bytes"] + 1, (row, u)
+            # its bound: the byte-seconds' bound over the seconds recorded
+            bs_bound = u.get("memory_byte_seconds", {}).get("bound", 0)
+            if bs_bound > 0 and u["recorded_us"] > 0:
+                want = bs_bound / (u["recorded_us"] / 1e6)
+                shown_bound = parse_bytes(cells[2].split(" ±")[1])
+                assert abs(shown_bound - want) <= 0.05 * want + 1, (row, u)
         assert re.fullmatch(r"1 cgroup, from .* to .*\.", lines[lines.index("") + 1]), p.stdout
         assert "Not recorded yet" not in p.stdout, p.stdout  # a window in the past, recorded
         # the one bound that is not hard is said to be so, under the table
@@ -240,6 +248,112 @@ def test_usage_table_json_csv(tmp_path):
         # --json=lines: one Usage per line
         p = ctl(sock, "usage", "--json=lines", *window)
         assert [json.loads(l)["path"] for l in p.stdout.splitlines()] == [cg.name]
+
+
+BLKIO = "/sys/fs/cgroup/blkio"
+IO_CODE = """import mmap, os, sys
+sys.stdin.readline()
+buf = mmap.mmap(-1, 1 << 20)
+buf.write(b"x" * (1 << 20))
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o600)
+for i in range(8):
+    os.pwrite(fd, buf, i << 20)
+os.fsync(fd)
+for i in range(3):
+    os.preadv(fd, [buf], i << 20)
+os.close(fd)
+"""
+
+
+def blkio_bytes(name):
+    """The kernel's (read, write) bytes for the v1 blkio cgroup NAME."""
+    rd = wr = 0
+    with open(BLKIO + name + "/blkio.throttle.io_service_bytes_recursive") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[1] == "Read":
+                rd += int(parts[2])
+            elif len(parts) == 3 and parts[1] == "Write":
+                wr += int(parts[2])
+    return rd, wr
+
+
+def test_usage_io_read_apart_from_write(tmp_path):
+    """A cgroup writes 8 MiB and reads 3 MiB with O_DIRECT (so the kernel's
+    blkio counts them, unlike cached I/O): the history's read and written
+    bytes over a window are the kernel's within acctd's bound, and the
+    table's READ and WRITE columns show the same, each in its own column."""
+    if not os.path.isdir(BLKIO):
+        pytest.skip("no v1 blkio hierarchy at %s" % BLKIO)
+    with burner_cgroup("io") as cg, api_daemon(tmp_path, None, **hist_conf(tmp_path)) as (d, sock):
+        blk = BLKIO + cg.name
+        os.mkdir(blk)
+        try:
+            early = "@%d" % (now_us() // 1000000 - 60)
+
+            def known():
+                doc, _ = usage_json(sock, "--since", early)
+                return doc and any(c["path"] == cg.name and "io_write_bytes" in c for c in doc["cgroups"])
+
+            # known to the history with its I/O counters, before the window opens
+            poll(known, what="the cgroup's I/O in the history")
+            t0 = now_us()
+            since = "@%d.%06d" % (t0 // 1000000, t0 % 1000000)
+            rd0, wr0 = blkio_bytes(cg.name)
+            p = subprocess.Popen([sys.executable, "-c", IO_CODE, str(tmp_path / "direct.bin")],
+                                 stdin=subprocess.PIPE, text=True)
+            cg.procs.append(p)
+            for dr in cg.dirs + [blk]:
+                with open(dr + "/cgroup.procs", "w") as f:
+                    f.write(str(p.pid))
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            assert p.wait(120) == 0
+            rd, wr = blkio_bytes(cg.name)
+            rd, wr = rd - rd0, wr - wr0
+            if rd < 3 << 20 or wr < 8 << 20:
+                pytest.skip("the filesystem under %s did not do direct I/O (read %d, wrote %d)" % (tmp_path, rd, wr))
+
+            def matches():
+                doc, _ = usage_json(sock, "--since", since, cg.name)
+                us = [c for c in (doc or {}).get("cgroups", []) if c["path"] == cg.name]
+                return us and all(abs(us[0].get(k, {}).get("value", 0) - want) <= us[0][k].get("bound", 0)
+                                  for k, want in (("io_read_bytes", rd), ("io_write_bytes", wr)) if k in us[0])
+
+            poll(matches, what="usage's I/O to reach the kernel's read %d and written %d bytes" % (rd, wr))
+            t1 = now_us()
+            settle(sock, t1)
+            window = ["--since", since, "--until", "@%d.%06d" % (t1 // 1000000, t1 % 1000000), cg.name]
+            doc, p = usage_json(sock, *window)
+            assert p.returncode == 0, p.stderr
+            [u] = [c for c in doc["cgroups"] if c["path"] == cg.name]
+            # the kernel's deltas over the window, within the bound acctd states
+            for key, kernel in (("io_read_bytes", rd), ("io_write_bytes", wr)):
+                assert abs(u[key]["value"] - kernel) <= u[key].get("bound", 0), (key, kernel, u)
+
+            p = ctl(sock, "usage", *window)
+            assert p.returncode == 0, p.stderr
+            lines = p.stdout.splitlines()
+            header = re.split(r"\s{2,}", lines[0].strip())
+            row = next(l for l in lines if l.startswith(cg.name + " "))
+            cells = re.split(r"\s{2,}", row.strip())
+            for col, key in (("READ", "io_read_bytes"), ("WRITE", "io_write_bytes")):
+                shown = parse_bytes(cells[header.index(col)].split(" ±")[0])
+                want = u[key]["value"]
+                assert abs(shown - want) <= 0.05 * want + 1, (col, row, u)
+        finally:
+            for pr in cg.procs:
+                if pr.poll() is None:
+                    pr.kill()
+                pr.wait()
+            for _ in range(100):
+                try:
+                    os.rmdir(blk)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.1)
 
 
 def test_usage_sort_top(tmp_path):
