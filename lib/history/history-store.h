@@ -322,6 +322,12 @@ struct history_stats {
 };
 int history_store_stats(struct history_store *s, struct history_stats *ret);
 
+/* The file's size alone (history_stats.file_bytes): two pragmas and a stat,
+ * whatever the store holds, so a caller can take it after every recording;
+ * history_store_stats() counts rows, a cost that grows with what is stored.
+ * 0 when it cannot be read. */
+uint64_t history_store_file_bytes(struct history_store *s);
+
 /* What each open store may hold in memory. The page cache is on the heap
  * (at most HISTORY_CACHE_BYTES a store, filled as pages are used: a
  * daemon's writer and reader together take up to twice that within minutes

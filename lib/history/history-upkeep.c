@@ -13,7 +13,7 @@
 #include "history-rows.h"
 #include "history-sql.h"
 
-static uint64_t file_bytes(struct history_store *s)
+uint64_t history_store_file_bytes(struct history_store *s)
 {
 	int64_t pages = 0, page_size = 0;
 	if (history_query_int(s, "PRAGMA page_count", &pages, NULL) < 0 ||
@@ -29,7 +29,7 @@ static uint64_t file_bytes(struct history_store *s)
 
 int history_store_stats(struct history_store *s, struct history_stats *ret)
 {
-	*ret = (struct history_stats){ .file_bytes = file_bytes(s), .schema_version = HISTORY_SCHEMA_VERSION };
+	*ret = (struct history_stats){ .file_bytes = history_store_file_bytes(s), .schema_version = HISTORY_SCHEMA_VERSION };
 	int64_t v;
 	int r = history_query_int(s, "SELECT count(*) FROM lives", &v, NULL);
 	if (r < 0)
@@ -351,7 +351,7 @@ static int enforce_size_cap(struct history_store *s, uint64_t now_us, char **ret
 		"SELECT min(t_us) FROM rollups WHERE res = 1",
 		"SELECT min(t_us) FROM rollups WHERE res = 2",
 	};
-	for (int round = 0; round < 16 && file_bytes(s) > s->limits.max_bytes; round++) {
+	for (int round = 0; round < 16 && history_store_file_bytes(s) > s->limits.max_bytes; round++) {
 		/* The oldest data, whatever its resolution. */
 		int oldest_res = -1;
 		int64_t oldest = INT64_MAX;
