@@ -73,15 +73,16 @@ def busy_script(loops):
 
 
 def calibrate_busy(target_s=0.010):
-    """Loop count for about target_s of CPU in one round of busy_script()."""
-    n = 20000
-    t0 = time.process_time()
-    c0 = os.times()
-    subprocess.run(["sh", "-c", "i=0; while [ $i -lt %d ]; do i=$((i+1)); done" % n], check=True)
-    c1 = os.times()
-    spent = (c1.children_user + c1.children_system) - (c0.children_user + c0.children_system)
-    del t0
-    return max(100, int(n * target_s / max(spent, 1e-3)))
+    """Loop count for about target_s of CPU in one round of busy_script():
+    two counts, so that the shell's start-up cancels out."""
+    def spent(n):
+        c0 = os.times()
+        subprocess.run(["sh", "-c", "i=0; while [ $i -lt %d ]; do i=$((i+1)); done" % n], check=True)
+        c1 = os.times()
+        return (c1.children_user + c1.children_system) - (c0.children_user + c0.children_system)
+    small, big = 20000, 220000
+    per_loop = max(spent(big) - spent(small), 1e-3) / (big - small)
+    return max(100, int(target_s / per_loop))
 
 
 class Tree:
@@ -334,7 +335,9 @@ def run_acctd(args, tmp, label, collector, tree, selfcg, res):
 
 
 def run_tool(argv, window, selfcg=None):
-    """CPU (% of a core) and final RSS of a command run for window seconds."""
+    """CPU (% of a core) and final RSS of a command run for window seconds
+    (systemd-cgtop -b stops after one iteration when its output is not a
+    terminal unless given -n)."""
     procs = selfcg.procs if selfcg else None
 
     def pre():
@@ -349,7 +352,10 @@ def run_tool(argv, window, selfcg=None):
         c0, t0 = bs.process_cpu_ns(p.pid), time.monotonic()
         time.sleep(window)
         c1, t1 = bs.process_cpu_ns(p.pid), time.monotonic()
-        return {"cpu_pct": 100.0 * (c1 - c0) / 1e9 / (t1 - t0), "rss_kib": bs.vm_rss_kib(p.pid)}
+        rss = bs.vm_rss_kib(p.pid)
+        if p.poll() is not None:
+            raise RuntimeError("%s exited early (%s)" % (argv[0], p.returncode))
+        return {"cpu_pct": 100.0 * (c1 - c0) / 1e9 / (t1 - t0), "rss_kib": rss}
     finally:
         p.terminate()
         try:
@@ -480,7 +486,8 @@ def main():
                 if args.cgtop:
                     if shutil.which("systemd-cgtop"):
                         log("%s: systemd-cgtop over %ds" % (label, args.window))
-                        w["cgtop"] = run_tool(["systemd-cgtop", "-d", "1", "-b"], args.window)
+                        w["cgtop"] = run_tool(["systemd-cgtop", "-d", "1", "-b", "-n", str(args.window + 10)],
+                                              args.window)
                     else:
                         w["cgtop"] = {"note": "no systemd-cgtop"}
                 if args.netdata:
