@@ -447,8 +447,7 @@ def main():
     workloads = [(w, parse_workload(w)) for w in args.workloads.split(",") if w]
     collectors = ["files", "bpf"] if args.collector == "both" else [args.collector]
     hiers = bs.hierarchy_dirs()
-    self_name = args.prefix.rstrip("/") + "-self"  # not under PREFIX, nor matched by PREFIX/*
-    # PREFIX* would match PREFIX-self: place it elsewhere
+    # acctd's own memory cgroup: not matched by `include = PREFIX*`
     self_name = "/acctd-bench-self-%d" % os.getpid()
 
     def on_signal(signum, frame):
