@@ -199,15 +199,16 @@ def remove_leftovers(prefix, hiers):
 
 class SelfCgroup:
     """A memory cgroup outside PREFIX for the process measured: what the
-    kernel charges it (user and kernel memory) is read from there."""
+    kernel charges it (user and kernel memory) is read from there. A fresh
+    one per process: page cache and slab objects stay charged to a cgroup
+    after the process that caused them left."""
 
     def __init__(self, name):
         if os.path.exists(os.path.join(CGROOT, "cgroup.controllers")):
             self.dir, self.v2 = CGROOT + name, True
         else:
             self.dir, self.v2 = os.path.join(CGROOT, "memory") + name, False
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(self.dir)
+        os.mkdir(self.dir)
         self.procs = os.path.join(self.dir, "cgroup.procs")
 
     def charge(self):
@@ -228,6 +229,7 @@ class SelfCgroup:
         return rd("memory.usage_in_bytes"), kmem
 
     def remove(self):
+        # its charge is reparented when it goes
         bs.rmdir_all([self.dir])
 
 
@@ -365,11 +367,93 @@ def run_tool(argv, window, selfcg=None):
             p.wait()
 
 
-def netdata_plugin():
-    for p in ("/usr/lib/netdata/plugins.d/cgroup-network", "/usr/sbin/netdata"):
-        if os.path.exists(p):
-            return p
-    return None
+NETDATA = "/usr/sbin/netdata"
+
+
+def netdata_conf(tmp, port, n, prefix):
+    """netdata with its cgroups plugin only (cgroups.plugin runs inside the
+    netdata process): v1 cgroups (`auto` picks v2 on a hybrid host and sees
+    almost nothing), room for every cgroup, only ours charted."""
+    d = os.path.join(tmp, "netdata")
+    for sub in ("cache", "lib", "log", "run"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+    plugins = ["proc", "diskspace", "tc", "idlejitter", "apps", "python.d", "charts.d", "go.d", "node.d",
+               "ebpf", "statsd", "timex", "checks", "perf", "slabinfo", "nfacct", "fping", "ioping",
+               "freeipmi", "cups", "debugfs", "xenstat", "systemd-journal", "netdata monitoring"]
+    text = "\n".join(
+        ["[global]", "run as user = root", "memory mode = ram", "update every = 1",
+         "[directories]"] + ["%s = %s" % (k, os.path.join(d, v)) for k, v in (
+             ("cache", "cache"), ("lib", "lib"), ("log", "log"), ("run", "run"))] +
+        ["[logs]", "debug log = none", "error log = %s/log/error.log" % d, "access log = none",
+         "[web]", "bind to = 127.0.0.1:%d" % port,
+         "[ml]", "enabled = no", "[health]", "enabled = no",
+         "[plugins]", "cgroups = yes", "enable running new plugins = no"] + ["%s = no" % p for p in plugins] +
+        ["[plugin:cgroups]", "use unified cgroups = no", "max cgroups to allow = %d" % (n + 1000),
+         "max cgroups depth to monitor = 10", "check for new cgroups every = 10",
+         "enable by default cgroups matching = %s/* " % prefix,
+         "enable by default cgroups names matching = *",
+         "search for cgroups in subpaths matching = !*"]) + "\n"
+    path = os.path.join(d, "netdata.conf")
+    with open(path, "w") as fh:
+        fh.write(text)
+    return path
+
+
+def netdata_seen(port, prefix):
+    """(cgroups charted under prefix, seconds since the newest data of theirs)."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/charts" % port, timeout=30) as r:
+        charts = json.load(r).get("charts", {})
+    tag = prefix.strip("/").replace("/", "_").replace("-", "_")
+    names, last = set(), []
+    for cid, c in charts.items():
+        if cid.startswith("cgroup_") and tag in cid.replace("-", "_"):
+            names.add(cid.split(".", 1)[0])
+            if c.get("last_entry"):
+                last.append(c["last_entry"])
+    age = time.time() - max(last) if last else None
+    return len(names), age
+
+
+def run_netdata(tmp, n, prefix, window, selfcg):
+    """netdata's CPU, RSS, cgroups seen and data age over window seconds."""
+    port = free_port()
+    conf = netdata_conf(tmp, port, n, prefix)
+    procs = selfcg.procs
+
+    def pre():
+        with open(procs, "w") as fh:
+            fh.write("0")
+
+    p = subprocess.Popen([NETDATA, "-D", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL, preexec_fn=pre, start_new_session=True)
+    out = {}
+    try:
+        time.sleep(15)  # its first discovery
+        if p.poll() is not None:
+            raise RuntimeError("netdata exited (%s); see %s" % (p.returncode, conf))
+        c0, t0 = bs.process_cpu_ns(p.pid), time.monotonic()
+        time.sleep(window)
+        c1, t1 = bs.process_cpu_ns(p.pid), time.monotonic()
+        out["cpu_pct"] = 100.0 * (c1 - c0) / 1e9 / (t1 - t0)
+        out["rss_kib"] = bs.vm_rss_kib(p.pid)
+        out["memcg_bytes"] = selfcg.charge()[0]
+        try:
+            seen, age = netdata_seen(port, prefix)
+            out["cgroups_seen"], out["data_age_s"] = seen, age
+            out["note"] = "cgroups seen %d of %d, data age %s s" % (seen, n, f(age))
+        except (OSError, ValueError) as e:
+            out["note"] = "API: %s" % e
+    finally:
+        # netdata's plugins are its children: end the session we started
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -459,10 +543,15 @@ def main():
                "window_s": args.window, "busy_pct": args.busy, "workloads": []}
     tmp = tempfile.mkdtemp(prefix="bench-idle-")
     rc = 0
-    tree = selfcg = None
+    tree = None
+    selfcgs = []
+
+    def new_self():
+        selfcgs.append(SelfCgroup("%s-%d" % (self_name, len(selfcgs))))
+        return selfcgs[-1]
+
     try:
         remove_leftovers(args.prefix, hiers)
-        selfcg = SelfCgroup(self_name)
         loops = calibrate_busy() if args.busy else 0
         for label, (kind, a, b) in workloads:
             w = {"workload": label, "busy_pct": args.busy, "busy_loops": loops, "runs": {}}
@@ -477,6 +566,7 @@ def main():
                 for c in collectors:
                     r = w["runs"][c] = {}
                     try:
+                        selfcg = new_self()
                         run_acctd(args, tmp, label, c, tree, selfcg, r)
                     except Exception as e:
                         r["error"] = str(e)
@@ -490,10 +580,15 @@ def main():
                     else:
                         w["cgtop"] = {"note": "no systemd-cgtop"}
                 if args.netdata:
-                    # running the plugin (use unified cgroups = no, max cgroups
-                    # to allow above N) is not written yet: say so
-                    w["netdata"] = {"note": "netdata installed, not yet driven" if netdata_plugin()
-                                    else "netdata not installed: skipped"}
+                    if os.access(NETDATA, os.X_OK):
+                        log("%s: netdata over %ds" % (label, args.window))
+                        try:
+                            selfcg = new_self()
+                            w["netdata"] = run_netdata(tmp, len(tree.leaves), args.prefix, args.window, selfcg)
+                        except Exception as e:
+                            w["netdata"] = {"note": "failed: %s" % e}
+                    else:
+                        w["netdata"] = {"note": "netdata not installed (apt-get install netdata): skipped"}
             finally:
                 tree.destroy()
                 tree = None
@@ -507,8 +602,8 @@ def main():
             tree.destroy()
         with contextlib.suppress(Exception):
             remove_leftovers(args.prefix, hiers)
-        if selfcg:
-            selfcg.remove()
+        for c in selfcgs:
+            c.remove()
         if not args.keep_tmp:
             shutil.rmtree(tmp, ignore_errors=True)
         else:
