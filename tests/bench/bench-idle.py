@@ -380,6 +380,7 @@ def netdata_conf(tmp, port, n, prefix):
     plugins = ["proc", "diskspace", "tc", "idlejitter", "apps", "python.d", "charts.d", "go.d", "node.d",
                "ebpf", "statsd", "timex", "checks", "perf", "slabinfo", "nfacct", "fping", "ioping",
                "freeipmi", "cups", "debugfs", "xenstat", "systemd-journal", "netdata monitoring"]
+    tag = prefix.strip("/").replace("/", "_")
     text = "\n".join(
         ["[global]", "run as user = root", "memory mode = ram", "update every = 1",
          "[directories]"] + ["%s = %s" % (k, os.path.join(d, v)) for k, v in (
@@ -391,8 +392,10 @@ def netdata_conf(tmp, port, n, prefix):
         ["[plugin:cgroups]", "use unified cgroups = no", "max cgroups to allow = %d" % (n + 1000),
          "max cgroups depth to monitor = 10", "check for new cgroups every = 10",
          "enable by default cgroups matching = %s/* " % prefix,
-         "enable by default cgroups names matching = *",
-         "search for cgroups in subpaths matching = !*"]) + "\n"
+         # both the path and the name must match (netdata renames each
+         # cgroup with its cgroup-name.sh, a process per cgroup)
+         "enable by default cgroups names matching = %s_* " % tag,
+         "search for cgroups in subpaths matching = *"]) + "\n"
     path = os.path.join(d, "netdata.conf")
     with open(path, "w") as fh:
         fh.write(text)
@@ -403,10 +406,10 @@ def netdata_seen(port, prefix):
     """(cgroups charted under prefix, seconds since the newest data of theirs)."""
     with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/charts" % port, timeout=30) as r:
         charts = json.load(r).get("charts", {})
-    tag = prefix.strip("/").replace("/", "_").replace("-", "_")
+    tag = "cgroup_" + prefix.strip("/").replace("/", "_")
     names, last = set(), []
     for cid, c in charts.items():
-        if cid.startswith("cgroup_") and tag in cid.replace("-", "_"):
+        if cid.replace("-", "_").startswith(tag.replace("-", "_")):
             names.add(cid.split(".", 1)[0])
             if c.get("last_entry"):
                 last.append(c["last_entry"])
