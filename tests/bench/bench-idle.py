@@ -443,7 +443,7 @@ def run_netdata(tmp, n, prefix, window, selfcg):
         try:
             seen, age = netdata_seen(port, prefix)
             out["cgroups_seen"], out["data_age_s"] = seen, age
-            out["note"] = "cgroups seen %d of %d, data age %s s" % (seen, n, f(age))
+            out["note"] = "cgroups seen %d (leaves %d, and their parents), data age %s s" % (seen, n, f(age))
         except (OSError, ValueError) as e:
             out["note"] = "API: %s" % e
     finally:
