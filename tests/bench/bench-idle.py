@@ -8,7 +8,7 @@ at its defaults (only `[cgroups] include = PREFIX*`, its own socket and
 /metrics port, no history) in its own memory cgroup, and over a window
 measures its CPU (% of one core), VmRSS, the memory charged to its memory
 cgroup, the age p50/p95 of `memory` and `cpu.usage` of random leaves, and the
-per-quantity pass counters of /metrics (`acctd_pass_cgroups`, "n/a" when
+per-part pass figures of /metrics (`acctd_sampling_pass_cgroups`, "n/a" when
 acctd has none). --cgtop runs `systemd-cgtop -d 1 -b` on the same tree for
 comparison; --netdata runs Debian netdata's cgroups plugin when installed.
 
@@ -253,7 +253,8 @@ def config_text(tmp, name, collector, include, port):
 
 
 def pass_counters(port):
-    """{(quantity, outcome): value} of acctd_pass_cgroups, None when absent."""
+    """{(part, outcome): cgroups} of the last full pass (the gauge
+    acctd_sampling_pass_cgroups), None when absent."""
     try:
         with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
             text = r.read().decode()
@@ -261,11 +262,11 @@ def pass_counters(port):
         return None
     out = {}
     for line in text.splitlines():
-        if not line.startswith("acctd_pass_cgroups{"):
+        if not line.startswith("acctd_sampling_pass_cgroups{"):
             continue
         labels, _, val = line.rpartition(" ")
         lab = dict(kv.split("=", 1) for kv in labels[labels.index("{") + 1:labels.rindex("}")].split(","))
-        out[(lab.get("quantity", "").strip('"'), lab.get("outcome", "").strip('"'))] = float(val)
+        out[(lab.get("part", "").strip('"'), lab.get("outcome", "").strip('"'))] = float(val)
     return out or None
 
 
@@ -307,7 +308,6 @@ def run_acctd(args, tmp, label, collector, tree, selfcg, res):
         time.sleep(3)  # past the first passes after the values came
         res["collectors"] = vl.call("Status")["status"].get("collectors")
         log("%s %s: measuring over %ds" % (label, collector, args.window))
-        p0 = pass_counters(port)
         c0, t0 = bs.process_cpu_ns(pid), time.monotonic()
         w = bc.sample_window(vl, cgs, args.window, 1.0, random.Random(1))
         c1, t1 = bs.process_cpu_ns(pid), time.monotonic()
@@ -323,10 +323,8 @@ def run_acctd(args, tmp, label, collector, tree, selfcg, res):
         fast = w["fast"]
         res["fast_passes"] = len(fast)
         res["fast_wall_us_p50"] = bs.median([p.get("wall_us") for p in fast])
-        if p0 is not None and p1 is not None:
-            res["pass_cgroups_per_s"] = {"%s/%s" % k: (v - p0.get(k, 0)) / (t1 - t0) for k, v in sorted(p1.items())}
-        else:
-            res["pass_cgroups_per_s"] = None
+        # the last full pass's cgroups per part and outcome (a gauge)
+        res["pass_cgroups"] = {"%s/%s" % k: v for k, v in sorted(p1.items())} if p1 is not None else None
     finally:
         if vl:
             vl.close()
@@ -476,7 +474,7 @@ def report(results):
     print("load average at start: %s; at end: %s" % (results["loadavg_start"], results["loadavg_end"]))
     print()
     print("| workload | collector | CPU % of a core | RSS MiB | memcg MiB (kernel) | age p50/p95 memory ms | "
-          "age p50/p95 cpu.usage ms | pass cgroups per s (quantity/outcome) |")
+          "age p50/p95 cpu.usage ms | last pass cgroups (part/outcome) |")
     print("|---|---|---|---|---|---|---|---|")
     for w in results["workloads"]:
         busy = " (%g%% busy, %s%% each)" % (w["busy_pct"], f(w.get("busy_leaf_cpu_pct"), 2)) if w["busy_pct"] else ""
@@ -491,7 +489,7 @@ def report(results):
                 f(mem / 2**20 if mem is not None else None), f(kern / 2**20 if kern is not None else None),
                 f(r.get("age_memory_p50_ms"), 0), f(r.get("age_memory_p95_ms"), 0),
                 f(r.get("age_cpu_p50_ms"), 0), f(r.get("age_cpu_p95_ms"), 0),
-                counters_text(r.get("pass_cgroups_per_s"))))
+                counters_text(r.get("pass_cgroups"))))
         for tool in ("cgtop", "netdata"):
             t = w.get(tool)
             if t:
