@@ -149,7 +149,7 @@ struct acct_sampler {
 	pid_t starter_tid;   /* the thread that started the current pass */
 	bool busy;
 
-	struct acct_cgroup **work;   /* parents before children (acct_sampler_start()) */
+	struct acct_cgroup **work;   /* in path order: parents before children */
 	struct cg_state **parents;    /* the state of work[i]'s nearest tracked ancestor, or NULL */
 	size_t nr_work;
 	uint64_t release_gen;         /* bumped by every acct_sampler_release(): cached parents may be gone */
@@ -266,9 +266,9 @@ void sample_io_idle(struct sample_ctx *x, uint64_t now_us);
 
 /* sampler-prune.c: which families a cgroup's read may skip, and publishing
  * what its read found to the descendants read after it. */
-/* Order work[0..n) parents first and find each one's nearest tracked
- * ancestor (s->parents); owner thread, at the start of a pass. Returns 0 or
- * -ENOMEM (then nothing is pruned in this pass). */
+/* Find each of work[0..n)'s nearest tracked ancestor (s->parents); the work
+ * is in the ledger's path order (parents first). Owner thread, at the start
+ * of a pass. Returns 0 or -ENOMEM (then nothing is pruned in this pass). */
 int sampler_prune_prepare(struct acct_sampler *s, size_t n);
 /* The families cg may skip in this pass (bit per enum prune_family);
  * index is its position in s->work, read_start the time its read began. */

@@ -10,8 +10,8 @@
  * read. The argument, its races and what it does not cover are in
  * docs/counters.md, "Pruning"; this file applies it:
  *
- * - A pass reads parents before children (sampler_prune_prepare() orders
- *   the work by depth), and each read publishes, per family, whether its
+ * - A pass reads parents before children (the ledger's path order), and
+ *   each read publishes, per family, whether its
  *   witness (the sum of the family's totals) moved (struct cg_state's
  *   outcome[], then outcome_gen with release).
  * - A cgroup skips a family when its nearest tracked ancestor, read or
@@ -81,34 +81,20 @@ static struct acct_cgroup *tracked_ancestor(struct acct_ledger *l, const char *p
 
 int sampler_prune_prepare(struct acct_sampler *s, size_t n)
 {
-	_cleanup_free_ struct acct_cgroup **sorted = NULL;
-	_cleanup_free_ size_t *start = NULL;
-	unsigned max_depth = 0;
-
 	free(s->parents);
 	s->parents = NULL;
 	if (n == 0)
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		max_depth = MAX(max_depth, s->work[i]->depth);
-	/* Counting sort by depth: stable, so the ledger's path order stays within a level. */
-	start = malloc(((size_t)max_depth + 2) * sizeof(*start));
-	sorted = malloc(n * sizeof(*sorted));
+	/* The work stays in the ledger's path order, where a parent comes
+	 * before its descendants. (An order by depth would publish every
+	 * parent sooner, but it moved the moments at which a load pass counts
+	 * each cgroup's running threads, and kernel-truth's root load average
+	 * came out 1.5 above the kernel's, twice; path order passes.) */
 	struct cg_state **parents = malloc(n * sizeof(*parents));
-	if (!start || !sorted || !parents) {
-		free(parents);
+	if (!parents)
 		return -ENOMEM;
-	}
-	memset(start, 0, ((size_t)max_depth + 2) * sizeof(*start));
-	for (size_t i = 0; i < n; i++)
-		start[s->work[i]->depth + 1]++;
-	for (unsigned d = 1; d <= max_depth + 1; d++)
-		start[d] += start[d - 1];
-	for (size_t i = 0; i < n; i++)
-		sorted[start[s->work[i]->depth]++] = s->work[i];
-
 	for (size_t i = 0; i < n; i++) {
-		struct acct_cgroup *cg = sorted[i];
+		struct acct_cgroup *cg = s->work[i];
 		struct cg_state *st = cg->sampler_state;
 		struct acct_cgroup *p;
 		if (st && st->parent_gen == s->release_gen)
@@ -126,8 +112,6 @@ int sampler_prune_prepare(struct acct_sampler *s, size_t n)
 		 * is not seen (that ancestor proves nothing this pass). */
 		parents[i] = p ? p->sampler_state : NULL;
 	}
-	free(s->work);
-	s->work = TAKE_PTR(sorted);
 	s->parents = parents;
 	return 0;
 }

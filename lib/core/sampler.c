@@ -518,8 +518,8 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->work = copy;
 	s->nr_work = n;
 	s->next = 0;
-	/* Parents before children, so that pruning can use their reads; a pass
-	 * of queued cgroups (EVENT) reads what it was given in full. */
+	/* Each cgroup's nearest tracked ancestor, so that pruning can use its
+	 * read; a pass of queued cgroups (EVENT) reads what it was given in full. */
 	free(s->parents);
 	s->parents = NULL;
 	if (!(flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) && sampler_prune_prepare(s, n) < 0)
