@@ -412,7 +412,7 @@ int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_c
 	if (l->snap[k].valid && l->snap[k].changes == changes) {
 		n = l->snap[k].n;
 		v = malloc(MAX(n, (size_t)1) * sizeof(*v));
-		if (v)
+		if (v && n)
 			memcpy(v, l->snap[k].v, n * sizeof(*v));
 		pthread_mutex_unlock(&l->snap_lock);
 		if (!v)
@@ -445,7 +445,8 @@ int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_c
 	struct acct_cgroup **copy = malloc(MAX(n, (size_t)1) * sizeof(*copy));
 	pthread_mutex_lock(&l->snap_lock);
 	if (copy && l->changes == changes) {
-		memcpy(copy, v, n * sizeof(*copy));
+		if (n) /* v is NULL for an empty table */
+			memcpy(copy, v, n * sizeof(*copy));
 		free(l->snap[k].v);
 		l->snap[k].v = TAKE_PTR(copy);
 		l->snap[k].n = n;
