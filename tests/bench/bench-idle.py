@@ -167,31 +167,7 @@ class Tree:
 def remove_leftovers(prefix, hiers):
     """What a run killed hard left: our sleeps and busy loops, then the
     directories; anything else under PREFIX stops us."""
-    tops = [h + prefix for h in hiers if os.path.isdir(h + prefix)]
-    if not tops:
-        return
-    log("removing a leftover %s" % prefix)
-    pids = set()
-    for top in tops:
-        for dirpath, _, _ in os.walk(top):
-            with contextlib.suppress(OSError), open(os.path.join(dirpath, "cgroup.procs")) as f:
-                pids.update(int(x) for x in f.read().split())
-    for pid in pids:
-        try:
-            with open("/proc/%d/cmdline" % pid, "rb") as f:
-                cmd = f.read()
-        except OSError:
-            continue
-        if not (cmd.split(b"\0")[:2] == [b"sleep", bs.SLEEP_ARG.encode()] or BUSY_MARK.encode() in cmd):
-            raise RuntimeError("%s holds process %d (%r), not one of ours" % (prefix, pid, cmd))
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    time.sleep(0.3)
-    dirs = []
-    for top in tops:
-        for dirpath, _, _ in os.walk(top, topdown=False):
-            dirs.append(dirpath)
-    bs.rmdir_all(dirs)
+    bs.remove_leftovers(prefix, hiers, ours=lambda cmd: bs.is_our_sleep(cmd) or BUSY_MARK.encode() in cmd)
 
 
 # ---------------------------------------------------------------------------

@@ -199,9 +199,15 @@ def rmdir_all(dirs):
         log("could not remove %d cgroups: %s" % (len(left), ", ".join(left[:5])))
 
 
-def remove_leftovers(prefix, hiers):
+def is_our_sleep(cmd):
+    """cmd: /proc/PID/cmdline's bytes."""
+    return cmd.split(b"\0")[:2] == [b"sleep", SLEEP_ARG.encode()]
+
+
+def remove_leftovers(prefix, hiers, ours=is_our_sleep):
     """A previous run that was killed hard may have left PREFIX behind: remove it
-    (only our own sleeps are killed; anything else there stops us)."""
+    (only processes ours(cmdline) accepts are killed, by default our own
+    sleeps; anything else there stops us)."""
     tops = [h + prefix for h in hiers if os.path.isdir(h + prefix)]
     if not tops:
         return
@@ -214,10 +220,10 @@ def remove_leftovers(prefix, hiers):
     for pid in pids:
         try:
             with open("/proc/%d/cmdline" % pid, "rb") as f:
-                cmd = f.read().split(b"\0")
+                cmd = f.read()
         except OSError:
             continue
-        if cmd[:2] != [b"sleep", SLEEP_ARG.encode()]:
+        if not ours(cmd):
             raise RuntimeError("%s holds process %d (%r), not one of ours; remove it by hand" % (prefix, pid, cmd))
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
