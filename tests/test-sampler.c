@@ -56,6 +56,7 @@
 #include "cgroup-layout.h"
 #include "counter.h"
 #include "ledger.h"
+#include "parse.h"
 #include "sampler.h"
 #include "test-tree.h"
 #include "util.h"
@@ -702,21 +703,72 @@ static void test_pruning(void **state)
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
 
-	/* A child's pressure moves while its parent's totals stand still
-	 * (each group's are aggregated at its own reads): it is read. */
+	/* A child's pressure moves while its CPU time stands still (a task in
+	 * an I/O wait): no trace of it in this pass (no load pass counted an
+	 * active thread), so the old value stands, its age growing; the
+	 * pressure tests below say when it is read. */
 	prune_cg(t, "p/c", 600, 9, "1.20");
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
-	assert_int_equal(value(c, ACCT_Q_PSI_CPU_SOME), 9);
-	struct acct_cgroup_values v;
-	acct_cgroup_read(c, ACCT_READ_PSI, acct_now_us(), &v);
-	assert_int_equal(v.psi_avg[ACCT_PSI_CPU][ACCT_PSI_SOME][0], 120);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_SKIPPED), 2);
+	assert_int_equal(value(c, ACCT_Q_PSI_CPU_SOME), 4);
+	assert_true(acct_cgroup_age(c, ACCT_GROUP_PSI, acct_now_us()) > acct_cgroup_age(c, ACCT_GROUP_FAST, acct_now_us()));
 
 	/* A pass of queued cgroups (EVENT) reads what it is given. */
 	struct acct_cgroup *both[] = { p, c };
 	assert_int_equal(acct_sampler_run(t->s, both, 2, ACCT_PASS_FAST | ACCT_PASS_EVENT, acct_now_us(), &t->rep), 0);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 2);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 2);
+	assert_int_equal(value(c, ACCT_Q_PSI_CPU_SOME), 9);
 	assert_no_errors(&t->rep);
+}
+
+/* Pressure (psi_due() in sampler.c) is read where something may have
+ * stalled: at the first reads and until two reads agree with every average
+ * at 0; where the CPU time moved since the last pressure read; where the last
+ * load pass counted an active thread below; once it is a minute old. Between
+ * these its value and age stand. */
+static void test_psi_due(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	prune_cg(t, "a", 100, 7, "0.50");
+
+	/* read while not quiet: the first read has nothing to compare with */
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 1);
+	/* quiet (two reads agree), but an average is decaying (0.50): read
+	 * again once it is 10 s old, not before */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_SKIPPED), 1);
+	prune_cg(t, "a", 100, 7, "0.00");
+	assert_int_equal(acct_sampler_run(t->s, &a, 1, ACCT_PASS_FAST, acct_now_us() + 11 * USEC_PER_SEC, &t->rep), 0);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 1);
+	/* quiet, every average 0, its CPU time stands: not read, though
+	 * the file changed (what the kernel does not do without a trace) */
+	prune_cg(t, "a", 100, 8, "0.00");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_SKIPPED), 1);
+	assert_int_equal(value(a, ACCT_Q_PSI_CPU_SOME), 7);
+
+	/* its CPU time moved: read */
+	prune_cg(t, "a", 150, 8, "0.00");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 1);
+	assert_int_equal(value(a, ACCT_Q_PSI_CPU_SOME), 8);
+	tree_pass(t, ACCT_PASS_FAST); /* quiet again */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_SKIPPED), 1);
+
+	/* a minute later it is read in any case */
+	prune_cg(t, "a", 150, 9, "0.00");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_SKIPPED), 1);
+	assert_int_equal(acct_sampler_run(t->s, &a, 1, ACCT_PASS_FAST, acct_now_us() + 100 * USEC_PER_SEC, &t->rep), 0);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 1);
+	assert_int_equal(value(a, ACCT_Q_PSI_CPU_SOME), 9);
 }
 
 /* A slow pass reads the slow group of a cgroup whose memory moved by the
@@ -1450,6 +1502,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_psi_due, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load_stale_buffer, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, tree_setup, tree_teardown),

@@ -50,8 +50,10 @@ enum acct_quantity {
 
 enum acct_unit { ACCT_UNIT_BYTES, ACCT_UNIT_USEC, ACCT_UNIT_COUNT };
 
-/* Which sampling pass reads a quantity, and so which age applies to it. */
-enum acct_sample_group { ACCT_GROUP_FAST, ACCT_GROUP_SLOW, ACCT_GROUP_LOAD, _ACCT_GROUP_MAX };
+/* Which sampling pass reads a quantity, and so which age applies to it.
+ * Pressure is read at fast passes but only where something can have stalled
+ * (lib/core/sampler.c, psi_due()), so it carries an age of its own. */
+enum acct_sample_group { ACCT_GROUP_FAST, ACCT_GROUP_SLOW, ACCT_GROUP_LOAD, ACCT_GROUP_PSI, _ACCT_GROUP_MAX };
 
 struct acct_quantity_info {
 	const char *name;   /* stable API name, e.g. "memory", "cpu.usage", "psi.io.full" */

@@ -13,7 +13,7 @@
 
 /* ---- pressure stall information ----------------------------------------- */
 
-void sample_psi(struct sample_ctx *x)
+bool sample_psi(struct sample_ctx *x)
 {
 	static const enum file_role roles[_ACCT_PSI_MAX] = { F_PSI_CPU, F_PSI_MEMORY, F_PSI_IO };
 	static const enum acct_quantity totals[_ACCT_PSI_MAX][2] = {
@@ -21,6 +21,10 @@ void sample_psi(struct sample_ctx *x)
 		{ ACCT_Q_PSI_MEMORY_SOME, ACCT_Q_PSI_MEMORY_FULL },
 		{ ACCT_Q_PSI_IO_SOME, ACCT_Q_PSI_IO_FULL },
 	};
+	struct cg_state *st = x->st;
+	uint64_t read_start = acct_now_us(), sum = 0;
+	unsigned failures = x->nr_failures;
+	bool averages = false;
 
 	for (int r = 0; r < _ACCT_PSI_MAX; r++) {
 		struct cgfs_psi psi;
@@ -36,13 +40,26 @@ void sample_psi(struct sample_ctx *x)
 				continue;
 			const double avgs[3] = { lines[k]->avg10, lines[k]->avg60, lines[k]->avg300 };
 			uint32_t hundredths[3];
-			for (int a = 0; a < 3; a++)
+			for (int a = 0; a < 3; a++) {
 				hundredths[a] = (uint32_t)(avgs[a] * 100.0 + 0.5);
+				averages |= hundredths[a] != 0;
+			}
 			acct_cgroup_set_psi_avg(x->cg, (enum acct_psi_resource)r, (enum acct_psi_kind)k, hundredths);
 			sampler_set_checked(x, totals[r][k], (int64_t)lines[k]->total_us);
+			sum += lines[k]->total_us;
 		}
 		acct_cgroup_mark_psi_known(x->cg, (enum acct_psi_resource)r);
 	}
+	if (x->nr_failures != failures) {
+		st->psi_at = 0; /* the next pass reads it again */
+		return false;
+	}
+	/* Quiet: nothing stalled between the last two reads. */
+	st->psi_quiet = st->psi_at && sum == st->psi_sum;
+	st->psi_averages = averages;
+	st->psi_sum = sum;
+	st->psi_at = read_start;
+	return true;
 }
 
 /* ---- block I/O ---------------------------------------------------------- */

@@ -115,6 +115,11 @@ struct cg_state {
 	uint64_t outcome_gen;    /* atomic */
 	uint64_t slow_at;        /* the pass (now_us) of the last good slow-group read; 0: none */
 	int64_t slow_memory;     /* own_memory at that read */
+	/* Pressure (sample_psi(), psi_due() in sampler.c). */
+	uint64_t psi_at;         /* acct_now_us() before the last good pressure read; 0: none */
+	uint64_t psi_sum;        /* the sum of the totals that read gave */
+	bool psi_quiet;          /* its totals equalled the read's before */
+	bool psi_averages;       /* an average was not 0 at that read */
 	struct acct_cgroup *parent;  /* nearest tracked ancestor (owner thread, acct_sampler_start()) */
 	uint64_t parent_gen;         /* s->release_gen when parent was found; 0: not yet */
 };
@@ -254,7 +259,9 @@ void sample_cpu_idle(struct sample_ctx *x, uint64_t now_us);
 void sample_cpu_unchanged(struct sample_ctx *x, uint64_t now_us);
 
 /* sample-io-psi.c */
-void sample_psi(struct sample_ctx *x);
+/* Pressure: the three files; true when each that exists was read and parsed
+ * (then the ctx's st->psi_* describe this read). */
+bool sample_psi(struct sample_ctx *x);
 void sample_io(struct sample_ctx *x, uint64_t now_us);
 
 /* sample-load.c: this cgroup's own threads and active ones (a LOAD pass). */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/parse.h"
 #include "basic/util.h"
 #include "cgroup/cgfs-parse.h"
 
@@ -211,6 +212,53 @@ static bool slow_due(const struct sample_ctx *x, uint64_t now_us)
 	return (uint64_t)(moved < 0 ? -moved : moved) >= MAX(x->w->s->bytes_budget, (uint64_t)1);
 }
 
+/* When a fast pass reads a cgroup's pressure. Its totals are not sums kept
+ * up the tree (enum prune_family): no ancestor proves them. But they grow
+ * only while a task of the cgroup's subtree is runnable, in an I/O wait or
+ * in a memory stall, and such a task leaves traces that the pass has
+ * already read: CPU time (it ran to get there, and runs when it is done),
+ * or a thread counted active (R or D) by the last load pass. So pressure is
+ * read where one of these says something may have stalled:
+ * - never read, or the last read failed;
+ * - not quiet: its totals moved between its last two reads;
+ * - an average was not 0 at the last read, and that is PSI_DECAY_US ago
+ *   (the kernel decays the averages at each read, so they must be read to
+ *   fall; a 0.00 stays 0.00 until a new stall);
+ * - its CPU time was read and moved since the last pressure read began, or
+ *   could not be shown unchanged (no CPU witness, a failed read);
+ * - the last load pass found an active thread in its subtree;
+ * - the pass was queued by an event, or re-reads an emptied cgroup;
+ * - and in any case once it is PSI_REFRESH_US old (spread by the record's
+ *   serial so that the cgroups found at start-up do not all come due at
+ *   once).
+ * Otherwise its values stand, served with the age of their read
+ * (ACCT_GROUP_PSI). This is evidence, not proof: a task placed in another
+ * cgroup of the v1 cpuacct tree than of the unified one, or a runnable task
+ * moved in and out without running, stalls unseen until the refresh; the
+ * age says how old the value is, never that it is newer than its read.
+ * docs/counters.md, "Pressure". */
+#define PSI_REFRESH_US (60 * USEC_PER_SEC)
+#define PSI_REFRESH_SPREAD 30
+#define PSI_DECAY_US (10 * USEC_PER_SEC)
+
+static bool psi_due(const struct sample_ctx *x, unsigned flags, uint64_t now_us)
+{
+	const struct cg_state *st = x->st;
+	const struct prune_witness *cpu = &st->witness[PF_CPU];
+
+	if (!st->psi_at || !st->psi_quiet || (flags & ACCT_PASS_EVENT) || x->w->settle_round)
+		return true;
+	uint64_t age = now_us > st->psi_at ? now_us - st->psi_at : 0;
+	if (age >= PSI_REFRESH_US + (x->cg->serial % PSI_REFRESH_SPREAD) * USEC_PER_SEC ||
+	    (st->psi_averages && age >= PSI_DECAY_US))
+		return true;
+	if (__atomic_load_n(&st->outcome_gen, __ATOMIC_RELAXED) != x->w->generation ||
+	    (st->outcome[PF_CPU] != PO_UNCHANGED && st->outcome[PF_CPU] != PO_PRUNED) || !cpu->valid ||
+	    cpu->stable_since > st->psi_at)
+		return true;
+	return st->load_valid && st->tree_active > 0;
+}
+
 static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, unsigned flags, uint64_t now_us)
 {
 	struct cg_state *st = sampler_state_of(w->s, cg);
@@ -272,10 +320,14 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 				st->memsw_valid = false;
 			}
 			sample_cumulative(&x, index, read_start, now_us);
-			/* Pressure is read every pass: not prunable (enum prune_family). */
 			if (parts_present(&x) & (1u << ACCT_PART_PSI)) {
-				sample_psi(&x);
-				w->part.parts[ACCT_PART_PSI][ACCT_OUTCOME_READ]++;
+				if (!psi_due(&x, flags, now_us))
+					w->part.parts[ACCT_PART_PSI][ACCT_OUTCOME_SKIPPED]++;
+				else {
+					if (sample_psi(&x))
+						acct_cgroup_set_group_sampled(cg, ACCT_GROUP_PSI, now_us);
+					w->part.parts[ACCT_PART_PSI][ACCT_OUTCOME_READ]++;
+				}
 			}
 			sample_memory_events(&x);
 			/* An empty cgroup is read once after it empties (this pass, when

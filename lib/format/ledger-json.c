@@ -352,7 +352,7 @@ static void put_psi(struct acct_json_buf *b, const struct acct_cgroup *cg, const
 		{ ACCT_Q_PSI_MEMORY_SOME, ACCT_Q_PSI_MEMORY_FULL },
 		{ ACCT_Q_PSI_IO_SOME, ACCT_Q_PSI_IO_FULL },
 	};
-	uint64_t age = cv->age[ACCT_GROUP_FAST];
+	uint64_t age = cv->age[ACCT_GROUP_PSI];
 	bool first = true;
 
 	PUT(b, "{");

@@ -147,7 +147,7 @@ static void cg_load(struct acct_metrics_page *p, const struct fam *f, const stru
 
 static void cg_ages(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
-	static const char *const groups[_ACCT_GROUP_MAX] = { "fast", "slow", "load" };
+	static const char *const groups[_ACCT_GROUP_MAX] = { "fast", "slow", "load", "pressure" };
 
 	for (int g = 0; g < _ACCT_GROUP_MAX; g++) {
 		if (r->age[g] == UINT64_MAX)
