@@ -1,0 +1,360 @@
+/* test-task-walk.c - the BPF task iterator (lib/bpf/task-walk.c) against
+ * this process's own threads and /proc: every thread that lives through a
+ * walk is in it, once (pid 1's group too, which the iterator misses here
+ * and the reader adds from /proc); acctd's own threads are marked; a spinning thread is
+ * active and a blocked one is not, as /proc/<tid>/stat says; a thread's
+ * unified cgroup is the directory /proc/self/cgroup names; a thread moved to
+ * another cgroup is seen there at the next walk.
+ *
+ * It needs root, kernel BTF and the init pid namespace (the records carry
+ * the kernel's pids), and exits 77 saying which is missing. The cgroup it
+ * makes, <unified>/task-walk-test-<pid>, is removed on every exit path. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cgroup-layout.h"
+#include "task-walk.h"
+
+static struct acct_hierarchies *layout;
+static struct acct_task_walk *walk;
+static char unified[64];      /* the v2 mount */
+static char made[256];        /* our test cgroup, "" when none */
+static volatile int spin_stop;
+
+static void *spinner(void *arg)
+{
+	__atomic_store_n((int *)arg, (int)gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&spin_stop, __ATOMIC_RELAXED))
+		;
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	int *p = arg; /* p[0]: a pipe's read end; p[2]: the tid, out */
+	__atomic_store_n(&p[2], (int)gettid(), __ATOMIC_RELEASE);
+	char c;
+	(void)!read(p[0], &c, 1);
+	return NULL;
+}
+
+/* The state letter /proc/<tid>/stat shows, 0 when gone. */
+static char proc_state(int tid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' ? rp[2] : 0;
+}
+
+/* Every thread of the system in /proc now: a sorted array of tids. */
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+static size_t proc_threads(int **ret)
+{
+	size_t n = 0, cap = 4096;
+	int *v = malloc(cap * sizeof(*v));
+	DIR *d = opendir("/proc");
+	assert_non_null(v);
+	assert_non_null(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		char path[300];
+		snprintf(path, sizeof(path), "/proc/%s/task", e->d_name);
+		DIR *t = opendir(path);
+		if (!t)
+			continue; /* exited */
+		struct dirent *f;
+		while ((f = readdir(t))) {
+			if (f->d_name[0] < '1' || f->d_name[0] > '9')
+				continue;
+			if (n == cap) {
+				cap *= 2;
+				v = realloc(v, cap * sizeof(*v));
+				assert_non_null(v);
+			}
+			v[n++] = atoi(f->d_name);
+		}
+		closedir(t);
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), cmp_int);
+	*ret = v;
+	return n;
+}
+
+static const struct acct_task_record *find(const struct acct_task_record *r, size_t n, int tid, unsigned *count)
+{
+	const struct acct_task_record *hit = NULL;
+	*count = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((int)r[i].tid == tid) {
+			hit = &r[i];
+			(*count)++;
+		}
+	return hit;
+}
+
+static uint64_t inode_of(const char *dir)
+{
+	struct stat sb;
+	assert_int_equal(stat(dir, &sb), 0);
+	return (uint64_t)sb.st_ino;
+}
+
+/* This process's unified cgroup directory. */
+static void own_cgroup_dir(char *buf, size_t size)
+{
+	char line[3000];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	assert_non_null(f);
+	buf[0] = 0;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(buf, size, "%s%s", unified, line + 3);
+		}
+	fclose(f);
+	assert_true(buf[0] != 0);
+}
+
+static void test_threads_and_states(void **state)
+{
+	(void)state;
+	int spin_tid = 0, sp[3] = { -1, -1, 0 };
+	pthread_t a, b;
+	assert_int_equal(pipe(sp), 0);
+	spin_stop = 0;
+	assert_int_equal(pthread_create(&a, NULL, spinner, &spin_tid), 0);
+	assert_int_equal(pthread_create(&b, NULL, sleeper, sp), 0);
+	while (!__atomic_load_n(&spin_tid, __ATOMIC_ACQUIRE) || !__atomic_load_n(&sp[2], __ATOMIC_ACQUIRE))
+		usleep(1000);
+	/* until /proc shows the sleeper blocked (S) */
+	for (int i = 0; i < 10000 && proc_state(sp[2]) != 'S'; i++)
+		usleep(1000);
+	assert_int_equal(proc_state(sp[2]), 'S');
+
+	int *before, *after;
+	size_t nb = proc_threads(&before);
+	const struct acct_task_record *r;
+	ssize_t n = acct_task_walk_read(walk, 1u, &r);
+	assert_true(n > 0);
+	size_t na = proc_threads(&after);
+
+	/* every thread alive over the whole walk is in it, once */
+	size_t checked = 0;
+	for (size_t i = 0; i < nb; i++) {
+		if (!bsearch(&before[i], after, na, sizeof(int), cmp_int))
+			continue;
+		unsigned count;
+		find(r, (size_t)n, before[i], &count);
+		if (count != 1)
+			fail_msg("thread %d: %u records, alive before and after the walk", before[i], count);
+		checked++;
+	}
+	assert_true(checked > 3);
+
+	char dir[4096];
+	own_cgroup_dir(dir, sizeof(dir));
+	uint64_t ino = inode_of(dir);
+	unsigned count;
+	const struct acct_task_record *me = find(r, (size_t)n, (int)gettid(), &count);
+	const struct acct_task_record *spin = find(r, (size_t)n, spin_tid, &count);
+	const struct acct_task_record *sleep = find(r, (size_t)n, sp[2], &count);
+	if (!me || !spin || !sleep)
+		fail_msg("a thread of this process is not in the walk");
+	/* the walking thread runs; the spinner runs or waits to; the sleeper
+	 * is blocked in read() */
+	assert_true(me->flags & ACCT_TASK_F_ACTIVE);
+	assert_true(spin->flags & ACCT_TASK_F_ACTIVE);
+	assert_false(sleep->flags & ACCT_TASK_F_ACTIVE);
+	for (const struct acct_task_record *t = r; t < r + n; t++) {
+		bool ours = t == me || t == spin || t == sleep;
+		if (ours) {
+			assert_true(t->flags & ACCT_TASK_F_SELF);
+			assert_int_equal(t->cgroup[0], ino);
+		} else if (t->tid == 1)
+			assert_false(t->flags & ACCT_TASK_F_SELF);
+		/* only the unified slot was asked for */
+		for (int k = 1; k < ACCT_TASK_SLOTS; k++)
+			assert_int_equal(t->cgroup[k], 0);
+	}
+
+	/* moved to another cgroup: seen there at the next walk */
+	snprintf(made, sizeof(made), "%s/task-walk-test-%d", unified, (int)getpid());
+	assert_int_equal(mkdir(made, 0755), 0);
+	char procs[300], tidbuf[32];
+	snprintf(procs, sizeof(procs), "%s/cgroup.threads", made);
+	int fd = open(procs, O_WRONLY);
+	if (fd >= 0) {
+		int len = snprintf(tidbuf, sizeof(tidbuf), "%d", sp[2]);
+		/* a threaded move needs a threaded subtree: move the process */
+		if (write(fd, tidbuf, (size_t)len) < 0) {
+			close(fd);
+			snprintf(procs, sizeof(procs), "%s/cgroup.procs", made);
+			fd = open(procs, O_WRONLY);
+			assert_true(fd >= 0);
+			len = snprintf(tidbuf, sizeof(tidbuf), "%d", (int)getpid());
+			assert_int_equal(write(fd, tidbuf, (size_t)len), len);
+		}
+		close(fd);
+	}
+	n = acct_task_walk_read(walk, 1u, &r);
+	assert_true(n > 0);
+	sleep = find(r, (size_t)n, sp[2], &count);
+	if (!sleep)
+		fail_msg("the moved thread is not in the walk");
+	assert_int_equal(sleep->cgroup[0], inode_of(made));
+
+	/* back where we were, and the helpers stopped */
+	char back[4200];
+	snprintf(back, sizeof(back), "%s/cgroup.procs", dir);
+	fd = open(back, O_WRONLY);
+	assert_true(fd >= 0);
+	int len = snprintf(tidbuf, sizeof(tidbuf), "%d", (int)getpid());
+	assert_int_equal(write(fd, tidbuf, (size_t)len), len);
+	close(fd);
+	assert_int_equal(rmdir(made), 0);
+	made[0] = 0;
+	__atomic_store_n(&spin_stop, 1, __ATOMIC_RELAXED);
+	assert_int_equal(write(sp[1], "x", 1), 1);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	close(sp[0]);
+	close(sp[1]);
+	free(before);
+	free(after);
+}
+
+/* Every slot asked for is filled for a thread in every hierarchy mounted: the
+ * v1 ids are those of the directories /proc/self/cgroup names. */
+static void test_v1_slots(void **state)
+{
+	(void)state;
+	static const struct { const char *controller; int slot; } v1[] = {
+		{ "memory", 1 }, { "cpuacct", 2 }, { "cpu", 3 }, { "blkio", 4 },
+	};
+	char line[4096];
+	unsigned tested = 0;
+	const struct acct_task_record *r;
+	ssize_t n = acct_task_walk_read(walk, 0x1f, &r);
+	assert_true(n > 0);
+	unsigned count;
+	const struct acct_task_record *me = find(r, (size_t)n, (int)gettid(), &count);
+	if (!me)
+		fail_msg("this thread is not in the walk");
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		char *ctrls = strchr(line, ':'), *path = ctrls ? strchr(ctrls + 1, ':') : NULL;
+		if (!path)
+			continue;
+		*path++ = 0;
+		ctrls++;
+		for (size_t i = 0; i < sizeof(v1) / sizeof(v1[0]); i++) {
+			char list[256];
+			snprintf(list, sizeof(list), ",%s,", ctrls);
+			char want[64];
+			snprintf(want, sizeof(want), ",%s,", v1[i].controller);
+			if (!strstr(list, want))
+				continue;
+			char dir[4400];
+			snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s%s", v1[i].controller, path);
+			struct stat sb;
+			if (stat(dir, &sb) < 0)
+				continue; /* mounted elsewhere */
+			assert_int_equal(me->cgroup[v1[i].slot], (uint64_t)sb.st_ino);
+			tested++;
+		}
+	}
+	fclose(f);
+	if (!tested)
+		print_message("no v1 hierarchy here: only the unified slot was compared\n");
+	assert_true(me->cgroup[0] != 0); /* the unified slot too */
+}
+
+static void cleanup(void)
+{
+	if (made[0])
+		(void)rmdir(made);
+}
+
+/* Why the walk cannot run here, or NULL. */
+static const char *missing(void)
+{
+	static char why[256];
+	if (geteuid() != 0)
+		return "not root";
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "NSpid:", 6) == 0 && strchr(line + 7, '\t')) {
+			fclose(f);
+			return "not in the init pid namespace (records carry the kernel's pids)";
+		}
+	if (f)
+		fclose(f);
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+		snprintf(unified, sizeof(unified), "/sys/fs/cgroup");
+	else if (access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0)
+		snprintf(unified, sizeof(unified), "/sys/fs/cgroup/unified");
+	else
+		return "no cgroup v2 hierarchy";
+	char reason[256];
+	int r = acct_hierarchies_detect(NULL, &layout);
+	if (r < 0)
+		return "cannot find the cgroup hierarchies";
+	r = acct_task_walk_new(layout, NULL, &walk, reason, sizeof(reason));
+	if (r < 0) {
+		snprintf(why, sizeof(why), "%s", reason);
+		return why;
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	const char *why = missing();
+	if (why) {
+		printf("skipping the task walk tests: %s\n", why);
+		return 77;
+	}
+	atexit(cleanup);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_threads_and_states),
+		cmocka_unit_test(test_v1_slots),
+	};
+	int failed = cmocka_run_group_tests_name("task-walk", tests, NULL, NULL);
+	walk = acct_task_walk_free(walk);
+	acct_hierarchies_free(layout);
+	return failed;
+}
