@@ -41,8 +41,8 @@ ALLOWED = {
     "daemon/acctd-generator": ["lib/basic", "lib/config"],
 }
 # Generated into the build directory (build-config.h at its top, the BPF
-# skeleton beside lib/bpf); anyone may include them.
-GENERATED = {"build-config.h", "cgroup-iter.skel.h"}
+# skeletons beside lib/bpf); anyone may include them.
+GENERATED = {"build-config.h", "cgroup-iter.skel.h", "task-iter.skel.h"}
 MAX_LINES = 1000
 # A long file's head comment must say why, in words like these.
 LONG_REASON = re.compile(r"\b(is long|long because|why it is long)\b", re.I)

@@ -150,6 +150,10 @@ static void print_bpf_checks(struct json_object *b)
 	int64_t checks = jint_or(b, "checks", 0), mismatches = jint_or(b, "mismatches", 0);
 	const char *last = jstr(b, "last_mismatch");
 
+	struct json_object *t = b ? jget(b, "threads") : NULL;
+	const char *tc = jstr(t, "collector"), *tr = jstr(t, "reason");
+	if (tc)
+		print_field("Threads, load", "%s%s%s%s", tc, tr && *tr ? " (" : "", tr && *tr ? tr : "", tr && *tr ? ")" : "");
 	if (checks <= 0)
 		return;
 	print_field("BPF checks", "%" PRId64 " since start, %" PRId64 " outside the files' readings%s%s", checks,

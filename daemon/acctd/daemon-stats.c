@@ -48,6 +48,7 @@ void daemon_stats_gather(const struct manager *m, unsigned flags, struct daemon_
 		ret->collectors[h].collector = manager_collector_of(m, h, &ret->collectors[h].reason);
 	const struct acct_bpf_collector *c = manager_collector(m);
 	ret->bpf_percpu = c ? acct_bpf_collector_percpu(c) : NULL;
+	ret->threads_collector = manager_threads_collector(m, &ret->threads_reason);
 	struct history_recorder *hr = manager_history(m);
 	if (hr) {
 		ret->have_history = true;

@@ -34,6 +34,7 @@ struct daemon_stats {
 		const char *collector, *reason;
 	} collectors[_ACCT_HIER_MAX];
 	const char *bpf_percpu; /* acct_bpf_collector_percpu(); NULL without a BPF collector */
+	const char *threads_collector, *threads_reason; /* manager_threads_collector() */
 	bool have_history;      /* false before the recorder starts (--dump): history* are 0 */
 	struct history_recorder_status history;
 	uint64_t history_heap_bytes; /* SQLite's heap (history_heap_bytes()) */

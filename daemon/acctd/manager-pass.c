@@ -195,12 +195,21 @@ static void note_bpf(struct manager *m, const struct acct_pass_report *rep)
 {
 	_cleanup_free_ char *text = NULL; /* the mismatch names a cgroup: as the log shows names */
 
-	m->bpf_checks_total += rep->bpf_checks;
-	m->bpf_mismatches_total += rep->bpf_mismatches;
+	m->bpf_checks_total += rep->bpf_checks + rep->task_checks;
+	m->bpf_mismatches_total += rep->bpf_mismatches + rep->task_mismatches;
 	if (rep->last_mismatch[0]) {
 		memcpy(m->bpf_last_mismatch, rep->last_mismatch, sizeof(m->bpf_last_mismatch));
 		log_debug("BPF value outside the files' readings around the walk: %s",
 			  name_text(rep->last_mismatch, &text));
+	}
+	if (rep->task_fallback) {
+		log_warning("The BPF task walk's thread counts disagreed with the threads files %d load passes in a row "
+			    "(last: %s): threads and load are read from files from now on",
+			    ACCT_BPF_MISMATCH_PASSES, text ?: name_text(m->bpf_last_mismatch, &text));
+		snprintf(m->task_walk_reason, sizeof(m->task_walk_reason),
+			 "its thread counts disagreed with the threads files %d load passes in a row",
+			 ACCT_BPF_MISMATCH_PASSES);
+		m->task_walk_fell_back = true;
 	}
 	if (rep->bpf_fallbacks)
 		log_warning("BPF values disagreed with the files %d passes in a row (last: %s): that part is read "

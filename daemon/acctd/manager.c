@@ -136,6 +136,7 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 	int r;
 	if (c->collector == ACCT_COLLECTOR_FILES) {
 		log_info("Collector: cgroupfs files (collector = files)");
+		snprintf(m->task_walk_reason, sizeof(m->task_walk_reason), "collector = files in the configuration");
 		return 0;
 	}
 	uint32_t want = 0;
@@ -163,6 +164,14 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 	r = acct_bpf_collector_new(&o, &m->collector);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the BPF collector: %m");
+	/* Threads and their states for tasks and load: one task walk per load
+	 * pass instead of a cgroup.threads and a /proc/<tid>/stat per thread.
+	 * It needs bpf() itself: an unprivileged acctd reading pins keeps files. */
+	r = acct_task_walk_new(m->layout, o.btf_path, &m->task_walk, m->task_walk_reason, sizeof(m->task_walk_reason));
+	if (r == -ENOMEM)
+		return log_oom();
+	log_info("Threads and load: %s%s%s", m->task_walk ? "bpf (task iterator)" : "files (",
+		 m->task_walk ? "" : m->task_walk_reason, m->task_walk ? "" : ")");
 	for (int h = 0; h < _ACCT_HIER_MAX; h++)
 		if (m->layout->mount[h])
 			log_info("Collector for %s: %s (%s)", acct_hierarchy_to_string(h),
@@ -251,6 +260,7 @@ static int build_components(struct manager *m)
 		.layout = m->layout,
 		.workers = c->workers,
 		.collector = acct_bpf_collector_any(m->collector) ? m->collector : NULL,
+		.task_walk = m->task_walk,
 		.nr_nodes = topo->nr_nodes,
 		.kernel_bounds = layout_is_kernels(m->layout),
 		.stat_map = &m->stat_map,
@@ -408,6 +418,7 @@ struct manager *manager_free(struct manager *m)
 	m->sampler = acct_sampler_free(m->sampler);
 	m->state_writer = state_writer_free(m->state_writer);
 	m->collector = acct_bpf_collector_free(m->collector);
+	m->task_walk = acct_task_walk_free(m->task_walk);
 	if (m->ledger) {
 		_cleanup_free_ struct acct_cgroup **cgs = NULL;
 		int n = acct_ledger_snapshot(m->ledger, true, &cgs);
@@ -517,6 +528,13 @@ const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h,
 	else
 		*ret_reason = "collector = files in the configuration";
 	return served && parts ? "bpf" : "files";
+}
+
+const char *manager_threads_collector(const struct manager *m, const char **ret_reason)
+{
+	bool served = m->task_walk && !m->task_walk_fell_back;
+	*ret_reason = served ? "task iterator" : m->task_walk_reason;
+	return served ? "bpf" : "files";
 }
 
 const struct acct_bpf_collector *manager_collector(const struct manager *m)

@@ -123,6 +123,9 @@ struct manager {
 	struct acct_discovery *discovery;
 	struct acct_sampler *sampler;
 	struct acct_bpf_collector *collector; /* NULL: collector = files */
+	struct acct_task_walk *task_walk;     /* threads and load through BPF; NULL: files */
+	char task_walk_reason[200];           /* why task_walk is NULL or fell back ("" when serving) */
+	bool task_walk_fell_back;             /* the sampler stopped using it (cross-check) */
 	struct acct_bpf_stat_map stat_map;
 	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */
 	long host_cpus;     /* configured CPUs: the most a cgroup can run on (manager_history_removed()) */
@@ -245,6 +248,11 @@ void manager_effective_tuning(const struct manager *m, struct acct_ledger_budget
  * The API, /metrics and the status document read the manager through these
  * (struct manager below is public for the manager's own files). None fails;
  * none takes a reference: what they return belongs to the manager. */
+
+/* Who counts threads and their states for tasks and load: "bpf" (the task
+ * walk) or "files", with the reason (static or the manager's, valid while
+ * it lives). */
+const char *manager_threads_collector(const struct manager *m, const char **ret_reason);
 
 /* The event loop everything runs on. */
 struct event_base *manager_event_base(const struct manager *m);

@@ -145,6 +145,10 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(bpf, "last_mismatch",
 			       ms->bpf_last_mismatch[0] ? acct_json_text(ms->bpf_last_mismatch) : NULL);
 	json_object_object_add(bpf, "percpu", ds.bpf_percpu ? json_object_new_string(ds.bpf_percpu) : NULL);
+	struct json_object *threads = json_object_new_object();
+	json_object_object_add(threads, "collector", json_object_new_string(ds.threads_collector));
+	json_object_object_add(threads, "reason", json_object_new_string(ds.threads_reason));
+	json_object_object_add(bpf, "threads", threads);
 	json_object_object_add(st, "bpf", bpf);
 	json_object_object_add(st, "history", history_json(&ds));
 	/* What a slow reader of the log and the rate limits cost, and

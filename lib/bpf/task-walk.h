@@ -14,6 +14,9 @@
  * from /proc/1/task (their states and cgroups), so that the root's task
  * count stays whole (kernel-truth compares it with the kernel's).
  *
+ * Tests: ACCTD_TEST_TASK_WALK_DROP=1 in the environment drops the records
+ * of odd tids, a kernel that misses threads, for the sampler's cross-check.
+ *
  * Threads: one thread at a time uses a walk (the sampler's worker 0). */
 #pragma once
 

@@ -22,12 +22,14 @@
  * not as a task. acctd's other threads count as any other. */
 #include "sampler-internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "basic/read-file.h"
 #include "basic/util.h"
 #include "cgroup/cgfs-parse.h"
 #include "load.h"
@@ -41,7 +43,7 @@ struct thread_count {
 
 /* A thread of this sampler, running now only because a pass runs: a worker,
  * or the thread that started the pass (it may not have gone to sleep yet). */
-static bool is_sampler_thread(const struct acct_sampler *s, int tid)
+bool sampler_is_own_thread(const struct acct_sampler *s, int tid)
 {
 	if (tid == s->starter_tid)
 		return true;
@@ -58,7 +60,7 @@ static int count_thread(int tid, void *userdata)
 	char state;
 
 	t->threads++;
-	if (is_sampler_thread(t->w->s, tid))
+	if (sampler_is_own_thread(t->w->s, tid))
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -74,11 +76,178 @@ static int count_thread(int tid, void *userdata)
 	return 0;
 }
 
+/* ---- the task walk ---------------------------------------------------- *
+ *
+ * Where the BPF task walk is loaded, a LOAD pass walks every thread once
+ * (worker 0, before the other workers read) and sums, per (hierarchy,
+ * cgroup id), the threads and the active ones; each cgroup then takes its
+ * own from the sums of its threads hierarchy, as it would from its threads
+ * file. Only the hierarchies some cgroup of the pass lists its threads in
+ * are asked for (on v2 and hybrid hosts, the unified one).
+ *
+ * Cross-check: worker 0 reads the thread list of CHECKS cgroups (rotating
+ * through the work) before and after the walk; the walk's count must lie
+ * between the two lists' (threads come and go meanwhile). A count outside is
+ * a mismatch (counted, the last one reported); ACCT_BPF_MISMATCH_PASSES
+ * LOAD passes in a row with one put threads back on files for good
+ * (task_walk_off: the caller logs it from the report). Active counts change
+ * too fast to compare this way; they come from the same record as the
+ * thread's cgroup, which the count checks. */
+
+#define TASK_CHECKS 4
+
+static int compare_task_count(const void *a, const void *b)
+{
+	const struct task_count *x = a, *y = b;
+	if (x->tree != y->tree)
+		return x->tree < y->tree ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id ? 1 : 0;
+}
+
+static const struct task_count *find_tasks(const struct acct_sampler *s, uint32_t tree, uint64_t id)
+{
+	const struct task_count key = { .id = id, .tree = tree };
+	return s->nr_tasks ? bsearch(&key, s->tasks, s->nr_tasks, sizeof(key), compare_task_count) : NULL;
+}
+
+static int count_one(int tid, void *userdata)
+{
+	(void)tid;
+	(*(unsigned *)userdata)++;
+	return 0;
+}
+
+/* The number of threads cg's threads file lists now; -1 when unreadable. */
+static int file_threads(const struct acct_sampler *s, const struct acct_cgroup *cg, int tree)
+{
+	const char *mount = s->opts.layout->mount[tree];
+	char path[4096];
+	if (!mount || snprintf(path, sizeof(path), "%s%s/%s", mount, strcmp(cg->path, "/") == 0 ? "" : cg->path,
+			       tree == ACCT_HIER_UNIFIED ? "cgroup.threads" : "tasks") >= (int)sizeof(path))
+		return -1;
+	_cleanup_free_ char *text = read_file_at(AT_FDCWD, path);
+	unsigned n = 0;
+	if (!text || cgfs_parse_pids(text, count_one, &n) < 0)
+		return -1;
+	return (int)n;
+}
+
+/* Sum the walk's records into s->tasks. Returns 0 or -ENOMEM. */
+static int sum_tasks(struct acct_sampler *s, const struct acct_task_record *r, size_t n, uint32_t slots)
+{
+	size_t want = 0;
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < ACCT_TASK_SLOTS; k++)
+			want += (slots & (1u << k)) && r[i].cgroup[k] != 0;
+	if (want > s->tasks_cap) {
+		struct task_count *v = realloc(s->tasks, want * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->tasks = v;
+		s->tasks_cap = want;
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* The sampler's own threads are threads, never active (top of
+		 * the file); the kernel's pids are this namespace's where acctd
+		 * runs in the init one, which is where it can load BPF. */
+		bool active = (r[i].flags & ACCT_TASK_F_ACTIVE) &&
+			      !((r[i].flags & ACCT_TASK_F_SELF) && sampler_is_own_thread(s, (int)r[i].tid));
+		for (int k = 0; k < ACCT_TASK_SLOTS; k++)
+			if ((slots & (1u << k)) && r[i].cgroup[k] != 0)
+				s->tasks[m++] = (struct task_count){ r[i].cgroup[k], (uint32_t)k, 1, active };
+	}
+	qsort(s->tasks, m, sizeof(*s->tasks), compare_task_count);
+	/* merge equal keys */
+	size_t out = 0;
+	for (size_t i = 0; i < m; i++) {
+		if (out && compare_task_count(&s->tasks[out - 1], &s->tasks[i]) == 0) {
+			s->tasks[out - 1].threads += s->tasks[i].threads;
+			s->tasks[out - 1].active += s->tasks[i].active;
+		} else
+			s->tasks[out++] = s->tasks[i];
+	}
+	s->nr_tasks = out;
+	return 0;
+}
+
+void sampler_task_walk(struct acct_sampler *s)
+{
+	struct acct_pass_report *rep = &s->bpf_report;
+	struct {
+		const struct acct_cgroup *cg;
+		int tree, before;
+	} chk[TASK_CHECKS];
+	size_t nchk = 0;
+	uint32_t slots = 0;
+
+	s->tasks_valid = false;
+	if (!s->opts.task_walk || s->task_walk_off || !(s->flags & ACCT_PASS_LOAD) || s->nr_work == 0)
+		return;
+	for (size_t i = 0; i < s->nr_work; i++) {
+		int tree = sampler_threads_tree(acct_cgroup_get_hierarchies(s->work[i]));
+		if (tree >= 0)
+			slots |= 1u << tree;
+	}
+	for (size_t i = 0; i < s->nr_work && nchk < TASK_CHECKS; i++) {
+		const struct acct_cgroup *cg = s->work[(s->task_check_cursor + i) % s->nr_work];
+		int tree = sampler_threads_tree(acct_cgroup_get_hierarchies(cg));
+		int before = tree >= 0 ? file_threads(s, cg, tree) : -1;
+		if (before >= 0)
+			chk[nchk++] = (typeof(chk[0])){ cg, tree, before };
+	}
+	s->task_check_cursor = (s->task_check_cursor + TASK_CHECKS * 7) % s->nr_work;
+
+	uint64_t t0 = acct_now_us();
+	const struct acct_task_record *r;
+	ssize_t n = acct_task_walk_read(s->opts.task_walk, slots, &r);
+	if (n < 0 || sum_tasks(s, r, (size_t)n, slots) < 0) {
+		rep->errors[ACCT_ERR_UNREADABLE]++; /* files this pass */
+		return;
+	}
+	rep->task_records = (uint64_t)n;
+	rep->task_walk_us = acct_now_us() - t0;
+
+	bool bad = false;
+	for (size_t i = 0; i < nchk; i++) {
+		int after = file_threads(s, chk[i].cg, chk[i].tree);
+		if (after < 0)
+			continue; /* removed meanwhile */
+		rep->task_checks++;
+		const struct task_count *t =
+			find_tasks(s, (uint32_t)chk[i].tree, acct_cgroup_get_inode(chk[i].cg, (enum acct_hierarchy)chk[i].tree));
+		int walked = t ? (int)t->threads : 0;
+		if (walked < MIN(chk[i].before, after) || walked > MAX(chk[i].before, after)) {
+			bad = true;
+			rep->task_mismatches++;
+			snprintf(rep->last_mismatch, sizeof(rep->last_mismatch), "%s threads: task walk %d not in [%d, %d]",
+				 chk[i].cg->path, walked, MIN(chk[i].before, after), MAX(chk[i].before, after));
+		}
+	}
+	s->task_streak = bad ? s->task_streak + 1 : 0;
+	if (s->task_streak >= ACCT_BPF_MISMATCH_PASSES) {
+		s->task_walk_off = true;
+		rep->task_fallback = true;
+		return; /* this pass reads files already */
+	}
+	s->tasks_valid = true;
+}
+
 void sample_load(struct sample_ctx *x)
 {
+	struct acct_sampler *s = x->w->s;
 	struct thread_count t = { .w = x->w };
 
 	x->st->load_valid = false;
+	enum acct_hierarchy tree = x->st->spec[F_THREADS].tree;
+	uint64_t id = x->st->spec[F_THREADS].name ? acct_cgroup_get_inode(x->cg, tree) : 0;
+	if (s->tasks_valid && id) {
+		const struct task_count *c = find_tasks(s, tree, id);
+		x->st->own_threads = c ? c->threads : 0;
+		x->st->own_active = c ? c->active : 0;
+		x->st->load_valid = true;
+		return;
+	}
 	if (!sampler_get(x, F_THREADS))
 		return;
 	if (cgfs_parse_pids(x->w->buf, count_thread, &t) < 0) {

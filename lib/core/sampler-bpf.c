@@ -252,16 +252,6 @@ static void note_mismatch(struct acct_pass_report *rep, bool *flag, const struct
 		 cg->path, what, v, MIN(a, b), MAX(a, b));
 }
 
-/* Walk every served hierarchy into one snapshot each (worker 0, at the start
- * of a pass that reads memory; the other workers wait for it), with the
- * cross-checks around the walk: worker 0 reads the memory file of CHECKS
- * cgroups of the work list (rotating), walks, and reads them again; the
- * record's value must lie between the two file readings. Once per pass it
- * does the same for one cgroup's memory.stat and every mapped key. A value
- * outside is a mismatch (counted, the last one reported);
- * ACCT_BPF_MISMATCH_PASSES passes in a row with a mismatch move that part
- * back to files for good (logged by the caller from the report), since the
- * timing no longer explains it. */
 /* Walk hierarchy i into s->snap[i] (snap_valid[i] when it worked). */
 static void walk_one(struct acct_sampler *s, int i)
 {
@@ -317,6 +307,16 @@ static uint32_t walk_needed(const struct acct_sampler *s)
 	return need;
 }
 
+/* Walk every served hierarchy into one snapshot each (worker 0, at the start
+ * of a pass that reads memory; the other workers wait for it), with the
+ * cross-checks around the walk: worker 0 reads the memory file of CHECKS
+ * cgroups of the work list (rotating), walks, and reads them again; the
+ * record's value must lie between the two file readings. Once per pass it
+ * does the same for one cgroup's memory.stat and every mapped key. A value
+ * outside is a mismatch (counted, the last one reported);
+ * ACCT_BPF_MISMATCH_PASSES passes in a row with a mismatch move that part
+ * back to files for good (logged by the caller from the report), since the
+ * timing no longer explains it. */
 void sampler_bpf_walk(struct acct_sampler *s)
 {
 	struct acct_pass_report *rep = &s->bpf_report;
@@ -331,7 +331,6 @@ void sampler_bpf_walk(struct acct_sampler *s)
 	_cleanup_free_ char *stat_before = NULL, *stat_after = NULL;
 	struct acct_cgroup *stat_cg = NULL;
 
-	memset(rep, 0, sizeof(*rep));
 	unsigned parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED);
 	if (s->mem_hier >= 0 && (parts & ACCT_BPF_PART_MEMORY))
 		for (size_t i = 0; i < s->nr_work && nchk < CHECKS; i++) {

@@ -31,6 +31,14 @@ static const struct file_spec threads_order[] = {
 	{ "tasks", ACCT_HIER_BLKIO },
 };
 
+int sampler_threads_tree(uint32_t hierarchies)
+{
+	for (size_t i = 0; i < ELEMENTSOF(threads_order); i++)
+		if (hierarchies & (1u << threads_order[i].tree))
+			return (int)threads_order[i].tree;
+	return -1;
+}
+
 /* The cumulative quantities each role's file gives. A cgroup's hierarchies
  * can change while it lives: on a hybrid host systemd creates a cgroup in the
  * unified tree first and in cpu,cpuacct a moment later, so one pass reads its
@@ -300,8 +308,13 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 		if (k < 0)
 			return -errno;
 		len += (size_t)k;
-		if (k == 0 || len < w->buf_size - 1)
+		/* A thread list is a sequence of records that cgroupfs hands
+		 * out a page at a time: short reads until the end. The other
+		 * files are one record each, whole in one read. */
+		if (k == 0 || (len < w->buf_size - 1 && f != F_THREADS))
 			break;
+		if (len < w->buf_size - 1)
+			continue;
 		/* A file larger than the buffer (cgroup.threads of a big service). */
 		char *nb = realloc(w->buf, w->buf_size * 2);
 		if (!nb)

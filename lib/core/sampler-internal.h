@@ -124,6 +124,13 @@ struct cg_state {
 	uint64_t parent_gen;         /* s->release_gen when parent was found; 0: not yet */
 };
 
+/* One cgroup's threads as the task walk counted them. */
+struct task_count {
+	uint64_t id;       /* cgroup id (directory inode) in hierarchy `tree` */
+	uint32_t tree;     /* enum acct_hierarchy */
+	unsigned threads, active;
+};
+
 struct worker {
 	struct acct_sampler *s;
 	pthread_t thread;
@@ -185,6 +192,15 @@ struct acct_sampler {
 	unsigned streak[2];       /* consecutive passes with a mismatch: memory, stat */
 	size_t check_cursor;      /* rotating position of the cross-checks in the work list */
 	struct acct_pass_report bpf_report; /* worker 0's BPF figures of this pass */
+	/* The task walk (sample-load.c): threads and active ones per (hierarchy,
+	 * cgroup id), sorted; written by worker 0 at the start of a LOAD pass
+	 * before the others read it (snap_generation, under lock). */
+	struct task_count *tasks;
+	size_t nr_tasks, tasks_cap;
+	bool tasks_valid;         /* this pass's walk worked: sample_load() uses it */
+	bool task_walk_off;       /* the cross-check failed ACCT_BPF_MISMATCH_PASSES in a row */
+	unsigned task_streak;
+	size_t task_check_cursor;
 	uint64_t bytes_budget;    /* the ledger's bytes budget when the pass started */
 };
 
@@ -264,8 +280,17 @@ void sample_cpu_unchanged(struct sample_ctx *x, uint64_t now_us);
 bool sample_psi(struct sample_ctx *x);
 void sample_io(struct sample_ctx *x, uint64_t now_us);
 
-/* sample-load.c: this cgroup's own threads and active ones (a LOAD pass). */
+/* sample-load.c: this cgroup's own threads and active ones (a LOAD pass),
+ * from the task walk where it ran, else from its threads file. */
 void sample_load(struct sample_ctx *x);
+/* The task walk of a LOAD pass with its cross-check (worker 0, before the
+ * others read: sample-load.c says how). */
+void sampler_task_walk(struct acct_sampler *s);
+/* The hierarchy a cgroup in `hierarchies` lists its threads in (the first of
+ * sampler-files.c's threads_order), or -1. */
+int sampler_threads_tree(uint32_t hierarchies);
+/* Whether tid is a thread of this sampler that runs because a pass runs. */
+bool sampler_is_own_thread(const struct acct_sampler *s, int tid);
 
 /* sample-io-psi.c: an I/O rate of 0 since the last reading, without a read
  * (the totals were proven unchanged). */

@@ -411,10 +411,16 @@ static void *worker_main(void *arg)
 
 		double cpu0 = thread_cpu_seconds();
 		memset(&w->part, 0, sizeof(w->part));
-		if (s->opts.collector && (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
+		bool cgroup_walk = s->opts.collector && (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL));
+		bool task_walk = s->opts.task_walk && (flags & ACCT_PASS_LOAD);
+		if (cgroup_walk || task_walk) {
 			/* Worker 0 walks; the others wait for the snapshots. */
-			if (w->index == 0)
-				sampler_bpf_walk(s);
+			if (w->index == 0) {
+				memset(&s->bpf_report, 0, sizeof(s->bpf_report));
+				if (cgroup_walk)
+					sampler_bpf_walk(s);
+				sampler_task_walk(s);
+			}
 			pthread_mutex_lock(&s->lock);
 			if (w->index == 0) {
 				s->snap_generation = seen;
@@ -541,6 +547,7 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	free(s->workers);
 	free(s->work);
 	free(s->parents);
+	free(s->tasks);
 	for (int i = 0; i < _ACCT_HIER_MAX; i++)
 		acct_bpf_snapshot_clear(&s->snap[i]);
 	if (s->done_fd >= 0)
@@ -636,6 +643,18 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		report->bpf_cgroups += p->bpf_cgroups;
 		report->bpf_stat_reads += p->bpf_stat_reads;
 		report->bpf_unbounded += p->bpf_unbounded;
+	}
+	if (s->opts.task_walk && (s->flags & ACCT_PASS_LOAD)) {
+		const struct acct_pass_report *b = &s->bpf_report;
+		report->task_records = b->task_records;
+		report->task_walk_us = b->task_walk_us;
+		report->task_checks = b->task_checks;
+		report->task_mismatches = b->task_mismatches;
+		report->task_fallback = b->task_fallback;
+		if (!s->opts.collector)
+			report->errors[ACCT_ERR_UNREADABLE] += b->errors[ACCT_ERR_UNREADABLE];
+		if (b->task_mismatches)
+			memcpy(report->last_mismatch, b->last_mismatch, sizeof(report->last_mismatch));
 	}
 	if (s->opts.collector && (s->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL))) {
 		const struct acct_pass_report *b = &s->bpf_report;

@@ -25,6 +25,7 @@
 
 #include "basic/histogram.h"
 #include "bpf/bpf-collector.h"
+#include "bpf/task-walk.h"
 #include "cgroup/cgroup-layout.h"
 #include "cgroup/memcg-bounds.h"
 #include "ledger.h"
@@ -98,6 +99,12 @@ struct acct_pass_report {
 					* updates exceeded bytes_budget or were uncounted
 					* (sampler-bpf.c, "Budgets" and "Unbounded") */
 	uint64_t bpf_unbounded;        /* records past the kernel's flush threshold (ditto) */
+	/* The task walk's share, in a LOAD pass (sample-load.c; zero without). */
+	uint64_t task_records;         /* threads walked */
+	uint64_t task_walk_us;         /* wall time of the walk and its sums */
+	uint64_t task_checks;          /* cgroups whose thread list was read around the walk */
+	uint64_t task_mismatches;      /* of them, a walk's count outside the two lists' */
+	bool task_fallback;            /* this pass moved threads back to files for good */
 	char last_mismatch[160];       /* "PATH QUANTITY bpf V not in [A, B]"; "" if none */
 };
 
@@ -113,6 +120,10 @@ struct acct_sampler_options {
 	 * stat map (copied) says which memory.stat keys its records serve. */
 	struct acct_bpf_collector *collector;
 	const struct acct_bpf_stat_map *stat_map;
+	/* The BPF task walk (NULL: threads from files), used by one worker at
+	 * the start of every LOAD pass (sample-load.c); it must outlive the
+	 * sampler. */
+	struct acct_task_walk *task_walk;
 	unsigned nr_nodes;      /* NUMA nodes of the ledger (0: 1) */
 	/* The tree is the kernel's cgroupfs (not a test's copy): values carry
 	 * the kernel's batching in their bounds. */

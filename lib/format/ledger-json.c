@@ -110,6 +110,14 @@ struct json_object *acct_pass_to_json(const struct acct_pass_report *pass)
 		json_object_object_add(b, "last_mismatch", pass->last_mismatch[0] ? acct_json_text(pass->last_mismatch) : NULL);
 		json_object_object_add(o, "bpf", b);
 	}
+	if (pass->task_records || pass->task_walk_us) {
+		struct json_object *t = json_object_new_object();
+		json_object_object_add(t, "records", json_object_new_int64((int64_t)pass->task_records));
+		json_object_object_add(t, "walk_us", json_object_new_int64((int64_t)pass->task_walk_us));
+		json_object_object_add(t, "checks", json_object_new_int64((int64_t)pass->task_checks));
+		json_object_object_add(t, "mismatches", json_object_new_int64((int64_t)pass->task_mismatches));
+		json_object_object_add(o, "tasks", t);
+	}
 	return o;
 }
 

@@ -13,7 +13,10 @@ process lacks CAP_BPF/CAP_SYS_ADMIN):
   values lie within their bounds of the files;
 - every fallback (collector = files, no BTF, the verifier's refusal, no
   privilege) keeps acctd serving memory from files with the reason visible,
-  and collector = bpf without BPF refuses to start.
+  and collector = bpf without BPF refuses to start;
+- threads and load come from one BPF task walk per load pass, a cgroup's
+  tasks equal to its threads file, and a walk that disagrees with the files
+  three load passes in a row puts threads back on files, saying why.
 
 Every cgroup is named after the branch ("bpf-itest") and the test's pid, and
 removed at the end. Values are compared once the workloads are paused and a
@@ -124,6 +127,17 @@ if len(sys.argv) > 2:
     with open(sys.argv[2], "rb") as f:
         while f.read(1 << 20):
             pass
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+# A process of 1 + N threads that sleep until stdin closes.
+THREADS = r"""
+import sys, threading
+sys.stdin.readline()
+ev = threading.Event()
+for _ in range(int(sys.argv[1])):
+    threading.Thread(target=ev.wait, daemon=True).start()
 print("ready", flush=True)
 sys.stdin.read()
 """
@@ -730,3 +744,62 @@ def test_collector_bpf_without_bpf_refuses_to_start(tree, tmp_path):
     out = p.stdout + p.stderr
     assert p.returncode != 0, out
     assert "collector = bpf" in out and "no kernel BTF at /nonexistent" in out, out
+
+
+# ---- 4. threads through the task walk ---------------------------------------------------------------
+
+
+def threads_file(tree, rel):
+    return len(tree.read(rel, "tasks" if tree.lay["v1"] else "cgroup.threads").split())
+
+
+def wait_tasks(d, tree, rel, timeout=60):
+    """Until the served tasks of rel equal its threads file (both read
+    again each time: a thread may still be starting)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        want, got = threads_file(tree, rel), served(get(d, tree.path(rel)), "tasks")
+        if got == want:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError("tasks %r, the threads file lists %d" % (got, want))
+        time.sleep(0.5)
+
+
+def test_task_walk_counts_threads(tree, tmp_path):
+    """As root with collector = auto, threads and their states come from the
+    BPF task walk (Status bpf.threads, `acctctl status`); a cgroup holding a
+    process of 1 + 7 threads is served tasks 8, what its threads file lists;
+    the walk's cross-checks against the threads files agree."""
+    tree.mkdir()
+    tree.mkdir("t")
+    tree.spawn("t", THREADS, 7)
+    assert threads_file(tree, "t") == 8
+    with daemon(tmp_path, conf(tmp_path, tree)) as d:
+        assert status(d)["bpf"]["threads"] == {"collector": "bpf", "reason": "task iterator"}
+        assert wait_tasks(d, tree, "t") == 8
+        # the walk's cross-checks (and the memory ones) agree, and after
+        # them the walk still serves
+        d.wait_log(re.compile(r"Threads and load: bpf"))
+        st = status(d)
+        assert st["bpf"]["checks"] > 0 and st["bpf"]["mismatches"] == 0, st["bpf"]
+        assert st["bpf"]["threads"]["collector"] == "bpf", st["bpf"]
+        p = subprocess.run([acctctl_binary(), "--address", "unix:" + d.socket, "status"], capture_output=True,
+                           text=True, timeout=30, env=base_env())
+        assert re.search(r"\n *Threads, load: bpf \(task iterator\)\n", p.stdout), p.stdout
+
+
+def test_task_walk_falls_back_on_mismatch(tree, tmp_path):
+    """A walk that misses threads (ACCTD_TEST_TASK_WALK_DROP=1: the records of
+    odd tids dropped) disagrees with the threads files read around it: after
+    three load passes in a row threads come from files for good, the log and
+    Status say why, and tasks are served as the files list them."""
+    tree.mkdir()
+    tree.mkdir("t")
+    tree.spawn("t", THREADS, 7)
+    with daemon(tmp_path, conf(tmp_path, tree), env={"ACCTD_TEST_TASK_WALK_DROP": "1"}) as d:
+        d.wait_log("threads and load are read from files from now on", timeout=120)
+        th = status(d)["bpf"]["threads"]
+        assert th["collector"] == "files" and "disagreed" in th["reason"], th
+        assert status(d)["bpf"]["mismatches"] >= 3
+        assert wait_tasks(d, tree, "t") == 8
