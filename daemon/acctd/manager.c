@@ -167,8 +167,11 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 	/* Threads and their states for tasks and load: one task walk per load
 	 * pass instead of a cgroup.threads and a /proc/<tid>/stat per thread.
 	 * It needs bpf() itself: an unprivileged acctd reading pins keeps files. */
-	r = acct_task_walk_new(m->layout, o.btf_path, &m->task_walk, m->task_walk_reason, sizeof(m->task_walk_reason));
-	if (r == -ENOMEM)
+	if (c->cgroup_root)
+		/* the walk gives the kernel's cgroups, not those of another tree */
+		snprintf(m->task_walk_reason, sizeof(m->task_walk_reason), "a tree other than the kernel's (cgroup_root)");
+	else if (acct_task_walk_new(m->layout, o.btf_path, &m->task_walk, m->task_walk_reason,
+				    sizeof(m->task_walk_reason)) == -ENOMEM)
 		return log_oom();
 	log_info("Threads and load: %s%s%s", m->task_walk ? "bpf (task iterator)" : "files (",
 		 m->task_walk ? "" : m->task_walk_reason, m->task_walk ? "" : ")");

@@ -430,17 +430,23 @@ static bool record_ok(const char *p, size_t len)
 }
 
 static int read_snapshot(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap,
-			 bool lean);
+			 unsigned lean);
 
 int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap)
 {
-	return read_snapshot(c, hi, snap, false);
+	return read_snapshot(c, hi, snap, 0);
 }
 
 int acct_bpf_collector_read_lean(struct acct_bpf_collector *c, enum acct_hierarchy hi,
 				 struct acct_bpf_snapshot *snap)
 {
-	return read_snapshot(c, hi, snap, true);
+	return read_snapshot(c, hi, snap, ACCT_BPF_LEAN_COUNTERS);
+}
+
+int acct_bpf_collector_read_no_stats(struct acct_bpf_collector *c, enum acct_hierarchy hi,
+				     struct acct_bpf_snapshot *snap)
+{
+	return read_snapshot(c, hi, snap, ACCT_BPF_LEAN_STATS);
 }
 
 const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id)
@@ -578,7 +584,7 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
 }
 
 static int read_snapshot(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap,
-			 bool lean)
+			 unsigned lean)
 {
 	if (!acct_bpf_collector_serves(c, hi))
 		return -ENODEV;

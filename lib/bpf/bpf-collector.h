@@ -99,6 +99,11 @@ int acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy h,
  * iterator writes whole records all the same). */
 int acct_bpf_collector_read_lean(struct acct_bpf_collector *c, enum acct_hierarchy h,
 				 struct acct_bpf_snapshot *snap);
+/* The same with page counters and events in the memcg records (no stats or
+ * nodes, whose copy is most of a record's cost; a pinned iterator writes
+ * whole records all the same). */
+int acct_bpf_collector_read_no_stats(struct acct_bpf_collector *c, enum acct_hierarchy h,
+				     struct acct_bpf_snapshot *snap);
 
 /* Read the one cgroup whose directory in hierarchy h is `dir` (absolute) now,
  * through an iterator restricted to it, into *ret: the record's head (its

@@ -122,8 +122,11 @@ __u32 part_k = 0;
  * memory.stat's keys to the kernel's private indices. */
 __u32 stat_n = 0;
 __u32 stat_idx[ACCT_BPF_STAT_SEL];
-/* Page counters only (bss, set by the collector for a walk that serves
- * memory alone): no stats, events or nodes, half the cost of a record. */
+/* What a walk leaves out (bss, set by the collector per walk): 0 nothing;
+ * ACCT_BPF_LEAN_COUNTERS (a walk that serves memory alone) everything but the
+ * page counters, half the cost of a record; ACCT_BPF_LEAN_STATS the stats and
+ * nodes (a fast pass: the page counters and events), whose copy is most of
+ * a record's cost. */
 __u32 lean = 0;
 
 struct record_buf {
@@ -245,7 +248,7 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 		r->high = tmp_u64(t, bpf_core_field_offset(pc0->high));
 		r->flags |= ACCT_BPF_F_HIGH;
 	}
-	if (lean)
+	if (lean == ACCT_BPF_LEAN_COUNTERS)
 		return;
 	if (bpf_core_field_exists(memcg->under_oom) && BPF_CORE_READ(memcg, under_oom))
 		r->flags |= ACCT_BPF_F_UNDER_OOM;
@@ -273,6 +276,8 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 		}
 	}
 
+	if (lean == ACCT_BPF_LEAN_STATS)
+		return;
 	/* The flushed stats, behind a pointer since Linux 6.8 (embedded before:
 	 * then the field's size is not a pointer's and they are not read). */
 	u32 ns = 0;

@@ -71,6 +71,9 @@ struct acct_bpf_record {
 };
 
 #define ACCT_BPF_STAT_SEL 32 /* stat items a selection may name */
+/* What a walk leaves out of the memcg records (the program's `lean`). */
+#define ACCT_BPF_LEAN_COUNTERS 1 /* all but the page counters */
+#define ACCT_BPF_LEAN_STATS 2    /* the stats and per-node values */
 /* The program's output map (one value of this many bytes): a walk writes its
  * records there when the collector attached the iterator itself. */
 #define ACCT_BPF_OUT_SIZE (4u << 20)

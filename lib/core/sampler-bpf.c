@@ -55,11 +55,13 @@ static void sampler_bpf_unbounded(struct sample_ctx *x, int64_t usage, uint64_t 
 		acct_cgroup_set_numa_sampled(x->cg, s->now_us);
 }
 
-/* Everything of the memory group from the record, at every pass that reads
- * memory, fast included (the root keeps its files: its own reading is
- * defined apart, acct_sampler_root_memory()). A walk alone (ACCT_PASS_KERNEL,
- * bpf_interval) is lean: page counters only, applied to memory, peak, limits
- * and swap.
+/* The memory group from the record, at every pass that reads memory (the
+ * root keeps its files: its own reading is defined apart,
+ * acct_sampler_root_memory()): page counters and events at every pass, the
+ * stats (memory.stat keys, working set, NUMA) at slow passes, whose group
+ * they are (a fast pass's walk leaves them out: their copy was most of a
+ * record's cost). A walk alone (ACCT_PASS_KERNEL, bpf_interval) is leaner
+ * still: page counters only, applied to memory, peak, limits and swap.
  *
  * Bounds (docs/counters.md): a page counter includes the charge stock
  * (acct_memcg_memory_bound(), by the record's descendants), a flushed stat
@@ -259,9 +261,12 @@ static void walk_one(struct acct_sampler *s, int i)
 
 	if (!acct_bpf_collector_serves(s->opts.collector, i))
 		return;
-	/* A walk alone refreshes page counters only (see sample_one()). */
-	int r = s->flags & ACCT_PASS_KERNEL ? acct_bpf_collector_read_lean(s->opts.collector, i, &s->snap[i])
-					    : acct_bpf_collector_read(s->opts.collector, i, &s->snap[i]);
+	/* A walk alone refreshes page counters only (see sample_one()); a fast
+	 * pass the page counters and events (the stats, working set and NUMA
+	 * are the slow group's); a slow pass everything. */
+	int r = s->flags & ACCT_PASS_KERNEL  ? acct_bpf_collector_read_lean(s->opts.collector, i, &s->snap[i])
+		: s->flags & ACCT_PASS_SLOW ? acct_bpf_collector_read(s->opts.collector, i, &s->snap[i])
+					      : acct_bpf_collector_read_no_stats(s->opts.collector, i, &s->snap[i]);
 	if (r < 0) {
 		/* Too many cgroups for a pinned iterator is a state the reason
 		 * shows, not a failed read. */
