@@ -281,7 +281,7 @@ def run_acctd(args, tmp, label, collector, tree, selfcg, res):
         vl = bc.Varlink(os.path.join(tmp, name + ".sock"))
         cgs = [args.prefix + "/" + leaf for leaf in tree.leaves]
         res["values_s"] = wait_values(vl, cgs, 600)
-        time.sleep(3)  # past the first passes after the values came
+        time.sleep(args.warmup)  # past the first passes after the values came
         res["collectors"] = vl.call("Status")["status"].get("collectors")
         log("%s %s: measuring over %ds" % (label, collector, args.window))
         c0, t0 = bs.process_cpu_ns(pid), time.monotonic()
@@ -489,6 +489,9 @@ def main():
     ap.add_argument("--busy", type=float, default=0.0, help="percent of leaves busy (~10 ms of CPU a second each)")
     ap.add_argument("--collector", choices=("files", "bpf", "both"), default="both")
     ap.add_argument("--window", type=int, default=60, help="seconds measured per run (default 60)")
+    ap.add_argument("--warmup", type=int, default=3,
+                    help="seconds between every cgroup having values and the window (default 3; the pressure "
+                         "averages the tree's creation raised decay for minutes, and are read until they do)")
     ap.add_argument("--prefix", default="/acctd-idle-bench", help="parent of the cgroups (default /acctd-idle-bench)")
     ap.add_argument("--cgtop", action="store_true", help="also measure systemd-cgtop -d 1 -b on the same tree")
     ap.add_argument("--netdata", action="store_true", help="also measure netdata's cgroups plugin, if installed")
@@ -517,7 +520,7 @@ def main():
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, on_signal)
     results = {"loadavg_start": "%.2f %.2f %.2f" % os.getloadavg(), "hierarchies": hiers, "acctd": args.acctd,
-               "window_s": args.window, "busy_pct": args.busy, "workloads": []}
+               "window_s": args.window, "warmup_s": args.warmup, "busy_pct": args.busy, "workloads": []}
     tmp = tempfile.mkdtemp(prefix="bench-idle-")
     rc = 0
     tree = None
