@@ -61,7 +61,8 @@ enum acct_pass_part {
 	ACCT_PART_MEMORY, /* memory in use (and its events) */
 	ACCT_PART_CPU,    /* CPU time, user/system, throttling */
 	ACCT_PART_IO,     /* block I/O totals */
-	ACCT_PART_PSI,    /* pressure stall totals and averages */
+	ACCT_PART_PSI,    /* pressure stall totals and averages (skipped: not due,
+			   * sampler.c, psi_due()) */
 	ACCT_PART_LOAD,   /* threads and their states (LOAD passes) */
 	ACCT_PART_MEMORY_STAT, /* the slow group: memory.stat, NUMA, peak, limits, swap
 				* (slow passes; skipped: not due, sampler.c, slow_due()) */

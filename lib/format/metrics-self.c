@@ -271,9 +271,10 @@ const struct fam metrics_self_families[] = {
 	G("acctd_sampling_errors", T_COUNTER, -1, NULL, "Failed reads of cgroup files, by reason.",
 	  .global = g_sample_errors),
 	G("acctd_sampling_pass_cgroups", T_GAUGE, -1, NULL,
-	  "cgroups of the last full pass by part of their values (memory, cpu, io, psi, load) and outcome: read, "
-	  "pruned (proven unchanged without a read: an ancestor's total stood still), skipped (not read: empty "
-	  "since its last read).",
+	  "cgroups of the last full pass by part of their values (memory, cpu, io, psi, load, memory_stat) and "
+	  "outcome: read, pruned (proven unchanged without a read: an ancestor's total stood still), skipped (not "
+	  "read: empty since its last read; psi: nothing may have stalled, served with its age; memory_stat: not "
+	  "due).",
 	  .global = g_pass_parts),
 	F("acctd_sampling_failed_cgroups", T_COUNTER, -1, NULL,
 	  "cgroups with at least one failed value in a pass, summed over passes.", SELF(cgroups_failed_total, V_U64)),
