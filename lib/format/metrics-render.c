@@ -541,7 +541,7 @@ static int gather(struct acct_metrics_page *p, struct acct_ledger *l)
 			break;
 		memcpy(p->arena + arena_len, cg->path, len + 1);
 		/* before the quantities: the ages first (ledger.h, acct_cgroup_age()) */
-		struct acct_cgroup_values cv;
+		struct acct_cgroup_values cv = { 0 }; /* parts outside `what` read as absent (UBSan: io_rate_known unset) */
 		acct_cgroup_read(cg, what, p->now_us, &cv);
 		*row = (struct row){ .path = (uint32_t)arena_len, .len = (uint32_t)len, .plain = label_plain(cg->path, len),
 				     .dead = cv.dead, .memstat_at = UINT32_MAX };
