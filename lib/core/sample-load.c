@@ -118,12 +118,12 @@ static int count_one(int tid, void *userdata)
 }
 
 /* The number of threads cg's threads file lists now; -1 when unreadable. */
-static int file_threads(const struct acct_sampler *s, const struct acct_cgroup *cg, int tree)
+static int file_threads(const struct acct_sampler *s, const struct acct_cgroup *cg, const struct file_spec *spec)
 {
-	const char *mount = s->opts.layout->mount[tree];
+	const char *mount = s->opts.layout->mount[spec->tree];
 	char path[4096];
 	if (!mount || snprintf(path, sizeof(path), "%s%s/%s", mount, strcmp(cg->path, "/") == 0 ? "" : cg->path,
-			       tree == ACCT_HIER_UNIFIED ? "cgroup.threads" : "tasks") >= (int)sizeof(path))
+			       spec->name) >= (int)sizeof(path))
 		return -1;
 	_cleanup_free_ char *text = read_file_at(AT_FDCWD, path);
 	unsigned n = 0;
@@ -176,7 +176,8 @@ void sampler_task_walk(struct acct_sampler *s)
 	struct acct_pass_report *rep = &s->bpf_report;
 	struct {
 		const struct acct_cgroup *cg;
-		int tree, before;
+		const struct file_spec *spec;
+		int before;
 	} chk[TASK_CHECKS];
 	size_t nchk = 0;
 	uint32_t slots = 0;
@@ -185,16 +186,16 @@ void sampler_task_walk(struct acct_sampler *s)
 	if (!s->opts.task_walk || s->task_walk_off || !(s->flags & ACCT_PASS_LOAD) || s->nr_work == 0)
 		return;
 	for (size_t i = 0; i < s->nr_work; i++) {
-		int tree = sampler_threads_tree(acct_cgroup_get_hierarchies(s->work[i]));
-		if (tree >= 0)
-			slots |= 1u << tree;
+		const struct file_spec *spec = sampler_threads_spec(acct_cgroup_get_hierarchies(s->work[i]));
+		if (spec)
+			slots |= 1u << spec->tree;
 	}
 	for (size_t i = 0; i < s->nr_work && nchk < TASK_CHECKS; i++) {
 		const struct acct_cgroup *cg = s->work[(s->task_check_cursor + i) % s->nr_work];
-		int tree = sampler_threads_tree(acct_cgroup_get_hierarchies(cg));
-		int before = tree >= 0 ? file_threads(s, cg, tree) : -1;
+		const struct file_spec *spec = sampler_threads_spec(acct_cgroup_get_hierarchies(cg));
+		int before = spec ? file_threads(s, cg, spec) : -1;
 		if (before >= 0)
-			chk[nchk++] = (typeof(chk[0])){ cg, tree, before };
+			chk[nchk++] = (typeof(chk[0])){ cg, spec, before };
 	}
 	s->task_check_cursor = (s->task_check_cursor + TASK_CHECKS * 7) % s->nr_work;
 
@@ -210,12 +211,12 @@ void sampler_task_walk(struct acct_sampler *s)
 
 	bool bad = false;
 	for (size_t i = 0; i < nchk; i++) {
-		int after = file_threads(s, chk[i].cg, chk[i].tree);
+		int after = file_threads(s, chk[i].cg, chk[i].spec);
 		if (after < 0)
 			continue; /* removed meanwhile */
 		rep->task_checks++;
 		const struct task_count *t =
-			find_tasks(s, (uint32_t)chk[i].tree, acct_cgroup_get_inode(chk[i].cg, (enum acct_hierarchy)chk[i].tree));
+			find_tasks(s, chk[i].spec->tree, acct_cgroup_get_inode(chk[i].cg, chk[i].spec->tree));
 		int walked = t ? (int)t->threads : 0;
 		if (walked < MIN(chk[i].before, after) || walked > MAX(chk[i].before, after)) {
 			bad = true;

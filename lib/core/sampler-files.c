@@ -31,12 +31,12 @@ static const struct file_spec threads_order[] = {
 	{ "tasks", ACCT_HIER_BLKIO },
 };
 
-int sampler_threads_tree(uint32_t hierarchies)
+const struct file_spec *sampler_threads_spec(uint32_t hierarchies)
 {
 	for (size_t i = 0; i < ELEMENTSOF(threads_order); i++)
 		if (hierarchies & (1u << threads_order[i].tree))
-			return (int)threads_order[i].tree;
-	return -1;
+			return &threads_order[i];
+	return NULL;
 }
 
 /* The cumulative quantities each role's file gives. A cgroup's hierarchies

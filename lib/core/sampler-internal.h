@@ -286,9 +286,9 @@ void sample_load(struct sample_ctx *x);
 /* The task walk of a LOAD pass with its cross-check (worker 0, before the
  * others read: sample-load.c says how). */
 void sampler_task_walk(struct acct_sampler *s);
-/* The hierarchy a cgroup in `hierarchies` lists its threads in (the first of
- * sampler-files.c's threads_order), or -1. */
-int sampler_threads_tree(uint32_t hierarchies);
+/* Where a cgroup in `hierarchies` lists its threads (the first of
+ * sampler-files.c's threads_order that it is in), or NULL. */
+const struct file_spec *sampler_threads_spec(uint32_t hierarchies);
 /* Whether tid is a thread of this sampler that runs because a pass runs. */
 bool sampler_is_own_thread(const struct acct_sampler *s, int tid);
 
