@@ -18,24 +18,7 @@
  * the bound covers it instead. */
 #include "cgroup-record.h"
 
-typedef unsigned char u8;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-typedef long long s64;
-typedef u32 __u32;
-typedef u64 __u64;
-typedef u8 __u8;
-typedef unsigned short __u16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
-
-#define __pai __attribute__((preserve_access_index))
+#include "bpf-prelude.h"
 
 /* uapi value (stable ABI), so that no kernel header is needed */
 enum bpf_map_type { BPF_MAP_TYPE_ARRAY = 2, BPF_MAP_TYPE_PERCPU_ARRAY = 6 };

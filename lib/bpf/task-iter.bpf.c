@@ -10,23 +10,7 @@
  * from files. */
 #include "task-record.h"
 
-typedef unsigned char u8;
-typedef unsigned int u32;
-typedef unsigned long long u64;
-typedef u32 __u32;
-typedef u64 __u64;
-typedef u8 __u8;
-typedef unsigned short __u16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
-
-#define __pai __attribute__((preserve_access_index))
+#include "bpf-prelude.h"
 
 enum cgroup_subsys_id { cpu_cgrp_id, cpuacct_cgrp_id, io_cgrp_id, memory_cgrp_id };
 
