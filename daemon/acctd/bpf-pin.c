@@ -18,6 +18,7 @@
 #include "basic/util.h"
 #include "basic/write-file.h"
 #include "bpf/bpf-collector.h"
+#include "bpf/task-walk.h"
 #include "cgroup/cgroup-layout.h"
 #include "config/config.h"
 #include "percpu/topology.h"
@@ -29,6 +30,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_hierarchies *, acct_hierarchies_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_bpf_collector *, acct_bpf_collector_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_topology *, acct_topology_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_task_walk *, acct_task_walk_free);
 
 /* The per-hierarchy result lines: on stdout for an administrator or a
  * script; under systemd into the journal as structured entries like every
@@ -71,9 +73,9 @@ static int load_config(const struct manager_config_source *src, struct acct_conf
 static int remove_pins(const char *dir, char *why, size_t size)
 {
 	int n = 0;
-	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
+	for (int i = 0; i <= _ACCT_HIER_MAX; i++) { /* each hierarchy's, then the task walk's */
 		_cleanup_free_ char *path = NULL;
-		if (asprintf(&path, "%s/%s", dir, acct_hierarchy_to_string(i)) < 0)
+		if (asprintf(&path, "%s/%s", dir, i < _ACCT_HIER_MAX ? acct_hierarchy_to_string(i) : BPF_PIN_TASKS) < 0)
 			return -ENOMEM;
 		if (unlink(path) == 0)
 			n++;
@@ -279,6 +281,43 @@ static const char *first_reason(const struct acct_bpf_collector *c, const struct
 	return "no cgroup hierarchy to pin";
 }
 
+/* The task walk (threads and their states, for tasks and load) beside the
+ * cgroup iterators, at dir/BPF_PIN_TASKS, filling the slot of every mounted
+ * hierarchy: the daemon that reads the pin cannot choose them. Not pinning
+ * it fails nothing: the daemon then counts threads from files, and says why
+ * (the line here says it first). */
+static void pin_task_walk(const struct acct_config *config, const struct acct_hierarchies *layout, const char *dir)
+{
+	_cleanup_(acct_task_walk_freep) struct acct_task_walk *w = NULL;
+	_cleanup_free_ char *path = NULL;
+	char reason[512];
+	uint32_t slots = 0;
+
+	if (asprintf(&path, "%s/" BPF_PIN_TASKS, dir) < 0) {
+		log_oom();
+		return;
+	}
+	if (config->cgroup_root) {
+		say(LOG_INFO, "threads: not pinned: cgroup_root names a tree other than the kernel's");
+		return;
+	}
+	int r = acct_task_walk_new(layout, NULL, &w, reason, sizeof(reason));
+	if (r >= 0) {
+		for (int h = 0; h < _ACCT_HIER_MAX && h < ACCT_TASK_SLOTS; h++)
+			if (layout->mount[h])
+				slots |= 1u << h;
+		r = acct_task_walk_pin(w, slots, path);
+		if (r < 0)
+			snprintf(reason, sizeof(reason), "cannot pin the task iterator at %s: %s", path, strerror(-r));
+	}
+	if (r == -ENOMEM)
+		log_oom();
+	else if (r < 0)
+		say(LOG_NOTICE, "threads: not pinned: %s (the daemon counts threads from files)", reason);
+	else
+		say(LOG_INFO, "threads: pinned at %s", path);
+}
+
 int bpf_pin_run(const struct manager_config_source *src)
 {
 	_cleanup_(acct_config_freep) struct acct_config *config = NULL;
@@ -398,5 +437,6 @@ int bpf_pin_run(const struct manager_config_source *src)
 		if (layout->mount[i] && acct_bpf_collector_serves(c, i))
 			say(LOG_INFO, "%s: pinned at %s/%s", name, dir, name);
 	}
+	pin_task_walk(config, layout, dir);
 	return 0;
 }

@@ -5,7 +5,9 @@
  * root) loads the cgroup iterator, attaches it to every hierarchy, tells it
  * which memory.stat items to copy per NUMA node, and pins the links in bpffs
  * ([sampling] bpf_pin_dir) with mode 0644; the daemon then reads the pins with
- * plain read(). docs/systemd.md ("BPF: the privilege split") says why and what
+ * plain read(). The task iterator (threads and their states, for tasks and
+ * load: lib/bpf/task-walk.h) is pinned beside them at BPF_PIN_TASKS.
+ * docs/systemd.md ("BPF: the privilege split") says why and what
  * it costs. */
 #pragma once
 
@@ -17,15 +19,20 @@
  * the pin directory, then the reason. */
 #define BPF_PIN_REPORT "/run/acctd-bpf-pin"
 #define BPF_PIN_REPORT_MAX 4096
+/* The task iterator's pin in bpf_pin_dir (no hierarchy has this name). */
+#define BPF_PIN_TASKS "tasks"
 
 /* Do what acctd --bpf-pin does, with the configuration of src: with
  * collector = files, remove the pins of an earlier run; otherwise remove the
  * pins of an earlier run, attach the iterator to every hierarchy of the
  * host's layout, mount bpffs at /sys/fs/bpf if nothing is mounted there and
  * the pins go below it (only then: where nothing loads, nothing is mounted),
- * and pin it at bpf_pin_dir/<hierarchy>. Prints (or
- * logs, under systemd) one line per hierarchy that is not pinned and why,
- * one per pin, or one line saying why nothing was pinned.
+ * and pin it at bpf_pin_dir/<hierarchy>; then pin the task iterator at
+ * bpf_pin_dir/BPF_PIN_TASKS, with every mounted hierarchy's slot (not with
+ * cgroup_root set: its cgroups are the kernel's). Prints (or logs, under
+ * systemd) one line per hierarchy that is not pinned and why, one per pin,
+ * or one line saying why nothing was pinned; and a "threads:" line, pinned
+ * or why not (which fails nothing: the daemon counts threads from files).
  *
  * BPF is unavailable wherever the kernel or its policy refuses any step:
  * no bpffs that can be mounted, a read-only or refusing bpffs, pins of an

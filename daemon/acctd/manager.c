@@ -128,6 +128,52 @@ static bool layout_is_kernels(const struct acct_hierarchies *l)
 	return false;
 }
 
+/* Threads and their states for tasks and load: one task walk per load pass
+ * instead of a cgroup.threads per cgroup and a /proc/<tid>/stat per thread.
+ * The one acctd --bpf-pin pinned first (an unprivileged daemon can read
+ * nothing else), else one attached here; where neither, files, with both
+ * reasons. Returns 0, or -ENOMEM. */
+static int build_task_walk(struct manager *m, const char *pin_note, const char *btf_path)
+{
+	const struct acct_config *c = m->config;
+	char *why = m->task_walk_reason;
+	size_t size = sizeof(m->task_walk_reason);
+	char pin_why[sizeof(m->task_walk_reason)] = "";
+	int r = -ENOENT;
+
+	if (c->cgroup_root) {
+		/* the walk gives the kernel's cgroups, not those of another tree */
+		snprintf(why, size, "a tree other than the kernel's (cgroup_root)");
+		goto done;
+	}
+	if (c->bpf_pin_dir && *c->bpf_pin_dir && !pin_note) {
+		_cleanup_free_ char *path = NULL;
+		if (asprintf(&path, "%s/" BPF_PIN_TASKS, c->bpf_pin_dir) < 0)
+			return log_oom();
+		r = acct_task_walk_open_pin(m->layout, path, &m->task_walk, pin_why, sizeof(pin_why));
+	}
+	if (r == -ENOMEM)
+		return log_oom();
+	if (r < 0) {
+		r = acct_task_walk_new(m->layout, btf_path, &m->task_walk, why, size);
+		if (r == -ENOMEM)
+			return log_oom();
+		if (r < 0 && *pin_why) {
+			/* both: what the pin step left, and why attaching failed */
+			char attach_why[sizeof(m->task_walk_reason)];
+			memcpy(attach_why, why, size);
+			if (snprintf(why, size, "%s; %s", pin_why, attach_why) >= (int)size)
+				memcpy(why + size - 4, "...", 4); /* cut: the pin's reason comes first */
+		}
+	}
+done:
+	if (m->task_walk)
+		log_info("Threads and load: bpf (%s)", acct_task_walk_source(m->task_walk));
+	else
+		log_info("Threads and load: files (%s)", why);
+	return 0;
+}
+
 /* The BPF collector, per [sampling] collector: each hierarchy's choice and
  * its reason logged once (Status and /metrics show them too). */
 static int build_collector(struct manager *m, unsigned nr_nodes)
@@ -164,17 +210,9 @@ static int build_collector(struct manager *m, unsigned nr_nodes)
 	r = acct_bpf_collector_new(&o, &m->collector);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the BPF collector: %m");
-	/* Threads and their states for tasks and load: one task walk per load
-	 * pass instead of a cgroup.threads and a /proc/<tid>/stat per thread.
-	 * It needs bpf() itself: an unprivileged acctd reading pins keeps files. */
-	if (c->cgroup_root)
-		/* the walk gives the kernel's cgroups, not those of another tree */
-		snprintf(m->task_walk_reason, sizeof(m->task_walk_reason), "a tree other than the kernel's (cgroup_root)");
-	else if (acct_task_walk_new(m->layout, o.btf_path, &m->task_walk, m->task_walk_reason,
-				    sizeof(m->task_walk_reason)) == -ENOMEM)
-		return log_oom();
-	log_info("Threads and load: %s%s%s", m->task_walk ? "bpf (task iterator)" : "files (",
-		 m->task_walk ? "" : m->task_walk_reason, m->task_walk ? "" : ")");
+	r = build_task_walk(m, pin_note, o.btf_path);
+	if (r < 0)
+		return r;
 	for (int h = 0; h < _ACCT_HIER_MAX; h++)
 		if (m->layout->mount[h])
 			log_info("Collector for %s: %s (%s)", acct_hierarchy_to_string(h),
@@ -536,7 +574,7 @@ const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h,
 const char *manager_threads_collector(const struct manager *m, const char **ret_reason)
 {
 	bool served = m->task_walk && !m->task_walk_fell_back;
-	*ret_reason = served ? "task iterator" : m->task_walk_reason;
+	*ret_reason = served ? acct_task_walk_source(m->task_walk) : m->task_walk_reason;
 	return served ? "bpf" : "files";
 }
 

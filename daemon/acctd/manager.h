@@ -124,7 +124,7 @@ struct manager {
 	struct acct_sampler *sampler;
 	struct acct_bpf_collector *collector; /* NULL: collector = files */
 	struct acct_task_walk *task_walk;     /* threads and load through BPF; NULL: files */
-	char task_walk_reason[200];           /* why task_walk is NULL or fell back ("" when serving) */
+	char task_walk_reason[400];           /* why task_walk is NULL or fell back ("" when serving) */
 	bool task_walk_fell_back;             /* the sampler stopped using it (cross-check) */
 	struct acct_bpf_stat_map stat_map;
 	char *meminfo_path; /* NULL: no root_meminfo check (a cgroup root elsewhere, no --meminfo) */

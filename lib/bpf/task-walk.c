@@ -23,6 +23,8 @@ struct acct_task_walk {
 	const struct acct_hierarchies *layout;
 	struct acct_task_iter *skel;
 	struct bpf_link *link;
+	char *pin_path; /* a pin opened by acct_task_walk_open_pin() (no skel, no link) */
+	char *source;   /* acct_task_walk_source() */
 	char *buf;
 	size_t size;
 	bool test_drop; /* ACCTD_TEST_TASK_WALK_DROP=1 (task-walk.h) */
@@ -34,6 +36,8 @@ struct acct_task_walk *acct_task_walk_free(struct acct_task_walk *w)
 		return NULL;
 	bpf_link__destroy(w->link);
 	acct_task_iter__destroy(w->skel);
+	free(w->pin_path);
+	free(w->source);
 	free(w->buf);
 	free(w);
 	return NULL;
@@ -79,6 +83,59 @@ int acct_task_walk_new(const struct acct_hierarchies *layout, const char *btf_pa
 	}
 	*ret = TAKE_PTR(w);
 	return 0;
+}
+
+int acct_task_walk_open_pin(const struct acct_hierarchies *layout, const char *path, struct acct_task_walk **ret,
+			    char *reason, size_t reason_size)
+{
+	_cleanup_(acct_task_walk_freep) struct acct_task_walk *w = NULL;
+
+	*ret = NULL;
+	/* Opening the pin starts a walk; closed unread, it costs nothing more. */
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int r = -errno;
+		if (r == -ENOENT)
+			snprintf(reason, reason_size, "no task iterator pinned at %s", path);
+		else
+			snprintf(reason, reason_size, "cannot read the task iterator pinned at %s: %s", path, strerror(-r));
+		return r;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->layout = layout;
+	const char *drop = secure_getenv("ACCTD_TEST_TASK_WALK_DROP");
+	w->test_drop = drop && *drop == '1';
+	w->pin_path = strdup(path);
+	if (!w->pin_path)
+		return -ENOMEM;
+	if (asprintf(&w->source, "task iterator pinned at %s", path) < 0) {
+		w->source = NULL; /* undefined after a failure */
+		return -ENOMEM;
+	}
+	*ret = TAKE_PTR(w);
+	return 0;
+}
+
+int acct_task_walk_pin(struct acct_task_walk *w, uint32_t slots, const char *path)
+{
+	if (!w->link)
+		return -EINVAL;
+	w->skel->bss->slots = slots; /* the program keeps its bss as long as the pin */
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	int r = bpf_link__pin(w->link, path);
+	if (r < 0)
+		return r;
+	if (chmod(path, 0644) < 0)
+		return -errno;
+	return 0;
+}
+
+const char *acct_task_walk_source(const struct acct_task_walk *w)
+{
+	return w->source ? w->source : "task iterator, attached";
 }
 
 /* The slot of a /proc/<pid>/cgroup line's controller list: "" is the
@@ -181,8 +238,13 @@ static ssize_t add_pid1(struct acct_task_walk *w, size_t n, uint32_t slots)
 
 ssize_t acct_task_walk_read(struct acct_task_walk *w, uint32_t slots, const struct acct_task_record **ret_records)
 {
-	w->skel->bss->slots = slots;
-	_cleanup_close_ int fd = bpf_iter_create(bpf_link__fd(w->link));
+	_cleanup_close_ int fd = -EBADF;
+	if (w->pin_path)
+		fd = open(w->pin_path, O_RDONLY | O_CLOEXEC);
+	else {
+		w->skel->bss->slots = slots;
+		fd = bpf_iter_create(bpf_link__fd(w->link));
+	}
 	if (fd < 0)
 		return -errno;
 	/* A task iterator resumes across read()s (unlike a cgroup iterator):

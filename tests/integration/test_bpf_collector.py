@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -779,7 +780,7 @@ def test_task_walk_counts_threads(tree, tmp_path):
     tree.spawn("t", THREADS, 7)
     assert threads_file(tree, "t") == 8
     with daemon(tmp_path, conf(tmp_path, tree)) as d:
-        assert status(d)["bpf"]["threads"] == {"collector": "bpf", "reason": "task iterator"}
+        assert status(d)["bpf"]["threads"] == {"collector": "bpf", "reason": "task iterator, attached"}
         assert wait_tasks(d, tree, "t") == 8
         # the walk's cross-checks (and the memory ones) agree, and after
         # them the walk still serves
@@ -789,7 +790,48 @@ def test_task_walk_counts_threads(tree, tmp_path):
         assert st["bpf"]["threads"]["collector"] == "bpf", st["bpf"]
         p = subprocess.run([acctctl_binary(), "--address", "unix:" + d.socket, "status"], capture_output=True,
                            text=True, timeout=30, env=base_env())
-        assert re.search(r"\n *Threads, load: bpf \(task iterator\)\n", p.stdout), p.stdout
+        assert re.search(r"\n *Threads, load: bpf \(task iterator, attached\)\n", p.stdout), p.stdout
+
+
+def test_task_walk_pinned_serves_an_unprivileged_daemon(tree, tmp_path):
+    """acctd.service's split: acctd --bpf-pin (root) pins the task iterator
+    beside the cgroup iterators, 0644, with every mounted hierarchy's slot;
+    the daemon run as nobody without capabilities (which cannot load it)
+    reads the pin, serves a cgroup of 1 + 7 threads as tasks 8, and says
+    where its threads come from."""
+    tree.mkdir()
+    tree.mkdir("t")
+    tree.spawn("t", THREADS, 7)
+    home = tempfile.mkdtemp(prefix="acctd-bpf-itest-")
+    pin_dir = "/sys/fs/bpf/acctd-test-task-pin-%d" % os.getpid()
+    try:
+        os.chmod(home, 0o755)
+        env = {"ACCTD_BPF_PIN_REPORT": os.path.join(home, "report")}
+        c = conf(home, tree, sampling__bpf_pin_dir=pin_dir)
+        os.chmod(c, 0o644)
+        p = acctd.run(["--bpf-pin", "--config", c, "--config-dropins", ""], env=env, timeout=120)
+        assert p.returncode == 0, p.stdout + p.stderr
+        pin = os.path.join(pin_dir, "tasks")
+        assert "threads: pinned at %s" % pin in p.stdout, p.stdout
+        assert stat.S_IMODE(os.stat(pin).st_mode) == 0o644
+        with daemon(home, c, sub="d", env=env, wrapper=("setpriv", "--reuid=65534", "--regid=65534",
+                                                           "--clear-groups", "--inh-caps=-all")) as d:
+            th = status(d)["bpf"]["threads"]
+            assert th == {"collector": "bpf", "reason": "task iterator pinned at " + pin}, th
+            assert wait_tasks(d, tree, "t") == 8
+            # a load pass's walk read records through the pin
+            deadline = time.monotonic() + 60
+            while not (status(d)["last_fast_pass"].get("tasks") or {}).get("records"):
+                assert time.monotonic() < deadline, status(d)["last_fast_pass"]
+                time.sleep(0.5)
+            st = status(d)
+            assert st["bpf"]["threads"]["collector"] == "bpf" and st["bpf"]["mismatches"] == 0, st["bpf"]
+    finally:
+        for name in os.listdir(pin_dir) if os.path.isdir(pin_dir) else ():
+            os.unlink(os.path.join(pin_dir, name))
+        if os.path.isdir(pin_dir):
+            os.rmdir(pin_dir)
+        shutil.rmtree(home)
 
 
 def test_task_walk_falls_back_on_mismatch(tree, tmp_path):

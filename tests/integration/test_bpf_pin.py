@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import stat
+import struct
 import subprocess
 import tempfile
 
@@ -78,7 +79,7 @@ def pin(tmp_path, request):
     run.home = home
     run.report = report
     yield run
-    for h in HIERARCHIES:
+    for h in HIERARCHIES + ("tasks",):
         try:
             os.unlink(os.path.join(pin_dir, h))
         except FileNotFoundError:
@@ -108,6 +109,10 @@ def test_pins_are_0644_one_per_hierarchy(pin):
         path = os.path.join(pin.dir, h)
         assert "%s: pinned at %s" % (h, path) in p.stdout, p.stdout
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o644, path
+    # and the task iterator beside them, for threads and load
+    tasks = os.path.join(pin.dir, "tasks")
+    assert "threads: pinned at %s" % tasks in p.stdout, p.stdout
+    assert stat.S_IMODE(os.stat(tasks).st_mode) == 0o644, tasks
     # The memory hierarchy's memory.stat keys were mapped before pinning, so
     # the pinned program copies per-node values.
     assert re.search(r"^(memory|unified): \d+ memory.stat keys mapped .*, [1-9]\d* per-node items$", p.stdout,
@@ -116,13 +121,13 @@ def test_pins_are_0644_one_per_hierarchy(pin):
 
 def test_second_run_replaces_the_pins(pin):
     p = pin_or_skip(pin)
-    hiers = mounted_hierarchies(p.stdout)
-    before = {h: os.stat(os.path.join(pin.dir, h)).st_ino for h in hiers}
+    pins = mounted_hierarchies(p.stdout) + ["tasks"]
+    before = {h: os.stat(os.path.join(pin.dir, h)).st_ino for h in pins}
     p2 = pin()
     assert p2.returncode == 0, p2.stdout + p2.stderr
-    after = {h: os.stat(os.path.join(pin.dir, h)).st_ino for h in hiers}
-    assert all(before[h] != after[h] for h in hiers), (before, after)
-    assert sorted(os.listdir(pin.dir)) == sorted(hiers)
+    after = {h: os.stat(os.path.join(pin.dir, h)).st_ino for h in pins}
+    assert all(before[h] != after[h] for h in pins), (before, after)
+    assert sorted(os.listdir(pin.dir)) == sorted(pins)
 
 
 def test_collector_files_removes_the_pins(pin):
@@ -186,6 +191,14 @@ def test_unprivileged_user_reads_whole_records(pin):
     p = pin_or_skip(pin)
     for h in mounted_hierarchies(p.stdout):
         assert_whole_records(h, read_as_nobody(os.path.join(pin.dir, h)))
+    # The task iterator's: whole 48-byte records (struct acct_task_record),
+    # each thread's cgroup filled in for every mounted hierarchy.
+    data = read_as_nobody(os.path.join(pin.dir, "tasks"))
+    assert data and len(data) % 48 == 0, None if data is None else len(data)
+    slots = [i for i, h in enumerate(HIERARCHIES) if h in mounted_hierarchies(p.stdout)]
+    for off in range(0, len(data), 48):
+        tid, flags, *cgroups = struct.unpack_from("=II5Q", data, off)
+        assert tid > 0 and all(cgroups[i] for i in slots), (tid, flags, cgroups)
 
 
 def test_pin_dir_below_a_0700_directory(pin):

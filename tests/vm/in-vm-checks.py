@@ -405,6 +405,12 @@ class Suite:
             log.append("the v2 tree is read from files here: %s" % uni["reason"])
             return
         require(uni["reason"].startswith("pinned at "), "unexpected reason %r" % uni["reason"])
+        # The task iterator, pinned beside it, counts threads for the
+        # unprivileged service (the kernel-truth checks compare its tasks).
+        th = st["bpf"]["threads"]
+        log.append("threads: %s (%s)" % (th["collector"], th["reason"]))
+        require(th["collector"] == "bpf" and th["reason"].startswith("task iterator pinned at "),
+                "threads not counted by the pinned task iterator: %s (%s)" % (th["collector"], th["reason"]))
         # A cross-check reads a cgroup's memory.current before and after the
         # walk, and the walk's value must lie between: memory that dips and
         # rises again within those microseconds (systemd in /init.scope at
