@@ -553,8 +553,19 @@ static inline void acct_cgroup_update_memory_motion(struct acct_cgroup *cg, doub
 {
 	bool known = __atomic_load_n(&cg->memory_motion_known, __ATOMIC_RELAXED);
 	double prev = known ? acct_cgroup_get_double(&cg->memory_motion_bits) : rate;
-	acct_cgroup_set_double(&cg->memory_motion_bits, prev + weight * (rate - prev));
+	double next = prev + weight * (rate - prev);
+	/* Below a byte a second is still: a decay that reaches 0, so that a
+	 * still cgroup's motion is exactly 0 (acct_cgroup_memory_still()). */
+	acct_cgroup_set_double(&cg->memory_motion_bits, next < 1.0 ? 0.0 : next);
 	__atomic_store_n(&cg->memory_motion_known, true, __ATOMIC_RELEASE);
+}
+
+/* Whether memory's motion is known and 0: a reading equal to the last one
+ * would leave it as it is. Relaxed (the sampler's own value). */
+static inline bool acct_cgroup_memory_still(const struct acct_cgroup *cg)
+{
+	return __atomic_load_n(&cg->memory_motion_known, __ATOMIC_RELAXED) &&
+	       acct_cgroup_get_double(&cg->memory_motion_bits) == 0.0;
 }
 
 /* The bound of every byte-valued memory.stat key as last read; relaxed. */

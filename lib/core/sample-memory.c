@@ -46,6 +46,7 @@ void sample_memory(struct sample_ctx *x, bool working_set)
 		sampler_bpf_memory(x);
 		return;
 	}
+	x->st->applied.counters = false; /* files set them now (sampler-bpf.c, "Unchanged records") */
 	if (!sampler_get(x, F_MEMORY))
 		return;
 	if (acct_memory_parse(x->w->buf, &v) < 0) {
@@ -87,6 +88,7 @@ void sample_memory_events(struct sample_ctx *x)
 		sampler_bpf_memory_events(x);
 		return;
 	}
+	x->st->applied.events_valid = false;
 	if (sampler_get(x, F_MEMORY_EVENTS)) {
 		struct cgfs_memory_events ev;
 		if (cgfs_parse_memory_events(x->w->buf, &ev) < 0)

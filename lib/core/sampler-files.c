@@ -207,6 +207,7 @@ struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg
 		close_fds(s, st); /* sets FD_UNSET/FD_NONE for the new specs */
 		if (st->picked)
 			note_source_changes(st, old);
+		st->applied.counters = st->applied.events_valid = false; /* another tree's records */
 		st->picked = true;
 	}
 	return st;

@@ -120,6 +120,16 @@ struct cg_state {
 	uint64_t psi_sum;        /* the sum of the totals that read gave */
 	bool psi_quiet;          /* its totals equalled the read's before */
 	bool psi_averages;       /* an average was not 0 at that read */
+	/* The record whose page counters and events were last applied to the
+	 * ledger (sampler-bpf.c, "Unchanged records"); a flag is cleared where
+	 * files set those quantities instead, and on a new pick of files. */
+	struct bpf_applied {
+		uint64_t usage, watermark, max, swap_usage, swap_max, high;
+		uint64_t events[_ACCT_BPF_EV_MAX], failcnt;
+		uint32_t flags; /* the record's ACCT_BPF_F_HIGH and ACCT_BPF_F_UNDER_OOM */
+		int32_t nr_descendants;
+		bool counters, events_valid;
+	} applied;
 	struct acct_cgroup *parent;  /* nearest tracked ancestor (owner thread, acct_sampler_start()) */
 	uint64_t parent_gen;         /* s->release_gen when parent was found; 0: not yet */
 };

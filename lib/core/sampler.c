@@ -314,9 +314,11 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 			if (parts_present(&x) & (1u << ACCT_PART_MEMORY))
 				w->part.parts[ACCT_PART_MEMORY][ACCT_OUTCOME_READ]++;
 			if (slow && st->memsw_valid) {
-				if (st->own_memory_valid) /* memsw is this cgroup's own memory + swap */
+				if (st->own_memory_valid) { /* memsw is this cgroup's own memory + swap */
 					acct_cgroup_set(cg, ACCT_Q_SWAP,
 							st->memsw > st->own_memory ? st->memsw - st->own_memory : 0);
+					st->applied.counters = false; /* swap set apart from a record */
+				}
 				st->memsw_valid = false;
 			}
 			sample_cumulative(&x, index, read_start, now_us);
@@ -643,6 +645,7 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		report->bpf_cgroups += p->bpf_cgroups;
 		report->bpf_stat_reads += p->bpf_stat_reads;
 		report->bpf_unbounded += p->bpf_unbounded;
+		report->bpf_unchanged += p->bpf_unchanged;
 	}
 	if (s->opts.task_walk && (s->flags & ACCT_PASS_LOAD)) {
 		const struct acct_pass_report *b = &s->bpf_report;

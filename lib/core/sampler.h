@@ -100,6 +100,9 @@ struct acct_pass_report {
 					* updates exceeded bytes_budget or were uncounted
 					* (sampler-bpf.c, "Budgets" and "Unbounded") */
 	uint64_t bpf_unbounded;        /* records past the kernel's flush threshold (ditto) */
+	uint64_t bpf_unchanged;        /* of bpf_cgroups, those whose page counters equalled the record
+					* applied last: only their ages renewed (sampler-bpf.c,
+					* "Unchanged records") */
 	/* The task walk's share, in a LOAD pass (sample-load.c; zero without). */
 	uint64_t task_records;         /* threads walked */
 	uint64_t task_walk_us;         /* wall time of the walk and its sums */
