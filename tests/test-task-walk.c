@@ -4,7 +4,8 @@
  * and the reader adds from /proc); acctd's own threads are marked; a spinning thread is
  * active and a blocked one is not, as /proc/<tid>/stat says; a thread's
  * unified cgroup is the directory /proc/self/cgroup names; a thread moved to
- * another cgroup is seen there at the next walk.
+ * another cgroup is seen there at the next walk; a pinned walk, read from
+ * its pin, fills the slots it was pinned with.
  *
  * It needs root, kernel BTF and the init pid namespace (the records carry
  * the kernel's pids), and exits 77 saying which is missing. The cgroup it
@@ -33,6 +34,7 @@ static struct acct_hierarchies *layout;
 static struct acct_task_walk *walk;
 static char unified[64];      /* the v2 mount */
 static char made[256];        /* our test cgroup, "" when none */
+static char pin[128];         /* test_pinned()'s pin, "" when none */
 static volatile int spin_stop;
 
 static void *spinner(void *arg)
@@ -302,10 +304,55 @@ static void test_v1_slots(void **state)
 	assert_true(me->cgroup[0] != 0); /* the unified slot too */
 }
 
+/* A walk pinned in bpffs (acctd --bpf-pin's way) and opened from the pin:
+ * the same threads, this one with its slots as pinned (the reader's mask is
+ * not the pin's to change); a pin that is not there is -ENOENT with a
+ * reason that names it; a pinned walk cannot be pinned again. */
+static void test_pinned(void **state)
+{
+	(void)state;
+	char reason[256];
+	struct acct_task_walk *w = NULL, *p = NULL;
+	snprintf(pin, sizeof(pin), "/sys/fs/bpf/task-walk-test-%d", (int)getpid());
+
+	assert_int_equal(acct_task_walk_open_pin(layout, pin, &p, reason, sizeof(reason)), -ENOENT);
+	assert_null(p);
+	assert_non_null(strstr(reason, pin));
+
+	assert_int_equal(acct_task_walk_new(layout, NULL, &w, reason, sizeof(reason)), 0);
+	int r = acct_task_walk_pin(w, 1u << ACCT_HIER_UNIFIED, pin);
+	if (r < 0) {
+		acct_task_walk_free(w);
+		skip(); /* no bpffs at /sys/fs/bpf */
+	}
+	assert_int_equal(acct_task_walk_open_pin(layout, pin, &p, reason, sizeof(reason)), 0);
+	assert_string_equal(acct_task_walk_source(w), "task iterator, attached");
+	assert_non_null(strstr(acct_task_walk_source(p), pin));
+	assert_int_equal(acct_task_walk_pin(p, 1, pin), -EINVAL);
+
+	const struct acct_task_record *r1;
+	ssize_t n = acct_task_walk_read(p, 0x1f, &r1); /* 0x1f: not what the pin fills */
+	assert_true(n > 0);
+	unsigned count;
+	const struct acct_task_record *me = find(r1, (size_t)n, (int)gettid(), &count);
+	if (!me)
+		fail_msg("this thread is not in the pinned walk");
+	assert_int_equal(count, 1);
+	assert_true(me->cgroup[ACCT_HIER_UNIFIED] != 0);
+	for (int slot = 1; slot < ACCT_TASK_SLOTS; slot++)
+		assert_int_equal(me->cgroup[slot], 0); /* the pin's mask, not the reader's */
+	(void)unlink(pin);
+	pin[0] = 0;
+	acct_task_walk_free(p);
+	acct_task_walk_free(w);
+}
+
 static void cleanup(void)
 {
 	if (made[0])
 		(void)rmdir(made);
+	if (pin[0])
+		(void)unlink(pin);
 }
 
 /* Why the walk cannot run here, or NULL. */
@@ -352,6 +399,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads_and_states),
 		cmocka_unit_test(test_v1_slots),
+		cmocka_unit_test(test_pinned),
 	};
 	int failed = cmocka_run_group_tests_name("task-walk", tests, NULL, NULL);
 	walk = acct_task_walk_free(walk);

@@ -55,26 +55,6 @@ static void sampler_bpf_unbounded(struct sample_ctx *x, int64_t usage, uint64_t 
 		acct_cgroup_set_numa_sampled(x->cg, s->now_us);
 }
 
-/* The memory group from the record, at every pass that reads memory (the
- * root keeps its files: its own reading is defined apart,
- * acct_sampler_root_memory()): page counters and events at every pass, the
- * stats (memory.stat keys, working set, NUMA) at slow passes, whose group
- * they are (a fast pass's walk leaves them out: their copy was most of a
- * record's cost). A walk alone (ACCT_PASS_KERNEL, bpf_interval) is leaner
- * still: page counters only, applied to memory, peak, limits and swap.
- *
- * Bounds (docs/counters.md): a page counter includes the charge stock
- * (acct_memcg_memory_bound(), by the record's descendants), a flushed stat
- * misses the unflushed updates (acct_memcg_stat_bound(), by the record's
- * stats_updates); read from files, the same bounds with the unknowns at
- * their largest.
- *
- * Budgets. bytes_budget is also the unflushed error acctd accepts from the
- * kernel: in a pass that reads files, a cgroup whose record's stat bound
- * exceeds it has its memory.stat read (which flushes the pending updates
- * when they pass the kernel's threshold) instead of taking the record's
- * keys, so a small budget buys tighter memory.stat bounds with file reads,
- * and a large one saves them. */
 /* Unchanged records. An idle cgroup's record is the same pass after pass,
  * and setting the ledger's values from it again changes none of them: each
  * set reads the counter first, a cache miss per quantity that was most of a
@@ -147,6 +127,26 @@ static void set_counters(struct sample_ctx *x, const struct acct_bpf_record *r, 
 	counters_applied(x, r);
 }
 
+/* The memory group from the record, at every pass that reads memory (the
+ * root keeps its files: its own reading is defined apart,
+ * acct_sampler_root_memory()): page counters and events at every pass, the
+ * stats (memory.stat keys, working set, NUMA) at slow passes, whose group
+ * they are (a fast pass's walk leaves them out: their copy was most of a
+ * record's cost). A walk alone (ACCT_PASS_KERNEL, bpf_interval) is leaner
+ * still: page counters only, applied to memory, peak, limits and swap.
+ *
+ * Bounds (docs/counters.md): a page counter includes the charge stock
+ * (acct_memcg_memory_bound(), by the record's descendants), a flushed stat
+ * misses the unflushed updates (acct_memcg_stat_bound(), by the record's
+ * stats_updates); read from files, the same bounds with the unknowns at
+ * their largest.
+ *
+ * Budgets. bytes_budget is also the unflushed error acctd accepts from the
+ * kernel: in a pass that reads files, a cgroup whose record's stat bound
+ * exceeds it has its memory.stat read (which flushes the pending updates
+ * when they pass the kernel's threshold) instead of taking the record's
+ * keys, so a small budget buys tighter memory.stat bounds with file reads,
+ * and a large one saves them. */
 void sampler_bpf_memory(struct sample_ctx *x)
 {
 	struct acct_sampler *s = x->w->s;
@@ -238,11 +238,11 @@ void sampler_bpf_memory_events(struct sample_ctx *x)
 	 * restart (a new source's first reading is set unchecked), change no
 	 * value; their age is the fast group's. */
 	const uint32_t mask = ACCT_BPF_F_EVENTS | ACCT_BPF_F_UNDER_OOM;
-	bool same = a->events_valid && memcmp(a->events, r->events, sizeof(a->events)) == 0 &&
-		    a->failcnt == r->failcnt && (a->flags & mask) == (r->flags & mask) &&
-		    !(x->st->restart & (QBIT(ACCT_Q_MEMORY_EVENTS_MAX) | QBIT(ACCT_Q_MEMORY_EVENTS_OOM_KILL) |
-					QBIT(ACCT_Q_MEMORY_EVENTS_LOW) | QBIT(ACCT_Q_MEMORY_EVENTS_HIGH) |
-					QBIT(ACCT_Q_MEMORY_EVENTS_OOM) | QBIT(ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL)));
+	uint64_t restart = 0;
+	for (int i = 0; i < _ACCT_BPF_EV_MAX; i++)
+		restart |= x->st->restart & QBIT(events[i]);
+	bool same = a->events_valid && !restart && memcmp(a->events, r->events, sizeof(a->events)) == 0 &&
+		    a->failcnt == r->failcnt && (a->flags & mask) == (r->flags & mask);
 	if (same)
 		return;
 	uint64_t invariant_errors = x->w->part.errors[ACCT_ERR_INVARIANT];
