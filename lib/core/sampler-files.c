@@ -100,6 +100,27 @@ static void note_source_changes(struct cg_state *st, const struct file_spec *old
 	st->restart |= restart;
 }
 
+/* What the specs give, kept beside the state every pass reads (struct
+ * cg_state's order): the parts with a file, whether cgroup.events and a
+ * threads file are there. */
+static void note_parts(struct cg_state *st)
+{
+	static const struct {
+		enum file_role role;
+		enum acct_pass_part part;
+	} parts[] = {
+		{ F_MEMORY, ACCT_PART_MEMORY },     { F_CPU_STAT, ACCT_PART_CPU },   { F_CPUACCT_USAGE, ACCT_PART_CPU },
+		{ F_CPUACCT_PERCPU, ACCT_PART_CPU }, { F_IO_STAT, ACCT_PART_IO },     { F_BLKIO_BYTES, ACCT_PART_IO },
+		{ F_PSI_CPU, ACCT_PART_PSI },        { F_PSI_MEMORY, ACCT_PART_PSI }, { F_PSI_IO, ACCT_PART_PSI },
+	};
+	st->parts_files = 0;
+	for (size_t i = 0; i < ELEMENTSOF(parts); i++)
+		if (st->spec[parts[i].role].name)
+			st->parts_files |= (uint8_t)(1u << parts[i].part);
+	st->has_events = st->spec[F_EVENTS].name != NULL;
+	st->has_threads = st->spec[F_THREADS].name != NULL;
+}
+
 /* Choose, for each role, the file name and tree that this layout and this
  * cgroup's hierarchies provide. */
 static void pick_files(const struct acct_hierarchies *L, const struct acct_cgroup *cg, struct cg_state *st)
@@ -199,7 +220,7 @@ struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg
 			st->fd[f] = FD_NONE;
 		cg->sampler_state = st;
 	}
-	if (st->hierarchies != acct_cgroup_get_hierarchies(cg) || !st->spec[F_THREADS].name) {
+	if (st->hierarchies != acct_cgroup_get_hierarchies(cg) || !st->has_threads) {
 		struct file_spec old[_F_MAX];
 		memcpy(old, st->spec, sizeof(old));
 		close_fds(s, st);
@@ -208,6 +229,7 @@ struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg
 		if (st->picked)
 			note_source_changes(st, old);
 		st->applied.counters = st->applied.events_valid = false; /* another tree's records */
+		note_parts(st);
 		st->picked = true;
 	}
 	return st;

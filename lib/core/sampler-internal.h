@@ -77,49 +77,46 @@ struct prune_witness {
 	uint64_t read_start;   /* start of the last good read */
 };
 
+/* Ordered by use: a pass over 10,000 idle cgroups touches each one's state
+ * once, and each cache line of it is a miss; what every pass reads comes
+ * first, what only reads of files and load passes use (descriptors, file
+ * names, I/O and load history) after it. */
 struct cg_state {
-	int fd[_F_MAX];
-	struct file_spec spec[_F_MAX];
+	/* ---- every pass ---- */
 	uint32_t hierarchies; /* what the specs were chosen for */
+	uint8_t parts_files;  /* bit per enum acct_pass_part with a file (pick_files()) */
+	bool has_events;      /* spec[F_EVENTS] has a file */
+	bool has_threads;     /* spec[F_THREADS] has a file */
+	bool picked;          /* pick_files() ran for it at least once */
 	bool memory_v1;       /* memory files are v1 (memsw includes memory) */
-	uint64_t last_cpu_usec, last_cpu_at;
-	struct acct_rate_avg rate_avg;
-	struct acct_loadavg load;
-	uint64_t load_at;
-	unsigned own_threads, own_active; /* from the last LOAD pass */
-	bool load_valid;
-	unsigned tree_threads, tree_active; /* own + descendants', acct_sampler_aggregate_load() */
-	size_t agg_slot;                  /* acct_sampler_aggregate_load()'s index, during it */
-	uint64_t io_last[_ACCT_IO_STAT_MAX]; /* totals of the last I/O reading, for the rates */
-	uint32_t io_last_known;           /* bit per enum acct_io_stat */
-	uint64_t io_last_at;
-	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
-	size_t percpu_n;
 	bool read_empty;  /* read completely since last seen populated: skipped at the fast interval */
 	bool seen_populated; /* a read found tasks in it */
 	bool settling;       /* empty, CPU time not yet seen to stand still (SETTLE_US) */
-	uint64_t settle_cpu;      /* CPU time (usec) at the first empty read it has had since */
-	uint64_t settle_at;       /* monotonic usec of that read */
-	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
-	bool memsw_valid;
-	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
 	bool own_memory_valid;
-	bool picked;      /* pick_files() ran for it at least once */
+	bool load_valid;
+	bool psi_quiet;          /* its totals equalled the read's before */
+	bool psi_averages;       /* an average was not 0 at that read */
+	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
 	uint64_t memory_at; /* monotonic time of the last memory reading (set_memory()) */
 	uint64_t restart; /* bit per quantity: its source file changed, the next reading starts anew */
+	uint64_t slow_at;        /* the pass (now_us) of the last good slow-group read; 0: none */
+	int64_t slow_memory;     /* own_memory at that read */
+	/* Pressure (sample_psi(), psi_due() in sampler.c); psi_quiet and
+	 * psi_averages above. */
+	uint64_t psi_at;         /* acct_now_us() before the last good pressure read; 0: none */
+	uint64_t psi_sum;        /* the sum of the totals that read gave */
+	unsigned own_threads, own_active; /* from the last LOAD pass */
+	unsigned tree_threads, tree_active; /* own + descendants', acct_sampler_aggregate_load() */
+	struct acct_cgroup *parent;  /* nearest tracked ancestor (owner thread, acct_sampler_start()) */
+	uint64_t parent_gen;         /* s->release_gen when parent was found; 0: not yet */
 	/* Pruning (sampler-prune.c). The outcome of this pass is published to
 	 * descendants read later in it: outcome[] first, then outcome_gen
 	 * (release) = the pass's generation. */
-	struct prune_witness witness[_PF_MAX];
 	uint8_t outcome[_PF_MAX];
 	uint64_t outcome_gen;    /* atomic */
-	uint64_t slow_at;        /* the pass (now_us) of the last good slow-group read; 0: none */
-	int64_t slow_memory;     /* own_memory at that read */
-	/* Pressure (sample_psi(), psi_due() in sampler.c). */
-	uint64_t psi_at;         /* acct_now_us() before the last good pressure read; 0: none */
-	uint64_t psi_sum;        /* the sum of the totals that read gave */
-	bool psi_quiet;          /* its totals equalled the read's before */
-	bool psi_averages;       /* an average was not 0 at that read */
+	struct prune_witness witness[_PF_MAX];
+	uint64_t last_cpu_usec, last_cpu_at;
+	struct acct_rate_avg rate_avg;
 	/* The record whose page counters and events were last applied to the
 	 * ledger (sampler-bpf.c, "Unchanged records"); a flag is cleared where
 	 * files set those quantities instead, and on a new pick of files. */
@@ -130,8 +127,21 @@ struct cg_state {
 		int32_t nr_descendants;
 		bool counters, events_valid;
 	} applied;
-	struct acct_cgroup *parent;  /* nearest tracked ancestor (owner thread, acct_sampler_start()) */
-	uint64_t parent_gen;         /* s->release_gen when parent was found; 0: not yet */
+	/* ---- reads of files, load passes, emptied cgroups ---- */
+	int fd[_F_MAX];
+	struct file_spec spec[_F_MAX];
+	struct acct_loadavg load;
+	uint64_t load_at;
+	size_t agg_slot;                  /* acct_sampler_aggregate_load()'s index, during it */
+	uint64_t io_last[_ACCT_IO_STAT_MAX]; /* totals of the last I/O reading, for the rates */
+	uint32_t io_last_known;           /* bit per enum acct_io_stat */
+	uint64_t io_last_at;
+	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
+	size_t percpu_n;
+	uint64_t settle_cpu;      /* CPU time (usec) at the first empty read it has had since */
+	uint64_t settle_at;       /* monotonic usec of that read */
+	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
+	bool memsw_valid;
 };
 
 /* One cgroup's threads as the task walk counted them. */

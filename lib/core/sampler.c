@@ -64,11 +64,11 @@ static bool sample_events(struct sample_ctx *x)
 	 * from cgroup.events (where it has one) all the same: the final-read
 	 * rule needs populated read after populated_changes (sample_one()). */
 	if (x->bpf_populated == 1) {
-		x->events_known = x->st->spec[F_EVENTS].name != NULL;
+		x->events_known = x->st->has_events;
 		acct_cgroup_set_populated(x->cg, true, x->events_known);
 		return true;
 	}
-	if (x->bpf_populated == 0 && !x->st->spec[F_EVENTS].name) {
+	if (x->bpf_populated == 0 && !x->st->has_events) {
 		/* A v1-only cgroup: empty in every hierarchy, but without
 		 * cgroup.events its final values stay unproven (events_known). */
 		acct_cgroup_set_populated(x->cg, false, false);
@@ -130,17 +130,7 @@ static void queue_settle(struct worker *w, struct acct_cgroup *cg)
  * counts for it. */
 static unsigned parts_present(const struct sample_ctx *x)
 {
-	const struct cg_state *st = x->st;
-	unsigned p = 0;
-	if (st->spec[F_MEMORY].name || x->mem_rec)
-		p |= 1u << ACCT_PART_MEMORY;
-	if (st->spec[F_CPU_STAT].name || st->spec[F_CPUACCT_USAGE].name || st->spec[F_CPUACCT_PERCPU].name)
-		p |= 1u << ACCT_PART_CPU;
-	if (st->spec[F_IO_STAT].name || st->spec[F_BLKIO_BYTES].name)
-		p |= 1u << ACCT_PART_IO;
-	if (st->spec[F_PSI_CPU].name || st->spec[F_PSI_MEMORY].name || st->spec[F_PSI_IO].name)
-		p |= 1u << ACCT_PART_PSI;
-	return p;
+	return x->st->parts_files | (x->mem_rec ? 1u << ACCT_PART_MEMORY : 0);
 }
 
 static void count_parts(struct worker *w, unsigned parts, enum acct_part_outcome o)
@@ -366,7 +356,7 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 	}
 	if (flags & ACCT_PASS_LOAD) {
 		sample_load(&x);
-		if (st->spec[F_THREADS].name)
+		if (st->has_threads)
 			w->part.parts[ACCT_PART_LOAD][ACCT_OUTCOME_READ]++;
 	}
 	if (x.failed) {
