@@ -42,10 +42,9 @@ static void set_bpf(struct sample_ctx *x, enum acct_quantity q, int64_t v, uint6
  * memory.stat's inactive_file (read just before, which flushed them) and NUMA
  * from memory.numa_stat; a walk alone leaves both as they are, their ages
  * growing. */
-static void sampler_bpf_unbounded(struct sample_ctx *x, int64_t usage, uint64_t mem_bound)
+static void stats_from_files(struct sample_ctx *x, int64_t usage, uint64_t mem_bound)
 {
 	struct acct_sampler *s = x->w->s;
-	x->w->part.bpf_unbounded++;
 	if (!x->files_allowed)
 		return;
 	if (x->memstat_from_file && x->have_inactive)
@@ -53,6 +52,12 @@ static void sampler_bpf_unbounded(struct sample_ctx *x, int64_t usage, uint64_t 
 			mem_bound + acct_memcg_file_stat_bound(&s->opts.batching));
 	if (sampler_numa_from_file(x))
 		acct_cgroup_set_numa_sampled(x->cg, s->now_us);
+}
+
+static void sampler_bpf_unbounded(struct sample_ctx *x, int64_t usage, uint64_t mem_bound)
+{
+	x->w->part.bpf_unbounded++;
+	stats_from_files(x, usage, mem_bound);
 }
 
 /* Unchanged records. An idle cgroup's record is the same pass after pass,
@@ -165,6 +170,20 @@ void sampler_bpf_memory(struct sample_ctx *x)
 	 * over every budget. */
 	uint64_t stat_bound = acct_memcg_stat_bound(b, r->stats_updates);
 	bool unbounded = stat_bound == ACCT_MEMCG_NO_BOUND;
+	if (s->mem_hier != ACCT_HIER_UNIFIED) {
+		/* v1: a record's flushed stats are not taken. On v1 memory
+		 * hierarchies they were seen to lag memory.stat by far more than
+		 * stats_updates explains (90 MB of cache against a bound of
+		 * 512 KiB; kernel-truth: a total_mapped_file 7 MB off), so there
+		 * memory.stat, the working set and NUMA come from the files when a
+		 * slow pass reads them (slow_due()), and keep their values and
+		 * ages otherwise; the page counters above are exact. */
+		if (unbounded)
+			x->w->part.bpf_unbounded++;
+		if (x->memstat_from_file)
+			stats_from_files(x, usage, mem_bound);
+		return;
+	}
 	if (!x->memstat_from_file && x->files_allowed && (unbounded || stat_bound > s->bytes_budget) &&
 	    x->st->spec[F_MEMORY_STAT].name) {
 		/* Beyond the budget: the file, as in a slow pass (see Budgets). */
