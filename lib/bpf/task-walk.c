@@ -45,6 +45,19 @@ struct acct_task_walk *acct_task_walk_free(struct acct_task_walk *w)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_task_walk *, acct_task_walk_free);
 
+/* A walk for layout, before its source (attached or pinned) is set; NULL
+ * when out of memory. */
+static struct acct_task_walk *walk_alloc(const struct acct_hierarchies *layout)
+{
+	struct acct_task_walk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->layout = layout;
+	const char *drop = secure_getenv("ACCTD_TEST_TASK_WALK_DROP");
+	w->test_drop = drop && *drop == '1';
+	return w;
+}
+
 int acct_task_walk_new(const struct acct_hierarchies *layout, const char *btf_path, struct acct_task_walk **ret,
 		       char *reason, size_t reason_size)
 {
@@ -56,12 +69,9 @@ int acct_task_walk_new(const struct acct_hierarchies *layout, const char *btf_pa
 		snprintf(reason, reason_size, "no kernel BTF at %s (the kernel needs CONFIG_DEBUG_INFO_BTF)", btf);
 		return -ENOENT;
 	}
-	w = calloc(1, sizeof(*w));
+	w = walk_alloc(layout);
 	if (!w)
 		return -ENOMEM;
-	w->layout = layout;
-	const char *drop = secure_getenv("ACCTD_TEST_TASK_WALK_DROP");
-	w->test_drop = drop && *drop == '1';
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf_path);
 	w->skel = acct_task_iter__open_opts(&oo);
 	if (!w->skel) {
@@ -101,12 +111,9 @@ int acct_task_walk_open_pin(const struct acct_hierarchies *layout, const char *p
 			snprintf(reason, reason_size, "cannot read the task iterator pinned at %s: %s", path, strerror(-r));
 		return r;
 	}
-	w = calloc(1, sizeof(*w));
+	w = walk_alloc(layout);
 	if (!w)
 		return -ENOMEM;
-	w->layout = layout;
-	const char *drop = secure_getenv("ACCTD_TEST_TASK_WALK_DROP");
-	w->test_drop = drop && *drop == '1';
 	w->pin_path = strdup(path);
 	if (!w->pin_path)
 		return -ENOMEM;
