@@ -4,8 +4,9 @@
  * and the reader adds from /proc); acctd's own threads are marked; a spinning thread is
  * active and a blocked one is not, as /proc/<tid>/stat says; a thread's
  * unified cgroup is the directory /proc/self/cgroup names; a thread moved to
- * another cgroup is seen there at the next walk; a pinned walk, read from
- * its pin, fills the slots it was pinned with.
+ * another cgroup is seen there at the next walk; a frozen process is not
+ * active, as the kernel's load average does not count it; a pinned walk,
+ * read from its pin, fills the slots it was pinned with.
  *
  * It needs root, kernel BTF and the init pid namespace (the records carry
  * the kernel's pids), and exits 77 saying which is missing. The cgroup it
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -35,6 +38,8 @@ static struct acct_task_walk *walk;
 static char unified[64];      /* the v2 mount */
 static char made[256];        /* our test cgroup, "" when none */
 static char pin[128];         /* test_pinned()'s pin, "" when none */
+static char frozen[128];      /* test_frozen_not_active()'s cgroup, "" when none */
+static pid_t frozen_pid;      /* its process, 0 when none */
 static volatile int spin_stop;
 
 static void *spinner(void *arg)
@@ -54,11 +59,10 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-/* The state letter /proc/<tid>/stat shows, 0 when gone. */
-static char proc_state(int tid)
+/* The state letter a /proc stat file shows, 0 when gone. */
+static char state_in(const char *path)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	char buf[1024];
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return 0;
@@ -69,6 +73,22 @@ static char proc_state(int tid)
 	buf[n] = 0;
 	char *rp = strrchr(buf, ')');
 	return rp && rp[1] == ' ' ? rp[2] : 0;
+}
+
+/* The state of one of this process's threads. */
+static char proc_state(int tid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	return state_in(path);
+}
+
+/* The state of any process. */
+static char proc_state_of(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return state_in(path);
 }
 
 /* Every thread of the system in /proc now: a sorted array of tids. */
@@ -347,8 +367,109 @@ static void test_pinned(void **state)
 	acct_task_walk_free(w);
 }
 
+/* Write `value` to the file `name` of cgroup directory `dir`; -errno. */
+static int cg_write(const char *dir, const char *name, const char *value)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, value, strlen(value));
+	int r = n < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+/* Whether the file `name` of `dir` holds a line `line` (freezer.state's
+ * FROZEN, cgroup.events' "frozen 1"). */
+static bool cg_has_line(const char *dir, const char *name, const char *line)
+{
+	char path[300], buf[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "re");
+	bool found = false;
+	while (f && !found && fgets(buf, sizeof(buf), f))
+		found = strcmp(strtok(buf, "\n") ?: "", line) == 0;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Thaw, kill and reap the frozen process and remove its cgroup; on every
+ * exit path (a frozen process dies only once thawed). */
+static void unfreeze(void)
+{
+	if (frozen[0]) {
+		(void)cg_write(frozen, "freezer.state", "THAWED");
+		(void)cg_write(frozen, "cgroup.freeze", "0");
+	}
+	if (frozen_pid > 0) {
+		(void)kill(frozen_pid, SIGKILL);
+		(void)waitpid(frozen_pid, NULL, 0);
+		frozen_pid = 0;
+	}
+	if (frozen[0]) {
+		/* the cgroup empties once the reaped process has left it */
+		for (int i = 0; i < 3000 && rmdir(frozen) < 0 && errno == EBUSY; i++)
+			usleep(1000);
+		frozen[0] = 0;
+	}
+}
+
+/* A frozen process is not active, though it was running: the kernel's load
+ * average does not count it (kernel/sched/core.c counts a task that went to
+ * sleep uninterruptible only without TASK_NOLOAD and TASK_FROZEN), where
+ * /proc/<tid>/stat shows the v1 freezer's TASK_FROZEN as D and the task's
+ * state has no bit of TASK_REPORT. With the v1 freezer where it is mounted
+ * (the TASK_FROZEN case), else with the unified tree's cgroup.freeze. */
+static void test_frozen_not_active(void **state)
+{
+	(void)state;
+	bool v1 = access("/sys/fs/cgroup/freezer/freezer.state", F_OK) == 0 ||
+		  access("/sys/fs/cgroup/freezer/tasks", F_OK) == 0;
+	snprintf(frozen, sizeof(frozen), "%s/task-walk-frozen-%d", v1 ? "/sys/fs/cgroup/freezer" : unified,
+		 (int)getpid());
+	assert_int_equal(mkdir(frozen, 0755), 0);
+	frozen_pid = fork();
+	assert_true(frozen_pid >= 0);
+	if (frozen_pid == 0)
+		for (;;) /* runs until frozen, then killed */
+			;
+	char pidbuf[32];
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)frozen_pid);
+	assert_int_equal(cg_write(frozen, v1 ? "tasks" : "cgroup.procs", pidbuf), 0);
+	int r = cg_write(frozen, v1 ? "freezer.state" : "cgroup.freeze", v1 ? "FROZEN" : "1");
+	if (r < 0) {
+		unfreeze();
+		skip(); /* a unified tree without cgroup.freeze (before 5.2) */
+	}
+	/* until the kernel says the whole cgroup is frozen: 60 s, a busy machine */
+	bool done = false;
+	for (int i = 0; i < 60000 && !done; i++) {
+		done = v1 ? cg_has_line(frozen, "freezer.state", "FROZEN") : cg_has_line(frozen, "cgroup.events", "frozen 1");
+		if (!done)
+			usleep(1000);
+	}
+	assert_true(done);
+
+	const struct acct_task_record *rec;
+	ssize_t n = acct_task_walk_read(walk, 1u, &rec);
+	assert_true(n > 0);
+	unsigned count;
+	const struct acct_task_record *t = find(rec, (size_t)n, (int)frozen_pid, &count);
+	if (!t)
+		fail_msg("the frozen process %d is not in the walk", (int)frozen_pid);
+	assert_int_equal(count, 1);
+	if (t->flags & ACCT_TASK_F_ACTIVE)
+		fail_msg("the frozen process %d (%s freezer, /proc state %c) is active", (int)frozen_pid,
+			 v1 ? "v1" : "unified", proc_state_of((int)frozen_pid));
+	unfreeze();
+}
+
 static void cleanup(void)
 {
+	unfreeze();
 	if (made[0])
 		(void)rmdir(made);
 	if (pin[0])
@@ -399,6 +520,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads_and_states),
 		cmocka_unit_test(test_v1_slots),
+		cmocka_unit_test(test_frozen_not_active),
 		cmocka_unit_test(test_pinned),
 	};
 	int failed = cmocka_run_group_tests_name("task-walk", tests, NULL, NULL);

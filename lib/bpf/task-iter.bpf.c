@@ -40,11 +40,13 @@ struct bpf_iter__task {
  * enum acct_hierarchy. */
 __u32 slots = 0;
 
-/* task_state_index()'s values (include/linux/sched.h), stable since 5.14. */
+/* The state bits of include/linux/sched.h, stable since 5.14 (TASK_FROZEN
+ * since 6.1; before, a frozen task kept its sleeping state). */
 #define TASK_REPORT 0x7f
 #define TASK_UNINTERRUPTIBLE 0x2
-#define TASK_IDLE 0x402
+#define TASK_NOLOAD 0x400
 #define TASK_RTLOCK_WAIT 0x1000
+#define TASK_FROZEN 0x8000
 
 /* The id of the cgroup that css_set cs puts a task in, in the hierarchy of
  * controller ssid; 0 when the controller is not in this kernel. */
@@ -69,12 +71,16 @@ int acct_task_iter(struct bpf_iter__task *ctx)
 	r.tid = BPF_CORE_READ(t, pid);
 	if (BPF_CORE_READ(t, tgid) == (int)(bpf_get_current_pid_tgid() >> 32))
 		r.flags |= ACCT_TASK_F_SELF;
-	/* As task_state_index() reports it: R is no state bit, D is
-	 * TASK_UNINTERRUPTIBLE as the highest reported bit, except the idle
-	 * kernel threads (I) and with an rtmutex's sleep counted as D. */
+	/* Active as the load average counts (kernel/sched/core.c): running
+	 * or runnable, no reported state bit, or asleep uninterruptible
+	 * without TASK_NOLOAD (the idle kernel threads). A frozen task counts
+	 * neither way, nor does an rtlock's sleep: /proc/<tid>/stat shows
+	 * both as D (task_state_index()), which the load average leaves out. */
 	u32 ts = BPF_CORE_READ(t, __state);
 	u32 st = (ts | (u32)BPF_CORE_READ(t, exit_state)) & TASK_REPORT;
-	if (ts == TASK_RTLOCK_WAIT || (ts != TASK_IDLE && (st == 0 || (st & ~1u) == TASK_UNINTERRUPTIBLE)))
+	int runnable = st == 0 && !(ts & (TASK_FROZEN | TASK_RTLOCK_WAIT));
+	int blocked = (ts & TASK_UNINTERRUPTIBLE) && !(ts & (TASK_NOLOAD | TASK_FROZEN));
+	if (runnable || blocked)
 		r.flags |= ACCT_TASK_F_ACTIVE;
 
 	struct css_set *cs = BPF_CORE_READ(t, cgroups);
