@@ -110,10 +110,15 @@ def summary(xs):
 def run_size(args, tmp, n, hiers, cgtop):
     prefix = args.prefix
     tree = bs.RealTree(prefix, n, hiers)
+    # PREFIX-bg matches the include glob too: tracked, never listed
+    background = bs.RealTree(prefix + "-bg", args.background, hiers) if args.background else None
     daemon = None
     try:
         tree.create()
-        fast = max(1000, int(n * 0.3))  # as bench-sampling.py: one pass fits in an interval
+        if background:
+            background.create()
+        # as bench-sampling.py: one pass fits in an interval
+        fast = args.fast_interval or max(1000, int((n + args.background) * 0.3))
         conf = bs.config_text(tmp, "%dms" % fast, "%dms" % (10 * fast), 2, prefix + "*")
         daemon = bs.Daemon(args, tmp, "acctd-%d" % n, conf, nofile=args.nofile)
         daemon.start()
@@ -146,7 +151,7 @@ def run_size(args, tmp, n, hiers, cgtop):
                     res[k]["cpu"].append(cpu)
             daemon.drain()
         load.append(os.getloadavg()[0])
-        out = {"cgroups": n + 1, "loadavg_1min": load, "fast_interval_ms": fast,
+        out = {"cgroups": n + 1, "background": args.background, "loadavg_1min": load, "fast_interval_ms": fast,
                "commands": {k: " ".join(os.path.basename(c) if i == 0 else c
                                         for i, c in enumerate(v)) for k, v in cmds.items()}}
         if args.reference:
@@ -158,26 +163,34 @@ def run_size(args, tmp, n, hiers, cgtop):
         if daemon:
             daemon.stop()
         tree.destroy()
+        if background:
+            background.destroy()
 
 
 def report(res):
     lines = ["| cgroups | what | wall median | wall min | CPU median | CPU min |",
              "|--------:|------|------------:|---------:|-----------:|--------:|"]
+    def size(s):  # "1,001", or "1,001 of 11,001 tracked" with --background
+        text = "{:,}".format(s["cgroups"])
+        if s.get("background"):
+            text += " of {:,} tracked".format(s["cgroups"] + s["background"])
+        return text
+
     for s in res["sizes"]:
         for k in ("cgtop", "reference", "acctctl"):
             if k not in s:
                 continue
             w, c = s[k]["wall_s"], s[k]["cpu_s"]
-            lines.append("| {:,} | `{}` | {:.1f} ms | {:.1f} ms | {:.1f} ms | {:.1f} ms |".format(
-                s["cgroups"], s["commands"][k], w["median"] * 1e3, w["min"] * 1e3, c["median"] * 1e3,
+            lines.append("| {} | `{}` | {:.1f} ms | {:.1f} ms | {:.1f} ms | {:.1f} ms |".format(
+                size(s), s["commands"][k], w["median"] * 1e3, w["min"] * 1e3, c["median"] * 1e3,
                 c["min"] * 1e3))
         g = s["cgtop"]
         for k in ("reference", "acctctl"):
             if k not in s:
                 continue
             a = s[k]
-            lines.append("| {:,} | **ratio** cgtop / {} | **{:.1f}x** | {:.1f}x | {:.1f}x | {:.1f}x |".format(
-                s["cgroups"], "reference" if k == "reference" else "acctctl", g["wall_s"]["median"] / a["wall_s"]["median"],
+            lines.append("| {} | **ratio** cgtop / {} | **{:.1f}x** | {:.1f}x | {:.1f}x | {:.1f}x |".format(
+                size(s), "reference" if k == "reference" else "acctctl", g["wall_s"]["median"] / a["wall_s"]["median"],
                 g["wall_s"]["min"] / a["wall_s"]["min"], g["cpu_s"]["median"] / max(a["cpu_s"]["median"], 1e-9),
                 g["cpu_s"]["min"] / max(a["cpu_s"]["min"], 1e-9)))
     m = res["machine"]
@@ -199,6 +212,11 @@ def main():
     ap.add_argument("--reference", metavar="ACCTCTL",
                     help="another acctctl binary (an older build) timed in the same rounds, for before/after")
     ap.add_argument("--json", metavar="FILE", help="write every figure as JSON to FILE (- for stdout)")
+    ap.add_argument("--background", type=int, default=0, metavar="N",
+                    help="N more cgroups (a sleep each) under PREFIX-bg that acctd tracks but the rounds do not "
+                         "list: a host tracking many more cgroups than those asked about (default 0)")
+    ap.add_argument("--fast-interval", type=int, default=0, metavar="MS",
+                    help="acctd's fast interval (default: 1 s, or 0.3 ms per cgroup tracked where that is longer)")
     args = ap.parse_args()
     if args.quick:
         args.sizes, args.rounds = "200", 5
@@ -236,7 +254,8 @@ def main():
     os.mkdir(os.path.join(tmp, "no-dropins"))
     rc = 0
     try:
-        bs.remove_leftovers(args.prefix, hiers)
+        for p in (args.prefix, args.prefix + "-bg"):
+            bs.remove_leftovers(p, hiers)
         for n in (int(x) for x in args.sizes.split(",") if x.strip()):
             log("%d cgroups" % n)
             res["sizes"].append(run_size(args, tmp, n, hiers, cgtop))
@@ -250,7 +269,8 @@ def main():
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, signal.SIG_IGN)
         try:
-            bs.remove_leftovers(args.prefix, hiers)
+            for p in (args.prefix, args.prefix + "-bg"):
+                bs.remove_leftovers(p, hiers)
         except Exception as e:
             log("cleanup: %s" % e)
             rc = rc or 1
