@@ -68,8 +68,8 @@ build-tests: deps $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
 
 # The whole suite: gcc build with warnings as errors, clang build, unit and
-# stress tests, then the suite again under ASan+UBSan and the stress and
-# integration tests under TSan, then each libFuzzer target briefly.
+# stress tests, then the suite again under ASan+UBSan and TSan (each over
+# what it looks for: below), then each libFuzzer target briefly.
 # A failed meson test run ends with tools/failure-summary: each failed test's
 # reason in a few lines, last, where a CI summary that keeps only the end of
 # the output still shows it.
@@ -94,19 +94,25 @@ check-asan: deps
 		-Db_sanitize=address,undefined -Db_lundef=false -Dc_args="$(SANITIZE_C_ARGS)"
 	$(NINJA) -C build-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		meson test -C build-asan --print-errorlogs --num-processes 2 $(call WHY,build-asan)
+		meson test -C build-asan --print-errorlogs --suite unit --suite stress --suite asan \
+		--num-processes 2 $(call WHY,build-asan)
 
-# TSan needs a fixed address-space layout on kernels with many mmap random
-# bits; setarch -R gives it one. The stress tests, the unit tests of threaded
-# modules and the daemon's integration tests run under it; tests/tsan.supp silences liburcu's own synchronisation,
-# which TSan cannot see in the uninstrumented library.
+# The sanitizer phases run what each looks for (docs/testing.md, "What the
+# sanitizer phases run"): ASan+UBSan the unit and stress suites and the
+# integration files of suite "asan"; TSan the stress tests, the unit tests of
+# threaded modules (suite "threads") and the integration files of suite
+# "tsan", two at a time as the other phases (files that must run alone say
+# so in tests/meson.build). TSan needs a fixed address-space layout on
+# kernels with many mmap random bits; setarch -R gives it one.
+# tests/tsan.supp silences liburcu's own synchronisation, which TSan cannot
+# see in the uninstrumented library.
 check-tsan: deps
 	[ -f build-tsan/build.ninja ] || CC=clang meson setup build-tsan --werror -Dslow_tests=false \
 		-Db_sanitize=thread -Db_lundef=false -Dc_args="$(SANITIZE_C_ARGS)"
 	$(NINJA) -C build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp \
-		setarch -R meson test -C build-tsan --print-errorlogs --suite stress --suite threads --suite integration \
-		--num-processes 1 $(call WHY,build-tsan)
+		setarch -R meson test -C build-tsan --print-errorlogs --suite stress --suite threads --suite tsan \
+		--num-processes 2 $(call WHY,build-tsan)
 
 # The libFuzzer targets (tests/fuzz, docs/testing.md), one at a time, each
 # from a temporary copy of its seed corpus and regressions: CHECK_FUZZ_SECONDS
