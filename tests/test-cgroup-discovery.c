@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -795,6 +796,55 @@ static void test_host_scan(void **state)
 	acct_hierarchies_free(l);
 }
 
+/* Detach every cgroup and cgroup2 mount this mount namespace sees, not only
+ * those under /sys/fs/cgroup: another program's mount of a v1 hierarchy
+ * elsewhere (a container runtime's, another test's) would make the host look
+ * hybrid to libcgroup. mountinfo's mount points escape space, tab, newline
+ * and backslash as \ooo. Returns 0, or -errno of the first mount that would
+ * not go. */
+static int detach_cgroup_mounts(void)
+{
+	for (int round = 0; round < 64; round++) {
+		FILE *f = fopen("/proc/self/mountinfo", "re");
+		char line[4096], point[4096];
+		int detached = 0, left = 0, r = 0;
+
+		if (!f)
+			return -errno;
+		while (fgets(line, sizeof(line), f)) {
+			/* ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - FSTYPE ... */
+			char *sep = strstr(line, " - "), *fields[5], *save = NULL;
+			int n = 0;
+			if (!sep)
+				continue;
+			bool cg = strncmp(sep + 3, "cgroup ", 7) == 0 || strncmp(sep + 3, "cgroup2 ", 8) == 0;
+			for (char *t = strtok_r(line, " ", &save); t && n < 5; t = strtok_r(NULL, " ", &save))
+				fields[n++] = t;
+			if (!cg || n < 5)
+				continue;
+			size_t k = 0;
+			for (const char *c = fields[4]; *c && k + 1 < sizeof(point); c++)
+				if (c[0] == '\\' && c[1] >= '0' && c[1] <= '3' && c[2] && c[3]) {
+					point[k++] = (char)((c[1] - '0') * 64 + (c[2] - '0') * 8 + (c[3] - '0'));
+					c += 3;
+				} else
+					point[k++] = *c;
+			point[k] = 0;
+			left++;
+			if (umount2(point, MNT_DETACH) == 0)
+				detached++;
+			else if (r == 0)
+				r = -errno;
+		}
+		fclose(f);
+		if (left == 0)
+			return 0;
+		if (detached == 0)
+			return r ?: -EBUSY;
+	}
+	return -ELOOP;
+}
+
 /* In a mount namespace of its own: the host as a pure v2 host (cgroup2 at
  * /sys/fs/cgroup), then with cgroup2 only somewhere unusual (libcgroup finds
  * no controller: the mountinfo fallback), then with no cgroup mount at all. */
@@ -806,6 +856,8 @@ static int pure_v2_child(void)
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return 77;
 	if (umount2("/sys/fs/cgroup", MNT_DETACH) < 0 && errno != EINVAL)
+		return 77;
+	if (detach_cgroup_mounts() < 0)
 		return 77;
 	if (mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL) < 0)
 		return 77;
