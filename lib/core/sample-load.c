@@ -147,6 +147,7 @@ static int sum_tasks(struct acct_sampler *s, const struct acct_task_record *r, s
 		s->tasks_cap = want;
 	}
 	size_t m = 0;
+	memset(s->task_totals, 0, sizeof(s->task_totals));
 	for (size_t i = 0; i < n; i++) {
 		/* The sampler's own threads are threads, never active (top of
 		 * the file); the kernel's pids are this namespace's where acctd
@@ -154,8 +155,11 @@ static int sum_tasks(struct acct_sampler *s, const struct acct_task_record *r, s
 		bool active = (r[i].flags & ACCT_TASK_F_ACTIVE) &&
 			      !((r[i].flags & ACCT_TASK_F_SELF) && sampler_is_own_thread(s, (int)r[i].tid));
 		for (int k = 0; k < ACCT_TASK_SLOTS; k++)
-			if ((slots & (1u << k)) && r[i].cgroup[k] != 0)
+			if ((slots & (1u << k)) && r[i].cgroup[k] != 0) {
 				s->tasks[m++] = (struct task_count){ r[i].cgroup[k], (uint32_t)k, 1, active };
+				s->task_totals[k].threads++;
+				s->task_totals[k].active += active;
+			}
 	}
 	qsort(s->tasks, m, sizeof(*s->tasks), compare_task_count);
 	/* merge equal keys */
@@ -329,6 +333,17 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 		if (st) {
 			st->tree_threads = threads[i];
 			st->tree_active = active[i];
+		}
+		/* The root holds every thread of its hierarchy, also those of
+		 * cgroups the ledger does not track (made since the last scan,
+		 * or left out by [cgroups] include and exclude), which no sum
+		 * over tracked cgroups has: where the walk counted this pass,
+		 * its total for the root's hierarchy is the root's. */
+		if (st && st->load_valid && s->tasks_valid && st->spec[F_THREADS].name &&
+		    st->spec[F_THREADS].tree < ACCT_TASK_SLOTS && strcmp(v[i]->path, "/") == 0) {
+			const struct task_total *t = &s->task_totals[st->spec[F_THREADS].tree];
+			st->tree_threads = t->threads;
+			st->tree_active = t->active;
 		}
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -218,6 +218,11 @@ struct acct_sampler {
 	struct task_count *tasks;
 	size_t nr_tasks, tasks_cap;
 	bool tasks_valid;         /* this pass's walk worked: sample_load() uses it */
+	/* Every thread the walk saw in each hierarchy, tracked cgroup or not:
+	 * the root's count (acct_sampler_aggregate_load()). */
+	struct task_total {
+		unsigned threads, active;
+	} task_totals[ACCT_TASK_SLOTS];
 	bool task_walk_off;       /* the cross-check failed ACCT_BPF_MISMATCH_PASSES in a row */
 	unsigned task_streak;
 	size_t task_check_cursor;
