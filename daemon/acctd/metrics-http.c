@@ -83,6 +83,7 @@ struct scrape {
 	struct metrics_conn *conn;
 	struct evhttp_request *req;
 	struct acct_metrics_options opts;
+	char **select; /* the request's cgroup= globs (opts.select), owned */
 	struct acct_metrics_page *page;
 	struct evbuffer *out;
 	bool gzip;
@@ -416,6 +417,7 @@ static struct scrape *scrape_free(struct scrape *sc)
 		return NULL;
 	sc->server->nr_scrapes--;
 	acct_metrics_page_free(sc->page);
+	strv_free(sc->select);
 	if (sc->out)
 		evbuffer_free(sc->out);
 	if (sc->gzip)
@@ -688,12 +690,14 @@ void metrics_warn_unmatched(const struct manager *m)
 		}
 }
 
-/* The page's options from [metrics]: max_depth, include, exclude and
- * families; memory_stat_types keeps the renderer's default (no key sets it). */
+/* The page's options from [metrics]: max_depth, max_series, include,
+ * exclude and families; memory_stat_types keeps the renderer's default (no
+ * key sets it). */
 static void options_from_config(const struct acct_config *cfg, struct acct_metrics_options *o)
 {
 	acct_metrics_options_default(o);
 	o->max_depth = cfg->metrics_max_depth;
+	o->max_series = cfg->metrics_max_series;
 	o->include = cfg->metrics_include;
 	o->exclude = cfg->metrics_exclude && cfg->metrics_exclude[0] ? cfg->metrics_exclude : NULL;
 	/* validated when the configuration was loaded */
@@ -703,11 +707,12 @@ static void options_from_config(const struct acct_config *cfg, struct acct_metri
 }
 
 /* A new scrape of the page that opts describes, with acctd's own figures as
- * they are now. Returns 0 and *ret, or -ENOMEM or the renderer's negative
- * errno (*ret untouched). */
+ * they are now; it takes *select (opts->select), also on failure. Returns 0
+ * and *ret, or -ENOMEM or the renderer's negative errno (*ret untouched). */
 static int scrape_new(struct metrics_server *s, struct evhttp_request *req, const struct acct_metrics_options *opts,
-		      bool gzip, struct scrape **ret)
+		      char ***select, bool gzip, struct scrape **ret)
 {
+	_cleanup_(strv_freep) char **globs = TAKE_PTR(*select);
 	_cleanup_(scrape_freep) struct scrape *sc = calloc(1, sizeof(*sc));
 	int r;
 
@@ -717,6 +722,7 @@ static int scrape_new(struct metrics_server *s, struct evhttp_request *req, cons
 	s->nr_scrapes++;
 	sc->req = req;
 	sc->opts = *opts;
+	sc->select = TAKE_PTR(globs);
 	sc->out = evbuffer_new();
 	if (!sc->out)
 		return -ENOMEM;
@@ -736,10 +742,10 @@ static int scrape_new(struct metrics_server *s, struct evhttp_request *req, cons
 }
 
 static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req,
-			 const struct acct_metrics_options *opts, bool gzip)
+			 const struct acct_metrics_options *opts, char ***select, bool gzip)
 {
 	struct scrape *sc = NULL;
-	int r = scrape_new(s, req, opts, gzip, &sc);
+	int r = scrape_new(s, req, opts, select, gzip, &sc);
 
 	if (r < 0) {
 		log_warning_errno(r, "Failed to start a metrics page: %m");
@@ -772,7 +778,7 @@ static void on_request(struct evhttp_request *req, void *userdata)
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
 	struct acct_metrics_options opts;
-	struct metrics_plan plan;
+	_cleanup_(metrics_plan_done) struct metrics_plan plan = { .max_depth = -1 };
 
 	if (c) {
 		c->busy = true;
@@ -806,6 +812,15 @@ static void on_request(struct evhttp_request *req, void *userdata)
 	opts.format = plan.format;
 	opts.families = plan.families;
 	bool gzip = plan.gzip;
+	/* The request's selection narrows what the configuration exports:
+	 * its globs must match as well as the include key's, the excludes
+	 * still leave their subtrees out, its depth is at most max_depth.
+	 * Having chosen, it gets what it chose: no max_series cut. */
+	if (metrics_plan_selects(&plan))
+		opts.max_series = 0;
+	if (plan.max_depth >= 0)
+		opts.max_depth = MIN(opts.max_depth, (unsigned)plan.max_depth);
+	opts.select = plan.cgroups;
 
 	if (cmd == EVHTTP_REQ_GET && c && c->peer_known && peer_scrapes(s, &c->peer) >= METRICS_MAX_SCRAPES_PER_PEER) {
 		char who[INET6_ADDRSTRLEN + 16];
@@ -832,7 +847,7 @@ static void on_request(struct evhttp_request *req, void *userdata)
 		request_done(c);
 		return;
 	}
-	scrape_start(s, c, req, &opts, gzip);
+	scrape_start(s, c, req, &opts, &plan.cgroups, gzip);
 }
 
 /* ---- the server ---------------------------------------------------------------------- */
