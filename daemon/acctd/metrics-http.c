@@ -6,7 +6,10 @@
  * (Prometheus 2.42 cannot choose the format in its scrape configuration, but
  * it can send params: {format: [text]}); family=LIST (repeatable, words
  * separated by commas or blanks, as in acct_metrics_families_apply())
- * replaces the configured set of families for that scrape. */
+ * replaces the configured set of families for that scrape; cgroup=GLOB and
+ * max_depth=N select cgroups within what [metrics] exports, and a page that
+ * selects none is bounded by [metrics] max_series (docs/metrics.md,
+ * "Selection"). */
 #include "metrics-http.h"
 
 #include <errno.h>
