@@ -82,10 +82,27 @@ static void test_refused(void **state)
 		{ "family=%1b%5d0%3bx", "Bad query: unknown family '\\x1b]0;x'; accepted: " },
 		{ "format=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 		  "Bad query: unknown format 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'...; accepted: " },
+		/* the selection: the glob or value and why; no globs kept */
+		{ "cgroup=", "Bad query: bad cgroup glob '' (no glob); accepted: " },
+		{ "cgroup=+", "Bad query: bad cgroup glob ' ' (no glob); accepted: " },
+		{ "cgroup=/a//b", "Bad query: bad cgroup glob '/a//b' (an empty path component); accepted: " },
+		{ "cgroup=/a/", "Bad query: bad cgroup glob '/a/' (an empty path component); accepted: " },
+		{ "cgroup=/a/../b", "Bad query: bad cgroup glob '/a/../b' (a '.' or '..' path component); accepted: " },
+		{ "cgroup=./x", "Bad query: bad cgroup glob './x' (a '.' or '..' path component); accepted: " },
+		{ "cgroup=/a/[bc", "Bad query: bad cgroup glob '/a/[bc' (a '[' without its ']'); accepted: " },
+		{ "cgroup=/ok&cgroup=/x%1b", "Bad query: bad cgroup glob '/x\\x1b' (a control character); accepted: " },
+		{ "max_depth=", "Bad query: bad max_depth '' (expected 0..255); accepted: " },
+		{ "max_depth=256", "Bad query: bad max_depth '256' (expected 0..255); accepted: " },
+		{ "max_depth=-1", "Bad query: bad max_depth '-1' (expected 0..255); accepted: " },
+		{ "max_depth=+1", "Bad query: bad max_depth ' 1' (expected 0..255); accepted: " },
+		{ "max_depth=1x", "Bad query: bad max_depth '1x' (expected 0..255); accepted: " },
+		{ "max_depth=99999999999999999999", "Bad query: bad max_depth '99999999999999999999' (expected 0..255); accepted: " },
 	};
 	for (size_t i = 0; i < ELEMENTSOF(named); i++) {
 		p = plan(METRICS_METHOD_GET, "/metrics", named[i].query, NULL, NULL);
 		assert_int_equal(p.code, 400);
+		assert_null(p.cgroups);
+		assert_int_equal(p.max_depth, -1);
 		if (strncmp(p.body, named[i].body, strlen(named[i].body)) != 0)
 			fail_msg("query '%s': body '%s'", named[i].query, p.body);
 		assert_non_null(strstr(p.body, "format=text|prometheus|openmetrics, family=NAME[,NAME...], "
@@ -172,33 +189,6 @@ static void test_selection(void **state)
 	assert_int_equal(p.max_depth, 1);
 	assert_string_equal(p.cgroups[0], "/");
 	metrics_plan_done(&p);
-
-	/* refused: a 400 that names the glob or value and says why, no globs kept */
-	static const struct {
-		const char *query, *body;
-	} refused[] = {
-		{ "cgroup=", "Bad query: bad cgroup glob '' (no glob); " },
-		{ "cgroup=+", "Bad query: bad cgroup glob ' ' (no glob); " },
-		{ "cgroup=/a//b", "Bad query: bad cgroup glob '/a//b' (an empty path component); " },
-		{ "cgroup=/a/", "Bad query: bad cgroup glob '/a/' (an empty path component); " },
-		{ "cgroup=/a/../b", "Bad query: bad cgroup glob '/a/../b' (a '.' or '..' path component); " },
-		{ "cgroup=./x", "Bad query: bad cgroup glob './x' (a '.' or '..' path component); " },
-		{ "cgroup=/a/[bc", "Bad query: bad cgroup glob '/a/[bc' (a '[' without its ']'); " },
-		{ "cgroup=/ok&cgroup=/x%1b", "Bad query: bad cgroup glob '/x\\x1b' (a control character); " },
-		{ "max_depth=", "Bad query: bad max_depth '' (expected 0..255); " },
-		{ "max_depth=256", "Bad query: bad max_depth '256' (expected 0..255); " },
-		{ "max_depth=-1", "Bad query: bad max_depth '-1' (expected 0..255); " },
-		{ "max_depth=+1", "Bad query: bad max_depth ' 1' (expected 0..255); " },
-		{ "max_depth=1x", "Bad query: bad max_depth '1x' (expected 0..255); " },
-		{ "max_depth=99999999999999999999", "Bad query: bad max_depth '99999999999999999999' (expected 0..255); " },
-	};
-	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
-		p = plan(METRICS_METHOD_GET, "/metrics", refused[i].query, NULL, NULL);
-		assert_int_equal(p.code, 400);
-		assert_null(p.cgroups);
-		if (strncmp(p.body, refused[i].body, strlen(refused[i].body)) != 0)
-			fail_msg("query '%s': body '%s'", refused[i].query, p.body);
-	}
 
 	/* at most METRICS_CGROUP_GLOBS_MAX globs, in one value or several */
 	char q[1024] = "cgroup=";
