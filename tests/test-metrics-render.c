@@ -6,6 +6,7 @@
  * here, which a split would have to export. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -673,6 +674,20 @@ static void test_filters(void **state)
 	free(page);
 }
 
+/* What the max_series cut of a page with options o leaves out. */
+static struct acct_metrics_cut page_cut(struct fixture *f, const struct acct_metrics_options *o)
+{
+	struct acct_metrics_page *pg = NULL;
+	struct acct_metrics_cut cut;
+
+	rcu_read_lock();
+	assert_int_equal(acct_metrics_page_new(f->l, o, NULL, f->now, &pg), 0);
+	acct_metrics_page_cut(pg, &cut);
+	acct_metrics_page_free(pg);
+	rcu_read_unlock();
+	return cut;
+}
+
 /* The max_series cut: whole levels, deepest first, and a page that says
  * what it left out; a scrape's cgroup= globs (select) narrow the include
  * globs, and excludes still apply. */
@@ -680,7 +695,6 @@ static void test_cut_and_select(void **state)
 {
 	struct fixture *f = *state;
 	struct acct_metrics_options o;
-	struct acct_metrics_page *pg = NULL;
 	struct acct_metrics_cut cut;
 	/* levels of 1, 2, 3 and 1 cgroups, one series each (memory alone) but the root's two */
 	const char *paths[] = { "/", "/a", "/b", "/a/x", "/a/y", "/b/z", "/a/x/deep" };
@@ -713,11 +727,7 @@ static void test_cut_and_select(void **state)
 	};
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
 		o.max_series = cases[i].max_series;
-		rcu_read_lock();
-		assert_int_equal(acct_metrics_page_new(f->l, &o, NULL, f->now, &pg), 0);
-		acct_metrics_page_cut(pg, &cut);
-		pg = acct_metrics_page_free(pg);
-		rcu_read_unlock();
+		cut = page_cut(f, &o);
 		assert_int_equal(cut.cgroups, cases[i].left_out);
 		assert_int_equal(cut.series, cases[i].series_left_out);
 		assert_int_equal(cut.depth_shown, cases[i].depth_shown);
@@ -748,6 +758,31 @@ static void test_cut_and_select(void **state)
 			assert_lacks(page, "# acctd:");
 		free(page);
 	}
+	/* Hysteresis: past the depth the previous page showed (cut_hint), a
+	 * level is added only when it fits in 90% of max_series (8 series in
+	 * all, 7 down to depth 2); a level that does not fit goes at once. */
+	static const struct {
+		unsigned max_series;
+		int hint, depth_shown;
+	} hyst[] = {
+		{ 8, INT_MAX, 32 }, /* no hint: all fit */
+		{ 8, 2, 2 },        /* 8 > 90% of 8: depth 3 stays out */
+		{ 9, 2, 32 },       /* 8 <= 90% of 9 (8.1): it comes back */
+		{ 8, 3, 32 },       /* shown before: stays while it fits */
+		{ 6, 3, 1 },        /* no longer fits: cut at once, past the hint */
+		{ 2, INT_MAX, 0 },
+		{ 2, -1, -1 },      /* the root's 2 series > 90% of 2 */
+	};
+	for (size_t i = 0; i < ELEMENTSOF(hyst); i++) {
+		o.max_series = hyst[i].max_series;
+		o.cut_hint = hyst[i].hint;
+		cut = page_cut(f, &o);
+		if (cut.depth_shown != hyst[i].depth_shown)
+			fail_msg("max_series %u, hint %d: depth %d shown, not %d", hyst[i].max_series, hyst[i].hint,
+				 cut.depth_shown, hyst[i].depth_shown);
+	}
+	o.cut_hint = INT_MAX;
+
 	/* OpenMetrics allows no comment lines: the gauges alone say it */
 	o.max_series = 6;
 	o.format = ACCT_METRICS_OPENMETRICS;

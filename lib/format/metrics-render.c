@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ void acct_metrics_options_default(struct acct_metrics_options *o)
 		.max_depth = 32,
 		.memory_stat_types = acct_metrics_default_memory_stat_types,
 		.families = ACCT_METRICS_FAMILIES_DEFAULT,
+		.cut_hint = INT_MAX,
 	};
 }
 
@@ -689,27 +691,38 @@ static uint64_t row_series(struct acct_metrics_page *p, const struct row *r)
  * levels from the root down while their sum fits, and drop the rows of the
  * deeper ones. Whole levels, not the cgroups with the largest values: a
  * top-N would change its members between scrapes, and every change ends
- * series in Prometheus and starts others. */
+ * series in Prometheus and starts others. Hysteresis against a level whose
+ * sum hovers at the bound (bounds and sample errors are shown only while not
+ * zero, tombstones come and go): past opts.cut_hint, the depth the previous
+ * page showed, a level is added only when it fits in CUT_DEEPEN_PERCENT of
+ * max_series; a level that no longer fits goes at once. */
+#define CUT_DEEPEN_PERCENT 90
+
 static void cut_levels(struct acct_metrics_page *p)
 {
 	uint64_t per_level[UINT8_MAX + 1] = { 0 };
-	uint64_t total = 0, kept = 0;
-	int deepest = -1;
+	uint64_t total = 0, kept = 0, max = p->opts.max_series;
+	int deepest = -1, present = -1;
 
 	p->cut = (struct acct_metrics_cut){ .depth_shown = (int)MIN(p->opts.max_depth, UINT8_MAX) };
-	if (!p->opts.max_series)
+	if (!max)
 		return;
 	for (size_t i = 0; i < p->n; i++) {
 		uint64_t n = row_series(p, &p->rows[i]);
 		per_level[p->rows[i].depth] += n;
 		total += n;
+		present = MAX(present, (int)p->rows[i].depth);
 	}
-	if (total <= p->opts.max_series)
-		return;
-	for (int d = 0; d <= UINT8_MAX && kept + per_level[d] <= p->opts.max_series; d++) {
+	for (int d = 0; d <= present; d++) {
+		/* beyond the hint, only with room to spare */
+		uint64_t room = d > p->opts.cut_hint ? max * CUT_DEEPEN_PERCENT / 100 : max;
+		if (kept + per_level[d] > room)
+			break;
 		kept += per_level[d];
 		deepest = d;
 	}
+	if (deepest >= present)
+		return;
 	size_t n = 0;
 	for (size_t i = 0; i < p->n; i++)
 		if ((int)p->rows[i].depth <= deepest)

@@ -60,13 +60,19 @@ struct acct_metrics_options {
 	 * deepest first, until the rest fits (0: no cut). Whole levels, so that
 	 * the page shows the same cgroups from one scrape to the next. */
 	unsigned max_series;
+	/* The depth the previous page of this kind showed (struct
+	 * acct_metrics_cut's depth_shown), for the cut's hysteresis: beyond it
+	 * a level is added only when it fits in 90% of max_series, so that a
+	 * level whose series hover at the bound does not come and go. INT_MAX:
+	 * none (the default); -1: the previous page showed no cgroup. */
+	int cut_hint;
 };
 
 /* The memory.stat types exported by default (NULL-terminated). */
 extern char *const acct_metrics_default_memory_stat_types[];
 
 /* Fill *o with the defaults: text, depth 32, every cgroup, the default
- * families and memory.stat types, no max_series cut. */
+ * families and memory.stat types, no max_series cut and no hint for it. */
 void acct_metrics_options_default(struct acct_metrics_options *o);
 
 /* A labelled count (API requests by method and result, HTTP responses by code). */

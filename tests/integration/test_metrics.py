@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -448,6 +449,30 @@ def test_selection_and_cut(fakecg, tmp_path):
         assert "\nacctd_metrics_cgroups_left_out %d\n" % len(left) in om
         # ... and stable: the next scrape shows the same cgroups
         assert cgroups_on(page("")) == shown
+
+        # Hysteresis: the cut deepens past the depth it showed last only when
+        # the deeper level fits in 90% of max_series; it shrinks at once.
+        # S2: the per-cgroup series down to depth 2 (samples with a cgroup label).
+        s2 = sum(1 for k in samples(page("?max_depth=2")) if "cgroup" in dict(k[1]))
+        reloads = 0
+
+        def default_depth(max_series):
+            nonlocal reloads
+            acctd.write_config(conf, {"sampling": {"fast_interval": "100ms", "slow_interval": "300ms",
+                                                   "rescan_interval": "2s"},
+                                      "cgroups": {"tombstone_retention": "1min"}, "log": {"level": "debug"},
+                                      "metrics": {"max_series": str(max_series), "exclude": excluded}})
+            d.signal(signal.SIGHUP)
+            reloads += 1
+            d.wait(lambda doc: doc["daemon"]["reloads"] == reloads and doc["daemon"]["reload_result"] == "ok",
+                   what="reload %d" % reloads)
+            return max(map(depth, cgroups_on(page(""))))
+
+        assert default_depth(s2) == 1                   # fits, but not in 90%: stays at depth 1
+        assert default_depth(s2 * 10 // 9 + 1) == 2     # fits in 90%: deepens
+        assert default_depth(s2) == 2                   # shown before and still fits: stays
+        assert default_depth(s2 - 1) == 1               # no longer fits: at once
+        assert default_depth(250) == 1
 
         # A real Prometheus: one job with the default page, one whose params select.
         if not os.path.exists(PROMETHEUS):
