@@ -415,7 +415,8 @@ def test_selection_and_cut(fakecg, tmp_path):
             assert "\nacctd_metrics_cgroups_left_out 0\n" in text, query
             assert "# acctd:" not in text, query
             assert excluded not in text, query
-            promtool(text) if os.path.exists(PROMTOOL) else None
+            if os.path.exists(PROMTOOL):
+                promtool(text)
 
         # Refused: a 400 naming what and why.
         for query, body in [("?cgroup=/a//b", "Bad query: bad cgroup glob '/a//b' (an empty path component)"),
@@ -458,10 +459,7 @@ def test_selection_and_cut(fakecg, tmp_path):
 
         def default_depth(max_series):
             nonlocal reloads
-            acctd.write_config(conf, {"sampling": {"fast_interval": "100ms", "slow_interval": "300ms",
-                                                   "rescan_interval": "2s"},
-                                      "cgroups": {"tombstone_retention": "1min"}, "log": {"level": "debug"},
-                                      "metrics": {"max_series": str(max_series), "exclude": excluded}})
+            assert acctd.fast_config(tmp_path, metrics__max_series=str(max_series), metrics__exclude=excluded) == conf
             d.signal(signal.SIGHUP)
             reloads += 1
             d.wait(lambda doc: doc["daemon"]["reloads"] == reloads and doc["daemon"]["reload_result"] == "ok",
