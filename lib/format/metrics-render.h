@@ -26,7 +26,12 @@
  * acctd's own counters, whose start is known, and none for per-cgroup ones,
  * whose start is not), label cgroup="PATH" with \\, \" and \n escaped and
  * bytes that are not UTF-8 written as the four characters \xNN, no timestamps.
- * A path with a live record and tombstones is exported once (the live one). */
+ * A path with a live record and tombstones is exported once (the live one).
+ *
+ * Which cgroups a page shows: those the options' filters let through (depth,
+ * include, exclude, a scrape's select), less whole levels, deepest first,
+ * where their per-cgroup series would pass max_series (the cut; the page
+ * says what it left out). */
 #pragma once
 
 #include <stdbool.h>
