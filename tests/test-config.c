@@ -170,6 +170,7 @@ static void assert_config_equal(const struct acct_config *a, const struct acct_c
 	assert_int_equal(a->max_output_queue, b->max_output_queue);
 	assert_true(str_eq(a->metrics_listen, b->metrics_listen));
 	assert_int_equal(a->metrics_max_depth, b->metrics_max_depth);
+	assert_int_equal(a->metrics_max_series, b->metrics_max_series);
 	assert_int_equal(a->log_level, b->log_level);
 }
 
@@ -254,6 +255,7 @@ static void assert_defaults(const struct acct_config *c)
 	assert_int_equal(c->max_queries_per_user, 4);
 	assert_string_equal(c->metrics_listen, "127.0.0.1:9847");
 	assert_int_equal(c->metrics_max_depth, 32);
+	assert_int_equal(c->metrics_max_series, 50000);
 	assert_int_equal(c->log_level, ACCT_LOG_INFO);
 	/* [history] (docs/history.md) */
 	assert_true(c->history_enabled);
@@ -347,7 +349,7 @@ static void test_documented_defaults(void **state)
 	free(line);
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
-	assert_int_equal(keys, 50); /* every key is documented */
+	assert_int_equal(keys, 51); /* every key is documented */
 
 	uncommented = tmp_write(t, "uncommented.conf", text);
 	assert_int_equal(acct_config_load(uncommented, "", &c, &diag), 0);
@@ -492,6 +494,12 @@ static const struct bad_case bad_cases[] = {
 	{ "api", "max_connections", "65537", -ERANGE, "65537 is out of range (1..65536)" },
 	{ "api", "max_connections_per_user", "0", -ERANGE, "0 is out of range (1..65536)" },
 	{ "metrics", "max_depth", "1000", -ERANGE, "1000 is out of range (0..255)" },
+	{ "metrics", "max_series", "-1", -ERANGE, "-1 is out of range (must not be negative)" },
+	{ "metrics", "max_series", "50k", -EINVAL, "invalid number '50k' (expected an integer)" },
+	/* globs: the syntax of a scrape's cgroup= (cgroup-glob.h) */
+	{ "metrics", "include", "/a /b//c", -EINVAL, "invalid glob '/b//c' (an empty path component)" },
+	{ "metrics", "exclude", "/a/[bc", -EINVAL, "invalid glob '/a/[bc' (a '[' without its ']')" },
+	{ "cgroups", "include", "system.slice/../x", -EINVAL, "invalid glob 'system.slice/../x' (a '.' or '..' path component)" },
 	/* booleans and log levels */
 	{ "sampling", "load_average", "maybe", -EINVAL,
 	  "invalid boolean 'maybe' (expected yes, no, true, false, on, off, 1 or 0)" },
@@ -1192,7 +1200,7 @@ static void test_dump(void **state)
 				     "auto_tune = yes\n"));
 	assert_non_null(strstr(text, "\nadmin_group =\nmax_message_size = 16M\nmax_connections = 4096\n"
 				     "max_connections_per_user = 1024\nidle_timeout = 5min\nmax_output_queue = 4M\n"));
-	assert_non_null(strstr(text, "\n[metrics]\nlisten = 127.0.0.1:9847\nmax_depth = 32\ninclude = *\nexclude =\n"
+	assert_non_null(strstr(text, "\n[metrics]\nlisten = 127.0.0.1:9847\nmax_depth = 32\nmax_series = 50000\ninclude = *\nexclude =\n"
 				     "families = default\n\n[log]\nlevel = info\n"));
 	round_trip(t, c);
 	c = acct_config_free(c);

@@ -5,6 +5,8 @@
  * that checker and the stored pages' comparison are shared by every case
  * here, which a split would have to export. */
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 #include <cmocka.h>
 
 #include "ledger.h"
+#include "util.h"
 #include "metrics-render.h"
 #include "histogram.h"
 #include "path.h"
@@ -176,6 +179,8 @@ static size_t check_page(const char *page, bool om)
 			eof = true;
 			continue;
 		}
+		if (!om && strncmp(line, "# acctd: ", 9) == 0)
+			continue; /* a comment for people (the max_series cut); not in OpenMetrics */
 		if (line[0] == '#') {
 			char kw[8], name[256], rest[4096] = "";
 			int n = sscanf(line, "# %7s %255s %4095[^\n]", kw, name, rest);
@@ -669,6 +674,143 @@ static void test_filters(void **state)
 	free(page);
 }
 
+/* What the max_series cut of a page with options o leaves out. */
+static struct acct_metrics_cut page_cut(struct fixture *f, const struct acct_metrics_options *o)
+{
+	struct acct_metrics_page *pg = NULL;
+	struct acct_metrics_cut cut;
+
+	rcu_read_lock();
+	assert_int_equal(acct_metrics_page_new(f->l, o, NULL, f->now, &pg), 0);
+	acct_metrics_page_cut(pg, &cut);
+	acct_metrics_page_free(pg);
+	rcu_read_unlock();
+	return cut;
+}
+
+/* The max_series cut: whole levels, deepest first, and a page that says
+ * what it left out; a scrape's cgroup= globs (select) narrow the include
+ * globs, and excludes still apply. */
+static void test_cut_and_select(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	struct acct_metrics_cut cut;
+	/* levels of 1, 2, 3 and 1 cgroups, one series each (memory alone) but the root's two */
+	const char *paths[] = { "/", "/a", "/b", "/a/x", "/a/y", "/b/z", "/a/x/deep" };
+
+	for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+		struct acct_cgroup *cg = add(f, paths[i]);
+		acct_cgroup_set(cg, ACCT_Q_MEMORY, 1);
+		if (i == 0) /* the root's level: 2 series */
+			acct_cgroup_set(cg, ACCT_Q_WORKING_SET, 1);
+	}
+	acct_metrics_options_default(&o);
+	o.families = 1u << ACCT_MF_MEMORY;
+
+	static const struct {
+		unsigned max_series;
+		uint64_t left_out, series_left_out;
+		int depth_shown;
+		const char *comment; /* NULL: none */
+	} cases[] = {
+		{ 0, 0, 0, 32, NULL }, /* no cut */
+		{ 8, 0, 0, 32, NULL }, /* all fit */
+		{ 7, 1, 1, 2,
+		  "# acctd: 1 cgroups below depth 2 (1 series) left out of this page by [metrics] max_series = 7; "
+		  "ask for them with ?max_depth=N or ?cgroup=GLOB\n" },
+		{ 6, 4, 4, 1, "# acctd: 4 cgroups below depth 1 (4 series)" },
+		{ 4, 4, 4, 1, NULL },
+		{ 3, 6, 6, 0, NULL },
+		{ 2, 6, 6, 0, NULL },
+		{ 1, 7, 8, -1, "# acctd: all 7 cgroups (8 series) left out" },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		o.max_series = cases[i].max_series;
+		cut = page_cut(f, &o);
+		assert_int_equal(cut.cgroups, cases[i].left_out);
+		assert_int_equal(cut.series, cases[i].series_left_out);
+		assert_int_equal(cut.depth_shown, cases[i].depth_shown);
+
+		char *page = render(f, &o, NULL, 1 << 20);
+		char line[128];
+		snprintf(line, sizeof(line), "acctd_metrics_cgroups_left_out %" PRIu64, cases[i].left_out);
+		assert_has(page, line);
+		snprintf(line, sizeof(line), "acctd_metrics_series_left_out %" PRIu64, cases[i].series_left_out);
+		assert_has(page, line);
+		snprintf(line, sizeof(line), "acctd_metrics_cgroups %" PRIu64, ELEMENTSOF(paths) - cases[i].left_out);
+		assert_has(page, line);
+		/* whole levels: every cgroup down to the level shown, none below */
+		for (size_t k = 0; k < ELEMENTSOF(paths); k++) {
+			int depth = 0;
+			for (const char *c = paths[k] + 1; *c; c++)
+				depth += *c == '/';
+			depth += strcmp(paths[k], "/") != 0;
+			snprintf(line, sizeof(line), "acctd_memory_bytes{cgroup=\"%s\"} 1", paths[k]);
+			if (depth <= cases[i].depth_shown)
+				assert_has(page, line);
+			else
+				assert_lacks(page, line);
+		}
+		if (cases[i].comment)
+			assert_non_null(strstr(page, cases[i].comment));
+		if (!cases[i].left_out)
+			assert_lacks(page, "# acctd:");
+		free(page);
+	}
+	/* Hysteresis: past the depth the previous page showed (cut_hint), a
+	 * level is added only when it fits in 90% of max_series (8 series in
+	 * all, 7 down to depth 2); a level that does not fit goes at once. */
+	static const struct {
+		unsigned max_series;
+		int hint, depth_shown;
+	} hyst[] = {
+		{ 8, INT_MAX, 32 }, /* no hint: all fit */
+		{ 8, 2, 2 },        /* 8 > 90% of 8: depth 3 stays out */
+		{ 9, 2, 32 },       /* 8 <= 90% of 9 (8.1): it comes back */
+		{ 8, 3, 32 },       /* shown before: stays while it fits */
+		{ 6, 3, 1 },        /* no longer fits: cut at once, past the hint */
+		{ 2, INT_MAX, 0 },
+		{ 2, -1, -1 },      /* the root's 2 series > 90% of 2 */
+	};
+	for (size_t i = 0; i < ELEMENTSOF(hyst); i++) {
+		o.max_series = hyst[i].max_series;
+		o.cut_hint = hyst[i].hint;
+		cut = page_cut(f, &o);
+		if (cut.depth_shown != hyst[i].depth_shown)
+			fail_msg("max_series %u, hint %d: depth %d shown, not %d", hyst[i].max_series, hyst[i].hint,
+				 cut.depth_shown, hyst[i].depth_shown);
+	}
+	o.cut_hint = INT_MAX;
+
+	/* OpenMetrics allows no comment lines: the gauges alone say it */
+	o.max_series = 6;
+	o.format = ACCT_METRICS_OPENMETRICS;
+	char *page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_metrics_cgroups_left_out 4");
+	assert_lacks(page, "# acctd:");
+	free(page);
+	o.format = ACCT_METRICS_TEXT;
+
+	/* select: also required, with the include globs; excludes still apply */
+	char *inc[] = { "/a*", "/b", NULL };
+	char *sel[] = { "/a/*", "/b*", NULL };
+	char *exc[] = { "/a/x", NULL };
+	o.max_series = 0;
+	o.include = inc;
+	o.select = sel;
+	o.exclude = exc;
+	page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/a/y\"} 1");
+	assert_has(page, "acctd_memory_bytes{cgroup=\"/b\"} 1");
+	assert_lacks(page, "cgroup=\"/a\"");       /* not selected */
+	assert_lacks(page, "cgroup=\"/b/z\"");     /* not included */
+	assert_lacks(page, "cgroup=\"/a/x");        /* excluded, with its subtree */
+	assert_lacks(page, "cgroup=\"/\"");
+	assert_has(page, "acctd_metrics_cgroups 2");
+	free(page);
+}
+
 /* v1: the hierarchical total_<key> is exported as <key>, the local key not. */
 static void test_memstat_v1(void **state)
 {
@@ -1125,6 +1267,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_label_twins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tombstones, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_and_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memstat_v1, setup, teardown),
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),

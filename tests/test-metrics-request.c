@@ -1,7 +1,8 @@
 /* test-metrics-request.c - unit tests of the /metrics endpoint's answer to a
  * request (daemon/acctd/metrics-request.h): which requests are refused with
  * which code, and what a served page is (format from the query over the
- * Accept header, families replaced by family=, gzip, Connection: close). */
+ * Accept header, families replaced by family=, the selection cgroup= and
+ * max_depth=, gzip, Connection: close). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "metrics-families.h"
 #include "metrics-request.h"
+#include "strv.h"
 #include "util.h"
 
 #define PROMETHEUS_ACCEPT                                                                                     \
@@ -26,6 +28,15 @@ static struct metrics_plan plan(enum metrics_method method, const char *path, co
 	struct metrics_plan p;
 	memset(&p, 0x5a, sizeof(p));
 	metrics_request_plan(&rq, ACCT_METRICS_FAMILIES_DEFAULT, &p);
+	return p;
+}
+
+/* The plan of GET /metrics?query, its globs released: what a test of the
+ * refusals needs. */
+static struct metrics_plan plan_query(const char *query)
+{
+	struct metrics_plan p = plan(METRICS_METHOD_GET, "/metrics", query, NULL, NULL);
+	metrics_plan_done(&p);
 	return p;
 }
 
@@ -71,13 +82,31 @@ static void test_refused(void **state)
 		{ "family=%1b%5d0%3bx", "Bad query: unknown family '\\x1b]0;x'; accepted: " },
 		{ "format=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 		  "Bad query: unknown format 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'...; accepted: " },
+		/* the selection: the glob or value and why; no globs kept */
+		{ "cgroup=", "Bad query: bad cgroup glob '' (no glob); accepted: " },
+		{ "cgroup=+", "Bad query: bad cgroup glob ' ' (no glob); accepted: " },
+		{ "cgroup=/a//b", "Bad query: bad cgroup glob '/a//b' (an empty path component); accepted: " },
+		{ "cgroup=/a/", "Bad query: bad cgroup glob '/a/' (an empty path component); accepted: " },
+		{ "cgroup=/a/../b", "Bad query: bad cgroup glob '/a/../b' (a '.' or '..' path component); accepted: " },
+		{ "cgroup=./x", "Bad query: bad cgroup glob './x' (a '.' or '..' path component); accepted: " },
+		{ "cgroup=/a/[bc", "Bad query: bad cgroup glob '/a/[bc' (a '[' without its ']'); accepted: " },
+		{ "cgroup=/ok&cgroup=/x%1b", "Bad query: bad cgroup glob '/x\\x1b' (a control character); accepted: " },
+		{ "max_depth=", "Bad query: bad max_depth '' (expected 0..255); accepted: " },
+		{ "max_depth=256", "Bad query: bad max_depth '256' (expected 0..255); accepted: " },
+		{ "max_depth=-1", "Bad query: bad max_depth '-1' (expected 0..255); accepted: " },
+		{ "max_depth=+1", "Bad query: bad max_depth ' 1' (expected 0..255); accepted: " },
+		{ "max_depth=1x", "Bad query: bad max_depth '1x' (expected 0..255); accepted: " },
+		{ "max_depth=99999999999999999999", "Bad query: bad max_depth '99999999999999999999' (expected 0..255); accepted: " },
 	};
 	for (size_t i = 0; i < ELEMENTSOF(named); i++) {
 		p = plan(METRICS_METHOD_GET, "/metrics", named[i].query, NULL, NULL);
 		assert_int_equal(p.code, 400);
+		assert_null(p.cgroups);
+		assert_int_equal(p.max_depth, -1);
 		if (strncmp(p.body, named[i].body, strlen(named[i].body)) != 0)
 			fail_msg("query '%s': body '%s'", named[i].query, p.body);
-		assert_non_null(strstr(p.body, "format=text|prometheus|openmetrics, family=NAME[,NAME...]\n"));
+		assert_non_null(strstr(p.body, "format=text|prometheus|openmetrics, family=NAME[,NAME...], "
+					       "cgroup=GLOB[ GLOB...], max_depth=0..255\n"));
 	}
 }
 
@@ -114,6 +143,67 @@ static void test_served(void **state)
 	assert_int_equal(p.families, ACCT_METRICS_FAMILIES_DEFAULT & ~(1u << ACCT_MF_CPU));
 	p = plan(METRICS_METHOD_GET, "/metrics", "family=memory+io", NULL, NULL);
 	assert_int_equal(p.families, (1u << ACCT_MF_MEMORY) | (1u << ACCT_MF_IO));
+}
+
+/* cgroup= and max_depth=: what is accepted, normalised, and refused. */
+static void test_selection(void **state)
+{
+	(void)state;
+	/* none: no selection, so the configured cut applies */
+	struct metrics_plan p = plan(METRICS_METHOD_GET, "/metrics", "format=text", NULL, NULL);
+	assert_int_equal(p.code, 200);
+	assert_null(p.cgroups);
+	assert_int_equal(p.max_depth, -1);
+	assert_false(metrics_plan_selects(&p));
+
+	/* several cgroup= add up, each a blank-separated list ('+' is a
+	 * blank); relative globs get their "/", as the include key's */
+	p = plan(METRICS_METHOD_GET, "/metrics", "cgroup=system.slice/*&cgroup=%2Fuser.slice+*.scope&format=text",
+		 NULL, NULL);
+	assert_int_equal(p.code, 200);
+	assert_non_null(p.cgroups);
+	assert_string_equal(p.cgroups[0], "/system.slice/*");
+	assert_string_equal(p.cgroups[1], "/user.slice");
+	assert_string_equal(p.cgroups[2], "*.scope");
+	assert_null(p.cgroups[3]);
+	assert_int_equal(p.max_depth, -1);
+	assert_true(metrics_plan_selects(&p));
+	metrics_plan_done(&p);
+	assert_null(p.cgroups);
+	assert_false(metrics_plan_selects(&p));
+
+	/* max_depth=: 0..255, the last one counts */
+	static const struct {
+		const char *query;
+		int depth;
+	} depths[] = { { "max_depth=0", 0 }, { "max_depth=2", 2 }, { "max_depth=255", 255 },
+		       { "max_depth=9&max_depth=3", 3 }, { "max_depth=007", 7 } };
+	for (size_t i = 0; i < ELEMENTSOF(depths); i++) {
+		p = plan(METRICS_METHOD_GET, "/metrics", depths[i].query, NULL, NULL);
+		assert_int_equal(p.code, 200);
+		assert_int_equal(p.max_depth, depths[i].depth);
+		assert_null(p.cgroups);
+		assert_true(metrics_plan_selects(&p));
+	}
+	p = plan(METRICS_METHOD_GET, "/metrics", "max_depth=1&cgroup=/", NULL, NULL);
+	assert_int_equal(p.max_depth, 1);
+	assert_string_equal(p.cgroups[0], "/");
+	metrics_plan_done(&p);
+
+	/* at most METRICS_CGROUP_GLOBS_MAX globs, in one value or several */
+	char q[1024] = "cgroup=";
+	for (int i = 0; i < METRICS_CGROUP_GLOBS_MAX; i++)
+		strcat(q, i ? "+/a" : "/a");
+	p = plan(METRICS_METHOD_GET, "/metrics", q, NULL, NULL);
+	assert_int_equal(p.code, 200);
+	assert_int_equal(strv_length(p.cgroups), METRICS_CGROUP_GLOBS_MAX);
+	metrics_plan_done(&p);
+	strcat(q, "&cgroup=/b");
+	p = plan_query(q);
+	assert_int_equal(p.code, 400);
+	assert_string_equal(p.body, "Bad query: too many cgroup globs (at most 64), from '/b'; accepted: "
+				    "format=text|prometheus|openmetrics, family=NAME[,NAME...], cgroup=GLOB[ GLOB...], "
+				    "max_depth=0..255\n");
 }
 
 static void test_version(void **state)
@@ -171,6 +261,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_served),
+		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_negotiation),
 	};

@@ -6,11 +6,15 @@
  * (Prometheus 2.42 cannot choose the format in its scrape configuration, but
  * it can send params: {format: [text]}); family=LIST (repeatable, words
  * separated by commas or blanks, as in acct_metrics_families_apply())
- * replaces the configured set of families for that scrape. */
+ * replaces the configured set of families for that scrape; cgroup=GLOB and
+ * max_depth=N select cgroups within what [metrics] exports, and a page that
+ * selects none is bounded by [metrics] max_series (docs/metrics.md,
+ * "Selection"). */
 #include "metrics-http.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sys/queue.h> /* before keyvalq_struct.h */
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -83,6 +87,7 @@ struct scrape {
 	struct metrics_conn *conn;
 	struct evhttp_request *req;
 	struct acct_metrics_options opts;
+	char **select; /* the request's cgroup= globs (opts.select), owned */
 	struct acct_metrics_page *page;
 	struct evbuffer *out;
 	bool gzip;
@@ -113,6 +118,16 @@ struct metrics_server {
 	uint64_t connections_total, evicted_total, refused_total, timeouts_total;
 	uint64_t responses[ELEMENTSOF(response_codes)];
 	double start_time; /* wall clock of the manager's start: fixed, for _created */
+	/* The depth the last bounded page of each set of families showed: the
+	 * max_series cut's hysteresis (acct_metrics_options.cut_hint). A few
+	 * sets, since a Prometheus job rarely asks for more than one; the
+	 * least recently used goes first. */
+	struct cut_hint {
+		uint32_t families;
+		int depth;
+		uint64_t used; /* 0: free; else when last used (cut_hint_clock) */
+	} cut_hints[4];
+	uint64_t cut_hint_clock;
 };
 
 /* ---- connections ------------------------------------------------------------- */
@@ -416,6 +431,7 @@ static struct scrape *scrape_free(struct scrape *sc)
 		return NULL;
 	sc->server->nr_scrapes--;
 	acct_metrics_page_free(sc->page);
+	strv_free(sc->select);
 	if (sc->out)
 		evbuffer_free(sc->out);
 	if (sc->gzip)
@@ -688,12 +704,14 @@ void metrics_warn_unmatched(const struct manager *m)
 		}
 }
 
-/* The page's options from [metrics]: max_depth, include, exclude and
- * families; memory_stat_types keeps the renderer's default (no key sets it). */
+/* The page's options from [metrics]: max_depth, max_series, include,
+ * exclude and families; memory_stat_types keeps the renderer's default (no
+ * key sets it). */
 static void options_from_config(const struct acct_config *cfg, struct acct_metrics_options *o)
 {
 	acct_metrics_options_default(o);
 	o->max_depth = cfg->metrics_max_depth;
+	o->max_series = cfg->metrics_max_series;
 	o->include = cfg->metrics_include;
 	o->exclude = cfg->metrics_exclude && cfg->metrics_exclude[0] ? cfg->metrics_exclude : NULL;
 	/* validated when the configuration was loaded */
@@ -702,12 +720,38 @@ static void options_from_config(const struct acct_config *cfg, struct acct_metri
 		o->families = set;
 }
 
-/* A new scrape of the page that opts describes, with acctd's own figures as
- * they are now. Returns 0 and *ret, or -ENOMEM or the renderer's negative
- * errno (*ret untouched). */
-static int scrape_new(struct metrics_server *s, struct evhttp_request *req, const struct acct_metrics_options *opts,
-		      bool gzip, struct scrape **ret)
+/* The hint for a bounded page of `families`: the depth the last one showed,
+ * INT_MAX for none. */
+static int cut_hint_get(const struct metrics_server *s, uint32_t families)
 {
+	for (size_t i = 0; i < ELEMENTSOF(s->cut_hints); i++)
+		if (s->cut_hints[i].used && s->cut_hints[i].families == families)
+			return s->cut_hints[i].depth;
+	return INT_MAX;
+}
+
+static void cut_hint_set(struct metrics_server *s, uint32_t families, int depth)
+{
+	struct cut_hint *slot = &s->cut_hints[0];
+	for (size_t i = 0; i < ELEMENTSOF(s->cut_hints); i++) {
+		struct cut_hint *h = &s->cut_hints[i];
+		if (h->used && h->families == families) {
+			slot = h;
+			break;
+		}
+		if (h->used < slot->used)
+			slot = h;
+	}
+	*slot = (struct cut_hint){ .families = families, .depth = depth, .used = ++s->cut_hint_clock };
+}
+
+/* A new scrape of the page that opts describes, with acctd's own figures as
+ * they are now; it takes *select (opts->select), also on failure. Returns 0
+ * and *ret, or -ENOMEM or the renderer's negative errno (*ret untouched). */
+static int scrape_new(struct metrics_server *s, struct evhttp_request *req, const struct acct_metrics_options *opts,
+		      char ***select, bool gzip, struct scrape **ret)
+{
+	_cleanup_(strv_freep) char **globs = TAKE_PTR(*select);
 	_cleanup_(scrape_freep) struct scrape *sc = calloc(1, sizeof(*sc));
 	int r;
 
@@ -717,6 +761,7 @@ static int scrape_new(struct metrics_server *s, struct evhttp_request *req, cons
 	s->nr_scrapes++;
 	sc->req = req;
 	sc->opts = *opts;
+	sc->select = TAKE_PTR(globs);
 	sc->out = evbuffer_new();
 	if (!sc->out)
 		return -ENOMEM;
@@ -731,15 +776,20 @@ static int scrape_new(struct metrics_server *s, struct evhttp_request *req, cons
 	rcu_read_unlock();
 	if (r < 0)
 		return r;
+	if (sc->opts.max_series) {
+		struct acct_metrics_cut cut;
+		acct_metrics_page_cut(sc->page, &cut);
+		cut_hint_set(s, sc->opts.families, cut.depth_shown);
+	}
 	*ret = TAKE_PTR(sc);
 	return 0;
 }
 
 static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req,
-			 const struct acct_metrics_options *opts, bool gzip)
+			 const struct acct_metrics_options *opts, char ***select, bool gzip)
 {
 	struct scrape *sc = NULL;
-	int r = scrape_new(s, req, opts, gzip, &sc);
+	int r = scrape_new(s, req, opts, select, gzip, &sc);
 
 	if (r < 0) {
 		log_warning_errno(r, "Failed to start a metrics page: %m");
@@ -772,7 +822,7 @@ static void on_request(struct evhttp_request *req, void *userdata)
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
 	struct acct_metrics_options opts;
-	struct metrics_plan plan;
+	_cleanup_(metrics_plan_done) struct metrics_plan plan = { .max_depth = -1 };
 
 	if (c) {
 		c->busy = true;
@@ -806,6 +856,17 @@ static void on_request(struct evhttp_request *req, void *userdata)
 	opts.format = plan.format;
 	opts.families = plan.families;
 	bool gzip = plan.gzip;
+	/* The request's selection narrows what the configuration exports:
+	 * its globs must match as well as the include key's, the excludes
+	 * still leave their subtrees out, its depth is at most max_depth.
+	 * Having chosen, it gets what it chose: no max_series cut. */
+	if (metrics_plan_selects(&plan))
+		opts.max_series = 0;
+	else
+		opts.cut_hint = cut_hint_get(s, opts.families);
+	if (plan.max_depth >= 0)
+		opts.max_depth = MIN(opts.max_depth, (unsigned)plan.max_depth);
+	opts.select = plan.cgroups;
 
 	if (cmd == EVHTTP_REQ_GET && c && c->peer_known && peer_scrapes(s, &c->peer) >= METRICS_MAX_SCRAPES_PER_PEER) {
 		char who[INET6_ADDRSTRLEN + 16];
@@ -832,7 +893,7 @@ static void on_request(struct evhttp_request *req, void *userdata)
 		request_done(c);
 		return;
 	}
-	scrape_start(s, c, req, &opts, gzip);
+	scrape_start(s, c, req, &opts, &plan.cgroups, gzip);
 }
 
 /* ---- the server ---------------------------------------------------------------------- */

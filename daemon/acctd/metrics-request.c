@@ -12,10 +12,15 @@
 #include <strings.h>
 
 #include "basic/name-escape.h"
+#include "basic/parse.h"
+#include "basic/strv.h"
 #include "basic/util.h"
+#include "config/cgroup-glob.h"
 #include "config/metrics-families.h"
 
-#define ACCEPTED_FORMS "accepted: format=text|prometheus|openmetrics, family=NAME[,NAME...]\n"
+#define ACCEPTED_FORMS                                                                                    \
+	"accepted: format=text|prometheus|openmetrics, family=NAME[,NAME...], cgroup=GLOB[ GLOB...], "     \
+	"max_depth=0..255\n"
 
 /* Refuse with `code` and the text/plain `body`. */
 static void refuse(struct metrics_plan *ret, int code, const char *reason, const char *body)
@@ -27,8 +32,9 @@ static void refuse(struct metrics_plan *ret, int code, const char *reason, const
 
 /* A 400 naming what was refused: `what`, then the request's `word` (cut to
  * METRICS_REFUSED_WORD_MAX bytes and escaped: it is the client's, and may
- * hold anything a terminal obeys), then the accepted forms. */
-static void refuse_query(struct metrics_plan *ret, const char *what, const char *word)
+ * hold anything a terminal obeys) and `why` (static text; NULL: none), then
+ * the accepted forms. */
+static void refuse_query(struct metrics_plan *ret, const char *what, const char *word, const char *why)
 {
 	char escaped[4 * METRICS_REFUSED_WORD_MAX + 1];
 	size_t n = strlen(word);
@@ -37,8 +43,8 @@ static void refuse_query(struct metrics_plan *ret, const char *what, const char 
 	escaped[len] = '\0';
 	ret->code = 400;
 	ret->reason = "Bad Request";
-	snprintf(ret->body, sizeof(ret->body), "Bad query: %s '%s'%s; " ACCEPTED_FORMS, what, escaped,
-		 cut < n ? "..." : "");
+	snprintf(ret->body, sizeof(ret->body), "Bad query: %s '%s'%s%s%s%s; " ACCEPTED_FORMS, what, escaped,
+		 cut < n ? "..." : "", why ? " (" : "", why ?: "", why ? ")" : "");
 }
 
 /* Split "a,b c" into words (in place) and apply them to *families;
@@ -58,18 +64,64 @@ static int apply_family_param(char *v, uint32_t *families, const char **ret_bad)
 	return acct_metrics_families_apply(families, words, ret_bad);
 }
 
-/* format= and family= of the query into ret. Returns false for a bad query,
- * which ret then refuses (refuse_query()). */
+/* The blank-separated globs of one cgroup= value, normalised, onto
+ * ret->cgroups. Returns 0, -EINVAL with *ret_bad (the glob, in v) and
+ * *ret_why, -E2BIG with *ret_bad (past METRICS_CGROUP_GLOBS_MAX), or
+ * -ENOMEM. */
+static int apply_cgroup_param(char *v, struct metrics_plan *ret, size_t *n, const char **ret_bad,
+			      const char **ret_why)
+{
+	size_t before = *n;
+
+	for (char *save = NULL, *w = strtok_r(v, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		char *norm = NULL;
+		if (*n >= METRICS_CGROUP_GLOBS_MAX) {
+			*ret_bad = w;
+			return -E2BIG;
+		}
+		int r = cgroup_glob_normalize(w, &norm, ret_why);
+		if (r == -EINVAL)
+			*ret_bad = w;
+		if (r < 0)
+			return r;
+		r = strv_push(&ret->cgroups, n, norm);
+		if (r < 0) {
+			free(norm);
+			return r;
+		}
+	}
+	/* cgroup= with no glob in it: a mistake, not "everything" */
+	if (*n == before) {
+		*ret_bad = v;
+		*ret_why = "no glob";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A max_depth= value: a decimal 0..255, as the configuration key. */
+static int parse_depth(const char *v)
+{
+	uint64_t d = 0;
+	if (v[0] < '0' || v[0] > '9' || acct_parse_uint64(v, &d) < 0 || d > 255)
+		return -EINVAL;
+	return (int)d;
+}
+
+/* format=, family=, cgroup= and max_depth= of the query into ret. Returns
+ * false for a bad query, which ret then refuses (refuse_query(), or 500 for
+ * want of memory). */
 static bool apply_query(const char *query, struct metrics_plan *ret)
 {
 	struct evkeyvalq params;
 	bool family_seen = false, bad = false;
+	size_t nr_globs = 0;
 
 	TAILQ_INIT(&params);
 	/* evhttp's own parser (it decodes %XX and '+'); it fails also for want
 	 * of memory, which is then a 400 too. */
 	if (evhttp_parse_query_str(query, &params) < 0) {
-		refuse_query(ret, "cannot parse the query", query);
+		refuse_query(ret, "cannot parse the query", query, NULL);
 		bad = true;
 	}
 	for (struct evkeyval *kv = TAILQ_FIRST(&params); kv && !bad; kv = TAILQ_NEXT(kv, next)) {
@@ -79,7 +131,7 @@ static bool apply_query(const char *query, struct metrics_plan *ret)
 			else if (strcmp(kv->value, "openmetrics") == 0)
 				ret->format = ACCT_METRICS_OPENMETRICS;
 			else {
-				refuse_query(ret, "unknown format", kv->value);
+				refuse_query(ret, "unknown format", kv->value, NULL);
 				bad = true;
 			}
 		} else if (strcmp(kv->key, "family") == 0) {
@@ -90,11 +142,29 @@ static bool apply_query(const char *query, struct metrics_plan *ret)
 			int r = apply_family_param(kv->value, &ret->families, &refused);
 			if (r < 0) {
 				refuse_query(ret, r == -E2BIG ? "too many family words, from" : "unknown family",
-					     refused);
+					     refused, NULL);
+				bad = true;
+			}
+		} else if (strcmp(kv->key, "cgroup") == 0) {
+			const char *refused = "", *why = NULL;
+			int r = apply_cgroup_param(kv->value, ret, &nr_globs, &refused, &why);
+			if (r == -ENOMEM)
+				refuse(ret, 500, "Internal Server Error", "Out of memory.\n");
+			else if (r == -E2BIG)
+				refuse_query(ret, "too many cgroup globs (at most 64), from", refused, NULL);
+			else if (r < 0)
+				refuse_query(ret, "bad cgroup glob", refused, why);
+			bad = r < 0;
+		} else if (strcmp(kv->key, "max_depth") == 0) {
+			ret->max_depth = parse_depth(kv->value);
+			if (ret->max_depth < 0) {
+				refuse_query(ret, "bad max_depth", kv->value, "expected 0..255");
 				bad = true;
 			}
 		}
 	}
+	if (bad)
+		metrics_plan_done(ret);
 	evhttp_clear_headers(&params);
 	return !bad;
 }
@@ -215,6 +285,7 @@ void metrics_request_plan(const struct metrics_request *rq, uint32_t default_fam
 		.close = rq->major < 1 || (rq->major == 1 && rq->minor == 0),
 		.format = ACCT_METRICS_TEXT,
 		.families = default_families,
+		.max_depth = -1,
 	};
 	if (!rq->path || strcmp(rq->path, "/metrics") != 0) {
 		refuse(ret, 404, "Not Found", "Not found: metrics are at /metrics\n");
@@ -229,4 +300,10 @@ void metrics_request_plan(const struct metrics_request *rq, uint32_t default_fam
 	if (rq->query && !apply_query(rq->query, ret))
 		return;
 	ret->gzip = metrics_accepts_gzip(rq->accept_encoding);
+}
+
+void metrics_plan_done(struct metrics_plan *p)
+{
+	p->cgroups = strv_free(p->cgroups);
+	p->max_depth = -1;
 }

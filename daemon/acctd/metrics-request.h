@@ -1,7 +1,7 @@
 /* metrics-request.h - what the /metrics endpoint answers to one HTTP request,
  * decided from the request alone: no I/O, no server state, no libevent
  * request object. The path and method checks, the query parameters
- * (format=, family=), the content negotiation (Accept, Accept-Encoding) and
+ * (format=, family=, and the selection cgroup= and max_depth=), the content negotiation (Accept, Accept-Encoding) and
  * Connection: close for HTTP/1.0. metrics-http.c fills struct
  * metrics_request from evhttp's parse of the request, applies the plan, and
  * adds what depends on the server's state (the scrape limits: 503). Split out
@@ -33,7 +33,9 @@ struct metrics_request {
  * METRICS_REFUSED_WORD_MAX bytes of the request, escaped) and the accepted
  * forms. */
 #define METRICS_REFUSED_WORD_MAX 64
-#define METRICS_BODY_MAX (4 * METRICS_REFUSED_WORD_MAX + 192)
+#define METRICS_BODY_MAX (4 * METRICS_REFUSED_WORD_MAX + 320)
+/* At most this many cgroup= globs in one request (all values together). */
+#define METRICS_CGROUP_GLOBS_MAX 64
 
 struct metrics_plan {
 	/* 200: serve the page (GET) or its headers (HEAD), as below. Otherwise
@@ -47,18 +49,40 @@ struct metrics_plan {
 	enum acct_metrics_format format; /* format= in the query, else the Accept header's choice */
 	uint32_t families;               /* family= in the query (replacing the default), else the default */
 	bool gzip;                       /* Accept-Encoding allows gzip */
+	/* The request's selection of cgroups (docs/metrics.md, "Selection"):
+	 * the cgroup= globs, normalised as the include key's
+	 * (cgroup-glob.h), owned by the plan (metrics_plan_done()); NULL:
+	 * none. max_depth=; -1: none. */
+	char **cgroups;
+	int max_depth;
 };
+
+/* Whether the plan selects cgroups itself (cgroup= or max_depth=): its page
+ * shows what it asked for, and no [metrics] max_series cut applies. */
+static inline bool metrics_plan_selects(const struct metrics_plan *p)
+{
+	return p->cgroups || p->max_depth >= 0;
+}
 
 /* Decide the answer to rq; `default_families` is the configured set. In
  * order: a path other than "/metrics" (exactly; NULL included) is 404, a
  * method other than GET and HEAD 405, a query that does not parse or has a
- * format= other than text, prometheus or openmetrics, or a family= word that
- * acct_metrics_families_apply() refuses, 400, whose body names what was
- * refused (the request's own word, cut and escaped for a terminal as
- * name_escape() does) and shows the accepted forms; everything else is 200.
- * Parameters other than format and family are ignored; of several format=,
- * the last counts; several family= add up. Always fills *ret. */
+ * format= other than text, prometheus or openmetrics, a family= word that
+ * acct_metrics_families_apply() refuses, a cgroup= glob that
+ * cgroup_glob_normalize() refuses (or more than METRICS_CGROUP_GLOBS_MAX of
+ * them), or a max_depth= that is not a decimal 0..255, 400, whose body names
+ * what was refused (the request's own word, cut and escaped for a terminal
+ * as name_escape() does, and for a glob why) and shows the accepted forms;
+ * running out of memory is 500; everything else is 200. Parameters other
+ * than these are ignored; of several format= or max_depth=, the last
+ * counts; several family= add up, and so do several cgroup= (each a
+ * blank-separated list, as the include key). Always fills *ret; release it
+ * with metrics_plan_done(). */
 void metrics_request_plan(const struct metrics_request *rq, uint32_t default_families, struct metrics_plan *ret);
+
+/* Free what the plan owns (its globs); the plan stays valid, selecting
+ * nothing. */
+void metrics_plan_done(struct metrics_plan *p);
 
 /* Content negotiation. Which format an Accept header asks for: OpenMetrics
  * when it accepts application/openmetrics-text (version 1.0.0 or none) with a

@@ -43,6 +43,7 @@
 #include "basic/suggest.h"
 #include "basic/util.h"
 #include "collector-mode.h"
+#include "cgroup-glob.h"
 #include "metrics-families.h"
 
 /* Longest string any format_*() below writes, NUL included. */
@@ -206,6 +207,8 @@ static const struct key_desc keys[] = {
 
 	KEY("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
 	KEY("metrics", "max_depth", V_INTEGER, S_UINT, metrics_max_depth, 0, 255),
+	/* The default page's bound (docs/metrics.md, "Selection"). */
+	KEY("metrics", "max_series", V_INTEGER, S_UINT, metrics_max_series, 0, UINT_MAX),
 	KEY("metrics", "include", V_INCLUDE, S_NONE, metrics_include, 0, 0),
 	KEY("metrics", "exclude", V_EXCLUDE, S_NONE, metrics_exclude, 0, 0),
 	KEY("metrics", "families", V_FAMILIES, S_NONE, metrics_families, 0, 0),
@@ -598,17 +601,21 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 		r = strv_split(v, &globs);
 		if (r < 0)
 			return r;
-		/* Cgroup paths are matched as "/a/b": a glob written relative to
-		 * the root ("system.slice/x") gets its leading "/". Globs that start
-		 * with "*" match across slashes already and stay as written. */
+		/* The syntax a scrape's cgroup= takes too (cgroup-glob.h): a
+		 * glob relative to the root gets its leading "/". */
 		for (size_t i = 0; globs[i]; i++) {
-			if (globs[i][0] == '/' || globs[i][0] == '*')
-				continue;
-			char *abs = NULL;
-			if (asprintf(&abs, "/%s", globs[i]) < 0)
-				return -ENOMEM;
+			const char *why = NULL;
+			char *norm = NULL;
+			r = cgroup_glob_normalize(globs[i], &norm, &why);
+			if (r == -EINVAL) {
+				r = asprintf(&reason, "invalid glob '%s' (%s)", globs[i], why);
+				*ret_reason = r < 0 ? NULL : reason;
+				return r < 0 ? -ENOMEM : -EINVAL;
+			}
+			if (r < 0)
+				return r;
 			free(globs[i]);
-			globs[i] = abs;
+			globs[i] = norm;
 		}
 		if (k->kind == V_INCLUDE && !globs[0]) {
 			size_t n = 0;
@@ -801,6 +808,7 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.max_watched_cgroups = 262144,
 		.max_queries_per_user = 4,
 		.metrics_max_depth = 32,
+		.metrics_max_series = 50000,
 		.history_enabled = true,
 		.history_interval_us = 10 * USEC_PER_SEC,
 		/* 3 h: at 10,000 cgroups 47 MB of points beside a day's

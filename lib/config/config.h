@@ -75,6 +75,7 @@ struct acct_config {
 	/* [metrics] */
 	char *metrics_listen;         /* "HOST:PORT", "[V6]:PORT" or "none" (127.0.0.1:9847) */
 	unsigned metrics_max_depth;   /* per-cgroup series down to this depth (32) */
+	unsigned metrics_max_series;  /* the default page's cut: whole deepest levels beyond it (50,000; 0: none) */
 	char **metrics_include;       /* globs on cgroup paths for per-cgroup series ("*") */
 	char **metrics_exclude;       /* globs; excludes the subtree from the metrics () */
 	char **metrics_families;      /* family words, see docs/metrics.md ("default") */

@@ -85,6 +85,10 @@ static void header(struct acct_metrics_page *p, const struct fam *f)
 char *metrics_line(struct acct_metrics_page *p, const struct fam *f, const char *suffix, const struct row *r,
 		   const struct lbl *l, size_t nl)
 {
+	if (p->counting) {
+		p->counted++;
+		return NULL; /* the callers write nothing for NULL */
+	}
 	size_t name_len = p->name_len[p->fi];
 	size_t need = name_len + 16 + 64 + (r ? LABEL_MAX_EXPANSION * (size_t)r->len + 12 : 0);
 	for (size_t i = 0; i < nl; i++)

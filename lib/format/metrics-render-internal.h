@@ -24,6 +24,7 @@ struct row {
 	uint32_t len;        /* strlen(path) */
 	bool plain;          /* the path needs no escaping */
 	bool dead;           /* a tombstone: only the removed families (ROWS_REMOVED) show it */
+	uint8_t depth;       /* below the root (0), for the max_series cut */
 	uint64_t died_us;    /* when dead: its removal (monotonic) */
 	uint8_t psi_known;   /* bit per enum acct_psi_resource */
 	bool cpu_rate_known; /* a CPU rate was computed (cpu_rate, cpu_rate_avg) */
@@ -105,6 +106,12 @@ struct acct_metrics_page {
 	bool done;
 
 	struct kind_stats kinds[_KIND_MAX];
+
+	/* The max_series cut (acct_metrics_page_cut()); while `counting`,
+	 * metrics_line() counts a sample in `counted` and writes nothing. */
+	struct acct_metrics_cut cut;
+	bool counting;
+	uint64_t counted;
 
 	struct text_buf w;
 	uint64_t bytes;

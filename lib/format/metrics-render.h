@@ -26,7 +26,12 @@
  * acctd's own counters, whose start is known, and none for per-cgroup ones,
  * whose start is not), label cgroup="PATH" with \\, \" and \n escaped and
  * bytes that are not UTF-8 written as the four characters \xNN, no timestamps.
- * A path with a live record and tombstones is exported once (the live one). */
+ * A path with a live record and tombstones is exported once (the live one).
+ *
+ * Which cgroups a page shows: those the options' filters let through (depth,
+ * include, exclude, a scrape's select), less whole levels, deepest first,
+ * where their per-cgroup series would pass max_series (the cut; the page
+ * says what it left out). */
 #pragma once
 
 #include <stdbool.h>
@@ -54,13 +59,25 @@ struct acct_metrics_options {
 	char *const *exclude;           /* globs; a match leaves out the subtree; NULL: none */
 	char *const *memory_stat_types; /* globs on memory.stat types; NULL: all */
 	uint32_t families;              /* bits of enum acct_metrics_family */
+	char *const *select;            /* a scrape's cgroup= globs: also required; NULL: none */
+	/* The cut that bounds a page: when the per-cgroup series of the
+	 * cgroups above would pass max_series, whole levels are left out,
+	 * deepest first, until the rest fits (0: no cut). Whole levels, so that
+	 * the page shows the same cgroups from one scrape to the next. */
+	unsigned max_series;
+	/* The depth the previous page of this kind showed (struct
+	 * acct_metrics_cut's depth_shown), for the cut's hysteresis: beyond it
+	 * a level is added only when it fits in 90% of max_series, so that a
+	 * level whose series hover at the bound does not come and go. INT_MAX:
+	 * none (the default); -1: the previous page showed no cgroup. */
+	int cut_hint;
 };
 
 /* The memory.stat types exported by default (NULL-terminated). */
 extern char *const acct_metrics_default_memory_stat_types[];
 
 /* Fill *o with the defaults: text, depth 32, every cgroup, the default
- * families and memory.stat types. */
+ * families and memory.stat types, no max_series cut and no hint for it. */
 void acct_metrics_options_default(struct acct_metrics_options *o);
 
 /* A labelled count (API requests by method and result, HTTP responses by code). */
@@ -171,6 +188,17 @@ int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_met
 
 /* Bytes rendered so far. */
 uint64_t acct_metrics_page_bytes(const struct acct_metrics_page *p);
+
+/* What the max_series cut left out of the page: cgroups and their
+ * per-cgroup series (0 and 0 without a cut); the deepest level shown (-1:
+ * none; the depth limit when nothing was cut). The page says the same in
+ * acctd_metrics_cgroups_left_out, acctd_metrics_series_left_out and, in the
+ * text format, a comment line. */
+struct acct_metrics_cut {
+	uint64_t cgroups, series;
+	int depth_shown;
+};
+void acct_metrics_page_cut(const struct acct_metrics_page *p, struct acct_metrics_cut *ret);
 
 /* Accepts NULL; returns NULL. */
 struct acct_metrics_page *acct_metrics_page_free(struct acct_metrics_page *p);

@@ -263,7 +263,8 @@ const struct fam metrics_self_families[] = {
 	  SERIES({ .v = FIELD(struct acct_metrics_self, cgroups_live, SRC_SELF, V_U64), .l = { { "state", "live" } } },
 		 { .v = FIELD(struct acct_metrics_self, cgroups_dead, SRC_SELF, V_U64), .l = { { "state", "dead" } } })),
 	G("acctd_metrics_cgroups", T_GAUGE, -1, NULL,
-	  "cgroups on this page, after metrics.max_depth and the include and exclude globs (one per path).",
+	  "cgroups on this page, after metrics.max_depth, the include and exclude globs, a scrape's selection and the "
+	  "max_series cut (one per path).",
 	  .global = g_exported),
 	G("acctd_sampling_pass_duration_seconds", T_HISTOGRAM, -1, "seconds",
 	  "Wall-clock duration of sampling passes: kind fast reads the fast files only, slow the slow files too.",

@@ -3,8 +3,12 @@
 
 At each size (default 1,000 and 10,000 cgroups, fake v2 trees built with
 tests/fakecg.py), acctd runs with its default configuration (fast interval
-1 s, slow 10 s) and is scraped REPS times in each of four ways: text 0.0.4 or
-OpenMetrics, gzip off or on. Per way it reports:
+1 s, slow 10 s, [metrics] max_series 50,000) and is scraped REPS times in each
+of these ways: text 0.0.4 or OpenMetrics, gzip off or on, each of the default
+page (bounded by max_series) and of a page that selects cgroups itself
+(--select, default ?max_depth=2: one more level than the default page shows
+at 10,000, no max_series cut), and the whole tree (?cgroup=*, what the
+default page was before max_series). Per way it reports:
 
   * scrape time: from sending the request to the last byte, by a client that
     reads as fast as it can (median and 90th percentile, ms);
@@ -15,7 +19,9 @@ OpenMetrics, gzip off or on. Per way it reports:
     (a fresh daemon per way, its peak reset with /proc/PID/clear_refs once it
     has sampled everything).
 
-The target of the issue: <= 100 ms per scrape at 10,000 cgroups without gzip.
+The targets: <= 100 ms per scrape at 10,000 cgroups without gzip (issue 5);
+the default page at 10,000 cgroups in the low tens of thousands of series and
+under 250 ms (median; issue 31).
 Trees are cached in --tree-dir (building 10,000 cgroups takes a minute).
 
 Output: a Markdown table on stdout; --json FILE for every figure.
@@ -76,9 +82,9 @@ def reset_peak(pid):
         return False
 
 
-def scrape(port, accept, gz, buf):
-    """One GET /metrics: (seconds to the last byte, wire bytes, body)."""
-    headers = "GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n"
+def scrape(port, accept, gz, buf, query=""):
+    """One GET /metrics?query: (seconds to the last byte, wire bytes, body)."""
+    headers = "GET /metrics%s HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n" % query
     if accept:
         headers += "Accept: %s\r\n" % accept
     if gz:
@@ -161,7 +167,7 @@ def stop_acctd(proc):
         proc.wait()
 
 
-def measure_way(acctd, root, reps, workdir, fmt, accept, gz):
+def measure_way(acctd, root, reps, workdir, fmt, accept, gz, page="default", query=""):
     """A fresh daemon per way, so that its peak memory is this way's."""
     proc, port = start_acctd(acctd, root, workdir)
     try:
@@ -178,7 +184,7 @@ def measure_way(acctd, root, reps, workdir, fmt, accept, gz):
         c0, w0 = proc_cpu(proc.pid), time.monotonic()
         body = None
         for _ in range(reps):
-            t, n, raw = scrape(port, accept, gz, buf)
+            t, n, raw = scrape(port, accept, gz, buf, query)
             times.append(t)
             wire.append(n)
             body = raw
@@ -189,17 +195,19 @@ def measure_way(acctd, root, reps, workdir, fmt, accept, gz):
         stop_acctd(proc)
     head, payload = dechunk(body)
     assert " 200 " in head.split("\r\n")[0], head
-    page = gzip.decompress(payload) if gz else payload
-    assert page.endswith(b"# EOF\n") == (fmt == "openmetrics")
+    page_text = gzip.decompress(payload) if gz else payload
+    assert page_text.endswith(b"# EOF\n") == (fmt == "openmetrics")
     times.sort()
     return {
-        "format": fmt, "gzip": gz, "reps": reps,
+        "page": page, "query": query, "format": fmt, "gzip": gz, "reps": reps,
+        "series": sum(1 for line in page_lines(page_text) if line and not line.startswith(b"#")),
+        "cgroups_left_out": left_out(page_text),
         "median_ms": statistics.median(times) * 1e3,
         "p90_ms": times[min(len(times) - 1, int(len(times) * 0.9))] * 1e3,
         "min_ms": times[0] * 1e3,
         "wire_bytes": int(statistics.median(wire)),
-        "page_bytes": len(page),
-        "lines": page.count(b"\n"),
+        "page_bytes": len(page_text),
+        "lines": page_text.count(b"\n"),
         "cpu_ms_per_scrape": max(cpu, 0) / reps * 1e3,
         "idle_cpu_per_s": idle_cpu_per_s,
         "rss_before": rss, "rss_after": rss_after, "hwm": hwm,
@@ -207,14 +215,26 @@ def measure_way(acctd, root, reps, workdir, fmt, accept, gz):
     }
 
 
-def measure(acctd, root, reps, workdir):
+def page_lines(page):
+    return page.split(b"\n")
+
+
+def left_out(page):
+    """acctd_metrics_cgroups_left_out of a page (None: absent)."""
+    for line in page_lines(page):
+        if line.startswith(b"acctd_metrics_cgroups_left_out "):
+            return int(float(line.split()[1]))
+    return None
+
+
+def measure(acctd, root, reps, workdir, pages, ways):
     rows = []
-    for fmt, accept in (("text", None), ("openmetrics", OM_ACCEPT)):
-        for gz in (False, True):
-            row = measure_way(acctd, root, reps, workdir, fmt, accept, gz)
+    for page, query in pages:
+        for fmt, accept, gz in ways:
+            row = measure_way(acctd, root, reps, workdir, fmt, accept, gz, page, query)
             rows.append(row)
-            log("%s gzip=%s: median %.1f ms, %d bytes, peak +%.1f MB" % (
-                fmt, gz, row["median_ms"], row["wire_bytes"], (row["peak_delta"] or 0) / 1e6))
+            log("%s %s gzip=%s: median %.1f ms, %d series, %d bytes, peak +%.1f MB" % (
+                page, fmt, gz, row["median_ms"], row["series"], row["wire_bytes"], (row["peak_delta"] or 0) / 1e6))
     return rows
 
 
@@ -242,6 +262,11 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--tree-dir", default=os.path.join(tempfile.gettempdir(), "acctd-bench-metrics-trees"))
     ap.add_argument("--json", help="write every figure as JSON to FILE (- for stdout)")
+    ap.add_argument("--select", default="?max_depth=2",
+                    help="the query of the selected page (default ?max_depth=2); empty: none")
+    ap.add_argument("--whole", action="store_true", help="also the whole tree (?cgroup=*)")
+    ap.add_argument("--ways", default="text,openmetrics,text+gzip,openmetrics+gzip",
+                    help="formats, +gzip for gzip (default all four)")
     args = ap.parse_args()
     if not os.path.exists(args.acctd):
         sys.exit("no acctd at %s (--acctd or ACCTD)" % args.acctd)
@@ -249,19 +274,29 @@ def main():
     results = {"machine": machine(), "date": datetime.date.today().isoformat(), "sizes": {}}
     for size in [int(x) for x in args.sizes.split(",")]:
         root = build_tree(args.tree_dir, size)
+        pages = [("default", "")] + ([("selected", args.select)] if args.select else []) + \
+            ([("whole", "?cgroup=*")] if args.whole else [])
+        ways = []
+        for w in args.ways.split(","):
+            fmt = w.split("+")[0]
+            ways.append((fmt, OM_ACCEPT if fmt == "openmetrics" else None, w.endswith("+gzip")))
         with tempfile.TemporaryDirectory() as work:
-            rows = measure(args.acctd, root, args.reps, work)
+            rows = measure(args.acctd, root, args.reps, work, pages, ways)
         results["sizes"][size] = {"rows": rows}
 
     print("Machine: %s.\n" % results["machine"])
-    print("| cgroups | format | gzip | scrape median | p90 | on the wire | page | lines | acctd CPU/scrape | peak memory |")
-    print("|--------:|--------|------|--------------:|----:|------------:|-----:|------:|-----------------:|------------:|")
+    print("| cgroups | page | format | gzip | scrape median | p90 | on the wire | page | series | left out "
+          "| acctd CPU/scrape | peak memory |")
+    print("|--------:|------|--------|------|--------------:|----:|------------:|-----:|-------:|---------:"
+          "|-----------------:|------------:|")
     for size, r in results["sizes"].items():
         for row in r["rows"]:
-            print("| {:,} | {} | {} | {:.1f} ms | {:.1f} ms | {} | {} | {:,} | {:.1f} ms | {} |".format(
-                size, row["format"], "on" if row["gzip"] else "off", row["median_ms"], row["p90_ms"],
-                mb(row["wire_bytes"]), mb(row["page_bytes"]), row["lines"], row["cpu_ms_per_scrape"],
-                "+" + mb(row["peak_delta"]) if row["peak_delta"] is not None else "-"))
+            print("| {:,} | {} | {} | {} | {:.1f} ms | {:.1f} ms | {} | {} | {:,} | {} | {:.1f} ms | {} |".format(
+                size, row["page"] + (" `%s`" % row["query"] if row["query"] else ""), row["format"],
+                "on" if row["gzip"] else "off", row["median_ms"], row["p90_ms"],
+                mb(row["wire_bytes"]), mb(row["page_bytes"]), row["series"],
+                "-" if row["cgroups_left_out"] is None else "{:,}".format(row["cgroups_left_out"]),
+                row["cpu_ms_per_scrape"], "+" + mb(row["peak_delta"]) if row["peak_delta"] is not None else "-"))
     if args.json:
         text = json.dumps(results, indent=2)
         if args.json == "-":

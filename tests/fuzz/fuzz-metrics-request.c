@@ -19,6 +19,11 @@
  *     families, gzip as Accept-Encoding allows; without format= in the query
  *     the format is still the Accept header's, without family= the families
  *     are the default; families stay within the known set;
+ *   - the selection: without cgroup= no globs, without max_depth= no depth
+ *     (-1); a served plan's globs are at most METRICS_CGROUP_GLOBS_MAX, each
+ *     in normal form (cgroup_glob_normalize() gives it back unchanged) and
+ *     free of control characters, its depth 0..255; a refused plan selects
+ *     nothing; metrics_plan_done() releases the globs (LeakSanitizer);
  *   - the same request gives the same plan.
  *
  * Built by meson with -Dfuzz=true (clang); make check-fuzz and make fuzz run
@@ -32,6 +37,7 @@
 
 #include <event2/http.h>
 
+#include "cgroup-glob.h"
 #include "metrics-families.h"
 #include "metrics-request.h"
 #include "util.h"
@@ -136,8 +142,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	metrics_request_plan(&rq, ACCT_METRICS_FAMILIES_DEFAULT, &again);
 	check(plan.code == again.code && plan.reason == again.reason && strcmp(plan.body, again.body) == 0 &&
 		      plan.close == again.close && plan.allow == again.allow && plan.format == again.format &&
-		      plan.families == again.families && plan.gzip == again.gzip,
+		      plan.families == again.families && plan.gzip == again.gzip && plan.max_depth == again.max_depth &&
+		      !plan.cgroups == !again.cgroups,
 	      "the same request, the same plan");
+	for (size_t i = 0; plan.cgroups && (plan.cgroups[i] || again.cgroups[i]); i++)
+		check(plan.cgroups[i] && again.cgroups[i] && strcmp(plan.cgroups[i], again.cgroups[i]) == 0,
+		      "the same request, the same globs");
+	metrics_plan_done(&again);
 
 	enum acct_metrics_format negotiated = metrics_negotiate_format(accept);
 	check(negotiated == ACCT_METRICS_TEXT || negotiated == ACCT_METRICS_OPENMETRICS, "negotiated format");
@@ -149,7 +160,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (is_metrics)
 		check((plan.code == 405) == (rq.method == METRICS_METHOD_OTHER), "405 exactly for another method");
 	check(plan.allow == (plan.code == 405), "Allow with 405");
-	check(plan.code == 200 || plan.code == 400 || plan.code == 404 || plan.code == 405, "codes");
+	check(plan.code == 200 || plan.code == 400 || plan.code == 404 || plan.code == 405 || plan.code == 500,
+	      "codes");
+	check(plan.code == 200 || (!plan.cgroups && plan.max_depth == -1), "a refusal selects nothing");
+	check(plan.max_depth >= -1 && plan.max_depth <= 255, "max_depth -1..255");
+	if (!query || !strstr(query, "cgroup"))
+		check(!plan.cgroups, "no globs without cgroup=");
+	if (!query || !strstr(query, "max_depth"))
+		check(plan.max_depth == -1, "no depth without max_depth=");
+	size_t nr_globs = 0;
+	for (char **g = plan.cgroups; g && *g; g++, nr_globs++) {
+		char *again_g = NULL;
+		check(cgroup_glob_normalize(*g, &again_g, NULL) == 0 && strcmp(again_g, *g) == 0,
+		      "a glob in normal form");
+		free(again_g);
+		check((*g)[0] == '/' || (*g)[0] == '*', "a glob starts with / or *");
+		for (const char *c = *g; *c; c++)
+			check((unsigned char)*c >= 0x20 && *c != 0x7f, "no control character in a glob");
+	}
+	check(nr_globs <= METRICS_CGROUP_GLOBS_MAX, "at most METRICS_CGROUP_GLOBS_MAX globs");
+	check(!plan.cgroups || nr_globs > 0, "no empty list of globs");
 	if (plan.code == 400)
 		check(query != NULL, "400 only for a query");
 	if (plan.code != 200) {
@@ -167,6 +197,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(plan.families == ACCT_METRICS_FAMILIES_DEFAULT, "the default families without family=");
 	}
 
+	metrics_plan_done(&plan);
+	check(!plan.cgroups, "metrics_plan_done() releases the globs");
 	free(accept);
 	free(encoding);
 	free(path_c);

@@ -237,7 +237,11 @@ def test_one_user_cannot_take_every_scrape_slot(fakecg, tmp_path):
         for i in range(2000):
             fs.mkdir("/svc-%04d.service" % i, memory=1 << 20, cpu_usec=1000 * i, procs=[1000 + i])
     port = free_port()
-    conf = acctd.fast_config(tmp_path, sampling__fast_interval="1s", sampling__slow_interval="2s")
+    # max_series = 0: the page must be all 2,000 cgroups, larger than the
+    # socket buffers, or it would be sent whole and hold no slot (the
+    # default bound leaves out the level of the 2,000 services)
+    conf = acctd.fast_config(tmp_path, sampling__fast_interval="1s", sampling__slow_interval="2s",
+                             metrics__max_series="0")
     with acctd.Daemon(tmp_path, fs.root, conf, extra=["--metrics-listen", "127.0.0.1:%d" % port]) as d:
         d.next_state(1, timeout=30)
         hog = subprocess.Popen([sys.executable, "-c", HOLD_SCRAPES, str(port), "8"], stdin=subprocess.PIPE,

@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -235,7 +236,9 @@ def test_promtool_host(tmp_path):
 class Prometheus:
     # interval: scrape interval and timeout (longer where acctd reads a
     # loaded host's real tree, test_cadvisor.py)
-    def __init__(self, tmp_path, target_port, text=False, interval="1s"):
+    # jobs: more scrape configurations ({"job_name": ..., "params": ...}),
+    # each scraping acctd as well
+    def __init__(self, tmp_path, target_port, text=False, interval="1s", jobs=()):
         self.port = free_port()
         self.dir = tmp_path / ("prometheus-text" if text else "prometheus")
         self.dir.mkdir()
@@ -250,7 +253,9 @@ class Prometheus:
             # them all (promtool reads text only)
             job["params"] = {"family": ["all"]}
         cfg = self.dir / "prometheus.yml"
-        cfg.write_text(json.dumps({"global": {"scrape_interval": "1s"}, "scrape_configs": [job]}))  # JSON is YAML
+        more = [dict(j, scrape_interval=interval, scrape_timeout=interval,
+                     static_configs=[{"targets": ["127.0.0.1:%d" % target_port]}]) for j in jobs]
+        cfg.write_text(json.dumps({"global": {"scrape_interval": "1s"}, "scrape_configs": [job] + more}))  # JSON is YAML
         self.log = open(self.dir / "prometheus.log", "w")
         self.proc = subprocess.Popen(
             [PROMETHEUS, "--config.file=%s" % cfg, "--storage.tsdb.path=%s" % (self.dir / "data"),
@@ -267,13 +272,13 @@ class Prometheus:
     def query(self, q):
         return self.api("query", query=q)["result"]
 
-    def wait_up(self, timeout=60):
+    def wait_up(self, timeout=60, job="acctd"):
         end = time.monotonic() + timeout
         last = None
         while time.monotonic() < end:
             assert self.proc.poll() is None, "prometheus exited:\n" + self.logtext()
             try:
-                r = self.query('up{job="acctd"}')
+                r = self.query('up{job="%s"}' % job)
                 if r and r[0]["value"][1] == "1":
                     return
                 last = self.api("targets")
@@ -350,6 +355,145 @@ def test_prometheus_scrapes(fakecg, tmp_path, text):
                 assert r and float(r[0]["value"][1]) == 0.0125, r
                 assert prom.query('acctd_memory_stat_events_total{cgroup="%s"}' % a)
                 assert prom.query('acctd_engine_folds')
+        finally:
+            prom.stop()
+
+
+# ---- selection and the max_series cut ------------------------------------------------------
+
+def cgroups_on(page):
+    """The cgroups a page shows series of (any family)."""
+    return {dict(k[1])["cgroup"] for k in samples(page) if "cgroup" in dict(k[1])}
+
+
+def depth(path):
+    return 0 if path == "/" else path.count("/")
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_selection_and_cut(fakecg, tmp_path):
+    """?cgroup= and ?max_depth= choose exactly the cgroups they name, within
+    the configuration (its excludes stay out); the default page of a tree
+    larger than [metrics] max_series shows whole levels and says how many
+    cgroups it left out and how to get them; a real Prometheus stores what a
+    scrape configuration's params select."""
+    build_tree(fakecg)
+    fakecg.mkdir("/system.slice/a.service/worker", memory=1 << 20, procs=[30])
+    excluded = "/system.slice/b.service"
+    # The levels' series, measured on this tree: depth <= 1 ~130, <= 2 ~400.
+    # 250 cuts between them; the assertions below hold for any cut there.
+    conf = acctd.fast_config(tmp_path, metrics__max_series="250", metrics__exclude=excluded)
+    d, m = start(tmp_path, fakecg, config=conf)
+    with d:
+        d.wait(lambda doc: live(doc, "/system.slice/a.service/worker") and all(live(doc, p) for p in HOSTILE),
+               what="the tree")
+        m.wait()
+        doc = d.next_state(1)
+        every = {c["path"] for c in doc["cgroups"] if c["state"] == "live"} - {excluded}
+        assert every == {"/", "/system.slice", "/system.slice/a.service", "/system.slice/a.service/worker",
+                         "/user.slice", "/user.slice/user-1000.slice", "/hostile.slice"} | set(HOSTILE), every
+
+        def page(query):
+            text, _ = m.page("/metrics" + query)
+            return text
+
+        # Selected pages: exactly what was asked for, no cut, nothing said left out.
+        cases = {
+            "?cgroup=/system.slice/*": {"/system.slice/a.service", "/system.slice/a.service/worker"},
+            "?cgroup=system.slice/*&max_depth=2": {"/system.slice/a.service"},
+            "?cgroup=/system.slice&cgroup=/hostile.slice/*+/user.slice/*":
+                {"/system.slice", "/user.slice/user-1000.slice"} | set(HOSTILE),
+            "?max_depth=2": {p for p in every if depth(p) <= 2},
+            "?max_depth=0": {"/"},
+            "?cgroup=*": every,
+            "?cgroup=/nothing/*": set(),
+            "?max_depth=3&family=memory": every,
+        }
+        for query, want in cases.items():
+            text = page(query)
+            assert cgroups_on(text) == want, (query, sorted(cgroups_on(text) ^ want))
+            assert "\nacctd_metrics_cgroups_left_out 0\n" in text, query
+            assert "# acctd:" not in text, query
+            assert excluded not in text, query
+            if os.path.exists(PROMTOOL):
+                promtool(text)
+
+        # Refused: a 400 naming what and why.
+        for query, body in [("?cgroup=/a//b", "Bad query: bad cgroup glob '/a//b' (an empty path component)"),
+                            ("?cgroup=/a/[x", "Bad query: bad cgroup glob '/a/[x' (a '[' without its ']')"),
+                            ("?cgroup=", "Bad query: bad cgroup glob '' (no glob)"),
+                            ("?max_depth=x", "Bad query: bad max_depth 'x' (expected 0..255)")]:
+            status, _, data = m.request(path="/metrics" + query)
+            assert status == 400 and data.decode().startswith(body), (query, status, data)
+
+        # The default page: whole levels from the root, the deeper ones left
+        # out and counted, in a gauge and a comment naming the parameters.
+        text = page("")
+        shown = cgroups_on(text)
+        deepest = max(depth(p) for p in shown)
+        assert shown == {p for p in every if depth(p) <= deepest}, sorted(shown)
+        assert deepest == 1, sorted(shown)
+        left = every - shown
+        s = samples(text)
+        assert s[("acctd_metrics_cgroups_left_out", frozenset())] == len(left)
+        assert s[("acctd_metrics_series_left_out", frozenset())] > 0
+        assert s[("acctd_metrics_cgroups", frozenset())] == len(shown)
+        comment = [line for line in text.split("\n") if line.startswith("# acctd: ")]
+        assert comment == ["# acctd: %d cgroups below depth 1 (%d series) left out of this page by [metrics] "
+                           "max_series = 250; ask for them with ?max_depth=N or ?cgroup=GLOB"
+                           % (len(left), s[("acctd_metrics_series_left_out", frozenset())])], comment
+        if os.path.exists(PROMTOOL):
+            promtool(text)  # the comment is a comment to Prometheus's text parser
+        # ... the same cut in OpenMetrics, without the comment (not allowed there)
+        om, _ = m.page(headers={"Accept": PROMETHEUS_ACCEPT})
+        assert cgroups_on(om) == shown and "# acctd:" not in om
+        assert "\nacctd_metrics_cgroups_left_out %d\n" % len(left) in om
+        # ... and stable: the next scrape shows the same cgroups
+        assert cgroups_on(page("")) == shown
+
+        # Hysteresis: the cut deepens past the depth it showed last only when
+        # the deeper level fits in 90% of max_series; it shrinks at once.
+        # S2: the per-cgroup series down to depth 2 (samples with a cgroup label).
+        s2 = sum(1 for k in samples(page("?max_depth=2")) if "cgroup" in dict(k[1]))
+        reloads = 0
+
+        def default_depth(max_series):
+            nonlocal reloads
+            assert acctd.fast_config(tmp_path, metrics__max_series=str(max_series), metrics__exclude=excluded) == conf
+            d.signal(signal.SIGHUP)
+            reloads += 1
+            d.wait(lambda doc: doc["daemon"]["reloads"] == reloads and doc["daemon"]["reload_result"] == "ok",
+                   what="reload %d" % reloads)
+            return max(map(depth, cgroups_on(page(""))))
+
+        assert default_depth(s2) == 1                   # fits, but not in 90%: stays at depth 1
+        assert default_depth(s2 * 10 // 9 + 1) == 2     # fits in 90%: deepens
+        assert default_depth(s2) == 2                   # shown before and still fits: stays
+        assert default_depth(s2 - 1) == 1               # no longer fits: at once
+        assert default_depth(250) == 1
+
+        # A real Prometheus: one job with the default page, one whose params select.
+        if not os.path.exists(PROMETHEUS):
+            return
+        prom = Prometheus(tmp_path, m.port, jobs=[
+            {"job_name": "acctd-selected", "params": {"cgroup": ["/system.slice/*", "/hostile.slice/*"],
+                                                       "max_depth": ["2"]}}])
+        try:
+            prom.wait_up()
+            prom.wait_up(job="acctd-selected")
+            stored = {r["metric"]["cgroup"] for r in prom.query('acctd_value_age_seconds{job="acctd-selected"}')}
+            assert stored == {"/system.slice/a.service"} | set(HOSTILE), sorted(stored)
+            # The job "acctd" asks for family=all: not a selection, so cut,
+            # and with more series per cgroup, fewer levels fit.
+            text = page("?family=all")
+            shown_all = cgroups_on(text)
+            assert shown_all and shown_all == {p for p in every if depth(p) <= max(map(depth, shown_all))}
+            stored = {r["metric"]["cgroup"] for r in prom.query('acctd_value_age_seconds{job="acctd"}')}
+            assert stored == shown_all, sorted(stored)
+            r = prom.query('acctd_metrics_cgroups_left_out{job="acctd"}')
+            assert r and float(r[0]["value"][1]) == len(every - shown_all), r
+            r = prom.query('acctd_metrics_cgroups_left_out{job="acctd-selected"}')
+            assert r and float(r[0]["value"][1]) == 0, r
         finally:
             prom.stop()
 
