@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <sys/queue.h> /* before keyvalq_struct.h */
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -39,6 +38,7 @@
 #include "build-config.h"
 #include "daemon-stats.h"
 #include "format/metrics-render.h"
+#include "metrics-cut-hints.h"
 #include "metrics-request.h"
 #include "tcp-peer.h"
 
@@ -118,16 +118,7 @@ struct metrics_server {
 	uint64_t connections_total, evicted_total, refused_total, timeouts_total;
 	uint64_t responses[ELEMENTSOF(response_codes)];
 	double start_time; /* wall clock of the manager's start: fixed, for _created */
-	/* The depth the last bounded page of each set of families showed: the
-	 * max_series cut's hysteresis (acct_metrics_options.cut_hint). A few
-	 * sets, since a Prometheus job rarely asks for more than one; the
-	 * least recently used goes first. */
-	struct cut_hint {
-		uint32_t families;
-		int depth;
-		uint64_t used; /* 0: free; else when last used (cut_hint_clock) */
-	} cut_hints[4];
-	uint64_t cut_hint_clock;
+	struct metrics_cut_hints cut_hints; /* the max_series cut's hysteresis */
 };
 
 /* ---- connections ------------------------------------------------------------- */
@@ -720,31 +711,6 @@ static void options_from_config(const struct acct_config *cfg, struct acct_metri
 		o->families = set;
 }
 
-/* The hint for a bounded page of `families`: the depth the last one showed,
- * INT_MAX for none. */
-static int cut_hint_get(const struct metrics_server *s, uint32_t families)
-{
-	for (size_t i = 0; i < ELEMENTSOF(s->cut_hints); i++)
-		if (s->cut_hints[i].used && s->cut_hints[i].families == families)
-			return s->cut_hints[i].depth;
-	return INT_MAX;
-}
-
-static void cut_hint_set(struct metrics_server *s, uint32_t families, int depth)
-{
-	struct cut_hint *slot = &s->cut_hints[0];
-	for (size_t i = 0; i < ELEMENTSOF(s->cut_hints); i++) {
-		struct cut_hint *h = &s->cut_hints[i];
-		if (h->used && h->families == families) {
-			slot = h;
-			break;
-		}
-		if (h->used < slot->used)
-			slot = h;
-	}
-	*slot = (struct cut_hint){ .families = families, .depth = depth, .used = ++s->cut_hint_clock };
-}
-
 /* A new scrape of the page that opts describes, with acctd's own figures as
  * they are now; it takes *select (opts->select), also on failure. Returns 0
  * and *ret, or -ENOMEM or the renderer's negative errno (*ret untouched). */
@@ -779,7 +745,7 @@ static int scrape_new(struct metrics_server *s, struct evhttp_request *req, cons
 	if (sc->opts.max_series) {
 		struct acct_metrics_cut cut;
 		acct_metrics_page_cut(sc->page, &cut);
-		cut_hint_set(s, sc->opts.families, cut.depth_shown);
+		metrics_cut_hint_set(&s->cut_hints, sc->opts.families, cut.depth_shown);
 	}
 	*ret = TAKE_PTR(sc);
 	return 0;
@@ -863,7 +829,7 @@ static void on_request(struct evhttp_request *req, void *userdata)
 	if (metrics_plan_selects(&plan))
 		opts.max_series = 0;
 	else
-		opts.cut_hint = cut_hint_get(s, opts.families);
+		opts.cut_hint = metrics_cut_hint_get(&s->cut_hints, opts.families);
 	if (plan.max_depth >= 0)
 		opts.max_depth = MIN(opts.max_depth, (unsigned)plan.max_depth);
 	opts.select = plan.cgroups;
