@@ -51,6 +51,8 @@ static const char *const key_help[] = {
 	"  space   refresh now            q   quit (also ^C)",
 	"  ?   this help; any key returns to the table",
 	"",
+	"Colours (--color, NO_COLOR): bold, a figure that grew since the refresh",
+	"before; pressure yellow from 10%, red from 40%.",
 	"Columns, bounds and ages: acctctl list --help, man acctctl.",
 };
 
@@ -138,6 +140,7 @@ struct shown {
 	const char *text[_COLUMN_MAX];
 	uint32_t grew; /* 1u << enum column */
 };
+_Static_assert(_COLUMN_MAX <= 32, "struct shown's grew has a bit per column");
 
 /* The last refresh's figures, sorted by path; a redraw (a key, a resize)
  * shows its `grew` again instead of comparing the figures with themselves. */
@@ -253,8 +256,8 @@ static void top_style(struct table *t, const struct rows *rs, const struct colum
 }
 
 /* Draw a frame of rs; `refreshed`: rs is new (not a redraw after a key or a
- * resize), so what it shows becomes the figures the next refresh compares
- * with (in *shown). */
+ * resize), so that with colour what it shows becomes the figures the next
+ * refresh compares with (in *shown). */
 static void top_frame(struct rows *rs, const struct columns *cols, bool interactive, size_t iteration,
 		      struct shown_frame *shown, bool refreshed)
 {
@@ -266,10 +269,11 @@ static void top_frame(struct rows *rs, const struct columns *cols, bool interact
 	for (size_t i = 0; i < rs->n; i++)
 		dead += rs->v[i].dead;
 	rows_table(rs, false, sort_key, 0, cols, &t);
-	if (refreshed)
-		shown_update(shown, rs, cols, &t);
-	if (colors_enabled())
+	if (colors_enabled() && !arg_json) {
+		if (refreshed)
+			shown_update(shown, rs, cols, &t);
 		top_style(&t, rs, cols, shown);
+	}
 	if (interactive) {
 		_cleanup_free_ char *frame = NULL;
 		size_t size = 0, max_rows;
