@@ -58,6 +58,7 @@ enum {
 	ARG_NO_REMOVED,
 	ARG_GROUP_BY_LEVEL,
 	ARG_TOP,
+	ARG_COLOR,
 };
 
 static const struct option options[] = {
@@ -92,6 +93,7 @@ static const struct option options[] = {
 	{ "no-removed", no_argument, NULL, ARG_NO_REMOVED },
 	{ "group-by-level", required_argument, NULL, ARG_GROUP_BY_LEVEL },
 	{ "top", required_argument, NULL, ARG_TOP },
+	{ "color", required_argument, NULL, ARG_COLOR },
 	{}
 };
 
@@ -410,7 +412,7 @@ static bool verb_takes_option(const struct verb *v, int opt)
 
 static const char options_common[] =
 	"\nCommon options: --address=unix:PATH, --json[=short|pretty|lines], --no-legend, --no-pager,\n"
-	"-l/--full (see acctctl --help).\n";
+	"-l/--full, --color=auto|always|never (see acctctl --help).\n";
 
 static void help_main(FILE *f)
 {
@@ -440,7 +442,9 @@ static void help_main(FILE *f)
 	      "                                indented (pretty), or a list as one object per line (lines)\n"
 	      "     --no-legend                No column headers and footers\n"
 	      "     --no-pager                 Do not pipe output into a pager\n"
-	      "  -l --full                     Do not shorten cgroup paths to the terminal width\n\n"
+	      "  -l --full                     Do not shorten cgroup paths to the terminal width\n"
+	      "     --color=auto|always|never  Colour in top: auto (the default) on a terminal whose\n"
+	      "                                TERM is not dumb, unless $NO_COLOR is set\n\n"
 	      "Units: bytes with binary suffixes B, K, M, G, T (powers of 1024, one decimal: 64.0M\n"
 	      "is 64 MiB); CPU rate in cores (1.00 = one CPU busy); pressure (PSI) in %; times\n"
 	      "and ages in us, ms, s, min, h.\n\n"
@@ -574,6 +578,18 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 			else
 				return usage_error("Invalid --json mode '%s': expected short, pretty or lines.", optarg);
 			break;
+		case ARG_COLOR: {
+			static const char *const modes[] = {
+				[COLOR_AUTO] = "auto", [COLOR_ALWAYS] = "always", [COLOR_NEVER] = "never",
+			};
+			size_t i = 0;
+			while (i < ELEMENTSOF(modes) && strcmp(optarg, modes[i]) != 0)
+				i++;
+			if (i == ELEMENTSOF(modes))
+				return usage_error("Invalid --color mode '%s': expected auto, always or never.", optarg);
+			arg_color = (enum color_mode)i;
+			break;
+		}
 		case ARG_NO_LEGEND:
 			arg_legend = false;
 			break;

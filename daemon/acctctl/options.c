@@ -7,6 +7,7 @@
 
 const char *arg_address;
 enum json_mode arg_json = JSON_OFF;
+enum color_mode arg_color = COLOR_AUTO;
 bool arg_legend = true;
 bool arg_pager = true;
 bool arg_full;

@@ -15,9 +15,14 @@ enum { DEPTH_DEFAULT = -1, DEPTH_ALL = -2, TOP_DEPTH = 3 };
  * as one object per line (JSON Lines, for line-by-line tools). */
 enum json_mode { JSON_OFF, JSON_SHORT, JSON_PRETTY, JSON_LINES };
 
+/* --color: auto (the default), only where terminal.h's colors_enabled()
+ * finds a terminal that wants it; always; never. */
+enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
 /* The options (defaults in options.c). */
 extern const char *arg_address;
 extern enum json_mode arg_json;
+extern enum color_mode arg_color;
 extern bool arg_legend;
 extern bool arg_pager;
 extern bool arg_full;

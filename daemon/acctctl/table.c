@@ -16,8 +16,11 @@ void table_init(struct table *t, size_t ncols, const char *const *headers, const
 void table_done(struct table *t)
 {
 	free(t->cells);
+	free(t->styles);
 	arena_done(&t->strings);
 	t->cells = NULL;
+	t->styles = NULL;
+	t->header_style = STYLE_PLAIN;
 	t->nrows = t->cap = 0;
 }
 
@@ -42,6 +45,13 @@ void table_add(struct table *t, char **row)
 		if (!n)
 			oom_exit();
 		t->cells = n;
+		if (t->styles) {
+			unsigned char *s = reallocarray(t->styles, cap * t->ncols, 1);
+			if (!s)
+				oom_exit();
+			memset(s + t->cap * t->ncols, 0, (cap - t->cap) * t->ncols);
+			t->styles = s;
+		}
 		t->cap = cap;
 	}
 	char **cells = t->cells + t->nrows * t->ncols;
@@ -49,6 +59,27 @@ void table_add(struct table *t, char **row)
 		cells[i] = cell_for_terminal(t, row[i]);
 	t->nrows++;
 }
+
+void table_style(struct table *t, size_t row, size_t col, enum cell_style s)
+{
+	if (row == TABLE_HEADER) {
+		t->header_style = s;
+		return;
+	}
+	if (!t->styles)
+		t->styles = xcalloc(MAX(t->cap * t->ncols, (size_t)1), 1);
+	t->styles[row * t->ncols + col] = (unsigned char)s;
+}
+
+/* SGR sequences, one per style; each styled cell ends with SGR_RESET. */
+static const char *const sgr[_STYLE_MAX] = {
+	[STYLE_PLAIN] = "",
+	[STYLE_HEADER] = "\033[7m",
+	[STYLE_GREW] = "\033[1m",
+	[STYLE_WARN] = "\033[33m",
+	[STYLE_ALERT] = "\033[1;31m",
+};
+#define SGR_RESET "\033[m"
 
 static void pad(FILE *f, size_t n)
 {
@@ -71,9 +102,12 @@ static const char *cell_shown(const char *cell, bool legend)
 	return !legend && !cell[0] ? EMPTY_FIELD : cell;
 }
 
-static void table_line(FILE *f, const struct table *t, const char *const *cells, const size_t *width, bool legend)
+/* One line of cells, in styles (ncols of them, or NULL: plain), without its
+ * newline. Returns its width in columns. */
+static size_t table_line(FILE *f, const struct table *t, const char *const *cells, const unsigned char *styles,
+			 const size_t *width, bool legend)
 {
-	size_t last = t->ncols;
+	size_t last = t->ncols, shown_width = 0;
 	bool first = true;
 
 	/* no trailing blanks: stop after the last non-empty cell */
@@ -89,16 +123,24 @@ static void table_line(FILE *f, const struct table *t, const char *const *cells,
 		if (text_width(s) > width[i])
 			s = shown = ellipsize_middle(s, width[i]);
 		w = text_width(s);
-		if (!first)
+		if (!first) {
 			pad(f, t->flags[i] & COL_TIGHT ? 1 : 2);
+			shown_width += t->flags[i] & COL_TIGHT ? 1 : 2;
+		}
 		first = false;
 		if (t->flags[i] & COL_RIGHT)
 			pad(f, width[i] - w);
-		fputs(s, f);
+		/* the style covers the text only, so that a bold figure does not
+		 * drag its padding along */
+		if (styles && styles[i])
+			fprintf(f, "%s%s" SGR_RESET, sgr[styles[i]], s);
+		else
+			fputs(s, f);
 		if (!(t->flags[i] & COL_RIGHT) && i + 1 < last)
 			pad(f, width[i] - w);
+		shown_width += i + 1 < last || t->flags[i] & COL_RIGHT ? width[i] : w;
 	}
-	fputc('\n', f);
+	return shown_width;
 }
 
 void table_print(FILE *f, const struct table *t, bool legend, unsigned max_width)
@@ -121,8 +163,21 @@ void table_print(FILE *f, const struct table *t, bool legend, unsigned max_width
 				width[i] = width[i] > floor + excess ? width[i] - excess : MIN(width[i], floor);
 				break;
 			}
-	if (legend)
-		table_line(f, t, t->headers, width, true);
-	for (size_t r = 0; r < t->nrows; r++)
-		table_line(f, t, (const char *const *)t->cells + r * t->ncols, width, legend);
+	if (legend) {
+		if (t->header_style) {
+			/* a bar across the screen, as top's and htop's */
+			fputs(sgr[t->header_style], f);
+			size_t w = table_line(f, t, t->headers, NULL, width, true);
+			if (max_width > w)
+				pad(f, max_width - w);
+			fputs(SGR_RESET, f);
+		} else
+			table_line(f, t, t->headers, NULL, width, true);
+		fputc('\n', f);
+	}
+	for (size_t r = 0; r < t->nrows; r++) {
+		table_line(f, t, (const char *const *)t->cells + r * t->ncols,
+			   t->styles ? t->styles + r * t->ncols : NULL, width, legend);
+		fputc('\n', f);
+	}
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <termios.h>
@@ -45,6 +46,20 @@ void probe_terminal(void)
 unsigned output_width(void)
 {
 	return stdout_tty && !arg_full ? term_columns : 0;
+}
+
+bool colors_enabled(void)
+{
+	const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
+
+	switch (arg_color) {
+	case COLOR_ALWAYS:
+		return true;
+	case COLOR_NEVER:
+		return false;
+	default:
+		return stdout_tty && term && *term && strcmp(term, "dumb") != 0 && !(no_color && *no_color);
+	}
 }
 
 void terminal_restore(void)

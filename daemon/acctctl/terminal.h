@@ -19,6 +19,11 @@ extern volatile sig_atomic_t got_winch;
 void probe_terminal(void);
 /* The width to fit tables into: the terminal's, unless --full or not a tty. */
 unsigned output_width(void);
+/* Whether acctctl colours what it prints (top: table.h's cell styles):
+ * --color=always yes, never no; auto (the default) only when stdout was a
+ * terminal, $TERM is set and not "dumb", and $NO_COLOR is unset or empty
+ * (https://no-color.org). */
+bool colors_enabled(void);
 
 /* SIGINT and SIGTERM interrupt waits (no SA_RESTART) and set got_quit_signal;
  * SIGWINCH sets got_winch. */

@@ -2,7 +2,10 @@
  * interval, like systemd-cgtop. Full screen with single keys on a terminal;
  * otherwise (-b) one table per iteration, or one JSON object with --json.
  * READ/s and WRITE/s are, as systemd-cgtop's Input/s and Output/s, the block
- * I/O between two refreshes (from acctd's totals and their ages). */
+ * I/O between two refreshes (from acctd's totals and their ages).
+ * Where colour is wanted (terminal.h colors_enabled()) the column headers are
+ * a reverse-video bar, a figure that grew since the refresh before is bold,
+ * and pressure is yellow from PSI_WARN % and red from PSI_ALERT %. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -48,6 +51,8 @@ static const char *const key_help[] = {
 	"  space   refresh now            q   quit (also ^C)",
 	"  ?   this help; any key returns to the table",
 	"",
+	"Colours (--color, NO_COLOR): bold, a figure that grew since the refresh",
+	"before; pressure yellow from 10%, red from 40%.",
 	"Columns, bounds and ages: acctctl list --help, man acctctl.",
 };
 
@@ -122,7 +127,139 @@ static void io_rates(struct rows *rs, struct io_history *h, int64_t now_us)
 	*h = next;
 }
 
-static void top_frame(struct rows *rs, const struct columns *cols, bool interactive, size_t iteration)
+/* Pressure (PSI "some" avg10, %) from which a cell is yellow, and red: 10%
+ * is where a workload starts to feel the stalls, 40% where it mostly waits. */
+#define PSI_WARN 10.0
+#define PSI_ALERT 40.0
+
+/* A cgroup's figures as a refresh showed them (text: the cell; NULL where the
+ * column is not shown), and which of them grew since the refresh before. */
+struct shown {
+	const char *path;
+	double value[_COLUMN_MAX];
+	const char *text[_COLUMN_MAX];
+	uint32_t grew; /* 1u << enum column */
+};
+_Static_assert(_COLUMN_MAX <= 32, "struct shown's grew has a bit per column");
+
+/* The last refresh's figures, sorted by path; a redraw (a key, a resize)
+ * shows its `grew` again instead of comparing the figures with themselves. */
+struct shown_frame {
+	struct shown *v;
+	size_t n;
+	struct arena strings;
+};
+
+static void shown_frame_done(struct shown_frame *f)
+{
+	free(f->v);
+	arena_done(&f->strings);
+	*f = (struct shown_frame){ 0 };
+}
+
+static int shown_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct shown *)a)->path, ((const struct shown *)b)->path);
+}
+
+static const struct shown *shown_find(const struct shown_frame *f, const char *path)
+{
+	struct shown key = { .path = path };
+	return f->n ? bsearch(&key, f->v, f->n, sizeof(*f->v), shown_cmp) : NULL;
+}
+
+/* Row r's figure in column c, for the columns where "grew" means something
+ * (not the bound, the age, the path). */
+static bool row_figure(const struct row *r, enum column c, double *ret)
+{
+	switch (c) {
+	case COLUMN_MEMORY:
+		*ret = (double)r->mem.value;
+		return r->mem.set;
+	case COLUMN_CPU:
+		*ret = r->cpu;
+		return r->has_cpu;
+	case COLUMN_LOAD:
+		*ret = r->load;
+		return r->has_load;
+	case COLUMN_TASKS:
+		*ret = (double)r->tasks.value;
+		return r->tasks.set;
+	case COLUMN_READ_RATE:
+		*ret = r->io_read;
+		return r->has_io;
+	case COLUMN_WRITE_RATE:
+		*ret = r->io_write;
+		return r->has_io;
+	case COLUMN_READ:
+		*ret = (double)r->io_read_total.value;
+		return r->io_read_total.set;
+	case COLUMN_WRITE:
+		*ret = (double)r->io_write_total.value;
+		return r->io_write_total.set;
+	default:
+		return false;
+	}
+}
+
+/* After a refresh: remember what t (made from rs with cols) shows in *f,
+ * marking the figures that are larger than in *f before and whose cell
+ * changed (a difference too small to see is not news). */
+static void shown_update(struct shown_frame *f, const struct rows *rs, const struct columns *cols,
+			 const struct table *t)
+{
+	struct shown_frame next = { .v = xcalloc(MAX(t->nrows, (size_t)1), sizeof(struct shown)) };
+
+	for (size_t k = 0; k < t->nrows; k++) {
+		const struct row *r = &rs->v[rs->order[k]];
+		struct shown *e = &next.v[next.n++];
+		const struct shown *before = shown_find(f, r->path);
+
+		e->path = arena_strdup(&next.strings, r->path);
+		for (size_t i = 0; i < cols->n; i++) {
+			enum column c = cols->v[i];
+			const char *cell = t->cells[k * t->ncols + i];
+
+			if (!row_figure(r, c, &e->value[c]))
+				continue;
+			e->text[c] = arena_strdup(&next.strings, cell);
+			if (before && before->text[c] && e->value[c] > before->value[c] &&
+			    strcmp(before->text[c], cell) != 0)
+				e->grew |= 1u << c;
+		}
+	}
+	qsort(next.v, next.n, sizeof(*next.v), shown_cmp);
+	shown_frame_done(f);
+	*f = next;
+}
+
+/* Colour t's header and cells: what grew since the refresh before (f),
+ * and pressure by its level. */
+static void top_style(struct table *t, const struct rows *rs, const struct columns *cols,
+		      const struct shown_frame *f)
+{
+	table_style(t, TABLE_HEADER, 0, STYLE_HEADER);
+	for (size_t k = 0; k < t->nrows; k++) {
+		const struct row *r = &rs->v[rs->order[k]];
+		const struct shown *s = shown_find(f, r->path);
+
+		for (size_t i = 0; i < cols->n; i++) {
+			enum column c = cols->v[i];
+			int psi = c == COLUMN_PSI_CPU ? 0 : c == COLUMN_PSI_MEM ? 1 : c == COLUMN_PSI_IO ? 2 : -1;
+
+			if (psi >= 0 && r->has_psi[psi] && r->psi[psi] >= PSI_WARN)
+				table_style(t, k, i, r->psi[psi] >= PSI_ALERT ? STYLE_ALERT : STYLE_WARN);
+			else if (s && s->grew & 1u << c)
+				table_style(t, k, i, STYLE_GREW);
+		}
+	}
+}
+
+/* Draw a frame of rs; `refreshed`: rs is new (not a redraw after a key or a
+ * resize), so that with colour what it shows becomes the figures the next
+ * refresh compares with (in *shown). */
+static void top_frame(struct rows *rs, const struct columns *cols, bool interactive, size_t iteration,
+		      struct shown_frame *shown, bool refreshed)
 {
 	_cleanup_(table_done) struct table t = { 0 };
 	size_t dead = 0;
@@ -132,6 +269,11 @@ static void top_frame(struct rows *rs, const struct columns *cols, bool interact
 	for (size_t i = 0; i < rs->n; i++)
 		dead += rs->v[i].dead;
 	rows_table(rs, false, sort_key, 0, cols, &t);
+	if (colors_enabled() && !arg_json) {
+		if (refreshed)
+			shown_update(shown, rs, cols, &t);
+		top_style(&t, rs, cols, shown);
+	}
 	if (interactive) {
 		_cleanup_free_ char *frame = NULL;
 		size_t size = 0, max_rows;
@@ -143,8 +285,9 @@ static void top_frame(struct rows *rs, const struct columns *cols, bool interact
 		if (!f)
 			oom_exit();
 		strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime_r(&now, &tm));
-		fprintf(f, "acctd top %s: %zu cgroups, sorted by %s, every %s. Keys: ? help, q quit\n",
-			stamp, rs->n - dead, sort_names[sort_key], fmt_duration((int64_t)arg_delay_us).s);
+		fprintf(f, "%sacctd top %s: %zu cgroups, sorted by %s, every %s. Keys: ? help, q quit%s\n",
+			t.header_style ? "\033[1m" : "", stamp, rs->n - dead, sort_names[sort_key],
+			fmt_duration((int64_t)arg_delay_us).s, t.header_style ? "\033[m" : "");
 		fputc('\n', f);
 		if (help_shown)
 			for (size_t i = 0; i < ELEMENTSOF(key_help); i++)
@@ -189,6 +332,7 @@ int verb_top(char **args)
 	_cleanup_(acct_client_freep) struct acct_client *c = NULL;
 	_cleanup_(rows_done) struct rows rs = { 0 };
 	_cleanup_(io_history_done) struct io_history seen = { 0 };
+	_cleanup_(shown_frame_done) struct shown_frame shown = { 0 };
 	const char *term = getenv("TERM");
 	/* full screen needs a terminal that moves its cursor: not TERM=dumb
 	 * (Emacs' shell, a CI log); there a pty gets the plain tables */
@@ -221,7 +365,7 @@ int verb_top(char **args)
 		if (got_quit_signal)
 			break;
 		io_rates(&rs, &seen, mono_us());
-		top_frame(&rs, &cols, interactive, it);
+		top_frame(&rs, &cols, interactive, it, &shown, true);
 		if (arg_iterations > 0 && it + 1 >= arg_iterations)
 			break;
 		deadline = mono_us() + (int64_t)arg_delay_us;
@@ -239,7 +383,7 @@ int verb_top(char **args)
 					got_winch = 0;
 					probe_terminal();
 					if (interactive)
-						top_frame(&rs, &cols, true, it);
+						top_frame(&rs, &cols, true, it, &shown, false);
 				}
 				continue;
 			}
@@ -249,7 +393,7 @@ int verb_top(char **args)
 				continue;
 			if (help_shown && key != 'q' && key != 'Q') { /* any key leaves the help */
 				help_shown = false;
-				top_frame(&rs, &cols, true, it);
+				top_frame(&rs, &cols, true, it, &shown, false);
 				continue;
 			}
 			switch (key) {
@@ -289,7 +433,7 @@ int verb_top(char **args)
 				continue;
 			}
 			if (!got_quit_signal && interactive && deadline != 0)
-				top_frame(&rs, &cols, true, it);
+				top_frame(&rs, &cols, true, it, &shown, false);
 		}
 	}
 	terminal_restore();

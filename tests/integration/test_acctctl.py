@@ -69,7 +69,7 @@ def test_fmt_bytes_reference():
 
 def base_env(**extra):
     env = dict(os.environ)
-    for k in ("ACCTD_ADDRESS", "PAGER", "ACCTD_PAGER", "COLUMNS", "LINES"):
+    for k in ("ACCTD_ADDRESS", "PAGER", "ACCTD_PAGER", "COLUMNS", "LINES", "NO_COLOR"):
         env.pop(k, None)
     env["LC_ALL"] = "C.UTF-8"
     env.update(extra)
@@ -951,6 +951,18 @@ class Pty:
         os.close(self.slave)
 
 
+def pty_output(args, env):
+    """What acctctl ARGS prints on a 100x30 terminal, run until it exits
+    with status 0."""
+    t = Pty([acctctl_binary()] + args, env=env)
+    try:
+        assert t.proc.wait(10) == 0, args
+        t.drain()
+    finally:
+        t.close()
+    return t.out
+
+
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
 @pytest.mark.parametrize("how", ["q", "sigint"])
 def test_top_interactive(ctl, how):
@@ -988,6 +1000,61 @@ def test_top_interactive(ctl, how):
             assert len(line) <= 100, line
     finally:
         t.close()
+
+
+SGR = re.compile(rb"\x1b\[[0-9;]*m")
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_top_colour(ctl):
+    """On a terminal top colours by default: the title bold, the column
+    headers a reverse-video bar across the screen, pressure of 10% or more
+    yellow (b.service's CPU: 12.5%), a figure larger than at the refresh
+    before bold. NO_COLOR (set, not empty), TERM=dumb and --color=never turn
+    it off; --color=always turns it on in a pipe."""
+    a = "/system.slice/a.service"
+    ctl.wait_memory(a, ctl.fs.expected(a)["memory_bytes"])
+    t = Pty([acctctl_binary(), "--address", ctl.address, "top", "-d", "0.3"], env=base_env(TERM="xterm"))
+    try:
+        t.read_until(b"sorted by cpu")
+        t.read_until(b"CGROUP")
+        assert b"\x1b[1macctd top " in t.out, t.out[-2000:]
+        header = re.search(rb"\x1b\[7m(CGROUP .*?)\x1b\[m", t.out)
+        assert header and len(header.group(1)) == 100, t.out[-2000:]  # the bar is as wide as the terminal
+        t.read_until(b"\x1b[33m12.5")
+        # a.service's memory grows: bold at the next refresh, plain once it stops growing
+        ctl.fs.set_memory(a, 200 * MiB)
+        t.read_until(b"\x1b[1m200.0M\x1b[m")
+        # the whole frame after it (its title came before its cells)
+        t.out = b""
+        end = time.monotonic() + 10
+        while t.out.count(b"sorted by cpu") < 2:
+            assert time.monotonic() < end, t.out[-2000:]
+            t.drain()
+        frame = t.out.split(b"sorted by cpu")[1]
+        assert b"200.0M" in frame and b"\x1b[1m200.0M" not in frame, frame
+        os.write(t.master, b"q")
+        assert t.proc.wait(10) == 0
+    finally:
+        t.close()
+
+    for args, env in ((["top", "-n", "2", "-d", "0.2"], base_env(TERM="xterm", NO_COLOR="1")),
+                      (["--color=never", "top", "-n", "2", "-d", "0.2"], base_env(TERM="xterm")),
+                      (["top", "-n", "2", "-d", "0.2", "--color", "never"], base_env(TERM="xterm")),
+                      (["top", "-n", "2", "-d", "0.2"], base_env(TERM="dumb"))):
+        out = pty_output(["--address", ctl.address] + args, env)
+        assert b"CGROUP" in out and not SGR.search(out), (args, out[:2000])
+    # NO_COLOR empty is as if unset (no-color.org)
+    assert b"\x1b[7mCGROUP" in pty_output(["--address", ctl.address, "top", "-n", "1"],
+                                          base_env(TERM="xterm", NO_COLOR=""))
+
+    # in a pipe: nothing unless asked for
+    assert not SGR.search(ctl.ok("top", "-n", "1").encode())
+    out = ctl.ok("--color=always", "top", "-b", "-n", "1").encode()
+    assert re.search(rb"^\x1b\[7mCGROUP .*\x1b\[m$", out, re.M) and b"\x1b[33m12.5" in out, out
+    p = ctl.run("--color=sometimes", "top", "-n", "1")
+    assert p.returncode == EXIT_USAGE
+    assert p.stderr == "Invalid --color mode 'sometimes': expected auto, always or never.\n", p.stderr
 
 
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)

@@ -3,7 +3,7 @@
 the TASKS column and the block I/O columns (top's READ/s and WRITE/s computed
 between two refreshes, as systemd-cgtop's Input/s and Output/s), --depth
 with systemd-cgtop's default for top, no escape sequences off a terminal (no
-colour at all; top's full screen only where TERM is not dumb), and their
+colour in a pipe; top's full screen and colour only where TERM is not dumb), and their
 bash completion. The daemon, the fake tree and the helpers are
 test_acctctl.py's."""
 import json
@@ -221,10 +221,11 @@ def test_depth_like_cgtop(ctl):
 
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
 def test_no_escapes_off_a_terminal(ctl):
-    """acctctl has no colour: nothing to turn off with NO_COLOR or
-    SYSTEMD_COLORS=0, and nothing that SYSTEMD_COLORS=1 forces into a pipe.
-    Its only escape sequences are top's full screen, on a terminal whose
-    TERM is not dumb: with TERM=dumb top prints plain tables."""
+    """Off a terminal acctctl prints no escape sequence: no colour in a pipe
+    (only --color=always puts it there: test_acctctl.test_top_colour; it does
+    not read SYSTEMD_COLORS). Its escape sequences are top's full screen and
+    colour, on a terminal whose TERM is not dumb: with TERM=dumb top prints
+    plain tables."""
     for env in (base_env(TERM="xterm-256color"), base_env(TERM="xterm-256color", SYSTEMD_COLORS="1")):
         for args in (["list"], ["list", "--tree"], ["status"], ["show", "/system.slice/a.service"],
                      ["top", "-n", "1"], ["compare", "/", "memory", "1"]):
