@@ -128,6 +128,9 @@ static void test_golden(void **state)
 			acct_cgroup_set_double(&cg->cpu_rate_avg_bits[a], doubles[(i + (size_t)a) % ELEMENTSOF(doubles)]);
 			cg->loadavg[a] = (unsigned long)(i * 1000 + (size_t)a * 2047);
 		}
+		/* fed for 0 s to 16 min: all, some or none of the three averages
+		 * warming; every third record appeared while acctd ran */
+		acct_cgroup_set_load_since(cg, now - (uint64_t)(i * i) * 15 * 1000000, i % 3 == 2);
 		for (int r = 0; r < _ACCT_PSI_MAX; r++) {
 			__atomic_store_n(&cg->psi_known[r], (i + (size_t)r) % 2 == 0, __ATOMIC_RELEASE);
 			for (int k = 0; k < 2; k++)

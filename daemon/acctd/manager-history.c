@@ -70,7 +70,7 @@ void manager_history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t
 	if (!m->history)
 		return;
 	struct history_sample s = { .key = { .path = cg->path, .inode = manager_history_inode_of(cg) },
-				    .created_seen = cg->history_created_seen };
+				    .created_seen = cg->created_seen };
 	history_values_of(cg, &s.v);
 	enum acct_final f = acct_cgroup_final(cg);
 	uint64_t read_mono = acct_cgroup_get_group_sampled(cg, ACCT_GROUP_FAST);
@@ -102,7 +102,7 @@ static void history_record(struct manager *m, struct acct_cgroup **cgs, size_t n
 			return (void)log_oom();
 		}
 		s[k].key.inode = manager_history_inode_of(cgs[i]);
-		s[k].created_seen = cgs[i]->history_created_seen;
+		s[k].created_seen = cgs[i]->created_seen;
 		history_values_of(cgs[i], &s[k].v);
 		k++;
 	}

@@ -87,7 +87,7 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 			if (!m->ready) /* the start's scan: every directory is there */
 				(void)manager_history_inode_of(cg);
 			else /* created while acctd ran (a rescan's find too: since the last scan) */
-				cg->history_created_seen = true;
+				cg->created_seen = true;
 			read_soon(m, cg); /* its first values now: it may be short-lived */
 		}
 		break;

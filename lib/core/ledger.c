@@ -695,6 +695,15 @@ static inline double double_at(const uint64_t *bits)
 	return v;
 }
 
+/* How long load passes have fed cg's load average at now_us, and whether
+ * that is its whole life (struct acct_cgroup_values). */
+static void load_coverage(const struct acct_cgroup *cg, uint64_t now_us, struct acct_cgroup_values *ret)
+{
+	uint64_t since = __atomic_load_n(&cg->load_since_us, __ATOMIC_RELAXED);
+	ret->load_covered_us = since && now_us > since ? now_us - since : 0;
+	ret->load_whole_life = __atomic_load_n(&cg->load_whole_life, __ATOMIC_RELAXED);
+}
+
 void acct_cgroup_read(const struct acct_cgroup *cg, unsigned what, uint64_t now_us, struct acct_cgroup_values *ret)
 {
 	/* the stamps before anything they date */
@@ -715,6 +724,7 @@ void acct_cgroup_read(const struct acct_cgroup *cg, unsigned what, uint64_t now_
 		ret->io_rate[ACCT_IO_READ_BYTES] = double_at(&cg->io_rate_bits[ACCT_IO_READ_BYTES]);
 		ret->io_rate[ACCT_IO_WRITE_BYTES] = double_at(&cg->io_rate_bits[ACCT_IO_WRITE_BYTES]);
 		ret->loadavg[0] = __atomic_load_n(&cg->loadavg[0], __ATOMIC_RELAXED);
+		load_coverage(cg, now_us, ret);
 		for (int r = 0; r < _ACCT_PSI_MAX; r++) {
 			ret->psi_known[r] = __atomic_load_n(&cg->psi_known[r], __ATOMIC_ACQUIRE);
 			ret->psi_avg[r][ACCT_PSI_SOME][0] = __atomic_load_n(&cg->psi_avg[r][ACCT_PSI_SOME][0], __ATOMIC_RELAXED);
@@ -736,9 +746,11 @@ void acct_cgroup_read(const struct acct_cgroup *cg, unsigned what, uint64_t now_
 		ret->memory_motion_known = __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE);
 		ret->memory_motion = double_at(&cg->memory_motion_bits);
 	}
-	if (what & ACCT_READ_LOAD)
+	if (what & ACCT_READ_LOAD) {
 		for (int a = 0; a < 3; a++)
 			ret->loadavg[a] = __atomic_load_n(&cg->loadavg[a], __ATOMIC_RELAXED);
+		load_coverage(cg, now_us, ret);
+	}
 	if (what & ACCT_READ_PSI)
 		for (int r = 0; r < _ACCT_PSI_MAX; r++) {
 			const uint32_t *from = &cg->psi_avg[r][0][0];

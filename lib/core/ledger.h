@@ -112,6 +112,9 @@ struct acct_cgroup {
 	uint64_t cpu_rate_bits;          /* atomic double: cores, last interval */
 	uint64_t cpu_rate_avg_bits[3];   /* atomic doubles: 1, 5, 15 minutes */
 	unsigned long loadavg[3];        /* atomic; kernel fixed point (FSHIFT 11) */
+	uint64_t load_since_us;          /* atomic; when the first load pass fed loadavg (monotonic) */
+	bool load_whole_life;            /* atomic; the cgroup appeared while acctd ran: loadavg, started
+					  * from 0 at its first load pass, covers its whole life */
 	uint64_t sampled_us[_ACCT_GROUP_MAX]; /* atomic; monotonic time of the last good read */
 	uint64_t q_sampled_us[_ACCT_Q_MAX]; /* atomic; a quantity read apart from its group (the BPF
 					     * collector reads slow quantities at fast passes); 0 if never */
@@ -134,9 +137,10 @@ struct acct_cgroup {
 	uint64_t history_inode;          /* owner thread: the inode that keys its life in the history
 					  * (daemon/acctd/manager.c), fixed when first recorded: its
 					  * hierarchies come and go one by one around creation and removal */
-	bool history_created_seen;       /* owner thread: it appeared while acctd ran (not found by the
+	bool created_seen;               /* owner thread: it appeared while acctd ran (not found by the
 					  * start's scan), so its counters began at 0 under acctd's eyes
-					  * (struct history_sample's created_seen) */
+					  * (struct history_sample's created_seen) and so did its load
+					  * averages (acct_cgroup_set_load_since()) */
 };
 
 struct acct_ledger_budgets {
@@ -311,8 +315,11 @@ struct acct_cgroup_values {
 	double io_rate[_ACCT_IO_STAT_MAX]; /* per second, last fast interval */
 	double memory_motion;            /* bytes per second (struct acct_cgroup) */
 
-	/* ACCT_READ_LOAD */
+	/* ACCT_READ_LOAD (and ACCT_READ_LIST_ROW: loadavg[0], load_covered_us,
+	 * load_whole_life) */
 	unsigned long loadavg[3];        /* kernel fixed point (FSHIFT 11) */
+	uint64_t load_covered_us;        /* how long load passes have fed the averages; 0 if never */
+	bool load_whole_life;            /* and that is the cgroup's whole life (acct_cgroup_set_load_since()) */
 
 	/* ACCT_READ_PSI (the averages are copied whether known or not) */
 	bool psi_known[_ACCT_PSI_MAX];
@@ -586,4 +593,16 @@ static inline void acct_cgroup_set_loadavg(struct acct_cgroup *cg, const unsigne
 {
 	for (int k = 0; k < 3; k++)
 		__atomic_store_n(&cg->loadavg[k], avenrun[k], __ATOMIC_RELAXED);
+}
+
+/* Since when load passes have fed the load average (monotonic usec), and
+ * whether that is the cgroup's whole life (it appeared while acctd ran, so
+ * its averages began at 0 as the kernel's would have). Otherwise an average
+ * over a window longer than the time covered is still warming up: it began
+ * at 0 although the cgroup had tasks before, and reads low
+ * (acct_load_warming()). Relaxed, before the load group's stamp. */
+static inline void acct_cgroup_set_load_since(struct acct_cgroup *cg, uint64_t since_us, bool whole_life)
+{
+	__atomic_store_n(&cg->load_since_us, since_us, __ATOMIC_RELAXED);
+	__atomic_store_n(&cg->load_whole_life, whole_life, __ATOMIC_RELAXED);
 }

@@ -91,6 +91,19 @@ void acct_loadavg_update_missed(struct acct_loadavg *l, unsigned nr_active, unsi
 					  active);
 }
 
+const uint64_t acct_load_window_us[_ACCT_AVG_MAX] = {
+	[ACCT_AVG_1MIN] = 60 * 1000000ULL,
+	[ACCT_AVG_5MIN] = 300 * 1000000ULL,
+	[ACCT_AVG_15MIN] = 900 * 1000000ULL,
+};
+
+bool acct_load_warming(uint64_t covered_us, bool whole_life, int which)
+{
+	if (which < 0 || which >= _ACCT_AVG_MAX || whole_life)
+		return false;
+	return covered_us < acct_load_window_us[which];
+}
+
 double acct_loadavg_value(const struct acct_loadavg *l, int which)
 {
 	if (which < 0 || which >= _ACCT_AVG_MAX)

@@ -82,6 +82,17 @@ void acct_loadavg_update(struct acct_loadavg *l, unsigned nr_active);
  * (load = a) both are exact. Cannot fail. */
 void acct_loadavg_update_missed(struct acct_loadavg *l, unsigned nr_active, unsigned periods);
 
+/* The window of each average (enum acct_avg_index): 1, 5 and 15 minutes. */
+extern const uint64_t acct_load_window_us[_ACCT_AVG_MAX];
+
+/* Whether the average `which` is still warming up: it was fed for
+ * `covered_us` only, less than its window, from 0 while the cgroup existed
+ * (and may have had tasks) before, so it reads low; an average that covers
+ * the cgroup's whole life (`whole_life`: it appeared while acctd ran) began
+ * at 0 as the kernel's would have, and is not. Also false for an index out
+ * of range. Pure. */
+bool acct_load_warming(uint64_t covered_us, bool whole_life, int which);
+
 /* The average `which` (enum acct_avg_index) as a double: avenrun / 2048,
  * unrounded (e.g. 0.5327 where /proc/loadavg would print "0.53").
  * Returns NAN for an index out of range. */

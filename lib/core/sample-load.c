@@ -353,6 +353,8 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 		 * count: absent, not the sum of its children alone. */
 		if (!st || !st->load_valid)
 			continue;
+		if (!st->load_at) /* its first load pass: the averages start here */
+			acct_cgroup_set_load_since(v[i], now_us, v[i]->created_seen);
 		unsigned periods = 1;
 		if (st->load_at && now_us > st->load_at)
 			periods = (unsigned)MAX((now_us - st->load_at + 2500000) / 5000000, 1u);

@@ -15,6 +15,7 @@
 #include "basic/text-buf.h"
 #include "basic/util.h"
 #include "cgroup/cgroup-layout.h"
+#include "core/load.h"
 
 static const char *const psi_names[_ACCT_PSI_MAX] = { "cpu", "memory", "io" };
 
@@ -158,6 +159,7 @@ void acct_json_buf_append(struct acct_json_buf *b, const char *s, size_t n)
 }
 
 #define PUT(b, lit) app((b), (lit), sizeof(lit) - 1)
+#define PUT_BOOL(b, v) ((v) ? PUT((b), "true") : PUT((b), "false"))
 
 /* The union of ledger-json.h reads one buffer under two names. */
 _Static_assert(offsetof(struct acct_json_buf, data) == offsetof(struct text_buf, data) &&
@@ -536,7 +538,20 @@ int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l,
 		}
 		PUT(b, "\"age_us\":");
 		put_i64(b, (int64_t)load_age);
-		PUT(b, "}");
+		PUT(b, ",\"covered_us\":");
+		put_i64(b, (int64_t)cv.load_covered_us);
+		PUT(b, ",\"whole_life\":");
+		PUT_BOOL(b, cv.load_whole_life);
+		PUT(b, ",\"warming\":[");
+		for (int i = 0, k = 0; i < 3; i++)
+			if (acct_load_warming(cv.load_covered_us, cv.load_whole_life, i)) {
+				if (k++)
+					PUT(b, ",");
+				PUT(b, "\"");
+				app(b, minutes[i], strlen(minutes[i]));
+				PUT(b, "\"");
+			}
+		PUT(b, "]}");
 	} else
 		PUT(b, "null");
 	PUT(b, ",\"pressure\":");
@@ -617,9 +632,12 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 		put_double_value(b, cv.cpu_rate, cv.age[ACCT_GROUP_FAST]);
 	PUT(b, ",\"load1\":");
 	if (cv.age[ACCT_GROUP_LOAD] == UINT64_MAX)
-		PUT(b, "null");
-	else
+		PUT(b, "null,\"load1_warming\":null");
+	else {
 		put_double(b, (double)cv.loadavg[0] / 2048.0);
+		PUT(b, ",\"load1_warming\":");
+		PUT_BOOL(b, acct_load_warming(cv.load_covered_us, cv.load_whole_life, ACCT_AVG_1MIN));
+	}
 	PUT(b, ",\"psi_some_avg10\":");
 	bool any_psi = false;
 	for (int r = 0; r < _ACCT_PSI_MAX; r++)
