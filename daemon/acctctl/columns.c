@@ -7,6 +7,7 @@
 
 #include "ctl-util.h"
 #include "human.h"
+#include "options.h"
 
 /* Per column: its field name for -o, header, table flags, the CgroupSummary
  * member (and, for the PSI, the member of psi_some_avg10) behind it, and its
@@ -25,7 +26,8 @@ static const struct column_info {
 	[COLUMN_BOUND] = { "bound", "", COL_RIGHT | COL_TIGHT, "memory", NULL, NULL,
 			   "the memory reading's error bound (+-N), right after MEMORY" },
 	[COLUMN_CPU] = { "cpu", "CPU", COL_RIGHT, "cpu_rate", NULL, NULL, "CPU rate in cores (1.00: one CPU busy)" },
-	[COLUMN_LOAD] = { "load", "LOAD", COL_RIGHT, "load1", NULL, NULL, "load average over 1 minute" },
+	[COLUMN_LOAD] = { "load", "LOAD", COL_RIGHT, "load1", "load1_warming", NULL,
+			  "load average over 1 minute (~: warming up, reads low)" },
 	[COLUMN_PSI_CPU] = { "psi-cpu", "PSI-CPU", COL_RIGHT, "psi_some_avg10", NULL, "cpu",
 			     "CPU pressure, \"some\" avg10, %" },
 	[COLUMN_PSI_MEM] = { "psi-mem", "PSI-MEM", COL_RIGHT, "psi_some_avg10", NULL, "memory",
@@ -153,7 +155,11 @@ static char *column_cell(struct table *t, const struct row *r, enum column col, 
 	case COLUMN_CPU:
 		return cell_str(t, r->has_cpu ? fmt_2f(r->cpu).s : "-");
 	case COLUMN_LOAD:
-		return cell_str(t, r->has_load ? fmt_2f(r->load).s : "-");
+		/* "~": still warming up (list's footer and acctctl(1) say so);
+		 * not without the legend, whose fields are for scripts (--json
+		 * has load1_warming) */
+		return r->has_load ? cell_fmt(t, "%s%s", fmt_2f(r->load).s, r->load_warming && arg_legend ? "~" : "")
+				   : cell_str(t, "-");
 	case COLUMN_PSI_CPU:
 		return psi_cell(t, r, 0);
 	case COLUMN_PSI_MEM:
@@ -197,6 +203,14 @@ static void copy_member(struct json_object *to, struct json_object *from, const 
 	(void)json_object_object_get_ex(from, key, &v);
 	if (json_object_object_add(to, key, json_object_get(v)) < 0)
 		oom_exit();
+}
+
+bool columns_has(const struct columns *c, enum column which)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i] == which)
+			return true;
+	return false;
 }
 
 struct json_object *columns_json(const struct columns *c, struct json_object *o)

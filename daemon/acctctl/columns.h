@@ -58,6 +58,9 @@ void columns_help(FILE *f);
  * AGE. */
 void columns_default(struct columns *c, bool state);
 
+/* Whether c shows column `which`. */
+bool columns_has(const struct columns *c, enum column which);
+
 /* An empty table with c's columns; c must outlive it. */
 void columns_table_init(const struct columns *c, struct table *t);
 /* Add row r to t (made by columns_table_init() with c), with `name` (a cell

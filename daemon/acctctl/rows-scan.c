@@ -180,6 +180,10 @@ static int read_summary(struct json_scan *s, struct rows *rs, struct row *row, b
 			r = read_cpu(s, row);
 		else if (KEY_IS(key, klen, "load1"))
 			r = read_double(s, &row->load, &row->has_load);
+		else if (KEY_IS(key, klen, "load1_warming"))
+			r = json_scan_peek(s) == JSON_SCAN_TRUE || json_scan_peek(s) == JSON_SCAN_FALSE
+				    ? json_scan_bool(s, &row->load_warming)
+				    : json_scan_skip(s);
 		else if (KEY_IS(key, klen, "psi_some_avg10"))
 			r = read_psi(s, row);
 		else if (KEY_IS(key, klen, "io_read_bytes_rate"))

@@ -60,6 +60,7 @@ static void rows_parse(struct json_object *array, bool keep_json, struct rows *r
 			r->cpu_age = jint_or(x, "age_us", -1);
 		}
 		r->has_load = jdouble(o, "load1", &r->load);
+		r->load_warming = jbool(o, "load1_warming");
 		x = jget(o, "psi_some_avg10");
 		if (x && json_object_is_type(x, json_type_object)) {
 			r->has_psi[0] = jdouble(x, "cpu", &r->psi[0]);

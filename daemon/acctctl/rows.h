@@ -36,6 +36,7 @@ struct row {
 	bool dead;
 	struct value mem;
 	bool has_cpu, has_load, has_psi[3];
+	bool load_warming; /* load is still warming up (List's load1_warming) */
 	double cpu, load, psi[3]; /* psi: cpu, memory, io "some" avg10 */
 	int64_t cpu_age;
 	bool has_io;

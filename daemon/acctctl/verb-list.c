@@ -50,20 +50,27 @@ int verb_list(char **args)
 		print_json(stdout, a);
 	} else {
 		size_t shown_dead = 0;
+		bool warming = false;
 
 		table_print(stdout, &t, arg_legend, output_width());
+		for (size_t i = 0; i < rs.norder; i++)
+			warming |= rs.v[rs.order[i]].has_load && rs.v[rs.order[i]].load_warming;
 		for (size_t i = 0; i < rs.n; i++)
 			dead += rs.v[i].dead;
 		for (size_t i = 0; i < rs.norder; i++)
 			shown_dead += rs.v[rs.order[i]].dead;
+		if (arg_legend)
+			putchar('\n');
+		if (arg_legend && warming && columns_has(&cols, COLUMN_LOAD))
+			printf("LOAD~: warming up (counted for under a minute, from 0: reads low until then).\n");
 		if (arg_legend && rs.norder < rs.n) {
-			printf("\nThe first %zu of %zu cgroups by %s (--top)", rs.norder, rs.n,
+			printf("The first %zu of %zu cgroups by %s (--top)", rs.norder, rs.n,
 			       sort_names[arg_sort >= 0 ? arg_sort : SORT_CPU]);
 			if (arg_all)
 				printf(", %zu of them removed (tombstones)", shown_dead);
 			printf(".\n");
 		} else if (arg_legend) {
-			printf("\n%zu cgroup%s listed", rs.n - dead, rs.n - dead == 1 ? "" : "s");
+			printf("%zu cgroup%s listed", rs.n - dead, rs.n - dead == 1 ? "" : "s");
 			if (arg_all)
 				printf(", %zu removed (tombstones)", dead);
 			printf(".\n");

@@ -63,6 +63,37 @@ static const char *age_text(struct json_object *o, char buf[static 80])
 }
 
 /* "I/O rate" line: bytes and operations per second, read and written. */
+/* "; 5 and 15 min warming up (fed 3 min 10 s, from 0)" for a Load whose
+ * warming list is not empty, else NULL: those averages began at 0 when acctd
+ * first counted the cgroup's threads, and read low until they cover their
+ * window. */
+static char *load_warming_text(struct json_object *load)
+{
+	static const struct {
+		const char *key, *name;
+	} avgs[] = { { "avg1", "1" }, { "avg5", "5" }, { "avg15", "15" } };
+	struct json_object *w = jget(load, "warming");
+	size_t n = w && json_object_is_type(w, json_type_array) ? json_object_array_length(w) : 0;
+	char names[32] = "";
+	size_t k = 0;
+
+	if (n == 0)
+		return NULL;
+	for (size_t i = 0; i < ELEMENTSOF(avgs); i++)
+		for (size_t j = 0; j < n; j++) {
+			const char *s = json_object_get_string(json_object_array_get_idx(w, j));
+			if (s && strcmp(s, avgs[i].key) == 0) {
+				size_t left = n - ++k; /* names after this one */
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", avgs[i].name,
+					 left == 0 ? "" : left == 1 ? " and " : ", ");
+			}
+		}
+	if (k == 0)
+		return NULL;
+	return xasprintf("; %s min warming up (fed %s, from 0: low until then)", names,
+			 fmt_duration(jint_or(load, "covered_us", 0)).s);
+}
+
 static void show_io_rate(struct json_object *io)
 {
 	struct json_object *rate = jget(io, "rate");
@@ -181,10 +212,11 @@ static void show_cgroup(struct json_object *cg)
 	} else
 		print_field("CPU rate", "-"); /* CPU time not read (twice): no rate, not 0 */
 	x = jget(cg, "load");
-	if (x)
-		print_field("Load", "%.2f, %.2f, %.2f over 1, 5, 15 min%s", jdouble_or(x, "avg1", 0),
-			    jdouble_or(x, "avg5", 0), jdouble_or(x, "avg15", 0), age_text(x, ab));
-	else
+	if (x) {
+		_cleanup_free_ char *warming = load_warming_text(x);
+		print_field("Load", "%.2f, %.2f, %.2f over 1, 5, 15 min%s%s", jdouble_or(x, "avg1", 0),
+			    jdouble_or(x, "avg5", 0), jdouble_or(x, "avg15", 0), age_text(x, ab), warming ?: "");
+	} else
 		print_field("Load", "-");
 	x = jget(cg, "io");
 	if (x)

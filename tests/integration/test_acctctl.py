@@ -168,9 +168,13 @@ def ctl(fakecg, tmp_path):
     c.stop()
 
 
+LOAD_WARMING_FOOTER = "LOAD~: warming up (counted for under a minute, from 0: reads low until then)."
+
+
 def table(text):
-    """Header tokens and rows (lists of tokens) of a table with a legend."""
-    lines = [l for l in text.splitlines()]
+    """Header tokens and rows (lists of tokens) of a table with a legend (and
+    the footer line of a LOAD column with warming averages, dropped)."""
+    lines = [l for l in text.splitlines() if l != LOAD_WARMING_FOOTER]
     assert re.fullmatch(r"\d+ cgroups? listed(, \d+ removed \(tombstones\))?\.", lines[-1]), lines[-1]
     assert lines[-2] == ""
     return lines[0].split(), [l.split() for l in lines[1:-2]]
@@ -217,7 +221,7 @@ def test_list_table_and_json(ctl):
         # no I/O in the fake tree: 0B/s (two readings taken: wait_rates()), "-" without io.stat
         assert (rd, wr) == (("0B", "0B") if ctl.has_io(r[0]) else ("-", "-")), r
         assert re.fullmatch(r"\d+\.\d\d", cpu), r
-        assert load == "0.00", r
+        assert load in ("0.00", "0.00~"), r  # "~": warming up (test_load_warming)
         psi = e["psi"]
         assert pc == "%.2f%%" % psi["cpu"]["some"]["avg10"], r
         assert pm == "%.2f%%" % psi["memory"]["some"]["avg10"], r
@@ -453,6 +457,52 @@ def test_show(ctl):
             assert why in p.stderr, (args, p.stderr)
     p = ctl.run("show")
     assert p.returncode == EXIT_USAGE
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_load_warming(ctl):
+    """Load averages begin at 0 when acctd first counts a cgroup's threads: for
+    one it found at its start (which may have had tasks before) those whose
+    window is longer than that read low, and show, list and the API say which
+    are still warming up. A cgroup made while acctd runs began with them, as
+    the kernel's would have: none of its averages is warming (issue 31,
+    item 4)."""
+    path = "/system.slice/b.service"
+    ctl.wait(lambda: ctl.get(path).get("load") is not None, "a load pass")
+    load = ctl.get(path)["load"]
+    assert load["whole_life"] is False, load
+    windows = (("avg1", 60e6), ("avg5", 300e6), ("avg15", 900e6))
+    assert load["warming"] == [a for a, w in windows if load["covered_us"] < w], load
+    assert "avg15" in load["warming"], load  # a daemon of this test is minutes old at most
+    out = ctl.ok("show", path)
+    m = re.search(r"^ +Load: [^;]*; (.*) min warming up \(fed ([^,]*), from 0: low until then\)$", out, re.M)
+    assert m and m.group(1) in ("1, 5 and 15", "5 and 15", "15"), out
+
+    new = "/system.slice/new.service"
+    ctl.fs.mkdir(new, memory=MiB, procs=[300])
+    ctl.wait(lambda: any(o["path"] == new and o["load1"] is not None for o in ctl.json("list")),
+             "a load pass of the new cgroup", timeout=30)
+    load = ctl.get(new)["load"]
+    assert (load["whole_life"], load["warming"]) == (True, []), load
+    assert "warming" not in ctl.ok("show", new)
+
+    # list: "~" after LOAD where load1 warms (as --json says before and after
+    # the table: a minute may pass between), the footer when one does; none
+    # without the legend, whose fields are for scripts
+    before = {o["path"]: o["load1_warming"] for o in ctl.json("list")}
+    out = ctl.ok("list")
+    after = {o["path"]: o["load1_warming"] for o in ctl.json("list")}
+    header, rows = table(out)
+    col = header.index("LOAD") + 1  # the bound's "±N" is a token of its own, after MEMORY
+    marked = {}
+    for r in rows:
+        tokens = r if len(r) == len(header) + 1 else r[:2] + ["-"] + r[2:]  # no bound: a placeholder
+        marked[r[0]] = tokens[col].endswith("~")
+    assert before[new] is False and after[new] is False and not marked[new], out
+    checked = [p for p in marked if before.get(p) == after.get(p) and before.get(p) is not None]
+    assert all(marked[p] == before[p] for p in checked), (out, before)
+    assert any(before[p] for p in checked) == (LOAD_WARMING_FOOTER in out.splitlines()), out
+    assert "~" not in ctl.ok("list", "--no-legend")
 
 
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
