@@ -636,6 +636,11 @@ bool acct_cgroup_get(const struct acct_cgroup *cg, enum acct_quantity q, bool pr
 	return true;
 }
 
+uint64_t acct_cgroup_kernel_bound(const struct acct_cgroup *cg, enum acct_quantity q)
+{
+	return __atomic_load_n(&cg->kernel_bound[q], __ATOMIC_RELAXED);
+}
+
 void acct_cgroup_set_kernel_bound(struct acct_cgroup *cg, enum acct_quantity q, uint64_t bound)
 {
 	__atomic_store_n(&cg->kernel_bound[q], bound, __ATOMIC_RELAXED);

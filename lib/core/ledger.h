@@ -250,6 +250,9 @@ const char *acct_final_to_string(enum acct_final f);
 /* Readers. The bound of a reading is the counter engine's (its batching)
  * plus the kernel's (acct_cgroup_set_kernel_bound()). */
 bool acct_cgroup_get(const struct acct_cgroup *cg, enum acct_quantity q, bool precise, struct acct_reading *ret);
+/* The kernel's part of q's bound as last set (acct_cgroup_set_kernel_bound());
+ * 0 when the kernel holds no uncertain amount of q. */
+uint64_t acct_cgroup_kernel_bound(const struct acct_cgroup *cg, enum acct_quantity q);
 bool acct_cgroup_is_dead(const struct acct_cgroup *cg);
 /* Age in usec of a group's values at now_us; UINT64_MAX if never read.
  * Ages: a writer stores the values, then the stamp (release); a reader takes

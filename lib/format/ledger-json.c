@@ -321,8 +321,10 @@ static void put_value(struct acct_json_buf *b, int64_t v, uint64_t bound, uint64
 	}
 }
 
+/* q's Value; `parts`: with the kernel's part of its bound (a cgroup's full
+ * document; a List row leaves it out). */
 static void put_quantity(struct acct_json_buf *b, const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us,
-			 bool precise, const struct acct_fresh_reading *fresh)
+			 bool precise, const struct acct_fresh_reading *fresh, bool parts)
 {
 	struct acct_reading rd;
 	double motion;
@@ -335,6 +337,11 @@ static void put_quantity(struct acct_json_buf *b, const struct acct_cgroup *cg, 
 	else {
 		PUT(b, "null");
 		return;
+	}
+	uint64_t kernel = parts && !is_fresh ? acct_cgroup_kernel_bound(cg, q) : 0;
+	if (kernel > 0) {
+		PUT(b, ",\"kernel_bound\":");
+		put_i64(b, (int64_t)MIN(kernel, (uint64_t)INT64_MAX));
 	}
 	if (acct_cgroup_motion(cg, q, &motion)) {
 		PUT(b, ",\"motion_per_s\":");
@@ -509,7 +516,7 @@ int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l,
 		if (i >= ACCT_Q_PSI_CPU_SOME && i <= ACCT_Q_PSI_IO_FULL)
 			continue;
 		put_plain_key(b, &first, acct_quantity_info(i)->name);
-		put_quantity(b, cg, i, now_us, precise, fresh);
+		put_quantity(b, cg, i, now_us, precise, fresh, true);
 	}
 
 	uint64_t fast_age = cv.age[ACCT_GROUP_FAST];
@@ -624,7 +631,7 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 		PUT(b, ",\"state\":\"dead\",\"memory\":");
 	else
 		PUT(b, ",\"state\":\"live\",\"memory\":");
-	put_quantity(b, cg, ACCT_Q_MEMORY, now_us, false, NULL);
+	put_quantity(b, cg, ACCT_Q_MEMORY, now_us, false, NULL, false);
 	PUT(b, ",\"cpu_rate\":");
 	if (!cv.cpu_rate_known)
 		PUT(b, "null");
@@ -675,11 +682,11 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 	/* systemd-cgtop's Tasks; the I/O totals, from which acctctl top computes
 	 * Input/s and Output/s between two of its refreshes */
 	PUT(b, ",\"tasks\":");
-	put_quantity(b, cg, ACCT_Q_TASKS, now_us, false, NULL);
+	put_quantity(b, cg, ACCT_Q_TASKS, now_us, false, NULL, false);
 	PUT(b, ",\"io_read_bytes\":");
-	put_quantity(b, cg, ACCT_Q_IO_READ_BYTES, now_us, false, NULL);
+	put_quantity(b, cg, ACCT_Q_IO_READ_BYTES, now_us, false, NULL, false);
 	PUT(b, ",\"io_write_bytes\":");
-	put_quantity(b, cg, ACCT_Q_IO_WRITE_BYTES, now_us, false, NULL);
+	put_quantity(b, cg, ACCT_Q_IO_WRITE_BYTES, now_us, false, NULL, false);
 	PUT(b, "}");
 	return put_end(b);
 }

@@ -76,8 +76,9 @@ def test_list(api):
         cgs = ok(v.call(IFACE + ".List"))["cgroups"]
         assert [c["path"] for c in cgs] == sorted(fs.paths())
         for c in cgs:
-            assert set(c) == {"path", "state", "memory", "cpu_rate", "load1", "psi_some_avg10", "io_read_bytes_rate",
-                              "io_write_bytes_rate", "tasks", "io_read_bytes", "io_write_bytes"}
+            assert set(c) == {"path", "state", "memory", "cpu_rate", "load1", "load1_warming", "psi_some_avg10",
+                              "io_read_bytes_rate", "io_write_bytes_rate", "tasks", "io_read_bytes", "io_write_bytes"}
+            assert (c["load1_warming"] is None) == (c["load1"] is None), c
             assert c["state"] == "live"
             e = fs.expected(c["path"])
             if e["memory_bytes"] is not None and not (fs.mode == "v2" and c["path"] == "/"):
