@@ -177,6 +177,10 @@ struct manager {
 	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
 	bool tuned;
 
+	/* [log] removals = summary: removals not logged yet, since the first of
+	 * them (monotonic; manager_history_record_pass()). */
+	uint64_t removals_unlogged, removals_since_us;
+
 	/* Callbacks waiting for the next complete pass (Reconcile()). */
 	struct manager_waiter {
 		manager_pass_fn fn;

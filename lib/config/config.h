@@ -5,7 +5,9 @@
  * us/ms/s/min/h (a bare number is seconds), booleans yes/no/true/false/on/off/1/0.
  * A bad value is refused with "FILE:LINE: key: reason"; unknown sections and keys
  * are reported as warnings ("FILE:LINE: unknown key 'x' in section [y], ignoring") and
- * otherwise ignored. Loading is all-or-nothing: on error nothing is returned. */
+ * otherwise ignored. Loading is all-or-nothing: on error nothing is returned.
+ * A load also refuses budgets beyond the host (budget-limits.h);
+ * acct_config_set() checks one value's syntax and range only. */
 #pragma once
 
 #include <stdbool.h>
@@ -25,6 +27,13 @@ enum acct_log_level { /* syslog priorities */
 	ACCT_LOG_NOTICE = 5,
 	ACCT_LOG_INFO = 6,
 	ACCT_LOG_DEBUG = 7,
+};
+
+/* [log] removals: how removed cgroups' accounting records reach the log. */
+enum acct_removal_log {
+	ACCT_REMOVALS_SUMMARY, /* one line per history interval: how many, and where their records are */
+	ACCT_REMOVALS_EACH,    /* one structured line per cgroup (MESSAGE_ID, ACCTD_*: docs/history.md) */
+	_ACCT_REMOVALS_MAX,
 };
 
 struct acct_config {
@@ -83,6 +92,7 @@ struct acct_config {
 	enum acct_log_level log_level; /* (info) */
 	uint64_t log_rate_limit_interval_us; /* per-cause rate limit window (30s) */
 	unsigned log_rate_limit_burst;       /* messages of one cause per window (30; 0 = no limit) */
+	enum acct_removal_log log_removals;  /* (summary) */
 
 	/* [history] (docs/history.md, "In the daemon") */
 	bool history_enabled;          /* record history (yes) */
@@ -122,6 +132,23 @@ int acct_config_load(const char *main_file, const char *dropin_dir, struct acct_
 int acct_config_set(struct acct_config *c, const char *section, const char *key, const char *value,
 		    const char *origin, struct acct_config_diag *diag);
 
+/* One key whose value differs between two configurations: its values as the
+ * dump writes them, and whether only a start applies it (a reload keeps the
+ * running value: [sampling] workers, collector, bpf_pin_dir, [cgroups] root,
+ * [api] socket, [metrics] listen). */
+struct acct_config_change {
+	const char *section, *key; /* static */
+	char *old_value, *new_value;
+	bool at_start;
+};
+
+/* The keys whose values differ from `old` to `new`, in the documented order,
+ * into a new array of *ret_n (free with acct_config_changes_free()). Returns
+ * 0 or -ENOMEM (nothing returned). */
+int acct_config_diff(const struct acct_config *old, const struct acct_config *new, struct acct_config_change **ret,
+		     size_t *ret_n);
+void acct_config_changes_free(struct acct_config_change *v, size_t n);
+
 /* Write the effective configuration as a loadable INI file with every key. */
 void acct_config_dump(const struct acct_config *c, FILE *f);
 
@@ -139,3 +166,6 @@ int acct_config_default_history_path(char **ret);
  * Returns 0 or -EINVAL. */
 int acct_parse_log_level(const char *s, enum acct_log_level *ret);
 const char *acct_log_level_to_string(enum acct_log_level l);
+/* "each" or "summary" (any case). Returns the value or -EINVAL. */
+int acct_removal_log_from_string(const char *s);
+const char *acct_removal_log_to_string(enum acct_removal_log l);
