@@ -45,6 +45,7 @@
 #include "basic/util.h"
 #include "collector-mode.h"
 #include "metrics-families.h"
+#include "removal-log.h"
 
 /* Longest string any format_*() below writes, NUL included. */
 #define VALUE_BUF 32
@@ -78,24 +79,6 @@ const char *acct_log_level_to_string(enum acct_log_level l)
 	if ((int)l < ACCT_LOG_ERR || (int)l > ACCT_LOG_DEBUG)
 		return NULL;
 	return log_level_names[l];
-}
-
-static const char *const removal_log_names[_ACCT_REMOVALS_MAX] = {
-	[ACCT_REMOVALS_SUMMARY] = "summary",
-	[ACCT_REMOVALS_EACH] = "each",
-};
-
-int acct_removal_log_from_string(const char *s)
-{
-	for (int i = 0; s && i < _ACCT_REMOVALS_MAX; i++)
-		if (strcasecmp(s, removal_log_names[i]) == 0)
-			return i;
-	return -EINVAL;
-}
-
-const char *acct_removal_log_to_string(enum acct_removal_log l)
-{
-	return (unsigned)l < _ACCT_REMOVALS_MAX ? removal_log_names[l] : NULL;
 }
 
 /* ---- formatting (the dump and messages) ---------------------------------- */

@@ -16,6 +16,7 @@
 
 #include "basic/parse.h"
 #include "collector-mode.h"
+#include "removal-log.h"
 
 #define ACCT_CONFIG_FILE "/etc/acctd/acctd.conf"
 #define ACCT_CONFIG_DROPIN_DIR "/etc/acctd/acctd.conf.d"
@@ -27,13 +28,6 @@ enum acct_log_level { /* syslog priorities */
 	ACCT_LOG_NOTICE = 5,
 	ACCT_LOG_INFO = 6,
 	ACCT_LOG_DEBUG = 7,
-};
-
-/* [log] removals: how removed cgroups' accounting records reach the log. */
-enum acct_removal_log {
-	ACCT_REMOVALS_SUMMARY, /* one line per history interval: how many, and where their records are */
-	ACCT_REMOVALS_EACH,    /* one structured line per cgroup (MESSAGE_ID, ACCTD_*: docs/history.md) */
-	_ACCT_REMOVALS_MAX,
 };
 
 struct acct_config {
@@ -166,6 +160,3 @@ int acct_config_default_history_path(char **ret);
  * Returns 0 or -EINVAL. */
 int acct_parse_log_level(const char *s, enum acct_log_level *ret);
 const char *acct_log_level_to_string(enum acct_log_level l);
-/* "each" or "summary" (any case). Returns the value or -EINVAL. */
-int acct_removal_log_from_string(const char *s);
-const char *acct_removal_log_to_string(enum acct_removal_log l);
