@@ -116,11 +116,12 @@ static void history_record(struct manager *m, struct acct_cgroup **cgs, size_t n
 /* [log] removals = summary: one line per rate-limit window for the cgroups
  * removed in it, saying where their records are, where `each` logs a line
  * per cgroup (the recorder's structured record): a host that churns
- * containers would fill its journal with those. */
-static void log_removal_summary(struct manager *m, uint64_t now_mono)
+ * containers would fill its journal with those. `now`: at the stop, the
+ * window not over yet. */
+static void log_removal_summary(struct manager *m, uint64_t now_mono, bool now)
 {
 	if (m->config->log_removals != ACCT_REMOVALS_SUMMARY || m->removals_unlogged == 0 ||
-	    now_mono < m->removals_since_us + m->config->log_rate_limit_interval_us)
+	    (!now && now_mono < m->removals_since_us + m->config->log_rate_limit_interval_us))
 		return;
 	char span[FORMAT_HUMAN_MAX], keep[FORMAT_HUMAN_MAX];
 	/* the window rounded up to whole seconds: what --since takes back */
@@ -142,7 +143,7 @@ static void log_removal_summary(struct manager *m, uint64_t now_mono)
 void manager_history_record_pass(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t now_mono)
 {
 	m->last_pass_us = now_mono;
-	log_removal_summary(m, now_mono);
+	log_removal_summary(m, now_mono, false);
 	if (!m->history || !m->config->history_enabled || now_mono < m->next_history_us)
 		return;
 	/* On the interval's grid, without catching up after a long pass. */
@@ -151,11 +152,12 @@ void manager_history_record_pass(struct manager *m, struct acct_cgroup **cgs, si
 	history_record(m, cgs, n, now_mono);
 }
 
-/* At a clean stop: the last pass's values, when no recording took them yet,
+/* At a clean stop: the removals not summed up yet, and the last pass's values, when no recording took them yet,
  * so that the run's recorded time reaches its last pass instead of ending up
  * to an interval before the stop. */
 void manager_history_record_last_pass(struct manager *m)
 {
+	log_removal_summary(m, acct_now_us(), true);
 	if (!m->history || !m->config->history_enabled || !m->last_pass_us ||
 	    m->last_pass_us <= m->last_recorded_pass_us)
 		return;
