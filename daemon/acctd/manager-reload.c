@@ -6,8 +6,8 @@
 #include "manager-internal.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,6 +229,7 @@ static const struct {
 	{ "cpu_us", ACCT_Q_CPU_USAGE, offsetof(struct acct_ledger_budgets, cpu_us) },
 	{ "tasks", ACCT_Q_TASKS, offsetof(struct acct_ledger_budgets, tasks) },
 };
+_Static_assert(ELEMENTSOF(tune_budgets) == MANAGER_TUNE_MAX_CHANGES, "a change per budget at most");
 
 static int64_t budget_of(const struct acct_ledger_budgets *b, size_t i)
 {
