@@ -584,6 +584,40 @@ def shared_ctl(fakecg, tmp_path):
     shutil.rmtree(sockdir, ignore_errors=True)
 
 
+def test_tune_names_the_kernels_part(tmp_path):
+    """Issue 31 item 5 on the host's own cgroups, where memory's bound has
+    a kernel part (memcg's per-CPU charge stocks): tune names it, in the
+    cgroup where it is the largest, beside acctd's part."""
+    from test_api_client import api_daemon
+    if not acctd.is_root():
+        pytest.skip("needs root to read the host's cgroups")
+    with api_daemon(tmp_path, None, cgroups__max_depth="1", sampling__collector="files",
+                    history__enabled="no", metrics__listen="none") as (d, sock):
+        addr = "unix:" + sock
+        from test_api_client import IFACE, Varlink
+
+        def root_kernel_part():  # a precise read's bound is the kernel's part alone
+            with Varlink(sock) as v:
+                r = v.call(IFACE + ".Get", {"cgroup": "/", "precise": True})
+            mem = r.get("parameters", {}).get("cgroup", {}).get("values", {}).get("memory")
+            return mem["bound"] if mem else None
+        end = time.monotonic() + 60
+        while not root_kernel_part():
+            if time.monotonic() > end:
+                pytest.skip("no kernel part in this host's memory bounds (root: %r)" % root_kernel_part())
+            time.sleep(0.2)
+        doc = json.loads(run_ctl(["--json", "tune", "--bytes-budget=4M"], address=addr).stdout)
+        (ch,) = doc["changes"]
+        assert ch["kernel_bound"] > 0, ch
+        assert ch["quantity"] == "memory" and ch["cgroup"].startswith("/"), ch
+        assert ch["bound"] == ch["new"] + ch["kernel_bound"], ch
+        p = run_ctl(["tune", "--bytes-budget=3M"], address=addr)
+        assert p.returncode == 0, p.stderr
+        assert re.search(r"^bytes: acctd's batching now up to 3\.0M per counter \(was [24]\.0M\); the kernel's part "
+                         r"of /\S*'s memory is \S+ and does not change: its bound is now at most ±\S+$", p.stdout,
+                         re.M), p.stdout
+
+
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
 def test_tune_and_reload_say_what_changed(ctl):
     """Issue 31 item 5: tune says what part of each bound it changed and
