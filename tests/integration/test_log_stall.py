@@ -193,8 +193,6 @@ def test_stderr_reader_gone(fakecg, tmp_path):
                 os.close(fd)
 
 
-# in place: acctd's cached descriptors of /churn see its CPU time grow
-@pytest.mark.parametrize("fakecg", [{"mode": "v2", "write_mode": "inplace"}], indirect=True)
 def test_removals_summary_by_default(fakecg, tmp_path):
     """Issue 31 item 7: by default ([log] removals = summary) no line per
     removed cgroup, but one per rate-limit window saying how many were
@@ -222,6 +220,8 @@ def test_removals_summary_by_default(fakecg, tmp_path):
             proc.wait(15)
 
 
+# in place: acctd's cached descriptors of /churn see its CPU time grow
+@pytest.mark.parametrize("fakecg", [{"mode": "v2", "write_mode": "inplace"}], indirect=True)
 def test_churn_rate_limited_and_tombstones_within_budget(fakecg, tmp_path):
     """Item 7 on a fake tree: 600 cgroups made and removed."""
     fakecg.mkdir("/churn", cpu_usec=1000000)
