@@ -22,6 +22,7 @@
 
 #include "alloc-fail.h"
 #include "collector-mode.h"
+#include "budget-limits.h"
 #include "config.h"
 #include "parse.h"
 #include "strv.h"
@@ -349,7 +350,7 @@ static void test_documented_defaults(void **state)
 	free(line);
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
-	assert_int_equal(keys, 51); /* every key is documented */
+	assert_int_equal(keys, 52); /* every key is documented */
 
 	uncommented = tmp_write(t, "uncommented.conf", text);
 	assert_int_equal(acct_config_load(uncommented, "", &c, &diag), 0);
@@ -1226,7 +1227,8 @@ static void test_dump(void **state)
 	/* Odd values set at run time round-trip as well. */
 	assert_int_equal(acct_config_set(c, "counters", "bytes_budget", "1025", NULL, NULL), 0);
 	assert_int_equal(acct_config_set(c, "counters", "cpu_budget", "0", NULL, NULL), 0);
-	assert_int_equal(acct_config_set(c, "counters", "tasks_budget", "9223372036854775807", NULL, NULL), 0);
+	/* the largest a load takes on any host: the least kernel.pid_max (budget-limits.h) */
+	assert_int_equal(acct_config_set(c, "counters", "tasks_budget", "301", NULL, NULL), 0);
 	assert_int_equal(acct_config_set(c, "cgroups", "tombstone_retention", "0", NULL, NULL), 0);
 	assert_int_equal(acct_config_set(c, "sampling", "slow_interval", "18446744073709551615us", NULL, NULL), 0);
 	assert_int_equal(acct_config_set(c, "api", "max_output_queue", "16T", NULL, NULL), 0);
@@ -1761,6 +1763,152 @@ static void test_collector_modes(void **state)
 	assert_int_equal(acct_collector_mode_from_string(NULL), -EINVAL);
 }
 
+/* ---- budgets against the host (budget-limits.h) --------------------------- */
+
+/* Refused with `key` and a reason that contains `words`, or accepted (key NULL). */
+static void expect_budget(const struct acct_config *c, const struct acct_host_limits *h, const char *key,
+			  const char *words)
+{
+	_cleanup_free_ char *reason = NULL;
+	const char *got = NULL;
+	int r = acct_budget_limits_check(c, h, &got, &reason);
+
+	if (!key) {
+		assert_int_equal(r, 0);
+		assert_null(reason);
+		return;
+	}
+	assert_int_equal(r, -ERANGE);
+	assert_string_equal(got, key);
+	assert_non_null(reason);
+	if (!strstr(reason, words))
+		fail_msg("'%s' does not say '%s'", reason, words);
+}
+
+static void test_budget_limits(void **state)
+{
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	const struct acct_host_limits host = { .memory_bytes = 8ULL << 30, .cpus = 4, .pid_max = 32768 };
+	const struct acct_host_limits unknown = { 0 };
+
+	(void)state;
+	assert_int_equal(acct_config_new_defaults(&c), 0);
+	expect_budget(c, &host, NULL, NULL);
+
+	/* The trial's 1T on a host of 8G; the host's memory itself is the most. */
+	c->bytes_budget = 1LL << 40;
+	expect_budget(c, &host, "bytes_budget", "1.0T is more than the host's memory (8.0G)");
+	expect_budget(c, &unknown, NULL, NULL);
+	c->bytes_budget = 8LL << 30;
+	expect_budget(c, &host, NULL, NULL);
+	c->bytes_budget = (8LL << 30) + 1;
+	expect_budget(c, &host, "bytes_budget", "the host's memory (8.0G)");
+	c->bytes_budget = (int64_t)SIZE_M;
+
+	/* 4 CPUs x a 1s fast pass: 4s of CPU time at most. */
+	c->cpu_budget_us = 4 * (int64_t)USEC_PER_SEC;
+	expect_budget(c, &host, NULL, NULL);
+	c->cpu_budget_us++;
+	expect_budget(c, &host, "cpu_budget", "the CPU time the host can use in one fast_interval (4s)");
+	c->fast_interval_us = 2 * USEC_PER_SEC;
+	expect_budget(c, &host, NULL, NULL);
+	c->cpu_budget_us = 10 * (int64_t)USEC_PER_MSEC;
+
+	c->tasks_budget = 32769;
+	expect_budget(c, &host, "tasks_budget", "kernel.pid_max (32768)");
+	c->tasks_budget = 32768;
+	expect_budget(c, &host, NULL, NULL);
+}
+
+/* Load `text`: refused with -ERANGE, the message "PATH:`start`HOST)`end`"
+ * where HOST is this host's value. */
+static void expect_beyond_host(struct tmp *t, const char *text, const char *start, const char *end)
+{
+	struct acct_config_diag diag = {};
+	struct acct_config *c = POISON;
+	const char *path = tmp_write(t, "bad.conf", text);
+	_cleanup_free_ char *expected = NULL;
+
+	assert_true(asprintf(&expected, "%s:%s", path, start) > 0);
+	assert_int_equal(acct_config_load(path, "", &c, &diag), -ERANGE);
+	assert_ptr_equal(c, POISON);
+	assert_non_null(diag.error);
+	if (strncmp(diag.error, expected, strlen(expected)) != 0 || !strstr(diag.error, end))
+		fail_msg("'%s' is not '%s...)%s'", diag.error, expected, end);
+	acct_config_diag_clear(&diag);
+	assert_int_equal(unlink(path), 0);
+	free(t->files[--t->nr_files]);
+}
+
+/* A load refuses a budget beyond this host, blaming the line that set it. */
+static void test_load_budget_beyond_host(void **state)
+{
+	struct tmp *t = *state;
+
+	/* No host has 4P of memory, nor a pid_max of 2^62 (at most 2^22). */
+	expect_beyond_host(t, "[counters]\nbytes_budget = 1M\nbytes_budget = 4096T\n",
+			   "3: bytes_budget: 4.0P is more than the host's memory (",
+			   "): every memory bound would be larger than all the memory there is");
+	expect_beyond_host(t, "[counters]\ntasks_budget = 4611686018427387904\n",
+			   "2: tasks_budget: 4611686018427387904 is more than the host's kernel.pid_max (",
+			   "): no cgroup can hold that many tasks");
+}
+
+/* What a reload reports: the keys that changed, old and new, and those only
+ * a start applies. */
+static void test_diff(void **state)
+{
+	_cleanup_(acct_config_freep) struct acct_config *a = NULL, *b = NULL;
+	struct acct_config_change *v = NULL;
+	size_t n = SIZE_MAX;
+
+	(void)state;
+	assert_int_equal(acct_config_new_defaults(&a), 0);
+	assert_int_equal(acct_config_new_defaults(&b), 0);
+	assert_int_equal(acct_config_diff(a, b, &v, &n), 0);
+	assert_int_equal(n, 0);
+	acct_config_changes_free(v, n);
+
+	assert_int_equal(acct_config_set(b, "sampling", "workers", "4", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(b, "counters", "bytes_budget", "4M", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(b, "cgroups", "exclude", "/a /b", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(b, "log", "removals", "each", NULL, NULL), 0);
+	assert_int_equal(acct_config_diff(a, b, &v, &n), 0);
+	const struct acct_config_change want[] = {
+		{ "sampling", "workers", "2", "4", true },
+		{ "cgroups", "exclude", "", "/a /b", false },
+		{ "counters", "bytes_budget", "1M", "4M", false },
+		{ "log", "removals", "summary", "each", false },
+	};
+	assert_int_equal(n, ELEMENTSOF(want));
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(v[i].section, want[i].section);
+		assert_string_equal(v[i].key, want[i].key);
+		assert_string_equal(v[i].old_value, want[i].old_value);
+		assert_string_equal(v[i].new_value, want[i].new_value);
+		assert_int_equal(v[i].at_start, want[i].at_start);
+	}
+	acct_config_changes_free(v, n);
+}
+
+static void test_removal_log(void **state)
+{
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+
+	(void)state;
+	assert_int_equal(acct_config_new_defaults(&c), 0);
+	assert_int_equal(c->log_removals, ACCT_REMOVALS_SUMMARY); /* quiet unless asked */
+	assert_int_equal(acct_config_set(c, "log", "removals", "each", NULL, NULL), 0);
+	assert_int_equal(c->log_removals, ACCT_REMOVALS_EACH);
+	assert_int_equal(acct_config_set(c, "log", "removals", "Summary", NULL, NULL), 0);
+	assert_int_equal(c->log_removals, ACCT_REMOVALS_SUMMARY);
+	assert_int_equal(acct_config_set(c, "log", "removals", "all", NULL, NULL), -EINVAL);
+	assert_int_equal(c->log_removals, ACCT_REMOVALS_SUMMARY);
+	for (int m = 0; m < _ACCT_REMOVALS_MAX; m++)
+		assert_int_equal(acct_removal_log_from_string(acct_removal_log_to_string(m)), m);
+	assert_null(acct_removal_log_to_string(_ACCT_REMOVALS_MAX));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1794,6 +1942,10 @@ int main(void)
 		cmocka_unit_test(test_parse_bool_and_level),
 		cmocka_unit_test(test_metrics_families),
 		cmocka_unit_test(test_collector_modes),
+		cmocka_unit_test(test_budget_limits),
+		cmocka_unit_test_setup_teardown(test_load_budget_beyond_host, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_removal_log),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,7 +105,7 @@ def config_keys_from_table():
     table = re.search(r"keys\[\] = \{(.*?)\n\};", src, re.S)
     if not table:
         return None
-    return set(re.findall(r'KEY\("(\w+)",\s*"(\w+)"', table.group(1)))
+    return set(re.findall(r'KEY(?:_AT_START)?\("(\w+)",\s*"(\w+)"', table.group(1)))
 
 
 def check_config_page(acctd, errors):

@@ -257,6 +257,31 @@ int verb_status(char **args)
 	return EXIT_OK;
 }
 
+/* One budget Tune changed: what it moved of the bounds, and what it could
+ * not (the kernel's part; the IDL's TuneChange). "bytes: acctd's batching
+ * now up to 4.0M per counter (was 16.0M); the kernel's part of /'s memory
+ * is 3.5M and does not change: its bound is now at most ±7.5M". */
+static void print_tune_change(struct json_object *c)
+{
+	const char *budget = jstr(c, "budget") ?: "?", *cgroup = jstr(c, "cgroup"), *q = jstr(c, "quantity") ?: "?";
+	enum acct_unit u = quantity_unit(q);
+	int64_t kernel = jint_or(c, "kernel_bound", 0);
+
+	printf("%s: acctd's batching now up to %s per counter (was %s); ", strcmp(budget, "cpu_us") == 0 ? "cpu" : budget,
+	       fmt_unit(u, jint_or(c, "new", 0)).s, fmt_unit(u, jint_or(c, "old", 0)).s);
+	if (!cgroup)
+		printf("the kernel's part of %s is not known yet (nothing read)\n", q);
+	else if (kernel == 0)
+		printf("the kernel adds nothing to %s: bounds are now at most ±%s\n", q,
+		       fmt_unit(u, jint_or(c, "bound", 0)).s);
+	else {
+		printf("the kernel's part of ");
+		print_text(stdout, cgroup); /* may quote a cgroup's name */
+		printf("'s %s is %s and does not change: its bound is now at most ±%s\n", q, fmt_unit(u, kernel).s,
+		       fmt_unit(u, jint_or(c, "bound", 0)).s);
+	}
+}
+
 int verb_tune(char **args)
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
@@ -280,6 +305,10 @@ int verb_tune(char **args)
 	}
 	print_budgets(jget(reply.parameters, "budgets"));
 	print_field("Auto-tune", "%s", jbool(reply.parameters, "auto_tune") ? "on" : "off");
+	struct json_object *changes = jget(reply.parameters, "changes");
+	size_t n = changes && json_object_is_type(changes, json_type_array) ? json_object_array_length(changes) : 0;
+	for (size_t i = 0; i < n; i++)
+		print_tune_change(json_object_array_get_idx(changes, i));
 	if (json_object_object_length(params) > 0)
 		printf("Changed until the next reload of the configuration.\n");
 	return EXIT_OK;
@@ -304,6 +333,13 @@ int verb_reconcile(char **args)
 	return EXIT_OK;
 }
 
+/* "memory 4.0M, CPU 20ms, tasks 8, auto-tune off" of a Budgets and its auto_tune */
+static char *budgets_text(struct json_object *b, bool auto_tune)
+{
+	return xasprintf("memory %s, CPU %s, tasks %" PRId64 ", auto-tune %s", fmt_bytes(jint_or(b, "bytes", 0)).s,
+			 fmt_duration(jint_or(b, "cpu_us", 0)).s, jint_or(b, "tasks", 0), auto_tune ? "on" : "off");
+}
+
 int verb_reload(char **args)
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
@@ -315,6 +351,32 @@ int verb_reload(char **args)
 	if (arg_json) {
 		print_json(stdout, reply.parameters);
 		return EXIT_OK;
+	}
+	/* What changed, a key a line: "[sampling] fast_interval: 1s -> 2s";
+	 * a key only a start applies says so. Older daemons say nothing. */
+	struct json_object *c = jget(reply.parameters, "changes");
+	size_t nc = c && json_object_is_type(c, json_type_array) ? json_object_array_length(c) : 0;
+	if (c && nc == 0)
+		printf("Reloaded: no key changed\n");
+	else if (c)
+		printf("Reloaded: %zu key%s changed\n", nc, nc == 1 ? "" : "s");
+	for (size_t i = 0; i < nc; i++) {
+		struct json_object *k = json_object_array_get_idx(c, i);
+		const char *key = jstr(k, "key") ?: "?", *dot = strchr(key, '.');
+		const char *old = jstr(k, "old"), *new = jstr(k, "new");
+		_cleanup_free_ char *line = xasprintf("  [%.*s] %s: %s -> %s%s", dot ? (int)(dot - key) : 0, key,
+						      dot ? dot + 1 : key, old && *old ? old : "(empty)",
+						      new && *new ? new : "(empty)",
+						      jbool(k, "at_start") ? " (not applied: needs a restart of acctd)" : "");
+		print_text(stdout, line); /* may quote a file or group name */
+		putchar('\n');
+	}
+	struct json_object *d = jget(reply.parameters, "dropped_tuning");
+	if (d) {
+		_cleanup_free_ char *was = budgets_text(jget(d, "was"), jbool(d, "was_auto_tune"));
+		_cleanup_free_ char *now = budgets_text(jget(d, "now"), jbool(d, "auto_tune"));
+		printf("Run-time tuning from acctctl tune dropped: budgets back to the configuration's (%s; were %s)\n",
+		       now, was);
 	}
 	/* Applied, but what it ignored is said: a typo must not pass unseen. */
 	struct json_object *w = jget(reply.parameters, "warnings");

@@ -483,10 +483,30 @@ static int m_compare(struct request *rq, struct json_object *params)
 	return api_reply(rq, TAKE_PTR(p), false);
 }
 
+/* Tune's word on one budget it changed (manager_tune_change; the IDL's
+ * TuneChange). bound: the most the cgroup's bound can now be. */
+static struct json_object *tune_change_json(const struct manager_tune_change *c)
+{
+	_cleanup_json_ struct json_object *o = json_object_new_object();
+	uint64_t bound = (uint64_t)c->new_budget + c->kernel_bound;
+
+	if (!o || api_json_add(o, "budget", json_object_new_string(c->budget)) < 0 ||
+	    api_json_add(o, "old", json_object_new_int64(c->old_budget)) < 0 ||
+	    api_json_add(o, "new", json_object_new_int64(c->new_budget)) < 0 ||
+	    api_json_add(o, "quantity", json_object_new_string(c->quantity)) < 0 ||
+	    (c->cgroup && api_json_add(o, "cgroup", acct_json_text(c->cgroup)) < 0) ||
+	    api_json_add(o, "kernel_bound", json_object_new_int64((int64_t)MIN(c->kernel_bound, (uint64_t)INT64_MAX))) < 0 ||
+	    api_json_add(o, "bound", json_object_new_int64((int64_t)MIN(bound, (uint64_t)INT64_MAX))) < 0)
+		return NULL;
+	return TAKE_PTR(o);
+}
+
 static int m_tune(struct request *rq, struct json_object *params)
 {
 	struct manager *m = rq->c->s->m;
 	struct acct_ledger_budgets b;
+	struct manager_tune_change changes[MANAGER_TUNE_MAX_CHANGES];
+	size_t nr_changes = 0;
 	bool auto_tune = false, any_budget = false;
 	int r;
 
@@ -513,39 +533,106 @@ static int m_tune(struct request *rq, struct json_object *params)
 				  (int)rq->c->cred.pid);
 			return api_reply_error(rq, RES_PERMISSION_DENIED, NULL);
 		}
-		r = manager_tune(m, any_budget ? &b : NULL, at, &rq->c->cred);
+		_cleanup_free_ char *reason = NULL;
+		const char *key = NULL;
+		r = manager_tune(m, any_budget ? &b : NULL, at, &rq->c->cred, changes, &nr_changes, &key, &reason);
+		if (r == -ENOMEM)
+			return r;
+		if (r == -ERANGE) {
+			/* beyond the host: InvalidParameter says which, and why
+			 * (budget-limits.h); "cpu_budget" is the key of cpu_budget_us */
+			const char *name = tune_params[TUNE_BYTES];
+			for (int i = TUNE_BYTES; i <= TUNE_TASKS; i++)
+				if (strncmp(tune_params[i], key, strlen(key)) == 0)
+					name = tune_params[i];
+			_cleanup_json_ struct json_object *e = json_object_new_object();
+			if (!e || api_json_add(e, "parameter", json_object_new_string(name)) < 0 ||
+			    api_json_add(e, "reason", json_object_new_string(reason)) < 0)
+				return -ENOMEM;
+			return api_reply_error(rq, RES_INVALID_PARAMETER, TAKE_PTR(e));
+		}
 		if (r < 0)
 			return api_invalid_parameter(rq, tune_params[TUNE_BYTES]);
 	}
 
 	manager_effective_tuning(m, &b, &auto_tune);
-	struct json_object *p = json_object_new_object();
-	if (!p)
+	_cleanup_json_ struct json_object *p = json_object_new_object(), *a = json_object_new_array();
+	r = p && a ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < nr_changes; i++) {
+		struct json_object *o = tune_change_json(&changes[i]);
+		if (!o || json_object_array_add(a, o) < 0) {
+			json_object_put(o);
+			r = -ENOMEM;
+		}
+	}
+	manager_tune_changes_clear(changes, nr_changes);
+	if (r < 0 || api_json_add(p, "budgets", daemon_budgets_json(&b)) < 0 ||
+	    api_json_add(p, "auto_tune", json_object_new_boolean(auto_tune)) < 0 ||
+	    api_json_add(p, "changes", TAKE_PTR(a)) < 0)
 		return -ENOMEM;
-	json_object_object_add(p, "budgets", daemon_budgets_json(&b));
-	json_object_object_add(p, "auto_tune", json_object_new_boolean(auto_tune));
-	return api_reply(rq, p, false);
+	return api_reply(rq, TAKE_PTR(p), false);
+}
+
+/* Reload's word on one key that changed (the IDL's ConfigChange). */
+static struct json_object *config_change_json(const struct acct_config_change *c)
+{
+	_cleanup_json_ struct json_object *o = json_object_new_object();
+	_cleanup_free_ char *key = NULL;
+
+	if (!o || asprintf(&key, "%s.%s", c->section, c->key) < 0)
+		return NULL;
+	/* values may quote a file or group name */
+	if (api_json_add(o, "key", json_object_new_string(key)) < 0 ||
+	    api_json_add(o, "old", acct_json_text(c->old_value)) < 0 ||
+	    api_json_add(o, "new", acct_json_text(c->new_value)) < 0 ||
+	    api_json_add(o, "at_start", json_object_new_boolean(c->at_start)) < 0)
+		return NULL;
+	return TAKE_PTR(o);
+}
+
+static struct json_object *dropped_tuning_json(const struct manager_reload_report *rep)
+{
+	_cleanup_json_ struct json_object *o = json_object_new_object();
+
+	if (!o || api_json_add(o, "was", daemon_budgets_json(&rep->was)) < 0 ||
+	    api_json_add(o, "was_auto_tune", json_object_new_boolean(rep->was_auto_tune)) < 0 ||
+	    api_json_add(o, "now", daemon_budgets_json(&rep->now)) < 0 ||
+	    api_json_add(o, "auto_tune", json_object_new_boolean(rep->auto_tune)) < 0)
+		return NULL;
+	return TAKE_PTR(o);
 }
 
 static int m_reload(struct request *rq, struct json_object *params)
 {
 	struct manager *m = rq->c->s->m;
+	_cleanup_(manager_reload_report_clear) struct manager_reload_report rep = { 0 };
 	const char *reason = NULL;
 	log_info("Reload requested by uid %u (pid %d)", (unsigned)rq->c->cred.uid, (int)rq->c->cred.pid);
-	int r = manager_reload(m);
+	int r = manager_reload(m, &rep);
 	if (r < 0) {
 		(void)manager_reload_outcome(m, &reason);
 		return api_reply_error_string(rq, RES_RELOAD_FAILED, "reason", reason);
 	}
 	/* What the new configuration ignores goes back to whoever asked for it,
-	 * not only to the log (a typo would otherwise pass unseen). */
-	_cleanup_json_ struct json_object *p = json_object_new_object(), *w = json_object_new_array();
-	if (!p || !w)
+	 * not only to the log (a typo would otherwise pass unseen); so does
+	 * what it changed, and the run-time tuning it dropped. */
+	_cleanup_json_ struct json_object *p = json_object_new_object(), *w = json_object_new_array(),
+					  *c = json_object_new_array();
+	if (!p || !w || !c)
 		return -ENOMEM;
 	for (char *const *line = manager_config_warnings(m); *line; line++)
 		if (json_object_array_add(w, acct_json_text(*line)) < 0) /* may quote a file name */
 			return -ENOMEM;
-	json_object_object_add(p, "warnings", TAKE_PTR(w));
+	for (size_t i = 0; i < rep.nr_changes; i++) {
+		struct json_object *o = config_change_json(&rep.changes[i]);
+		if (!o || json_object_array_add(c, o) < 0) {
+			json_object_put(o);
+			return -ENOMEM;
+		}
+	}
+	if (api_json_add(p, "warnings", TAKE_PTR(w)) < 0 || api_json_add(p, "changes", TAKE_PTR(c)) < 0 ||
+	    (rep.tuning_dropped && api_json_add(p, "dropped_tuning", dropped_tuning_json(&rep)) < 0))
+		return -ENOMEM;
 	return api_reply(rq, TAKE_PTR(p), false);
 }
 

@@ -26,6 +26,7 @@ struct settings {
 	char *path;
 	uint64_t interval_us;
 	struct history_limits limits;
+	enum acct_removal_log removals; /* [log] removals: a record in the log per cgroup, or not */
 };
 
 /* A removal waiting for the thread. */
@@ -118,6 +119,7 @@ static int settings_from_config(const struct acct_config *c, struct settings *re
 	*ret = (struct settings){
 		.enabled = c->history_enabled,
 		.interval_us = c->history_interval_us,
+		.removals = c->log_removals,
 		.limits = {
 			.retention_us = {
 				[HISTORY_RAW] = c->history_raw_retention_us,
@@ -465,7 +467,9 @@ static void removed(struct history_recorder *r, struct removal *x)
 		else if (k != -ENOENT)
 			store_failed(r, k, "record the removal of a cgroup in", error);
 	}
-	account(x, have ? &rec : NULL, r->have.interval_us);
+	/* summary: the event loop counts it in a line per window (manager-history.c) */
+	if (r->have.removals == ACCT_REMOVALS_EACH)
+		account(x, have ? &rec : NULL, r->have.interval_us);
 	if (have)
 		history_record_clear(&rec);
 	worker_lock(r->worker);

@@ -13,9 +13,11 @@
  * order and are never dropped.
  *
  * Removal. The thread ends the cgroup's life in the store with its
- * tombstone's final values (history_store_removed()) and sends the
- * accounting record to the journal (MESSAGE_ID HISTORY_RECORD_MESSAGE_ID,
- * fields ACCTD_*; docs/history.md) and the log. A cgroup created and removed
+ * tombstone's final values (history_store_removed()) and, with [log]
+ * removals = each, sends the accounting record to the journal (MESSAGE_ID
+ * HISTORY_RECORD_MESSAGE_ID, fields ACCTD_*; docs/history.md) and the log
+ * (with summary, the default, the event loop logs a count per window
+ * instead: manager-history.c). A cgroup created and removed
  * between two recordings is recorded once, then removed, so that it is
  * accounted too. With history off, or the store failing, the record is sent
  * all the same, from the tombstone's values.

@@ -4,9 +4,11 @@
  * clean stop. On the event loop, which owns the records. */
 #include "manager-internal.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/format-human.h"
 #include "basic/log.h"
 #include "basic/time-util.h"
 #include "basic/util.h"
@@ -67,6 +69,8 @@ static uint64_t history_realtime_of(uint64_t mono_us)
  * to the journal as the accounting record. */
 void manager_history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t now_mono)
 {
+	if (m->removals_unlogged++ == 0)
+		m->removals_since_us = now_mono;
 	if (!m->history)
 		return;
 	struct history_sample s = { .key = { .path = cg->path, .inode = manager_history_inode_of(cg) },
@@ -109,10 +113,37 @@ static void history_record(struct manager *m, struct acct_cgroup **cgs, size_t n
 	history_recorder_submit(m->history, history_realtime_of(now_mono), s, k);
 }
 
+/* [log] removals = summary: one line per rate-limit window for the cgroups
+ * removed in it, saying where their records are, where `each` logs a line
+ * per cgroup (the recorder's structured record): a host that churns
+ * containers would fill its journal with those. `now`: at the stop, the
+ * window not over yet. */
+static void log_removal_summary(struct manager *m, uint64_t now_mono, bool now)
+{
+	if (m->config->log_removals != ACCT_REMOVALS_SUMMARY || m->removals_unlogged == 0 ||
+	    (!now && now_mono < m->removals_since_us + m->config->log_rate_limit_interval_us))
+		return;
+	char span[FORMAT_HUMAN_MAX], keep[FORMAT_HUMAN_MAX];
+	/* the window rounded up to whole seconds: what --since takes back */
+	uint64_t secs = (now_mono - m->removals_since_us + USEC_PER_SEC - 1) / USEC_PER_SEC;
+	format_duration(span, (int64_t)(secs * USEC_PER_SEC));
+	if (m->config->history_enabled)
+		log_info("%" PRIu64 " cgroup%s removed in the last %s; their accounting records: acctctl usage --since=-%" PRIu64
+			 "s ([log] removals = each logs one line per cgroup)",
+			 m->removals_unlogged, m->removals_unlogged == 1 ? "" : "s", span, secs);
+	else
+		log_info("%" PRIu64 " cgroup%s removed in the last %s; their final values: acctctl list --all, for %s "
+			 "([cgroups] tombstone_retention; [log] removals = each logs one line per cgroup)",
+			 m->removals_unlogged, m->removals_unlogged == 1 ? "" : "s", span,
+			 format_duration(keep, (int64_t)m->config->tombstone_retention_us));
+	m->removals_unlogged = 0;
+}
+
 /* After a pass, when a recording is due. */
 void manager_history_record_pass(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t now_mono)
 {
 	m->last_pass_us = now_mono;
+	log_removal_summary(m, now_mono, false);
 	if (!m->history || !m->config->history_enabled || now_mono < m->next_history_us)
 		return;
 	/* On the interval's grid, without catching up after a long pass. */
@@ -121,11 +152,12 @@ void manager_history_record_pass(struct manager *m, struct acct_cgroup **cgs, si
 	history_record(m, cgs, n, now_mono);
 }
 
-/* At a clean stop: the last pass's values, when no recording took them yet,
+/* At a clean stop: the removals not summed up yet, and the last pass's values, when no recording took them yet,
  * so that the run's recorded time reaches its last pass instead of ending up
  * to an interval before the stop. */
 void manager_history_record_last_pass(struct manager *m)
 {
+	log_removal_summary(m, acct_now_us(), true);
 	if (!m->history || !m->config->history_enabled || !m->last_pass_us ||
 	    m->last_pass_us <= m->last_recorded_pass_us)
 		return;

@@ -50,7 +50,7 @@ static void on_signal(evutil_socket_t sig, short what, void *userdata)
 	struct manager *m = userdata;
 
 	if (sig == SIGHUP) {
-		(void)manager_reload(m);
+		(void)manager_reload(m, NULL);
 		return;
 	}
 	log_info("Received %s, stopping", strsignal((int)sig));

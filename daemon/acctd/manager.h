@@ -177,6 +177,10 @@ struct manager {
 	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
 	bool tuned;
 
+	/* [log] removals = summary: removals not logged yet, since the first of
+	 * them (monotonic; manager_history_record_pass()). */
+	uint64_t removals_unlogged, removals_since_us;
+
 	/* Callbacks waiting for the next complete pass (Reconcile()). */
 	struct manager_waiter {
 		manager_pass_fn fn;
@@ -222,9 +226,22 @@ int manager_run(struct manager *m);
  * JSON. Returns 0 or a negative errno. */
 int manager_dump(struct manager *m, FILE *out);
 
-/* Reload the configuration (SIGHUP). On error the old one stays and the error
- * is returned and its reason kept (manager_reload_outcome()). */
-int manager_reload(struct manager *m);
+/* What a reload changed: the keys whose values differ (old -> new, and those
+ * only a start applies), and the run-time tuning it dropped. */
+struct manager_reload_report {
+	struct acct_config_change *changes;
+	size_t nr_changes;
+	bool tuning_dropped;                 /* Tune()'s values were in effect until this reload */
+	struct acct_ledger_budgets was, now; /* the budgets before and after */
+	bool was_auto_tune, auto_tune;
+};
+void manager_reload_report_clear(struct manager_reload_report *r);
+
+/* Reload the configuration (SIGHUP, Reload()); the changes are logged, and
+ * told in *ret_report (NULL: not wanted; clear it after). On error the old
+ * one stays and the error is returned and its reason kept
+ * (manager_reload_outcome()); *ret_report is then empty. */
+int manager_reload(struct manager *m, struct manager_reload_report *ret_report);
 
 /* One-line summary for STATUS= and Status(), valid UTF-8 (a reload's reason
  * as its served text, name-escape.h), at most size - 1 bytes cut between
@@ -236,10 +253,32 @@ void manager_status_line(const struct manager *m, char *buf, size_t size);
  * is running, the one after it serves. Returns 0 or -ENOMEM. */
 int manager_request_pass(struct manager *m, manager_pass_fn fn, void *userdata);
 
+/* What Tune() changed of one budget, and what it cannot change: a value's
+ * bound is acctd's batching part (at most the budget per counter) plus the
+ * kernel's own (memcg's per-CPU charge stocks), which no budget moves.
+ * `cgroup` is the live record whose kernel part of `quantity` is the largest
+ * (the shallowest on ties: the root where it is as large as any); NULL when
+ * none has been read. */
+struct manager_tune_change {
+	const char *budget;   /* "bytes", "cpu_us", "tasks" (static) */
+	const char *quantity; /* the one whose kernel part is told: memory, cpu.usage, tasks (static) */
+	int64_t old_budget, new_budget;
+	char *cgroup;
+	uint64_t kernel_bound;
+};
+#define MANAGER_TUNE_MAX_CHANGES 3
+void manager_tune_changes_clear(struct manager_tune_change *v, size_t n);
+
 /* Change error budgets and auto-tuning at run time (Tune()), logged with the
- * caller `by` (uid and pid). budgets NULL keeps them; auto_tune < 0 keeps it. A reload returns to the configured values.
- * Returns 0 or -EINVAL for a negative budget. */
-int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, int auto_tune, const struct ucred *by);
+ * caller `by` (uid and pid). budgets NULL keeps them; auto_tune < 0 keeps it.
+ * A reload returns to the configured values. Each budget whose value changed
+ * is told in ret_changes (at most MANAGER_TUNE_MAX_CHANGES; clear them after).
+ * Returns 0; -EINVAL for a negative budget; -ERANGE for one beyond the host
+ * (budget-limits.h) with *ret_key the configuration key ("cpu_budget") and
+ * *ret_reason why (malloc()ed); -ENOMEM. Nothing changes on failure. */
+int manager_tune(struct manager *m, const struct acct_ledger_budgets *budgets, int auto_tune, const struct ucred *by,
+		 struct manager_tune_change ret_changes[static MANAGER_TUNE_MAX_CHANGES], size_t *ret_n,
+		 const char **ret_key, char **ret_reason);
 
 /* The budgets and auto_tune in effect (configured, or tuned). */
 void manager_effective_tuning(const struct manager *m, struct acct_ledger_budgets *ret_budgets, bool *ret_auto_tune);

@@ -498,7 +498,8 @@ int acct_error_describe(const char *name, struct json_object *parameters, char *
 		k = asprintf(&s, "Permission denied");
 	} else if (strcmp(name, ACCT_ERROR_INVALID_PARAMETER) == 0) {
 		a = param_string(parameters, "parameter");
-		k = a ? asprintf(&s, "Invalid parameter: %s", a) : asprintf(&s, "Invalid parameter");
+		b = param_string(parameters, "reason"); /* Tune's budget beyond the host */
+		k = asprintf(&s, "Invalid parameter%s%s%s%s", a ? ": " : "", a ? a : "", b ? ": " : "", b ? b : "");
 	} else if (strcmp(name, ACCT_ERROR_METHOD_NOT_FOUND) == 0) {
 		a = param_string(parameters, "method");
 		k = asprintf(&s, "acctd does not know the method%s%s (is it older than this client?)", a ? " " : "",

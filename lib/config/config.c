@@ -1,7 +1,7 @@
 /* config.c - acctd's configuration: built-in defaults, the INI files (read with
  * inih), the validation of every key, command-line overrides and the dump.
  * It is long because of the keys[] table, not because of code: the table
- * carries, for each of its 50 keys, its documentation-facing description,
+ * carries, for each of its 51 keys, its documentation-facing description,
  * range and dump format, and the loader, validator and dump are each written
  * once over it.
  *
@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "basic/hostport.h"
+#include "budget-limits.h"
 #include "basic/parse.h"
 #include "basic/path.h"
 #include "basic/strv.h"
@@ -45,6 +46,7 @@
 #include "collector-mode.h"
 #include "cgroup-glob.h"
 #include "metrics-families.h"
+#include "removal-log.h"
 
 /* Longest string any format_*() below writes, NUL included. */
 #define VALUE_BUF 32
@@ -137,6 +139,7 @@ enum value_kind {
 	V_LISTEN,    /* HOST:PORT, [IPV6]:PORT or none */
 	V_FAMILIES,  /* metrics family words, comma or blank separated (acct_metrics_families_apply()) */
 	V_COLLECTOR, /* auto, bpf or files (enum acct_collector_mode) */
+	V_REMOVALS,  /* each or summary (enum acct_removal_log) */
 };
 
 /* How a numeric value is stored; it also caps the range. */
@@ -154,6 +157,7 @@ struct key_desc {
 	enum store store;
 	size_t offset;
 	uint64_t min, max; /* numeric kinds, in the stored unit */
+	bool at_start;     /* a reload does not apply it: the next start does (acct_config_diff()) */
 };
 
 #define KEY(sec, nm, k, st, field, lo, hi)                                                  \
@@ -161,19 +165,26 @@ struct key_desc {
 		.section = sec, .name = nm, .kind = k, .store = st,                         \
 		.offset = offsetof(struct acct_config, field), .min = lo, .max = hi,        \
 	}
+/* A key that only a start applies (the daemon keeps the running value until then). */
+#define KEY_AT_START(sec, nm, k, st, field, lo, hi)                                         \
+	{                                                                                   \
+		.section = sec, .name = nm, .kind = k, .store = st,                         \
+		.offset = offsetof(struct acct_config, field), .min = lo, .max = hi,        \
+		.at_start = true,                                                           \
+	}
 
 /* Sections and keys in the order they are documented and dumped. */
 static const struct key_desc keys[] = {
 	KEY("sampling", "fast_interval", V_DURATION, S_U64, fast_interval_us, 1, UINT64_MAX),
 	KEY("sampling", "slow_interval", V_DURATION, S_U64, slow_interval_us, 1, UINT64_MAX),
 	KEY("sampling", "rescan_interval", V_DURATION, S_U64, rescan_interval_us, 1, UINT64_MAX),
-	KEY("sampling", "workers", V_INTEGER, S_UINT, workers, 1, 64),
+	KEY_AT_START("sampling", "workers", V_INTEGER, S_UINT, workers, 1, 64),
 	KEY("sampling", "load_average", V_BOOL, S_NONE, load_average, 0, 0),
-	KEY("sampling", "collector", V_COLLECTOR, S_NONE, collector, 0, 0),
-	KEY("sampling", "bpf_pin_dir", V_ROOT, S_NONE, bpf_pin_dir, 0, 0),
+	KEY_AT_START("sampling", "collector", V_COLLECTOR, S_NONE, collector, 0, 0),
+	KEY_AT_START("sampling", "bpf_pin_dir", V_ROOT, S_NONE, bpf_pin_dir, 0, 0),
 	KEY("sampling", "bpf_interval", V_DURATION, S_U64, bpf_interval_us, 0, UINT64_MAX),
 
-	KEY("cgroups", "root", V_ROOT, S_NONE, cgroup_root, 0, 0),
+	KEY_AT_START("cgroups", "root", V_ROOT, S_NONE, cgroup_root, 0, 0),
 	KEY("cgroups", "include", V_INCLUDE, S_NONE, include, 0, 0),
 	KEY("cgroups", "exclude", V_EXCLUDE, S_NONE, exclude, 0, 0),
 	KEY("cgroups", "max_depth", V_INTEGER, S_UINT, max_depth, 0, 255),
@@ -186,7 +197,7 @@ static const struct key_desc keys[] = {
 	KEY("counters", "tasks_budget", V_INTEGER, S_I64, tasks_budget, 0, INT64_MAX),
 	KEY("counters", "auto_tune", V_BOOL, S_NONE, auto_tune, 0, 0),
 
-	KEY("api", "socket", V_SOCKET, S_NONE, socket_path, 0, 0),
+	KEY_AT_START("api", "socket", V_SOCKET, S_NONE, socket_path, 0, 0),
 	KEY("api", "admin_group", V_GROUP, S_NONE, admin_group, 0, 0),
 	KEY("api", "max_message_size", V_SIZE, S_U64, max_message_size, 64 * SIZE_K, SIZE_G),
 	KEY("api", "max_connections", V_INTEGER, S_UINT, max_connections, 1, 65536),
@@ -205,7 +216,7 @@ static const struct key_desc keys[] = {
 	KEY("api", "max_watched_cgroups", V_INTEGER, S_UINT, max_watched_cgroups, 1, UINT_MAX),
 	KEY("api", "max_queries_per_user", V_INTEGER, S_UINT, max_queries_per_user, 1, UINT_MAX),
 
-	KEY("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
+	KEY_AT_START("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
 	KEY("metrics", "max_depth", V_INTEGER, S_UINT, metrics_max_depth, 0, 255),
 	/* The default page's bound (docs/metrics.md, "Selection"). */
 	KEY("metrics", "max_series", V_INTEGER, S_UINT, metrics_max_series, 0, UINT_MAX),
@@ -217,6 +228,8 @@ static const struct key_desc keys[] = {
 	/* Per-cause rate limits (log.h, struct log_ratelimit). */
 	KEY("log", "rate_limit_interval", V_DURATION, S_U64, log_rate_limit_interval_us, USEC_PER_MSEC, UINT64_MAX),
 	KEY("log", "rate_limit_burst", V_INTEGER, S_UINT, log_rate_limit_burst, 0, UINT_MAX),
+	/* A line per removed cgroup, or one per interval (history-recorder.h). */
+	KEY("log", "removals", V_REMOVALS, S_NONE, log_removals, 0, 0),
 
 	/* The history (docs/history.md). */
 	KEY("history", "enabled", V_BOOL, S_NONE, history_enabled, 0, 0),
@@ -373,6 +386,8 @@ static const char *kind_noun(enum value_kind kind)
 		return "a log level";
 	case V_COLLECTOR:
 		return "a collector";
+	case V_REMOVALS:
+		return "each or summary";
 	case V_ROOT:
 	case V_SOCKET:
 		return "an absolute path";
@@ -443,6 +458,9 @@ static char *syntax_reason(const struct key_desc *k, const char *value)
 		break;
 	case V_COLLECTOR:
 		r = asprintf(&s, "invalid collector '%s' (expected auto, bpf or files)", value);
+		break;
+	case V_REMOVALS:
+		r = asprintf(&s, "invalid value '%s' (expected each or summary)", value);
 		break;
 	default:
 		r = asprintf(&s, "invalid value '%s'", value);
@@ -571,6 +589,16 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 			return *ret_reason ? -EINVAL : -ENOMEM;
 		}
 		*(int *)field(c, k) = m;
+		return 0;
+	}
+	case V_REMOVALS: {
+		int m = acct_removal_log_from_string(v);
+
+		if (m < 0) {
+			*ret_reason = syntax_reason(k, v);
+			return *ret_reason ? -EINVAL : -ENOMEM;
+		}
+		*(enum acct_removal_log *)field(c, k) = (enum acct_removal_log)m;
 		return 0;
 	}
 	case V_ROOT:
@@ -820,6 +848,7 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.log_level = ACCT_LOG_INFO,
 		.log_rate_limit_interval_us = 30 * USEC_PER_SEC,
 		.log_rate_limit_burst = 30,
+		.log_removals = ACCT_REMOVALS_SUMMARY,
 	};
 	c->exclude = strv_new_empty();
 	c->metrics_exclude = strv_new_empty();
@@ -865,12 +894,15 @@ struct acct_config *acct_config_free(struct acct_config *c)
 struct load_state {
 	char *fast_origin, *slow_origin;
 	unsigned long fast_seq, slow_seq, seq;
+	char *origins[ELEMENTSOF(keys)]; /* "FILE:LINE" of each key's last assignment, NULL: default */
 };
 
 static void load_state_done(struct load_state *st)
 {
 	free(st->fast_origin);
 	free(st->slow_origin);
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		free(st->origins[i]);
 }
 
 struct parser {
@@ -1040,6 +1072,13 @@ static int parser_handle(void *user, const char *section, const char *name, cons
 		return 0;
 	}
 
+	char *o = strdup(origin);
+	if (!o) {
+		parser_fail(p, -ENOMEM, NULL);
+		return 0;
+	}
+	free(p->state->origins[k - keys]);
+	p->state->origins[k - keys] = o;
 	if (k->offset == offsetof(struct acct_config, fast_interval_us)) {
 		free(p->state->fast_origin);
 		p->state->fast_origin = TAKE_PTR(origin);
@@ -1239,6 +1278,25 @@ static int check_intervals(const struct acct_config *c, const struct load_state 
 			      blamed, slow, fast, other ? ", set at " : ", the default", other ?: "");
 }
 
+/* The budgets against the host (budget-limits.h), once everything is read:
+ * fast_interval takes part. The key refused is blamed where it was set. */
+static int check_budgets(const struct acct_config *c, const struct acct_host_limits *host,
+			 const struct load_state *st, struct acct_config_diag *diag)
+{
+	_cleanup_free_ char *reason = NULL;
+	const char *key = NULL;
+	int r = acct_budget_limits_check(c, host, &key, &reason);
+
+	if (r == -ENOMEM)
+		return diag_set_error(diag, r, "%s", strerror(-r));
+	if (r < 0) {
+		const struct key_desc *k = key_find("counters", key);
+		const char *origin = k && st->origins[k - keys] ? st->origins[k - keys] : "configuration";
+		return diag_set_error(diag, r, "%s: %s: %s", origin, key, reason);
+	}
+	return 0;
+}
+
 int acct_config_load(const char *main_file, const char *dropin_dir, struct acct_config **ret,
 		     struct acct_config_diag *diag)
 {
@@ -1266,6 +1324,11 @@ int acct_config_load(const char *main_file, const char *dropin_dir, struct acct_
 			return r;
 	}
 	r = check_intervals(c, &st, diag);
+	if (r < 0)
+		return r;
+	struct acct_host_limits host;
+	acct_host_limits_get(&host);
+	r = check_budgets(c, &host, &st, diag);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(c);
@@ -1315,10 +1378,51 @@ int acct_config_set(struct acct_config *c, const char *section, const char *key,
 
 /* ---- dump ---------------------------------------------------------------- */
 
-static void dump_strv(char *const *v, FILE *f)
+/* The value of key `k` in `c` as the dump writes it (and a load reads it
+ * back); "" for an empty one. Returns a malloc()ed string or NULL (ENOMEM). */
+static char *value_string(const struct acct_config *c, const struct key_desc *k)
 {
-	for (size_t i = 0; v && v[i]; i++)
-		fprintf(f, "%s%s", i ? " " : "", v[i]);
+	const void *p = field_const(c, k);
+	char buf[VALUE_BUF];
+
+	switch (k->kind) {
+	case V_DURATION:
+	case V_SIZE:
+	case V_INTEGER:
+		return strdup(format_number(k, get_number(c, k), buf));
+	case V_BOOL:
+		return strdup(*(const bool *)p ? "yes" : "no");
+	case V_LOG_LEVEL:
+		return strdup(acct_log_level_to_string(*(const enum acct_log_level *)p) ?: "info");
+	case V_COLLECTOR:
+		return strdup(acct_collector_mode_to_string(*(const int *)p) ?: "auto");
+	case V_REMOVALS:
+		return strdup(acct_removal_log_to_string(*(const enum acct_removal_log *)p) ?: "summary");
+	case V_ROOT:
+	case V_SOCKET:
+	case V_GROUP:
+	case V_LISTEN:
+		return strdup(*(char *const *)p ?: "");
+	case V_INCLUDE:
+	case V_EXCLUDE:
+	case V_FAMILIES: {
+		char *const *v = *(char **const *)p;
+		char *s = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&s, &len);
+
+		if (!f)
+			return NULL;
+		for (size_t i = 0; v && v[i]; i++)
+			fprintf(f, "%s%s", i ? " " : "", v[i]);
+		if (fclose(f) != 0) {
+			free(s);
+			return NULL;
+		}
+		return s;
+	}
+	}
+	return strdup("");
 }
 
 void acct_config_dump(const struct acct_config *c, FILE *f)
@@ -1339,55 +1443,53 @@ void acct_config_dump(const struct acct_config *c, FILE *f)
 
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
 		const struct key_desc *k = &keys[i];
-		const void *p = field_const(c, k);
-		char buf[VALUE_BUF];
+		_cleanup_free_ char *v = value_string(c, k);
 
 		if (!section || strcmp(section, k->section) != 0) {
 			section = k->section;
 			fprintf(f, "\n[%s]\n", section);
 		}
-		fprintf(f, "%s =", k->name);
-		switch (k->kind) {
-		case V_DURATION:
-		case V_SIZE:
-		case V_INTEGER:
-			fprintf(f, " %s", format_number(k, get_number(c, k), buf));
-			break;
-		case V_BOOL:
-			fputs(*(const bool *)p ? " yes" : " no", f);
-			break;
-		case V_LOG_LEVEL: {
-			const char *s = acct_log_level_to_string(*(const enum acct_log_level *)p);
-
-			fprintf(f, " %s", s ?: "info");
-			break;
-		}
-		case V_COLLECTOR:
-			fprintf(f, " %s", acct_collector_mode_to_string(*(const int *)p) ?: "auto");
-			break;
-		case V_ROOT:
-		case V_SOCKET:
-		case V_GROUP:
-		case V_LISTEN: {
-			const char *s = *(char *const *)p;
-
-			if (s && *s)
-				fprintf(f, " %s", s);
-			break;
-		}
-		case V_INCLUDE:
-		case V_EXCLUDE:
-		case V_FAMILIES: {
-			char *const *v = *(char **const *)p;
-
-			if (v && v[0]) {
-				fputc(' ', f);
-				dump_strv(v, f);
-			}
-			break;
-		}
-		}
-		fputc('\n', f);
+		fprintf(f, "%s =%s%s\n", k->name, v && *v ? " " : "", v ? v : "");
 	}
 }
 
+/* ---- differences (a reload's report) -------------------------------------- */
+
+void acct_config_changes_free(struct acct_config_change *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].old_value);
+		free(v[i].new_value);
+	}
+	free(v);
+}
+
+int acct_config_diff(const struct acct_config *old, const struct acct_config *new, struct acct_config_change **ret,
+		     size_t *ret_n)
+{
+	struct acct_config_change *v = calloc(ELEMENTSOF(keys), sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		_cleanup_free_ char *a = value_string(old, &keys[i]), *b = value_string(new, &keys[i]);
+
+		if (!a || !b) {
+			acct_config_changes_free(v, n);
+			return -ENOMEM;
+		}
+		if (strcmp(a, b) == 0)
+			continue;
+		v[n++] = (struct acct_config_change){
+			.section = keys[i].section,
+			.key = keys[i].name,
+			.old_value = TAKE_PTR(a),
+			.new_value = TAKE_PTR(b),
+			.at_start = keys[i].at_start,
+		};
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}

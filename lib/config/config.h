@@ -5,7 +5,9 @@
  * us/ms/s/min/h (a bare number is seconds), booleans yes/no/true/false/on/off/1/0.
  * A bad value is refused with "FILE:LINE: key: reason"; unknown sections and keys
  * are reported as warnings ("FILE:LINE: unknown key 'x' in section [y], ignoring") and
- * otherwise ignored. Loading is all-or-nothing: on error nothing is returned. */
+ * otherwise ignored. Loading is all-or-nothing: on error nothing is returned.
+ * A load also refuses budgets beyond the host (budget-limits.h);
+ * acct_config_set() checks one value's syntax and range only. */
 #pragma once
 
 #include <stdbool.h>
@@ -14,6 +16,7 @@
 
 #include "basic/parse.h"
 #include "collector-mode.h"
+#include "removal-log.h"
 
 #define ACCT_CONFIG_FILE "/etc/acctd/acctd.conf"
 #define ACCT_CONFIG_DROPIN_DIR "/etc/acctd/acctd.conf.d"
@@ -84,6 +87,7 @@ struct acct_config {
 	enum acct_log_level log_level; /* (info) */
 	uint64_t log_rate_limit_interval_us; /* per-cause rate limit window (30s) */
 	unsigned log_rate_limit_burst;       /* messages of one cause per window (30; 0 = no limit) */
+	enum acct_removal_log log_removals;  /* (summary) */
 
 	/* [history] (docs/history.md, "In the daemon") */
 	bool history_enabled;          /* record history (yes) */
@@ -122,6 +126,23 @@ int acct_config_load(const char *main_file, const char *dropin_dir, struct acct_
  * and by tests) with the same validation; `origin` names it in messages. */
 int acct_config_set(struct acct_config *c, const char *section, const char *key, const char *value,
 		    const char *origin, struct acct_config_diag *diag);
+
+/* One key whose value differs between two configurations: its values as the
+ * dump writes them, and whether only a start applies it (a reload keeps the
+ * running value: [sampling] workers, collector, bpf_pin_dir, [cgroups] root,
+ * [api] socket, [metrics] listen). */
+struct acct_config_change {
+	const char *section, *key; /* static */
+	char *old_value, *new_value;
+	bool at_start;
+};
+
+/* The keys whose values differ from `old` to `new`, in the documented order,
+ * into a new array of *ret_n (free with acct_config_changes_free()). Returns
+ * 0 or -ENOMEM (nothing returned). */
+int acct_config_diff(const struct acct_config *old, const struct acct_config *new, struct acct_config_change **ret,
+		     size_t *ret_n);
+void acct_config_changes_free(struct acct_config_change *v, size_t n);
 
 /* Write the effective configuration as a loadable INI file with every key. */
 void acct_config_dump(const struct acct_config *c, FILE *f);

@@ -619,7 +619,7 @@ reloads_done() { # reloads_done N: acctd has finished N reloads
 # systemd 252 ends "systemctl reload" when /bin/kill returns, before acctd is
 # done (Type=notify-reload, which waits, came with systemd 253): wait for it.
 in_ct mkdir -p /etc/acctd
-printf '[sampling]\nfast_interval = 2s\n[log]\nlevel = info\n' | in_ct tee /etc/acctd/acctd.conf >/dev/null
+printf '[sampling]\nfast_interval = 2s\n[log]\nlevel = info\nremovals = each\n' | in_ct tee /etc/acctd/acctd.conf >/dev/null
 check "systemctl reload acctd (good configuration)" systemctl reload acctd
 wait_for 20 "acctd did not finish reloading the good configuration" reloads_done 1
 in_ct journalctl -u acctd -o cat --no-pager | grep -q '^Configuration reloaded' ||

@@ -677,6 +677,93 @@ def shared_ctl(fakecg, tmp_path):
     shutil.rmtree(sockdir, ignore_errors=True)
 
 
+def test_tune_names_the_kernels_part(tmp_path):
+    """Issue 31 item 5 on the host's own cgroups, where memory's bound has
+    a kernel part (memcg's per-CPU charge stocks): tune names it, in the
+    cgroup where it is the largest, beside acctd's part."""
+    from test_api_client import api_daemon
+    if not acctd.is_root():
+        pytest.skip("needs root to read the host's cgroups")
+    with api_daemon(tmp_path, None, cgroups__max_depth="1", sampling__collector="files",
+                    history__enabled="no", metrics__listen="none") as (d, sock):
+        addr = "unix:" + sock
+        from test_api_client import IFACE, Varlink
+
+        def root_kernel_part():  # a precise read's bound is the kernel's part alone
+            with Varlink(sock) as v:
+                r = v.call(IFACE + ".Get", {"cgroup": "/", "precise": True})
+            mem = r.get("parameters", {}).get("cgroup", {}).get("values", {}).get("memory")
+            return mem["bound"] if mem else None
+        end = time.monotonic() + 60
+        while not root_kernel_part():
+            if time.monotonic() > end:
+                pytest.skip("no kernel part in this host's memory bounds (root: %r)" % root_kernel_part())
+            time.sleep(0.2)
+        doc = json.loads(run_ctl(["--json", "tune", "--bytes-budget=4M"], address=addr).stdout)
+        (ch,) = doc["changes"]
+        assert ch["kernel_bound"] > 0, ch
+        assert ch["quantity"] == "memory" and ch["cgroup"].startswith("/"), ch
+        assert ch["bound"] == ch["new"] + ch["kernel_bound"], ch
+        p = run_ctl(["tune", "--bytes-budget=3M"], address=addr)
+        assert p.returncode == 0, p.stderr
+        assert re.search(r"^bytes: acctd's batching now up to 3\.0M per counter \(was [24]\.0M\); the kernel's part "
+                         r"of /\S*'s memory is \S+ and does not change: its bound is now at most ±\S+$", p.stdout,
+                         re.M), p.stdout
+
+
+@pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
+def test_tune_and_reload_say_what_changed(ctl):
+    """Issue 31 item 5: tune says what part of each bound it changed and
+    what part is the kernel's; reload says which keys changed and that it
+    dropped the run-time tuning; item 7: budgets beyond the host refused."""
+    out = ctl.ok("tune", "--bytes-budget=4M", "--cpu-budget=20ms")
+    m = re.search(r"^bytes: acctd's batching now up to 4\.0M per counter \(was 1\.0M\); (.*)$", out, re.M)
+    assert m, out
+    assert re.fullmatch(r"the kernel's part of /\S*'s memory is \S+ and does not change: its bound is now at most "
+                        r"±\S+|the kernel adds nothing to memory: bounds are now at most ±4\.0M", m.group(1)), out
+    assert re.search(r"^cpu: acctd's batching now up to 20ms per counter \(was 10ms\); ", out, re.M), out
+    assert "tasks:" not in out, "only the budgets that changed"
+    doc = json.loads(ctl.ok("--json", "tune", "--bytes-budget=8M"))
+    (ch,) = doc["changes"]
+    assert (ch["budget"], ch["old"], ch["new"], ch["quantity"]) == ("bytes", 4 * MiB, 8 * MiB, "memory"), ch
+    assert ch["bound"] == ch["new"] + ch["kernel_bound"] and ch["cgroup"].startswith("/"), ch
+    assert json.loads(ctl.ok("--json", "tune", "--bytes-budget=8M"))["changes"] == [], "the same value: no change"
+
+    # beyond the host: refused, naming the limit and the host's value; nothing changes
+    for args, words in ((["--bytes-budget=1P"], "bytes_budget: 1.0P is more than the host's memory ("),
+                        (["--cpu-budget=1h"], "cpu_budget_us: 1h 0min is more than the CPU time the host can use in "
+                                              "one fast_interval ("),
+                        (["--tasks-budget=4611686018427387904"], "tasks_budget: 4611686018427387904 is more than the "
+                                                                 "host's kernel.pid_max (")):
+        p = ctl.run("tune", *args)
+        assert p.returncode == EXIT_FAIL and p.stderr.startswith("Invalid parameter: " + words), (args, p.stderr)
+    st = json.loads(ctl.ok("status", "--json"))
+    assert st["budgets"] == {"bytes": 8 * MiB, "cpu_us": 20000, "tasks": 8}, st["budgets"]
+
+    # reload: each key changed, old -> new, one only a restart applies, the tuning dropped
+    good = open(ctl.conf).read()
+    with open(ctl.conf, "a") as f:
+        f.write("[sampling]\nslow_interval = 600ms\nworkers = 3\n")
+    p = ctl.run("reload")
+    assert (p.returncode, p.stderr) == (0, ""), p.stderr
+    assert p.stdout == ("Reloaded: 2 keys changed\n"
+                        "  [sampling] slow_interval: 300ms -> 600ms\n"
+                        "  [sampling] workers: 2 -> 3 (not applied: needs a restart of acctd)\n"
+                        "Run-time tuning from acctctl tune dropped: budgets back to the configuration's (memory 1.0M, "
+                        "CPU 10ms, tasks 8, auto-tune on; were memory 8.0M, CPU 20ms, tasks 8, auto-tune on)\n"), p.stdout
+    ctl.daemon.wait_log(re.compile(r"Reload: \[sampling\] workers: 2 -> 3 \(applies at the next start\)"))
+    with open(ctl.conf, "w") as f:
+        f.write(good)
+    doc = json.loads(ctl.ok("reload", "--json"))
+    assert doc == {"warnings": [], "changes": [
+        {"key": "sampling.slow_interval", "old": "600ms", "new": "300ms", "at_start": False},
+        {"key": "sampling.workers", "old": "3", "new": "2", "at_start": True}]}, doc
+    ctl.ok("tune", "--tasks-budget=16")
+    doc = json.loads(ctl.ok("reload", "--json"))
+    assert doc["dropped_tuning"] == {"was": {"bytes": MiB, "cpu_us": 10000, "tasks": 16}, "was_auto_tune": True,
+                                     "now": {"bytes": MiB, "cpu_us": 10000, "tasks": 8}, "auto_tune": True}, doc
+
+
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
 def test_admin_commands_as_root(ctl):
     out = ctl.ok("tune")
@@ -697,7 +784,9 @@ def test_admin_commands_as_root(ctl):
     rec = json.loads(ctl.ok("reconcile", "--json"))
     assert rec["pass"]["cgroups"] == 7
 
-    assert ctl.ok("reload") == ""
+    assert ctl.ok("reload") == ("Reloaded: no key changed\nRun-time tuning from acctctl tune dropped: budgets back to "
+                                "the configuration's (memory 1.0M, CPU 10ms, tasks 8, auto-tune on; were memory 2.0M, "
+                                "CPU 20ms, tasks 16, auto-tune off)\n")
     ctl.daemon.wait_log(re.compile(r"Reload requested by uid 0 \(pid \d+\)"))
     st = json.loads(ctl.ok("status", "--json"))
     assert st["budgets"] == {"bytes": MiB, "cpu_us": 10000, "tasks": 8}, "a reload returns to the configuration"
@@ -723,12 +812,12 @@ def test_admin_commands_as_root(ctl):
                         "[sampling], ignoring (did you mean 'slow_interval'?)\n" % (ctl.conf, line)), p.stderr
     out = json.loads(ctl.ok("reload", "--json"))
     assert out == {"warnings": ["%s:%d: unknown key 'slow_intervall' in section [sampling], ignoring (did you mean "
-                                "'slow_interval'?)" % (ctl.conf, line)]}, out
+                                "'slow_interval'?)" % (ctl.conf, line)], "changes": []}, out
     with open(ctl.conf, "w") as f:
         f.write(good)
     p = ctl.run("reload")
-    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
-    assert json.loads(ctl.ok("reload", "--json")) == {"warnings": []}
+    assert (p.returncode, p.stdout, p.stderr) == (0, "Reloaded: no key changed\n", "")
+    assert json.loads(ctl.ok("reload", "--json")) == {"warnings": [], "changes": []}
 
     p = ctl.run("tune", "--bytes-budget=lots")
     assert p.returncode == EXIT_USAGE and "Invalid size 'lots'" in p.stderr

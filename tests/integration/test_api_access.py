@@ -137,7 +137,8 @@ def test_root_administers(fakecg, tmp_path):
             p = ok(v.call(IFACE + ".Tune", {"bytes_budget": 1 << 20, "auto_tune": False}))
             assert p["budgets"]["bytes"] == 1 << 20 and p["auto_tune"] is False
             assert "pass" in ok(v.call(IFACE + ".Reconcile"))
-            assert ok(v.call(IFACE + ".Reload")) == {"warnings": []}
+            r = ok(v.call(IFACE + ".Reload"))
+            assert (r["warnings"], r["changes"], r["dropped_tuning"]["was_auto_tune"]) == ([], [], False), r
             st = ok(v.call(IFACE + ".Status"))["status"]
             assert st["tuner"]["tuned"] is False  # a reload returns to the configured values
             assert st["reloads"] == 1 and st["reload_result"] == "ok"

@@ -200,7 +200,10 @@ def test_tune_reload(api, tmp_path):
         p = ok(v.call(IFACE + ".Tune", {"auto_tune": False}))
         assert p["auto_tune"] is False and p["budgets"]["bytes"] == 4096
         # a reload returns to the configuration
-        assert ok(v.call(IFACE + ".Reload")) == {"warnings": []}
+        assert ok(v.call(IFACE + ".Reload")) == {
+            "warnings": [], "changes": [],
+            "dropped_tuning": {"was": {"bytes": 4096, "cpu_us": before["cpu_us"], "tasks": 3}, "was_auto_tune": False,
+                               "now": before, "auto_tune": True}}
         st = ok(v.call(IFACE + ".Status"))["status"]
         assert st["budgets"] == before and st["tuner"]["tuned"] is False and st["reload_result"] == "ok"
         # a broken configuration is refused with the reason, and the old one stays

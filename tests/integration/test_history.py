@@ -172,7 +172,7 @@ def cgroups(*tags, memory=False):
 
 def hist_conf(db, **conf):
     c = {"history__path": str(db), "history__interval": "1s", "cgroups__include": "/hist-daemon-*",
-         "sampling__collector": "files"}
+         "sampling__collector": "files", "log__removals": "each"}
     c.update(conf)
     return c
 

@@ -436,7 +436,8 @@ def control_names(fakecg, tmp_path):
     sdir = socket_dir()
     sock = os.path.join(sdir, "io.acctd")
     port = free_port()
-    conf = acctd.fast_config(tmp_path, history__path=str(tmp_path / "history.db"), history__interval="1s")
+    conf = acctd.fast_config(tmp_path, history__path=str(tmp_path / "history.db"), history__interval="1s",
+                             log__removals="each")  # the records' text: test_log_escapes_controls
     d = acctd.Daemon(tmp_path, fakecg.root, conf,
                      extra=["--socket", sock, "--metrics-listen", "127.0.0.1:%d" % port])
     try:

@@ -193,6 +193,33 @@ def test_stderr_reader_gone(fakecg, tmp_path):
                 os.close(fd)
 
 
+def test_removals_summary_by_default(fakecg, tmp_path):
+    """Issue 31 item 7: by default ([log] removals = summary) no line per
+    removed cgroup, but one per rate-limit window saying how many were
+    removed and where their records are; their counts add up to every
+    removal."""
+    fakecg.mkdir("/churn", cpu_usec=1000000)
+    log_path = tmp_path / "acctd.log"
+    removed_total = 60
+    with open(log_path, "w") as log:
+        with daemon_with_stderr(tmp_path, fakecg.root, log.fileno(), history__path=str(tmp_path / "h" / "history.db"),
+                                history__interval="1s", log__level="info", log__rate_limit_interval="1s") as (proc, sock):
+            churn = Churn(fakecg, per_batch=20, pause=0.3, limit=removed_total)
+            poll(churn.done, timeout=300, what="the churn")
+            poll(lambda: status(sock)["cgroups_dead"] >= removed_total, timeout=120, what="every removal seen")
+
+            def summed():
+                lines = re.findall(r"info: (\d+) cgroups? removed in the last \S+; their accounting records: "
+                                   r"acctctl usage --since=-\d+s", open(log_path).read())
+                n = sum(int(x) for x in lines)
+                return n if n >= removed_total else None
+            assert poll(summed, timeout=120, what="summaries of every removal") == removed_total
+            text = open(log_path).read()
+            assert not re.search(r"/churn/c\d+: Consumed", text), "a record per cgroup in summary mode"
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(15)
+
+
 # in place: acctd's cached descriptors of /churn see its CPU time grow
 @pytest.mark.parametrize("fakecg", [{"mode": "v2", "write_mode": "inplace"}], indirect=True)
 def test_churn_rate_limited_and_tombstones_within_budget(fakecg, tmp_path):
@@ -203,7 +230,7 @@ def test_churn_rate_limited_and_tombstones_within_budget(fakecg, tmp_path):
     with open(log_path, "w") as log:
         with daemon_with_stderr(tmp_path, fakecg.root, log.fileno(), history__path=str(tmp_path / "h" / "history.db"),
                                 log__level="info", log__rate_limit_interval="2s", log__rate_limit_burst="10",
-                                cgroups__max_tombstones="50",
+                                log__removals="each", cgroups__max_tombstones="50",
                                 cgroups__tombstone_retention="10min") as (proc, sock):
             churn = Churn(fakecg, per_batch=30, pause=0.3, limit=removed_total)
             poll(churn.done, timeout=300, what="the churn")
