@@ -257,7 +257,7 @@ static int find_kernel_part(struct acct_cgroup *cg, void *userdata)
 	if (acct_cgroup_is_dead(cg) || !__atomic_load_n(&cg->q_known[k->q], __ATOMIC_ACQUIRE))
 		return 0;
 	/* the samplers store it (relaxed): a value of this pass or the last */
-	uint64_t b = __atomic_load_n(&cg->kernel_bound[k->q], __ATOMIC_RELAXED);
+	uint64_t b = acct_cgroup_kernel_bound(cg, k->q);
 	if (!k->cg || b > k->bound ||
 	    (b == k->bound && (path_depth(cg->path) < path_depth(k->cg->path) ||
 			       (path_depth(cg->path) == path_depth(k->cg->path) && strcmp(cg->path, k->cg->path) < 0)))) {
