@@ -993,6 +993,8 @@ static void test_stall_is_a_gap(void **state)
 			assert_int_equal(u->cpu_usec, 7500000);
 			assert_int_equal(u->cpu_usec_bound, 7500000);
 		}
+		/* said wherever the CPUs cut it (Usage's cpu_clipped) */
+		assert_int_equal(u->cpu_clipped, cpus > 0);
 		if (cpus == 0)
 			assert_int_equal(u->cpu_usec, 75 * (int64_t)SEC); /* unclamped: all the stall's CPU */
 		free_usage(u);
@@ -1759,6 +1761,26 @@ static void test_retention_keeps_held_value(void **state)
 	history_store_close(s, now);
 }
 
+/* A series' step above the host's CPUs (2.52 cores on 2: a trial saw one)
+ * is cut to them and says so; others, and steps without CPU, stay. */
+static void test_series_cap_cpu(void **state)
+{
+	(void)state;
+	struct history_step steps[] = {
+		{ .covered_us = SEC, .cpu_cores = 2.52 }, { .covered_us = SEC, .cpu_cores = 2.0 },
+		{ .covered_us = SEC, .cpu_cores = 0.5 },  { .covered_us = SEC, .cpu_cores = NAN },
+		{ .covered_us = 0, .cpu_cores = NAN },
+	};
+	history_series_cap_cpu(steps, ELEMENTSOF(steps), 0); /* CPUs not known: nothing */
+	assert_true(steps[0].cpu_cores == 2.52 && !steps[0].cpu_clipped);
+	history_series_cap_cpu(steps, ELEMENTSOF(steps), 2);
+	assert_true(steps[0].cpu_cores == 2.0 && steps[0].cpu_clipped);
+	assert_true(steps[1].cpu_cores == 2.0 && !steps[1].cpu_clipped);
+	assert_true(steps[2].cpu_cores == 0.5 && !steps[2].cpu_clipped);
+	assert_true(isnan(steps[3].cpu_cores) && !steps[3].cpu_clipped);
+	assert_true(isnan(steps[4].cpu_cores) && !steps[4].cpu_clipped);
+}
+
 static void test_size_cap(void **state)
 {
 	struct fixture *f = *state;
@@ -1933,6 +1955,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_far_window_costs_the_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_keeps_held_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_cap, setup, teardown),
+		cmocka_unit_test(test_series_cap_cpu),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
 	};

@@ -86,7 +86,7 @@ static void print_table(struct json_object *answer, struct json_object *steps)
 	_cleanup_(table_done) struct table t = { 0 };
 	int64_t step = jint_or(answer, "step_us", 0);
 	bool date = jint_or(answer, "until_us", 0) - jint_or(answer, "since_us", 0) > INT64_C(86400000000);
-	size_t gaps = 0;
+	size_t gaps = 0, clipped = 0;
 
 	table_init(&t, _H_MAX, history_headers, history_flags);
 	for (size_t r = 0; r < json_object_array_length(steps); r++) {
@@ -101,6 +101,10 @@ static void print_table(struct json_object *answer, struct json_object *steps)
 						    : cell_fmt(&t, "%s.%03d", history_time(t_us, date).s,
 							       (int)(((t_us % 1000000) + 1000000) % 1000000 / 1000));
 		cells[H_CPU] = num_cell(&t, s, "cpu_cores", PLOT_CORES);
+		if (jbool(s, "cpu_clipped") && arg_legend) { /* "*": cut to the CPUs (the footer says) */
+			cells[H_CPU] = cell_fmt(&t, "%s*", cells[H_CPU]);
+			clipped++;
+		}
 		cells[H_MEM] = num_cell(&t, s, "memory_mean_bytes", PLOT_BYTES);
 		cells[H_MIN] = num_cell(&t, s, "memory_min_bytes", PLOT_BYTES);
 		cells[H_MAX] = num_cell(&t, s, "memory_max_bytes", PLOT_BYTES);
@@ -116,6 +120,10 @@ static void print_table(struct json_object *answer, struct json_object *steps)
 	if (arg_legend)
 		printf("\n%zu step%s of %s, %zu without data.\n", json_object_array_length(steps),
 		       json_object_array_length(steps) == 1 ? "" : "s", fmt_duration(step).s, gaps);
+	if (arg_legend && clipped)
+		printf("CPU*: more than the host's CPUs came out in %zu step%s, cut to them: an increase between\n"
+		       "two recordings is spread over the time between them, which a short step can overfill\n"
+		       "(docs/history.md).\n", clipped, clipped == 1 ? "" : "s");
 }
 
 /* The width of a plot: the terminal's, also behind a pipe ($COLUMNS, else

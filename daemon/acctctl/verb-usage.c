@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "acctctl.h"
 #include "ctl-call.h"
@@ -135,6 +136,8 @@ static void usage_row(struct table *t, struct json_object *u, bool date)
 	cells[U_PATH] = cell_str(t, jstr(u, "path") ?: "?");
 	cells[U_SUBTREE] = cell_fmt(t, "%" PRId64, jint_or(u, "subtree_cgroups", 0));
 	total_cells(t, jget(u, "cpu_usec"), false, &cells[U_CPU], &cells[U_CPU_BOUND]);
+	if (jbool(u, "cpu_clipped") && arg_legend) /* "*": cut to the CPUs (the footer says) */
+		cells[U_CPU] = cell_fmt(t, "%s*", cells[U_CPU]);
 	cells[U_MEM_AVG] = bytes_cell(t, u, "memory_avg_bytes");
 	/* the average's bound: the byte-seconds' over the seconds recorded */
 	cells[U_MEM_AVG_BOUND] = jdouble(bs, "bound", &bound) && bound > 0 && recorded > 0
@@ -268,6 +271,13 @@ static void print_footer(struct json_object *answer, size_t n, size_t total, boo
 	if (pending_from >= 0 && until > pending_from) /* a window ending at the last recording has none */
 		printf("Not recorded yet: from %s (acctd's last recording) to %s%s.\n", history_time(pending_from, date).s,
 		       history_time(until, date).s, until > now ? " (the future)" : "");
+	size_t clipped = 0;
+	for (size_t i = 0; i < n; i++)
+		clipped += jbool(json_object_array_get_idx(jget(answer, "cgroups"), i), "cpu_clipped");
+	if (clipped > 0)
+		printf("CPU*: cut to what the host's CPUs allow in the window (%s x %ld CPUs): the recordings\n"
+		       "around a gap or a stall allowed more (docs/history.md).\n",
+		       fmt_duration(until - since).s, MAX(sysconf(_SC_NPROCESSORS_CONF), 1L));
 	/* The one bound acctctl prints that is not |value - exact| <= N in
 	 * every case (acctctl --help): said where it is shown. */
 	if (n > 0)

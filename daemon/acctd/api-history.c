@@ -120,6 +120,12 @@ static int add_int(struct json_object *o, const char *key, int64_t v)
 }
 
 /* Total (value: int, bound: ?int); nothing when the value is unknown. */
+/* The host's configured CPUs: no cgroup can use more. */
+static unsigned host_cpus(void)
+{
+	return (unsigned)MAX(sysconf(_SC_NPROCESSORS_CONF), 1L);
+}
+
 static int add_total(struct json_object *o, const char *key, int64_t value, int64_t bound)
 {
 	if (value == HISTORY_UNKNOWN)
@@ -163,6 +169,8 @@ static struct json_object *usage_json(const struct history_usage *u, bool groupe
 		r = add_int(o, "recorded_us", (int64_t)u->recorded_us);
 	if (r == 0)
 		r = add_total(o, "cpu_usec", u->cpu_usec, u->cpu_usec_bound);
+	if (r == 0 && u->cpu_clipped)
+		r = api_json_add(o, "cpu_clipped", json_object_new_boolean(true));
 	if (r == 0 && memory) {
 		struct json_object *t = json_object_new_object();
 		r = t ? api_json_add(t, "value", json_object_new_double(u->memory_byte_seconds)) : -ENOMEM;
@@ -280,8 +288,8 @@ static void run_usage(struct history_query *q, struct history_store *s, const ch
 		.depth = j->depth,
 		.include_removed = j->include_removed,
 		.group_level = j->group_level,
-		/* the host's configured CPUs: no cgroup used more, which bounds the bounds */
-		.cpus = (unsigned)MAX(sysconf(_SC_NPROCESSORS_CONF), 1L),
+		/* no cgroup used more than the host's CPUs, which bounds the bounds */
+		.cpus = host_cpus(),
 	};
 	n = history_store_usage(s, &uq, &u, &error);
 	if (n >= 0) {
@@ -320,6 +328,8 @@ static struct json_object *step_json(const struct history_step *st, unsigned qua
 	if (st->covered_us > 0) {
 		if (r == 0 && (quantities & HQ_CPU))
 			r = add_double(o, "cpu_cores", st->cpu_cores);
+		if (r == 0 && (quantities & HQ_CPU) && st->cpu_clipped)
+			r = api_json_add(o, "cpu_clipped", json_object_new_boolean(true));
 		if (r == 0 && (quantities & HQ_MEMORY)) {
 			r = add_double(o, "memory_mean_bytes", st->memory_mean_bytes);
 			if (r == 0 && st->memory_min_bytes != HISTORY_UNKNOWN)
@@ -370,6 +380,8 @@ static void run_history(struct history_query *q, struct history_store *s, const 
 	if (!s)
 		return hq_error(j, RES_HISTORY_UNAVAILABLE, "reason", reason);
 	int n = history_store_series(s, j->path, j->since_us, j->until_us, j->step_us, &steps, &error);
+	if (n > 0) /* no step holds more than every CPU busy */
+		history_series_cap_cpu(steps, (size_t)n, host_cpus());
 	if (n == -ENOENT)
 		return hq_error(j, RES_NO_SUCH_CGROUP, "cgroup", j->path);
 	if (n == -ENOMEM) {

@@ -149,6 +149,18 @@ static void clamp_cpu(struct history_usage *u, uint64_t window_us, unsigned cpus
 	if (u->cpu_usec > hi)
 		u->cpu_usec = lo + (hi - lo) / 2;
 	u->cpu_usec_bound = MAX(u->cpu_usec - lo, hi - u->cpu_usec);
+	u->cpu_clipped = true;
+}
+
+void history_series_cap_cpu(struct history_step *steps, size_t n, unsigned cpus)
+{
+	if (!cpus)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(steps[i].cpu_cores) && steps[i].cpu_cores > (double)cpus) {
+			steps[i].cpu_cores = (double)cpus;
+			steps[i].cpu_clipped = true;
+		}
 }
 
 int history_store_usage(struct history_store *s, const struct history_usage_query *q, struct history_usage **ret,

@@ -240,6 +240,8 @@ struct history_usage {
 	int64_t memory_max_bytes;
 	int64_t memory_peak_bytes;
 	int64_t io_read_bytes, io_write_bytes; /* deltas, bounds as cpu_usec's */
+	bool cpu_clipped;               /* cpu_usec and its bound were cut to cpus x the window
+					 * (history_usage_query.cpus): the points allowed more */
 	enum history_resolution resolution; /* the finest data the answer used: HISTORY_RAW when
 					     * it is as exact as the points would make it (whole
 					     * buckets of rollups give the same answer), else the
@@ -293,6 +295,7 @@ struct history_step {
 	int64_t memory_min_bytes, memory_max_bytes;
 	double io_read_bytes_per_s, io_write_bytes_per_s;
 	int64_t tasks_max;
+	bool cpu_clipped; /* cpu_cores was more than the CPUs and cut to them (history_series_cap_cpu()) */
 };
 
 /* The series of `path` (its lives in the window, one after another) from
@@ -302,6 +305,13 @@ struct history_step {
  * steps without data). */
 int history_store_series(struct history_store *s, const char *path, uint64_t since_us, uint64_t until_us,
 			 uint64_t step_us, struct history_step **ret, char **ret_error);
+
+/* No cgroup uses more than the host's `cpus` CPUs (0: not known, nothing
+ * done): a step of a series whose cpu_cores is more (an increase spread over
+ * the time between two points that were not read where they were recorded,
+ * a step shorter than that spread) is cut to `cpus`, and cpu_clipped says
+ * so. Pure; O(n). */
+void history_series_cap_cpu(struct history_step *steps, size_t n, unsigned cpus);
 
 /* Queries that can be called off: while `stop` is set, it is
  * called every few thousand SQLite steps of `s`'s statements, on the thread
