@@ -37,7 +37,7 @@ import acctd
 from test_acctctl import acctctl_binary, base_env, complete
 from test_api_client import api_daemon
 
-from test_history import CPUACCT, MEMORY, now_us
+from test_history import CPUACCT, MEMORY, now_us, recording
 from test_history import poll as poll_history
 
 EXIT_FAIL, EXIT_USAGE = 1, 2
@@ -530,6 +530,59 @@ def test_history_plot_and_table(tmp_path):
         assert p.returncode == 0, p.stderr
         assert p.stdout.startswith("CPU (cores) of " + cg.name + "\n"), p.stdout
         assert "*" in p.stdout and all(ord(ch) < 128 for ch in p.stdout), p.stdout
+
+
+# acctd re-reads its open files with pread, as on cgroupfs: the fake rewrites in place
+@pytest.mark.parametrize("fakecg", [{"mode": "v2", "write_mode": "inplace"}], indirect=True)
+def test_cpu_clipped_to_the_host(fakecg, tmp_path):
+    cpus = os.sysconf("SC_NPROCESSORS_CONF")  # what acctd clips to
+    fakecg.mkdir("/burst", memory=8 << 20, procs=[4242])  # populated: an empty one is not read for CPU
+    db = tmp_path / "history.db"
+    with api_daemon(tmp_path, fakecg.root, history__path=str(db), history__interval="1s") as (d, sock):
+        started = now_us()
+        poll(lambda: recording(sock, started + 2 * 1000000), what="two recordings")
+        fakecg.add_cpu("/burst", 60 * 1000000)  # a minute, seen at one recording
+        since = started - 1000000
+
+        def seen():
+            doc, _ = usage_json(sock, "--since", "@%d" % (since // 1000000), "/burst")
+            us = (doc or {}).get("cgroups", [])
+            return us and us[0].get("cpu_usec", {}).get("value", 0) >= 60 * 1000000
+
+        poll(seen, what="the minute of CPU in the history")
+        t1 = (now_us() // 1000000 + 1) * 1000000
+        poll(lambda: recording(sock, t1), what="a recording past the window")
+        window = ["--since", "@%d" % (since // 1000000), "--until", "@%d" % (t1 // 1000000)]
+
+        # History: the jump's steps clipped to the CPUs, and said so
+        doc = json.loads(ctl(sock, "history", "--json", "--step", "100ms", *window, "/burst").stdout)
+        busy = [s for s in doc["steps"] if s.get("cpu_cores", 0) > 0]
+        assert busy and all(s["cpu_cores"] <= cpus for s in busy), busy
+        assert any(s.get("cpu_clipped") for s in busy), busy
+        assert not any(s.get("cpu_clipped") for s in doc["steps"] if s.get("cpu_cores", 0) < cpus), doc
+        p = ctl(sock, "history", "--plot=none", "--step", "100ms", *window, "/burst")
+        assert p.returncode == 0, p.stderr
+        marked = [l for l in p.stdout.splitlines() if re.match(r"^\S+\s+[0-9.]+\*\s", l)]
+        n = sum(1 for s in doc["steps"] if s.get("cpu_clipped"))
+        assert len(marked) == n, p.stdout
+        assert ("CPU*: more than the host's CPUs came out in %d step%s, cut to them" % (n, "" if n == 1 else "s")
+                in p.stdout), p.stdout
+
+        # Usage: a window ending between the two points (in the last step
+        # before the later one) has the minute as its end's bound, far more
+        # than its CPUs x 3 s: clipped to that, the true 0 within the bound
+        until = busy[-1]["t_us"]
+        w = ["--since", "@%.6f" % ((until - 3000000) / 1e6), "--until", "@%.6f" % (until / 1e6), "/burst"]
+        u, err = usage_json(sock, *w)
+        assert u, err
+        cpu = u["cgroups"][0]
+        assert cpu.get("cpu_clipped") is True, cpu
+        assert cpu["cpu_usec"]["value"] + cpu["cpu_usec"].get("bound", 0) <= cpus * 3000000, cpu
+        p = ctl(sock, "usage", *w)
+        assert p.returncode == 0, p.stderr
+        row = [l for l in p.stdout.splitlines() if l.startswith("/burst")]
+        assert len(row) == 1 and re.match(r"^/burst\s+\S+\*\s", row[0]), p.stdout
+        assert "CPU*: cut to what the host's CPUs allow in the window" in p.stdout, p.stdout
 
 
 # ---- errors -------------------------------------------------------------------------------
