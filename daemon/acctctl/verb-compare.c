@@ -102,8 +102,10 @@ int verb_compare(char **args)
 				printf(" %s%s", glyph(G_PLUSMINUS), fmt_unit(u, v.bound).s);
 		}
 		printf(" is %s%s %s (%s)\n", result, strcmp(result, "equal") == 0 ? " to" : "", ft.s,
-		       jbool(reply.parameters, "precise") ? "a precise read was needed"
-							  : "decided from the bound, no precise read");
+		       jbool(reply.parameters, "within_bound")
+			       ? "as read: the threshold lies within the kernel's own bound, the truth may be either side"
+		       : jbool(reply.parameters, "precise") ? "a precise read was needed"
+							    : "decided from the bound, no precise read");
 	}
 	return strcmp(result, "above") == 0 ? EXIT_OK : strcmp(result, "below") == 0 ? EXIT_BELOW : EXIT_EQUAL;
 }

@@ -397,6 +397,12 @@ static bool is_fresh_quantity(enum acct_quantity q)
 	return false;
 }
 
+/* |a - b| without overflow. */
+static uint64_t distance(int64_t a, int64_t b)
+{
+	return a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
+}
+
 static int m_compare(struct request *rq, struct json_object *params)
 {
 	struct manager *m = rq->c->s->m;
@@ -441,24 +447,31 @@ static int m_compare(struct request *rq, struct json_object *params)
 		return reply_not_read(rq, qname, (enum acct_quantity)q);
 	}
 	bool precise = false;
-	int cmp;
 	struct acct_reading rd;
 	uint64_t now = acct_now_us(), age;
 	if (is_fresh) {
 		/* The kernel's value as read is compared exactly; its bound is the
 		 * kernel's own and stays in the reply. */
 		rd = (struct acct_reading){ .value = fresh.value[q], .bound = fresh.bound[q] };
-		cmp = rd.value > threshold ? 1 : rd.value < threshold ? -1 : 0;
 		precise = true;
 		age = now > fresh.read_us ? now - fresh.read_us : 0;
 	} else {
-		cmp = acct_counter_compare(cg->q[q], threshold, &precise);
-		if (precise)
-			rd = (struct acct_reading){ .value = acct_counter_read_precise(cg->q[q]), .bound = 0 };
-		else
-			acct_counter_read(cg->q[q], &rd);
+		/* The served bound is the engine's plus the kernel's (its per-CPU
+		 * charge stocks): decided from the bound only outside both; inside,
+		 * a precise read removes the engine's part, never the kernel's. */
+		uint64_t kernel = acct_cgroup_kernel_bound(cg, (enum acct_quantity)q);
+		acct_counter_read(cg->q[q], &rd);
+		rd.bound = rd.bound + kernel < rd.bound ? UINT64_MAX : rd.bound + kernel;
+		if (distance(rd.value, threshold) <= rd.bound) {
+			rd = (struct acct_reading){ .value = acct_counter_read_precise(cg->q[q]), .bound = kernel };
+			precise = true;
+		}
 		age = acct_cgroup_quantity_age(cg, (enum acct_quantity)q, now);
 	}
+	int cmp = rd.value > threshold ? 1 : rd.value < threshold ? -1 : 0;
+	/* What is left of the bound (the kernel's) still holds the threshold:
+	 * the value as read decides, the truth may lie on either side. */
+	bool within = rd.bound > 0 && distance(rd.value, threshold) <= rd.bound;
 	double motion = 0;
 	bool motion_known = acct_cgroup_motion(cg, (enum acct_quantity)q, &motion);
 	rcu_read_unlock();
@@ -478,6 +491,8 @@ static int m_compare(struct request *rq, struct json_object *params)
 		json_object_object_add(v, "fresh", json_object_new_boolean(true));
 	json_object_object_add(p, "value", TAKE_PTR(v));
 	json_object_object_add(p, "precise", json_object_new_boolean(precise));
+	if (within)
+		json_object_object_add(p, "within_bound", json_object_new_boolean(true));
 	if (reason[0])
 		json_object_object_add(p, "not_fresh", json_object_new_string(reason));
 	return api_reply(rq, TAKE_PTR(p), false);

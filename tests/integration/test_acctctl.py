@@ -495,6 +495,20 @@ def test_show_large_bounds(tmp_path):
         assert "no file shows it and no budget moves it" in out, out
         # the figures as the API's (taken a moment apart: the same cgroup, idle)
         assert line.group(3) == fmt_bytes(mem["kernel_bound"]), (out, mem)
+        # compare: a threshold inside the kernel's part is not "decided from
+        # the bound" (the trial saw 207.5M ±520.0K "above 207.0M" so); the
+        # value as read decides and says the truth may be either side
+        kb = mem["kernel_bound"]
+        p = run_ctl(["--json", "compare", "/" + top, "memory", str(mem["value"] + kb // 2)], address=address)
+        doc = json.loads(p.stdout)
+        assert doc["precise"] is True and doc.get("within_bound") is True, doc
+        assert doc["value"]["bound"] == kb and doc["result"] == "below" and p.returncode == 5, (doc, p.returncode)
+        p = run_ctl(["compare", "/" + top, "memory", str(mem["value"] + kb // 2)], address=address)
+        assert "the threshold lies within the kernel's own bound, the truth may be either side" in p.stdout, p.stdout
+        # far outside the whole bound: decided from it, no precise read
+        doc = json.loads(run_ctl(["--json", "compare", "/" + top, "memory", str(mem["value"] + 4 * mem["bound"])],
+                                 address=address).stdout)
+        assert (doc["result"], doc["precise"], doc.get("within_bound")) == ("below", False, None), doc
         # a List row carries the bound alone: a summary stays its size
         rows = json.loads(run_ctl(["--json", "list", "/" + top], address=address).stdout)
         assert rows and all("kernel_bound" not in (o["memory"] or {}) for o in rows), rows
