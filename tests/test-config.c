@@ -1878,7 +1878,7 @@ static void test_diff(void **state)
 		{ "sampling", "workers", "2", "4", true },
 		{ "cgroups", "exclude", "", "/a /b", false },
 		{ "counters", "bytes_budget", "1M", "4M", false },
-		{ "log", "removals", "summary", "each", false },
+		{ "log", "removals", "auto", "each", false },
 	};
 	assert_int_equal(n, ELEMENTSOF(want));
 	for (size_t i = 0; i < n; i++) {
@@ -1897,7 +1897,12 @@ static void test_removal_log(void **state)
 
 	(void)state;
 	assert_int_equal(acct_config_new_defaults(&c), 0);
-	assert_int_equal(c->log_removals, ACCT_REMOVALS_SUMMARY); /* quiet unless asked */
+	/* a record per cgroup to the journal, a summary to a terminal or a file */
+	assert_int_equal(c->log_removals, ACCT_REMOVALS_AUTO);
+	assert_int_equal(acct_removal_log_effective(c->log_removals, true), ACCT_REMOVALS_EACH);
+	assert_int_equal(acct_removal_log_effective(c->log_removals, false), ACCT_REMOVALS_SUMMARY);
+	assert_int_equal(acct_removal_log_effective(ACCT_REMOVALS_SUMMARY, true), ACCT_REMOVALS_SUMMARY);
+	assert_int_equal(acct_removal_log_effective(ACCT_REMOVALS_EACH, false), ACCT_REMOVALS_EACH);
 	assert_int_equal(acct_config_set(c, "log", "removals", "each", NULL, NULL), 0);
 	assert_int_equal(c->log_removals, ACCT_REMOVALS_EACH);
 	assert_int_equal(acct_config_set(c, "log", "removals", "Summary", NULL, NULL), 0);

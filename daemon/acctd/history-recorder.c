@@ -119,7 +119,7 @@ static int settings_from_config(const struct acct_config *c, struct settings *re
 	*ret = (struct settings){
 		.enabled = c->history_enabled,
 		.interval_us = c->history_interval_us,
-		.removals = c->log_removals,
+		.removals = acct_removal_log_effective(c->log_removals, log_get_target() == LOG_TARGET_JOURNAL),
 		.limits = {
 			.retention_us = {
 				[HISTORY_RAW] = c->history_raw_retention_us,

@@ -120,7 +120,9 @@ static void history_record(struct manager *m, struct acct_cgroup **cgs, size_t n
  * window not over yet. */
 static void log_removal_summary(struct manager *m, uint64_t now_mono, bool now)
 {
-	if (m->config->log_removals != ACCT_REMOVALS_SUMMARY || m->removals_unlogged == 0 ||
+	bool journal = log_get_target() == LOG_TARGET_JOURNAL;
+	if (acct_removal_log_effective(m->config->log_removals, journal) != ACCT_REMOVALS_SUMMARY ||
+	    m->removals_unlogged == 0 ||
 	    (!now && now_mono < m->removals_since_us + m->config->log_rate_limit_interval_us))
 		return;
 	char span[FORMAT_HUMAN_MAX], keep[FORMAT_HUMAN_MAX];

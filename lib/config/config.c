@@ -139,7 +139,7 @@ enum value_kind {
 	V_LISTEN,    /* HOST:PORT, [IPV6]:PORT or none */
 	V_FAMILIES,  /* metrics family words, comma or blank separated (acct_metrics_families_apply()) */
 	V_COLLECTOR, /* auto, bpf or files (enum acct_collector_mode) */
-	V_REMOVALS,  /* each or summary (enum acct_removal_log) */
+	V_REMOVALS,  /* auto, each or summary (enum acct_removal_log) */
 };
 
 /* How a numeric value is stored; it also caps the range. */
@@ -387,7 +387,7 @@ static const char *kind_noun(enum value_kind kind)
 	case V_COLLECTOR:
 		return "a collector";
 	case V_REMOVALS:
-		return "each or summary";
+		return "auto, each or summary";
 	case V_ROOT:
 	case V_SOCKET:
 		return "an absolute path";
@@ -460,7 +460,7 @@ static char *syntax_reason(const struct key_desc *k, const char *value)
 		r = asprintf(&s, "invalid collector '%s' (expected auto, bpf or files)", value);
 		break;
 	case V_REMOVALS:
-		r = asprintf(&s, "invalid value '%s' (expected each or summary)", value);
+		r = asprintf(&s, "invalid value '%s' (expected auto, each or summary)", value);
 		break;
 	default:
 		r = asprintf(&s, "invalid value '%s'", value);
@@ -848,7 +848,7 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.log_level = ACCT_LOG_INFO,
 		.log_rate_limit_interval_us = 30 * USEC_PER_SEC,
 		.log_rate_limit_burst = 30,
-		.log_removals = ACCT_REMOVALS_SUMMARY,
+		.log_removals = ACCT_REMOVALS_AUTO,
 	};
 	c->exclude = strv_new_empty();
 	c->metrics_exclude = strv_new_empty();

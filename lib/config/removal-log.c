@@ -6,6 +6,7 @@
 #include <strings.h>
 
 static const char *const removal_log_names[_ACCT_REMOVALS_MAX] = {
+	[ACCT_REMOVALS_AUTO] = "auto",
 	[ACCT_REMOVALS_SUMMARY] = "summary",
 	[ACCT_REMOVALS_EACH] = "each",
 };
@@ -21,4 +22,11 @@ int acct_removal_log_from_string(const char *s)
 		if (strcasecmp(s, removal_log_names[i]) == 0)
 			return i;
 	return -EINVAL;
+}
+
+enum acct_removal_log acct_removal_log_effective(enum acct_removal_log l, bool journal)
+{
+	if (l != ACCT_REMOVALS_AUTO)
+		return l;
+	return journal ? ACCT_REMOVALS_EACH : ACCT_REMOVALS_SUMMARY;
 }
