@@ -118,8 +118,9 @@ static void print_table(struct json_object *answer, struct json_object *steps)
 	}
 	table_print(stdout, &t, arg_legend, output_width());
 	if (arg_legend)
-		printf("\n%zu step%s of %s, %zu without data.\n", json_object_array_length(steps),
-		       json_object_array_length(steps) == 1 ? "" : "s", fmt_duration(step).s, gaps);
+		printf("\n%zu step%s of %s, %zu without data%s.\n", json_object_array_length(steps),
+		       json_object_array_length(steps) == 1 ? "" : "s", fmt_duration(step).s, gaps,
+		       gaps ? " (acctd was not recording, or the cgroup did not exist)" : "");
 	if (arg_legend && clipped)
 		printf("CPU*: more than the host's CPUs came out in %zu step%s, cut to them: an increase between\n"
 		       "two recordings is spread over the time between them, which a short step can overfill\n"

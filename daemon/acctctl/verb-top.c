@@ -53,6 +53,7 @@ static const char *const key_help[] = {
 	"",
 	"Colours (--color, NO_COLOR): bold, a figure that grew since the refresh",
 	"before; pressure yellow from 10%, red from 40%.",
+	"LOAD~: warming up (counted for under a minute, from 0: reads low until then).",
 	"Columns, bounds and ages: acctctl list --help, man acctctl.",
 };
 

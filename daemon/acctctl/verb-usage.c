@@ -275,8 +275,9 @@ static void print_footer(struct json_object *answer, size_t n, size_t total, boo
 	for (size_t i = 0; i < n; i++)
 		clipped += jbool(json_object_array_get_idx(jget(answer, "cgroups"), i), "cpu_clipped");
 	if (clipped > 0)
-		printf("CPU*: cut to what the host's CPUs allow in the window (%s x %ld CPUs): the recordings\n"
-		       "around a gap or a stall allowed more (docs/history.md).\n",
+		printf("CPU*: its bound (and the value, where it lay outside) cut to what the host's CPUs allow\n"
+		       "in the window, %s x %ld CPUs: the recordings at the window's ends, or around a gap\n"
+		       "or a stall, allowed more (docs/history.md).\n",
 		       fmt_duration(until - since).s, MAX(sysconf(_SC_NPROCESSORS_CONF), 1L));
 	/* The one bound acctctl prints that is not |value - exact| <= N in
 	 * every case (acctctl --help): said where it is shown. */

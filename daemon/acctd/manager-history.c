@@ -129,10 +129,14 @@ static void log_removal_summary(struct manager *m, uint64_t now_mono, bool now)
 	/* the window rounded up to whole seconds: what --since takes back */
 	uint64_t secs = (now_mono - m->removals_since_us + USEC_PER_SEC - 1) / USEC_PER_SEC;
 	format_duration(span, (int64_t)(secs * USEC_PER_SEC));
+	bool one = m->removals_unlogged == 1;
+	/* an absolute --since: the line is read later than it is written */
+	uint64_t since_s = history_realtime_of(now_mono - secs * USEC_PER_SEC) / USEC_PER_SEC;
 	if (m->config->history_enabled)
-		log_info("%" PRIu64 " cgroup%s removed in the last %s; their accounting records: acctctl usage --since=-%" PRIu64
-			 "s ([log] removals = each logs one line per cgroup)",
-			 m->removals_unlogged, m->removals_unlogged == 1 ? "" : "s", span, secs);
+		log_info("%" PRIu64 " cgroup%s removed in the last %s; %s: acctctl usage --since=@%" PRIu64
+			 " ([log] removals = each logs one line per cgroup)",
+			 m->removals_unlogged, one ? "" : "s", span, one ? "its accounting record" : "their accounting records",
+			 since_s);
 	else
 		log_info("%" PRIu64 " cgroup%s removed in the last %s; their final values: acctctl list --all, for %s "
 			 "([cgroups] tombstone_retention; [log] removals = each logs one line per cgroup)",

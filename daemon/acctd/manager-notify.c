@@ -36,7 +36,8 @@ void manager_status_line(const struct manager *m, char *buf, size_t size)
 	 * STATUS= that is not UTF-8), and the line cut between characters. */
 	_cleanup_free_ char *why = failed ? name_escape(m->reload_error, NAME_ESCAPE_UTF8) : NULL;
 	char line[4 * sizeof(m->reload_error) + 256];
-	snprintf(line, sizeof(line), "%s%" PRIu64 " cgroups (%" PRIu64 " dead), last pass %" PRIu64 " ms, %" PRIu64
+	snprintf(line, sizeof(line), "%s%" PRIu64 " cgroups, %" PRIu64 " removed kept as tombstones, last pass %" PRIu64
+		 " ms, %" PRIu64
 		 " invariant violations%s%s",
 		 m->ready ? "Tracking " : "Starting: ", live, dead, m->last_fast.wall_us / 1000, viol,
 		 failed ? "; reload failed: " : "", failed ? why ?: "(out of memory)" : "");

@@ -551,7 +551,7 @@ int acct_cgroup_write_json_fresh(struct acct_json_buf *b, struct acct_ledger *l,
 		PUT_BOOL(b, cv.load_whole_life);
 		PUT(b, ",\"warming\":[");
 		for (int i = 0, k = 0; i < 3; i++)
-			if (acct_load_warming(cv.load_covered_us, cv.load_whole_life, i)) {
+			if (!dead && acct_load_warming(cv.load_covered_us, cv.load_whole_life, i)) {
 				if (k++)
 					PUT(b, ",");
 				PUT(b, "\"");
@@ -643,7 +643,9 @@ int acct_cgroup_list_entry_write(struct acct_json_buf *b, const struct acct_cgro
 	else {
 		put_double(b, (double)cv.loadavg[0] / 2048.0);
 		PUT(b, ",\"load1_warming\":");
-		PUT_BOOL(b, acct_load_warming(cv.load_covered_us, cv.load_whole_life, ACCT_AVG_1MIN));
+		/* a removed cgroup's averages are final, not on their way */
+		PUT_BOOL(b, !acct_cgroup_is_dead(cg) &&
+				    acct_load_warming(cv.load_covered_us, cv.load_whole_life, ACCT_AVG_1MIN));
 	}
 	PUT(b, ",\"psi_some_avg10\":");
 	bool any_psi = false;

@@ -103,7 +103,7 @@ set -l sortkeys path memory cpu load pressure io tasks read/s write/s read write
 set -l times now today yesterday tomorrow -1h -10min -1d
 complete -c acctctl -n '__acctctl_using list' -l tree -d 'Children below their parent, indented'
 complete -c acctctl -n '__acctctl_using list' -s a -l all -d 'Also removed cgroups'
-complete -c acctctl -n '__acctctl_using list top' -l sort -x -a "$sortkeys" -d 'Sort key, largest first'
+complete -c acctctl -n '__acctctl_using list top' -l sort -x -a "$sortkeys" -d 'Sort key (path: tree order; others largest first)'
 complete -c acctctl -n '__acctctl_using list usage' -l top -x -d 'Only the first N cgroups of the sort'
 complete -c acctctl -n '__acctctl_using list top usage' -l depth -x -a all -d 'At most N levels below the prefix'
 complete -c acctctl -n '__acctctl_using list top' -s o -l output -x -a '(__acctctl_fields)' -d 'Only these columns'
@@ -118,7 +118,7 @@ complete -c acctctl -n '__acctctl_using usage history' -l since -x -a "$times" -
 complete -c acctctl -n '__acctctl_using usage history' -l until -x -a "$times" -d 'End of the window'
 complete -c acctctl -n '__acctctl_using usage' -l no-removed -d 'Leave out cgroups removed by the end of the window'
 complete -c acctctl -n '__acctctl_using usage' -l group-by-level -x -d 'One row per cgroup N levels below the root'
-complete -c acctctl -n '__acctctl_using usage' -l sort -x -a 'path cpu memory io read write' -d 'Sort key, largest first'
+complete -c acctctl -n '__acctctl_using usage' -l sort -x -a 'path cpu memory io read write' -d 'Sort key (path: tree order; others largest first)'
 complete -c acctctl -n '__acctctl_using usage history' -l csv -d 'Comma-separated values'
 complete -c acctctl -n '__acctctl_using history' -l step -x -d 'Length of a step (a duration)'
 complete -c acctctl -n '__acctctl_using history' -l plot -x -a 'memory cpu io tasks none' -d 'What to plot'
