@@ -29,9 +29,13 @@ static const char *refusal(const char *glob)
 		return "an empty glob";
 	if (n > CGROUP_GLOB_MAX)
 		return "longer than 4096 bytes";
-	for (const char *p = glob; *p; p++) {
+	/* every byte, an escaped one too: a control character is never part
+	 * of a cgroup path, escaped or not (the fuzz target found '\\' before
+	 * 0x1f let through) */
+	for (const char *p = glob; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			return "a control character";
+	for (const char *p = glob; *p; p++) {
 		if (*p == '\\' && p[1])
 			p++; /* an escaped character is literal */
 		else if (*p == '[' && !bracket_closed(p))
