@@ -279,6 +279,14 @@ static void print_footer(struct json_object *answer, size_t n, size_t total, boo
 		       "in the window, %s x %ld CPUs: the recordings at the window's ends, or around a gap\n"
 		       "or a stall, allowed more (docs/history.md).\n",
 		       fmt_duration(until - since).s, MAX(sysconf(_SC_NPROCESSORS_CONF), 1L));
+	size_t no_peak = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *u = json_object_array_get_idx(jget(answer, "cgroups"), i);
+		no_peak += jget(u, "memory_max_bytes") && !jget(u, "memory_peak_bytes");
+	}
+	if (no_peak > 0) /* "-" under PEAK looks like a missing read: it is not one */
+		printf("PEAK -: the kernel's peak spans a cgroup's whole life, so it is given only for cgroups acctd\n"
+		       "saw created in the window; MEM MAX is the largest value recorded.\n");
 	/* The one bound acctctl prints that is not |value - exact| <= N in
 	 * every case (acctctl --help): said where it is shown. */
 	if (n > 0)

@@ -224,6 +224,9 @@ def test_usage_table_json_csv(tmp_path):
         assert "Not recorded yet" not in p.stdout, p.stdout  # a window in the past, recorded
         # the one bound that is not hard is said to be so, under the table
         assert "MEM AVG's ± assumes memory moved steadily" in p.stdout, p.stdout
+        # a PEAK of "-" (a life acctd did not see begin) is said not to be a missing read
+        no_peak = "memory_max_bytes" in u and "memory_peak_bytes" not in u
+        assert ("PEAK -: the kernel's peak spans a cgroup's whole life" in p.stdout) == no_peak, (p.stdout, u)
         # A window to now: the time since the last recording is not yet
         # recorded, and not a time acctd was down.
         p = ctl(sock, "usage", "--since", since, cg.name)
