@@ -141,8 +141,13 @@ static bool apply_query(const char *query, struct metrics_plan *ret)
 			const char *refused = "";
 			int r = apply_family_param(kv->value, &ret->families, &refused);
 			if (r < 0) {
+				/* the groups a word may name: a Prometheus family's
+				 * name is not one (the new-user trial tried one) */
+				char names[256], why[300];
+				snprintf(why, sizeof(why), "family= takes these groups: %s",
+					 acct_metrics_family_names(names, sizeof(names)));
 				refuse_query(ret, r == -E2BIG ? "too many family words, from" : "unknown family",
-					     refused, NULL);
+					     refused, r == -E2BIG ? NULL : why);
 				bad = true;
 			}
 		} else if (strcmp(kv->key, "cgroup") == 0) {

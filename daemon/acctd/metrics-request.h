@@ -33,7 +33,7 @@ struct metrics_request {
  * METRICS_REFUSED_WORD_MAX bytes of the request, escaped) and the accepted
  * forms. */
 #define METRICS_REFUSED_WORD_MAX 64
-#define METRICS_BODY_MAX (4 * METRICS_REFUSED_WORD_MAX + 320)
+#define METRICS_BODY_MAX (4 * METRICS_REFUSED_WORD_MAX + 576)
 /* At most this many cgroup= globs in one request (all values together). */
 #define METRICS_CGROUP_GLOBS_MAX 64
 

@@ -4,7 +4,10 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "basic/util.h"
 
 static const char *const family_names[_ACCT_MF_MAX] = {
 	[ACCT_MF_MEMORY] = "memory",
@@ -38,6 +41,24 @@ int acct_metrics_family_from_string(const char *s)
 		if (strcmp(family_names[i], s) == 0)
 			return i;
 	return -ENOENT;
+}
+
+char *acct_metrics_family_names(char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	static const char *const sets[] = { "all", "default", "none" }; /* acct_metrics_families_apply()'s */
+	for (size_t i = 0; i < (size_t)_ACCT_MF_MAX + ELEMENTSOF(sets) && len < size; i++) {
+		const char *w = i < _ACCT_MF_MAX ? family_names[i] : sets[i - _ACCT_MF_MAX];
+		int n = snprintf(buf + len, size - len, "%s%s", i ? ", " : "", w);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	return buf;
 }
 
 int acct_metrics_families_apply(uint32_t *set, char *const *words, const char **ret_bad)

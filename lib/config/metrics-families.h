@@ -4,6 +4,8 @@
  * configuration can check a name without depending on the renderer. */
 #pragma once
 
+#include <stddef.h>
+
 #include <stdint.h>
 
 /* Groups of families that can be switched on and off (config [metrics]
@@ -45,6 +47,10 @@ enum acct_metrics_family {
 const char *acct_metrics_family_to_string(enum acct_metrics_family f);
 /* The family named `s`, or -ENOENT if there is none. */
 int acct_metrics_family_from_string(const char *s);
+/* Every word acct_metrics_families_apply() takes, "memory, memory_stat, ...,
+ * all, default, none", into buf (cut to size, NUL-terminated): for a
+ * refusal that says what is accepted. Returns buf. */
+char *acct_metrics_family_names(char *buf, size_t size);
 
 /* Apply a list of words to a family set, in order: "all", "default", "none",
  * a family name (adds it), "-name" (removes it), "+name" (adds it). Returns 0

@@ -603,7 +603,9 @@ def test_http_misuse(fakecg, tmp_path):
         assert m.request(path="/metrics?format=xml")[0] == 400
         status, _, body = m.request(path="/metrics?family=default,nosuch%1b%5d0%3bx")
         assert status == 400
-        assert body.startswith(b"Bad query: unknown family 'nosuch\\x1b]0;x'; accepted: format="), body
+        assert body.startswith(b"Bad query: unknown family 'nosuch\\x1b]0;x' (family= takes these groups: memory, "
+                               b"memory_stat, "), body  # the groups, since a Prometheus family's name is not one
+        assert b"default, none); accepted: format=" in body, body
         status, h, body = m.request("HEAD")
         assert status == 200 and body == b"" and h["content-type"].startswith("text/plain; version=0.0.4")
         # huge headers: refused (413), or the connection dropped
