@@ -1,6 +1,11 @@
 /* test-cgroup-discovery.c - discovery (scans, inotify, filters, overflow) on
  * fake trees and, as root, on the host's real hierarchies. Layout detection is
- * tested in test-cgroup-layout.c. */
+ * tested in test-cgroup-layout.c.
+ *
+ * Long because each behaviour runs on both kinds of tree (fake and real) and
+ * the real ones need their setup and teardown, and the pure-v2 host is made
+ * in a mount namespace of its own with every other cgroup mount detached;
+ * split by kind of tree it would repeat the scan and event helpers. */
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>

@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "api-methods.h"
 #include "api-server.h"
@@ -70,6 +69,7 @@ struct hq_job {
 	int group_level; /* Usage's group_by_level, 0: none */
 	bool include_removed;
 	unsigned quantities;
+	unsigned cpus; /* the host's (manager_host_cpus()): no CPU figure is more */
 	/* The answer, built on a query worker. */
 	struct json_object **replies;
 	size_t nr_replies;
@@ -120,12 +120,6 @@ static int add_int(struct json_object *o, const char *key, int64_t v)
 }
 
 /* Total (value: int, bound: ?int); nothing when the value is unknown. */
-/* The host's configured CPUs: no cgroup can use more. */
-static unsigned host_cpus(void)
-{
-	return (unsigned)MAX(sysconf(_SC_NPROCESSORS_CONF), 1L);
-}
-
 static int add_total(struct json_object *o, const char *key, int64_t value, int64_t bound)
 {
 	if (value == HISTORY_UNKNOWN)
@@ -289,7 +283,7 @@ static void run_usage(struct history_query *q, struct history_store *s, const ch
 		.include_removed = j->include_removed,
 		.group_level = j->group_level,
 		/* no cgroup used more than the host's CPUs, which bounds the bounds */
-		.cpus = host_cpus(),
+		.cpus = j->cpus,
 	};
 	n = history_store_usage(s, &uq, &u, &error);
 	if (n >= 0) {
@@ -381,7 +375,7 @@ static void run_history(struct history_query *q, struct history_store *s, const 
 		return hq_error(j, RES_HISTORY_UNAVAILABLE, "reason", reason);
 	int n = history_store_series(s, j->path, j->since_us, j->until_us, j->step_us, &steps, &error);
 	if (n > 0) /* no step holds more than every CPU busy */
-		history_series_cap_cpu(steps, (size_t)n, host_cpus());
+		history_series_cap_cpu(steps, (size_t)n, j->cpus);
 	if (n == -ENOENT)
 		return hq_error(j, RES_NO_SUCH_CGROUP, "cgroup", j->path);
 	if (n == -ENOMEM) {
@@ -480,7 +474,8 @@ int api_method_usage(struct request *rq, struct json_object *params)
 
 	if (!j)
 		return -ENOMEM;
-	*j = (struct hq_job){ .until_us = history_now_us(), .depth = -1, .include_removed = true };
+	*j = (struct hq_job){ .until_us = history_now_us(), .depth = -1, .include_removed = true,
+			      .cpus = manager_host_cpus(rq->c->s->m) };
 	strcpy(j->path, "/");
 	if ((r = time_param(rq, params, api_usage_params[USAGE_SINCE], true, &j->since_us)) == PARAM_REPLIED || r < 0)
 		return r < 0 ? r : 0;
@@ -512,7 +507,7 @@ int api_method_history(struct request *rq, struct json_object *params)
 
 	if (!j)
 		return -ENOMEM;
-	*j = (struct hq_job){ .until_us = history_now_us(), .quantities = HQ_ALL };
+	*j = (struct hq_job){ .until_us = history_now_us(), .quantities = HQ_ALL, .cpus = manager_host_cpus(rq->c->s->m) };
 	r = api_param_cgroup(rq, params, api_history_params[HISTORY_CGROUP], true, j->path);
 	if (r == PARAM_REPLIED || r < 0)
 		return r < 0 ? r : 0;

@@ -506,6 +506,11 @@ struct acct_ledger *manager_ledger(const struct manager *m)
 	return m->ledger;
 }
 
+unsigned manager_host_cpus(const struct manager *m)
+{
+	return (unsigned)m->host_cpus;
+}
+
 unsigned manager_nr_nodes(const struct manager *m)
 {
 	return acct_domain_topology(m->domain)->nr_nodes;

@@ -302,6 +302,8 @@ const struct acct_config *manager_config(const struct manager *m);
 struct acct_ledger *manager_ledger(const struct manager *m);
 /* NUMA nodes of the counter domain's topology (for the records' per-node values). */
 unsigned manager_nr_nodes(const struct manager *m);
+/* The host's configured CPUs, counted once at start: no cgroup uses more. */
+unsigned manager_host_cpus(const struct manager *m);
 /* The result of the last reconciliation. */
 const struct acct_reconcile_report *manager_reconcile_report(const struct manager *m);
 /* How the last reload went. ret_reason (may be NULL) is set to the reason
