@@ -242,6 +242,10 @@ void acct_sampler_release(struct acct_cgroup *cg, void *userdata)
 
 	if (!st)
 		return;
+	/* A moving cgroup's pointer is in the list of moving ones: the walks
+	 * alone read all until the next fast pass makes a new one. */
+	if (s && st->moving_gen == s->moving_gen)
+		s->moving_valid = false;
 	if (s)
 		close_fds(s, st);
 	else
