@@ -148,6 +148,20 @@ for _ in range(int(sys.argv[1]) // 8):
 sys.stdin.read()
 """
 
+# Touch 64 KiB more every second ("ready" at the start) until stdin closes:
+# memory that moves slowly and never stops.
+TRICKLE = r"""
+import select, sys
+sys.stdin.readline()
+print("ready", flush=True)
+held = []
+while not select.select([sys.stdin], [], [], 1.0)[0]:
+    b = bytearray(64 << 10)
+    for i in range(0, len(b), 4096):
+        b[i] = 1
+    held.append(b)
+"""
+
 # A process of 1 + N threads that sleep until stdin closes.
 THREADS = r"""
 import sys, threading
@@ -691,6 +705,78 @@ def test_root_memory_follows_walks(tree, tmp_path):
             torn += 1
             time.sleep(0.02)
         raise AssertionError("the root stayed below its top level in 100 Lists: %r, %r" % (root, tops))
+
+
+def test_walks_alone_follow_the_budget(tree, tmp_path):
+    """Walks alone read the cgroups whose memory moves fast enough to be
+    due by the bytes budget, and no other (docs/counters.md, "Freshness from
+    the budget"). Ten idle leaves hold 4 MiB each, one leaf grows by 64 KiB
+    a second (128 KiB between file passes: never due with a budget of
+    1 MiB), one charges and frees 64 MiB in a loop; file passes 2 s apart.
+    Walks alone read the churning leaf (its memory younger than its events,
+    which only file passes set) and neither an idle leaf nor the slow one
+    (their memory exactly as old as their events); once the churn holds
+    still, bpf_interval ticks pass with nothing due and no walk. Made wrong,
+    every cgroup read by every walk alone (as before), the budget ignored,
+    or nothing due, it fails."""
+    tree.mkdir()
+    idle = ["idle%d" % i for i in range(10)]
+    for rel in idle + ["churn", "slow"]:
+        tree.mkdir(rel)
+    for rel in idle:
+        tree.spawn(rel, HOLD, 4)
+    tree.spawn("slow", TRICKLE)
+    c = conf(tmp_path, tree, "bpf", sampling__fast_interval="2s", sampling__slow_interval="60s")
+    with daemon(tmp_path, c) as d:
+        w = tree.spawn("churn", CHURN, 0, ready="running")
+        P = tree.path("churn")
+
+        def ages(rel):
+            v = get(d, tree.path(rel))["values"]
+            ev = v.get("memory.events.max")
+            return v["memory"]["age_us"], ev["age_us"] if ev else None
+
+        b0 = status(d)["bpf"]
+        deadline = time.monotonic() + 60
+        while True:
+            b = status(d)["bpf"]
+            mem, ev = ages("churn")
+            if b["kernel_due"] - b0["kernel_due"] >= 20 and ev is not None and mem + 500000 < ev:
+                break
+            assert time.monotonic() < deadline, ("walks alone did not read the churning leaf", b0, b, mem, ev)
+            time.sleep(0.1)
+        # The idle leaves moved while their holders started; once their
+        # motion is far below what would make them due before the next file
+        # pass (100 KB/s x 2 s against a budget of 1 MiB, with room for late
+        # passes), walks alone leave them: their memory is exactly as old as
+        # their events.
+        while not all(get(d, tree.path(rel))["values"]["memory"].get("motion_per_s", 1e9) < 100000 for rel in idle):
+            assert time.monotonic() < deadline + 60, "the idle leaves' memory motion did not decay"
+            time.sleep(0.2)
+        d.next_state(passes=2, timeout=60)
+        # some bpf_interval ticks (each a walk alone or none) since that pass
+        b2 = status(d)["bpf"]
+        while sum(status(d)["bpf"][k] - b2[k] for k in ("kernel_passes", "kernel_idle")) < 5:
+            assert time.monotonic() < deadline + 120, "no bpf_interval tick"
+            time.sleep(0.05)
+        for rel in idle + ["slow"]:
+            mem, ev = ages(rel)
+            assert ev is not None and abs(mem - ev) < 100000, (rel, "an idle leaf read by a walk alone", mem, ev)
+        w.stdin.write("stop\n")
+        w.stdin.flush()
+        w.stdin.write("hold\n")
+        w.stdin.flush()
+        assert w.stdout.readline().strip() == "held"
+        b1 = status(d)["bpf"]
+        deadline = time.monotonic() + 90
+        while True:
+            b = status(d)["bpf"]
+            if b["kernel_idle"] - b1["kernel_idle"] >= 10:
+                break
+            assert time.monotonic() < deadline, ("ticks never found nothing due after the churn stopped", b1, b)
+            time.sleep(0.2)
+        print("walks alone: %d due reads while churning; %d idle ticks after" %
+              (b1["kernel_due"] - b0["kernel_due"], b["kernel_idle"] - b1["kernel_idle"]))
 
 
 # ---- 5. fallbacks ---------------------------------------------------------------------------------------
