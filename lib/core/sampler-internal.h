@@ -130,6 +130,12 @@ struct cg_state {
 		bool counters, events_valid;
 	} applied;
 	/* ---- reads of files, load passes, emptied cgroups ---- */
+	/* Which roles were read (bit per enum file_role) in the full file pass
+	 * roles_seq (s->files_seq) and in the one before it: a descriptor is
+	 * kept only for a role read pass after pass (sampler-files.c,
+	 * "Descriptors that pay"). */
+	uint32_t roles_now, roles_before;
+	uint64_t roles_seq;
 	int fd[_F_MAX];
 	struct file_spec spec[_F_MAX];
 	struct acct_loadavg load;
@@ -231,6 +237,7 @@ struct acct_sampler {
 	unsigned task_streak;
 	size_t task_check_cursor;
 	uint64_t bytes_budget;    /* the ledger's bytes budget when the pass started */
+	uint64_t files_seq;       /* full passes that read files so far (struct cg_state's roles_seq) */
 	/* Walks alone by the budget (sampler-bpf.c, "Freshness from the
 	 * budget"): the cgroups whose memory moved at the last full fast pass,
 	 * valid until one of them is released (moving_gen tells which). */
@@ -276,6 +283,9 @@ struct sample_ctx {
 /* The sampler's state of cg, made at its first read, its files picked
  * again when its hierarchies changed. NULL without memory. */
 struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg);
+/* Close the descriptors of the roles this pass did not read (end of a
+ * cgroup's read; "Descriptors that pay"). */
+void sampler_close_unread(struct acct_sampler *s, struct cg_state *st);
 /* Open a role's file of cg afresh: a descriptor or a negative errno. */
 int sampler_open_file(struct acct_sampler *s, struct acct_cgroup *cg, const struct file_spec *spec);
 /* Count a failed read of this cgroup (x->failed set). */

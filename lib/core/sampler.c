@@ -387,6 +387,7 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 		if (st->has_threads)
 			w->part.parts[ACCT_PART_LOAD][ACCT_OUTCOME_READ]++;
 	}
+	sampler_close_unread(w->s, st);
 	if (x.failed) {
 		w->part.cgroups_failed++;
 		acct_cgroup_count_sample_error(cg);
@@ -622,6 +623,7 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->started_us = acct_now_us();
 	s->one_mode = false;
 	if (full_fast_pass(flags)) {
+		s->files_seq++;
 		s->moving_gen++; /* the list this pass makes (note_moving()) */
 		s->moving_valid = false;
 	}
