@@ -206,6 +206,7 @@ static void close_fds(struct acct_sampler *s, struct cg_state *st)
 		}
 		st->fd[f] = st->spec[f].name ? FD_UNSET : FD_NONE;
 	}
+	st->fds_open = 0;
 }
 
 struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg)
@@ -318,11 +319,16 @@ static bool role_steady(const struct acct_sampler *s, struct cg_state *st, enum 
 
 void sampler_close_unread(struct acct_sampler *s, struct cg_state *st)
 {
+	if (!st->fds_open)
+		return; /* (without touching the rest of st: most cgroups, most passes) */
 	uint32_t read = st->roles_seq == s->files_seq ? st->roles_now : 0;
-	for (int f = 0; f < _F_MAX; f++)
-		if (st->fd[f] >= 0 && !(read & (1u << f))) {
+	uint32_t unread = st->fds_open & ~read;
+	for (int f = 0; unread && f < _F_MAX; f++)
+		if (unread & (1u << f)) {
 			close(st->fd[f]);
 			st->fd[f] = FD_UNSET;
+			st->fds_open &= ~(1u << f);
+			unread &= ~(1u << f);
 			__atomic_fetch_sub(&s->cached_fds, 1, __ATOMIC_RELAXED);
 		}
 }
@@ -361,6 +367,7 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 			w->part.open_per_read++;
 		} else {
 			st->fd[f] = fd;
+			st->fds_open |= 1u << f;
 			__atomic_fetch_add(&s->cached_fds, 1, __ATOMIC_RELAXED);
 		}
 	}

@@ -97,6 +97,8 @@ struct cg_state {
 	bool psi_quiet;          /* its totals equalled the read's before */
 	bool psi_averages;       /* an average was not 0 at that read */
 	uint64_t moving_gen;     /* s->moving_gen when it joined s->moving (its memory moved) */
+	uint32_t fds_open;       /* bit per enum file_role whose descriptor is kept (fd[] >= 0): an
+				  * idle cgroup's pass need not touch fd[] to find none */
 	uint64_t due_round;      /* s->due_round when acct_sampler_kernel_due() took it */
 	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
 	uint64_t memory_at; /* monotonic time of the last memory reading (set_memory()) */
