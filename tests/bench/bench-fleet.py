@@ -137,6 +137,9 @@ def measure(acctd, root, workdir, page, query, interval, seconds):
             "rule_files": RULES, "scrape_configs": [job],
             "remote_write": [{"url": "http://127.0.0.1:%d/api/v1/write" % central.port}]})
         host.wait('count_over_time(up{job="acctd"}[10m])', lambda v: v >= 3, 300, "three scrapes")
+        # the minute rules run once a minute: every rule's series made once
+        host.wait('count({__name__=~".+:.+:(sum|increase)1m"})', lambda v: v > 0, 150, "the minute rules")
+        time.sleep(2 * interval)
         row["host_series"] = host.scalar("count({__name__=~\".+\"})")
         row["host_rule_series"] = host.scalar("count({__name__=~\"(cgroup|service|pod|container):.+\"})")
         row["host_service_series"] = host.scalar("count({__name__=~\"(service|pod|container):.+\"})")
