@@ -144,7 +144,7 @@ def measure(acctd, root, workdir, page, query, interval, seconds):
         row["host_rule_series"] = host.scalar("count({__name__=~\"(cgroup|service|pod|container):.+\"})")
         row["host_service_series"] = host.scalar("count({__name__=~\"(service|pod|container):.+\"})")
         row["host_scraped_series"] = host.scalar('scrape_samples_scraped{job="acctd"}')
-        central.wait('count({hostname="bench"})', lambda v: v >= row["host_series"] * 0.99, 300,
+        central.wait('count({hostname="bench"})', lambda v: v >= row["host_series"] * 0.98, 600,
                      "the host's series at the central server")
         a0, t0 = central.own("prometheus_tsdb_head_samples_appended_total"), time.monotonic()
         time.sleep(seconds)
@@ -174,8 +174,8 @@ def main():
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--tree-dir", default=os.path.join(tempfile.gettempdir(), "acctd-bench-metrics-trees"))
     ap.add_argument("--select", default="?max_depth=2", help="the selecting page's query ('' for none)")
-    ap.add_argument("--interval", type=int, default=5, help="scrape and evaluation interval, s")
-    ap.add_argument("--measure", type=int, default=30, help="seconds over which the central's rate is taken")
+    ap.add_argument("--interval", type=int, default=10, help="scrape and evaluation interval, s")
+    ap.add_argument("--measure", type=int, default=40, help="seconds over which the central's rate is taken")
     ap.add_argument("--json")
     a = ap.parse_args()
     rows = []
