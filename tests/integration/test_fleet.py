@@ -70,7 +70,7 @@ time.sleep(3600)
 """
 
 
-def poll(pred, timeout=90, what="condition", interval=0.2):
+def poll(pred, timeout=180, what="condition", interval=0.2):
     end = time.monotonic() + timeout
     last = None
     while time.monotonic() < end:
@@ -247,9 +247,16 @@ def test_three_hosts_central_tier(tmp_path):
         # and the services are named there by acctd_cgroup_info.
         poll(lambda: len(central.values('max by (hostname) (up{job="acctd"})', label="hostname")) == 3,
              what="up of the three hosts at the central server")
-        poll(lambda: central.values('count by (hostname) (acctd_cgroup_info{service="hold.service"})',
-                                    label="hostname") == {"fleet-h1": 1, "fleet-h2": 1, "fleet-h3": 1},
-             what="hold.service named on the three hosts")
+        named = {}
+
+        def hold_named():
+            named.update(central.values('count by (hostname) (acctd_cgroup_info{service="hold.service"})',
+                                        label="hostname"))
+            return named == {"fleet-h1": 1, "fleet-h2": 1, "fleet-h3": 1}
+        try:
+            poll(hold_named, what="hold.service named on the three hosts")
+        except AssertionError as e:
+            raise AssertionError("%s; the central server's count by host: %s" % (e, named)) from None
         for h, x in hosts.items():
             got = central.values('count by (machine_id) (up{hostname="fleet-h%d"})' % h, label="machine_id")
             assert list(got) == [x["labels"]["machine_id"]], got
