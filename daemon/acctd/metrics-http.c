@@ -272,6 +272,9 @@ static struct bufferevent *on_new_bev(struct event_base *base, void *userdata)
 	}
 	if (!bev)
 		return NULL; /* evhttp makes one itself: untracked, still bounded by the timeouts */
+	/* Write what is queued in few calls (libevent's default is 16 KiB a
+	 * write): a page's List of 1,000 cgroups is ~330 KB. */
+	(void)bufferevent_set_max_single_write(bev, METRICS_CHUNK);
 	c = calloc(1, sizeof(*c));
 	if (c)
 		c->deadline = evtimer_new(base, on_deadline, c);
