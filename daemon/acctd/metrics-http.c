@@ -9,7 +9,13 @@
  * replaces the configured set of families for that scrape; cgroup=GLOB and
  * max_depth=N select cgroups within what [metrics] exports, and a page that
  * selects none is bounded by [metrics] max_series (docs/metrics.md,
- * "Selection"). */
+ * "Selection").
+ *
+ * The same server answers the page (docs/page.md): /, /ui/ and /api/NAME,
+ * routed by page-request.c, the API calls made by page-call.c. Its answers
+ * are here because they share the connections' bookkeeping with the scrapes
+ * (the per-client slots, deadlines, response counts), which is why this file
+ * is long: the page's part is the section "the page" below. */
 #include "metrics-http.h"
 
 #include <errno.h>
