@@ -191,12 +191,12 @@ def test_page_in_a_browser(host, tmp_path):
     with page_daemon(tmp_path, port, **conf) as (d, sock):
         poll(lambda: recording(sock), what="acctd recording")
         t = now_us()
-        poll(lambda: recording(sock, t + 3000000), what="three recordings")
+        poll(lambda: recording(sock, t + 5000000), what="five recordings")
         first_end = recording(sock)["last_recording_us"]
     gap_from = now_us()
     time.sleep(12)  # the gap itself: acctd is not running (two history steps of 5 s at least)
 
-    with page_daemon(tmp_path, port, **conf) as (d, sock), webdriver.Browser(tmp_path) as b:
+    with page_daemon(tmp_path, port, **conf) as (d, sock), webdriver.Browser(tmp_path, height=1400) as b:
         started = now_us()
         poll(lambda: recording(sock, started + 4000000), what="recordings after the restart")
 
@@ -287,11 +287,24 @@ def test_page_in_a_browser(host, tmp_path):
             assert any(f <= t < to for f, to in svg["gaps"]), ("step %d not shaded" % t, svg["gaps"])
             for f, to in svg["lines"]:
                 assert not (f < t < to), ("a line crosses the gap at %d" % t, svg["lines"])
-        assert len(svg["lines"]) >= 2, svg["lines"]
+        # points on both sides of it: the plot stops and starts again
+        ts = [t for t, _ in got]
+        assert min(ts) < steps[inner[0]]["t_us"] and max(ts) > steps[inner[-1]]["t_us"], (ts, inner)
         assert b.js("return document.querySelectorAll('svg[data-quantity=memory] circle.pt').length") > 0
+        assert b.alert_text() is None
+        # the screenshot: the last minute of the same window, where the two
+        # runs and the gap between them fill the plot
+        loads = b.js("return Number(document.body.dataset.historyLoads)")
+        b.get("http://127.0.0.1:%d/ui/#filter=page-&cgroup=%s&window=60&until=%d" % (port, burner, until))
+        b.wait(lambda: b.js("return Number(document.body.dataset.historyLoads || 0)") > loads
+               and b.js("return document.querySelector('svg[data-quantity=cpu]').dataset.since_us") ==
+               str((until - 60) * 1000000), what="the last minute's plots")
+        # below the page's sticky header (the element's screenshot scrolls only
+        # when the element is not in view)
+        b.js("const s = document.querySelector('#history-section'); s.scrollIntoView();"
+             "window.scrollBy(0, -document.querySelector('header').offsetHeight - 8)")
         with open(os.path.join(shots_dir(tmp_path), "page-history.png"), "wb") as f:
             f.write(b.screenshot("#history-section"))
-        assert b.alert_text() is None
 
 
 def test_page_requests_without_a_browser(tmp_path):

@@ -25,7 +25,8 @@ function fmtBytes(n) {
 	const units = ["B", "K", "M", "G", "T", "P"];
 	let i = 0, v = Math.abs(n);
 	while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-	return (n < 0 ? "-" : "") + (i === 0 ? String(Math.round(v)) : v.toFixed(1)) + units[i];
+	const text = i > 0 || (v < 10 && v !== Math.round(v)) ? v.toFixed(1) : String(Math.round(v));
+	return (n < 0 ? "-" : "") + text + units[i];
 }
 const fmtRate = (n) => (n === undefined || n === null ? "–" : fmtBytes(n) + "/s");
 
@@ -459,7 +460,7 @@ async function loadUsage() {
 		for (const u of rows) {
 			const tr = el("tr");
 			tr.dataset.path = u.path;
-			tr.appendChild(el("td", "name", u.path + (u.subtree_cgroups !== undefined ? " (" + u.subtree_cgroups + " cgroups)" : "")));
+			tr.appendChild(el("td", "name", u.path + (u.subtree_cgroups > 0 ? " (and " + u.subtree_cgroups + " below)" : "")));
 			const [cpu, cpuB] = total(u.cpu_usec, fmtDuration);
 			tr.appendChild(valueCell(cpu + (u.cpu_clipped ? "*" : ""), cpuB, u.cpu_usec && u.cpu_usec.value));
 			tr.appendChild(valueCell(u.cpu_usec && u.recorded_us ? (u.cpu_usec.value / u.recorded_us).toFixed(2) : "–"));
