@@ -27,6 +27,7 @@ import contextlib
 import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -144,6 +145,8 @@ def page_daemon(tmp_path, port, **conf):
             os.unlink(path)
         with contextlib.suppress(OSError):
             os.rmdir(sdir)
+    log = d.logtext()
+    assert "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
 
 
 def shots_dir(tmp_path):
@@ -328,6 +331,25 @@ def test_page_requests_without_a_browser(tmp_path):
         assert status == 400 and b"bogus" in body, body
         status, h, body = http_get(port, "/api/get?cgroup=/no-such-cgroup-here")
         assert status == 404 and json.loads(body)["error"] == "io.acctd.Accounting.NoSuchCgroup", body
+        # clients that go away while their call is answered: the call is
+        # called off (the API sees its connection close), acctd goes on
+        for k in range(20):
+            with socket.create_connection(("127.0.0.1", port)) as c:
+                c.sendall(b"GET /api/%s HTTP/1.1\r\nHost: x\r\n\r\n" %
+                          (b"list", b"history?cgroup=/&since_us=-604800000000", b"usage?since_us=-60000000")[k % 3])
+        # their calls end (their slots free again) ...
+        poll(lambda: http_get(port, "/api/status")[0] == 200, what="the slots free again")
+        # ... and within the two slots of a client, a third call in progress
+        # is refused with 503 (whether they overlap is the machine's timing)
+        conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        for c in conns:
+            c.sendall(b"GET /api/history?cgroup=/&since_us=-604800000000&step_us=10000000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        answers = []
+        for c in conns:
+            c.settimeout(30)
+            answers.append(c.recv(64).split(b" ")[1])
+            c.close()
+        assert b"200" in answers and set(answers) <= {b"200", b"503"}, answers
         st = api_doc(port, "/api/status")["status"]
         assert st["cgroups_live"] >= 1 and "history" in st
         # /metrics is still there, and counts the page's answers
