@@ -13,6 +13,9 @@ store.
 - A gap in recording (acctd stopped and started again on the same store) is
   drawn as a gap: a shaded band over the steps without data, and no line of
   the plot crosses it.
+- The usage table's top 2 by CPU starts with the burner; a cgroup removed
+  while the page is open is listed with its final record; acctd's health
+  shows its history recording.
 - Served with a Content-Security-Policy that allows nothing external; the
   JSON endpoints pass the API's documents on; the page is read-only.
 
@@ -258,6 +261,34 @@ def test_page_in_a_browser(host, tmp_path):
         b.click("#tree th[data-sort=cpu]")
         with open(os.path.join(shots_dir(tmp_path), "page-tree.png"), "wb") as f:
             f.write(b.screenshot())
+
+        # acctd's health: Status as the page shows it
+        health = b.js("return [...document.querySelectorAll('#health dt')].map(dt => "
+                      "[dt.textContent, dt.nextElementSibling.textContent])")
+        health = dict(health)
+        assert health["history"].startswith("recording"), health
+        assert "passes" in health["reconciliation"] and "fast pass" in health, health
+
+        # usage, top 2 by CPU at level 1: the burner first; a removed cgroup
+        # with its final record (the idle one, removed now)
+        for h in host.dirs:
+            os.rmdir(h + idle)
+            host.made.remove(h + idle)
+        poll(lambda: any(u.get("removed_us") for u in api_doc(
+            port, "/api/usage?since_us=-600000000&include_removed=true")["cgroups"] if u["path"] == idle),
+            what="the idle cgroup's removal in the history")
+        b.js("const t = document.querySelector('#usage-top'); t.value = '2';"
+             "document.querySelector('#usage-window').value = '600';"
+             "document.querySelector('#usage-refresh').click()")
+
+        def usage_rows():
+            rows = b.js("return [[...document.querySelectorAll('#usage tbody tr')].map(tr => tr.dataset.path),"
+                        "[...document.querySelectorAll('#removed tbody tr')].map(tr => tr.dataset.path || null)]")
+            return rows if idle in rows[1] and len(rows[0]) == 2 else None
+
+        top, removed = b.wait(usage_rows, what="the usage table of 2 and the removed cgroup")
+        assert top[0] == burner, top
+        assert removed == [idle], removed
 
         # ---- the history, over a window that no longer changes ------------------------
         until = now_us() // 1000000 + 1
