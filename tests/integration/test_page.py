@@ -258,6 +258,14 @@ def test_page_in_a_browser(host, tmp_path):
         assert tree_name.strip() == HOSTILE, tree_name
         assert b.js("return document.querySelectorAll('img').length") == 0
         assert b.alert_text() is None
+        # its history and record: the title is the name as text too
+        b.js("[...document.querySelectorAll('#tree tbody tr')].find(tr => tr.dataset.path === arguments[0]).click()",
+             hostile)
+        b.wait(lambda: b.js("return document.querySelectorAll('#now tbody tr').length") > 0,
+               what="the hostile cgroup's record")
+        assert b.js("return document.querySelector('#history-cgroup').textContent") == hostile
+        assert b.js("return document.querySelectorAll('img').length") == 0
+        assert b.alert_text() is None
         b.click("#tree th[data-sort=cpu]")
         with open(os.path.join(shots_dir(tmp_path), "page-tree.png"), "wb") as f:
             f.write(b.screenshot())
@@ -325,6 +333,9 @@ def test_page_in_a_browser(host, tmp_path):
         ts = [t for t, _ in got]
         assert min(ts) < steps[inner[0]]["t_us"] and max(ts) > steps[inner[-1]]["t_us"], (ts, inner)
         assert b.js("return document.querySelectorAll('svg[data-quantity=memory] circle.pt').length") > 0
+        # its record now (Get): the CPU time, with its age
+        b.wait(lambda: b.js("return document.querySelector('#now tbody tr[data-name=\"cpu.usage\"]') !== null"),
+               what="the burner's record")
         assert b.alert_text() is None
         # the screenshot: the last minute of the same window, where the two
         # runs and the gap between them fill the plot
@@ -339,6 +350,17 @@ def test_page_in_a_browser(host, tmp_path):
              "window.scrollBy(0, -document.querySelector('header').offsetHeight - 8)")
         with open(os.path.join(shots_dir(tmp_path), "page-history.png"), "wb") as f:
             f.write(b.screenshot("#history-section"))
+        # nothing the Content-Security-Policy had to stop
+        assert b.js("return document.body.dataset.cspViolations || '0'") == "0"
+        # ... and the policy does stop what is external: an image from
+        # elsewhere and an inline handler, put in by hand, are refused
+        b.js("const i = document.createElement('img'); i.src = 'http://192.0.2.1/x.png';"
+             "document.body.appendChild(i);"
+             "const d = document.createElement('div'); d.setAttribute('onclick', 'window.pwned = 1');"
+             "document.body.appendChild(d); d.click();")
+        b.wait(lambda: int(b.js("return document.body.dataset.cspViolations || '0'")) >= 2,
+               what="the Content-Security-Policy's refusals")
+        assert b.js("return window.pwned === undefined")
 
 
 def test_page_requests_without_a_browser(tmp_path):

@@ -423,6 +423,39 @@ async function loadHistory() {
 		$("#history-note").textContent = "No history: " + e.message;
 		$("#plots").replaceChildren();
 	}
+	try {
+		const now = await api("get", { cgroup: cg });
+		if (cg === state.selected) renderNow(now.cgroup);
+	} catch (e) {
+		/* removed since: its record is in the history and the removed table */
+		$("#now tbody").replaceChildren();
+	}
+}
+
+/* A value's unit from its name (docs/acctd.md): bytes, microseconds, or a count. */
+function fmtByName(name) {
+	if (/^(memory|swap)(\.|$)/.test(name) && !/events|under_oom/.test(name)) return fmtBytes;
+	if (/_bytes$/.test(name)) return fmtBytes;
+	if (/^cpu\.(usage|user|system|throttled)$/.test(name)) return fmtDuration;
+	return (v) => String(v);
+}
+
+function renderNow(cg) {
+	const frag = document.createDocumentFragment();
+	for (const [name, v] of Object.entries(cg.values || {})) {
+		if (!v) continue; /* never read, or no limit set */
+		/* a limit of -1 is none set (docs/acctd.md) */
+		const fmt = v.value < 0 && /\.(max|high|low|min)$/.test(name) ? () => "none" : fmtByName(name);
+		const tr = el("tr");
+		tr.dataset.name = name;
+		tr.appendChild(el("td", "name", name));
+		tr.appendChild(valueCell(fmt(v.value), null, v.value));
+		tr.appendChild(valueCell(v.bound ? fmt(v.bound) : "0"));
+		tr.appendChild(valueCell(v.kernel_bound ? fmt(v.kernel_bound) : ""));
+		tr.appendChild(valueCell(fmtDuration(v.age_us)));
+		frag.appendChild(tr);
+	}
+	$("#now tbody").replaceChildren(frag);
 }
 
 function select(path) {
@@ -532,6 +565,12 @@ function fromHash() {
 }
 
 function start() {
+	/* What the Content-Security-Policy stopped, counted where a test (or a
+	 * curious person) can read it: none, if the page keeps its rules. */
+	document.addEventListener("securitypolicyviolation", (e) => {
+		document.body.dataset.cspViolations = String(Number(document.body.dataset.cspViolations || 0) + 1);
+		console.warn("blocked by the Content-Security-Policy: " + e.violatedDirective + " " + e.blockedURI);
+	});
 	$("#tree thead").addEventListener("click", (e) => {
 		const th = e.target.closest("th");
 		if (!th || !th.dataset.sort) return;
