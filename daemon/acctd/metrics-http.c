@@ -414,6 +414,14 @@ static void request_done(struct metrics_conn *c)
 	arm_deadline(c, METRICS_REQUEST_TIMEOUT_S);
 }
 
+/* evhttp in libevent 2.1 sends a reply's body also to HEAD: the answer to
+ * HEAD must be given none (a body after it would be read as the next
+ * response on the connection). */
+static bool is_head(struct evhttp_request *req)
+{
+	return evhttp_request_get_command(req) == EVHTTP_REQ_HEAD;
+}
+
 static void reply_text(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req, int code,
 		       const char *reason, const char *body)
 {
@@ -424,7 +432,7 @@ static void reply_text(struct metrics_server *s, struct metrics_conn *c, struct 
 	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
 	if (b && body)
 		evbuffer_add(b, body, strlen(body));
-	evhttp_send_reply(req, code, reason, b);
+	evhttp_send_reply(req, code, reason, is_head(req) ? NULL : b);
 	if (b)
 		evbuffer_free(b);
 	request_done(c);
@@ -827,7 +835,12 @@ static void reply_body(struct metrics_server *s, struct metrics_conn *c, struct 
 	count_response(s, code);
 	if (b && body)
 		evbuffer_add_reference(b, body, len, NULL, NULL);
-	evhttp_send_reply(req, code, reason, b);
+	if (is_head(req)) {
+		char n[24];
+		snprintf(n, sizeof(n), "%zu", len);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Length", n);
+	}
+	evhttp_send_reply(req, code, reason, is_head(req) ? NULL : b);
 	if (b)
 		evbuffer_free(b);
 	request_done(c);
@@ -863,7 +876,7 @@ static void on_page_call_done(struct page_call *pc, int r, struct evbuffer *repl
 	evhttp_add_header(out, "Content-Type", "application/json");
 	evhttp_add_header(out, "Cache-Control", "no-store");
 	count_response(s, code);
-	evhttp_send_reply(req, code, reason, reply);
+	evhttp_send_reply(req, code, reason, is_head(req) ? NULL : reply);
 	page_call_free(pc);
 	request_done(c);
 }

@@ -378,6 +378,19 @@ def test_page_requests_without_a_browser(tmp_path):
             r.read()
             c.close()
             assert r.status == 304, (path, r.status)
+        # HEAD: the headers only (a body would be read as the next response
+        # on the same connection), for a file, a call and a refusal
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            for path, code in (("/ui/page.js", 200), ("/api/status", 200), ("/api/list?x=1", 400), ("/ui/", 200)):
+                c.request("HEAD", path)
+                r = c.getresponse()
+                assert r.status == code and r.read() == b"", (path, r.status)
+            c.request("GET", "/api/status")
+            r = c.getresponse()
+            assert r.status == 200 and json.loads(r.read())["parameters"]["status"], "after HEAD"
+        finally:
+            c.close()
         assert http_get(port, "/ui/nothing.js")[0] == 404
         assert http_get(port, "/api/reload")[0] == 404  # no method that changes anything is reachable
         status, _, body = http_get(port, "/api/list?bogus=1")
