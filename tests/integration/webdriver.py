@@ -120,7 +120,7 @@ class Browser:
         path = "/element/%s/screenshot" % self.find(css) if css else "/screenshot"
         return base64.b64decode(self._s("GET", path))
 
-    def wait(self, pred, timeout=60, what="condition"):
+    def wait(self, pred, timeout=120, what="condition"):
         end = time.monotonic() + timeout
         last = None
         while time.monotonic() < end:
