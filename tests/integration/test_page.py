@@ -196,8 +196,13 @@ def test_page_in_a_browser(host, tmp_path):
     # First run: the burner recorded, then acctd stops: a gap in recording.
     def burner_recorded(since_us):
         """The burner's CPU in the history since since_us (a busy machine
-        may take passes to read it)."""
-        rows = api_doc(port, "/api/usage?since_us=%d" % since_us)["cgroups"]
+        may take passes to read it). Right after the start the store may
+        not be readable yet (503, HistoryUnavailable): not yet."""
+        status, _, body = http_get(port, "/api/usage?since_us=%d" % since_us)
+        if status == 503:
+            return False
+        assert status == 200, (status, body[:300])
+        rows = json.loads(body)["parameters"]["cgroups"]
         return any(u["path"] == burner and (u.get("cpu_usec") or {}).get("value", 0) > 0 for u in rows)
 
     with page_daemon(tmp_path, port, **conf) as (d, sock):
