@@ -560,6 +560,41 @@ static void on_accept(evutil_socket_t lfd, short what, void *userdata)
 	}
 }
 
+/* A connection made inside acctd (api.h): one end of a socket pair is the
+ * server's connection, with the credentials given, charged to that uid's
+ * connection budget as an accepted one is; the other end is the caller's. */
+int api_server_connect(struct api_server *s, uid_t uid, gid_t gid, int *ret_fd)
+{
+	int fds[2];
+	enum api_budget_scope scope;
+
+	if (!s || s->listen_fd < 0)
+		return -ENOTCONN;
+	budget_refresh(s);
+	int r = api_budget_charge(&s->budget, uid, BUDGET_CONNECTIONS, 1, &scope);
+	if (r < 0) {
+		if (r == -EDQUOT)
+			s->refused_total++;
+		return r;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) < 0) {
+		r = -errno;
+		api_budget_release(&s->budget, uid, BUDGET_CONNECTIONS, 1);
+		return r;
+	}
+	/* pid 0: no process of the peer's; SO_PEERGROUPS on the pair would
+	 * name acctd's own groups, so only read-only methods may be called
+	 * through it (page-request.c calls no other). */
+	struct ucred cred = { .pid = 0, .uid = uid, .gid = gid };
+	r = conn_new(s, fds[0], &cred); /* closes fds[0] and releases the charge on failure */
+	if (r < 0) {
+		close(fds[1]);
+		return r;
+	}
+	*ret_fd = fds[1];
+	return 0;
+}
+
 /* Idle connections, and connections whose output does not move, go. */
 static void on_sweep(evutil_socket_t fd, short what, void *userdata)
 {

@@ -11,6 +11,8 @@
  * and Watch. */
 #pragma once
 
+#include <sys/types.h>
+
 #include "manager.h"
 
 struct api_server;
@@ -28,6 +30,16 @@ int api_server_add(struct manager *m, struct api_server **ret);
  * file if this server bound it and it is still the same inode). Accepts
  * NULL; returns NULL. The manager calls it through the front end's on_free. */
 struct api_server *api_server_free(struct api_server *s);
+
+/* Connect to the API from inside acctd (the page's calls, page-call.h): a
+ * connection of the server like an accepted one, whose peer is `uid` and
+ * `gid` (the page's client: a local user, or nobody for a remote one), with
+ * that uid's budgets and the connection limits, and *ret_fd the other end
+ * of a socket pair (non-blocking, close-on-exec; the caller's, to close).
+ * Returns 0, -ENOTCONN when the API is not serving, -EDQUOT when the
+ * connection budget refuses (counted as a refused connection), or a negative
+ * errno of socketpair() or -ENOMEM. */
+int api_server_connect(struct api_server *s, uid_t uid, gid_t gid, int *ret_fd);
 
 /* Figures for Status() and /metrics. */
 struct api_stats {

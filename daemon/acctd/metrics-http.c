@@ -9,7 +9,13 @@
  * replaces the configured set of families for that scrape; cgroup=GLOB and
  * max_depth=N select cgroups within what [metrics] exports, and a page that
  * selects none is bounded by [metrics] max_series (docs/metrics.md,
- * "Selection"). */
+ * "Selection").
+ *
+ * The same server answers the page (docs/page.md): /, /ui/ and /api/NAME,
+ * routed by page-request.c, the API calls made by page-call.c. Its answers
+ * are here because they share the connections' bookkeeping with the scrapes
+ * (the per-client slots, deadlines, response counts), which is why this file
+ * is long: the page's part is the section "the page" below. */
 #include "metrics-http.h"
 
 #include <errno.h>
@@ -39,7 +45,10 @@
 #include "daemon-stats.h"
 #include "format/metrics-render.h"
 #include "metrics-cut-hints.h"
+#include "history-recorder.h" /* history_now_us() */
 #include "metrics-request.h"
+#include "page-call.h"
+#include "page-request.h"
 #include "tcp-peer.h"
 
 /* Limits. Request headers METRICS_MAX_HEADERS_SIZE, bodies
@@ -65,7 +74,13 @@
 #define METRICS_CHUNK (512u * 1024u)
 #define METRICS_GZIP_LEVEL 1 /* the page compresses ~10x even so; higher levels cost far more CPU */
 
-static const int response_codes[] = { 200, 400, 404, 405, 500, 503 };
+/* The page's calls (page-call.h): a reply at most this big (a List of
+ * 10,000 cgroups is 2.4 MB). */
+#define PAGE_CALL_MAX_REPLY (64u * 1024u * 1024u)
+/* The uid and gid a remote client of the page calls the API as. */
+#define PAGE_REMOTE_ID 65534
+
+static const int response_codes[] = { 200, 302, 304, 400, 403, 404, 405, 429, 500, 503 };
 
 struct scrape;
 
@@ -76,6 +91,8 @@ struct metrics_conn {
 	struct evhttp_connection *evcon; /* NULL until adopted */
 	struct event *deadline;
 	struct scrape *scrape;           /* the response in progress */
+	struct page_call *call;          /* or the page's API call in progress (page-call.h) */
+	struct evhttp_request *call_req; /* and its request */
 	bool busy;                       /* a request is being answered */
 	bool closed;                     /* evhttp closed it: reap */
 	bool peer_known;
@@ -114,7 +131,7 @@ struct metrics_server {
 	uint64_t accept_pauses; /* of this episode of failed accepts; 0: accepting */
 	struct metrics_conn *head, *tail; /* oldest first */
 	unsigned nr_conns;                /* not closed */
-	unsigned nr_scrapes;              /* pages in progress */
+	unsigned nr_scrapes;              /* pages in progress, the page's API calls included */
 	uint64_t connections_total, evicted_total, refused_total, timeouts_total;
 	uint64_t responses[ELEMENTSOF(response_codes)];
 	double start_time; /* wall clock of the manager's start: fixed, for _created */
@@ -181,6 +198,11 @@ static void on_conn_close(struct evhttp_connection *evcon, void *userdata)
 	struct metrics_conn *c = userdata;
 	struct scrape *sc = c->scrape;
 
+	if (c->call) { /* the request goes with the connection: evhttp frees it */
+		c->call = page_call_free(c->call);
+		c->call_req = NULL;
+		c->server->nr_scrapes--;
+	}
 	if (sc) {
 		c->scrape = NULL;
 		if (!evhttp_request_get_connection(sc->req))
@@ -220,6 +242,10 @@ static void on_reap(evutil_socket_t fd, short what, void *userdata)
 			if (c->scrape)
 				scrape_free(c->scrape);
 			c->scrape = NULL;
+			if (c->call) {
+				c->call = page_call_free(c->call);
+				s->nr_scrapes--;
+			}
 			mark_closed(c);
 		}
 		if (!c->closed)
@@ -252,6 +278,9 @@ static struct bufferevent *on_new_bev(struct event_base *base, void *userdata)
 	}
 	if (!bev)
 		return NULL; /* evhttp makes one itself: untracked, still bounded by the timeouts */
+	/* Write what is queued in few calls (libevent's default is 16 KiB a
+	 * write): a page's List of 1,000 cgroups is ~330 KB. */
+	(void)bufferevent_set_max_single_write(bev, METRICS_CHUNK);
 	c = calloc(1, sizeof(*c));
 	if (c)
 		c->deadline = evtimer_new(base, on_deadline, c);
@@ -355,7 +384,7 @@ static unsigned peer_scrapes(const struct metrics_server *s, const struct tcp_pe
 {
 	unsigned n = 0;
 	for (const struct metrics_conn *c = s->head; c; c = c->next)
-		n += !c->closed && c->scrape && c->peer_known && tcp_peer_equal(&c->peer, p);
+		n += !c->closed && (c->scrape || c->call) && c->peer_known && tcp_peer_equal(&c->peer, p);
 	return n;
 }
 
@@ -385,6 +414,14 @@ static void request_done(struct metrics_conn *c)
 	arm_deadline(c, METRICS_REQUEST_TIMEOUT_S);
 }
 
+/* evhttp in libevent 2.1 sends a reply's body also to HEAD: the answer to
+ * HEAD must be given none (a body after it would be read as the next
+ * response on the connection). */
+static bool is_head(struct evhttp_request *req)
+{
+	return evhttp_request_get_command(req) == EVHTTP_REQ_HEAD;
+}
+
 static void reply_text(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req, int code,
 		       const char *reason, const char *body)
 {
@@ -395,7 +432,7 @@ static void reply_text(struct metrics_server *s, struct metrics_conn *c, struct 
 	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
 	if (b && body)
 		evbuffer_add(b, body, strlen(body));
-	evhttp_send_reply(req, code, reason, b);
+	evhttp_send_reply(req, code, reason, is_head(req) ? NULL : b);
 	if (b)
 		evbuffer_free(b);
 	request_done(c);
@@ -781,6 +818,135 @@ static void scrape_start(struct metrics_server *s, struct metrics_conn *c, struc
 	scrape_step(sc); /* sc is freed once the page is sent or fails, or the connection closes */
 }
 
+/* ---- the page (page-request.h) ----------------------------------------------------------- */
+
+/* What every answer of the page carries. */
+static void page_headers(struct evkeyvalq *out)
+{
+	evhttp_add_header(out, "Content-Security-Policy", PAGE_CSP);
+	evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(out, "Referrer-Policy", "no-referrer");
+	evhttp_add_header(out, "X-Frame-Options", "DENY");
+}
+
+static void reply_body(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req, int code,
+		       const char *reason, const void *body, size_t len)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	count_response(s, code);
+	if (b && body)
+		evbuffer_add_reference(b, body, len, NULL, NULL);
+	if (is_head(req)) {
+		char n[24];
+		snprintf(n, sizeof(n), "%zu", len);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Length", n);
+	}
+	evhttp_send_reply(req, code, reason, is_head(req) ? NULL : b);
+	if (b)
+		evbuffer_free(b);
+	request_done(c);
+}
+
+/* The API's reply to a page's call: passed on as it is, with the status
+ * its error means. */
+static void on_page_call_done(struct page_call *pc, int r, struct evbuffer *reply, void *userdata)
+{
+	struct metrics_conn *c = userdata;
+	struct metrics_server *s = c->server;
+	struct evhttp_request *req = c->call_req;
+	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+
+	c->call = NULL;
+	c->call_req = NULL;
+	s->nr_scrapes--;
+	if (r < 0) {
+		log_debug_errno(r, "A call of the page failed: %m");
+		page_call_free(pc);
+		if (r == -ECONNRESET) /* the API closes a connection past a budget */
+			evhttp_add_header(out, "Retry-After", "1");
+		reply_text(s, c, req, r == -ECONNRESET ? 503 : 500,
+			   r == -ECONNRESET ? "Service Unavailable" : "Internal Server Error",
+			   r == -ECONNRESET ? "The API closed the call (a budget of this client's?), retry later\n"
+					    : "The API's reply could not be passed on\n");
+		return;
+	}
+	const char *reason = "OK";
+	/* the error's name is in the reply's first bytes */
+	size_t head = MIN(evbuffer_get_length(reply), (size_t)256);
+	int code = page_reply_code((const char *)evbuffer_pullup(reply, (ssize_t)head), head, &reason);
+	evhttp_add_header(out, "Content-Type", "application/json");
+	evhttp_add_header(out, "Cache-Control", "no-store");
+	count_response(s, code);
+	evhttp_send_reply(req, code, reason, is_head(req) ? NULL : reply);
+	page_call_free(pc);
+	request_done(c);
+}
+
+static void page_answer(struct metrics_server *s, struct metrics_conn *c, struct evhttp_request *req,
+			struct page_plan *pp)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+
+	page_headers(out);
+	switch (pp->route) {
+	case PAGE_NOT_MINE:
+		break;
+	case PAGE_REFUSE:
+		if (pp->allow)
+			evhttp_add_header(out, "Allow", "GET, HEAD");
+		reply_text(s, c, req, pp->code, pp->reason, pp->body);
+		return;
+	case PAGE_REDIRECT:
+		evhttp_add_header(out, "Location", pp->location);
+		reply_text(s, c, req, 302, "Found", "The page is at /ui/\n");
+		return;
+	case PAGE_ASSET: {
+		const char *inm = evhttp_find_header(in, "If-None-Match");
+		evhttp_add_header(out, "ETag", pp->asset->etag);
+		evhttp_add_header(out, "Cache-Control", "no-cache");
+		if (inm && strcmp(inm, pp->asset->etag) == 0) {
+			count_response(s, 304);
+			evhttp_send_reply(req, 304, "Not Modified", NULL);
+			request_done(c);
+			return;
+		}
+		evhttp_add_header(out, "Content-Type", pp->asset->content_type);
+		reply_body(s, c, req, 200, "OK", pp->asset->data, pp->asset->size);
+		return;
+	}
+	case PAGE_CALL:
+		break;
+	}
+	/* An API call: a slot of the client's and of all, as a scrape. */
+	if (!c || !s->api) {
+		reply_text(s, c, req, 503, "Service Unavailable",
+			   !s->api ? "The varlink API is not serving: the page has no data\n" : "Retry later\n");
+		return;
+	}
+	if ((c->peer_known && peer_scrapes(s, &c->peer) >= METRICS_MAX_SCRAPES_PER_PEER) ||
+	    s->nr_scrapes >= METRICS_MAX_SCRAPES) {
+		evhttp_add_header(out, "Retry-After", "1");
+		reply_text(s, c, req, 503, "Service Unavailable", "Too many requests in progress, retry later\n");
+		return;
+	}
+	/* A local user calls the API as itself; anyone else as nobody. */
+	uid_t uid = c->peer_known && c->peer.local ? c->peer.uid : PAGE_REMOTE_ID;
+	gid_t gid = c->peer_known && c->peer.local ? (gid_t)-1 : PAGE_REMOTE_ID;
+	int r = page_call_start(manager_event_base(s->m), s->api, uid, gid, pp->call, strlen(pp->call),
+				PAGE_CALL_MAX_REPLY, on_page_call_done, c, &c->call);
+	if (r < 0) {
+		if (r == -EDQUOT)
+			evhttp_add_header(out, "Retry-After", "1");
+		reply_text(s, c, req, r == -EDQUOT ? 429 : 503, r == -EDQUOT ? "Too Many Requests" : "Service Unavailable",
+			   r == -EDQUOT ? "Too many API connections for this client\n" : "The varlink API is not serving\n");
+		return;
+	}
+	c->call_req = req;
+	s->nr_scrapes++;
+}
+
 static void on_request(struct evhttp_request *req, void *userdata)
 {
 	struct metrics_server *s = userdata;
@@ -795,6 +961,21 @@ static void on_request(struct evhttp_request *req, void *userdata)
 	if (c) {
 		c->busy = true;
 		arm_deadline(c, METRICS_RESPONSE_TIMEOUT_S);
+	}
+	/* The page's paths (page-request.h), on the same listener and limits. */
+	{
+		struct page_plan pp;
+		page_request_plan(cmd == EVHTTP_REQ_GET ? METRICS_METHOD_GET : cmd == EVHTTP_REQ_HEAD ? METRICS_METHOD_HEAD
+												      : METRICS_METHOD_OTHER,
+				  uri ? evhttp_uri_get_path(uri) : NULL, uri ? evhttp_uri_get_query(uri) : NULL,
+				  history_now_us(), &pp);
+		if (pp.route != PAGE_NOT_MINE) {
+			if (req->major == 1 && req->minor == 0)
+				evhttp_add_header(out, "Connection", "close");
+			page_answer(s, c, req, &pp);
+			page_plan_done(&pp);
+			return;
+		}
 	}
 	options_from_config(manager_config(s->m), &opts);
 	/* The request alone decides the answer (metrics-request.h), the scrape

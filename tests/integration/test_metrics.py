@@ -598,8 +598,11 @@ def test_http_misuse(fakecg, tmp_path):
             status, h, _ = m.request(method)
             assert status == 405, method
             assert h["allow"] == "GET, HEAD"
-        for path in ("/", "/metric", "/metrics/", "/api/v1/query", "/../etc/passwd"):
+        for path in ("/favicon.ico", "/metric", "/metrics/", "/api/v1/query", "/../etc/passwd"):
             assert m.request(path=path)[0] == 404, path
+        # / is the page's (docs/page.md, issue 34)
+        status, h, _ = m.request(path="/")
+        assert status == 302 and h["location"] == "/ui/", (status, h)
         assert m.request(path="/metrics?format=xml")[0] == 400
         status, _, body = m.request(path="/metrics?family=default,nosuch%1b%5d0%3bx")
         assert status == 400
