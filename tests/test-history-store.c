@@ -32,6 +32,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "alloc-fail.h"
 #include "history-sql.h" /* plan_steps: the planner's work */
 #include "history-store.h"
 #include "test-tree.h"
@@ -1925,8 +1926,9 @@ static void test_read_only(void **state)
 
 /* sqlite3_step() and sqlite3_prepare_v2/v3() as the library calls them
  * (ld --wrap, tests/meson.build): the one after `stmt_fail_after` more calls
- * fails with SQLITE_IOERR without running, as a failing disk would have it
- * fail; -1: none. */
+ * fails with SQLITE_FULL without running, as a full disk would have it fail
+ * (the library reports -ENOSPC for it, where a statement misused after a
+ * failure it ignored gives -EIO); -1: none. */
 int __real_sqlite3_step(sqlite3_stmt *st);
 int __wrap_sqlite3_step(sqlite3_stmt *st);
 int __real_sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **st, const char **tail);
@@ -1950,14 +1952,14 @@ static bool stmt_fail_now(void)
 
 int __wrap_sqlite3_step(sqlite3_stmt *st)
 {
-	return stmt_fail_now() ? SQLITE_IOERR : __real_sqlite3_step(st);
+	return stmt_fail_now() ? SQLITE_FULL : __real_sqlite3_step(st);
 }
 
 int __wrap_sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **st, const char **tail)
 {
 	if (stmt_fail_now()) {
 		*st = NULL;
-		return SQLITE_IOERR;
+		return SQLITE_FULL;
 	}
 	return __real_sqlite3_prepare_v2(db, sql, n, st, tail);
 }
@@ -1967,7 +1969,7 @@ int __wrap_sqlite3_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned flag
 {
 	if (stmt_fail_now()) {
 		*st = NULL;
-		return SQLITE_IOERR;
+		return SQLITE_FULL;
 	}
 	return __real_sqlite3_prepare_v3(db, sql, n, flags, st, tail);
 }
@@ -2014,7 +2016,14 @@ static void statement_store(const char *db)
  * after fail_at more fails: the call it fails in must fail (r < 0, nothing
  * of it kept), and the same call again, without failure, must do what it
  * would have done. Returns the usage digest of the end state. */
-static char *statement_calls(const char *db, int fail_at, bool *ret_hit, bool *ret_set_aside)
+enum fail_kind { FAIL_STATEMENT, FAIL_ALLOCATION };
+
+static bool failed_now(enum fail_kind k)
+{
+	return k == FAIL_STATEMENT ? stmt_failed : alloc_fail_hit();
+}
+
+static char *statement_calls(const char *db, enum fail_kind kind, int fail_at, bool *ret_hit, bool *ret_set_aside)
 {
 	struct history_sample at_start = sample("/burner", 21, 100, 4096);
 	struct history_sample created = sample("/new", 22, 5, 1024);
@@ -2024,12 +2033,16 @@ static char *statement_calls(const char *db, int fail_at, bool *ret_hit, bool *r
 	_cleanup_free_ char *err = NULL;
 	int r;
 
-	bool set_aside = false;
+	bool set_aside = false, hit = false;
+	struct history_sample brief = sample("/brief", 23, 7, 512);
 
 	stmt_failed = false;
-	stmt_fail_after = fail_at;
-	for (int call = 0; call < 5;) {
-		bool before = stmt_failed;
+	if (kind == FAIL_STATEMENT)
+		stmt_fail_after = fail_at;
+	else if (fail_at >= 0)
+		alloc_fail_after((unsigned)fail_at);
+	for (int call = 0; call < 6;) {
+		bool before = hit;
 		switch (call) {
 		case 0: {
 			struct history_open_info info = {};
@@ -2056,25 +2069,45 @@ static char *statement_calls(const char *db, int fail_at, bool *ret_hit, bool *r
 				history_record_clear(&rec);
 			}
 			break;
-		default: {
+		case 4: {
 			at_start.v.cpu_usec = 300;
 			r = history_store_record(s, T1 + 2 * IV, &at_start, 1, &err);
 			break;
 		}
+		default:
+			/* after a stall, the removal of a cgroup never recorded
+			 * (its one point starts a new run) */
+			r = history_store_removed_unrecorded(s, &brief, 0, T1 + 10 * IV, &rec, &err);
+			if (r >= 0) {
+				assert_string_equal(rec.path, "/brief");
+				history_record_clear(&rec);
+			}
+			break;
 		}
 		free(err);
 		err = NULL;
-		if (stmt_failed && !before) {
-			/* this call's statement failed: so must the call */
+		hit = hit || failed_now(kind);
+		if (hit && !before) {
+			/* a statement of this call failed: so must the call,
+			 * with the statement's error; an allocation may fail
+			 * it (-ENOMEM) or be done without */
 			stmt_fail_after = -1;
-			if (r >= 0 && call == 0 && set_aside) {
+			alloc_fail_off();
+			if (r >= 0 && kind == FAIL_STATEMENT && call == 0 && set_aside) {
 				/* a file it cannot read is set aside and a new one
 				 * made (test_corrupt_file_set_aside): allowed */
 				call++;
 				continue;
 			}
-			if (r >= 0)
+			if (kind == FAIL_STATEMENT && r >= 0)
 				fail_msg("call %d succeeded though its statement %d failed", call, fail_at);
+			if (r >= 0) {
+				call++;
+				continue;
+			}
+			if (r != (kind == FAIL_STATEMENT ? -ENOSPC : -ENOMEM))
+				fail_msg("call %d failed with %s, not the failure made (%s %d)", call, strerror(-r),
+					 kind == FAIL_STATEMENT ? "statement" : "allocation", fail_at);
 			continue; /* again, without failure */
 		}
 		if (r < 0)
@@ -2082,31 +2115,45 @@ static char *statement_calls(const char *db, int fail_at, bool *ret_hit, bool *r
 		call++;
 	}
 	stmt_fail_after = -1;
-	char *digest = usage_digest(s, T0, T1 + 3 * IV);
-	history_store_close(s, T1 + 2 * IV);
-	*ret_hit = stmt_failed;
+	alloc_fail_off();
+	char *digest = usage_digest(s, T0, T1 + 11 * IV);
+	history_store_close(s, T1 + 10 * IV);
+	*ret_hit = hit;
 	*ret_set_aside = set_aside;
 	return digest;
 }
 
-/* Any statement of a new boot's open, recordings and removal fails in turn
- * (a disk error): the call fails, keeps nothing, and done again gives what
- * it gives without failure. */
-static void test_statement_failures(void **state)
+/* Any statement of a new boot's open, recordings and removals fails in turn
+ * (a full disk), then any allocation: the call fails with that error and
+ * keeps nothing, and done again gives what it gives without failure. */
+static void failure_sweep(const char *db, enum fail_kind kind)
 {
-	struct fixture *f = *state;
 	bool hit, set_aside;
 	unsigned compared = 0;
+	int n;
 
-	statement_store(f->db);
-	char *want = statement_calls(f->db, -1, &hit, &set_aside);
+	statement_store(db);
+	char *want = statement_calls(db, kind, -1, &hit, &set_aside);
 	assert_false(hit);
 	assert_false(set_aside);
-	assert_non_null(strstr(want, "/new lives 1"));
-	int n;
-	for (n = 0; n < 400; n++) {
-		statement_store(f->db);
-		char *got = statement_calls(f->db, n, &hit, &set_aside);
+	/* What the calls record, whatever fails on the way: the earlier boot's
+	 * lives end at its last recording; /burner, found at the new boot's
+	 * start, counts from its first point (200 us of 100 to 300), /new,
+	 * created, from 0; /brief, removed unrecorded, is its one point. */
+	char line[256];
+	snprintf(line, sizeof(line), "/burner lives 2 first %" PRIu64 " removed 0 cpu %" PRId64 " ", T0,
+		 burner_cpu(T0 + 2 * IV) + 200);
+	assert_non_null(strstr(want, line));
+	snprintf(line, sizeof(line), "/idle lives 1 first %" PRIu64 " removed %" PRIu64 " cpu 777 ", T0, T0 + 2 * IV);
+	assert_non_null(strstr(want, line));
+	snprintf(line, sizeof(line), "/new lives 1 first %" PRIu64 " removed %" PRIu64 " cpu 5 ", T1, T1 + IV + SEC);
+	assert_non_null(strstr(want, line));
+	snprintf(line, sizeof(line), "/brief lives 1 first %" PRIu64 " removed %" PRIu64 " cpu 7 ", T1 + 10 * IV,
+		 T1 + 10 * IV);
+	assert_non_null(strstr(want, line));
+	for (n = 0; n < 600; n++) {
+		statement_store(db);
+		char *got = statement_calls(db, kind, n, &hit, &set_aside);
 		if (!hit) {
 			free(got);
 			break;
@@ -2117,12 +2164,48 @@ static void test_statement_failures(void **state)
 		}
 		compared++;
 		if (strcmp(got, want) != 0)
-			fail_msg("statement %d failed: the end state differs\\n%s\\nnot\\n%s", n, got, want);
+			fail_msg("%s %d failed: the end state differs\n%s\nnot\n%s", kind == FAIL_STATEMENT ? "statement" : "allocation", n,
+				 got, want);
 		free(got);
 	}
-	assert_true(n > 20 && n < 400);
-	assert_true(compared > 20);
+	assert_true(n > 10 && n < 600);
+	assert_true(compared > 10);
 	free(want);
+}
+
+static void test_statement_failures(void **state)
+{
+	struct fixture *f = *state;
+	failure_sweep(f->db, FAIL_STATEMENT);
+}
+
+static void test_allocation_failures(void **state)
+{
+	struct fixture *f = *state;
+	failure_sweep(f->db, FAIL_ALLOCATION);
+}
+
+/* A life of this boot's last run that is gone when acctd starts again
+ * (removed while it was down) ends where that run ended, the last time it
+ * was known to exist. */
+static void test_gone_while_down_ends_at_last_run(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 3);
+	history_store_close(s, T0 + 2 * IV);
+	s = xopen(f->db, BOOT, T0 + 100 * SEC, &no_limits, NULL);
+	struct history_sample smp[] = { sample("/burner", 11, burner_cpu(T0 + 100 * SEC), 4096),
+					sample("/grower", 13, 5, 2000000) };
+	xrecord(s, T0 + 100 * SEC, smp, ELEMENTSOF(smp));
+	struct history_usage *u = usage_of(s, "/idle", T0, T0 + 200 * SEC, true);
+	assert_non_null(u);
+	assert_int_equal(u->removed_us, T0 + 2 * IV);
+	free_usage(u);
+	u = usage_of(s, "/burner", T0, T0 + 200 * SEC, true);
+	assert_int_equal(u->removed_us, 0);
+	free_usage(u);
+	history_store_close(s, T0 + 100 * SEC);
 }
 
 /* A store opened read-only records nothing: -EROFS. */
@@ -2182,6 +2265,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_statement_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gone_while_down_ends_at_last_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only_store_refuses, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
