@@ -585,6 +585,72 @@ static void test_label_twins(void **state)
 	}
 }
 
+/* acctd_cgroup_info names the cgroups that are a unit, pod or container,
+ * live or removed (issue 33), and a removed cgroup's I/O is kept with its
+ * CPU time. */
+static void test_identity(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	const char *pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod12_34.slice";
+	char ctr[256];
+	int64_t io[_ACCT_IO_STAT_MAX] = { 4096, 8192, 3, 5, -1, -1 };
+	int sda = acct_ledger_io_device_add(f->l, 8, 0, "sda");
+
+	snprintf(ctr, sizeof(ctr), "%s/cri-containerd-abc.scope", pod);
+	acct_cgroup_set(add(f, "/system.slice/web.service"), ACCT_Q_MEMORY, 1);
+	acct_cgroup_set(add(f, "/system.slice/web.service/child"), ACCT_Q_MEMORY, 1);
+	acct_cgroup_set(add(f, "/system.slice"), ACCT_Q_MEMORY, 1);
+	acct_cgroup_set(add(f, pod), ACCT_Q_MEMORY, 1);
+	acct_cgroup_set(add(f, ctr), ACCT_Q_MEMORY, 1);
+	add(f, "/never-read.service");
+	struct acct_cgroup *gone = add(f, "/system.slice/job.service");
+	assert_true(sda >= 0);
+	acct_cgroup_set(gone, ACCT_Q_CPU_USAGE, 2000000);
+	acct_cgroup_set(gone, ACCT_Q_IO_READ_BYTES, 4096);
+	acct_cgroup_set(gone, ACCT_Q_IO_WRITE_BYTES, 8192);
+	assert_int_equal(acct_cgroup_set_io_device(gone, (unsigned)sda, io), 0);
+	acct_ledger_kill(f->l, gone, f->now - 1000000);
+
+	acct_metrics_options_default(&o);
+	char *page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "# TYPE acctd_cgroup_info gauge");
+	assert_has(page, "acctd_cgroup_info{cgroup=\"/system.slice/web.service\",service=\"web.service\"} 1");
+	assert_has(page, "acctd_cgroup_info{cgroup=\"/system.slice/job.service\",service=\"job.service\"} 1");
+	char line[512];
+	snprintf(line, sizeof(line), "acctd_cgroup_info{cgroup=\"%s\",pod=\"12-34\"} 1", pod);
+	assert_has(page, line);
+	snprintf(line, sizeof(line), "acctd_cgroup_info{cgroup=\"%s\",pod=\"12-34\",container=\"abc\"} 1", ctr);
+	assert_has(page, line);
+	assert_lacks(page, "acctd_cgroup_info{cgroup=\"/system.slice/web.service/child\"");
+	assert_lacks(page, "acctd_cgroup_info{cgroup=\"/system.slice\"");
+	assert_lacks(page, "never-read");
+	assert_has(page, "acctd_removed_cgroup_io_bytes_total{cgroup=\"/system.slice/job.service\",operation=\"read\"} 4096");
+	assert_has(page, "acctd_removed_cgroup_io_bytes_total{cgroup=\"/system.slice/job.service\",operation=\"write\"} 8192");
+	free(page);
+
+	/* OpenMetrics: an info family */
+	o.format = ACCT_METRICS_OPENMETRICS;
+	page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "# TYPE acctd_cgroup info");
+	assert_has(page, "acctd_cgroup_info{cgroup=\"/system.slice/web.service\",service=\"web.service\"} 1");
+	free(page);
+
+	/* without the removed families, a removed cgroup is named by none */
+	acct_metrics_options_default(&o);
+	o.families &= ~(1u << ACCT_MF_REMOVED);
+	page = render(f, &o, NULL, 1 << 20);
+	assert_lacks(page, "job.service");
+	assert_has(page, "acctd_cgroup_info{cgroup=\"/system.slice/web.service\",service=\"web.service\"} 1");
+	free(page);
+	/* family=-identity: none */
+	acct_metrics_options_default(&o);
+	o.families &= ~(1u << ACCT_MF_IDENTITY);
+	page = render(f, &o, NULL, 1 << 20);
+	assert_lacks(page, "acctd_cgroup_info");
+	free(page);
+}
+
 static void test_tombstones(void **state)
 {
 	struct fixture *f = *state;
@@ -1474,6 +1540,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_openmetrics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cadvisor, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_label_twins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tombstones, setup, teardown),

@@ -102,7 +102,7 @@ static void test_refused(void **state)
 	/* %s in a body: the groups family= takes, as the daemon lists them */
 	static const char groups[] = "(family= takes these groups: memory, memory_stat, memory_events, numa, cpu, "
 				     "pressure, pressure_averages, load, cpu_rate, accuracy, engine, engine_kinds, "
-				     "process, io, io_devices, io_rate, removed, cadvisor, all, default, none); accepted: ";
+				     "process, io, io_devices, io_rate, removed, cadvisor, identity, all, default, none); accepted: ";
 	for (size_t i = 0; i < ELEMENTSOF(named); i++) {
 		char want[1024];
 		const char *mark = strstr(named[i].body, "%s");

@@ -19,6 +19,7 @@
 #include "basic/read-file.h"
 #include "basic/util.h"
 #include "basic/worker.h"
+#include "cgroup/cgroup-identity.h"
 
 /* The [history] settings the thread works with. */
 struct settings {
@@ -357,7 +358,8 @@ static void account(const struct removal *x, const struct history_record *rec, u
 	uint64_t first = rec ? MIN(rec->first_seen_us, x->first_seen_us) : x->first_seen_us;
 	uint64_t life = x->removed_us > first ? x->removed_us - first : 0;
 	char b[6][FORMAT_HUMAN_MAX], msg[LOG_MESSAGE_MAX], *p = msg, *end = msg + sizeof(msg);
-	char *store[16] = {}, **fields = store;
+	char *store[24] = {}, **fields = store;
+	struct acct_cgroup_identity id;
 	size_t nf = 0;
 	/* the name as every text acctd writes shows it (name-escape.h): a
 	 * terminal following the log must not obey the name's controls */
@@ -406,7 +408,18 @@ static void account(const struct removal *x, const struct history_record *rec, u
 	}
 
 	field(&fields, &nf, "MESSAGE_ID=%s", HISTORY_RECORD_MESSAGE_ID);
+	field(&fields, &nf, "ACCTD_RECORD_VERSION=%d", HISTORY_RECORD_VERSION);
 	field(&fields, &nf, "ACCTD_CGROUP=%s", name);
+	/* what it was, as /metrics' acctd_cgroup_info says it: a fleet's
+	 * collector selects and groups records by these (docs/fleet.md) */
+	if (acct_cgroup_identity(name, &id)) {
+		if (id.service[0])
+			field(&fields, &nf, "ACCTD_SERVICE=%s", id.service);
+		if (id.pod[0])
+			field(&fields, &nf, "ACCTD_POD=%s", id.pod);
+		if (id.container[0])
+			field(&fields, &nf, "ACCTD_CONTAINER=%s", id.container);
+	}
 	if (cpu != HISTORY_UNKNOWN)
 		field(&fields, &nf, "ACCTD_CPU_USEC=%" PRId64, cpu);
 	if (cpu != HISTORY_UNKNOWN && x->final_cpu_usec_bound > 0)

@@ -47,6 +47,10 @@
 
 /* The journal's MESSAGE_ID of the accounting record (docs/history.md). */
 #define HISTORY_RECORD_MESSAGE_ID "d85349364a43483586dd4e8dd439700e"
+/* Its schema's version, ACCTD_RECORD_VERSION (docs/history.md, "The
+ * accounting record in the journal"): raised when a field changes its name,
+ * unit or meaning or goes; fields added keep it. */
+#define HISTORY_RECORD_VERSION 1
 
 enum history_state {
 	HISTORY_STATE_OFF,       /* [history] enabled = no */

@@ -142,13 +142,36 @@ static unsigned due_flags(struct manager *m, uint64_t now)
 #define KERNEL_CPU_SHARE 0.02
 
 /* A pass of the collector's memory values alone ([sampling] bpf_interval):
- * only when the sampler is idle, since any other pass reads them too. */
+ * only when the sampler is idle, since any other pass reads them too. It
+ * reads the cgroups whose memory is due by the bytes budget
+ * (acct_sampler_kernel_due()): none on an idle host, so no pass at all;
+ * every cgroup where the sampler has no list of moving ones yet. */
 void manager_on_kernel_tick(evutil_socket_t fd, short what, void *userdata)
 {
 	struct manager *m = userdata;
-	if (!m->ready || acct_sampler_busy(m->sampler) || acct_now_us() < m->next_kernel_us)
+	_cleanup_free_ struct acct_cgroup **due = NULL;
+	uint64_t now = acct_now_us();
+	if (!m->ready || acct_sampler_busy(m->sampler) || now < m->next_kernel_us)
 		return;
-	int r = start_pass(m, ACCT_PASS_KERNEL);
+	int r = acct_sampler_kernel_due(m->sampler, now, &due);
+	if (r == 0) {
+		m->kernel_idle++;
+		return;
+	}
+	if (r > 0) {
+		/* The root follows its top level (refresh_root()): only where
+		 * this pass reads some of it. */
+		m->kernel_top = false;
+		for (int i = 0; i < r && !m->kernel_top; i++)
+			m->kernel_top = due[i]->depth == 1;
+		m->kernel_due_total += (uint64_t)r;
+		r = acct_sampler_start(m->sampler, due, (size_t)r, ACCT_PASS_KERNEL, now);
+		if (r == 0)
+			m->pass_flags = ACCT_PASS_KERNEL;
+	} else {
+		m->kernel_top = true;
+		r = start_pass(m, ACCT_PASS_KERNEL);
+	}
 	if (r < 0)
 		log_warning_errno(r, "Failed to start a BPF pass: %m");
 }
@@ -236,7 +259,7 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	uint64_t now = acct_now_us();
 	note_bpf(m, rep);
-	if (rep->flags & (ACCT_PASS_KERNEL | ACCT_PASS_EVENT))
+	if ((rep->flags & ACCT_PASS_EVENT) || ((rep->flags & ACCT_PASS_KERNEL) && m->kernel_top))
 		refresh_root(m);
 	if (rep->flags & ACCT_PASS_KERNEL) {
 		/* Walks alone take at most KERNEL_CPU_SHARE of a core: where one

@@ -553,6 +553,8 @@ void manager_get_stats(const struct manager *m, struct manager_stats *ret)
 		.reload_failures = m->reload_failures,
 		.reload_time_us = m->reload_time_us,
 		.kernel_passes = m->kernel_passes,
+		.kernel_idle = m->kernel_idle,
+		.kernel_due = m->kernel_due_total,
 		.bpf_checks = m->bpf_checks_total,
 		.bpf_mismatches = m->bpf_mismatches_total,
 		.tombstones_folded = m->tombstones_folded,

@@ -75,6 +75,9 @@ struct manager_stats {
 	/* The BPF collector: passes of its values alone, cross-checks against
 	 * files and how many disagreed (sampler.c, "Cross-checks"), the last. */
 	uint64_t kernel_passes, bpf_checks, bpf_mismatches;
+	/* Ticks of bpf_interval at which no cgroup's memory was due (no walk
+	 * alone), and the cgroups walks alone read by the budget. */
+	uint64_t kernel_idle, kernel_due;
 	char bpf_last_mismatch[160];
 	uint64_t tombstones_folded; /* forgotten before their retention ([cgroups] max_tombstones) */
 };
@@ -172,6 +175,8 @@ struct manager {
 	/* The BPF collector's passes and cross-checks, cumulative. */
 	uint64_t kernel_passes, bpf_checks_total, bpf_mismatches_total;
 	uint64_t next_kernel_us; /* a walk alone not before (manager_on_kernel_tick()) */
+	uint64_t kernel_idle, kernel_due_total; /* ticks with nothing due; cgroups read when due */
+	bool kernel_top;         /* the running walk alone reads some of the top level */
 	char bpf_last_mismatch[160];
 
 	/* Run-time tuning (Tune()): differs from the configuration until a reload. */

@@ -620,6 +620,8 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 	x->bpf_checks = ms->bpf_checks;
 	x->bpf_mismatches = ms->bpf_mismatches;
 	x->kernel_passes = ms->kernel_passes;
+	x->kernel_idle = ms->kernel_idle;
+	x->kernel_due = ms->kernel_due;
 	x->reloads = ms->reloads;
 	x->reload_failures = ms->reload_failures;
 	x->last_reload_ok = ds.reload_outcome != MANAGER_RELOAD_FAILED; /* true as well when none */

@@ -140,6 +140,8 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(st, "collectors", collectors_json(&ds));
 	struct json_object *bpf = json_object_new_object();
 	json_object_object_add(bpf, "kernel_passes", json_object_new_int64((int64_t)ms->kernel_passes));
+	json_object_object_add(bpf, "kernel_idle", json_object_new_int64((int64_t)ms->kernel_idle));
+	json_object_object_add(bpf, "kernel_due", json_object_new_int64((int64_t)ms->kernel_due));
 	json_object_object_add(bpf, "checks", json_object_new_int64((int64_t)ms->bpf_checks));
 	json_object_object_add(bpf, "mismatches", json_object_new_int64((int64_t)ms->bpf_mismatches));
 	json_object_object_add(bpf, "last_mismatch",

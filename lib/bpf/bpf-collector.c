@@ -638,8 +638,8 @@ static int read_snapshot(struct acct_bpf_collector *c, enum acct_hierarchy hi, s
 	return (int)MIN(n, (size_t)INT32_MAX);
 }
 
-int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hierarchy hi, const char *dir,
-				struct acct_bpf_record *ret)
+static int read_one_as(const struct acct_bpf_collector *c, enum acct_hierarchy hi, const char *dir, unsigned lean,
+		       struct acct_bpf_record *ret)
 {
 	if (!acct_bpf_collector_serves(c, hi))
 		return -ENODEV;
@@ -657,6 +657,8 @@ int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hi
 
 	pthread_mutex_lock(session_lock(c));
 	set_partition(c, 0, 0);
+	unsigned old_lean = c->skel->bss->lean;
+	c->skel->bss->lean = lean;
 	r = attach(c, &c->h[hi], dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
 	if (r == 0) {
 		int fd = bpf_iter_create(bpf_link__fd(link));
@@ -676,6 +678,7 @@ int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hi
 			close(fd);
 		bpf_link__destroy(link);
 	}
+	c->skel->bss->lean = old_lean;
 	pthread_mutex_unlock(session_lock(c));
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;
@@ -685,6 +688,18 @@ int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hi
 		return -EBADMSG;
 	*ret = one.head;
 	return 0;
+}
+
+int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hierarchy hi, const char *dir,
+				struct acct_bpf_record *ret)
+{
+	return read_one_as(c, hi, dir, 0, ret);
+}
+
+int acct_bpf_collector_read_one_lean(const struct acct_bpf_collector *c, enum acct_hierarchy hi, const char *dir,
+				     struct acct_bpf_record *ret)
+{
+	return read_one_as(c, hi, dir, ACCT_BPF_LEAN_COUNTERS, ret);
 }
 
 int acct_bpf_collector_pin(struct acct_bpf_collector *c, const char *dir)

@@ -116,6 +116,12 @@ int acct_bpf_collector_read_no_stats(struct acct_bpf_collector *c, enum acct_hie
 int acct_bpf_collector_read_one(const struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
 				struct acct_bpf_record *ret);
 
+/* The same with page counters only in a memcg's record (a lean walk's
+ * record): what a walk alone needs of one cgroup, for the sampler's reads of
+ * the few cgroups whose memory is due (lib/core/sampler-bpf.c). */
+int acct_bpf_collector_read_one_lean(const struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
+				     struct acct_bpf_record *ret);
+
 /* Pin an iterator for each served hierarchy that the collector attached
  * itself at DIR/<hierarchy name> (created 0755, the pins 0644, readable by an
  * unprivileged daemon). Existing pins there are replaced. Returns the number

@@ -28,6 +28,7 @@ static const char *const family_names[_ACCT_MF_MAX] = {
 	[ACCT_MF_IO_RATE] = "io_rate",
 	[ACCT_MF_REMOVED] = "removed",
 	[ACCT_MF_CADVISOR] = "cadvisor",
+	[ACCT_MF_IDENTITY] = "identity",
 };
 
 const char *acct_metrics_family_to_string(enum acct_metrics_family f)

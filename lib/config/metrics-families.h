@@ -30,6 +30,7 @@ enum acct_metrics_family {
 	ACCT_MF_IO_RATE,       /* block I/O per second over the last fast interval */
 	ACCT_MF_REMOVED,       /* final values of removed cgroups (tombstones), in their own families */
 	ACCT_MF_CADVISOR,      /* cAdvisor's container_* names for the same values, label id */
+	ACCT_MF_IDENTITY,      /* acctd_cgroup_info: the service, pod and container a cgroup is (fleet queries) */
 	_ACCT_MF_MAX,
 };
 

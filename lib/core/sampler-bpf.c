@@ -316,6 +316,28 @@ void sampler_bpf_lookup(struct sample_ctx *x)
 		x->bpf_populated = any;
 }
 
+/* Freshness from the budget. A walk alone (ACCT_PASS_KERNEL) refreshes the
+ * memory between fast passes, and its cost was a walk of every memcg, idle
+ * or not, as often as KERNEL_CPU_SHARE allowed. Its work list is now the
+ * cgroups whose memory is due (acct_sampler_kernel_due()): those that moved
+ * at the last fast pass, once motion x age reaches the bytes budget, so
+ * that a value's expected staleness stays within what the operator allows
+ * and an idle cgroup costs nothing between fast passes. Up to ONE_MAX of
+ * them are read one by one (an iterator restricted to the cgroup, page
+ * counters only); more are read with one walk of the hierarchy, as before. */
+#define ONE_MAX 32
+
+void sampler_bpf_one(struct sample_ctx *x, size_t index)
+{
+	struct acct_sampler *s = x->w->s;
+	x->mem_rec = NULL;
+	x->bpf_populated = -1;
+	if (index < s->nr_work && s->one_ok[index] && strcmp(x->cg->path, "/") != 0 &&
+	    (s->one_recs[index].flags & ACCT_BPF_F_MEMCG) &&
+	    (__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_MEMORY))
+		x->mem_rec = &s->one_recs[index];
+}
+
 /* The memory file of cg in the collector's memcg hierarchy, by path. */
 static int check_path(const struct acct_sampler *s, const struct acct_cgroup *cg, const char *file, char *buf,
 		      size_t size)
@@ -347,6 +369,69 @@ static void note_mismatch(struct acct_pass_report *rep, bool *flag, const struct
 	rep->bpf_mismatches++;
 	snprintf(rep->last_mismatch, sizeof(rep->last_mismatch), "%s %s: bpf %" PRId64 " not in [%" PRIu64 ", %" PRIu64 "]",
 		 cg->path, what, v, MIN(a, b), MAX(a, b));
+}
+
+/* A walk alone over a few cgroups: each one's record alone, with the memory
+ * file read before and after it for the first CHECKS of them (the walk's
+ * cross-check). Returns false where it cannot (a pinned iterator: no
+ * reads of one cgroup; no memory): then the hierarchy is walked. */
+static bool read_each(struct acct_sampler *s, const char *mem_file)
+{
+	struct acct_pass_report *rep = &s->bpf_report;
+	char path[4096];
+
+	if (s->flags != ACCT_PASS_KERNEL || s->nr_work > ONE_MAX || s->mem_hier < 0 ||
+	    !(__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_MEMORY))
+		return false;
+	if (s->nr_work > s->one_cap) {
+		struct acct_bpf_record *r = reallocarray(s->one_recs, ONE_MAX, sizeof(*r));
+		if (!r)
+			return false;
+		s->one_recs = r;
+		bool *ok = reallocarray(s->one_ok, ONE_MAX, sizeof(*ok));
+		if (!ok)
+			return false;
+		s->one_ok = ok;
+		s->one_cap = ONE_MAX;
+	}
+	bool mem_bad = false;
+	size_t nchk = 0;
+	for (size_t i = 0; i < s->nr_work; i++) {
+		const struct acct_cgroup *cg = s->work[i];
+		uint64_t before = 0, after;
+		s->one_ok[i] = false;
+		if (!(acct_cgroup_get_hierarchies(cg) & (1u << s->mem_hier)) || strcmp(cg->path, "/") == 0)
+			continue;
+		bool check = nchk < CHECKS && check_path(s, cg, mem_file, path, sizeof(path)) == 0 &&
+			     read_memory_file(path, &before) == 0;
+		if (check_path(s, cg, "", path, sizeof(path)) < 0)
+			continue;
+		int r = acct_bpf_collector_read_one_lean(s->opts.collector, (enum acct_hierarchy)s->mem_hier, path,
+							 &s->one_recs[i]);
+		if (r == -EPERM)
+			return false; /* pinned: walk */
+		if (r < 0) {
+			if (r != -ENOENT) /* removed meanwhile */
+				rep->errors[ACCT_ERR_UNREADABLE]++;
+			continue;
+		}
+		s->one_ok[i] = true;
+		rep->bpf_records++;
+		if (check && check_path(s, cg, mem_file, path, sizeof(path)) == 0 && read_memory_file(path, &after) == 0) {
+			nchk++;
+			rep->bpf_checks++;
+			uint64_t v = s->one_recs[i].usage * (uint64_t)s->opts.batching.page_size;
+			if (v < MIN(before, after) || v > MAX(before, after))
+				note_mismatch(rep, &mem_bad, cg, "memory", (int64_t)v, before, after);
+		}
+	}
+	s->streak[0] = mem_bad ? s->streak[0] + 1 : 0;
+	if (s->streak[0] >= ACCT_BPF_MISMATCH_PASSES) {
+		__atomic_fetch_and(&s->parts, ~(unsigned)ACCT_BPF_PART_MEMORY, __ATOMIC_RELAXED);
+		rep->bpf_fallbacks++;
+	}
+	s->one_mode = true;
+	return true;
 }
 
 /* Walk hierarchy i into s->snap[i] (snap_valid[i] when it worked). */
@@ -431,6 +516,11 @@ void sampler_bpf_walk(struct acct_sampler *s)
 	_cleanup_free_ char *stat_before = NULL, *stat_after = NULL;
 	struct acct_cgroup *stat_cg = NULL;
 
+	uint64_t t_each = acct_now_us();
+	if (read_each(s, mem_file)) {
+		rep->bpf_walk_us = acct_now_us() - t_each;
+		return;
+	}
 	unsigned parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED);
 	if (s->mem_hier >= 0 && (parts & ACCT_BPF_PART_MEMORY))
 		for (size_t i = 0; i < s->nr_work && nchk < CHECKS; i++) {

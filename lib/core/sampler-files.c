@@ -206,6 +206,7 @@ static void close_fds(struct acct_sampler *s, struct cg_state *st)
 		}
 		st->fd[f] = st->spec[f].name ? FD_UNSET : FD_NONE;
 	}
+	st->fds_open = 0;
 }
 
 /* An empty cgroup that left some of its hierarchies is being removed, one
@@ -233,6 +234,7 @@ static void stop_reading_left(struct acct_sampler *s, struct cg_state *st, uint3
 			__atomic_fetch_sub(&s->cached_fds, 1, __ATOMIC_RELAXED);
 		}
 		st->fd[f] = FD_ABSENT;
+		st->fds_open &= ~(1u << f);
 	}
 	st->left = st->hierarchies & ~h;
 }
@@ -278,6 +280,10 @@ void acct_sampler_release(struct acct_cgroup *cg, void *userdata)
 
 	if (!st)
 		return;
+	/* A moving cgroup's pointer is in the list of moving ones: the walks
+	 * alone read all until the next fast pass makes a new one. */
+	if (s && st->moving_gen == s->moving_gen)
+		s->moving_valid = false;
 	if (s)
 		close_fds(s, st);
 	else
@@ -326,6 +332,44 @@ int sampler_open_file(struct acct_sampler *s, struct acct_cgroup *cg, const stru
 	return fd < 0 ? -errno : fd;
 }
 
+/* Descriptors that pay. A descriptor kept open between passes saves an
+ * open(2) per read, and costs the kernel memory of an open cgroupfs file:
+ * its struct file, kernfs's open node and the seq_file's page-sized
+ * buffer, charged to acctd's memory cgroup. That pays for a file read pass
+ * after pass, not for one read once a minute (pressure of a quiet cgroup,
+ * the slow group of one whose memory stands still) or no more (CPU and I/O
+ * of a cgroup whose ancestor proves them unchanged). So a descriptor is
+ * kept only for a role that was also read in the previous full file pass,
+ * and a pass closes the descriptors of the roles it did not read
+ * (sampler_close_unread()). A cgroup that is read pass after pass keeps its
+ * descriptors; an idle one under a pruning ancestor holds none. */
+static bool role_steady(const struct acct_sampler *s, struct cg_state *st, enum file_role f)
+{
+	if (st->roles_seq != s->files_seq) {
+		st->roles_before = st->roles_seq + 1 == s->files_seq ? st->roles_now : 0;
+		st->roles_now = 0;
+		st->roles_seq = s->files_seq;
+	}
+	st->roles_now |= 1u << f;
+	return st->roles_before & (1u << f);
+}
+
+void sampler_close_unread(struct acct_sampler *s, struct cg_state *st)
+{
+	if (!st->fds_open)
+		return; /* (without touching the rest of st: most cgroups, most passes) */
+	uint32_t read = st->roles_seq == s->files_seq ? st->roles_now : 0;
+	uint32_t unread = st->fds_open & ~read;
+	for (int f = 0; unread && f < _F_MAX; f++)
+		if (unread & (1u << f)) {
+			close(st->fd[f]);
+			st->fd[f] = FD_UNSET;
+			st->fds_open &= ~(1u << f);
+			unread &= ~(1u << f);
+			__atomic_fetch_sub(&s->cached_fds, 1, __ATOMIC_RELAXED);
+		}
+}
+
 /* Read role f of cg into w->buf (NUL-terminated). Returns the length, -ENOENT
  * when the file does not exist for this cgroup (not an error: an absent file
  * is remembered as FD_ABSENT), or another negative errno. Not called for a
@@ -336,6 +380,7 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 	int fd = st->fd[f];
 	_cleanup_close_ int transient_fd = -EBADF; /* opened for this read only */
 
+	bool steady = role_steady(s, st, f);
 	if (fd == FD_UNSET) {
 		fd = sampler_open_file(s, cg, &st->spec[f]);
 		if (fd == -ENOENT) {
@@ -349,7 +394,9 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 		}
 		if (fd < 0)
 			return fd;
-		if (__atomic_load_n(&s->cached_fds, __ATOMIC_RELAXED) >= s->max_cached) {
+		if (!steady) {
+			transient_fd = fd; /* not read pass after pass (yet): see above */
+		} else if (__atomic_load_n(&s->cached_fds, __ATOMIC_RELAXED) >= s->max_cached) {
 			/* Keep the rest of the descriptors for transient opens, the
 			 * notify socket and API connections. */
 			__atomic_store_n(&s->degraded, true, __ATOMIC_RELAXED);
@@ -357,6 +404,7 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 			w->part.open_per_read++;
 		} else {
 			st->fd[f] = fd;
+			st->fds_open |= 1u << f;
 			__atomic_fetch_add(&s->cached_fds, 1, __ATOMIC_RELAXED);
 		}
 	}

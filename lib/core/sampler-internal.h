@@ -98,6 +98,10 @@ struct cg_state {
 	bool load_valid;
 	bool psi_quiet;          /* its totals equalled the read's before */
 	bool psi_averages;       /* an average was not 0 at that read */
+	uint64_t moving_gen;     /* s->moving_gen when it joined s->moving (its memory moved) */
+	uint32_t fds_open;       /* bit per enum file_role whose descriptor is kept (fd[] >= 0): an
+				  * idle cgroup's pass need not touch fd[] to find none */
+	uint64_t due_round;      /* s->due_round when acct_sampler_kernel_due() took it */
 	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
 	uint64_t memory_at; /* monotonic time of the last memory reading (set_memory()) */
 	uint64_t restart; /* bit per quantity: its source file changed, the next reading starts anew */
@@ -130,6 +134,12 @@ struct cg_state {
 		bool counters, events_valid;
 	} applied;
 	/* ---- reads of files, load passes, emptied cgroups ---- */
+	/* Which roles were read (bit per enum file_role) in the full file pass
+	 * roles_seq (s->files_seq) and in the one before it: a descriptor is
+	 * kept only for a role read pass after pass (sampler-files.c,
+	 * "Descriptors that pay"). */
+	uint32_t roles_now, roles_before;
+	uint64_t roles_seq;
 	int fd[_F_MAX];
 	struct file_spec spec[_F_MAX];
 	struct acct_loadavg load;
@@ -166,6 +176,8 @@ struct worker {
 	size_t nr_settle, settle_cap;
 	bool settle_round;            /* re-reading them: do not queue again */
 	uint64_t generation;          /* the pass being read */
+	struct acct_cgroup **moving;  /* this share's cgroups whose memory moves (a full fast pass) */
+	size_t nr_moving, moving_cap;
 };
 
 struct acct_sampler {
@@ -229,6 +241,21 @@ struct acct_sampler {
 	unsigned task_streak;
 	size_t task_check_cursor;
 	uint64_t bytes_budget;    /* the ledger's bytes budget when the pass started */
+	uint64_t files_seq;       /* full passes that read files so far (struct cg_state's roles_seq) */
+	/* Walks alone by the budget (sampler-bpf.c, "Freshness from the
+	 * budget"): the cgroups whose memory moved at the last full fast pass,
+	 * valid until one of them is released (moving_gen tells which). */
+	struct acct_cgroup **moving;
+	size_t nr_moving, moving_cap;
+	uint64_t moving_gen;
+	uint64_t due_round;       /* acct_sampler_kernel_due()'s calls: one entry per cgroup */
+	bool moving_valid;
+	/* A walk alone over a few cgroups reads each one's record alone
+	 * (one_mode): one_recs[i] for work[i] where one_ok[i]. */
+	struct acct_bpf_record *one_recs;
+	bool *one_ok;
+	size_t one_cap;
+	bool one_mode;
 };
 
 /* One cgroup's read in a pass: what the readers share while reading it. */
@@ -260,6 +287,9 @@ struct sample_ctx {
 /* The sampler's state of cg, made at its first read, its files picked
  * again when its hierarchies changed. NULL without memory. */
 struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg);
+/* Close the descriptors of the roles this pass did not read (end of a
+ * cgroup's read; "Descriptors that pay"). */
+void sampler_close_unread(struct acct_sampler *s, struct cg_state *st);
 /* Open a role's file of cg afresh: a descriptor or a negative errno. */
 int sampler_open_file(struct acct_sampler *s, struct acct_cgroup *cg, const struct file_spec *spec);
 /* Count a failed read of this cgroup (x->failed set). */
@@ -342,5 +372,8 @@ void sampler_prune_publish(struct sample_ctx *x, unsigned pruned, const unsigned
 void sampler_bpf_init(struct acct_sampler *s, const struct acct_sampler_options *opts);
 void sampler_bpf_walk(struct acct_sampler *s);
 void sampler_bpf_lookup(struct sample_ctx *x);
+/* The same in a walk alone that read each cgroup's record alone (one_mode):
+ * work[index]'s (sampler-bpf.c, "Freshness from the budget"). */
+void sampler_bpf_one(struct sample_ctx *x, size_t index);
 void sampler_bpf_memory(struct sample_ctx *x);
 void sampler_bpf_memory_events(struct sample_ctx *x);

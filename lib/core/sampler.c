@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,28 @@
 #include "cgroup/cgfs-parse.h"
 
 /* ---- one cgroup's read ------------------------------------------------- */
+
+/* A cgroup whose memory moved (its motion is not 0, or not known yet: a new
+ * cgroup) in a fast pass: a walk alone may read it before the next one
+ * (sampler-bpf.c, "Freshness from the budget"). A full fast pass makes the
+ * list anew, a pass of queued cgroups (EVENT: new ones among them) adds to
+ * it. Without memory for the list, the walks alone read every cgroup until
+ * the next full fast pass (moving_valid stays false). */
+static void note_moving(struct worker *w, struct acct_cgroup *cg, struct cg_state *st)
+{
+	if (w->nr_moving == w->moving_cap) {
+		size_t cap = w->moving_cap ? 2 * w->moving_cap : 64;
+		struct acct_cgroup **p = reallocarray(w->moving, cap, sizeof(*p));
+		if (!p) {
+			w->moving_cap = SIZE_MAX; /* this pass's list is lost */
+			return;
+		}
+		w->moving = p;
+		w->moving_cap = cap;
+	}
+	w->moving[w->nr_moving++] = cg;
+	st->moving_gen = w->s->moving_gen;
+}
 
 const char *acct_pass_part_to_string(enum acct_pass_part p)
 {
@@ -283,7 +306,10 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 		 * swap); the group's age stays the last file pass's, those
 		 * quantities carry their own. Stats, events and NUMA wait for the
 		 * next file pass. */
-		sampler_bpf_lookup(&x);
+		if (w->s->one_mode)
+			sampler_bpf_one(&x, index);
+		else
+			sampler_bpf_lookup(&x);
 		if (x.mem_rec)
 			sampler_bpf_memory(&x);
 		return;
@@ -366,6 +392,8 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 			 * read): an earlier final read stands */
 			if (!x.failed)
 				acct_cgroup_set_group_sampled(cg, ACCT_GROUP_FAST, now_us);
+			if (x.mem_rec && !w->settle_round && !acct_cgroup_memory_still(cg))
+				note_moving(w, cg, st);
 			if (slow && !x.failed) {
 				acct_cgroup_set_group_sampled(cg, ACCT_GROUP_SLOW, now_us);
 				st->slow_at = now_us;
@@ -378,6 +406,7 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 		if (st->has_threads)
 			w->part.parts[ACCT_PART_LOAD][ACCT_OUTCOME_READ]++;
 	}
+	sampler_close_unread(w->s, st);
 	if (x.failed) {
 		w->part.cgroups_failed++;
 		acct_cgroup_count_sample_error(cg);
@@ -422,6 +451,9 @@ static void *worker_main(void *arg)
 
 		double cpu0 = thread_cpu_seconds();
 		memset(&w->part, 0, sizeof(w->part));
+		w->nr_moving = 0;
+		if (w->moving_cap == SIZE_MAX)
+			w->moving_cap = 0, free(w->moving), w->moving = NULL;
 		bool cgroup_walk = s->opts.collector && (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_KERNEL));
 		bool task_walk = s->opts.task_walk && (flags & ACCT_PASS_LOAD);
 		if (cgroup_walk || task_walk) {
@@ -554,7 +586,11 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	for (unsigned i = 0; s->workers && i < s->opts.workers; i++) {
 		free(s->workers[i].buf);
 		free(s->workers[i].settle);
+		free(s->workers[i].moving);
 	}
+	free(s->moving);
+	free(s->one_recs);
+	free(s->one_ok);
 	free(s->workers);
 	free(s->work);
 	free(s->parents);
@@ -567,6 +603,13 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 	return NULL;
+}
+
+/* A pass that reads every live cgroup's fast group: it makes the list of
+ * moving cgroups. */
+static bool full_fast_pass(unsigned flags)
+{
+	return (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW)) && !(flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL));
 }
 
 int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n, unsigned flags,
@@ -597,6 +640,12 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->flags = flags;
 	s->now_us = now_us;
 	s->started_us = acct_now_us();
+	s->one_mode = false;
+	if (full_fast_pass(flags)) {
+		s->files_seq++;
+		s->moving_gen++; /* the list this pass makes (note_moving()) */
+		s->moving_valid = false;
+	}
 	s->busy = true;
 	s->starter_tid = gettid();
 	struct acct_ledger_budgets budgets;
@@ -617,6 +666,73 @@ int acct_sampler_fd(const struct acct_sampler *s)
 bool acct_sampler_busy(const struct acct_sampler *s)
 {
 	return __atomic_load_n(&s->busy, __ATOMIC_ACQUIRE);
+}
+
+/* The workers' lists of moving cgroups become the sampler's (anew) or are
+ * added to it (under lock, the workers done). A cgroup may then be listed
+ * twice, and be read once (acct_sampler_kernel_due()). */
+static void collect_moving(struct acct_sampler *s, bool anew)
+{
+	size_t n = anew ? 0 : s->nr_moving;
+	for (unsigned i = 0; i < s->nr_workers; i++) {
+		if (s->workers[i].moving_cap == SIZE_MAX) {
+			s->moving_valid = false; /* a share lost its list */
+			return;
+		}
+		n += s->workers[i].nr_moving;
+	}
+	if (n > s->moving_cap) {
+		struct acct_cgroup **p = reallocarray(s->moving, n, sizeof(*p));
+		if (!p) {
+			s->moving_valid = false;
+			return;
+		}
+		s->moving = p;
+		s->moving_cap = n;
+	}
+	if (anew)
+		s->nr_moving = 0;
+	for (unsigned i = 0; i < s->nr_workers; i++) {
+		memcpy(s->moving + s->nr_moving, s->workers[i].moving, s->workers[i].nr_moving * sizeof(*s->moving));
+		s->nr_moving += s->workers[i].nr_moving;
+	}
+	s->moving_valid = true;
+}
+
+int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct_cgroup ***ret)
+{
+	*ret = NULL;
+	if (!s->moving_valid || acct_sampler_busy(s))
+		return -ESTALE;
+	struct acct_ledger_budgets budgets;
+	acct_ledger_get_budgets(s->ledger, &budgets);
+	double budget = (double)MAX(budgets.bytes, (int64_t)0);
+	if (s->nr_moving == 0)
+		return 0;
+	struct acct_cgroup **due = malloc(s->nr_moving * sizeof(*due));
+	if (!due)
+		return -ENOMEM;
+	size_t n = 0;
+	s->due_round++;
+	for (size_t i = 0; i < s->nr_moving; i++) {
+		struct acct_cgroup *cg = s->moving[i];
+		struct cg_state *st = cg->sampler_state;
+		if (!st || acct_cgroup_is_dead(cg) || st->due_round == s->due_round)
+			continue; /* (listed twice: a pass of queued cgroups added it again) */
+		st->due_round = s->due_round;
+		/* Its expected staleness, motion x age, has reached the budget;
+		 * or its motion is not known yet (a new cgroup: two readings). */
+		double age = now_us > st->memory_at ? (double)(now_us - st->memory_at) / 1e6 : 0;
+		bool known = __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE);
+		if (!known || acct_cgroup_get_double(&cg->memory_motion_bits) * age >= budget)
+			due[n++] = cg;
+	}
+	if (n == 0) {
+		free(due);
+		return 0;
+	}
+	*ret = due;
+	return (int)MIN(n, (size_t)INT_MAX);
 }
 
 int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report)
@@ -656,6 +772,8 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		report->bpf_unbounded += p->bpf_unbounded;
 		report->bpf_unchanged += p->bpf_unchanged;
 	}
+	if (s->opts.collector && (full_fast_pass(s->flags) || (s->moving_valid && (s->flags & ACCT_PASS_EVENT))))
+		collect_moving(s, full_fast_pass(s->flags));
 	if (s->opts.task_walk && (s->flags & ACCT_PASS_LOAD)) {
 		const struct acct_pass_report *b = &s->bpf_report;
 		report->task_records = b->task_records;

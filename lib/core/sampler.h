@@ -153,6 +153,17 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s);
  * LOAD pass counts it among its cgroup's threads but never as active. */
 int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n, unsigned flags,
 		       uint64_t now_us);
+
+/* Walks alone by the budget (sampler-bpf.c, "Freshness from the budget"):
+ * the cgroups whose memory a walk alone should read now, those of the last
+ * full fast pass's moving ones (memory motion not 0) whose expected
+ * staleness, motion x age, has reached the bytes budget; *ret (the caller
+ * frees it) for acct_sampler_start(..., ACCT_PASS_KERNEL). Idle cgroups are
+ * never due: their memory is read by fast passes. Call while no pass runs.
+ * Returns the number due (0: *ret NULL), -ESTALE when there is no such
+ * list (no fast pass yet with the BPF collector, or a moving cgroup was
+ * released since: the caller walks every cgroup as before), or -ENOMEM. */
+int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct_cgroup ***ret);
 /* An eventfd that becomes readable when a pass completes. */
 int acct_sampler_fd(const struct acct_sampler *s);
 bool acct_sampler_busy(const struct acct_sampler *s);

@@ -129,8 +129,10 @@ typedef void (*global_fn)(struct acct_metrics_page *p, const struct fam *f);
 
 /* Which rows a per-cgroup family shows. Live families carry live cgroups
  * only, as cAdvisor's do, so that sum() over them counts what exists; the
- * final values of removed cgroups have families of their own. */
-enum { ROWS_LIVE, ROWS_REMOVED };
+ * final values of removed cgroups have families of their own. What names a
+ * cgroup (acctd_cgroup_info) shows both: a removed cgroup's final values are
+ * joined with it too. */
+enum { ROWS_LIVE, ROWS_REMOVED, ROWS_ALL };
 
 struct lbl {
 	const char *name, *value;
@@ -193,6 +195,12 @@ struct fam {
 	uint8_t nr_series;
 	int8_t param; /* a memory.stat class, a unit, an I/O stat or kind of I/O stat: named at the row */
 };
+
+/* Whether family f shows row r (live, removed or both). */
+static inline bool family_shows(const struct fam *f, const struct row *r)
+{
+	return f->rows == ROWS_ALL || r->dead == (f->rows == ROWS_REMOVED);
+}
 
 /* The rows of a family table, by what they show. */
 #define SERIES(...) .series = (const struct series[]){ __VA_ARGS__ }, \

@@ -21,6 +21,7 @@
 #include "basic/strv.h"
 #include "basic/text-buf.h"
 #include "basic/util.h"
+#include "cgroup/cgroup-identity.h"
 #include "metrics-render-internal.h"
 
 /* ---- family sets and options ------------------------------------------------ */
@@ -176,6 +177,30 @@ static void cg_bounds(struct acct_metrics_page *p, const struct fam *f, const st
 	}
 }
 
+/* acctd_cgroup_info: the service, pod and container the cgroup is
+ * (cgroup-identity.h), for cgroups that are one and were read; live and
+ * removed alike, so that a removed cgroup's final values join with it too. */
+static void cg_identity(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
+{
+	struct acct_cgroup_identity id;
+	struct lbl l[3];
+	size_t n = 0;
+
+	/* a cgroup never read has no series at all (nothing to join with) */
+	if (!r->known || !acct_cgroup_identity(p->arena + r->path, &id))
+		return;
+	/* a removed cgroup's, only where its removed_ families are on the page */
+	if (r->dead && !(p->opts.families & (1u << ACCT_MF_REMOVED)))
+		return;
+	if (id.service[0])
+		l[n++] = (struct lbl){ "service", id.service };
+	if (id.pod[0])
+		l[n++] = (struct lbl){ "pod", id.pod };
+	if (id.container[0])
+		l[n++] = (struct lbl){ "container", id.container };
+	sample_u64(p, f, sample_suffix(f), r, l, n, 1);
+}
+
 static void cg_removed_age(struct acct_metrics_page *p, const struct fam *f, const struct row *r)
 {
 	sample_fixed(p, f, r, NULL, 0, (int64_t)(p->now_us > r->died_us ? p->now_us - r->died_us : 0), 6);
@@ -281,6 +306,18 @@ static const struct fam cgroup_families[] = {
 	R("acctd_removed_cgroup_memory_peak_bytes", T_GAUGE, "bytes",
 	  "Highest memory in use the kernel saw in the removed cgroup: its last reading.", .cg = metrics_cg_quantities,
 	  QTY(ACCT_Q_MEMORY_PEAK)),
+	R("acctd_removed_cgroup_io_bytes", T_COUNTER, "bytes",
+	  "Block I/O bytes the removed cgroup did, hierarchical, by operation: its last reading.",
+	  .cg = metrics_cg_quantities,
+	  SERIES({ .q = ACCT_Q_IO_READ_BYTES, .l = { { "operation", "read" } } },
+		 { .q = ACCT_Q_IO_WRITE_BYTES, .l = { { "operation", "write" } } },
+		 { .q = ACCT_Q_IO_DISCARD_BYTES, .l = { { "operation", "discard" } } })),
+	/* What names a cgroup, live or removed: fleet queries join on it
+	 * (docs/fleet.md). Only cgroups that are a unit, pod or container. */
+	{ .name = "acctd_cgroup", .type = T_INFO, .rows = ROWS_ALL, .group = ACCT_MF_IDENTITY,
+	  .help = "The systemd unit (service), or the Kubernetes pod and container, that the cgroup is; "
+		  "for cgroups that are one, live or removed.",
+	  .cg = cg_identity },
 
 	/* Per live cgroup. */
 	C("acctd_memory_bytes", T_GAUGE, ACCT_MF_MEMORY, "bytes",
@@ -679,7 +716,7 @@ static uint64_t row_series(struct acct_metrics_page *p, const struct row *r)
 	p->counted = 0;
 	for (size_t i = 0; i < p->nr_fams; i++) {
 		const struct fam *f = p->fams[i];
-		if (f->cg && family_on(p, f) && r->dead == (f->rows == ROWS_REMOVED))
+		if (f->cg && family_on(p, f) && family_shows(f, r))
 			f->cg(p, f, r);
 	}
 	p->counting = false;
@@ -854,7 +891,7 @@ int acct_metrics_page_render(struct acct_metrics_page *p, size_t chunk, acct_met
 			/* At least one cgroup per step, whatever the chunk size. */
 			size_t first = p->pos;
 			for (; p->pos < p->n && (p->pos == first || p->w.len < chunk) && !p->w.failed; p->pos++)
-				if (p->rows[p->pos].dead == (f->rows == ROWS_REMOVED))
+				if (family_shows(f, &p->rows[p->pos]))
 					f->cg(p, f, &p->rows[p->pos]);
 		}
 		if (p->w.failed)

@@ -144,7 +144,7 @@ struct acct_metrics_self {
 	struct {
 		const char *collector, *reason;
 	} collectors[_ACCT_HIER_MAX];
-	uint64_t bpf_checks, bpf_mismatches, kernel_passes;
+	uint64_t bpf_checks, bpf_mismatches, kernel_passes, kernel_idle, kernel_due;
 
 	/* The history: up is 1 while recording works (0 failing or
 	 * off), errors counts failed opens and recordings. */

@@ -2,11 +2,13 @@
 # mkroot.sh - build (once) and cache the minimal Debian root file system that the
 # boot test boots with systemd-nspawn.
 #
-#   mkroot.sh ROOT
+#   mkroot.sh ROOT [PACKAGE,...]
 #
 # ROOT becomes a debootstrap'ed Debian 12 (bookworm, minbase) with systemd,
 # dbus and the run-time libraries acctd links against (libsqlite3-0 for the
-# history since issue 14). It is built when missing or when the package list
+# history since issue 14), and the PACKAGEs given (the journal forwarding
+# test's root adds systemd-journal-remote: a root of its own, so that the
+# boot test's and the VM image built on it stay as they are). It is built when missing or when the package list
 # below changed (ROOT/.acctd-boot-root holds the list
 # it was built with), into ROOT.new first, so that an interrupted build never
 # leaves a half root behind; debootstrap's log is ROOT.log. The caller holds
@@ -16,11 +18,13 @@
 # skips), 1 anything else.
 set -euo pipefail
 
-root=${1:?usage: mkroot.sh ROOT}
+root=${1:?usage: mkroot.sh ROOT [PACKAGE,...]}
+extra=${2:-}
 suite=bookworm
 # systemd, a D-Bus for systemctl and /bin/kill (procps) for ExecReload=; then
 # what acctd and acctctl link against.
 include=systemd,systemd-sysv,dbus,procps,libevent-2.1-7,libevent-pthreads-2.1-7,libinih1,libjson-c5,liburcu8,libnuma1,libcgroup2,zlib1g,libsystemd0,libbpf1,libsqlite3-0
+include=$include${extra:+,$extra}
 stamp="suite=$suite variant=minbase include=$include"
 
 if [ -f "$root/.acctd-boot-root" ] && [ "$(cat "$root/.acctd-boot-root")" = "$stamp" ]; then

@@ -742,7 +742,8 @@ python3 -c 'import sys; sys.exit(float(sys.argv[1]) >= 10)' "$took" || fail "sto
 in_ct journalctl -u acctd -o json --no-pager >"$tmp/journal.json"
 python3 "$here/check-journal.py" <"$tmp/journal.json" || fail "the journal does not hold acctd's structured log lines"
 # The accounting record of the probe stopped in step 4 (docs/history.md): one
-# structured entry with its MESSAGE_ID and fields, as systemd's for a unit.
+# structured entry with its MESSAGE_ID and fields, as systemd's for a unit,
+# its schema's version and the unit it was (ACCTD_SERVICE, docs/fleet.md).
 python3 - "$tmp/journal.json" <<'PY' || fail "no accounting record of acctd-boot-probe.service in the journal"
 import json, sys
 for line in open(sys.argv[1]):
@@ -750,6 +751,8 @@ for line in open(sys.argv[1]):
     if (e.get("MESSAGE_ID") == "d85349364a43483586dd4e8dd439700e"
             and e.get("ACCTD_CGROUP", "").endswith("/system.slice/acctd-boot-probe.service")
             and e.get("ACCTD_CPU_USEC", "").isdigit() and e.get("ACCTD_LIFETIME_USEC", "").isdigit()
+            and e.get("ACCTD_RECORD_VERSION") == "1"
+            and e.get("ACCTD_SERVICE") == "acctd-boot-probe.service"
             and ": Consumed " in e.get("MESSAGE", "")):
         print("accounting record:", e["MESSAGE"])
         sys.exit(0)

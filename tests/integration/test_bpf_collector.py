@@ -132,6 +132,36 @@ print("ready", flush=True)
 sys.stdin.read()
 """
 
+# Grow by 8 MiB of anonymous memory every 50 ms up to N MiB ("ready" at the
+# start), then hold it until stdin closes.
+GROW = r"""
+import sys, time
+sys.stdin.readline()
+print("ready", flush=True)
+held = []
+for _ in range(int(sys.argv[1]) // 8):
+    b = bytearray(8 << 20)
+    for i in range(0, len(b), 4096):
+        b[i] = 1
+    held.append(b)
+    time.sleep(0.05)
+sys.stdin.read()
+"""
+
+# Touch 64 KiB more every second ("ready" at the start) until stdin closes:
+# memory that moves slowly and never stops.
+TRICKLE = r"""
+import select, sys
+sys.stdin.readline()
+print("ready", flush=True)
+held = []
+while not select.select([sys.stdin], [], [], 1.0)[0]:
+    b = bytearray(64 << 10)
+    for i in range(0, len(b), 4096):
+        b[i] = 1
+    held.append(b)
+"""
+
 # A process of 1 + N threads that sleep until stdin closes.
 THREADS = r"""
 import sys, threading
@@ -627,37 +657,45 @@ def test_batching_bounded(tree, tmp_path):
 
 
 def test_root_memory_follows_walks(tree, tmp_path):
-    """Between file passes, walks alone move the top level's memory; the
+    """Between file passes, walks alone move the memory of cgroups whose
+    memory moves (docs/counters.md, "Freshness from the budget"); the
     root's (the larger of its own reading and its top level's sum) follows
-    them. A new top-level cgroup takes 256 MiB after the daemon's last file
-    pass (the next is a minute away): once a walk has served it, a List of
-    the root and the top level, read in one moment, shows the root at least
-    their sum. Before the fix the root kept its file pass's figure while a
-    walk raised its children (CI saw it 15 MB below their sum)."""
-    path = os.path.join(str(tmp_path), "d")
+    them. A top-level cgroup grows by 8 MiB every 50 ms to 400 MiB; file
+    passes are 5 s apart: a walk alone serves it between two of them (its
+    memory younger than its events, which only file passes set), and a List of the root and the top
+    level, read in one moment, shows the root at least their sum. Before
+    the root followed walks it kept its file pass's figure while a walk
+    raised its children (CI saw it 15 MB below their sum)."""
     c = acctd.write_config(os.path.join(str(tmp_path), "acctd.conf"), {
-        "sampling": {"fast_interval": "60s", "slow_interval": "60s", "rescan_interval": "1s",
+        "sampling": {"fast_interval": "5s", "slow_interval": "60s", "rescan_interval": "1s",
                      "collector": "bpf", "bpf_pin_dir": os.path.join(str(tmp_path), "no-pins")},
         "log": {"level": "debug"}})
     with daemon(tmp_path, c) as d:
         tree.mkdir()
         P = tree.path()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
         while not (P in listed(d, P) and served(get(d, P), "memory") is not None):
             assert time.monotonic() < deadline, "the new cgroup was never read"
             time.sleep(0.05)
-        tree.spawn("", HOLD, 256)
-        while served(get(d, P), "memory") < 256 * MiB:
-            assert time.monotonic() < deadline, "no walk served the 256 MiB: %r" % get(d, P)
+        tree.spawn("", GROW, 400)
+        deadline = time.monotonic() + 60
+        while True:
+            g = get(d, P)
+            # memory.events.max comes with the fast group's record only
+            fast = g["values"].get("memory.events.max")
+            walked = fast is not None and g["values"]["memory"]["age_us"] + 1000000 < fast["age_us"]
+            if walked and served(g, "memory") >= 64 * MiB:
+                break
+            assert time.monotonic() < deadline, "no walk alone served the growing cgroup: %r" % g
             time.sleep(0.05)
         torn = 0
-        for _ in range(50):
+        for _ in range(100):
             rows = call(d, "List", {"depth": 1})["cgroups"]
             root = [r for r in rows if r["path"] == "/"][0]["memory"]
             tops = [r["memory"] for r in rows if r["path"] != "/" and r["state"] == "live" and r["memory"]]
             top = sum(t["value"] for t in tops)
             if root["value"] >= top:
-                assert top >= 256 * MiB, tops
+                assert top >= 64 * MiB, tops
                 print("root %d >= top level %d (%d torn replies)" % (root["value"], top, torn))
                 return
             # a walk wrote the top level while the reply was being read: one
@@ -666,7 +704,79 @@ def test_root_memory_follows_walks(tree, tmp_path):
             assert any(t["age_us"] < root["age_us"] for t in tops), (root, tops)
             torn += 1
             time.sleep(0.02)
-        raise AssertionError("the root stayed below its top level in 50 Lists: %r, %r" % (root, tops))
+        raise AssertionError("the root stayed below its top level in 100 Lists: %r, %r" % (root, tops))
+
+
+def test_walks_alone_follow_the_budget(tree, tmp_path):
+    """Walks alone read the cgroups whose memory moves fast enough to be
+    due by the bytes budget, and no other (docs/counters.md, "Freshness from
+    the budget"). Ten idle leaves hold 4 MiB each, one leaf grows by 64 KiB
+    a second (128 KiB between file passes: never due with a budget of
+    1 MiB), one charges and frees 64 MiB in a loop; file passes 2 s apart.
+    Walks alone read the churning leaf (its memory younger than its events,
+    which only file passes set) and neither an idle leaf nor the slow one
+    (their memory exactly as old as their events); once the churn holds
+    still, bpf_interval ticks pass with nothing due and no walk. Made wrong,
+    every cgroup read by every walk alone (as before), the budget ignored,
+    or nothing due, it fails."""
+    tree.mkdir()
+    idle = ["idle%d" % i for i in range(10)]
+    for rel in idle + ["churn", "slow"]:
+        tree.mkdir(rel)
+    for rel in idle:
+        tree.spawn(rel, HOLD, 4)
+    tree.spawn("slow", TRICKLE)
+    c = conf(tmp_path, tree, "bpf", sampling__fast_interval="2s", sampling__slow_interval="60s")
+    with daemon(tmp_path, c) as d:
+        w = tree.spawn("churn", CHURN, 0, ready="running")
+        P = tree.path("churn")
+
+        def ages(rel):
+            v = get(d, tree.path(rel))["values"]
+            ev = v.get("memory.events.max")
+            return v["memory"]["age_us"], ev["age_us"] if ev else None
+
+        b0 = status(d)["bpf"]
+        deadline = time.monotonic() + 60
+        while True:
+            b = status(d)["bpf"]
+            mem, ev = ages("churn")
+            if b["kernel_due"] - b0["kernel_due"] >= 20 and ev is not None and mem + 500000 < ev:
+                break
+            assert time.monotonic() < deadline, ("walks alone did not read the churning leaf", b0, b, mem, ev)
+            time.sleep(0.1)
+        # The idle leaves moved while their holders started; once their
+        # motion is far below what would make them due before the next file
+        # pass (100 KB/s x 2 s against a budget of 1 MiB, with room for late
+        # passes), walks alone leave them: their memory is exactly as old as
+        # their events.
+        while not all(get(d, tree.path(rel))["values"]["memory"].get("motion_per_s", 1e9) < 100000 for rel in idle):
+            assert time.monotonic() < deadline + 60, "the idle leaves' memory motion did not decay"
+            time.sleep(0.2)
+        d.next_state(passes=2, timeout=60)
+        # some bpf_interval ticks (each a walk alone or none) since that pass
+        b2 = status(d)["bpf"]
+        while sum(status(d)["bpf"][k] - b2[k] for k in ("kernel_passes", "kernel_idle")) < 5:
+            assert time.monotonic() < deadline + 120, "no bpf_interval tick"
+            time.sleep(0.05)
+        for rel in idle + ["slow"]:
+            mem, ev = ages(rel)
+            assert ev is not None and abs(mem - ev) < 100000, (rel, "an idle leaf read by a walk alone", mem, ev)
+        w.stdin.write("stop\n")
+        w.stdin.flush()
+        w.stdin.write("hold\n")
+        w.stdin.flush()
+        assert w.stdout.readline().strip() == "held"
+        b1 = status(d)["bpf"]
+        deadline = time.monotonic() + 90
+        while True:
+            b = status(d)["bpf"]
+            if b["kernel_idle"] - b1["kernel_idle"] >= 10:
+                break
+            assert time.monotonic() < deadline, ("ticks never found nothing due after the churn stopped", b1, b)
+            time.sleep(0.2)
+        print("walks alone: %d due reads while churning; %d idle ticks after" %
+              (b1["kernel_due"] - b0["kernel_due"], b["kernel_idle"] - b1["kernel_idle"]))
 
 
 # ---- 5. fallbacks ---------------------------------------------------------------------------------------
