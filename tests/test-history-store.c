@@ -32,6 +32,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "alloc-fail.h"
 #include "history-sql.h" /* plan_steps: the planner's work */
 #include "history-store.h"
 #include "test-tree.h"
@@ -1921,6 +1922,311 @@ static void test_read_only(void **state)
 	assert_int_equal(umount(dir), 0);
 }
 
+/* ---- statements that fail --------------------------------------------------------- */
+
+/* sqlite3_step() and sqlite3_prepare_v2/v3() as the library calls them
+ * (ld --wrap, tests/meson.build): the one after `stmt_fail_after` more calls
+ * fails with SQLITE_FULL without running, as a full disk would have it fail
+ * (the library reports -ENOSPC for it, where a statement misused after a
+ * failure it ignored gives -EIO); -1: none. */
+int __real_sqlite3_step(sqlite3_stmt *st);
+int __wrap_sqlite3_step(sqlite3_stmt *st);
+int __real_sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **st, const char **tail);
+int __wrap_sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **st, const char **tail);
+int __real_sqlite3_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned flags, sqlite3_stmt **st,
+			      const char **tail);
+int __wrap_sqlite3_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned flags, sqlite3_stmt **st,
+			      const char **tail);
+static int stmt_fail_after = -1;
+static bool stmt_failed;
+
+static bool stmt_fail_now(void)
+{
+	if (stmt_fail_after < 0)
+		return false;
+	if (stmt_fail_after-- > 0)
+		return false;
+	stmt_failed = true;
+	return true;
+}
+
+int __wrap_sqlite3_step(sqlite3_stmt *st)
+{
+	return stmt_fail_now() ? SQLITE_FULL : __real_sqlite3_step(st);
+}
+
+int __wrap_sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **st, const char **tail)
+{
+	if (stmt_fail_now()) {
+		*st = NULL;
+		return SQLITE_FULL;
+	}
+	return __real_sqlite3_prepare_v2(db, sql, n, st, tail);
+}
+
+int __wrap_sqlite3_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned flags, sqlite3_stmt **st,
+			      const char **tail)
+{
+	if (stmt_fail_now()) {
+		*st = NULL;
+		return SQLITE_FULL;
+	}
+	return __real_sqlite3_prepare_v3(db, sql, n, flags, st, tail);
+}
+
+/* Every field of the usage of every path, removed ones too, as text. */
+static char *usage_digest(struct history_store *s, uint64_t since, uint64_t until)
+{
+	struct history_usage_query q = { .since_us = since, .until_us = until, .prefix = "/", .depth = -1,
+					 .include_removed = true };
+	struct history_usage *u = NULL;
+	_cleanup_free_ char *err = NULL;
+	int n = history_store_usage(s, &q, &u, &err);
+	if (n < 0)
+		fail_msg("usage: %s (%s)", strerror(-n), err ? err : "");
+	char *text = NULL;
+	size_t size = 0;
+	FILE *fp = open_memstream(&text, &size);
+	assert_non_null(fp);
+	for (int i = 0; i < n; i++)
+		fprintf(fp, "%s lives %u first %" PRIu64 " removed %" PRIu64 " cpu %" PRId64 " +-%" PRId64
+			" mem %.0f +-%.0f recorded %" PRIu64 " max %" PRId64 " peak %" PRId64 " io %" PRId64 " %" PRId64 "\n",
+			u[i].path, u[i].lives, u[i].first_seen_us, u[i].removed_us, u[i].cpu_usec, u[i].cpu_usec_bound,
+			u[i].memory_byte_seconds, u[i].memory_byte_seconds_bound, u[i].recorded_us, u[i].memory_max_bytes,
+			u[i].memory_peak_bytes, u[i].io_read_bytes, u[i].io_write_bytes);
+	assert_int_equal(fclose(fp), 0);
+	history_usage_array_free(u, n > 0 ? (size_t)n : 0);
+	return text;
+}
+
+/* A store of an earlier boot: /burner and /idle recorded three times. */
+static void statement_store(const char *db)
+{
+	unlink(db);
+	struct history_store *s = xopen(db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 3);
+	history_store_close(s, T0 + 2 * IV);
+}
+
+#define T1 (T0 + 100 * SEC)
+
+/* The calls of a new boot on that store: open (its run ends the earlier
+ * boot's lives), recordings of a cgroup found at start and of one created,
+ * the latter's removal, another recording. With fail_at >= 0 the statement
+ * after fail_at more fails: the call it fails in must fail (r < 0, nothing
+ * of it kept), and the same call again, without failure, must do what it
+ * would have done. Returns the usage digest of the end state. */
+enum fail_kind { FAIL_STATEMENT, FAIL_ALLOCATION };
+
+static bool failed_now(enum fail_kind k)
+{
+	return k == FAIL_STATEMENT ? stmt_failed : alloc_fail_hit();
+}
+
+static char *statement_calls(const char *db, enum fail_kind kind, int fail_at, bool *ret_hit, bool *ret_set_aside)
+{
+	struct history_sample at_start = sample("/burner", 21, 100, 4096);
+	struct history_sample created = sample("/new", 22, 5, 1024);
+	at_start.created_seen = false;
+	struct history_store *s = NULL;
+	struct history_record rec = {};
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	bool set_aside = false, hit = false;
+	struct history_sample brief = sample("/brief", 23, 7, 512);
+
+	stmt_failed = false;
+	if (kind == FAIL_STATEMENT)
+		stmt_fail_after = fail_at;
+	else if (fail_at >= 0)
+		alloc_fail_after((unsigned)fail_at);
+	for (int call = 0; call < 6;) {
+		bool before = hit;
+		switch (call) {
+		case 0: {
+			struct history_open_info info = {};
+			r = history_store_open(db, BOOT2, T1, IV, &no_limits, &s, &info, &err);
+			set_aside = info.set_aside != NULL;
+			free(info.set_aside);
+			break;
+		}
+		case 1: {
+			struct history_sample smp[] = { at_start, created };
+			r = history_store_record(s, T1, smp, 2, &err);
+			break;
+		}
+		case 2: {
+			at_start.v.cpu_usec = 200;
+			struct history_sample smp[] = { at_start, created }; /* /new unchanged: no point */
+			r = history_store_record(s, T1 + IV, smp, 2, &err);
+			break;
+		}
+		case 3:
+			r = history_store_removed(s, &created.key, &created.v, 0, T1 + IV + SEC, &rec, &err);
+			if (r >= 0) {
+				assert_string_equal(rec.path, "/new");
+				history_record_clear(&rec);
+			}
+			break;
+		case 4: {
+			at_start.v.cpu_usec = 300;
+			r = history_store_record(s, T1 + 2 * IV, &at_start, 1, &err);
+			break;
+		}
+		default:
+			/* after a stall, the removal of a cgroup never recorded
+			 * (its one point starts a new run) */
+			r = history_store_removed_unrecorded(s, &brief, 0, T1 + 10 * IV, &rec, &err);
+			if (r >= 0) {
+				assert_string_equal(rec.path, "/brief");
+				history_record_clear(&rec);
+			}
+			break;
+		}
+		free(err);
+		err = NULL;
+		hit = hit || failed_now(kind);
+		if (hit && !before) {
+			/* a statement of this call failed: so must the call,
+			 * with the statement's error; an allocation may fail
+			 * it (-ENOMEM) or be done without */
+			stmt_fail_after = -1;
+			alloc_fail_off();
+			if (r >= 0 && kind == FAIL_STATEMENT && call == 0 && set_aside) {
+				/* a file it cannot read is set aside and a new one
+				 * made (test_corrupt_file_set_aside): allowed */
+				call++;
+				continue;
+			}
+			if (kind == FAIL_STATEMENT && r >= 0)
+				fail_msg("call %d succeeded though its statement %d failed", call, fail_at);
+			if (r >= 0) {
+				call++;
+				continue;
+			}
+			if (r != (kind == FAIL_STATEMENT ? -ENOSPC : -ENOMEM))
+				fail_msg("call %d failed with %s, not the failure made (%s %d)", call, strerror(-r),
+					 kind == FAIL_STATEMENT ? "statement" : "allocation", fail_at);
+			continue; /* again, without failure */
+		}
+		if (r < 0)
+			fail_msg("call %d failed: %s", call, strerror(-r));
+		call++;
+	}
+	stmt_fail_after = -1;
+	alloc_fail_off();
+	char *digest = usage_digest(s, T0, T1 + 11 * IV);
+	history_store_close(s, T1 + 10 * IV);
+	*ret_hit = hit;
+	*ret_set_aside = set_aside;
+	return digest;
+}
+
+/* Any statement of a new boot's open, recordings and removals fails in turn
+ * (a full disk), then any allocation: the call fails with that error and
+ * keeps nothing, and done again gives what it gives without failure. */
+static void failure_sweep(const char *db, enum fail_kind kind)
+{
+	bool hit, set_aside;
+	unsigned compared = 0;
+	int n;
+
+	statement_store(db);
+	char *want = statement_calls(db, kind, -1, &hit, &set_aside);
+	assert_false(hit);
+	assert_false(set_aside);
+	/* What the calls record, whatever fails on the way: the earlier boot's
+	 * lives end at its last recording; /burner, found at the new boot's
+	 * start, counts from its first point (200 us of 100 to 300), /new,
+	 * created, from 0; /brief, removed unrecorded, is its one point. */
+	char line[256];
+	snprintf(line, sizeof(line), "/burner lives 2 first %" PRIu64 " removed 0 cpu %" PRId64 " ", T0,
+		 burner_cpu(T0 + 2 * IV) + 200);
+	assert_non_null(strstr(want, line));
+	snprintf(line, sizeof(line), "/idle lives 1 first %" PRIu64 " removed %" PRIu64 " cpu 777 ", T0, T0 + 2 * IV);
+	assert_non_null(strstr(want, line));
+	snprintf(line, sizeof(line), "/new lives 1 first %" PRIu64 " removed %" PRIu64 " cpu 5 ", T1, T1 + IV + SEC);
+	assert_non_null(strstr(want, line));
+	snprintf(line, sizeof(line), "/brief lives 1 first %" PRIu64 " removed %" PRIu64 " cpu 7 ", T1 + 10 * IV,
+		 T1 + 10 * IV);
+	assert_non_null(strstr(want, line));
+	for (n = 0; n < 600; n++) {
+		statement_store(db);
+		char *got = statement_calls(db, kind, n, &hit, &set_aside);
+		if (!hit) {
+			free(got);
+			break;
+		}
+		if (set_aside) {
+			free(got);
+			continue;
+		}
+		compared++;
+		if (strcmp(got, want) != 0)
+			fail_msg("%s %d failed: the end state differs\n%s\nnot\n%s", kind == FAIL_STATEMENT ? "statement" : "allocation", n,
+				 got, want);
+		free(got);
+	}
+	assert_true(n > 10 && n < 600);
+	assert_true(compared > 10);
+	free(want);
+}
+
+static void test_statement_failures(void **state)
+{
+	struct fixture *f = *state;
+	failure_sweep(f->db, FAIL_STATEMENT);
+}
+
+static void test_allocation_failures(void **state)
+{
+	struct fixture *f = *state;
+	failure_sweep(f->db, FAIL_ALLOCATION);
+}
+
+/* A life of this boot's last run that is gone when acctd starts again
+ * (removed while it was down) ends where that run ended, the last time it
+ * was known to exist. */
+static void test_gone_while_down_ends_at_last_run(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 3);
+	history_store_close(s, T0 + 2 * IV);
+	s = xopen(f->db, BOOT, T0 + 100 * SEC, &no_limits, NULL);
+	struct history_sample smp[] = { sample("/burner", 11, burner_cpu(T0 + 100 * SEC), 4096),
+					sample("/grower", 13, 5, 2000000) };
+	xrecord(s, T0 + 100 * SEC, smp, ELEMENTSOF(smp));
+	struct history_usage *u = usage_of(s, "/idle", T0, T0 + 200 * SEC, true);
+	assert_non_null(u);
+	assert_int_equal(u->removed_us, T0 + 2 * IV);
+	free_usage(u);
+	u = usage_of(s, "/burner", T0, T0 + 200 * SEC, true);
+	assert_int_equal(u->removed_us, 0);
+	free_usage(u);
+	history_store_close(s, T0 + 100 * SEC);
+}
+
+/* A store opened read-only records nothing: -EROFS. */
+static void test_read_only_store_refuses(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	record_three(s, 2);
+	history_store_close(s, T0 + IV);
+	s = xopen_ro(f->db);
+	struct history_sample smp = sample("/burner", 11, 1, 1);
+	struct history_record rec = {};
+	char *err = NULL;
+	assert_int_equal(history_store_record(s, T0 + 2 * IV, &smp, 1, &err), -EROFS);
+	free(err);
+	err = NULL;
+	assert_int_equal(history_store_removed(s, &smp.key, &smp.v, 0, T0 + 2 * IV, &rec, &err), -EROFS);
+	free(err);
+	history_store_close(s, T0 + 2 * IV);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1958,6 +2264,10 @@ int main(void)
 		cmocka_unit_test(test_series_cap_cpu),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_statement_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gone_while_down_ends_at_last_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_only_store_refuses, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

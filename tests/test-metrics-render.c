@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "alloc-fail.h"
 #include "ledger.h"
 #include "util.h"
 #include "metrics-render.h"
@@ -986,6 +987,216 @@ static void test_write_error(void **state)
 	rcu_read_unlock();
 }
 
+
+/* Options the renderer cannot honour are refused before anything is
+ * rendered: an unknown format, more latency buckets than a page has room for. */
+static void test_bad_options(void **state)
+{
+	struct fixture *f = many(*state, 2);
+	struct acct_metrics_options o;
+	struct acct_metrics_page *p = NULL;
+	struct out out = { 0 };
+	static const struct acct_metrics_self too_many = { .nr_buckets = ACCT_METRICS_MAX_BUCKETS + 1 };
+
+	int r[4];
+
+	acct_metrics_options_default(&o);
+	o.format = (enum acct_metrics_format)7;
+	/* results asserted outside the read-side section (a failed assertion
+	 * inside would leave it held) */
+	rcu_read_lock();
+	r[0] = acct_metrics_page_new(f->l, &o, NULL, f->now, &p);
+	r[1] = acct_metrics_render(f->l, &o, NULL, f->now, collect, &out);
+	acct_metrics_options_default(&o);
+	r[2] = acct_metrics_page_new(f->l, &o, &too_many, f->now, &p);
+	r[3] = acct_metrics_render(f->l, &o, &too_many, f->now, collect, &out);
+	rcu_read_unlock();
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(r[i], -EINVAL);
+	assert_null(p);
+	assert_int_equal(out.len, 0);
+	free(out.buf);
+}
+
+/* A writer that allocates nothing (the sweep below fails allocations): into
+ * a buffer made beforehand. */
+struct fixed_out {
+	char *buf;
+	size_t len, cap;
+};
+
+static int collect_fixed(const void *data, size_t len, void *userdata)
+{
+	struct fixed_out *o = userdata;
+	assert_true(o->len + len < o->cap);
+	memcpy(o->buf + o->len, data, len);
+	o->len += len;
+	o->buf[o->len] = '\0';
+	return 0;
+}
+
+/* Out of memory at any allocation of a page (its rows, arena, bounds, the
+ * text buffer): the render fails with -ENOMEM, or, where the allocation was
+ * one the page can do without, gives the whole page. */
+static void test_out_of_memory(void **state)
+{
+	struct fixture *f = many(*state, 40);
+	struct acct_metrics_options o;
+	unsigned failed = 0;
+
+	acct_metrics_options_default(&o);
+	assert_int_equal(acct_metrics_families_apply(&o.families, (char *[]){ "cadvisor", NULL }, NULL), 0);
+	char *whole = render(f, &o, NULL, 1 << 20);
+	struct fixed_out out = { .cap = 2 * strlen(whole) + 1 };
+	out.buf = malloc(out.cap);
+	assert_non_null(out.buf);
+	for (unsigned n = 0; n < 400; n++) {
+		out.len = 0;
+		out.buf[0] = '\0';
+		alloc_fail_after(n);
+		rcu_read_lock();
+		int r = acct_metrics_render(f->l, &o, NULL, f->now, collect_fixed, &out);
+		rcu_read_unlock();
+		bool hit = alloc_fail_hit();
+		alloc_fail_off();
+		if (!hit) {
+			assert_int_equal(r, 0);
+			assert_string_equal(out.buf, whole);
+			break;
+		}
+		if (r == -ENOMEM)
+			failed++;
+		else {
+			assert_int_equal(r, 0);
+			assert_string_equal(out.buf, whole);
+		}
+	}
+	free(out.buf);
+	assert_true(failed >= 3); /* rows, arena, text: each failed the page */
+	free(whole);
+}
+
+/* What the max_series cut left out is said whatever families are on (the
+ * memory family is the first, bit 0: here it is off). */
+static void test_cut_said_without_memory(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	const char *paths[] = { "/", "/a", "/b", "/a/x" };
+
+	for (size_t i = 0; i < ELEMENTSOF(paths); i++)
+		acct_cgroup_set(add(f, paths[i]), ACCT_Q_CPU_USAGE, 1000);
+	acct_metrics_options_default(&o);
+	o.families = 1u << ACCT_MF_CPU;
+	o.max_series = 2;
+	char *page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_metrics_cgroups_left_out 3");
+	assert_lacks(page, "id=\"/a\"");
+	free(page);
+}
+
+/* A v1 cgroup whose total_rss is 0 has an RSS of 0 in cAdvisor's name:
+ * its own key, not the v2 one (anon, absent on v1). */
+static void test_cadvisor_zero_key(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	struct acct_cgroup *v1 = add(f, "/idle.slice");
+
+	acct_cgroup_set(v1, ACCT_Q_MEMORY, 4096);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, v1, "total_rss", 9, 0), 0);
+	assert_int_equal(acct_cgroup_set_memstat(f->l, v1, "total_cache", 11, 4096), 0);
+	acct_metrics_options_default(&o);
+	assert_int_equal(acct_metrics_families_apply(&o.families, (char *[]){ "cadvisor", NULL }, NULL), 0);
+	char *page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "container_memory_rss{id=\"/idle.slice\"} 0");
+	assert_has(page, "container_memory_cache{id=\"/idle.slice\"} 4096");
+	free(page);
+}
+
+/* The deepest levels a page can have (depth 255: the cut counts levels in
+ * a byte) are cut like any other; the chain's paths reach 510 bytes, and
+ * one of 512 is filtered by an exclude of its parent's glob. */
+static void test_cut_deepest_levels(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	char path[600] = "";
+	size_t len = 0;
+
+	acct_cgroup_set(add(f, "/"), ACCT_Q_MEMORY, 1);
+	for (int d = 1; d <= 255; d++) {
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "/a");
+		acct_cgroup_set(add(f, path), ACCT_Q_MEMORY, 1);
+	}
+	assert_int_equal(len, 510);
+	/* 512 bytes: under the 510-byte chain, "/bb" is its last part */
+	snprintf(path + 508, sizeof(path) - 508, "/bb");
+	assert_int_equal(strlen(path), 511);
+	snprintf(path + 508, sizeof(path) - 508, "/bbb");
+	assert_int_equal(strlen(path), 512);
+	acct_cgroup_set(add(f, path), ACCT_Q_MEMORY, 1);
+	acct_metrics_options_default(&o);
+	o.families = 1u << ACCT_MF_MEMORY;
+	o.max_depth = 1000;
+	o.max_series = 250; /* depths 0 to 249 */
+	o.cut_hint = 255;   /* the last page showed them all: no hysteresis */
+	char *page = render(f, &o, NULL, 1 << 20);
+	assert_has(page, "acctd_metrics_cgroups_left_out 7");
+	assert_has(page, "acctd_metrics_series_left_out 7");
+	free(page);
+	/* the 512-byte path's level (255) shown, and the path left out by an
+	 * exclude of its parent */
+	o.max_series = 0;
+	path[508] = '\0'; /* the chain at depth 254 */
+	char glob[600];
+	snprintf(glob, sizeof(glob), "%s", path);
+	char *excl[] = { glob, NULL };
+	o.exclude = excl;
+	page = render(f, &o, NULL, 1 << 20);
+	assert_lacks(page, "bbb");
+	unsigned shown = 0;
+	for (const char *c = page; (c = strstr(c, "\nacctd_memory_bytes{")); c++)
+		shown++;
+	assert_int_equal(shown, 257 - 3); /* the depth-254 chain, and below it the 255 one and bbb */
+	free(page);
+	o.exclude = NULL;
+	page = render(f, &o, NULL, 1 << 20);
+	char line[700];
+	snprintf(line, sizeof(line), "acctd_memory_bytes{cgroup=\"%s/bbb\"} 1", path);
+	assert_has(page, line);
+	free(page);
+}
+
+/* With error budgets of 0 every counter's batch is 1 (exact): the largest
+ * batch of each kind is 1. */
+static void test_engine_kinds_exact(void **state)
+{
+	struct fixture g = { 0 };
+	struct acct_ledger_budgets b = { 0, 0, 0 };
+	struct acct_topology *t = NULL;
+	struct acct_metrics_options o;
+	static const struct acct_metrics_self self = { .have_domain = true };
+
+	(void)state;
+	assert_int_equal(acct_topology_simulate(4, 2, &t), 0);
+	struct acct_domain_options dopt = { .topology = t };
+	assert_int_equal(acct_domain_new(&dopt, &g.d), 0);
+	acct_topology_free(t);
+	assert_int_equal(acct_ledger_new(g.d, &b, &g.l), 0);
+	g.now = 1000000000;
+	add_full(&g, "/a");
+	acct_metrics_options_default(&o);
+	o.families = 1u << ACCT_MF_ENGINE_KINDS;
+	char *page = render(&g, &o, &self, 1 << 20);
+	assert_has(page, "acctd_engine_batch_max{kind=\"bytes\"} 1");
+	assert_has(page, "acctd_engine_batch_max{kind=\"cpu\"} 1");
+	assert_has(page, "acctd_engine_batch_max{kind=\"tasks\"} 1");
+	free(page);
+	acct_ledger_free(g.l);
+	acct_domain_free(g.d);
+}
+
 static int compare_strings(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -1343,6 +1554,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_never_read_is_absent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_said_without_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cadvisor_zero_key, setup, teardown),
+		cmocka_unit_test(test_engine_kinds_exact),
+		cmocka_unit_test_setup_teardown(test_cut_deepest_levels, setup, teardown),
 		cmocka_unit_test(test_families_apply),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,6 +209,36 @@ static void close_fds(struct acct_sampler *s, struct cg_state *st)
 	st->fds_open = 0;
 }
 
+/* An empty cgroup that left some of its hierarchies is being removed, one
+ * tree after another (an rmdir in each, a scan between two of them): its
+ * files are not picked again, or a quantity would be taken from another
+ * tree's file, another cgroup's counter with another total (CPU time from the
+ * unified cpu.stat once the cpuacct directory is gone: it lacks what the
+ * task ran before it joined the unified cgroup), and served as the final
+ * value. The files in the trees it left are no longer read; the values they
+ * gave stand as last read. Tasks in it again (populated, read from a tree it
+ * is still in) pick its files anew. */
+static bool leaving_while_empty(const struct acct_cgroup *cg, const struct cg_state *st, uint32_t h)
+{
+	return st->picked && h != st->hierarchies && (h & ~st->hierarchies) == 0 &&
+	       !__atomic_load_n(&cg->populated, __ATOMIC_RELAXED) && __atomic_load_n(&cg->events_known, __ATOMIC_RELAXED);
+}
+
+static void stop_reading_left(struct acct_sampler *s, struct cg_state *st, uint32_t h)
+{
+	for (int f = 0; f < _F_MAX; f++) {
+		if (!st->spec[f].name || (h & (1u << st->spec[f].tree)) || st->fd[f] == FD_ABSENT)
+			continue;
+		if (st->fd[f] >= 0) {
+			close(st->fd[f]);
+			__atomic_fetch_sub(&s->cached_fds, 1, __ATOMIC_RELAXED);
+		}
+		st->fd[f] = FD_ABSENT;
+		st->fds_open &= ~(1u << f);
+	}
+	st->left = st->hierarchies & ~h;
+}
+
 struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg)
 {
 	struct cg_state *st = cg->sampler_state;
@@ -221,7 +251,13 @@ struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg
 			st->fd[f] = FD_NONE;
 		cg->sampler_state = st;
 	}
-	if (st->hierarchies != acct_cgroup_get_hierarchies(cg) || !st->has_threads) {
+	uint32_t h = acct_cgroup_get_hierarchies(cg);
+	if (leaving_while_empty(cg, st, h)) {
+		if (st->left != (st->hierarchies & ~h))
+			stop_reading_left(s, st, h);
+		return st;
+	}
+	if (st->hierarchies != h || !st->has_threads) {
 		struct file_spec old[_F_MAX];
 		memcpy(old, st->spec, sizeof(old));
 		close_fds(s, st);
@@ -229,6 +265,7 @@ struct cg_state *sampler_state_of(struct acct_sampler *s, struct acct_cgroup *cg
 		close_fds(s, st); /* sets FD_UNSET/FD_NONE for the new specs */
 		if (st->picked)
 			note_source_changes(st, old);
+		st->left = 0;
 		st->applied.counters = st->applied.events_valid = false; /* another tree's records */
 		note_parts(st);
 		st->picked = true;

@@ -92,6 +92,8 @@ struct cg_state {
 	bool read_empty;  /* read completely since last seen populated: skipped at the fast interval */
 	bool seen_populated; /* a read found tasks in it */
 	bool settling;       /* empty, CPU time not yet seen to stand still (SETTLE_US) */
+	uint32_t left;       /* hierarchies it left while empty, its files there no longer read
+			      * (sampler_state_of()); 0 once its files are picked again */
 	bool own_memory_valid;
 	bool load_valid;
 	bool psi_quiet;          /* its totals equalled the read's before */

@@ -132,6 +132,21 @@ static bool empty_read_settled(struct sample_ctx *x)
 	return now - x->st->settle_at >= SETTLE_US;
 }
 
+/* Whether a file of its CPU time is in a tree the cgroup left while empty
+ * (sampler_state_of()): that time is no longer read, so standing still
+ * proves nothing. */
+static bool cpu_source_left(const struct cg_state *st)
+{
+	static const enum file_role cpu_roles[] = { F_CPU_STAT, F_CPUACCT_PERCPU, F_CPUACCT_USAGE };
+
+	if (!st->left)
+		return false;
+	for (size_t i = 0; i < ELEMENTSOF(cpu_roles); i++)
+		if (st->spec[cpu_roles[i]].name && (st->left & (1u << st->spec[cpu_roles[i]].tree)))
+			return true;
+	return false;
+}
+
 /* Queue an emptied cgroup for the re-read at the end of this worker's share
  * of the pass; without memory for the queue, the next pass reads it. */
 static void queue_settle(struct worker *w, struct acct_cgroup *cg)
@@ -361,7 +376,11 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 				st->settling = false;
 				acct_cgroup_clear_final(cg);
 			} else if (x.events_known && !x.failed && (st->seen_populated || changes > 0)) {
-				if (empty_read_settled(&x)) {
+				if (cpu_source_left(st)) {
+					/* its CPU time can no longer be read (a tree it
+					 * left): no read proves it final now; one made
+					 * before stands */
+				} else if (empty_read_settled(&x)) {
 					st->settling = false;
 					acct_cgroup_mark_final(cg, changes);
 				} else {

@@ -630,10 +630,14 @@ int history_store_open(const char *path, const char *boot_id, uint64_t now_us, u
 		if (r < 0)
 			return r;
 	}
-	r = history_run_start(s, now_us, ret_error);
+	/* The lives first (a read), the run last: a run committed by an open
+	 * that then failed would stay behind, and the next open would take it
+	 * for an earlier run of this boot, so every cgroup found at its start
+	 * would count as created while acctd was down, from zero. */
+	r = load_lives(s, ret_error);
 	if (r < 0)
 		return r;
-	r = load_lives(s, ret_error);
+	r = history_run_start(s, now_us, ret_error);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(s);
