@@ -589,6 +589,55 @@ static void test_invariant_and_source_change(void **state)
 	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 3500);
 }
 
+/* A cgroup removed one tree after another (kernel-truth's churn: rmdir in
+ * memory, cpu, cpuacct, then unified): with the cpuacct directory gone and
+ * the unified one still there, its CPU time is not taken from the unified
+ * cpu.stat, another cgroup's counter with another total, and its final read
+ * stands. Tasks in it again pick its files anew. */
+static void test_removed_tree_by_tree_keeps_sources(void **state)
+{
+	struct tree *t = *state;
+	t->L.v2_memory = false;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI | V1_ALL);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/cgroup.events", "populated 1\nfrozen 0\n");
+	/* the task joined the unified cgroup last: 30 ms less there */
+	xwrite(t->base, "unified/a/cpu.stat", "usage_usec 1000\nuser_usec 600\nsystem_usec 400\n");
+	xmkdir(t->base, "cpu,cpuacct/a");
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "20000000 11000000\n");
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.stat", "user 1\nsystem 2\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 31000);
+
+	/* emptied: read until its CPU time has stood still (SETTLE_US) */
+	xwrite(t->base, "unified/a/cgroup.events", "populated 0\nfrozen 0\n");
+	acct_cgroup_announce_populated_change(a);
+	uint64_t deadline = acct_now_us() + 10 * USEC_PER_SEC;
+	while (acct_cgroup_final(a) != ACCT_FINAL_READ) {
+		assert_true(acct_now_us() < deadline);
+		tree_pass(t, ACCT_PASS_FAST);
+	}
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 31000);
+
+	/* cpuacct's directory goes (memory's and cpu's had no files here) */
+	xrm_rf(t->base, "cpu,cpuacct/a");
+	struct acct_cgroup_id id = { .path = "/a", .depth = 1, .hierarchies = UNI };
+	acct_ledger_update_id(t->ledger, a, &id);
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 31000);
+	assert_int_equal(acct_cgroup_final(a), ACCT_FINAL_READ);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+
+	/* a task in it again: its files are those of the unified tree now */
+	xwrite(t->base, "unified/a/cgroup.events", "populated 1\nfrozen 0\n");
+	acct_cgroup_announce_populated_change(a);
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 1000);
+	assert_int_not_equal(acct_cgroup_final(a), ACCT_FINAL_READ);
+}
+
 /* An empty cgroup (cgroup.events: populated 0) is read once, then not at the
  * fast interval until it is populated again; a slow pass reads it. */
 static void test_empty_skipped(void **state)
@@ -1691,6 +1740,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_errors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_vanished, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_invariant_and_source_change, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_removed_tree_by_tree_keeps_sources, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_that_pay, tree_setup, tree_teardown),
