@@ -778,6 +778,33 @@ static void test_pruning(void **state)
 	assert_no_errors(&t->rep);
 }
 
+/* CPU bandwidth is never pruned: the kernel counts one more period after a
+ * throttled cgroup's last run (the period timer finds it active once more),
+ * so its nr_periods moves while no CPU time does, here or in its parent
+ * (kernel-truth saw 961 served against the kernel's 962). */
+static void test_bandwidth_not_pruned(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/p", UNI);
+	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
+	prune_cg(t, "p", 1000, 10, "0.00");
+	prune_cg(t, "p/c", 400, 4, "0.00");
+	xwrite(t->base, "unified/p/c/cpu.stat",
+	       "usage_usec 400\nuser_usec 400\nsystem_usec 0\nnr_periods 961\nnr_throttled 3\nthrottled_usec 900\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(c, ACCT_Q_CPU_PERIODS), 961);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	/* the period after its last run: p's usage and c's stand still */
+	xwrite(t->base, "unified/p/c/cpu.stat",
+	       "usage_usec 400\nuser_usec 400\nsystem_usec 0\nnr_periods 962\nnr_throttled 3\nthrottled_usec 900\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(c, ACCT_Q_CPU_PERIODS), 962);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+}
+
 static uint64_t cached_fds(const struct tree *t)
 {
 	uint64_t n;
@@ -1744,6 +1771,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_that_pay, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_bandwidth_not_pruned, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_psi_due, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load, tree_setup, tree_teardown),

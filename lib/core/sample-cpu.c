@@ -136,6 +136,7 @@ void sample_cpu(struct sample_ctx *x, uint64_t now_us)
 				sampler_set_checked(x, ACCT_Q_CPU_USER, (int64_t)cs.user_usec);
 				sampler_set_checked(x, ACCT_Q_CPU_SYSTEM, (int64_t)cs.system_usec);
 			}
+			x->st->cpu_bandwidth = cs.has_throttling && cs.nr_periods > 0;
 			if (cs.has_throttling) {
 				sampler_set_checked(x, ACCT_Q_CPU_PERIODS, (int64_t)cs.nr_periods);
 				sampler_set_checked(x, ACCT_Q_CPU_THROTTLED_PERIODS, (int64_t)cs.nr_throttled);
@@ -147,6 +148,7 @@ void sample_cpu(struct sample_ctx *x, uint64_t now_us)
 		if (cgfs_parse_cpu_stat(x->w->buf, &cs) < 0)
 			sampler_fail(x, ACCT_ERR_GARBAGE);
 		else if (cs.has_throttling) {
+			x->st->cpu_bandwidth = cs.nr_periods > 0;
 			sampler_set_checked(x, ACCT_Q_CPU_PERIODS, (int64_t)cs.nr_periods);
 			sampler_set_checked(x, ACCT_Q_CPU_THROTTLED_PERIODS, (int64_t)cs.nr_throttled);
 			sampler_set_checked(x, ACCT_Q_CPU_THROTTLED, (int64_t)cs.throttled_usec);

@@ -140,6 +140,13 @@ unsigned sampler_prune_decide(struct sample_ctx *x, size_t index, uint64_t read_
 			continue;
 		if (st->restart & family_quantities[f])
 			continue;
+		/* CPU bandwidth: the kernel counts a period in which the group
+		 * was active at the period timer, which may be after its last
+		 * run (the first period it stays idle): nr_periods moves while
+		 * no CPU time does, here or above, and it is the cgroup's own
+		 * (not summed up the tree). Such a cgroup's CPU is read. */
+		if (f == PF_CPU && st->cpu_bandwidth)
+			continue;
 		if (read_start - c->read_start >= prune_refresh_us(x->cg))
 			continue;
 		pruned |= 1u << f;
