@@ -46,6 +46,9 @@ from test_history import DUTY_BURNER, now_us, poll, recording
 from test_metrics import free_port
 
 HOSTILE = "<img src=x onerror=alert(1)>"
+# A name whose U+202E would show it as "evilexe.doc": the page writes it
+# as text people read (docs/api.md), the bidi control as \xe2\x80\xae.
+SPOOF = "evil\u202ecod.exe"
 ROOT = "/sys/fs/cgroup"
 
 
@@ -189,6 +192,7 @@ def test_page_in_a_browser(host, tmp_path):
     idle = host.make("/page-idle-%d" % pid)
     host.make("/page-hostile-%d" % pid)
     hostile = host.make("/page-hostile-%d/%s" % (pid, HOSTILE))
+    spoof = host.make("/page-hostile-%d/%s" % (pid, SPOOF))
     host.run(burner, DUTY_BURNER)
     port = free_port()
     conf = page_conf(tmp_path)
@@ -253,7 +257,7 @@ def test_page_in_a_browser(host, tmp_path):
 
         seen = b.wait(burning, what="the burner's CPU in the tree")
         # filtered by name: only this test's cgroups (the root does not match)
-        assert set(seen) == {burner, idle, "/page-hostile-%d" % pid, hostile}, seen
+        assert set(seen) == {burner, idle, "/page-hostile-%d" % pid, hostile, spoof}, seen
         # live: the page updates without a reload
         ticks = b.js("return Number(document.body.dataset.ticks)")
         b.wait(lambda: b.js("return Number(document.body.dataset.ticks)") > ticks, what="a live update")
@@ -271,6 +275,9 @@ def test_page_in_a_browser(host, tmp_path):
         tree_name = b.js("return [...document.querySelectorAll('#tree tbody tr')]"
                          ".find(tr => tr.dataset.path === arguments[0]).querySelector('td.name').textContent", hostile)
         assert tree_name.strip() == HOSTILE, tree_name
+        spoof_name = b.js("return [...document.querySelectorAll('#tree tbody tr')]"
+                          ".find(tr => tr.dataset.path === arguments[0]).querySelector('td.name').textContent", spoof)
+        assert spoof_name.strip() == "evil\\xe2\\x80\\xaecod.exe", spoof_name
         assert b.js("return document.querySelectorAll('img').length") == 0
         assert b.alert_text() is None
         # its history and record: the title is the name as text too

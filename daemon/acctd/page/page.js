@@ -50,6 +50,18 @@ function fmtTime(us, span) {
 	return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + hm;
 }
 
+/* A cgroup path as text people read (docs/api.md, name-escape.h's text
+ * mode): the characters a renderer obeys instead of showing (C0 and C1
+ * controls, DEL, the bidi controls) as \xHH, one per UTF-8 byte, so that
+ * /evil\u202ecod.exe does not show as /evilexe.doc. textContent keeps
+ * markup out; this keeps the name's look its own. */
+const OBEYED = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const utf8 = new TextEncoder();
+function shown(path) {
+	return String(path).replace(OBEYED, (ch) =>
+		Array.from(utf8.encode(ch), (b) => "\\x" + b.toString(16).padStart(2, "0")).join(""));
+}
+
 function el(tag, cls, text) {
 	const e = document.createElement(tag);
 	if (cls) e.className = cls;
@@ -147,8 +159,8 @@ function treeRow(c, treeOrder) {
 	tr.dataset.path = c.path;
 	if (c.path === state.selected) tr.classList.add("selected");
 	const name = treeOrder ? "  ".repeat(depthOf(c.path)) + leafOf(c.path) : c.path;
-	const first = el("td", "name", name);
-	first.title = c.path;
+	const first = el("td", "name", shown(name));
+	first.title = shown(c.path);
 	tr.appendChild(first);
 
 	const m = c.memory;
@@ -406,7 +418,7 @@ async function loadHistory() {
 	if (!cg) return;
 	state.historyAt = Date.now();
 	$("#history-section").hidden = false;
-	$("#history-cgroup").textContent = cg;
+	$("#history-cgroup").textContent = shown(cg);
 	for (const b of document.querySelectorAll("#history-windows button"))
 		b.classList.toggle("active", Number(b.dataset.window) === state.window);
 	const params = { cgroup: cg };
@@ -493,7 +505,7 @@ async function loadUsage() {
 		for (const u of rows) {
 			const tr = el("tr");
 			tr.dataset.path = u.path;
-			tr.appendChild(el("td", "name", u.path + (u.subtree_cgroups > 0 ? " (and " + u.subtree_cgroups + " below)" : "")));
+			tr.appendChild(el("td", "name", shown(u.path) + (u.subtree_cgroups > 0 ? " (and " + u.subtree_cgroups + " below)" : "")));
 			const [cpu, cpuB] = total(u.cpu_usec, fmtDuration);
 			tr.appendChild(valueCell(cpu + (u.cpu_clipped ? "*" : ""), cpuB, u.cpu_usec && u.cpu_usec.value));
 			tr.appendChild(valueCell(u.cpu_usec && u.recorded_us ? (u.cpu_usec.value / u.recorded_us).toFixed(2) : "–"));
@@ -526,7 +538,7 @@ async function loadRemoved(win) {
 		for (const u of gone) {
 			const tr = el("tr");
 			tr.dataset.path = u.path;
-			tr.appendChild(el("td", "name", u.path));
+			tr.appendChild(el("td", "name", shown(u.path)));
 			tr.appendChild(valueCell(fmtTime(u.removed_us, span)));
 			tr.appendChild(valueCell(fmtTime(u.first_seen_us, span)));
 			tr.appendChild(valueCell(...total(u.cpu_usec, fmtDuration)));
