@@ -247,6 +247,8 @@ static int ensure_open(struct history_recorder *r, uint64_t now_us)
 		log_info("History: %s migrated from schema version %d", r->have.path, info.from_version);
 	else if (info.created)
 		log_info("History: created %s", r->have.path);
+	else /* say so: a daemon run by hand on the defaults records into the service's store */
+		log_info("History: opened %s, recording into the history it holds", r->have.path);
 	return 0;
 }
 
