@@ -32,7 +32,10 @@ static void test_systemd(void **state)
 	check("/system.slice/system-getty.slice/getty@tty1.service", "getty@tty1.service", "", "");
 	check("/user.slice/user-1000.slice/session-2.scope", "session-2.scope", "", "");
 	check("/user.slice/user-1000.slice/user@1000.service", "user@1000.service", "", "");
-	check("/user.slice/user-1000.slice/user@1000.service/app.slice/app-foo.service", "app-foo.service", "", "");
+	/* the outermost unit only: a user manager's units are in user@1000.service's
+	 * value (a sum by service would count them twice) */
+	check("/user.slice/user-1000.slice/user@1000.service/app.slice/app-foo.service", "", "", "");
+	check("/user.slice/user-1000.slice/user@1000.service/app.slice/app-x.scope", "", "", "");
 	check("/machine.slice/machine-web.scope", "machine-web.scope", "", "");
 	/* a unit's name as its directory: escapes stay, as systemctl shows them */
 	check("/system.slice/system-foo\\x2dbar.slice/a\\x2db.service", "a\\x2db.service", "", "");

@@ -95,6 +95,12 @@ static bool container_id(struct comp c, struct comp *ret)
 	return c.n > 0;
 }
 
+/* A systemd unit that holds processes: "NAME.service", "NAME.scope". */
+static bool is_unit(struct comp c)
+{
+	return (ends_with(c, ".service") && c.n > strlen(".service")) || (ends_with(c, ".scope") && c.n > strlen(".scope"));
+}
+
 bool acct_cgroup_identity(const char *path, struct acct_cgroup_identity *ret)
 {
 	struct comp c[COMPS_MAX];
@@ -126,9 +132,13 @@ bool acct_cgroup_identity(const char *path, struct acct_cgroup_identity *ret)
 		}
 		return false;
 	}
+	/* The outermost unit only: a user manager's units below
+	 * user@UID.service are in its value (counted once by service). */
+	for (size_t k = 0; k + 1 < n; k++)
+		if (is_unit(c[k]))
+			return false;
 	struct comp last = c[n - 1];
-	if ((ends_with(last, ".service") && last.n > strlen(".service")) ||
-	    (ends_with(last, ".scope") && last.n > strlen(".scope"))) {
+	if (is_unit(last)) {
 		put(ret->service, last.s, last.n, false);
 		return true;
 	}

@@ -32,7 +32,9 @@ struct acct_cgroup_identity {
  *     last '-'; conmon's cgroups, "crio-conmon-<ID>.scope", none).
  *   - Otherwise a last component that ends in ".service" or ".scope" (a
  *     systemd unit that holds processes; slices only group them) names
- *     service: the component as systemctl shows the unit.
+ *     service: the component as systemctl shows the unit; the outermost
+ *     unit only (units a user manager runs below user@UID.service are in
+ *     that unit's value, and are not named).
  *
  * Fills *ret (all "" when nothing names it). Returns true when any part is
  * set. Never fails; `path` NULL is nothing. */
