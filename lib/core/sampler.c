@@ -693,6 +693,8 @@ static void collect_moving(struct acct_sampler *s, bool anew)
 	if (anew)
 		s->nr_moving = 0;
 	for (unsigned i = 0; i < s->nr_workers; i++) {
+		if (s->workers[i].nr_moving == 0)
+			continue; /* (its list may be NULL: no memcpy from it, UBSan) */
 		memcpy(s->moving + s->nr_moving, s->workers[i].moving, s->workers[i].nr_moving * sizeof(*s->moving));
 		s->nr_moving += s->workers[i].nr_moving;
 	}
