@@ -512,7 +512,11 @@ static void set_partition(const struct acct_bpf_collector *c, unsigned n, unsign
 /* One walk of h into c->buf, in as many sessions as it takes: h->part_n
  * classes of ids, doubled whenever a session overflows (a pinned iterator
  * cannot be partitioned: -E2BIG then). Returns the bytes read or -errno. */
-static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
+/* lean: the program's `lean` for this walk, set under the session lock
+ * like every other setting of the program, and 0 again outside it (a
+ * single read on another thread, acct_bpf_collector_read_one(), takes its
+ * turn between sessions and sets its own). */
+static ssize_t walk(struct acct_bpf_collector *c, struct hier *h, unsigned lean)
 {
 	const unsigned part_max = 1u << 16;
 	if (!h->link)
@@ -525,6 +529,8 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
 		for (unsigned k = 0; k < h->part_n; k++) {
 			pthread_mutex_lock(&c->session_lock);
 			set_partition(c, h->part_n, k);
+			if (c->skel)
+				c->skel->bss->lean = lean;
 			if (to_map) {
 				c->skel->bss->to_map = 1;
 				c->skel->bss->out_len = 0;
@@ -556,6 +562,8 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h)
 				c->skel->bss->to_map = 0;
 			}
 			set_partition(c, 0, 0);
+			if (c->skel)
+				c->skel->bss->lean = 0;
 			pthread_mutex_unlock(&c->session_lock);
 			if (r < 0)
 				break;
@@ -592,11 +600,7 @@ static int read_snapshot(struct acct_bpf_collector *c, enum acct_hierarchy hi, s
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t t0 = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-	if (c->skel)
-		c->skel->bss->lean = lean;
-	ssize_t len = walk(c, h);
-	if (c->skel)
-		c->skel->bss->lean = 0;
+	ssize_t len = walk(c, h, lean);
 	if (len < 0)
 		return (int)len;
 	/* The walk's bytes become the snapshot's (buffers swapped, not copied). */
@@ -657,8 +661,7 @@ static int read_one_as(const struct acct_bpf_collector *c, enum acct_hierarchy h
 
 	pthread_mutex_lock(session_lock(c));
 	set_partition(c, 0, 0);
-	unsigned old_lean = c->skel->bss->lean;
-	c->skel->bss->lean = lean;
+	c->skel->bss->lean = lean; /* 0 outside a session (walk()) */
 	r = attach(c, &c->h[hi], dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
 	if (r == 0) {
 		int fd = bpf_iter_create(bpf_link__fd(link));
@@ -678,7 +681,7 @@ static int read_one_as(const struct acct_bpf_collector *c, enum acct_hierarchy h
 			close(fd);
 		bpf_link__destroy(link);
 	}
-	c->skel->bss->lean = old_lean;
+	c->skel->bss->lean = 0;
 	pthread_mutex_unlock(session_lock(c));
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;

@@ -36,6 +36,10 @@ def nfds(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
 
 
+# [sampling] workers at its default (each may hold one descriptor opened for
+# one read: test_sigkill_and_restart's count)
+WORKERS = 2
+
 def settle_fds(pid, timeout=3.0):
     """The descriptor count once it has stood still for a while (connections
     the daemon is closing, files of a pass)."""
@@ -360,5 +364,9 @@ def test_sigkill_and_restart(fakecg, tmp_path):
             assert ok(v.call(IFACE + ".Get", {"cgroup": "/f.slice/u299.service"}))["cgroup"]["state"] == "live"
         d.next_state(3)
         n = settle_fds(d.proc.pid)
-        assert n <= base, "the restarted daemon holds %d descriptors, the first %d" % (n, base)
+        # A file read now and then (pressure, the slow group) is opened for
+        # that read alone (sampler-files.c, "Descriptors that pay"): each
+        # sampling worker may hold one such descriptor whenever it is
+        # counted, here or at the first daemon's count.
+        assert n <= base + WORKERS, "the restarted daemon holds %d descriptors, the first %d" % (n, base)
     assert not os.path.exists(sock)
