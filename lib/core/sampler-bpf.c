@@ -284,6 +284,15 @@ void sampler_bpf_memory_events(struct sample_ctx *x)
 	a->events_valid = x->w->part.errors[ACCT_ERR_INVARIANT] == invariant_errors;
 }
 
+/* Whether r, a record of the memcg hierarchy, serves cg's memory: a memcg's
+ * record, memory still served by the collector, and not the root's (whose
+ * own reading is defined apart, acct_sampler_root_memory()). */
+static bool serves_memory(const struct acct_sampler *s, const struct acct_cgroup *cg, const struct acct_bpf_record *r)
+{
+	return (r->flags & ACCT_BPF_F_MEMCG) && (__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_MEMORY) &&
+	       strcmp(cg->path, "/") != 0;
+}
+
 /* The records of cg for this pass, found by the directory inode the ledger
  * keeps per hierarchy: its memcg record (NULL where files serve it, and for a
  * cgroup created since the walk) and whether it is populated (1, 0, -1
@@ -308,8 +317,7 @@ void sampler_bpf_lookup(struct sample_ctx *x)
 			continue;
 		}
 		any |= (r->flags & ACCT_BPF_F_POPULATED) != 0;
-		if (i == s->mem_hier && (r->flags & ACCT_BPF_F_MEMCG) && (parts & ACCT_BPF_PART_MEMORY) &&
-		    strcmp(x->cg->path, "/") != 0)
+		if (i == s->mem_hier && serves_memory(s, x->cg, r))
 			x->mem_rec = r;
 	}
 	if ((all || any) && (parts & ACCT_BPF_PART_POPULATED))
@@ -332,9 +340,7 @@ void sampler_bpf_one(struct sample_ctx *x, size_t index)
 	struct acct_sampler *s = x->w->s;
 	x->mem_rec = NULL;
 	x->bpf_populated = -1;
-	if (index < s->nr_work && s->one_ok[index] && strcmp(x->cg->path, "/") != 0 &&
-	    (s->one_recs[index].flags & ACCT_BPF_F_MEMCG) &&
-	    (__atomic_load_n(&s->parts, __ATOMIC_RELAXED) & ACCT_BPF_PART_MEMORY))
+	if (index < s->nr_work && s->one_ok[index] && serves_memory(s, x->cg, &s->one_recs[index]))
 		x->mem_rec = &s->one_recs[index];
 }
 
