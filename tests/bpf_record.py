@@ -27,7 +27,9 @@ def _head():
                     ("nr_descendants", i32), ("nr_state", u16), ("nr_nodes", u8), ("nr_node_items", u8)] + \
                    [(n, u64) for n in ("usage", "swap_usage", "watermark", "max", "high", "swap_max", "failcnt",
                                        "stats_updates")] + \
-                   [("events", u64 * (nr_events - 1))]
+                   [("events", u64 * (nr_events - 1))] + \
+                   [("psi_total", u64 * int(re.search(r"#define ACCT_BPF_PSI_MAX (\d+)", text).group(1))),
+                    ("nr_psi", u32), ("psi_pad", u32)]
     return Head
 
 

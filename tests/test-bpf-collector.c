@@ -49,6 +49,8 @@
 
 static struct acct_hierarchies *layout;
 static struct acct_bpf_collector *coll;
+static struct acct_bpf_collector *coll_unified; /* the unified hierarchy's (pressure), NULL: none */
+static const char *unified_missing = "no unified hierarchy";
 static const char *mem_root; /* the v1 memory hierarchy */
 static char base[PATH_MAX];  /* <mem_root>/bpf-tests-<pid> */
 static char *made[MAX_MADE]; /* directories made, in order; NULL once removed */
@@ -1012,6 +1014,107 @@ static void test_pinned(void **state)
 	cleanup_bpffs();
 }
 
+/* ---- the pressure witness ------------------------------------------------------- */
+
+/* The sum of every "total=" of dir's three pressure files (microseconds), as
+ * the sampler sums them (sample-io-psi.c). */
+static uint64_t pressure_file_sum(const char *dir)
+{
+	static const char *const files[] = { "cpu.pressure", "memory.pressure", "io.pressure" };
+	uint64_t sum = 0;
+	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+		char p[PATH_MAX + 64], buf[512];
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		assert_true(n > 0);
+		buf[n] = 0;
+		for (const char *t = buf; (t = strstr(t, "total=")); t += 6)
+			sum += strtoull(t + 6, NULL, 10);
+	}
+	return sum;
+}
+
+/* The same sum from dir's record: each kernel total (ns) as the file shows it. */
+static uint64_t pressure_record_sum(const char *dir)
+{
+	struct acct_bpf_record rec;
+	assert_int_equal(acct_bpf_collector_read_one(coll_unified, ACCT_HIER_UNIFIED, dir, &rec), 0);
+	assert_true(rec.flags & ACCT_BPF_F_PSI);
+	assert_true(rec.nr_psi >= 5 && rec.nr_psi <= ACCT_BPF_PSI_MAX);
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < rec.nr_psi; i++)
+		sum += rec.psi_total[i] / 1000;
+	return sum;
+}
+
+/* What sampler.c's psi_due() rests on, against the kernel: a record's
+ * pressure totals are those the files show as of their last read (equal
+ * right after one, the cgroup idle), and a stall moves them without any
+ * read of the files (the kernel's averaging work folds it in within its 2 s
+ * period; 30 s allowed here for a loaded machine). A task left running in
+ * the cgroup would keep moving them; none is. */
+static void test_pressure_witness(void **state)
+{
+	(void)state;
+	if (!coll_unified) {
+		print_message("no collector of the unified hierarchy here: %s\n", unified_missing);
+		skip();
+	}
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/bpf-tests-%d-psi", layout->mount[ACCT_HIER_UNIFIED], (int)getpid());
+	assert_true(n_made < MAX_MADE);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	made[n_made++] = strdup(dir);
+
+	/* Idle (no task): the record equals the file read just before it. */
+	uint64_t file = pressure_file_sum(dir);
+	assert_true(pressure_record_sum(dir) == file);
+
+	/* A stall: more busy tasks than CPUs, for a moment, then gone. */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pid_t busy[9];
+	int nbusy = (int)MIN(cpus + 1, (long)ELEMENTSOF(busy));
+	char procs[PATH_MAX + 64];
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	for (int i = 0; i < nbusy; i++) {
+		busy[i] = fork();
+		assert_true(busy[i] >= 0);
+		if (busy[i] == 0) {
+			int fd = open(procs, O_WRONLY | O_CLOEXEC);
+			if (fd < 0 || write(fd, "0", 1) != 1)
+				_exit(1);
+			close(fd);
+			struct timespec t0, t;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 500);
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < nbusy; i++) {
+		int status;
+		assert_int_equal(waitpid(busy[i], &status, 0), busy[i]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	/* Moved, with no read of the files. */
+	uint64_t moved = file;
+	for (int i = 0; i < 300 && moved == file; i++) {
+		moved = pressure_record_sum(dir);
+		if (moved == file)
+			usleep(100 * 1000);
+	}
+	print_message("pressure totals: %" PRIu64 " us before the stall, %" PRIu64 " us in the record after\n", file,
+		      moved);
+	assert_true(moved > file);
+	/* The files then show at least that, and the record them again. */
+	uint64_t after = pressure_file_sum(dir);
+	assert_true(after >= moved);
+	assert_true(pressure_record_sum(dir) == after);
+}
+
 /* ---- main ------------------------------------------------------------------------ */
 
 /* Why the real tests cannot run here, or NULL. */
@@ -1040,6 +1143,26 @@ static const char *real_missing(void)
 			 acct_bpf_collector_reason(coll, ACCT_HIER_MEMORY));
 		return why;
 	}
+	if (layout->mount[ACCT_HIER_UNIFIED]) {
+		o.hierarchies = 1u << ACCT_HIER_UNIFIED;
+		if (acct_bpf_collector_new(&o, &coll_unified) < 0)
+			unified_missing = "cannot build a collector for it";
+		else if (!acct_bpf_collector_serves(coll_unified, ACCT_HIER_UNIFIED)) {
+			unified_missing = acct_bpf_collector_reason(coll_unified, ACCT_HIER_UNIFIED);
+			/* the reason stays valid: the collector is kept, not served */
+		}
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/cpu.pressure", layout->mount[ACCT_HIER_UNIFIED]);
+		if (access(p, R_OK) < 0) {
+			unified_missing = "no pressure files (psi off)";
+			coll_unified = acct_bpf_collector_free(coll_unified);
+		} else if (coll_unified && !acct_bpf_collector_serves(coll_unified, ACCT_HIER_UNIFIED)) {
+			static char uwhy[512];
+			snprintf(uwhy, sizeof(uwhy), "%s", unified_missing);
+			unified_missing = uwhy;
+			coll_unified = acct_bpf_collector_free(coll_unified);
+		}
+	}
 	return NULL;
 }
 
@@ -1049,6 +1172,7 @@ int main(void)
 	if (missing) {
 		printf("skipping the real-cgroup tests: %s\n", missing);
 		acct_bpf_collector_free(coll);
+		acct_bpf_collector_free(coll_unified);
 		acct_hierarchies_free(layout);
 		return 77;
 	}
@@ -1070,10 +1194,12 @@ int main(void)
 		cmocka_unit_test(test_fallback_verifier),
 		cmocka_unit_test(test_fallback_no_attach),
 		cmocka_unit_test(test_fallback_unprivileged),
+		cmocka_unit_test(test_pressure_witness),
 	};
 	int failed = cmocka_run_group_tests_name("real", real, real_setup, real_teardown);
 	cleanup();
 	acct_bpf_collector_free(coll);
+	acct_bpf_collector_free(coll_unified);
 	acct_hierarchies_free(layout);
 	return failed;
 }

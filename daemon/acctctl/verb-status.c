@@ -32,15 +32,16 @@ static char *pass_text(struct json_object *p)
 			errs = s;
 		}
 	}
-	/* with the BPF collector: "; BPF 412 records in 1ms, 400 unchanged, 5
-	 * checks, 0 mismatches" (unchanged: values left as they were, ages
-	 * renewed) */
+	/* with the BPF collector: "; BPF 412 records in 1ms, 400 unchanged, 380
+	 * pressure still, 5 checks, 0 mismatches" (unchanged: values left as they
+	 * were, ages renewed; pressure still: the kernel's totals showed a
+	 * cgroup's pressure unchanged, its files not read for it) */
 	struct json_object *b = jget(p, "bpf");
 	_cleanup_free_ char *bpf = b ? xasprintf("; BPF %" PRId64 " records in %s, %" PRId64 " unchanged, %" PRId64
-						 " checks, %" PRId64 " mismatches",
+						 " pressure still, %" PRId64 " checks, %" PRId64 " mismatches",
 						 jint_or(b, "records", 0), fmt_duration(jint_or(b, "walk_us", 0)).s,
-						 jint_or(b, "unchanged", 0), jint_or(b, "checks", 0),
-						 jint_or(b, "mismatches", 0))
+						 jint_or(b, "unchanged", 0), jint_or(b, "pressure_still", 0),
+						 jint_or(b, "checks", 0), jint_or(b, "mismatches", 0))
 				     : NULL;
 	return xasprintf("%" PRId64 " cgroups in %s (CPU %.3fs), %" PRId64 " files read, %" PRId64
 			 " empty skipped, %" PRId64 " failed%s%s%s%s",

@@ -426,7 +426,8 @@ static bool record_ok(const char *p, size_t len)
 	if (len < sizeof(*r) || r->magic != ACCT_BPF_RECORD_MAGIC || r->size % 8 || r->size > len)
 		return false;
 	size_t tail = (size_t)r->nr_state + (size_t)r->nr_nodes * r->nr_node_items;
-	return r->size == sizeof(*r) + tail * sizeof(long long) && tail <= ACCT_BPF_TAIL_MAX;
+	return r->size == sizeof(*r) + tail * sizeof(long long) && tail <= ACCT_BPF_TAIL_MAX &&
+	       r->nr_psi <= ACCT_BPF_PSI_MAX;
 }
 
 static int read_snapshot(struct acct_bpf_collector *c, enum acct_hierarchy hi, struct acct_bpf_snapshot *snap,
@@ -529,8 +530,10 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h, unsigned lean)
 		for (unsigned k = 0; k < h->part_n; k++) {
 			pthread_mutex_lock(&c->session_lock);
 			set_partition(c, h->part_n, k);
-			if (c->skel)
+			if (c->skel) {
 				c->skel->bss->lean = lean;
+				c->skel->bss->psi_skip = h != &c->h[ACCT_HIER_UNIFIED];
+			}
 			if (to_map) {
 				c->skel->bss->to_map = 1;
 				c->skel->bss->out_len = 0;
@@ -562,8 +565,10 @@ static ssize_t walk(struct acct_bpf_collector *c, struct hier *h, unsigned lean)
 				c->skel->bss->to_map = 0;
 			}
 			set_partition(c, 0, 0);
-			if (c->skel)
+			if (c->skel) {
 				c->skel->bss->lean = 0;
+				c->skel->bss->psi_skip = 0;
+			}
 			pthread_mutex_unlock(&c->session_lock);
 			if (r < 0)
 				break;
@@ -662,6 +667,7 @@ static int read_one_as(const struct acct_bpf_collector *c, enum acct_hierarchy h
 	pthread_mutex_lock(session_lock(c));
 	set_partition(c, 0, 0);
 	c->skel->bss->lean = lean; /* 0 outside a session (walk()) */
+	c->skel->bss->psi_skip = hi != ACCT_HIER_UNIFIED;
 	r = attach(c, &c->h[hi], dir, BPF_CGROUP_ITER_SELF_ONLY, &link);
 	if (r == 0) {
 		int fd = bpf_iter_create(bpf_link__fd(link));
@@ -682,6 +688,7 @@ static int read_one_as(const struct acct_bpf_collector *c, enum acct_hierarchy h
 		bpf_link__destroy(link);
 	}
 	c->skel->bss->lean = 0;
+	c->skel->bss->psi_skip = 0;
 	pthread_mutex_unlock(session_lock(c));
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;

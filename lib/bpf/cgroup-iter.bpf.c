@@ -33,6 +33,8 @@ enum memcg_memory_event {
 };
 
 struct kernfs_node { u64 id; } __pai;
+/* total[PSI_AVGS][...]: the first row of total[NR_PSI_AGGREGATORS][NR_PSI_STATES - 1] */
+struct psi_group { u64 total[2 * ACCT_BPF_PSI_MAX]; } __pai; /* BTF flattens the two dimensions */
 struct cgroup;
 struct cgroup_subsys_state { struct cgroup *cgroup; } __pai;
 struct cgroup {
@@ -44,6 +46,7 @@ struct cgroup {
 	int nr_populated_threaded_children;
 	struct kernfs_node *kn;
 	struct cgroup_subsys_state *subsys[16];
+	struct psi_group *psi; /* a pointer since Linux 6.1 (embedded before: not read) */
 } __pai;
 
 struct page_counter {
@@ -111,6 +114,10 @@ __u32 stat_idx[ACCT_BPF_STAT_SEL];
  * nodes (a fast pass: the page counters and events), whose copy is most of
  * a record's cost. */
 __u32 lean = 0;
+/* Set by the collector for a walk of a v1 hierarchy (bss, per walk, as
+ * lean): tasks' stalls are counted in the unified hierarchy's groups only,
+ * so the pressure totals are not read there. A pinned iterator reads them. */
+__u32 psi_skip = 0;
 
 struct record_buf {
 	struct acct_bpf_record head;
@@ -342,6 +349,23 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 	r->nr_descendants = cgrp->nr_descendants;
 	if (cgrp->nr_populated_csets + cgrp->nr_populated_domain_children + cgrp->nr_populated_threaded_children > 0)
 		r->flags |= ACCT_BPF_F_POPULATED;
+
+	/* Pressure totals: the total[PSI_AVGS] row that psi_show() prints in
+	 * microseconds, kept current by the kernel's averaging work within
+	 * PSI_FREQ (2 s) of a stall (docs/counters.md, "Pressure"). */
+	if (!psi_skip && bpf_core_field_exists(cgrp->psi) && bpf_core_field_size(cgrp->psi) == sizeof(void *)) {
+		struct psi_group *pg = cgrp->psi;
+		u32 row = bpf_core_field_size(pg->total) / 2;
+		if (row > sizeof(r->psi_total))
+			row = sizeof(r->psi_total);
+		row &= ~7u;
+		/* (63: a mask the verifier can bound the size by, above 48) */
+		if (pg && row && bpf_probe_read_kernel(r->psi_total, row & 63,
+						       (char *)pg + bpf_core_field_offset(pg->total)) == 0) {
+			r->nr_psi = row / sizeof(u64);
+			r->flags |= ACCT_BPF_F_PSI;
+		}
+	}
 
 	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id)) {
 		u32 id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);

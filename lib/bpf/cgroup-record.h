@@ -19,6 +19,7 @@
 #define ACCT_BPF_STATE_MAX 64   /* memcg stat items copied (the kernel has ~40) */
 #define ACCT_BPF_NODES_MAX 8    /* NUMA nodes with per-node values */
 #define ACCT_BPF_NODE_ITEMS 6   /* stat items copied per node (the collector picks them) */
+#define ACCT_BPF_PSI_MAX 6      /* pressure totals copied (the kernel's NR_PSI_STATES - 1) */
 
 /* Which memcg events are copied, in this order (enum memcg_memory_event). */
 enum acct_bpf_event {
@@ -39,6 +40,7 @@ enum acct_bpf_record_flags {
 	ACCT_BPF_F_EVENTS = 1u << 4,    /* events[] were read */
 	ACCT_BPF_F_NODES = 1u << 5,     /* node_state[] were read */
 	ACCT_BPF_F_UNDER_OOM = 1u << 6, /* v1: the memcg is under OOM */
+	ACCT_BPF_F_PSI = 1u << 7,       /* psi_total[] were read (nr_psi of them) */
 };
 
 struct acct_bpf_record {
@@ -62,6 +64,14 @@ struct acct_bpf_record {
 	unsigned long long stats_updates; /* updates not yet flushed into the stats (pages); all ones:
 					   * unknown (kernels before 6.8 keep no such count) */
 	unsigned long long events[_ACCT_BPF_EV_MAX];
+	/* The cgroup's pressure totals as the kernel last aggregated them
+	 * (psi_group's total[PSI_AVGS], ns, in the kernel's order of enum
+	 * psi_states), the first nr_psi of them: the witness of pressure
+	 * (docs/counters.md, "Pressure"). Read on walks of the unified
+	 * hierarchy, where tasks' stalls are counted. */
+	unsigned long long psi_total[ACCT_BPF_PSI_MAX];
+	unsigned int nr_psi;
+	unsigned int psi_pad;
 	/* The tail, 8-byte values:
 	 *   long long state[nr_state]: flushed memcg stats (memcg->vmstats->state[]):
 	 *     every item when the program's stat selection is empty, else the

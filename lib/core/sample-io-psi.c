@@ -56,6 +56,11 @@ bool sample_psi(struct sample_ctx *x)
 	}
 	/* Quiet: nothing stalled between the last two reads. */
 	st->psi_quiet = st->psi_at && sum == st->psi_sum;
+	/* Read because the kernel's totals moved, yet the file's stand still:
+	 * the record's totals are not this file's (sampler.c, psi_witness()),
+	 * and would make every walk a read. */
+	if (st->psi_witness_moved && st->psi_quiet)
+		st->psi_witness_off = true;
 	st->psi_averages = averages;
 	st->psi_sum = sum;
 	st->psi_at = read_start;

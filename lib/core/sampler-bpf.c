@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "basic/parse.h"
 #include "basic/read-file.h"
 #include "basic/util.h"
 #include "cgroup/cgfs-parse.h"
@@ -306,6 +307,7 @@ void sampler_bpf_lookup(struct sample_ctx *x)
 	bool all = h != 0, any = false;
 
 	x->mem_rec = NULL;
+	x->psi_rec = NULL;
 	x->bpf_populated = -1;
 	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
 		if (!(h & (1u << i)))
@@ -319,6 +321,8 @@ void sampler_bpf_lookup(struct sample_ctx *x)
 		any |= (r->flags & ACCT_BPF_F_POPULATED) != 0;
 		if (i == s->mem_hier && serves_memory(s, x->cg, r))
 			x->mem_rec = r;
+		if (i == ACCT_HIER_UNIFIED && (r->flags & ACCT_BPF_F_PSI))
+			x->psi_rec = r;
 	}
 	if ((all || any) && (parts & ACCT_BPF_PART_POPULATED))
 		x->bpf_populated = any;
@@ -339,6 +343,7 @@ void sampler_bpf_one(struct sample_ctx *x, size_t index)
 {
 	struct acct_sampler *s = x->w->s;
 	x->mem_rec = NULL;
+	x->psi_rec = NULL;
 	x->bpf_populated = -1;
 	if (index < s->nr_work && s->one_ok[index] && serves_memory(s, x->cg, &s->one_recs[index]))
 		x->mem_rec = &s->one_recs[index];
@@ -498,6 +503,21 @@ static uint32_t walk_needed(const struct acct_sampler *s)
 	return need;
 }
 
+/* The pressure witness (sampler.c, psi_due()) is in the records of the
+ * unified hierarchy. Where that is the memcg hierarchy (a pure v2 host) it
+ * comes with every pass's walk; on a hybrid host the unified hierarchy is
+ * walked for it every PSI_WITNESS_US, so that a stall no other trace shows
+ * is read within that (plus the kernel's 2 s of averaging) instead of at
+ * the minute's refresh; its records are small (no memcg there). */
+#define PSI_WITNESS_US (10 * USEC_PER_SEC)
+
+static bool psi_walk_due(const struct acct_sampler *s)
+{
+	return !(s->flags & ACCT_PASS_KERNEL) && s->mem_hier != ACCT_HIER_UNIFIED &&
+	       acct_bpf_collector_serves(s->opts.collector, ACCT_HIER_UNIFIED) &&
+	       (!s->psi_walk_at || s->now_us - s->psi_walk_at >= PSI_WITNESS_US);
+}
+
 /* Walk every served hierarchy into one snapshot each (worker 0, at the start
  * of a pass that reads memory; the other workers wait for it), with the
  * cross-checks around the walk: worker 0 reads the memory file of CHECKS
@@ -552,9 +572,13 @@ void sampler_bpf_walk(struct acct_sampler *s)
 	if (s->mem_hier >= 0)
 		walk_one(s, s->mem_hier);
 	uint32_t others = walk_needed(s);
+	if (psi_walk_due(s))
+		others |= 1u << ACCT_HIER_UNIFIED;
 	for (int i = 0; i < _ACCT_HIER_MAX; i++)
 		if (i != s->mem_hier && (others & (1u << i)))
 			walk_one(s, i);
+	if (s->snap_valid[ACCT_HIER_UNIFIED])
+		s->psi_walk_at = s->now_us;
 	rep->bpf_walk_us = acct_now_us() - t0;
 	if (s->mem_hier < 0 || !s->snap_valid[s->mem_hier])
 		return;

@@ -113,6 +113,9 @@ struct cg_state {
 	 * psi_averages above. */
 	uint64_t psi_at;         /* acct_now_us() before the last good pressure read; 0: none */
 	uint64_t psi_sum;        /* the sum of the totals that read gave */
+	uint64_t psi_still_at;   /* the last pass whose witness showed those totals (psi_due()); 0: none */
+	bool psi_witness_moved;  /* this read was due because the witness moved */
+	bool psi_witness_off;    /* the witness moved while the file stood still: not used for it */
 	unsigned own_threads, own_active; /* from the last LOAD pass */
 	unsigned tree_threads, tree_active; /* own + descendants', acct_sampler_aggregate_load() */
 	struct acct_cgroup *parent;  /* nearest tracked ancestor (owner thread, acct_sampler_start()) */
@@ -251,6 +254,8 @@ struct acct_sampler {
 	size_t nr_moving, moving_cap;
 	uint64_t moving_gen;
 	uint64_t due_round;       /* acct_sampler_kernel_due()'s calls: one entry per cgroup */
+	uint64_t psi_walk_at;     /* the pass (now_us) of the last walk of the unified hierarchy,
+				   * whose records carry the pressure witness (sampler_bpf_walk()) */
 	bool moving_valid;
 	/* A walk alone over a few cgroups reads each one's record alone
 	 * (one_mode): one_recs[i] for work[i] where one_ok[i]. */
@@ -271,6 +276,8 @@ struct sample_ctx {
 	bool have_inactive;     /* this pass's memory.stat gave inactive_file */
 	int64_t inactive;
 	const struct acct_bpf_record *mem_rec; /* the collector's memcg record, NULL: files */
+	const struct acct_bpf_record *psi_rec; /* its record of the unified hierarchy with pressure
+						* totals (the witness, psi_due()), NULL: none this pass */
 	bool memstat_from_file; /* this pass read memory.stat: fresher than the record's keys */
 	bool files_allowed;     /* a pass that reads files (not ACCT_PASS_KERNEL) */
 	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */

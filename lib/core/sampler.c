@@ -256,28 +256,65 @@ static bool slow_due(const struct sample_ctx *x, uint64_t now_us)
  *   could not be shown unchanged (no CPU witness, a failed read);
  * - the last load pass found an active thread in its subtree;
  * - the pass was queued by an event, or re-reads an emptied cgroup;
+ * - the witness moved: the kernel's own totals of the cgroup (a BPF
+ *   record's, psi_witness()) differ from those of the last read;
  * - and in any case once it is PSI_REFRESH_US old (spread by the record's
  *   serial so that the cgroups found at start-up do not all come due at
- *   once).
+ *   once), counted from the last witness that showed its totals unchanged
+ *   where there is one.
  * Otherwise its values stand, served with the age of their read
- * (ACCT_GROUP_PSI). This is evidence, not proof: a task placed in another
- * cgroup of the v1 cpuacct tree than of the unified one, or a runnable task
- * moved in and out without running, stalls unseen until the refresh; the
- * age says how old the value is, never that it is newer than its read.
+ * (ACCT_GROUP_PSI). This is evidence, not proof: the kernel folds each
+ * CPU's stall times into the totals a record copies when the file is read
+ * and by its averaging work, at most PSI_FREQ (2 s) after a group's tasks
+ * changed state; so a stall that no other trace shows (a task placed in
+ * another cgroup of the v1 cpuacct tree than of the unified one, a runnable
+ * task moved in and out without running) is seen by the witness within a
+ * walk and those 2 s, and without a witness at the refresh. The age says
+ * how old the value is, never that it is newer than its read.
  * docs/counters.md, "Pressure". */
 #define PSI_REFRESH_US (60 * USEC_PER_SEC)
 #define PSI_REFRESH_SPREAD 30
 #define PSI_DECAY_US (10 * USEC_PER_SEC)
 
-static bool psi_due(const struct sample_ctx *x, unsigned flags, uint64_t now_us)
+/* The witness: 1 where the kernel's totals in this pass's record differ from
+ * those the last read gave (each file total is the kernel's in ns divided
+ * by 1,000, so the sums are equal exactly when every total is), 0 where they
+ * are the same, -1 where there is none (no record, or not usable for this
+ * cgroup: the root's file shows no CPU "full" line's total, and one whose
+ * witness once moved while its file stood still). */
+static int psi_witness(const struct sample_ctx *x)
 {
-	const struct cg_state *st = x->st;
+	const struct acct_bpf_record *r = x->psi_rec;
+	uint64_t sum = 0;
+
+	if (!r || x->st->psi_witness_off || strcmp(x->cg->path, "/") == 0)
+		return -1;
+	for (unsigned i = 0; i < r->nr_psi && i < ACCT_BPF_PSI_MAX; i++)
+		sum += r->psi_total[i] / 1000;
+	return sum != x->st->psi_sum;
+}
+
+static bool psi_due(struct sample_ctx *x, unsigned flags, uint64_t now_us)
+{
+	struct cg_state *st = x->st;
 	const struct prune_witness *cpu = &st->witness[PF_CPU];
 
+	st->psi_witness_moved = false;
 	if (!st->psi_at || !st->psi_quiet || (flags & ACCT_PASS_EVENT) || x->w->settle_round)
 		return true;
+	int witness = psi_witness(x);
+	if (witness > 0) {
+		st->psi_witness_moved = true;
+		return true;
+	}
+	if (witness == 0) {
+		st->psi_still_at = now_us;
+		x->w->part.bpf_psi_still++;
+	}
 	uint64_t age = now_us > st->psi_at ? now_us - st->psi_at : 0;
-	if (age >= PSI_REFRESH_US + (x->cg->serial % PSI_REFRESH_SPREAD) * USEC_PER_SEC ||
+	uint64_t seen = MAX(st->psi_at, st->psi_still_at);
+	uint64_t unseen = now_us > seen ? now_us - seen : 0;
+	if (unseen >= PSI_REFRESH_US + (x->cg->serial % PSI_REFRESH_SPREAD) * USEC_PER_SEC ||
 	    (st->psi_averages && age >= PSI_DECAY_US))
 		return true;
 	if (__atomic_load_n(&st->outcome_gen, __ATOMIC_RELAXED) != x->w->generation ||
@@ -773,6 +810,7 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		report->bpf_stat_reads += p->bpf_stat_reads;
 		report->bpf_unbounded += p->bpf_unbounded;
 		report->bpf_unchanged += p->bpf_unchanged;
+		report->bpf_psi_still += p->bpf_psi_still;
 	}
 	if (s->opts.collector && (full_fast_pass(s->flags) || (s->moving_valid && (s->flags & ACCT_PASS_EVENT))))
 		collect_moving(s, full_fast_pass(s->flags));

@@ -100,6 +100,8 @@ struct acct_pass_report {
 					* updates exceeded bytes_budget or were uncounted
 					* (sampler-bpf.c, "Budgets" and "Unbounded") */
 	uint64_t bpf_unbounded;        /* records past the kernel's flush threshold (ditto) */
+	uint64_t bpf_psi_still;        /* cgroups whose pressure totals the kernel's (a record's witness)
+					* showed unchanged since their last read (sampler.c, psi_due()) */
 	uint64_t bpf_unchanged;        /* of bpf_cgroups, those whose page counters equalled the record
 					* applied last: only their ages renewed (sampler-bpf.c,
 					* "Unchanged records") */

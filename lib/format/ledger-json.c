@@ -109,6 +109,7 @@ struct json_object *acct_pass_to_json(const struct acct_pass_report *pass)
 		json_object_object_add(b, "stat_reads", json_object_new_int64((int64_t)pass->bpf_stat_reads));
 		json_object_object_add(b, "unbounded", json_object_new_int64((int64_t)pass->bpf_unbounded));
 		json_object_object_add(b, "unchanged", json_object_new_int64((int64_t)pass->bpf_unchanged));
+		json_object_object_add(b, "pressure_still", json_object_new_int64((int64_t)pass->bpf_psi_still));
 		json_object_object_add(b, "last_mismatch", pass->last_mismatch[0] ? acct_json_text(pass->last_mismatch) : NULL);
 		json_object_object_add(o, "bpf", b);
 	}

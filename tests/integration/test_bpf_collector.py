@@ -436,7 +436,7 @@ def test_acctctl_status_prints_collectors(tree, tmp_path):
         block[0] = block[0][len("Collectors:"):].strip()
         assert block == ["%s: %s (%s)" % (c["hierarchy"], c["collector"], c["reason"]) for c in cs], p.stdout
         assert len(lines) == coll[0] + len(cs) or not lines[coll[0] + len(cs)].startswith(" " * 17), p.stdout
-        assert re.search(r"Fast pass: .*; BPF \d+ records in \S+, \d+ unchanged, \d+ checks, 0 mismatches", p.stdout), p.stdout
+        assert re.search(r"Fast pass: .*; BPF \d+ records in \S+, \d+ unchanged, \d+ pressure still, \d+ checks, 0 mismatches", p.stdout), p.stdout
         # the checks since start, without /metrics
         assert re.search(r"\n *BPF checks: [1-9]\d* since start, 0 outside the files' readings\n", p.stdout), p.stdout
 
