@@ -779,6 +779,48 @@ def test_walks_alone_follow_the_budget(tree, tmp_path):
               (b1["kernel_due"] - b0["kernel_due"], b["kernel_idle"] - b1["kernel_idle"]))
 
 
+def test_pressure_witness(tree, tmp_path):
+    """Pressure files are read where the kernel's own totals moved, not at a
+    minute's refresh (docs/counters.md, "The witness"): on an idle cgroup
+    passes count it in pressure_still; a stall of tasks placed in its unified
+    cgroup only (no CPU time of its CPU witness, the v1 cpuacct tree on a
+    hybrid host, moves) reaches its served totals well within the minute.
+    Made wrong (the witness not read, not compared, or the files not read
+    when it moves), pressure_still stays 0 or the stall is not served."""
+    unified = CG if os.path.exists(CG + "/cgroup.controllers") else CG + "/unified"
+    if not os.path.exists(unified + "/cpu.pressure"):
+        pytest.skip("no pressure files (psi off)")
+    roots = [tree.lay["dir"]] + ([unified] if unified != tree.lay["dir"] else [])
+    tree.mkdir(roots=roots)
+    tree.mkdir("psi", roots=roots)
+    p = tree.spawn("psi", HOLD, 1)
+    with open(tree.dir("psi", unified) + "/cgroup.procs", "w") as f:
+        f.write(str(p.pid))
+    with daemon(tmp_path, conf(tmp_path, tree, "bpf")) as d:
+        P = tree.path("psi")
+        deadline = time.monotonic() + 120
+        while not status(d)["last_slow_pass"].get("bpf", {}).get("pressure_still") and \
+                not status(d)["last_fast_pass"].get("bpf", {}).get("pressure_still"):
+            assert time.monotonic() < deadline, ("no pass found pressure still", status(d)["last_fast_pass"])
+            time.sleep(0.2)
+
+        def cpu_some():
+            psi = get(d, P)["pressure"]
+            return psi["cpu"]["some"]["total_us"]["value"] if psi and psi.get("cpu") else -1
+        before = cpu_some()
+        # more busy tasks than CPUs, in the unified cgroup only, for half a second
+        procs = tree.dir("psi", unified) + "/cgroup.procs"
+        busy = [subprocess.Popen(["sh", "-c", "echo $$ > %s && exec timeout 0.5 sh -c 'while :; do :; done'" % procs])
+                for _ in range((os.cpu_count() or 1) + 1)]
+        for b in busy:
+            b.wait()
+        t0 = time.monotonic()
+        while cpu_some() <= before:
+            assert time.monotonic() < t0 + 40, ("the stall was not read", before)
+            time.sleep(0.2)
+        print("stall served %.1f s after it ended" % (time.monotonic() - t0))
+
+
 # ---- 5. fallbacks ---------------------------------------------------------------------------------------
 
 
