@@ -1,0 +1,45 @@
+/* charge-slot-owner.h - acctd's side of a charge slot (charge-slot.h):
+ * creating the sealed memfd and reading what a client charged into it,
+ * trusting none of it (charge-slot.h, "Trust"; invariants S1-S4). */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "charge-slot.h"
+#include "counter.h"
+#include "topology.h"
+
+struct acct_slot_options {
+	const struct acct_topology *topology; /* NULL: this machine's; copied */
+	enum acct_update_mode mode;           /* AUTO: rseq where acctd can use it */
+	int64_t budget;                       /* error budget E, >= 0 */
+};
+
+struct acct_slot_owner;
+
+/* Create a slot: a sealed memfd of charge-slot.h's layout, mapped shared, header
+ * written, every counter word 0. Returns 0, -EINVAL (negative budget, bad
+ * mode), -EOPNOTSUPP (ACCT_MODE_RSEQ without rseq, or a topology whose shards
+ * real CPUs cannot own), -ENOMEM, or the errno of memfd_create(), ftruncate(),
+ * mmap() or fcntl(F_ADD_SEALS). Cost: those system calls; the pages are
+ * allocated as they are touched. */
+int acct_slot_create(const struct acct_slot_options *opts, struct acct_slot_owner **ret);
+
+/* Unmap, close and free; accepts NULL; returns NULL. A client's mapping stays
+ * valid (the memfd lives while anyone maps it). */
+struct acct_slot_owner *acct_slot_owner_free(struct acct_slot_owner *o);
+
+/* The memfd, owned by the slot (dup it, or send it with SCM_RIGHTS, which
+ * dups). */
+int acct_slot_owner_fd(const struct acct_slot_owner *o);
+
+/* Bytes the memfd spans, and its mapping (for tests that play a hostile client). */
+size_t acct_slot_owner_size(const struct acct_slot_owner *o);
+void *acct_slot_owner_memory(const struct acct_slot_owner *o);
+
+/* Read the slot: value = node sums + shard residues, bound = S * (batch - 1)
+ * (S4). Returns 0 and *ret, or -EBADMSG when a word is impossible (corrupt
+ * slot, charge-slot.h "Trust"; *ret untouched). Never faults, never waits, takes no
+ * lock. Cost: O(shards + nodes) relaxed loads. */
+int acct_slot_read(const struct acct_slot_owner *o, struct acct_reading *ret);
