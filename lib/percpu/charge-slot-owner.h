@@ -1,6 +1,19 @@
 /* charge-slot-owner.h - acctd's side of a charge slot (charge-slot.h):
  * creating the sealed memfd and reading what a client charged into it,
- * trusting none of it (charge-slot.h, "Trust"; invariants S1-S4). */
+ * trusting none of it (charge-slot.h, "Trust"; invariants S1-S4).
+ *
+ * How acctd serves one (the OpenChargeSlot method): check the resource and
+ * the caller's right to the cgroup as Charge does; acct_slot_create() with the
+ * resource's error budget (the slot's bound is its own: a charge engine that
+ * keeps one budget for a whole tree counts each slot's bound against it);
+ * answer with api_reply_fd(rq, {"slot": 0}, dup of acct_slot_owner_fd()),
+ * which sends the memfd with the reply; keep the owner with the client's
+ * charges, and on each pass add acct_slot_read()'s value (a slot's running
+ * total, so the engine applies the difference since the last read) with its
+ * bound. A read that fails with -EBADMSG means the client wrote garbage into
+ * its own slot: drop the slot (log it once) and keep the last good value or
+ * release it, as the resource's configuration says; nothing else is
+ * affected. */
 #pragma once
 
 #include <stddef.h>

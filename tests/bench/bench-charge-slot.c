@@ -6,7 +6,9 @@
  * the i-th CPU this process may run on; every thread adds +1 per operation
  * for a fixed time (the stop flag read every 1024 operations, the loop
  * unrolled by 8); reported: ns per operation per thread (each thread's time
- * / its operations, averaged over threads) and the total rate. A cell is
+ * / its operations, averaged over threads), CPU ns per operation (the
+ * thread's CPU time / its operations: what a shared machine's waiting for a
+ * CPU does not inflate) and the total rate. A cell is
  * three runs of a third of its time; the median run by rate is reported.
  *   engine           acct_counter_add() on a sharded counter (rseq where
  *                    usable), inside one process: the reference
@@ -60,7 +62,7 @@ struct worker {
 	enum variant v;
 	struct target *target;
 	uint64_t ops;
-	double ns;
+	double ns, cpu_ns;
 } __attribute__((aligned(64)));
 
 static int stop, start_count;
@@ -74,6 +76,13 @@ static double now_s(void)
 
 #define UNROLL8(x) x x x x x x x x
 
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void *work(void *userdata)
 {
 	struct worker *w = userdata;
@@ -86,7 +95,7 @@ static void *work(void *userdata)
 	__atomic_fetch_add(&start_count, 1, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&start_count, __ATOMIC_SEQ_CST) > 0)
 		; /* the main thread releases everyone at once */
-	double t0 = now_s();
+	double t0 = now_s(), c0 = thread_cpu_s();
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		switch (w->v) {
 		case V_ENGINE:
@@ -109,17 +118,19 @@ static void *work(void *userdata)
 		ops += 1024;
 	}
 	w->ns = (now_s() - t0) * 1e9 / (double)ops;
+	w->cpu_ns = (thread_cpu_s() - c0) * 1e9 / (double)ops;
 	w->ops = ops;
 	return NULL;
 }
 
-/* One run of `seconds`; returns the total rate in Mops/s, *ret_ns the mean
- * per-thread ns/op, *ret_ops the operations done. */
+/* One run of `seconds`; returns the total rate in Mops/s, *ret_ns and
+ * *ret_cpu_ns the mean per-thread ns/op (elapsed, CPU), *ret_ops the
+ * operations done. */
 static double run(enum variant v, struct target *target, const int *cpus, int threads, double seconds,
-		  double *ret_ns, uint64_t *ret_ops)
+		  double *ret_ns, double *ret_cpu_ns, uint64_t *ret_ops)
 {
 	struct worker w[MAX_THREADS];
-	double ns = 0, longest = 0;
+	double ns = 0, cpu_ns = 0, longest = 0;
 	uint64_t ops = 0;
 
 	stop = 0;
@@ -137,10 +148,12 @@ static double run(enum variant v, struct target *target, const int *cpus, int th
 	for (int i = 0; i < threads; i++) {
 		pthread_join(w[i].t, NULL);
 		ns += w[i].ns;
+		cpu_ns += w[i].cpu_ns;
 		ops += w[i].ops;
 		longest = w[i].ns * (double)w[i].ops > longest ? w[i].ns * (double)w[i].ops : longest;
 	}
 	*ret_ns = ns / threads;
+	*ret_cpu_ns = cpu_ns / threads;
 	*ret_ops = ops;
 	return (double)ops / (longest / 1e9) / 1e6;
 }
@@ -276,7 +289,7 @@ int main(int argc, char **argv)
 	int status = 0;
 	for (int ci = 0; ci < nr_counts; ci++)
 		for (enum variant v = 0; v < _V_MAX; v++) {
-			double rates[3], nss[3];
+			double rates[3], nss[3], cpus_ns[3];
 			uint64_t total = 0;
 			struct target *t = v == V_CAS ? &target_cas : &target;
 			for (int k = 0; k < 3; k++) {
@@ -289,7 +302,7 @@ int main(int argc, char **argv)
 						return 1;
 					total = 0;
 				}
-				rates[k] = run(v, t, cpus, counts[ci], seconds / 3, &nss[k], &ops);
+				rates[k] = run(v, t, cpus, counts[ci], seconds / 3, &nss[k], &cpus_ns[k], &ops);
 				total += ops;
 				if (v == V_ENGINE && acct_counter_read_precise(target.counter) != (int64_t)total) {
 					fprintf(stderr, "engine: precise read != %" PRIu64 "\n", total);
@@ -316,11 +329,12 @@ int main(int argc, char **argv)
 					med = k;
 			}
 			if (json)
-				printf("%s{\"variant\":\"%s\",\"threads\":%d,\"ns_per_op\":%.3f,\"mops\":%.1f}", first ? "" : ",",
-				       variant_names[v], counts[ci], nss[med], rates[med]);
+				printf("%s{\"variant\":\"%s\",\"threads\":%d,\"ns_per_op\":%.3f,\"cpu_ns_per_op\":%.3f,"
+				       "\"mops\":%.1f}",
+				       first ? "" : ",", variant_names[v], counts[ci], nss[med], cpus_ns[med], rates[med]);
 			else
-				printf("%-20s threads %2d  %7.2f ns/op per thread  %9.1f Mops/s total\n", variant_names[v],
-				       counts[ci], nss[med], rates[med]);
+				printf("%-20s threads %2d  %7.2f ns/op per thread  %7.2f CPU ns/op  %9.1f Mops/s total\n",
+				       variant_names[v], counts[ci], nss[med], cpus_ns[med], rates[med]);
 			first = false;
 		}
 	if (json)
