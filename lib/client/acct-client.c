@@ -655,17 +655,20 @@ int acct_client_charge_batch(struct acct_client *c, const struct acct_charge *ch
 	return r < 0 ? r : 0;
 }
 
-/* A slot as the library hands it out: the mapping of charge-slot.h. */
-struct acct_charge_slot {
-	struct acct_slot_writer *w;
-};
+/* A slot as the library hands it out is the mapping of charge-slot.h
+ * itself: struct acct_charge_slot is never defined, only its pointer is
+ * converted, so that a charge costs no load more than the inline path. */
+static struct acct_slot_writer *slot_writer(struct acct_charge_slot *slot)
+{
+	return (struct acct_slot_writer *)slot;
+}
 
 int acct_client_open_slot(struct acct_client *c, const char *resource, const char *cgroup,
 			  struct acct_charge_slot **ret)
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
 	_cleanup_close_ int fd = -EBADF;
-	struct acct_charge_slot *slot;
+	struct acct_slot_writer *w = NULL;
 	struct json_object *p, *v;
 	int r;
 
@@ -687,29 +690,21 @@ int acct_client_open_slot(struct acct_client *c, const char *resource, const cha
 	if (fd < 0 || !json_object_object_get_ex(reply.parameters, "slot", &v) || !json_object_is_type(v, json_type_int) ||
 	    json_object_get_int64(v) != 0)
 		return -EBADMSG;
-	slot = calloc(1, sizeof(*slot));
-	if (!slot)
-		return -ENOMEM;
-	r = acct_slot_map(fd, &slot->w);
-	if (r < 0) {
-		free(slot);
+	r = acct_slot_map(fd, &w);
+	if (r < 0)
 		return r;
-	}
-	*ret = slot; /* the mapping keeps the memory; the descriptor closes here */
+	*ret = (struct acct_charge_slot *)w; /* the mapping keeps the memory; the descriptor closes here */
 	return 0;
 }
 
 void acct_charge_slot_add(struct acct_charge_slot *slot, int64_t delta)
 {
-	acct_slot_add(slot->w, delta);
+	acct_slot_add(slot_writer(slot), delta);
 }
 
 struct acct_charge_slot *acct_charge_slot_close(struct acct_charge_slot *slot)
 {
-	if (slot) {
-		acct_slot_unmap(slot->w);
-		free(slot);
-	}
+	acct_slot_unmap(slot_writer(slot)); /* accepts NULL */
 	return NULL;
 }
 
