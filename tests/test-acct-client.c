@@ -803,6 +803,54 @@ static void test_charge_batch_split(void **state)
 	free(ch);
 }
 
+/* Several threads charge on one connection at once: each exchange holds the
+ * connection, so every thread gets its own reply (the fake acctd answers
+ * with the number of charges of each call, different per thread). */
+struct charger {
+	struct acct_client *c;
+	size_t n;
+	int failures;
+};
+
+static void *charge_loop(void *userdata)
+{
+	struct charger *ch = userdata;
+	struct acct_charge charges[8];
+
+	for (size_t i = 0; i < ch->n; i++)
+		charges[i] = (struct acct_charge){ .resource = "r", .delta = 0 };
+	for (int round = 0; round < 300; round++) {
+		size_t applied = 0;
+		if (acct_client_charge_batch(ch->c, charges, ch->n, &applied) != 0 || applied != ch->n)
+			ch->failures++;
+	}
+	return NULL;
+}
+
+static void test_charge_threads(void **state)
+{
+	int peer;
+	struct acct_client *c = pair(&peer);
+	struct batch_server s = { .fd = peer };
+	struct charger ch[4];
+	pthread_t server, t[4];
+
+	assert_int_equal(pthread_create(&server, NULL, batch_serve, &s), 0);
+	for (int i = 0; i < 4; i++) {
+		ch[i] = (struct charger){ .c = c, .n = (size_t)i + 1 };
+		assert_int_equal(pthread_create(&t[i], NULL, charge_loop, &ch[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(ch[i].failures, 0);
+	}
+	acct_client_free(c);
+	pthread_join(server, NULL);
+	close(peer);
+	assert_true(s.messages == 4 * 300);
+	assert_true(s.charges == 300 * (1 + 2 + 3 + 4));
+}
+
 /* Send `json` with the descriptors `fds` attached (SCM_RIGHTS), as a daemon
  * other than acctd might; the descriptors are the caller's still. */
 static void peer_send_fds(int sock, const char *json, const int *fds, size_t nfds)
@@ -1023,6 +1071,7 @@ int main(void)
 		cmocka_unit_test(test_reply_clear),
 		cmocka_unit_test(test_charge_wire),
 		cmocka_unit_test(test_charge_batch_split),
+		cmocka_unit_test(test_charge_threads),
 		cmocka_unit_test(test_open_slot),
 		cmocka_unit_test(test_unexpected_fds),
 	};

@@ -624,8 +624,10 @@ int acct_client_charge_batch(struct acct_client *c, const struct acct_charge *ch
 			return -EINVAL;
 	while (done < n) {
 		_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
-		/* As many as fit, at least one; the envelope takes < 64 bytes. */
-		size_t k = 0, bytes = 64;
+		/* As many as fit, at least one; the envelope ({"method":
+		 * "io.acctd.Accounting.ChargeBatch","parameters":{"charges":[]}})
+		 * takes < 128 bytes. */
+		size_t k = 0, bytes = 128;
 		while (done + k < n && k < limit) {
 			size_t b = charge_size_max(&charges[done + k]);
 			if (k > 0 && bytes + b > ACCT_CLIENT_CHARGE_BATCH_BYTES)

@@ -29,7 +29,9 @@
  *  S2. A fold flags its shard (1), adds residue + delta to the node sum with a
  *      release read-modify-write, then stores 0 with release. At most one fold
  *      owns a shard, and it holds at most that shard's residue (<= batch - 1)
- *      outside both shard and node sums.
+ *      outside both shard and node sums. A client killed inside a fold
+ *      leaves its shard flagged for good (later charges on it go straight to
+ *      the node sum) and that residue lost: within the bound.
  *  S3. All writers of one slot use the slot's mode: rseq (a shard is written
  *      only from its CPU inside a critical section, or by the fold owning it)
  *      or compare-and-swap (every write a CAS or the fold owner's). A client
