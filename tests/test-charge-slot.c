@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -519,6 +520,56 @@ static void test_forked_client(void **state)
 	assert_true(read_ok(f, NULL) == wr.done + child);
 }
 
+/* A slot whose geometry covers fewer CPUs than this machine may report (a
+ * daemon elsewhere, a header that lies about it): the unchecked rseq section
+ * must not run, or a CPU id past the slot would write outside it. The client
+ * charges node sums instead: exact, and no shard is touched (S3). */
+static void test_cpu_ids_outside_slot(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_topology *t = NULL;
+	struct acct_slot_owner *o = NULL;
+	struct acct_slot_writer *w = NULL;
+	struct acct_reading rd;
+
+	if (f->mode != ACCT_MODE_RSEQ || f->topo->nr_real_cpus < 2) {
+		printf("# skipped here: needs an rseq slot on 2+ CPUs\n");
+		return;
+	}
+	assert_int_equal(acct_topology_dup(f->topo, &t), 0);
+	t->nr_real_cpus = 1; /* the slot says kernel CPU ids are below 1 */
+	struct acct_slot_options opts = { .topology = t, .mode = ACCT_MODE_RSEQ, .budget = 1 << 20 };
+	assert_int_equal(acct_slot_create(&opts, &o), 0);
+	assert_int_equal(acct_slot_map(acct_slot_owner_fd(o), &w), 0);
+	assert_false(w->inline_ok);
+
+	struct acct_slot_header *h = acct_slot_owner_memory(o);
+	int64_t sum = 0;
+	for (unsigned cpu = 0; cpu < f->topo->nr_real_cpus; cpu++) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) < 0)
+			continue;
+		for (int i = 0; i < 1000; i++) {
+			acct_slot_add(w, 3);
+			sum += 3;
+		}
+	}
+	cpu_set_t all;
+	CPU_ZERO(&all);
+	for (unsigned cpu = 0; cpu < f->topo->nr_real_cpus && cpu < CPU_SETSIZE; cpu++)
+		CPU_SET(cpu, &all);
+	(void)sched_setaffinity(0, sizeof(all), &all);
+	for (unsigned sh = 0; sh < h->nr_shards; sh++)
+		assert_true(*(int64_t *)((char *)h + h->shards_offset + (size_t)sh * ACCT_SHARD_STRIDE) == 0);
+	assert_int_equal(acct_slot_read(o, &rd), 0);
+	assert_true(rd.value == sum);
+	acct_slot_unmap(w);
+	acct_slot_owner_free(o);
+	acct_topology_free(t);
+}
+
 /* ---- runs ------------------------------------------------------------------------------ */
 
 static int run_suite(struct fixture *f)
@@ -535,6 +586,7 @@ static int run_suite(struct fixture *f)
 		cmocka_unit_test_setup_teardown(test_hostile_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads_within_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forked_client, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_ids_outside_slot, setup, teardown),
 	};
 	current = f;
 	snprintf(name, sizeof(name), "charge-slot %s %s", acct_update_mode_to_string(f->mode), f->topology);
