@@ -113,6 +113,14 @@ static void test_header(void **state)
 	/* Sealed: neither side can change the size, so no mapping can fault. */
 	assert_int_equal(ftruncate(acct_slot_owner_fd(f->owner), 4096), -1);
 	assert_int_equal(errno, EPERM);
+	/* Once acctd hands the descriptor on, the slot still reads (its mapping). */
+	int fd = acct_slot_owner_take_fd(f->owner);
+	assert_true(fd >= 0);
+	assert_int_equal(acct_slot_owner_fd(f->owner), -EBADF);
+	assert_int_equal(acct_slot_owner_take_fd(f->owner), -EBADF);
+	acct_slot_add(f->writer, 7);
+	close(fd);
+	assert_true(read_ok(f, NULL) == 7);
 }
 
 static void test_exact_total(void **state)

@@ -129,6 +129,11 @@ int acct_slot_owner_fd(const struct acct_slot_owner *o)
 	return o->fd;
 }
 
+int acct_slot_owner_take_fd(struct acct_slot_owner *o)
+{
+	return TAKE_FD(o->fd);
+}
+
 size_t acct_slot_owner_size(const struct acct_slot_owner *o)
 {
 	return o->size;

@@ -6,8 +6,9 @@
  * the caller's right to the cgroup as Charge does; acct_slot_create() with the
  * resource's error budget (the slot's bound is its own: a charge engine that
  * keeps one budget for a whole tree counts each slot's bound against it);
- * answer with api_reply_fd(rq, {"slot": 0}, dup of acct_slot_owner_fd()),
- * which sends the memfd with the reply; keep the owner with the client's
+ * answer with api_reply_fd(rq, {"slot": 0}, acct_slot_owner_take_fd()),
+ * which sends the memfd with the reply and closes it (acctd keeps no
+ * descriptor per slot, so slots do not eat its descriptor limit); keep the owner with the client's
  * charges, and on each pass add acct_slot_read()'s value (a slot's running
  * total, so the engine applies the difference since the last read) with its
  * bound. A read that fails with -EBADMSG means the client wrote garbage into
@@ -44,8 +45,14 @@ int acct_slot_create(const struct acct_slot_options *opts, struct acct_slot_owne
 struct acct_slot_owner *acct_slot_owner_free(struct acct_slot_owner *o);
 
 /* The memfd, owned by the slot (dup it, or send it with SCM_RIGHTS, which
- * dups). */
+ * dups); -EBADF once taken. */
 int acct_slot_owner_fd(const struct acct_slot_owner *o);
+
+/* Take the memfd out of the slot (the caller owns it from then on; -EBADF
+ * when already taken). The slot keeps its mapping, which is all a read
+ * needs: acctd hands the descriptor to the reply that sends it
+ * (api_reply_fd()) and so holds no descriptor per slot, only a mapping. */
+int acct_slot_owner_take_fd(struct acct_slot_owner *o);
 
 /* Bytes the memfd spans, and its mapping (for tests that play a hostile client). */
 size_t acct_slot_owner_size(const struct acct_slot_owner *o);
