@@ -137,6 +137,7 @@ fuzz: deps build-fuzz/build.ninja
 
 bench: build
 	$(BUILD)/tests/bench/bench-counter
+	$(BUILD)/tests/bench/bench-charge-slot
 
 # The mutation check (docs/testing.md): plants one-line mistakes in these
 # files, one at a time, in a private copy (build-mutate/), and fails unless

@@ -2,11 +2,18 @@
  * test scripts on the other end of a socketpair: addresses, the calls it
  * sends, replies split anywhere or pipelined, streams, errors as errnos and
  * words, malformed and oversized replies, a closed peer, timeouts and
- * signals. No daemon needed. */
+ * signals; the charging calls (issue 32): Charge and ChargeBatch as they go on
+ * the wire (batches split under the message limit, halved when refused), and
+ * OpenChargeSlot's memfd sent by the daemon's own writer (reply-fds.c) over a
+ * real socketpair with SCM_RIGHTS, mapped and charged, and descriptors that
+ * come with other replies closed. No daemon needed. */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +29,8 @@
 #include <cmocka.h>
 
 #include "acct-client.h"
+#include "charge-slot-owner.h"
+#include "reply-fds.h"
 #include "util.h"
 
 /* A client on one end of a socketpair; the test plays acctd on *peer. */
@@ -614,6 +623,433 @@ static void test_reply_clear(void **state)
 	assert_false(r.continues);
 }
 
+/* ---- charges -------------------------------------------------------------------- */
+
+static int64_t int_of(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+	assert_true(json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int));
+	return json_object_get_int64(v);
+}
+
+static struct json_object *params_of(struct json_object *call)
+{
+	struct json_object *v = NULL;
+	assert_true(json_object_object_get_ex(call, "parameters", &v) && json_object_is_type(v, json_type_object));
+	return v;
+}
+
+static void test_charge_wire(void **state)
+{
+	int peer;
+	struct acct_client *c = pair(&peer);
+	struct json_object *call, *p, *v;
+
+	/* The reply may be waiting before the call goes: the client sends, then reads. */
+	peer_send(peer, "{\"parameters\":{}}");
+	assert_int_equal(acct_client_charge(c, "gpu_memory", -42, "/a.slice/b\"c", ACCT_CHARGE_SYNC), 0);
+	call = peer_read(peer);
+	assert_string_equal(str(call, "method"), "io.acctd.Accounting.Charge");
+	assert_false(json_object_object_get_ex(call, "more", NULL));
+	assert_false(json_object_object_get_ex(call, "oneway", NULL));
+	p = params_of(call);
+	assert_string_equal(str(p, "resource"), "gpu_memory");
+	assert_true(int_of(p, "delta") == -42);
+	assert_string_equal(str(p, "cgroup"), "/a.slice/b\"c");
+	assert_true(json_object_object_get_ex(p, "sync", &v) && json_object_get_boolean(v));
+	json_object_put(call);
+
+	/* No cgroup, no sync: neither key is sent (acctd's defaults apply). */
+	peer_send(peer, "{}");
+	assert_int_equal(acct_client_charge(c, "slots", INT64_MIN, NULL, 0), 0);
+	call = peer_read(peer);
+	p = params_of(call);
+	assert_true(int_of(p, "delta") == INT64_MIN);
+	assert_false(json_object_object_get_ex(p, "cgroup", NULL));
+	assert_false(json_object_object_get_ex(p, "sync", NULL));
+	assert_int_equal(json_object_object_length(p), 2);
+	json_object_put(call);
+
+	/* acctd's errors as errnos. */
+	peer_send(peer, "{\"error\":\"io.acctd.Accounting.NoSuchResource\",\"parameters\":{\"resource\":\"x\"}}");
+	assert_int_equal(acct_client_charge(c, "x", 1, NULL, 0), -ENOKEY);
+	json_object_put(peer_read(peer));
+	peer_send(peer, "{\"error\":\"org.varlink.service.PermissionDenied\"}");
+	assert_int_equal(acct_client_charge(c, "x", 1, "/other", 0), -EACCES);
+	json_object_put(peer_read(peer));
+	peer_send(peer, "{\"error\":\"io.acctd.Accounting.NoSuchCgroup\",\"parameters\":{\"cgroup\":\"/gone\"}}");
+	assert_int_equal(acct_client_charge(c, "x", 1, "/gone", 0), -ENOENT);
+	json_object_put(peer_read(peer));
+
+	/* Refused before anything is sent. */
+	assert_int_equal(acct_client_charge(c, NULL, 1, NULL, 0), -EINVAL);
+	assert_int_equal(acct_client_charge(c, "", 1, NULL, 0), -EINVAL);
+	assert_int_equal(acct_client_charge(c, "x", 1, NULL, 0x80), -EINVAL);
+	struct acct_charge bad[] = { { .resource = "x", .delta = 1 }, { .resource = NULL, .delta = 2 } };
+	size_t applied = 99;
+	assert_int_equal(acct_client_charge_batch(c, bad, 2, &applied), -EINVAL);
+	assert_int_equal(acct_client_charge_batch(c, NULL, 1, &applied), -EINVAL);
+	assert_int_equal(acct_client_charge_batch(c, NULL, 0, &applied), 0);
+	assert_true(applied == 0);
+	char b;
+	assert_true(recv(peer, &b, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN);
+
+	char *words = NULL;
+	assert_int_equal(acct_error_describe(ACCT_ERROR_NO_SUCH_RESOURCE,
+					     json_tokener_parse("{\"resource\":\"gpu_memory\"}"), &words), 0);
+	assert_string_equal(words, "No such resource: gpu_memory (not declared in acctd.conf)");
+	free(words);
+	acct_client_free(c);
+	close(peer);
+}
+
+/* A fake acctd for ChargeBatch: reads calls in the real wire format, checks
+ * each against the client's limits, and answers {"applied": n}, or refuses
+ * messages of more than `refuse_over` charges as acctd's reader does. */
+struct batch_server {
+	int fd;
+	size_t refuse_over; /* 0: never */
+	size_t messages, refused, charges, largest;
+	int64_t sum;
+	bool in_order;
+};
+
+static void *batch_serve(void *userdata)
+{
+	struct batch_server *s = userdata;
+	size_t cap = 1 << 20, n = 0;
+	char *buf = malloc(cap);
+	int64_t next = 0;
+
+	s->in_order = true;
+	for (;;) {
+		ssize_t k = read(s->fd, buf + n, cap - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+		char *nul;
+		while ((nul = memchr(buf, 0, n))) {
+			size_t len = (size_t)(nul - buf);
+			struct json_object *call = json_tokener_parse(buf), *a = NULL;
+			s->largest = MAX(s->largest, len);
+			if (call && json_object_object_get_ex(call, "parameters", &a))
+				json_object_object_get_ex(a, "charges", &a);
+			size_t items = a ? json_object_array_length(a) : 0;
+			char reply[128];
+			if (s->refuse_over && items > s->refuse_over) {
+				s->refused++;
+				snprintf(reply, sizeof(reply), "{\"error\":\"io.acctd.Accounting.ResourceLimitExceeded\","
+								"\"parameters\":{\"limit\":\"max_watch_cgroups\"}}");
+			} else {
+				s->messages++;
+				for (size_t i = 0; i < items; i++) {
+					struct json_object *o = json_object_array_get_idx(a, i), *d;
+					json_object_object_get_ex(o, "delta", &d);
+					int64_t delta = json_object_get_int64(d);
+					s->in_order &= delta == next++;
+					s->sum += delta;
+					s->charges++;
+				}
+				snprintf(reply, sizeof(reply), "{\"parameters\":{\"applied\":%zu}}", items);
+			}
+			json_object_put(call);
+			if (write(s->fd, reply, strlen(reply) + 1) < 0)
+				break;
+			memmove(buf, nul + 1, n - len - 1);
+			n -= len + 1;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+static void test_charge_batch_split(void **state)
+{
+	const size_t n = 5000;
+	struct acct_charge *ch = calloc(n, sizeof(*ch));
+	char cgroup[301];
+	int64_t want = 0;
+
+	/* Long names, and a quote that escapes: a message must still fit. */
+	memset(cgroup, 'q', sizeof(cgroup) - 1);
+	cgroup[0] = '/';
+	cgroup[7] = '"';
+	cgroup[sizeof(cgroup) - 1] = 0;
+	for (size_t i = 0; i < n; i++) {
+		ch[i] = (struct acct_charge){ .resource = "gpu_memory", .delta = (int64_t)i, .cgroup = i % 2 ? cgroup : NULL };
+		want += (int64_t)i;
+	}
+	for (int refuse = 0; refuse < 2; refuse++) {
+		int peer;
+		struct acct_client *c = pair(&peer);
+		struct batch_server s = { .fd = peer, .refuse_over = refuse ? 20 : 0 };
+		pthread_t t;
+		size_t applied = 0;
+
+		assert_int_equal(pthread_create(&t, NULL, batch_serve, &s), 0);
+		assert_int_equal(acct_client_charge_batch(c, ch, n, &applied), 0);
+		acct_client_free(c); /* the server sees EOF */
+		pthread_join(t, NULL);
+		close(peer);
+		assert_true(applied == n);
+		assert_true(s.charges == n && s.sum == want && s.in_order);
+		assert_true(s.largest <= ACCT_CLIENT_CHARGE_BATCH_BYTES);
+		assert_true(s.messages >= n / ACCT_CLIENT_CHARGE_BATCH_ITEMS + 1);
+		if (refuse)
+			assert_true(s.refused >= 1 && s.messages >= n / 20);
+		else
+			assert_true(s.refused == 0);
+	}
+	free(ch);
+}
+
+/* Several threads charge on one connection at once: each exchange holds the
+ * connection, so every thread gets its own reply (the fake acctd answers
+ * with the number of charges of each call, different per thread). */
+struct charger {
+	struct acct_client *c;
+	size_t n;
+	int failures;
+};
+
+static void *charge_loop(void *userdata)
+{
+	struct charger *ch = userdata;
+	struct acct_charge charges[8];
+
+	for (size_t i = 0; i < ch->n; i++)
+		charges[i] = (struct acct_charge){ .resource = "r", .delta = 0 };
+	for (int round = 0; round < 300; round++) {
+		size_t applied = 0;
+		if (acct_client_charge_batch(ch->c, charges, ch->n, &applied) != 0 || applied != ch->n)
+			ch->failures++;
+	}
+	return NULL;
+}
+
+static void test_charge_threads(void **state)
+{
+	int peer;
+	struct acct_client *c = pair(&peer);
+	struct batch_server s = { .fd = peer };
+	struct charger ch[4];
+	pthread_t server, t[4];
+
+	assert_int_equal(pthread_create(&server, NULL, batch_serve, &s), 0);
+	for (int i = 0; i < 4; i++) {
+		ch[i] = (struct charger){ .c = c, .n = (size_t)i + 1 };
+		assert_int_equal(pthread_create(&t[i], NULL, charge_loop, &ch[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(ch[i].failures, 0);
+	}
+	acct_client_free(c);
+	pthread_join(server, NULL);
+	close(peer);
+	assert_true(s.messages == 4 * 300);
+	assert_true(s.charges == 300 * (1 + 2 + 3 + 4));
+}
+
+/* Send `json` with the descriptors `fds` attached (SCM_RIGHTS), as a daemon
+ * other than acctd might; the descriptors are the caller's still. */
+static void peer_send_fds(int sock, const char *json, const int *fds, size_t nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = (void *)json, .iov_len = strlen(json) + 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * nfds) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	assert_true(nfds >= 1 && nfds <= 4);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	assert_true(sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)iov.iov_len);
+}
+
+/* A pipe whose read end tells whether any copy of the write end is open. */
+static void watched_pipe(int p[2])
+{
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+}
+
+static bool write_end_open(int rd)
+{
+	char b;
+	ssize_t k = read(rd, &b, 1);
+	return k < 0 && errno == EAGAIN; /* 0: EOF, every write end closed */
+}
+
+/* The daemon's side of OpenChargeSlot, as api_reply_fd() does it: the reply
+ * queued, the memfd attached at its first byte, written by reply-fds.c
+ * (tests/test-reply-fds.c splits a stream at a descriptor; here the stream
+ * is the one reply, after bytes of earlier replies already sent). */
+struct slot_server {
+	int fd;
+	int memfd;
+	char *method, *resource, *cgroup;
+};
+
+static void *slot_serve(void *userdata)
+{
+	struct slot_server *s = userdata;
+	struct reply_fds q = { .sent = 12345 };
+	struct json_object *call = peer_read(s->fd), *p = params_of(call);
+	char out[] = "{\"parameters\":{\"slot\":0}}";
+
+	s->method = strdup(str(call, "method"));
+	s->resource = str(p, "resource") ? strdup(str(p, "resource")) : NULL;
+	s->cgroup = str(p, "cgroup") ? strdup(str(p, "cgroup")) : NULL;
+	json_object_put(call);
+	assert_int_equal(reply_fds_push(&q, fcntl(s->memfd, F_DUPFD_CLOEXEC, 3), q.sent), 0);
+	for (size_t done = 0; done < sizeof(out);) {
+		struct iovec iov = { .iov_base = out + done, .iov_len = sizeof(out) - done };
+		ssize_t k = reply_fds_sendmsg(&q, s->fd, &iov, 1, MSG_NOSIGNAL);
+		assert_true(k > 0);
+		done += (size_t)k;
+	}
+	assert_int_equal(q.n, 0);
+	return NULL;
+}
+
+static void test_open_slot(void **state)
+{
+	struct acct_slot_options o = { .budget = 4096 };
+	struct acct_slot_owner *owner = NULL;
+	struct acct_charge_slot *slot = NULL;
+	struct acct_reading rd;
+	int peer;
+	struct acct_client *c = pair(&peer);
+	pthread_t t;
+
+	assert_int_equal(acct_slot_create(&o, &owner), 0);
+	struct slot_server s = { .fd = peer, .memfd = acct_slot_owner_fd(owner) };
+	assert_int_equal(pthread_create(&t, NULL, slot_serve, &s), 0);
+	assert_int_equal(acct_client_open_slot(c, "gpu_memory", "/a.slice", &slot), 0);
+	pthread_join(t, NULL);
+	assert_string_equal(s.method, "io.acctd.Accounting.OpenChargeSlot");
+	assert_string_equal(s.resource, "gpu_memory");
+	assert_string_equal(s.cgroup, "/a.slice");
+	free(s.method), free(s.resource), free(s.cgroup);
+	acct_client_free(c); /* the slot outlives its connection */
+	close(peer);
+
+	int64_t sum = 0;
+	for (int64_t i = 0; i < 100000; i++) {
+		acct_charge_slot_add(slot, i % 7 - 3);
+		sum += i % 7 - 3;
+	}
+	acct_charge_slot_add(slot, 1 << 30);
+	sum += 1 << 30;
+	assert_int_equal(acct_slot_read(owner, &rd), 0);
+	assert_true(rd.value == sum);
+	slot = acct_charge_slot_close(slot);
+	assert_null(acct_charge_slot_close(NULL));
+	acct_slot_owner_free(owner);
+}
+
+static void test_unexpected_fds(void **state)
+{
+	int peer, p[2], q[2];
+	struct acct_client *c = pair(&peer);
+	struct acct_charge_slot *slot = NULL;
+	struct acct_reply reply = { 0 };
+
+	/* A descriptor with a Charge reply: closed, the call succeeds. */
+	watched_pipe(p);
+	peer_send_fds(peer, "{\"parameters\":{}}", &p[1], 1);
+	close(p[1]);
+	assert_int_equal(acct_client_charge(c, "x", 1, NULL, 0), 0);
+	json_object_put(peer_read(peer));
+	assert_false(write_end_open(p[0]));
+	close(p[0]);
+
+	/* With a reply read by the generic receive: closed too. */
+	watched_pipe(p);
+	peer_send_fds(peer, "{\"parameters\":{\"a\":1}}", &p[1], 1);
+	close(p[1]);
+	assert_int_equal(acct_client_receive(c, 1000, &reply), 0);
+	assert_false(write_end_open(p[0]));
+	close(p[0]);
+
+	/* A descriptor that comes with the next reply is not taken for this
+	 * one: two replies in one read, the second carries it. */
+	watched_pipe(p);
+	peer_send(peer, "{\"parameters\":{\"first\":1}}");
+	peer_send_fds(peer, "{\"parameters\":{\"second\":1}}", &p[1], 1);
+	close(p[1]);
+	assert_int_equal(acct_client_receive(c, 1000, &reply), 0);
+	assert_true(json_object_object_get_ex(reply.parameters, "first", NULL));
+	assert_true(write_end_open(p[0])); /* held for the second reply */
+	assert_int_equal(acct_client_receive(c, 1000, &reply), 0);
+	assert_true(json_object_object_get_ex(reply.parameters, "second", NULL));
+	assert_false(write_end_open(p[0]));
+	close(p[0]);
+
+	/* OpenChargeSlot without a descriptor, or with a wrong index: -EBADMSG. */
+	peer_send(peer, "{\"parameters\":{\"slot\":0}}");
+	assert_int_equal(acct_client_open_slot(c, "x", NULL, &slot), -EBADMSG);
+	json_object_put(peer_read(peer));
+	watched_pipe(p);
+	peer_send_fds(peer, "{\"parameters\":{\"slot\":1}}", &p[1], 1);
+	close(p[1]);
+	assert_int_equal(acct_client_open_slot(c, "x", NULL, &slot), -EBADMSG);
+	json_object_put(peer_read(peer));
+	assert_false(write_end_open(p[0]));
+	close(p[0]);
+	/* A descriptor that is not a slot: refused by its seals, closed. */
+	watched_pipe(p);
+	peer_send_fds(peer, "{\"parameters\":{\"slot\":0}}", &p[1], 1);
+	close(p[1]);
+	assert_true(acct_client_open_slot(c, "x", NULL, &slot) < 0);
+	json_object_put(peer_read(peer));
+	assert_false(write_end_open(p[0]));
+	close(p[0]);
+	/* An error reply with a descriptor: the error, and the descriptor closed. */
+	watched_pipe(p);
+	peer_send_fds(peer, "{\"error\":\"io.acctd.Accounting.NoSuchResource\"}", &p[1], 1);
+	close(p[1]);
+	assert_int_equal(acct_client_open_slot(c, "x", NULL, &slot), -ENOKEY);
+	json_object_put(peer_read(peer));
+	assert_false(write_end_open(p[0]));
+	close(p[0]);
+	/* Two descriptors with a slot's reply: the slot is the first, the
+	 * second is closed. */
+	struct acct_slot_options o = { .budget = 64 };
+	struct acct_slot_owner *owner = NULL;
+	assert_int_equal(acct_slot_create(&o, &owner), 0);
+	watched_pipe(q);
+	int two[2] = { acct_slot_owner_fd(owner), q[1] };
+	peer_send_fds(peer, "{\"parameters\":{\"slot\":0}}", two, 2);
+	close(q[1]);
+	assert_int_equal(acct_client_open_slot(c, "x", NULL, &slot), 0);
+	json_object_put(peer_read(peer));
+	assert_false(write_end_open(q[0]));
+	close(q[0]);
+	acct_charge_slot_add(slot, 5);
+	struct acct_reading rd;
+	assert_int_equal(acct_slot_read(owner, &rd), 0);
+	assert_true(rd.value == 5);
+	acct_charge_slot_close(slot);
+	acct_slot_owner_free(owner);
+
+	/* Descriptors left pending when the client goes are closed with it. */
+	watched_pipe(p);
+	peer_send_fds(peer, "{\"parameters\":{}}", &p[1], 1);
+	peer_send(peer, "{\"parameters\":{}}");
+	close(p[1]);
+	acct_reply_clear(&reply);
+	acct_client_free(c);
+	assert_false(write_end_open(p[0]));
+	close(p[0]);
+	close(peer);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -633,6 +1069,11 @@ int main(void)
 		cmocka_unit_test(test_interrupted),
 		cmocka_unit_test(test_set_max_message_busy),
 		cmocka_unit_test(test_reply_clear),
+		cmocka_unit_test(test_charge_wire),
+		cmocka_unit_test(test_charge_batch_split),
+		cmocka_unit_test(test_charge_threads),
+		cmocka_unit_test(test_open_slot),
+		cmocka_unit_test(test_unexpected_fds),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

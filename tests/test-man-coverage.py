@@ -16,6 +16,9 @@ page fails the test (and one removed from the code leaves no stale entry):
    "acctctl compare --help" lists.
 4. io.acctd.Accounting(7): every method, type and error that
    daemon/acctd/io.acctd.Accounting.varlink declares.
+5. acct_charge(3): every symbol that lib/client/acct-client.sym exports in
+   its version nodes after ACCT_CLIENT_0 (the charging calls, issue 32) is
+   named in the page's NAME section and declared in its SYNOPSIS.
 
 Usage: test-man-coverage.py ACCTD ACCTCTL
 Exit 0 when all hold, 1 otherwise (each finding on its own line).
@@ -251,6 +254,22 @@ def check_interface_page(errors):
             errors.append("io.acctd.Accounting.7.scd: %s %s is missing from %sS" % (kind, name, kind.upper()))
 
 
+def check_charge_page(errors):
+    sym = read(os.path.join(ROOT, "lib", "client", "acct-client.sym"))
+    page = read(os.path.join(MAN, "acct_charge.3.scd"))
+    name = page.split("# NAME", 1)[-1].split("# SYNOPSIS", 1)[0]
+    synopsis = page.split("# SYNOPSIS", 1)[-1].split("# DESCRIPTION", 1)[0]
+    nodes = re.findall(r"(ACCT_CLIENT_\d+)\s*\{(.*?)\}", sym, re.S)
+    if len(nodes) < 2:
+        errors.append("acct-client.sym: no version node after ACCT_CLIENT_0")
+    for node, body in nodes[1:]:
+        for symbol in re.findall(r"^\s*(acct_\w+);", body, re.M):
+            if not re.search(r"\b%s\b" % symbol, name):
+                errors.append("acct_charge.3.scd: %s (%s) is not named in NAME" % (symbol, node))
+            if not re.search(r"\b%s\(" % symbol, synopsis):
+                errors.append("acct_charge.3.scd: %s (%s) is not declared in SYNOPSIS" % (symbol, node))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: test-man-coverage.py ACCTD ACCTCTL")
@@ -259,6 +278,7 @@ def main():
     check_acctd_page(sys.argv[1], errors)
     check_acctctl_page(sys.argv[2], errors)
     check_interface_page(errors)
+    check_charge_page(errors)
     for e in errors:
         print(e)
     return 1 if errors else 0

@@ -84,6 +84,24 @@ int api_reply(struct request *rq, struct json_object *params, bool continues)
 	return queue_message(rq->c, varlink_reply_new(TAKE_PTR(p), continues));
 }
 
+int api_reply_fd(struct request *rq, struct json_object *params, int fd)
+{
+	_cleanup_json_ struct json_object *p = params;
+	_cleanup_close_ int owned = fd;
+	struct conn *c = rq->c;
+	int r;
+
+	if (rq->flags & VARLINK_CALL_ONEWAY) {
+		api_count(rq, RES_OK);
+		return 0; /* nobody to send it to: closed */
+	}
+	/* The reply starts where the stream's queued bytes end. */
+	r = reply_fds_push(&c->fds, TAKE_FD(owned), c->fds.sent + evbuffer_get_length(c->out));
+	if (r < 0)
+		return r;
+	return api_reply(rq, TAKE_PTR(p), false);
+}
+
 int api_reply_error(struct request *rq, enum api_result e, struct json_object *params)
 {
 	_cleanup_json_ struct json_object *p = params;

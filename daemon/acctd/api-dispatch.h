@@ -127,6 +127,13 @@ void api_count(struct request *rq, enum api_result r);
 /* A reply with `params` (taken; NULL: {}), counted as ok. Nothing is queued
  * for oneway calls. Returns 0 or -ENOMEM. */
 int api_reply(struct request *rq, struct json_object *params, bool continues);
+/* A final reply with `params` (taken; NULL: {}) that carries the descriptor
+ * `fd` (taken: closed here for a oneway call or on failure, else once sent),
+ * counted as ok: reply-fds.h says how it travels. The reply should name it as
+ * index 0 ({"slot": 0} for OpenChargeSlot), as systemd's varlink indexes the
+ * descriptors of a message. Returns 0, or -ENOMEM or -EBUSY (REPLY_FDS_MAX
+ * descriptors already waiting on this connection): the connection closes. */
+int api_reply_fd(struct request *rq, struct json_object *params, int fd);
 /* An error reply (params taken; NULL: {}), counted as e. Returns 0 or -ENOMEM. */
 int api_reply_error(struct request *rq, enum api_result e, struct json_object *params);
 /* An error reply with one string parameter {key: value}, value as its served

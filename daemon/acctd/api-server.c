@@ -183,6 +183,7 @@ static void conn_free(struct conn *c)
 	if (c->out)
 		evbuffer_free(c->out);
 	varlink_reader_free(c->in);
+	reply_fds_clear(&c->fds);
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c);
@@ -196,12 +197,14 @@ static void conn_flush(struct conn *c)
 		int n = evbuffer_peek(c->out, -1, NULL, v, (int)ELEMENTSOF(v));
 		if (n > (int)ELEMENTSOF(v))
 			n = (int)ELEMENTSOF(v);
-		struct msghdr mh = { .msg_iov = (struct iovec *)v, .msg_iovlen = (size_t)n };
-		ssize_t k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		/* Descriptors attached to replies (api_reply_fd()) go with their
+		 * reply's first bytes: reply-fds.h. */
+		ssize_t k = reply_fds_sendmsg(&c->fds, c->fd, (const struct iovec *)v, (size_t)n,
+					      MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k < 0) {
-			if (errno == EINTR)
+			if (k == -EINTR)
 				continue;
-			if (errno != EAGAIN)
+			if (k != -EAGAIN)
 				c->dead = true; /* EPIPE, ECONNRESET: the peer is gone */
 			return;
 		}

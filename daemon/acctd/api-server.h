@@ -37,6 +37,7 @@
 #include "api-dispatch.h"
 #include "api.h"
 #include "format/ledger-json.h"
+#include "reply-fds.h"
 
 struct watch;     /* api-watch.h */
 struct pass_wait; /* api-methods.h */
@@ -51,6 +52,7 @@ struct conn {
 	bool reading, writing; /* which events are added */
 	struct varlink_reader *in;
 	struct evbuffer *out;
+	struct reply_fds fds; /* descriptors to send with replies in `out` */
 	uint64_t last_active_us; /* bytes read, a reply sent, bytes written */
 	bool eof;                /* the peer closed its side */
 	bool input_drained;      /* no complete message left in `in` */

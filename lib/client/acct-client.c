@@ -1,13 +1,17 @@
 /* acct-client.c - the client side of acctd's varlink API: connecting,
- * calls and replies over a socket, and varlink errors as errnos and plain
- * words. The wire codec (framing, building and validating messages) is
- * lib/varlink/varlink.h's, shared with the server. See acct-client.h. */
+ * calls and replies over a socket (with the descriptors a reply may carry),
+ * varlink errors as errnos and plain words, and the charging calls. The wire
+ * codec (framing, building and validating messages) is lib/varlink/varlink.h's,
+ * shared with the server; a charge slot's memory is lib/percpu/charge-slot.h's.
+ * See acct-client.h. */
 #include "acct-client.h"
 #include "basic/util.h"
+#include "percpu/charge-slot.h"
 #include "varlink/varlink.h"
 
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,10 +22,25 @@
 #define READ_CHUNK (64u << 10)
 #define MIN_MAX_MESSAGE (64u << 10)
 
+/* Descriptors received and not yet matched to their message, at most. A
+ * reply carries one at most (OpenChargeSlot's); more are closed on arrival. */
+#define MAX_PENDING_FDS 8
+
 struct acct_client {
 	int fd;
 	size_t max_message;
 	struct varlink_reader *reader; /* received bytes cut into messages */
+	pthread_mutex_t lock;          /* the charging calls' exchanges */
+	/* Bytes received on the stream so far, and the descriptors that came
+	 * with them: each with the stream offset of the last byte of the read
+	 * that carried it. The kernel ends a read after the bytes that carried
+	 * descriptors, and attaches them to the first bytes of their sendmsg(),
+	 * which starts a message (api-server.c): so a descriptor belongs to the
+	 * message that holds that last byte. */
+	uint64_t received;
+	unsigned nr_fds;
+	int fds[MAX_PENDING_FDS];
+	uint64_t fd_at[MAX_PENDING_FDS];
 };
 
 void acct_reply_clear(struct acct_reply *reply)
@@ -120,6 +139,7 @@ int acct_client_new_from_fd(int fd, struct acct_client **ret)
 		free(c);
 		return r;
 	}
+	pthread_mutex_init(&c->lock, NULL);
 	c->fd = TAKE_FD(owned);
 	*ret = c;
 	return 0;
@@ -158,7 +178,10 @@ struct acct_client *acct_client_free(struct acct_client *c)
 		return NULL;
 	if (c->fd >= 0)
 		(void)close(c->fd);
+	for (unsigned i = 0; i < c->nr_fds; i++)
+		(void)close(c->fds[i]);
 	varlink_reader_free(c->reader);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 	return NULL;
 }
@@ -270,11 +293,83 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Read what the socket holds into the reader, and the descriptors that came
+ * with it into c->fds (close-on-exec from the start: MSG_CMSG_CLOEXEC).
+ * Returns the bytes read (> 0), or -EAGAIN, -EINTR, -ECONNRESET, -ENOMEM, or
+ * recvmsg()'s error. */
+static ssize_t read_some(struct acct_client *c)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * MAX_PENDING_FDS)];
+	} control;
+	size_t room = 0;
+	void *p = varlink_reader_space(c->reader, READ_CHUNK, &room);
+	if (!p)
+		return -ENOMEM;
+	struct iovec iov = { .iov_base = p, .iov_len = room };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = &control,
+		.msg_controllen = sizeof(control),
+	};
+	ssize_t k = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (k < 0)
+		return -errno;
+	/* Descriptors first: they are ours to close even when no bytes came. */
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < nfd; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
+			if (k > 0 && c->nr_fds < MAX_PENDING_FDS) {
+				c->fds[c->nr_fds] = fd;
+				c->fd_at[c->nr_fds++] = c->received + (uint64_t)k - 1;
+			} else
+				(void)close(fd); /* more than any reply carries */
+		}
+	}
+	if (k == 0)
+		return -ECONNRESET;
+	c->received += (uint64_t)k;
+	/* over the limit: the complete replies before it still come out,
+	 * then the reader says -EMSGSIZE */
+	(void)varlink_reader_commit(c->reader, (size_t)k);
+	return k;
+}
+
+/* A message was just taken out of the reader: hand the descriptor that came
+ * with it to *ret_fd (when not NULL; -EBADF when none came), and close the
+ * others that came with it, and every one that came with it when the caller
+ * wants none. */
+static void take_fds(struct acct_client *c, int *ret_fd)
+{
+	uint64_t end = c->received - varlink_reader_pending(c->reader); /* the message's bytes end here */
+	unsigned kept = 0;
+
+	if (ret_fd)
+		*ret_fd = -EBADF;
+	for (unsigned i = 0; i < c->nr_fds; i++) {
+		if (c->fd_at[i] >= end) { /* a later message's */
+			c->fds[kept] = c->fds[i];
+			c->fd_at[kept++] = c->fd_at[i];
+		} else if (ret_fd && *ret_fd < 0)
+			*ret_fd = c->fds[i];
+		else
+			(void)close(c->fds[i]); /* unexpected */
+	}
+	c->nr_fds = kept;
+}
+
 /* Wait up to the deadline (-1: none) for the next complete message: parsed
  * into *ret_msg when that is not NULL, else its text in *ret_text and
- * *ret_size. Returns 1, or a negative errno as acct_client_receive() says. */
+ * *ret_size; the descriptor that came with it in *ret_fd (take_fds()).
+ * Returns 1, or a negative errno as acct_client_receive() says. */
 static int wait_message(struct acct_client *c, int64_t deadline, struct json_object **ret_msg, const char **ret_text,
-			size_t *ret_size)
+			size_t *ret_size, int *ret_fd)
 {
 	int r;
 
@@ -283,8 +378,11 @@ static int wait_message(struct acct_client *c, int64_t deadline, struct json_obj
 			r = varlink_reader_next(c->reader, ret_msg);
 		else
 			r = varlink_reader_next_text(c->reader, ret_text, ret_size);
-		if (r != 0)
+		if (r != 0) {
+			if (r > 0 || r == -EBADMSG)
+				take_fds(c, r > 0 ? ret_fd : NULL); /* a message was consumed */
 			return r; /* 1, or -EBADMSG, -EMSGSIZE, -ENOMEM */
+		}
 
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 		int wait = -1;
@@ -300,21 +398,11 @@ static int wait_message(struct acct_client *c, int64_t deadline, struct json_obj
 		if (r == 0)
 			return -ETIMEDOUT;
 
-		size_t room = 0;
-		void *p = varlink_reader_space(c->reader, READ_CHUNK, &room);
-		if (!p)
-			return -ENOMEM;
-		ssize_t k = recv(c->fd, p, room, MSG_DONTWAIT);
-		if (k < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -ECONNRESET;
-		/* over the limit: the complete replies before it still come out,
-		 * then the reader says -EMSGSIZE */
-		(void)varlink_reader_commit(c->reader, (size_t)k);
+		ssize_t k = read_some(c);
+		if (k == -EAGAIN || k == -EINTR)
+			continue;
+		if (k < 0)
+			return (int)k;
 	}
 }
 
@@ -324,7 +412,7 @@ int acct_client_receive(struct acct_client *c, int timeout_ms, struct acct_reply
 	int r;
 
 	acct_reply_clear(ret);
-	r = wait_message(c, timeout_ms < 0 ? -1 : now_ms() + timeout_ms, &msg, NULL, NULL);
+	r = wait_message(c, timeout_ms < 0 ? -1 : now_ms() + timeout_ms, &msg, NULL, NULL, NULL);
 	if (r < 0)
 		return r;
 	r = parse_reply(msg, ret);
@@ -348,7 +436,7 @@ int acct_reply_parse(const char *text, size_t size, struct acct_reply *ret)
 
 int acct_client_receive_text(struct acct_client *c, int timeout_ms, const char **ret, size_t *ret_size)
 {
-	int r = wait_message(c, timeout_ms < 0 ? -1 : now_ms() + timeout_ms, NULL, ret, ret_size);
+	int r = wait_message(c, timeout_ms < 0 ? -1 : now_ms() + timeout_ms, NULL, ret, ret_size, NULL);
 	return r < 0 ? r : 0;
 }
 
@@ -416,6 +504,212 @@ fail:
 	return r;
 }
 
+/* ---- charges ------------------------------------------------------------------ */
+
+static void json_putp(struct json_object **p)
+{
+	if (*p)
+		json_object_put(*p);
+}
+
+/* One exchange under the connection's lock: send `method` with `params`
+ * (taken), wait for the reply and, when ret_fd is not NULL, the descriptor
+ * that came with it. Returns as acct_client_call() does. */
+static int charge_call(struct acct_client *c, const char *method, struct json_object *params,
+		       struct acct_reply *ret, int *ret_fd)
+{
+	_cleanup_(json_putp) struct json_object *p = params;
+	struct json_object *msg = NULL;
+	int r;
+
+	if (ret_fd)
+		*ret_fd = -EBADF;
+	acct_reply_clear(ret);
+	if (!p)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	r = acct_client_send(c, method, p, 0);
+	int64_t deadline = now_ms() + ACCT_CLIENT_CHARGE_TIMEOUT_MS;
+	if (r >= 0)
+		do
+			r = wait_message(c, deadline, &msg, NULL, NULL, ret_fd);
+		while (r == -EINTR);
+	pthread_mutex_unlock(&c->lock);
+	if (r < 0)
+		return r;
+	r = parse_reply(msg, ret);
+	json_object_put(msg);
+	if (r >= 0 && ret->error)
+		r = acct_error_to_errno(ret->error);
+	if (r < 0 && ret_fd && *ret_fd >= 0) {
+		(void)close(*ret_fd);
+		*ret_fd = -EBADF;
+	}
+	return r;
+}
+
+/* {"resource": R, "delta": D[, "cgroup": C]}, or NULL on -ENOMEM. */
+static struct json_object *charge_object(const char *resource, int64_t delta, const char *cgroup)
+{
+	_cleanup_(json_putp) struct json_object *o = json_object_new_object();
+
+	if (!o || json_object_object_add(o, "resource", json_object_new_string(resource)) < 0 ||
+	    json_object_object_add(o, "delta", json_object_new_int64(delta)) < 0)
+		return NULL;
+	if (cgroup && json_object_object_add(o, "cgroup", json_object_new_string(cgroup)) < 0)
+		return NULL;
+	/* json_object_object_add() takes a NULL value as null: refuse those. */
+	if (!json_object_object_get(o, "resource") || (cgroup && !json_object_object_get(o, "cgroup")))
+		return NULL;
+	return TAKE_PTR(o);
+}
+
+int acct_client_charge(struct acct_client *c, const char *resource, int64_t delta, const char *cgroup,
+		       unsigned flags)
+{
+	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+	struct json_object *p;
+
+	if (!resource || !*resource || (flags & ~(unsigned)ACCT_CHARGE_SYNC))
+		return -EINVAL;
+	p = charge_object(resource, delta, cgroup);
+	if (p && (flags & ACCT_CHARGE_SYNC) && json_object_object_add(p, "sync", json_object_new_boolean(1)) < 0) {
+		json_object_put(p);
+		p = NULL;
+	}
+	return charge_call(c, "Charge", p, &reply, NULL);
+}
+
+/* An upper bound of a charge's bytes in a ChargeBatch message: every byte of
+ * its strings escaped as \u00XX, the keys, the punctuation and the number. */
+static size_t charge_size_max(const struct acct_charge *ch)
+{
+	size_t n = 64; /* {"resource":"","delta":-9223372036854775808,"cgroup":""}, */
+	n += 6 * strlen(ch->resource);
+	if (ch->cgroup)
+		n += 6 * strlen(ch->cgroup);
+	return n;
+}
+
+/* The "charges" of one ChargeBatch message: charges[0..n). NULL on -ENOMEM. */
+static struct json_object *batch_params(const struct acct_charge *charges, size_t n)
+{
+	_cleanup_(json_putp) struct json_object *p = json_object_new_object();
+	struct json_object *a = json_object_new_array_ext((int)n);
+
+	if (!p || !a || json_object_object_add(p, "charges", a) < 0) {
+		json_object_put(a);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = charge_object(charges[i].resource, charges[i].delta, charges[i].cgroup);
+		if (!o || json_object_array_add(a, o) < 0) {
+			json_object_put(o);
+			return NULL;
+		}
+	}
+	return TAKE_PTR(p);
+}
+
+int acct_client_charge_batch(struct acct_client *c, const struct acct_charge *charges, size_t n,
+			     size_t *ret_applied)
+{
+	size_t applied = 0, done = 0, limit = ACCT_CLIENT_CHARGE_BATCH_ITEMS;
+	int r = 0;
+
+	if (n > 0 && !charges)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!charges[i].resource || !*charges[i].resource)
+			return -EINVAL;
+	while (done < n) {
+		_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+		/* As many as fit, at least one; the envelope ({"method":
+		 * "io.acctd.Accounting.ChargeBatch","parameters":{"charges":[]}})
+		 * takes < 128 bytes. */
+		size_t k = 0, bytes = 128;
+		while (done + k < n && k < limit) {
+			size_t b = charge_size_max(&charges[done + k]);
+			if (k > 0 && bytes + b > ACCT_CLIENT_CHARGE_BATCH_BYTES)
+				break;
+			bytes += b;
+			k++;
+		}
+		r = charge_call(c, "ChargeBatch", batch_params(charges + done, k), &reply, NULL);
+		if (r < 0 && reply.error && strcmp(reply.error, ACCT_ERROR_RESOURCE_LIMIT_EXCEEDED) == 0 && k > 1) {
+			/* Refused before any of it was applied: again in halves. */
+			limit = k / 2;
+			continue;
+		}
+		if (r < 0)
+			break;
+		struct json_object *v;
+		if (!json_object_object_get_ex(reply.parameters, "applied", &v) || !json_object_is_type(v, json_type_int) ||
+		    json_object_get_int64(v) < 0 || (uint64_t)json_object_get_int64(v) > k) {
+			r = -EBADMSG;
+			break;
+		}
+		applied += (size_t)json_object_get_int64(v);
+		done += k;
+	}
+	if (ret_applied)
+		*ret_applied = applied;
+	return r < 0 ? r : 0;
+}
+
+/* A slot as the library hands it out is the mapping of charge-slot.h
+ * itself: struct acct_charge_slot is never defined, only its pointer is
+ * converted, so that a charge costs no load more than the inline path. */
+static struct acct_slot_writer *slot_writer(struct acct_charge_slot *slot)
+{
+	return (struct acct_slot_writer *)slot;
+}
+
+int acct_client_open_slot(struct acct_client *c, const char *resource, const char *cgroup,
+			  struct acct_charge_slot **ret)
+{
+	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
+	_cleanup_close_ int fd = -EBADF;
+	struct acct_slot_writer *w = NULL;
+	struct json_object *p, *v;
+	int r;
+
+	if (!resource || !*resource)
+		return -EINVAL;
+	p = json_object_new_object();
+	if (p && (json_object_object_add(p, "resource", json_object_new_string(resource)) < 0 ||
+		  !json_object_object_get(p, "resource") ||
+		  (cgroup && (json_object_object_add(p, "cgroup", json_object_new_string(cgroup)) < 0 ||
+			      !json_object_object_get(p, "cgroup"))))) {
+		json_object_put(p);
+		p = NULL;
+	}
+	r = charge_call(c, "OpenChargeSlot", p, &reply, &fd);
+	if (r < 0)
+		return r;
+	/* "slot" is the index of the descriptor among those sent with the
+	 * reply, as systemd's varlink passes descriptors: one, so 0. */
+	if (fd < 0 || !json_object_object_get_ex(reply.parameters, "slot", &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) != 0)
+		return -EBADMSG;
+	r = acct_slot_map(fd, &w);
+	if (r < 0)
+		return r;
+	*ret = (struct acct_charge_slot *)w; /* the mapping keeps the memory; the descriptor closes here */
+	return 0;
+}
+
+void acct_charge_slot_add(struct acct_charge_slot *slot, int64_t delta)
+{
+	acct_slot_add(slot_writer(slot), delta);
+}
+
+struct acct_charge_slot *acct_charge_slot_close(struct acct_charge_slot *slot)
+{
+	acct_slot_unmap(slot_writer(slot)); /* accepts NULL */
+	return NULL;
+}
+
 /* ---- errors --------------------------------------------------------------- */
 
 static const struct {
@@ -426,6 +720,7 @@ static const struct {
 	{ ACCT_ERROR_INVALID_CGROUP_PATH, EINVAL },
 	{ ACCT_ERROR_NO_SUCH_QUANTITY, ENODATA },
 	{ ACCT_ERROR_RELOAD_FAILED, EIO },
+	{ ACCT_ERROR_NO_SUCH_RESOURCE, ENOKEY },
 	{ ACCT_ERROR_INTERFACE_NOT_FOUND, EADDRNOTAVAIL },
 	{ ACCT_ERROR_METHOD_NOT_FOUND, ENXIO },
 	{ ACCT_ERROR_METHOD_NOT_IMPLEMENTED, ENOTTY },
@@ -476,6 +771,10 @@ int acct_error_describe(const char *name, struct json_object *parameters, char *
 			k = asprintf(&s, "%s: not available for this cgroup (%s)", a, b);
 		else
 			k = a ? asprintf(&s, "No such quantity: %s", a) : asprintf(&s, "No such quantity");
+	} else if (strcmp(name, ACCT_ERROR_NO_SUCH_RESOURCE) == 0) {
+		a = param_string(parameters, "resource");
+		k = a ? asprintf(&s, "No such resource: %s (not declared in acctd.conf)", a)
+		      : asprintf(&s, "No such resource");
 	} else if (strcmp(name, ACCT_ERROR_RELOAD_FAILED) == 0) {
 		a = param_string(parameters, "reason");
 		k = a ? asprintf(&s, "Reload failed: %s", a) : asprintf(&s, "Reload failed");

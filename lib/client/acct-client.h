@@ -26,8 +26,11 @@
  * -EMSGSIZE for one over the size limit, -ETIMEDOUT, -EINTR when a signal
  * interrupted the wait (so that a program can stop on SIGINT).
  *
- * A connection is used by one thread at a time. Nothing here logs. The header
- * needs only json-c, so that it can be installed for programs outside acctd. */
+ * A connection is used by one thread at a time, except for the charging calls
+ * at the end (acct_client_charge() and the others of that section), which
+ * any threads may make on one connection at once. Nothing here logs. The
+ * header needs only json-c, so that it can be installed for programs outside
+ * acctd. */
 #pragma once
 
 #include <json-c/json.h>
@@ -46,6 +49,7 @@
 #define ACCT_ERROR_NO_SUCH_QUANTITY ACCT_CLIENT_INTERFACE ".NoSuchQuantity"
 #define ACCT_ERROR_RELOAD_FAILED ACCT_CLIENT_INTERFACE ".ReloadFailed"
 #define ACCT_ERROR_RESOURCE_LIMIT_EXCEEDED ACCT_CLIENT_INTERFACE ".ResourceLimitExceeded"
+#define ACCT_ERROR_NO_SUCH_RESOURCE ACCT_CLIENT_INTERFACE ".NoSuchResource"
 #define ACCT_ERROR_INTERFACE_NOT_FOUND "org.varlink.service.InterfaceNotFound"
 #define ACCT_ERROR_METHOD_NOT_FOUND "org.varlink.service.MethodNotFound"
 #define ACCT_ERROR_METHOD_NOT_IMPLEMENTED "org.varlink.service.MethodNotImplemented"
@@ -167,7 +171,8 @@ int acct_client_call_collect(struct acct_client *c, const char *method, struct j
  * ones: InvalidParameter -EINVAL, PermissionDenied -EACCES, MethodNotFound
  * -ENXIO, InterfaceNotFound -EADDRNOTAVAIL, MethodNotImplemented -ENOTTY,
  * ExpectedMore -EBADE; NoSuchCgroup -ENOENT, InvalidCgroupPath -EINVAL,
- * NoSuchQuantity -ENODATA, ReloadFailed -EIO; any other -EBADR. */
+ * NoSuchQuantity -ENODATA, ReloadFailed -EIO, NoSuchResource -ENOKEY; any
+ * other -EBADR. */
 int acct_error_to_errno(const char *name);
 
 /* The error in plain words, for people: "No such cgroup: /foo", "Invalid
@@ -175,3 +180,104 @@ int acct_error_to_errno(const char *name);
  * an unknown error is "NAME" followed by its parameters as JSON. parameters
  * may be NULL. Returns 0 and a new string, or -ENOMEM. */
 int acct_error_describe(const char *name, struct json_object *parameters, char **ret);
+
+/* ---- charges (issue 32; acct_charge(3)) -------------------------------------------
+ *
+ * Programs charge what they use of a resource declared in acctd.conf
+ * ([resource.NAME]) to a cgroup: their own by default (acctd finds it from the
+ * connection's peer credentials), or one they name (their own or a
+ * descendant; root and acctd's admin group may name any). Three paths, from
+ * the simplest to the cheapest per charge:
+ *
+ *   acct_client_charge()        one varlink call per charge (Charge)
+ *   acct_client_charge_batch()  many charges per call (ChargeBatch)
+ *   acct_client_open_slot()     a shared-memory slot (OpenChargeSlot); then
+ *                               acct_charge_slot_add() with no system call
+ *
+ * Thread safety: the three calls serialise on the connection's lock, so any
+ * threads may use one connection for them at once (not while another thread
+ * runs a stream with acct_client_send()/acct_client_receive() on it). A slot
+ * is charged from any threads at once.
+ *
+ * Errors of the calls: acctd's, as acct_client_call() returns them (see
+ * acct_error_to_errno(): NoSuchResource -ENOKEY, PermissionDenied -EACCES,
+ * NoSuchCgroup -ENOENT, InvalidCgroupPath and InvalidParameter -EINVAL,
+ * MethodNotFound -ENXIO from an acctd without charges), or the transport's
+ * (-ECONNRESET, -EPIPE, -ETIMEDOUT after ACCT_CLIENT_CHARGE_TIMEOUT_MS,
+ * -EBADMSG for a reply that does not have the promised shape, -ENOMEM). */
+
+/* How long a charging call waits for acctd's reply (systemd's varlink default). */
+#define ACCT_CLIENT_CHARGE_TIMEOUT_MS 45000
+/* The largest ChargeBatch message acct_client_charge_batch() sends, and the
+ * most charges in one: below the smallest max_message_size acctd accepts
+ * (64 KiB) and the array length of its default configuration. */
+#define ACCT_CLIENT_CHARGE_BATCH_BYTES (60u << 10)
+#define ACCT_CLIENT_CHARGE_BATCH_ITEMS 1024u
+
+/* Flags of acct_client_charge(). */
+enum {
+	ACCT_CHARGE_SYNC = 1u << 0, /* return only once the charge is durable ("sync": true) */
+};
+
+/* One charge of a batch. The strings are the caller's. */
+struct acct_charge {
+	const char *resource; /* a [resource.NAME] of acctd.conf */
+	int64_t delta;        /* signed: a release is negative */
+	const char *cgroup;   /* NULL: the caller's own cgroup */
+};
+
+/* Charge `delta` of `resource` to `cgroup` (NULL: the caller's own) with one
+ * Charge call; flags: ACCT_CHARGE_SYNC. Returns 0 once acctd applied it (and,
+ * with ACCT_CHARGE_SYNC, made it durable), -EINVAL for a NULL or empty
+ * resource or an unknown flag (nothing sent), or an error as above. */
+int acct_client_charge(struct acct_client *c, const char *resource, int64_t delta, const char *cgroup,
+		       unsigned flags);
+
+/* Charge the `n` charges in order with ChargeBatch calls, as many per message
+ * as ACCT_CLIENT_CHARGE_BATCH_BYTES and _ITEMS allow (each charge is sized
+ * with its strings escaped at worst, so no message passes acctd's limit); a
+ * message that acctd refuses as too long (ResourceLimitExceeded) is sent again
+ * in halves, which is safe because acctd refuses such a message before it
+ * applies any of it. Stops at the first error. *ret_applied (may be NULL) is
+ * written on success and on failure alike: the sum of the `applied` of every
+ * message acctd confirmed, so that on failure charges[*ret_applied ...] can be
+ * retried when acctd applies a batch whole or not at all. Returns 0 (also for
+ * n = 0, without a call), -EINVAL for a NULL array with n > 0 or a charge
+ * without a resource (nothing sent), or an error as above. */
+int acct_client_charge_batch(struct acct_client *c, const struct acct_charge *charges, size_t n,
+			     size_t *ret_applied);
+
+/* A shared-memory charge slot for one (resource, cgroup). */
+struct acct_charge_slot;
+
+/* Open a slot for `resource` and `cgroup` (NULL: the caller's own): calls
+ * OpenChargeSlot and receives the slot's memfd with the reply (SCM_RIGHTS),
+ * maps it and checks its header. The slot is independent of the connection
+ * from then on (close the connection whenever you like). Returns 0 and a new
+ * slot in *ret (free it with acct_charge_slot_close()); -EINVAL for a NULL or
+ * empty resource; -EBADMSG when the reply carries no descriptor, or its
+ * `slot` is not 0 (the index of the one descriptor), or the memory's header
+ * is malformed; -EPROTO for a slot layout of another version; -EPERM when the
+ * memfd is not sealed; or an error as above. Descriptors that come with any
+ * other reply are closed. */
+int acct_client_open_slot(struct acct_client *c, const char *resource, const char *cgroup,
+			  struct acct_charge_slot **ret);
+
+/* Charge `delta` through the slot: no system call, no lock, never fails.
+ * Cost: a function call around the counter engine's inline per-CPU update,
+ * a few nanoseconds (docs/performance.md, "Charges"); a fold to the node sum
+ * every ~batch/|delta| charges. acctd's reads of the slot are off by at most
+ * the resource's error budget. The slot's total must stay within +/- 2^62 or
+ * acctd treats the slot as corrupt. */
+void acct_charge_slot_add(struct acct_charge_slot *slot, int64_t delta);
+
+/* Unmap and free the slot; accepts NULL; returns NULL. What was charged stays
+ * charged (the resource's configuration says whether acctd releases a
+ * client's charges when it exits). No thread may use the slot afterwards. */
+struct acct_charge_slot *acct_charge_slot_close(struct acct_charge_slot *slot);
+/* For __attribute__((cleanup(acct_charge_slot_closep))). */
+static inline void acct_charge_slot_closep(struct acct_charge_slot **slot)
+{
+	if (*slot)
+		*slot = acct_charge_slot_close(*slot);
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""test-pkg-config.py - a program outside acctd builds against libacct-client
+with nothing but `pkg-config --cflags --libs acct-client` (issue 32).
+
+Lays the built library, its header and the generated acct-client.pc out as
+`meson install` would under a temporary prefix (the .pc file meson wrote for
+installation, with its prefix redefined: --define-variable=prefix=TMP), then
+compiles a program that uses the charging calls with the flags pkg-config
+prints, runs it against a fake acctd (a forked child on a socketpair, speaking
+the real wire format), and checks that the calls it links come from the
+library's ACCT_CLIENT_1 version node.
+
+Usage: test-pkg-config.py BUILD_DIR SOURCE_ROOT
+Exit 0, 1 on a failure (printed), 77 when pkg-config or a compiler is missing.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+PROGRAM = r"""
+#include <acct-client.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* A fake acctd: answers each call {"parameters":{"applied":N}} for a
+ * ChargeBatch of N charges and {} otherwise; exits at EOF. */
+static void serve(int fd)
+{
+	char buf[1 << 16];
+	size_t n = 0;
+	for (;;) {
+		ssize_t k = read(fd, buf + n, sizeof(buf) - n);
+		if (k <= 0)
+			_exit(0);
+		n += (size_t)k;
+		char *nul;
+		while ((nul = memchr(buf, 0, n))) {
+			size_t len = (size_t)(nul - buf) + 1, items = 0;
+			for (char *p = buf; (p = strstr(p, "\"delta\"")) && p < nul; p++)
+				items++;
+			char reply[64];
+			int r = strstr(buf, "ChargeBatch") ? snprintf(reply, sizeof(reply), "{\"parameters\":{\"applied\":%zu}}", items)
+							   : snprintf(reply, sizeof(reply), "{}");
+			if (write(fd, reply, (size_t)r + 1) < 0)
+				_exit(1);
+			memmove(buf, buf + len, n - len);
+			n -= len;
+		}
+	}
+}
+
+int main(void)
+{
+	int sv[2];
+	struct acct_client *c = NULL;
+	struct acct_charge batch[3] = { { "gpu_memory", 1, NULL }, { "gpu_memory", -1, "/a" }, { "slots", 7, NULL } };
+	size_t applied = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return 1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		serve(sv[1]);
+	}
+	close(sv[1]);
+	if (acct_client_new_from_fd(sv[0], &c) < 0)
+		return 1;
+	if (acct_client_charge(c, "gpu_memory", 4096, NULL, ACCT_CHARGE_SYNC) != 0)
+		return 2;
+	if (acct_client_charge_batch(c, batch, 3, &applied) != 0 || applied != 3)
+		return 3;
+	if (acct_client_charge(c, "", 1, NULL, 0) != -EINVAL)
+		return 4;
+	struct acct_charge_slot *slot = NULL;
+	/* The fake acctd sends no descriptor: a reply without one is refused. */
+	if (acct_client_open_slot(c, "gpu_memory", NULL, &slot) != -EBADMSG || slot)
+		return 5;
+	acct_charge_slot_close(NULL);
+	acct_client_free(c);
+	int status;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return 6;
+	puts("charged");
+	return 0;
+}
+"""
+
+
+def main(argv):
+    build, source = argv[1], argv[2]
+    pkg_config = shutil.which("pkg-config")
+    cc = os.environ.get("CC_FOR_TEST") or shutil.which("cc") or shutil.which("gcc")
+    if not pkg_config or not cc:
+        print("SKIP: pkg-config or a C compiler not found")
+        return 77
+    pc = os.path.join(build, "meson-private", "acct-client.pc")
+    lib = os.path.join(build, "lib", "client", "libacct-client.so")
+    if not os.path.exists(pc) or not os.path.exists(lib):
+        print("SKIP: %s or %s was not built" % (pc, lib))
+        return 77
+    with tempfile.TemporaryDirectory() as prefix:
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pc))
+        var = ["--define-variable=prefix=" + prefix]
+        libdir = subprocess.run([pkg_config] + var + ["--variable=libdir", "acct-client"], env=env, check=True,
+                                capture_output=True, text=True).stdout.strip()
+        includedir = subprocess.run([pkg_config] + var + ["--variable=includedir", "acct-client"], env=env,
+                                    check=True, capture_output=True, text=True).stdout.strip()
+        # As meson install lays them out: the header under includedir/acctd,
+        # the library with its soname links under libdir.
+        os.makedirs(os.path.join(includedir, "acctd"))
+        shutil.copy(os.path.join(source, "lib", "client", "acct-client.h"), os.path.join(includedir, "acctd"))
+        os.makedirs(libdir)
+        real = os.path.realpath(lib)
+        shutil.copy(real, libdir)
+        for link in ("libacct-client.so", "libacct-client.so.0"):
+            os.symlink(os.path.basename(real), os.path.join(libdir, link))
+        flags = subprocess.run([pkg_config] + var + ["--cflags", "--libs", "acct-client"], env=env, check=True,
+                               capture_output=True, text=True).stdout.split()
+        src = os.path.join(prefix, "charge.c")
+        exe = os.path.join(prefix, "charge")
+        with open(src, "w") as f:
+            f.write(PROGRAM)
+        p = subprocess.run([cc, "-std=gnu11", "-Wall", "-Werror", src, "-o", exe] + flags, capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            print("compiling with %s failed:\n%s" % (" ".join(flags), p.stderr))
+            return 1
+        p = subprocess.run([exe], env=dict(os.environ, LD_LIBRARY_PATH=libdir), capture_output=True, text=True,
+                           timeout=60)
+        if p.returncode != 0 or p.stdout.strip() != "charged":
+            print("the program failed with %d: %s%s" % (p.returncode, p.stdout, p.stderr))
+            return 1
+        # Its charging calls bind to the new version node.
+        out = subprocess.run(["readelf", "--dyn-syms", "-W", exe], capture_output=True, text=True).stdout
+        errors = []
+        for symbol in ("acct_client_charge", "acct_client_charge_batch", "acct_client_open_slot",
+                       "acct_charge_slot_close"):
+            if not re.search(r"\s%s@ACCT_CLIENT_1\b" % symbol, out):
+                errors.append("%s is not bound to ACCT_CLIENT_1 in the program" % symbol)
+        if not re.search(r"\sacct_client_new_from_fd@ACCT_CLIENT_0\b", out):
+            errors.append("acct_client_new_from_fd is not bound to ACCT_CLIENT_0")
+        for e in errors:
+            print(e)
+        print("built with: %s" % " ".join(flags))
+        return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
