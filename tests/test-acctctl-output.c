@@ -90,38 +90,69 @@ int __wrap_call_once(const char *method, struct json_object *params, struct acct
 	return EXIT_OK;
 }
 
-/* Run verb(args) with stdout in a file; returns its status, the text in
- * *ret_text. */
-static int run(int (*verb)(char **), char **args, char **ret_text)
+/* Start sending fd to a temporary file; returns the fd's old file. */
+static int capture_begin(int fd, FILE **ret_f)
 {
-	FILE *f = tmpfile();
-	int saved, r;
+	int saved;
+
+	*ret_f = tmpfile();
+	assert_non_null(*ret_f);
+	saved = dup(fd);
+	assert_true(saved >= 0);
+	assert_true(dup2(fileno(*ret_f), fd) >= 0);
+	return saved;
+}
+
+/* Give fd its old file back; returns what was written to it. */
+static char *capture_end(int fd, int saved, FILE *f)
+{
+	char *text;
 	long size;
 
-	assert_non_null(f);
-	fflush(stdout);
-	saved = dup(STDOUT_FILENO);
-	assert_true(saved >= 0);
-	assert_true(dup2(fileno(f), STDOUT_FILENO) >= 0);
-	r = verb(args);
-	fflush(stdout);
-	assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+	assert_true(dup2(saved, fd) >= 0);
 	close(saved);
 	size = ftell(f);
 	assert_true(size >= 0);
-	*ret_text = calloc(1, (size_t)size + 1);
-	assert_non_null(*ret_text);
+	text = calloc(1, (size_t)size + 1);
+	assert_non_null(text);
 	rewind(f);
-	assert_int_equal(fread(*ret_text, 1, (size_t)size, f), (size_t)size);
+	assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
 	fclose(f);
+	return text;
+}
+
+/* Run verb(args) with stdout and stderr in files; returns its status, the
+ * texts in *ret_text and (when not NULL) *ret_err. */
+static int run2(int (*verb)(char **), char **args, char **ret_text, char **ret_err)
+{
+	FILE *out, *err;
+	int saved_out, saved_err, r;
+
+	fflush(stdout);
+	fflush(stderr);
+	saved_out = capture_begin(STDOUT_FILENO, &out);
+	saved_err = capture_begin(STDERR_FILENO, &err);
+	r = verb(args);
+	fflush(stdout);
+	fflush(stderr);
+	*ret_text = capture_end(STDOUT_FILENO, saved_out, out);
+	if (ret_err)
+		*ret_err = capture_end(STDERR_FILENO, saved_err, err);
+	else
+		free(capture_end(STDERR_FILENO, saved_err, err));
 	return r;
+}
+
+static int run(int (*verb)(char **), char **args, char **ret_text)
+{
+	return run2(verb, args, ret_text, NULL);
 }
 
 /* Whether text holds want; prints both when not. */
 static void assert_has(const char *text, const char *want)
 {
 	if (!strstr(text, want)) {
-		print_error("missing: \"%s\"\nin:\n%s\n", want, text);
+		fprintf(stderr, "missing: \"%s\"\nin:\n%s\n", want, text);
 		fail();
 	}
 }
@@ -129,7 +160,7 @@ static void assert_has(const char *text, const char *want)
 static void assert_lacks(const char *text, const char *want)
 {
 	if (strstr(text, want)) {
-		print_error("unexpected: \"%s\"\nin:\n%s\n", want, text);
+		fprintf(stderr, "unexpected: \"%s\"\nin:\n%s\n", want, text);
 		fail();
 	}
 }
@@ -487,6 +518,139 @@ static void test_usage_calls(void **state)
 	free(text);
 }
 
+/* ---- show ---- */
+
+/* A live cgroup with every part show prints. */
+#define SHOW_CGROUP                                                                                             \
+	"{\"cgroup\":{\"path\":\"/svc\",\"state\":\"live\",\"populated\":true,\"hierarchies\":[\"unified\"],"   \
+	"\"depth\":1,\"sample_errors\":2,"                                                                      \
+	"\"cpu_rate_cores\":{\"rate\":{\"value\":0.5},\"avg1\":0.25,\"avg5\":0.125,\"avg15\":1},"               \
+	"\"load\":{\"avg1\":1.5,\"avg5\":0.5,\"avg15\":0.25,\"age_us\":2000000,\"warming\":[\"avg15\",\"avg5\"]," \
+	"\"covered_us\":190000000},"                                                                            \
+	"\"io\":{\"rate\":{\"read_bytes\":1023.6,\"write_bytes\":1023.5,\"write_ios\":0.5,\"age_us\":3000000},"  \
+	"\"devices\":[{\"device\":\"8:0\",\"name\":\"sda\",\"read_bytes\":4096,\"write_bytes\":8192,"           \
+	"\"read_ios\":3,\"write_ios\":4,\"discard_ios\":1}]},"                                                  \
+	"\"values\":{\"memory.custom\":{\"value\":7,\"bound\":0,\"age_us\":1000000},"                           \
+	"\"memory\":{\"value\":3145728,\"bound\":1,\"age_us\":1500000,\"motion_per_s\":1.0},"                   \
+	"\"cpu.usage\":{\"value\":5000000,\"bound\":7000000,\"kernel_bound\":2000000,\"age_us\":0,\"fresh\":true}," \
+	"\"tasks\":{\"value\":0,\"bound\":-1}},"                                                                \
+	"\"pressure\":{\"cpu\":{\"some\":{\"avg10\":1.5,\"avg60\":2.5,\"avg300\":3.5,\"total_us\":{\"value\":60000000}}," \
+	"\"full\":{\"avg10\":0.25,\"avg60\":0.5,\"avg300\":0.75}},\"io\":{\"some\":{\"avg10\":9}}},"               \
+	"\"numa\":[{\"node\":0,\"value\":2048,\"bound\":0,\"age_us\":0},{\"node\":1,\"value\":4096,\"bound\":512,\"age_us\":1000000}]," \
+	"\"memory_stat\":{\"anon\":2048,\"pgfault\":2048,\"total_pgmajfault\":4096,\"total_rss\":4096},"          \
+	"\"memory_stat_age_us\":4000000}}"
+
+static void test_show(void **state)
+{
+	char *args[] = { "/svc", NULL }, *text;
+
+	(void)state;
+	answers[0] = SHOW_CGROUP;
+	assert_int_equal(run(verb_show, args, &text), EXIT_OK);
+	assert_int_equal(nsent, 1);
+	assert_string_equal(sent[0], "Get {\"cgroup\":\"\\/svc\"}");
+	/* the fields; a rate without an age says none */
+	assert_has(text, "/svc\n"
+			 "          State: live, populated\n"
+			 "    Hierarchies: unified\n"
+			 "          Depth: 1\n"
+			 "  Sample errors: 2\n"
+			 "       CPU rate: 0.50 cores now; 0.25, 0.12, 1.00 over 1, 5, 15 min\n"
+			 "           Load: 1.50, 0.50, 0.25 over 1, 5, 15 min, age 2.0s; 5 and 15 min warming up "
+			 "(fed 3min 10s, from 0: low until then)\n"
+			 "       I/O rate: read 1.0K/s (0.0 ops/s), written 1.0K/s (0.5 ops/s), age 3.0s\n");
+	/* the values: known ones in their order, then the others; a bound of
+	 * 1 is one, a negative one none */
+	assert_has(text, "QUANTITY       VALUE  BOUND   AGE    EXACT\n"
+			 "memory          3.0M  +-1B   1.5s  3145728\n"
+			 "cpu.usage         5s  +-7s   0.0s  5000000\n"
+			 "tasks              0            -        0\n"
+			 "memory.custom      7         1.0s        7\n");
+	/* memory moved about 1.5 B (rounded: 2B) at 1 B/s; CPU read fresh, age 0 */
+	assert_has(text, "\nmemory: may have moved by about 2B since (estimate from the last passes: 1B/s x 1.5s)\n"
+			 "cpu.usage: read fresh for this call (age 0.0s); its bound is the kernel's only\n");
+	/* the bound larger than its value; not the negative one */
+	assert_has(text, "\nBounds larger than their values:\n"
+			 "  cpu.usage 5s +-7s: +-2s of it the kernel's, +-5s acctd's batching\n"
+			 "The kernel's part");
+	assert_lacks(text, "  tasks ");
+	/* pressure: some and full, "-" where a line is missing */
+	assert_has(text, "PRESSURE  SOME10  SOME60  SOME300  SOME-TOTAL  FULL10  FULL60  FULL300  FULL-TOTAL\n"
+			 "cpu        1.50%   2.50%    3.50%     1min 0s   0.25%   0.50%    0.75%           -\n"
+			 "io         9.00%   0.00%    0.00%           -       -       -        -           -\n");
+	assert_has(text, "DEVICE  NAME  READ  WRITTEN  READS  WRITES  DISCARDED  DISCARDS\n"
+			 "8:0     sda   4.0K     8.0K      3       4          -         1\n");
+	/* per node: a bound of 0 is none, an age of 0 is one */
+	assert_has(text, "NODE  MEMORY  BOUND    AGE\n"
+			 "   0    2.0K          0.0s\n"
+			 "   1    4.0K  +-512B  1.0s\n");
+	/* memory.stat: counts as numbers (total_ of v1 too), the rest bytes */
+	assert_has(text, "memory.stat read 4.0s ago:\n"
+			 "MEMORY.STAT       VALUE  EXACT\n"
+			 "anon               2.0K   2048\n"
+			 "pgfault            2048   2048\n"
+			 "total_pgmajfault   4096   4096\n"
+			 "total_rss          4.0K   4096\n");
+	assert_lacks(text, "Not read fresh");
+	free(text);
+}
+
+static void test_show_dead_and_missing(void **state)
+{
+	char *args[] = { "/gone", NULL }, *text, *err;
+
+	(void)state;
+	/* a tombstone's last values, not final; no values at all; unknown and
+	 * empty parts shown as none */
+	answers[0] = "{\"cgroup\":{\"path\":\"/gone\",\"state\":\"dead\",\"dead_for_us\":5000000,\"final\":false,"
+		     "\"final_reason\":\"removed between passes\",\"load\":{\"warming\":[\"avg60\"]},"
+		     "\"io\":{\"devices\":[]},\"numa\":[]},\"not_fresh\":\"dead\"}";
+	assert_int_equal(run(verb_show, args, &text), EXIT_OK);
+	assert_has(text, "          State: dead: removed 5.0s ago; its last values, not final (removed between "
+			 "passes)\n");
+	assert_has(text, "       CPU rate: -\n"
+			 "           Load: 0.00, 0.00, 0.00 over 1, 5, 15 min\n"
+			 "       I/O rate: -\n"
+			 "\nQUANTITY  VALUE  BOUND  AGE  EXACT\n\nNot read fresh: dead\n");
+	assert_lacks(text, "warming");
+	assert_lacks(text, "DEVICE");
+	assert_lacks(text, "NODE");
+	assert_lacks(text, "may have moved");
+	assert_has(text, "\nNot read fresh: dead\n");
+	free(text);
+
+	/* final values; an I/O without a rate, devices that are no array;
+	 * values that are no object */
+	calls_reset();
+	answers[0] = "{\"cgroup\":{\"path\":\"/gone\",\"state\":\"dead\",\"dead_for_us\":5000000,\"final\":true,"
+		     "\"io\":{\"devices\":{\"8:0\":1}},\"values\":5,\"pressure\":{},\"memory\":{\"value\":1}}}";
+	assert_int_equal(run(verb_show, args, &text), EXIT_OK);
+	assert_has(text, "          State: dead: removed 5.0s ago; these are its final values\n");
+	assert_has(text, "       I/O rate: -\n");
+	assert_lacks(text, "PRESSURE");
+	assert_lacks(text, "DEVICE");
+	free(text);
+
+	/* a reply without a cgroup: acctd's reply is wrong */
+	calls_reset();
+	answers[0] = "{\"other\":1}";
+	assert_int_equal(run2(verb_show, args, &text, &err), EXIT_FAIL);
+	assert_string_equal(text, "");
+	assert_string_equal(err, "acctd sent a reply that is not a valid varlink message.\n");
+	free(text);
+	free(err);
+
+	/* --json: the cgroup as it came; --precise asks for it */
+	calls_reset();
+	arg_json = JSON_SHORT;
+	arg_precise = true;
+	answers[0] = "{\"cgroup\":{\"path\":\"/gone\",\"state\":\"dead\"},\"not_fresh\":\"dead\"}";
+	assert_int_equal(run(verb_show, args, &text), EXIT_OK);
+	assert_string_equal(sent[0], "Get {\"cgroup\":\"\\/gone\",\"precise\":true}");
+	assert_string_equal(text, "{\"path\":\"/gone\",\"state\":\"dead\"}\n");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +660,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_usage_gaps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_dates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_show, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_show_dead_and_missing, setup, teardown),
 	};
 
 	/* the tables' times in a zone every host has */
