@@ -2185,6 +2185,226 @@ static void test_allocation_failures(void **state)
 	failure_sweep(f->db, FAIL_ALLOCATION);
 }
 
+/* The queries (usage, grouped usage, gaps, a series) as text, or the
+ * error of the one that failed. */
+static int query_digest(struct history_store *s, int which, char **ret)
+{
+	char *err = NULL, *text = NULL;
+	size_t size = 0;
+	FILE *fp = open_memstream(&text, &size);
+	int n = 0;
+
+	assert_non_null(fp);
+	if (which <= 1) {
+		struct history_usage_query q = { .since_us = T0, .until_us = T1 + 3 * IV, .prefix = "/", .depth = -1,
+						 .include_removed = true, .group_level = which, .cpus = 1 };
+		struct history_usage *u = NULL;
+		n = history_store_usage(s, &q, &u, &err);
+		for (int i = 0; i < n; i++)
+			fprintf(fp, "%s lives %u below %u cpu %" PRId64 " +-%" PRId64 "%s mem %.0f recorded %" PRIu64 "\n",
+				u[i].path, u[i].lives, u[i].subtree_paths, u[i].cpu_usec, u[i].cpu_usec_bound,
+				u[i].cpu_clipped ? "*" : "", u[i].memory_byte_seconds, u[i].recorded_us);
+		if (n > 0)
+			history_usage_array_free(u, (size_t)n);
+	} else if (which == 2) {
+		struct history_gap *g = NULL;
+		n = history_store_gaps(s, T0, T1 + 3 * IV, &g, &err);
+		for (int i = 0; i < n; i++)
+			fprintf(fp, "gap %" PRIu64 " %" PRIu64 "\n", g[i].from_us, g[i].to_us);
+		free(g);
+	} else {
+		struct history_step *steps = NULL;
+		n = history_store_series(s, "/burner", T0, T1 + 3 * IV, IV, &steps, &err);
+		for (int i = 0; i < n; i++)
+			fprintf(fp, "%" PRIu64 " %" PRIu64 " %.3f %.0f\n", steps[i].t_us, steps[i].covered_us,
+				steps[i].cpu_cores, steps[i].memory_mean_bytes);
+		free(steps);
+	}
+	free(err);
+	assert_int_equal(fclose(fp), 0);
+	if (n < 0) {
+		free(text);
+		return n;
+	}
+	*ret = text;
+	return 0;
+}
+
+/* Each statement, then each allocation, of each query fails in turn: the
+ * query fails with that error (-ENOSPC: a full disk's; -ENOMEM), and
+ * without failure answers what it answers on its own. Over two boots (a
+ * gap), a group with paths below it that sorts after the middle of the
+ * groups before it (/a, /burner, /g), and more paths than the first
+ * allocation of the answer holds (64). */
+static void test_query_failures(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	struct history_sample many[80];
+	char paths[80][16];
+
+	for (int i = 0; i < 80; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "/g/p%02d", i);
+		many[i] = sample(paths[i], 100 + (uint64_t)i, i, 4096);
+	}
+	record_three(s, 3);
+	xrecord(s, T0 + 2 * IV, many, 80);
+	history_store_close(s, T0 + 2 * IV);
+	s = xopen(f->db, BOOT2, T1, &no_limits, NULL);
+	for (unsigned i = 0; i < 3; i++) {
+		struct history_sample smp[] = { sample("/burner", 31, burner_cpu(T1 + i * IV), 4096),
+						sample("/g", 32, 100 + i, 8192), sample("/g/x", 33, 50 + i, 4096),
+						sample("/g/x/y", 34, 20, 4096), sample("/a", 35, 1, 4096) };
+		xrecord(s, T1 + i * IV, smp, ELEMENTSOF(smp));
+	}
+	for (int which = 0; which < 4; which++) {
+		char *want = NULL;
+		assert_int_equal(query_digest(s, which, &want), 0);
+		if (which == 0)
+			assert_non_null(strstr(want, "/g/p79 lives 1 below 0 cpu 79 +-0 mem"));
+		if (which == 1)
+			assert_non_null(strstr(want, "/g lives 1 below 82 cpu"));
+		for (int kind = FAIL_STATEMENT; kind <= FAIL_ALLOCATION; kind++) {
+			int n;
+			for (n = 0; n < 1000; n++) {
+				char *got = NULL;
+				stmt_failed = false;
+				if (kind == FAIL_STATEMENT)
+					stmt_fail_after = n;
+				else
+					alloc_fail_after((unsigned)n);
+				int r = query_digest(s, which, &got);
+				bool hit = failed_now(kind);
+				stmt_fail_after = -1;
+				alloc_fail_off();
+				if (!hit) {
+					assert_int_equal(r, 0);
+					assert_string_equal(got, want);
+					free(got);
+					break;
+				}
+				if (r != (kind == FAIL_STATEMENT ? -ENOSPC : -ENOMEM))
+					fail_msg("query %d: %s %d failed, the query gave %d", which,
+						 kind == FAIL_STATEMENT ? "statement" : "allocation", n, r);
+			}
+			assert_true(n > 0 && n < 1000);
+		}
+		free(want);
+	}
+	history_store_close(s, T1 + 3 * IV);
+}
+
+/* The window's checks: an empty or reversed one is refused; a CPU total
+ * the CPUs allow is neither cut nor marked; the CPU limit over no answer
+ * (a known path, none in the window) is none; a series of more than
+ * 100,000 steps is refused. */
+static void test_query_windows(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	struct history_usage *u = NULL;
+	struct history_step *steps = NULL;
+	char *err = NULL;
+
+	record_three(s, 4);
+	struct history_usage_query q = { .since_us = T0 + IV, .until_us = T0 + IV, .prefix = "/", .depth = -1 };
+	assert_int_equal(history_store_usage(s, &q, &u, &err), -EINVAL);
+	q.until_us = T0;
+	assert_int_equal(history_store_usage(s, &q, &u, &err), -EINVAL);
+	/* the burner's 0.5 cores over 30 s: 15 s of CPU, exact, under 1 CPU x 30 s */
+	q.since_us = T0;
+	q.until_us = T0 + 3 * IV + 1;
+	q.cpus = 1;
+	q.prefix = "/burner";
+	assert_int_equal(history_store_usage(s, &q, &u, &err), 1);
+	assert_int_equal(u[0].cpu_usec, burner_cpu(T0 + 3 * IV));
+	assert_int_equal(u[0].cpu_usec_bound, 0);
+	assert_false(u[0].cpu_clipped);
+	history_usage_array_free(u, 1);
+	/* a microsecond: the smallest window */
+	q.until_us = T0 + 1;
+	assert_int_equal(history_store_usage(s, &q, &u, &err), 1);
+	history_usage_array_free(u, 1);
+	u = NULL;
+	q.since_us = T0 - 100 * SEC;
+	q.until_us = T0 - 50 * SEC;
+	assert_int_equal(history_store_usage(s, &q, &u, &err), 0);
+	free(u);
+	u = NULL;
+	q.prefix = "/";
+	assert_int_equal(history_store_usage(s, &q, &u, &err), 0);
+	free(u);
+
+	assert_int_equal(history_store_series(s, "/burner", T0, T0, IV, &steps, &err), -EINVAL);
+	assert_int_equal(history_store_series(s, "/burner", T0, T0 + IV, 0, &steps, &err), -EINVAL);
+	assert_int_equal(history_store_series(s, "/burner", T0, T0 + 100000, 1, &steps, &err), 100000);
+	free(steps);
+	assert_int_equal(history_store_series(s, "/burner", T0, T0 + 100001, 1, &steps, &err), -E2BIG);
+	free(err);
+	history_store_close(s, T0 + 3 * IV);
+}
+
+/* A series of a cgroup with CPU and both I/O counters, each moving
+ * steadily (0.5 cores, 1,000 B/s read, 2,000 B/s written), over a window
+ * that ends between two recordings: every step has each rate, the last
+ * ones too (the increase to the recording after the window began inside
+ * it), and memory held at its one value. */
+static void test_series_rates(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	struct history_step *steps = NULL;
+	char *err = NULL;
+
+	for (unsigned i = 0; i < 4; i++) {
+		uint64_t t = T0 + i * IV;
+		struct history_sample smp = sample("/io", 51, burner_cpu(t), 4096);
+		smp.v.io_read_bytes = (int64_t)((t - T0) / 1000);
+		smp.v.io_write_bytes = (int64_t)((t - T0) / 500);
+		xrecord(s, t, &smp, 1);
+	}
+	int n = history_store_series(s, "/io", T0, T0 + 25 * SEC, 5 * SEC, &steps, &err);
+	assert_int_equal(n, 5);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(steps[i].t_us, T0 + (uint64_t)i * 5 * SEC);
+		assert_int_equal(steps[i].covered_us, 5 * SEC);
+		if (fabs(steps[i].cpu_cores - 0.5) > 1e-9 || fabs(steps[i].io_read_bytes_per_s - 1000) > 1e-6 ||
+		    fabs(steps[i].io_write_bytes_per_s - 2000) > 1e-6 || steps[i].memory_mean_bytes != 4096 ||
+		    steps[i].memory_min_bytes != 4096 || steps[i].memory_max_bytes != 4096)
+			fail_msg("step %d: cpu %f read %f write %f mem %f", i, steps[i].cpu_cores,
+				 steps[i].io_read_bytes_per_s, steps[i].io_write_bytes_per_s, steps[i].memory_mean_bytes);
+	}
+	free(steps);
+	free(err);
+	history_store_close(s, T0 + 3 * IV);
+}
+
+/* Gaps: none in a window that ends where a run's recording ends, though a
+ * later run starts after it; the time between two runs is one. */
+static void test_gaps_at_run_end(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	struct history_gap *g = NULL;
+	char *err = NULL;
+
+	record_three(s, 3);
+	history_store_close(s, T0 + 2 * IV);
+	s = xopen(f->db, BOOT2, T1, &no_limits, NULL);
+	record_three(s, 0);
+	struct history_sample smp = sample("/burner", 41, 5, 4096);
+	xrecord(s, T1, &smp, 1);
+	assert_int_equal(history_store_gaps(s, T0, T0 + 2 * IV, &g, &err), 0);
+	free(g);
+	g = NULL;
+	assert_int_equal(history_store_gaps(s, T0, T1, &g, &err), 1);
+	assert_int_equal(g[0].from_us, T0 + 2 * IV);
+	assert_int_equal(g[0].to_us, T1);
+	free(g);
+	free(err);
+	history_store_close(s, T1);
+}
+
 /* A life of this boot's last run that is gone when acctd starts again
  * (removed while it was down) ends where that run ended, the last time it
  * was known to exist. */
@@ -2266,6 +2486,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_statement_failures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_query_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_query_windows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gaps_at_run_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_rates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_while_down_ends_at_last_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only_store_refuses, setup, teardown),
 	};

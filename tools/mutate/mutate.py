@@ -529,6 +529,12 @@ class Workspace:
             # tests must catch. No slow tests, no man pages: not run here.
             subprocess.run(["meson", "setup", self.build, "-Dslow_tests=false", "-Dman=disabled"],
                            cwd=self.tree, check=True, stdout=None if self.verbose else subprocess.DEVNULL)
+        else:
+            # A meson.build that changed since (a new test) is read again
+            # now: the introspection below would otherwise describe the old
+            # build, without the new test or its sources.
+            subprocess.run(["ninja", "-C", self.build, "build.ninja"], check=True,
+                           stdout=None if self.verbose else subprocess.DEVNULL)
         with open(os.path.join(self.build, "compile_commands.json")) as fh:
             cc = json.load(fh)
         self.objects = {}
