@@ -140,6 +140,9 @@ enum value_kind {
 	V_FAMILIES,  /* metrics family words, comma or blank separated (acct_metrics_families_apply()) */
 	V_COLLECTOR, /* auto, bpf or files (enum acct_collector_mode) */
 	V_REMOVALS,  /* auto, each or summary (enum acct_removal_log) */
+	V_UNIT,      /* bytes, count or seconds (enum acct_resource_unit) */
+	V_ON_REMOVAL, /* release or reparent (enum acct_resource_removal) */
+	V_BUDGET,    /* a quantity in a resource's unit, kept as text until the unit is known */
 };
 
 /* How a numeric value is stored; it also caps the range. */
@@ -241,6 +244,13 @@ static const struct key_desc keys[] = {
 	KEY("history", "max_size", V_SIZE, S_U64, history_max_size, 0, UINT64_MAX),
 };
 
+#define RESOURCE_PREFIX "resource."
+
+static bool is_resource_section(const char *section)
+{
+	return strncmp(section, RESOURCE_PREFIX, strlen(RESOURCE_PREFIX)) == 0;
+}
+
 static const struct key_desc *key_find(const char *section, const char *name)
 {
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
@@ -251,10 +261,112 @@ static const struct key_desc *key_find(const char *section, const char *name)
 
 static bool section_known(const char *section)
 {
+	if (is_resource_section(section))
+		return true; /* the NAME is checked where the header is read */
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
 		if (strcmp(keys[i].section, section) == 0)
 			return true;
 	return false;
+}
+
+/* The keys of a [resource.NAME] section (docs/charges.md), in the order they
+ * are documented and dumped; fields of struct acct_resource_config. The
+ * section is "resource" here and "resource.NAME" in a file. */
+#define RKEY(nm, k, field)                                                                   \
+	{                                                                                    \
+		.section = "resource", .name = nm, .kind = k, .store = S_NONE,               \
+		.offset = offsetof(struct acct_resource_config, field),                      \
+	}
+static const struct key_desc resource_keys[] = {
+	RKEY("unit", V_UNIT, unit),
+	RKEY("budget", V_BUDGET, budget_text),
+	RKEY("on_removal", V_ON_REMOVAL, on_removal),
+	RKEY("release_on_exit", V_BOOL, release_on_exit),
+	RKEY("averages", V_BOOL, averages),
+	RKEY("ram", V_BOOL, ram),
+};
+
+static const char *const resource_unit_names[_ACCT_RESOURCE_UNIT_MAX] = {
+	[ACCT_RESOURCE_COUNT] = "count",
+	[ACCT_RESOURCE_BYTES] = "bytes",
+	[ACCT_RESOURCE_SECONDS] = "seconds",
+};
+
+static const char *const resource_removal_names[_ACCT_REMOVAL_MAX] = {
+	[ACCT_REMOVAL_RELEASE] = "release",
+	[ACCT_REMOVAL_REPARENT] = "reparent",
+};
+
+const char *acct_resource_unit_to_string(enum acct_resource_unit u)
+{
+	return (unsigned)u < _ACCT_RESOURCE_UNIT_MAX ? resource_unit_names[u] : NULL;
+}
+
+const char *acct_resource_removal_to_string(enum acct_resource_removal r)
+{
+	return (unsigned)r < _ACCT_REMOVAL_MAX ? resource_removal_names[r] : NULL;
+}
+
+static int name_index(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+bool acct_resource_name_valid(const char *name)
+{
+	size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_");
+
+	return n > 0 && n <= ACCT_RESOURCE_NAME_MAX && name[n] == '\0';
+}
+
+static const struct key_desc *resource_key_find(const char *name)
+{
+	for (size_t i = 0; i < ELEMENTSOF(resource_keys); i++)
+		if (strcmp(resource_keys[i].name, name) == 0)
+			return &resource_keys[i];
+	return NULL;
+}
+
+const struct acct_resource_config *acct_config_resource(const struct acct_config *c, const char *name)
+{
+	for (size_t i = 0; c && i < c->nr_resources; i++)
+		if (strcmp(c->resources[i].name, name) == 0)
+			return &c->resources[i];
+	return NULL;
+}
+
+/* The resource `name`, added with its defaults when it is new. Returns 0,
+ * -E2BIG beyond ACCT_RESOURCES_MAX or -ENOMEM. */
+static int resource_get(struct acct_config *c, const char *name, struct acct_resource_config **ret)
+{
+	struct acct_resource_config *v;
+
+	for (size_t i = 0; i < c->nr_resources; i++)
+		if (strcmp(c->resources[i].name, name) == 0) {
+			*ret = &c->resources[i];
+			return 0;
+		}
+	if (c->nr_resources >= ACCT_RESOURCES_MAX)
+		return -E2BIG;
+	v = reallocarray(c->resources, c->nr_resources + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	c->resources = v;
+	v[c->nr_resources] = (struct acct_resource_config){ .name = strdup(name) };
+	if (!v[c->nr_resources].name)
+		return -ENOMEM;
+	*ret = &v[c->nr_resources++];
+	return 0;
+}
+
+static void resource_config_done(struct acct_resource_config *r)
+{
+	free(r->name);
+	free(r->budget_text);
+	free(r->budget_origin);
 }
 
 /* ---- hints for unknown names ("did you mean ...?") ------------------------ */
@@ -302,12 +414,14 @@ static const char *key_hint(const char *section, const char *name, char buf[stat
 	return buf;
 }
 
-static void *field(struct acct_config *c, const struct key_desc *k)
+/* A key's field in its structure: struct acct_config, or struct
+ * acct_resource_config for resource_keys[]. */
+static void *field(void *c, const struct key_desc *k)
 {
 	return (char *)c + k->offset;
 }
 
-static const void *field_const(const struct acct_config *c, const struct key_desc *k)
+static const void *field_const(const void *c, const struct key_desc *k)
 {
 	return (const char *)c + k->offset;
 }
@@ -324,7 +438,7 @@ static uint64_t store_max(enum store s)
 	}
 }
 
-static uint64_t get_number(const struct acct_config *c, const struct key_desc *k)
+static uint64_t get_number(const void *c, const struct key_desc *k)
 {
 	const void *p = field_const(c, k);
 
@@ -338,7 +452,7 @@ static uint64_t get_number(const struct acct_config *c, const struct key_desc *k
 	}
 }
 
-static void set_number(struct acct_config *c, const struct key_desc *k, uint64_t v)
+static void set_number(void *c, const struct key_desc *k, uint64_t v)
 {
 	void *p = field(c, k);
 
@@ -388,6 +502,12 @@ static const char *kind_noun(enum value_kind kind)
 		return "a collector";
 	case V_REMOVALS:
 		return "auto, each or summary";
+	case V_UNIT:
+		return "bytes, count or seconds";
+	case V_ON_REMOVAL:
+		return "release or reparent";
+	case V_BUDGET:
+		return "a budget";
 	case V_ROOT:
 	case V_SOCKET:
 		return "an absolute path";
@@ -462,6 +582,12 @@ static char *syntax_reason(const struct key_desc *k, const char *value)
 	case V_REMOVALS:
 		r = asprintf(&s, "invalid value '%s' (expected auto, each or summary)", value);
 		break;
+	case V_UNIT:
+		r = asprintf(&s, "invalid unit '%s' (expected bytes, count or seconds)", value);
+		break;
+	case V_ON_REMOVAL:
+		r = asprintf(&s, "invalid value '%s' (expected release or reparent)", value);
+		break;
 	default:
 		r = asprintf(&s, "invalid value '%s'", value);
 		break;
@@ -494,7 +620,7 @@ static bool valid_group(const char *g)
 
 /* Parse `value` for key `k` and store it in `c`. On failure `c` is unchanged
  * and *ret_reason says why (NULL on ENOMEM). */
-static int apply_value(struct acct_config *c, const struct key_desc *k, const char *value,
+static int apply_value(void *c, const struct key_desc *k, const char *value,
 		       char **ret_reason)
 {
 	_cleanup_free_ char *v = NULL;
@@ -599,6 +725,29 @@ static int apply_value(struct acct_config *c, const struct key_desc *k, const ch
 			return *ret_reason ? -EINVAL : -ENOMEM;
 		}
 		*(enum acct_removal_log *)field(c, k) = (enum acct_removal_log)m;
+		return 0;
+	}
+	case V_UNIT:
+	case V_ON_REMOVAL: {
+		int m = k->kind == V_UNIT ? name_index(resource_unit_names, ELEMENTSOF(resource_unit_names), v)
+					  : name_index(resource_removal_names, ELEMENTSOF(resource_removal_names), v);
+
+		if (m < 0) {
+			*ret_reason = syntax_reason(k, v);
+			return *ret_reason ? -EINVAL : -ENOMEM;
+		}
+		if (k->kind == V_UNIT)
+			*(enum acct_resource_unit *)field(c, k) = (enum acct_resource_unit)m;
+		else
+			*(enum acct_resource_removal *)field(c, k) = (enum acct_resource_removal)m;
+		return 0;
+	}
+	case V_BUDGET: {
+		/* Parsed once the section's unit is known (resolve_resources()). */
+		char **p = field(c, k);
+
+		free(*p);
+		*p = TAKE_PTR(v);
 		return 0;
 	}
 	case V_ROOT:
@@ -884,6 +1033,9 @@ struct acct_config *acct_config_free(struct acct_config *c)
 	strv_free(c->metrics_exclude);
 	strv_free(c->metrics_families);
 	strv_free(c->sources);
+	for (size_t i = 0; i < c->nr_resources; i++)
+		resource_config_done(&c->resources[i]);
+	free(c->resources);
 	free(c);
 	return NULL;
 }
@@ -1016,7 +1168,33 @@ static char *parser_read(char *str, int num, void *stream)
 			*close = '\0';
 			char hint[HINT_BUF];
 
-			if (!section_known(s + 1) &&
+			if (is_resource_section(s + 1)) {
+				/* A resource is declared by its header, keys or none. */
+				const char *name = s + 1 + strlen(RESOURCE_PREFIX);
+				struct acct_resource_config *res;
+				char *msg = NULL;
+				int r;
+
+				if (!acct_resource_name_valid(name)) {
+					if (asprintf(&msg, "%s:%u: invalid resource name '%s' (expected 1 to %d of a-z, 0-9 and _)",
+						     p->path, p->line, name, ACCT_RESOURCE_NAME_MAX) < 0)
+						msg = NULL;
+					parser_fail(p, -EINVAL, msg);
+					return NULL;
+				}
+				r = resource_get(p->config, name, &res);
+				if (r == -E2BIG) {
+					if (asprintf(&msg, "%s:%u: too many resources (at most %d)", p->path, p->line,
+						     ACCT_RESOURCES_MAX) < 0)
+						msg = NULL;
+					parser_fail(p, -E2BIG, msg);
+					return NULL;
+				}
+				if (r < 0) {
+					parser_fail(p, r, NULL);
+					return NULL;
+				}
+			} else if (!section_known(s + 1) &&
 			    diag_warn(p->diag, "%s:%u: unknown section [%s], ignoring%s", p->path, p->line, s + 1,
 				      section_hint(s + 1, hint)) < 0) {
 				parser_fail(p, -ENOMEM, NULL);
@@ -1025,6 +1203,54 @@ static char *parser_read(char *str, int num, void *stream)
 		}
 	}
 	return str;
+}
+
+/* A key of [resource.NAME] (declared by its header: parser_read()). */
+static int parser_handle_resource(struct parser *p, const char *resource, const char *name, const char *value)
+{
+	_cleanup_free_ char *origin = NULL, *reason = NULL;
+	struct acct_resource_config *res;
+	const struct key_desc *k;
+	char *msg = NULL;
+	int r;
+
+	r = resource_get(p->config, resource, &res);
+	if (r < 0) {
+		parser_fail(p, r, NULL);
+		return 0;
+	}
+	if (asprintf(&origin, "%s:%u", p->path, p->line) < 0) {
+		origin = NULL;
+		parser_fail(p, -ENOMEM, NULL);
+		return 0;
+	}
+	k = resource_key_find(name);
+	if (!k) {
+		/* Strict, unlike the other sections: a misspelt key of a
+		 * resource would silently change what programs' charges mean. */
+		const char *names[ELEMENTSOF(resource_keys) + 1];
+		for (size_t i = 0; i < ELEMENTSOF(resource_keys); i++)
+			names[i] = resource_keys[i].name;
+		names[ELEMENTSOF(resource_keys)] = NULL;
+		const char *near = suggest_nearest(name, names);
+		if (asprintf(&msg, "%s: unknown key '%s' in section [%s%s]%s%s%s", origin, name, RESOURCE_PREFIX, resource,
+			     near ? " (did you mean '" : "", near ?: "", near ? "'?)" : "") < 0)
+			msg = NULL;
+		parser_fail(p, -EINVAL, msg);
+		return 0;
+	}
+	r = apply_value(res, k, value, &reason);
+	if (r < 0) {
+		if (!reason || asprintf(&msg, "%s: %s: %s", origin, k->name, reason) < 0)
+			msg = NULL;
+		parser_fail(p, r, msg);
+		return 0;
+	}
+	if (k->kind == V_BUDGET) {
+		free(res->budget_origin);
+		res->budget_origin = TAKE_PTR(origin);
+	}
+	return 1;
 }
 
 static int parser_handle(void *user, const char *section, const char *name, const char *value)
@@ -1040,6 +1266,8 @@ static int parser_handle(void *user, const char *section, const char *name, cons
 	_cleanup_free_ char *long_value = NULL;
 	if (strcmp(value, LONG_VALUE_MARK) == 0 && p->long_value)
 		value = long_value = TAKE_PTR(p->long_value);
+	if (is_resource_section(section))
+		return parser_handle_resource(p, section + strlen(RESOURCE_PREFIX), name, value);
 	k = key_find(section, name);
 	if (!k) {
 		char hint[HINT_BUF];
@@ -1278,6 +1506,54 @@ static int check_intervals(const struct acct_config *c, const struct load_state 
 			      blamed, slow, fast, other ? ", set at " : ", the default", other ?: "");
 }
 
+/* Parse each resource's budget in its unit, once every file is read (a
+ * section may give budget before unit, and a drop-in may change either), and
+ * check what depends on the unit. */
+static int resolve_resources(struct acct_config *c, struct acct_config_diag *diag)
+{
+	for (size_t i = 0; i < c->nr_resources; i++) {
+		struct acct_resource_config *res = &c->resources[i];
+		const char *origin = res->budget_origin ?: "configuration";
+		uint64_t n = 0;
+		int r;
+
+		if (res->ram && res->unit != ACCT_RESOURCE_BYTES)
+			return diag_set_error(diag, -EINVAL, "configuration: [resource.%s] ram: a RAM resource counts bytes (unit = bytes)",
+					      res->name);
+		if (!res->budget_text) {
+			res->budget = res->unit == ACCT_RESOURCE_BYTES	 ? c->bytes_budget
+				      : res->unit == ACCT_RESOURCE_SECONDS ? c->cpu_budget_us
+									   : c->tasks_budget;
+			continue;
+		}
+		switch (res->unit) {
+		case ACCT_RESOURCE_BYTES:
+			r = acct_parse_size(res->budget_text, &n);
+			if (r == -EINVAL)
+				return diag_set_error(diag, r, "%s: budget: invalid size '%s' (%s)", origin, res->budget_text,
+						      acct_size_refusal(res->budget_text));
+			break;
+		case ACCT_RESOURCE_SECONDS:
+			r = acct_parse_duration_us(res->budget_text, &n);
+			if (r == -EINVAL)
+				return diag_set_error(diag, r, "%s: budget: invalid duration '%s' (expected " ACCT_DURATION_SYNTAX ")",
+						      origin, res->budget_text);
+			break;
+		default:
+			r = acct_parse_uint64(res->budget_text, &n);
+			if (r == -EINVAL)
+				return diag_set_error(diag, r, "%s: budget: invalid number '%s' (expected an integer)", origin,
+						      res->budget_text);
+			break;
+		}
+		if (r < 0 || n > INT64_MAX)
+			return diag_set_error(diag, -ERANGE, "%s: budget: %s is out of range (too large)", origin,
+					      res->budget_text);
+		res->budget = (int64_t)n;
+	}
+	return 0;
+}
+
 /* The budgets against the host (budget-limits.h), once everything is read:
  * fast_interval takes part. The key refused is blamed where it was set. */
 static int check_budgets(const struct acct_config *c, const struct acct_host_limits *host,
@@ -1324,6 +1600,9 @@ int acct_config_load(const char *main_file, const char *dropin_dir, struct acct_
 			return r;
 	}
 	r = check_intervals(c, &st, diag);
+	if (r < 0)
+		return r;
+	r = resolve_resources(c, diag);
 	if (r < 0)
 		return r;
 	struct acct_host_limits host;
@@ -1380,7 +1659,7 @@ int acct_config_set(struct acct_config *c, const char *section, const char *key,
 
 /* The value of key `k` in `c` as the dump writes it (and a load reads it
  * back); "" for an empty one. Returns a malloc()ed string or NULL (ENOMEM). */
-static char *value_string(const struct acct_config *c, const struct key_desc *k)
+static char *value_string(const void *c, const struct key_desc *k)
 {
 	const void *p = field_const(c, k);
 	char buf[VALUE_BUF];
@@ -1398,6 +1677,21 @@ static char *value_string(const struct acct_config *c, const struct key_desc *k)
 		return strdup(acct_collector_mode_to_string(*(const int *)p) ?: "auto");
 	case V_REMOVALS:
 		return strdup(acct_removal_log_to_string(*(const enum acct_removal_log *)p) ?: "summary");
+	case V_UNIT:
+		return strdup(acct_resource_unit_to_string(*(const enum acct_resource_unit *)p) ?: "count");
+	case V_ON_REMOVAL:
+		return strdup(acct_resource_removal_to_string(*(const enum acct_resource_removal *)p) ?: "release");
+	case V_BUDGET: {
+		/* The resolved budget in its unit, never the text: the dump reloads the same. */
+		const struct acct_resource_config *res = c;
+
+		if (res->unit == ACCT_RESOURCE_BYTES)
+			return strdup(format_size((uint64_t)res->budget, buf));
+		if (res->unit == ACCT_RESOURCE_SECONDS)
+			return strdup(format_duration((uint64_t)res->budget, buf));
+		snprintf(buf, sizeof(buf), "%" PRId64, res->budget);
+		return strdup(buf);
+	}
 	case V_ROOT:
 	case V_SOCKET:
 	case V_GROUP:
@@ -1451,6 +1745,37 @@ void acct_config_dump(const struct acct_config *c, FILE *f)
 		}
 		fprintf(f, "%s =%s%s\n", k->name, v && *v ? " " : "", v ? v : "");
 	}
+	for (size_t i = 0; i < c->nr_resources; i++) {
+		fprintf(f, "\n[" RESOURCE_PREFIX "%s]\n", c->resources[i].name);
+		for (size_t j = 0; j < ELEMENTSOF(resource_keys); j++) {
+			_cleanup_free_ char *v = value_string(&c->resources[i], &resource_keys[j]);
+			fprintf(f, "%s =%s%s\n", resource_keys[j].name, v && *v ? " " : "", v ? v : "");
+		}
+	}
+}
+
+/* The resources of c in one line ("name: unit=... budget=...; ..."), for a
+ * reload's report; NULL on ENOMEM. */
+static char *resources_string(const struct acct_config *c)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < c->nr_resources; i++) {
+		fprintf(f, "%s%s:", i ? "; " : "", c->resources[i].name);
+		for (size_t j = 0; j < ELEMENTSOF(resource_keys); j++) {
+			_cleanup_free_ char *v = value_string(&c->resources[i], &resource_keys[j]);
+			fprintf(f, " %s=%s", resource_keys[j].name, v ?: "");
+		}
+	}
+	if (fclose(f) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
 }
 
 /* ---- differences (a reload's report) -------------------------------------- */
@@ -1467,7 +1792,7 @@ void acct_config_changes_free(struct acct_config_change *v, size_t n)
 int acct_config_diff(const struct acct_config *old, const struct acct_config *new, struct acct_config_change **ret,
 		     size_t *ret_n)
 {
-	struct acct_config_change *v = calloc(ELEMENTSOF(keys), sizeof(*v));
+	struct acct_config_change *v = calloc(ELEMENTSOF(keys) + 1, sizeof(*v));
 	size_t n = 0;
 
 	if (!v)
@@ -1489,6 +1814,21 @@ int acct_config_diff(const struct acct_config *old, const struct acct_config *ne
 			.at_start = keys[i].at_start,
 		};
 	}
+	/* The resources as one change: charges of a resource live as long as
+	 * the daemon, so the declared set changes at the next start. */
+	_cleanup_free_ char *a = resources_string(old), *b = resources_string(new);
+	if (!a || !b) {
+		acct_config_changes_free(v, n);
+		return -ENOMEM;
+	}
+	if (strcmp(a, b) != 0)
+		v[n++] = (struct acct_config_change){
+			.section = "resource",
+			.key = "resources",
+			.old_value = TAKE_PTR(a),
+			.new_value = TAKE_PTR(b),
+			.at_start = true,
+		};
 	*ret = v;
 	*ret_n = n;
 	return 0;
