@@ -50,7 +50,7 @@ static int64_t subtree_of(struct acct_charges *ch, size_t res, const char *path)
 static void test_basics(void **state)
 {
 	struct acct_domain *d = domain_new();
-	const struct acct_charges_resource res[] = { { "gpu", 1024, false }, { "slots", 0, true } };
+	const struct acct_charges_resource res[] = { { "gpu", 1024, false, 0, false }, { "slots", 0, true, 0, false } };
 	struct acct_charges *ch = NULL;
 	struct acct_charge_reading r;
 
@@ -99,8 +99,8 @@ static void test_basics(void **state)
 static void test_bad_resources(void **state)
 {
 	struct acct_domain *d = domain_new();
-	const struct acct_charges_resource twice[] = { { "a", 1, false }, { "a", 1, false } };
-	const struct acct_charges_resource negative[] = { { "a", -1, false } };
+	const struct acct_charges_resource twice[] = { { "a", 1, false, 0, false }, { "a", 1, false, 0, false } };
+	const struct acct_charges_resource negative[] = { { "a", -1, false, 0, false } };
 	struct acct_charges *ch = NULL;
 
 	(void)state;
@@ -124,7 +124,7 @@ static void count_entry(const char *path, const struct acct_charge_reading *rd, 
 static void test_removal(void **state)
 {
 	struct acct_domain *d = domain_new();
-	const struct acct_charges_resource res[] = { { "released", 16, false }, { "reparented", 16, true } };
+	const struct acct_charges_resource res[] = { { "released", 16, false, 0, false }, { "reparented", 16, true, 0, false } };
 	struct acct_charges *ch = NULL;
 	struct acct_charge_reading r;
 
@@ -152,7 +152,19 @@ static void test_removal(void **state)
 	assert_int_equal(self_of(ch, 1, "/s"), 1111);
 	assert_int_equal(subtree_of(ch, 1, "/s"), 1116);
 	assert_int_equal(subtree_of(ch, 1, "/"), 1116);
-	/* A cgroup recreated under the same path starts at 0. */
+	/* A cgroup recreated under the same path starts at 0, and is another
+	 * entry to a charge that names the old one's serial. */
+	uint64_t serial = 0, again = 0;
+	assert_int_equal(acct_charges_add_serial(ch, 1, "/s/old", 4, 0, &serial), 0);
+	assert_int_equal(acct_charges_add_serial(ch, 1, "/s/old", -1, serial, &again), 0);
+	assert_int_equal(again, serial);
+	assert_int_equal(acct_charges_remove(ch, "/s/old"), 1);
+	assert_int_equal(acct_charges_add_serial(ch, 1, "/s/old", -3, serial, NULL), -ESTALE);
+	assert_int_equal(acct_charges_read(ch, 1, "/s/old", &r), -ENOENT); /* not created */
+	assert_int_equal(acct_charges_add_serial(ch, 1, "/s/old", 1, 0, &again), 0);
+	assert_true(again != serial);
+	assert_int_equal(acct_charges_remove(ch, "/s/old"), 1);
+	assert_int_equal(self_of(ch, 1, "/s"), 1115); /* 1111, then the 3 and the 1 reparented */
 	assert_int_equal(acct_charges_add(ch, 1, "/s/a", 2), 0);
 	assert_int_equal(self_of(ch, 1, "/s/a"), 2);
 	assert_int_equal(acct_charges_remove(ch, "/nothing/here"), 0);
@@ -224,7 +236,7 @@ static int64_t tally_sum(size_t anc, bool subtree, bool completed)
 static void test_threads_bound(void **state)
 {
 	struct acct_domain *d = domain_new();
-	const struct acct_charges_resource res[] = { { "r", BUDGET, false } };
+	const struct acct_charges_resource res[] = { { "r", BUDGET, false, 0, false } };
 	pthread_t th[THREADS];
 	uint64_t reads = 0, max_bound = 0;
 
@@ -299,7 +311,7 @@ static void *charge_q(void *arg)
 static void test_threads_removal(void **state)
 {
 	struct acct_domain *d = domain_new();
-	const struct acct_charges_resource res[] = { { "r", BUDGET, true } };
+	const struct acct_charges_resource res[] = { { "r", BUDGET, true, 0, false } };
 	struct remover_arg args[2] = {};
 	pthread_t th[2];
 	int removals = 0;

@@ -27,6 +27,7 @@ struct entry {
 	uint64_t hash;
 	struct entry *parent, *first_child, *next_sibling, *prev_sibling;
 	struct acct_counter *self, *subtree;
+	uint64_t serial; /* unique in the engine: a recreated path is another entry */
 };
 
 struct acct_charges {
@@ -37,6 +38,7 @@ struct acct_charges {
 	 * exclusively. The counters themselves take concurrent updates. */
 	pthread_rwlock_t lock;
 	struct ptr_table entries;
+	uint64_t last_serial; /* under the exclusive lock */
 };
 
 struct key {
@@ -182,6 +184,7 @@ static int entry_get(struct acct_charges *ch, size_t res, const char *path, stru
 	e->res = res;
 	e->path = strdup(path);
 	e->hash = key_hash(res, path);
+	e->serial = ++ch->last_serial;
 	if (!e->path || acct_counter_new(ch->domain, ch->res[res].budget, &e->self) < 0 ||
 	    acct_counter_new(ch->domain, ch->res[res].budget, &e->subtree) < 0 ||
 	    ptr_table_insert(&ch->entries, e->hash, e) < 0) {
@@ -234,7 +237,8 @@ static bool valid_path(const char *path)
 	return path && path[0] == '/';
 }
 
-int acct_charges_add(struct acct_charges *ch, size_t res, const char *path, int64_t delta)
+int acct_charges_add_serial(struct acct_charges *ch, size_t res, const char *path, int64_t delta,
+			    uint64_t expect_serial, uint64_t *ret_serial)
 {
 	struct entry *e;
 	int r = 0;
@@ -243,10 +247,14 @@ int acct_charges_add(struct acct_charges *ch, size_t res, const char *path, int6
 		return -EINVAL;
 	pthread_rwlock_rdlock(&ch->lock);
 	e = entry_find(ch, res, path);
-	if (e) {
-		if (entry_fits(e, delta))
+	if (e || expect_serial) {
+		if (!e || (expect_serial && e->serial != expect_serial))
+			r = -ESTALE;
+		else if (entry_fits(e, delta)) {
 			entry_charge(e, delta);
-		else
+			if (ret_serial)
+				*ret_serial = e->serial;
+		} else
 			r = -ERANGE;
 		pthread_rwlock_unlock(&ch->lock);
 		return r;
@@ -258,13 +266,20 @@ int acct_charges_add(struct acct_charges *ch, size_t res, const char *path, int6
 	pthread_rwlock_wrlock(&ch->lock);
 	r = entry_get(ch, res, path, &e);
 	if (r >= 0) {
-		if (entry_fits(e, delta))
+		if (entry_fits(e, delta)) {
 			entry_charge(e, delta);
-		else
+			if (ret_serial)
+				*ret_serial = e->serial;
+		} else
 			r = -ERANGE;
 	}
 	pthread_rwlock_unlock(&ch->lock);
 	return r;
+}
+
+int acct_charges_add(struct acct_charges *ch, size_t res, const char *path, int64_t delta)
+{
+	return acct_charges_add_serial(ch, res, path, delta, 0, NULL);
 }
 
 int acct_charges_check(struct acct_charges *ch, size_t res, const char *path, int64_t delta)

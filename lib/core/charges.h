@@ -50,6 +50,11 @@ struct acct_charges_resource {
 	const char *name;  /* copied */
 	int64_t budget;    /* E, >= 0 */
 	bool reparent;     /* on removal: to the parent (true) or released */
+	/* Carried for the engine's owner (the daemon's API and metrics), not
+	 * used by the engine: the unit (config.h's enum acct_resource_unit)
+	 * and whether a client's net charge goes when it exits. */
+	unsigned unit;
+	bool release_on_exit;
 };
 
 /* One cgroup's charged value of one resource. */
@@ -80,6 +85,15 @@ const struct acct_charges_resource *acct_charges_resource(const struct acct_char
  * -ERANGE when the cgroup's value or an ancestor's subtree value would leave
  * int64 (nothing charged), or -ENOMEM (nothing charged). */
 int acct_charges_add(struct acct_charges *ch, size_t res, const char *path, int64_t delta);
+
+/* acct_charges_add() for an owner that must not charge a cgroup that was
+ * removed and created again under the same path (a client's release at its
+ * exit): each entry has a serial, unique in the engine, that *ret_serial
+ * (may be NULL) receives; with `expect_serial` not 0 the charge is made only
+ * if the entry of `path` still has that serial, else -ESTALE (nothing
+ * charged, nothing created). */
+int acct_charges_add_serial(struct acct_charges *ch, size_t res, const char *path, int64_t delta,
+			    uint64_t expect_serial, uint64_t *ret_serial);
 
 /* Check, without charging, what acct_charges_add() would refuse with -ERANGE;
  * for a batch that is validated before it is applied. Returns 0 or -ERANGE.
