@@ -476,6 +476,10 @@ int acct_error_describe(const char *name, struct json_object *parameters, char *
 			k = asprintf(&s, "%s: not available for this cgroup (%s)", a, b);
 		else
 			k = a ? asprintf(&s, "No such quantity: %s", a) : asprintf(&s, "No such quantity");
+	} else if (strcmp(name, ACCT_ERROR_NO_SUCH_RESOURCE) == 0) {
+		a = param_string(parameters, "resource");
+		k = a ? asprintf(&s, "No such resource: %s (resources are declared in acctd.conf's [resource.NAME] sections)", a)
+		      : asprintf(&s, "No such resource");
 	} else if (strcmp(name, ACCT_ERROR_RELOAD_FAILED) == 0) {
 		a = param_string(parameters, "reason");
 		k = a ? asprintf(&s, "Reload failed: %s", a) : asprintf(&s, "Reload failed");

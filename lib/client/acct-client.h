@@ -46,6 +46,7 @@
 #define ACCT_ERROR_NO_SUCH_QUANTITY ACCT_CLIENT_INTERFACE ".NoSuchQuantity"
 #define ACCT_ERROR_RELOAD_FAILED ACCT_CLIENT_INTERFACE ".ReloadFailed"
 #define ACCT_ERROR_RESOURCE_LIMIT_EXCEEDED ACCT_CLIENT_INTERFACE ".ResourceLimitExceeded"
+#define ACCT_ERROR_NO_SUCH_RESOURCE ACCT_CLIENT_INTERFACE ".NoSuchResource"
 #define ACCT_ERROR_INTERFACE_NOT_FOUND "org.varlink.service.InterfaceNotFound"
 #define ACCT_ERROR_METHOD_NOT_FOUND "org.varlink.service.MethodNotFound"
 #define ACCT_ERROR_METHOD_NOT_IMPLEMENTED "org.varlink.service.MethodNotImplemented"

@@ -109,6 +109,7 @@ struct acct_config {
 	unsigned max_watched_cgroups_per_user; /* entries of all of a user's Watch calls (65536) */
 	unsigned max_watched_cgroups;       /* (262144) */
 	unsigned max_queries_per_user;      /* Usage and History queued and running, root not counted (4) */
+	unsigned max_charge_batch;          /* entries of one ChargeBatch (100,000) */
 
 	/* [metrics] */
 	char *metrics_listen;         /* "HOST:PORT", "[V6]:PORT" or "none" (127.0.0.1:9847) */
