@@ -340,3 +340,30 @@ def test_exit_release_after_removal(daemon, tree):
         wait_for(lambda: value(sock, p + "/a", "inflight") == 0, "the client's inflight to a released")
         assert value(sock, p + "/c/d", "inflight") == 3
     wait_for(lambda: value(sock, p + "/c/d", "inflight") == 0, "root's own inflight released at its close")
+
+
+def test_acctctl_charge_and_show(daemon, tree):
+    """acctctl charge for scripts, and show printing the charged values."""
+    from test_acctctl import acctctl_binary
+    d, sock = daemon
+    p = tree["path"]
+
+    def ctl(*args):
+        return subprocess.run([acctctl_binary(), "--address", "unix:" + sock, "--no-pager"] + list(args),
+                              capture_output=True, text=True, timeout=60)
+    r = ctl("charge", "gpu", "4242", "--cgroup", p + "/a")
+    assert r.returncode == 0 and r.stdout == "", r
+    r = ctl("charge", "gpu", "--cgroup", p + "/a", "--", "-42")
+    assert r.returncode == 0, r
+    assert value(sock, p + "/a", "gpu") == 4200
+    r = ctl("charge", "nope", "1", "--cgroup", p)
+    assert r.returncode != 0 and "No such resource: nope" in r.stderr, r
+    r = ctl("charge", "gpu", "12x")
+    assert r.returncode == 2 and "Invalid delta" in r.stderr, r
+    r = ctl("show", p)
+    assert r.returncode == 0, r
+    # RESOURCE SELF [BOUND] SUBTREE [BOUND]: p itself 0, its subtree a's 4200
+    row = [line.split() for line in r.stdout.splitlines() if line.split()[:1] == ["gpu"]]
+    assert len(row) == 1, r.stdout
+    cells = [c for c in row[0][1:] if not c.startswith("\u00b1") and not c.startswith("+-")]
+    assert [c.replace(",", "") for c in cells] == ["0", "4200"], r.stdout
