@@ -367,3 +367,44 @@ def test_acctctl_charge_and_show(daemon, tree):
     assert len(row) == 1, r.stdout
     cells = [c for c in row[0][1:] if not c.startswith("\u00b1") and not c.startswith("+-")]
     assert [c.replace(",", "") for c in cells] == ["0", "4200"], r.stdout
+
+
+def test_metrics(tmp_path, tree):
+    """/metrics: acctd_charged and its bound for the charged cgroup and each
+    ancestor (subtree), in base units."""
+    import socket as sk
+    import tempfile
+    import urllib.request
+    from test_api_client import socket_dir
+    with sk.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = tree["path"]
+    work = tempfile.mkdtemp(prefix="daemon-", dir=str(tmp_path))
+    conf = dict(RESOURCES, cgroups__include="%s %s/*" % (p, p), **{"resource.lease__unit": "seconds"})
+    sock = os.path.join(socket_dir(), "io.acctd")
+    d = acctd.Daemon(work, None, acctd.fast_config(work, **conf),
+                     extra=["--socket", sock, "--metrics-listen", "127.0.0.1:%d" % port])
+    try:
+        d.wait_notify("READY=1", timeout=60)
+        wait_for(lambda: charges(sock, p + "/a/b") is not None, "acctd to track a/b")
+        with Varlink(sock) as v:
+            ok(v.call(IFACE + ".ChargeBatch", {"charges": [
+                {"resource": "gpu", "delta": 4096, "cgroup": p + "/a/b"},
+                {"resource": "lease", "delta": 1500000, "cgroup": p + "/a"}]}))
+        page = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=30).read().decode()
+        lines = set(page.splitlines())
+
+        def has(cg, res, unit, scope, val):
+            want = 'acctd_charged{cgroup="%s",resource="%s",unit="%s",scope="%s"} %s' % (cg, res, unit, scope, val)
+            assert want in lines, (want, [x for x in lines if x.startswith("acctd_charged")])
+        has(p + "/a/b", "gpu", "bytes", "self", "4096")
+        has(p + "/a", "gpu", "bytes", "subtree", "4096")
+        has(p, "gpu", "bytes", "subtree", "4096")
+        has("/", "gpu", "bytes", "subtree", "4096")
+        has(p + "/a", "gpu", "bytes", "self", "0")
+        has(p + "/a", "lease", "seconds", "self", "1.5")
+        assert any(x.startswith('acctd_charged_bound{cgroup="%s",resource="gpu"' % p) for x in lines)
+    finally:
+        d.stop()
+        shutil.rmtree(os.path.dirname(sock), ignore_errors=True)
