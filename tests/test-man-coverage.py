@@ -149,7 +149,7 @@ def check_config_page(acctd, errors):
                 errors.append("acctd.conf.5.scd: [%s] %s: says the default is '%s', acctd --check-config says '%s'"
                               % (*key, said, want))
     # [resource.NAME]: the keys of resource_keys[], each an item of its section.
-    src = read(os.path.join(ROOT, "lib", "config", "config.c"))
+    src = read(os.path.join(ROOT, "lib", "config", "config-resources.c"))
     rtable = re.search(r"resource_keys\[\] = \{(.*?)\n\};", src, re.S)
     rkeys = set(re.findall(r'RKEY\("(\w+)"', rtable.group(1))) if rtable else set()
     if not rkeys:

@@ -64,6 +64,9 @@ struct acct_resource_config {
 
 const char *acct_resource_unit_to_string(enum acct_resource_unit u);
 const char *acct_resource_removal_to_string(enum acct_resource_removal r);
+/* The unit or removal rule named `s`, or -EINVAL. */
+int acct_resource_unit_from_string(const char *s);
+int acct_resource_removal_from_string(const char *s);
 
 struct acct_config {
 	/* [sampling] */
