@@ -350,7 +350,7 @@ static void test_documented_defaults(void **state)
 	free(line);
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
-	assert_int_equal(keys, 52); /* every key is documented */
+	assert_int_equal(keys, 53); /* every key is documented */
 
 	uncommented = tmp_write(t, "uncommented.conf", text);
 	assert_int_equal(acct_config_load(uncommented, "", &c, &diag), 0);
@@ -1856,6 +1856,107 @@ static void test_load_budget_beyond_host(void **state)
 
 /* What a reload reports: the keys that changed, old and new, and those only
  * a start applies. */
+/* ---- [resource.NAME] ------------------------------------------------------ */
+
+static void test_resources(void **state)
+{
+	struct tmp *t = *state;
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL, *again = NULL;
+	struct acct_config_diag diag = {};
+	const struct acct_resource_config *r;
+	const char *path = tmp_write(t, "res.conf",
+				     "[counters]\nbytes_budget = 2M\n"
+				     "[resource.gpu_memory]\nbudget = 4M\nunit = bytes\non_removal = reparent\nram = yes\n"
+				     "[resource.inflight]\naverages = yes\nrelease_on_exit = yes\n"
+				     "[resource.cpu_lease]\nunit = seconds\nbudget = 10ms\n"
+				     "[resource.defaults_bytes]\nunit = bytes\n"
+				     "[resource.empty_0]\n");
+
+	assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+	assert_null(diag.error);
+	assert_int_equal(c->nr_resources, 5);
+	r = acct_config_resource(c, "gpu_memory");
+	assert_non_null(r);
+	assert_int_equal(r->unit, ACCT_RESOURCE_BYTES);
+	assert_int_equal(r->budget, 4 << 20); /* budget before unit: parsed in the unit */
+	assert_int_equal(r->on_removal, ACCT_REMOVAL_REPARENT);
+	assert_true(r->ram);
+	assert_false(r->release_on_exit);
+	r = acct_config_resource(c, "inflight");
+	assert_int_equal(r->unit, ACCT_RESOURCE_COUNT);
+	assert_int_equal(r->budget, c->tasks_budget);
+	assert_true(r->averages);
+	assert_true(r->release_on_exit);
+	assert_int_equal(r->on_removal, ACCT_REMOVAL_RELEASE);
+	assert_int_equal(acct_config_resource(c, "cpu_lease")->budget, 10000);
+	assert_int_equal(acct_config_resource(c, "defaults_bytes")->budget, 2 << 20);
+	assert_non_null(acct_config_resource(c, "empty_0"));
+	assert_null(acct_config_resource(c, "nope"));
+	assert_string_equal(c->resources[0].name, "gpu_memory"); /* in the order declared */
+
+	/* The dump loads back to the same resources. */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	acct_config_dump(c, f);
+	assert_int_equal(fclose(f), 0);
+	const char *dumped = tmp_write(t, "dump.conf", text);
+	free(text);
+	assert_int_equal(acct_config_load(dumped, "", &again, &diag), 0);
+	assert_int_equal(again->nr_resources, c->nr_resources);
+	for (size_t i = 0; i < c->nr_resources; i++) {
+		assert_string_equal(again->resources[i].name, c->resources[i].name);
+		assert_int_equal(again->resources[i].unit, c->resources[i].unit);
+		assert_int_equal(again->resources[i].budget, c->resources[i].budget);
+		assert_int_equal(again->resources[i].on_removal, c->resources[i].on_removal);
+		assert_int_equal(again->resources[i].release_on_exit, c->resources[i].release_on_exit);
+		assert_int_equal(again->resources[i].averages, c->resources[i].averages);
+		assert_int_equal(again->resources[i].ram, c->resources[i].ram);
+	}
+
+	/* A reload reports a change of the declared set, to apply at the start. */
+	struct acct_config_change *v = NULL;
+	size_t n = 0;
+	assert_int_equal(acct_config_diff(c, again, &v, &n), 0);
+	assert_int_equal(n, 0);
+	acct_config_changes_free(v, n);
+	_cleanup_(acct_config_freep) struct acct_config *none = NULL;
+	assert_int_equal(acct_config_new_defaults(&none), 0);
+	assert_int_equal(acct_config_diff(none, c, &v, &n), 0);
+	assert_int_equal(n, 2); /* bytes_budget and the resources */
+	assert_string_equal(v[1].section, "resource");
+	assert_true(v[1].at_start);
+	assert_non_null(strstr(v[1].new_value, "gpu_memory: unit=bytes budget=4M on_removal=reparent"));
+	acct_config_changes_free(v, n);
+}
+
+static void test_resource_errors(void **state)
+{
+	struct tmp *t = *state;
+
+	expect_load_error(t, "[resource.GPU]\n", -EINVAL,
+			  "1: invalid resource name 'GPU' (expected 1 to 64 of a-z, 0-9 and _)");
+	expect_load_error(t, "[resource.]\n", -EINVAL, "1: invalid resource name '' (expected 1 to 64 of a-z, 0-9 and _)");
+	expect_load_error(t, "[resource.a/b]\n", -EINVAL,
+			  "1: invalid resource name 'a/b' (expected 1 to 64 of a-z, 0-9 and _)");
+	expect_load_error(t, "[resource.a]\nunit = pages\n", -EINVAL,
+			  "2: unit: invalid unit 'pages' (expected bytes, count or seconds)");
+	expect_load_error(t, "[resource.a]\non_removal = keep\n", -EINVAL,
+			  "2: on_removal: invalid value 'keep' (expected release or reparent)");
+	expect_load_error(t, "[resource.a]\nram = maybe\n", -EINVAL,
+			  "2: ram: invalid boolean 'maybe' (expected yes, no, true, false, on, off, 1 or 0)");
+	expect_load_error(t, "[resource.a]\nunti = count\n", -EINVAL,
+			  "2: unknown key 'unti' in section [resource.a] (did you mean 'unit'?)");
+	expect_load_error(t, "[resource.a]\nbudget = 4M\n\nunit = count\n", -EINVAL,
+			  "2: budget: invalid number '4M' (expected an integer)");
+	expect_load_error(t, "[resource.a]\nunit = seconds\nbudget = 4x\n", -EINVAL,
+			  "3: budget: invalid duration '4x' (expected " ACCT_DURATION_SYNTAX ")");
+	char msg[256];
+	snprintf(msg, sizeof(msg), "3: budget: invalid size 'lots' (%s)", acct_size_refusal("lots"));
+	expect_load_error(t, "[resource.a]\nunit = bytes\nbudget = lots\n", -EINVAL, msg);
+}
+
 static void test_diff(void **state)
 {
 	_cleanup_(acct_config_freep) struct acct_config *a = NULL, *b = NULL;
@@ -1950,6 +2051,8 @@ int main(void)
 		cmocka_unit_test(test_budget_limits),
 		cmocka_unit_test_setup_teardown(test_load_budget_beyond_host, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_diff),
+		cmocka_unit_test_setup_teardown(test_resources, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_resource_errors, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_removal_log),
 	};
 

@@ -151,6 +151,21 @@ def check_config_page(acctd, errors):
             elif said != want:
                 errors.append("acctd.conf.5.scd: [%s] %s: says the default is '%s', acctd --check-config says '%s'"
                               % (*key, said, want))
+    # [resource.NAME]: the keys of resource_keys[], each an item of its section.
+    src = read(os.path.join(ROOT, "lib", "config", "config-resources.c"))
+    rtable = re.search(r"resource_keys\[\] = \{(.*?)\n\};", src, re.S)
+    rkeys = set(re.findall(r'RKEY\("(\w+)"', rtable.group(1))) if rtable else set()
+    if not rkeys:
+        errors.append("lib/config/config.c: no resource_keys[] table found")
+    rbody = sections(page, "##").get("[resource.NAME]")
+    if rbody is None:
+        errors.append("acctd.conf.5.scd: no section \"## [resource.NAME]\"")
+    else:
+        rdoc = {m.group(1) for m in (re.match(r"^\*(\w+) =\*", t) for t in items(rbody)) if m}
+        for k in sorted(rkeys - rdoc):
+            errors.append("acctd.conf.5.scd: [resource.NAME] %s is missing" % k)
+        for k in sorted(rdoc - rkeys):
+            errors.append("acctd.conf.5.scd: [resource.NAME] %s is documented but acctd has no such key" % k)
     for key in sorted(set(keys) - documented):
         errors.append("acctd.conf.5.scd: [%s] %s is missing (no item \"*%s =* ...\" under \"## [%s]\")"
                       % (key[0], key[1], key[1], key[0]))

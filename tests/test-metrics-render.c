@@ -475,8 +475,14 @@ static void test_openmetrics(void **state)
 	static const double bounds[3] = { 0.001, 1, __builtin_inf() };
 	struct acct_metrics_count api[2] = { { "io.acctd.Accounting.Get", "ok", 5 },
 					     { "io.acctd.Accounting.Get", "io.acctd.Accounting.NoSuchCgroup", 1 } };
+	struct acct_metrics_charge charges[2] = {
+		{ "gpu", "/a", "bytes", 1, 4096, 8192, 0, 512 },
+		{ "lease", "/a\"b", "seconds", 1e6, 1500000, 2500000, 10, 0 },
+	};
 	struct acct_metrics_self self = {
 		.version = "1.2.3",
+		.charges = charges,
+		.nr_charges = 2,
 		.start_time = 1700000000.5,
 		.ready = true,
 		.bucket_bounds = bounds,
@@ -510,6 +516,13 @@ static void test_openmetrics(void **state)
 	assert_has(page, "acctd_api_requests_created{method=\"io.acctd.Accounting.Get\",result=\"ok\"} 1700000000.5");
 	assert_has(page, "acctd_config_reloads_total 2");
 	assert_has(page, "acctd_config_reload_failures_total 1");
+	/* programs' charges: base units, the cgroup label escaped */
+	assert_has(page, "# TYPE acctd_charged gauge");
+	assert_has(page, "acctd_charged{cgroup=\"/a\",resource=\"gpu\",unit=\"bytes\",scope=\"self\"} 4096");
+	assert_has(page, "acctd_charged{cgroup=\"/a\",resource=\"gpu\",unit=\"bytes\",scope=\"subtree\"} 8192");
+	assert_has(page, "acctd_charged_bound{cgroup=\"/a\",resource=\"gpu\",unit=\"bytes\",scope=\"subtree\"} 512");
+	assert_has(page, "acctd_charged{cgroup=\"/a\\\"b\",resource=\"lease\",unit=\"seconds\",scope=\"subtree\"} 2.5");
+	assert_has(page, "acctd_charged_bound{cgroup=\"/a\\\"b\",resource=\"lease\",unit=\"seconds\",scope=\"self\"} 1e-05");
 	assert_has(page, "acctd_config_last_reload_successful 0");
 	assert_has(page, "acctd_ready 1");
 	assert_true(strlen(page) > 6 && strcmp(page + strlen(page) - 6, "# EOF\n") == 0);

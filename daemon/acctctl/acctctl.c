@@ -59,6 +59,7 @@ enum {
 	ARG_GROUP_BY_LEVEL,
 	ARG_TOP,
 	ARG_COLOR,
+	ARG_CGROUP,
 };
 
 static const struct option options[] = {
@@ -94,6 +95,7 @@ static const struct option options[] = {
 	{ "group-by-level", required_argument, NULL, ARG_GROUP_BY_LEVEL },
 	{ "top", required_argument, NULL, ARG_TOP },
 	{ "color", required_argument, NULL, ARG_COLOR },
+	{ "cgroup", required_argument, NULL, ARG_CGROUP },
 	{}
 };
 
@@ -247,6 +249,23 @@ static const struct verb verbs[] = {
 			"Exit status: 0 above, 5 below, 6 equal (1-4 as for every command).\n\n"
 			"  -q --quiet         Print nothing; use the exit status\n",
 		.run = verb_compare,
+	},
+	{
+		.name = "charge",
+		.min_args = 2,
+		.max_args = 2,
+		.args_error = "'charge' needs RESOURCE DELTA.",
+		.options = (const int[]){ ARG_CGROUP, 0 },
+		.synopsis = "charge RESOURCE DELTA",
+		.summary = "Charge DELTA of RESOURCE to a cgroup (programs' usage)",
+		.help = "acctctl charge RESOURCE DELTA [--cgroup=CGROUP]\n\n"
+			"Charge DELTA of RESOURCE, declared in acctd.conf ([resource.NAME]), to this\n"
+			"process's own cgroup or to CGROUP (its own or one below it, unless root or in\n"
+			"[api] admin_group). DELTA is an integer in the resource's unit (bytes, a count,\n"
+			"microseconds); give a negative one after --: acctctl charge gpu -- -512.\n"
+			"Charges to a resource with release_on_exit are released when acctctl exits.\n\n"
+			"      --cgroup=PATH  Charge PATH instead of acctctl's own cgroup\n",
+		.run = verb_charge,
 	},
 	{
 		.name = "usage",
@@ -659,6 +678,9 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 			break;
 		case ARG_PREFIX:
 			arg_prefix = optarg;
+			break;
+		case ARG_CGROUP:
+			arg_cgroup = optarg;
 			break;
 		case 'q':
 			arg_quiet = true;

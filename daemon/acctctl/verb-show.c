@@ -345,6 +345,38 @@ static void show_cgroup(struct json_object *cg)
 	}
 }
 
+/* What programs charged (Get's charges, docs/charges.md): per resource the
+ * cgroup's own value and its subtree's, each with its bound. In the
+ * resource's unit, which acctd.conf declares and the reply does not carry:
+ * plain integers. */
+static void show_charges(struct json_object *charges)
+{
+	static const char *const ch[] = { "RESOURCE", "SELF", "BOUND", "SUBTREE", "BOUND" };
+	static const unsigned cf[] = { 0, COL_RIGHT, 0, COL_RIGHT, 0 };
+	_cleanup_(table_done) struct table t = { 0 };
+
+	if (!charges || json_object_object_length(charges) == 0)
+		return;
+	table_init(&t, 5, ch, cf);
+	json_object_object_foreach(charges, k, v) {
+		struct value self = value_of(jget(v, "self")), sub = value_of(jget(v, "subtree"));
+		char *cells[5];
+
+		cells[0] = cell_str(&t, k);
+		cells[1] = cell_str(&t, self.set ? fmt_int(self.value).s : "-");
+		cells[2] = self.bound > 0 ? cell_fmt(&t, "%s%s", glyph(G_PLUSMINUS), fmt_int((int64_t)self.bound).s)
+					  : cell_str(&t, "");
+		cells[3] = cell_str(&t, sub.set ? fmt_int(sub.value).s : "-");
+		cells[4] = sub.bound > 0 ? cell_fmt(&t, "%s%s", glyph(G_PLUSMINUS), fmt_int((int64_t)sub.bound).s)
+					 : cell_str(&t, "");
+		table_add(&t, cells);
+	}
+	putchar('\n');
+	if (arg_legend)
+		printf("Charged by programs (in each resource's unit; read live):\n");
+	table_print(stdout, &t, arg_legend, 0);
+}
+
 int verb_show(char **args)
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
@@ -366,6 +398,7 @@ int verb_show(char **args)
 		print_json(stdout, cg);
 	else {
 		show_cgroup(cg);
+		show_charges(jget(reply.parameters, "charges"));
 		const char *why = jstr(reply.parameters, "not_fresh");
 		if (why)
 			printf("\nNot read fresh: %s\n", why);

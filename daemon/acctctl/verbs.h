@@ -13,5 +13,6 @@ int verb_top(char **args);      /* verb-top.c */
 int verb_show(char **args);     /* verb-show.c */
 int verb_watch(char **args);    /* verb-watch.c */
 int verb_compare(char **args);  /* verb-compare.c */
+int verb_charge(char **args);   /* verb-charge.c */
 int verb_usage(char **args);    /* verb-usage.c */
 int verb_history(char **args);  /* verb-history.c */

@@ -46,6 +46,7 @@ const char *const api_result_names[_RES_MAX] = {
 	[RES_RELOAD_FAILED] = IFACE_ACCT ".ReloadFailed",
 	[RES_RESOURCE_LIMIT_EXCEEDED] = IFACE_ACCT ".ResourceLimitExceeded",
 	[RES_HISTORY_UNAVAILABLE] = IFACE_ACCT ".HistoryUnavailable",
+	[RES_NO_SUCH_RESOURCE] = IFACE_ACCT ".NoSuchResource",
 };
 
 /* ---- replies ---------------------------------------------------------------- */

@@ -42,6 +42,7 @@ enum api_result {
 	RES_RELOAD_FAILED,
 	RES_RESOURCE_LIMIT_EXCEEDED,
 	RES_HISTORY_UNAVAILABLE,
+	RES_NO_SUCH_RESOURCE,
 	_RES_MAX,
 };
 
@@ -61,6 +62,8 @@ enum api_method_id {
 	M_GET_INTERFACE_DESCRIPTION,
 	M_USAGE,   /* history queries, answered from the query threads */
 	M_HISTORY,
+	M_CHARGE,  /* programs' charges (api-charges.c) */
+	M_CHARGE_BATCH,
 	M_UNKNOWN, /* malformed messages, unknown interfaces and methods */
 	_M_MAX,
 };

@@ -11,10 +11,12 @@
  * connection closes) keep the connection busy, and the calls pipelined behind
  * them wait in the input buffer until they end. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api-charges.h"
 #include "api-dispatch.h"
 #include "api-history.h"
 #include "api-methods.h"
@@ -24,6 +26,7 @@
 #include "basic/path.h"
 #include "basic/util.h"
 #include "build-config.h"
+#include "core/charges.h"
 #include "core/fresh.h"
 #include "format/ledger-json.h"
 #include "manager.h"
@@ -249,6 +252,37 @@ static void put_not_fresh(struct acct_json_buf *b, const char *reason)
 	acct_json_buf_append(b, t, strlen(t));
 }
 
+/* ,"charges":{"NAME":{"self":Value,"subtree":Value},...} for every declared
+ * resource (nothing when none is declared): a cgroup nothing was charged to
+ * has 0, exactly. Read live, so the age is 0; the bound is the counter's. */
+static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, const char *path, bool precise)
+{
+	size_t n = acct_charges_nr_resources(ch);
+	char buf[160];
+
+	if (n == 0)
+		return;
+	acct_json_buf_append(b, ",\"charges\":{", 12);
+	for (size_t i = 0; i < n; i++) {
+		struct acct_charge_reading r = { 0 };
+		int k = precise ? acct_charges_read_precise(ch, i, path, &r) : acct_charges_read(ch, i, path, &r);
+		if (k < 0)
+			r = (struct acct_charge_reading){ 0 };
+		/* resource names are [a-z0-9_]+: no escaping */
+		int len = snprintf(buf, sizeof(buf),
+				   "%s\"%s\":{\"self\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64
+				   ",\"age_us\":0},\"subtree\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64 ",\"age_us\":0}}",
+				   i ? "," : "", acct_charges_resource(ch, i)->name, r.self.value, r.self.bound,
+				   r.subtree.value, r.subtree.bound);
+		if (len < 0 || (size_t)len >= sizeof(buf)) {
+			b->failed = true;
+			return;
+		}
+		acct_json_buf_append(b, buf, (size_t)len);
+	}
+	acct_json_buf_append(b, "}", 1);
+}
+
 static int m_get(struct request *rq, struct json_object *params)
 {
 	struct manager *m = rq->c->s->m;
@@ -276,6 +310,7 @@ static int m_get(struct request *rq, struct json_object *params)
 						   precise ? &fresh : NULL);
 		if (reason[0])
 			put_not_fresh(b, reason);
+		put_charges(b, manager_charges(m), path, precise);
 	}
 	rcu_read_unlock();
 	if (!cg)
@@ -731,5 +766,8 @@ const struct api_method api_methods[_M_MAX] = {
 	/* Read-only, open to all: answered from the query thread (api-history.c). */
 	[M_USAGE] = { IFACE_ACCT ".Usage", api_method_usage, false, false, api_usage_params },
 	[M_HISTORY] = { IFACE_ACCT ".History", api_method_history, false, false, api_history_params },
+	/* Open to all: whom a caller may charge is checked per cgroup (api-charges.c). */
+	[M_CHARGE] = { IFACE_ACCT ".Charge", api_method_charge, false, false, api_charge_params },
+	[M_CHARGE_BATCH] = { IFACE_ACCT ".ChargeBatch", api_method_charge_batch, false, false, api_charge_batch_params },
 	[M_UNKNOWN] = { "unknown", NULL, false, false, no_params },
 };

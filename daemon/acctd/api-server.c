@@ -3,6 +3,7 @@
  * struct conn per client, whose input is cut into calls for the dispatcher
  * and whose output queue is written without blocking (api-server.h has the
  * bounds). The API's public functions (api.h) are here. */
+#include "api-charges.h"
 #include "api-server.h"
 
 #include <errno.h>
@@ -174,6 +175,7 @@ static void conn_free(struct conn *c)
 			c->wait->gone(c->wait); /* a history query: called off */
 	}
 	c->watch = api_watch_free(c->watch);
+	api_charges_conn_release(c); /* the client's exit */
 	if (c->ev_read)
 		event_free(c->ev_read);
 	if (c->ev_write)

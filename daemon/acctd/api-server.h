@@ -61,6 +61,7 @@ struct conn {
 	bool busy;               /* a call in progress: later ones wait */
 	struct watch *watch;
 	struct pass_wait *wait;
+	struct api_conn_charges *charges; /* net charges released at its close (api-charges.h) */
 	/* What this connection holds of its user's budgets (api-budget.h). */
 	uint64_t in_charged;  /* = varlink_reader_pending(in) after each read and each turn */
 	uint64_t out_charged; /* = evbuffer_get_length(out) after each kick */

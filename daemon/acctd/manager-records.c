@@ -12,6 +12,7 @@
 #include "basic/name-escape.h"
 #include "basic/time-util.h"
 #include "basic/util.h"
+#include "core/charges.h"
 
 /* Queue a live record for a read as soon as the sampler is free. More queued
  * entries than live cgroups (a storm of changes) fall back to a full pass. */
@@ -95,6 +96,9 @@ static void on_discovery(enum acct_discovery_event ev, const struct acct_cgroup_
 		cg = acct_ledger_find(m->ledger, id->path);
 		if (cg && !acct_cgroup_is_dead(cg)) {
 			acct_ledger_kill(m->ledger, cg, now);
+			/* Its charges (and those of any subtree under it) are
+			 * released or go to the parent: docs/charges.md. */
+			(void)acct_charges_remove(m->charges, id->path);
 			log_debug("%s removed, kept as a tombstone", name_text(id->path, &text));
 			manager_history_removed(m, cg, now);
 		}

@@ -24,6 +24,7 @@
 #include "basic/util.h"
 #include "bpf-pin.h"
 #include "cgroup/cgfs-parse.h"
+#include "core/charges.h"
 #include "history-recorder.h"
 #include "query-workers.h"
 #include "state-writer.h"
@@ -93,6 +94,31 @@ static size_t numa_stat_nodes(const char *mem)
 /* The machine's topology, unless the cgroup tree reports more NUMA nodes than
  * the machine has (a tree from another machine, or a test's fake one): then a
  * simulated topology with that many nodes, so that no node's memory is lost. */
+/* The charge engine for the configuration's [resource.NAME] sections, on the
+ * ledger's counter domain. Returns 0 or a negative errno. */
+static int charges_new(struct manager *m)
+{
+	const struct acct_config *c = m->config;
+	_cleanup_free_ struct acct_charges_resource *res = calloc(c->nr_resources ?: 1, sizeof(*res));
+
+	if (!res)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nr_resources; i++)
+		res[i] = (struct acct_charges_resource){
+			.name = c->resources[i].name,
+			.budget = c->resources[i].budget,
+			.reparent = c->resources[i].on_removal == ACCT_REMOVAL_REPARENT,
+			.unit = c->resources[i].unit,
+			.release_on_exit = c->resources[i].release_on_exit,
+		};
+	for (size_t i = 0; i < c->nr_resources; i++)
+		log_info("Resource %s: unit %s, budget %" PRId64 ", on removal %s%s", res[i].name,
+			 acct_resource_unit_to_string(c->resources[i].unit), res[i].budget,
+			 acct_resource_removal_to_string(c->resources[i].on_removal),
+			 res[i].release_on_exit ? ", released when a client exits" : "");
+	return acct_charges_new(m->domain, res, c->nr_resources, &m->charges);
+}
+
 static int topology_for_layout(const struct acct_hierarchies *layout, struct acct_topology **ret)
 {
 	_cleanup_(acct_topology_freep) struct acct_topology *t = NULL;
@@ -290,6 +316,9 @@ static int build_components(struct manager *m)
 	r = acct_ledger_new(m->domain, &b, &m->ledger);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the ledger: %m");
+	r = charges_new(m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the charged resources: %m");
 	struct acct_discovery_filter f = { .include = c->include, .exclude = c->exclude, .max_depth = c->max_depth };
 	r = acct_discovery_new(m->layout, &f, &m->discovery);
 	if (r < 0)
@@ -477,6 +506,7 @@ struct manager *manager_free(struct manager *m)
 		event_base_free(m->base);
 	acct_discovery_free(m->discovery);
 	acct_ledger_free(m->ledger);
+	acct_charges_free(m->charges);
 	acct_domain_free(m->domain);
 	acct_hierarchies_free(m->layout);
 	acct_config_free(m->config);
@@ -499,6 +529,11 @@ struct event_base *manager_event_base(const struct manager *m)
 const struct acct_config *manager_config(const struct manager *m)
 {
 	return m->config;
+}
+
+struct acct_charges *manager_charges(const struct manager *m)
+{
+	return m->charges;
 }
 
 struct acct_ledger *manager_ledger(const struct manager *m)

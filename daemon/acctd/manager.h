@@ -123,6 +123,7 @@ struct manager {
 	struct acct_hierarchies *layout;
 	struct acct_domain *domain;
 	struct acct_ledger *ledger;
+	struct acct_charges *charges;         /* the [resource.NAME] of the start (docs/charges.md) */
 	struct acct_discovery *discovery;
 	struct acct_sampler *sampler;
 	struct acct_bpf_collector *collector; /* NULL: collector = files */
@@ -305,6 +306,9 @@ struct event_base *manager_event_base(const struct manager *m);
 const struct acct_config *manager_config(const struct manager *m);
 /* The ledger (lookups under rcu_read_lock(), as ledger.h says). */
 struct acct_ledger *manager_ledger(const struct manager *m);
+/* What programs charged (core/charges.h): the resources declared at the
+ * start, in the order declared; any thread may charge and read. */
+struct acct_charges *manager_charges(const struct manager *m);
 /* NUMA nodes of the counter domain's topology (for the records' per-node values). */
 unsigned manager_nr_nodes(const struct manager *m);
 /* The host's configured CPUs, counted once at start: no cgroup uses more. */

@@ -36,6 +36,8 @@
 #include <zlib.h>
 
 #include "api.h"
+#include "config/config.h"
+#include "core/charges.h"
 #include "basic/hostport.h"
 #include "basic/log.h"
 #include "basic/parse.h"
@@ -119,6 +121,8 @@ struct scrape {
 	size_t nr_api_budget_refusals;
 	char **api_strings;
 	size_t nr_api_strings;
+	struct acct_metrics_charge *charges; /* their cgroup strings owned */
+	size_t nr_charges, cap_charges;
 	struct acct_metrics_count responses[ELEMENTSOF(response_codes)];
 	char codes[ELEMENTSOF(response_codes)][8];
 };
@@ -469,6 +473,9 @@ static struct scrape *scrape_free(struct scrape *sc)
 		free(sc->api_strings[i]);
 	free(sc->api_strings);
 	free(sc->api_requests);
+	for (size_t i = 0; i < sc->nr_charges; i++)
+		free((char *)sc->charges[i].cgroup);
+	free(sc->charges);
 	free(sc);
 	return NULL;
 }
@@ -606,6 +613,53 @@ static void add_budget_refusal(const char *resource, uint64_t count, void *userd
 		sc->api_budget_refusals[sc->nr_api_budget_refusals++] = (struct acct_metrics_count){ resource, NULL, count };
 }
 
+struct charge_gather {
+	struct scrape *sc;
+	const struct acct_charges_resource *res;
+};
+
+static void add_charge(const char *path, const struct acct_charge_reading *r, void *userdata)
+{
+	struct charge_gather *g = userdata;
+	struct scrape *sc = g->sc;
+
+	if (sc->nr_charges == sc->cap_charges) {
+		size_t cap = MAX(sc->cap_charges * 2, 16);
+		struct acct_metrics_charge *v = reallocarray(sc->charges, cap, sizeof(*v));
+		if (!v)
+			return; /* a page with fewer series, not none */
+		sc->charges = v;
+		sc->cap_charges = cap;
+	}
+	char *cg = strdup(path); /* copied: the entry may go while the page is sent */
+	if (!cg)
+		return;
+	bool seconds = g->res->unit == ACCT_RESOURCE_SECONDS;
+	sc->charges[sc->nr_charges++] = (struct acct_metrics_charge){
+		.resource = g->res->name, /* the engine's, which lives as long as the daemon */
+		.cgroup = cg,
+		.unit = acct_resource_unit_to_string((enum acct_resource_unit)g->res->unit),
+		.divisor = seconds ? 1e6 : 1,
+		.self = r->self.value,
+		.subtree = r->subtree.value,
+		.self_bound = r->self.bound,
+		.subtree_bound = r->subtree.bound,
+	};
+}
+
+/* Every charged cgroup of every resource (docs/charges.md). */
+static void gather_charges(struct metrics_server *s, struct scrape *sc)
+{
+	struct acct_charges *ch = manager_charges(s->m);
+
+	for (size_t i = 0; i < acct_charges_nr_resources(ch); i++) {
+		struct charge_gather g = { sc, acct_charges_resource(ch, i) };
+		(void)acct_charges_foreach(ch, i, add_charge, &g);
+	}
+	sc->self.charges = sc->charges;
+	sc->self.nr_charges = sc->nr_charges;
+}
+
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -695,6 +749,7 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 		x->history_interval = (double)hs->interval_us / 1e6;
 		x->history_stalled = hs->state == HISTORY_STATE_STALLED;
 	}
+	gather_charges(s, sc);
 	x->have_http = true;
 	x->http_connections = s->nr_conns;
 	x->http_connections_total = s->connections_total;

@@ -773,7 +773,7 @@ int acct_error_describe(const char *name, struct json_object *parameters, char *
 			k = a ? asprintf(&s, "No such quantity: %s", a) : asprintf(&s, "No such quantity");
 	} else if (strcmp(name, ACCT_ERROR_NO_SUCH_RESOURCE) == 0) {
 		a = param_string(parameters, "resource");
-		k = a ? asprintf(&s, "No such resource: %s (not declared in acctd.conf)", a)
+		k = a ? asprintf(&s, "No such resource: %s (resources are declared in acctd.conf's [resource.NAME] sections)", a)
 		      : asprintf(&s, "No such resource");
 	} else if (strcmp(name, ACCT_ERROR_RELOAD_FAILED) == 0) {
 		a = param_string(parameters, "reason");

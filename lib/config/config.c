@@ -1,9 +1,10 @@
 /* config.c - acctd's configuration: built-in defaults, the INI files (read with
- * inih), the validation of every key, command-line overrides and the dump.
- * It is long because of the keys[] table, not because of code: the table
- * carries, for each of its 51 keys, its documentation-facing description,
- * range and dump format, and the loader, validator and dump are each written
- * once over it.
+ * inih), command-line overrides and the dump, over the keys[] table. The
+ * values' parser and formatter are config-values.c, the [resource.NAME]
+ * sections config-resources.c, the drop-in directory config-dropins.c and
+ * the diagnostics config-diag.c (config-internal.h). It is long because of
+ * the keys[] table, not because of code: the table carries, for each of its
+ * 53 keys, its documentation-facing description, range and dump format.
  *
  * One table (keys[] below) names every key: its section, its kind of value, the
  * field it sets and the range it accepts. Loading, acct_config_set() and the
@@ -19,6 +20,7 @@
  * acctd has no multi-line values, so such a line is a syntax error instead of a
  * silent change of the value above it. */
 #include "config.h"
+#include "config-internal.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -48,117 +50,10 @@
 #include "metrics-families.h"
 #include "removal-log.h"
 
-/* Longest string any format_*() below writes, NUL included. */
-#define VALUE_BUF 32
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)
 
-/* ---- value parsers (the rest are in basic/parse.h) ------------------------ */
-
-static const char *const log_level_names[] = {
-	[ACCT_LOG_ERR] = "err",
-	[ACCT_LOG_WARNING] = "warning",
-	[ACCT_LOG_NOTICE] = "notice",
-	[ACCT_LOG_INFO] = "info",
-	[ACCT_LOG_DEBUG] = "debug",
-};
-
-int acct_parse_log_level(const char *s, enum acct_log_level *ret)
-{
-	if (!s)
-		return -EINVAL;
-	for (int l = ACCT_LOG_ERR; l <= ACCT_LOG_DEBUG; l++)
-		if (strcasecmp(s, log_level_names[l]) == 0) {
-			*ret = (enum acct_log_level)l;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-const char *acct_log_level_to_string(enum acct_log_level l)
-{
-	if ((int)l < ACCT_LOG_ERR || (int)l > ACCT_LOG_DEBUG)
-		return NULL;
-	return log_level_names[l];
-}
-
-/* ---- formatting (the dump and messages) ---------------------------------- */
-
-/* The largest unit that represents `us` exactly, so that parsing gives it back. */
-static const char *format_duration(uint64_t us, char buf[static VALUE_BUF])
-{
-	static const struct {
-		uint64_t factor;
-		const char *unit;
-	} units[] = {
-		{ 24 * USEC_PER_HOUR, "d" }, { USEC_PER_HOUR, "h" }, { USEC_PER_MIN, "min" }, { USEC_PER_SEC, "s" },
-		{ USEC_PER_MSEC, "ms" }, { 1, "us" },
-	};
-
-	if (us == 0)
-		return strcpy(buf, "0");
-	for (size_t i = 0; i < ELEMENTSOF(units); i++)
-		if (us % units[i].factor == 0) {
-			snprintf(buf, VALUE_BUF, "%" PRIu64 "%s", us / units[i].factor, units[i].unit);
-			break;
-		}
-	return buf;
-}
-
-static const char *format_size(uint64_t bytes, char buf[static VALUE_BUF])
-{
-	static const struct {
-		uint64_t factor;
-		const char *unit;
-	} units[] = { { SIZE_T, "T" }, { SIZE_G, "G" }, { SIZE_M, "M" }, { SIZE_K, "K" } };
-
-	snprintf(buf, VALUE_BUF, "%" PRIu64, bytes);
-	if (bytes == 0)
-		return buf;
-	for (size_t i = 0; i < ELEMENTSOF(units); i++)
-		if (bytes % units[i].factor == 0) {
-			snprintf(buf, VALUE_BUF, "%" PRIu64 "%s", bytes / units[i].factor, units[i].unit);
-			break;
-		}
-	return buf;
-}
-
 /* ---- the keys ------------------------------------------------------------ */
-
-enum value_kind {
-	V_DURATION,  /* acct_parse_duration_us() */
-	V_SIZE,      /* acct_parse_size() */
-	V_INTEGER,   /* plain decimal */
-	V_BOOL,
-	V_LOG_LEVEL,
-	V_ROOT,      /* absolute path; empty: NULL (discover) */
-	V_SOCKET,    /* absolute path that fits sockaddr_un */
-	V_GROUP,     /* group name; empty: NULL */
-	V_INCLUDE,   /* blank-separated globs; empty: "*" */
-	V_EXCLUDE,   /* blank-separated globs; may be empty */
-	V_LISTEN,    /* HOST:PORT, [IPV6]:PORT or none */
-	V_FAMILIES,  /* metrics family words, comma or blank separated (acct_metrics_families_apply()) */
-	V_COLLECTOR, /* auto, bpf or files (enum acct_collector_mode) */
-	V_REMOVALS,  /* auto, each or summary (enum acct_removal_log) */
-};
-
-/* How a numeric value is stored; it also caps the range. */
-enum store {
-	S_NONE,
-	S_U64,
-	S_I64,
-	S_UINT,
-};
-
-struct key_desc {
-	const char *section;
-	const char *name;
-	enum value_kind kind;
-	enum store store;
-	size_t offset;
-	uint64_t min, max; /* numeric kinds, in the stored unit */
-	bool at_start;     /* a reload does not apply it: the next start does (acct_config_diff()) */
-};
 
 #define KEY(sec, nm, k, st, field, lo, hi)                                                  \
 	{                                                                                   \
@@ -215,6 +110,7 @@ static const struct key_desc keys[] = {
 	KEY("api", "max_watched_cgroups_per_user", V_INTEGER, S_UINT, max_watched_cgroups_per_user, 1, UINT_MAX),
 	KEY("api", "max_watched_cgroups", V_INTEGER, S_UINT, max_watched_cgroups, 1, UINT_MAX),
 	KEY("api", "max_queries_per_user", V_INTEGER, S_UINT, max_queries_per_user, 1, UINT_MAX),
+	KEY("api", "max_charge_batch", V_INTEGER, S_UINT, max_charge_batch, 1, UINT_MAX),
 
 	KEY_AT_START("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
 	KEY("metrics", "max_depth", V_INTEGER, S_UINT, metrics_max_depth, 0, 255),
@@ -251,6 +147,8 @@ static const struct key_desc *key_find(const char *section, const char *name)
 
 static bool section_known(const char *section)
 {
+	if (config_is_resource_section(section))
+		return true; /* the NAME is checked where the header is read */
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
 		if (strcmp(keys[i].section, section) == 0)
 			return true;
@@ -300,459 +198,6 @@ static const char *key_hint(const char *section, const char *name, char buf[stat
 	if (near)
 		snprintf(buf, HINT_BUF, " (did you mean '%s'?)", near);
 	return buf;
-}
-
-static void *field(struct acct_config *c, const struct key_desc *k)
-{
-	return (char *)c + k->offset;
-}
-
-static const void *field_const(const struct acct_config *c, const struct key_desc *k)
-{
-	return (const char *)c + k->offset;
-}
-
-static uint64_t store_max(enum store s)
-{
-	switch (s) {
-	case S_I64:
-		return INT64_MAX;
-	case S_UINT:
-		return UINT_MAX;
-	default:
-		return UINT64_MAX;
-	}
-}
-
-static uint64_t get_number(const struct acct_config *c, const struct key_desc *k)
-{
-	const void *p = field_const(c, k);
-
-	switch (k->store) {
-	case S_I64:
-		return (uint64_t) * (const int64_t *)p;
-	case S_UINT:
-		return *(const unsigned *)p;
-	default:
-		return *(const uint64_t *)p;
-	}
-}
-
-static void set_number(struct acct_config *c, const struct key_desc *k, uint64_t v)
-{
-	void *p = field(c, k);
-
-	switch (k->store) {
-	case S_I64:
-		*(int64_t *)p = (int64_t)v;
-		break;
-	case S_UINT:
-		*(unsigned *)p = (unsigned)v;
-		break;
-	default:
-		*(uint64_t *)p = v;
-		break;
-	}
-}
-
-static const char *format_number(const struct key_desc *k, uint64_t v, char buf[static VALUE_BUF])
-{
-	switch (k->kind) {
-	case V_DURATION:
-		return format_duration(v, buf);
-	case V_SIZE:
-		return format_size(v, buf);
-	default:
-		snprintf(buf, VALUE_BUF, "%" PRIu64, v);
-		return buf;
-	}
-}
-
-
-/* ---- validation ---------------------------------------------------------- */
-
-static const char *kind_noun(enum value_kind kind)
-{
-	switch (kind) {
-	case V_DURATION:
-		return "a duration";
-	case V_SIZE:
-		return "a size";
-	case V_INTEGER:
-		return "an integer";
-	case V_BOOL:
-		return "a boolean";
-	case V_LOG_LEVEL:
-		return "a log level";
-	case V_COLLECTOR:
-		return "a collector";
-	case V_REMOVALS:
-		return "auto, each or summary";
-	case V_ROOT:
-	case V_SOCKET:
-		return "an absolute path";
-	case V_GROUP:
-		return "a group name";
-	case V_INCLUDE:
-	case V_EXCLUDE:
-		return "globs";
-	case V_FAMILIES:
-		return "metrics families";
-	case V_LISTEN:
-		return "HOST:PORT, [IPV6]:PORT or none";
-	}
-	return "a value";
-}
-
-/* Why `value` (which parsed, or overflowed, or was negative) is out of range. */
-static char *range_reason(const struct key_desc *k, const char *value, uint64_t v, bool parsed)
-{
-	uint64_t smax = store_max(k->store);
-	char lo[VALUE_BUF], hi[VALUE_BUF];
-	char *s = NULL;
-	int r;
-
-	if (k->max < smax)
-		r = asprintf(&s, "%s is out of range (%s..%s)", value, format_number(k, k->min, lo),
-			     format_number(k, k->max, hi));
-	else if (value[0] == '-')
-		r = asprintf(&s, "%s is out of range (must %s)", value,
-			     k->min > 0 ? "be greater than 0" : "not be negative");
-	else if (parsed && v < k->min && k->min > 1)
-		/* 999us where the least is 1ms: say the least */
-		r = asprintf(&s, "%s is out of range (must be at least %s)", value, format_number(k, k->min, lo));
-	else if (parsed && v < k->min && k->kind == V_DURATION && strpbrk(value, "123456789"))
-		/* 0.5us: a value that is not 0 as written, but as stored. */
-		r = asprintf(&s, "%s is out of range (must be greater than 0; durations count whole microseconds, and it "
-				 "rounds to 0)",
-			     value);
-	else if (parsed && v < k->min)
-		r = asprintf(&s, "%s is out of range (must be greater than 0)", value);
-	else if (smax >= INT64_MAX) /* 2^63 - 1 says nothing that "too large" does not */
-		r = asprintf(&s, "%s is out of range (too large)", value);
-	else
-		r = asprintf(&s, "%s is out of range (at most %s)", value, format_number(k, smax, hi));
-	return r < 0 ? NULL : s;
-}
-
-static char *syntax_reason(const struct key_desc *k, const char *value)
-{
-	char *s = NULL;
-	int r;
-
-	switch (k->kind) {
-	case V_DURATION:
-		r = asprintf(&s, "invalid duration '%s' (expected " ACCT_DURATION_SYNTAX ")", value);
-		break;
-	case V_SIZE:
-		r = asprintf(&s, "invalid size '%s' (%s)", value, acct_size_refusal(value));
-		break;
-	case V_INTEGER:
-		r = asprintf(&s, "invalid number '%s' (expected an integer)", value);
-		break;
-	case V_BOOL:
-		r = asprintf(&s, "invalid boolean '%s' (expected yes, no, true, false, on, off, 1 or 0)", value);
-		break;
-	case V_LOG_LEVEL:
-		r = asprintf(&s, "invalid log level '%s' (expected err, warning, notice, info or debug)", value);
-		break;
-	case V_COLLECTOR:
-		r = asprintf(&s, "invalid collector '%s' (expected auto, bpf or files)", value);
-		break;
-	case V_REMOVALS:
-		r = asprintf(&s, "invalid value '%s' (expected auto, each or summary)", value);
-		break;
-	default:
-		r = asprintf(&s, "invalid value '%s'", value);
-		break;
-	}
-	return r < 0 ? NULL : s;
-}
-
-/* HOSTPORT_OK when `v` is a valid metrics address ("none" included), else the
- * part that is wrong. */
-static enum hostport_error check_listen(const char *v)
-{
-	enum hostport_error e = HOSTPORT_OK;
-
-	if (strcmp(v, "none") == 0)
-		return HOSTPORT_OK;
-	(void)hostport_parse(v, NULL, NULL, &e);
-	return e;
-}
-
-static bool valid_group(const char *g)
-{
-	if (g[0] == '-' || strlen(g) > 256)
-		return false;
-	for (const char *p = g; *p; p++)
-		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p) || *p == ':' || *p == '/' ||
-		    *p == ',')
-			return false;
-	return true;
-}
-
-/* Parse `value` for key `k` and store it in `c`. On failure `c` is unchanged
- * and *ret_reason says why (NULL on ENOMEM). */
-static int apply_value(struct acct_config *c, const struct key_desc *k, const char *value,
-		       char **ret_reason)
-{
-	_cleanup_free_ char *v = NULL;
-	char *reason = NULL;
-	size_t len;
-	int r;
-
-	*ret_reason = NULL;
-
-	/* Trim as inih does, so that a value set here dumps and reloads the same. */
-	value += strspn(value, " \t");
-	len = strlen(value);
-	while (len > 0 && (value[len - 1] == ' ' || value[len - 1] == '\t'))
-		len--;
-	v = strndup(value, len);
-	if (!v)
-		return -ENOMEM;
-
-	for (const char *p = v; *p; p++) {
-		if (iscntrl((unsigned char)*p) && *p != '\t') {
-			*ret_reason = strdup("control character in value");
-			return *ret_reason ? -EINVAL : -ENOMEM;
-		}
-		if (*p == ';' && p > v && (p[-1] == ' ' || p[-1] == '\t')) {
-			*ret_reason = strdup("' ;' in a value would start a comment");
-			return *ret_reason ? -EINVAL : -ENOMEM;
-		}
-		/* "key =;x" reads as ";x", but the dump writes "key = ;x". */
-		if (*p == ';' && p == v) {
-			*ret_reason = strdup("a value starting with ';' would be a comment");
-			return *ret_reason ? -EINVAL : -ENOMEM;
-		}
-	}
-
-	if (!*v && k->kind != V_ROOT && k->kind != V_GROUP && k->kind != V_INCLUDE &&
-	    k->kind != V_EXCLUDE) {
-		r = asprintf(&reason, "empty value (expected %s)", kind_noun(k->kind));
-		*ret_reason = r < 0 ? NULL : reason;
-		return r < 0 ? -ENOMEM : -EINVAL;
-	}
-
-	switch (k->kind) {
-	case V_DURATION:
-	case V_SIZE:
-	case V_INTEGER: {
-		uint64_t n = 0;
-
-		if (k->kind == V_DURATION)
-			r = acct_parse_duration_us(v, &n);
-		else if (k->kind == V_SIZE)
-			r = acct_parse_size(v, &n);
-		else
-			r = acct_parse_uint64(v, &n);
-		if (r == -EINVAL)
-			reason = syntax_reason(k, v);
-		else if (r < 0 || n < k->min || n > k->max || n > store_max(k->store)) {
-			reason = range_reason(k, v, n, r == 0);
-			r = -ERANGE;
-		}
-		if (r < 0) {
-			*ret_reason = reason;
-			return reason ? r : -ENOMEM;
-		}
-		set_number(c, k, n);
-		return 0;
-	}
-	case V_BOOL: {
-		bool b;
-
-		if (acct_parse_bool(v, &b) < 0) {
-			*ret_reason = syntax_reason(k, v);
-			return *ret_reason ? -EINVAL : -ENOMEM;
-		}
-		*(bool *)field(c, k) = b;
-		return 0;
-	}
-	case V_LOG_LEVEL: {
-		enum acct_log_level l;
-
-		if (acct_parse_log_level(v, &l) < 0) {
-			*ret_reason = syntax_reason(k, v);
-			return *ret_reason ? -EINVAL : -ENOMEM;
-		}
-		*(enum acct_log_level *)field(c, k) = l;
-		return 0;
-	}
-	case V_COLLECTOR: {
-		int m = acct_collector_mode_from_string(v);
-
-		if (m < 0) {
-			*ret_reason = syntax_reason(k, v);
-			return *ret_reason ? -EINVAL : -ENOMEM;
-		}
-		*(int *)field(c, k) = m;
-		return 0;
-	}
-	case V_REMOVALS: {
-		int m = acct_removal_log_from_string(v);
-
-		if (m < 0) {
-			*ret_reason = syntax_reason(k, v);
-			return *ret_reason ? -EINVAL : -ENOMEM;
-		}
-		*(enum acct_removal_log *)field(c, k) = (enum acct_removal_log)m;
-		return 0;
-	}
-	case V_ROOT:
-	case V_SOCKET:
-	case V_GROUP: {
-		char **p = field(c, k);
-
-		if (k->kind == V_GROUP && *v && !valid_group(v))
-			r = asprintf(&reason, "invalid group name '%s'", v);
-		else if (k->kind != V_GROUP && *v && v[0] != '/')
-			r = asprintf(&reason, "'%s' is not an absolute path", v);
-		else if (k->kind == V_SOCKET && strlen(v) >= sizeof(((struct sockaddr_un *)NULL)->sun_path))
-			r = asprintf(&reason, "'%s' is too long for a Unix socket (at most %zu bytes)", v,
-				     sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
-		else {
-			free(*p);
-			*p = *v ? TAKE_PTR(v) : NULL;
-			return 0;
-		}
-		*ret_reason = r < 0 ? NULL : reason;
-		return r < 0 ? -ENOMEM : -EINVAL;
-	}
-	case V_INCLUDE:
-	case V_EXCLUDE: {
-		_cleanup_(strv_freep) char **globs = NULL;
-		char ***p = field(c, k);
-
-		r = strv_split(v, &globs);
-		if (r < 0)
-			return r;
-		/* The syntax a scrape's cgroup= takes too (cgroup-glob.h): a
-		 * glob relative to the root gets its leading "/". */
-		for (size_t i = 0; globs[i]; i++) {
-			const char *why = NULL;
-			char *norm = NULL;
-			r = cgroup_glob_normalize(globs[i], &norm, &why);
-			if (r == -EINVAL) {
-				r = asprintf(&reason, "invalid glob '%s' (%s)", globs[i], why);
-				*ret_reason = r < 0 ? NULL : reason;
-				return r < 0 ? -ENOMEM : -EINVAL;
-			}
-			if (r < 0)
-				return r;
-			free(globs[i]);
-			globs[i] = norm;
-		}
-		if (k->kind == V_INCLUDE && !globs[0]) {
-			size_t n = 0;
-
-			r = strv_push_dup(&globs, &n, "*");
-			if (r < 0)
-				return r;
-		}
-		strv_free(*p);
-		*p = TAKE_PTR(globs);
-		return 0;
-	}
-	case V_FAMILIES: {
-		_cleanup_(strv_freep) char **words = NULL;
-		char ***p = field(c, k);
-		const char *bad = NULL;
-		uint32_t set = 0;
-
-		/* Commas or blanks between words, as the family= parameter of
-		 * a scrape takes them: one syntax for both. */
-		r = strv_split_set(v, ", \t", &words);
-		if (r < 0)
-			return r;
-		if (!words[0] || acct_metrics_families_apply(&set, words, &bad) < 0) {
-			r = asprintf(&reason,
-				     "unknown family '%s' (expected default, all, none or a group, optionally with + or -)",
-				     bad ? bad : v);
-			*ret_reason = r < 0 ? NULL : reason;
-			return r < 0 ? -ENOMEM : -EINVAL;
-		}
-		strv_free(*p);
-		*p = TAKE_PTR(words);
-		return 0;
-	}
-	case V_LISTEN: {
-		enum hostport_error why = check_listen(v);
-		char **p = field(c, k);
-
-		if (why == HOSTPORT_OK) {
-			free(*p);
-			*p = TAKE_PTR(v);
-			return 0;
-		}
-		if (why == HOSTPORT_BAD_PORT)
-			r = asprintf(&reason, "invalid port in '%s' (expected 1..65535)", v);
-		else if (why == HOSTPORT_BAD_HOST)
-			r = asprintf(&reason, "invalid host name in '%s'", v);
-		else if (why == HOSTPORT_BAD_ADDRESS)
-			r = asprintf(&reason, "invalid IPv6 address in '%s'", v);
-		else
-			r = asprintf(&reason, "invalid address '%s' (expected HOST:PORT, [IPV6]:PORT or none)", v);
-		*ret_reason = r < 0 ? NULL : reason;
-		return r < 0 ? -ENOMEM : -EINVAL;
-	}
-	}
-	return -EINVAL;
-}
-
-/* ---- diagnostics --------------------------------------------------------- */
-
-static int diag_set_error(struct acct_config_diag *diag, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int diag_set_error(struct acct_config_diag *diag, int err, const char *fmt, ...)
-{
-	char *s = NULL;
-	va_list ap;
-	int r;
-
-	if (!diag)
-		return err;
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	free(diag->error);
-	diag->error = s;
-	return err;
-}
-
-static int diag_warn(struct acct_config_diag *diag, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static int diag_warn(struct acct_config_diag *diag, const char *fmt, ...)
-{
-	char *s = NULL;
-	va_list ap;
-	int r;
-
-	if (!diag)
-		return 0;
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	r = strv_push(&diag->warnings, &diag->nr_warnings, s);
-	if (r < 0)
-		free(s);
-	return r;
-}
-
-void acct_config_diag_clear(struct acct_config_diag *diag)
-{
-	if (!diag)
-		return;
-	free(diag->error);
-	diag->error = NULL;
-	diag->warnings = strv_free(diag->warnings);
-	diag->nr_warnings = 0;
 }
 
 /* ---- defaults and lifetime ----------------------------------------------- */
@@ -835,6 +280,7 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.max_watched_cgroups_per_user = 65536,
 		.max_watched_cgroups = 262144,
 		.max_queries_per_user = 4,
+		.max_charge_batch = 100000,
 		.metrics_max_depth = 32,
 		.metrics_max_series = 50000,
 		.history_enabled = true,
@@ -884,6 +330,9 @@ struct acct_config *acct_config_free(struct acct_config *c)
 	strv_free(c->metrics_exclude);
 	strv_free(c->metrics_families);
 	strv_free(c->sources);
+	for (size_t i = 0; i < c->nr_resources; i++)
+		config_resource_done(&c->resources[i]);
+	free(c->resources);
 	free(c);
 	return NULL;
 }
@@ -1016,8 +465,17 @@ static char *parser_read(char *str, int num, void *stream)
 			*close = '\0';
 			char hint[HINT_BUF];
 
-			if (!section_known(s + 1) &&
-			    diag_warn(p->diag, "%s:%u: unknown section [%s], ignoring%s", p->path, p->line, s + 1,
+			if (config_is_resource_section(s + 1)) {
+				/* A resource is declared by its header, keys or none. */
+				char where[PATH_MAX + 16], *msg = NULL;
+				snprintf(where, sizeof(where), "%s:%u", p->path, p->line);
+				int r = config_resource_declare(p->config, s + 1 + strlen(RESOURCE_PREFIX), where, &msg);
+				if (r < 0) {
+					parser_fail(p, r, msg);
+					return NULL;
+				}
+			} else if (!section_known(s + 1) &&
+			    config_diag_warn(p->diag, "%s:%u: unknown section [%s], ignoring%s", p->path, p->line, s + 1,
 				      section_hint(s + 1, hint)) < 0) {
 				parser_fail(p, -ENOMEM, NULL);
 				return NULL;
@@ -1040,15 +498,26 @@ static int parser_handle(void *user, const char *section, const char *name, cons
 	_cleanup_free_ char *long_value = NULL;
 	if (strcmp(value, LONG_VALUE_MARK) == 0 && p->long_value)
 		value = long_value = TAKE_PTR(p->long_value);
+	if (config_is_resource_section(section)) {
+		if (asprintf(&origin, "%s:%u", p->path, p->line) < 0) {
+			origin = NULL;
+			parser_fail(p, -ENOMEM, NULL);
+			return 0;
+		}
+		r = config_resource_assign(p->config, section + strlen(RESOURCE_PREFIX), name, value, origin, &msg);
+		if (r < 0)
+			parser_fail(p, r, msg);
+		return r < 0 ? 0 : 1;
+	}
 	k = key_find(section, name);
 	if (!k) {
 		char hint[HINT_BUF];
 
 		if (!*section)
-			r = diag_warn(p->diag, "%s:%u: key '%s' outside of any section, ignoring%s", p->path,
+			r = config_diag_warn(p->diag, "%s:%u: key '%s' outside of any section, ignoring%s", p->path,
 				      p->line, name, key_hint(section, name, hint));
 		else if (section_known(section))
-			r = diag_warn(p->diag, "%s:%u: unknown key '%s' in section [%s], ignoring%s", p->path,
+			r = config_diag_warn(p->diag, "%s:%u: unknown key '%s' in section [%s], ignoring%s", p->path,
 				      p->line, name, section, key_hint(section, name, hint));
 		else
 			r = 0; /* the section was reported already */
@@ -1064,7 +533,7 @@ static int parser_handle(void *user, const char *section, const char *name, cons
 		parser_fail(p, -ENOMEM, NULL);
 		return 0;
 	}
-	r = apply_value(p->config, k, value, &reason);
+	r = config_apply_value(p->config, k, value, &reason);
 	if (r < 0) {
 		if (!reason || asprintf(&msg, "%s: %s: %s", origin, k->name, reason) < 0)
 			msg = NULL;
@@ -1115,19 +584,19 @@ static int load_file(struct acct_config *c, const char *path, bool must_exist, s
 		r = -errno;
 		if (r == -ENOENT && !must_exist)
 			return 0;
-		return diag_set_error(diag, r, "%s: %s", path, strerror(-r));
+		return config_diag_error(diag, r, "%s: %s", path, strerror(-r));
 	}
 	if (fstat(fd, &sb) < 0) {
 		r = -errno;
-		return diag_set_error(diag, r, "%s: %s", path, strerror(-r));
+		return config_diag_error(diag, r, "%s: %s", path, strerror(-r));
 	}
 	if (S_ISDIR(sb.st_mode))
-		return diag_set_error(diag, -EISDIR, "%s: %s", path, strerror(EISDIR));
+		return config_diag_error(diag, -EISDIR, "%s: %s", path, strerror(EISDIR));
 	if (!S_ISREG(sb.st_mode) && !(S_ISCHR(sb.st_mode) && sb.st_rdev == makedev(1, 3)))
-		return diag_set_error(diag, -EINVAL, "%s: not a regular file", path);
+		return config_diag_error(diag, -EINVAL, "%s: not a regular file", path);
 	if (fcntl(fd, F_SETFL, 0) < 0 || !(f = fdopen(fd, "r"))) {
 		r = -errno;
-		return diag_set_error(diag, r, "%s: %s", path, strerror(-r));
+		return config_diag_error(diag, r, "%s: %s", path, strerror(-r));
 	}
 	fd = -1; /* f owns it */
 
@@ -1137,16 +606,16 @@ static int load_file(struct acct_config *c, const char *path, bool must_exist, s
 	free(p.long_value);
 	if (r == -2) {
 		free(p.error_msg);
-		return diag_set_error(diag, -ENOMEM, "%s: %s", path, strerror(ENOMEM));
+		return config_diag_error(diag, -ENOMEM, "%s: %s", path, strerror(ENOMEM));
 	}
 	/* inih goes on after a syntax error; the first error in the file wins. */
 	if (r > 0 && (!p.error || (unsigned)r < p.error_line)) {
 		free(p.error_msg);
-		return diag_set_error(diag, -EINVAL, "%s:%d: syntax error", path, r);
+		return config_diag_error(diag, -EINVAL, "%s:%d: syntax error", path, r);
 	}
 	if (p.error) {
 		if (!p.error_msg)
-			return diag_set_error(diag, p.error, "%s: %s", path, strerror(-p.error));
+			return config_diag_error(diag, p.error, "%s: %s", path, strerror(-p.error));
 		if (diag) {
 			free(diag->error);
 			diag->error = p.error_msg;
@@ -1155,81 +624,11 @@ static int load_file(struct acct_config *c, const char *path, bool must_exist, s
 		return p.error;
 	}
 	if (p.read_errno)
-		return diag_set_error(diag, -p.read_errno, "%s: %s", path, strerror(p.read_errno));
+		return config_diag_error(diag, -p.read_errno, "%s: %s", path, strerror(p.read_errno));
 
 	r = sources_add(c, path);
 	if (r < 0)
-		return diag_set_error(diag, r, "%s: %s", path, strerror(-r));
-	return 0;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool is_dropin_name(const char *name)
-{
-	size_t len = strlen(name);
-
-	return name[0] != '.' && len > 5 && strcmp(name + len - 5, ".conf") == 0;
-}
-
-/* The regular files *.conf of `dir`, sorted by strcmp(); a missing `dir` has none. */
-static int list_dropins(const char *dir, char ***ret, struct acct_config_diag *diag)
-{
-	_cleanup_closedir_ DIR *d = NULL;
-	_cleanup_(strv_freep) char **names = strv_new_empty();
-	size_t n = 0;
-	int r;
-
-	if (!names)
-		return -ENOMEM;
-	d = opendir(dir);
-	if (!d) {
-		r = -errno;
-		if (r == -ENOENT) {
-			*ret = TAKE_PTR(names);
-			return 0;
-		}
-		return diag_set_error(diag, r, "%s: %s", dir, strerror(-r));
-	}
-	for (;;) {
-		struct dirent *de;
-		struct stat sb;
-
-		errno = 0;
-		de = readdir(d);
-		if (!de) {
-			if (errno)
-				return diag_set_error(diag, -errno, "%s: %s", dir, strerror(errno));
-			break;
-		}
-		if (!is_dropin_name(de->d_name))
-			continue;
-		/* Follow symlinks: one to /dev/null masks a drop-in, as in systemd. */
-		if (fstatat(dirfd(d), de->d_name, &sb, 0) < 0) {
-			r = -errno;
-			if (r == -ENOENT)
-				continue; /* dangling symlink, or removed meanwhile */
-			/* A symlink that loops reads as nothing, like a dangling one;
-			 * it is worth a warning, not the whole configuration. */
-			if (r == -ELOOP) {
-				r = diag_warn(diag, "%s/%s: %s, ignoring", dir, de->d_name, strerror(ELOOP));
-				if (r < 0)
-					return r;
-				continue;
-			}
-			return diag_set_error(diag, r, "%s/%s: %s", dir, de->d_name, strerror(-r));
-		}
-		if (!S_ISREG(sb.st_mode))
-			continue;
-		r = strv_push_dup(&names, &n, de->d_name);
-		if (r < 0)
-			return r;
-	}
-	qsort(names, n, sizeof(char *), cmp_names);
-	*ret = TAKE_PTR(names);
+		return config_diag_error(diag, r, "%s: %s", path, strerror(-r));
 	return 0;
 }
 
@@ -1239,7 +638,7 @@ static int load_dropins(struct acct_config *c, const char *dir, struct load_stat
 	_cleanup_(strv_freep) char **names = NULL;
 	int r;
 
-	r = list_dropins(dir, &names, diag);
+	r = config_list_dropins(dir, &names, diag);
 	if (r < 0)
 		return r;
 	for (char **name = names; name && *name; name++) {
@@ -1264,17 +663,17 @@ static int check_intervals(const struct acct_config *c, const struct load_state 
 
 	if (c->fast_interval_us <= c->slow_interval_us)
 		return 0;
-	format_duration(c->fast_interval_us, fast);
-	format_duration(c->slow_interval_us, slow);
+	config_format_duration(c->fast_interval_us, fast);
+	config_format_duration(c->slow_interval_us, slow);
 	if (st->fast_seq > st->slow_seq) {
 		blamed = st->fast_origin;
 		other = st->slow_origin;
-		return diag_set_error(diag, -EINVAL, "%s: fast_interval (%s) must not exceed slow_interval (%s%s%s)",
+		return config_diag_error(diag, -EINVAL, "%s: fast_interval (%s) must not exceed slow_interval (%s%s%s)",
 				      blamed, fast, slow, other ? ", set at " : ", the default", other ?: "");
 	}
 	blamed = st->slow_origin ?: "configuration";
 	other = st->fast_origin;
-	return diag_set_error(diag, -EINVAL, "%s: slow_interval (%s) must not be less than fast_interval (%s%s%s)",
+	return config_diag_error(diag, -EINVAL, "%s: slow_interval (%s) must not be less than fast_interval (%s%s%s)",
 			      blamed, slow, fast, other ? ", set at " : ", the default", other ?: "");
 }
 
@@ -1288,11 +687,11 @@ static int check_budgets(const struct acct_config *c, const struct acct_host_lim
 	int r = acct_budget_limits_check(c, host, &key, &reason);
 
 	if (r == -ENOMEM)
-		return diag_set_error(diag, r, "%s", strerror(-r));
+		return config_diag_error(diag, r, "%s", strerror(-r));
 	if (r < 0) {
 		const struct key_desc *k = key_find("counters", key);
 		const char *origin = k && st->origins[k - keys] ? st->origins[k - keys] : "configuration";
-		return diag_set_error(diag, r, "%s: %s: %s", origin, key, reason);
+		return config_diag_error(diag, r, "%s: %s: %s", origin, key, reason);
 	}
 	return 0;
 }
@@ -1308,7 +707,7 @@ int acct_config_load(const char *main_file, const char *dropin_dir, struct acct_
 		return -EINVAL;
 	r = acct_config_new_defaults(&c);
 	if (r < 0)
-		return diag_set_error(diag, r, "%s", strerror(-r));
+		return config_diag_error(diag, r, "%s", strerror(-r));
 
 	/* "" means no main file, as for the drop-in directory */
 	if (!main_file || *main_file) {
@@ -1324,6 +723,9 @@ int acct_config_load(const char *main_file, const char *dropin_dir, struct acct_
 			return r;
 	}
 	r = check_intervals(c, &st, diag);
+	if (r < 0)
+		return r;
+	r = config_resources_resolve(c, diag);
 	if (r < 0)
 		return r;
 	struct acct_host_limits host;
@@ -1351,79 +753,32 @@ int acct_config_set(struct acct_config *c, const char *section, const char *key,
 	if (!k) {
 		char hint[HINT_BUF];
 
-		return diag_set_error(diag, -EINVAL, "%s: unknown key '%s' in section [%s]%s", origin, key, section,
+		return config_diag_error(diag, -EINVAL, "%s: unknown key '%s' in section [%s]%s", origin, key, section,
 				      section_known(section) ? key_hint(section, key, hint) : section_hint(section, hint));
 	}
 
 	fast = c->fast_interval_us;
 	slow = c->slow_interval_us;
-	r = apply_value(c, k, value, &reason);
+	r = config_apply_value(c, k, value, &reason);
 	if (r < 0) {
 		if (!reason)
-			return diag_set_error(diag, r, "%s: %s: %s", origin, k->name, strerror(-r));
-		return diag_set_error(diag, r, "%s: %s: %s", origin, k->name, reason);
+			return config_diag_error(diag, r, "%s: %s: %s", origin, k->name, strerror(-r));
+		return config_diag_error(diag, r, "%s: %s: %s", origin, k->name, reason);
 	}
 	if (c->fast_interval_us > c->slow_interval_us) {
 		char f[VALUE_BUF], s[VALUE_BUF];
 
-		format_duration(c->fast_interval_us, f);
-		format_duration(c->slow_interval_us, s);
+		config_format_duration(c->fast_interval_us, f);
+		config_format_duration(c->slow_interval_us, s);
 		c->fast_interval_us = fast;
 		c->slow_interval_us = slow;
-		return diag_set_error(diag, -EINVAL, "%s: %s: fast_interval (%s) must not exceed slow_interval (%s)",
+		return config_diag_error(diag, -EINVAL, "%s: %s: fast_interval (%s) must not exceed slow_interval (%s)",
 				      origin, k->name, f, s);
 	}
 	return 0;
 }
 
 /* ---- dump ---------------------------------------------------------------- */
-
-/* The value of key `k` in `c` as the dump writes it (and a load reads it
- * back); "" for an empty one. Returns a malloc()ed string or NULL (ENOMEM). */
-static char *value_string(const struct acct_config *c, const struct key_desc *k)
-{
-	const void *p = field_const(c, k);
-	char buf[VALUE_BUF];
-
-	switch (k->kind) {
-	case V_DURATION:
-	case V_SIZE:
-	case V_INTEGER:
-		return strdup(format_number(k, get_number(c, k), buf));
-	case V_BOOL:
-		return strdup(*(const bool *)p ? "yes" : "no");
-	case V_LOG_LEVEL:
-		return strdup(acct_log_level_to_string(*(const enum acct_log_level *)p) ?: "info");
-	case V_COLLECTOR:
-		return strdup(acct_collector_mode_to_string(*(const int *)p) ?: "auto");
-	case V_REMOVALS:
-		return strdup(acct_removal_log_to_string(*(const enum acct_removal_log *)p) ?: "summary");
-	case V_ROOT:
-	case V_SOCKET:
-	case V_GROUP:
-	case V_LISTEN:
-		return strdup(*(char *const *)p ?: "");
-	case V_INCLUDE:
-	case V_EXCLUDE:
-	case V_FAMILIES: {
-		char *const *v = *(char **const *)p;
-		char *s = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&s, &len);
-
-		if (!f)
-			return NULL;
-		for (size_t i = 0; v && v[i]; i++)
-			fprintf(f, "%s%s", i ? " " : "", v[i]);
-		if (fclose(f) != 0) {
-			free(s);
-			return NULL;
-		}
-		return s;
-	}
-	}
-	return strdup("");
-}
 
 void acct_config_dump(const struct acct_config *c, FILE *f)
 {
@@ -1443,7 +798,7 @@ void acct_config_dump(const struct acct_config *c, FILE *f)
 
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
 		const struct key_desc *k = &keys[i];
-		_cleanup_free_ char *v = value_string(c, k);
+		_cleanup_free_ char *v = config_value_string(c, k);
 
 		if (!section || strcmp(section, k->section) != 0) {
 			section = k->section;
@@ -1451,6 +806,7 @@ void acct_config_dump(const struct acct_config *c, FILE *f)
 		}
 		fprintf(f, "%s =%s%s\n", k->name, v && *v ? " " : "", v ? v : "");
 	}
+	config_resources_dump(c, f);
 }
 
 /* ---- differences (a reload's report) -------------------------------------- */
@@ -1467,13 +823,13 @@ void acct_config_changes_free(struct acct_config_change *v, size_t n)
 int acct_config_diff(const struct acct_config *old, const struct acct_config *new, struct acct_config_change **ret,
 		     size_t *ret_n)
 {
-	struct acct_config_change *v = calloc(ELEMENTSOF(keys), sizeof(*v));
+	struct acct_config_change *v = calloc(ELEMENTSOF(keys) + 1, sizeof(*v));
 	size_t n = 0;
 
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
-		_cleanup_free_ char *a = value_string(old, &keys[i]), *b = value_string(new, &keys[i]);
+		_cleanup_free_ char *a = config_value_string(old, &keys[i]), *b = config_value_string(new, &keys[i]);
 
 		if (!a || !b) {
 			acct_config_changes_free(v, n);
@@ -1489,6 +845,21 @@ int acct_config_diff(const struct acct_config *old, const struct acct_config *ne
 			.at_start = keys[i].at_start,
 		};
 	}
+	/* The resources as one change: charges of a resource live as long as
+	 * the daemon, so the declared set changes at the next start. */
+	_cleanup_free_ char *a = config_resources_string(old), *b = config_resources_string(new);
+	if (!a || !b) {
+		acct_config_changes_free(v, n);
+		return -ENOMEM;
+	}
+	if (strcmp(a, b) != 0)
+		v[n++] = (struct acct_config_change){
+			.section = "resource",
+			.key = "resources",
+			.old_value = TAKE_PTR(a),
+			.new_value = TAKE_PTR(b),
+			.at_start = true,
+		};
 	*ret = v;
 	*ret_n = n;
 	return 0;

@@ -30,6 +30,44 @@ enum acct_log_level { /* syslog priorities */
 	ACCT_LOG_DEBUG = 7,
 };
 
+/* A resource that programs charge to their cgroups (docs/charges.md), one
+ * [resource.NAME] section each. */
+enum acct_resource_unit {
+	ACCT_RESOURCE_COUNT,   /* things: requests, slots, licences */
+	ACCT_RESOURCE_BYTES,
+	ACCT_RESOURCE_SECONDS, /* counted in microseconds, as acctd counts CPU time */
+	_ACCT_RESOURCE_UNIT_MAX,
+};
+
+/* What a removed cgroup's charges become. */
+enum acct_resource_removal {
+	ACCT_REMOVAL_RELEASE,  /* dropped: the ancestors' subtree totals fall */
+	ACCT_REMOVAL_REPARENT, /* moved to the parent, as the kernel does for memory */
+	_ACCT_REMOVAL_MAX,
+};
+
+#define ACCT_RESOURCE_NAME_MAX 64 /* bytes of a NAME, [a-z0-9_]+ */
+#define ACCT_RESOURCES_MAX 256    /* declared resources */
+
+struct acct_resource_config {
+	char *name;                   /* NAME of [resource.NAME] */
+	enum acct_resource_unit unit; /* (count) */
+	int64_t budget;               /* error budget, in the unit (microseconds for seconds);
+				       * default: [counters] tasks_budget, bytes_budget or cpu_budget */
+	char *budget_text;            /* as written, until the load knows the unit; NULL: default */
+	char *budget_origin;          /* "FILE:LINE" of budget_text */
+	enum acct_resource_removal on_removal; /* (release) */
+	bool release_on_exit;         /* a client's net charge goes when its connection closes (no) */
+	bool averages;                /* 1/5/15-minute averages (no) */
+	bool ram;                     /* reconciled against the cgroup's memory (no; bytes only) */
+};
+
+const char *acct_resource_unit_to_string(enum acct_resource_unit u);
+const char *acct_resource_removal_to_string(enum acct_resource_removal r);
+/* The unit or removal rule named `s`, or -EINVAL. */
+int acct_resource_unit_from_string(const char *s);
+int acct_resource_removal_from_string(const char *s);
+
 struct acct_config {
 	/* [sampling] */
 	uint64_t fast_interval_us;    /* fast files: memory.current, cpu.stat, PSI (1s) */
@@ -74,6 +112,7 @@ struct acct_config {
 	unsigned max_watched_cgroups_per_user; /* entries of all of a user's Watch calls (65536) */
 	unsigned max_watched_cgroups;       /* (262144) */
 	unsigned max_queries_per_user;      /* Usage and History queued and running, root not counted (4) */
+	unsigned max_charge_batch;          /* entries of one ChargeBatch (100,000) */
 
 	/* [metrics] */
 	char *metrics_listen;         /* "HOST:PORT", "[V6]:PORT" or "none" (127.0.0.1:9847) */
@@ -98,6 +137,11 @@ struct acct_config {
 	uint64_t history_hour_retention_us;   /* 1-hour rollups (365d) */
 	uint64_t history_max_size;     /* the file's size cap, bytes (1G; 0: none) */
 
+	/* [resource.NAME] sections, in the order first declared. A reload
+	 * reports a change of them, which the next start applies. */
+	struct acct_resource_config *resources;
+	size_t nr_resources;
+
 	/* Files that were read, in order (NULL-terminated; may be empty). */
 	char **sources;
 };
@@ -112,6 +156,13 @@ struct acct_config_diag {
 
 /* Fill *ret with the built-in defaults. Returns 0 or -ENOMEM. */
 int acct_config_new_defaults(struct acct_config **ret);
+
+/* The resource called `name`, or NULL. */
+const struct acct_resource_config *acct_config_resource(const struct acct_config *c, const char *name);
+
+/* Whether `name` is a valid resource NAME: 1..ACCT_RESOURCE_NAME_MAX bytes of
+ * [a-z0-9_]. */
+bool acct_resource_name_valid(const char *name);
 
 /* Load the configuration. `main_file` NULL means ACCT_CONFIG_FILE, which may be
  * missing; "" means none (built-in defaults and the drop-ins only); any other

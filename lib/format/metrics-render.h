@@ -86,6 +86,16 @@ struct acct_metrics_count {
 	uint64_t value;
 };
 
+/* One cgroup's charged value of one resource (docs/charges.md), for
+ * acctd_charged and acctd_charged_bound. */
+struct acct_metrics_charge {
+	const char *resource, *cgroup;
+	const char *unit;   /* the base unit: "bytes", "count" or "seconds" */
+	double divisor;     /* charged units per base unit (1e6 for seconds: charged in microseconds) */
+	int64_t self, subtree;
+	uint64_t self_bound, subtree_bound;
+};
+
 #define ACCT_METRICS_MAX_BUCKETS 32
 
 /* acctd's own figures, gathered by the daemon when a scrape starts. Pointers
@@ -157,6 +167,10 @@ struct acct_metrics_self {
 	 * none yet) against the interval (s); stalled past three intervals. */
 	double history_last_recording_age, history_interval;
 	bool history_stalled;
+
+	/* Programs' charges, every charged cgroup of every resource. */
+	const struct acct_metrics_charge *charges;
+	size_t nr_charges;
 
 	bool have_process;
 	double process_cpu_seconds;

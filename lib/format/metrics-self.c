@@ -160,6 +160,23 @@ static void g_api_requests(struct acct_metrics_page *p, const struct fam *f)
 	}
 }
 
+/* acctd_charged (param 0) and acctd_charged_bound (1): per resource and
+ * cgroup, the cgroup's own value and its subtree's, in base units. */
+static void g_charged(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_metrics_self *s = p->self;
+	for (size_t i = 0; i < s->nr_charges; i++) {
+		const struct acct_metrics_charge *c = &s->charges[i];
+		struct lbl l[4] = { { "cgroup", c->cgroup }, { "resource", c->resource }, { "unit", c->unit },
+				    { "scope", "self" } };
+		double v = f->param ? (double)c->self_bound : (double)c->self;
+		sample_double(p, f, "", NULL, l, 4, v / c->divisor);
+		l[3].value = "subtree";
+		v = f->param ? (double)c->subtree_bound : (double)c->subtree;
+		sample_double(p, f, "", NULL, l, 4, v / c->divisor);
+	}
+}
+
 static void g_api_budget_refusals(struct acct_metrics_page *p, const struct fam *f)
 {
 	const struct acct_metrics_self *s = p->self;
@@ -370,6 +387,14 @@ const struct fam metrics_self_families[] = {
 	  SELF(history_stalled, V_BOOL, WHEN(have_history))),
 	G("acctd_api_requests", T_COUNTER, -1, NULL, "varlink API calls by method and result (ok or the error name).",
 	  .global = g_api_requests),
+	/* Programs' charges (docs/charges.md): each read within the resource's budget. */
+	G("acctd_charged", T_GAUGE, -1, NULL,
+	  "What programs charged to the cgroup, by resource, in the resource's base unit (label unit): "
+	  "scope self to the cgroup itself, subtree to it and every cgroup below it.",
+	  .global = g_charged, .param = 0),
+	G("acctd_charged_bound", T_GAUGE, -1, NULL,
+	  "The error bound of acctd_charged with the same labels, at most the resource's budget.",
+	  .global = g_charged, .param = 1),
 	F("acctd_api_connections", T_GAUGE, -1, NULL, "Open varlink API connections.",
 	  SELF(api_connections, V_U64, WHEN(have_api))),
 	F("acctd_api_connections_accepted", T_COUNTER, -1, NULL, "varlink API connections accepted.",

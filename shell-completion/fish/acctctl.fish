@@ -77,6 +77,7 @@ set -l commands \
     top       "Live view of the busiest cgroups, like systemd-cgtop" \
     watch     "Print a cgroup's values whenever they change" \
     compare   "Is QUANTITY above, below or equal to THRESHOLD?" \
+    charge    "Charge DELTA of RESOURCE to a cgroup (programs' usage)" \
     usage     "What cgroups used over a window, from the history" \
     history   "A cgroup's memory and CPU over time, plotted" \
     tune      "Show or change (admin) error budgets and auto-tuning" \
@@ -114,6 +115,7 @@ complete -c acctctl -n '__acctctl_using top' -s b -l batch -d 'Batch mode: plain
 complete -c acctctl -n '__acctctl_using top watch' -s d -l delay -x -d 'Interval (seconds, or 500ms, 2s, 1min)'
 complete -c acctctl -n '__acctctl_using watch usage' -l prefix -x -a '(__acctctl_cgroups)' -d 'Cgroups under PATH'
 complete -c acctctl -n '__acctctl_using compare' -s q -l quiet -d 'Print nothing; use the exit status'
+complete -c acctctl -n '__acctctl_using charge' -l cgroup -x -a '(__acctctl_cgroups)' -d "Charge PATH instead of acctctl's own cgroup"
 complete -c acctctl -n '__acctctl_using usage history' -l since -x -a "$times" -d 'Start of the window'
 complete -c acctctl -n '__acctctl_using usage history' -l until -x -a "$times" -d 'End of the window'
 complete -c acctctl -n '__acctctl_using usage' -l no-removed -d 'Leave out cgroups removed by the end of the window'
@@ -137,4 +139,4 @@ complete -c acctctl -n '__acctctl_using compare; and __acctctl_nargs 1' -a 'memo
     memory.events.oom_group_kill memory.under_oom psi.cpu.some psi.cpu.full psi.memory.some psi.memory.full
     psi.io.some psi.io.full'
 complete -c acctctl -n '__acctctl_using help; and __acctctl_nargs 0' \
-    -a 'status list show top watch compare usage history tune reconcile reload help'
+    -a 'status list show top watch compare charge usage history tune reconcile reload help'

@@ -1356,7 +1356,7 @@ def test_bash_completion(ctl):
     if not shutil.which("bash"):
         pytest.skip("no bash")
     env = base_env(PATH=os.path.dirname(acctctl_binary()) + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
-    assert complete("acctctl ", env) == ["status", "list", "show", "top", "watch", "compare", "usage", "history",
+    assert complete("acctctl ", env) == ["status", "list", "show", "top", "watch", "compare", "charge", "usage", "history",
                                          "tune", "reconcile", "reload", "help"]
     assert complete("acctctl re", env) == ["reconcile", "reload"]
     assert "--tree" in complete("acctctl list --", env) and "--precise" not in complete("acctctl list --", env)

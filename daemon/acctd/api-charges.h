@@ -1,0 +1,26 @@
+/* api-charges.h - the varlink methods Charge and ChargeBatch (api-charges.c,
+ * docs/charges.md) and what a connection holds of its charges. Internal to
+ * daemon/acctd/api-*.c. */
+#pragma once
+
+#include <json-c/json.h>
+
+#include "api-dispatch.h"
+
+/* The methods' parameter names (the dispatcher checks calls against them). */
+extern const char *const api_charge_params[];
+extern const char *const api_charge_batch_params[];
+
+/* Charge(resource, delta, cgroup?, sync?) and ChargeBatch(charges): answer
+ * and return 0, or a negative errno (the connection closes). */
+int api_method_charge(struct request *rq, struct json_object *params);
+int api_method_charge_batch(struct request *rq, struct json_object *params);
+
+/* A connection's net charges of the resources with release_on_exit, per
+ * cgroup (struct conn's `charges`; NULL until it charges one). */
+struct api_conn_charges;
+
+/* The connection is closing, which is its client's exit: charge back its net
+ * charges (those to a cgroup removed since went by the removal rule) and
+ * free them. Accepts a connection that never charged. */
+void api_charges_conn_release(struct conn *c);
