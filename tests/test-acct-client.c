@@ -697,7 +697,7 @@ static void test_charge_wire(void **state)
 	char *words = NULL;
 	assert_int_equal(acct_error_describe(ACCT_ERROR_NO_SUCH_RESOURCE,
 					     json_tokener_parse("{\"resource\":\"gpu_memory\"}"), &words), 0);
-	assert_string_equal(words, "No such resource: gpu_memory (not declared in acctd.conf)");
+	assert_string_equal(words, "No such resource: gpu_memory (resources are declared in acctd.conf's [resource.NAME] sections)");
 	free(words);
 	acct_client_free(c);
 	close(peer);
