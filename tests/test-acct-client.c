@@ -695,8 +695,9 @@ static void test_charge_wire(void **state)
 	assert_true(recv(peer, &b, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN);
 
 	char *words = NULL;
-	assert_int_equal(acct_error_describe(ACCT_ERROR_NO_SUCH_RESOURCE,
-					     json_tokener_parse("{\"resource\":\"gpu_memory\"}"), &words), 0);
+	struct json_object *params = json_tokener_parse("{\"resource\":\"gpu_memory\"}");
+	assert_int_equal(acct_error_describe(ACCT_ERROR_NO_SUCH_RESOURCE, params, &words), 0);
+	json_object_put(params);
 	assert_string_equal(words, "No such resource: gpu_memory (resources are declared in acctd.conf's [resource.NAME] sections)");
 	free(words);
 	acct_client_free(c);
