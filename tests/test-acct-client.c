@@ -6,7 +6,9 @@
  * the wire (batches split under the message limit, halved when refused), and
  * OpenChargeSlot's memfd sent by the daemon's own writer (reply-fds.c) over a
  * real socketpair with SCM_RIGHTS, mapped and charged, and descriptors that
- * come with other replies closed. No daemon needed. */
+ * come with other replies closed. No daemon needed. Long because every
+ * case drives the same scripted peer (its threads, framing and fd passing),
+ * which a split would have to repeat. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

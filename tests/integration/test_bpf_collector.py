@@ -1,5 +1,7 @@
 """acctd's BPF collector (issue 12) on this host's real cgroups, as a whole
-daemon (root only; the BPF cases skip where the kernel has no BTF or the
+daemon. Long because every case below needs the same real trees, workloads
+and daemons set up around it (Tree, HOLD/CHURN/TRICKLE, daemon()); split, that
+set-up would be repeated in each file (root only; the BPF cases skip where the kernel has no BTF or the
 process lacks CAP_BPF/CAP_SYS_ADMIN):
 
 - Status and `acctctl status` say which collector reads each hierarchy and why;
