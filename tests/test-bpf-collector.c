@@ -1143,22 +1143,19 @@ static const char *real_missing(void)
 			 acct_bpf_collector_reason(coll, ACCT_HIER_MEMORY));
 		return why;
 	}
+	/* The pressure witness's test needs the unified hierarchy's collector
+	 * and its pressure files; without them it alone skips. */
+	static char uwhy[512];
+	char p[PATH_MAX];
 	if (layout->mount[ACCT_HIER_UNIFIED]) {
+		snprintf(p, sizeof(p), "%s/cpu.pressure", layout->mount[ACCT_HIER_UNIFIED]);
 		o.hierarchies = 1u << ACCT_HIER_UNIFIED;
-		if (acct_bpf_collector_new(&o, &coll_unified) < 0)
+		if (access(p, R_OK) < 0)
+			unified_missing = "no pressure files (psi off)";
+		else if (acct_bpf_collector_new(&o, &coll_unified) < 0)
 			unified_missing = "cannot build a collector for it";
 		else if (!acct_bpf_collector_serves(coll_unified, ACCT_HIER_UNIFIED)) {
-			unified_missing = acct_bpf_collector_reason(coll_unified, ACCT_HIER_UNIFIED);
-			/* the reason stays valid: the collector is kept, not served */
-		}
-		char p[PATH_MAX];
-		snprintf(p, sizeof(p), "%s/cpu.pressure", layout->mount[ACCT_HIER_UNIFIED]);
-		if (access(p, R_OK) < 0) {
-			unified_missing = "no pressure files (psi off)";
-			coll_unified = acct_bpf_collector_free(coll_unified);
-		} else if (coll_unified && !acct_bpf_collector_serves(coll_unified, ACCT_HIER_UNIFIED)) {
-			static char uwhy[512];
-			snprintf(uwhy, sizeof(uwhy), "%s", unified_missing);
+			snprintf(uwhy, sizeof(uwhy), "%s", acct_bpf_collector_reason(coll_unified, ACCT_HIER_UNIFIED));
 			unified_missing = uwhy;
 			coll_unified = acct_bpf_collector_free(coll_unified);
 		}
