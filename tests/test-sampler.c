@@ -1758,6 +1758,28 @@ static int run_real(void)
 	return failed + cmocka_run_group_tests_name("sampler-bpf", bpf_tests, NULL, NULL);
 }
 
+/* A cross-check proves a mismatch only where the files stood still across
+ * it (sampler.h, acct_bracket_judge()): a value outside a moving bracket may
+ * be a true reading of a dip between the two file readings. */
+static void test_bracket_judge(void **state)
+{
+	(void)state;
+	/* within, either order, ends included */
+	assert_int_equal(acct_bracket_judge(5, 1, 9), ACCT_BRACKET_AGREE);
+	assert_int_equal(acct_bracket_judge(5, 9, 1), ACCT_BRACKET_AGREE);
+	assert_int_equal(acct_bracket_judge(1, 1, 9), ACCT_BRACKET_AGREE);
+	assert_int_equal(acct_bracket_judge(9, 1, 9), ACCT_BRACKET_AGREE);
+	assert_int_equal(acct_bracket_judge(7, 7, 7), ACCT_BRACKET_AGREE);
+	/* standing still: anything else is wrong */
+	assert_int_equal(acct_bracket_judge(6, 7, 7), ACCT_BRACKET_MISMATCH);
+	assert_int_equal(acct_bracket_judge(8, 7, 7), ACCT_BRACKET_MISMATCH);
+	assert_int_equal(acct_bracket_judge(0, 4096, 4096), ACCT_BRACKET_MISMATCH);
+	/* moving: outside proves nothing, above or below */
+	assert_int_equal(acct_bracket_judge(212992, 475136, 524288), ACCT_BRACKET_INCONCLUSIVE);
+	assert_int_equal(acct_bracket_judge(10, 1, 9), ACCT_BRACKET_INCONCLUSIVE);
+	assert_int_equal(acct_bracket_judge(0, 9, 1), ACCT_BRACKET_INCONCLUSIVE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tree_tests[] = {
@@ -1784,6 +1806,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_final_read, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_api, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_allocation_failures, tree_setup, tree_teardown),
+		cmocka_unit_test(test_bracket_judge),
 	};
 	int failed = cmocka_run_group_tests_name("sampler-trees", tree_tests, NULL, NULL);
 	failed += run_real();

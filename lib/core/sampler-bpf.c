@@ -373,6 +373,14 @@ static int read_memory_file(const char *path, uint64_t *ret)
 	return 0;
 }
 
+enum acct_bracket acct_bracket_judge(uint64_t v, uint64_t before, uint64_t after)
+{
+	if (v >= MIN(before, after) && v <= MAX(before, after))
+		return ACCT_BRACKET_AGREE;
+	return before == after ? ACCT_BRACKET_MISMATCH : ACCT_BRACKET_INCONCLUSIVE;
+}
+
+/* Note a mismatch of `what` in cg: the record's v outside [a, b]. */
 static void note_mismatch(struct acct_pass_report *rep, bool *flag, const struct acct_cgroup *cg, const char *what,
 			  int64_t v, uint64_t a, uint64_t b)
 {
@@ -380,6 +388,49 @@ static void note_mismatch(struct acct_pass_report *rep, bool *flag, const struct
 	rep->bpf_mismatches++;
 	snprintf(rep->last_mismatch, sizeof(rep->last_mismatch), "%s %s: bpf %" PRId64 " not in [%" PRIu64 ", %" PRIu64 "]",
 		 cg->path, what, v, MIN(a, b), MAX(a, b));
+}
+
+/* Confirmation of a memory check that did not agree. Even two equal file
+ * readings around a walk prove no stillness: memory that a task maps and
+ * unmaps in a loop returns to the same value many times a millisecond, and
+ * a walk of many cgroups takes milliseconds. So a disagreement is tried
+ * again, the cgroup alone: its file, its record read alone, its file
+ * again, microseconds apart; one agreement clears it. A collector that
+ * really reads wrong disagrees every time. Tries at most: */
+#define CONFIRM_TRIES 3
+
+/* One memory cross-check: the record's value v against the files' `before`
+ * and `after`. Returns whether it counts as a check (it proved something):
+ * agreement, or a mismatch that CONFIRM_TRIES reads of the cgroup alone
+ * also found (noted in rep and *flag); a disagreement that could not be
+ * confirmed (the cgroup went; a pinned iterator cannot read one cgroup:
+ * then only a still bracket counts) is no check. */
+static bool check_memory(struct acct_sampler *s, bool *flag, const struct acct_cgroup *cg, const char *mem_file,
+			 uint64_t v, uint64_t before, uint64_t after)
+{
+	struct acct_pass_report *rep = &s->bpf_report;
+	enum acct_bracket j = acct_bracket_judge(v, before, after);
+	char path[4096];
+
+	for (int t = 0; t < CONFIRM_TRIES && j != ACCT_BRACKET_AGREE; t++) {
+		struct acct_bpf_record rec;
+		uint64_t a, b;
+		if (check_path(s, cg, mem_file, path, sizeof(path)) < 0 || read_memory_file(path, &a) < 0 ||
+		    check_path(s, cg, "", path, sizeof(path)) < 0)
+			return false; /* gone */
+		int r = acct_bpf_collector_read_one_lean(s->opts.collector, (enum acct_hierarchy)s->mem_hier, path, &rec);
+		if (r == -EPERM)
+			break; /* pinned: the first verdict stands */
+		if (r < 0 || check_path(s, cg, mem_file, path, sizeof(path)) < 0 || read_memory_file(path, &b) < 0)
+			return false;
+		v = rec.usage * (uint64_t)s->opts.batching.page_size;
+		before = a;
+		after = b;
+		j = acct_bracket_judge(v, before, after);
+	}
+	if (j == ACCT_BRACKET_MISMATCH)
+		note_mismatch(rep, flag, cg, "memory", (int64_t)v, before, after);
+	return j != ACCT_BRACKET_INCONCLUSIVE;
 }
 
 /* A walk alone over a few cgroups: each one's record alone, with the memory
@@ -430,10 +481,8 @@ static bool read_each(struct acct_sampler *s, const char *mem_file)
 		rep->bpf_records++;
 		if (check && check_path(s, cg, mem_file, path, sizeof(path)) == 0 && read_memory_file(path, &after) == 0) {
 			nchk++;
-			rep->bpf_checks++;
 			uint64_t v = s->one_recs[i].usage * (uint64_t)s->opts.batching.page_size;
-			if (v < MIN(before, after) || v > MAX(before, after))
-				note_mismatch(rep, &mem_bad, cg, "memory", (int64_t)v, before, after);
+			rep->bpf_checks += check_memory(s, &mem_bad, cg, mem_file, v, before, after);
 		}
 	}
 	s->streak[0] = mem_bad ? s->streak[0] + 1 : 0;
@@ -591,10 +640,8 @@ void sampler_bpf_walk(struct acct_sampler *s)
 		if (!r || !(r->flags & ACCT_BPF_F_MEMCG) || check_path(s, chk[i].cg, mem_file, path, sizeof(path)) < 0 ||
 		    read_memory_file(path, &after) < 0)
 			continue; /* removed meanwhile */
-		rep->bpf_checks++;
 		uint64_t v = r->usage * (uint64_t)s->opts.batching.page_size;
-		if (v < MIN(chk[i].before, after) || v > MAX(chk[i].before, after))
-			note_mismatch(rep, &mem_bad, chk[i].cg, "memory", (int64_t)v, chk[i].before, after);
+		rep->bpf_checks += check_memory(s, &mem_bad, chk[i].cg, mem_file, v, chk[i].before, after);
 	}
 	const struct acct_bpf_record *r =
 		stat_cg ? acct_bpf_snapshot_find(&s->snap[s->mem_hier],
@@ -610,7 +657,7 @@ void sampler_bpf_walk(struct acct_sampler *s)
 			    cgfs_flat_keyed_get(stat_after, s->stat_map.e[i].key, &b) < 0 || idx >= r->nr_state)
 				continue;
 			int64_t v = acct_bpf_record_state(r)[idx] * (int64_t)s->stat_map.e[i].unit;
-			if (v < 0 || (uint64_t)v < MIN(a, b) || (uint64_t)v > MAX(a, b))
+			if (v < 0 || acct_bracket_judge((uint64_t)v, a, b) != ACCT_BRACKET_AGREE)
 				note_mismatch(rep, &stat_bad, stat_cg, s->stat_map.e[i].key, v, a, b);
 		}
 	}

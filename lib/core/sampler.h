@@ -231,6 +231,24 @@ const struct acct_memcg_batching *acct_sampler_batching(const struct acct_sample
 /* Passes in a row with a mismatch after which a part goes back to files. */
 #define ACCT_BPF_MISMATCH_PASSES 3
 
+/* What one cross-check proves: a collector's value v read between two file
+ * readings `before` and `after` of the same quantity.
+ * A value that stood still across the bracket (before == after) must equal
+ * it: anything else is a MISMATCH. A value that moved proves less than it
+ * seems: memory can fall and rise again between the two readings (a task
+ * that frees and allocates, a process that execs), so a v outside
+ * [min, max] may be a true reading of the dip; it is INCONCLUSIVE, not
+ * evidence against the collector. Only a v within the bracket is AGREE.
+ * (Counting moved values as mismatches turned a churning host's memory
+ * over to files for good: ten thousand cgroups whose tasks were starting
+ * gave a "mismatch" in three passes in a row within a minute.) */
+enum acct_bracket {
+	ACCT_BRACKET_AGREE,
+	ACCT_BRACKET_MISMATCH,
+	ACCT_BRACKET_INCONCLUSIVE,
+};
+enum acct_bracket acct_bracket_judge(uint64_t v, uint64_t before, uint64_t after);
+
 /* Descriptors currently cached, and whether the sampler has fallen back to
  * open-per-read because the limit was reached. */
 void acct_sampler_fd_stats(const struct acct_sampler *s, uint64_t *ret_cached, bool *ret_degraded);
