@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/charges.h"
+#include "charges.h"
 #include "percpu/counter.h"
 
 /* One charged cgroup as the last check found it. */
