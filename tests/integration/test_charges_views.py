@@ -1,0 +1,168 @@
+"""Programs' charges beside the kernel's values (docs/charges.md), on a fake
+cgroup tree whose memory the test sets exactly, with a real acctd:
+reconciliation of a resource declared ram against memory (Status, the log,
+/metrics, Get's unexplained memory)."""
+import os
+import re
+import shutil
+import socket
+import tempfile
+import time
+import urllib.request
+
+import pytest
+
+import acctd
+from test_api_client import IFACE, Varlink, error, ok, socket_dir
+
+MiB = 1 << 20
+RESOURCES = {
+    # RAM an application charges from its own memory, exact reads (budget 0)
+    "resource.arena__unit": "bytes", "resource.arena__budget": "0", "resource.arena__ram": "yes",
+    # not RAM: never compared with memory
+    "resource.gpu__unit": "bytes", "resource.gpu__budget": "0",
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def env(fakecg, tmp_path):
+    """acctd on a fake v2 tree with /svc (4 MiB, its child /svc/job 1 MiB)
+    and /other (2 MiB), its socket and /metrics on a free port."""
+    fakecg.mkdir("/svc", memory=3 * MiB)
+    fakecg.mkdir("/svc/job", memory=1 * MiB)
+    fakecg.mkdir("/other", memory=2 * MiB)
+    port = free_port()
+    sdir = socket_dir()
+    sock = os.path.join(sdir, "io.acctd")
+    work = tempfile.mkdtemp(prefix="daemon-", dir=str(tmp_path))
+    d = acctd.Daemon(work, fakecg.root, acctd.fast_config(work, **RESOURCES),
+                     extra=["--socket", sock, "--metrics-listen", "127.0.0.1:%d" % port])
+    try:
+        d.wait_notify("READY=1", timeout=120)
+        yield {"fs": fakecg, "d": d, "sock": sock, "port": port}
+    finally:
+        d.stop()
+        shutil.rmtree(sdir, ignore_errors=True)
+
+
+def call(sock, method, params=None):
+    with Varlink(sock) as v:
+        return ok(v.call(IFACE + "." + method, params or {}))
+
+
+def charge(sock, resource, delta, cgroup):
+    call(sock, "Charge", {"resource": resource, "delta": delta, "cgroup": cgroup})
+
+
+def wait_for(fn, what, timeout=60):
+    """fn()'s first true result, polled until the deadline (a loaded machine
+    stretches passes)."""
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        last = fn()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
+
+
+def status_ram(sock):
+    return call(sock, "Status")["status"]["charges_reconciliation"]
+
+
+def metrics(port):
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=60) as r:
+        return r.read().decode()
+
+
+def series(page, family, cgroup):
+    m = re.search(r'^%s\{cgroup="%s"\} (\S+)$' % (re.escape(family), re.escape(cgroup)), page, re.M)
+    return None if m is None else float(m.group(1))
+
+
+def test_ram_reconciliation(env):
+    """Charged RAM below memory: not flagged, unexplained memory = memory -
+    charged (the subtree's charges, ram resources only). Above it beyond the
+    bounds: flagged in Status, in the log once, in /metrics; given back: the
+    flag clears."""
+    sock, d, port = env["sock"], env["d"], env["port"]
+    charge(sock, "arena", 1 * MiB, "/svc")
+    charge(sock, "arena", 512 << 10, "/svc/job")
+    charge(sock, "gpu", 64 * MiB, "/svc")  # not RAM: no part of it
+
+    def get(path):
+        return call(sock, "Get", {"cgroup": path})
+
+    # the memory is the fake's; unexplained is read at the call
+    g = wait_for(lambda: (lambda r: r if r["cgroup"]["values"].get("memory") else None)(get("/svc")), "memory of /svc")
+    mem = g["cgroup"]["values"]["memory"]
+    assert mem["value"] == 4 * MiB
+    u = g["unexplained_memory"]
+    assert u["value"] == mem["value"] - (1 * MiB + (512 << 10))
+    assert u["bound"] == mem.get("bound", 0)  # the charges' bound is 0 (budget 0)
+    assert u["age_us"] >= 0
+    job = get("/svc/job")
+    assert job["unexplained_memory"]["value"] == 1 * MiB - (512 << 10)
+    # a cgroup nothing was charged to: all its memory is unexplained
+    assert get("/other")["unexplained_memory"]["value"] == 2 * MiB
+
+    st = wait_for(lambda: (lambda s: s if s["compared"] >= 3 else None)(status_ram(sock)), "a check of the charges")
+    assert st["over_memory"] == 0 and st["first_over_memory"] == []
+    page = wait_for(lambda: (lambda p: p if series(p, "acctd_charges_over_memory", "/svc/job") is not None else None)(
+        metrics(port)), "acctd_charges_over_memory of /svc/job")
+    assert series(page, "acctd_charges_over_memory", "/svc") == 0
+    assert series(page, "acctd_unexplained_memory_bytes", "/svc") == 4 * MiB - (1 * MiB + (512 << 10))
+    assert series(page, "acctd_unexplained_memory_bound_bytes", "/svc") == mem.get("bound", 0)
+    assert series(page, "acctd_charges_over_memory", "/other") is None  # not charged: not listed
+
+    # /svc/job charged 2 MiB above its 1 MiB, beyond both bounds
+    over = 2 * MiB + 2 * (job["cgroup"]["values"]["memory"].get("bound", 0))
+    charge(sock, "arena", over, "/svc/job")
+    st = wait_for(lambda: (lambda s: s if s["over_memory"] >= 1 else None)(status_ram(sock)), "/svc/job flagged")
+    assert "/svc/job" in st["first_over_memory"]
+    d.wait_log("Charged RAM of /svc/job", timeout=60)
+    page = wait_for(lambda: (lambda p: p if series(p, "acctd_charges_over_memory", "/svc/job") == 1 else None)(
+        metrics(port)), "acctd_charges_over_memory 1")
+    exp = 1 * MiB - (512 << 10) - over
+    assert series(page, "acctd_unexplained_memory_bytes", "/svc/job") == exp
+    assert get("/svc/job")["unexplained_memory"]["value"] == exp
+    # flagged once in the log however many passes see it
+    checks = status_ram(sock)["checks"]
+    wait_for(lambda: status_ram(sock)["checks"] >= checks + 3, "three more checks")
+    assert d.logtext().count("Charged RAM of /svc/job") == 1
+
+    # given back: no longer flagged
+    charge(sock, "arena", -over, "/svc/job")
+    wait_for(lambda: status_ram(sock)["over_memory"] == 0, "the flag to clear")
+
+
+def acctctl(sock, *args):
+    import subprocess
+    from test_acctctl import acctctl_binary
+    r = subprocess.run([acctctl_binary(), "--address", "unix:" + sock, "--no-pager"] + list(args),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_show(env):
+    """acctctl show prints the unexplained memory; show --json carries the
+    charges and the unexplained memory beside the cgroup's own members."""
+    import json
+    sock = env["sock"]
+    charge(sock, "arena", 1 * MiB, "/svc")
+    wait_for(lambda: call(sock, "Get", {"cgroup": "/svc"})["cgroup"]["values"].get("memory"), "memory of /svc")
+    out = acctctl(sock, "show", "/svc")
+    assert "Unexplained memory: 3.0M" in out, out
+    doc = json.loads(acctctl(sock, "--json", "show", "/svc"))
+    assert doc["path"] == "/svc" and "values" in doc
+    assert doc["charges"]["arena"]["subtree"]["value"] == 1 * MiB
+    assert doc["charges"]["gpu"]["self"] == {"value": 0, "bound": 0, "age_us": 0}
+    assert doc["unexplained_memory"]["value"] == 3 * MiB
