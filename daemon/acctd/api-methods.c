@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "api-charges.h"
+#include "api-charges-views.h"
 #include "api-dispatch.h"
 #include "api-history.h"
 #include "api-methods.h"
@@ -395,7 +396,9 @@ static int m_list(struct request *rq, struct json_object *params)
 		for (size_t first = i; i < end; i++) {
 			if (i > first)
 				acct_json_buf_append(b, ",", 1);
+			size_t start = b->len;
 			(void)acct_cgroup_list_entry_write(b, cgs[i], now);
+			api_charges_list_member(b, start, manager_charges(rq->c->s->m), cgs[i]->path);
 		}
 		acct_json_buf_append(b, "]", 1);
 		r = api_text_reply(rq, more && i < k);
@@ -484,6 +487,8 @@ static int m_compare(struct request *rq, struct json_object *params)
 		return api_invalid_parameter(rq, compare_params[COMPARE_THRESHOLD]);
 	if (varlink_param_bool(params, compare_params[COMPARE_PRECISE], &want_fresh) < 0)
 		return api_invalid_parameter(rq, compare_params[COMPARE_PRECISE]);
+	if (api_charges_compare(rq, path, qname, threshold, &r))
+		return r; /* charges.NAME: a charged value (docs/charges.md) */
 	int q = acct_quantity_from_name(qname);
 	if (q < 0)
 		return api_reply_error_string(rq, RES_NO_SUCH_QUANTITY, "quantity", qname);

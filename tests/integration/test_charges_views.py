@@ -166,3 +166,53 @@ def test_show(env):
     assert doc["charges"]["arena"]["subtree"]["value"] == 1 * MiB
     assert doc["charges"]["gpu"]["self"] == {"value": 0, "bound": 0, "age_us": 0}
     assert doc["unexplained_memory"]["value"] == 3 * MiB
+
+
+def test_list_compare_watch(env):
+    """List's entries (and acctctl list --json) carry the charges of a
+    charged cgroup only; Compare answers charges.NAME[.self]; Watch reports a
+    change of a charged value, with the charges in its records."""
+    import json
+    sock = env["sock"]
+    charge(sock, "arena", 5000, "/svc/job")
+    charge(sock, "gpu", 7000, "/svc")
+
+    entries = {e["path"]: e for e in call(sock, "List")["cgroups"]}
+    assert "charges" not in entries["/other"]
+    assert entries["/svc"]["charges"]["gpu"]["self"] == {"value": 7000, "bound": 0, "age_us": 0}
+    assert entries["/svc"]["charges"]["arena"]["subtree"]["value"] == 5000
+    assert entries["/svc"]["charges"]["arena"]["self"]["value"] == 0
+    assert entries["/svc/job"]["charges"]["arena"]["self"]["value"] == 5000
+    assert "gpu" not in entries["/svc/job"]["charges"]  # nothing at or below it
+    assert entries["/svc"]["memory"]["value"] > 0  # the kernel's values as before
+    listed = {e["path"]: e for e in json.loads(acctctl(sock, "--json", "list"))}
+    assert listed["/svc"]["charges"]["gpu"]["subtree"]["value"] == 7000
+    assert "charges" not in listed["/other"]
+
+    def compare(q, threshold, path="/svc"):
+        with Varlink(sock) as v:
+            return v.call(IFACE + ".Compare", {"cgroup": path, "quantity": q, "threshold": threshold})
+
+    r = ok(compare("charges.arena", 4999))
+    assert r["result"] == "above" and r["value"]["value"] == 5000
+    assert ok(compare("charges.arena.self", 1))["result"] == "below"  # 0 to /svc itself
+    assert ok(compare("charges.gpu", 7000))["result"] == "equal"
+    assert ok(compare("charges.gpu", 1, "/other"))["result"] == "below"  # never charged: 0
+    error(compare("charges.nope", 1), IFACE + ".NoSuchQuantity")
+    error(compare("charges.gpu.subtree", 1), IFACE + ".NoSuchQuantity")
+    error(compare("charges.gpu", 1, "/absent"), IFACE + ".NoSuchCgroup")
+    out = acctctl(sock, "compare", "/svc", "charges.gpu", "6000")
+    assert "above" in out, out
+
+    with Varlink(sock, timeout=60) as v:
+        v.send(IFACE + ".Watch", {"cgroups": ["/svc"], "interval_ms": 50}, more=True)
+        first = ok(v.recv())["cgroups"]
+        assert first[0]["charges"]["gpu"]["self"]["value"] == 7000
+        charge(sock, "gpu", 1, "/svc")
+        end = time.monotonic() + 60
+        while True:
+            got = ok(v.recv())["cgroups"]
+            rec = [c for c in got if c["path"] == "/svc"]
+            if rec and rec[0].get("charges", {}).get("gpu", {}).get("self", {}).get("value") == 7001:
+                break
+            assert time.monotonic() < end, "no Watch update with the new charge"
