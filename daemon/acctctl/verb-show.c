@@ -375,6 +375,19 @@ static void show_charges(struct json_object *charges)
 	if (arg_legend)
 		printf("Charged by programs (in each resource's unit; read live):\n");
 	table_print(stdout, &t, arg_legend, 0);
+	/* The averages of the resources declared so (docs/charges.md, "Averages"). */
+	json_object_object_foreach(charges, name, c) {
+		struct json_object *a = jget(c, "averages"), *w = jget(a, "warming");
+		if (!a)
+			continue;
+		printf("Averages of %s: %.2f, %.2f, %.2f over 1, 5, 15 min", name, jdouble_or(a, "avg1", 0),
+		       jdouble_or(a, "avg5", 0), jdouble_or(a, "avg15", 0));
+		size_t nw = w && json_object_is_type(w, json_type_array) ? json_object_array_length(w) : 0;
+		for (size_t i = 0; i < nw; i++)
+			printf("%s%s", i ? ", " : "; warming up: ",
+			       json_object_get_string(json_object_array_get_idx(w, i)));
+		putchar('\n');
+	}
 }
 
 /* Get's unexplained_memory: memory less the charged RAM (docs/charges.md,

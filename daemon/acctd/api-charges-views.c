@@ -53,6 +53,33 @@ void api_charges_list_member(struct acct_json_buf *b, size_t start, struct acct_
 		acct_json_buf_append(b, "}}", 2);
 }
 
+void api_charges_put_averages(struct acct_json_buf *b, struct acct_charges_avg *avg, size_t res, const char *path,
+			      uint64_t now_us)
+{
+	static const char *const names[_ACCT_AVG_MAX] = { "avg1", "avg5", "avg15" };
+	struct acct_charges_avg_reading r;
+	char buf[384];
+	size_t len = 0;
+
+	if (acct_charges_avg_read(avg, res, path, now_us, &r) < 0)
+		return;
+	len += (size_t)snprintf(buf, sizeof(buf), ",\"averages\":{\"avg1\":%.17g,\"avg5\":%.17g,\"avg15\":%.17g"
+				",\"bound\":%" PRIu64 ",\"age_us\":%" PRIu64 ",\"covered_us\":%" PRIu64
+				",\"whole_life\":%s,\"warming\":[",
+				r.avg[0], r.avg[1], r.avg[2], r.bound, r.age_us, r.covered_us,
+				r.whole_life ? "true" : "false");
+	for (int k = 0, n = 0; k < _ACCT_AVG_MAX && len < sizeof(buf); k++)
+		if (acct_charges_avg_warming(&r, k))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s\"%s\"", n++ ? "," : "", names[k]);
+	if (len < sizeof(buf))
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "]}");
+	if (len >= sizeof(buf)) {
+		b->failed = true;
+		return;
+	}
+	acct_json_buf_append(b, buf, len);
+}
+
 static struct json_object *value_json(const struct acct_reading *r)
 {
 	struct json_object *o = json_object_new_object();

@@ -11,6 +11,7 @@
 
 #include "api-dispatch.h"
 #include "core/charges.h"
+#include "core/charges-avg.h"
 #include "format/ledger-json.h"
 
 /* List: the entry just written to b from offset `start` (one JSON object) gets
@@ -24,6 +25,13 @@ struct json_object *api_charges_json(struct acct_charges *ch, const char *path);
 
 /* Watch's fingerprint: h folded with the charged values of `path`. */
 uint64_t api_charges_hash(struct acct_charges *ch, const char *path, uint64_t h);
+
+/* Get: ,"averages":{avg1, avg5, avg15, bound, age_us, covered_us,
+ * whole_life, warming} of resource `res` at `path` (the IDL's
+ * ChargeAverages), nothing when it is not averaged or `path` had no entry at
+ * the last step. */
+void api_charges_put_averages(struct acct_json_buf *b, struct acct_charges_avg *avg, size_t res, const char *path,
+			      uint64_t now_us);
 
 /* Compare on "charges.NAME" (the subtree value) or "charges.NAME.self": true
  * when `qname` names one (then *ret is what to return: 0 answered, or a

@@ -256,7 +256,8 @@ static void put_not_fresh(struct acct_json_buf *b, const char *reason)
 /* ,"charges":{"NAME":{"self":Value,"subtree":Value},...} for every declared
  * resource (nothing when none is declared): a cgroup nothing was charged to
  * has 0, exactly. Read live, so the age is 0; the bound is the counter's. */
-static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, const char *path, bool precise)
+static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, struct acct_charges_avg *avg,
+			const char *path, bool precise)
 {
 	size_t n = acct_charges_nr_resources(ch);
 	char buf[160];
@@ -272,7 +273,7 @@ static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, const 
 		/* resource names are [a-z0-9_]+: no escaping */
 		int len = snprintf(buf, sizeof(buf),
 				   "%s\"%s\":{\"self\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64
-				   ",\"age_us\":0},\"subtree\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64 ",\"age_us\":0}}",
+				   ",\"age_us\":0},\"subtree\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64 ",\"age_us\":0}",
 				   i ? "," : "", acct_charges_resource(ch, i)->name, r.self.value, r.self.bound,
 				   r.subtree.value, r.subtree.bound);
 		if (len < 0 || (size_t)len >= sizeof(buf)) {
@@ -280,6 +281,8 @@ static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, const 
 			return;
 		}
 		acct_json_buf_append(b, buf, (size_t)len);
+		api_charges_put_averages(b, avg, i, path, acct_now_us()); /* docs/charges.md, "Averages" */
+		acct_json_buf_append(b, "}", 1);
 	}
 	acct_json_buf_append(b, "}", 1);
 }
@@ -336,7 +339,7 @@ static int m_get(struct request *rq, struct json_object *params)
 						   precise ? &fresh : NULL);
 		if (reason[0])
 			put_not_fresh(b, reason);
-		put_charges(b, manager_charges(m), path, precise);
+		put_charges(b, manager_charges(m), manager_charges_avg(m), path, precise);
 		put_unexplained(b, manager_charges_ram(m), cg, path, precise, acct_now_us());
 	}
 	rcu_read_unlock();

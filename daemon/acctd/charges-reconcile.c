@@ -4,7 +4,8 @@
  * cgroup whose charged RAM exceeds its memory beyond both bounds is flagged,
  * in the log once when it becomes so, in Status and in /metrics. The check
  * walks the charge engine's entries, so it costs O(charged cgroups), not
- * O(tracked cgroups). */
+ * O(tracked cgroups). It also steps the averages of the resources declared
+ * `averages` (core/charges-avg.h) after the passes. */
 #include "manager-internal.h"
 
 #include <inttypes.h>
@@ -12,6 +13,7 @@
 #include "basic/format-human.h"
 #include "basic/log.h"
 #include "basic/name-escape.h"
+#include "basic/time-util.h"
 #include "core/charges-ram.h"
 
 /* The ledger's memory of a live cgroup that a pass has read. */
@@ -41,9 +43,14 @@ static void log_flagged(const struct acct_charges_ram_entry *e, void *userdata)
 
 void manager_charges_reconcile(struct manager *m)
 {
+	/* The averages' periods are 5 s, passes more frequent: a step when one
+	 * is due (a late pass catches up). */
+	int r = acct_charges_avg_step(m->charges_avg, acct_now_us());
+	if (r < 0)
+		log_warning_errno(r, "Failed to update the charges' averages, ignoring: %m");
 	if (!acct_charges_ram_any(m->charges_ram))
 		return;
-	int r = acct_charges_ram_check(m->charges_ram, memory_of, m, log_flagged, m);
+	r = acct_charges_ram_check(m->charges_ram, memory_of, m, log_flagged, m);
 	if (r < 0)
 		log_warning_errno(r, "Failed to reconcile charged RAM against memory, ignoring: %m");
 }

@@ -27,7 +27,8 @@ void manager_history_record_last_pass(struct manager *m);
 
 /* charges-reconcile.c: after a full pass that read memory, the ram
  * resources' charges against it (core/charges-ram.h); a newly flagged cgroup
- * is logged once. O(charged cgroups). */
+ * is logged once. O(charged cgroups). And the averages' steps when a period
+ * is due (core/charges-avg.h). */
 void manager_charges_reconcile(struct manager *m);
 
 /* manager-records.c: discovery into records, tombstones. */

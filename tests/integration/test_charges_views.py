@@ -1,7 +1,10 @@
 """Programs' charges beside the kernel's values (docs/charges.md), on a fake
 cgroup tree whose memory the test sets exactly, with a real acctd:
 reconciliation of a resource declared ram against memory (Status, the log,
-/metrics, Get's unexplained memory)."""
+/metrics, Get's unexplained memory); the charges in List, Compare, Watch and
+acctctl show --json; the averages of a resource declared averages, checked
+against their documented formula."""
+import math
 import os
 import re
 import shutil
@@ -21,6 +24,8 @@ RESOURCES = {
     "resource.arena__unit": "bytes", "resource.arena__budget": "0", "resource.arena__ram": "yes",
     # not RAM: never compared with memory
     "resource.gpu__unit": "bytes", "resource.gpu__budget": "0",
+    # load-like, averaged
+    "resource.inflight__unit": "count", "resource.inflight__budget": "0", "resource.inflight__averages": "yes",
 }
 
 
@@ -216,3 +221,30 @@ def test_list_compare_watch(env):
             if rec and rec[0].get("charges", {}).get("gpu", {}).get("self", {}).get("value") == 7001:
                 break
             assert time.monotonic() < end, "no Watch update with the new charge"
+
+
+def test_averages(env):
+    """A value held from its first charge: after n periods of 5 s each
+    average is v (1 - exp(-n 5 s / window)) (docs/charges.md, "Averages"),
+    whole life, not warming; the ancestors' subtree values are averaged too;
+    acctctl show prints them. A resource without averages has none."""
+    sock = env["sock"]
+    charge(sock, "inflight", 1000, "/other")
+    charge(sock, "gpu", 1000, "/other")
+
+    def averages():
+        a = call(sock, "Get", {"cgroup": "/other"})["charges"]["inflight"].get("averages")
+        return a if a and a["covered_us"] >= 10_000_000 else None
+
+    a = wait_for(averages, "two periods of averages", timeout=120)
+    for name, window in (("avg1", 60), ("avg5", 300), ("avg15", 900)):
+        want = 1000 * (1 - math.exp(-a["covered_us"] / 1e6 / window))
+        assert math.isclose(a[name], want, rel_tol=1e-9), (name, a)
+    assert a["avg1"] > a["avg5"] > a["avg15"] > 0
+    assert a["whole_life"] is True and a["warming"] == [] and a["bound"] == 0
+    assert a["covered_us"] % 5_000_000 == 0 and 0 <= a["age_us"]
+    root = call(sock, "Get", {"cgroup": "/"})["charges"]["inflight"]["averages"]
+    assert root["avg1"] >= a["avg1"] * 0.5  # the subtree's (the root was charged at the same step or earlier)
+    assert "averages" not in call(sock, "Get", {"cgroup": "/other"})["charges"]["gpu"]
+    out = acctctl(sock, "show", "/other")
+    assert re.search(r"Averages of inflight: \d+\.\d\d, \d+\.\d\d, \d+\.\d\d over 1, 5, 15 min", out), out
