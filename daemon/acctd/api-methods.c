@@ -290,21 +290,30 @@ static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, struct
 /* ,"unexplained_memory":Value: the cgroup's memory less what programs charged
  * of the ram resources to its subtree, read now (docs/charges.md,
  * "Reconciliation of RAM resources"); the bound is both bounds summed, the
- * age the memory's. Nothing when no resource is ram or memory was not read. */
+ * age the memory's: with a fresh read of memory (precise), that one, as the
+ * record beside it serves. Nothing when no resource is ram or memory was not
+ * read. */
 static void put_unexplained(struct acct_json_buf *b, struct acct_charges_ram *cr, struct acct_cgroup *cg,
-			    const char *path, bool precise, uint64_t now)
+			    const char *path, bool precise, const struct acct_fresh_reading *fresh, uint64_t now)
 {
 	struct acct_reading mem, charged = { 0 };
+	uint64_t age;
 	char buf[160];
 
-	if (!acct_charges_ram_any(cr) || !acct_cgroup_quantity_known(cg, ACCT_Q_MEMORY) ||
-	    !acct_cgroup_get(cg, ACCT_Q_MEMORY, precise, &mem))
+	if (!acct_charges_ram_any(cr))
+		return;
+	if (fresh && (fresh->have & (UINT64_C(1) << ACCT_Q_MEMORY))) {
+		mem = (struct acct_reading){ fresh->value[ACCT_Q_MEMORY], fresh->bound[ACCT_Q_MEMORY] };
+		age = now > fresh->read_us ? now - fresh->read_us : 0;
+	} else if (acct_cgroup_quantity_known(cg, ACCT_Q_MEMORY) && acct_cgroup_get(cg, ACCT_Q_MEMORY, precise, &mem))
+		age = acct_cgroup_quantity_age(cg, ACCT_Q_MEMORY, now);
+	else
 		return;
 	(void)acct_charges_ram_read(cr, path, precise, &charged); /* -ENOENT: nothing charged, 0 */
 	struct acct_reading u = acct_charges_ram_unexplained(&mem, &charged);
 	int len = snprintf(buf, sizeof(buf), ",\"unexplained_memory\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64
 			   ",\"age_us\":%" PRIu64 "}",
-			   u.value, u.bound, acct_cgroup_quantity_age(cg, ACCT_Q_MEMORY, now));
+			   u.value, u.bound, age);
 	if (len < 0 || (size_t)len >= sizeof(buf)) {
 		b->failed = true;
 		return;
@@ -340,7 +349,7 @@ static int m_get(struct request *rq, struct json_object *params)
 		if (reason[0])
 			put_not_fresh(b, reason);
 		put_charges(b, manager_charges(m), manager_charges_avg(m), path, precise);
-		put_unexplained(b, manager_charges_ram(m), cg, path, precise, acct_now_us());
+		put_unexplained(b, manager_charges_ram(m), cg, path, precise, precise ? &fresh : NULL, acct_now_us());
 	}
 	rcu_read_unlock();
 	if (!cg)

@@ -81,7 +81,7 @@ static struct json_object *history_json(const struct daemon_stats *ds)
 	return o;
 }
 
-/* The ram resources' charges against memory (core/charges-ram.h); null when
+/* The ram resources' charges against memory (core/charges-ram.h); NULL when
  * no resource is declared ram. */
 #define CHARGES_RAM_FIRST 8
 static struct json_object *charges_ram_json(const struct acct_charges_ram *cr)
@@ -183,7 +183,9 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(lg, "lines_suppressed", json_object_new_int64((int64_t)ds.log_lines_suppressed));
 	json_object_object_add(st, "log", lg);
 	json_object_object_add(st, "tombstones_folded", json_object_new_int64((int64_t)ms->tombstones_folded));
-	json_object_object_add(st, "charges_reconciliation", charges_ram_json(manager_charges_ram(m)));
+	/* only where a resource is ram: the document is as before elsewhere */
+	if (acct_charges_ram_any(manager_charges_ram(m)))
+		json_object_object_add(st, "charges_reconciliation", charges_ram_json(manager_charges_ram(m)));
 	*ret = st;
 	return 0;
 }

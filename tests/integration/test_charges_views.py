@@ -113,6 +113,10 @@ def test_ram_reconciliation(env):
     assert u["value"] == mem["value"] - (1 * MiB + (512 << 10))
     assert u["bound"] == mem.get("bound", 0)  # the charges' bound is 0 (budget 0)
     assert u["age_us"] >= 0
+    # precise: against the memory read from the kernel at the call, as the record beside it
+    gp = call(sock, "Get", {"cgroup": "/svc", "precise": True})
+    assert gp["unexplained_memory"]["value"] == gp["cgroup"]["values"]["memory"]["value"] - (1 * MiB + (512 << 10))
+    assert gp["cgroup"]["values"]["memory"]["value"] == 4 * MiB
     job = get("/svc/job")
     assert job["unexplained_memory"]["value"] == 1 * MiB - (512 << 10)
     # a cgroup nothing was charged to: all its memory is unexplained
