@@ -475,6 +475,10 @@ static void test_openmetrics(void **state)
 	static const double bounds[3] = { 0.001, 1, __builtin_inf() };
 	struct acct_metrics_count api[2] = { { "io.acctd.Accounting.Get", "ok", 5 },
 					     { "io.acctd.Accounting.Get", "io.acctd.Accounting.NoSuchCgroup", 1 } };
+	struct acct_metrics_charge_ram charges_ram[2] = {
+		{ .cgroup = "/a", .over = true, .unexplained = -5000, .unexplained_bound = 1024 },
+		{ .cgroup = "/b", .over = false, .unexplained = 300, .unexplained_bound = 0 },
+	};
 	struct acct_metrics_charge charges[2] = {
 		{ "gpu", "/a", "bytes", 1, 4096, 8192, 0, 512 },
 		{ "lease", "/a\"b", "seconds", 1e6, 1500000, 2500000, 10, 0 },
@@ -483,6 +487,8 @@ static void test_openmetrics(void **state)
 		.version = "1.2.3",
 		.charges = charges,
 		.nr_charges = 2,
+		.charges_ram = charges_ram,
+		.nr_charges_ram = 2,
 		.start_time = 1700000000.5,
 		.ready = true,
 		.bucket_bounds = bounds,
@@ -523,6 +529,14 @@ static void test_openmetrics(void **state)
 	assert_has(page, "acctd_charged_bound{cgroup=\"/a\",resource=\"gpu\",unit=\"bytes\",scope=\"subtree\"} 512");
 	assert_has(page, "acctd_charged{cgroup=\"/a\\\"b\",resource=\"lease\",unit=\"seconds\",scope=\"subtree\"} 2.5");
 	assert_has(page, "acctd_charged_bound{cgroup=\"/a\\\"b\",resource=\"lease\",unit=\"seconds\",scope=\"self\"} 1e-05");
+	/* the ram resources against memory */
+	assert_has(page, "# TYPE acctd_charges_over_memory gauge");
+	assert_has(page, "acctd_charges_over_memory{cgroup=\"/a\"} 1");
+	assert_has(page, "acctd_charges_over_memory{cgroup=\"/b\"} 0");
+	assert_has(page, "# UNIT acctd_unexplained_memory_bytes bytes");
+	assert_has(page, "acctd_unexplained_memory_bytes{cgroup=\"/a\"} -5000");
+	assert_has(page, "acctd_unexplained_memory_bound_bytes{cgroup=\"/a\"} 1024");
+	assert_has(page, "acctd_unexplained_memory_bytes{cgroup=\"/b\"} 300");
 	assert_has(page, "acctd_config_last_reload_successful 0");
 	assert_has(page, "acctd_ready 1");
 	assert_true(strlen(page) > 6 && strcmp(page + strlen(page) - 6, "# EOF\n") == 0);

@@ -375,6 +375,48 @@ static void show_charges(struct json_object *charges)
 	if (arg_legend)
 		printf("Charged by programs (in each resource's unit; read live):\n");
 	table_print(stdout, &t, arg_legend, 0);
+	/* The averages of the resources declared so (docs/charges.md, "Averages"). */
+	json_object_object_foreach(charges, name, c) {
+		struct json_object *a = jget(c, "averages"), *w = jget(a, "warming");
+		if (!a)
+			continue;
+		printf("Averages of %s: %.2f, %.2f, %.2f over 1, 5, 15 min", name, jdouble_or(a, "avg1", 0),
+		       jdouble_or(a, "avg5", 0), jdouble_or(a, "avg15", 0));
+		size_t nw = w && json_object_is_type(w, json_type_array) ? json_object_array_length(w) : 0;
+		for (size_t i = 0; i < nw; i++)
+			printf("%s%s", i ? ", " : "; warming up: ",
+			       json_object_get_string(json_object_array_get_idx(w, i)));
+		putchar('\n');
+	}
+}
+
+/* Get's unexplained_memory: memory less the charged RAM (docs/charges.md,
+ * "Reconciliation of RAM resources"); nothing when absent. */
+static void show_unexplained(struct json_object *u)
+{
+	struct value v = value_of(u);
+
+	if (!v.set)
+		return;
+	printf("\nUnexplained memory: %s", fmt_bytes(v.value).s);
+	if (v.bound > 0)
+		printf(" %s%s", glyph(G_PLUSMINUS), fmt_bytes((int64_t)v.bound).s);
+	printf("%s\n", arg_legend ? " (memory less what programs charged of the ram resources)" : "");
+}
+
+/* --json: the cgroup's record with what Get serves beside it (charges,
+ * unexplained_memory) added as members, so that what read the record before
+ * still reads it. */
+static void show_json(struct json_object *params, struct json_object *cg)
+{
+	static const char *const beside[] = { "charges", "unexplained_memory" };
+
+	for (size_t i = 0; i < ELEMENTSOF(beside); i++) {
+		struct json_object *o = jget(params, beside[i]);
+		if (o)
+			json_object_object_add(cg, beside[i], json_object_get(o));
+	}
+	print_json(stdout, cg);
 }
 
 int verb_show(char **args)
@@ -395,10 +437,11 @@ int verb_show(char **args)
 		return call_failed(-EBADMSG, NULL);
 	pager_open();
 	if (arg_json)
-		print_json(stdout, cg);
+		show_json(reply.parameters, cg);
 	else {
 		show_cgroup(cg);
 		show_charges(jget(reply.parameters, "charges"));
+		show_unexplained(jget(reply.parameters, "unexplained_memory"));
 		const char *why = jstr(reply.parameters, "not_fresh");
 		if (why)
 			printf("\nNot read fresh: %s\n", why);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "api-charges.h"
+#include "api-charges-views.h"
 #include "api-dispatch.h"
 #include "api-history.h"
 #include "api-methods.h"
@@ -255,7 +256,8 @@ static void put_not_fresh(struct acct_json_buf *b, const char *reason)
 /* ,"charges":{"NAME":{"self":Value,"subtree":Value},...} for every declared
  * resource (nothing when none is declared): a cgroup nothing was charged to
  * has 0, exactly. Read live, so the age is 0; the bound is the counter's. */
-static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, const char *path, bool precise)
+static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, struct acct_charges_avg *avg,
+			const char *path, bool precise)
 {
 	size_t n = acct_charges_nr_resources(ch);
 	char buf[160];
@@ -271,7 +273,7 @@ static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, const 
 		/* resource names are [a-z0-9_]+: no escaping */
 		int len = snprintf(buf, sizeof(buf),
 				   "%s\"%s\":{\"self\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64
-				   ",\"age_us\":0},\"subtree\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64 ",\"age_us\":0}}",
+				   ",\"age_us\":0},\"subtree\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64 ",\"age_us\":0}",
 				   i ? "," : "", acct_charges_resource(ch, i)->name, r.self.value, r.self.bound,
 				   r.subtree.value, r.subtree.bound);
 		if (len < 0 || (size_t)len >= sizeof(buf)) {
@@ -279,8 +281,44 @@ static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, const 
 			return;
 		}
 		acct_json_buf_append(b, buf, (size_t)len);
+		api_charges_put_averages(b, avg, i, path, acct_now_us()); /* docs/charges.md, "Averages" */
+		acct_json_buf_append(b, "}", 1);
 	}
 	acct_json_buf_append(b, "}", 1);
+}
+
+/* ,"unexplained_memory":Value: the cgroup's memory less what programs charged
+ * of the ram resources to its subtree, read now (docs/charges.md,
+ * "Reconciliation of RAM resources"); the bound is both bounds summed, the
+ * age the memory's: with a fresh read of memory (precise), that one, as the
+ * record beside it serves. Nothing when no resource is ram or memory was not
+ * read. */
+static void put_unexplained(struct acct_json_buf *b, struct acct_charges_ram *cr, struct acct_cgroup *cg,
+			    const char *path, bool precise, const struct acct_fresh_reading *fresh, uint64_t now)
+{
+	struct acct_reading mem, charged = { 0 };
+	uint64_t age;
+	char buf[160];
+
+	if (!acct_charges_ram_any(cr))
+		return;
+	if (fresh && (fresh->have & (UINT64_C(1) << ACCT_Q_MEMORY))) {
+		mem = (struct acct_reading){ fresh->value[ACCT_Q_MEMORY], fresh->bound[ACCT_Q_MEMORY] };
+		age = now > fresh->read_us ? now - fresh->read_us : 0;
+	} else if (acct_cgroup_quantity_known(cg, ACCT_Q_MEMORY) && acct_cgroup_get(cg, ACCT_Q_MEMORY, precise, &mem))
+		age = acct_cgroup_quantity_age(cg, ACCT_Q_MEMORY, now);
+	else
+		return;
+	(void)acct_charges_ram_read(cr, path, precise, &charged); /* -ENOENT: nothing charged, 0 */
+	struct acct_reading u = acct_charges_ram_unexplained(&mem, &charged);
+	int len = snprintf(buf, sizeof(buf), ",\"unexplained_memory\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64
+			   ",\"age_us\":%" PRIu64 "}",
+			   u.value, u.bound, age);
+	if (len < 0 || (size_t)len >= sizeof(buf)) {
+		b->failed = true;
+		return;
+	}
+	acct_json_buf_append(b, buf, (size_t)len);
 }
 
 static int m_get(struct request *rq, struct json_object *params)
@@ -310,7 +348,8 @@ static int m_get(struct request *rq, struct json_object *params)
 						   precise ? &fresh : NULL);
 		if (reason[0])
 			put_not_fresh(b, reason);
-		put_charges(b, manager_charges(m), path, precise);
+		put_charges(b, manager_charges(m), manager_charges_avg(m), path, precise);
+		put_unexplained(b, manager_charges_ram(m), cg, path, precise, precise ? &fresh : NULL, acct_now_us());
 	}
 	rcu_read_unlock();
 	if (!cg)
@@ -369,7 +408,9 @@ static int m_list(struct request *rq, struct json_object *params)
 		for (size_t first = i; i < end; i++) {
 			if (i > first)
 				acct_json_buf_append(b, ",", 1);
+			size_t start = b->len;
 			(void)acct_cgroup_list_entry_write(b, cgs[i], now);
+			api_charges_list_member(b, start, manager_charges(rq->c->s->m), cgs[i]->path);
 		}
 		acct_json_buf_append(b, "]", 1);
 		r = api_text_reply(rq, more && i < k);
@@ -458,6 +499,8 @@ static int m_compare(struct request *rq, struct json_object *params)
 		return api_invalid_parameter(rq, compare_params[COMPARE_THRESHOLD]);
 	if (varlink_param_bool(params, compare_params[COMPARE_PRECISE], &want_fresh) < 0)
 		return api_invalid_parameter(rq, compare_params[COMPARE_PRECISE]);
+	if (api_charges_compare(rq, path, qname, threshold, &r))
+		return r; /* charges.NAME: a charged value (docs/charges.md) */
 	int q = acct_quantity_from_name(qname);
 	if (q < 0)
 		return api_reply_error_string(rq, RES_NO_SUCH_QUANTITY, "quantity", qname);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api-charges-views.h"
 #include "api-server.h"
 #include "basic/hash.h"
 #include "basic/time-util.h"
@@ -227,14 +228,22 @@ int api_watch_update(struct conn *c)
 	_cleanup_json_ struct json_object *arr = NULL;
 	size_t in_arr = 0, sent = 0;
 	for (int i = 0; i < n && r >= 0; i++) {
-		seen[i] = (struct seen){ cgs[i]->serial, record_hash(ledger, cgs[i]) };
+		struct acct_charges *ch = manager_charges(m);
+		seen[i] = (struct seen){ cgs[i]->serial,
+					 api_charges_hash(ch, cgs[i]->path, record_hash(ledger, cgs[i])) };
 		struct seen *old = w->seen ? bsearch(&seen[i], w->seen, w->nr_seen, sizeof(*seen), seen_cmp) : NULL;
 		if (!w->first && old && old->hash == seen[i].hash)
 			continue;
 		if (!arr && !(arr = json_object_new_array()))
 			r = -ENOMEM;
 		else {
-			json_object_array_add(arr, acct_cgroup_to_json(ledger, cgs[i], now, false, nodes));
+			struct json_object *o = acct_cgroup_to_json(ledger, cgs[i], now, false, nodes);
+			struct json_object *charged = api_charges_json(manager_charges(m), cgs[i]->path);
+			if (o && charged)
+				json_object_object_add(o, "charges", charged);
+			else
+				json_object_put(charged);
+			json_object_array_add(arr, o);
 			in_arr++;
 		}
 		if (r >= 0 && in_arr == WATCH_CHUNK) {

@@ -25,6 +25,12 @@ void manager_history_record_pass(struct manager *m, struct acct_cgroup **cgs, si
 /* At a clean stop: the last pass's values, when no recording took them yet. */
 void manager_history_record_last_pass(struct manager *m);
 
+/* charges-reconcile.c: after a full pass that read memory, the ram
+ * resources' charges against it (core/charges-ram.h); a newly flagged cgroup
+ * is logged once. O(charged cgroups). And the averages' steps when a period
+ * is due (core/charges-avg.h). */
+void manager_charges_reconcile(struct manager *m);
+
 /* manager-records.c: discovery into records, tombstones. */
 /* Walk the hierarchies and bring the ledger in line (acct_discovery_scan()).
  * Returns the number of changes found or a negative errno. */

@@ -285,6 +285,8 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 		bool hierarchical = true; /* v2 always; v1 since 5.11 (use_hierarchy is always 1) */
 		acct_reconcile_pass(m->ledger, cgs, (size_t)n, rep, m->meminfo_path, hierarchical, m->sampler,
 				    &m->reconcile);
+		if (rep->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW))
+			manager_charges_reconcile(m);
 		manager_history_record_pass(m, cgs, (size_t)n, now);
 	}
 	m->passes++;

@@ -116,7 +116,22 @@ static int charges_new(struct manager *m)
 			 acct_resource_unit_to_string(c->resources[i].unit), res[i].budget,
 			 acct_resource_removal_to_string(c->resources[i].on_removal),
 			 res[i].release_on_exit ? ", released when a client exits" : "");
-	return acct_charges_new(m->domain, res, c->nr_resources, &m->charges);
+	int r = acct_charges_new(m->domain, res, c->nr_resources, &m->charges);
+	if (r < 0)
+		return r;
+	/* Which are RAM, fixed at the start as the set of resources is. */
+	_cleanup_free_ bool *ram = calloc(c->nr_resources ?: 1, sizeof(*ram));
+	_cleanup_free_ bool *avg = calloc(c->nr_resources ?: 1, sizeof(*avg));
+	if (!ram || !avg)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nr_resources; i++) {
+		ram[i] = c->resources[i].ram;
+		avg[i] = c->resources[i].averages;
+	}
+	r = acct_charges_ram_new(m->charges, ram, &m->charges_ram);
+	if (r < 0)
+		return r;
+	return acct_charges_avg_new(m->charges, avg, &m->charges_avg);
 }
 
 static int topology_for_layout(const struct acct_hierarchies *layout, struct acct_topology **ret)
@@ -506,6 +521,8 @@ struct manager *manager_free(struct manager *m)
 		event_base_free(m->base);
 	acct_discovery_free(m->discovery);
 	acct_ledger_free(m->ledger);
+	acct_charges_ram_free(m->charges_ram);
+	acct_charges_avg_free(m->charges_avg);
 	acct_charges_free(m->charges);
 	acct_domain_free(m->domain);
 	acct_hierarchies_free(m->layout);
@@ -534,6 +551,16 @@ const struct acct_config *manager_config(const struct manager *m)
 struct acct_charges *manager_charges(const struct manager *m)
 {
 	return m->charges;
+}
+
+struct acct_charges_ram *manager_charges_ram(const struct manager *m)
+{
+	return m->charges_ram;
+}
+
+struct acct_charges_avg *manager_charges_avg(const struct manager *m)
+{
+	return m->charges_avg;
 }
 
 struct acct_ledger *manager_ledger(const struct manager *m)

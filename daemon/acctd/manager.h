@@ -14,6 +14,8 @@
 #include "config/config.h"
 #include "core/ledger.h"
 #include "core/reconcile.h"
+#include "core/charges-ram.h"
+#include "core/charges-avg.h"
 #include "core/sampler.h"
 #include "percpu/counter.h"
 
@@ -124,6 +126,8 @@ struct manager {
 	struct acct_domain *domain;
 	struct acct_ledger *ledger;
 	struct acct_charges *charges;         /* the [resource.NAME] of the start (docs/charges.md) */
+	struct acct_charges_ram *charges_ram; /* their ram ones against memory (charges-reconcile.c) */
+	struct acct_charges_avg *charges_avg; /* averages of those declared so (charges-reconcile.c) */
 	struct acct_discovery *discovery;
 	struct acct_sampler *sampler;
 	struct acct_bpf_collector *collector; /* NULL: collector = files */
@@ -309,6 +313,12 @@ struct acct_ledger *manager_ledger(const struct manager *m);
 /* What programs charged (core/charges.h): the resources declared at the
  * start, in the order declared; any thread may charge and read. */
 struct acct_charges *manager_charges(const struct manager *m);
+/* The reconciliation of the ram resources' charges against memory, as the
+ * last full pass left it (core/charges-ram.h); event loop only. */
+struct acct_charges_ram *manager_charges_ram(const struct manager *m);
+/* The averages of the resources declared `averages` (core/charges-avg.h);
+ * event loop only. */
+struct acct_charges_avg *manager_charges_avg(const struct manager *m);
 /* NUMA nodes of the counter domain's topology (for the records' per-node values). */
 unsigned manager_nr_nodes(const struct manager *m);
 /* The host's configured CPUs, counted once at start: no cgroup uses more. */

@@ -123,6 +123,8 @@ struct scrape {
 	size_t nr_api_strings;
 	struct acct_metrics_charge *charges; /* their cgroup strings owned */
 	size_t nr_charges, cap_charges;
+	struct acct_metrics_charge_ram *charges_ram; /* their cgroup strings owned */
+	size_t nr_charges_ram;
 	struct acct_metrics_count responses[ELEMENTSOF(response_codes)];
 	char codes[ELEMENTSOF(response_codes)][8];
 };
@@ -476,6 +478,9 @@ static struct scrape *scrape_free(struct scrape *sc)
 	for (size_t i = 0; i < sc->nr_charges; i++)
 		free((char *)sc->charges[i].cgroup);
 	free(sc->charges);
+	for (size_t i = 0; i < sc->nr_charges_ram; i++)
+		free((char *)sc->charges_ram[i].cgroup);
+	free(sc->charges_ram);
 	free(sc);
 	return NULL;
 }
@@ -660,6 +665,30 @@ static void gather_charges(struct metrics_server *s, struct scrape *sc)
 	sc->self.nr_charges = sc->nr_charges;
 }
 
+/* The ram resources' charged cgroups that the last full pass compared with
+ * their memory (core/charges-ram.h), copied: the next pass replaces them. */
+static void gather_charges_ram(struct metrics_server *s, struct scrape *sc)
+{
+	size_t n;
+	const struct acct_charges_ram_entry *e = acct_charges_ram_entries(manager_charges_ram(s->m), &n);
+
+	if (n == 0 || !(sc->charges_ram = calloc(n, sizeof(*sc->charges_ram))))
+		return; /* out of memory: a page without them, not none */
+	for (size_t i = 0; i < n; i++) {
+		if (!e[i].has_memory)
+			continue;
+		char *cg = strdup(e[i].path);
+		if (!cg)
+			break;
+		struct acct_reading u = acct_charges_ram_unexplained(&e[i].memory, &e[i].charged);
+		sc->charges_ram[sc->nr_charges_ram++] = (struct acct_metrics_charge_ram){
+			.cgroup = cg, .over = e[i].over, .unexplained = u.value, .unexplained_bound = u.bound,
+		};
+	}
+	sc->self.charges_ram = sc->charges_ram;
+	sc->self.nr_charges_ram = sc->nr_charges_ram;
+}
+
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -750,6 +779,7 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 		x->history_stalled = hs->state == HISTORY_STATE_STALLED;
 	}
 	gather_charges(s, sc);
+	gather_charges_ram(s, sc);
 	x->have_http = true;
 	x->http_connections = s->nr_conns;
 	x->http_connections_total = s->connections_total;

@@ -81,6 +81,29 @@ static struct json_object *history_json(const struct daemon_stats *ds)
 	return o;
 }
 
+/* The ram resources' charges against memory (core/charges-ram.h); NULL when
+ * no resource is declared ram. */
+#define CHARGES_RAM_FIRST 8
+static struct json_object *charges_ram_json(const struct acct_charges_ram *cr)
+{
+	size_t n, compared = 0;
+	const struct acct_charges_ram_entry *e = acct_charges_ram_entries(cr, &n);
+
+	if (!acct_charges_ram_any(cr))
+		return NULL;
+	struct json_object *o = json_object_new_object(), *first = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		compared += e[i].has_memory;
+		if (e[i].over && json_object_array_length(first) < CHARGES_RAM_FIRST)
+			json_object_array_add(first, acct_json_text(e[i].path));
+	}
+	json_object_object_add(o, "checks", json_object_new_int64((int64_t)acct_charges_ram_checks(cr)));
+	json_object_object_add(o, "compared", json_object_new_int64((int64_t)compared));
+	json_object_object_add(o, "over_memory", json_object_new_int64((int64_t)acct_charges_ram_over(cr)));
+	json_object_object_add(o, "first_over_memory", first);
+	return o;
+}
+
 /* The members are added in the order Status() has always had: its replies
  * are compared byte for byte. */
 int daemon_status_json(const struct manager *m, struct json_object **ret)
@@ -160,6 +183,9 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(lg, "lines_suppressed", json_object_new_int64((int64_t)ds.log_lines_suppressed));
 	json_object_object_add(st, "log", lg);
 	json_object_object_add(st, "tombstones_folded", json_object_new_int64((int64_t)ms->tombstones_folded));
+	/* only where a resource is ram: the document is as before elsewhere */
+	if (acct_charges_ram_any(manager_charges_ram(m)))
+		json_object_object_add(st, "charges_reconciliation", charges_ram_json(manager_charges_ram(m)));
 	*ret = st;
 	return 0;
 }

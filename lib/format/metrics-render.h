@@ -96,6 +96,16 @@ struct acct_metrics_charge {
 	uint64_t self_bound, subtree_bound;
 };
 
+/* One charged cgroup of the ram resources against its memory
+ * (docs/charges.md, "Reconciliation of RAM resources"), for
+ * acctd_charges_over_memory and acctd_unexplained_memory_bytes{,_bound}. */
+struct acct_metrics_charge_ram {
+	const char *cgroup;
+	bool over;                /* charged RAM above memory beyond both bounds */
+	int64_t unexplained;      /* memory - charged RAM */
+	uint64_t unexplained_bound;
+};
+
 #define ACCT_METRICS_MAX_BUCKETS 32
 
 /* acctd's own figures, gathered by the daemon when a scrape starts. Pointers
@@ -171,6 +181,10 @@ struct acct_metrics_self {
 	/* Programs' charges, every charged cgroup of every resource. */
 	const struct acct_metrics_charge *charges;
 	size_t nr_charges;
+	/* The ram resources' charged cgroups with their memory read, as the
+	 * last full pass reconciled them. */
+	const struct acct_metrics_charge_ram *charges_ram;
+	size_t nr_charges_ram;
 
 	bool have_process;
 	double process_cpu_seconds;

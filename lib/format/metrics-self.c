@@ -177,6 +177,19 @@ static void g_charged(struct acct_metrics_page *p, const struct fam *f)
 	}
 }
 
+/* acctd_charges_over_memory (param 0), acctd_unexplained_memory_bytes (1)
+ * and its bound (2): per charged cgroup of the ram resources. */
+static void g_charges_ram(struct acct_metrics_page *p, const struct fam *f)
+{
+	const struct acct_metrics_self *s = p->self;
+	for (size_t i = 0; i < s->nr_charges_ram; i++) {
+		const struct acct_metrics_charge_ram *c = &s->charges_ram[i];
+		struct lbl l = { "cgroup", c->cgroup };
+		int64_t v = f->param == 0 ? c->over : f->param == 1 ? c->unexplained : (int64_t)c->unexplained_bound;
+		sample_i64(p, f, NULL, &l, 1, v);
+	}
+}
+
 static void g_api_budget_refusals(struct acct_metrics_page *p, const struct fam *f)
 {
 	const struct acct_metrics_self *s = p->self;
@@ -395,6 +408,18 @@ const struct fam metrics_self_families[] = {
 	G("acctd_charged_bound", T_GAUGE, -1, NULL,
 	  "The error bound of acctd_charged with the same labels, at most the resource's budget.",
 	  .global = g_charged, .param = 1),
+	/* Reconciliation of the ram resources' charges (docs/charges.md). */
+	G("acctd_charges_over_memory", T_GAUGE, -1, NULL,
+	  "1 where what programs charged of the resources declared ram to the cgroup's subtree exceeds its memory "
+	  "beyond both bounds (leaked or over-reported charges), else 0; per charged cgroup, as of the last full pass.",
+	  .global = g_charges_ram, .param = 0),
+	G("acctd_unexplained_memory_bytes", T_GAUGE, -1, "bytes",
+	  "The cgroup's memory less what programs charged of the resources declared ram to its subtree "
+	  "(negative: more charged than used); per charged cgroup, as of the last full pass.",
+	  .global = g_charges_ram, .param = 1),
+	G("acctd_unexplained_memory_bound_bytes", T_GAUGE, -1, "bytes",
+	  "The error bound of acctd_unexplained_memory_bytes: the memory's bound and the charges' summed.",
+	  .global = g_charges_ram, .param = 2),
 	F("acctd_api_connections", T_GAUGE, -1, NULL, "Open varlink API connections.",
 	  SELF(api_connections, V_U64, WHEN(have_api))),
 	F("acctd_api_connections_accepted", T_COUNTER, -1, NULL, "varlink API connections accepted.",

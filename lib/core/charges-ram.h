@@ -1,0 +1,81 @@
+/* charges-ram.h - reconciliation of charged RAM against the kernel's memory
+ * (docs/charges.md, "Reconciliation of RAM resources"). A resource declared
+ * `ram` is memory that the cgroup's own memory.current already counts (an
+ * application's arena, a cache it reports): what programs charge of it can
+ * never honestly exceed what the kernel says the cgroup uses. For every
+ * charged cgroup the check compares
+ *
+ *     charged = sum over the ram resources of the cgroup's subtree value
+ *               (memory.current is hierarchical, so the subtree's charges)
+ *     memory  = the ledger's memory of the cgroup
+ *
+ * and flags the cgroup (leaked or over-reported charges) when
+ * charged - memory > charged_bound + memory_bound: only then is it certain
+ * that the true charged value exceeds the true memory. "Unexplained memory"
+ * is memory - charged, with the sum of both bounds.
+ *
+ * Cost: one check is O(e log e) in the e charged entries of the ram
+ * resources (the charge engine's entries, ancestors included), never
+ * O(all cgroups): the engine is walked, and each charged cgroup's memory is
+ * looked up. Not thread-safe: its owner (the daemon's event loop) calls
+ * everything. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "charges.h"
+#include "percpu/counter.h"
+
+/* One charged cgroup as the last check found it. */
+struct acct_charges_ram_entry {
+	char *path;
+	struct acct_reading charged; /* the ram resources' subtree values summed, bounds summed */
+	struct acct_reading memory;  /* the kernel's (the ledger's), valid when has_memory */
+	bool has_memory;             /* the cgroup is tracked and its memory read */
+	bool over;                   /* charged exceeds memory beyond both bounds */
+};
+
+struct acct_charges_ram;
+
+/* The kernel's memory of `path` for the check: true and *ret, or false when
+ * the cgroup is not tracked or its memory was never read. */
+typedef bool (*acct_charges_ram_memory_fn)(const char *path, struct acct_reading *ret, void *userdata);
+
+/* Called once for each cgroup that a check flags and the previous check did
+ * not (the owner logs it). */
+typedef void (*acct_charges_ram_flag_fn)(const struct acct_charges_ram_entry *e, void *userdata);
+
+/* The reconciliation state for the resources `ram[i]` of `ch` (one flag per
+ * resource of the engine; nr_ram of them true). `ch` is not taken and must
+ * outlive the state. Returns 0 or -ENOMEM. */
+int acct_charges_ram_new(struct acct_charges *ch, const bool *ram, struct acct_charges_ram **ret);
+/* Accepts NULL; returns NULL. */
+struct acct_charges_ram *acct_charges_ram_free(struct acct_charges_ram *s);
+
+/* Whether any resource is declared ram (else checks do nothing). */
+bool acct_charges_ram_any(const struct acct_charges_ram *s);
+/* The sum of the ram resources' subtree values of `path` read now (bounds
+ * summed): 0 and *ret, -ENOENT when no ram resource was ever charged at or
+ * below it. */
+int acct_charges_ram_read(const struct acct_charges_ram *s, const char *path, bool precise, struct acct_reading *ret);
+
+/* Compare every charged cgroup with its memory (see above) and keep the
+ * result; `flagged` (may be NULL) hears of newly flagged cgroups. Returns 0
+ * or -ENOMEM (then the previous result stays). */
+int acct_charges_ram_check(struct acct_charges_ram *s, acct_charges_ram_memory_fn memory, void *memory_userdata,
+			   acct_charges_ram_flag_fn flagged, void *flagged_userdata);
+
+/* The last check's entries, sorted by path (valid until the next check or
+ * the free), and figures: checks run, cgroups compared, flagged now. */
+const struct acct_charges_ram_entry *acct_charges_ram_entries(const struct acct_charges_ram *s, size_t *ret_n);
+uint64_t acct_charges_ram_checks(const struct acct_charges_ram *s);
+size_t acct_charges_ram_over(const struct acct_charges_ram *s);
+
+/* Unexplained memory of an entry with memory: memory - charged, bound the sum. */
+static inline struct acct_reading acct_charges_ram_unexplained(const struct acct_reading *memory,
+							       const struct acct_reading *charged)
+{
+	return (struct acct_reading){ .value = memory->value - charged->value, .bound = memory->bound + charged->bound };
+}
