@@ -1,6 +1,7 @@
-/* api-charges.c - the varlink methods Charge and ChargeBatch (docs/charges.md):
- * whom a charge goes to and who may say so, all-or-nothing batches, and each
- * connection's net charge of the resources released when a client exits.
+/* api-charges.c - the varlink methods Charge, ChargeBatch and OpenChargeSlot
+ * (docs/charges.md): whom a charge goes to and who may say so, all-or-nothing
+ * batches, and each connection's net charge of the resources released when a
+ * client exits (its slots' too: api-slots.c folds them through here).
  *
  * Whom. Without a cgroup, the caller's own: the cgroup that /proc/PID/cgroup
  * of its peer PID (SO_PEERCRED, at connect()) names now, in the first of the
@@ -25,6 +26,7 @@
 
 #include "api-dispatch.h"
 #include "api-server.h"
+#include "api-slots.h"
 #include "basic/hash.h"
 #include "basic/log.h"
 #include "basic/path.h"
@@ -47,6 +49,12 @@ const char *const api_charge_params[_CHARGE_MAX + 1] = {
 enum { BATCH_CHARGES, _BATCH_MAX };
 const char *const api_charge_batch_params[_BATCH_MAX + 1] = {
 	[BATCH_CHARGES] = "charges",
+};
+
+enum { SLOT_RESOURCE, SLOT_CGROUP, _SLOT_MAX };
+const char *const api_open_charge_slot_params[_SLOT_MAX + 1] = {
+	[SLOT_RESOURCE] = "resource",
+	[SLOT_CGROUP] = "cgroup",
 };
 
 /* The members of one ChargeBatch entry. */
@@ -122,6 +130,8 @@ void api_charges_conn_release(struct conn *c)
 	struct acct_charges *ch = manager_charges(c->s->m);
 	size_t released = 0;
 
+	/* A last fold first: what the slots charged joins the nets. */
+	api_slots_conn_close(c);
 	if (!c->charges)
 		return;
 	for (size_t i = 0; i < ptr_table_capacity(&c->charges->nets); i++) {
@@ -304,6 +314,24 @@ static int apply(struct conn *c, size_t res, const char *path, int64_t delta)
 	return 0;
 }
 
+int api_charges_apply_slot(struct conn *c, size_t res, const char *path, int64_t delta, uint64_t serial)
+{
+	struct acct_charges *ch = manager_charges(c->s->m);
+	int r;
+
+	r = acct_charges_add_serial(ch, res, path, delta, serial, NULL);
+	if (r < 0)
+		return r;
+	if (acct_charges_resource(ch, res)->release_on_exit) {
+		r = net_add(c, res, path, serial, delta);
+		if (r < 0) {
+			(void)acct_charges_add_serial(ch, res, path, -delta, serial, NULL);
+			return r;
+		}
+	}
+	return 0;
+}
+
 /* ---- the methods ------------------------------------------------------------ */
 
 int api_method_charge(struct request *rq, struct json_object *params)
@@ -423,4 +451,37 @@ int api_method_charge_batch(struct request *rq, struct json_object *params)
 	if (!p || api_json_add(p, "applied", json_object_new_int64((int64_t)n)) < 0)
 		return -ENOMEM;
 	return api_reply(rq, TAKE_PTR(p), false);
+}
+
+int api_method_open_charge_slot(struct request *rq, struct json_object *params)
+{
+	struct manager *m = rq->c->s->m;
+	struct acct_charges *ch = manager_charges(m);
+	struct caller who = { .admin = api_is_admin(rq->c), .own_r = 1 };
+	char path[CGROUP_PATH_MAX + 1];
+	const char *name = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
+
+	if (varlink_param_string(params, api_open_charge_slot_params[SLOT_RESOURCE], &name) <= 0)
+		return api_invalid_parameter(rq, api_open_charge_slot_params[SLOT_RESOURCE]);
+	int res = acct_charges_resource_index(ch, name);
+	if (res < 0)
+		return no_such_resource(rq, name);
+	r = charge_target(rq, &who, api_param(params, api_open_charge_slot_params[SLOT_CGROUP]),
+			  api_open_charge_slot_params[SLOT_CGROUP], path);
+	if (r < 0 || r == PARAM_REPLIED)
+		return r;
+	r = api_slots_open(rq->c, (size_t)res, path, &fd);
+	if (r == -EDQUOT)
+		return api_resource_limit(rq, "max_charge_slots_per_connection",
+					  manager_config(m)->max_charge_slots_per_connection);
+	if (r < 0)
+		return log_warning_errno(r, "Failed to create a charge slot for %s: %m", path), r;
+	log_debug("Opened a %s charge slot for %s to pid %d", name, path, (int)rq->c->cred.pid);
+	_cleanup_json_ struct json_object *p = json_object_new_object();
+	/* "slot": the index of the descriptor among the reply's (one). */
+	if (!p || api_json_add(p, "slot", json_object_new_int64(0)) < 0)
+		return -ENOMEM;
+	return api_reply_fd(rq, TAKE_PTR(p), TAKE_FD(fd));
 }

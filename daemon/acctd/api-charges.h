@@ -10,11 +10,25 @@
 /* The methods' parameter names (the dispatcher checks calls against them). */
 extern const char *const api_charge_params[];
 extern const char *const api_charge_batch_params[];
+extern const char *const api_open_charge_slot_params[];
 
 /* Charge(resource, delta, cgroup?, sync?) and ChargeBatch(charges): answer
  * and return 0, or a negative errno (the connection closes). */
 int api_method_charge(struct request *rq, struct json_object *params);
 int api_method_charge_batch(struct request *rq, struct json_object *params);
+
+/* OpenChargeSlot(resource, cgroup?) -> (slot): the resource and the caller's
+ * right to the cgroup checked as Charge's; a slot (api-slots.h) whose memfd
+ * goes with the reply, {"slot": 0}. More than [api]
+ * max_charge_slots_per_connection is ResourceLimitExceeded. Returns as
+ * the other methods. */
+int api_method_open_charge_slot(struct request *rq, struct json_object *params);
+
+/* Charge `delta` of a slot of connection c to (res, path), the entry with
+ * `serial` only, keeping the connection's net as Charge does. Returns 0,
+ * -ESTALE (the cgroup was removed since; nothing charged), -ERANGE or
+ * -ENOMEM (nothing charged). */
+int api_charges_apply_slot(struct conn *c, size_t res, const char *path, int64_t delta, uint64_t serial);
 
 /* A connection's net charges of the resources with release_on_exit, per
  * cgroup (struct conn's `charges`; NULL until it charges one). */

@@ -838,6 +838,13 @@ static int on_start(struct manager *m, void *userdata)
 	return 0;
 }
 
+/* After each pass: the charge slots folded, so that the engine's values
+ * (the history's, the state's) are never older than a pass. */
+static void on_pass(struct manager *m, const struct acct_pass_report *rep, void *userdata)
+{
+	api_slots_fold_all(userdata);
+}
+
 static void on_free(struct manager *m, void *userdata)
 {
 	(void)api_server_free(userdata);
@@ -855,7 +862,9 @@ int api_server_add(struct manager *m, struct api_server **ret)
 	s->methods = api_methods;
 	s->deprecated_params = api_deprecated_params;
 	s->kick = conn_kick;
-	struct manager_frontend fe = { .name = "api", .userdata = s, .on_start = on_start, .on_free = on_free };
+	struct manager_frontend fe = {
+		.name = "api", .userdata = s, .on_start = on_start, .on_pass = on_pass, .on_free = on_free,
+	};
 	r = manager_add_frontend(m, &fe);
 	if (r < 0) {
 		free(s);
