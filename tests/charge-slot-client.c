@@ -11,6 +11,7 @@
  *   open RESOURCE [CGROUP]        -> "slot N" (its index here) or "error ERRNO NAME"
  *   add N DELTA COUNT [THREADS]   -> "added": COUNT charges of DELTA per thread
  *   garbage N                     -> "garbage": an impossible word in the slot's first shard
+ *   disconnect                    -> "disconnected": the connection closed, the slots kept
  *   close                         -> exits, closing the connection (the client's exit)
  *
  * Exits 0 at "close" or at the end of its input, 1 on a usage error. */
@@ -98,6 +99,9 @@ int main(int argc, char **argv)
 			struct acct_slot_writer *w = (struct acct_slot_writer *)slots[n];
 			__atomic_store_n((int64_t *)w->shard0, 3, __ATOMIC_RELAXED);
 			printf("garbage\n");
+		} else if (strcmp(line, "disconnect") == 0) {
+			c = acct_client_free(c);
+			printf("disconnected\n");
 		} else if (strcmp(line, "close") == 0)
 			break;
 		else

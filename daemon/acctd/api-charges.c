@@ -1,7 +1,8 @@
-/* api-charges.c - the varlink methods Charge, ChargeBatch and OpenChargeSlot
- * (docs/charges.md): whom a charge goes to and who may say so, all-or-nothing
- * batches, and each connection's net charge of the resources released when a
- * client exits (its slots' too: api-slots.c folds them through here).
+/* api-charges.c - the varlink methods Charge and ChargeBatch (docs/charges.md):
+ * whom a charge goes to and who may say so (for OpenChargeSlot too,
+ * api-slots.c), all-or-nothing batches, and each connection's net charge of
+ * the resources released when a client exits (its slots' folds come through
+ * api_charges_apply_slot()).
  *
  * Whom. Without a cgroup, the caller's own: the cgroup that /proc/PID/cgroup
  * of its peer PID (SO_PEERCRED, at connect()) names now, in the first of the
@@ -26,7 +27,6 @@
 
 #include "api-dispatch.h"
 #include "api-server.h"
-#include "api-slots.h"
 #include "basic/hash.h"
 #include "basic/log.h"
 #include "basic/path.h"
@@ -49,12 +49,6 @@ const char *const api_charge_params[_CHARGE_MAX + 1] = {
 enum { BATCH_CHARGES, _BATCH_MAX };
 const char *const api_charge_batch_params[_BATCH_MAX + 1] = {
 	[BATCH_CHARGES] = "charges",
-};
-
-enum { SLOT_RESOURCE, SLOT_CGROUP, _SLOT_MAX };
-const char *const api_open_charge_slot_params[_SLOT_MAX + 1] = {
-	[SLOT_RESOURCE] = "resource",
-	[SLOT_CGROUP] = "cgroup",
 };
 
 /* The members of one ChargeBatch entry. */
@@ -130,8 +124,6 @@ void api_charges_conn_release(struct conn *c)
 	struct acct_charges *ch = manager_charges(c->s->m);
 	size_t released = 0;
 
-	/* A last fold first: what the slots charged joins the nets. */
-	api_slots_conn_close(c);
 	if (!c->charges)
 		return;
 	for (size_t i = 0; i < ptr_table_capacity(&c->charges->nets); i++) {
@@ -276,6 +268,13 @@ static int charge_target(struct request *rq, struct caller *who, struct json_obj
 		return r < 0 ? r : PARAM_REPLIED;
 	}
 	return PARAM_OK;
+}
+
+int api_charge_target(struct request *rq, struct json_object *v, const char *name,
+		      char path[static CGROUP_PATH_MAX + 1])
+{
+	struct caller who = { .admin = api_is_admin(rq->c), .own_r = 1 };
+	return charge_target(rq, &who, v, name, path);
 }
 
 static int no_such_resource(struct request *rq, const char *name)
@@ -485,37 +484,4 @@ int api_method_charge_batch(struct request *rq, struct json_object *params)
 	if (!p || api_json_add(p, "applied", json_object_new_int64((int64_t)n)) < 0)
 		return -ENOMEM;
 	return api_reply(rq, TAKE_PTR(p), false);
-}
-
-int api_method_open_charge_slot(struct request *rq, struct json_object *params)
-{
-	struct manager *m = rq->c->s->m;
-	struct acct_charges *ch = manager_charges(m);
-	struct caller who = { .admin = api_is_admin(rq->c), .own_r = 1 };
-	char path[CGROUP_PATH_MAX + 1];
-	const char *name = NULL;
-	_cleanup_close_ int fd = -EBADF;
-	int r;
-
-	if (varlink_param_string(params, api_open_charge_slot_params[SLOT_RESOURCE], &name) <= 0)
-		return api_invalid_parameter(rq, api_open_charge_slot_params[SLOT_RESOURCE]);
-	int res = acct_charges_resource_index(ch, name);
-	if (res < 0)
-		return no_such_resource(rq, name);
-	r = charge_target(rq, &who, api_param(params, api_open_charge_slot_params[SLOT_CGROUP]),
-			  api_open_charge_slot_params[SLOT_CGROUP], path);
-	if (r < 0 || r == PARAM_REPLIED)
-		return r;
-	r = api_slots_open(rq->c, (size_t)res, path, &fd);
-	if (r == -EDQUOT)
-		return api_resource_limit(rq, "max_charge_slots_per_connection",
-					  manager_config(m)->max_charge_slots_per_connection);
-	if (r < 0)
-		return log_warning_errno(r, "Failed to create a charge slot for %s: %m", path), r;
-	log_debug("Opened a %s charge slot for %s to pid %d", name, path, (int)rq->c->cred.pid);
-	_cleanup_json_ struct json_object *p = json_object_new_object();
-	/* "slot": the index of the descriptor among the reply's (one). */
-	if (!p || api_json_add(p, "slot", json_object_new_int64(0)) < 0)
-		return -ENOMEM;
-	return api_reply_fd(rq, TAKE_PTR(p), TAKE_FD(fd));
 }

@@ -10,19 +10,19 @@
 /* The methods' parameter names (the dispatcher checks calls against them). */
 extern const char *const api_charge_params[];
 extern const char *const api_charge_batch_params[];
-extern const char *const api_open_charge_slot_params[];
+
 
 /* Charge(resource, delta, cgroup?, sync?) and ChargeBatch(charges): answer
  * and return 0, or a negative errno (the connection closes). */
 int api_method_charge(struct request *rq, struct json_object *params);
 int api_method_charge_batch(struct request *rq, struct json_object *params);
 
-/* OpenChargeSlot(resource, cgroup?) -> (slot): the resource and the caller's
- * right to the cgroup checked as Charge's; a slot (api-slots.h) whose memfd
- * goes with the reply, {"slot": 0}. More than [api]
- * max_charge_slots_per_connection is ResourceLimitExceeded. Returns as
- * the other methods. */
-int api_method_open_charge_slot(struct request *rq, struct json_object *params);
+/* The cgroup a charge of rq goes to, checked as Charge's (api-charges.c:
+ * whom, and who may say so), into `path`: `v` the parameter (NULL: the
+ * caller's own), `name` its name in errors. Returns PARAM_OK, PARAM_REPLIED
+ * (an error sent) or -ENOMEM. For OpenChargeSlot (api-slots.c). */
+int api_charge_target(struct request *rq, struct json_object *v, const char *name,
+		      char path[static CGROUP_PATH_MAX + 1]);
 
 /* Charge `delta` of a slot of connection c to (res, path), the entry with
  * `serial` only, keeping the connection's net as Charge does. Returns 0,

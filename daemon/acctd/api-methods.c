@@ -21,6 +21,7 @@
 #include "api-history.h"
 #include "api-methods.h"
 #include "api-server.h"
+#include "api-slots.h"
 #include "api-watch.h"
 #include "basic/log.h"
 #include "basic/path.h"

@@ -175,6 +175,7 @@ static void conn_free(struct conn *c)
 			c->wait->gone(c->wait); /* a history query: called off */
 	}
 	c->watch = api_watch_free(c->watch);
+	api_slots_conn_close(c);     /* a last fold: the slots' charges join the nets */
 	api_charges_conn_release(c); /* the client's exit */
 	if (c->ev_read)
 		event_free(c->ev_read);
@@ -882,8 +883,10 @@ struct api_server *api_server_free(struct api_server *s)
 {
 	if (!s)
 		return NULL;
+	s->closing_all = true;
 	while (s->conns)
 		conn_free(s->conns);
+	api_slots_server_free(s);
 	/* Passes still asked for: the manager will not call back (the loop has
 	 * stopped), so forget them here. */
 	while (s->waits)

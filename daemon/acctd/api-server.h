@@ -88,6 +88,8 @@ struct api_server {
 	uint64_t released_since_trim; /* big buffers freed since the last malloc_trim() */
 	struct pass_wait *waits; /* Reconcile calls waiting for their pass */
 	struct api_slot_stats slot_stats; /* charge slots (api-slots.h) */
+	struct api_slot *orphan_slots;    /* slots read after their connection closed (api-slots.c) */
+	bool closing_all;                 /* api_server_free(): slots are not kept as orphans */
 
 	uint64_t requests[_M_MAX][_RES_MAX];
 	struct acct_json_buf text; /* replies written directly (Get, List) */

@@ -6,19 +6,30 @@
  * daemon/acctd/api-*.c and the metrics endpoint; on the event loop only. */
 #pragma once
 
+#include <json-c/json.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct conn;
+struct request;
 struct api_server;
 struct acct_charge_reading;
+struct api_slot;
+
+/* OpenChargeSlot's parameter names, and the method: the resource and the
+ * caller's right to the cgroup checked as Charge's (api_charge_target()); a
+ * slot whose memfd goes with the reply, {"slot": 0}; past [api]
+ * max_charge_slots_per_connection ResourceLimitExceeded. Answers and returns
+ * 0, or a negative errno (the connection closes). */
+extern const char *const api_open_charge_slot_params[];
+int api_method_open_charge_slot(struct request *rq, struct json_object *params);
 
 /* A connection's slots (struct conn's `slots`; NULL until it opens one). */
 struct api_conn_slots;
 
 /* The server's figures of slots, for Status (charge_slots). */
 struct api_slot_stats {
-	uint64_t open;            /* slots held now */
+	uint64_t open;            /* slots held now, orphans included */
 	uint64_t opened_total;    /* since the start */
 	uint64_t corrupt_total;   /* dropped: the client wrote garbage (or a total out of range) */
 	uint64_t gone_total;      /* dropped: their cgroup was removed */
@@ -47,8 +58,14 @@ void api_slots_fold_all(struct api_server *s);
 void api_slots_add_bounds(struct api_server *s, size_t res, const char *path, struct acct_charge_reading *r);
 
 /* Connection c closes: fold its slots a last time (so that its net charges
- * hold what they charged) and free them. Accepts a connection with none. */
+ * hold what they charged); free those of resources with release_on_exit
+ * (the client's exit) and keep the others read, as orphans of the server,
+ * while the process that opened them lives (libacct-client's slots are
+ * independent of their connection). Accepts a connection with none. */
 void api_slots_conn_close(struct conn *c);
+
+/* Free the orphans (the server goes: after its connections). */
+void api_slots_server_free(struct api_server *s);
 
 /* The server's figures. */
 void api_slots_stats(const struct api_server *s, struct api_slot_stats *ret);

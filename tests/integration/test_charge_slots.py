@@ -6,8 +6,9 @@ cgroups, with threads; the values appear for the cgroup and its ancestors
 within their bound, exactly once the clients stop; a hostile client writing
 garbage into its own slot: acctd goes on, the slot is dropped and counted in
 Status, its last good total stays, nothing else moves; a client's exit
-releases its slots' net charge where the resource says so; the cap of slots
-per connection."""
+releases its slots' net charge where the resource says so, and a slot of
+another resource outlives its connection while its process lives; the cap of
+slots per connection."""
 import json
 import os
 import shutil
@@ -75,7 +76,10 @@ def value(sock, path, res, which="self"):
 
 
 def slot_status(sock):
+    """Status's charge_slots, after a Get has folded every slot (and dropped
+    the orphans whose process exited), so that two snapshots compare."""
     with Varlink(sock, timeout=60) as v:
+        ok(v.call(IFACE + ".Get", {"cgroup": "/"}))
         return ok(v.call(IFACE + ".Status", {}))["status"]["charge_slots"]
 
 
@@ -278,3 +282,27 @@ def test_slots_per_connection_cap(env, tree):
         assert r.startswith("error "), r
     finally:
         c.exit()
+
+
+def test_slot_outlives_connection(env, tree):
+    """libacct-client's slots are independent of the connection: a slot of a
+    resource without release_on_exit is still read after the connection
+    closes, while its process lives; one with release_on_exit is released."""
+    sock, p = env["sock"], tree["path"]
+    c = Client(sock, os.path.join(tree["dir"], "c", "d"))
+    try:
+        g = c.open("gpu")
+        i = c.open("inflight")
+        assert c.cmd("add %d 3 100" % g) == "added"
+        assert c.cmd("add %d 1 10" % i) == "added"
+        open_before = slot_status(sock)["open"]
+        assert c.cmd("disconnect") == "disconnected"
+        wait_for(lambda: value(sock, p + "/c/d", "inflight") == 0, "the release of inflight", timeout=60)
+        assert slot_status(sock)["open"] == open_before - 1
+        assert c.cmd("add %d 3 100" % g) == "added"
+        wait_for(lambda: value(sock, p + "/c/d", "gpu") == 600, "the orphan slot's fold", timeout=60)
+    finally:
+        c.exit()
+    wait_for(lambda: slot_status(sock)["open"] == open_before - 2, "the orphan to go with its process",
+             timeout=60)
+    assert value(sock, p + "/c/d", "gpu") == 600
