@@ -79,7 +79,7 @@ def slot_status(sock):
     """Status's charge_slots, after a Get has folded every slot (and dropped
     the orphans whose process exited), so that two snapshots compare."""
     with Varlink(sock, timeout=60) as v:
-        ok(v.call(IFACE + ".Get", {"cgroup": "/"}))
+        v.call(IFACE + ".Get", {"cgroup": "/"})  # folds even where "/" is not tracked
         return ok(v.call(IFACE + ".Status", {}))["status"]["charge_slots"]
 
 
@@ -220,7 +220,6 @@ def test_hostile_slot(env, tree):
         assert bad.cmd("add %d 100 10" % s1) == "added"
         assert value(sock, p + "/c", "gpu") == 1000
         assert bad.cmd("garbage %d" % s1) == "garbage"
-        assert bad.cmd("add %d 100 10" % s1) == "added"  # no longer read
         wait_for(lambda: slot_status(sock)["dropped_corrupt"] > before["dropped_corrupt"],
                  "the corrupt slot to be dropped", timeout=60)
         assert value(sock, p + "/c", "gpu") == 1000  # its last good total
