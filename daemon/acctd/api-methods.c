@@ -319,7 +319,7 @@ static int m_get(struct request *rq, struct json_object *params)
 	unsigned nodes = manager_nr_nodes(m);
 	/* What the charge slots charged up to now, outside the RCU section (a
 	 * fold may wait for the engine's lock): served with age 0. */
-	api_slots_fold_all(rq->c->s);
+	api_slots_fold_under(rq->c->s, path);
 	rcu_read_lock();
 	struct acct_cgroup *cg = acct_ledger_find(ledger, path);
 	if (cg) {

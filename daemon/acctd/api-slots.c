@@ -175,14 +175,20 @@ static bool opener_gone(const struct api_slot *sl)
 	return sl->pid <= 0 || (kill(sl->pid, 0) < 0 && errno == ESRCH);
 }
 
-/* Fold the list at *head (of connection c, NULL: the orphans), dropping
- * what must go. Returns the number of slots freed. */
-static unsigned list_fold(struct api_server *s, struct conn *c, struct api_slot **head)
+/* Fold the list at *head (of connection c, NULL: the orphans), the slots
+ * at or under `prefix` only (NULL: all), dropping what must go. Returns the
+ * number of slots freed. */
+static unsigned list_fold(struct api_server *s, struct conn *c, struct api_slot **head, const char *prefix)
 {
+	size_t plen = prefix ? strlen(prefix) : 0;
 	unsigned freed = 0;
 
 	for (struct api_slot **p = head; *p;) {
 		struct api_slot *sl = *p;
+		if (prefix && !path_under(sl->path, prefix, plen)) {
+			p = &sl->next;
+			continue;
+		}
 		/* The liveness check first: a slot's last charges are folded
 		 * below whatever the answer. */
 		bool gone = !c && opener_gone(sl);
@@ -197,17 +203,24 @@ static unsigned list_fold(struct api_server *s, struct conn *c, struct api_slot 
 	return freed;
 }
 
-static void conn_fold(struct conn *c)
+static void conn_fold(struct conn *c, const char *prefix)
 {
 	if (c->slots)
-		c->slots->n -= list_fold(c->s, c, &c->slots->head);
+		c->slots->n -= list_fold(c->s, c, &c->slots->head, prefix);
+}
+
+void api_slots_fold_under(struct api_server *s, const char *prefix)
+{
+	if (s->slot_stats.open == 0)
+		return;
+	for (struct conn *c = s->conns; c; c = c->next)
+		conn_fold(c, prefix);
+	(void)list_fold(s, NULL, &s->orphan_slots, prefix);
 }
 
 void api_slots_fold_all(struct api_server *s)
 {
-	for (struct conn *c = s->conns; c; c = c->next)
-		conn_fold(c);
-	(void)list_fold(s, NULL, &s->orphan_slots);
+	api_slots_fold_under(s, NULL);
 }
 
 void api_slots_add_bounds(struct api_server *s, size_t res, const char *path, struct acct_charge_reading *r)
@@ -242,7 +255,7 @@ void api_slots_conn_close(struct conn *c)
 	struct api_server *s = c->s;
 	struct acct_charges *ch = manager_charges(s->m);
 
-	conn_fold(c);
+	conn_fold(c, NULL);
 	for (struct api_slot *sl = c->slots->head, *next; sl; sl = next) {
 		next = sl->next;
 		if (acct_charges_resource(ch, sl->res)->release_on_exit || s->closing_all) {

@@ -51,6 +51,10 @@ int api_slots_open(struct conn *c, size_t res, const char *path, int *ret_fd);
  * O(slots x shards) relaxed loads and a charge per slot that moved. */
 void api_slots_fold_all(struct api_server *s);
 
+/* The same for the slots of `prefix` and the cgroups below it only (NULL:
+ * all): what a read of prefix's self and subtree values depends on (Get). */
+void api_slots_fold_under(struct api_server *s, const char *prefix);
+
 /* The bounds of the slots that a read of (res, path) must add to the
  * engine's bound (docs/charges.md, "Charge slots"): into r->self.bound the
  * sum of the bounds of the slots of `path` itself, into r->subtree.bound
