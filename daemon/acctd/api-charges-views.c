@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api-server.h"
+#include "api-slots.h"
 #include "basic/hash.h"
 #include "basic/util.h"
 #include "manager.h"
@@ -25,7 +26,8 @@ static int charged_text(char *buf, size_t size, const char *name, const struct a
 	return len < 0 || (size_t)len >= size ? -ENOBUFS : len;
 }
 
-void api_charges_list_member(struct acct_json_buf *b, size_t start, struct acct_charges *ch, const char *path)
+void api_charges_list_member(struct acct_json_buf *b, size_t start, struct api_server *s, struct acct_charges *ch,
+			     const char *path)
 {
 	size_t n = acct_charges_nr_resources(ch), members = 0;
 	char buf[256];
@@ -36,6 +38,7 @@ void api_charges_list_member(struct acct_json_buf *b, size_t start, struct acct_
 		struct acct_charge_reading r;
 		if (acct_charges_read(ch, i, path, &r) < 0)
 			continue; /* never charged at or below path */
+		api_slots_add_bounds(s, i, path, &r);
 		int len = charged_text(buf, sizeof(buf), acct_charges_resource(ch, i)->name, &r);
 		if (len < 0) {
 			b->failed = true;
@@ -91,7 +94,7 @@ static struct json_object *value_json(const struct acct_reading *r)
 	return o;
 }
 
-struct json_object *api_charges_json(struct acct_charges *ch, const char *path)
+struct json_object *api_charges_json(struct api_server *s, struct acct_charges *ch, const char *path)
 {
 	size_t n = acct_charges_nr_resources(ch);
 	_cleanup_json_ struct json_object *all = NULL;
@@ -100,6 +103,7 @@ struct json_object *api_charges_json(struct acct_charges *ch, const char *path)
 		struct acct_charge_reading r;
 		if (acct_charges_read(ch, i, path, &r) < 0)
 			continue;
+		api_slots_add_bounds(s, i, path, &r);
 		if (!all && !(all = json_object_new_object()))
 			return NULL;
 		struct json_object *o = json_object_new_object();
@@ -161,13 +165,18 @@ bool api_charges_compare(struct request *rq, const char *path, const char *qname
 		*ret = api_no_such_cgroup(rq, path);
 		return true;
 	}
-	/* Nothing ever charged: exactly 0. */
+	/* Nothing ever charged: exactly 0. The slots at and below path folded
+	 * first, their bounds added to the engine's (docs/charges.md, "Charge
+	 * slots"): a precise read is precise about the engine only. */
 	struct acct_charge_reading r = { 0 };
 	bool precise = false;
+	api_slots_fold_under(rq->c->s, path);
 	if (acct_charges_read(ch, (size_t)res, path, &r) == 0) {
+		api_slots_add_bounds(rq->c->s, (size_t)res, path, &r);
 		struct acct_reading *v = self ? &r.self : &r.subtree;
 		if (distance(v->value, threshold) <= v->bound) {
 			(void)acct_charges_read_precise(ch, (size_t)res, path, &r);
+			api_slots_add_bounds(rq->c->s, (size_t)res, path, &r);
 			precise = true;
 		}
 	}

@@ -16,12 +16,16 @@
 
 /* List: the entry just written to b from offset `start` (one JSON object) gets
  * a member "charges":{NAME:Charged,...} with the resources charged at or below
- * `path`, read now (age 0); nothing when there are none. */
-void api_charges_list_member(struct acct_json_buf *b, size_t start, struct acct_charges *ch, const char *path);
+ * `path`, read now (age 0: the caller folded the charge slots first,
+ * api_slots_fold_all()), each bound with the bounds of the slots it covers
+ * added (api_slots_add_bounds()); nothing when there are none. */
+void api_charges_list_member(struct acct_json_buf *b, size_t start, struct api_server *s, struct acct_charges *ch,
+			     const char *path);
 
-/* Watch: the same member as a new object, or NULL when nothing is charged at
- * or below `path` (or out of memory: a record without it). */
-struct json_object *api_charges_json(struct acct_charges *ch, const char *path);
+/* Watch: the same member as a new object (the same reading, the same
+ * bounds), or NULL when nothing is charged at or below `path` (or out of
+ * memory: a record without it). */
+struct json_object *api_charges_json(struct api_server *s, struct acct_charges *ch, const char *path);
 
 /* Watch's fingerprint: h folded with the charged values of `path`. */
 uint64_t api_charges_hash(struct acct_charges *ch, const char *path, uint64_t h);

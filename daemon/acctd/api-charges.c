@@ -1,6 +1,8 @@
 /* api-charges.c - the varlink methods Charge and ChargeBatch (docs/charges.md):
- * whom a charge goes to and who may say so, all-or-nothing batches, and each
- * connection's net charge of the resources released when a client exits.
+ * whom a charge goes to and who may say so (for OpenChargeSlot too,
+ * api-slots.c), all-or-nothing batches, and each connection's net charge of
+ * the resources released when a client exits (its slots' folds come through
+ * api_charges_apply_slot()).
  *
  * Whom. Without a cgroup, the caller's own: the cgroup that /proc/PID/cgroup
  * of its peer PID (SO_PEERCRED, at connect()) names now, in the first of the
@@ -268,6 +270,13 @@ static int charge_target(struct request *rq, struct caller *who, struct json_obj
 	return PARAM_OK;
 }
 
+int api_charge_target(struct request *rq, struct json_object *v, const char *name,
+		      char path[static CGROUP_PATH_MAX + 1])
+{
+	struct caller who = { .admin = api_is_admin(rq->c), .own_r = 1 };
+	return charge_target(rq, &who, v, name, path);
+}
+
 static int no_such_resource(struct request *rq, const char *name)
 {
 	return api_reply_error_string(rq, RES_NO_SUCH_RESOURCE, "resource", name);
@@ -298,6 +307,24 @@ static int apply(struct conn *c, size_t res, const char *path, int64_t delta)
 		if (r < 0) {
 			/* Without its net the charge could not be released: undo. */
 			(void)acct_charges_add(ch, res, path, -delta);
+			return r;
+		}
+	}
+	return 0;
+}
+
+int api_charges_apply_slot(struct conn *c, size_t res, const char *path, int64_t delta, uint64_t serial)
+{
+	struct acct_charges *ch = manager_charges(c->s->m);
+	int r;
+
+	r = acct_charges_add_serial(ch, res, path, delta, serial, NULL);
+	if (r < 0)
+		return r;
+	if (acct_charges_resource(ch, res)->release_on_exit) {
+		r = net_add(c, res, path, serial, delta);
+		if (r < 0) {
+			(void)acct_charges_add_serial(ch, res, path, -delta, serial, NULL);
 			return r;
 		}
 	}
@@ -345,11 +372,40 @@ int api_method_charge(struct request *rq, struct json_object *params)
 	return api_reply(rq, NULL, false);
 }
 
+/* One validated entry. Its path is an offset into the batch's arena of
+ * paths, not a CGROUP_PATH_MAX buffer of its own: a batch of 1024 entries
+ * would touch 4 MiB, a page fault per entry, which cost more than everything
+ * else ChargeBatch does (docs/performance.md, "ChargeBatch"). */
 struct batch_item {
 	size_t res;
 	int64_t delta;
-	char path[CGROUP_PATH_MAX + 1];
+	size_t path; /* offset in the arena */
 };
+
+/* Keep `path` in the arena (*a, *len, *cap) for entry i, sharing the
+ * previous entry's copy when it is the same cgroup (the common batch).
+ * Returns 0 or -ENOMEM. */
+static int arena_keep(char **a, size_t *len, size_t *cap, struct batch_item *items, size_t i, const char *path)
+{
+	size_t n = strlen(path) + 1;
+
+	if (i > 0 && strcmp(*a + items[i - 1].path, path) == 0) {
+		items[i].path = items[i - 1].path;
+		return 0;
+	}
+	if (*len + n > *cap) {
+		size_t c = MAX(*cap * 2, *len + n + 256);
+		char *b = realloc(*a, c);
+		if (!b)
+			return -ENOMEM;
+		*a = b;
+		*cap = c;
+	}
+	memcpy(*a + *len, path, n);
+	items[i].path = *len;
+	*len += n;
+	return 0;
+}
 
 int api_method_charge_batch(struct request *rq, struct json_object *params)
 {
@@ -371,6 +427,9 @@ int api_method_charge_batch(struct request *rq, struct json_object *params)
 
 	/* Validate every entry first: a batch is charged whole or not at all. */
 	_cleanup_free_ struct batch_item *items = calloc(n ?: 1, sizeof(*items));
+	_cleanup_free_ char *paths = NULL;
+	size_t paths_len = 0, paths_cap = 0;
+	char path[CGROUP_PATH_MAX + 1];
 	if (!items)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -398,10 +457,12 @@ int api_method_charge_batch(struct request *rq, struct json_object *params)
 			return api_invalid_parameter(rq, name);
 		}
 		snprintf(name, sizeof(name), "charges[%zu].cgroup", i);
-		r = charge_target(rq, &who, api_param(e, "cgroup"), name, items[i].path);
+		r = charge_target(rq, &who, api_param(e, "cgroup"), name, path);
 		if (r < 0 || r == PARAM_REPLIED)
 			return r;
-		if (acct_charges_check(ch, items[i].res, items[i].path, items[i].delta) < 0) {
+		if (arena_keep(&paths, &paths_len, &paths_cap, items, i, path) < 0)
+			return -ENOMEM;
+		if (acct_charges_check(ch, items[i].res, path, items[i].delta) < 0) {
 			snprintf(name, sizeof(name), "charges[%zu].delta", i);
 			return out_of_range(rq, name);
 		}
@@ -409,10 +470,10 @@ int api_method_charge_batch(struct request *rq, struct json_object *params)
 	/* Apply. Entries that checked alone may together leave the range: then
 	 * what was applied is undone, and the batch refused as a whole. */
 	for (size_t i = 0; i < n; i++) {
-		r = apply(rq->c, items[i].res, items[i].path, items[i].delta);
+		r = apply(rq->c, items[i].res, paths + items[i].path, items[i].delta);
 		if (r < 0) {
 			for (size_t j = i; j-- > 0;)
-				(void)apply(rq->c, items[j].res, items[j].path, -items[j].delta);
+				(void)apply(rq->c, items[j].res, paths + items[j].path, -items[j].delta);
 			if (r != -ERANGE)
 				return r;
 			snprintf(name, sizeof(name), "charges[%zu].delta", i);

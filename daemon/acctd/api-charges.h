@@ -11,10 +11,24 @@
 extern const char *const api_charge_params[];
 extern const char *const api_charge_batch_params[];
 
+
 /* Charge(resource, delta, cgroup?, sync?) and ChargeBatch(charges): answer
  * and return 0, or a negative errno (the connection closes). */
 int api_method_charge(struct request *rq, struct json_object *params);
 int api_method_charge_batch(struct request *rq, struct json_object *params);
+
+/* The cgroup a charge of rq goes to, checked as Charge's (api-charges.c:
+ * whom, and who may say so), into `path`: `v` the parameter (NULL: the
+ * caller's own), `name` its name in errors. Returns PARAM_OK, PARAM_REPLIED
+ * (an error sent) or -ENOMEM. For OpenChargeSlot (api-slots.c). */
+int api_charge_target(struct request *rq, struct json_object *v, const char *name,
+		      char path[static CGROUP_PATH_MAX + 1]);
+
+/* Charge `delta` of a slot of connection c to (res, path), the entry with
+ * `serial` only, keeping the connection's net as Charge does. Returns 0,
+ * -ESTALE (the cgroup was removed since; nothing charged), -ERANGE or
+ * -ENOMEM (nothing charged). */
+int api_charges_apply_slot(struct conn *c, size_t res, const char *path, int64_t delta, uint64_t serial);
 
 /* A connection's net charges of the resources with release_on_exit, per
  * cgroup (struct conn's `charges`; NULL until it charges one). */

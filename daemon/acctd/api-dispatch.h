@@ -64,6 +64,7 @@ enum api_method_id {
 	M_HISTORY,
 	M_CHARGE,  /* programs' charges (api-charges.c) */
 	M_CHARGE_BATCH,
+	M_OPEN_CHARGE_SLOT,
 	M_UNKNOWN, /* malformed messages, unknown interfaces and methods */
 	_M_MAX,
 };

@@ -22,6 +22,7 @@
 #include "api-history.h"
 #include "api-methods.h"
 #include "api-server.h"
+#include "api-slots.h"
 #include "api-watch.h"
 #include "basic/log.h"
 #include "basic/path.h"
@@ -181,6 +182,17 @@ static int m_status(struct request *rq, struct json_object *params)
 	int r = daemon_status_json(rq->c->s->m, &st);
 	if (r < 0)
 		return r;
+	/* The charge slots are the API server's, not the manager's. */
+	struct api_slot_stats ss;
+	api_slots_stats(rq->c->s, &ss);
+	_cleanup_json_ struct json_object *slots = json_object_new_object();
+	if (!slots || api_json_add(slots, "open", json_object_new_int64((int64_t)ss.open)) < 0 ||
+	    api_json_add(slots, "opened", json_object_new_int64((int64_t)ss.opened_total)) < 0 ||
+	    api_json_add(slots, "dropped_corrupt", json_object_new_int64((int64_t)ss.corrupt_total)) < 0 ||
+	    api_json_add(slots, "dropped_removed", json_object_new_int64((int64_t)ss.gone_total)) < 0 ||
+	    api_json_add(slots, "folds", json_object_new_int64((int64_t)ss.folds_total)) < 0 ||
+	    api_json_add(st, "charge_slots", TAKE_PTR(slots)) < 0)
+		return -ENOMEM;
 	struct json_object *p = json_object_new_object();
 	if (!p)
 		return -ENOMEM;
@@ -255,9 +267,11 @@ static void put_not_fresh(struct acct_json_buf *b, const char *reason)
 
 /* ,"charges":{"NAME":{"self":Value,"subtree":Value},...} for every declared
  * resource (nothing when none is declared): a cgroup nothing was charged to
- * has 0, exactly. Read live, so the age is 0; the bound is the counter's. */
-static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, struct acct_charges_avg *avg,
-			const char *path, bool precise)
+ * has 0, exactly. Read live, so the age is 0: the charge slots are folded
+ * first, and the bound is the counter's plus the bounds of the slots read
+ * (docs/charges.md, "Charge slots"). */
+static void put_charges(struct acct_json_buf *b, struct api_server *s, struct acct_charges *ch,
+			struct acct_charges_avg *avg, const char *path, bool precise)
 {
 	size_t n = acct_charges_nr_resources(ch);
 	char buf[160];
@@ -270,6 +284,7 @@ static void put_charges(struct acct_json_buf *b, struct acct_charges *ch, struct
 		int k = precise ? acct_charges_read_precise(ch, i, path, &r) : acct_charges_read(ch, i, path, &r);
 		if (k < 0)
 			r = (struct acct_charge_reading){ 0 };
+		api_slots_add_bounds(s, i, path, &r);
 		/* resource names are [a-z0-9_]+: no escaping */
 		int len = snprintf(buf, sizeof(buf),
 				   "%s\"%s\":{\"self\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64
@@ -339,6 +354,9 @@ static int m_get(struct request *rq, struct json_object *params)
 		return api_no_such_cgroup(rq, path);
 
 	unsigned nodes = manager_nr_nodes(m);
+	/* What the charge slots charged up to now, outside the RCU section (a
+	 * fold may wait for the engine's lock): served with age 0. */
+	api_slots_fold_under(rq->c->s, path);
 	rcu_read_lock();
 	struct acct_cgroup *cg = acct_ledger_find(ledger, path);
 	if (cg) {
@@ -348,7 +366,7 @@ static int m_get(struct request *rq, struct json_object *params)
 						   precise ? &fresh : NULL);
 		if (reason[0])
 			put_not_fresh(b, reason);
-		put_charges(b, manager_charges(m), manager_charges_avg(m), path, precise);
+		put_charges(b, rq->c->s, manager_charges(m), manager_charges_avg(m), path, precise);
 		put_unexplained(b, manager_charges_ram(m), cg, path, precise, precise ? &fresh : NULL, acct_now_us());
 	}
 	rcu_read_unlock();
@@ -401,6 +419,7 @@ static int m_list(struct request *rq, struct json_object *params)
 	}
 	r = 0;
 	size_t i = 0;
+	api_slots_fold_all(rq->c->s); /* charged values read now: age 0 (docs/charges.md) */
 	do {
 		size_t end = more ? MIN(k, i + LIST_CHUNK) : k;
 		struct acct_json_buf *b = api_text_begin(rq->c->s);
@@ -410,7 +429,7 @@ static int m_list(struct request *rq, struct json_object *params)
 				acct_json_buf_append(b, ",", 1);
 			size_t start = b->len;
 			(void)acct_cgroup_list_entry_write(b, cgs[i], now);
-			api_charges_list_member(b, start, manager_charges(rq->c->s->m), cgs[i]->path);
+			api_charges_list_member(b, start, rq->c->s, manager_charges(rq->c->s->m), cgs[i]->path);
 		}
 		acct_json_buf_append(b, "]", 1);
 		r = api_text_reply(rq, more && i < k);
@@ -812,5 +831,7 @@ const struct api_method api_methods[_M_MAX] = {
 	/* Open to all: whom a caller may charge is checked per cgroup (api-charges.c). */
 	[M_CHARGE] = { IFACE_ACCT ".Charge", api_method_charge, false, false, api_charge_params },
 	[M_CHARGE_BATCH] = { IFACE_ACCT ".ChargeBatch", api_method_charge_batch, false, false, api_charge_batch_params },
+	[M_OPEN_CHARGE_SLOT] = { IFACE_ACCT ".OpenChargeSlot", api_method_open_charge_slot, false, false,
+				 api_open_charge_slot_params },
 	[M_UNKNOWN] = { "unknown", NULL, false, false, no_params },
 };

@@ -175,6 +175,7 @@ static void conn_free(struct conn *c)
 			c->wait->gone(c->wait); /* a history query: called off */
 	}
 	c->watch = api_watch_free(c->watch);
+	api_slots_conn_close(c);     /* a last fold: the slots' charges join the nets */
 	api_charges_conn_release(c); /* the client's exit */
 	if (c->ev_read)
 		event_free(c->ev_read);
@@ -838,6 +839,13 @@ static int on_start(struct manager *m, void *userdata)
 	return 0;
 }
 
+/* After each pass: the charge slots folded, so that the engine's values
+ * (the history's, the state's) are never older than a pass. */
+static void on_pass(struct manager *m, const struct acct_pass_report *rep, void *userdata)
+{
+	api_slots_fold_all(userdata);
+}
+
 static void on_free(struct manager *m, void *userdata)
 {
 	(void)api_server_free(userdata);
@@ -855,7 +863,9 @@ int api_server_add(struct manager *m, struct api_server **ret)
 	s->methods = api_methods;
 	s->deprecated_params = api_deprecated_params;
 	s->kick = conn_kick;
-	struct manager_frontend fe = { .name = "api", .userdata = s, .on_start = on_start, .on_free = on_free };
+	struct manager_frontend fe = {
+		.name = "api", .userdata = s, .on_start = on_start, .on_pass = on_pass, .on_free = on_free,
+	};
 	r = manager_add_frontend(m, &fe);
 	if (r < 0) {
 		free(s);
@@ -873,8 +883,10 @@ struct api_server *api_server_free(struct api_server *s)
 {
 	if (!s)
 		return NULL;
+	s->closing_all = true;
 	while (s->conns)
 		conn_free(s->conns);
+	api_slots_server_free(s);
 	/* Passes still asked for: the manager will not call back (the loop has
 	 * stopped), so forget them here. */
 	while (s->waits)

@@ -35,6 +35,7 @@
 
 #include "api-budget.h"
 #include "api-dispatch.h"
+#include "api-slots.h"
 #include "api.h"
 #include "format/ledger-json.h"
 #include "reply-fds.h"
@@ -62,6 +63,7 @@ struct conn {
 	struct watch *watch;
 	struct pass_wait *wait;
 	struct api_conn_charges *charges; /* net charges released at its close (api-charges.h) */
+	struct api_conn_slots *slots;     /* charge slots, folded and freed at its close (api-slots.h) */
 	/* What this connection holds of its user's budgets (api-budget.h). */
 	uint64_t in_charged;  /* = varlink_reader_pending(in) after each read and each turn */
 	uint64_t out_charged; /* = evbuffer_get_length(out) after each kick */
@@ -85,6 +87,9 @@ struct api_server {
 	struct api_budget budget; /* per uid and in total: bytes, connections, watches */
 	uint64_t released_since_trim; /* big buffers freed since the last malloc_trim() */
 	struct pass_wait *waits; /* Reconcile calls waiting for their pass */
+	struct api_slot_stats slot_stats; /* charge slots (api-slots.h) */
+	struct api_slot *orphan_slots;    /* slots read after their connection closed (api-slots.c) */
+	bool closing_all;                 /* api_server_free(): slots are not kept as orphans */
 
 	uint64_t requests[_M_MAX][_RES_MAX];
 	struct acct_json_buf text; /* replies written directly (Get, List) */

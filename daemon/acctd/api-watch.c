@@ -15,6 +15,7 @@
 
 #include "api-charges-views.h"
 #include "api-server.h"
+#include "api-slots.h"
 #include "basic/hash.h"
 #include "basic/time-util.h"
 #include "basic/util.h"
@@ -214,6 +215,8 @@ int api_watch_update(struct conn *c)
 	struct request rq = { .c = c, .method = M_WATCH, .flags = VARLINK_CALL_MORE, .counted = true };
 	int r = 0;
 
+	api_slots_fold_all(c->s); /* charged values read now: age 0 (docs/charges.md) */
+
 	rcu_read_lock();
 	int n = watch_records(ledger, w, &cgs);
 	if (n < 0) {
@@ -238,7 +241,7 @@ int api_watch_update(struct conn *c)
 			r = -ENOMEM;
 		else {
 			struct json_object *o = acct_cgroup_to_json(ledger, cgs[i], now, false, nodes);
-			struct json_object *charged = api_charges_json(manager_charges(m), cgs[i]->path);
+			struct json_object *charged = api_charges_json(c->s, manager_charges(m), cgs[i]->path);
 			if (o && charged)
 				json_object_object_add(o, "charges", charged);
 			else

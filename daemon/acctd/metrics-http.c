@@ -36,6 +36,7 @@
 #include <zlib.h>
 
 #include "api.h"
+#include "api-slots.h"
 #include "config/config.h"
 #include "core/charges.h"
 #include "basic/hostport.h"
@@ -621,12 +622,18 @@ static void add_budget_refusal(const char *resource, uint64_t count, void *userd
 struct charge_gather {
 	struct scrape *sc;
 	const struct acct_charges_resource *res;
+	struct api_server *api; /* its slots' bounds are added (NULL: none) */
+	size_t index;
 };
 
-static void add_charge(const char *path, const struct acct_charge_reading *r, void *userdata)
+static void add_charge(const char *path, const struct acct_charge_reading *engine, void *userdata)
 {
 	struct charge_gather *g = userdata;
 	struct scrape *sc = g->sc;
+	struct acct_charge_reading rd = *engine, *r = &rd;
+
+	if (g->api)
+		api_slots_add_bounds(g->api, g->index, path, r);
 
 	if (sc->nr_charges == sc->cap_charges) {
 		size_t cap = MAX(sc->cap_charges * 2, 16);
@@ -657,8 +664,11 @@ static void gather_charges(struct metrics_server *s, struct scrape *sc)
 {
 	struct acct_charges *ch = manager_charges(s->m);
 
+	/* The slots' charges up to now (docs/charges.md, "Charge slots"). */
+	if (s->api)
+		api_slots_fold_all(s->api);
 	for (size_t i = 0; i < acct_charges_nr_resources(ch); i++) {
-		struct charge_gather g = { sc, acct_charges_resource(ch, i) };
+		struct charge_gather g = { sc, acct_charges_resource(ch, i), s->api, i };
 		(void)acct_charges_foreach(ch, i, add_charge, &g);
 	}
 	sc->self.charges = sc->charges;

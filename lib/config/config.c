@@ -111,6 +111,7 @@ static const struct key_desc keys[] = {
 	KEY("api", "max_watched_cgroups", V_INTEGER, S_UINT, max_watched_cgroups, 1, UINT_MAX),
 	KEY("api", "max_queries_per_user", V_INTEGER, S_UINT, max_queries_per_user, 1, UINT_MAX),
 	KEY("api", "max_charge_batch", V_INTEGER, S_UINT, max_charge_batch, 1, UINT_MAX),
+	KEY("api", "max_charge_slots_per_connection", V_INTEGER, S_UINT, max_charge_slots_per_connection, 1, UINT_MAX),
 
 	KEY_AT_START("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
 	KEY("metrics", "max_depth", V_INTEGER, S_UINT, metrics_max_depth, 0, 255),
@@ -281,6 +282,7 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.max_watched_cgroups = 262144,
 		.max_queries_per_user = 4,
 		.max_charge_batch = 100000,
+		.max_charge_slots_per_connection = 64,
 		.metrics_max_depth = 32,
 		.metrics_max_series = 50000,
 		.history_enabled = true,

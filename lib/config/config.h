@@ -113,6 +113,7 @@ struct acct_config {
 	unsigned max_watched_cgroups;       /* (262144) */
 	unsigned max_queries_per_user;      /* Usage and History queued and running, root not counted (4) */
 	unsigned max_charge_batch;          /* entries of one ChargeBatch (100,000) */
+	unsigned max_charge_slots_per_connection; /* slots open through one connection (64) */
 
 	/* [metrics] */
 	char *metrics_listen;         /* "HOST:PORT", "[V6]:PORT" or "none" (127.0.0.1:9847) */
