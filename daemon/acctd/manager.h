@@ -35,6 +35,7 @@ struct history_recorder; /* daemon/acctd/history-recorder.h */
 struct history_queries;  /* daemon/acctd/query-workers.h */
 struct history_query;
 struct state_writer;     /* daemon/acctd/state-writer.h */
+struct charges_store;    /* daemon/acctd/charges-store.h */
 struct manager;
 
 /* Connections /metrics holds at most (the oldest idle one is closed for a
@@ -124,6 +125,7 @@ struct manager {
 	struct acct_domain *domain;
 	struct acct_ledger *ledger;
 	struct acct_charges *charges;         /* the [resource.NAME] of the start (docs/charges.md) */
+	struct charges_store *charges_store;  /* their state file (charges-store.h); from manager_start() */
 	struct acct_discovery *discovery;
 	struct acct_sampler *sampler;
 	struct acct_bpf_collector *collector; /* NULL: collector = files */

@@ -11,6 +11,7 @@
 #include "basic/log.h"
 #include "basic/util.h"
 #include "build-config.h"
+#include "charges-store.h"
 #include "daemon-stats.h"
 #include "format/ledger-json.h"
 #include "history-recorder.h"
@@ -160,6 +161,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	json_object_object_add(lg, "lines_suppressed", json_object_new_int64((int64_t)ds.log_lines_suppressed));
 	json_object_object_add(st, "log", lg);
 	json_object_object_add(st, "tombstones_folded", json_object_new_int64((int64_t)ms->tombstones_folded));
+	json_object_object_add(st, "charges_state", charges_store_status_json(m->charges_store));
 	*ret = st;
 	return 0;
 }
