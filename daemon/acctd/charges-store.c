@@ -37,6 +37,7 @@ struct charges_store {
 	int last_error;                  /* of the last write, 0 when it succeeded */
 	uint64_t last_write_realtime_us; /* 0: none yet */
 	uint64_t last_write_duration_us, max_write_duration_us;
+	uint64_t last_snapshot_us; /* the snapshot and its serialisation, of the last sync */
 	uint64_t loaded_cgroups; /* entries loaded at the start */
 	char *set_aside;         /* where a damaged file went (NULL: none) */
 	char reason[256];        /* why it was set aside */
@@ -132,16 +133,18 @@ int charges_store_sync(struct charges_store *s, struct manager *m)
 
 	if (!s || !s->path)
 		return -EOPNOTSUPP;
+	uint64_t t0 = acct_now_us();
 	r = snapshot(m->charges, &st);
 	if (r == 0)
 		r = charges_state_serialise(&st, &buf, &len);
 	charges_state_clear(&st);
+	s->last_snapshot_us = acct_now_us() - t0;
 	if (r < 0)
 		return log_warning_errno(r, "Failed to snapshot the charges: %m");
 	/* What the last completed write put there is durable already. */
 	if (s->last && s->last_len == len && memcmp(s->last, buf, len) == 0)
 		return 0;
-	uint64_t t0 = acct_now_us();
+	t0 = acct_now_us();
 	r = write_file_durable_at(AT_FDCWD, s->path, buf, len, 0600);
 	uint64_t took = acct_now_us() - t0;
 	s->last_error = r;
@@ -454,5 +457,6 @@ struct json_object *charges_store_status_json(const struct charges_store *s)
 			       s->last_write_realtime_us ? json_object_new_int64((int64_t)s->last_write_realtime_us) : NULL);
 	json_object_object_add(o, "last_write_duration_us", json_object_new_int64((int64_t)s->last_write_duration_us));
 	json_object_object_add(o, "max_write_duration_us", json_object_new_int64((int64_t)s->max_write_duration_us));
+	json_object_object_add(o, "last_snapshot_us", json_object_new_int64((int64_t)s->last_snapshot_us));
 	return o;
 }

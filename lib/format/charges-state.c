@@ -300,8 +300,10 @@ int charges_state_parse(const char *data, size_t len, struct charges_state *ret,
 		return -ENOMEM;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	struct json_object *doc = blen <= INT32_MAX ? json_tokener_parse_ex(tok, body, (int)blen) : NULL;
+	/* json-c takes trailing white space as part of the value: the writer
+	 * writes none, so a document ends at its last token. */
 	bool whole = doc && json_tokener_get_error(tok) == json_tokener_success &&
-		     (size_t)json_tokener_get_parse_end(tok) == blen;
+		     (size_t)json_tokener_get_parse_end(tok) == blen && !strchr(" \t\r\n", body[blen - 1]);
 	json_tokener_free(tok);
 	if (!whole) {
 		json_object_put(doc);
