@@ -175,7 +175,7 @@ def test_status(api):
     want = {"version", "status", "uptime_us", "cgroup_mode", "cgroup_root", "cgroups_live", "cgroups_dead",
             "fast_interval_us", "slow_interval_us", "last_fast_pass", "last_slow_pass", "budgets", "tuner",
             "reconciliation", "config_sources", "reloads", "reload_failures", "reload_result", "collectors", "bpf",
-            "history", "log", "tombstones_folded"}
+            "history", "log", "tombstones_folded", "charges_state"}
     assert set(st) <= want and set(st) >= want - {"reload_result"}
     # a tree in a directory is not the kernel's: files, and the reason says so
     assert st["collectors"] and all(c["collector"] == "files" and c["reason"] for c in st["collectors"])
