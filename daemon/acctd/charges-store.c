@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,6 +31,7 @@
 
 struct charges_store {
 	char *path; /* NULL: no state directory, charges are not durable */
+	bool idle;  /* no resource declared: the file is neither read nor written */
 	struct event *ev_timer;
 	char *last; /* the bytes of the last write that completed (or of the load) */
 	size_t last_len;
@@ -133,6 +135,8 @@ int charges_store_sync(struct charges_store *s, struct manager *m)
 
 	if (!s || !s->path)
 		return -EOPNOTSUPP;
+	if (s->idle)
+		return 0;
 	uint64_t t0 = acct_now_us();
 	r = snapshot(m->charges, &st);
 	if (r == 0)
@@ -396,6 +400,14 @@ int charges_store_start(struct manager *m, struct charges_store **ret)
 		*ret = TAKE_PTR(s);
 		return 0;
 	}
+	/* No resource declared: nothing can be charged, and a file of an
+	 * earlier configuration stays as it is for a start that declares its
+	 * resources again. */
+	if (acct_charges_nr_resources(m->charges) == 0) {
+		s->idle = true;
+		*ret = TAKE_PTR(s);
+		return 0;
+	}
 	/* The state directory itself, as for the history (one level: its
 	 * parent is the system's or the user's). */
 	_cleanup_free_ char *dir = strndup(s->path, (size_t)(strrchr(s->path, '/') - s->path));
@@ -420,7 +432,7 @@ void charges_store_stop(struct charges_store *s, struct manager *m)
 		return;
 	if (s->ev_timer)
 		event_del(s->ev_timer);
-	if (s->path && charges_store_sync(s, m) == 0)
+	if (s->path && !s->idle && charges_store_sync(s, m) == 0)
 		log_info("Saved the charges to %s", s->path);
 }
 
