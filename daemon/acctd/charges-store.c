@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "basic/log.h"
+#include "basic/path.h"
 #include "basic/time-util.h"
 #include "basic/util.h"
 #include "basic/write-file.h"
@@ -314,19 +315,43 @@ undo:
 	return r;
 }
 
+/* Does every resource's charge at and below `path` sit in its own value
+ * (nothing charged below it)? */
+static bool only_self(struct acct_charges *ch, const char *path)
+{
+	for (size_t i = 0; i < acct_charges_nr_resources(ch); i++) {
+		struct acct_charge_reading rd;
+		if (acct_charges_read_precise(ch, i, path, &rd) == 0 && rd.self.value != rd.subtree.value)
+			return false;
+	}
+	return true;
+}
+
 /* Charges of cgroups no longer tracked go by their resource's removal rule,
- * as for a removal seen while running (manager-records.c). */
+ * as for a removal seen while running (manager-records.c). A gone cgroup's
+ * parent that is gone too (a subtree removed while acctd was stopped) is
+ * removed in turn, so that reparented charges reach the nearest tracked
+ * ancestor; not while something is charged below it (a tracked cgroup under
+ * an untracked one, as [cgroups] include can make). */
 static void apply_removals(struct manager *m, const struct charges_state *st)
 {
 	size_t removed = 0;
 
 	for (size_t i = 0; i < st->nr_resources; i++)
 		for (size_t j = 0; j < st->resources[i].nr_entries; j++) {
-			const char *p = st->resources[i].entries[j].path;
-			if (strcmp(p, "/") == 0 || tracked(m, p))
+			char q[CGROUP_PATH_MAX + 1];
+			snprintf(q, sizeof(q), "%s", st->resources[i].entries[j].path);
+			if (strcmp(q, "/") == 0 || tracked(m, q))
 				continue;
-			if (acct_charges_remove(m->charges, p) > 0)
+			if (acct_charges_remove(m->charges, q) > 0)
 				removed++;
+			for (char *slash; (slash = strrchr(q, '/')) && slash != q;) {
+				*slash = '\0';
+				if (tracked(m, q) || !only_self(m->charges, q))
+					break;
+				if (acct_charges_remove(m->charges, q) > 0)
+					removed++;
+			}
 		}
 	if (removed > 0)
 		log_info("Charges of %zu cgroups that are gone since the last run went by their resources' removal rule",

@@ -255,6 +255,27 @@ def test_cgroup_removed_while_stopped_goes_by_its_rule(fakecg, tmp_path):
         assert get(sock, "/system.slice/db.service") is None
 
 
+def test_subtree_removed_while_stopped_reaches_a_tracked_ancestor(fakecg, tmp_path):
+    """A gone cgroup's gone parent is removed in turn: reparented charges
+    reach the nearest cgroup that exists, released ones leave every value."""
+    build(fakecg)
+    fakecg.mkdir("/user.slice/u", memory=1 << 20, cpu_usec=1, procs=[])
+    fakecg.mkdir("/user.slice/u/app", memory=1 << 20, cpu_usec=1, procs=[])
+    state = tmp_path / "state"
+    with daemon(fakecg, tmp_path, state, wait=CGROUPS + ["/user.slice/u/app"]) as (d, sock):
+        charge(sock, "gpu", 300, "/user.slice/u/app")
+        charge(sock, "lease", 2, "/user.slice/u/app")
+        charge(sock, "gpu", 5, "/user.slice")
+    fakecg.rmdir("/user.slice/u/app")
+    fakecg.rmdir("/user.slice/u")
+    with daemon(fakecg, tmp_path, state) as (d, sock):
+        assert get(sock, "/user.slice")["gpu"] == (305, 305)
+        assert get(sock, "/user.slice")["lease"] == (0, 0)
+        assert get(sock, "/")["gpu"] == (0, 305)
+        assert get(sock, "/")["lease"] == (0, 0)
+        assert get(sock, "/user.slice/u") is None
+
+
 def test_resource_no_longer_declared_is_dropped_and_reported(fakecg, tmp_path):
     build(fakecg)
     state = tmp_path / "state"
