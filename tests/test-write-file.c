@@ -82,6 +82,27 @@ static void test_new_and_replaced(void **state)
 	assert_int_equal(others(dir, (const char *const[]){ "state.json", NULL }), 0);
 }
 
+/* The durable variant replaces the same way (its fsyncs are not observable
+ * here; the charges' state file's SIGKILL tests rely on them). */
+static void test_durable(void **state)
+{
+	const char *dir = *state;
+	_cleanup_free_ char *path = xjoin(dir, "charges.state");
+	mode_t mask = umask(022);
+	assert_int_equal(write_file_durable_at(AT_FDCWD, path, "one\n", 4, 0600), 0);
+	assert_content(path, "one\n");
+	assert_int_equal(write_file_durable_at(AT_FDCWD, path, "two, longer\n", 12, 0600), 0);
+	assert_content(path, "two, longer\n");
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	umask(mask);
+	assert_int_equal(others(dir, (const char *const[]){ "charges.state", NULL }), 0);
+	/* a directory that is not there: nothing written, the error returned */
+	_cleanup_free_ char *nodir = xjoin(dir, "no/such/charges.state");
+	assert_int_equal(write_file_durable_at(AT_FDCWD, nodir, "x", 1, 0600), -ENOENT);
+}
+
 /* What a writer killed between linkat() and rename() leaves is removed; names
  * that only look alike, other files' temporaries and symlinks stay. */
 static void test_remove_stale(void **state)
@@ -164,6 +185,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_new_and_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_durable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relative_to_dirfd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove_stale, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_replaced_not_followed, setup, teardown),

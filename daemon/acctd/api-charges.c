@@ -33,6 +33,7 @@
 #include "basic/ptr-table.h"
 #include "basic/read-file.h"
 #include "basic/util.h"
+#include "charges-store.h"
 #include "config/config.h"
 #include "core/charges.h"
 #include "core/ledger.h"
@@ -333,6 +334,24 @@ int api_charges_apply_slot(struct conn *c, size_t res, const char *path, int64_t
 
 /* ---- the methods ------------------------------------------------------------ */
 
+/* A sync: true charge that could not be made durable is taken back (the
+ * caller is told it failed, so it must not stay) and refused. */
+static int sync_failed(struct request *rq, size_t res, const char *path, int64_t delta, int error)
+{
+	char reason[160];
+
+	(void)apply(rq->c, res, path, -delta);
+	if (error == -EOPNOTSUPP)
+		snprintf(reason, sizeof(reason), "charges are not durable: acctd has no state directory");
+	else
+		snprintf(reason, sizeof(reason), "the charge could not be made durable: %s", strerror(-error));
+	_cleanup_json_ struct json_object *p = json_object_new_object();
+	if (!p || api_json_add(p, "parameter", json_object_new_string("sync")) < 0 ||
+	    api_json_add(p, "reason", json_object_new_string(reason)) < 0)
+		return -ENOMEM;
+	return api_reply_error(rq, RES_INVALID_PARAMETER, TAKE_PTR(p));
+}
+
 int api_method_charge(struct request *rq, struct json_object *params)
 {
 	struct acct_charges *ch = manager_charges(rq->c->s->m);
@@ -352,14 +371,6 @@ int api_method_charge(struct request *rq, struct json_object *params)
 		return api_invalid_parameter(rq, api_charge_params[CHARGE_DELTA]);
 	if (varlink_param_bool(params, api_charge_params[CHARGE_SYNC], &sync) < 0)
 		return api_invalid_parameter(rq, api_charge_params[CHARGE_SYNC]);
-	if (sync) {
-		/* Charges are kept in memory only: nothing can be made durable. */
-		_cleanup_json_ struct json_object *p = json_object_new_object();
-		if (!p || api_json_add(p, "parameter", json_object_new_string("sync")) < 0 ||
-		    api_json_add(p, "reason", json_object_new_string("charges are not durable in this version of acctd")) < 0)
-			return -ENOMEM;
-		return api_reply_error(rq, RES_INVALID_PARAMETER, TAKE_PTR(p));
-	}
 	r = charge_target(rq, &who, api_param(params, api_charge_params[CHARGE_CGROUP]),
 			  api_charge_params[CHARGE_CGROUP], path);
 	if (r < 0 || r == PARAM_REPLIED)
@@ -369,6 +380,13 @@ int api_method_charge(struct request *rq, struct json_object *params)
 		return out_of_range(rq, api_charge_params[CHARGE_DELTA]);
 	if (r < 0)
 		return r;
+	if (sync) {
+		/* Durable before the reply: the state file is written now, on the
+		 * event loop (docs/charges.md, "Durability", for its cost). */
+		r = charges_store_sync(rq->c->s->m->charges_store, rq->c->s->m);
+		if (r < 0)
+			return sync_failed(rq, (size_t)res, path, delta, r);
+	}
 	return api_reply(rq, NULL, false);
 }
 

@@ -24,6 +24,7 @@
 #include "basic/util.h"
 #include "bpf-pin.h"
 #include "cgroup/cgfs-parse.h"
+#include "charges-store.h"
 #include "core/charges.h"
 #include "history-recorder.h"
 #include "query-workers.h"
@@ -459,6 +460,11 @@ int manager_start(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to walk the cgroup hierarchies: %m");
 	manager_after_scan(m);
+	/* The charges of the last run, once the cgroups are known (those gone
+	 * meanwhile go by their removal rule) and before anything is served. */
+	r = charges_store_start(m, &m->charges_store);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the charges' state file: %m");
 	uint64_t live;
 	acct_ledger_counts(m->ledger, &live, NULL);
 	log_info("Found %" PRIu64 " cgroups", live);
@@ -482,6 +488,7 @@ int manager_add_frontend(struct manager *m, const struct manager_frontend *fe)
 int manager_run(struct manager *m)
 {
 	event_base_dispatch(m->base);
+	charges_store_stop(m->charges_store, m); /* the final write of a clean stop */
 	return m->exit_code;
 }
 
@@ -517,6 +524,7 @@ struct manager *manager_free(struct manager *m)
 			event_free(*evs[i]);
 			*evs[i] = NULL;
 		}
+	m->charges_store = charges_store_free(m->charges_store); /* before the event base */
 	if (m->base)
 		event_base_free(m->base);
 	acct_discovery_free(m->discovery);

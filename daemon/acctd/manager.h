@@ -37,6 +37,7 @@ struct history_recorder; /* daemon/acctd/history-recorder.h */
 struct history_queries;  /* daemon/acctd/query-workers.h */
 struct history_query;
 struct state_writer;     /* daemon/acctd/state-writer.h */
+struct charges_store;    /* daemon/acctd/charges-store.h */
 struct manager;
 
 /* Connections /metrics holds at most (the oldest idle one is closed for a
@@ -128,6 +129,7 @@ struct manager {
 	struct acct_charges *charges;         /* the [resource.NAME] of the start (docs/charges.md) */
 	struct acct_charges_ram *charges_ram; /* their ram ones against memory (charges-reconcile.c) */
 	struct acct_charges_avg *charges_avg; /* averages of those declared so (charges-reconcile.c) */
+	struct charges_store *charges_store;  /* their state file (charges-store.h); from manager_start() */
 	struct acct_discovery *discovery;
 	struct acct_sampler *sampler;
 	struct acct_bpf_collector *collector; /* NULL: collector = files */

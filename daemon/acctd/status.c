@@ -11,6 +11,7 @@
 #include "basic/log.h"
 #include "basic/util.h"
 #include "build-config.h"
+#include "charges-store.h"
 #include "daemon-stats.h"
 #include "format/ledger-json.h"
 #include "history-recorder.h"
@@ -186,6 +187,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	/* only where a resource is ram: the document is as before elsewhere */
 	if (acct_charges_ram_any(manager_charges_ram(m)))
 		json_object_object_add(st, "charges_reconciliation", charges_ram_json(manager_charges_ram(m)));
+	json_object_object_add(st, "charges_state", charges_store_status_json(m->charges_store));
 	*ret = st;
 	return 0;
 }

@@ -101,7 +101,7 @@ int write_file_remove_stale_at(int dirfd, const char *path)
 	return errno ? -errno : removed;
 }
 
-int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode)
+static int write_atomic(int dirfd, const char *path, const void *data, size_t len, mode_t mode, bool durable)
 {
 	/* The directory and the name within it: every step below is relative to
 	 * the one directory descriptor, so a directory renamed meanwhile cannot
@@ -127,6 +127,10 @@ int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t l
 		named = true;
 	}
 	r = write_all(fd, data, len);
+	/* Durable: the content on disk before the name can point at it, so that
+	 * a crash after the rename never leaves the name on an empty file. */
+	if (r == 0 && durable && fsync(fd) < 0)
+		r = -errno;
 	if (r == 0 && !named) {
 		/* Name the finished file. linkat() never follows or replaces an
 		 * existing name: EEXIST if someone guessed the random one. */
@@ -143,5 +147,18 @@ int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t l
 		r = -errno;
 	if (r < 0 && named)
 		(void)unlinkat(dfd, tmp, 0);
+	/* The rename itself is durable once its directory is. */
+	if (r == 0 && durable && fsync(dfd) < 0)
+		r = -errno;
 	return r;
+}
+
+int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode)
+{
+	return write_atomic(dirfd, path, data, len, mode, false);
+}
+
+int write_file_durable_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode)
+{
+	return write_atomic(dirfd, path, data, len, mode, true);
 }

@@ -21,6 +21,13 @@
  * left behind). */
 int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode);
 
+/* write_file_atomic_at(), durable: the new content is fsync'd before it is
+ * named, and the directory after the rename, so that once it returns 0 a
+ * crash or power loss leaves the new content (never the old, never a part).
+ * Returns 0 or a negative errno; -EIO (or another fsync error) after the
+ * rename means the rename may or may not survive a crash. */
+int write_file_durable_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode);
+
 /* Remove the temporary files that write_file_atomic_at() of `path` left when
  * the process was killed between naming the finished file and renaming it
  * over the target (a window of two system calls; nothing else leaves one):

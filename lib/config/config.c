@@ -112,6 +112,8 @@ static const struct key_desc keys[] = {
 	KEY("api", "max_queries_per_user", V_INTEGER, S_UINT, max_queries_per_user, 1, UINT_MAX),
 	KEY("api", "max_charge_batch", V_INTEGER, S_UINT, max_charge_batch, 1, UINT_MAX),
 	KEY("api", "max_charge_slots_per_connection", V_INTEGER, S_UINT, max_charge_slots_per_connection, 1, UINT_MAX),
+	/* How much a crash may lose of the charges (docs/charges.md, "Durability"). */
+	KEY("api", "charge_sync_interval", V_DURATION, S_U64, charge_sync_interval_us, 10 * USEC_PER_MSEC, 24 * USEC_PER_HOUR),
 
 	KEY_AT_START("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
 	KEY("metrics", "max_depth", V_INTEGER, S_UINT, metrics_max_depth, 0, 255),
@@ -221,17 +223,22 @@ static char *default_socket_path(void)
 
 int acct_config_default_history_path(char **ret)
 {
+	return acct_config_default_state_path("history.db", ret);
+}
+
+int acct_config_default_state_path(const char *name, char **ret)
+{
 	const char *dir = getenv("STATE_DIRECTORY"), *home;
 	int r;
 
 	if (dir && dir[0] == '/') /* "DIR[:DIR...]": the first is StateDirectory='s first */
-		r = asprintf(ret, "%.*s/history.db", (int)strcspn(dir, ":"), dir);
+		r = asprintf(ret, "%.*s/%s", (int)strcspn(dir, ":"), dir, name);
 	else if (geteuid() == 0)
-		r = asprintf(ret, "/var/lib/acctd/history.db");
+		r = asprintf(ret, "/var/lib/acctd/%s", name);
 	else if ((dir = getenv("XDG_STATE_HOME")) && dir[0] == '/')
-		r = asprintf(ret, "%s/acctd/history.db", dir);
+		r = asprintf(ret, "%s/acctd/%s", dir, name);
 	else if ((home = getenv("HOME")) && home[0] == '/')
-		r = asprintf(ret, "%s/.local/state/acctd/history.db", home);
+		r = asprintf(ret, "%s/.local/state/acctd/%s", home, name);
 	else {
 		*ret = NULL;
 		return -ENOENT;
@@ -283,6 +290,7 @@ int acct_config_new_defaults(struct acct_config **ret)
 		.max_queries_per_user = 4,
 		.max_charge_batch = 100000,
 		.max_charge_slots_per_connection = 64,
+		.charge_sync_interval_us = 5 * USEC_PER_SEC,
 		.metrics_max_depth = 32,
 		.metrics_max_series = 50000,
 		.history_enabled = true,

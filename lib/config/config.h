@@ -114,6 +114,7 @@ struct acct_config {
 	unsigned max_queries_per_user;      /* Usage and History queued and running, root not counted (4) */
 	unsigned max_charge_batch;          /* entries of one ChargeBatch (100,000) */
 	unsigned max_charge_slots_per_connection; /* slots open through one connection (64) */
+	uint64_t charge_sync_interval_us;   /* the charges' state file written at most this late (5s) */
 
 	/* [metrics] */
 	char *metrics_listen;         /* "HOST:PORT", "[V6]:PORT" or "none" (127.0.0.1:9847) */
@@ -208,6 +209,13 @@ void acct_config_diag_clear(struct acct_config_diag *diag);
  * Sets *ret to a malloc()ed string and returns 0, or sets it to NULL and
  * returns -ENOENT (no home to put it in) or -ENOMEM. */
 int acct_config_default_history_path(char **ret);
+
+/* The default path of the state file `name` in acctd's state directory, by
+ * the rule of acct_config_default_history_path() (which is
+ * acct_config_default_state_path("history.db", ...)): the charges' state
+ * file is "charges.state". Returns 0, -ENOENT (no directory known, *ret
+ * NULL) or -ENOMEM. */
+int acct_config_default_state_path(const char *name, char **ret);
 
 /* The log level parser (sizes, durations and booleans: parse.h).
  * Returns 0 or -EINVAL. */

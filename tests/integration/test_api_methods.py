@@ -175,9 +175,10 @@ def test_status(api):
     want = {"version", "status", "uptime_us", "cgroup_mode", "cgroup_root", "cgroups_live", "cgroups_dead",
             "fast_interval_us", "slow_interval_us", "last_fast_pass", "last_slow_pass", "budgets", "tuner",
             "reconciliation", "config_sources", "reloads", "reload_failures", "reload_result", "collectors", "bpf",
-            "history", "log", "tombstones_folded", "charges_reconciliation"}
-    # charges_reconciliation only where a resource is declared ram (docs/charges.md)
-    assert set(st) <= want and set(st) >= want - {"reload_result", "charges_reconciliation"}
+            "history", "log", "tombstones_folded", "charges_reconciliation", "charges_state", "charge_slots"}
+    # charges_reconciliation only where a resource is declared ram, charge_slots where one is declared
+    # (docs/charges.md)
+    assert set(st) <= want and set(st) >= want - {"reload_result", "charges_reconciliation", "charge_slots"}
     # a tree in a directory is not the kernel's: files, and the reason says so
     assert st["collectors"] and all(c["collector"] == "files" and c["reason"] for c in st["collectors"])
     assert st["cgroup_mode"] == "unified" and st["cgroup_root"] == fs.root

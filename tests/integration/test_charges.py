@@ -301,8 +301,9 @@ def test_errors_and_hostile_names(daemon, tree):
         error(v.call(IFACE + ".Charge", {"resource": "gpu", "cgroup": p}), "org.varlink.service.InvalidParameter")
         error(v.call(IFACE + ".Charge", {"resource": "gpu", "delta": 1, "cgroup": p, "extra": 1}),
               "org.varlink.service.InvalidParameter")
-        error(v.call(IFACE + ".Charge", {"resource": "gpu", "delta": 1, "cgroup": p, "sync": True}),
-              "org.varlink.service.InvalidParameter")
+        # sync: true is accepted, durable before the reply (test_charges_durable.py): charged and given back
+        for delta in (1, -1):
+            ok(v.call(IFACE + ".Charge", {"resource": "gpu", "delta": delta, "cgroup": p, "sync": True}))
         for hostile in ["../../etc", p + "/../..", "relative", p + "/a\u0000b", "/" + "x" * 5000, p + "/./a"]:
             error(v.call(IFACE + ".Charge", {"resource": "gpu", "delta": 1, "cgroup": hostile}),
                   IFACE + ".InvalidCgroupPath")
