@@ -154,17 +154,29 @@ def test_slot_charges_cgroup_and_ancestors(env, tree):
         assert abs(approx["value"] - 4096 * 1000) <= approx["bound"]
         # an ancestor above the test's tree holds it too
         assert value(sock, env["path"], "gpu", "subtree") >= 4096 * 1000
+        # List and Compare read the same: slots folded first (a charge just
+        # made is in them), the slot's bound added to the engine's
+        assert c.cmd("add %d 1 5" % s) == "added"
+        with Varlink(sock, timeout=60) as v:
+            rows = ok(v.call(IFACE + ".List", {"prefix": p}))["cgroups"]
+            cmp_ = ok(v.call(IFACE + ".Compare", {"cgroup": p + "/a/b", "quantity": "charges.gpu.self",
+                                                  "threshold": 4096 * 1000 + 5}))
+        listed = {r["path"]: r.get("charges") for r in rows}
+        mine = listed[p + "/a/b"]["gpu"]["self"]
+        assert mine["bound"] == get(sock, p + "/a/b", precise=False)["gpu"]["self"]["bound"] > 0, mine
+        assert abs(mine["value"] - (4096 * 1000 + 5)) <= mine["bound"], mine
+        assert cmp_["result"] == "equal", cmp_
         st = slot_status(sock)
         assert st["open"] >= 1 and st["opened"] >= 1
         # folded by the passes too, without a read asking
         folds = st["folds"]
         assert c.cmd("add %d 1 10" % s) == "added"
         wait_for(lambda: slot_status(sock)["folds"] > folds, "a pass to fold the slot", timeout=60)
-        assert value(sock, p + "/a/b", "gpu") == 4096 * 1000 + 10
+        assert value(sock, p + "/a/b", "gpu") == 4096 * 1000 + 15
     finally:
         c.exit()
     # gpu is not released at exit: the charge stays
-    assert value(sock, p + "/a/b", "gpu") == 4096 * 1000 + 10
+    assert value(sock, p + "/a/b", "gpu") == 4096 * 1000 + 15
 
 
 def test_concurrent_nested_slots(env, tree):
