@@ -94,44 +94,62 @@ int main(void)
 """
 
 
-def main(argv):
-    build, source = argv[1], argv[2]
+class Skip(Exception):
+    """What the test needs is missing here (pkg-config, a compiler, the build)."""
+
+
+def build_program(build, source, prefix, program):
+    """Lay the built library, its header and acct-client.pc out under
+    `prefix` as `meson install` would, and compile `program` (C source) with
+    nothing but the flags `pkg-config --cflags --libs acct-client` prints.
+    Returns (executable, libdir, flags); raises Skip, or AssertionError with
+    the compiler's messages. Also used by tests/integration/test_charges.py,
+    which runs such a program against a real acctd (issue 32, acceptance 1)."""
     pkg_config = shutil.which("pkg-config")
     cc = os.environ.get("CC_FOR_TEST") or shutil.which("cc") or shutil.which("gcc")
     if not pkg_config or not cc:
-        print("SKIP: pkg-config or a C compiler not found")
-        return 77
+        raise Skip("pkg-config or a C compiler not found")
     pc = os.path.join(build, "meson-private", "acct-client.pc")
     lib = os.path.join(build, "lib", "client", "libacct-client.so")
     if not os.path.exists(pc) or not os.path.exists(lib):
-        print("SKIP: %s or %s was not built" % (pc, lib))
-        return 77
+        raise Skip("%s or %s was not built" % (pc, lib))
+    env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pc))
+    var = ["--define-variable=prefix=" + prefix]
+    libdir = subprocess.run([pkg_config] + var + ["--variable=libdir", "acct-client"], env=env, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    includedir = subprocess.run([pkg_config] + var + ["--variable=includedir", "acct-client"], env=env,
+                                check=True, capture_output=True, text=True).stdout.strip()
+    # As meson install lays them out: the header under includedir/acctd,
+    # the library with its soname links under libdir.
+    os.makedirs(os.path.join(includedir, "acctd"))
+    shutil.copy(os.path.join(source, "lib", "client", "acct-client.h"), os.path.join(includedir, "acctd"))
+    os.makedirs(libdir)
+    real = os.path.realpath(lib)
+    shutil.copy(real, libdir)
+    for link in ("libacct-client.so", "libacct-client.so.0"):
+        os.symlink(os.path.basename(real), os.path.join(libdir, link))
+    flags = subprocess.run([pkg_config] + var + ["--cflags", "--libs", "acct-client"], env=env, check=True,
+                           capture_output=True, text=True).stdout.split()
+    src = os.path.join(prefix, "charge.c")
+    exe = os.path.join(prefix, "charge")
+    with open(src, "w") as f:
+        f.write(program)
+    p = subprocess.run([cc, "-std=gnu11", "-Wall", "-Werror", src, "-o", exe] + flags, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, "compiling with %s failed:\n%s" % (" ".join(flags), p.stderr)
+    return exe, libdir, flags
+
+
+def main(argv):
+    build, source = argv[1], argv[2]
     with tempfile.TemporaryDirectory() as prefix:
-        env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pc))
-        var = ["--define-variable=prefix=" + prefix]
-        libdir = subprocess.run([pkg_config] + var + ["--variable=libdir", "acct-client"], env=env, check=True,
-                                capture_output=True, text=True).stdout.strip()
-        includedir = subprocess.run([pkg_config] + var + ["--variable=includedir", "acct-client"], env=env,
-                                    check=True, capture_output=True, text=True).stdout.strip()
-        # As meson install lays them out: the header under includedir/acctd,
-        # the library with its soname links under libdir.
-        os.makedirs(os.path.join(includedir, "acctd"))
-        shutil.copy(os.path.join(source, "lib", "client", "acct-client.h"), os.path.join(includedir, "acctd"))
-        os.makedirs(libdir)
-        real = os.path.realpath(lib)
-        shutil.copy(real, libdir)
-        for link in ("libacct-client.so", "libacct-client.so.0"):
-            os.symlink(os.path.basename(real), os.path.join(libdir, link))
-        flags = subprocess.run([pkg_config] + var + ["--cflags", "--libs", "acct-client"], env=env, check=True,
-                               capture_output=True, text=True).stdout.split()
-        src = os.path.join(prefix, "charge.c")
-        exe = os.path.join(prefix, "charge")
-        with open(src, "w") as f:
-            f.write(PROGRAM)
-        p = subprocess.run([cc, "-std=gnu11", "-Wall", "-Werror", src, "-o", exe] + flags, capture_output=True,
-                           text=True)
-        if p.returncode != 0:
-            print("compiling with %s failed:\n%s" % (" ".join(flags), p.stderr))
+        try:
+            exe, libdir, flags = build_program(build, source, prefix, PROGRAM)
+        except Skip as e:
+            print("SKIP: %s" % e)
+            return 77
+        except AssertionError as e:
+            print(e)
             return 1
         p = subprocess.run([exe], env=dict(os.environ, LD_LIBRARY_PATH=libdir), capture_output=True, text=True,
                            timeout=60)

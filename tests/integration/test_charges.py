@@ -426,3 +426,93 @@ def test_metrics(env, tree):
     has(p + "/a", "lease", "seconds", "self", "1.5")
     assert any(x.startswith('acctd_charged{cgroup="/",resource="gpu",unit="bytes",scope="subtree"}') for x in lines)
     assert any(x.startswith('acctd_charged_bound{cgroup="%s",resource="gpu"' % p) for x in lines)
+
+
+# A program outside acctd, built with pkg-config alone (tests/test-pkg-config.py
+# lays the library out as installed): it waits for "go" (sent once it is in
+# its cgroup), charges its own cgroup through the API and through a slot, says
+# "charged", and exits at "exit".
+PROGRAM = r"""
+#include <acct-client.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	struct acct_client *c = NULL;
+	struct acct_charge_slot *slot = NULL;
+	char line[64];
+
+	if (argc != 2 || !fgets(line, sizeof(line), stdin))
+		return 1;
+	if (acct_client_connect(argv[1], &c) < 0)
+		return 2;
+	if (acct_client_charge(c, "gpu", 1 << 20, NULL, 0) != 0)
+		return 3;
+	if (acct_client_open_slot(c, "gpu", NULL, &slot) != 0)
+		return 4;
+	for (int i = 0; i < 1000; i++)
+		acct_charge_slot_add(slot, 4096);
+	puts("charged");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 5;
+	acct_charge_slot_close(slot);
+	acct_client_free(c);
+	return 0;
+}
+"""
+
+
+def test_pkg_config_program(env, tree, tmp_path):
+    """Issue 32's first acceptance: a program linked against libacct-client
+    through pkg-config charges a resource from inside a real cgroup (its own,
+    found from its credentials: none named), through Charge and through a
+    slot; `acctctl show` and /metrics show it for that cgroup and for its
+    ancestors."""
+    import importlib.util
+    import urllib.request
+    from test_acctctl import acctctl_binary
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("pkgconfig_test", os.path.join(here, "..", "test-pkg-config.py"))
+    pc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pc)
+    build = os.path.dirname(os.path.dirname(os.path.dirname(acctd.binary())))
+    try:
+        exe, libdir, _ = pc.build_program(build, os.path.join(here, "..", ".."), str(tmp_path / "prefix"), PROGRAM)
+    except pc.Skip as e:
+        pytest.skip(str(e))
+    sock, port, p = env["sock"], env["port"], tree["path"]
+    prog = subprocess.Popen([exe, "unix:" + sock], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+    try:
+        with open(os.path.join(tree["dir"], "a", "b", "cgroup.procs"), "w") as f:
+            f.write(str(prog.pid))
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        assert prog.stdout.readline().strip() == "charged", prog.poll()
+        want = (1 << 20) + 1000 * 4096
+        # Get folds the slot: the program's whole charge, in its own cgroup
+        assert value(sock, p + "/a/b", "gpu") == want
+
+        def show(cg):
+            r = subprocess.run([acctctl_binary(), "--address", "unix:" + sock, "--no-pager", "show", cg],
+                               capture_output=True, text=True, timeout=60, env=dict(os.environ, LC_ALL="C"))
+            assert r.returncode == 0, r
+            row = [line.split() for line in r.stdout.splitlines() if line.split()[:1] == ["gpu"]]
+            assert len(row) == 1, r.stdout
+            # RESOURCE SELF [BOUND] SUBTREE [BOUND], sizes in the resource's unit
+            return [c for c in row[0][1:] if not c.startswith("\u00b1") and not c.startswith("+-")]
+        # a/b itself, a and p by their subtrees
+        assert show(p + "/a/b") == [str(want), str(want)]
+        assert show(p + "/a") == ["0", str(want)]
+        assert show(p) == ["0", str(want)]
+        page = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=60).read().decode()
+        lines = set(page.splitlines())
+        for cg, scope in ((p + "/a/b", "self"), (p + "/a/b", "subtree"), (p + "/a", "subtree"), (p, "subtree")):
+            want_line = 'acctd_charged{cgroup="%s",resource="gpu",unit="bytes",scope="%s"} %d' % (cg, scope, want)
+            assert want_line in lines, (want_line, sorted(x for x in lines if x.startswith("acctd_charged{")))
+    finally:
+        if prog.poll() is None:
+            prog.stdin.write("exit\n")
+            prog.stdin.flush()
+        assert prog.wait(timeout=60) == 0
