@@ -13,6 +13,7 @@ library's ACCT_CLIENT_1 version node.
 Usage: test-pkg-config.py BUILD_DIR SOURCE_ROOT
 Exit 0, 1 on a failure (printed), 77 when pkg-config or a compiler is missing.
 """
+import json
 import os
 import re
 import shutil
@@ -109,6 +110,13 @@ def build_program(build, source, prefix, program):
     cc = os.environ.get("CC_FOR_TEST") or shutil.which("cc") or shutil.which("gcc")
     if not pkg_config or not cc:
         raise Skip("pkg-config or a C compiler not found")
+    try:
+        with open(os.path.join(build, "meson-info", "intro-buildoptions.json")) as f:
+            sanitize = [o["value"] for o in json.load(f) if o["name"] == "b_sanitize"]
+    except (OSError, ValueError):
+        sanitize = []
+    if sanitize and sanitize[0] != "none":
+        raise Skip("a sanitizer build (b_sanitize=%s): a plain program cannot link its library" % sanitize[0])
     pc = os.path.join(build, "meson-private", "acct-client.pc")
     lib = os.path.join(build, "lib", "client", "libacct-client.so")
     if not os.path.exists(pc) or not os.path.exists(lib):
