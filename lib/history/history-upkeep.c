@@ -275,7 +275,19 @@ static int prune(struct history_store *s, enum history_resolution res, uint64_t 
 		return r;
 	sqlite3_bind_int64(gone, 1, oldest);
 	rc = sqlite3_step(gone);
-	return rc == SQLITE_DONE ? 0 : history_sqlite_error(s->db, rc, "dropping old lives", ret_error);
+	if (rc != SQLITE_DONE)
+		return history_sqlite_error(s->db, rc, "dropping old lives", ret_error);
+	/* Charged resources have no rollups: their points are kept as long as
+	 * the longest-kept data of the kernel's quantities, and go with their
+	 * lives. */
+	_cleanup_finalize_ sqlite3_stmt *charges = NULL;
+	r = history_prepare(s, "DELETE FROM charge_points WHERE t_us < ?1 OR life NOT IN (SELECT id FROM lives)",
+			    &charges, ret_error);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(charges, 1, oldest);
+	rc = sqlite3_step(charges);
+	return rc == SQLITE_DONE ? 0 : history_sqlite_error(s->db, rc, "dropping old charges", ret_error);
 }
 
 static int maintain_tx(struct history_store *s, uint64_t now_us, char **ret_error)
