@@ -8,10 +8,13 @@ cgroup is still answered.
 No timing is asserted: every check compares what the daemon answers with
 the charges made and the times the daemon itself reports (the points'
 times), and every wait is a polled condition with a generous deadline."""
+import json
+
 import pytest
 
 from test_api_client import IFACE, Varlink, api_daemon, error, ok
 from test_history import now_us, poll, recording, usage
+from test_history_cli import ctl
 
 RESOURCES = {
     # exact reads (budget 0): the recorded bounds are 0, and the integral's
@@ -121,6 +124,19 @@ def test_charges_recorded_integrated_and_kept_after_removal(env):
     held = sum(q["value"] * (q["end_us"] - q["t_us"]) for q in pts) / 1e6
     assert abs(u["value_seconds"]["value"] - held) <= 1e-6 * max(1.0, held), (u, pts)
     assert u["recorded_us"] == pts[-1]["end_us"] - pts[0]["t_us"]
+
+    # acctctl usage --charge: the same figures, in --json and below the table
+    window = ["--since", "@%.6f" % (since / 1e6), "--until", "@%.6f" % (until / 1e6)]
+    p = ctl(sock, "usage", "/svc/job", "--charge=gpu", "--json", *window)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    [c] = [r for r in doc["cgroups"] if r["path"] == "/svc/job"]
+    assert c["charges"][0]["max"] == 3000 and c["charges"][0]["recorded_us"] == u["recorded_us"], c
+    p = ctl(sock, "usage", "/svc/job", "--charge=gpu", *window)
+    assert p.returncode == 0, p.stderr
+    assert "Charged gpu, value x seconds" in p.stdout and "max 3000" in p.stdout, p.stdout
+    p = ctl(sock, "usage", "--charge=nope", *window)
+    assert p.returncode != 0, p.stdout
 
 
 def test_undeclared_resource_refused(env):
