@@ -554,6 +554,41 @@ static void test_charges_integral(void **state)
 	history_store_close(s, 0);
 }
 
+/* A restart is a gap for charged values too: the new run restates an
+ * unchanged value (a point at its first recording) and nothing holds across
+ * the gap. */
+static void test_charges_across_restart(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	for (unsigned k = 0; k <= 5; k++) {
+		struct history_sample smp = sample("/svc", 7, 0, 4096);
+		xrecord(s, T0 + k * IV, &smp, 1);
+		xrecord_charge(s, T0 + k * IV, "/svc", 7, 500, 0);
+	}
+	history_store_close(s, T0 + 5 * IV);
+	uint64_t t1 = T0 + 100 * IV; /* down for 95 intervals */
+	s = xopen(f->db, BOOT, t1, &no_limits, NULL);
+	for (unsigned k = 0; k <= 5; k++) {
+		struct history_sample smp = sample("/svc", 7, 0, 4096);
+		xrecord(s, t1 + k * IV, &smp, 1);
+		xrecord_charge(s, t1 + k * IV, "/svc", 7, 500, 0);
+	}
+	_cleanup_free_ char *err = NULL;
+	struct history_charge_point *pts = NULL;
+	int n = history_store_charge_points(s, "/svc", "gpu", T0, t1 + 5 * IV, &pts, &err);
+	assert_int_equal(n, 2);
+	assert_true(pts[0].t_us == T0 && pts[0].end_us == T0 + 5 * IV);
+	assert_true(pts[1].t_us == t1 && pts[1].end_us == t1 + 5 * IV);
+	free(pts);
+	struct history_charge_usage u;
+	assert_int_equal(history_store_charge_usage(s, "/svc", "gpu", T0, t1 + 5 * IV, &u, &err), 0);
+	assert_int_equal(u.recorded_us, 10 * IV);
+	assert_true(fabs(u.value_seconds - 500.0 * 10 * IV / 1e6) < 1e-6);
+	assert_true(u.bound_seconds == 0); /* no change, exact reads */
+	history_store_close(s, t1 + 5 * IV);
+}
+
 static void test_removed_survives_reopen(void **state)
 {
 	struct fixture *f = *state;
@@ -2564,6 +2599,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gone_while_down_ends_at_last_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only_store_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_charges_integral, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_charges_across_restart, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
