@@ -1868,6 +1868,40 @@ static void test_retention_keeps_held_value(void **state)
 	history_store_close(s, now);
 }
 
+/* Charge points under retention: a value held since long keeps its one
+ * point, a moving one loses the points superseded before the longest
+ * retention, and what lies inside it is whole. */
+static void test_charges_retention(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t M = 60 * SEC;
+	struct history_limits l = { .retention_us = { 20 * M, 40 * M, 60 * M } };
+	struct history_store *s = xopen(f->db, BOOT, T0, &l, NULL);
+	const unsigned n_rec = 4 * 360; /* 4 h */
+	for (unsigned k = 0; k < n_rec; k++) {
+		struct history_sample smp[] = { sample("/idle", 1, 5, 8192), sample("/busy", 2, k * 100, 4096) };
+		xrecord(s, T0 + k * IV, smp, ELEMENTSOF(smp));
+		xrecord_charge(s, T0 + k * IV, "/idle", 1, 500, 0);
+		xrecord_charge(s, T0 + k * IV, "/busy", 2, k, 0);
+	}
+	const uint64_t now = T0 + (n_rec - 1) * IV;
+	maintain_until_done(s, now);
+	_cleanup_free_ char *err = NULL;
+	struct history_charge_point *pts = NULL;
+	assert_int_equal(history_store_charge_points(s, "/idle", "gpu", T0, now, &pts, &err), 1);
+	free(pts);
+	int n = history_store_charge_points(s, "/busy", "gpu", T0, now, &pts, &err);
+	assert_true(n >= 180 && n < (int)n_rec); /* the last 30 min at least, not all */
+	free(pts);
+	struct history_charge_usage u;
+	assert_int_equal(history_store_charge_usage(s, "/idle", "gpu", now - 30 * M, now, &u, &err), 0);
+	assert_int_equal(u.recorded_us, 30 * M);
+	assert_true(fabs(u.value_seconds - 500.0 * 1800) < 1e-6);
+	assert_int_equal(history_store_charge_usage(s, "/busy", "gpu", now - 30 * M, now, &u, &err), 0);
+	assert_int_equal(u.recorded_us, 30 * M);
+	history_store_close(s, now);
+}
+
 /* A series' step above the host's CPUs (2.52 cores on 2: a trial saw one)
  * is cut to them and says so; others, and steps without CPU, stay. */
 static void test_series_cap_cpu(void **state)
@@ -2600,6 +2634,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_only_store_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_charges_integral, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_charges_across_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_charges_retention, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
