@@ -225,7 +225,7 @@ static void test_usage_equals_deltas(void **state)
 	assert_int_equal(history_store_stats(s, &st), 0);
 	assert_int_equal(st.points[HISTORY_RAW], 1 + 31 + 31);
 	assert_int_equal(st.lives, 3);
-	assert_int_equal(st.schema_version, 4);
+	assert_int_equal(st.schema_version, 5);
 	history_store_close(s, T0 + 301 * SEC);
 }
 
@@ -481,6 +481,112 @@ static void test_unrecorded_removal_keeps_run_end(void **state)
 	free_usage(u);
 	free(err);
 	history_store_close(s, T0 + 2 * IV);
+}
+
+static void xrecord_charge(struct history_store *s, uint64_t now, const char *path, uint64_t inode, int64_t value,
+			   int64_t bound)
+{
+	_cleanup_free_ char *err = NULL;
+	struct history_charge_sample c = { .key = { .path = path, .inode = inode }, .resource = "gpu",
+					   .value = value, .bound = bound };
+	int r = history_store_record_charges(s, now, &c, 1, &err);
+	if (r < 0)
+		fail_msg("record charges: %s (%s)", strerror(-r), err ? err : "");
+}
+
+/* Charged resources: a point per change, the integral of what was held
+ * (value x time) with its bound (bound x time, plus each change x a step),
+ * a removed life still answered, after a reopen too. */
+static void test_charges_integral(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	/* 1000 held over [T0, T0 + 10 IV), then 3000 to the removal at
+	 * T0 + 20 IV + 1 s */
+	for (unsigned k = 0; k <= 20; k++) {
+		uint64_t t = T0 + k * IV;
+		struct history_sample smp = sample("/svc", 7, 0, 4096);
+		xrecord(s, t, &smp, 1);
+		xrecord_charge(s, t, "/svc", 7, k < 10 ? 1000 : 3000, 10);
+		xrecord_charge(s, t, "/unknown", 8, 5, 0); /* no life: skipped */
+	}
+	_cleanup_free_ char *err = NULL;
+	struct history_charge_usage u;
+	assert_int_equal(history_store_charge_usage(s, "/svc", "gpu", T0, T0 + 5 * IV, &u, &err), 0);
+	assert_int_equal(u.lives, 1);
+	assert_int_equal(u.recorded_us, 5 * IV);
+	assert_true(fabs(u.value_seconds - 1000.0 * 5 * IV / 1e6) < 1e-6);
+	assert_true(fabs(u.bound_seconds - 10.0 * 5 * IV / 1e6) < 1e-6);
+	assert_int_equal(u.max_value, 1000);
+	assert_int_equal(u.removed_us, 0);
+	/* over the change: the true integral, the change at any time in
+	 * (T0 + 9 IV, T0 + 10 IV], lies within the bound */
+	assert_int_equal(history_store_charge_usage(s, "/svc", "gpu", T0, T0 + 20 * IV, &u, &err), 0);
+	double lo = 1000.0 * 9 * IV / 1e6 + 3000.0 * 11 * IV / 1e6, hi = 1000.0 * 10 * IV / 1e6 + 3000.0 * 10 * IV / 1e6;
+	assert_true(fabs(u.value_seconds - lo) <= u.bound_seconds + 1e-6);
+	assert_true(fabs(u.value_seconds - hi) <= u.bound_seconds + 1e-6);
+	assert_true(fabs(u.bound_seconds - (10.0 * 20 * IV / 1e6 + 2000.0 * IV / 1e6)) < 1e-6);
+	assert_int_equal(u.max_value, 3000);
+
+	struct history_charge_point *pts = NULL;
+	int n = history_store_charge_points(s, "/svc", "gpu", T0, T0 + 20 * IV, &pts, &err);
+	assert_int_equal(n, 2); /* change only */
+	assert_true(pts[0].t_us == T0 && pts[0].end_us == T0 + 10 * IV && pts[0].value == 1000);
+	assert_true(pts[1].t_us == T0 + 10 * IV && pts[1].end_us == T0 + 20 * IV && pts[1].value == 3000);
+	free(pts);
+	assert_int_equal(history_store_charge_usage(s, "/svc", "other", T0, T0 + IV, &u, &err), -ENOENT);
+	assert_int_equal(history_store_charge_usage(s, "/unknown", "gpu", T0, T0 + IV, &u, &err), -ENOENT);
+
+	/* removed: the value holds to the removal, and is answered after */
+	uint64_t gone = T0 + 20 * IV + SEC;
+	struct history_values fin = sample("/svc", 7, 0, 4096).v;
+	struct history_record rec;
+	assert_int_equal(history_store_removed(s, &(struct history_key){ .path = "/svc", .inode = 7 }, &fin, 0, gone,
+					       &rec, &err),
+			 0);
+	history_record_clear(&rec);
+	history_store_close(s, gone);
+	s = xopen_ro(f->db);
+	assert_int_equal(history_store_charge_usage(s, "/svc", "gpu", T0 + 10 * IV, gone + 100 * SEC, &u, &err), 0);
+	assert_int_equal(u.removed_us, gone);
+	assert_int_equal(u.recorded_us, gone - (T0 + 10 * IV));
+	assert_true(fabs(u.value_seconds - 3000.0 * (double)(gone - T0 - 10 * IV) / 1e6) < 1e-6);
+	history_store_close(s, 0);
+}
+
+/* A restart is a gap for charged values too: the new run restates an
+ * unchanged value (a point at its first recording) and nothing holds across
+ * the gap. */
+static void test_charges_across_restart(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	for (unsigned k = 0; k <= 5; k++) {
+		struct history_sample smp = sample("/svc", 7, 0, 4096);
+		xrecord(s, T0 + k * IV, &smp, 1);
+		xrecord_charge(s, T0 + k * IV, "/svc", 7, 500, 0);
+	}
+	history_store_close(s, T0 + 5 * IV);
+	uint64_t t1 = T0 + 100 * IV; /* down for 95 intervals */
+	s = xopen(f->db, BOOT, t1, &no_limits, NULL);
+	for (unsigned k = 0; k <= 5; k++) {
+		struct history_sample smp = sample("/svc", 7, 0, 4096);
+		xrecord(s, t1 + k * IV, &smp, 1);
+		xrecord_charge(s, t1 + k * IV, "/svc", 7, 500, 0);
+	}
+	_cleanup_free_ char *err = NULL;
+	struct history_charge_point *pts = NULL;
+	int n = history_store_charge_points(s, "/svc", "gpu", T0, t1 + 5 * IV, &pts, &err);
+	assert_int_equal(n, 2);
+	assert_true(pts[0].t_us == T0 && pts[0].end_us == T0 + 5 * IV);
+	assert_true(pts[1].t_us == t1 && pts[1].end_us == t1 + 5 * IV);
+	free(pts);
+	struct history_charge_usage u;
+	assert_int_equal(history_store_charge_usage(s, "/svc", "gpu", T0, t1 + 5 * IV, &u, &err), 0);
+	assert_int_equal(u.recorded_us, 10 * IV);
+	assert_true(fabs(u.value_seconds - 500.0 * 10 * IV / 1e6) < 1e-6);
+	assert_true(u.bound_seconds == 0); /* no change, exact reads */
+	history_store_close(s, t1 + 5 * IV);
 }
 
 static void test_removed_survives_reopen(void **state)
@@ -1289,7 +1395,7 @@ static void test_migrate_v1(void **state)
 	free_usage(u);
 	struct history_stats st;
 	assert_int_equal(history_store_stats(s, &st), 0);
-	assert_int_equal(st.schema_version, 4);
+	assert_int_equal(st.schema_version, 5);
 	history_store_close(s, T0 + 110 * SEC);
 	/* The size cap can give pages back now. */
 	sqlite3 *h = NULL;
@@ -1385,7 +1491,7 @@ static void test_migrate_v2(void **state)
 	free_usage(u);
 	struct history_stats st;
 	assert_int_equal(history_store_stats(s, &st), 0);
-	assert_int_equal(st.schema_version, 4);
+	assert_int_equal(st.schema_version, 5);
 	history_store_close(s, T0 + 210 * SEC);
 	assert_true(integrity_ok(f->db));
 	s = xopen(f->db, BOOT, T0 + 300 * SEC, &no_limits, &info);
@@ -1759,6 +1865,40 @@ static void test_retention_keeps_held_value(void **state)
 	 * (60 recordings of 100 us, the first edge held at 29:50). */
 	assert_true(llabs(u->cpu_usec - 6000) <= u->cpu_usec_bound);
 	free_usage(u);
+	history_store_close(s, now);
+}
+
+/* Charge points under retention: a value held since long keeps its one
+ * point, a moving one loses the points superseded before the longest
+ * retention, and what lies inside it is whole. */
+static void test_charges_retention(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t M = 60 * SEC;
+	struct history_limits l = { .retention_us = { 20 * M, 40 * M, 60 * M } };
+	struct history_store *s = xopen(f->db, BOOT, T0, &l, NULL);
+	const unsigned n_rec = 4 * 360; /* 4 h */
+	for (unsigned k = 0; k < n_rec; k++) {
+		struct history_sample smp[] = { sample("/idle", 1, 5, 8192), sample("/busy", 2, k * 100, 4096) };
+		xrecord(s, T0 + k * IV, smp, ELEMENTSOF(smp));
+		xrecord_charge(s, T0 + k * IV, "/idle", 1, 500, 0);
+		xrecord_charge(s, T0 + k * IV, "/busy", 2, k, 0);
+	}
+	const uint64_t now = T0 + (n_rec - 1) * IV;
+	maintain_until_done(s, now);
+	_cleanup_free_ char *err = NULL;
+	struct history_charge_point *pts = NULL;
+	assert_int_equal(history_store_charge_points(s, "/idle", "gpu", T0, now, &pts, &err), 1);
+	free(pts);
+	int n = history_store_charge_points(s, "/busy", "gpu", T0, now, &pts, &err);
+	assert_true(n >= 180 && n < (int)n_rec); /* the last 30 min at least, not all */
+	free(pts);
+	struct history_charge_usage u;
+	assert_int_equal(history_store_charge_usage(s, "/idle", "gpu", now - 30 * M, now, &u, &err), 0);
+	assert_int_equal(u.recorded_us, 30 * M);
+	assert_true(fabs(u.value_seconds - 500.0 * 1800) < 1e-6);
+	assert_int_equal(history_store_charge_usage(s, "/busy", "gpu", now - 30 * M, now, &u, &err), 0);
+	assert_int_equal(u.recorded_us, 30 * M);
 	history_store_close(s, now);
 }
 
@@ -2492,6 +2632,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_series_rates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_while_down_ends_at_last_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only_store_refuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_charges_integral, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_charges_across_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_charges_retention, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,6 +60,7 @@ enum {
 	ARG_TOP,
 	ARG_COLOR,
 	ARG_CGROUP,
+	ARG_CHARGE,
 };
 
 static const struct option options[] = {
@@ -96,6 +97,7 @@ static const struct option options[] = {
 	{ "top", required_argument, NULL, ARG_TOP },
 	{ "color", required_argument, NULL, ARG_COLOR },
 	{ "cgroup", required_argument, NULL, ARG_CGROUP },
+	{ "charge", required_argument, NULL, ARG_CHARGE },
 	{}
 };
 
@@ -273,12 +275,12 @@ static const struct verb verbs[] = {
 		.max_args = VERB_ANY,
 		.args_error = NULL,
 		.options = (const int[]){ ARG_SINCE, ARG_UNTIL, ARG_PREFIX, ARG_DEPTH, ARG_NO_REMOVED, ARG_GROUP_BY_LEVEL,
-					  ARG_SORT, ARG_TOP, ARG_CSV, 0 },
+					  ARG_SORT, ARG_TOP, ARG_CSV, ARG_CHARGE, 0 },
 		.synopsis = "usage [CGROUP...]",
 		.summary = "What cgroups used over a window, from the history",
 		.help = "acctctl usage [CGROUP...] [--since=TIME] [--until=TIME] [--prefix=PATH] [--depth=N]\n"
 			"              [--no-removed] [--group-by-level=N] [--sort=KEY] [--top=N]\n"
-			"              [--json|--csv]\n\n"
+			"              [--charge=NAME] [--json|--csv]\n\n"
 			"What each cgroup used between --since and --until, from acctd's history (removed\n"
 			"cgroups included, across restarts of acctd): CPU time with its bound, average\n"
 			"memory (byte-seconds over the time recorded) with its bound, the largest sample\n"
@@ -309,6 +311,9 @@ static const struct verb verbs[] = {
 			"      --top=N        Only the first N cgroups of the sort (by cpu unless --sort\n"
 			"                     says otherwise): which used the most CPU in the last 5\n"
 			"                     minutes is 'acctctl usage --since=-5min --top=1'\n"
+			"      --charge=NAME  Also what each cgroup held of charged resource NAME (its\n"
+			"                     subtree value) over the window: value x seconds with its\n"
+			"                     bound, the average and the largest value, below the table\n"
 			"      --csv          Comma-separated values: a header row, then one row per cgroup\n"
 			"                     with raw numbers (microseconds, bytes; a bound in its own\n"
 			"                     column; an absent value empty)\n",
@@ -681,6 +686,9 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 			break;
 		case ARG_CGROUP:
 			arg_cgroup = optarg;
+			break;
+		case ARG_CHARGE:
+			arg_charge = optarg;
 			break;
 		case 'q':
 			arg_quiet = true;

@@ -295,6 +295,31 @@ static void print_footer(struct json_object *answer, size_t n, size_t total, boo
 		       glyph(G_PLUSMINUS));
 }
 
+/* --charge: below the table, a line per cgroup that held the resource:
+ * raw numbers in its unit (the answer does not say which), as --json has
+ * them. */
+static void print_charges(struct json_object *cgroups, size_t n)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *u = json_object_array_get_idx(cgroups, i), *cs = jget(u, "charges");
+		for (size_t k = 0; cs && json_object_is_type(cs, json_type_array) && k < json_object_array_length(cs);
+		     k++) {
+			struct json_object *c = json_object_array_get_idx(cs, k), *vs = jget(c, "value_seconds");
+			if (!any)
+				printf("\nCharged %s, value x seconds over the time recorded:\n", arg_charge);
+			any = true;
+			fputs("  ", stdout);
+			print_text(stdout, jstr(u, "path") ?: "?");
+			printf("  %.6g (bound %.6g) over %.1f s, avg %.6g, max %" PRId64 "\n", jdouble_or(vs, "value", 0),
+			       jdouble_or(vs, "bound", 0), (double)jint_or(c, "recorded_us", 0) / 1e6, jdouble_or(c, "avg", 0),
+			       jint_or(c, "max", 0));
+		}
+	}
+	if (!any)
+		printf("\nNo cgroup here held charged resource %s in this window.\n", arg_charge);
+}
+
 int verb_usage(char **args)
 {
 	_cleanup_(acct_client_freep) struct acct_client *c = NULL;
@@ -334,6 +359,12 @@ int verb_usage(char **args)
 		json_add(params, "include_removed", json_object_new_boolean(!arg_no_removed));
 		if (arg_group_level > 0)
 			json_add(params, "group_by_level", json_object_new_int(arg_group_level));
+		if (arg_charge) {
+			struct json_object *names = xjson(json_object_new_array());
+			if (json_object_array_add(names, xjson(json_object_new_string(arg_charge))) < 0)
+				oom_exit();
+			json_add(params, "charges", names);
+		}
 		r = history_call(c, "Usage", params, "cgroups", &part);
 		if (r != EXIT_OK)
 			return r;
@@ -377,6 +408,8 @@ int verb_usage(char **args)
 	for (size_t i = 0; i < n; i++)
 		usage_row(&t, json_object_array_get_idx(cgroups, i), date);
 	table_print(stdout, &t, arg_legend, output_width());
+	if (arg_charge)
+		print_charges(cgroups, n);
 	if (arg_legend)
 		print_footer(answer, n, total, date);
 	if (arg_legend && n == 0) {

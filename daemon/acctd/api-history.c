@@ -30,8 +30,20 @@
 #define USAGE_CHUNK 256    /* cgroups per Usage reply with "more" */
 #define HISTORY_CHUNK 1000 /* steps per History reply with "more" */
 #define HISTORY_MAX_STEPS 100000
+/* Charged resources one query may name (docs/charges.md, "History"): each
+ * costs a store query per cgroup of the answer. */
+#define HQ_MAX_CHARGES 16
 
-enum { USAGE_SINCE, USAGE_UNTIL, USAGE_PREFIX, USAGE_DEPTH, USAGE_INCLUDE_REMOVED, USAGE_GROUP_BY_LEVEL, _USAGE_MAX };
+enum {
+	USAGE_SINCE,
+	USAGE_UNTIL,
+	USAGE_PREFIX,
+	USAGE_DEPTH,
+	USAGE_INCLUDE_REMOVED,
+	USAGE_GROUP_BY_LEVEL,
+	USAGE_CHARGES,
+	_USAGE_MAX
+};
 const char *const api_usage_params[_USAGE_MAX + 1] = {
 	[USAGE_SINCE] = "since_us",
 	[USAGE_UNTIL] = "until_us",
@@ -39,6 +51,7 @@ const char *const api_usage_params[_USAGE_MAX + 1] = {
 	[USAGE_DEPTH] = "depth",
 	[USAGE_INCLUDE_REMOVED] = "include_removed",
 	[USAGE_GROUP_BY_LEVEL] = "group_by_level",
+	[USAGE_CHARGES] = "charges",
 };
 
 enum { HISTORY_CGROUP, HISTORY_SINCE, HISTORY_UNTIL, HISTORY_STEP, HISTORY_QUANTITIES, _HISTORY_MAX };
@@ -70,6 +83,9 @@ struct hq_job {
 	bool include_removed;
 	unsigned quantities;
 	unsigned cpus; /* the host's (manager_host_cpus()): no CPU figure is more */
+	/* Charged resources asked for: Usage's charges, History's "charges.NAME" */
+	char charges[HQ_MAX_CHARGES][ACCT_RESOURCE_NAME_MAX + 1];
+	unsigned nr_charges;
 	/* The answer, built on a query worker. */
 	struct json_object **replies;
 	size_t nr_replies;
@@ -142,6 +158,60 @@ static int add_double(struct json_object *o, const char *key, double v)
 static const char *const resolution_names[_HISTORY_RESOLUTION_MAX] = {
 	[HISTORY_RAW] = "raw", [HISTORY_MINUTE] = "minute", [HISTORY_HOUR] = "hour",
 };
+
+/* FloatTotal (value: float, bound: ?float). */
+static int add_float_total(struct json_object *o, const char *key, double value, double bound)
+{
+	struct json_object *t = json_object_new_object();
+	int r = t ? api_json_add(t, "value", json_object_new_double(value)) : -ENOMEM;
+	if (r == 0 && bound > 0)
+		r = api_json_add(t, "bound", json_object_new_double(bound));
+	if (r == 0)
+		r = api_json_add(o, key, TAKE_PTR(t));
+	json_object_put(t);
+	return r;
+}
+
+/* A CgroupUsage's `charges`: what path held of each resource asked for
+ * that has charge points (ChargeUsage), in the order asked; nothing when
+ * none has. Returns 0 or a negative errno (*ret_error for the store's). */
+static int usage_charges(const struct hq_job *j, struct history_store *s, const char *path, struct json_object *o,
+			 char **ret_error)
+{
+	struct json_object *a = NULL;
+	int r = 0;
+	for (unsigned k = 0; r == 0 && k < j->nr_charges; k++) {
+		struct history_charge_usage cu;
+		r = history_store_charge_usage(s, path, j->charges[k], j->since_us, j->until_us, &cu, ret_error);
+		if (r == -ENOENT) {
+			r = 0;
+			continue; /* never charged: no entry */
+		}
+		if (r < 0)
+			break;
+		struct json_object *e = json_object_new_object();
+		if (!a && !(a = json_object_new_array()))
+			r = -ENOMEM;
+		if (r == 0)
+			r = e ? api_json_add(e, "resource", json_object_new_string(j->charges[k])) : -ENOMEM;
+		if (r == 0)
+			r = add_float_total(e, "value_seconds", cu.value_seconds, cu.bound_seconds);
+		if (r == 0)
+			r = add_int(e, "recorded_us", (int64_t)cu.recorded_us);
+		if (r == 0 && cu.recorded_us > 0)
+			r = add_double(e, "avg", cu.value_seconds * 1e6 / (double)cu.recorded_us);
+		if (r == 0 && cu.max_value != HISTORY_UNKNOWN)
+			r = add_int(e, "max", cu.max_value);
+		if (r == 0 && json_object_array_add(a, e) < 0)
+			r = -ENOMEM;
+		if (r < 0)
+			json_object_put(e);
+	}
+	if (r == 0 && a)
+		r = api_json_add(o, "charges", TAKE_PTR(a));
+	json_object_put(a);
+	return r;
+}
 
 static struct json_object *usage_json(const struct history_usage *u, bool grouped)
 {
@@ -232,6 +302,7 @@ struct usage_replies {
 	const struct history_usage *u;
 	const struct history_gap *gaps;
 	int ng;
+	struct json_object **charges; /* per row: its CgroupUsage's `charges` holder, or NULL */
 };
 
 /* Usage's first reply: the window and its gaps. */
@@ -262,7 +333,14 @@ static int usage_head(struct hq_job *j, struct json_object *p, const void *ctx)
 
 static struct json_object *usage_item(const struct hq_job *j, const void *ctx, size_t i)
 {
-	return usage_json(&((const struct usage_replies *)ctx)->u[i], j->group_level > 0);
+	const struct usage_replies *ur = ctx;
+	struct json_object *o = usage_json(&ur->u[i], j->group_level > 0), *c;
+	if (o && ur->charges && ur->charges[i] && json_object_object_get_ex(ur->charges[i], "charges", &c) &&
+	    api_json_add(o, "charges", json_object_get(c)) < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
 }
 
 static void run_usage(struct history_query *q, struct history_store *s, const char *reason)
@@ -303,7 +381,33 @@ static void run_usage(struct history_query *q, struct history_store *s, const ch
 		goto out;
 	}
 	struct usage_replies ur = { .u = u, .gaps = gaps, .ng = ng };
+	if (j->nr_charges > 0 && n > 0) {
+		/* Read here, on the worker with the store; the items are built
+		 * from them. */
+		ur.charges = calloc((size_t)n, sizeof(*ur.charges));
+		if (!ur.charges) {
+			j->failure = -ENOMEM;
+			goto out;
+		}
+		for (int i = 0; i < n; i++) {
+			ur.charges[i] = json_object_new_object();
+			int r = ur.charges[i] ? usage_charges(j, s, u[i].path, ur.charges[i], &error) : -ENOMEM;
+			if (r < 0) {
+				if (r == -ENOMEM)
+					j->failure = r;
+				else
+					hq_error(j, RES_HISTORY_UNAVAILABLE, "reason", error ?: strerror(-r));
+				for (int k = 0; k <= i; k++)
+					json_object_put(ur.charges[k]);
+				free(ur.charges);
+				goto out;
+			}
+		}
+	}
 	hq_add_chunks(j, (size_t)n, USAGE_CHUNK, "cgroups", usage_head, usage_item, &ur);
+	for (int i = 0; ur.charges && i < n; i++)
+		json_object_put(ur.charges[i]);
+	free(ur.charges);
 out:
 	if (n > 0)
 		history_usage_array_free(u, (size_t)n);
@@ -346,11 +450,20 @@ static struct json_object *step_json(const struct history_step *st, unsigned qua
 	return o;
 }
 
-/* History's first reply: the cgroup, the window and the step. */
+/* History's first reply: the cgroup, the window and the step, and the
+ * charged resources' points read on the worker (ctx: struct
+ * history_replies). */
+struct history_replies {
+	const struct history_step *steps;
+	struct json_object *charges; /* [](resource, points), NULL: none asked */
+};
+
 static int history_head(struct hq_job *j, struct json_object *p, const void *ctx)
 {
-	(void)ctx;
+	const struct history_replies *hr = ctx;
 	int r = api_json_add(p, "cgroup", acct_json_text(j->path));
+	if (r == 0 && hr->charges)
+		r = api_json_add(p, "charges", json_object_get(hr->charges));
 	if (r == 0)
 		r = add_int(p, "since_us", (int64_t)j->since_us);
 	if (r == 0)
@@ -362,7 +475,57 @@ static int history_head(struct hq_job *j, struct json_object *p, const void *ctx
 
 static struct json_object *history_item(const struct hq_job *j, const void *ctx, size_t i)
 {
-	return step_json(&((const struct history_step *)ctx)[i], j->quantities);
+	return step_json(&((const struct history_replies *)ctx)->steps[i], j->quantities);
+}
+
+/* History's `charges`: for each resource asked for, the points of the
+ * cgroup's value (ChargePoint: a value from t_us to end_us, with its bound)
+ * in the window; none where it was never charged. */
+static int history_charges_json(const struct hq_job *j, struct history_store *s, struct json_object **ret,
+				char **ret_error)
+{
+	struct json_object *a = json_object_new_array();
+	int r = a ? 0 : -ENOMEM;
+	for (unsigned k = 0; r == 0 && k < j->nr_charges; k++) {
+		_cleanup_free_ struct history_charge_point *pts = NULL;
+		int n = history_store_charge_points(s, j->path, j->charges[k], j->since_us, j->until_us, &pts, ret_error);
+		if (n == -ENOENT)
+			n = 0;
+		if (n < 0) {
+			r = n;
+			break;
+		}
+		struct json_object *e = json_object_new_object(), *v = json_object_new_array();
+		r = e && v ? api_json_add(e, "resource", json_object_new_string(j->charges[k])) : -ENOMEM;
+		for (int i = 0; r == 0 && i < n; i++) {
+			struct json_object *o = json_object_new_object();
+			r = o ? add_int(o, "t_us", (int64_t)pts[i].t_us) : -ENOMEM;
+			if (r == 0)
+				r = add_int(o, "end_us", (int64_t)pts[i].end_us);
+			if (r == 0)
+				r = add_int(o, "value", pts[i].value);
+			if (r == 0)
+				r = add_int(o, "bound", pts[i].bound);
+			if (r == 0 && json_object_array_add(v, o) < 0)
+				r = -ENOMEM;
+			if (r < 0)
+				json_object_put(o);
+		}
+		if (r == 0)
+			r = api_json_add(e, "points", TAKE_PTR(v));
+		if (r == 0 && json_object_array_add(a, e) < 0)
+			r = -ENOMEM;
+		else if (r == 0)
+			e = NULL;
+		json_object_put(v);
+		json_object_put(e);
+	}
+	if (r < 0) {
+		json_object_put(a);
+		return r;
+	}
+	*ret = a;
+	return 0;
 }
 
 static void run_history(struct history_query *q, struct history_store *s, const char *reason)
@@ -384,7 +547,16 @@ static void run_history(struct history_query *q, struct history_store *s, const 
 	}
 	if (n < 0)
 		return hq_error(j, RES_HISTORY_UNAVAILABLE, "reason", error ?: strerror(-n));
-	hq_add_chunks(j, (size_t)n, HISTORY_CHUNK, "steps", history_head, history_item, steps);
+	struct history_replies hr = { .steps = steps };
+	int r = j->nr_charges > 0 ? history_charges_json(j, s, &hr.charges, &error) : 0;
+	if (r == -ENOMEM) {
+		j->failure = r;
+		return;
+	}
+	if (r < 0)
+		return hq_error(j, RES_HISTORY_UNAVAILABLE, "reason", error ?: strerror(-r));
+	hq_add_chunks(j, (size_t)n, HISTORY_CHUNK, "steps", history_head, history_item, &hr);
+	json_object_put(hr.charges);
 }
 
 /* On the event loop: send what the worker built. */
@@ -466,6 +638,20 @@ static int hq_submit(struct request *rq, struct hq_job *j, history_query_run_fn 
 	return 1;
 }
 
+/* Take charged resource `name` (declared, else refused) into j's list.
+ * Returns 0, or -EINVAL for an undeclared name or too many. */
+static int hq_add_charge(struct request *rq, struct hq_job *j, const char *name)
+{
+	if (!name || acct_charges_resource_index(manager_charges(rq->c->s->m), name) < 0 ||
+	    strlen(name) > ACCT_RESOURCE_NAME_MAX || j->nr_charges >= HQ_MAX_CHARGES)
+		return -EINVAL;
+	for (unsigned k = 0; k < j->nr_charges; k++)
+		if (strcmp(j->charges[k], name) == 0)
+			return 0; /* asked twice: answered once */
+	strcpy(j->charges[j->nr_charges++], name);
+	return 0;
+}
+
 int api_method_usage(struct request *rq, struct json_object *params)
 {
 	_cleanup_free_ struct hq_job *j = calloc(1, sizeof(*j));
@@ -496,6 +682,15 @@ int api_method_usage(struct request *rq, struct json_object *params)
 	if (r < 0 || (r > 0 && (level < 1 || level > CGROUP_PATH_MAX / 2)))
 		return api_invalid_parameter(rq, api_usage_params[USAGE_GROUP_BY_LEVEL]);
 	j->group_level = (int)level;
+	struct json_object *cs = NULL;
+	r = varlink_param_array(params, api_usage_params[USAGE_CHARGES], &cs);
+	if (r < 0)
+		return api_invalid_parameter(rq, api_usage_params[USAGE_CHARGES]);
+	for (size_t i = 0; r > 0 && i < json_object_array_length(cs); i++) {
+		struct json_object *w = json_object_array_get_idx(cs, i);
+		if (hq_add_charge(rq, j, json_object_is_type(w, json_type_string) ? json_object_get_string(w) : NULL) < 0)
+			return api_invalid_parameter(rq, api_usage_params[USAGE_CHARGES]);
+	}
 	return hq_submit(rq, TAKE_PTR(j), run_usage);
 }
 
@@ -531,6 +726,11 @@ int api_method_history(struct request *rq, struct json_object *params)
 		for (size_t i = 0; i < json_object_array_length(qs); i++) {
 			struct json_object *w = json_object_array_get_idx(qs, i);
 			const char *word = json_object_is_type(w, json_type_string) ? json_object_get_string(w) : NULL;
+			if (word && strncmp(word, "charges.", strlen("charges.")) == 0) {
+				if (hq_add_charge(rq, j, word + strlen("charges.")) < 0)
+					return api_invalid_parameter(rq, api_history_params[HISTORY_QUANTITIES]);
+				continue; /* selects no step member */
+			}
 			size_t k = 0;
 			while (word && k < ELEMENTSOF(history_quantities) && strcmp(history_quantities[k].word, word) != 0)
 				k++;

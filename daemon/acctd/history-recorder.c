@@ -47,6 +47,8 @@ struct history_recorder {
 	uint64_t want_generation;  /* bumped by each configure */
 	struct history_sample *pending; /* a recording waiting (pending_n may be 0: none alive) */
 	size_t pending_n;
+	struct history_charge_sample *pending_charges; /* its charged values (docs/charges.md) */
+	size_t pending_charges_n;
 	bool has_pending;
 	uint64_t pending_us;
 	struct removal *removals, **removals_tail;
@@ -107,6 +109,15 @@ void history_samples_free(struct history_sample *s, size_t n)
 	for (size_t i = 0; s && i < n; i++)
 		free((char *)s[i].key.path);
 	free(s);
+}
+
+void history_charge_samples_free(struct history_charge_sample *c, size_t n)
+{
+	for (size_t i = 0; c && i < n; i++) {
+		free((char *)c[i].key.path);
+		free((char *)c[i].resource);
+	}
+	free(c);
 }
 
 static void settings_clear(struct settings *s)
@@ -290,7 +301,8 @@ static void progress(struct history_recorder *r)
 			   format_duration((char[FORMAT_HUMAN_MAX]){}, (int64_t)stalled));
 }
 
-static void record_once(struct history_recorder *r, uint64_t now_us, const struct history_sample *samples, size_t n)
+static void record_once(struct history_recorder *r, uint64_t now_us, const struct history_sample *samples, size_t n,
+			const struct history_charge_sample *charges, size_t n_charges)
 {
 	_cleanup_free_ char *error = NULL;
 
@@ -299,6 +311,12 @@ static void record_once(struct history_recorder *r, uint64_t now_us, const struc
 	int k = history_store_record(r->store, now_us, samples, n, &error);
 	if (k < 0)
 		return store_failed(r, k, "record to", error);
+	/* After the kernel's quantities: they make the lives the charges are
+	 * kept by. A failure here leaves those recorded; the next recording
+	 * writes the charged values that changed since their last points. */
+	k = history_store_record_charges(r->store, now_us, charges, n_charges, &error);
+	if (k < 0)
+		return store_failed(r, k, "record charges to", error);
 	k = history_store_maintain(r->store, now_us, &error);
 	if (k < 0)
 		return store_failed(r, k, "maintain", error);
@@ -315,9 +333,10 @@ static void record_once(struct history_recorder *r, uint64_t now_us, const struc
 	set_condition(r, HISTORY_STATE_RECORDING, 0, NULL);
 }
 
-static void record(struct history_recorder *r, uint64_t now_us, const struct history_sample *samples, size_t n)
+static void record(struct history_recorder *r, uint64_t now_us, const struct history_sample *samples, size_t n,
+		   const struct history_charge_sample *charges, size_t n_charges)
 {
-	record_once(r, now_us, samples, n);
+	record_once(r, now_us, samples, n, charges, n_charges);
 	progress(r);
 }
 
@@ -552,12 +571,15 @@ static void recorder_main(struct worker *w, unsigned index, void *userdata)
 		if (r->has_pending) {
 			struct history_sample *s = TAKE_PTR(r->pending);
 			size_t n = r->pending_n;
+			struct history_charge_sample *c = TAKE_PTR(r->pending_charges);
+			size_t n_charges = r->pending_charges_n;
 			uint64_t now_us = r->pending_us;
 			r->has_pending = false;
 			worker_unlock(r->worker);
 			if (r->have.enabled)
-				record(r, now_us, s, n);
+				record(r, now_us, s, n, c, n_charges);
 			history_samples_free(s, n);
+			history_charge_samples_free(c, n_charges);
 			worker_lock(r->worker);
 			continue;
 		}
@@ -611,14 +633,19 @@ void history_recorder_configure(struct history_recorder *r, const struct acct_co
 	worker_unlock(r->worker);
 }
 
-void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct history_sample *samples, size_t n)
+void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct history_sample *samples, size_t n,
+			     struct history_charge_sample *charges, size_t n_charges)
 {
 	uint64_t stalled;
 	worker_lock(r->worker);
-	if (r->has_pending)
+	if (r->has_pending) {
 		history_samples_free(r->pending, r->pending_n);
+		history_charge_samples_free(r->pending_charges, r->pending_charges_n);
+	}
 	r->pending = samples;
 	r->pending_n = n;
+	r->pending_charges = charges;
+	r->pending_charges_n = n_charges;
 	r->pending_us = now_us;
 	r->has_pending = true;
 	worker_wake_one_locked(r->worker);
@@ -679,6 +706,7 @@ struct history_recorder *history_recorder_free(struct history_recorder *r)
 	/* What is queued is written first (recorder_main()). */
 	r->worker = worker_free(r->worker);
 	history_samples_free(r->pending, r->pending_n);
+	history_charge_samples_free(r->pending_charges, r->pending_charges_n);
 	for (struct removal *x = r->removals, *next; x; x = next) {
 		next = x->next;
 		free((char *)x->final.key.path);

@@ -95,8 +95,12 @@ int history_recorder_new(const struct acct_config *c, struct history_recorder **
 void history_recorder_configure(struct history_recorder *r, const struct acct_config *c);
 
 /* Record `samples[0..n)` (taken, with their paths: history_samples_free())
- * as at now_us (CLOCK_REALTIME). Never waits for the thread's I/O. */
-void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct history_sample *samples, size_t n);
+ * as at now_us (CLOCK_REALTIME), and after them the charged values
+ * `charges[0..n_charges)` (taken, with their paths and resource names:
+ * history_charge_samples_free(); NULL when there are none) of the same
+ * cgroups (docs/charges.md, "History"). Never waits for the thread's I/O. */
+void history_recorder_submit(struct history_recorder *r, uint64_t now_us, struct history_sample *samples, size_t n,
+			     struct history_charge_sample *charges, size_t n_charges);
 
 /* The cgroup `final` (copied) was removed at removed_us, first seen at
  * first_seen_us, its values last read at last_read_us (all CLOCK_REALTIME).
@@ -119,6 +123,7 @@ void history_recorder_get_status(struct history_recorder *r, struct history_reco
 struct history_recorder *history_recorder_free(struct history_recorder *r);
 
 void history_samples_free(struct history_sample *s, size_t n);
+void history_charge_samples_free(struct history_charge_sample *c, size_t n);
 
 /* The boot id as the store wants it: 32 hex digits, read from
  * /proc/sys/kernel/random/boot_id. Returns 0 or a negative errno. */

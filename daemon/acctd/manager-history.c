@@ -88,6 +88,51 @@ void manager_history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t
 				 f == ACCT_FINAL_READ ? NULL : acct_final_to_string(f), cpu_bound);
 }
 
+/* The charged values of the live records `cgs[0..n)` (the dead left out),
+ * each declared resource's subtree value and its engine bound where
+ * something was charged at or below the cgroup, into a new array
+ * (history_charge_samples_free()); *ret NULL when none. The slots' charges
+ * are those of their last fold (after the previous pass). Cost: a lookup
+ * per (cgroup, resource). Returns the count or -ENOMEM. */
+static int history_charges_of(struct manager *m, struct acct_cgroup **cgs, size_t n,
+			      struct history_charge_sample **ret)
+{
+	struct acct_charges *ch = m->charges;
+	size_t nres = ch ? acct_charges_nr_resources(ch) : 0;
+	struct history_charge_sample *c = NULL;
+	size_t k = 0, cap = 0;
+
+	*ret = NULL;
+	for (size_t res = 0; res < nres; res++) {
+		const char *name = acct_charges_resource(ch, res)->name;
+		for (size_t i = 0; i < n; i++) {
+			struct acct_charge_reading rd;
+			if (acct_cgroup_is_dead(cgs[i]) || acct_charges_read(ch, res, cgs[i]->path, &rd) < 0)
+				continue; /* -ENOENT: nothing charged at or below it */
+			if (k == cap) {
+				cap = cap ? cap * 2 : 16;
+				struct history_charge_sample *v = reallocarray(c, cap, sizeof(*c));
+				if (!v)
+					goto oom;
+				c = v;
+			}
+			c[k] = (struct history_charge_sample){ .key = { .path = strdup(cgs[i]->path),
+									.inode = manager_history_inode_of(cgs[i]) },
+							      .resource = strdup(name),
+							      .value = rd.subtree.value,
+							      .bound = rd.subtree.bound };
+			k++;
+			if (!c[k - 1].key.path || !c[k - 1].resource)
+				goto oom;
+		}
+	}
+	*ret = c;
+	return (int)k;
+oom:
+	history_charge_samples_free(c, k);
+	return -ENOMEM;
+}
+
 /* The live records' values, copied, go to the recorder as at the pass of
  * now_mono, whose values they are. */
 static void history_record(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t now_mono)
@@ -110,7 +155,15 @@ static void history_record(struct manager *m, struct acct_cgroup **cgs, size_t n
 		history_values_of(cgs[i], &s[k].v);
 		k++;
 	}
-	history_recorder_submit(m->history, history_realtime_of(now_mono), s, k);
+	struct history_charge_sample *c = NULL;
+	int nc = history_charges_of(m, cgs, n, &c);
+	if (nc < 0) {
+		/* the kernel's quantities still go: a recording without charges
+		 * holds their last values, as the store says */
+		(void)log_oom();
+		nc = 0;
+	}
+	history_recorder_submit(m->history, history_realtime_of(now_mono), s, k, c, (size_t)nc);
 }
 
 /* [log] removals = summary: one line per rate-limit window for the cgroups

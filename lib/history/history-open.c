@@ -103,6 +103,15 @@ static const struct migration migrations[] = {
 	   * so it was created after (its counters count from 0 there). NULL:
 	   * not known (created while acctd ran, or the first run of a boot). */
 	  "ALTER TABLE lives ADD COLUMN born_after_us INTEGER;" },
+	{ 5,
+	  /* Charged resources (docs/charges.md, "History"): a life's subtree
+	   * value of resource `resource` and its bound, a row when either
+	   * changed, as points are for the kernel's quantities. A table of
+	   * its own keyed by the resource's name: the declared resources are
+	   * the operator's, not the schema's. */
+	  "CREATE TABLE charge_points (life INTEGER NOT NULL, resource TEXT NOT NULL, t_us INTEGER NOT NULL,"
+	  "  run INTEGER NOT NULL, value INTEGER NOT NULL, bound INTEGER NOT NULL,"
+	  "  PRIMARY KEY (life, resource, t_us)) WITHOUT ROWID;" },
 };
 
 /* The column names of `table` in `db`, in order, as a new strv in *ret

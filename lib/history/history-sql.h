@@ -13,7 +13,7 @@
 #include "history-store.h"
 
 #define HISTORY_APPLICATION_ID 0x61636374 /* "acct" */
-#define HISTORY_SCHEMA_VERSION 4
+#define HISTORY_SCHEMA_VERSION 5
 
 /* Bucket lengths per resolution (0: a point). */
 extern const uint64_t history_bucket_us[_HISTORY_RESOLUTION_MAX];

@@ -313,6 +313,68 @@ int history_store_series(struct history_store *s, const char *path, uint64_t sin
  * so. Pure; O(n). */
 void history_series_cap_cpu(struct history_step *steps, size_t n, unsigned cpus);
 
+/* ---- charged resources (docs/charges.md, "History") --------------------- */
+
+/* One charged cgroup's subtree value of one resource at a recording, with
+ * its bound (|value - exact| <= bound when it was read). */
+struct history_charge_sample {
+	struct history_key key;
+	const char *resource; /* the declared name, [a-z0-9_]+ */
+	int64_t value;
+	int64_t bound;
+};
+
+/* Record charged values at now_us, after history_store_record() of the same
+ * recording (which makes the lives: a sample whose life the store does not
+ * know, a cgroup not recorded yet, is skipped). A point is written for a
+ * (life, resource) whose value or bound changed since its last point, or
+ * whose last point is of another run (a run's first recording restates
+ * every value: nothing holds across a gap). A value holds from its point to
+ * the next one of the same run, to the run's last recording, or to the
+ * life's removal. The caller names every (cgroup, resource) that has been
+ * charged; one not named holds its last value. One transaction; on failure
+ * nothing is written. Cost: an index lookup and one keyed SQLite read per
+ * sample. Returns the points written, or a negative errno with *ret_error. */
+int history_store_record_charges(struct history_store *s, uint64_t now_us, const struct history_charge_sample *samples,
+				 size_t n, char **ret_error);
+
+/* What a path (all its lives in the window, removed ones included) held of
+ * a resource over [since, until): the integral of the recorded value over
+ * the time it was recorded (value x seconds, in the resource's unit x s),
+ * and its bound: each value's own bound x the time it held, plus, for each
+ * change between two points of one run, |change| x the run's longest step
+ * between recordings (the change happened at some time since the previous
+ * recording, which saw the old value). Time before a life's first charge
+ * point, in gaps, or after its removal is not covered (recorded_us). */
+struct history_charge_usage {
+	unsigned lives;        /* lives with charge points that overlap the window */
+	uint64_t recorded_us;  /* time in the window with a value */
+	double value_seconds;  /* the integral */
+	double bound_seconds;  /* its bound */
+	int64_t max_value;     /* the largest value held in the window (HISTORY_UNKNOWN: none) */
+	uint64_t removed_us;   /* of the last life, 0 if it still exists */
+};
+
+/* One charge point as the store holds it: the value from t_us on, until
+ * end_us (the next point, the run's last recording, or the removal). */
+struct history_charge_point {
+	uint64_t t_us, end_us;
+	int64_t value, bound;
+};
+
+/* The integral of resource `resource` of `path` over [since, until) in
+ * *ret. -ENOENT when the store has no charge point of that path and
+ * resource at any time; 0 otherwise. */
+int history_store_charge_usage(struct history_store *s, const char *path, const char *resource, uint64_t since_us,
+			       uint64_t until_us, struct history_charge_usage *ret, char **ret_error);
+
+/* The points of `path`'s resource that hold at some time in [since, until),
+ * in time order, into a new array (free()); each end_us as above, never
+ * beyond until_us, t_us never before since_us (clipped). Returns the count,
+ * -ENOENT as history_store_charge_usage(), or another negative errno. */
+int history_store_charge_points(struct history_store *s, const char *path, const char *resource, uint64_t since_us,
+				uint64_t until_us, struct history_charge_point **ret, char **ret_error);
+
 /* Queries that can be called off: while `stop` is set, it is
  * called every few thousand SQLite steps of `s`'s statements, on the thread
  * running them; once it returns nonzero the statement stops and the query

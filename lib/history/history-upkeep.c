@@ -209,6 +209,35 @@ static const char *const delete_sql[_HISTORY_RESOLUTION_MAX][2] = {
 			   " (SELECT max(t_us) FROM rollups WHERE res = 2 AND life = ?1 AND t_us < ?2)" },
 };
 
+/* Charged resources have no rollups (docs/charges.md, "History"): their
+ * points are kept as long as the longest-kept data of the kernel's
+ * quantities (`oldest`), and go with their lives (above). A point is dropped once a
+ * later point of its (life, resource) is itself before the cutoff (the last
+ * one before it holds past it, as delete_sql's [1]). The statement scans the
+ * table: run at most once an hour of cutoff (meta charges_pruned_us). */
+static int prune_charges(struct history_store *s, int64_t oldest, char **ret_error)
+{
+	int64_t pruned;
+	int r = history_meta_get(s, "charges_pruned_us", &pruned, ret_error);
+	if (r < 0)
+		return r;
+	if (oldest <= pruned || (uint64_t)(oldest - pruned) < history_bucket_us[HISTORY_HOUR])
+		return 0;
+	_cleanup_finalize_ sqlite3_stmt *st = NULL;
+	r = history_prepare(s,
+			    "DELETE FROM charge_points WHERE t_us < ?1 AND EXISTS"
+			    " (SELECT 1 FROM charge_points d WHERE d.life = charge_points.life"
+			    " AND d.resource = charge_points.resource AND d.t_us > charge_points.t_us AND d.t_us <= ?1)",
+			    &st, ret_error);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, oldest);
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE)
+		return history_sqlite_error(s->db, rc, "dropping old charges", ret_error);
+	return history_meta_set(s, "charges_pruned_us", oldest, ret_error);
+}
+
 /* Drop res's data before `cutoff` (one row per living life stays: see above). */
 static int prune(struct history_store *s, enum history_resolution res, uint64_t cutoff, char **ret_error)
 {
@@ -275,7 +304,22 @@ static int prune(struct history_store *s, enum history_resolution res, uint64_t 
 		return r;
 	sqlite3_bind_int64(gone, 1, oldest);
 	rc = sqlite3_step(gone);
-	return rc == SQLITE_DONE ? 0 : history_sqlite_error(s->db, rc, "dropping old lives", ret_error);
+	if (rc != SQLITE_DONE)
+		return history_sqlite_error(s->db, rc, "dropping old lives", ret_error);
+	if (sqlite3_changes(s->db) > 0) {
+		/* In the same transaction: a life's id may be given again to a
+		 * new life once it is gone (INTEGER PRIMARY KEY), which must not
+		 * inherit these. */
+		_cleanup_finalize_ sqlite3_stmt *orphans = NULL;
+		r = history_prepare(s, "DELETE FROM charge_points WHERE life NOT IN (SELECT id FROM lives)", &orphans,
+				    ret_error);
+		if (r < 0)
+			return r;
+		rc = sqlite3_step(orphans);
+		if (rc != SQLITE_DONE)
+			return history_sqlite_error(s->db, rc, "dropping old charges", ret_error);
+	}
+	return prune_charges(s, oldest, ret_error);
 }
 
 static int maintain_tx(struct history_store *s, uint64_t now_us, char **ret_error)

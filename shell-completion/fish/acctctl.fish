@@ -21,7 +21,7 @@ function __acctctl_args
         switch $t
             case --address --sort --top --depth --output --iterations --delay --prefix --bytes-budget \
                 --cpu-budget --tasks-budget --auto-tune --since --until --step --plot --group-by-level \
-                --color -o -n -d
+                --charge --color -o -n -d
                 set skip 1
             case '-*'
             case '*'
@@ -120,6 +120,7 @@ complete -c acctctl -n '__acctctl_using usage history' -l since -x -a "$times" -
 complete -c acctctl -n '__acctctl_using usage history' -l until -x -a "$times" -d 'End of the window'
 complete -c acctctl -n '__acctctl_using usage' -l no-removed -d 'Leave out cgroups removed by the end of the window'
 complete -c acctctl -n '__acctctl_using usage' -l group-by-level -x -d 'One row per cgroup N levels below the root'
+complete -c acctctl -n '__acctctl_using usage' -l charge -x -d 'Also what each cgroup held of a charged resource'
 complete -c acctctl -n '__acctctl_using usage' -l sort -x -a 'path cpu memory io read write' -d 'Sort key (path: tree order; others largest first)'
 complete -c acctctl -n '__acctctl_using usage history' -l csv -d 'Comma-separated values'
 complete -c acctctl -n '__acctctl_using history' -l step -x -d 'Length of a step (a duration)'
