@@ -59,6 +59,11 @@ def main():
         sock = os.path.join(work, "sock", "io.acctd")
         env = dict(os.environ)
         env.pop("NOTIFY_SOCKET", None)
+        # Charges are durable (state file): a state directory of its own, or
+        # the run would start from what earlier runs (as root: /var/lib/acctd,
+        # shared with every other acctd on the machine) left charged.
+        env["STATE_DIRECTORY"] = os.path.join(work, "state")
+        os.makedirs(env["STATE_DIRECTORY"])
         log = open(os.path.join(work, "acctd.log"), "w")
         proc = subprocess.Popen([acctd, "--config", conf, "--config-dropins", "", "--socket", sock,
                                  "--metrics-listen", "none"] + fakecg.acctd_root_args(root),
