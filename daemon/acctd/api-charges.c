@@ -576,6 +576,8 @@ static int raw_keep(char **a, size_t *len, size_t *cap, const char *s, size_t n,
 	return 0;
 }
 
+#define KEY_IS(key, len, lit) ((len) == sizeof(lit) - 1 && memcmp((key), (lit), sizeof(lit) - 1) == 0)
+
 /* Read a ChargeBatch call's text: 1 when it has exactly the common shape
  * (method, then parameters with only charges, entries with only resource,
  * delta and cgroup each at most once, the right types), with the entries
@@ -586,7 +588,8 @@ static int batch_read(struct acct_charges *ch, const char *text, size_t size, un
 {
 	struct json_scan s;
 	const char *key, *str;
-	size_t klen, slen, n = 0, cap = 0;
+	char last_res[64]; /* the name of the resource last looked up, found */
+	size_t klen, slen, n = 0, cap = 0, last_res_len = SIZE_MAX;
 	bool method = false, params = false;
 	int r;
 
@@ -620,18 +623,30 @@ static int batch_read(struct acct_charges *ch, const char *text, size_t size, un
 
 				r = json_scan_enter(&s, JSON_SCAN_OBJECT);
 				while (r >= 0 && (r = json_scan_member(&s, &key, &klen)) > 0) {
-					if (strcmp(key, "resource") == 0 && !has_res) {
+					/* Keys by length first: this runs per entry. */
+					if (KEY_IS(key, klen, "resource") && !has_res) {
 						has_res = true;
 						r = json_scan_string(&s, &str, &slen);
 						if (r >= 0 && n < max) {
-							e.res = acct_charges_resource_index(ch, str);
+							/* The previous entry's resource when the same name. */
+							if (n > 0 && (*items)[n - 1].res >= 0 && slen == last_res_len &&
+							    memcmp(str, last_res, slen) == 0)
+								e.res = (*items)[n - 1].res;
+							else {
+								e.res = acct_charges_resource_index(ch, str);
+								if (e.res >= 0 && slen < sizeof(last_res)) {
+									memcpy(last_res, str, slen);
+									last_res_len = slen;
+								} else
+									last_res_len = SIZE_MAX;
+							}
 							if (e.res < 0 && raw_keep(arena, alen, acap, str, slen, &e.name) < 0)
 								return -ENOMEM;
 						}
-					} else if (strcmp(key, "delta") == 0 && !has_delta) {
+					} else if (KEY_IS(key, klen, "delta") && !has_delta) {
 						has_delta = true;
 						r = json_scan_int64(&s, &e.delta);
-					} else if (strcmp(key, "cgroup") == 0 && !has_cg) {
+					} else if (KEY_IS(key, klen, "cgroup") && !has_cg) {
 						has_cg = true;
 						r = json_scan_null(&s);
 						if (r == 0) {
