@@ -238,7 +238,12 @@ static void conn_refuse_input(struct conn *c)
  * in. Entries in one array or object are bounded by twice max_watch_cgroups
  * (PARSE_MAX_ITEMS()), the longest array a call takes: one longer is refused
  * as it comes, and up to that Watch's own check refuses it with the same
- * error, after the call is parsed. */
+ * error, after the call is parsed. ChargeBatch is the exception: its entries
+ * cost json-c ~33 x their text, so max_charge_batch (100,000) ordinary
+ * entries could not pass; acctd reads it without json-c (api-charges.c), and
+ * the reader lets a message that begins as one through, checking it whole
+ * against these bounds when that reader does not take it (varlink.h,
+ * varlink_reader_set_exempt()). */
 void api_conn_reader_limits(struct conn *c)
 {
 	varlink_reader_set_exempt(c->in, api_charge_batch_exempt, NULL);
