@@ -33,7 +33,7 @@
 #include "basic/ptr-table.h"
 #include "basic/read-file.h"
 #include "basic/util.h"
-#include "client/json-scan.h"
+#include "varlink/json-scan.h"
 #include "charges-store.h"
 #include "config/config.h"
 #include "core/charges.h"
