@@ -225,3 +225,70 @@ def test_costly_shape_as_charge_batch_refused(fakecg, tmp_path, shape):
             assert peak - before <= 2 * 4 * MB + 32 * MiB, (before, peak)
         served(path)
     clean_exit(d)
+
+
+def raw_call(sock, text):
+    """Send one message's text as given; return the reply, parsed."""
+    sock.sendall(text.encode() + b"\0")
+    buf = b""
+    while b"\0" not in buf:
+        chunk = sock.recv(1 << 16)
+        assert chunk, "connection closed after %r" % text[:200]
+        buf += chunk
+    return json.loads(buf.split(b"\0")[0])
+
+
+# "parameters" texts of ChargeBatch, odd and ordinary: acctd's own reader
+# takes a call whose method comes first, json-c the same call with its
+# parameters first. Both must answer alike.
+BATCH_CASES = [
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002"}]}',
+    '{"charges":[]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002"},{"resource":"nope","delta":1}]}',
+    '{"charges":[{"resource":"bench","delta":"1","cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":1.5,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":1e3,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":-0,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":9223372036854775808,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":4611686018427387905,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":4611686018427387904,"cgroup":"/s/c0002"},'
+    '{"resource":"bench","delta":1,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":null}]}',
+    '{"charges":[{"resource":"bench","delta":1}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"../x"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/zz"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002/"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"\\/s\\/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002","x":1}]}',
+    '{"charges":[{"resource":"bench","resource":"nope","delta":1,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"delta":2,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"b\\u00e9nch","delta":1,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"delta":1,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","cgroup":"/s/c0002"}]}',
+    '{"charges":[1]}',
+    '{"charges":{}}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002"}],"more":1}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002"}],"charges":[]}',
+    '{}',
+]
+
+
+def test_charge_batch_own_reader_answers_as_json_c(fakecg, tmp_path):
+    """Every case of BATCH_CASES gets the same reply from acctd's own
+    ChargeBatch reader as from json-c's path, and the charges they applied
+    are equal (the precise value doubles)."""
+    import socket
+    tree(fakecg)
+    with api_daemon(tmp_path, fakecg.root, **dict(BATCH_CONF, api__max_charge_batch="3")) as (d, path):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(path)
+        s.settimeout(60)
+        cases = BATCH_CASES + ['{"charges":[%s]}' % ",".join(['{"resource":"bench","delta":1}'] * 4)]
+        for p in cases:
+            own = raw_call(s, '{"method":"%s.ChargeBatch","parameters":%s}' % (IFACE, p))
+            other = raw_call(s, '{"parameters":%s,"method":"%s.ChargeBatch"}' % (p, IFACE))
+            assert own == other, (p, own, other)
+        r = raw_call(s, json.dumps({"method": IFACE + ".Get", "parameters": {"cgroup": "/s/c0002", "precise": True}}))
+        assert r["parameters"]["charges"]["bench"]["self"]["value"] % 2 == 0, r
+        s.close()
+    clean_exit(d)
