@@ -706,7 +706,7 @@ int api_charge_batch_text(struct conn *c, const char *text, size_t size)
 	struct acct_charges *ch = manager_charges(m);
 	const struct api_method *mt = &c->s->methods[M_CHARGE_BATCH];
 	struct request rq = { .c = c, .method = M_CHARGE_BATCH };
-	struct caller who = { .admin = api_is_admin(c), .own_r = 1 };
+	struct caller who = { .own_r = 1 };
 	_cleanup_free_ struct raw_item *items = NULL;
 	_cleanup_free_ char *raw = NULL, *paths = NULL;
 	size_t n = 0, raw_len = 0, raw_cap = 0, paths_len = 0, paths_cap = 0;
@@ -722,6 +722,7 @@ int api_charge_batch_text(struct conn *c, const char *text, size_t size)
 	r = batch_read(ch, text, size, max, &items, &n, &raw, &raw_len, &raw_cap);
 	if (r <= 0)
 		return r;
+	who.admin = api_is_admin(c);
 	if (n > max)
 		/* Refused whole, before anything is charged (as api_method_charge_batch()). */
 		return (r = api_resource_limit(&rq, "max_charge_batch", max)) < 0 ? r : 1;
