@@ -715,6 +715,8 @@ struct batch_server {
 	size_t messages, refused, charges, largest;
 	int64_t sum;
 	bool in_order;
+	const char *cgroup; /* every "cgroup" given must read back as this */
+	bool cgroups_equal;
 };
 
 static void *batch_serve(void *userdata)
@@ -725,6 +727,7 @@ static void *batch_serve(void *userdata)
 	int64_t next = 0;
 
 	s->in_order = true;
+	s->cgroups_equal = true;
 	for (;;) {
 		ssize_t k = read(s->fd, buf + n, cap - n);
 		if (k <= 0)
@@ -746,8 +749,10 @@ static void *batch_serve(void *userdata)
 			} else {
 				s->messages++;
 				for (size_t i = 0; i < items; i++) {
-					struct json_object *o = json_object_array_get_idx(a, i), *d;
+					struct json_object *o = json_object_array_get_idx(a, i), *d, *cg;
 					json_object_object_get_ex(o, "delta", &d);
+					if (s->cgroup && json_object_object_get_ex(o, "cgroup", &cg))
+						s->cgroups_equal &= strcmp(json_object_get_string(cg), s->cgroup) == 0;
 					int64_t delta = json_object_get_int64(d);
 					s->in_order &= delta == next++;
 					s->sum += delta;
@@ -777,6 +782,14 @@ static void test_charge_batch_split(void **state)
 	memset(cgroup, 'q', sizeof(cgroup) - 1);
 	cgroup[0] = '/';
 	cgroup[7] = '"';
+	/* and those the text writer escapes otherwise (libacct-client writes
+	 * ChargeBatch messages without json-c) */
+	cgroup[9] = '\\';
+	cgroup[11] = '\n';
+	cgroup[13] = '\x01';
+	cgroup[15] = '\x1f';
+	cgroup[17] = '/';
+	memcpy(cgroup + 19, "\xc3\xa9", 2);
 	cgroup[sizeof(cgroup) - 1] = 0;
 	for (size_t i = 0; i < n; i++) {
 		ch[i] = (struct acct_charge){ .resource = "gpu_memory", .delta = (int64_t)i, .cgroup = i % 2 ? cgroup : NULL };
@@ -785,7 +798,7 @@ static void test_charge_batch_split(void **state)
 	for (int refuse = 0; refuse < 2; refuse++) {
 		int peer;
 		struct acct_client *c = pair(&peer);
-		struct batch_server s = { .fd = peer, .refuse_over = refuse ? 20 : 0 };
+		struct batch_server s = { .fd = peer, .refuse_over = refuse ? 20 : 0, .cgroup = cgroup };
 		pthread_t t;
 		size_t applied = 0;
 
@@ -796,6 +809,7 @@ static void test_charge_batch_split(void **state)
 		close(peer);
 		assert_true(applied == n);
 		assert_true(s.charges == n && s.sum == want && s.in_order);
+		assert_true(s.cgroups_equal);
 		assert_true(s.largest <= ACCT_CLIENT_CHARGE_BATCH_BYTES);
 		assert_true(s.messages >= n / ACCT_CLIENT_CHARGE_BATCH_ITEMS + 1);
 		if (refuse)

@@ -1,4 +1,4 @@
-/* test-json-scan.c - unit tests of the strict pull reader (lib/client/json-scan.h):
+/* test-json-scan.c - unit tests of the strict pull reader (lib/varlink/json-scan.h):
  * documents walked value by value, strings unescaped to UTF-8, numbers at
  * and past their limits, and a table of texts RFC 8259 rejects (each must
  * fail) beside one of texts it accepts (each must pass), read both by

@@ -137,6 +137,58 @@ static void test_reader_limits(void **state)
 /* Issue 27: a message whose shape would cost json-c far more than its bytes
  * is refused while it arrives, before its NUL and before anything is built;
  * its bytes are dropped as they come, and the stream goes on after it. */
+/* The exemption: a message whose first bytes the server says it reads
+ * without json-c. */
+static bool exempt_x(const char *msg, size_t size, void *userdata)
+{
+	(*(unsigned *)userdata)++;
+	return size >= 13 && memcmp(msg, "{\"method\":\"x.", 13) == 0;
+}
+
+static void test_reader_exempt(void **state)
+{
+	struct varlink_reader *r = NULL;
+	struct json_object *o = NULL;
+	const char *text = NULL;
+	size_t size = 0, n = 3000;
+	unsigned asked = 0;
+	char *msg = malloc(64 + 3 * n);
+
+	assert_non_null(msg);
+	for (int exempt = 0; exempt < 2; exempt++) {
+		/* [{},{},...]: 784 bytes to json-c per 3 bytes of text */
+		for (int which = 0; which < 2; which++) {
+			size_t len = (size_t)sprintf(msg, "{\"method\":\"%s.y.Z\",\"parameters\":{\"x\":[",
+						     which ? "x" : "a");
+			for (size_t i = 0; i < n; i++)
+				len += (size_t)sprintf(msg + len, "%s{}", i ? "," : "");
+			len += (size_t)sprintf(msg + len, "]}}");
+			assert_int_equal(varlink_reader_new(16u << 20, 32, &r), 0);
+			varlink_reader_set_limits(r, 100000, 16, 64 * 1024);
+			if (exempt)
+				varlink_reader_set_exempt(r, exempt_x, &asked);
+			assert_int_equal(varlink_reader_feed(r, msg, len + 1), 0);
+			int k = varlink_reader_next_text(r, &text, &size);
+			if (exempt && which) {
+				/* Let through whole, then the same bound when built. */
+				assert_int_equal(k, 1);
+				assert_int_equal(size, len);
+				assert_memory_equal(text, msg, len);
+				assert_int_equal(varlink_reader_parse_taken(r, text, size, &o), -EFBIG);
+			} else
+				assert_int_equal(k, -EFBIG);
+			/* In sync after it. */
+			assert_int_equal(varlink_reader_feed(r, "{\"method\":\"x.y.Z\"}", 20), 0);
+			assert_int_equal(varlink_reader_next(r, &o), 1);
+			json_object_put(o);
+			varlink_reader_free(r);
+		}
+	}
+	assert_int_equal(asked, 2); /* once per message over the bound */
+	free(msg);
+	(void)state;
+}
+
 static void test_reader_shape_limits(void **state)
 {
 	static const struct {
@@ -834,6 +886,7 @@ int main(void)
 		cmocka_unit_test(test_build_roundtrip),
 		cmocka_unit_test(test_reply_parse),
 		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_reader_exempt),
 		cmocka_unit_test(test_direct_writers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/json-scan.h"
+#include "varlink/json-scan.h"
 
 /* Whether the key (len bytes) is the literal k: one length check and a
  * memcmp, instead of a strcmp per candidate. */

@@ -33,6 +33,7 @@
 #include "basic/ptr-table.h"
 #include "basic/read-file.h"
 #include "basic/util.h"
+#include "varlink/json-scan.h"
 #include "charges-store.h"
 #include "config/config.h"
 #include "core/charges.h"
@@ -232,19 +233,30 @@ static int caller_own(struct conn *c, struct caller *who)
 	return who->own_r;
 }
 
+static int charge_target_checked(struct request *rq, struct caller *who, bool absent, const char *name,
+				 char path[static CGROUP_PATH_MAX + 1]);
+
 /* Resolve the cgroup of one charge into `path`: `v` the parameter (NULL:
  * the caller's own), `name` its name in errors. Returns PARAM_OK,
  * PARAM_REPLIED (an error sent) or -ENOMEM. */
 static int charge_target(struct request *rq, struct caller *who, struct json_object *v, const char *name,
 			 char path[static CGROUP_PATH_MAX + 1])
 {
+	int r = api_check_cgroup(rq, v, name, false, path);
+	if (r < 0 || r == PARAM_REPLIED)
+		return r;
+	return charge_target_checked(rq, who, r == PARAM_ABSENT, name, path);
+}
+
+/* charge_target() after the path was checked into `path` (or found absent):
+ * the default, whether acctd tracks it, and the permission. */
+static int charge_target_checked(struct request *rq, struct caller *who, bool absent, const char *name,
+				 char path[static CGROUP_PATH_MAX + 1])
+{
 	struct manager *m = rq->c->s->m;
 	int r;
 
-	r = api_check_cgroup(rq, v, name, false, path);
-	if (r < 0 || r == PARAM_REPLIED)
-		return r;
-	if (r == PARAM_ABSENT) {
+	if (absent) {
 		r = caller_own(rq->c, who);
 		if (r == -ENOENT) {
 			r = api_no_such_cgroup(rq, who->own);
@@ -502,4 +514,269 @@ int api_method_charge_batch(struct request *rq, struct json_object *params)
 	if (!p || api_json_add(p, "applied", json_object_new_int64((int64_t)n)) < 0)
 		return -ENOMEM;
 	return api_reply(rq, TAKE_PTR(p), false);
+}
+
+/* ---- ChargeBatch without json-c --------------------------------------------- */
+
+#define CHARGE_BATCH_METHOD "io.acctd.Accounting.ChargeBatch"
+
+bool api_charge_batch_exempt(const char *msg, size_t size, void *userdata)
+{
+	static const char head[] = "\"method\"";
+	const char *p = msg, *end = msg + size;
+
+	(void)userdata;
+	/* {"method":"io.acctd.Accounting.ChargeBatch", white space allowed */
+#define SKIP_WS()                                                                                       \
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))                         \
+		p++
+	SKIP_WS();
+	if (p == end || *p++ != '{')
+		return false;
+	SKIP_WS();
+	if ((size_t)(end - p) < sizeof(head) - 1 || memcmp(p, head, sizeof(head) - 1) != 0)
+		return false;
+	p += sizeof(head) - 1;
+	SKIP_WS();
+	if (p == end || *p++ != ':')
+		return false;
+	SKIP_WS();
+#undef SKIP_WS
+	size_t n = strlen("\"" CHARGE_BATCH_METHOD "\"");
+	return (size_t)(end - p) >= n && memcmp(p, "\"" CHARGE_BATCH_METHOD "\"", n) == 0;
+}
+
+/* One entry as read: its resource (-1: unknown, `name` its name in the
+ * arena), its delta, its cgroup as given (an offset in the arena; SIZE_MAX:
+ * absent), and then its normalised path (an offset in the paths' arena). */
+struct raw_item {
+	int res;
+	int64_t delta;
+	size_t name;
+	size_t raw;
+	size_t raw_len;
+	size_t path;
+};
+
+/* Append s[0..len) and a NUL to the arena; its offset in *ret. */
+static int raw_keep(char **a, size_t *len, size_t *cap, const char *s, size_t n, size_t *ret)
+{
+	if (*len + n + 1 > *cap) {
+		size_t c = MAX(*cap * 2, *len + n + 1 + 256);
+		char *b = realloc(*a, c);
+		if (!b)
+			return -ENOMEM;
+		*a = b;
+		*cap = c;
+	}
+	memcpy(*a + *len, s, n);
+	(*a)[*len + n] = '\0';
+	*ret = *len;
+	*len += n + 1;
+	return 0;
+}
+
+#define KEY_IS(key, len, lit) ((len) == sizeof(lit) - 1 && memcmp((key), (lit), sizeof(lit) - 1) == 0)
+
+/* Read a ChargeBatch call's text: 1 when it has exactly the common shape
+ * (method, then parameters with only charges, entries with only resource,
+ * delta and cgroup each at most once, the right types), with the entries
+ * in *items (at most `max` kept; *ret_n counts them all); 0 when it has
+ * not (json-c's path reads it then, with its errors); -ENOMEM. */
+static int batch_read(struct acct_charges *ch, const char *text, size_t size, unsigned max, struct raw_item **items,
+		      size_t *ret_n, char **arena, size_t *alen, size_t *acap)
+{
+	struct json_scan s;
+	const char *key, *str;
+	char last_res[64]; /* the name of the resource last looked up, found */
+	size_t klen, slen, n = 0, cap = 0, last_res_len = SIZE_MAX;
+	bool method = false, params = false;
+	int r;
+
+	json_scan_init(&s, text, size);
+	r = json_scan_enter(&s, JSON_SCAN_OBJECT);
+	while (r >= 0 && (r = json_scan_member(&s, &key, &klen)) > 0) {
+		if (strcmp(key, "method") == 0 && !method) {
+			method = true;
+			r = json_scan_string(&s, &str, &slen);
+			if (r >= 0 && strcmp(str, CHARGE_BATCH_METHOD) != 0)
+				r = -EBADMSG;
+			continue;
+		}
+		if (strcmp(key, "parameters") != 0 || params) {
+			r = -EBADMSG;
+			break;
+		}
+		params = true;
+		bool charges = false;
+		r = json_scan_enter(&s, JSON_SCAN_OBJECT);
+		while (r >= 0 && (r = json_scan_member(&s, &key, &klen)) > 0) {
+			if (strcmp(key, "charges") != 0 || charges) {
+				r = -EBADMSG;
+				break;
+			}
+			charges = true;
+			r = json_scan_enter(&s, JSON_SCAN_ARRAY);
+			while (r >= 0 && (r = json_scan_element(&s)) > 0) {
+				struct raw_item e = { .res = -1, .raw = SIZE_MAX };
+				bool has_res = false, has_delta = false, has_cg = false;
+
+				r = json_scan_enter(&s, JSON_SCAN_OBJECT);
+				while (r >= 0 && (r = json_scan_member(&s, &key, &klen)) > 0) {
+					/* Keys by length first: this runs per entry. */
+					if (KEY_IS(key, klen, "resource") && !has_res) {
+						has_res = true;
+						r = json_scan_string(&s, &str, &slen);
+						if (r >= 0 && n < max) {
+							/* The previous entry's resource when the same name. */
+							if (n > 0 && (*items)[n - 1].res >= 0 && slen == last_res_len &&
+							    memcmp(str, last_res, slen) == 0)
+								e.res = (*items)[n - 1].res;
+							else {
+								e.res = acct_charges_resource_index(ch, str);
+								if (e.res >= 0 && slen < sizeof(last_res)) {
+									memcpy(last_res, str, slen);
+									last_res_len = slen;
+								} else
+									last_res_len = SIZE_MAX;
+							}
+							if (e.res < 0 && raw_keep(arena, alen, acap, str, slen, &e.name) < 0)
+								return -ENOMEM;
+						}
+					} else if (KEY_IS(key, klen, "delta") && !has_delta) {
+						has_delta = true;
+						r = json_scan_int64(&s, &e.delta);
+					} else if (KEY_IS(key, klen, "cgroup") && !has_cg) {
+						has_cg = true;
+						r = json_scan_null(&s);
+						if (r == 0) {
+							r = json_scan_string(&s, &str, &slen);
+							if (r >= 0 && n < max) {
+								/* The previous entry's copy when the same. */
+								if (n > 0 && (*items)[n - 1].raw != SIZE_MAX &&
+								    (*items)[n - 1].raw_len == slen &&
+								    memcmp(*arena + (*items)[n - 1].raw, str, slen) == 0)
+									e.raw = (*items)[n - 1].raw;
+								else if (raw_keep(arena, alen, acap, str, slen, &e.raw) < 0)
+									return -ENOMEM;
+								e.raw_len = slen;
+							}
+						}
+					} else
+						r = -EBADMSG;
+				}
+				if (r >= 0 && (!has_res || !has_delta))
+					r = -EBADMSG;
+				if (r < 0)
+					break;
+				r = 1;
+				if (n < max) {
+					if (n == cap) {
+						size_t c = MAX(cap * 2, (size_t)64);
+						struct raw_item *b = realloc(*items, c * sizeof(*b));
+						if (!b)
+							return -ENOMEM;
+						*items = b;
+						cap = c;
+					}
+					(*items)[n] = e;
+				}
+				n++;
+			}
+		}
+		if (r >= 0 && !charges)
+			r = -EBADMSG;
+	}
+	if (r >= 0 && (!method || !params))
+		r = -EBADMSG;
+	if (r >= 0)
+		r = json_scan_finish(&s);
+	json_scan_done(&s);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return 0;
+	*ret_n = n;
+	return 1;
+}
+
+int api_charge_batch_text(struct conn *c, const char *text, size_t size)
+{
+	struct manager *m = c->s->m;
+	struct acct_charges *ch = manager_charges(m);
+	const struct api_method *mt = &c->s->methods[M_CHARGE_BATCH];
+	struct request rq = { .c = c, .method = M_CHARGE_BATCH };
+	struct caller who = { .own_r = 1 };
+	_cleanup_free_ struct raw_item *items = NULL;
+	_cleanup_free_ char *raw = NULL, *paths = NULL;
+	size_t n = 0, raw_len = 0, raw_cap = 0, paths_len = 0, paths_cap = 0;
+	char name[48], path[CGROUP_PATH_MAX + 1];
+	unsigned max = manager_config(m)->max_charge_batch;
+	int r;
+
+	/* The cheap test first: most calls are not ChargeBatch. */
+	if (size < 40 || !api_charge_batch_exempt(text, size, NULL))
+		return 0;
+	if (mt->fn != api_method_charge_batch || mt->admin || mt->needs_more)
+		return 0;
+	r = batch_read(ch, text, size, max, &items, &n, &raw, &raw_len, &raw_cap);
+	if (r <= 0)
+		return r;
+	who.admin = api_is_admin(c);
+	if (n > max)
+		/* Refused whole, before anything is charged (as api_method_charge_batch()). */
+		return (r = api_resource_limit(&rq, "max_charge_batch", max)) < 0 ? r : 1;
+
+	/* Validate every entry in order, with api_method_charge_batch()'s
+	 * errors; a cgroup given as the previous entry's is the same path,
+	 * checked once. */
+	for (size_t i = 0; i < n; i++) {
+		struct raw_item *e = &items[i];
+
+		if (e->res < 0)
+			return (r = no_such_resource(&rq, raw + e->name)) < 0 ? r : 1;
+		if (i > 0 && e->raw == items[i - 1].raw)
+			e->path = items[i - 1].path;
+		else {
+			snprintf(name, sizeof(name), "charges[%zu].cgroup", i);
+			if (e->raw == SIZE_MAX)
+				r = charge_target_checked(&rq, &who, true, name, path);
+			else {
+				r = api_check_cgroup_string(&rq, raw + e->raw, e->raw_len, path);
+				if (r == PARAM_OK)
+					r = charge_target_checked(&rq, &who, false, name, path);
+			}
+			if (r < 0)
+				return r;
+			if (r == PARAM_REPLIED)
+				return 1;
+			/* Shared with the entry before when it resolved the same. */
+			if (i > 0 && strcmp(paths + items[i - 1].path, path) == 0)
+				e->path = items[i - 1].path;
+			else if (raw_keep(&paths, &paths_len, &paths_cap, path, strlen(path), &e->path) < 0)
+				return -ENOMEM;
+		}
+		if (acct_charges_check(ch, (size_t)e->res, paths + e->path, e->delta) < 0) {
+			snprintf(name, sizeof(name), "charges[%zu].delta", i);
+			return (r = out_of_range(&rq, name)) < 0 ? r : 1;
+		}
+	}
+	/* Apply, entry by entry as api_method_charge_batch() (entries that
+	 * checked alone may together leave the range: undone, refused). */
+	for (size_t i = 0; i < n; i++) {
+		r = apply(c, (size_t)items[i].res, paths + items[i].path, items[i].delta);
+		if (r < 0) {
+			for (size_t j = i; j-- > 0;)
+				(void)apply(c, (size_t)items[j].res, paths + items[j].path, -items[j].delta);
+			if (r != -ERANGE)
+				return r;
+			snprintf(name, sizeof(name), "charges[%zu].delta", i);
+			return (r = out_of_range(&rq, name)) < 0 ? r : 1;
+		}
+	}
+	_cleanup_json_ struct json_object *p = json_object_new_object();
+	if (!p || api_json_add(p, "applied", json_object_new_int64((int64_t)n)) < 0)
+		return -ENOMEM;
+	r = api_reply(&rq, TAKE_PTR(p), false);
+	return r < 0 ? r : 1;
 }

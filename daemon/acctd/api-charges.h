@@ -38,3 +38,18 @@ struct api_conn_charges;
  * charges (those to a cgroup removed since went by the removal rule) and
  * free them. Accepts a connection that never charged. */
 void api_charges_conn_release(struct conn *c);
+
+/* Whether a message's first `size` bytes begin a ChargeBatch call as its
+ * first member ({"method":"io.acctd.Accounting.ChargeBatch"): the reader's
+ * exemption from the parse limits (varlink_reader_set_exempt()), as
+ * api_charge_batch_text() reads such a call without json-c, allocating less
+ * than its bytes. `userdata` unused. */
+bool api_charge_batch_exempt(const char *msg, size_t size, void *userdata);
+
+/* Answer the call `text` (`size` bytes, NUL-terminated) of connection c
+ * when it is a ChargeBatch of the common shape, read without json-c (no
+ * object per entry), with the same replies and errors as
+ * api_method_charge_batch(): returns 1 when answered, 0 when it is not
+ * such a call (the caller builds it with json-c and dispatches it), or a
+ * negative errno (the connection closes). */
+int api_charge_batch_text(struct conn *c, const char *text, size_t size);

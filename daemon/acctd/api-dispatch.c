@@ -216,15 +216,18 @@ int api_check_cgroup(struct request *rq, struct json_object *v, const char *name
 		int r = api_invalid_parameter(rq, name);
 		return r < 0 ? r : PARAM_REPLIED;
 	}
-	const char *why = path_normalize_cgroup(json_object_get_string(v), (size_t)json_object_get_string_len(v), out);
+	return api_check_cgroup_string(rq, json_object_get_string(v), (size_t)json_object_get_string_len(v), out);
+}
+
+int api_check_cgroup_string(struct request *rq, const char *s, size_t len, char *out)
+{
+	const char *why = path_normalize_cgroup(s, len, out);
 	if (why) {
 		/* The path as given, but only as much of it as is useful, cut
 		 * between characters (the message was valid UTF-8 and stays so). */
-		size_t len = (size_t)json_object_get_string_len(v);
-		len = utf8_boundary(json_object_get_string(v), len, 256);
+		len = utf8_boundary(s, len, 256);
 		_cleanup_json_ struct json_object *p = json_object_new_object();
-		if (!p ||
-		    api_json_add(p, "cgroup", json_object_new_string_len(json_object_get_string(v), (int)len)) < 0 ||
+		if (!p || api_json_add(p, "cgroup", json_object_new_string_len(s, (int)len)) < 0 ||
 		    api_json_add(p, "reason", json_object_new_string(why)) < 0)
 			return -ENOMEM;
 		int r = api_reply_error(rq, RES_INVALID_CGROUP_PATH, TAKE_PTR(p));

@@ -173,6 +173,10 @@ struct json_object *api_param(struct json_object *params, const char *name);
  * or InvalidCgroupPath), or -ENOMEM. */
 int api_check_cgroup(struct request *rq, struct json_object *v, const char *name, bool required, char *out);
 
+/* The same for a string value `s` of `len` bytes (valid UTF-8, no NUL):
+ * PARAM_OK, PARAM_REPLIED (InvalidCgroupPath sent) or -ENOMEM. */
+int api_check_cgroup_string(struct request *rq, const char *s, size_t len, char *out);
+
 /* The same for the parameter `name` of params. */
 static inline int api_param_cgroup(struct request *rq, struct json_object *params, const char *name, bool required,
 				   char *out)

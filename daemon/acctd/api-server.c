@@ -238,9 +238,15 @@ static void conn_refuse_input(struct conn *c)
  * in. Entries in one array or object are bounded by twice max_watch_cgroups
  * (PARSE_MAX_ITEMS()), the longest array a call takes: one longer is refused
  * as it comes, and up to that Watch's own check refuses it with the same
- * error, after the call is parsed. */
+ * error, after the call is parsed. ChargeBatch is the exception: its entries
+ * cost json-c ~33 x their text, so max_charge_batch (100,000) ordinary
+ * entries could not pass; acctd reads it without json-c (api-charges.c), and
+ * the reader lets a message that begins as one through, checking it whole
+ * against these bounds when that reader does not take it (varlink.h,
+ * varlink_reader_set_exempt()). */
 void api_conn_reader_limits(struct conn *c)
 {
+	varlink_reader_set_exempt(c->in, api_charge_batch_exempt, NULL);
 	varlink_reader_set_limits(c->in, PARSE_MAX_ITEMS(manager_config(c->s->m)->max_watch_cgroups), PARSE_COST_RATIO,
 				  PARSE_COST_SLACK);
 }
@@ -282,8 +288,27 @@ static void conn_process(struct conn *c)
 			return;
 		}
 		size_t pending = varlink_reader_pending(c->in);
-		int r = varlink_reader_next(c->in, &msg);
+		const char *text = NULL;
+		size_t text_size = 0;
+		int r = varlink_reader_next_text(c->in, &text, &text_size);
 		size_t size = pending - varlink_reader_pending(c->in); /* of the call taken, if any */
+		if (r > 0) {
+			/* ChargeBatch reads its own calls, without json-c (the
+			 * most of its cost: docs/performance.md, "ChargeBatch"). */
+			r = api_charge_batch_text(c, text, text_size);
+			if (r > 0) {
+				if (size >= TRIM_CALL)
+					heap_trim(c->s, "a large call");
+				c->last_active_us = acct_now_us();
+				continue;
+			}
+			if (r < 0) {
+				log_debug_errno(r, "Closing connection of uid %u: %m", (unsigned)c->cred.uid);
+				c->dead = true;
+				return;
+			}
+			r = varlink_reader_parse_taken(c->in, text, text_size, &msg);
+		}
 		if (r == 0 && c->in_refused) {
 			conn_refuse_input(c);
 			return;

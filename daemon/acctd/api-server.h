@@ -21,7 +21,10 @@
  * would cost more than PARSE_COST_RATIO x its bytes + PARSE_COST_SLACK, or
  * that holds an array or object longer than twice max_watch_cgroups, is
  * refused as it arrives, before it is built, and its bytes are dropped up to
- * its NUL (api_conn_refuse_shape()): the connection goes on. Queued output is charged after every kick: a connection
+ * its NUL (api_conn_refuse_shape()): the connection goes on. A ChargeBatch
+ * (its "method" first) is exempt while it arrives, as acctd reads it without
+ * json-c (api_charge_batch_text()), allocating less than its bytes; one that
+ * reader does not take meets the same bounds, whole, before json-c could. Queued output is charged after every kick: a connection
  * whose queue takes its user past the output budget is closed (the queue is
  * bounded before that by max_output_queue plus one call's replies). */
 #pragma once

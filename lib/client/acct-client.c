@@ -548,6 +548,31 @@ static int charge_call(struct acct_client *c, const char *method, struct json_ob
 	return r;
 }
 
+/* charge_call() for a message already written as text (`text`, `len` bytes
+ * and its NUL). */
+static int charge_call_text(struct acct_client *c, const char *text, size_t len, struct acct_reply *ret)
+{
+	struct json_object *msg = NULL;
+	int r;
+
+	acct_reply_clear(ret);
+	pthread_mutex_lock(&c->lock);
+	r = write_all(c->fd, text, len + 1);
+	int64_t deadline = now_ms() + ACCT_CLIENT_CHARGE_TIMEOUT_MS;
+	if (r >= 0)
+		do
+			r = wait_message(c, deadline, &msg, NULL, NULL, NULL);
+		while (r == -EINTR);
+	pthread_mutex_unlock(&c->lock);
+	if (r < 0)
+		return r;
+	r = parse_reply(msg, ret);
+	json_object_put(msg);
+	if (r >= 0 && ret->error)
+		r = acct_error_to_errno(ret->error);
+	return r;
+}
+
 /* {"resource": R, "delta": D[, "cgroup": C]}, or NULL on -ENOMEM. */
 static struct json_object *charge_object(const char *resource, int64_t delta, const char *cgroup)
 {
@@ -591,24 +616,61 @@ static size_t charge_size_max(const struct acct_charge *ch)
 	return n;
 }
 
-/* The "charges" of one ChargeBatch message: charges[0..n). NULL on -ENOMEM. */
-static struct json_object *batch_params(const struct acct_charge *charges, size_t n)
+/* Append s as a JSON string at p, returning the end: '"' and '\\' escaped,
+ * control characters as \u00XX, other bytes as they are (6 x strlen(s) + 2
+ * bytes at most; acctd refuses invalid UTF-8 as json-c's writer would send it). */
+static char *put_string(char *p, const char *s)
 {
-	_cleanup_(json_putp) struct json_object *p = json_object_new_object();
-	struct json_object *a = json_object_new_array_ext((int)n);
+	static const char hex[] = "0123456789abcdef";
 
-	if (!p || !a || json_object_object_add(p, "charges", a) < 0) {
-		json_object_put(a);
-		return NULL;
+	*p++ = '"';
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\') {
+			*p++ = '\\';
+			*p++ = (char)ch;
+		} else if (ch < 0x20) {
+			memcpy(p, "\\u00", 4);
+			p[4] = hex[ch >> 4];
+			p[5] = hex[ch & 15];
+			p += 6;
+		} else
+			*p++ = (char)ch;
 	}
+	*p++ = '"';
+	return p;
+}
+
+/* One ChargeBatch message for charges[0..n), written directly as text (no
+ * json-c object per charge: building those was most of a batch's cost on
+ * the client's side, docs/performance.md "ChargeBatch"), in *ret (malloc'd,
+ * NUL-terminated), its length without the NUL in *ret_len. `bytes` bounds
+ * the charges' text (charge_size_max()'s sum). Returns 0 or -ENOMEM. */
+static int batch_text(const struct acct_charge *charges, size_t n, size_t bytes, char **ret, size_t *ret_len)
+{
+	static const char head[] = "{\"method\":\"" ACCT_CLIENT_INTERFACE ".ChargeBatch\",\"parameters\":{\"charges\":[";
+	char *buf = malloc(sizeof(head) + bytes + 8), *p;
+
+	if (!buf)
+		return -ENOMEM;
+	p = mempcpy(buf, head, sizeof(head) - 1);
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *o = charge_object(charges[i].resource, charges[i].delta, charges[i].cgroup);
-		if (!o || json_object_array_add(a, o) < 0) {
-			json_object_put(o);
-			return NULL;
+		if (i > 0)
+			*p++ = ',';
+		p = mempcpy(p, "{\"resource\":", 12);
+		p = put_string(p, charges[i].resource);
+		p += sprintf(p, ",\"delta\":%" PRId64, charges[i].delta);
+		if (charges[i].cgroup) {
+			p = mempcpy(p, ",\"cgroup\":", 10);
+			p = put_string(p, charges[i].cgroup);
 		}
+		*p++ = '}';
 	}
-	return TAKE_PTR(p);
+	p = mempcpy(p, "]}}", 3);
+	*p = '\0';
+	*ret_len = (size_t)(p - buf);
+	*ret = buf;
+	return 0;
 }
 
 int acct_client_charge_batch(struct acct_client *c, const struct acct_charge *charges, size_t n,
@@ -635,7 +697,12 @@ int acct_client_charge_batch(struct acct_client *c, const struct acct_charge *ch
 			bytes += b;
 			k++;
 		}
-		r = charge_call(c, "ChargeBatch", batch_params(charges + done, k), &reply, NULL);
+		_cleanup_free_ char *text = NULL;
+		size_t len = 0;
+		r = batch_text(charges + done, k, bytes, &text, &len);
+		if (r < 0)
+			break;
+		r = charge_call_text(c, text, len, &reply);
 		if (r < 0 && reply.error && strcmp(reply.error, ACCT_ERROR_RESOURCE_LIMIT_EXCEEDED) == 0 && k > 1) {
 			/* Refused before any of it was applied: again in halves. */
 			limit = k / 2;

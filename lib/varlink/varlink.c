@@ -12,6 +12,8 @@
 
 /* Not a verdict: a message a reader without limits handed out unscanned. */
 #define _JSON_SHAPE_UNSCANNED (-1)
+/* r->taken: over the limits but let through by the exemption, unparsed. */
+#define _JSON_SHAPE_EXEMPT (-2)
 
 /* A message this large is parsed with a tokener made for it and freed after. */
 #define TOKENER_KEEP (64u * 1024)
@@ -30,6 +32,9 @@ struct varlink_reader {
 	int taken; /* the scanner's verdict on the message handed out last (enum json_shape_verdict),
 		    * or _JSON_SHAPE_UNSCANNED: taken without counting */
 	bool discarding; /* dropping a refused message's bytes up to its NUL */
+	bool exempted;   /* the message at start passed the limits by the exemption: framing only */
+	varlink_reader_exempt_t exempt;
+	void *exempt_data;
 	int refused;     /* a refusal not yet handed out (-E2BIG, -EFBIG), or 0 */
 	struct json_shape_limits limits;
 	struct json_shape shape; /* of the message at start */
@@ -183,7 +188,7 @@ static void reader_scan(struct varlink_reader *r)
 		 * handed out (or its refusal is). */
 		if (r->done || r->refused || r->scanned == r->end)
 			return;
-		if (!reader_counts(r)) {
+		if (!reader_counts(r) || r->exempted) {
 			/* Framing only: a client's reader (next_text() callers
 			 * read big replies with their own strict reader; next()
 			 * scans the message when it is taken). */
@@ -196,6 +201,15 @@ static void reader_scan(struct varlink_reader *r)
 		switch (r->shape.verdict) {
 		case JSON_SHAPE_TOO_MANY:
 		case JSON_SHAPE_TOO_COSTLY:
+			if (r->exempt && r->exempt(r->buf + r->start, r->scanned - r->start, r->exempt_data)) {
+				/* Read without json-c (or checked again, whole,
+				 * before json-c sees it): only its end is sought. */
+				r->exempted = true;
+				const char *nul = memchr(r->buf + r->scanned, 0, r->end - r->scanned);
+				r->scanned = nul ? (size_t)(nul - r->buf) : r->end;
+				r->done = nul != NULL;
+				return;
+			}
 			/* Refused before it is complete or built: its bytes go
 			 * from here on, the stream stays in sync at its NUL. */
 			r->refused = r->shape.verdict == JSON_SHAPE_TOO_MANY ? -E2BIG : -EFBIG;
@@ -366,9 +380,16 @@ int varlink_reader_next_text(struct varlink_reader *r, const char **ret, size_t 
 	r->start += size + 1;
 	r->scanned = r->start;
 	r->done = false;
-	r->taken = reader_counts(r) ? (int)r->shape.verdict : _JSON_SHAPE_UNSCANNED;
+	r->taken = r->exempted ? _JSON_SHAPE_EXEMPT : reader_counts(r) ? (int)r->shape.verdict : _JSON_SHAPE_UNSCANNED;
+	r->exempted = false;
 	json_shape_init(&r->shape, &r->limits);
 	return 1;
+}
+
+void varlink_reader_set_exempt(struct varlink_reader *r, varlink_reader_exempt_t fn, void *userdata)
+{
+	r->exempt = fn;
+	r->exempt_data = userdata;
 }
 
 uint64_t varlink_reader_cost(struct varlink_reader *r)
@@ -403,12 +424,25 @@ int varlink_reader_next(struct varlink_reader *r, struct json_object **ret)
 
 	if (k <= 0)
 		return k;
+	return varlink_reader_parse_taken(r, msg, size, ret);
+}
+
+int varlink_reader_parse_taken(struct varlink_reader *r, const char *msg, size_t size, struct json_object **ret)
+{
+	int k;
+
 	/* Refused without json-c when the scanner found it is not JSON (a
-	 * reader without limits scans it now, at once). */
-	if (r->taken == _JSON_SHAPE_UNSCANNED) {
+	 * reader without limits scans it now, at once); an exempted message
+	 * meets the limits now, whole, as it would have as it came. */
+	if (r->taken == _JSON_SHAPE_UNSCANNED || r->taken == _JSON_SHAPE_EXEMPT) {
 		struct json_shape shape;
 		json_shape_init(&shape, &r->limits);
-		if (json_shape_feed(&shape, msg, size) == size)
+		size_t fed = json_shape_feed(&shape, msg, size);
+		if (shape.verdict == JSON_SHAPE_TOO_MANY)
+			return -E2BIG;
+		if (shape.verdict == JSON_SHAPE_TOO_COSTLY)
+			return -EFBIG;
+		if (fed == size)
 			r->taken = (int)json_shape_finish(&shape);
 		else
 			r->taken = JSON_SHAPE_BAD;

@@ -107,6 +107,24 @@ int varlink_reader_next(struct varlink_reader *r, struct json_object **ret);
  * speed, and scans a message when varlink_reader_next() takes it. */
 void varlink_reader_set_limits(struct varlink_reader *r, uint64_t max_items, uint32_t ratio, uint64_t slack);
 
+/* Let a message through that the limits of varlink_reader_set_limits()
+ * would refuse as it comes, when `fn`, called once with the message's bytes
+ * so far (it has come at least as far as the limits reach), says that the
+ * server reads it without json-c (acctd: a ChargeBatch, whose direct reader
+ * allocates less than the message's bytes). Such a message is then only
+ * framed (max_message still holds) and handed out whole by
+ * varlink_reader_next_text(); varlink_reader_parse_taken() applies the limits
+ * to it, whole, before json-c could see it, so that a message the server
+ * does not read itself is refused with the same -E2BIG or -EFBIG. NULL: no
+ * exemption (the default). */
+typedef bool (*varlink_reader_exempt_t)(const char *msg, size_t size, void *userdata);
+void varlink_reader_set_exempt(struct varlink_reader *r, varlink_reader_exempt_t fn, void *userdata);
+
+/* Build the message that varlink_reader_next_text() handed out last (`msg`,
+ * `size`, as returned), as varlink_reader_next() would have: 1 with *ret,
+ * -EBADMSG, or, for an exempted message, -E2BIG and -EFBIG by the limits. */
+int varlink_reader_parse_taken(struct varlink_reader *r, const char *msg, size_t size, struct json_object **ret);
+
 /* The estimate of json-c's allocations for the message at the head of the
  * buffer, complete or not, as far as it has come (json_shape_estimate()):
  * what varlink_reader_next() will allocate to build it, about. Scans what is

@@ -1,5 +1,5 @@
 /* fuzz-json-scan.c - libFuzzer target: the strict JSON pull reader
- * (lib/client/json-scan.h) on any bytes.
+ * (lib/varlink/json-scan.h) on any bytes.
  *
  * Beyond "no crash" (the input is copied into a buffer of exactly its size,
  * so AddressSanitizer reports any read past the end) the target checks what

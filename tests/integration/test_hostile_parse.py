@@ -39,7 +39,8 @@ pytestmark = [
 SENDER = r"""
 import json, socket, sys, time
 path, shape, size, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-head = b'{"method":"io.acctd.Accounting.Status","parameters":{"x":'
+method = sys.argv[5] if len(sys.argv) > 5 else "io.acctd.Accounting.Status"
+head = b'{"method":"%s","parameters":{"x":' % method.encode()
 if shape == "members":
     n = (size - len(head) - 4) // 12
     body = b"{" + b",".join(b'"%08d":{}' % i for i in range(n)) + b"}"
@@ -80,11 +81,12 @@ print(json.dumps(out), flush=True)
 """
 
 
-def attack(d, path, shape, size, repeat=1, status_deadline=60):
+def attack(d, path, shape, size, repeat=1, status_deadline=60, method=IFACE + ".Status"):
     """Send `repeat` hostile messages of `size` bytes as nobody; meanwhile
     sample acctd's RSS every 20 ms and time root's `acctctl status` one call
     after another. Returns (results, peak RSS, status latencies)."""
-    p = subprocess.Popen(["setpriv"] + NOBODY + [sys.executable, "-c", SENDER, path, shape, str(size), str(repeat)],
+    p = subprocess.Popen(["setpriv"] + NOBODY + [sys.executable, "-c", SENDER, path, shape, str(size), str(repeat),
+                                                 method],
                          stdout=subprocess.PIPE, text=True, cwd="/")
     peak = [rss(d)]
     done = threading.Event()
@@ -170,4 +172,123 @@ def test_costly_shape_charged_to_the_input_budget(fakecg, tmp_path):
             m = v.recv()
             assert "error" not in m, m
         d.wait_log("estimated to cost")
+    clean_exit(d)
+
+
+# ChargeBatch is read without json-c, and the reader lets a message that
+# begins as one past the parse-cost limits (docs/performance.md,
+# "ChargeBatch"): a batch of max_charge_batch entries must be accepted.
+BATCH_CONF = {"resource.bench__unit": "count", "resource.bench__budget": "1048576", "api__max_charge_batch": "40000"}
+
+
+def test_charge_batch_of_max_charge_batch_accepted(fakecg, tmp_path):
+    """A ChargeBatch of max_charge_batch (40,000) ordinary entries, 2.2 MB
+    that json-c would need ~60 MB to build (over 16 x its bytes + 1 MiB, and
+    more entries than one array may have otherwise), is charged whole, once;
+    one entry more is ResourceLimitExceeded max_charge_batch (nothing
+    charged); a batch with one unknown resource at its end charges nothing."""
+    tree(fakecg)
+    with api_daemon(tmp_path, fakecg.root, **BATCH_CONF) as (d, path):
+        served(path)
+        entry = {"resource": "bench", "delta": 1, "cgroup": "/s/c0001"}
+        with Varlink(path) as v:
+            r = v.call(IFACE + ".ChargeBatch", {"charges": [entry] * 40000})
+            assert r.get("parameters") == {"applied": 40000}, r
+            r = v.call(IFACE + ".ChargeBatch", {"charges": [entry] * 40001})
+            assert r.get("error") == IFACE + ".ResourceLimitExceeded", r
+            assert r["parameters"] == {"limit": "max_charge_batch", "value": 40000}, r
+            r = v.call(IFACE + ".ChargeBatch", {"charges": [entry] * 39999 + [dict(entry, resource="nope")]})
+            assert r.get("error") == IFACE + ".NoSuchResource", r
+            r = v.call(IFACE + ".Get", {"cgroup": "/s/c0001", "precise": True})
+            assert r["parameters"]["charges"]["bench"]["self"]["value"] == 40000, r
+        served(path)
+    clean_exit(d)
+
+
+@pytest.mark.parametrize("shape", ["objects", "members"])
+def test_costly_shape_as_charge_batch_refused(fakecg, tmp_path, shape):
+    """The exemption is no way around the bound: the issue's shapes sent as
+    a ChargeBatch from nobody are refused as before (InvalidParameter
+    "message", the connection in sync), json-c never building them."""
+    tree(fakecg)
+    with api_daemon(tmp_path, fakecg.root, **BATCH_CONF) as (d, path):
+        served(path)
+        before = rss(d)
+        results, peak, latencies = attack(d, path, shape, 4 * MB, method=IFACE + ".ChargeBatch")
+        for r in results:
+            assert "exception" not in r, r
+            assert r["reply"].get("error") == SERVICE + ".InvalidParameter", r
+            assert r["reply"]["parameters"] == {"parameter": "message"}, r
+            assert "error" not in r["after"] and r["after"]["parameters"]["vendor"], r
+        assert max(latencies) < 10, latencies
+        if not acctd_sanitizer():
+            assert peak - before <= 2 * 4 * MB + 32 * MiB, (before, peak)
+        served(path)
+    clean_exit(d)
+
+
+def raw_call(sock, text):
+    """Send one message's text as given; return the reply, parsed."""
+    sock.sendall(text.encode() + b"\0")
+    buf = b""
+    while b"\0" not in buf:
+        chunk = sock.recv(1 << 16)
+        assert chunk, "connection closed after %r" % text[:200]
+        buf += chunk
+    return json.loads(buf.split(b"\0")[0])
+
+
+# "parameters" texts of ChargeBatch, odd and ordinary: acctd's own reader
+# takes a call whose method comes first, json-c the same call with its
+# parameters first. Both must answer alike.
+BATCH_CASES = [
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002"}]}',
+    '{"charges":[]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002"},{"resource":"nope","delta":1}]}',
+    '{"charges":[{"resource":"bench","delta":"1","cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":1.5,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":1e3,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":-0,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":9223372036854775808,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":4611686018427387905,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":4611686018427387904,"cgroup":"/s/c0002"},'
+    '{"resource":"bench","delta":1,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":null}]}',
+    '{"charges":[{"resource":"bench","delta":1}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"../x"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/zz"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002/"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"\\/s\\/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002","x":1}]}',
+    '{"charges":[{"resource":"bench","resource":"nope","delta":1,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","delta":1,"delta":2,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"b\\u00e9nch","delta":1,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"delta":1,"cgroup":"/s/c0002"}]}',
+    '{"charges":[{"resource":"bench","cgroup":"/s/c0002"}]}',
+    '{"charges":[1]}',
+    '{"charges":{}}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002"}],"more":1}',
+    '{"charges":[{"resource":"bench","delta":1,"cgroup":"/s/c0002"}],"charges":[]}',
+    '{}',
+]
+
+
+def test_charge_batch_own_reader_answers_as_json_c(fakecg, tmp_path):
+    """Every case of BATCH_CASES gets the same reply from acctd's own
+    ChargeBatch reader as from json-c's path, and the charges they applied
+    are equal (the precise value doubles)."""
+    import socket
+    tree(fakecg)
+    with api_daemon(tmp_path, fakecg.root, **dict(BATCH_CONF, api__max_charge_batch="3")) as (d, path):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(path)
+        s.settimeout(60)
+        cases = BATCH_CASES + ['{"charges":[%s]}' % ",".join(['{"resource":"bench","delta":1}'] * 4)]
+        for p in cases:
+            own = raw_call(s, '{"method":"%s.ChargeBatch","parameters":%s}' % (IFACE, p))
+            other = raw_call(s, '{"parameters":%s,"method":"%s.ChargeBatch"}' % (p, IFACE))
+            assert own == other, (p, own, other)
+        r = raw_call(s, json.dumps({"method": IFACE + ".Get", "parameters": {"cgroup": "/s/c0002", "precise": True}}))
+        assert r["parameters"]["charges"]["bench"]["self"]["value"] % 2 == 0, r
+        s.close()
     clean_exit(d)
