@@ -178,7 +178,8 @@ static void test_reader_exempt(void **state)
 			} else
 				assert_int_equal(k, -EFBIG);
 			/* In sync after it. */
-			assert_int_equal(varlink_reader_feed(r, "{\"method\":\"x.y.Z\"}", 20), 0);
+			static const char next[] = "{\"method\":\"x.y.Z\"}"; /* with its NUL */
+			assert_int_equal(varlink_reader_feed(r, next, sizeof(next)), 0);
 			assert_int_equal(varlink_reader_next(r, &o), 1);
 			json_object_put(o);
 			varlink_reader_free(r);
