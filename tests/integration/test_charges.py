@@ -220,8 +220,9 @@ def daemon(env):
 
 def test_concurrent_clients_exact(daemon, tree):
     """Four clients in three cgroups charge their own cgroups and those below
-    them at once, by Charge and ChargeBatch; once they stop, every precise
-    value, own and subtree, is the sum of the deltas charged to it."""
+    them at once, by Charge and ChargeBatch; reads of an ancestor sampled
+    meanwhile lie within their bound of the truth; once they stop, every
+    precise value, own and subtree, is the sum of the deltas charged to it."""
     d, sock = daemon
     top, p = tree["dir"], tree["path"]
     clients = [Client(sock, top), Client(sock, top), Client(sock, os.path.join(top, "a")),
@@ -234,13 +235,20 @@ def test_concurrent_clients_exact(daemon, tree):
                                                 {"resource": "inflight", "delta": 1, "cgroup": p + "/c/d"}]}, n)
     clients[2].send("Charge", {"resource": "gpu", "delta": 11, "cgroup": p + "/a/b"}, n)
     clients[3].send("ChargeBatch", {"charges": [{"resource": "gpu", "delta": -2}] * 4}, n)
-    # sampled while they run: within the budget of the subtree's exact range
+    # sampled while they run: within the budget, read now; and the ancestor
+    # a, whose subtree only grows here (3 and 11 to a/b), within its bound of
+    # the truth: a precise read before and one after bracket the true value
+    # at the approximate read (charges.h, the bound invariant)
     samples = 0
     while samples < 20:
         with Varlink(sock) as v:
             r = ok(v.call(IFACE + ".Get", {"cgroup": p}))
-        g = r["charges"]["gpu"]["subtree"]
-        assert g["bound"] <= 64 << 10 and g["age_us"] == 0
+            g = r["charges"]["gpu"]["subtree"]
+            assert g["bound"] <= 64 << 10 and g["age_us"] == 0
+            v0 = ok(v.call(IFACE + ".Get", {"cgroup": p + "/a", "precise": True}))["charges"]["gpu"]["subtree"]
+            a = ok(v.call(IFACE + ".Get", {"cgroup": p + "/a"}))["charges"]["gpu"]["subtree"]
+            v1 = ok(v.call(IFACE + ".Get", {"cgroup": p + "/a", "precise": True}))["charges"]["gpu"]["subtree"]
+        assert v0["value"] - a["bound"] <= a["value"] <= v1["value"] + a["bound"], (v0, a, v1)
         samples += 1
     for c in clients:
         outs = c.collect()
