@@ -871,6 +871,19 @@ static void on_pass(struct manager *m, const struct acct_pass_report *rep, void 
 	api_slots_fold_all(userdata);
 }
 
+/* The history's recording of a pass: the slots' charges counted, their
+ * bounds added (manager.h, charges_fold and charges_bounds). */
+static void charges_fold(struct manager *m, void *userdata)
+{
+	api_slots_fold_all(userdata);
+}
+
+static void charges_bounds(struct manager *m, size_t res, const char *path, struct acct_charge_reading *r,
+			   void *userdata)
+{
+	api_slots_add_bounds(userdata, res, path, r);
+}
+
 static void on_free(struct manager *m, void *userdata)
 {
 	(void)api_server_free(userdata);
@@ -890,6 +903,7 @@ int api_server_add(struct manager *m, struct api_server **ret)
 	s->kick = conn_kick;
 	struct manager_frontend fe = {
 		.name = "api", .userdata = s, .on_start = on_start, .on_pass = on_pass, .on_free = on_free,
+		.charges_fold = charges_fold, .charges_bounds = charges_bounds,
 	};
 	r = manager_add_frontend(m, &fe);
 	if (r < 0) {

@@ -89,11 +89,13 @@ void manager_history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t
 }
 
 /* The charged values of the live records `cgs[0..n)` (the dead left out),
- * each declared resource's subtree value and its engine bound where
- * something was charged at or below the cgroup, into a new array
- * (history_charge_samples_free()); *ret NULL when none. The slots' charges
- * are those of their last fold (after the previous pass). Cost: a lookup
- * per (cgroup, resource). Returns the count or -ENOMEM. */
+ * each declared resource's subtree value and its bound where something was
+ * charged at or below the cgroup, into a new array
+ * (history_charge_samples_free()); *ret NULL when none. The front ends' charge
+ * slots are folded first and their bounds added (struct manager_frontend's
+ * charges_fold and charges_bounds), as Get serves them. Cost: a fold of every
+ * slot, and a lookup per (cgroup, resource) plus O(slots) per charged one.
+ * Returns the count or -ENOMEM. */
 static int history_charges_of(struct manager *m, struct acct_cgroup **cgs, size_t n,
 			      struct history_charge_sample **ret)
 {
@@ -103,12 +105,18 @@ static int history_charges_of(struct manager *m, struct acct_cgroup **cgs, size_
 	size_t k = 0, cap = 0;
 
 	*ret = NULL;
+	for (size_t f = 0; nres && f < m->nr_frontends; f++)
+		if (m->frontends[f].charges_fold)
+			m->frontends[f].charges_fold(m, m->frontends[f].userdata);
 	for (size_t res = 0; res < nres; res++) {
 		const char *name = acct_charges_resource(ch, res)->name;
 		for (size_t i = 0; i < n; i++) {
 			struct acct_charge_reading rd;
 			if (acct_cgroup_is_dead(cgs[i]) || acct_charges_read(ch, res, cgs[i]->path, &rd) < 0)
 				continue; /* -ENOENT: nothing charged at or below it */
+			for (size_t f = 0; f < m->nr_frontends; f++)
+				if (m->frontends[f].charges_bounds)
+					m->frontends[f].charges_bounds(m, res, cgs[i]->path, &rd, m->frontends[f].userdata);
 			if (k == cap) {
 				cap = cap ? cap * 2 : 16;
 				struct history_charge_sample *v = reallocarray(c, cap, sizeof(*c));

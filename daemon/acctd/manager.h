@@ -104,6 +104,14 @@ struct manager_frontend {
 	 * ACCT_PASS_EVENT; m->last_fast is then the last full pass); not after a
 	 * walk of the BPF collector alone. */
 	void (*on_pass)(struct manager *m, const struct acct_pass_report *rep, void *userdata);
+	/* Charges the front end holds that the engine has not counted yet (the
+	 * API's charge slots, docs/charges.md): fold them into the engine now,
+	 * and add their bounds to a reading of (res, path). Called where the
+	 * manager itself serves charged values: the history's recording of a
+	 * pass, so that its values are the pass's and its bounds true. */
+	void (*charges_fold)(struct manager *m, void *userdata);
+	void (*charges_bounds)(struct manager *m, size_t res, const char *path, struct acct_charge_reading *r,
+			       void *userdata);
 	/* In manager_free(), in the order of manager_add_frontend(), before the
 	 * history and the sampler: close and free everything, userdata too. */
 	void (*on_free)(struct manager *m, void *userdata);

@@ -51,7 +51,8 @@ def env(tmp_path_factory):
     top = os.path.join(base, name)
     os.makedirs(top, exist_ok=True)
     work = tempfile.mkdtemp(prefix="daemon-", dir=str(tmp_path_factory.mktemp("slots")))
-    conf = dict(RESOURCES, cgroups__include="/%s /%s/*" % (name, name))
+    # a history recording every second (test_history_counts_slots)
+    conf = dict(RESOURCES, cgroups__include="/%s /%s/*" % (name, name), history__interval="1s")
     sock = os.path.join(socket_dir(), "io.acctd")
     d = acctd.Daemon(work, None, acctd.fast_config(work, **conf),
                      extra=["--socket", sock, "--metrics-listen", "none"])
@@ -317,3 +318,33 @@ def test_slot_outlives_connection(env, tree):
     wait_for(lambda: slot_status(sock)["open"] == open_before - 2, "the orphan to go with its process",
              timeout=60)
     assert value(sock, p + "/c/d", "gpu") == 600
+
+
+def test_history_counts_slots(env, tree):
+    """The history records a slot's charges as Get serves them: folded
+    before the recording (the value charged through the slot, not the last
+    pass's fold of it) and with the slot's bound added to the engine's (a
+    recorded bound without it understated the error)."""
+    sock, p = env["sock"], tree["path"]
+    c = Client(sock, os.path.join(tree["dir"], "a", "b"))
+    try:
+        s = c.open("gpu")
+        assert c.cmd("add %d 4096 250" % s) == "added"
+        want = 4096 * 250
+        since = int(time.time() * 1e6) - 60 * 1000000
+
+        def last_point():
+            with Varlink(sock, timeout=60) as v:
+                r = v.call(IFACE + ".History", {"cgroup": p + "/a/b", "since_us": since,
+                                                "quantities": ["charges.gpu"]})
+            if r.get("error") == IFACE + ".NoSuchCgroup":
+                return None  # not recorded yet
+            r = ok(r)
+            pts = r["charges"][0]["points"] if r.get("charges") else []
+            return pts[-1] if pts and pts[-1]["value"] == want else None
+        pt = wait_for(last_point, "the slot's charge in the history", timeout=120)
+        served = get(sock, p + "/a/b", precise=False)["gpu"]["subtree"]
+        assert served["value"] == want
+        assert pt["bound"] == served["bound"] > 0, (pt, served)
+    finally:
+        c.exit()
