@@ -350,7 +350,7 @@ static void test_documented_defaults(void **state)
 	free(line);
 	fclose(in);
 	assert_int_equal(fclose(out), 0);
-	assert_int_equal(keys, 55); /* every key is documented */
+	assert_int_equal(keys, 56); /* every key is documented */
 
 	uncommented = tmp_write(t, "uncommented.conf", text);
 	assert_int_equal(acct_config_load(uncommented, "", &c, &diag), 0);

@@ -34,7 +34,8 @@ MAN = os.path.join(ROOT, "docs", "man")
 # Keys whose built-in default depends on who runs acctd: the page states the
 # rule instead of one value (/run/acctd/io.acctd as root, else below
 # $XDG_RUNTIME_DIR), so only the root case is compared, and only as root.
-DEFAULT_BY_CALLER = {("api", "socket"): "/run/acctd/io.acctd", ("history", "path"): "/var/lib/acctd/history.db"}
+DEFAULT_BY_CALLER = {("api", "socket"): "/run/acctd/io.acctd", ("history", "path"): "/var/lib/acctd/history.db",
+                     ("api", "charge_state_path"): "/var/lib/acctd/charges.state"}
 
 LONG_OPTION = re.compile(r"(?<![\w-])--([a-z][a-z-]*[a-z])")
 SHORT_OPTION = re.compile(r"(?<![\w-])-([a-zA-Z])\b")

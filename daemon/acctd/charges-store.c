@@ -417,7 +417,13 @@ int charges_store_start(struct manager *m, struct charges_store **ret)
 
 	if (!s)
 		return -ENOMEM;
-	r = acct_config_default_state_path("charges.state", &s->path);
+	/* [api] charge_state_path; unset or empty: the state directory's
+	 * (-ENOENT: there is none). */
+	const char *path = m->config->charge_state_path;
+	if (path && *path)
+		r = (s->path = strdup(path)) ? 0 : -ENOMEM;
+	else
+		r = acct_config_default_state_path("charges.state", &s->path);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {

@@ -114,6 +114,8 @@ static const struct key_desc keys[] = {
 	KEY("api", "max_charge_slots_per_connection", V_INTEGER, S_UINT, max_charge_slots_per_connection, 1, UINT_MAX),
 	/* How much a crash may lose of the charges (docs/charges.md, "Durability"). */
 	KEY("api", "charge_sync_interval", V_DURATION, S_U64, charge_sync_interval_us, 10 * USEC_PER_MSEC, 24 * USEC_PER_HOUR),
+	/* Where they live: two acctds on one host must not share one file. */
+	KEY_AT_START("api", "charge_state_path", V_ROOT, S_NONE, charge_state_path, 0, 0),
 
 	KEY_AT_START("metrics", "listen", V_LISTEN, S_NONE, metrics_listen, 0, 0),
 	KEY("metrics", "max_depth", V_INTEGER, S_UINT, metrics_max_depth, 0, 255),
@@ -313,7 +315,8 @@ int acct_config_new_defaults(struct acct_config **ret)
 	c->metrics_listen = strdup(ACCT_METRICS_DEFAULT_LISTEN);
 	c->bpf_pin_dir = strdup(ACCT_BPF_PIN_DIR);
 	/* NULL without a home to put it in: the daemon says so. */
-	if (acct_config_default_history_path(&c->history_path) == -ENOMEM)
+	if (acct_config_default_history_path(&c->history_path) == -ENOMEM ||
+	    acct_config_default_state_path("charges.state", &c->charge_state_path) == -ENOMEM)
 		return -ENOMEM;
 	size_t mi = 0, mf = 0;
 	if (!c->exclude || !c->metrics_exclude || !c->sources || !c->socket_path || !c->metrics_listen || !c->bpf_pin_dir ||
@@ -336,6 +339,7 @@ struct acct_config *acct_config_free(struct acct_config *c)
 	free(c->admin_group);
 	free(c->metrics_listen);
 	free(c->history_path);
+	free(c->charge_state_path);
 	strv_free(c->metrics_include);
 	strv_free(c->metrics_exclude);
 	strv_free(c->metrics_families);

@@ -115,6 +115,7 @@ struct acct_config {
 	unsigned max_charge_batch;          /* entries of one ChargeBatch (100,000) */
 	unsigned max_charge_slots_per_connection; /* slots open through one connection (64) */
 	uint64_t charge_sync_interval_us;   /* the charges' state file written at most this late (5s) */
+	char *charge_state_path;            /* the charges' state file (charges.state in the state directory); NULL: none */
 
 	/* [metrics] */
 	char *metrics_listen;         /* "HOST:PORT", "[V6]:PORT" or "none" (127.0.0.1:9847) */

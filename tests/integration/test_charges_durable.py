@@ -139,6 +139,28 @@ def test_clean_stop_keeps_every_charge(fakecg, tmp_path):
     assert after["/"]["lease"] == (5, 8)
 
 
+def test_charge_state_path_names_the_file(fakecg, tmp_path):
+    """[api] charge_state_path puts the file where it says, not in the state
+    directory (two acctds on one host must not share one): written there at
+    a clean stop, loaded from there at the next start, none in the state
+    directory."""
+    build(fakecg)
+    state = tmp_path / "state"
+    mine = tmp_path / "elsewhere" / "gpu.state"
+    with daemon(fakecg, tmp_path, state, api__charge_state_path=str(mine)) as (d, sock):
+        assert status(sock)["path"] == str(mine)
+        charge(sock, "gpu", 4096, "/system.slice/db.service")
+        assert d.stop() == 0
+        d.wait_log("Saved the charges to")
+    assert mine.exists() and not (state / "charges.state").exists()
+    with daemon(fakecg, tmp_path, state, api__charge_state_path=str(mine)) as (d, sock):
+        assert get(sock, "/system.slice/db.service")["gpu"] == (4096, 4096)
+    # without the key: the state directory's file, which holds nothing
+    with daemon(fakecg, tmp_path, state) as (d, sock):
+        assert status(sock)["path"] == str(state / "charges.state")
+        assert get(sock, "/system.slice/db.service")["gpu"] == (0, 0)
+
+
 def test_sigkill_after_a_sync_loses_nothing(fakecg, tmp_path):
     build(fakecg)
     state = tmp_path / "state"
