@@ -639,12 +639,14 @@ static int hq_submit(struct request *rq, struct hq_job *j, history_query_run_fn 
 }
 
 /* Take charged resource `name` (declared, else refused) into j's list.
- * Returns 0, or -EINVAL for an undeclared name or too many. */
+ * Returns 0, -ENOENT for an undeclared name (NoSuchResource, as Charge says
+ * it), or -EINVAL for no name or too many. */
 static int hq_add_charge(struct request *rq, struct hq_job *j, const char *name)
 {
-	if (!name || acct_charges_resource_index(manager_charges(rq->c->s->m), name) < 0 ||
-	    strlen(name) > ACCT_RESOURCE_NAME_MAX || j->nr_charges >= HQ_MAX_CHARGES)
+	if (!name || j->nr_charges >= HQ_MAX_CHARGES)
 		return -EINVAL;
+	if (acct_charges_resource_index(manager_charges(rq->c->s->m), name) < 0 || strlen(name) > ACCT_RESOURCE_NAME_MAX)
+		return -ENOENT;
 	for (unsigned k = 0; k < j->nr_charges; k++)
 		if (strcmp(j->charges[k], name) == 0)
 			return 0; /* asked twice: answered once */
@@ -688,8 +690,13 @@ int api_method_usage(struct request *rq, struct json_object *params)
 		return api_invalid_parameter(rq, api_usage_params[USAGE_CHARGES]);
 	for (size_t i = 0; r > 0 && i < json_object_array_length(cs); i++) {
 		struct json_object *w = json_object_array_get_idx(cs, i);
-		if (hq_add_charge(rq, j, json_object_is_type(w, json_type_string) ? json_object_get_string(w) : NULL) < 0)
+		const char *name = json_object_is_type(w, json_type_string) ? json_object_get_string(w) : NULL;
+		r = hq_add_charge(rq, j, name);
+		if (r == -ENOENT)
+			return api_reply_error_string(rq, RES_NO_SUCH_RESOURCE, "resource", name);
+		if (r < 0)
 			return api_invalid_parameter(rq, api_usage_params[USAGE_CHARGES]);
+		r = 1;
 	}
 	return hq_submit(rq, TAKE_PTR(j), run_usage);
 }
@@ -727,7 +734,11 @@ int api_method_history(struct request *rq, struct json_object *params)
 			struct json_object *w = json_object_array_get_idx(qs, i);
 			const char *word = json_object_is_type(w, json_type_string) ? json_object_get_string(w) : NULL;
 			if (word && strncmp(word, "charges.", strlen("charges.")) == 0) {
-				if (hq_add_charge(rq, j, word + strlen("charges.")) < 0)
+				int k = hq_add_charge(rq, j, word + strlen("charges."));
+				if (k == -ENOENT)
+					return api_reply_error_string(rq, RES_NO_SUCH_RESOURCE, "resource",
+								      word + strlen("charges."));
+				if (k < 0)
 					return api_invalid_parameter(rq, api_history_params[HISTORY_QUANTITIES]);
 				continue; /* selects no step member */
 			}

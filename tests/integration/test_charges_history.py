@@ -136,7 +136,7 @@ def test_charges_recorded_integrated_and_kept_after_removal(env):
     assert p.returncode == 0, p.stderr
     assert "Charged gpu, value x seconds" in p.stdout and "max 3000" in p.stdout, p.stdout
     p = ctl(sock, "usage", "--charge=nope", *window)
-    assert p.returncode != 0, p.stdout
+    assert p.returncode != 0 and "No such resource: nope" in p.stderr, (p.stdout, p.stderr)
 
 
 def test_undeclared_resource_refused(env):
@@ -144,10 +144,16 @@ def test_undeclared_resource_refused(env):
     since = now_us()
     poll(lambda: recording(sock, since), what="a first recording")
     with Varlink(sock) as v:
-        error(v.call(IFACE + ".Usage", {"since_us": since - 1000000, "charges": ["nope"]}),
-              "org.varlink.service.InvalidParameter")
-        error(v.call(IFACE + ".History", {"cgroup": "/svc", "since_us": since - 1000000,
-                                          "quantities": ["charges.nope"]}),
+        # named as Charge names it: NoSuchResource with the name
+        e = error(v.call(IFACE + ".Usage", {"since_us": since - 1000000, "charges": ["nope"]}),
+                  IFACE + ".NoSuchResource")
+        assert e == {"resource": "nope"}, e
+        e = error(v.call(IFACE + ".History", {"cgroup": "/svc", "since_us": since - 1000000,
+                                              "quantities": ["charges.nope"]}),
+                  IFACE + ".NoSuchResource")
+        assert e == {"resource": "nope"}, e
+        # not a name: InvalidParameter
+        error(v.call(IFACE + ".Usage", {"since_us": since - 1000000, "charges": [7]}),
               "org.varlink.service.InvalidParameter")
         # declared, never charged: no points, no charges in Usage's rows
         p = ok(v.call(IFACE + ".History", {"cgroup": "/svc", "since_us": since - 1000000,
