@@ -264,7 +264,8 @@ static const struct verb verbs[] = {
 			"Charge DELTA of RESOURCE, declared in acctd.conf ([resource.NAME]), to this\n"
 			"process's own cgroup or to CGROUP (its own or one below it, unless root or in\n"
 			"[api] admin_group). DELTA is an integer in the resource's unit (bytes, a count,\n"
-			"microseconds); give a negative one after --: acctctl charge gpu -- -512.\n"
+			"microseconds); give a negative one after --, options before it:\n"
+			"acctctl charge gpu --cgroup=/system.slice/db.service -- -512.\n"
 			"Charges to a resource with release_on_exit are released when acctctl exits.\n\n"
 			"      --cgroup=PATH  Charge PATH instead of acctctl's own cgroup\n",
 		.run = verb_charge,
@@ -801,8 +802,16 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 	size_t nargs = 0;
 	while (args[nargs])
 		nargs++;
-	if (nargs < v->min_args || (v->max_args != VERB_ANY && nargs > v->max_args))
+	if (nargs < v->min_args || (v->max_args != VERB_ANY && nargs > v->max_args)) {
+		/* An argument that looks like an option came after "--" (getopt
+		 * took every other one): say so, not only how many it needs. */
+		for (size_t i = 0; nargs > v->max_args && i < nargs; i++)
+			if (args[i][0] == '-' && args[i][1] == '-' && args[i][2])
+				return usage_error("%s '%s' came after '--', which ends the options: put options "
+						   "before it (acctctl %s --help).",
+						   v->args_error, args[i], v->name);
 		return usage_error("%s", v->args_error);
+	}
 	*ret_verb = v;
 	*ret_args = args;
 	return EXIT_OK;

@@ -403,6 +403,10 @@ def test_acctctl_charge_and_show(daemon, tree):
     assert r.returncode != 0 and "No such resource: nope" in r.stderr, r
     r = ctl("charge", "gpu", "12x")
     assert r.returncode == 2 and "Invalid delta" in r.stderr, r
+    # an option after "--" is an argument: said so, nothing charged
+    r = ctl("charge", "gpu", "--", "-2", "--cgroup=" + p + "/a")
+    assert r.returncode == 2 and "'--cgroup=%s/a' came after '--'" % p in r.stderr, r
+    assert value(sock, p + "/a", "gpu") == 4200
     r = ctl("show", p)
     assert r.returncode == 0, r
     # RESOURCE SELF [BOUND] SUBTREE [BOUND]: p itself 0, its subtree a's 4200
