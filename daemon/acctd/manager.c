@@ -496,13 +496,16 @@ struct manager *manager_free(struct manager *m)
 {
 	if (!m)
 		return NULL;
-	/* The front ends first: the API detaches its connections from the
+	/* The last pass's recording while the front ends live: it folds the
+	 * API's charge slots and adds their bounds (struct manager_frontend's
+	 * charges_fold, charges_bounds), whose server on_free frees. */
+	manager_history_record_last_pass(m);
+	/* The front ends next: the API detaches its connections from the
 	 * history's queries before they end. */
 	for (size_t i = 0; i < m->nr_frontends; i++)
 		if (m->frontends[i].on_free)
 			m->frontends[i].on_free(m, m->frontends[i].userdata);
 	m->history_queries = history_queries_free(m->history_queries, m->history_query_drop);
-	manager_history_record_last_pass(m);
 	m->history = history_recorder_free(m->history); /* writes what is queued, ends the run */
 	m->admin = admin_group_free(m->admin); /* before the event base it watches */
 	/* Workers first: they hold record pointers; so does the state file's

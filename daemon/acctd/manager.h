@@ -108,7 +108,8 @@ struct manager_frontend {
 	 * API's charge slots, docs/charges.md): fold them into the engine now,
 	 * and add their bounds to a reading of (res, path). Called where the
 	 * manager itself serves charged values: the history's recording of a
-	 * pass, so that its values are the pass's and its bounds true. */
+	 * pass, so that its values are the pass's and its bounds true (the
+	 * last one in manager_free() too, before any on_free). */
 	void (*charges_fold)(struct manager *m, void *userdata);
 	void (*charges_bounds)(struct manager *m, size_t res, const char *path, struct acct_charge_reading *r,
 			       void *userdata);
