@@ -324,8 +324,12 @@ def test_page_in_a_browser(host, tmp_path):
         until = now_us() // 1000000 + 1
         poll(lambda: recording(sock, until * 1000000 + 1000000), what="a recording after the window")
         b.get("http://127.0.0.1:%d/ui/#filter=page-&cgroup=%s&window=600&until=%d" % (port, burner, until))
-        b.wait(lambda: b.js("return document.querySelector('svg[data-quantity=cpu]') !== null"),
-               what="the history plots")
+        # the plots of this window: a plot drawn before the new address took
+        # effect (the same document, its hash changed) may still be there for
+        # a moment (seen once under ASan)
+        b.wait(lambda: b.js("const s = document.querySelector('svg[data-quantity=cpu]');"
+                            "return s !== null && Number(s.dataset.until_us) === %d" % (until * 1000000)),
+               what="the history plots of the window")
         svg = b.js("const s = document.querySelector('svg[data-quantity=cpu]'); return {"
                    "since: Number(s.dataset.since_us), until: Number(s.dataset.until_us), step: Number(s.dataset.step_us),"
                    "points: [...s.querySelectorAll('circle.pt')].map(c => [Number(c.dataset.t_us), Number(c.dataset.v)]),"
