@@ -190,7 +190,8 @@ def test_watchers_that_never_read(fakecg, tmp_path):
     has left, so what it holds for each stays one update (its RSS grows by
     less than two updates' worth per watcher, + 16 MiB). Another client is
     served meanwhile; when they leave, the daemon's descriptors are back
-    where they were and it serves on. (More watchers at 10 ms, which the
+    where they were and it serves on. (The RSS bound is not asserted under
+    TSan, whose shadow memory follows every byte touched.) (More watchers at 10 ms, which the
     daemon answers each with a whole update, keep an ASan build on this
     loaded 2-CPU machine busy for tens of seconds: issue 13 item 2, another
     helper's.)"""
@@ -223,8 +224,14 @@ def test_watchers_that_never_read(fakecg, tmp_path):
             if k % 10 == 0:
                 other.served(timeout=60)
         grown = rss_kib(d.proc.pid) - rss0
-        assert grown < watchers * 2 * update_kib + (16 << 10), \
-            "RSS grew by %d KiB with %d watchers that never read (updates of %d KiB)" % (grown, watchers, update_kib)
+        # Not under TSan: its shadow memory grows with every byte the daemon
+        # touches (several times the application's), and its allocator keeps
+        # what was freed, so a TSan RSS says nothing about what is held for a
+        # watcher (24.8 MB once in CI against this 24.5 MB bound). The plain
+        # build and ASan (quarantine capped above) assert it.
+        if acctd_sanitizer() != "thread":
+            assert grown < watchers * 2 * update_kib + (16 << 10), \
+                "RSS grew by %d KiB with %d watchers that never read (updates of %d KiB)" % (grown, watchers, update_kib)
         other.served(timeout=60)
         for v in mute:
             v.close()
