@@ -325,6 +325,70 @@ static void test_scan_fake(void **state)
 	assert_int_equal(scan(f->d, &f->rec), 0);
 }
 
+/* The census (cgroup-census.h) of dirs (relative to base), as a walk that
+ * counts every one of them would take it. */
+static struct acct_cgroup_census census_of(const char *base, const char *const *dirs)
+{
+	struct acct_cgroup_census c = { 0 };
+	for (size_t i = 0; dirs[i]; i++)
+		acct_cgroup_census_add(&c, ino_of(base, dirs[i]));
+	return c;
+}
+
+static void assert_census(struct fake *f, enum acct_hierarchy h, const char *const *dirs)
+{
+	struct acct_cgroup_census mine, want = census_of(f->base, dirs);
+	assert_int_equal(acct_discovery_census(f->d, h, &mine), 0);
+	assert_int_equal(mine.count, want.count);
+	assert_true(acct_cgroup_census_equal(&mine, &want));
+}
+
+/* Discovery's census is that of every directory it walked per tree, kept by
+ * inotify; it cannot stand for a scan where exclude globs hide subtrees. */
+static void test_census(void **state)
+{
+	struct fake *f = *state = fake_new(NULL);
+	static const char *const memory[] = { "memory", "memory/system.slice", "memory/system.slice/a.service",
+					      "memory/onlymem", NULL };
+	static const char *const cpu[] = { "cpu,cpuacct", "cpu,cpuacct/system.slice", NULL };
+	static const char *const memory2[] = { "memory", "memory/system.slice", "memory/system.slice/a.service",
+					       "memory/x", NULL };
+	struct acct_cgroup_census c;
+
+	scan(f->d, &f->rec);
+	assert_census(f, ACCT_HIER_MEMORY, memory);
+	/* co-mounted: either name is the one tree */
+	assert_census(f, ACCT_HIER_CPU, cpu);
+	assert_census(f, ACCT_HIER_CPUACCT, cpu);
+	assert_int_equal(acct_discovery_census(f->d, ACCT_HIER_BLKIO, &c), -ENOENT);
+
+	/* one removed, one made (a larger inode): inotify keeps it current, and
+	 * the old census differs from the new */
+	struct acct_cgroup_census old;
+	assert_int_equal(acct_discovery_census(f->d, ACCT_HIER_MEMORY, &old), 0);
+	xrm_rf(f->base, "memory/onlymem");
+	xmkdir(f->base, "memory/x");
+	process(f->d, &f->rec);
+	assert_census(f, ACCT_HIER_MEMORY, memory2);
+	assert_int_equal(acct_discovery_census(f->d, ACCT_HIER_MEMORY, &c), 0);
+	assert_int_equal(c.count, old.count);
+	assert_false(acct_cgroup_census_equal(&c, &old));
+
+	/* the plan: one hierarchy per tree, none where a tree has no served one */
+	uint32_t all = BIT(ACCT_HIER_UNIFIED) | BIT(ACCT_HIER_MEMORY) | BIT(ACCT_HIER_CPU) | BIT(ACCT_HIER_CPUACCT);
+	uint32_t plan = acct_discovery_census_plan(f->d, all);
+	assert_int_equal(__builtin_popcount(plan), 3);
+	assert_true(plan & BIT(ACCT_HIER_UNIFIED));
+	assert_true(plan & BIT(ACCT_HIER_MEMORY));
+	assert_int_equal(acct_discovery_census_plan(f->d, all & ~BIT(ACCT_HIER_MEMORY)), 0);
+
+	char *exclude[] = { "/user.slice", NULL };
+	struct acct_discovery_filter filter = { .exclude = exclude, .max_depth = 32 };
+	assert_int_equal(acct_discovery_set_filter(f->d, &filter), 0);
+	scan(f->d, &f->rec);
+	assert_int_equal(acct_discovery_census(f->d, ACCT_HIER_MEMORY, &c), -ENODATA);
+}
+
 static void test_inotify_fake(void **state)
 {
 	struct fake *f = *state = fake_new(NULL);
@@ -1029,6 +1093,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_invalid),
 		cmocka_unit_test_teardown(test_scan_fake, fake_teardown),
+		cmocka_unit_test_teardown(test_census, fake_teardown),
 		cmocka_unit_test_teardown(test_inotify_fake, fake_teardown),
 		cmocka_unit_test_teardown(test_events_fake, fake_teardown),
 		cmocka_unit_test_teardown(test_recreate, fake_teardown),

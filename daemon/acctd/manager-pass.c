@@ -45,15 +45,90 @@ void manager_on_inotify(evutil_socket_t fd, short what, void *userdata)
 	start_soon_pass(m);
 }
 
-void manager_on_rescan(evutil_socket_t fd, short what, void *userdata)
+/* A scan of every directory; the passes it queues start after the running
+ * handler (manager_on_sampler_done() or the next tick) where `inside_pass`. */
+static void periodic_scan(struct manager *m, const char *why, bool inside_pass)
 {
-	struct manager *m = userdata;
+	m->rescans++;
 	int r = manager_scan(m);
 	if (r < 0)
 		log_warning_errno(r, "Periodic cgroup rescan failed: %m");
 	else if (r > 0)
-		log_debug("Periodic rescan found %d changes inotify had not reported", r);
-	start_soon_pass(m);
+		log_debug("Periodic rescan (%s) found %d changes inotify had not reported", why, r);
+	if (!inside_pass)
+		start_soon_pass(m);
+}
+
+/* The census, where every walked tree has a hierarchy the BPF collector
+ * serves and discovery's set can stand for it (acct_discovery_census()):
+ * the hierarchies to ask the sampler for; 0 where a scan must do. */
+static uint32_t census_plan(struct manager *m)
+{
+	uint32_t served = 0;
+	struct acct_cgroup_census c;
+	for (int h = 0; h < _ACCT_HIER_MAX; h++)
+		if (acct_bpf_collector_serves(m->collector, h) && acct_bpf_collector_reads(m->collector, h))
+			served |= 1u << h;
+	uint32_t plan = acct_discovery_census_plan(m->discovery, served);
+	for (int h = 0; plan && h < _ACCT_HIER_MAX; h++)
+		if ((plan & (1u << h)) && acct_discovery_census(m->discovery, h, &c) < 0)
+			plan = 0;
+	return plan;
+}
+
+/* The periodic rescan looks for what inotify did not report. A scan reads
+ * every directory of every hierarchy: at 10,000 cgroups in a hybrid layout
+ * about a second of CPU, most of what an idle acctd costs. Where the BPF
+ * collector walks the hierarchies, the next full pass takes their census
+ * instead (acct_sampler_want_census()) and finish_pass() scans only where it
+ * differs from discovery's (census_check()). */
+void manager_on_rescan(evutil_socket_t fd, short what, void *userdata)
+{
+	struct manager *m = userdata;
+	uint32_t plan = m->census_asked ? 0 : census_plan(m);
+	if (m->census_asked)
+		/* the last one was never taken (no full pass since): scan */
+		m->census_asked = 0;
+	if (!plan) {
+		periodic_scan(m, "every directory", false);
+		return;
+	}
+	m->census_asked = plan;
+	acct_sampler_want_census(m->sampler, plan, m->config->max_depth);
+}
+
+/* After a full pass that took the census asked: compare each hierarchy's
+ * with discovery's after the inotify events read so far; scan where any
+ * differs or was not taken. A cgroup made or removed between the walk and
+ * the comparison makes them differ: a scan then costs what it always did. */
+static void census_check(struct manager *m, const struct acct_pass_report *rep)
+{
+	uint32_t plan = m->census_asked;
+	const char *why = NULL;
+	char text[96];
+
+	if (!plan || !(rep->census_taken & plan))
+		return;
+	m->census_asked = 0;
+	m->census_checks++;
+	if (manager_process_changes(m) < 0)
+		why = "inotify failed";
+	for (int h = 0; !why && h < _ACCT_HIER_MAX; h++) {
+		struct acct_cgroup_census mine;
+		if (!(plan & (1u << h)))
+			continue;
+		if (!(rep->census_mask & (1u << h)) || acct_discovery_census(m->discovery, h, &mine) < 0)
+			why = "no census";
+		else if (!acct_cgroup_census_equal(&mine, &rep->census[h])) {
+			snprintf(text, sizeof(text), "%s census: %" PRIu64 " cgroups walked, %" PRIu64 " known",
+				 acct_hierarchy_to_string(h), rep->census[h].count, mine.count);
+			why = text;
+		}
+	}
+	if (why) {
+		m->census_differed++;
+		periodic_scan(m, why, true);
+	}
 }
 
 static int start_pass(struct manager *m, unsigned flags)
@@ -275,6 +350,7 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 		finish_event_pass(m, rep);
 		return;
 	}
+	census_check(m, rep);
 	int n = acct_ledger_snapshot(m->ledger, false, &cgs);
 
 	if (n >= 0) {

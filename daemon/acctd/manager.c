@@ -631,6 +631,9 @@ void manager_get_stats(const struct manager *m, struct manager_stats *ret)
 		.bpf_checks = m->bpf_checks_total,
 		.bpf_mismatches = m->bpf_mismatches_total,
 		.tombstones_folded = m->tombstones_folded,
+		.rescans = m->rescans,
+		.census_checks = m->census_checks,
+		.census_differed = m->census_differed,
 	};
 	memcpy(ret->bpf_last_mismatch, m->bpf_last_mismatch, sizeof(ret->bpf_last_mismatch));
 	memcpy(ret->sample_errors_total, m->sample_errors_total, sizeof(ret->sample_errors_total));

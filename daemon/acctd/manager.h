@@ -83,6 +83,10 @@ struct manager_stats {
 	uint64_t kernel_idle, kernel_due;
 	char bpf_last_mismatch[160];
 	uint64_t tombstones_folded; /* forgotten before their retention ([cgroups] max_tombstones) */
+	/* The periodic rescan (manager-pass.c, manager_on_rescan()): scans of
+	 * every directory, and censuses taken instead, of which how many
+	 * differed from discovery's (each followed by a scan). */
+	uint64_t rescans, census_checks, census_differed;
 };
 
 /* A front end: what serves the manager's data to the outside (the varlink
@@ -194,6 +198,10 @@ struct manager {
 	uint64_t kernel_idle, kernel_due_total; /* ticks with nothing due; cgroups read when due */
 	bool kernel_top;         /* the running walk alone reads some of the top level */
 	char bpf_last_mismatch[160];
+	/* The periodic rescan: the census asked of the sampler and not yet
+	 * taken (hierarchies, 0: none), and the figures of manager_stats. */
+	uint32_t census_asked;
+	uint64_t rescans, census_checks, census_differed;
 
 	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
 	bool tuned;

@@ -105,6 +105,25 @@ static struct json_object *charges_ram_json(const struct acct_charges_ram *cr)
 	return o;
 }
 
+/* Discovery and the periodic rescan: what a census saved (IDL's Discovery). */
+static struct json_object *discovery_json(const struct manager *m, const struct manager_stats *ms)
+{
+	struct acct_discovery_stats d;
+	struct json_object *o = json_object_new_object();
+	acct_discovery_stats(m->discovery, &d);
+	const struct {
+		const char *name;
+		uint64_t value;
+	} figures[] = {
+		{ "tracked", d.tracked },     { "directories", d.directories },       { "watches", d.watches },
+		{ "unwatched", d.unwatched }, { "scans", d.scans },                   { "overflows", d.overflows },
+		{ "rescans", ms->rescans },    { "census_checks", ms->census_checks }, { "census_differed", ms->census_differed },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(figures); i++)
+		json_object_object_add(o, figures[i].name, json_object_new_int64((int64_t)figures[i].value));
+	return o;
+}
+
 /* The members are added in the order Status() has always had: its replies
  * are compared byte for byte. */
 int daemon_status_json(const struct manager *m, struct json_object **ret)
@@ -188,6 +207,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 	if (acct_charges_ram_any(manager_charges_ram(m)))
 		json_object_object_add(st, "charges_reconciliation", charges_ram_json(manager_charges_ram(m)));
 	json_object_object_add(st, "charges_state", charges_store_status_json(m->charges_store));
+	json_object_object_add(st, "discovery", discovery_json(m, ms));
 	*ret = st;
 	return 0;
 }

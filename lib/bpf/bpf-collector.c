@@ -465,6 +465,15 @@ const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snaps
 	return NULL;
 }
 
+void acct_bpf_snapshot_census(const struct acct_bpf_snapshot *s, unsigned max_level,
+			      struct acct_cgroup_census *ret)
+{
+	*ret = (struct acct_cgroup_census){ 0 };
+	for (size_t i = 0; i < s->n; i++)
+		if (s->rec[i]->level >= 0 && (unsigned)s->rec[i]->level <= max_level)
+			acct_cgroup_census_add(ret, s->rec[i]->id);
+}
+
 /* Read one iterator session from fd into c->buf at offset `at`; returns the
  * bytes read or -errno. A cgroup iterator's session ends with the kernel's
  * seq buffer (8 pages): a walk that does not fit makes the next read() fail

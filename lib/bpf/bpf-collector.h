@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "cgroup-record.h"
+#include "cgroup/cgroup-census.h"
 #include "cgroup/cgroup-layout.h"
 #include "cgroup/memcg-bounds.h"
 
@@ -83,6 +84,11 @@ struct acct_bpf_snapshot {
 void acct_bpf_snapshot_clear(struct acct_bpf_snapshot *s);
 /* The record of cgroup id, or NULL. O(log n). */
 const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id);
+/* The census (cgroup-census.h) of the cgroups of a whole walk at levels
+ * 0..max_level (the root is level 0), into *ret. The kernel's iterator skips
+ * cgroups being destroyed, so these are the hierarchy's directories. O(n). */
+void acct_bpf_snapshot_census(const struct acct_bpf_snapshot *s, unsigned max_level,
+			      struct acct_cgroup_census *ret);
 
 /* Walk hierarchy h into *snap (its old records are replaced; the buffer is
  * reused). A walk is whole or fails: the kernel ends a cgroup iterator's

@@ -907,6 +907,42 @@ int acct_discovery_process(struct acct_discovery *d, acct_discovery_fn fn, void 
 	return end(d, r);
 }
 
+static int tree_of(const struct acct_discovery *d, enum acct_hierarchy h)
+{
+	for (unsigned t = 0; t < d->n_trees; t++)
+		if (d->trees[t].bits & (1u << h))
+			return (int)t;
+	return -ENOENT;
+}
+
+uint32_t acct_discovery_census_plan(const struct acct_discovery *d, uint32_t served)
+{
+	uint32_t plan = 0;
+	for (unsigned t = 0; t < d->n_trees; t++) {
+		uint32_t mine = d->trees[t].bits & served;
+		if (!mine)
+			return 0;
+		plan |= mine & -mine; /* its lowest bit */
+	}
+	return plan;
+}
+
+int acct_discovery_census(const struct acct_discovery *d, enum acct_hierarchy h, struct acct_cgroup_census *ret)
+{
+	int t = tree_of(d, h);
+	if (t < 0)
+		return t;
+	if ((d->filter.exclude && d->filter.exclude[0]) || d->unwatched)
+		return -ENODATA;
+	*ret = (struct acct_cgroup_census){ 0 };
+	for (size_t i = 0; i < ptr_table_capacity(&d->paths); i++) {
+		const struct node *n = ptr_table_at(&d->paths, i);
+		if (n && (n->present & (1u << t)))
+			acct_cgroup_census_add(ret, n->ino[t]);
+	}
+	return 0;
+}
+
 void acct_discovery_stats(const struct acct_discovery *d, struct acct_discovery_stats *ret)
 {
 	*ret = (struct acct_discovery_stats){

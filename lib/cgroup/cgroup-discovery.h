@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cgroup-census.h"
 #include "cgroup-layout.h"
 
 /* Which cgroups to track. Globs match the whole relative path with fnmatch(3)
@@ -114,6 +115,28 @@ int acct_discovery_process(struct acct_discovery *d, acct_discovery_fn fn, void 
  * acct_discovery_process(). */
 int acct_discovery_handle_events(struct acct_discovery *d, const void *buf, size_t len, acct_discovery_fn fn,
 				 void *userdata);
+
+/* ---- the census: a rescan that reads no directory ----------------------
+ *
+ * The periodic rescan looks for what inotify did not report. Where another
+ * observer lists the same hierarchy (the BPF cgroup iterator), comparing
+ * its census with discovery's (cgroup-census.h) shows whether there is
+ * anything to find: equal, the scan is not needed; different, it is. */
+
+/* The hierarchies to take a census of: for each walked tree (co-mounted
+ * hierarchies are one tree), the first of its hierarchies in `served` (a
+ * mask of 1 << enum acct_hierarchy). Returns that mask, or 0 when a tree has
+ * no hierarchy in `served` (a census cannot then stand for a scan). */
+uint32_t acct_discovery_census_plan(const struct acct_discovery *d, uint32_t served);
+
+/* The census of the directories discovery knows in hierarchy h as of its
+ * last scan and the inotify events since (the root is level 0; levels up to
+ * the filter's max_depth), into *ret. Returns 0; -ENOENT when h is not a
+ * walked hierarchy; -ENODATA when discovery's set cannot stand for the
+ * hierarchy's: exclude globs are set (excluded subtrees are not walked), or
+ * some directory has no watch (a v1 rename below it changes no id, so only
+ * a scan finds it). O(directories known). */
+int acct_discovery_census(const struct acct_discovery *d, enum acct_hierarchy h, struct acct_cgroup_census *ret);
 
 /* Counters for Status/metrics, filled into *ret; cannot fail. */
 struct acct_discovery_stats {

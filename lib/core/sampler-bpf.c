@@ -567,6 +567,47 @@ static bool psi_walk_due(const struct acct_sampler *s)
 	       (!s->psi_walk_at || s->now_us - s->psi_walk_at >= PSI_WITNESS_US);
 }
 
+void acct_sampler_want_census(struct acct_sampler *s, uint32_t hierarchies, unsigned max_level)
+{
+	if (!s->opts.collector)
+		return;
+	__atomic_store_n(&s->census_level, max_level, __ATOMIC_RELAXED);
+	__atomic_or_fetch(&s->census_want, hierarchies, __ATOMIC_RELEASE);
+}
+
+/* The census asked for, in a full fast pass (worker 0, after the pass's own
+ * walks): from the snapshot of each hierarchy this pass walked, and a lean
+ * walk of each other one (a hierarchy without memcg values writes small
+ * records: about what one walk of the memcg hierarchy costs, once per
+ * rescan_interval instead of a readdir of every directory). A failed walk
+ * leaves its bit out, so the owner scans. */
+static void take_census(struct acct_sampler *s)
+{
+	struct acct_pass_report *rep = &s->bpf_report;
+
+	if ((s->flags & (ACCT_PASS_FAST | ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) != ACCT_PASS_FAST)
+		return;
+	uint32_t want = __atomic_exchange_n(&s->census_want, 0, __ATOMIC_ACQUIRE);
+	unsigned level = __atomic_load_n(&s->census_level, __ATOMIC_RELAXED);
+	rep->census_taken = want;
+	for (int i = 0; want && i < _ACCT_HIER_MAX; i++) {
+		if (!(want & (1u << i)) || !acct_bpf_collector_serves(s->opts.collector, i))
+			continue;
+		if (!s->snap_valid[i]) {
+			int r = acct_bpf_collector_read_lean(s->opts.collector, i, &s->snap[i]);
+			if (r < 0) {
+				if (r != -E2BIG)
+					rep->errors[ACCT_ERR_UNREADABLE]++;
+				continue;
+			}
+			s->snap_valid[i] = true;
+			rep->bpf_records += (uint64_t)r;
+		}
+		acct_bpf_snapshot_census(&s->snap[i], level, &rep->census[i]);
+		rep->census_mask |= 1u << i;
+	}
+}
+
 /* Walk every served hierarchy into one snapshot each (worker 0, at the start
  * of a pass that reads memory; the other workers wait for it), with the
  * cross-checks around the walk: worker 0 reads the memory file of CHECKS
@@ -628,6 +669,7 @@ void sampler_bpf_walk(struct acct_sampler *s)
 			walk_one(s, i);
 	if (s->snap_valid[ACCT_HIER_UNIFIED])
 		s->psi_walk_at = s->now_us;
+	take_census(s);
 	rep->bpf_walk_us = acct_now_us() - t0;
 	if (s->mem_hier < 0 || !s->snap_valid[s->mem_hier])
 		return;

@@ -257,6 +257,8 @@ struct acct_sampler {
 	uint64_t psi_walk_at;     /* the pass (now_us) of the last walk of the unified hierarchy,
 				   * whose records carry the pressure witness (sampler_bpf_walk()) */
 	bool moving_valid;
+	uint32_t census_want;     /* atomic: acct_sampler_want_census()'s hierarchies not taken yet */
+	unsigned census_level;    /* atomic: and its max_level */
 	/* A walk alone over a few cgroups reads each one's record alone
 	 * (one_mode): one_recs[i] for work[i] where one_ok[i]. */
 	struct acct_bpf_record *one_recs;

@@ -833,6 +833,9 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		report->bpf_checks = b->bpf_checks;
 		report->bpf_mismatches = b->bpf_mismatches;
 		report->bpf_fallbacks = b->bpf_fallbacks;
+		report->census_taken = b->census_taken;
+		report->census_mask = b->census_mask;
+		memcpy(report->census, b->census, sizeof(report->census));
 		report->errors[ACCT_ERR_UNREADABLE] += b->errors[ACCT_ERR_UNREADABLE];
 		memcpy(report->last_mismatch, b->last_mismatch, sizeof(report->last_mismatch));
 	}

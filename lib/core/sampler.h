@@ -111,6 +111,11 @@ struct acct_pass_report {
 	uint64_t task_checks;          /* cgroups whose thread list was read around the walk */
 	uint64_t task_mismatches;      /* of them, a walk's count outside the two lists' */
 	bool task_fallback;            /* this pass moved threads back to files for good */
+	/* The census asked for (acct_sampler_want_census()): the hierarchies
+	 * whose request this pass took, and census[h] for each bit h of
+	 * census_mask (a hierarchy whose walk failed is not in it). */
+	uint32_t census_taken, census_mask;
+	struct acct_cgroup_census census[_ACCT_HIER_MAX];
 	char last_mismatch[160];       /* "PATH QUANTITY bpf V not in [A, B]"; "" if none */
 };
 
@@ -166,6 +171,14 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
  * list (no fast pass yet with the BPF collector, or a moving cgroup was
  * released since: the caller walks every cgroup as before), or -ENOMEM. */
 int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct_cgroup ***ret);
+/* Ask the next full fast pass (ACCT_PASS_FAST without EVENT or KERNEL) for
+ * the census (cgroup-census.h) of each hierarchy in `hierarchies` (a mask of
+ * 1 << enum acct_hierarchy) at levels 0..max_level, from the collector's
+ * walks: those the pass makes anyway, and a lean walk of each other one. The
+ * report's census_mask says which it took. Any thread, any time; requests
+ * add up until a pass takes them (the last max_level holds). Nothing
+ * without a collector. */
+void acct_sampler_want_census(struct acct_sampler *s, uint32_t hierarchies, unsigned max_level);
 /* An eventfd that becomes readable when a pass completes. */
 int acct_sampler_fd(const struct acct_sampler *s);
 bool acct_sampler_busy(const struct acct_sampler *s);

@@ -175,7 +175,8 @@ def test_status(api):
     want = {"version", "status", "uptime_us", "cgroup_mode", "cgroup_root", "cgroups_live", "cgroups_dead",
             "fast_interval_us", "slow_interval_us", "last_fast_pass", "last_slow_pass", "budgets", "tuner",
             "reconciliation", "config_sources", "reloads", "reload_failures", "reload_result", "collectors", "bpf",
-            "history", "log", "tombstones_folded", "charges_reconciliation", "charges_state", "charge_slots"}
+            "history", "log", "tombstones_folded", "charges_reconciliation", "charges_state", "charge_slots",
+            "discovery"}
     # charges_reconciliation only where a resource is declared ram, charge_slots where one is declared
     # (docs/charges.md)
     assert set(st) <= want and set(st) >= want - {"reload_result", "charges_reconciliation", "charge_slots"}

@@ -882,6 +882,93 @@ def test_pressure_witness(tree, tmp_path):
         print("stall served %.1f s after it ended" % (time.monotonic() - t0))
 
 
+def discovery(d):
+    return status(d)["discovery"]
+
+
+def wait_census(d, agreed, timeout=90):
+    """Until `agreed` more censuses than now agreed with discovery's; the
+    figures then. Other processes on a shared host make and remove cgroups,
+    so a census may differ now and then: agreements are counted."""
+    def ok_count(x):
+        return x["census_checks"] - x["census_differed"]
+    start = ok_count(discovery(d))
+    deadline = time.monotonic() + timeout
+    while True:
+        x = discovery(d)
+        if ok_count(x) >= start + agreed:
+            return x
+        assert time.monotonic() < deadline, ("censuses did not agree", x)
+        time.sleep(0.1)
+
+
+def test_census_stands_in_for_rescans(tree, tmp_path):
+    """The periodic rescan reads no directory where the BPF walks' census of
+    every hierarchy equals discovery's (docs/acctd.md, "Discovery"): with
+    rescan_interval 300 ms, censuses agree pass after pass and every
+    periodic scan made is one a census asked for; a memory cgroup removed
+    while its pages are still charged (dying, yet walked by nothing) keeps
+    them agreeing; a cgroup the scan cannot see (a tmpfs mounted over its
+    directory, then a reload's scan: the walk counts it, discovery no
+    longer does) makes each census
+    differ, and each is followed by a scan. Made wrong (no census, a census
+    of other ids or levels, a scan skipped where one differs), the counts
+    below do not add up."""
+    roots = [CG + "/" + h for h in mounted_hierarchies()] if not os.path.exists(CG + "/cgroup.controllers") else [CG]
+    tree.mkdir(roots=roots)
+    for i in range(20):
+        tree.mkdir("c%02d" % i, roots=roots)
+    c = conf(tmp_path, tree, "bpf", sampling__fast_interval="100ms", sampling__rescan_interval="300ms")
+    with daemon(tmp_path, c) as d:
+        x = wait_census(d, 5)
+        assert x["rescans"] == x["census_differed"], x
+        assert x["unwatched"] == 0, x
+        # A dying memcg: pages charged to it (a file in /dev/shm written from
+        # inside) outlive its directory; the kernel's iterator skips it as the
+        # scan does.
+        tree.mkdir("dying", roots=roots)
+        shm = "/dev/shm/acctd-census-%d" % os.getpid()
+        w = subprocess.Popen(["sh", "-c", "echo $$ > %s/cgroup.procs && head -c 4194304 /dev/zero > %s"
+                              % (tree.dir("dying"), shm)])
+        try:
+            assert w.wait() == 0
+            for root in roots:
+                tree.rmdir(tree.dir("dying", root))
+            x = wait_census(d, 5)
+            assert x["rescans"] == x["census_differed"], x
+            # A cgroup hidden from the scan: each census differs and is followed by a scan.
+            tree.mkdir("hidden", roots=[tree.lay["dir"]])
+            hidden = tree.dir("hidden")
+            r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "acctd-census", hidden],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                pytest.skip("cannot mount a tmpfs: %s" % r.stderr.strip())
+            try:
+                # discovery knew the directory before the mount: a reload's
+                # scan finds it gone (another device); the walk still counts it
+                reloads = status(d)["reloads"]
+                d.signal(signal.SIGHUP)
+                deadline = time.monotonic() + 60
+                while status(d)["reloads"] == reloads:
+                    assert time.monotonic() < deadline, "no reload"
+                    time.sleep(0.1)
+                before = discovery(d)
+                deadline = time.monotonic() + 90
+                while discovery(d)["census_differed"] < before["census_differed"] + 3:
+                    assert time.monotonic() < deadline, ("no census differed", discovery(d))
+                    time.sleep(0.1)
+                after = discovery(d)
+                assert after["rescans"] - before["rescans"] >= 3, (before, after)
+                assert after["scans"] - before["scans"] >= 3, (before, after)
+            finally:
+                subprocess.run(["umount", "-l", hidden], check=False)
+            x = wait_census(d, 3)
+            assert x["unwatched"] == 0, x
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(shm)
+
+
 # ---- 5. fallbacks ---------------------------------------------------------------------------------------
 
 
