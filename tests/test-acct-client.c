@@ -6,7 +6,8 @@
  * the wire (batches split under the message limit, halved when refused), and
  * OpenChargeSlot's memfd sent by the daemon's own writer (reply-fds.c) over a
  * real socketpair with SCM_RIGHTS, mapped and charged, and descriptors that
- * come with other replies closed. No daemon needed. Long because every
+ * come with other replies closed; the error of a thread's last charging call
+ * (acct_client_last_error()), per thread on one connection. No daemon needed. Long because every
  * case drives the same scripted peer (its threads, framing and fd passing),
  * which a split would have to repeat. */
 #include <errno.h>
@@ -868,6 +869,223 @@ static void test_charge_threads(void **state)
 	assert_true(s.charges == 300 * (1 + 2 + 3 + 4));
 }
 
+/* ---- the last error of a thread's charging call ----------------------------------- */
+
+/* The calling thread's last error: 1 and its name and words, or 0. The name
+ * and words are checked against `name` and `text` (NULL: there must be none). */
+static void assert_last_error(const char *name, const char *text)
+{
+	char *n = (char *)1, *t = (char *)1;
+	struct json_object *p = (struct json_object *)1;
+
+	assert_int_equal(acct_client_last_error(&n, &p, &t), name ? 1 : 0);
+	if (!name) {
+		assert_null(n);
+		assert_null(p);
+		assert_null(t);
+		return;
+	}
+	assert_string_equal(n, name);
+	assert_true(json_object_is_type(p, json_type_object));
+	if (text)
+		assert_string_equal(t, text);
+	free(n);
+	free(t);
+	json_object_put(p);
+}
+
+static void test_charge_last_error(void **state)
+{
+	int peer;
+	struct acct_client *c = pair(&peer);
+	struct json_object *p = NULL;
+	char *name = NULL, *text = NULL;
+
+	/* acctd's error: its name, parameters and words, for as long as the
+	 * thread makes no other charging call */
+	peer_send(peer, "{\"error\":\"io.acctd.Accounting.NoSuchResource\",\"parameters\":{\"resource\":\"gpu\"}}");
+	assert_int_equal(acct_client_charge(c, "gpu", 1, NULL, 0), -ENOKEY);
+	json_object_put(peer_read(peer));
+	assert_int_equal(acct_client_last_error(&name, &p, &text), 1);
+	assert_string_equal(name, ACCT_ERROR_NO_SUCH_RESOURCE);
+	assert_string_equal(str(p, "resource"), "gpu");
+	assert_string_equal(text, "No such resource: gpu (resources are declared in acctd.conf's [resource.NAME] sections)");
+	free(name), free(text), json_object_put(p);
+	assert_int_equal(acct_client_last_error(NULL, NULL, NULL), 1); /* it stays */
+	assert_last_error(ACCT_ERROR_NO_SUCH_RESOURCE, NULL);
+
+	/* what -EBADR alone cannot say: which error */
+	peer_send(peer, "{\"error\":\"io.acctd.Accounting.Quota\",\"parameters\":{\"left\":3}}");
+	assert_int_equal(acct_client_charge(c, "gpu", 1, NULL, 0), -EBADR);
+	json_object_put(peer_read(peer));
+	assert_last_error("io.acctd.Accounting.Quota", "io.acctd.Accounting.Quota {\"left\":3}");
+
+	/* a success clears it */
+	peer_send(peer, "{}");
+	assert_int_equal(acct_client_charge(c, "gpu", 1, NULL, 0), 0);
+	json_object_put(peer_read(peer));
+	assert_last_error(NULL, NULL);
+
+	/* so does a call refused before anything was sent */
+	peer_send(peer, "{\"error\":\"org.varlink.service.PermissionDenied\"}");
+	assert_int_equal(acct_client_open_slot(c, "gpu", "/other", &(struct acct_charge_slot *){ NULL }), -EACCES);
+	json_object_put(peer_read(peer));
+	assert_last_error(ACCT_ERROR_PERMISSION_DENIED, "Permission denied");
+	assert_int_equal(acct_client_charge(c, "", 1, NULL, 0), -EINVAL);
+	assert_last_error(NULL, NULL);
+
+	/* a batch: the error of the message that failed, with its words */
+	struct acct_charge two[] = { { .resource = "gpu", .delta = 1 }, { .resource = "gpu", .delta = 2, .cgroup = "/x" } };
+	size_t applied = 99;
+	peer_send(peer, "{\"parameters\":{\"applied\":2}}");
+	assert_int_equal(acct_client_charge_batch(c, two, 2, &applied), 0);
+	json_object_put(peer_read(peer));
+	assert_last_error(NULL, NULL);
+	peer_send(peer, "{\"error\":\"io.acctd.Accounting.NoSuchCgroup\",\"parameters\":{\"cgroup\":\"/x\"}}");
+	assert_int_equal(acct_client_charge_batch(c, two, 2, &applied), -ENOENT);
+	json_object_put(peer_read(peer));
+	assert_last_error(ACCT_ERROR_NO_SUCH_CGROUP, "No such cgroup: /x");
+	/* a message refused as too long and sent again in halves is no error
+	 * of the call, which succeeded */
+	peer_send(peer, "{\"error\":\"io.acctd.Accounting.ResourceLimitExceeded\",\"parameters\":{\"limit\":\"max_message_size\"}}");
+	peer_send(peer, "{\"parameters\":{\"applied\":1}}");
+	peer_send(peer, "{\"parameters\":{\"applied\":1}}");
+	assert_int_equal(acct_client_charge_batch(c, two, 2, &applied), 0);
+	assert_true(applied == 2);
+	for (int i = 0; i < 3; i++)
+		json_object_put(peer_read(peer));
+	assert_last_error(NULL, NULL);
+
+	/* other calls keep their errors in their replies and leave it alone */
+	peer_send(peer, "{\"error\":\"org.varlink.service.PermissionDenied\"}");
+	assert_int_equal(acct_client_charge(c, "gpu", 1, "/other", 0), -EACCES);
+	json_object_put(peer_read(peer));
+	struct acct_reply reply = { 0 };
+	peer_send(peer, "{\"error\":\"io.acctd.Accounting.NoSuchCgroup\"}");
+	assert_int_equal(acct_client_call(c, "Get", NULL, 1000, &reply), -ENOENT);
+	json_object_put(peer_read(peer));
+	acct_reply_clear(&reply);
+	assert_last_error(ACCT_ERROR_PERMISSION_DENIED, NULL);
+
+	/* a transport failure has no error of acctd: the errno is all there is */
+	close(peer);
+	assert_true(acct_client_charge(c, "gpu", 1, NULL, 0) < 0);
+	assert_last_error(NULL, NULL);
+	acct_client_free(c);
+}
+
+/* A fake acctd that refuses every Charge with NoSuchResource, naming the
+ * resource of that call. */
+static void *refuse_serve(void *userdata)
+{
+	int fd = *(int *)userdata;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+
+	for (;;) {
+		ssize_t k = read(fd, buf + n, cap - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+		char *nul;
+		while ((nul = memchr(buf, 0, n))) {
+			size_t len = (size_t)(nul - buf);
+			struct json_object *call = json_tokener_parse(buf);
+			char reply[256];
+			snprintf(reply, sizeof(reply),
+				 "{\"error\":\"io.acctd.Accounting.NoSuchResource\",\"parameters\":{\"resource\":\"%s\"}}",
+				 str(params_of(call), "resource"));
+			json_object_put(call);
+			if (write(fd, reply, strlen(reply) + 1) < 0)
+				break;
+			memmove(buf, nul + 1, n - len - 1);
+			n -= len + 1;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+struct refused_charger {
+	struct acct_client *c;
+	char resource[16];
+	pthread_barrier_t *turns; /* NULL: charge freely */
+	int wrong;
+};
+
+/* Whether the thread's last error names `resource`. */
+static bool last_error_names(const char *resource)
+{
+	struct json_object *p = NULL;
+	bool ok = acct_client_last_error(NULL, &p, NULL) == 1 && strcmp(str(p, "resource"), resource) == 0;
+
+	json_object_put(p);
+	return ok;
+}
+
+static void *refused_loop(void *userdata)
+{
+	struct refused_charger *ch = userdata;
+
+	for (int i = 0; i < 300; i++) {
+		if (ch->turns) {
+			/* In turns: the first thread's call ends, then the
+			 * second's, then both read; each must find its own. */
+			bool first = strcmp(ch->resource, "res0") == 0;
+			if (!first)
+				(void)pthread_barrier_wait(ch->turns);
+			if (acct_client_charge(ch->c, ch->resource, 1, NULL, 0) != -ENOKEY)
+				ch->wrong++;
+			if (first)
+				(void)pthread_barrier_wait(ch->turns);
+			(void)pthread_barrier_wait(ch->turns + 1);
+		} else if (acct_client_charge(ch->c, ch->resource, 1, NULL, 0) != -ENOKEY)
+			ch->wrong++;
+		if (!last_error_names(ch->resource))
+			ch->wrong++;
+	}
+	/* the thread exits with its last error recorded: freed then (ASan's
+	 * leak check would report it otherwise) */
+	return NULL;
+}
+
+/* Threads charging on one connection at once each read their own call's
+ * error, never that of another thread's call that ended meanwhile. */
+static void test_charge_last_error_threads(void **state)
+{
+	int peer;
+	struct acct_client *c = pair(&peer);
+	struct refused_charger ch[4];
+	pthread_t server, t[4];
+
+	pthread_barrier_t turns[2];
+
+	assert_int_equal(pthread_create(&server, NULL, refuse_serve, &peer), 0);
+	/* two threads in turns, so that one call always ends between the
+	 * other's and its read; then four at once */
+	for (int round = 0; round < 2; round++) {
+		int n = round == 0 ? 2 : 4;
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(pthread_barrier_init(&turns[i], NULL, 2), 0);
+		for (int i = 0; i < n; i++) {
+			ch[i] = (struct refused_charger){ .c = c, .turns = round == 0 ? turns : NULL };
+			snprintf(ch[i].resource, sizeof(ch[i].resource), "res%d", i);
+			assert_int_equal(pthread_create(&t[i], NULL, refused_loop, &ch[i]), 0);
+		}
+		for (int i = 0; i < n; i++) {
+			pthread_join(t[i], NULL);
+			assert_int_equal(ch[i].wrong, 0);
+		}
+		for (int i = 0; i < 2; i++)
+			pthread_barrier_destroy(&turns[i]);
+	}
+	/* nor the calling thread's, which made no charging call since its last */
+	assert_last_error(NULL, NULL);
+	acct_client_free(c);
+	pthread_join(server, NULL);
+	close(peer);
+}
+
 /* Send `json` with the descriptors `fds` attached (SCM_RIGHTS), as a daemon
  * other than acctd might; the descriptors are the caller's still. */
 static void peer_send_fds(int sock, const char *json, const int *fds, size_t nfds)
@@ -1089,6 +1307,8 @@ int main(void)
 		cmocka_unit_test(test_charge_wire),
 		cmocka_unit_test(test_charge_batch_split),
 		cmocka_unit_test(test_charge_threads),
+		cmocka_unit_test(test_charge_last_error),
+		cmocka_unit_test(test_charge_last_error_threads),
 		cmocka_unit_test(test_open_slot),
 		cmocka_unit_test(test_unexpected_fds),
 	};

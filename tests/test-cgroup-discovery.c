@@ -602,6 +602,40 @@ static void test_filter(void **state)
 	assert_int_equal(st.watches, 0);
 }
 
+/* An include glob matches the whole path, not one level: '*' crosses '/',
+ * a match takes the cgroup alone (not its children), and a parent that does
+ * not match hides none of them (the examples of acctd.conf(5), [cgroups]
+ * include). */
+static void test_filter_whole_path(void **state)
+{
+	static const struct {
+		const char *include, *exclude;
+		const char *taken[4];
+	} cases[] = {
+		{ "/system.slice", NULL, { "/system.slice" } },
+		{ "/system.slice/*", NULL, { "/system.slice/a.service", "/system.slice/b.service", "/system.slice/a.service/x" } },
+		{ "/*.slice", NULL, { "/system.slice", "/user.slice", "/user.slice/user-1000.slice" } },
+		{ "/system.slice/*", "/system.slice/*/*", { "/system.slice/a.service", "/system.slice/b.service" } },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		char *include[] = { (char *)cases[i].include, NULL }, *exclude[] = { (char *)cases[i].exclude, NULL };
+		struct acct_discovery_filter filter = { .include = include, .exclude = cases[i].exclude ? exclude : NULL,
+							.max_depth = 32 };
+		struct fake *f = *state = fake_new(&filter);
+		int n = 0;
+
+		xmkdir(f->base, "unified/system.slice/a.service/x");
+		while (n < 4 && cases[i].taken[n])
+			n++;
+		assert_int_equal(scan(f->d, &f->rec), n);
+		for (int k = 0; k < n; k++)
+			rec_get(&f->rec, ACCT_CGROUP_ADDED, cases[i].taken[k]);
+		fake_free(f);
+		*state = NULL;
+	}
+}
+
 static void test_overflow(void **state)
 {
 	struct fake *f = *state = fake_new(NULL);
@@ -1098,6 +1132,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_events_fake, fake_teardown),
 		cmocka_unit_test_teardown(test_recreate, fake_teardown),
 		cmocka_unit_test_teardown(test_filter, fake_teardown),
+		cmocka_unit_test_teardown(test_filter_whole_path, fake_teardown),
 		cmocka_unit_test_teardown(test_overflow, fake_teardown),
 		cmocka_unit_test_teardown(test_long_paths, fake_teardown),
 		cmocka_unit_test_teardown(test_watch_limit, fake_teardown),

@@ -512,6 +512,85 @@ static void json_putp(struct json_object **p)
 		json_object_put(*p);
 }
 
+/* The error acctd answered the calling thread's last charging call with
+ * (acct_client_last_error()): its name and parameters, moved out of the
+ * reply. Per thread, not per connection: any threads may charge on one
+ * connection at once, and a record in the connection would hand a thread
+ * the error of another thread's call that ended after its own. */
+static _Thread_local struct acct_reply last_error;
+/* Only for its destructor, which frees a thread's record when the thread
+ * exits (C11 thread-local objects have none). */
+static pthread_key_t last_error_key;
+static pthread_once_t last_error_once = PTHREAD_ONCE_INIT;
+static bool last_error_keyed;
+
+static void last_error_free(void *p)
+{
+	acct_reply_clear(p);
+}
+
+static void last_error_key_init(void)
+{
+	last_error_keyed = pthread_key_create(&last_error_key, last_error_free) == 0;
+}
+
+/* A program that dlclose()s the library must not keep a destructor that
+ * points into it for its threads' exits. */
+__attribute__((destructor)) static void last_error_key_delete(void)
+{
+	if (last_error_keyed)
+		(void)pthread_key_delete(last_error_key);
+	last_error_keyed = false;
+}
+
+/* Replace the calling thread's last error with reply's (taken: the reply is
+ * left cleared), or with none when reply is NULL or holds no error. */
+static void last_error_set(struct acct_reply *reply)
+{
+	acct_reply_clear(&last_error);
+	if (!reply || !reply->error)
+		return;
+	(void)pthread_once(&last_error_once, last_error_key_init);
+	/* Registered at the thread's first error. Should that fail (no key, or
+	 * no memory for the thread's table), the error is recorded all the
+	 * same: only its bytes leak when the thread exits, where dropping it
+	 * would tell the caller that acctd answered no error. */
+	if (last_error_keyed && !pthread_getspecific(last_error_key))
+		(void)pthread_setspecific(last_error_key, &last_error);
+	last_error = *reply;
+	*reply = (struct acct_reply){ 0 };
+}
+
+int acct_client_last_error(char **ret_name, struct json_object **ret_parameters, char **ret_text)
+{
+	_cleanup_free_ char *name = NULL, *text = NULL;
+	int r;
+
+	if (!last_error.error) {
+		if (ret_name)
+			*ret_name = NULL;
+		if (ret_parameters)
+			*ret_parameters = NULL;
+		if (ret_text)
+			*ret_text = NULL;
+		return 0;
+	}
+	if (ret_name && !(name = strdup(last_error.error)))
+		return -ENOMEM;
+	if (ret_text) {
+		r = acct_error_describe(last_error.error, last_error.parameters, &text);
+		if (r < 0)
+			return r;
+	}
+	if (ret_name)
+		*ret_name = TAKE_PTR(name);
+	if (ret_parameters)
+		*ret_parameters = json_object_get(last_error.parameters);
+	if (ret_text)
+		*ret_text = TAKE_PTR(text);
+	return 1;
+}
+
 /* One exchange under the connection's lock: send `method` with `params`
  * (taken), wait for the reply and, when ret_fd is not NULL, the descriptor
  * that came with it. Returns as acct_client_call() does. */
@@ -594,7 +673,9 @@ int acct_client_charge(struct acct_client *c, const char *resource, int64_t delt
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
 	struct json_object *p;
+	int r;
 
+	last_error_set(NULL);
 	if (!resource || !*resource || (flags & ~(unsigned)ACCT_CHARGE_SYNC))
 		return -EINVAL;
 	p = charge_object(resource, delta, cgroup);
@@ -602,7 +683,9 @@ int acct_client_charge(struct acct_client *c, const char *resource, int64_t delt
 		json_object_put(p);
 		p = NULL;
 	}
-	return charge_call(c, "Charge", p, &reply, NULL);
+	r = charge_call(c, "Charge", p, &reply, NULL);
+	last_error_set(&reply);
+	return r;
 }
 
 /* An upper bound of a charge's bytes in a ChargeBatch message: every byte of
@@ -679,6 +762,7 @@ int acct_client_charge_batch(struct acct_client *c, const struct acct_charge *ch
 	size_t applied = 0, done = 0, limit = ACCT_CLIENT_CHARGE_BATCH_ITEMS;
 	int r = 0;
 
+	last_error_set(NULL);
 	if (n > 0 && !charges)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
@@ -708,8 +792,10 @@ int acct_client_charge_batch(struct acct_client *c, const struct acct_charge *ch
 			limit = k / 2;
 			continue;
 		}
-		if (r < 0)
+		if (r < 0) {
+			last_error_set(&reply);
 			break;
+		}
 		struct json_object *v;
 		if (!json_object_object_get_ex(reply.parameters, "applied", &v) || !json_object_is_type(v, json_type_int) ||
 		    json_object_get_int64(v) < 0 || (uint64_t)json_object_get_int64(v) > k) {
@@ -741,6 +827,7 @@ int acct_client_open_slot(struct acct_client *c, const char *resource, const cha
 	struct json_object *p, *v;
 	int r;
 
+	last_error_set(NULL);
 	if (!resource || !*resource)
 		return -EINVAL;
 	p = json_object_new_object();
@@ -752,8 +839,10 @@ int acct_client_open_slot(struct acct_client *c, const char *resource, const cha
 		p = NULL;
 	}
 	r = charge_call(c, "OpenChargeSlot", p, &reply, &fd);
-	if (r < 0)
+	if (r < 0) {
+		last_error_set(&reply);
 		return r;
+	}
 	/* "slot" is the index of the descriptor among those sent with the
 	 * reply, as systemd's varlink passes descriptors: one, so 0. */
 	if (fd < 0 || !json_object_object_get_ex(reply.parameters, "slot", &v) || !json_object_is_type(v, json_type_int) ||

@@ -202,9 +202,12 @@ int acct_error_describe(const char *name, struct json_object *parameters, char *
  * Errors of the calls: acctd's, as acct_client_call() returns them (see
  * acct_error_to_errno(): NoSuchResource -ENOKEY, PermissionDenied -EACCES,
  * NoSuchCgroup -ENOENT, InvalidCgroupPath and InvalidParameter -EINVAL,
- * MethodNotFound -ENXIO from an acctd without charges), or the transport's
- * (-ECONNRESET, -EPIPE, -ETIMEDOUT after ACCT_CLIENT_CHARGE_TIMEOUT_MS,
- * -EBADMSG for a reply that does not have the promised shape, -ENOMEM). */
+ * MethodNotFound -ENXIO from an acctd without charges, any other -EBADR),
+ * or the transport's (-ECONNRESET, -EPIPE, -ETIMEDOUT after
+ * ACCT_CLIENT_CHARGE_TIMEOUT_MS, -EBADMSG for a reply that does not have the
+ * promised shape, -ENOMEM). The calls keep no reply for the caller: the
+ * error acctd answered with (its name, parameters and plain words) is the
+ * calling thread's acct_client_last_error() until its next charging call. */
 
 /* How long a charging call waits for acctd's reply (systemd's varlink default). */
 #define ACCT_CLIENT_CHARGE_TIMEOUT_MS 45000
@@ -246,6 +249,35 @@ int acct_client_charge(struct acct_client *c, const char *resource, int64_t delt
  * without a resource (nothing sent), or an error as above. */
 int acct_client_charge_batch(struct acct_client *c, const struct acct_charge *charges, size_t n,
 			     size_t *ret_applied);
+
+/* The error acctd answered the calling thread's last charging call with
+ * (acct_client_charge(), acct_client_charge_batch(),
+ * acct_client_open_slot()), for what its errno does not say: which error
+ * -EBADR stands for, which resource or cgroup acctd named, words for people.
+ *
+ *     r = acct_client_charge(c, "gpu_memory", 4096, NULL, 0);
+ *     if (r < 0 && acct_client_last_error(NULL, NULL, &text) > 0)
+ *             fprintf(stderr, "%s\n", text);  // "No such resource: gpu_memory (...)"
+ *
+ * Every charging call replaces it as it returns: with acctd's error, or with
+ * none when the call succeeded or failed without one (refused before
+ * sending, -ETIMEDOUT, -ECONNRESET, -EBADMSG...: the errno is all there is;
+ * a ChargeBatch message acctd refused as too long and that was then sent in
+ * halves is not an error of the call). Thread safety: kept per thread, as
+ * errno is, whatever the connection: threads that charge on one connection
+ * at once each read their own call's error, and no other thread's call
+ * changes it. Other calls (acct_client_call() and the rest, whose replies
+ * hold their errors) leave it alone. Freed when the thread exits.
+ *
+ * Returns 1 and, for each pointer that is not NULL, the error's name
+ * ("io.acctd.Accounting.NoSuchResource") in *ret_name, its parameters (an
+ * object, empty when acctd sent none) in *ret_parameters, and its words as
+ * acct_error_describe() writes them in *ret_text: new strings for free(), a
+ * new reference for json_object_put(). Returns 0 and NULL in each when the
+ * thread's last charging call did not end with an error of acctd (or it
+ * made none); -ENOMEM, with nothing written. The record stays: calling
+ * again returns the same. */
+int acct_client_last_error(char **ret_name, struct json_object **ret_parameters, char **ret_text);
 
 /* A shared-memory charge slot for one (resource, cgroup). */
 struct acct_charge_slot;

@@ -427,7 +427,13 @@ const struct fam metrics_self_families[] = {
 	F("acctd_api_connections_refused", T_COUNTER, -1, NULL, "varlink API connections refused for their limits.",
 	  SELF(api_refused_total, V_U64, WHEN(have_api))),
 	G("acctd_api_budget_refusals", T_COUNTER, -1, NULL,
-	  "varlink API charges refused by a resource budget (docs/api.md), by resource.",
+	  "Refusals of a client by a full budget of acctd.conf's [api] section, of its user or of all users "
+	  "(docs/api.md, Resource budgets), one per refusal, by budget: input (max_input_bytes*: a connection's "
+	  "unparsed input and its calls' parsing cost; the client gets ResourceLimitExceeded, the connection is "
+	  "closed), output (max_output_bytes*: replies the client does not read; the connection is closed), "
+	  "connections (max_connections*: a new connection not accepted), watches and watch_cgroups "
+	  "(max_watches*, max_watched_cgroups*: a Watch refused with ResourceLimitExceeded). Root is refused "
+	  "only for connections.",
 	  .global = g_api_budget_refusals),
 	G("acctd_metrics_responses", T_COUNTER, -1, NULL, "HTTP responses of the metrics endpoint, by status code.",
 	  .global = g_http_responses),

@@ -443,10 +443,14 @@ def test_metrics(env, tree):
 # A program outside acctd, built with pkg-config alone (tests/test-pkg-config.py
 # lays the library out as installed): it waits for "go" (sent once it is in
 # its cgroup), charges its own cgroup through the API and through a slot, says
-# "charged", and exits at "exit".
+# "charged", and exits at "exit". On the way it charges an undeclared resource
+# and reads acctd's error with acct_client_last_error().
 PROGRAM = r"""
 #include <acct-client.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
@@ -460,7 +464,13 @@ int main(int argc, char **argv)
 		return 2;
 	if (acct_client_charge(c, "gpu", 1 << 20, NULL, 0) != 0)
 		return 3;
-	if (acct_client_open_slot(c, "gpu", NULL, &slot) != 0)
+	char *name = NULL, *text = NULL;
+	if (acct_client_charge(c, "nosuch", 1, NULL, 0) != -ENOKEY || acct_client_last_error(&name, NULL, &text) != 1 ||
+	    strcmp(name, "io.acctd.Accounting.NoSuchResource") != 0 || strncmp(text, "No such resource: nosuch", 24) != 0)
+		return 6;
+	free(name);
+	free(text);
+	if (acct_client_open_slot(c, "gpu", NULL, &slot) != 0 || acct_client_last_error(NULL, NULL, NULL) != 0)
 		return 4;
 	for (int i = 0; i < 1000; i++)
 		acct_charge_slot_add(slot, 4096);
@@ -480,7 +490,8 @@ def test_pkg_config_program(env, tree, tmp_path):
     through pkg-config charges a resource from inside a real cgroup (its own,
     found from its credentials: none named), through Charge and through a
     slot; `acctctl show` and /metrics show it for that cgroup and for its
-    ancestors."""
+    ancestors. Charging an undeclared resource, it reads acctd's error
+    (name and words) with acct_client_last_error()."""
     import importlib.util
     import urllib.request
     from test_acctctl import acctctl_binary
