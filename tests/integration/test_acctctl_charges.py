@@ -6,6 +6,7 @@ history plots and tabulates a charged resource, status tells the charges'
 state and list shows a charged resource's column."""
 import csv
 import io
+import json
 import os
 import re
 import time
@@ -28,6 +29,7 @@ RESOURCES = {
 def env(fakecg, tmp_path):
     fakecg.mkdir("/svc", memory=8 * MiB)
     fakecg.mkdir("/svc/job", memory=4 * MiB)
+    fakecg.mkdir("/other", memory=1 * MiB)
     db = tmp_path / "history.db"
     with api_daemon(tmp_path, fakecg.root, history__path=str(db), history__interval="1s", **RESOURCES) as (d, sock):
         yield {"fs": fakecg, "d": d, "sock": sock}
@@ -46,6 +48,12 @@ def run(sock, *args):
     p = ctl(sock, *args)
     assert p.returncode == 0, (args, p.stdout, p.stderr)
     return p.stdout
+
+
+def below(text, caption):
+    """The text after the line that starts with caption."""
+    i = text.index("\n" + caption)
+    return text[text.index("\n", i + 1) + 1:]
 
 
 def table_row(text, first):
@@ -92,3 +100,72 @@ def test_show_units_unknown_when_the_configuration_changed(env):
     out = run(sock, "show", "/svc/job")
     assert "Units not known (%s changed after acctd started)" % conf in out, out
     assert table_row(out, "gpu")[:4] == ["gpu", "?", "3145728", "3145728"], out
+
+
+def held_since(sock, since, path, resources, seconds):
+    """Usage's rows of `path` for each resource once each was recorded for
+    `seconds` at least, else None."""
+    with Varlink(sock) as v:
+        p = ok(v.call(IFACE + ".Usage", {"since_us": since, "charges": resources}))
+    for c in p["cgroups"]:
+        if c["path"] == path:
+            got = {u["resource"]: u for u in c.get("charges", [])}
+            if set(got) == set(resources) and all(u["recorded_us"] >= seconds * 1000000 for u in got.values()):
+                return got
+    return None
+
+
+def test_usage_with_units_and_csv(env):
+    sock = env["sock"]
+    since = now_us()
+    poll(lambda: recording(sock, since), what="a first recording")
+    charge(sock, "gpu", 3 * MiB, "/svc/job")
+    charge(sock, "inflight", 4, "/svc/job")
+    charge(sock, "licence", 2000000, "/svc/job")
+    poll(lambda: held_since(sock, since, "/svc/job", ["gpu", "inflight", "licence"], 3), what="3 s recorded")
+    until = now_us()
+    window = ["--since", "@%.6f" % (since / 1e6), "--until", "@%.6f" % (until / 1e6)]
+    rows = {}
+    for r in ("gpu", "inflight", "licence"):
+        p = run(sock, "usage", "/svc/job", "--charge=" + r, "--json", *window)
+        [row] = [c for c in json.loads(p)["cgroups"] if c["path"] == "/svc/job"]
+        [rows[r]] = row["charges"]
+    DOT = "[·*]"
+
+    # gpu, bytes: bytes x s (under a minute recorded), the average and the
+    # largest value as sizes
+    out = run(sock, "usage", "/svc/job", "--charge=gpu", *window)
+    cells = table_row(below(out, "Charged gpu (bytes), held over the time recorded"), "/svc/job")
+    held, avg, mx = cells[1], cells[-3], cells[-2]
+    assert re.fullmatch(r"[0-9.]+M%ss" % DOT, held), out
+    assert abs(float(held[:held.index("M")]) - rows["gpu"]["value_seconds"]["value"] / MiB) <= 0.051, (out, rows)
+    assert (avg, mx) == ("3.0M", "3.0M"), out
+    # inflight, count: count x time is a time (as CPU time is), the average
+    # with decimals as a load's
+    out = run(sock, "usage", "/svc/job", "--charge=inflight", *window)
+    cells = table_row(below(out, "Charged inflight (count)"), "/svc/job")
+    assert re.fullmatch(r"[0-9.]+s", cells[1]), out
+    assert abs(float(cells[1][:-1]) - rows["inflight"]["value_seconds"]["value"]) <= 0.0011, (out, rows)
+    assert cells[-3:-1] == ["4.00", "4"], out
+    # licence, seconds (charged in microseconds): a duration x s
+    out = run(sock, "usage", "/svc/job", "--charge=licence", *window)
+    cells = table_row(below(out, "Charged licence (seconds)"), "/svc/job")
+    assert re.fullmatch(r"[0-9.]+s%ss" % DOT, cells[1]), out
+    assert abs(float(cells[1][:cells[1].index("s")]) - rows["licence"]["value_seconds"]["value"] / 1e6) <= 0.0011
+    assert cells[-3:-1] == ["2s", "2s"], out
+
+    # --csv: the charge's columns, raw numbers, the unit in the header
+    for r, integral, plain in (("gpu", "byte_seconds", "_bytes"), ("inflight", "count_seconds", ""),
+                               ("licence", "usec_seconds", "_usec")):
+        p = run(sock, "usage", "/svc/job", "--charge=" + r, "--csv", *window)
+        [line] = [x for x in csv.DictReader(io.StringIO(p)) if x["path"] == "/svc/job"]
+        u = rows[r]
+        pre = "charge_%s_" % r
+        assert float(line[pre + integral]) == u["value_seconds"]["value"], (p, u)
+        assert line[pre + integral + "_bound"] == str(u["value_seconds"].get("bound", "")), (p, u)
+        assert float(line[pre + "avg" + plain]) == u["avg"] and int(line[pre + "max" + plain]) == u["max"], (p, u)
+        assert int(line[pre + "recorded_us"]) == u["recorded_us"], (p, u)
+    # a cgroup that held none: the columns empty
+    p = run(sock, "usage", "/other", "--charge=gpu", "--csv", *window)
+    [line] = list(csv.DictReader(io.StringIO(p)))
+    assert line["charge_gpu_byte_seconds"] == "" and line["charge_gpu_max_bytes"] == "", p
