@@ -52,7 +52,7 @@ def run(sock, *args):
 
 def below(text, caption):
     """The text after the line that starts with caption."""
-    i = text.index("\n" + caption)
+    i = ("\n" + text).index("\n" + caption)
     return text[text.index("\n", i + 1) + 1:]
 
 
@@ -169,3 +169,47 @@ def test_usage_with_units_and_csv(env):
     p = run(sock, "usage", "/other", "--charge=gpu", "--csv", *window)
     [line] = list(csv.DictReader(io.StringIO(p)))
     assert line["charge_gpu_byte_seconds"] == "" and line["charge_gpu_max_bytes"] == "", p
+
+
+def test_history_of_a_charge(env):
+    sock = env["sock"]
+    since = now_us()
+    poll(lambda: recording(sock, since), what="a first recording")
+    charge(sock, "gpu", 3 * MiB, "/svc/job")
+    poll(lambda: held_since(sock, since, "/svc/job", ["gpu"], 2), what="2 s recorded")
+    charge(sock, "gpu", 2 * MiB, "/svc/job")
+    t = now_us()
+    poll(lambda: recording(sock, t + 2000000), what="2 s more recorded")
+    until = now_us()
+    window = ["--since", "@%.6f" % (since / 1e6), "--until", "@%.6f" % (until / 1e6)]
+    # the table of steps: a gap before the first charge, then 3 MiB, then 5 MiB
+    out = run(sock, "history", "/svc/job", "--charge=gpu", "--step=1s", *window)
+    steps = below(out, "Charged gpu (bytes) of /svc/job, its subtree's value as recorded")
+    rows = [re.split(r"\s{2,}", x.strip()) for x in steps.splitlines()[1:] if re.match(r"\d\d:", x)]
+    assert rows[0][1:] == ["-", "-", "no data"], out
+    maxes = [r[2] for r in rows if r[-1] != "no data"]
+    assert maxes[0] == "3.0M" and maxes[-1] == "5.0M" and set(maxes) == {"3.0M", "5.0M"}, out
+    # a whole step at one value has that value as its mean
+    assert all(r[1] == r[2] for r in rows if r[-1] == "100%" and r[2] == "3.0M"), out
+    # --csv: the recorded points themselves, raw, the unit in the header
+    with Varlink(sock) as v:
+        pts = ok(v.call(IFACE + ".History", {"cgroup": "/svc/job", "since_us": since, "until_us": until,
+                                             "quantities": ["charges.gpu"]}))["charges"][0]["points"]
+    assert [q["value"] for q in pts] == [3 * MiB, 5 * MiB], pts
+    out = run(sock, "history", "/svc/job", "--charge=gpu", "--csv", *window)
+    assert list(csv.reader(io.StringIO(out))) == [["t_us", "end_us", "charge_gpu_bytes", "charge_gpu_bytes_bound"]] + [
+        [str(q["t_us"]), str(q["end_us"]), str(q["value"]), str(q["bound"])] for q in pts], out
+    # the plot, also in a pipe with --plot=charge: its axis in the unit, 0 to the largest mean
+    out = run(sock, "history", "/svc/job", "--charge=gpu", "--plot=charge", *window)
+    lines = out.splitlines()
+    assert lines[0] == "Charged gpu (bytes, mean of each step) of /svc/job", out
+    assert re.match(r"5\.0M [┤+]", lines[1]) and any(re.match(r" *0B [┤+]", x) for x in lines), out
+    # --json: History's answer, the points in its charges
+    doc = json.loads(run(sock, "history", "/svc/job", "--charge=gpu", "--json", *window))
+    assert doc["charges"][0]["resource"] == "gpu" and [q["value"] for q in doc["charges"][0]["points"]] == [
+        3 * MiB, 5 * MiB], doc
+    # --charge draws its resource only; an undeclared one is acctd's error
+    p = ctl(sock, "history", "/svc/job", "--charge=gpu", "--plot=memory", *window)
+    assert p.returncode == 2 and "--plot may be charge or none" in p.stderr, p.stderr
+    p = ctl(sock, "history", "/svc/job", "--charge=nope", *window)
+    assert p.returncode == 1 and "No such resource: nope" in p.stderr, p.stderr
