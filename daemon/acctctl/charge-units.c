@@ -214,6 +214,14 @@ int charge_unit(const char *name)
 	return k ? k->unit : -ENOENT;
 }
 
+const char *charge_units_resource(size_t i, int *ret_unit)
+{
+	if (i >= nr_known)
+		return NULL;
+	*ret_unit = known[i].unit;
+	return known[i].name;
+}
+
 const char *charge_units_unknown(void)
 {
 	return unknown_why;

@@ -29,6 +29,10 @@ void charge_units_load(void);
  * declares the resource). */
 int charge_unit(const char *name);
 
+/* The i-th resource known (in the order the files declare them) and its
+ * unit in *ret_unit (-ENOENT: not known); NULL past the last. */
+const char *charge_units_resource(size_t i, int *ret_unit);
+
 /* Why the units are not known (a sentence without its full stop), or NULL
  * when charge_units_load() learnt them. */
 const char *charge_units_unknown(void);

@@ -22,6 +22,8 @@ RESOURCES = {
     "resource.gpu__unit": "bytes", "resource.gpu__budget": "0",
     "resource.inflight__unit": "count", "resource.inflight__budget": "0",
     "resource.licence__unit": "seconds", "resource.licence__budget": "0",
+    # RAM a program charges from its own memory: reconciled with memory
+    "resource.arena__unit": "bytes", "resource.arena__budget": "0", "resource.arena__ram": "yes",
 }
 
 
@@ -213,3 +215,30 @@ def test_history_of_a_charge(env):
     assert p.returncode == 2 and "--plot may be charge or none" in p.stderr, p.stderr
     p = ctl(sock, "history", "/svc/job", "--charge=nope", *window)
     assert p.returncode == 1 and "No such resource: nope" in p.stderr, p.stderr
+
+
+def status_doc(sock):
+    with Varlink(sock) as v:
+        return ok(v.call(IFACE + ".Status", {}))["status"]
+
+
+def test_status_tells_the_charges(env):
+    sock = env["sock"]
+    # more RAM charged to /svc/job than its 4 MiB of memory: flagged
+    charge(sock, "arena", 6 * MiB, "/svc/job")
+    st = poll(lambda: (lambda s: s if s["charges_reconciliation"]["over_memory"] >= 1 else None)(status_doc(sock)),
+              what="the RAM reconciliation's flag")
+    out = run(sock, "status")
+    fields = {}
+    for line in out.splitlines():
+        m = re.match(r" *([A-Z][A-Za-z ]*): (.*)$", line)
+        if m:
+            fields[m.group(1)] = m.group(2)
+    assert fields["Charges"] == "resources gpu (bytes), inflight (count), licence (seconds), arena (bytes)", out
+    state = st["charges_state"]
+    assert fields["Charge state"].startswith("%s: %d cgroups loaded at the start, " % (
+        state["path"], state["loaded_cgroups"])), out
+    assert re.fullmatch(r"\d+ open, \d+ opened, 0 dropped \(garbage\), 0 dropped \(cgroup removed\), \d+ folds",
+                        fields["Charge slots"]), out
+    assert re.fullmatch(r"\d+ checks, \d+ cgroups compared with memory, 1 over it beyond both bounds \(/svc/job\)",
+                        fields["Charged RAM"]), out
