@@ -137,11 +137,11 @@ static const struct verb verbs[] = {
 		.min_args = 0,
 		.max_args = 1,
 		.args_error = "'list' takes at most one PREFIX.",
-		.options = (const int[]){ ARG_TREE, 'a', ARG_SORT, ARG_TOP, ARG_DEPTH, 'o', 0 },
+		.options = (const int[]){ ARG_TREE, 'a', ARG_SORT, ARG_TOP, ARG_DEPTH, 'o', ARG_CHARGE, 0 },
 		.synopsis = "list [PREFIX]",
 		.summary = "Cgroups with memory, CPU, load, pressure, tasks, I/O (default)",
 		.help = "acctctl list [PREFIX] [--tree] [--all] [--sort=KEY] [--top=N] [--depth=N]\n"
-			"             [-o FIELD,...]\n\n"
+			"             [-o FIELD,...] [--charge=NAME]\n\n"
 			"List the cgroups under PREFIX (default /): MEMORY with its bound, CPU rate in\n"
 			"cores, LOAD (1 min), PSI \"some\" avg10 of CPU, memory and IO, TASKS, block I/O\n"
 			"read and written per second (READ/s, WRITE/s, bytes: acctd's rates over its last\n"
@@ -153,6 +153,9 @@ static const struct verb verbs[] = {
 			"      --top=N        Only the first N cgroups of the sort (by cpu unless --sort\n"
 			"                     says otherwise); not with --tree\n"
 			"      --depth=N      At most N levels below PREFIX (default: all)\n"
+			"      --charge=NAME  A column of charged resource NAME, headed NAME: what\n"
+			"                     programs charged to the cgroup and below, in its unit,\n"
+			"                     with its bound (fields charge, charge-bound)\n"
 			"  -o --output=FIELD[,FIELD...]\n"
 			"                     Only these columns, in this order (--json: only their\n"
 			"                     members); --output=help lists the fields\n",

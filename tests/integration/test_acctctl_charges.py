@@ -242,3 +242,34 @@ def test_status_tells_the_charges(env):
                         fields["Charge slots"]), out
     assert re.fullmatch(r"\d+ checks, \d+ cgroups compared with memory, 1 over it beyond both bounds \(/svc/job\)",
                         fields["Charged RAM"]), out
+
+
+def test_list_with_a_charge_column(env):
+    sock = env["sock"]
+    charge(sock, "gpu", 3 * MiB, "/svc/job")
+    charge(sock, "gpu", MiB, "/svc")
+    # the default columns and the resource's, headed by its name, in its unit
+    out = run(sock, "list", "--charge=gpu")
+    header = out.splitlines()[0].split()
+    assert header[0] == "CGROUP" and header[-2:] == ["AGE", "GPU"], out
+    got = {r[0]: r[-1] for r in (x.split() for x in out.splitlines()[1:5])}
+    # the subtree values; /other, never charged, is 0 (List leaves it out)
+    assert got == {"/": "4.0M", "/svc": "4.0M", "/svc/job": "3.0M", "/other": "0B"}, out
+    # -o picks it with its bound (0 here: budget 0, blank as memory's), --no-legend for scripts
+    out = run(sock, "list", "--charge=gpu", "--no-legend", "-o", "cgroup,charge,charge-bound")
+    assert [x.split() for x in out.splitlines()] == [["/", "4.0M", "-"], ["/other", "0B", "-"],
+                                                     ["/svc", "4.0M", "-"], ["/svc/job", "3.0M", "-"]], out
+    charge(sock, "inflight", 12, "/svc/job")
+    out = run(sock, "list", "/svc", "--charge=inflight", "-o", "cgroup,charge")
+    assert out.splitlines()[:3] == ["CGROUP    INFLIGHT", "/svc            12", "/svc/job        12"], out
+    # --json: List's objects, charges with them
+    doc = json.loads(run(sock, "list", "/svc/job", "--charge=gpu", "--json", "-o", "cgroup,charge"))
+    assert doc == [{"path": "/svc/job", "charges": doc[0]["charges"]}], doc
+    assert doc[0]["charges"]["gpu"]["subtree"]["value"] == 3 * MiB, doc
+    # refused: a resource acctd does not declare, the field without the option, top
+    p = ctl(sock, "list", "--charge=nope")
+    assert p.returncode == 1 and "No such resource: nope" in p.stderr, p
+    p = ctl(sock, "list", "-o", "charge")
+    assert p.returncode == 2 and "--charge=NAME" in p.stderr, p
+    p = ctl(sock, "top", "-b", "-n1", "-o", "charge")
+    assert p.returncode == 2 and "only list shows a charged resource" in p.stderr, p
