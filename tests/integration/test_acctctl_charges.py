@@ -19,7 +19,7 @@ from test_history_cli import ctl
 
 MiB = 1 << 20
 RESOURCES = {
-    "resource.gpu__unit": "bytes", "resource.gpu__budget": "0",
+    "resource.gpu__unit": "bytes", "resource.gpu__budget": "0", "resource.gpu__averages": "yes",
     "resource.inflight__unit": "count", "resource.inflight__budget": "0",
     "resource.licence__unit": "seconds", "resource.licence__budget": "0",
     # RAM a program charges from its own memory: reconciled with memory
@@ -89,6 +89,14 @@ def test_show_prints_charges_in_their_units(env):
     # the parent: its own MiB, its subtree's 4 MiB
     out = run(sock, "show", "/svc")
     assert table_row(out, "gpu")[:4] == ["gpu", "bytes", "1.0M", "4.0M"], out
+    # the averages (stepped every 5 s) of a bytes resource are sizes too
+    def averaged():
+        with Varlink(sock) as v:
+            c = ok(v.call(IFACE + ".Get", {"cgroup": "/svc/job"}))["charges"]["gpu"]
+        return c.get("averages")
+    poll(averaged, what="the first step of the averages")
+    out = run(sock, "show", "/svc/job")
+    assert re.search(r"^Averages of gpu: [0-9.]+[BKM], [0-9.]+[BKM], [0-9.]+[BKM] over 1, 5, 15 min", out, re.M), out
 
 
 def test_show_units_unknown_when_the_configuration_changed(env):
@@ -207,6 +215,8 @@ def test_history_of_a_charge(env):
     assert lines[0] == "Charged gpu (bytes, mean of each step) of /svc/job", out
     assert re.match(r"5\.0M [┤+]", lines[1]) and any(re.match(r" *0B [┤+]", x) for x in lines), out
     # --json: History's answer, the points in its charges
+    lines = run(sock, "history", "/svc/job", "--charge=gpu", "--json=lines", *window).splitlines()
+    assert [json.loads(x) for x in lines] == pts, lines
     doc = json.loads(run(sock, "history", "/svc/job", "--charge=gpu", "--json", *window))
     assert doc["charges"][0]["resource"] == "gpu" and [q["value"] for q in doc["charges"][0]["points"]] == [
         3 * MiB, 5 * MiB], doc
