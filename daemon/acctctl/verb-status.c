@@ -207,10 +207,32 @@ static void print_history(struct json_object *h)
 		print_field("", "a damaged or foreign file was set aside as %s", jstr(h, "set_aside"));
 }
 
+/* Whether Status's charges show no sign of a resource: no reconciliation
+ * (no ram resource), no slot ever opened, nothing loaded, written or
+ * refused. The API does not say which resources are declared (acctd keeps
+ * its state file's figures with none), so where acctctl cannot read them
+ * this keeps `status` as it was for the hosts that charge nothing. */
+static bool charges_untouched(struct json_object *st, struct json_object *sl, struct json_object *rc)
+{
+	static const char *const figures[] = { "loaded_cgroups", "writes", "write_failures" };
+	static const char *const texts[] = { "set_aside", "load_error", "dropped", "last_error" };
+
+	if (rc || jint_or(sl, "opened", 0) > 0)
+		return false;
+	for (size_t i = 0; i < ELEMENTSOF(figures); i++)
+		if (jint_or(st, figures[i], 0) > 0)
+			return false;
+	for (size_t i = 0; i < ELEMENTSOF(texts); i++)
+		if (jstr(st, texts[i]))
+			return false;
+	return true;
+}
+
 /* Programs' charges (docs/charges.md): the resources declared with their
  * units (as acctctl reads them: charge-units.h), the charges' state file,
  * the charge slots and the reconciliation of the ram resources with memory.
- * Nothing when acctd declares no resource (it then has no state file). */
+ * Nothing when acctd's files declare no resource, or when they cannot be
+ * read and nothing shows a resource (charges_untouched()). */
 static void print_charges(struct json_object *s)
 {
 	struct json_object *st = jget(s, "charges_state"), *sl = jget(s, "charge_slots");
@@ -223,6 +245,8 @@ static void print_charges(struct json_object *s)
 	if (!st && !rc)
 		return;
 	charge_units_load();
+	if (charge_units_unknown() ? charges_untouched(st, sl, rc) : !charge_units_resource(0, &unit))
+		return;
 	for (size_t i = 0; (name = charge_units_resource(i, &unit)); i++) {
 		char *n = xasprintf("%s%s%s (%s)", names ?: "", names ? ", " : "", name,
 				    unit >= 0 ? charge_unit_name(unit) : "unit not known");

@@ -283,3 +283,13 @@ def test_list_with_a_charge_column(env):
     assert p.returncode == 2 and "--charge=NAME" in p.stderr, p
     p = ctl(sock, "top", "-b", "-n1", "-o", "charge")
     assert p.returncode == 2 and "only list shows a charged resource" in p.stderr, p
+
+
+def test_status_without_resources_says_nothing_of_charges(fakecg, tmp_path):
+    """acctd keeps its state file's figures with no resource declared: the
+    status of a host that charges nothing is as it was."""
+    fakecg.mkdir("/svc")
+    with api_daemon(tmp_path, fakecg.root) as (d, sock):
+        assert status_doc(sock)["charges_state"] is not None
+        out = run(sock, "status")
+        assert "Configuration:" in out and "Charge" not in out, out
