@@ -7,6 +7,7 @@
  * units, rounding, bounds), the order (--sort, --top), JSON, JSON lines and
  * CSV, the footer (gaps past and pending, CPU*, the window), the parameters
  * of each call and the errors before any. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "acctctl.h"
+#include "charge-units.h"
 #include "ctl-call.h"
 #include "history-call.h"
 #include "human.h"
@@ -651,6 +653,62 @@ static void test_show_dead_and_missing(void **state)
 	free(text);
 }
 
+/* ---- charged resources' units (charge-units.h) ---- */
+
+static void test_charge_units(void **state)
+{
+	(void)state;
+	charge_units_reset();
+	assert_int_equal(charge_units_parse("[api]\nunit = bytes\n" /* not a resource's section */
+					    "[resource.gpu]\n  unit = bytes ; an inline comment\nbudget = 4M\n"
+					    "# [resource.commented]\n"
+					    "[resource.slots]\r\nbudget = 8\r\n" /* no unit: a count, as in acctd */
+					    "[resource.lic]\nunit: seconds\n"
+					    "[resource.odd]\nunit = parsecs\n"),
+			 0);
+	assert_int_equal(charge_unit("gpu"), ACCT_UNIT_BYTES);
+	assert_int_equal(charge_unit("slots"), ACCT_UNIT_COUNT);
+	assert_int_equal(charge_unit("lic"), ACCT_UNIT_USEC);
+	assert_int_equal(charge_unit("odd"), -ENOENT);
+	assert_int_equal(charge_unit("commented"), -ENOENT);
+	assert_int_equal(charge_unit("api"), -ENOENT);
+	assert_null(charge_units_unknown());
+	assert_string_equal(charge_unit_name(ACCT_UNIT_USEC), "seconds");
+	assert_string_equal(charge_unit_name(-ENOENT), "");
+
+	/* values as the kernel's: sizes, durations, integers (and integers when not known) */
+	assert_string_equal(fmt_charge("gpu", 3145728).s, "3.0M");
+	assert_string_equal(fmt_charge("lic", 1500000).s, "1.5s");
+	assert_string_equal(fmt_charge("slots", 12345).s, "12345");
+	assert_string_equal(fmt_charge("nope", 3145728).s, "3145728");
+
+	/* a later file overrides an earlier one */
+	assert_int_equal(charge_units_parse("[resource.gpu]\nunit=count\n"), 0);
+	assert_int_equal(charge_unit("gpu"), ACCT_UNIT_COUNT);
+	charge_units_reset();
+	assert_int_equal(charge_unit("lic"), -ENOENT);
+
+	/* integrals: the time unit by the time recorded */
+	double per;
+	assert_string_equal(charge_time_unit(59999999, &per), "s");
+	assert_string_equal(charge_time_unit(60000000, &per), "min");
+	assert_true(per == 60);
+	assert_string_equal(charge_time_unit(INT64_C(3600000000), &per), "h");
+	utf8 = false;
+	/* 3 MiB held for 2 h: 6 MiB x h */
+	assert_string_equal(fmt_charge_integral(ACCT_UNIT_BYTES, 3.0 * 1048576 * 7200, INT64_C(7200000000)).s, "6.0M*h");
+	/* 1 KiB held for 30 s: 30 KiB x s */
+	assert_string_equal(fmt_charge_integral(ACCT_UNIT_BYTES, 1024.0 * 30, 30000000).s, "30.0K*s");
+	/* 3 held for an hour is 3 hours, as CPU time (cores x time) is a time */
+	assert_string_equal(fmt_charge_integral(ACCT_UNIT_COUNT, 3.0 * 3600, INT64_C(3600000000)).s,
+			    fmt_duration(INT64_C(3) * 3600000000).s);
+	/* 2 s held for 2 min: 4 s x min */
+	assert_string_equal(fmt_charge_integral(ACCT_UNIT_USEC, 2e6 * 120, 120000000).s, "4s*min");
+	assert_string_equal(fmt_charge_integral(-ENOENT, 12.5, 1000000).s, "12.5");
+	utf8 = true;
+	assert_string_equal(fmt_charge_integral(ACCT_UNIT_BYTES, 1024.0 * 30, 30000000).s, "30.0K·s");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -662,6 +720,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_usage_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_show, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_show_dead_and_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_charge_units, setup, teardown),
 	};
 
 	/* the tables' times in a zone every host has */

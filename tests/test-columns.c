@@ -124,10 +124,10 @@ static void test_names_and_help(void **state)
 
 	(void)state;
 	assert_string_equal(columns_names(), "cgroup, state, memory, bound, cpu, load, psi-cpu, psi-mem, psi-io, "
-					     "tasks, read/s, write/s, read, write, age");
+					     "tasks, read/s, write/s, read, write, age, charge, charge-bound");
 	/* a second call gives the same text, not the names twice */
 	assert_string_equal(columns_names(), "cgroup, state, memory, bound, cpu, load, psi-cpu, psi-mem, psi-io, "
-					     "tasks, read/s, write/s, read, write, age");
+					     "tasks, read/s, write/s, read, write, age, charge, charge-bound");
 	f = open_memstream(&text, &size);
 	assert_non_null(f);
 	columns_help(f);

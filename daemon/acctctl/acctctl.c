@@ -137,11 +137,11 @@ static const struct verb verbs[] = {
 		.min_args = 0,
 		.max_args = 1,
 		.args_error = "'list' takes at most one PREFIX.",
-		.options = (const int[]){ ARG_TREE, 'a', ARG_SORT, ARG_TOP, ARG_DEPTH, 'o', 0 },
+		.options = (const int[]){ ARG_TREE, 'a', ARG_SORT, ARG_TOP, ARG_DEPTH, 'o', ARG_CHARGE, 0 },
 		.synopsis = "list [PREFIX]",
 		.summary = "Cgroups with memory, CPU, load, pressure, tasks, I/O (default)",
 		.help = "acctctl list [PREFIX] [--tree] [--all] [--sort=KEY] [--top=N] [--depth=N]\n"
-			"             [-o FIELD,...]\n\n"
+			"             [-o FIELD,...] [--charge=NAME]\n\n"
 			"List the cgroups under PREFIX (default /): MEMORY with its bound, CPU rate in\n"
 			"cores, LOAD (1 min), PSI \"some\" avg10 of CPU, memory and IO, TASKS, block I/O\n"
 			"read and written per second (READ/s, WRITE/s, bytes: acctd's rates over its last\n"
@@ -153,6 +153,9 @@ static const struct verb verbs[] = {
 			"      --top=N        Only the first N cgroups of the sort (by cpu unless --sort\n"
 			"                     says otherwise); not with --tree\n"
 			"      --depth=N      At most N levels below PREFIX (default: all)\n"
+			"      --charge=NAME  A column of charged resource NAME, headed NAME: what\n"
+			"                     programs charged to the cgroup and below, in its unit,\n"
+			"                     with its bound (fields charge, charge-bound)\n"
 			"  -o --output=FIELD[,FIELD...]\n"
 			"                     Only these columns, in this order (--json: only their\n"
 			"                     members); --output=help lists the fields\n",
@@ -325,11 +328,12 @@ static const struct verb verbs[] = {
 		.min_args = 1,
 		.max_args = 1,
 		.args_error = "'history' needs exactly one CGROUP.",
-		.options = (const int[]){ ARG_SINCE, ARG_UNTIL, ARG_STEP, ARG_PLOT, ARG_CSV, 0 },
+		.options = (const int[]){ ARG_SINCE, ARG_UNTIL, ARG_STEP, ARG_PLOT, ARG_CSV, ARG_CHARGE, 0 },
 		.synopsis = "history CGROUP",
 		.summary = "A cgroup's memory and CPU over time, plotted",
 		.help = "acctctl history CGROUP [--since=TIME] [--until=TIME] [--step=DURATION]\n"
-			"                [--plot=memory|cpu|io|tasks|none] [--json|--csv]\n\n"
+			"                [--plot=memory|cpu|io|tasks|charge|none] [--charge=NAME]\n"
+			"                [--json|--csv]\n\n"
 			"CGROUP's history between --since and --until in steps: on a terminal a plot of its\n"
 			"memory (the mean of each step) with its CPU rate (cores) below; otherwise, or with\n"
 			"--plot=none, a table of every step: CPU in cores, memory mean, min and max, I/O\n"
@@ -348,7 +352,12 @@ static const struct verb verbs[] = {
 			"                     acctd's recording interval); a step shorter than that\n"
 			"                     interval shows the interval's average\n"
 			"      --plot=WHAT    memory, cpu, io (bytes read per second), tasks: that\n"
-			"                     plot alone, also when not on a terminal; none: the table\n"
+			"                     plot alone, also when not on a terminal; none: the table;\n"
+			"                     charge: --charge's plot, also when not on a terminal\n"
+			"      --charge=NAME  Charged resource NAME instead (its subtree value as\n"
+			"                     recorded, in its unit): a plot of its mean per step on a\n"
+			"                     terminal, else a table of the steps (mean, largest value\n"
+			"                     and bound, COVERED); --csv: the recorded points, raw\n"
 			"      --csv          Comma-separated values: a header row, then one row per step\n"
 			"                     with raw numbers (an absent value empty)\n",
 		.run = verb_history,
@@ -741,14 +750,15 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 		case ARG_PLOT: {
 			static const char *const plots[] = {
 				[PLOT_MEMORY] = "memory", [PLOT_CPU] = "cpu",	[PLOT_IO] = "io",
-				[PLOT_TASKS] = "tasks",	  [PLOT_NONE] = "none",
+				[PLOT_TASKS] = "tasks",	  [PLOT_NONE] = "none", [PLOT_CHARGE] = "charge",
 			};
 			arg_plot = PLOT_DEFAULT;
 			for (size_t i = PLOT_MEMORY; i < ELEMENTSOF(plots); i++)
 				if (strcmp(optarg, plots[i]) == 0)
 					arg_plot = (enum plot_choice)i;
 			if (arg_plot == PLOT_DEFAULT)
-				return usage_error("Invalid plot '%s': expected memory, cpu, io, tasks or none.", optarg);
+				return usage_error("Invalid plot '%s': expected memory, cpu, io, tasks, charge or none.",
+						   optarg);
 			break;
 		}
 		case ARG_NO_REMOVED:

@@ -46,6 +46,10 @@ static const struct column_info {
 			   "bytes written in total (block I/O, as WRITE/s)" },
 	[COLUMN_AGE] = { "age", "AGE", COL_RIGHT, "memory", "cpu_rate", NULL,
 			 "age of the memory reading (of the CPU rate without one)" },
+	[COLUMN_CHARGE] = { "charge", "CHARGE", COL_RIGHT, "charges", NULL, NULL,
+			    "list --charge=NAME: what programs charged of NAME to the cgroup and below" },
+	[COLUMN_CHARGE_BOUND] = { "charge-bound", "", COL_RIGHT | COL_TIGHT, "charges", NULL, NULL,
+				  "that value's error bound (+-N), right after it" },
 };
 
 /* The default, in its order; STATE is left out unless asked for. */
@@ -60,6 +64,21 @@ static void columns_add(struct columns *c, enum column col)
 	c->headers[c->n] = infos[col].header;
 	c->flags[c->n] = infos[col].flags;
 	c->n++;
+}
+
+int columns_append(struct columns *c, enum column which)
+{
+	if (c->n == COLUMNS_MAX)
+		return -E2BIG;
+	columns_add(c, which);
+	return 0;
+}
+
+void columns_set_header(struct columns *c, enum column which, const char *header)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i] == which)
+			c->headers[i] = header;
 }
 
 static int column_from_name(const char *s, size_t len)
@@ -138,7 +157,13 @@ static char *bytes_cell(struct table *t, bool set, int64_t v)
 	return cell_str(t, set ? fmt_bytes(v).s : "-");
 }
 
-static char *column_cell(struct table *t, const struct row *r, enum column col, char *name)
+/* v of the charged resource: in the columns' unit for it, an integer when not known. */
+static struct fbuf charge_text(const struct columns *c, int64_t v)
+{
+	return c->charge_unit >= 0 ? fmt_unit((enum acct_unit)c->charge_unit, v) : fmt_int(v);
+}
+
+static char *column_cell(const struct columns *c, struct table *t, const struct row *r, enum column col, char *name)
 {
 	int64_t age;
 
@@ -179,6 +204,15 @@ static char *column_cell(struct table *t, const struct row *r, enum column col, 
 	case COLUMN_AGE:
 		age = r->mem.set ? r->mem.age_us : r->cpu_age;
 		return cell_str(t, age >= 0 ? fmt_age(age).s : "-");
+	case COLUMN_CHARGE:
+		/* List leaves charges out where nothing was charged at or
+		 * below the cgroup: a declared resource's 0, not a value
+		 * never read */
+		return cell_str(t, charge_text(c, r->charge.set ? r->charge.value : 0).s);
+	case COLUMN_CHARGE_BOUND:
+		return r->charge.set && r->charge.bound > 0
+			       ? cell_fmt(t, "%s%s", glyph(G_PLUSMINUS), charge_text(c, r->charge.bound).s)
+			       : cell_str(t, "");
 	default:
 		return cell_str(t, "?");
 	}
@@ -189,7 +223,7 @@ void columns_table_add(const struct columns *c, struct table *t, const struct ro
 	char *cells[COLUMNS_MAX];
 
 	for (size_t i = 0; i < c->n; i++)
-		cells[i] = column_cell(t, r, c->v[i], name);
+		cells[i] = column_cell(c, t, r, c->v[i], name);
 	table_add(t, cells);
 }
 

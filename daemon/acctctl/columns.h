@@ -27,6 +27,8 @@ enum column {
 	COLUMN_READ,
 	COLUMN_WRITE,
 	COLUMN_AGE,
+	COLUMN_CHARGE,       /* list --charge=NAME: its header is NAME */
+	COLUMN_CHARGE_BOUND,
 	_COLUMN_MAX,
 };
 
@@ -41,6 +43,7 @@ struct columns {
 	enum column v[COLUMNS_MAX];
 	const char *headers[COLUMNS_MAX];
 	unsigned flags[COLUMNS_MAX];
+	int charge_unit; /* COLUMN_CHARGE's enum acct_unit; negative: not known (integers) */
 };
 
 /* Parse -o's FIELD[,FIELD...] (names as `acctctl list --output=help` lists
@@ -57,6 +60,13 @@ void columns_help(FILE *f);
  * MEMORY with its bound, CPU, LOAD, the three PSI, TASKS, READ/s, WRITE/s,
  * AGE. */
 void columns_default(struct columns *c, bool state);
+
+/* Append column `which` to c (after -o's or the default's). Returns 0, or
+ * -E2BIG when c holds COLUMNS_MAX already. */
+int columns_append(struct columns *c, enum column which);
+/* Give every column `which` of c the header `header` (a static string or
+ * one that outlives c). */
+void columns_set_header(struct columns *c, enum column which, const char *header);
 
 /* Whether c shows column `which`. */
 bool columns_has(const struct columns *c, enum column which);

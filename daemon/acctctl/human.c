@@ -13,8 +13,8 @@ bool utf8;
 
 const char *glyph(enum glyph g)
 {
-	static const char *const u[] = { "±", "…", "├─", "└─", "│ ", "  " };
-	static const char *const a[] = { "+-", "...", "|-", "`-", "| ", "  " };
+	static const char *const u[] = { "±", "…", "├─", "└─", "│ ", "  ", "·" };
+	static const char *const a[] = { "+-", "...", "|-", "`-", "| ", "  ", "*" };
 	return utf8 ? u[g] : a[g];
 }
 

@@ -14,8 +14,9 @@
  * glyphs are ASCII. */
 extern bool utf8;
 
-enum glyph { G_PLUSMINUS, G_ELLIPSIS, G_BRANCH, G_LAST, G_VERTICAL, G_SPACE };
-/* The glyph in UTF-8 or its ASCII stand-in ("+-", "...", "|-", ...). */
+/* G_TIMES: the dot of a product of units (1.5G·h). */
+enum glyph { G_PLUSMINUS, G_ELLIPSIS, G_BRANCH, G_LAST, G_VERTICAL, G_SPACE, G_TIMES };
+/* The glyph in UTF-8 or its ASCII stand-in ("+-", "...", "|-", "*", ...). */
 const char *glyph(enum glyph g);
 
 /* Display columns of a UTF-8 string (every code point counts one). */

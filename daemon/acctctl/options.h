@@ -46,7 +46,7 @@ extern bool arg_auto_tune;
 /* usage and history: --since and --until as CLOCK_REALTIME
  * microseconds (0: not given), --step (0: acctd's default), --csv, --plot,
  * --no-removed. */
-enum plot_choice { PLOT_DEFAULT, PLOT_MEMORY, PLOT_CPU, PLOT_IO, PLOT_TASKS, PLOT_NONE };
+enum plot_choice { PLOT_DEFAULT, PLOT_MEMORY, PLOT_CPU, PLOT_IO, PLOT_TASKS, PLOT_NONE, PLOT_CHARGE };
 extern uint64_t arg_since_us, arg_until_us, arg_step_us;
 extern uint64_t arg_now_us; /* CLOCK_REALTIME microseconds when the command line was read: --since's
                              * and --until's "now", and the window's end without --until */

@@ -49,6 +49,8 @@ static struct fbuf y_label(enum plot_unit unit, double v)
 		return b;
 	case PLOT_CORES:
 		return fmt_2f(v);
+	case PLOT_USEC:
+		return fmt_duration((int64_t)llround(v));
 	default:
 		return fmt_int((int64_t)llround(v));
 	}

@@ -23,6 +23,7 @@ enum plot_unit {
 	PLOT_BYTES_PER_S, /* 1.5M/s */
 	PLOT_CORES,       /* 1.25 */
 	PLOT_COUNT,       /* 12 */
+	PLOT_USEC,        /* 1.5s: a duration in microseconds */
 };
 
 /* The smallest plot: rows of data, and character columns of data (beside

@@ -147,6 +147,32 @@ static int read_psi(struct json_scan *s, struct row *row)
 	return r;
 }
 
+/* charges {NAME: Charged}: the subtree Value of resource `name` into *ret. */
+static int read_charge(struct json_scan *s, const char *name, struct value *ret)
+{
+	const char *key;
+	size_t klen;
+	int r;
+
+	r = enter_object(s);
+	if (r <= 0)
+		return r;
+	while ((r = json_scan_member(s, &key, &klen)) > 0) {
+		if (strlen(name) != klen || memcmp(key, name, klen) != 0) {
+			r = json_scan_skip(s);
+		} else if ((r = enter_object(s)) > 0) {
+			while ((r = json_scan_member(s, &key, &klen)) > 0) {
+				r = KEY_IS(key, klen, "subtree") ? read_value(s, ret) : json_scan_skip(s);
+				if (r < 0)
+					return r;
+			}
+		}
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
+
 /* One CgroupSummary into *row; *ret_path: whether it had a path. */
 static int read_summary(struct json_scan *s, struct rows *rs, struct row *row, bool *ret_path)
 {
@@ -155,7 +181,7 @@ static int read_summary(struct json_scan *s, struct rows *rs, struct row *row, b
 	size_t klen;
 	int r;
 
-	*row = (struct row){ .parent = SIZE_MAX, .cpu_age = -1, .mem = { .age_us = -1 } };
+	*row = (struct row){ .parent = SIZE_MAX, .cpu_age = -1, .mem = { .age_us = -1 }, .charge = { .age_us = -1 } };
 	*ret_path = false;
 	r = enter_object(s);
 	if (r <= 0)
@@ -196,6 +222,8 @@ static int read_summary(struct json_scan *s, struct rows *rs, struct row *row, b
 			r = read_value(s, &row->io_read_total);
 		else if (KEY_IS(key, klen, "io_write_bytes"))
 			r = read_value(s, &row->io_write_total);
+		else if (KEY_IS(key, klen, "charges") && rs->charge)
+			r = read_charge(s, rs->charge, &row->charge);
 		else
 			r = json_scan_skip(s);
 		if (r < 0)

@@ -26,7 +26,7 @@ void rows_done(struct rows *rs)
 	free(rs->v);
 	free(rs->order);
 	arena_done(&rs->strings);
-	*rs = (struct rows){ 0 };
+	*rs = (struct rows){ .charge = rs->charge };
 }
 
 /* Append the CgroupSummary objects of `array`; with keep_json each row keeps a
@@ -75,6 +75,8 @@ static void rows_parse(struct json_object *array, bool keep_json, struct rows *r
 		r->tasks = value_of(jget(o, "tasks"));
 		r->io_read_total = value_of(jget(o, "io_read_bytes"));
 		r->io_write_total = value_of(jget(o, "io_write_bytes"));
+		if (rs->charge)
+			r->charge = value_of(jget(jget(jget(o, "charges"), rs->charge), "subtree"));
 		rs->n++;
 	}
 }

@@ -43,6 +43,9 @@ struct row {
 	double io_read, io_write; /* bytes per second */
 	struct value tasks;
 	struct value io_read_total, io_write_total; /* bytes */
+	/* the subtree value of rows.charge (List's charges): unset where the
+	 * summary has none, which List leaves out when nothing was charged */
+	struct value charge;
 	/* tree */
 	size_t parent; /* SIZE_MAX: none shown */
 	size_t *children, nchildren;
@@ -53,6 +56,7 @@ struct rows {
 	size_t n, cap;
 	size_t *order, norder; /* the table's order (a tree's is not v's) */
 	struct arena strings;  /* the paths */
+	const char *charge;    /* the charged resource whose value the rows keep (list --charge), or NULL */
 };
 
 /* Free every row; rs is empty again. Usable as a cleanup. */

@@ -1,9 +1,12 @@
 /* verb-list.c - `acctctl list`: the cgroups under a prefix, as a table (flat
  * or a tree) with a footer, or as JSON: one array, or one object per line;
  * the columns (and JSON members) as -o selects them. */
+#include <ctype.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "acctctl.h"
+#include "charge-units.h"
 #include "columns.h"
 #include "ctl-call.h"
 #include "pager.h"
@@ -17,11 +20,40 @@ int verb_list(char **args)
 	_cleanup_(rows_done) struct rows rs = { 0 };
 	_cleanup_(table_done) struct table t = { 0 };
 	struct columns cols = arg_columns;
+	_cleanup_free_ char *header = xstrdup(arg_charge);
 	size_t dead = 0;
 	int r;
 
 	if (!cols.given)
 		columns_default(&cols, arg_all);
+	if (!arg_charge && (columns_has(&cols, COLUMN_CHARGE) || columns_has(&cols, COLUMN_CHARGE_BOUND)))
+		return usage_error("-o charge: name the charged resource with --charge=NAME.");
+	if (arg_charge) {
+		int unit;
+
+		/* List serves only the resources charged (none where nothing
+		 * was): a name it never serves would read 0 everywhere, so
+		 * one that acctd's files do not declare is refused, where
+		 * they can be read */
+		charge_units_load();
+		if (!charge_units_unknown() && charge_unit(arg_charge) == -ENOENT) {
+			bool declared = false;
+			for (size_t i = 0; charge_units_resource(i, &unit); i++)
+				declared |= strcmp(charge_units_resource(i, &unit), arg_charge) == 0;
+			if (!declared) {
+				fprintf(stderr, "No such resource: %s\n", arg_charge);
+				return EXIT_FAIL;
+			}
+		}
+		if (!cols.given && (columns_append(&cols, COLUMN_CHARGE) < 0 || columns_append(&cols, COLUMN_CHARGE_BOUND) < 0))
+			return usage_error("Too many fields.");
+		/* its header is its name, as the others' are theirs: upper case */
+		for (char *p = header; *p; p++)
+			*p = (char)toupper((unsigned char)*p);
+		columns_set_header(&cols, COLUMN_CHARGE, header);
+		cols.charge_unit = charge_unit(arg_charge);
+		rs.charge = arg_charge;
+	}
 
 	if (arg_top > 0 && arg_tree)
 		return usage_error("--top ranks cgroups, --tree places them below their parents: give one of them.");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "acctctl.h"
+#include "charge-units.h"
 #include "ctl-call.h"
 #include "ctl-util.h"
 #include "human.h"
@@ -345,43 +346,74 @@ static void show_cgroup(struct json_object *cg)
 	}
 }
 
+/* A Charged's value or bound cell in the resource's unit ("-" when absent). */
+static char *charge_cell(struct table *t, const char *name, struct value v)
+{
+	return cell_str(t, v.set ? fmt_charge(name, v.value).s : "-");
+}
+
+/* A bound cell: "" when 0, as every exact value of show's (acctctl(1), Units). */
+static char *charge_bound_cell(struct table *t, const char *name, struct value v)
+{
+	return v.bound > 0 ? cell_fmt(t, "%s%s", glyph(G_PLUSMINUS), fmt_charge(name, v.bound).s) : cell_str(t, "");
+}
+
+/* An average of a resource in its unit: counts (load-like) with two
+ * decimals, as load averages; bytes and durations rounded, as their values. */
+static struct fbuf fmt_charge_avg(const char *name, double avg)
+{
+	int u = charge_unit(name);
+
+	if (u < 0 || u == ACCT_UNIT_COUNT)
+		return fmt_2f(avg);
+	return fmt_unit((enum acct_unit)u, (int64_t)(avg < 0 ? avg - 0.5 : avg + 0.5));
+}
+
 /* What programs charged (Get's charges, docs/charges.md): per resource the
- * cgroup's own value and its subtree's, each with its bound. In the
- * resource's unit, which acctd.conf declares and the reply does not carry:
- * plain integers. */
+ * cgroup's own value and its subtree's, each with its bound, in the
+ * resource's unit (charge-units.h: read from acctd's configuration, plain
+ * integers when not known), the age of the read and the exact integers. */
 static void show_charges(struct json_object *charges)
 {
-	static const char *const ch[] = { "RESOURCE", "SELF", "BOUND", "SUBTREE", "BOUND" };
-	static const unsigned cf[] = { 0, COL_RIGHT, 0, COL_RIGHT, 0 };
+	static const char *const ch[] = { "RESOURCE", "UNIT", "SELF", "BOUND", "SUBTREE", "BOUND", "AGE", "EXACT" };
+	static const unsigned cf[] = { 0, 0, COL_RIGHT, 0, COL_RIGHT, 0, COL_RIGHT, COL_RIGHT };
 	_cleanup_(table_done) struct table t = { 0 };
 
-	if (!charges || json_object_object_length(charges) == 0)
+	if (!charges || !json_object_is_type(charges, json_type_object) || json_object_object_length(charges) == 0)
 		return;
-	table_init(&t, 5, ch, cf);
+	charge_units_load();
+	table_init(&t, ELEMENTSOF(ch), ch, cf);
 	json_object_object_foreach(charges, k, v) {
 		struct value self = value_of(jget(v, "self")), sub = value_of(jget(v, "subtree"));
-		char *cells[5];
+		int64_t age = self.age_us >= 0 ? self.age_us : sub.age_us;
+		char *cells[ELEMENTSOF(ch)];
 
 		cells[0] = cell_str(&t, k);
-		cells[1] = cell_str(&t, self.set ? fmt_int(self.value).s : "-");
-		cells[2] = self.bound > 0 ? cell_fmt(&t, "%s%s", glyph(G_PLUSMINUS), fmt_int((int64_t)self.bound).s)
-					  : cell_str(&t, "");
-		cells[3] = cell_str(&t, sub.set ? fmt_int(sub.value).s : "-");
-		cells[4] = sub.bound > 0 ? cell_fmt(&t, "%s%s", glyph(G_PLUSMINUS), fmt_int((int64_t)sub.bound).s)
-					 : cell_str(&t, "");
+		cells[1] = cell_str(&t, charge_unit(k) >= 0 ? charge_unit_name(charge_unit(k)) : "?");
+		cells[2] = charge_cell(&t, k, self);
+		cells[3] = charge_bound_cell(&t, k, self);
+		cells[4] = charge_cell(&t, k, sub);
+		cells[5] = charge_bound_cell(&t, k, sub);
+		cells[6] = cell_str(&t, age >= 0 ? fmt_age(age).s : "-");
+		/* the integers acctd sent, self/subtree, as EXACT of the values above */
+		cells[7] = cell_fmt(&t, "%s/%s", self.set ? fmt_int(self.value).s : "-", sub.set ? fmt_int(sub.value).s : "-");
 		table_add(&t, cells);
 	}
 	putchar('\n');
-	if (arg_legend)
-		printf("Charged by programs (in each resource's unit; read live):\n");
+	if (arg_legend) {
+		printf("Charged by programs (SELF: to the cgroup itself; SUBTREE: to it and below; read live):\n");
+		if (charge_units_unknown())
+			printf("Units not known (%s): values are integers in each resource's unit.\n",
+			       charge_units_unknown());
+	}
 	table_print(stdout, &t, arg_legend, 0);
 	/* The averages of the resources declared so (docs/charges.md, "Averages"). */
 	json_object_object_foreach(charges, name, c) {
 		struct json_object *a = jget(c, "averages"), *w = jget(a, "warming");
 		if (!a)
 			continue;
-		printf("Averages of %s: %.2f, %.2f, %.2f over 1, 5, 15 min", name, jdouble_or(a, "avg1", 0),
-		       jdouble_or(a, "avg5", 0), jdouble_or(a, "avg15", 0));
+		printf("Averages of %s: %s, %s, %s over 1, 5, 15 min", name, fmt_charge_avg(name, jdouble_or(a, "avg1", 0)).s,
+		       fmt_charge_avg(name, jdouble_or(a, "avg5", 0)).s, fmt_charge_avg(name, jdouble_or(a, "avg15", 0)).s);
 		size_t nw = w && json_object_is_type(w, json_type_array) ? json_object_array_length(w) : 0;
 		for (size_t i = 0; i < nw; i++)
 			printf("%s%s", i ? ", " : "; warming up: ",

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "acctctl.h"
+#include "charge-units.h"
 #include "ctl-call.h"
 #include "ctl-util.h"
 #include "history-call.h"
@@ -206,6 +207,93 @@ static void print_history(struct json_object *h)
 		print_field("", "a damaged or foreign file was set aside as %s", jstr(h, "set_aside"));
 }
 
+/* Whether Status's charges show no sign of a resource: no reconciliation
+ * (no ram resource), no slot ever opened, nothing loaded, written or
+ * refused. The API does not say which resources are declared (acctd keeps
+ * its state file's figures with none), so where acctctl cannot read them
+ * this keeps `status` as it was for the hosts that charge nothing. */
+static bool charges_untouched(struct json_object *st, struct json_object *sl, struct json_object *rc)
+{
+	static const char *const figures[] = { "loaded_cgroups", "writes", "write_failures" };
+	static const char *const texts[] = { "set_aside", "load_error", "dropped", "last_error" };
+
+	if (rc || jint_or(sl, "opened", 0) > 0)
+		return false;
+	for (size_t i = 0; i < ELEMENTSOF(figures); i++)
+		if (jint_or(st, figures[i], 0) > 0)
+			return false;
+	for (size_t i = 0; i < ELEMENTSOF(texts); i++)
+		if (jstr(st, texts[i]))
+			return false;
+	return true;
+}
+
+/* Programs' charges (docs/charges.md): the resources declared with their
+ * units (as acctctl reads them: charge-units.h), the charges' state file,
+ * the charge slots and the reconciliation of the ram resources with memory.
+ * Nothing when acctd's files declare no resource, or when they cannot be
+ * read and nothing shows a resource (charges_untouched()). */
+static void print_charges(struct json_object *s)
+{
+	struct json_object *st = jget(s, "charges_state"), *sl = jget(s, "charge_slots");
+	struct json_object *rc = jget(s, "charges_reconciliation");
+	_cleanup_free_ char *names = NULL;
+	const char *name;
+	int64_t last;
+	int unit;
+
+	if (!st && !rc)
+		return;
+	charge_units_load();
+	if (charge_units_unknown() ? charges_untouched(st, sl, rc) : !charge_units_resource(0, &unit))
+		return;
+	for (size_t i = 0; (name = charge_units_resource(i, &unit)); i++) {
+		char *n = xasprintf("%s%s%s (%s)", names ?: "", names ? ", " : "", name,
+				    unit >= 0 ? charge_unit_name(unit) : "unit not known");
+		free(names);
+		names = n;
+	}
+	if (names)
+		print_field("Charges", "resources %s", names);
+	else /* the API does not list them: acctctl reads the configuration */
+		print_field("Charges", "resources not known (%s)", charge_units_unknown() ?: "none in acctd's files");
+	if (st && !jbool(st, "durable"))
+		print_field("Charge state", "in memory only (no state directory): a restart loses the charges");
+	else if (st) {
+		_cleanup_free_ char *when = jint(st, "last_write_us", &last)
+						    ? xasprintf("; the last %s ago in %s (at most %s)",
+								fmt_age((int64_t)arg_now_us - last).s,
+								fmt_duration(jint_or(st, "last_write_duration_us", 0)).s,
+								fmt_duration(jint_or(st, "max_write_duration_us", 0)).s)
+						    : NULL;
+		print_field("Charge state", "%s: %" PRId64 " cgroups loaded at the start, %" PRId64 " writes, %" PRId64
+			    " failed%s",
+			    jstr(st, "path") ?: "?", jint_or(st, "loaded_cgroups", 0), jint_or(st, "writes", 0),
+			    jint_or(st, "write_failures", 0), when ?: "");
+	}
+	if (jstr(st, "last_error"))
+		print_field("", "last write failed: %s", jstr(st, "last_error"));
+	if (jstr(st, "set_aside"))
+		print_field("", "a damaged file was set aside as %s: %s", jstr(st, "set_aside"),
+			    jstr(st, "load_error") ?: "?");
+	else if (jstr(st, "load_error"))
+		print_field("", "not loaded: %s", jstr(st, "load_error"));
+	if (jstr(st, "dropped"))
+		print_field("", "dropped at the load: %s", jstr(st, "dropped"));
+	if (sl)
+		print_field("Charge slots", "%" PRId64 " open, %" PRId64 " opened, %" PRId64 " dropped (garbage), %" PRId64
+			    " dropped (cgroup removed), %" PRId64 " folds",
+			    jint_or(sl, "open", 0), jint_or(sl, "opened", 0), jint_or(sl, "dropped_corrupt", 0),
+			    jint_or(sl, "dropped_removed", 0), jint_or(sl, "folds", 0));
+	if (rc) {
+		_cleanup_free_ char *over = jstr_array_join(rc, "first_over_memory");
+		print_field("Charged RAM", "%" PRId64 " checks, %" PRId64 " cgroups compared with memory, %" PRId64
+			    " over it beyond both bounds%s%s%s",
+			    jint_or(rc, "checks", 0), jint_or(rc, "compared", 0), jint_or(rc, "over_memory", 0),
+			    over ? " (" : "", over ?: "", over ? ")" : "");
+	}
+}
+
 int verb_status(char **args)
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
@@ -256,6 +344,7 @@ int verb_status(char **args)
 		print_field("Tuned", "at run time (a reload returns to the configuration)");
 	print_reconciliation(jget(s, "reconciliation"));
 	print_history(jget(s, "history"));
+	print_charges(s);
 	sources = jstr_array_join(s, "config_sources");
 	print_field("Configuration", "%s", sources && *sources ? sources : "built-in defaults");
 	print_field("Reloads", "%" PRId64 ", %" PRId64 " failed; last: %s", jint_or(s, "reloads", 0),

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "acctctl.h"
+#include "charge-units.h"
 #include "ctl-call.h"
 #include "ctl-util.h"
 #include "history-call.h"
@@ -43,10 +44,69 @@ static const struct {
 	{ "resolution", "resolution", NULL },
 };
 
+/* The ChargeUsage of resource `name` in Usage u, or NULL when u held none. */
+static struct json_object *charge_usage(struct json_object *u, const char *name)
+{
+	struct json_object *cs = jget(u, "charges");
+
+	for (size_t k = 0; cs && json_object_is_type(cs, json_type_array) && k < json_object_array_length(cs); k++) {
+		struct json_object *c = json_object_array_get_idx(cs, k);
+		const char *r = jstr(c, "resource");
+		if (r && strcmp(r, name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* --charge's CSV columns, named as the others are, with their unit: the
+ * integral (unit x seconds) and its bound, the average and the largest
+ * value in the unit, the time recorded. */
+static const struct {
+	int unit;			  /* enum acct_unit, or -ENOENT: not known */
+	const char *integral, *plain; /* "charge_gpu_" + integral; "charge_gpu_avg" + plain */
+} csv_charge_units[] = {
+	{ ACCT_UNIT_BYTES, "byte_seconds", "_bytes" },
+	{ ACCT_UNIT_COUNT, "count_seconds", "" },
+	{ ACCT_UNIT_USEC, "usec_seconds", "_usec" },
+	{ -ENOENT, "value_seconds", "" },
+};
+
+static void print_csv_charge_header(const char *name)
+{
+	int u = charge_unit(name);
+
+	for (size_t i = 0; i < ELEMENTSOF(csv_charge_units); i++)
+		if (csv_charge_units[i].unit == u || csv_charge_units[i].unit == -ENOENT) {
+			const char *in = csv_charge_units[i].integral, *pl = csv_charge_units[i].plain;
+			/* "charge_": a resource may be named as a column is (memory) */
+			printf(",charge_%s_%s,charge_%s_%s_bound,charge_%s_avg%s,charge_%s_max%s,charge_%s_recorded_us", name,
+			       in, name, in, name, pl, name, pl, name);
+			return;
+		}
+}
+
+static void print_csv_charge(struct json_object *u, const char *name)
+{
+	struct json_object *c = charge_usage(u, name), *vs = jget(c, "value_seconds");
+
+	fputs(",", stdout);
+	csv_number(stdout, vs, "value");
+	fputs(",", stdout);
+	csv_number(stdout, vs, "bound");
+	fputs(",", stdout);
+	csv_number(stdout, c, "avg");
+	fputs(",", stdout);
+	csv_number(stdout, c, "max");
+	fputs(",", stdout);
+	csv_number(stdout, c, "recorded_us");
+}
+
 static void print_csv(struct json_object *cgroups)
 {
 	for (size_t i = 0; i < ELEMENTSOF(csv_columns); i++)
 		printf("%s%s", i ? "," : "", csv_columns[i].header);
+	if (arg_charge)
+		print_csv_charge_header(arg_charge);
 	putchar('\n');
 	for (size_t r = 0; r < json_object_array_length(cgroups); r++) {
 		struct json_object *u = json_object_array_get_idx(cgroups, r);
@@ -66,6 +126,8 @@ static void print_csv(struct json_object *cgroups)
 			else
 				csv_number(stdout, o, key);
 		}
+		if (arg_charge)
+			print_csv_charge(u, arg_charge);
 		putchar('\n');
 	}
 }
@@ -295,29 +357,55 @@ static void print_footer(struct json_object *answer, size_t n, size_t total, boo
 		       glyph(G_PLUSMINUS));
 }
 
-/* --charge: below the table, a line per cgroup that held the resource:
- * raw numbers in its unit (the answer does not say which), as --json has
- * them. */
+/* --charge: below the table, a table of the cgroups that held the
+ * resource: what they held (the integral, value x time, in the resource's
+ * unit x the time unit that suits the time recorded) with its bound, the
+ * average and the largest value, the time recorded. Raw numbers where the
+ * unit is not known (charge-units.h), as --json has them. */
 static void print_charges(struct json_object *cgroups, size_t n)
 {
-	bool any = false;
+	static const char *const ch[] = { "CGROUP", "HELD", "", "AVG", "MAX", "RECORDED" };
+	static const unsigned cf[] = { COL_ELLIPSIZE, COL_RIGHT, COL_TIGHT, COL_RIGHT, COL_RIGHT, COL_RIGHT };
+	_cleanup_(table_done) struct table t = { 0 };
+	int unit = charge_unit(arg_charge);
+
+	table_init(&t, ELEMENTSOF(ch), ch, cf);
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *u = json_object_array_get_idx(cgroups, i), *cs = jget(u, "charges");
-		for (size_t k = 0; cs && json_object_is_type(cs, json_type_array) && k < json_object_array_length(cs);
-		     k++) {
-			struct json_object *c = json_object_array_get_idx(cs, k), *vs = jget(c, "value_seconds");
-			if (!any)
-				printf("\nCharged %s, value x seconds over the time recorded:\n", arg_charge);
-			any = true;
-			fputs("  ", stdout);
-			print_text(stdout, jstr(u, "path") ?: "?");
-			printf("  %.6g (bound %.6g) over %.1f s, avg %.6g, max %" PRId64 "\n", jdouble_or(vs, "value", 0),
-			       jdouble_or(vs, "bound", 0), (double)jint_or(c, "recorded_us", 0) / 1e6, jdouble_or(c, "avg", 0),
-			       jint_or(c, "max", 0));
-		}
+		struct json_object *u = json_object_array_get_idx(cgroups, i), *c = charge_usage(u, arg_charge);
+		struct json_object *vs = jget(c, "value_seconds");
+		int64_t recorded = jint_or(c, "recorded_us", 0), max;
+		double bound = jdouble_or(vs, "bound", 0), avg;
+		char *cells[ELEMENTSOF(ch)];
+
+		if (!c)
+			continue;
+		cells[0] = cell_str(&t, jstr(u, "path") ?: "?");
+		cells[1] = cell_str(&t, fmt_charge_integral(unit, jdouble_or(vs, "value", 0), recorded).s);
+		cells[2] = bound > 0 ? cell_fmt(&t, "%s%s", glyph(G_PLUSMINUS), fmt_charge_integral(unit, bound, recorded).s)
+				     : cell_str(&t, "");
+		/* a count's average has decimals, as a load's; the others are rounded as their values */
+		cells[3] = !jdouble(c, "avg", &avg) ? cell_str(&t, "-")
+			   : unit < 0		    ? cell_fmt(&t, "%.6g", avg)
+			   : unit == ACCT_UNIT_COUNT ? cell_str(&t, fmt_2f(avg).s)
+						    : cell_str(&t, fmt_charge(arg_charge, (int64_t)(avg < 0 ? avg - 0.5 : avg + 0.5)).s);
+		cells[4] = jint(c, "max", &max) ? cell_str(&t, fmt_charge(arg_charge, max).s) : cell_str(&t, "-");
+		cells[5] = cell_str(&t, fmt_duration(recorded).s);
+		table_add(&t, cells);
 	}
-	if (!any)
+	if (t.nrows == 0) {
 		printf("\nNo cgroup here held charged resource %s in this window.\n", arg_charge);
+		return;
+	}
+	putchar('\n');
+	if (arg_legend) {
+		if (unit < 0)
+			printf("Charged %s, value x seconds over the time recorded (units not known: %s):\n", arg_charge,
+			       charge_units_unknown() ?: "no file of acctd's declares it");
+		else
+			printf("Charged %s (%s), held over the time recorded (value x time%s):\n", arg_charge,
+			       charge_unit_name(unit), unit == ACCT_UNIT_COUNT ? ": 3 held for an hour is 3h" : "");
+	}
+	table_print(stdout, &t, arg_legend, output_width());
 }
 
 int verb_usage(char **args)
@@ -386,6 +474,8 @@ int verb_usage(char **args)
 			oom_exit();
 		n = (size_t)arg_top;
 	}
+	if (arg_charge && !arg_json)
+		charge_units_load();
 	pager_open();
 	if (arg_json == JSON_LINES) {
 		for (size_t i = 0; i < n; i++)

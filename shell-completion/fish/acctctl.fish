@@ -61,7 +61,7 @@ end
 function __acctctl_fields
     set -l value (string replace -r -- '^(--output=|-o)' '' (commandline -ct))
     set -l before (string match -r -- '^.*,' $value)
-    for f in cgroup state memory bound cpu load psi-cpu psi-mem psi-io tasks read/s write/s read write age
+    for f in cgroup state memory bound cpu load psi-cpu psi-mem psi-io tasks read/s write/s read write age charge charge-bound
         echo "$before$f" # quoted: an empty list is ""
     end
     test -z "$before"; and echo help
@@ -104,6 +104,7 @@ set -l sortkeys path memory cpu load pressure io tasks read/s write/s read write
 set -l times now today yesterday tomorrow -1h -10min -1d
 complete -c acctctl -n '__acctctl_using list' -l tree -d 'Children below their parent, indented'
 complete -c acctctl -n '__acctctl_using list' -s a -l all -d 'Also removed cgroups'
+complete -c acctctl -n '__acctctl_using list' -l charge -x -d 'A column of a charged resource'
 complete -c acctctl -n '__acctctl_using list top' -l sort -x -a "$sortkeys" -d 'Sort key (path: tree order; others largest first)'
 complete -c acctctl -n '__acctctl_using list usage' -l top -x -d 'Only the first N cgroups of the sort'
 complete -c acctctl -n '__acctctl_using list top usage' -l depth -x -a all -d 'At most N levels below the prefix'
@@ -124,7 +125,8 @@ complete -c acctctl -n '__acctctl_using usage' -l charge -x -d 'Also what each c
 complete -c acctctl -n '__acctctl_using usage' -l sort -x -a 'path cpu memory io read write' -d 'Sort key (path: tree order; others largest first)'
 complete -c acctctl -n '__acctctl_using usage history' -l csv -d 'Comma-separated values'
 complete -c acctctl -n '__acctctl_using history' -l step -x -d 'Length of a step (a duration)'
-complete -c acctctl -n '__acctctl_using history' -l plot -x -a 'memory cpu io tasks none' -d 'What to plot'
+complete -c acctctl -n '__acctctl_using history' -l plot -x -a 'memory cpu io tasks charge none' -d 'What to plot'
+complete -c acctctl -n '__acctctl_using history' -l charge -x -d 'A charged resource instead'
 complete -c acctctl -n '__acctctl_using tune' -l bytes-budget -x -d 'Memory error budget (64M, 1.5G)'
 complete -c acctctl -n '__acctctl_using tune' -l cpu-budget -x -d 'CPU time error budget (10ms, 1.5s)'
 complete -c acctctl -n '__acctctl_using tune' -l tasks-budget -x -d 'Tasks error budget'
