@@ -659,20 +659,22 @@ static void test_charge_units(void **state)
 {
 	(void)state;
 	charge_units_reset();
-	assert_int_equal(charge_units_parse("[api]\nunit = bytes\n" /* not a resource's section */
-					    "[resource.gpu]\n  unit = bytes ; an inline comment\nbudget = 4M\n"
-					    "# [resource.commented]\n"
-					    "[resource.slots]\r\nbudget = 8\r\n" /* no unit: a count, as in acctd */
-					    "[resource.lic]\nunit: seconds\n"
-					    "[resource.odd]\nunit = parsecs\n"),
-			 0);
+	struct json_object *st = json_tokener_parse(
+		"{\"resources\":[{\"name\":\"gpu\",\"unit\":\"bytes\",\"budget\":4194304},"
+		"{\"name\":\"slots\",\"unit\":\"count\"},{\"name\":\"lic\",\"unit\":\"seconds\"},"
+		"{\"name\":\"odd\",\"unit\":\"parsecs\"},{\"unit\":\"bytes\"}]}");
+	assert_non_null(st);
+	assert_int_equal(charge_units_from_status(st), 0);
 	assert_int_equal(charge_unit("gpu"), ACCT_UNIT_BYTES);
 	assert_int_equal(charge_unit("slots"), ACCT_UNIT_COUNT);
 	assert_int_equal(charge_unit("lic"), ACCT_UNIT_USEC);
-	assert_int_equal(charge_unit("odd"), -ENOENT);
-	assert_int_equal(charge_unit("commented"), -ENOENT);
-	assert_int_equal(charge_unit("api"), -ENOENT);
+	assert_int_equal(charge_unit("odd"), -ENOENT); /* a unit of a later acctd: integers */
+	assert_int_equal(charge_unit("nope"), -ENOENT);
 	assert_null(charge_units_unknown());
+	int unit;
+	assert_string_equal(charge_units_resource(0, &unit), "gpu");
+	assert_string_equal(charge_units_resource(3, &unit), "odd");
+	assert_null(charge_units_resource(4, &unit)); /* the nameless entry is no resource */
 	assert_string_equal(charge_unit_name(ACCT_UNIT_USEC), "seconds");
 	assert_string_equal(charge_unit_name(-ENOENT), "");
 
@@ -681,10 +683,14 @@ static void test_charge_units(void **state)
 	assert_string_equal(fmt_charge("lic", 1500000).s, "1.5s");
 	assert_string_equal(fmt_charge("slots", 12345).s, "12345");
 	assert_string_equal(fmt_charge("nope", 3145728).s, "3145728");
+	json_object_put(st);
 
-	/* a later file overrides an earlier one */
-	assert_int_equal(charge_units_parse("[resource.gpu]\nunit=count\n"), 0);
-	assert_int_equal(charge_unit("gpu"), ACCT_UNIT_COUNT);
+	/* a Status without the list (an older acctd): unknown, and why */
+	st = json_tokener_parse("{\"version\":\"0\"}");
+	assert_int_equal(charge_units_from_status(st), 0);
+	assert_int_equal(charge_unit("gpu"), -ENOENT);
+	assert_non_null(charge_units_unknown());
+	json_object_put(st);
 	charge_units_reset();
 	assert_int_equal(charge_unit("lic"), -ENOENT);
 

@@ -1,12 +1,11 @@
-/* charge-units.c - the unit of each charged resource, read from the
- * configuration files that acctd names (see charge-units.h). */
+/* charge-units.c - the unit of each charged resource, as acctd's Status
+ * serves them (see charge-units.h). */
 #include "charge-units.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "acctctl.h"
 #include "ctl-call.h"
@@ -45,171 +44,69 @@ void charge_units_reset(void)
 	loaded = false;
 }
 
-static struct known *known_find(const char *name, size_t len)
+static struct known *known_find(const char *name)
 {
 	for (size_t i = 0; i < nr_known; i++)
-		if (strlen(known[i].name) == len && strncmp(known[i].name, name, len) == 0)
+		if (strcmp(known[i].name, name) == 0)
 			return &known[i];
 	return NULL;
 }
 
-/* The entry of resource name[0..len), added as a count (acctd's default
- * unit) when new; NULL on ENOMEM. */
-static struct known *known_get(const char *name, size_t len)
-{
-	struct known *k = known_find(name, len), *v;
-
-	if (k)
-		return k;
-	v = reallocarray(known, nr_known + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	known = v;
-	known[nr_known] = (struct known){ .name = strndup(name, len), .unit = ACCT_UNIT_COUNT };
-	if (!known[nr_known].name)
-		return NULL;
-	return &known[nr_known++];
-}
-
-static int unit_from_name(const char *s, size_t len)
+static int unit_from_name(const char *s)
 {
 	for (size_t i = 0; i < ELEMENTSOF(unit_names); i++)
-		if (strlen(unit_names[i].name) == len && strncmp(unit_names[i].name, s, len) == 0)
+		if (strcmp(unit_names[i].name, s) == 0)
 			return (int)unit_names[i].unit;
 	return -ENOENT;
 }
 
-static bool blank(char c)
+int charge_units_from_status(struct json_object *status)
 {
-	return c == ' ' || c == '\t' || c == '\r';
-}
+	struct json_object *list = jget(status, "resources");
 
-int charge_units_parse(const char *text)
-{
-	struct known *section = NULL; /* the [resource.NAME] the lines are in, if any */
-
-	for (const char *line = text; line && *line;) {
-		const char *end = strchr(line, '\n'), *s = line, *eq;
-		size_t n;
-
-		n = end ? (size_t)(end - line) : strlen(line);
-		line = end ? end + 1 : NULL;
-		while (n > 0 && blank(*s)) /* acctd's reader drops leading blanks */
-			s++, n--;
-		if (n == 0 || *s == ';' || *s == '#')
-			continue;
-		if (*s == '[') {
-			const char *close = memchr(s, ']', n);
-			static const char prefix[] = "resource.";
-
-			section = NULL;
-			if (!close || (size_t)(close - s - 1) <= strlen(prefix) || strncmp(s + 1, prefix, strlen(prefix)) != 0)
-				continue;
-			section = known_get(s + 1 + strlen(prefix), (size_t)(close - s - 1) - strlen(prefix));
-			if (!section)
-				return -ENOMEM;
-			continue;
-		}
-		eq = memchr(s, '=', n) ?: memchr(s, ':', n);
-		if (!section || !eq)
-			continue;
-		size_t klen = (size_t)(eq - s), vlen;
-		while (klen > 0 && blank(s[klen - 1]))
-			klen--;
-		if (klen != 4 || strncmp(s, "unit", 4) != 0)
-			continue;
-		const char *v = eq + 1, *vend = s + n;
-		/* inih's inline comment: ';' after a blank */
-		for (const char *c = v + 1; c < vend; c++)
-			if (*c == ';' && blank(c[-1])) {
-				vend = c;
-				break;
-			}
-		while (v < vend && blank(*v))
-			v++;
-		vlen = (size_t)(vend - v);
-		while (vlen > 0 && blank(v[vlen - 1]))
-			vlen--;
-		section->unit = unit_from_name(v, vlen);
+	charge_units_reset();
+	loaded = true;
+	if (!list || !json_object_is_type(list, json_type_array)) {
+		unknown_why = strdup("acctd does not say which resources it keeps");
+		return unknown_why ? 0 : -ENOMEM;
+	}
+	size_t n = json_object_array_length(list);
+	known = calloc(n ?: 1, sizeof(*known));
+	if (!known)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *r = json_object_array_get_idx(list, i);
+		const char *name = jstr(r, "name"), *unit = jstr(r, "unit");
+		if (!name || known_find(name))
+			continue; /* not a resource acctd would serve: nothing to print it by */
+		known[nr_known].name = strdup(name);
+		if (!known[nr_known].name)
+			return -ENOMEM;
+		/* a unit of a later acctd prints as an integer */
+		known[nr_known++].unit = unit ? unit_from_name(unit) : -ENOENT;
 	}
 	return 0;
-}
-
-/* Whether file `path` changed after acctd started at `start_us`
- * (CLOCK_REALTIME): then what it says may not be what acctd runs with. A
- * second of slack for the clocks' reading apart. */
-static bool changed_since(const char *path, int64_t start_us)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return false; /* the read says why */
-	return (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000 > start_us + 1000000;
-}
-
-/* The units are not known, because of `why` (taken). */
-static void set_unknown(char *why)
-{
-	charge_units_reset();
-	unknown_why = why;
-	loaded = true;
 }
 
 void charge_units_load(void)
 {
 	_cleanup_(acct_reply_clear) struct acct_reply reply = { 0 };
-	struct json_object *st, *sources;
-	int64_t uptime;
 
 	if (loaded)
 		return;
-	loaded = true;
 	if (call_once("Status", NULL, &reply) != EXIT_OK) {
-		set_unknown(xstrdup("acctd's status could not be read"));
+		charge_units_reset();
+		loaded = true;
+		unknown_why = xstrdup("acctd's status could not be read");
 		return;
 	}
-	st = jget(reply.parameters, "status");
-	sources = jget(st, "config_sources");
-	if (!sources || !json_object_is_type(sources, json_type_array) || !jint(st, "uptime_us", &uptime)) {
-		set_unknown(xstrdup("acctd does not name its configuration files"));
-		return;
-	}
-	for (size_t i = 0; i < json_object_array_length(sources); i++) {
-		const char *path = json_object_get_string(json_object_array_get_idx(sources, i));
-		_cleanup_free_ char *text = NULL;
-		size_t size = 0;
-		FILE *f;
-
-		if (!path || path[0] != '/') { /* relative to acctd's directory, not ours */
-			set_unknown(xasprintf("acctd names its configuration file %s relative to its own directory",
-					      path ?: "?"));
-			return;
-		}
-		if (changed_since(path, (int64_t)arg_now_us - uptime)) {
-			set_unknown(xasprintf("%s changed after acctd started", path));
-			return;
-		}
-		f = fopen(path, "re");
-		if (!f) {
-			set_unknown(xasprintf("%s: %s", path, strerror(errno)));
-			return;
-		}
-		/* getdelim() to NUL: the whole file (a text file holds none) */
-		if (getdelim(&text, &size, '\0', f) < 0 && ferror(f)) {
-			int e = errno;
-			fclose(f);
-			set_unknown(xasprintf("%s: %s", path, strerror(e)));
-			return;
-		}
-		fclose(f);
-		if (text && charge_units_parse(text) < 0)
-			oom_exit();
-	}
+	if (charge_units_from_status(jget(reply.parameters, "status")) < 0)
+		oom_exit();
 }
 
 int charge_unit(const char *name)
 {
-	struct known *k = name ? known_find(name, strlen(name)) : NULL;
+	struct known *k = name ? known_find(name) : NULL;
 
 	return k ? k->unit : -ENOENT;
 }

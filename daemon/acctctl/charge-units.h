@@ -3,33 +3,31 @@
  * durations, counts as integers.
  *
  * acctd's API serves charged values as bare integers (Get's and List's
- * Charged, Usage's ChargeUsage, History's ChargeSeries): the unit is
- * declared in acctd.conf ([resource.NAME] unit = bytes|count|seconds) and
- * not served. acctctl reads it from the files that Status names
- * (config_sources), later files overriding earlier ones as in acctd. A
- * resource's unit applies from acctd's start (a reload reports a change of
- * it without applying it), so a file changed since acctd started is not
- * trusted: the units are then unknown, the values print as plain integers,
- * and the output says why. */
+ * Charged, Usage's ChargeUsage, History's ChargeSeries); Status lists the
+ * resources it keeps with their units (`resources`), which acctctl asks for
+ * once. Where that fails, values print as plain integers and the output
+ * says why. */
 #pragma once
 
 #include <stdint.h>
+
+struct json_object;
 
 #include "basic/quantity.h"
 #include "human.h"
 
 /* Learn the units, once per process (later calls return at once): one
- * Status call and reads of the files it names. Never fails: what goes wrong
+ * Status call. Never fails: what goes wrong
  * leaves the units unknown, with the reason in charge_units_unknown(). */
 void charge_units_load(void);
 
 /* The unit of resource `name`: ACCT_UNIT_BYTES, ACCT_UNIT_COUNT or
  * ACCT_UNIT_USEC (a seconds resource, charged in microseconds); -ENOENT when
- * it is not known (charge_units_load() not called, or it failed, or no file
- * declares the resource). */
+ * it is not known (charge_units_load() not called, or it failed, or acctd
+ * keeps no such resource). */
 int charge_unit(const char *name);
 
-/* The i-th resource known (in the order the files declare them) and its
+/* The i-th resource known (in the order acctd lists them) and its
  * unit in *ret_unit (-ENOENT: not known); NULL past the last. */
 const char *charge_units_resource(size_t i, int *ret_unit);
 
@@ -37,14 +35,11 @@ const char *charge_units_resource(size_t i, int *ret_unit);
  * when charge_units_load() learnt them. */
 const char *charge_units_unknown(void);
 
-/* Add the [resource.NAME] units declared in one configuration file's text
- * to what is known, a later call overriding an earlier one (acctd's order of
- * files): inih's syntax as acctd reads it (';' and '#' comment lines, an
- * inline comment after a blank and ';', "key = value" or "key: value"). A
- * section without a unit declares a count, as in acctd; an unknown unit
- * leaves the resource unknown. Returns 0, -ENOMEM. For the tests and
+/* Learn the units from Status's `status` object (its `resources` list),
+ * replacing what was known; without such a list the units are unknown and
+ * charge_units_unknown() says so. Returns 0 or -ENOMEM. For the tests and
  * charge_units_load(). */
-int charge_units_parse(const char *text);
+int charge_units_from_status(struct json_object *status);
 /* Forget every unit and the reason (for the tests). */
 void charge_units_reset(void);
 

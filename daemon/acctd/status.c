@@ -124,6 +124,28 @@ static struct json_object *discovery_json(const struct manager *m, const struct 
 	return o;
 }
 
+/* The declared resources as the charges engine keeps them (IDL's Resource). */
+static struct json_object *resources_json(const struct manager *m)
+{
+	struct json_object *a = json_object_new_array();
+	const struct acct_charges *ch = manager_charges(m);
+	size_t n = ch ? acct_charges_nr_resources(ch) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct acct_charges_resource *r = acct_charges_resource(ch, i);
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "name", json_object_new_string(r->name));
+		json_object_object_add(o, "unit", json_object_new_string(acct_resource_unit_to_string(r->unit)));
+		json_object_object_add(o, "budget", json_object_new_int64(r->budget));
+		json_object_object_add(o, "on_removal",
+				       json_object_new_string(acct_resource_removal_to_string(
+					       r->reparent ? ACCT_REMOVAL_REPARENT : ACCT_REMOVAL_RELEASE)));
+		json_object_object_add(o, "release_on_exit", json_object_new_boolean(r->release_on_exit));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 /* The members are added in the order Status() has always had: its replies
  * are compared byte for byte. */
 int daemon_status_json(const struct manager *m, struct json_object **ret)
@@ -208,6 +230,7 @@ int daemon_status_json(const struct manager *m, struct json_object **ret)
 		json_object_object_add(st, "charges_reconciliation", charges_ram_json(manager_charges_ram(m)));
 	json_object_object_add(st, "charges_state", charges_store_status_json(m->charges_store));
 	json_object_object_add(st, "discovery", discovery_json(m, ms));
+	json_object_object_add(st, "resources", resources_json(m));
 	*ret = st;
 	return 0;
 }

@@ -99,17 +99,24 @@ def test_show_prints_charges_in_their_units(env):
     assert re.search(r"^Averages of gpu: [0-9.]+[BKM], [0-9.]+[BKM], [0-9.]+[BKM] over 1, 5, 15 min", out, re.M), out
 
 
-def test_show_units_unknown_when_the_configuration_changed(env):
-    """A unit applies from acctd's start: a file changed since is not
-    trusted, and show says so and prints the integers."""
+def test_units_are_those_acctd_keeps(env):
+    """The units come from acctd (Status resources), as in effect since its
+    start: a configuration file rewritten since (another unit for gpu,
+    which a reload reports without applying) changes nothing shown."""
     sock = env["sock"]
     charge(sock, "gpu", 3 * MiB, "/svc/job")
+    with Varlink(sock) as v:
+        st = ok(v.call(IFACE + ".Status", {}))["status"]
+    assert {r["name"]: r["unit"] for r in st["resources"]} == \
+        {"gpu": "bytes", "inflight": "count", "licence": "seconds", "arena": "bytes"}, st["resources"]
     [conf] = config_sources(sock)
-    later = time.time() + 60
-    os.utime(conf, (later, later))
+    with open(conf) as f:
+        text = f.read()
+    with open(conf, "w") as f:
+        f.write(text.replace("unit = bytes", "unit = count"))
     out = run(sock, "show", "/svc/job")
-    assert "Units not known (%s changed after acctd started)" % conf in out, out
-    assert table_row(out, "gpu")[:4] == ["gpu", "?", "3145728", "3145728"], out
+    assert table_row(out, "gpu")[:3] == ["gpu", "bytes", "3.0M"], out
+    assert "Units not known" not in out
 
 
 def held_since(sock, since, path, resources, seconds):

@@ -176,7 +176,7 @@ def test_status(api):
             "fast_interval_us", "slow_interval_us", "last_fast_pass", "last_slow_pass", "budgets", "tuner",
             "reconciliation", "config_sources", "reloads", "reload_failures", "reload_result", "collectors", "bpf",
             "history", "log", "tombstones_folded", "charges_reconciliation", "charges_state", "charge_slots",
-            "discovery"}
+            "discovery", "resources"}
     # charges_reconciliation only where a resource is declared ram, charge_slots where one is declared
     # (docs/charges.md)
     assert set(st) <= want and set(st) >= want - {"reload_result", "charges_reconciliation", "charge_slots"}
