@@ -105,18 +105,15 @@ static int history_charges_of(struct manager *m, struct acct_cgroup **cgs, size_
 	size_t k = 0, cap = 0;
 
 	*ret = NULL;
-	for (size_t f = 0; nres && f < m->nr_frontends; f++)
-		if (m->frontends[f].charges_fold)
-			m->frontends[f].charges_fold(m, m->frontends[f].userdata);
+	if (nres)
+		manager_charges_fold(m);
 	for (size_t res = 0; res < nres; res++) {
 		const char *name = acct_charges_resource(ch, res)->name;
 		for (size_t i = 0; i < n; i++) {
 			struct acct_charge_reading rd;
 			if (acct_cgroup_is_dead(cgs[i]) || acct_charges_read(ch, res, cgs[i]->path, &rd) < 0)
 				continue; /* -ENOENT: nothing charged at or below it */
-			for (size_t f = 0; f < m->nr_frontends; f++)
-				if (m->frontends[f].charges_bounds)
-					m->frontends[f].charges_bounds(m, res, cgs[i]->path, &rd, m->frontends[f].userdata);
+			manager_charges_add_bounds(m, res, cgs[i]->path, &rd);
 			if (k == cap) {
 				cap = cap ? cap * 2 : 16;
 				struct history_charge_sample *v = reallocarray(c, cap, sizeof(*c));
