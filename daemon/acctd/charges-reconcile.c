@@ -58,7 +58,7 @@ void manager_charges_add_bounds(struct manager *m, size_t res, const char *path,
 			m->frontends[f].charges_bounds(m, res, path, r, m->frontends[f].userdata);
 }
 
-void manager_charges_ram_bounds(size_t res, const char *path, struct acct_charge_reading *r, void *userdata)
+void manager_charges_bounds_hook(size_t res, const char *path, struct acct_charge_reading *r, void *userdata)
 {
 	manager_charges_add_bounds(userdata, res, path, r);
 }
@@ -75,7 +75,7 @@ void manager_charges_reconcile(struct manager *m)
 	/* What the slots hold up to now, as Get reads it: without it a slot's
 	 * charges since the last pass's fold would be missing from the check
 	 * (its bound covers its read's error, not an unfolded delta). The
-	 * bounds hook adds the slots' bounds (manager_charges_ram_bounds()). */
+	 * bounds hook adds the slots' bounds (manager_charges_bounds_hook()). */
 	manager_charges_fold(m);
 	r = acct_charges_ram_check(m->charges_ram, memory_of, m, log_flagged, m);
 	if (r < 0)

@@ -38,9 +38,10 @@ void manager_charges_fold(struct manager *m);
  * what the manager uses is what Get serves (docs/charges.md, "Charge
  * slots"). Touches no engine. O(slots). */
 void manager_charges_add_bounds(struct manager *m, size_t res, const char *path, struct acct_charge_reading *r);
-/* The same as core/charges-ram.h's bounds hook, `userdata` the manager:
- * installed on the manager's reconciliation state. */
-void manager_charges_ram_bounds(size_t res, const char *path, struct acct_charge_reading *r, void *userdata);
+/* The same as a bounds hook, `userdata` the manager: core/charges-ram.h's
+ * (installed on the manager's reconciliation state) and
+ * history-charges-walk.h's. */
+void manager_charges_bounds_hook(size_t res, const char *path, struct acct_charge_reading *r, void *userdata);
 
 /* manager-records.c: discovery into records, tombstones. */
 /* Walk the hierarchies and bring the ledger in line (acct_discovery_scan()).
