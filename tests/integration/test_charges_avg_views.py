@@ -16,7 +16,7 @@ import pytest
 
 import acctd
 from test_api_client import IFACE, Varlink, ok, socket_dir
-from test_charges_views import call, charge, free_port, metrics, wait_for
+from test_charges_views import acctctl, call, charge, free_port, metrics, wait_for
 
 RESOURCES = {
     # load-like, averaged, exact reads
@@ -86,6 +86,10 @@ def test_list(env):
     assert "charges" not in entries["/svc"]
     # the charged values as before, beside them
     assert entries["/other"]["charges"]["inflight"]["self"] == {"value": 1000, "bound": 0, "age_us": 0}
+    # acctctl list --json passes them on
+    import json
+    listed = {e["path"]: e for e in json.loads(acctctl(sock, "--json", "list"))}
+    check_formula(listed["/other"]["charges"]["inflight"]["averages"], 1000)
 
 
 def test_watch(env):
