@@ -664,7 +664,8 @@ static void add_charge(const char *path, const struct acct_charge_reading *engin
 	if (acct_charges_avg_read(g->avg, g->index, path, 0, &ar) == 0) {
 		struct acct_metrics_charge *c = &sc->charges[sc->nr_charges - 1];
 		c->has_averages = true;
-		for (int k = 0; k < 3; k++)
+		_Static_assert(ELEMENTSOF(c->averages) == _ACCT_AVG_MAX, "one average per window of charges-avg.h");
+		for (int k = 0; k < _ACCT_AVG_MAX; k++)
 			c->averages[k] = ar.avg[k];
 	}
 }
