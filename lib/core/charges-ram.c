@@ -142,7 +142,8 @@ static const struct acct_charges_ram_entry *find_entry(const struct acct_charges
 						       const char *path)
 {
 	struct acct_charges_ram_entry key = { .path = (char *)path };
-	return bsearch(&key, e, n, sizeof(*e), compare_entry);
+	/* no previous check (e NULL): bsearch()'s base must not be NULL */
+	return n ? bsearch(&key, e, n, sizeof(*e), compare_entry) : NULL;
 }
 
 int acct_charges_ram_check(struct acct_charges_ram *s, acct_charges_ram_memory_fn memory, void *memory_userdata,
