@@ -2,7 +2,9 @@
  * against memory (lib/core/charges-ram.h): only ram resources count, their
  * subtree values summed per cgroup; a cgroup is flagged only beyond both
  * bounds, reported once when it becomes flagged and again after it cleared;
- * cgroups without memory are not compared; unexplained memory. */
+ * cgroups without memory are not compared; unexplained memory; the bounds
+ * that readers outside the engine add (the daemon's charge slots) widen the
+ * charged bound of both the check and a read. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -155,11 +157,80 @@ static void test_no_ram(void **state)
 	acct_domain_free(d);
 }
 
+/* The bounds hook of the test: 50 more on the ram resource 0's readings of
+ * /a/b (a slot of /a/b) and of its ancestors' subtrees. */
+static void slot_bounds(size_t res, const char *path, struct acct_charge_reading *r, void *userdata)
+{
+	size_t *calls = userdata;
+	(*calls)++;
+	if (res != 0)
+		return;
+	if (strcmp(path, "/a/b") == 0)
+		r->self.bound += 50;
+	if (strcmp(path, "/a/b") == 0 || strcmp(path, "/a") == 0 || strcmp(path, "/") == 0)
+		r->subtree.bound += 50;
+}
+
+static void test_bounds_hook(void **state)
+{
+	struct acct_domain_options o = { .mode = ACCT_MODE_AUTO };
+	struct acct_domain *d = NULL;
+	const struct acct_charges_resource res[] = { { "arena", 0, false, 0, false }, { "cache", 0, false, 0, false } };
+	const bool ram[] = { true, true };
+	struct acct_charges *ch = NULL;
+	struct acct_charges_ram *s = NULL;
+	struct flags_heard h = { 0 };
+	struct acct_reading r;
+	size_t calls = 0;
+
+	(void)state;
+	assert_int_equal(acct_domain_new(&o, &d), 0);
+	assert_int_equal(acct_charges_new(d, res, ELEMENTSOF(res), &ch), 0);
+	assert_int_equal(acct_charges_ram_new(ch, ram, &s), 0);
+
+	/* /a/b: 4130 charged against 4000 +/- 100 of memory: beyond the
+	 * memory's bound and the engine's (0), within those and the slot's 50 */
+	assert_int_equal(acct_charges_add(ch, 0, "/a/b", 4100), 0);
+	assert_int_equal(acct_charges_add(ch, 1, "/a/b", 30), 0);
+	assert_int_equal(acct_charges_ram_check(s, memory_of, NULL, heard, &h), 0);
+	assert_int_equal(acct_charges_ram_over(s), 1); /* the engine's bound alone */
+	acct_charges_ram_set_bounds(s, slot_bounds, &calls);
+	assert_int_equal(acct_charges_ram_check(s, memory_of, NULL, heard, &h), 0);
+	assert_int_equal(acct_charges_ram_over(s), 0);
+	assert_false(entry(s, "/a/b")->over);
+	assert_int_equal(entry(s, "/a/b")->charged.value, 4130);
+	assert_int_equal(entry(s, "/a/b")->charged.bound, 50); /* cache's reading got none */
+	assert_int_equal(entry(s, "/a")->charged.bound, 50);
+	/* one call per (ram resource, charged cgroup): /, /a, /a/b of both */
+	assert_int_equal(calls, 6);
+	r = acct_charges_ram_unexplained(&entry(s, "/a/b")->memory, &entry(s, "/a/b")->charged);
+	assert_int_equal(r.value, -130);
+	assert_int_equal(r.bound, 150);
+	/* a read (Get's unexplained memory) adds them too */
+	assert_int_equal(acct_charges_ram_read(s, "/a/b", false, &r), 0);
+	assert_int_equal(r.value, 4130);
+	assert_int_equal(r.bound, 50);
+	/* beyond all three bounds: flagged with the hook too */
+	assert_int_equal(acct_charges_add(ch, 0, "/a/b", 21), 0);
+	assert_int_equal(acct_charges_ram_check(s, memory_of, NULL, heard, &h), 0);
+	assert_int_equal(acct_charges_ram_over(s), 1);
+	assert_true(entry(s, "/a/b")->over);
+	/* without it again: the engine's bounds only */
+	acct_charges_ram_set_bounds(s, NULL, NULL);
+	assert_int_equal(acct_charges_ram_read(s, "/a/b", false, &r), 0);
+	assert_int_equal(r.bound, 0);
+
+	acct_charges_ram_free(s);
+	acct_charges_free(ch);
+	acct_domain_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_no_ram),
+		cmocka_unit_test(test_bounds_hook),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

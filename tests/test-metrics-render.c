@@ -480,8 +480,9 @@ static void test_openmetrics(void **state)
 		{ .cgroup = "/b", .over = false, .unexplained = 300, .unexplained_bound = 0 },
 	};
 	struct acct_metrics_charge charges[2] = {
-		{ "gpu", "/a", "bytes", 1, 4096, 8192, 0, 512 },
-		{ "lease", "/a\"b", "seconds", 1e6, 1500000, 2500000, 10, 0 },
+		{ "gpu", "/a", "bytes", 1, 4096, 8192, 0, 512, false, { 0 } },
+		/* averaged: 1, 5, 15-minute averages in microseconds */
+		{ "lease", "/a\"b", "seconds", 1e6, 1500000, 2500000, 10, 0, true, { 2000000, 500000, 250 } },
 	};
 	struct acct_metrics_self self = {
 		.version = "1.2.3",
@@ -529,6 +530,13 @@ static void test_openmetrics(void **state)
 	assert_has(page, "acctd_charged_bound{cgroup=\"/a\",resource=\"gpu\",unit=\"bytes\",scope=\"subtree\"} 512");
 	assert_has(page, "acctd_charged{cgroup=\"/a\\\"b\",resource=\"lease\",unit=\"seconds\",scope=\"subtree\"} 2.5");
 	assert_has(page, "acctd_charged_bound{cgroup=\"/a\\\"b\",resource=\"lease\",unit=\"seconds\",scope=\"self\"} 1e-05");
+	/* the averages of an averaged resource only, in base units */
+	assert_has(page, "# TYPE acctd_charge_average gauge");
+	assert_non_null(strstr(page, "\n# HELP acctd_charge_average The 1, 5 and 15-minute averages"));
+	assert_has(page, "acctd_charge_average{cgroup=\"/a\\\"b\",resource=\"lease\",unit=\"seconds\",window=\"1m\"} 2");
+	assert_has(page, "acctd_charge_average{cgroup=\"/a\\\"b\",resource=\"lease\",unit=\"seconds\",window=\"5m\"} 0.5");
+	assert_has(page, "acctd_charge_average{cgroup=\"/a\\\"b\",resource=\"lease\",unit=\"seconds\",window=\"15m\"} 0.00025");
+	assert_lacks(page, "acctd_charge_average{cgroup=\"/a\",");
 	/* the ram resources against memory */
 	assert_has(page, "# TYPE acctd_charges_over_memory gauge");
 	assert_has(page, "acctd_charges_over_memory{cgroup=\"/a\"} 1");

@@ -15,19 +15,20 @@
 
 #define CHARGES_PREFIX "charges."
 
-/* "NAME":{"self":Value,"subtree":Value} of one resource; resource names are
- * [a-z0-9_]+: no escaping. Returns the length written or -ENOBUFS. */
+/* "NAME":{"self":Value,"subtree":Value of one resource, its object left
+ * open for the averages; resource names are [a-z0-9_]+: no escaping.
+ * Returns the length written or -ENOBUFS. */
 static int charged_text(char *buf, size_t size, const char *name, const struct acct_charge_reading *r)
 {
 	int len = snprintf(buf, size,
 			   "\"%s\":{\"self\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64
-			   ",\"age_us\":0},\"subtree\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64 ",\"age_us\":0}}",
+			   ",\"age_us\":0},\"subtree\":{\"value\":%" PRId64 ",\"bound\":%" PRIu64 ",\"age_us\":0}",
 			   name, r->self.value, r->self.bound, r->subtree.value, r->subtree.bound);
 	return len < 0 || (size_t)len >= size ? -ENOBUFS : len;
 }
 
 void api_charges_list_member(struct acct_json_buf *b, size_t start, struct api_server *s, struct acct_charges *ch,
-			     const char *path)
+			     struct acct_charges_avg *avg, const char *path, uint64_t now_us)
 {
 	size_t n = acct_charges_nr_resources(ch), members = 0;
 	char buf[256];
@@ -51,6 +52,8 @@ void api_charges_list_member(struct acct_json_buf *b, size_t start, struct api_s
 		} else
 			acct_json_buf_append(b, ",", 1);
 		acct_json_buf_append(b, buf, (size_t)len);
+		api_charges_put_averages(b, avg, i, path, now_us); /* as Get's: docs/charges.md, "Averages" */
+		acct_json_buf_append(b, "}", 1);
 	}
 	if (members)
 		acct_json_buf_append(b, "}}", 2);
@@ -94,7 +97,34 @@ static struct json_object *value_json(const struct acct_reading *r)
 	return o;
 }
 
-struct json_object *api_charges_json(struct api_server *s, struct acct_charges *ch, const char *path)
+/* Get's ChargeAverages as an object (api_charges_put_averages()'s members),
+ * or NULL (out of memory). */
+static struct json_object *averages_json(const struct acct_charges_avg_reading *r)
+{
+	static const char *const names[_ACCT_AVG_MAX] = { "avg1", "avg5", "avg15" };
+	_cleanup_json_ struct json_object *o = json_object_new_object();
+	struct json_object *warming = json_object_new_array();
+
+	if (!o || !warming) {
+		json_object_put(warming);
+		return NULL;
+	}
+	for (int k = 0; k < _ACCT_AVG_MAX; k++)
+		json_object_object_add(o, names[k], json_object_new_double(r->avg[k]));
+	json_object_object_add(o, "bound", json_object_new_int64((int64_t)MIN(r->bound, (uint64_t)INT64_MAX)));
+	json_object_object_add(o, "age_us", json_object_new_int64((int64_t)MIN(r->age_us, (uint64_t)INT64_MAX)));
+	json_object_object_add(o, "covered_us",
+			       json_object_new_int64((int64_t)MIN(r->covered_us, (uint64_t)INT64_MAX)));
+	json_object_object_add(o, "whole_life", json_object_new_boolean(r->whole_life));
+	for (int k = 0; k < _ACCT_AVG_MAX; k++)
+		if (acct_charges_avg_warming(r, k))
+			json_object_array_add(warming, json_object_new_string(names[k]));
+	json_object_object_add(o, "warming", warming);
+	return TAKE_PTR(o);
+}
+
+struct json_object *api_charges_json(struct api_server *s, struct acct_charges *ch, struct acct_charges_avg *avg,
+				     const char *path, uint64_t now_us)
 {
 	size_t n = acct_charges_nr_resources(ch);
 	_cleanup_json_ struct json_object *all = NULL;
@@ -109,14 +139,21 @@ struct json_object *api_charges_json(struct api_server *s, struct acct_charges *
 		struct json_object *o = json_object_new_object();
 		if (!o)
 			return NULL;
+		json_object_object_add(all, acct_charges_resource(ch, i)->name, o);
 		json_object_object_add(o, "self", value_json(&r.self));
 		json_object_object_add(o, "subtree", value_json(&r.subtree));
-		json_object_object_add(all, acct_charges_resource(ch, i)->name, o);
+		struct acct_charges_avg_reading ar;
+		if (acct_charges_avg_read(avg, i, path, now_us, &ar) == 0) {
+			struct json_object *a = averages_json(&ar);
+			if (!a)
+				return NULL;
+			json_object_object_add(o, "averages", a);
+		}
 	}
 	return TAKE_PTR(all);
 }
 
-uint64_t api_charges_hash(struct acct_charges *ch, const char *path, uint64_t h)
+uint64_t api_charges_hash(struct acct_charges *ch, struct acct_charges_avg *avg, const char *path, uint64_t h)
 {
 	size_t n = acct_charges_nr_resources(ch);
 
@@ -127,6 +164,18 @@ uint64_t api_charges_hash(struct acct_charges *ch, const char *path, uint64_t h)
 		if (known) {
 			h = hash_fnv1a_u64(h, (uint64_t)r.self.value);
 			h = hash_fnv1a_u64(h, (uint64_t)r.subtree.value);
+		}
+		/* The averages as of their last step (not their age), as the
+		 * record's load averages count (record_hash()): a step that
+		 * moves them is a change of the record. */
+		struct acct_charges_avg_reading ar;
+		if (acct_charges_avg_read(avg, i, path, 0, &ar) == 0) {
+			for (int k = 0; k < _ACCT_AVG_MAX; k++) {
+				uint64_t bits;
+				memcpy(&bits, &ar.avg[k], sizeof(bits));
+				h = hash_fnv1a_u64(h, bits);
+			}
+			h = hash_fnv1a_u64(h, ar.covered_us);
 		}
 	}
 	return h;

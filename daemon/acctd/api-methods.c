@@ -429,7 +429,8 @@ static int m_list(struct request *rq, struct json_object *params)
 				acct_json_buf_append(b, ",", 1);
 			size_t start = b->len;
 			(void)acct_cgroup_list_entry_write(b, cgs[i], now);
-			api_charges_list_member(b, start, rq->c->s, manager_charges(rq->c->s->m), cgs[i]->path);
+			api_charges_list_member(b, start, rq->c->s, manager_charges(rq->c->s->m),
+						manager_charges_avg(rq->c->s->m), cgs[i]->path, now);
 		}
 		acct_json_buf_append(b, "]", 1);
 		r = api_text_reply(rq, more && i < k);

@@ -233,7 +233,8 @@ int api_watch_update(struct conn *c)
 	for (int i = 0; i < n && r >= 0; i++) {
 		struct acct_charges *ch = manager_charges(m);
 		seen[i] = (struct seen){ cgs[i]->serial,
-					 api_charges_hash(ch, cgs[i]->path, record_hash(ledger, cgs[i])) };
+					 api_charges_hash(ch, manager_charges_avg(m), cgs[i]->path,
+							  record_hash(ledger, cgs[i])) };
 		struct seen *old = w->seen ? bsearch(&seen[i], w->seen, w->nr_seen, sizeof(*seen), seen_cmp) : NULL;
 		if (!w->first && old && old->hash == seen[i].hash)
 			continue;
@@ -241,7 +242,8 @@ int api_watch_update(struct conn *c)
 			r = -ENOMEM;
 		else {
 			struct json_object *o = acct_cgroup_to_json(ledger, cgs[i], now, false, nodes);
-			struct json_object *charged = api_charges_json(c->s, manager_charges(m), cgs[i]->path);
+			struct json_object *charged =
+				api_charges_json(c->s, manager_charges(m), manager_charges_avg(m), cgs[i]->path, now);
 			if (o && charged)
 				json_object_object_add(o, "charges", charged);
 			else

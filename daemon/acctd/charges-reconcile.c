@@ -4,7 +4,10 @@
  * cgroup whose charged RAM exceeds its memory beyond both bounds is flagged,
  * in the log once when it becomes so, in Status and in /metrics. The check
  * walks the charge engine's entries, so it costs O(charged cgroups), not
- * O(tracked cgroups). It also steps the averages of the resources declared
+ * O(tracked cgroups). Its values are those Get serves: the charge slots
+ * are folded first and their bounds added to the engine's, so that a cgroup
+ * is flagged only when its charges certainly exceed its memory, whatever its
+ * slots hold (docs/charges.md, "Charge slots"). It also steps the averages of the resources declared
  * `averages` (core/charges-avg.h) after the passes. */
 #include "manager-internal.h"
 
@@ -41,6 +44,25 @@ static void log_flagged(const struct acct_charges_ram_entry *e, void *userdata)
 		    format_bytes(k, e->memory.value), e->memory.bound);
 }
 
+void manager_charges_fold(struct manager *m)
+{
+	for (size_t f = 0; f < m->nr_frontends; f++)
+		if (m->frontends[f].charges_fold)
+			m->frontends[f].charges_fold(m, m->frontends[f].userdata);
+}
+
+void manager_charges_add_bounds(struct manager *m, size_t res, const char *path, struct acct_charge_reading *r)
+{
+	for (size_t f = 0; f < m->nr_frontends; f++)
+		if (m->frontends[f].charges_bounds)
+			m->frontends[f].charges_bounds(m, res, path, r, m->frontends[f].userdata);
+}
+
+void manager_charges_bounds_hook(size_t res, const char *path, struct acct_charge_reading *r, void *userdata)
+{
+	manager_charges_add_bounds(userdata, res, path, r);
+}
+
 void manager_charges_reconcile(struct manager *m)
 {
 	/* The averages' periods are 5 s, passes more frequent: a step when one
@@ -50,6 +72,11 @@ void manager_charges_reconcile(struct manager *m)
 		log_warning_errno(r, "Failed to update the charges' averages, ignoring: %m");
 	if (!acct_charges_ram_any(m->charges_ram))
 		return;
+	/* What the slots hold up to now, as Get reads it: without it a slot's
+	 * charges since the last pass's fold would be missing from the check
+	 * (its bound covers its read's error, not an unfolded delta). The
+	 * bounds hook adds the slots' bounds (manager_charges_bounds_hook()). */
+	manager_charges_fold(m);
 	r = acct_charges_ram_check(m->charges_ram, memory_of, m, log_flagged, m);
 	if (r < 0)
 		log_warning_errno(r, "Failed to reconcile charged RAM against memory, ignoring: %m");

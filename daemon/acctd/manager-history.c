@@ -12,6 +12,7 @@
 #include "basic/log.h"
 #include "basic/time-util.h"
 #include "basic/util.h"
+#include "history-charges-walk.h"
 #include "history-recorder.h"
 
 /* A record's values as the store keeps them. On the event loop, which owns
@@ -88,57 +89,37 @@ void manager_history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t
 				 f == ACCT_FINAL_READ ? NULL : acct_final_to_string(f), cpu_bound);
 }
 
-/* The charged values of the live records `cgs[0..n)` (the dead left out),
- * each declared resource's subtree value and its bound where something was
- * charged at or below the cgroup, into a new array
- * (history_charge_samples_free()); *ret NULL when none. The front ends' charge
- * slots are folded first and their bounds added (struct manager_frontend's
- * charges_fold and charges_bounds), as Get serves them. Cost: a fold of every
- * slot, and a lookup per (cgroup, resource) plus O(slots) per charged one.
- * Returns the count or -ENOMEM. */
-static int history_charges_of(struct manager *m, struct acct_cgroup **cgs, size_t n,
-			      struct history_charge_sample **ret)
+/* history_charges_walk()'s `life`: a live record of the ledger, as the
+ * snapshot of the recording holds them (the ledger changes on the event loop
+ * only, so a lookup now finds the snapshot's records), and its life's inode. */
+static bool charged_life(const char *path, uint64_t *ret_inode, void *userdata)
+{
+	struct manager *m = userdata;
+	struct acct_cgroup *cg = acct_ledger_find(m->ledger, path);
+
+	if (!cg || acct_cgroup_is_dead(cg))
+		return false; /* not tracked (a gone ancestor kept for its charged children), or removed */
+	*ret_inode = manager_history_inode_of(cg);
+	return true;
+}
+
+/* The charged values of the live records, each declared resource's subtree
+ * value and its bound where something was charged at or below the cgroup,
+ * into a new array (history_charge_samples_free()); *ret NULL when none. The
+ * front ends' charge slots are folded first and their bounds added (struct
+ * manager_frontend's charges_fold and charges_bounds), as Get serves them.
+ * Cost: a fold of every slot, then O(charged entries) ledger lookups plus
+ * O(slots) per charged one (history-charges-walk.h), not O(tracked cgroups x
+ * resources). Returns the count or -ENOMEM. */
+static int history_charges_of(struct manager *m, struct history_charge_sample **ret)
 {
 	struct acct_charges *ch = m->charges;
-	size_t nres = ch ? acct_charges_nr_resources(ch) : 0;
-	struct history_charge_sample *c = NULL;
-	size_t k = 0, cap = 0;
 
 	*ret = NULL;
-	for (size_t f = 0; nres && f < m->nr_frontends; f++)
-		if (m->frontends[f].charges_fold)
-			m->frontends[f].charges_fold(m, m->frontends[f].userdata);
-	for (size_t res = 0; res < nres; res++) {
-		const char *name = acct_charges_resource(ch, res)->name;
-		for (size_t i = 0; i < n; i++) {
-			struct acct_charge_reading rd;
-			if (acct_cgroup_is_dead(cgs[i]) || acct_charges_read(ch, res, cgs[i]->path, &rd) < 0)
-				continue; /* -ENOENT: nothing charged at or below it */
-			for (size_t f = 0; f < m->nr_frontends; f++)
-				if (m->frontends[f].charges_bounds)
-					m->frontends[f].charges_bounds(m, res, cgs[i]->path, &rd, m->frontends[f].userdata);
-			if (k == cap) {
-				cap = cap ? cap * 2 : 16;
-				struct history_charge_sample *v = reallocarray(c, cap, sizeof(*c));
-				if (!v)
-					goto oom;
-				c = v;
-			}
-			c[k] = (struct history_charge_sample){ .key = { .path = strdup(cgs[i]->path),
-									.inode = manager_history_inode_of(cgs[i]) },
-							      .resource = strdup(name),
-							      .value = rd.subtree.value,
-							      .bound = rd.subtree.bound };
-			k++;
-			if (!c[k - 1].key.path || !c[k - 1].resource)
-				goto oom;
-		}
-	}
-	*ret = c;
-	return (int)k;
-oom:
-	history_charge_samples_free(c, k);
-	return -ENOMEM;
+	if (!ch || acct_charges_nr_resources(ch) == 0)
+		return 0;
+	manager_charges_fold(m);
+	return history_charges_walk(ch, charged_life, manager_charges_bounds_hook, m, ret);
 }
 
 /* The live records' values, copied, go to the recorder as at the pass of
@@ -164,7 +145,7 @@ static void history_record(struct manager *m, struct acct_cgroup **cgs, size_t n
 		k++;
 	}
 	struct history_charge_sample *c = NULL;
-	int nc = history_charges_of(m, cgs, n, &c);
+	int nc = history_charges_of(m, &c);
 	if (nc < 0) {
 		/* the kernel's quantities still go: a recording without charges
 		 * holds their last values, as the store says */

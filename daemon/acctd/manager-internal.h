@@ -30,6 +30,18 @@ void manager_history_record_last_pass(struct manager *m);
  * is logged once. O(charged cgroups). And the averages' steps when a period
  * is due (core/charges-avg.h). */
 void manager_charges_reconcile(struct manager *m);
+/* The charges that the front ends hold and the engine has not counted yet
+ * (the API's charge slots; struct manager_frontend's charges_fold): folded
+ * into the engine now. Cost: the front ends' (O(slots x shards)). */
+void manager_charges_fold(struct manager *m);
+/* Their bounds added to a reading of (res, path) (charges_bounds), so that
+ * what the manager uses is what Get serves (docs/charges.md, "Charge
+ * slots"). Touches no engine. O(slots). */
+void manager_charges_add_bounds(struct manager *m, size_t res, const char *path, struct acct_charge_reading *r);
+/* The same as a bounds hook, `userdata` the manager: core/charges-ram.h's
+ * (installed on the manager's reconciliation state) and
+ * history-charges-walk.h's. */
+void manager_charges_bounds_hook(size_t res, const char *path, struct acct_charge_reading *r, void *userdata);
 
 /* manager-records.c: discovery into records, tombstones. */
 /* Walk the hierarchies and bring the ledger in line (acct_discovery_scan()).

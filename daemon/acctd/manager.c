@@ -132,6 +132,8 @@ static int charges_new(struct manager *m)
 	r = acct_charges_ram_new(m->charges, ram, &m->charges_ram);
 	if (r < 0)
 		return r;
+	/* Compared with the bounds Get serves: the engine's and the slots'. */
+	acct_charges_ram_set_bounds(m->charges_ram, manager_charges_bounds_hook, m);
 	return acct_charges_avg_new(m->charges, avg, &m->charges_avg);
 }
 

@@ -39,6 +39,7 @@
 #include "api-slots.h"
 #include "config/config.h"
 #include "core/charges.h"
+#include "core/charges-avg.h"
 #include "basic/hostport.h"
 #include "basic/log.h"
 #include "basic/parse.h"
@@ -624,6 +625,7 @@ struct charge_gather {
 	const struct acct_charges_resource *res;
 	struct api_server *api; /* its slots' bounds are added (NULL: none) */
 	size_t index;
+	struct acct_charges_avg *avg; /* the averages of the resources declared so */
 };
 
 static void add_charge(const char *path, const struct acct_charge_reading *engine, void *userdata)
@@ -657,6 +659,15 @@ static void add_charge(const char *path, const struct acct_charge_reading *engin
 		.self_bound = r->self.bound,
 		.subtree_bound = r->subtree.bound,
 	};
+	/* As of the last step: the age does not go to the page. */
+	struct acct_charges_avg_reading ar;
+	if (acct_charges_avg_read(g->avg, g->index, path, 0, &ar) == 0) {
+		struct acct_metrics_charge *c = &sc->charges[sc->nr_charges - 1];
+		c->has_averages = true;
+		_Static_assert(ELEMENTSOF(c->averages) == _ACCT_AVG_MAX, "one average per window of charges-avg.h");
+		for (int k = 0; k < _ACCT_AVG_MAX; k++)
+			c->averages[k] = ar.avg[k];
+	}
 }
 
 /* Every charged cgroup of every resource (docs/charges.md). */
@@ -668,7 +679,7 @@ static void gather_charges(struct metrics_server *s, struct scrape *sc)
 	if (s->api)
 		api_slots_fold_all(s->api);
 	for (size_t i = 0; i < acct_charges_nr_resources(ch); i++) {
-		struct charge_gather g = { sc, acct_charges_resource(ch, i), s->api, i };
+		struct charge_gather g = { sc, acct_charges_resource(ch, i), s->api, i, manager_charges_avg(s->m) };
 		(void)acct_charges_foreach(ch, i, add_charge, &g);
 	}
 	sc->self.charges = sc->charges;

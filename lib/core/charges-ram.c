@@ -13,6 +13,8 @@ struct acct_charges_ram {
 	bool *ram; /* per resource of ch */
 	size_t nr_resources;
 	bool any;
+	acct_charges_ram_bounds_fn bounds; /* NULL: the engine's bounds only */
+	void *bounds_userdata;
 	struct acct_charges_ram_entry *entries; /* sorted by path */
 	size_t nr_entries;
 	size_t over;
@@ -56,6 +58,12 @@ struct acct_charges_ram *acct_charges_ram_free(struct acct_charges_ram *s)
 	return NULL;
 }
 
+void acct_charges_ram_set_bounds(struct acct_charges_ram *s, acct_charges_ram_bounds_fn bounds, void *userdata)
+{
+	s->bounds = bounds;
+	s->bounds_userdata = userdata;
+}
+
 bool acct_charges_ram_any(const struct acct_charges_ram *s)
 {
 	return s && s->any;
@@ -73,6 +81,8 @@ int acct_charges_ram_read(const struct acct_charges_ram *s, const char *path, bo
 		int k = precise ? acct_charges_read_precise(s->ch, i, path, &r) : acct_charges_read(s->ch, i, path, &r);
 		if (k < 0)
 			continue;
+		if (s->bounds)
+			s->bounds(i, path, &r, s->bounds_userdata);
 		found = true;
 		if (__builtin_add_overflow(sum.value, r.subtree.value, &sum.value))
 			sum.value = r.subtree.value > 0 ? INT64_MAX : INT64_MIN;
@@ -89,6 +99,8 @@ int acct_charges_ram_read(const struct acct_charges_ram *s, const char *path, bo
  * merged; the engine's lock is held while it grows, so a failed allocation
  * is remembered and reported after. */
 struct gather {
+	const struct acct_charges_ram *s;
+	size_t res; /* the resource walked */
 	struct acct_charges_ram_entry *e;
 	size_t n, cap;
 	bool failed;
@@ -115,7 +127,10 @@ static void gather_one(const char *path, const struct acct_charge_reading *r, vo
 		g->failed = true;
 		return;
 	}
-	g->e[g->n++] = (struct acct_charges_ram_entry){ .path = p, .charged = r->subtree };
+	struct acct_charge_reading rd = *r;
+	if (g->s->bounds)
+		g->s->bounds(g->res, path, &rd, g->s->bounds_userdata);
+	g->e[g->n++] = (struct acct_charges_ram_entry){ .path = p, .charged = rd.subtree };
 }
 
 static int compare_entry(const void *a, const void *b)
@@ -127,19 +142,22 @@ static const struct acct_charges_ram_entry *find_entry(const struct acct_charges
 						       const char *path)
 {
 	struct acct_charges_ram_entry key = { .path = (char *)path };
-	return bsearch(&key, e, n, sizeof(*e), compare_entry);
+	/* no previous check (e NULL): bsearch()'s base must not be NULL */
+	return n ? bsearch(&key, e, n, sizeof(*e), compare_entry) : NULL;
 }
 
 int acct_charges_ram_check(struct acct_charges_ram *s, acct_charges_ram_memory_fn memory, void *memory_userdata,
 			   acct_charges_ram_flag_fn flagged, void *flagged_userdata)
 {
-	struct gather g = { 0 };
+	struct gather g = { .s = s };
 
 	if (!s->any)
 		return 0;
 	for (size_t i = 0; i < s->nr_resources; i++)
-		if (s->ram[i])
+		if (s->ram[i]) {
+			g.res = i;
 			(void)acct_charges_foreach(s->ch, i, gather_one, &g);
+		}
 	if (g.failed) {
 		entries_free(g.e, g.n);
 		return -ENOMEM;

@@ -43,6 +43,14 @@ struct acct_charges_ram;
  * the cgroup is not tracked or its memory was never read. */
 typedef bool (*acct_charges_ram_memory_fn)(const char *path, struct acct_reading *ret, void *userdata);
 
+/* What readers outside the engine add to the bound of a reading of (res,
+ * path): the daemon's charge slots, whose charges the engine holds only up to
+ * their last fold and whose reads carry their own bound (docs/charges.md,
+ * "Charge slots"). Adds to r->self.bound and r->subtree.bound; must not call
+ * into the engine (it may run under the engine's shared lock). */
+typedef void (*acct_charges_ram_bounds_fn)(size_t res, const char *path, struct acct_charge_reading *r,
+					   void *userdata);
+
 /* Called once for each cgroup that a check flags and the previous check did
  * not (the owner logs it). */
 typedef void (*acct_charges_ram_flag_fn)(const struct acct_charges_ram_entry *e, void *userdata);
@@ -54,15 +62,25 @@ int acct_charges_ram_new(struct acct_charges *ch, const bool *ram, struct acct_c
 /* Accepts NULL; returns NULL. */
 struct acct_charges_ram *acct_charges_ram_free(struct acct_charges_ram *s);
 
+/* From now on, add `bounds` (NULL: none) to every ram resource's reading
+ * that acct_charges_ram_read() and acct_charges_ram_check() take, so that
+ * both compare with the bound that the daemon serves for the value (the
+ * engine's and its slots'), never the engine's alone: a cgroup is flagged
+ * only when its charges certainly exceed its memory. */
+void acct_charges_ram_set_bounds(struct acct_charges_ram *s, acct_charges_ram_bounds_fn bounds, void *userdata);
+
 /* Whether any resource is declared ram (else checks do nothing). */
 bool acct_charges_ram_any(const struct acct_charges_ram *s);
 /* The sum of the ram resources' subtree values of `path` read now (bounds
  * summed): 0 and *ret, -ENOENT when no ram resource was ever charged at or
- * below it. */
+ * below it. The bounds hook, when set, adds its bounds. */
 int acct_charges_ram_read(const struct acct_charges_ram *s, const char *path, bool precise, struct acct_reading *ret);
 
 /* Compare every charged cgroup with its memory (see above) and keep the
- * result; `flagged` (may be NULL) hears of newly flagged cgroups. Returns 0
+ * result, each charged bound with the bounds hook's added (cost: the hook's
+ * per charged entry; O(slots) for the daemon's); `flagged` (may be NULL)
+ * hears of newly flagged cgroups. The caller folds what the hook's readers
+ * hold into the engine first. Returns 0
  * or -ENOMEM (then the previous result stays). */
 int acct_charges_ram_check(struct acct_charges_ram *s, acct_charges_ram_memory_fn memory, void *memory_userdata,
 			   acct_charges_ram_flag_fn flagged, void *flagged_userdata);

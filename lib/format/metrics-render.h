@@ -87,13 +87,19 @@ struct acct_metrics_count {
 };
 
 /* One cgroup's charged value of one resource (docs/charges.md), for
- * acctd_charged and acctd_charged_bound. */
+ * acctd_charged and acctd_charged_bound, and its averages for
+ * acctd_charge_average. */
 struct acct_metrics_charge {
 	const char *resource, *cgroup;
 	const char *unit;   /* the base unit: "bytes", "count" or "seconds" */
 	double divisor;     /* charged units per base unit (1e6 for seconds: charged in microseconds) */
 	int64_t self, subtree;
 	uint64_t self_bound, subtree_bound;
+	/* The subtree value's 1, 5 and 15-minute averages (docs/charges.md,
+	 * "Averages"), in charged units, as of their last step; only where the
+	 * resource is declared averages and the cgroup was averaged. */
+	bool has_averages;
+	double averages[3];
 };
 
 /* One charged cgroup of the ram resources against its memory

@@ -177,6 +177,25 @@ static void g_charged(struct acct_metrics_page *p, const struct fam *f)
 	}
 }
 
+/* acctd_charge_average: per resource declared averages and averaged
+ * cgroup, the subtree value's averages by window, in base units. */
+static void g_charge_average(struct acct_metrics_page *p, const struct fam *f)
+{
+	static const char *const windows[3] = { "1m", "5m", "15m" };
+	const struct acct_metrics_self *s = p->self;
+	for (size_t i = 0; i < s->nr_charges; i++) {
+		const struct acct_metrics_charge *c = &s->charges[i];
+		if (!c->has_averages)
+			continue;
+		struct lbl l[4] = { { "cgroup", c->cgroup }, { "resource", c->resource }, { "unit", c->unit },
+				    { "window", NULL } };
+		for (int k = 0; k < 3; k++) {
+			l[3].value = windows[k];
+			sample_double(p, f, "", NULL, l, 4, c->averages[k] / c->divisor);
+		}
+	}
+}
+
 /* acctd_charges_over_memory (param 0), acctd_unexplained_memory_bytes (1)
  * and its bound (2): per charged cgroup of the ram resources. */
 static void g_charges_ram(struct acct_metrics_page *p, const struct fam *f)
@@ -408,6 +427,11 @@ const struct fam metrics_self_families[] = {
 	G("acctd_charged_bound", T_GAUGE, -1, NULL,
 	  "The error bound of acctd_charged with the same labels, at most the resource's budget.",
 	  .global = g_charged, .param = 1),
+	G("acctd_charge_average", T_GAUGE, -1, NULL,
+	  "The 1, 5 and 15-minute averages (label window: 1m, 5m, 15m) of acctd_charged's subtree value, for the "
+	  "resources declared averages, in the resource's base unit (label unit), as of their last 5 s step; "
+	  "each within the resource's budget.",
+	  .global = g_charge_average),
 	/* Reconciliation of the ram resources' charges (docs/charges.md). */
 	G("acctd_charges_over_memory", T_GAUGE, -1, NULL,
 	  "1 where what programs charged of the resources declared ram to the cgroup's subtree exceeds its memory "
