@@ -32,6 +32,7 @@ build: deps-build $(BUILD)/build.ninja
 RUN_DIR ?= $(BUILD)/run
 run: deps-build $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD) daemon/acctd/acctd daemon/acctctl/acctctl
+	meson compile -C $(BUILD) acct-client  # libacct-client, for programs that charge (acct_charge(3))
 	tools/run-acctd $(BUILD) $(RUN_DIR)
 
 # Installing (README, docs/systemd.md): a build directory of its own,

@@ -387,6 +387,10 @@ static void test_units(void **state)
 {
 	(void)state;
 	assert_string_equal(fmt_unit(ACCT_UNIT_BYTES, 1536).s, "1.5K");
+	/* a negative size as its magnitude reads (unexplained memory below 0) */
+	assert_string_equal(fmt_unit(ACCT_UNIT_BYTES, -10072064).s, "-9.6M");
+	assert_string_equal(fmt_unit(ACCT_UNIT_BYTES, -512).s, "-512B");
+	assert_string_equal(fmt_unit(ACCT_UNIT_BYTES, INT64_MIN).s, "-9223372036854775808B");
 	assert_string_equal(fmt_unit(ACCT_UNIT_USEC, 1500).s, "1.5ms");
 	assert_string_equal(fmt_unit(ACCT_UNIT_COUNT, 1536).s, "1536");
 	assert_string_equal(fmt_exact(ACCT_UNIT_BYTES, 3221225472).s, "3221225472 bytes");

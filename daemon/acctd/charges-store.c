@@ -41,7 +41,7 @@ struct charges_store {
 	uint64_t last_write_realtime_us; /* 0: none yet */
 	uint64_t last_write_duration_us, max_write_duration_us;
 	uint64_t last_snapshot_us; /* the snapshot and its serialisation, of the last sync */
-	uint64_t loaded_cgroups; /* entries loaded at the start */
+	uint64_t loaded_cgroups; /* cgroups with charges loaded at the start (any resource) */
 	char *set_aside;         /* where a damaged file went (NULL: none) */
 	char reason[256];        /* why it was set aside */
 	char dropped[256];       /* resources of the file dropped at the load ("" none) */
@@ -358,6 +358,32 @@ static void apply_removals(struct manager *m, const struct charges_state *st)
 			 removed);
 }
 
+
+static int compare_str_ptr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The cgroups a state file holds charges of, whatever resources: each once.
+ * O(n log n) in its entries; 0 when out of memory (the figure only). */
+static uint64_t distinct_cgroups(const struct charges_state *st)
+{
+	size_t n = 0, k = 0;
+	for (size_t i = 0; i < st->nr_resources; i++)
+		n += st->resources[i].nr_entries;
+	_cleanup_free_ const char **paths = n ? malloc(n * sizeof(*paths)) : NULL;
+	if (!paths)
+		return 0;
+	for (size_t i = 0; i < st->nr_resources; i++)
+		for (size_t e = 0; e < st->resources[i].nr_entries; e++)
+			paths[k++] = st->resources[i].entries[e].path;
+	qsort(paths, n, sizeof(*paths), compare_str_ptr);
+	uint64_t distinct = 0;
+	for (size_t i = 0; i < n; i++)
+		distinct += i == 0 || strcmp(paths[i - 1], paths[i]) != 0;
+	return distinct;
+}
+
 static void load(struct charges_store *s, struct manager *m)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -397,8 +423,7 @@ static void load(struct charges_store *s, struct manager *m)
 		charges_state_clear(&st);
 		return;
 	}
-	for (size_t i = 0; i < st.nr_resources; i++)
-		s->loaded_cgroups += st.resources[i].nr_entries;
+	s->loaded_cgroups = distinct_cgroups(&st);
 	if (s->dropped[0])
 		log_warning("The charges' state file %s holds charges of resources dropped now: %s", s->path, s->dropped);
 	apply_removals(m, &st);

@@ -17,7 +17,14 @@ char *format_bytes(char buf[static FORMAT_HUMAN_MAX], int64_t v)
 	unsigned i = 0;
 
 	if (v < 0) {
-		snprintf(buf, FORMAT_HUMAN_MAX, "%" PRId64 "B", v);
+		/* a negative size (unexplained memory, a charge given back past
+		 * zero) reads as its magnitude does, after a '-' */
+		if (v == INT64_MIN) {
+			snprintf(buf, FORMAT_HUMAN_MAX, "%" PRId64 "B", v);
+			return buf;
+		}
+		char mag[FORMAT_HUMAN_MAX];
+		snprintf(buf, FORMAT_HUMAN_MAX, "-%s", format_bytes(mag, -v));
 		return buf;
 	}
 	if (v < 1024) { /* "%" PRId64 "B", without printf's cost */

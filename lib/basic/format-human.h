@@ -7,8 +7,9 @@
 
 #define FORMAT_HUMAN_MAX 64 /* bytes of buffer, enough for any int64_t */
 
-/* Bytes with binary suffixes (powers of 1024) and one decimal; below 1024 and
- * negative values as "NB". Writes buf and returns it. */
+/* Bytes with binary suffixes (powers of 1024) and one decimal; below 1024 as
+ * "NB"; negative values as their magnitude after a '-' ("-9.6M"; INT64_MIN
+ * as "NB"). Writes buf and returns it. */
 char *format_bytes(char buf[static FORMAT_HUMAN_MAX], int64_t v);
 /* A duration of `us` microseconds, the largest two units or a decimal of one;
  * negative with a leading '-'. Writes buf and returns it. */

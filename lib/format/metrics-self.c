@@ -425,7 +425,7 @@ const struct fam metrics_self_families[] = {
 	  "scope self to the cgroup itself, subtree to it and every cgroup below it.",
 	  .global = g_charged, .param = 0),
 	G("acctd_charged_bound", T_GAUGE, -1, NULL,
-	  "The error bound of acctd_charged with the same labels, at most the resource's budget.",
+	  "The error bound of acctd_charged with the same labels: at most the resource's budget, plus at most one budget per open charge slot it covers.",
 	  .global = g_charged, .param = 1),
 	G("acctd_charge_average", T_GAUGE, -1, NULL,
 	  "The 1, 5 and 15-minute averages (label window: 1m, 5m, 15m) of acctd_charged's subtree value, for the "
