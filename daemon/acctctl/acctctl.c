@@ -60,6 +60,7 @@ enum {
 	ARG_TOP,
 	ARG_COLOR,
 	ARG_CGROUP,
+	ARG_SYNC,
 	ARG_CHARGE,
 };
 
@@ -97,6 +98,7 @@ static const struct option options[] = {
 	{ "top", required_argument, NULL, ARG_TOP },
 	{ "color", required_argument, NULL, ARG_COLOR },
 	{ "cgroup", required_argument, NULL, ARG_CGROUP },
+	{ "sync", no_argument, NULL, ARG_SYNC },
 	{ "charge", required_argument, NULL, ARG_CHARGE },
 	{}
 };
@@ -260,17 +262,19 @@ static const struct verb verbs[] = {
 		.min_args = 2,
 		.max_args = 2,
 		.args_error = "'charge' needs RESOURCE DELTA.",
-		.options = (const int[]){ ARG_CGROUP, 0 },
+		.options = (const int[]){ ARG_CGROUP, ARG_SYNC, 0 },
 		.synopsis = "charge RESOURCE DELTA",
 		.summary = "Charge DELTA of RESOURCE to a cgroup (programs' usage)",
-		.help = "acctctl charge RESOURCE DELTA [--cgroup=CGROUP]\n\n"
+		.help = "acctctl charge RESOURCE DELTA [--cgroup=CGROUP] [--sync]\n\n"
 			"Charge DELTA of RESOURCE, declared in acctd.conf ([resource.NAME]), to this\n"
 			"process's own cgroup or to CGROUP (its own or one below it, unless root or in\n"
 			"[api] admin_group). DELTA is an integer in the resource's unit (bytes, a count,\n"
 			"microseconds); give a negative one after --, options before it:\n"
 			"acctctl charge gpu --cgroup=/system.slice/db.service -- -512.\n"
 			"Charges to a resource with release_on_exit are released when acctctl exits.\n\n"
-			"      --cgroup=PATH  Charge PATH instead of acctctl's own cgroup\n",
+			"      --cgroup=PATH  Charge PATH instead of acctctl's own cgroup\n"
+			"      --sync         Return only once the charge is in acctd's state file\n"
+			"                     (it survives a crash of acctd)\n",
 		.run = verb_charge,
 	},
 	{
@@ -584,6 +588,10 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hlaqbn:d:o:", options, NULL)) >= 0) {
 		if (c == '?') {
+			if (optopt >= '0' && optopt <= '9')
+				/* a negative number where an argument was meant (charge's DELTA) */
+				return usage_error("Unknown option -%c: a negative number goes after '--', options "
+						   "before it (acctctl charge gpu -- -512).", optopt);
 			if (optopt)
 				return usage_error("Unknown option -%c. See 'acctctl --help'.", optopt);
 			return usage_error("Unknown option %s. See 'acctctl --help'.", argv[optind - 1]);
@@ -696,6 +704,9 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 			break;
 		case ARG_CGROUP:
 			arg_cgroup = optarg;
+			break;
+		case ARG_SYNC:
+			arg_sync = true;
 			break;
 		case ARG_CHARGE:
 			arg_charge = optarg;

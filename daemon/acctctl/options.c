@@ -24,6 +24,7 @@ uint64_t arg_iterations;
 uint64_t arg_delay_us = 1000000;
 const char *arg_prefix;
 const char *arg_cgroup;
+bool arg_sync;
 const char *arg_charge;
 bool arg_set_bytes, arg_set_cpu, arg_set_tasks, arg_set_auto_tune;
 int64_t arg_bytes_budget, arg_cpu_budget_us, arg_tasks_budget;

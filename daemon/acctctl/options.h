@@ -39,6 +39,7 @@ extern uint64_t arg_iterations; /* 0: forever */
 extern uint64_t arg_delay_us;
 extern const char *arg_prefix;
 extern const char *arg_cgroup; /* charge --cgroup; NULL: acctctl's own */
+extern bool arg_sync;         /* charge --sync: return once the charge is durable */
 extern const char *arg_charge; /* usage --charge: a charged resource's integral; NULL: none */
 extern bool arg_set_bytes, arg_set_cpu, arg_set_tasks, arg_set_auto_tune;
 extern int64_t arg_bytes_budget, arg_cpu_budget_us, arg_tasks_budget;

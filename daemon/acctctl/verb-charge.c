@@ -1,4 +1,4 @@
-/* verb-charge.c - `acctctl charge RESOURCE DELTA [--cgroup CG]`: one Charge
+/* verb-charge.c - `acctctl charge RESOURCE DELTA [--cgroup CG] [--sync]`: one Charge
  * call for scripts (docs/charges.md). DELTA is an integer in the resource's
  * unit (acctctl does not know the unit: acctd.conf declares it), negative to
  * give back; without --cgroup the charge goes to acctctl's own cgroup, which
@@ -34,6 +34,8 @@ int verb_charge(char **args)
 	json_add(params, "delta", json_object_new_int64(delta));
 	if (arg_cgroup)
 		json_add(params, "cgroup", json_cgroup_arg(arg_cgroup));
+	if (arg_sync)
+		json_add(params, "sync", json_object_new_boolean(true));
 	r = call_once("Charge", params, &reply);
 	if (r != EXIT_OK)
 		return r;

@@ -117,6 +117,7 @@ complete -c acctctl -n '__acctctl_using top watch' -s d -l delay -x -d 'Interval
 complete -c acctctl -n '__acctctl_using watch usage' -l prefix -x -a '(__acctctl_cgroups)' -d 'Cgroups under PATH'
 complete -c acctctl -n '__acctctl_using compare' -s q -l quiet -d 'Print nothing; use the exit status'
 complete -c acctctl -n '__acctctl_using charge' -l cgroup -x -a '(__acctctl_cgroups)' -d "Charge PATH instead of acctctl's own cgroup"
+complete -c acctctl -n '__acctctl_using charge' -l sync -d "Return once the charge is in acctd's state file"
 complete -c acctctl -n '__acctctl_using usage history' -l since -x -a "$times" -d 'Start of the window'
 complete -c acctctl -n '__acctctl_using usage history' -l until -x -a "$times" -d 'End of the window'
 complete -c acctctl -n '__acctctl_using usage' -l no-removed -d 'Leave out cgroups removed by the end of the window'

@@ -207,6 +207,23 @@ def test_sync_charge_then_sigkill_survives(fakecg, tmp_path):
         assert get(sock, "/")["gpu"] == (0, 123456)
 
 
+def test_acctctl_charge_sync_then_sigkill_survives(fakecg, tmp_path):
+    """acctctl charge --sync asks for sync: true (a long interval: no timed
+    write comes before the SIGKILL); a negative DELTA before '--' is refused
+    with the way to write it."""
+    from test_history_cli import ctl
+    build(fakecg)
+    state = tmp_path / "state"
+    with daemon(fakecg, tmp_path, state, api__charge_sync_interval="1h") as (d, sock):
+        p = ctl(sock, "charge", "gpu", "4096", "--cgroup=/user.slice", "--sync")
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        kill(d)
+    with daemon(fakecg, tmp_path, state) as (d, sock):
+        assert get(sock, "/user.slice")["gpu"] == (4096, 4096)
+        p = ctl(sock, "charge", "gpu", "-1", "--cgroup=/user.slice")
+        assert p.returncode == 2 and "after '--'" in p.stderr, (p.returncode, p.stderr)
+
+
 def damage_garbage(data):
     return b"\x00\xffnot a state file at all\n" * 10
 
