@@ -701,7 +701,7 @@ static void test_charge_wire(void **state)
 	struct json_object *params = json_tokener_parse("{\"resource\":\"gpu_memory\"}");
 	assert_int_equal(acct_error_describe(ACCT_ERROR_NO_SUCH_RESOURCE, params, &words), 0);
 	json_object_put(params);
-	assert_string_equal(words, "No such resource: gpu_memory (resources are declared in acctd.conf's [resource.NAME] sections)");
+	assert_string_equal(words, "No such resource: gpu_memory (resources are declared in acctd.conf's [resource.NAME] sections, and one added since acctd started applies at its next start)");
 	free(words);
 	acct_client_free(c);
 	close(peer);
@@ -909,7 +909,7 @@ static void test_charge_last_error(void **state)
 	assert_int_equal(acct_client_last_error(&name, &p, &text), 1);
 	assert_string_equal(name, ACCT_ERROR_NO_SUCH_RESOURCE);
 	assert_string_equal(str(p, "resource"), "gpu");
-	assert_string_equal(text, "No such resource: gpu (resources are declared in acctd.conf's [resource.NAME] sections)");
+	assert_string_equal(text, "No such resource: gpu (resources are declared in acctd.conf's [resource.NAME] sections, and one added since acctd started applies at its next start)");
 	free(name), free(text), json_object_put(p);
 	assert_int_equal(acct_client_last_error(NULL, NULL, NULL), 1); /* it stays */
 	assert_last_error(ACCT_ERROR_NO_SUCH_RESOURCE, NULL);

@@ -929,7 +929,11 @@ int acct_error_describe(const char *name, struct json_object *parameters, char *
 			k = a ? asprintf(&s, "No such quantity: %s", a) : asprintf(&s, "No such quantity");
 	} else if (strcmp(name, ACCT_ERROR_NO_SUCH_RESOURCE) == 0) {
 		a = param_string(parameters, "resource");
-		k = a ? asprintf(&s, "No such resource: %s (resources are declared in acctd.conf's [resource.NAME] sections)", a)
+		/* a section added since acctd started is declared, and not in effect */
+		k = a ? asprintf(&s,
+				 "No such resource: %s (resources are declared in acctd.conf's [resource.NAME] "
+				 "sections, and one added since acctd started applies at its next start)",
+				 a)
 		      : asprintf(&s, "No such resource");
 	} else if (strcmp(name, ACCT_ERROR_RELOAD_FAILED) == 0) {
 		a = param_string(parameters, "reason");
