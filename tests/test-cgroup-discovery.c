@@ -387,6 +387,7 @@ static void test_census(void **state)
 	assert_int_equal(acct_discovery_set_filter(f->d, &filter), 0);
 	scan(f->d, &f->rec);
 	assert_int_equal(acct_discovery_census(f->d, ACCT_HIER_MEMORY, &c), -ENODATA);
+	assert_int_equal(acct_discovery_census_plan(f->d, all), 0);
 }
 
 static void test_inotify_fake(void **state)

@@ -60,20 +60,15 @@ static void periodic_scan(struct manager *m, const char *why, bool inside_pass)
 }
 
 /* The census, where every walked tree has a hierarchy the BPF collector
- * serves and discovery's set can stand for it (acct_discovery_census()):
- * the hierarchies to ask the sampler for; 0 where a scan must do. */
+ * serves and discovery's set can stand for it: the hierarchies to ask the
+ * sampler for; 0 where a scan must do. */
 static uint32_t census_plan(struct manager *m)
 {
 	uint32_t served = 0;
-	struct acct_cgroup_census c;
 	for (int h = 0; h < _ACCT_HIER_MAX; h++)
-		if (acct_bpf_collector_serves(m->collector, h) && acct_bpf_collector_reads(m->collector, h))
+		if (acct_bpf_collector_reads(m->collector, h)) /* served, and not too large for a pinned read */
 			served |= 1u << h;
-	uint32_t plan = acct_discovery_census_plan(m->discovery, served);
-	for (int h = 0; plan && h < _ACCT_HIER_MAX; h++)
-		if ((plan & (1u << h)) && acct_discovery_census(m->discovery, h, &c) < 0)
-			plan = 0;
-	return plan;
+	return acct_discovery_census_plan(m->discovery, served);
 }
 
 /* The periodic rescan looks for what inotify did not report. A scan reads

@@ -14,9 +14,9 @@
  * The same server answers the page (docs/page.md): /, /ui/ and /api/NAME,
  * routed by page-request.c, the API calls made by page-call.c. Its answers
  * are here because they share the connections' bookkeeping with the scrapes
- * (the per-client slots, deadlines, response counts). This file is long
- * because of that: the scrapes' and the page's answers in one place, the
- * page's part in the section "the page" below. */
+ * (the per-client slots, deadlines, response counts).
+ * This file is long because of that: the scrapes' and the page's answers in
+ * one place, the page's part in the section "the page" below. */
 #include "metrics-http.h"
 
 #include <errno.h>

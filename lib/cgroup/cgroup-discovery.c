@@ -915,9 +915,18 @@ static int tree_of(const struct acct_discovery *d, enum acct_hierarchy h)
 	return -ENOENT;
 }
 
+/* Whether discovery's set of directories can stand for the hierarchies'
+ * (acct_discovery_census()'s -ENODATA). */
+static bool census_stands(const struct acct_discovery *d)
+{
+	return !(d->filter.exclude && d->filter.exclude[0]) && !d->unwatched;
+}
+
 uint32_t acct_discovery_census_plan(const struct acct_discovery *d, uint32_t served)
 {
 	uint32_t plan = 0;
+	if (!census_stands(d))
+		return 0;
 	for (unsigned t = 0; t < d->n_trees; t++) {
 		uint32_t mine = d->trees[t].bits & served;
 		if (!mine)
@@ -932,7 +941,7 @@ int acct_discovery_census(const struct acct_discovery *d, enum acct_hierarchy h,
 	int t = tree_of(d, h);
 	if (t < 0)
 		return t;
-	if ((d->filter.exclude && d->filter.exclude[0]) || d->unwatched)
+	if (!census_stands(d))
 		return -ENODATA;
 	*ret = (struct acct_cgroup_census){ 0 };
 	for (size_t i = 0; i < ptr_table_capacity(&d->paths); i++) {

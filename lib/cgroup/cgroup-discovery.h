@@ -125,8 +125,10 @@ int acct_discovery_handle_events(struct acct_discovery *d, const void *buf, size
 
 /* The hierarchies to take a census of: for each walked tree (co-mounted
  * hierarchies are one tree), the first of its hierarchies in `served` (a
- * mask of 1 << enum acct_hierarchy). Returns that mask, or 0 when a tree has
- * no hierarchy in `served` (a census cannot then stand for a scan). */
+ * mask of 1 << enum acct_hierarchy). Returns that mask, or 0 when a census
+ * cannot stand for a scan: a tree has no hierarchy in `served`, or
+ * discovery's set cannot stand for the hierarchies' (see
+ * acct_discovery_census()'s -ENODATA). O(trees). */
 uint32_t acct_discovery_census_plan(const struct acct_discovery *d, uint32_t served);
 
 /* The census of the directories discovery knows in hierarchy h as of its

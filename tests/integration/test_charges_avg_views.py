@@ -6,17 +6,13 @@ window} in base units; on a fake cgroup tree with a real acctd. Values are
 checked against the documented formula for a value held from its first
 charge, v (1 - exp(-covered / window)), so no timing is asserted."""
 import math
-import os
 import re
-import shutil
-import tempfile
 import time
 
 import pytest
 
-import acctd
-from test_api_client import IFACE, Varlink, ok, socket_dir
-from test_charges_views import acctctl, call, charge, free_port, metrics, wait_for
+from test_api_client import IFACE, Varlink, ok
+from test_charges_views import acctctl, call, charge, metrics, views_daemon, wait_for
 
 RESOURCES = {
     # load-like, averaged, exact reads
@@ -33,18 +29,8 @@ WINDOWS = (("avg1", "1m", 60), ("avg5", "5m", 300), ("avg15", "15m", 900))
 def env(fakecg, tmp_path):
     fakecg.mkdir("/svc", memory=1 << 20)
     fakecg.mkdir("/other", memory=1 << 20)
-    port = free_port()
-    sdir = socket_dir()
-    sock = os.path.join(sdir, "io.acctd")
-    work = tempfile.mkdtemp(prefix="daemon-", dir=str(tmp_path))
-    d = acctd.Daemon(work, fakecg.root, acctd.fast_config(work, **RESOURCES),
-                     extra=["--socket", sock, "--metrics-listen", "127.0.0.1:%d" % port])
-    try:
-        d.wait_notify("READY=1", timeout=120)
-        yield {"d": d, "sock": sock, "port": port}
-    finally:
-        d.stop()
-        shutil.rmtree(sdir, ignore_errors=True)
+    with views_daemon(fakecg, tmp_path, RESOURCES) as e:
+        yield e
 
 
 def check_formula(a, v):

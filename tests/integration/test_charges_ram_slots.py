@@ -8,15 +8,12 @@ engine's and the slot's, so a cgroup whose charges lie within it is not
 flagged, and one beyond it is; Get's and /metrics' unexplained memory carry
 the slot's bound too."""
 import os
-import shutil
 import subprocess
-import tempfile
 
 import pytest
 
 import acctd
-from test_api_client import socket_dir
-from test_charges_views import call, free_port, metrics, series, status_ram, wait_for
+from test_charges_views import call, metrics, series, status_ram, views_daemon, wait_for
 
 pytestmark = pytest.mark.skipif(not acctd.is_root(), reason="the slot client names a cgroup: root only")
 
@@ -62,18 +59,8 @@ def env(fakecg, tmp_path):
         pytest.skip("ACCT_SLOT_CLIENT (tests/charge-slot-client.c) not built")
     fakecg.mkdir("/svc", memory=1 * MiB)
     fakecg.mkdir("/other", memory=64 * MiB)
-    port = free_port()
-    sdir = socket_dir()
-    sock = os.path.join(sdir, "io.acctd")
-    work = tempfile.mkdtemp(prefix="daemon-", dir=str(tmp_path))
-    d = acctd.Daemon(work, fakecg.root, acctd.fast_config(work, **RESOURCES),
-                     extra=["--socket", sock, "--metrics-listen", "127.0.0.1:%d" % port])
-    try:
-        d.wait_notify("READY=1", timeout=120)
-        yield {"d": d, "sock": sock, "port": port}
-    finally:
-        d.stop()
-        shutil.rmtree(sdir, ignore_errors=True)
+    with views_daemon(fakecg, tmp_path, RESOURCES) as e:
+        yield e
 
 
 def checks_after(sock, n):

@@ -4,6 +4,7 @@ reconciliation of a resource declared ram against memory (Status, the log,
 /metrics, Get's unexplained memory); the charges in List, Compare, Watch and
 acctctl show --json; the averages of a resource declared averages, checked
 against their documented formula."""
+import contextlib
 import math
 import os
 import re
@@ -35,18 +36,16 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def env(fakecg, tmp_path):
-    """acctd on a fake v2 tree with /svc (4 MiB, its child /svc/job 1 MiB)
-    and /other (2 MiB), its socket and /metrics on a free port."""
-    fakecg.mkdir("/svc", memory=3 * MiB)
-    fakecg.mkdir("/svc/job", memory=1 * MiB)
-    fakecg.mkdir("/other", memory=2 * MiB)
+@contextlib.contextmanager
+def views_daemon(fakecg, tmp_path, resources):
+    """acctd on the fake tree with `resources` declared, its socket and
+    /metrics on a free port: {"fs", "d", "sock", "port"}. Shared by the
+    charges' view files (test_charges_avg_views.py, test_charges_ram_slots.py)."""
     port = free_port()
     sdir = socket_dir()
     sock = os.path.join(sdir, "io.acctd")
     work = tempfile.mkdtemp(prefix="daemon-", dir=str(tmp_path))
-    d = acctd.Daemon(work, fakecg.root, acctd.fast_config(work, **RESOURCES),
+    d = acctd.Daemon(work, fakecg.root, acctd.fast_config(work, **resources),
                      extra=["--socket", sock, "--metrics-listen", "127.0.0.1:%d" % port])
     try:
         d.wait_notify("READY=1", timeout=120)
@@ -54,6 +53,17 @@ def env(fakecg, tmp_path):
     finally:
         d.stop()
         shutil.rmtree(sdir, ignore_errors=True)
+
+
+@pytest.fixture
+def env(fakecg, tmp_path):
+    """acctd on a fake v2 tree with /svc (4 MiB, its child /svc/job 1 MiB)
+    and /other (2 MiB), its socket and /metrics on a free port."""
+    fakecg.mkdir("/svc", memory=3 * MiB)
+    fakecg.mkdir("/svc/job", memory=1 * MiB)
+    fakecg.mkdir("/other", memory=2 * MiB)
+    with views_daemon(fakecg, tmp_path, RESOURCES) as e:
+        yield e
 
 
 def call(sock, method, params=None):
