@@ -68,9 +68,12 @@ build-tests: deps $(BUILD)/build.ninja
 	fi
 	$(NINJA) -C $(BUILD)
 
-# The whole suite: gcc build with warnings as errors, clang build, unit and
-# stress tests, then the suite again under ASan+UBSan and TSan (each over
-# what it looks for: below), then each libFuzzer target briefly.
+# The whole suite: gcc build with warnings as errors and every test, then the
+# suite again under ASan+UBSan and TSan (each over what it looks for: below),
+# then each libFuzzer target briefly. The clang builds of these phases are
+# the clang check: each compiles every source with warnings as errors, and
+# ASan's runs the whole unit suite, so a plain clang build (make
+# check-clang) would only repeat them (docs/testing.md).
 # A failed meson test run ends with tools/failure-summary: each failed test's
 # reason in a few lines, last, where a CI summary that keeps only the end of
 # the output still shows it.
@@ -78,7 +81,7 @@ WHY = || { tools/failure-summary $(1); exit 1; }
 
 check: deps build-tests
 	meson test -C $(BUILD) --print-errorlogs --num-processes 2 $(call WHY,$(BUILD))
-	$(MAKE) check-clang check-sanitize check-fuzz
+	$(MAKE) check-sanitize check-fuzz
 
 test: deps build-tests
 	meson test -C $(BUILD) --print-errorlogs --suite unit
@@ -115,10 +118,12 @@ check-tsan: deps
 		setarch -R meson test -C build-tsan --print-errorlogs --suite stress --suite threads --suite tsan \
 		--num-processes 2 $(call WHY,build-tsan)
 
-# The libFuzzer targets (tests/fuzz, docs/testing.md), one at a time, each
-# from a temporary copy of its seed corpus and regressions: CHECK_FUZZ_SECONDS
-# each in "make check" (about a minute for all), FUZZ_SECONDS each in "make
-# fuzz". A crash fails the run and leaves its input in
+# The libFuzzer targets (tests/fuzz, docs/testing.md), each from a temporary
+# copy of its seed corpus and regressions: CHECK_FUZZ_SECONDS each in "make
+# check", two at a time (a libFuzzer process keeps one CPU busy, and the
+# limit is wall time: each target gets a whole CPU for its seconds, as one at
+# a time would), FUZZ_SECONDS each in "make fuzz", one at a time with its
+# output as it comes. A crash fails the run and leaves its input in
 # build-fuzz/fuzz-artifacts/TARGET/; once fixed, it goes into
 # tests/fuzz/regressions/TARGET/, which the unit suite replays in every build.
 CHECK_FUZZ_SECONDS ?= 10
@@ -128,8 +133,8 @@ build-fuzz/build.ninja:
 
 check-fuzz: deps build-fuzz/build.ninja
 	$(NINJA) -C build-fuzz
-	FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) meson test -C build-fuzz --no-rebuild --verbose --suite fuzz \
-		--num-processes 1
+	FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz \
+		--num-processes 2 $(call WHY,build-fuzz)
 
 fuzz: deps build-fuzz/build.ninja
 	$(NINJA) -C build-fuzz
