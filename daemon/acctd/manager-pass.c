@@ -349,8 +349,14 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 	int n = acct_ledger_snapshot(m->ledger, false, &cgs);
 
 	if (n >= 0) {
+		/* Stamped with the pass's start, not now: the walk or the threads
+		 * files were read after the start and before now, and a value
+		 * served as younger than its read would claim a freshness it has
+		 * not (kernel-truth saw the root's tasks outside the kernel's
+		 * counts around the stamp on a loaded machine, where passes take
+		 * long and their completion waits for the event loop). */
 		if (rep->flags & ACCT_PASS_LOAD)
-			acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, now);
+			acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, rep->started_us);
 		if (rep->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW))
 			acct_sampler_root_memory(m->sampler, cgs, (size_t)n);
 		bool hierarchical = true; /* v2 always; v1 since 5.11 (use_hierarchy is always 1) */
@@ -535,7 +541,7 @@ int manager_dump(struct manager *m, FILE *out)
 		return log_error_errno(r, "Sampling failed: %m");
 	uint64_t now = acct_now_us();
 	if (flags & ACCT_PASS_LOAD)
-		acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, now);
+		acct_sampler_aggregate_load(m->sampler, cgs, (size_t)n, rep.started_us); /* as finish_pass() */
 	acct_sampler_root_memory(m->sampler, cgs, (size_t)n);
 	acct_reconcile_pass(m->ledger, cgs, (size_t)n, &rep, m->meminfo_path, true, m->sampler, &m->reconcile);
 

@@ -193,7 +193,9 @@ int acct_sampler_run(struct acct_sampler *s, struct acct_cgroup *const *cgs, siz
  * average include those of its descendants that list their threads in the
  * same hierarchy (sample-load.c, "Threads and load": each thread counted once, in
  * one hierarchy per cgroup). cgs must be all live cgroups sorted by path
- * (acct_ledger_snapshot()). Owner thread, no pass running. */
+ * (acct_ledger_snapshot()). now_us stamps the values as sampled: the pass's
+ * started_us, which precedes every read the pass made (a later time would
+ * serve them younger than they are). Owner thread, no pass running. */
 void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *const *cgs, size_t n,
 				 uint64_t now_us);
 

@@ -14,6 +14,8 @@ rises, and active * 164 * 2048 + 2047 divided by 2048 is active * 164): one
 `acctd --dump`, or the first load pass after a cgroup appears, tells the exact
 number of runnable + uninterruptible threads acctd counted.
 """
+import contextlib
+import glob
 import json
 import math
 import os
@@ -25,6 +27,8 @@ import time
 import pytest
 
 import acctd
+from test_api_client import IFACE, Varlink, ok
+from test_history import poll
 
 FIXED_1 = 2048
 EXP_1 = 1884
@@ -176,6 +180,66 @@ def test_fake_tree_acctd_not_active(fakecg, tmp_path):
                      what="a load pass over /acctd")
         c = acctd.by_path(doc)["/acctd"]
         assert (acctd.value(c, "tasks"), first_active(c["load"]["avg1"])) == (len(own), 0)
+
+
+@pytest.mark.parametrize("fakecg", ["v2"], indirect=True)
+def test_fake_tree_tasks_aged_from_their_read(fakecg, procs, tmp_path):
+    """Tasks are served as old as their read: stamped with the start of the
+    load pass that read them, not with its end. A pass held up after reading
+    /a's threads serves /a's tasks at least that long old right after it;
+    stamped at the end, they would be served as fresh. The hold: /b's
+    cgroup.threads is a FIFO, whose open() blocks until a writer opens it
+    (the read that follows fails at once: acctd reads it as unreadable)."""
+    HOLD = 2.0
+    fs = fakecg
+    a, b = procs(1), procs()
+    fs.mkdir("/a", procs=a.tids)
+    fs.mkdir("/b", procs=b.tids)
+    # One worker: the pass reads its cgroups in path order, /a before /b.
+    conf = acctd.fast_config(tmp_path, sampling__workers="1")
+    with acctd.Daemon(tmp_path, fs.root, conf) as d:
+        d.wait_notify("READY=1")
+
+        def call(method, params=None):
+            with Varlink(d.socket) as v:
+                return ok(v.call(IFACE + "." + method, params or {}))
+
+        def tasks_of_a():
+            return call("Get", {"cgroup": "/a"})["cgroup"]["values"].get("tasks")
+
+        def passes():
+            return call("Status")["status"]["reconciliation"]["passes"]
+
+        def in_open():
+            """acctd's threads now in openat(2) (syscall 257 on x86-64)."""
+            tids = set()
+            for f in glob.glob("/proc/%d/task/*/syscall" % d.proc.pid):
+                with contextlib.suppress(OSError):
+                    if open(f).read().startswith("257 "):
+                        tids.add(f)
+            return tids
+
+        poll(tasks_of_a, what="a load pass over /a")
+        threads = os.path.join(fs.dir("/b"), "cgroup.threads")
+        text = open(threads).read()
+        os.mkfifo(threads + ".fifo")
+        os.rename(threads + ".fifo", threads)  # never missing: a missing file reads as a removed cgroup
+        try:
+            # Blocked in the FIFO's open: in openat(2) at two looks 0.1 s apart.
+            poll(lambda: in_open() & (time.sleep(0.1) or in_open()),
+                 what="the next load pass to open /b's cgroup.threads", interval=0.05)
+            before = passes()
+            time.sleep(HOLD)  # the pass stays held meanwhile: no assertion rests on this sleep
+            os.close(os.open(threads, os.O_WRONLY | os.O_NONBLOCK))  # ENXIO: nobody was in that open
+            poll(lambda: passes() > before, what="the held pass to end", interval=0.02)
+            # Read before the hold began: at least HOLD old, whenever asked.
+            t = tasks_of_a()
+            assert t["value"] == len(a.tids), t
+            assert t["age_us"] >= HOLD * 1e6, ("tasks served younger than their read", t)
+        finally:
+            os.unlink(threads)
+            with open(threads, "w") as f:
+                f.write(text)
 
 
 # ---- real cgroups: this host's layout -------------------------------------------
