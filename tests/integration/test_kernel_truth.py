@@ -1050,7 +1050,10 @@ def test_acctd_matches_kernel(tmp_path):
     tree_paths = [wl.path(rel) for rel, *_ in TREE] + ["/" + top + MEMONLY]
     conf = acctd.write_config(str(tmp_path / "acctd.conf"), {
         "sampling": {"fast_interval": "250ms", "slow_interval": "2s", "rescan_interval": "5s"},
-        "cgroups": {"tombstone_retention": "1h"},
+        # Its churned cgroups' records must outlive any other churn on the
+        # host: at the default cap (4,096) another test's tree of 10,000
+        # cgroups removed meanwhile left 35 of them without a record.
+        "cgroups": {"tombstone_retention": "1h", "max_tombstones": "1000000"},
     })
     sock = str(tmp_path / "io.acctd")
     d = None
