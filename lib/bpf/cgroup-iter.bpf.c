@@ -15,7 +15,17 @@
  * them, the per-node flushed LRU stats, the memcg event counters. Per-CPU
  * data (pending stat deltas, charge stocks, CPU time) is not reachable from
  * an iterator on kernels without per-CPU BTF tags; bpf-collector.h says how
- * the bound covers it instead. */
+ * the bound covers it instead.
+ *
+ * How kernel memory is read. The iterator's cgroup is a trusted BTF pointer,
+ * and what is reached from it by BTF (the css, the memcg, its page counters,
+ * events, vmstats, the pressure group) is read by direct loads, which the
+ * verifier turns into fault-safe loads without a helper call (a memcg's
+ * record took up to 13 bpf_probe_read_kernel() calls, a third of the walk's
+ * cost: docs/performance.md, Session 24). The css becomes its memcg through
+ * bpf_rdonly_cast(), a kfunc the verifier replaces by a move. Where the
+ * verifier refuses a direct load, a variable index into a kernel array (the
+ * selected stat items, the per-node array), one bulk probe read remains. */
 #include "cgroup-record.h"
 
 #include "bpf-prelude.h"
@@ -77,6 +87,10 @@ struct mem_cgroup {
 	int under_oom;
 	struct mem_cgroup_per_node *nodeinfo[0];
 } __pai;
+
+/* A kfunc since Linux 6.2 (generic, any program type): obj as an untrusted
+ * pointer to the kernel type btf_id, read by direct loads. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 struct seq_file;
 struct bpf_iter_meta { struct seq_file *seq; } __pai;
@@ -213,57 +227,41 @@ static long read_node(u32 n, void *arg)
 static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *memcg)
 {
 	struct acct_bpf_record *r = &b->head;
-	u32 zero = 0;
-	struct tmp_buf *t = bpf_map_lookup_elem(&tmp, &zero);
-	if (!t)
-		return;
-	/* memory and swap/memsw: adjacent page counters, one copy */
-	u32 mem_off = bpf_core_field_offset(memcg->memory);
-	u32 swap_off = bpf_core_field_offset(memcg->swap);
-	u32 pc_size = bpf_core_type_size(struct page_counter);
-	u32 span = swap_off + pc_size - mem_off;
-	if (swap_off < mem_off || span >= TMP_BYTES ||
-	    bpf_probe_read_kernel(t->b, span & (TMP_BYTES - 1), (char *)memcg + mem_off))
-		return;
+	/* Page counters: direct loads (the memory and swap/memsw counters). */
 	r->flags |= ACCT_BPF_F_MEMCG;
-	u32 d = swap_off - mem_off;
-	struct page_counter *pc0 = 0;
-	r->usage = tmp_u64(t, bpf_core_field_offset(pc0->usage));
-	r->watermark = tmp_u64(t, bpf_core_field_offset(pc0->watermark));
-	r->max = tmp_u64(t, bpf_core_field_offset(pc0->max));
-	r->failcnt = tmp_u64(t, bpf_core_field_offset(pc0->failcnt));
-	r->swap_usage = tmp_u64(t, d + bpf_core_field_offset(pc0->usage));
-	r->swap_max = tmp_u64(t, d + bpf_core_field_offset(pc0->max));
-	if (bpf_core_field_exists(pc0->high)) {
-		r->high = tmp_u64(t, bpf_core_field_offset(pc0->high));
+	r->usage = (u64)memcg->memory.usage.counter;
+	r->watermark = memcg->memory.watermark;
+	r->max = memcg->memory.max;
+	r->failcnt = memcg->memory.failcnt;
+	r->swap_usage = (u64)memcg->swap.usage.counter;
+	r->swap_max = memcg->swap.max;
+	if (bpf_core_field_exists(memcg->memory.high)) {
+		r->high = memcg->memory.high;
 		r->flags |= ACCT_BPF_F_HIGH;
 	}
 	if (lean == ACCT_BPF_LEAN_COUNTERS)
 		return;
-	if (bpf_core_field_exists(memcg->under_oom) && BPF_CORE_READ(memcg, under_oom))
+	if (bpf_core_field_exists(memcg->under_oom) && memcg->under_oom)
 		r->flags |= ACCT_BPF_F_UNDER_OOM;
 
 	if (bpf_core_field_exists(memcg->memory_events)) {
-		long ev[16] = {};
-		u32 sz = bpf_core_field_size(memcg->memory_events);
-		if (sz > sizeof(ev))
-			sz = sizeof(ev);
-		if (bpf_probe_read_kernel(ev, sz, (char *)memcg + bpf_core_field_offset(memcg->memory_events)) == 0) {
-			u32 idx[_ACCT_BPF_EV_MAX] = {
-				bpf_core_enum_value(enum memcg_memory_event, MEMCG_LOW),
-				bpf_core_enum_value(enum memcg_memory_event, MEMCG_HIGH),
-				bpf_core_enum_value(enum memcg_memory_event, MEMCG_MAX),
-				bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM),
-				bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_KILL),
-				bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_GROUP_KILL),
-			};
-			for (int i = 0; i < _ACCT_BPF_EV_MAX; i++) {
-				u32 j = idx[i];
-				if (j < 16 && (u64)(j + 1) * sizeof(long) <= sz)
-					r->events[i] = (u64)ev[j & 15];
-			}
-			r->flags |= ACCT_BPF_F_EVENTS;
-		}
+		/* Each event by its index in this kernel's enum (a constant
+		 * after relocation, so a direct load) where the array has it. */
+		u32 n = bpf_core_field_size(memcg->memory_events) / sizeof(long);
+#define EVENT(slot, name)                                                       \
+	do {                                                                    \
+		u32 j = bpf_core_enum_value(enum memcg_memory_event, name);     \
+		if (j < n && j < 16)                                            \
+			r->events[slot] = (u64)memcg->memory_events[j].counter; \
+	} while (0)
+		EVENT(ACCT_BPF_EV_LOW, MEMCG_LOW);
+		EVENT(ACCT_BPF_EV_HIGH, MEMCG_HIGH);
+		EVENT(ACCT_BPF_EV_MAX, MEMCG_MAX);
+		EVENT(ACCT_BPF_EV_OOM, MEMCG_OOM);
+		EVENT(ACCT_BPF_EV_OOM_KILL, MEMCG_OOM_KILL);
+		EVENT(ACCT_BPF_EV_OOM_GROUP_KILL, MEMCG_OOM_GROUP_KILL);
+#undef EVENT
+		r->flags |= ACCT_BPF_F_EVENTS;
 	}
 
 	if (lean == ACCT_BPF_LEAN_STATS)
@@ -272,13 +270,15 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 	 * then the field's size is not a pointer's and they are not read). */
 	u32 ns = 0;
 	if (bpf_core_field_exists(memcg->vmstats) && bpf_core_field_size(memcg->vmstats) == sizeof(void *)) {
-		struct memcg_vmstats *vs = BPF_CORE_READ(memcg, vmstats);
+		struct memcg_vmstats *vs = memcg->vmstats;
 		u32 sz = bpf_core_field_size(vs->state);
 		char *base = (char *)vs + bpf_core_field_offset(vs->state);
 		if (sz > ACCT_BPF_STATE_MAX * sizeof(long))
 			sz = ACCT_BPF_STATE_MAX * sizeof(long);
 		u32 sel = stat_n;
-		if (!vs) {
+		u32 zero = 0;
+		struct tmp_buf *t = bpf_map_lookup_elem(&tmp, &zero);
+		if (!vs || !t) {
 			/* no stats */
 		} else if (sel == 0) {
 			if (bpf_probe_read_kernel(b->tail, sz, base) == 0)
@@ -297,7 +297,7 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 			 * before, unknown (all ones: the collector assumes the
 			 * flush threshold). */
 			if (bpf_core_field_exists(vs->stats_updates))
-				r->stats_updates = (u64)(u32)BPF_CORE_READ(vs, stats_updates.counter);
+				r->stats_updates = (u64)(u32)vs->stats_updates.counter;
 			else
 				r->stats_updates = ~0ull;
 			r->flags |= ACCT_BPF_F_STATS;
@@ -355,26 +355,24 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 	 * PSI_FREQ (2 s) of a stall (docs/counters.md, "Pressure"). */
 	if (!psi_skip && bpf_core_field_exists(cgrp->psi) && bpf_core_field_size(cgrp->psi) == sizeof(void *)) {
 		struct psi_group *pg = cgrp->psi;
-		u32 row = bpf_core_field_size(pg->total) / 2;
-		if (row > sizeof(r->psi_total))
-			row = sizeof(r->psi_total);
-		row &= ~7u;
-		/* (63: a mask the verifier can bound the size by, above 48) */
-		if (pg && row && bpf_probe_read_kernel(r->psi_total, row & 63,
-						       (char *)pg + bpf_core_field_offset(pg->total)) == 0) {
-			r->nr_psi = row / sizeof(u64);
+		u32 row = bpf_core_field_size(pg->total) / 2 / sizeof(u64);
+		if (row > ACCT_BPF_PSI_MAX)
+			row = ACCT_BPF_PSI_MAX;
+		if (pg && row) {
+			for (u32 i = 0; i < ACCT_BPF_PSI_MAX; i++)
+				if (i < row)
+					r->psi_total[i] = pg->total[i];
+			r->nr_psi = row;
 			r->flags |= ACCT_BPF_F_PSI;
 		}
 	}
 
 	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id)) {
 		u32 id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
-		struct cgroup_subsys_state *css = 0;
-		if (id < 16 && bpf_probe_read_kernel(&css, sizeof(css), (char *)cgrp +
-						     bpf_core_field_offset(cgrp->subsys) + id * sizeof(void *)) == 0 &&
-		    css)
-			/* css is the first member of struct mem_cgroup */
-			read_memcg(b, (struct mem_cgroup *)((char *)css - bpf_core_field_offset(((struct mem_cgroup *)0)->css)));
+		struct cgroup_subsys_state *css = id < 16 ? cgrp->subsys[id & 15] : 0;
+		/* css is the memcg's first member (offset 0 on every kernel) */
+		if (css && bpf_core_field_offset(((struct mem_cgroup *)0)->css) == 0)
+			read_memcg(b, bpf_rdonly_cast(css, bpf_core_type_id_kernel(struct mem_cgroup)));
 	}
 	u32 tail = (u32)r->nr_state + (u32)r->nr_nodes * r->nr_node_items;
 	if (tail > ACCT_BPF_TAIL_MAX)
