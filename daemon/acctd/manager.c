@@ -490,6 +490,11 @@ int manager_add_frontend(struct manager *m, const struct manager_frontend *fe)
 int manager_run(struct manager *m)
 {
 	event_base_dispatch(m->base);
+	/* What clients added to their charge slots since the last pass's fold
+	 * goes into the engine before the final write: a clean stop loses
+	 * nothing (docs/charges.md, "Durability"). */
+	if (m->charges_store)
+		manager_charges_fold(m);
 	charges_store_stop(m->charges_store, m); /* the final write of a clean stop */
 	return m->exit_code;
 }
