@@ -796,23 +796,33 @@ static int bind_socket(struct api_server *s, const char *path)
 	return 0;
 }
 
-/* The socket systemd passed: the one named "varlink", or the only one. */
-static int passed_socket(void)
+/* The socket systemd passed: the one named "varlink", or the only one
+ * besides the charge slots of its descriptor store, which come in the same
+ * list and go to api_slots_note_stored_fd(). */
+static int passed_socket(struct api_server *s)
 {
 	char **names = NULL;
 	int n = sd_listen_fds_with_names(true, &names);
-	int fd = -1;
+	int fd = -1, others = 0, other = -1, r = 0;
 
 	if (n <= 0)
 		return n < 0 ? n : -ENOENT;
-	for (int i = 0; i < n; i++)
-		if (names && names[i] && strcmp(names[i], "varlink") == 0)
+	for (int i = 0; i < n; i++) {
+		const char *name = names && names[i] ? names[i] : "";
+		if (strcmp(name, "varlink") == 0)
 			fd = SD_LISTEN_FDS_START + i;
-	if (fd < 0 && n == 1)
-		fd = SD_LISTEN_FDS_START;
+		else if (r >= 0 && (r = api_slots_note_stored_fd(s, name, SD_LISTEN_FDS_START + i)) == 0) {
+			others++;
+			other = SD_LISTEN_FDS_START + i;
+		}
+	}
+	if (fd < 0 && others == 1)
+		fd = other;
 	for (int i = 0; names && i < n; i++)
 		free(names[i]);
 	free(names);
+	if (r < 0)
+		return log_oom();
 	if (fd < 0)
 		return -ENOENT;
 	if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
@@ -835,7 +845,11 @@ static int on_start(struct manager *m, void *userdata)
 	/* A fixed threshold (also turns off glibc's dynamic one): see MMAP_THRESHOLD. */
 	(void)mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 
-	int fd = passed_socket();
+	/* Under systemd (NOTIFY_SOCKET), slots go into its descriptor store
+	 * to outlive this acctd (api-slots.h). */
+	const char *notify = getenv("NOTIFY_SOCKET");
+	s->fd_store = notify && *notify;
+	int fd = passed_socket(s);
 	if (fd >= 0) {
 		s->listen_fd = fd;
 		log_info("Listening on the varlink socket passed by systemd");
@@ -884,6 +898,16 @@ static void charges_bounds(struct manager *m, size_t res, const char *path, stru
 	api_slots_add_bounds(userdata, res, path, r);
 }
 
+static int charges_slots(struct manager *m, struct charges_state *st, void *userdata)
+{
+	return api_slots_snapshot(userdata, st);
+}
+
+static void slots_adopt(struct manager *m, const struct charges_state *loaded, void *userdata)
+{
+	api_slots_adopt(userdata, loaded);
+}
+
 static void on_free(struct manager *m, void *userdata)
 {
 	(void)api_server_free(userdata);
@@ -904,6 +928,7 @@ int api_server_add(struct manager *m, struct api_server **ret)
 	struct manager_frontend fe = {
 		.name = "api", .userdata = s, .on_start = on_start, .on_pass = on_pass, .on_free = on_free,
 		.charges_fold = charges_fold, .charges_bounds = charges_bounds,
+		.charges_slots = charges_slots, .slots_adopt = slots_adopt,
 	};
 	r = manager_add_frontend(m, &fe);
 	if (r < 0) {
