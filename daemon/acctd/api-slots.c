@@ -550,18 +550,22 @@ void api_slots_adopt(struct api_server *s, const struct charges_state *loaded)
 			store_remove(sf->id);
 		}
 	}
-	/* acctd keeps no descriptor of a slot (the store does); pidfds not
-	 * taken up are of slots let go. */
+	/* acctd keeps no descriptor of a slot (the store does): the memfds
+	 * are closed (mapped, or let go above); a pidfd still here is of a slot
+	 * not taken up (let go above, or never a memfd of it): out of the
+	 * store too. */
 	for (size_t i = 0; i < s->nr_stored; i++) {
-		if (s->stored[i].fd >= 0 && s->stored[i].pidfd && take_stored(s, s->stored[i].id, false) == -EBADF) {
+		struct api_stored_fd *sf = &s->stored[i];
+		if (sf->fd < 0)
+			continue;
+		if (sf->pidfd) {
 			bool adopted = false;
 			for (struct api_slot *sl = s->orphan_slots; sl; sl = sl->next)
-				adopted |= sl->id == s->stored[i].id;
+				adopted |= sl->id == sf->id;
 			if (!adopted)
-				store_remove(s->stored[i].id);
+				store_remove(sf->id);
 		}
-		if (s->stored[i].fd >= 0)
-			(void)close(s->stored[i].fd);
+		(void)close(TAKE_FD(sf->fd));
 	}
 	free(s->stored);
 	s->stored = NULL;

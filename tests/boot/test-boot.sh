@@ -759,7 +759,7 @@ if [ -n "$acctctl" ] && [ -x "$slot_client" ]; then
 	[[ "$g$i" =~ ^[0-9]+$ ]] || fail "the slot client opened no slots: $reply"
 	charged() { # charged "GPU INFLIGHT": the cgroup's own values, read precisely, are these
 		in_ct "$acctctl" --json=short show --precise "$cg" >"$tmp/show.json" &&
-			[ "$(python3 -c '
+			python3 -c '
 import json, sys
 def find(o):
     if isinstance(o, dict):
@@ -771,24 +771,34 @@ def find(o):
         if c is not None:
             return c
 c = find(json.load(sys.stdin))
-print(c["gpu"]["self"]["value"], c["inflight"]["self"]["value"])' <"$tmp/show.json")" = "$1" ]
+print(c["gpu"]["self"]["value"], c["inflight"]["self"]["value"])' <"$tmp/show.json" >"$tmp/charged.txt" &&
+			[ "$(cat "$tmp/charged.txt")" = "$1" ]
+	}
+	wait_charged() { # wait_charged "GPU INFLIGHT" WHAT: within 20 s (100 reads at most)
+		local end=$((SECONDS + 20))
+		for _ in $(seq 100); do
+			charged "$1" 2>/dev/null && return 0
+			[ $SECONDS -lt $end ] || break
+			sleep 0.2
+		done
+		fail "$2: gpu and inflight are $(cat "$tmp/charged.txt" 2>/dev/null), not $1"
 	}
 	slot_cmd "add $g 7 1000"
 	slot_cmd "add $i 1 10"
-	wait_for 20 "the slots' charges before the restart: $(cat "$tmp/show.json" 2>/dev/null)" charged "7000 10"
+	wait_charged "7000 10" "the slots' charges before the restart"
 	slot_cmd "add $g 7 100" # after the last fold: the stop folds it
 	check "systemctl restart acctd (slots held)" systemctl restart acctd
 	stored=$(in_ct systemctl show -P NFileDescriptorStore acctd.service)
 	[ "$stored" = 4 ] || fail "the descriptor store holds $stored descriptors, not the 2 slots' 4"
-	wait_for 20 "the slots' charges after the restart: $(cat "$tmp/show.json" 2>/dev/null)" charged "7700 10"
+	wait_charged "7700 10" "the slots' charges after the restart"
 	acctd_status >"$tmp/status.json" || fail "acctctl status (step 4c)"
 	[ "$(jsonq get adopted <"$tmp/status.json")" = 2 ] || fail "acctd took up no slots: $(cat "$tmp/status.json")"
 	slot_cmd "add $g 3 100"
 	slot_cmd "add $i 2 10"
-	wait_for 20 "the old slots' charges after the restart: $(cat "$tmp/show.json" 2>/dev/null)" charged "8000 30"
+	wait_charged "8000 30" "the old slots' charges after the restart"
 	echo close >&"${SLOTC[1]}"
 	wait "$SLOTC_PID" || fail "the slot client failed"
-	wait_for 20 "inflight released at the client's exit: $(cat "$tmp/show.json" 2>/dev/null)" charged "8000 0"
+	wait_charged "8000 0" "inflight released at the client's exit"
 	no_store() { [ "$(in_ct systemctl show -P NFileDescriptorStore acctd.service)" = 0 ]; }
 	wait_for 20 "the exited client's slots are still in the descriptor store" no_store
 	in_ct rm -f /etc/acctd/acctd.conf
