@@ -796,9 +796,8 @@ static int bind_socket(struct api_server *s, const char *path)
 	return 0;
 }
 
-/* The socket systemd passed: the one named "varlink", or the only one
- * besides the charge slots of its descriptor store, which come in the same
- * list and go to api_slots_note_stored_fd(). */
+/* The socket systemd passed: the one named "varlink", or the only one but
+ * the charge slots of its descriptor store (api_slots_note_stored_fd()). */
 static int passed_socket(struct api_server *s)
 {
 	char **names = NULL;
@@ -815,11 +814,10 @@ static int passed_socket(struct api_server *s)
 			others++;
 			other = SD_LISTEN_FDS_START + i;
 		}
+		free(names ? names[i] : NULL);
 	}
 	if (fd < 0 && others == 1)
 		fd = other;
-	for (int i = 0; names && i < n; i++)
-		free(names[i]);
 	free(names);
 	if (r < 0)
 		return log_oom();
@@ -845,10 +843,6 @@ static int on_start(struct manager *m, void *userdata)
 	/* A fixed threshold (also turns off glibc's dynamic one): see MMAP_THRESHOLD. */
 	(void)mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 
-	/* Under systemd (NOTIFY_SOCKET), slots go into its descriptor store
-	 * to outlive this acctd (api-slots.h). */
-	const char *notify = getenv("NOTIFY_SOCKET");
-	s->fd_store = notify && *notify;
 	int fd = passed_socket(s);
 	if (fd >= 0) {
 		s->listen_fd = fd;
@@ -898,16 +892,6 @@ static void charges_bounds(struct manager *m, size_t res, const char *path, stru
 	api_slots_add_bounds(userdata, res, path, r);
 }
 
-static int charges_slots(struct manager *m, struct charges_state *st, void *userdata)
-{
-	return api_slots_snapshot(userdata, st);
-}
-
-static void slots_adopt(struct manager *m, const struct charges_state *loaded, void *userdata)
-{
-	api_slots_adopt(userdata, loaded);
-}
-
 static void on_free(struct manager *m, void *userdata)
 {
 	(void)api_server_free(userdata);
@@ -928,7 +912,7 @@ int api_server_add(struct manager *m, struct api_server **ret)
 	struct manager_frontend fe = {
 		.name = "api", .userdata = s, .on_start = on_start, .on_pass = on_pass, .on_free = on_free,
 		.charges_fold = charges_fold, .charges_bounds = charges_bounds,
-		.charges_slots = charges_slots, .slots_adopt = slots_adopt,
+		.charges_slots = api_slots_snapshot, .slots_adopt = api_slots_adopt,
 	};
 	r = manager_add_frontend(m, &fe);
 	if (r < 0) {

@@ -201,7 +201,10 @@ int api_slots_open(struct conn *c, size_t res, const char *path, int *ret_fd)
 		acct_slot_owner_free(sl->owner);
 		return fd;
 	}
-	if (s->fd_store)
+	/* Under systemd (NOTIFY_SOCKET), into its descriptor store, to
+	 * outlive this acctd. */
+	const char *notify = getenv("NOTIFY_SOCKET");
+	if (notify && *notify)
 		slot_store(sl, c, fd);
 	sl->next = c->slots->head;
 	c->slots->head = TAKE_PTR(sl);
@@ -448,8 +451,9 @@ static int add_record(struct api_server *s, const struct api_slot *sl, struct ch
 	return r == -EINVAL ? 0 : r; /* never one of ours */
 }
 
-int api_slots_snapshot(struct api_server *s, struct charges_state *st)
+int api_slots_snapshot(struct manager *m, struct charges_state *st, void *server)
 {
+	struct api_server *s = server;
 	int r = 0;
 
 	for (struct conn *c = s->conns; r == 0 && c; c = c->next)
@@ -528,8 +532,10 @@ static int adopt_one(struct api_server *s, const struct charges_state_slot *rec,
 	return 0;
 }
 
-void api_slots_adopt(struct api_server *s, const struct charges_state *loaded)
+void api_slots_adopt(struct manager *m, const struct charges_state *loaded, void *server)
 {
+	struct api_server *s = server;
+
 	for (size_t i = 0; i < s->nr_stored; i++) {
 		struct api_stored_fd *sf = &s->stored[i];
 		const char *why = "the state file does not record it (opened after its last write)";

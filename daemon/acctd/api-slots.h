@@ -17,6 +17,7 @@ struct api_server;
 struct acct_charge_reading;
 struct api_slot;
 struct charges_state;
+struct manager;
 
 /* OpenChargeSlot's parameter names, and the method: the resource and the
  * caller's right to the cgroup checked as Charge's (api_charge_target()); a
@@ -96,7 +97,7 @@ int api_slots_note_stored_fd(struct api_server *s, const char *name, int fd);
 /* manager_frontend's charges_slots: the stored slots into st, each with the
  * total of its last fold (0 for a release_on_exit resource, whose charges
  * the state file does not hold). Returns 0 or -ENOMEM. */
-int api_slots_snapshot(struct api_server *s, struct charges_state *st);
+int api_slots_snapshot(struct manager *m, struct charges_state *st, void *server);
 
 /* manager_frontend's slots_adopt: take up each stored slot that `loaded`
  * (the state file's slots; NULL: none) records and that passes
@@ -105,7 +106,7 @@ int api_slots_snapshot(struct api_server *s, struct charges_state *st);
  * (its pidfd) and released at the client's exit where its resource says
  * release_on_exit. The others are closed and removed from the store, each
  * logged. Closes every descriptor noted. */
-void api_slots_adopt(struct api_server *s, const struct charges_state *loaded);
+void api_slots_adopt(struct manager *m, const struct charges_state *loaded, void *server);
 
 /* Free the orphans (the server goes: after its connections). They stay in
  * the descriptor store, for the next start. */
