@@ -12,6 +12,7 @@
  *   add N DELTA COUNT [THREADS]   -> "added": COUNT charges of DELTA per thread
  *   garbage N                     -> "garbage": an impossible word in the slot's first shard
  *   disconnect                    -> "disconnected": the connection closed, the slots kept
+ *   connect                       -> "connected": a new connection (the old one closed), the slots kept
  *   close                         -> exits, closing the connection (the client's exit)
  *
  * Exits 0 at "close" or at the end of its input, 1 on a usage error. */
@@ -102,6 +103,15 @@ int main(int argc, char **argv)
 		} else if (strcmp(line, "disconnect") == 0) {
 			c = acct_client_free(c);
 			printf("disconnected\n");
+		} else if (strcmp(line, "connect") == 0) {
+			/* As a client whose acctd restarted: a new connection, the
+			 * slots kept. */
+			c = acct_client_free(c);
+			r = acct_client_connect(argv[1], &c);
+			if (r < 0)
+				printf("error %d connect\n", -r);
+			else
+				printf("connected\n");
 		} else if (strcmp(line, "close") == 0)
 			break;
 		else

@@ -39,9 +39,11 @@ struct fixture {
 
 static struct fixture *current;
 
+#define SLOT_ID UINT64_C(0x1234567890abcdef)
+
 static int make_slot(struct fixture *f, int64_t budget)
 {
-	struct acct_slot_options o = { .topology = f->topo, .mode = f->mode, .budget = budget };
+	struct acct_slot_options o = { .topology = f->topo, .mode = f->mode, .budget = budget, .id = SLOT_ID };
 	f->writer = acct_slot_unmap(f->writer);
 	f->owner = acct_slot_owner_free(f->owner);
 	int r = acct_slot_create(&o, &f->owner);
@@ -260,6 +262,59 @@ static void test_unsealed_rejected(void **state)
 	close(fd);
 	assert_int_equal(acct_slot_map(-1, &w), -EBADF);
 	assert_null(w);
+}
+
+/* ---- adoption after a restart (acct_slot_adopt()) ------------------------------ */
+
+/* A slot taken up from its memfd and the geometry acctd kept reads what the
+ * client charged, before and after; a wrong id, a header id the client
+ * rewrote, a geometry that is not the memfd's, an unsealed memfd are
+ * refused; a hostile word is caught by the adopted reader as by the first. */
+static void test_adopt(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_slot_owner *a = NULL;
+	struct acct_slot_geometry g, other;
+	struct acct_reading rd;
+	int fd = acct_slot_owner_fd(f->owner);
+
+	acct_slot_owner_geometry(f->owner, &g);
+	acct_slot_add(f->writer, 1234);
+	assert_int_equal(acct_slot_adopt(fd, &g, SLOT_ID, &a), 0);
+	assert_int_equal(acct_slot_read(a, &rd), 0);
+	assert_int_equal(rd.value, 1234);
+	assert_int_equal(rd.bound, (uint64_t)(g.batch - 1) * g.nr_shards);
+	acct_slot_add(f->writer, -34);
+	assert_int_equal(acct_slot_read(a, &rd), 0);
+	assert_int_equal(rd.value, 1200);
+	assert_int_equal(rd.value, read_ok(f, NULL));
+	/* a word the client cannot have written honestly */
+	int64_t *w = shard_word(f, 0), saved = *w;
+	*w = 2 * g.batch + 2;
+	assert_int_equal(acct_slot_read(a, &rd), -EBADMSG);
+	*w = saved;
+	a = acct_slot_owner_free(a);
+
+	assert_int_equal(acct_slot_adopt(fd, &g, SLOT_ID + 1, &a), -EBADMSG);
+	header_of(f)->id = SLOT_ID + 1; /* the client rewrote it: its loss alone */
+	assert_int_equal(acct_slot_adopt(fd, &g, SLOT_ID, &a), -EBADMSG);
+	header_of(f)->id = SLOT_ID;
+	other = g, other.nr_shards++;
+	assert_int_equal(acct_slot_adopt(fd, &other, SLOT_ID, &a), -EBADF);
+	other = g, other.nr_nodes += 64;
+	assert_int_equal(acct_slot_adopt(fd, &other, SLOT_ID, &a), -EBADF);
+	other = g, other.batch = 0;
+	assert_int_equal(acct_slot_adopt(fd, &other, SLOT_ID, &a), -EINVAL);
+	other = g, other.nr_shards = 0;
+	assert_int_equal(acct_slot_adopt(fd, &other, SLOT_ID, &a), -EINVAL);
+	assert_int_equal(acct_slot_adopt(-1, &g, SLOT_ID, &a), -EBADF);
+	/* the right size, not sealed: a shrink would fault acctd */
+	int u = memfd_create("unsealed", MFD_CLOEXEC);
+	assert_true(u >= 0);
+	assert_int_equal(ftruncate(u, (off_t)acct_slot_owner_size(f->owner)), 0);
+	assert_int_equal(acct_slot_adopt(u, &g, SLOT_ID, &a), -EPERM);
+	close(u);
+	assert_null(a);
 }
 
 /* ---- hostile slots ---------------------------------------------------------------- */
@@ -586,6 +641,7 @@ static int run_suite(struct fixture *f)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exact_total, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_zero_is_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_header_rejected, setup, teardown),

@@ -2,7 +2,8 @@
  * against memory (lib/core/charges-ram.h): only ram resources count, their
  * subtree values summed per cgroup; a cgroup is flagged only beyond both
  * bounds, reported once when it becomes flagged and again after it cleared;
- * cgroups without memory are not compared; unexplained memory; the bounds
+ * cgroups without memory are not compared; a cgroup charged below zero
+ * beyond its bound (over-released) is flagged too; unexplained memory; the bounds
  * that readers outside the engine add (the daemon's charge slots) widen the
  * charged bound of both the check and a read. */
 #include <errno.h>
@@ -133,6 +134,89 @@ static void test_check(void **state)
 	acct_domain_free(d);
 }
 
+/* Over-released (charged below zero): flagged only beyond the charged
+ * bound, with memory read or not (/x has none), heard once, cleared when
+ * charged back; never "over memory" at once. */
+static void test_below_zero(void **state)
+{
+	struct acct_domain_options o = { .mode = ACCT_MODE_AUTO };
+	struct acct_domain *d = NULL;
+	const struct acct_charges_resource res[] = { { "arena", 0, false, 0, false } };
+	const bool ram[] = { true };
+	struct acct_charges *ch = NULL;
+	struct acct_charges_ram *s = NULL;
+	struct flags_heard h = { 0 };
+
+	(void)state;
+	assert_int_equal(acct_domain_new(&o, &d), 0);
+	assert_int_equal(acct_charges_new(d, res, ELEMENTSOF(res), &ch), 0);
+	assert_int_equal(acct_charges_ram_new(ch, ram, &s), 0);
+	assert_int_equal(acct_charges_add(ch, 0, "/a/b", 0), 0);
+	assert_int_equal(acct_charges_add(ch, 0, "/x", -1), 0);
+	assert_int_equal(acct_charges_ram_check(s, memory_of, NULL, heard, &h), 0);
+	assert_int_equal(acct_charges_ram_check(s, memory_of, NULL, heard, &h), 0);
+	/* the root's subtree holds /x's charge: both */
+	assert_int_equal(h.n, 2);
+	assert_string_equal(h.paths[0], "/");
+	assert_string_equal(h.paths[1], "/x");
+	assert_int_equal(acct_charges_ram_below_zero(s), 2);
+	assert_true(entry(s, "/x")->below_zero);
+	assert_false(entry(s, "/x")->has_memory);
+	assert_false(entry(s, "/a/b")->below_zero);
+	/* with memory: /a/b and its parent /a below zero, not over memory */
+	assert_int_equal(acct_charges_add(ch, 0, "/a/b", -5), 0);
+	assert_int_equal(acct_charges_ram_check(s, memory_of, NULL, heard, &h), 0);
+	assert_int_equal(acct_charges_ram_below_zero(s), 4); /* /x, /a/b, /a and / */
+	assert_true(entry(s, "/a/b")->below_zero);
+	assert_false(entry(s, "/a/b")->over);
+	assert_int_equal(acct_charges_ram_over(s), 0);
+	assert_int_equal(h.n, 4);
+	/* charged back: cleared */
+	assert_int_equal(acct_charges_add(ch, 0, "/a/b", 5), 0);
+	assert_int_equal(acct_charges_add(ch, 0, "/x", 1), 0);
+	assert_int_equal(acct_charges_ram_check(s, memory_of, NULL, heard, &h), 0);
+	assert_int_equal(acct_charges_ram_below_zero(s), 0);
+	assert_int_equal(h.n, 4);
+
+	acct_charges_ram_free(s);
+	acct_charges_free(ch);
+	acct_domain_free(d);
+}
+
+/* Within the charged bound (the hook's), a negative value is not flagged:
+ * the truth may be 0 or above. */
+static void bound_of_8(size_t res, const char *path, struct acct_charge_reading *r, void *userdata)
+{
+	(void)res, (void)path, (void)userdata;
+	r->self.bound += 8;
+	r->subtree.bound += 8;
+}
+
+static void test_below_zero_within_bound(void **state)
+{
+	struct acct_domain_options o = { .mode = ACCT_MODE_AUTO };
+	struct acct_domain *d = NULL;
+	const struct acct_charges_resource res[] = { { "arena", 0, false, 0, false } };
+	const bool ram[] = { true };
+	struct acct_charges *ch = NULL;
+	struct acct_charges_ram *s = NULL;
+
+	(void)state;
+	assert_int_equal(acct_domain_new(&o, &d), 0);
+	assert_int_equal(acct_charges_new(d, res, ELEMENTSOF(res), &ch), 0);
+	assert_int_equal(acct_charges_ram_new(ch, ram, &s), 0);
+	acct_charges_ram_set_bounds(s, bound_of_8, NULL);
+	assert_int_equal(acct_charges_add(ch, 0, "/x", -8), 0);
+	assert_int_equal(acct_charges_ram_check(s, memory_of, NULL, NULL, NULL), 0);
+	assert_int_equal(acct_charges_ram_below_zero(s), 0);
+	assert_int_equal(acct_charges_add(ch, 0, "/x", -1), 0);
+	assert_int_equal(acct_charges_ram_check(s, memory_of, NULL, NULL, NULL), 0);
+	assert_int_equal(acct_charges_ram_below_zero(s), 2); /* /x and the root */
+	acct_charges_ram_free(s);
+	acct_charges_free(ch);
+	acct_domain_free(d);
+}
+
 static void test_no_ram(void **state)
 {
 	struct acct_domain_options o = { .mode = ACCT_MODE_AUTO };
@@ -230,6 +314,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_no_ram),
+		cmocka_unit_test(test_below_zero),
+		cmocka_unit_test(test_below_zero_within_bound),
 		cmocka_unit_test(test_bounds_hook),
 	};
 

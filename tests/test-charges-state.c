@@ -233,12 +233,81 @@ static void test_strict_document(void **state)
 	free(f);
 }
 
+/* Charge slots kept in systemd's descriptor store (the "slots" member): a
+ * round trip, none written when there are none, and every malformed one
+ * refused whole. */
+static void test_slots(void **state)
+{
+	struct charges_state s = { 0 }, back = { 0 };
+	char *buf = NULL, reason[200];
+	size_t len = 0;
+
+	(void)state;
+	sample(&s);
+	assert_int_equal(charges_state_serialise(&s, &buf, &len), 0);
+	assert_null(strstr(buf, "\"slots\":")); /* no slot: the file of before */
+	free(buf);
+	struct charges_state_slot a = { .id = INT64_MAX, .resource = "gpu", .path = "/a b", .folded = -9, .pid = 77,
+					 .nr_shards = 2, .nr_nodes = 1, .batch = 1024 };
+	struct charges_state_slot b = { .id = 1, .resource = "slots", .path = "/", .folded = CHARGES_STATE_VALUE_MAX,
+					 .pid = 1, .nr_shards = 64, .nr_nodes = 4, .batch = 1 };
+	assert_int_equal(charges_state_add_slot(&s, &a), 0);
+	assert_int_equal(charges_state_add_slot(&s, &b), 0);
+	struct charges_state_slot bad = a;
+	bad.id = 0;
+	assert_int_equal(charges_state_add_slot(&s, &bad), -EINVAL);
+	bad = a, bad.path = "a";
+	assert_int_equal(charges_state_add_slot(&s, &bad), -EINVAL);
+	bad = a, bad.batch = 0;
+	assert_int_equal(charges_state_add_slot(&s, &bad), -EINVAL);
+	assert_int_equal(charges_state_serialise(&s, &buf, &len), 0);
+	assert_int_equal(charges_state_parse(buf, len, &back, reason, sizeof(reason)), 0);
+	assert_int_equal(back.nr_slots, 2);
+	assert_true(back.slots[0].id == INT64_MAX);
+	assert_string_equal(back.slots[0].resource, "gpu");
+	assert_string_equal(back.slots[0].path, "/a b");
+	assert_int_equal(back.slots[0].folded, -9);
+	assert_int_equal(back.slots[0].pid, 77);
+	assert_int_equal(back.slots[0].nr_shards, 2);
+	assert_int_equal(back.slots[0].batch, 1024);
+	assert_true(back.slots[1].folded == CHARGES_STATE_VALUE_MAX);
+	assert_int_equal(back.slots[1].nr_nodes, 4);
+	charges_state_clear(&back);
+	charges_state_clear(&s);
+	free(buf);
+
+	const char *pre = "{\"resources\":[],\"slots\":[";
+	static const struct {
+		const char *slot, *why;
+	} bads[] = {
+		{ "1", "not an array of 8" },
+		{ "[1,\"gpu\",\"/a\",0,1,1,1]", "not an array of 8" },
+		{ "[\"1\",\"gpu\",\"/a\",0,1,1,1,1]", "wrong type" },
+		{ "[1,\"gpu\",\"/a\",0.5,1,1,1,1]", "wrong type" },
+		{ "[1,\"gpu\",\"a\",0,1,1,1,1]", "not a normalised" },
+		{ "[1,\"g\\u0000\",\"/a\",0,1,1,1,1]", "NUL byte" },
+		{ "[0,\"gpu\",\"/a\",0,1,1,1,1]", "out of range" },
+		{ "[1,\"gpu\",\"/a\",0,0,1,1,1]", "out of range" },
+		{ "[1,\"gpu\",\"/a\",4611686018427387905,1,1,1,1]", "out of range" },
+		{ "[1,\"gpu\",\"/a\",0,1,1,1,0]", "out of range" },
+		{ "[1,\"\",\"/a\",0,1,1,1,1]", "out of range" },
+		{ "[1,\"gpu\",\"/a\",0,1,1,1,1],[1,\"gpu\",\"/b\",0,1,1,1,1]", "id twice" },
+	};
+	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+		char *body = NULL;
+		assert_true(asprintf(&body, "%s%s]}", pre, bads[i].slot) > 0);
+		refused_body(body, bads[i].why);
+		free(body);
+	}
+	refused_body("{\"resources\":[],\"slots\":{}}", "not an object of resources");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_empty_state),
 		cmocka_unit_test(test_builder_checks), cmocka_unit_test(test_damaged_files),
-		cmocka_unit_test(test_strict_document),
+		cmocka_unit_test(test_strict_document), cmocka_unit_test(test_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

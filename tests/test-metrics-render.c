@@ -475,9 +475,11 @@ static void test_openmetrics(void **state)
 	static const double bounds[3] = { 0.001, 1, __builtin_inf() };
 	struct acct_metrics_count api[2] = { { "io.acctd.Accounting.Get", "ok", 5 },
 					     { "io.acctd.Accounting.Get", "io.acctd.Accounting.NoSuchCgroup", 1 } };
-	struct acct_metrics_charge_ram charges_ram[2] = {
-		{ .cgroup = "/a", .over = true, .unexplained = -5000, .unexplained_bound = 1024 },
-		{ .cgroup = "/b", .over = false, .unexplained = 300, .unexplained_bound = 0 },
+	struct acct_metrics_charge_ram charges_ram[3] = {
+		{ .cgroup = "/a", .has_memory = true, .over = true, .unexplained = -5000, .unexplained_bound = 1024 },
+		{ .cgroup = "/b", .has_memory = true, .over = false, .unexplained = 300, .unexplained_bound = 0 },
+		/* over-released, its memory not read */
+		{ .cgroup = "/c", .below_zero = true },
 	};
 	struct acct_metrics_charge charges[2] = {
 		{ "gpu", "/a", "bytes", 1, 4096, 8192, 0, 512, false, { 0 } },
@@ -489,7 +491,7 @@ static void test_openmetrics(void **state)
 		.charges = charges,
 		.nr_charges = 2,
 		.charges_ram = charges_ram,
-		.nr_charges_ram = 2,
+		.nr_charges_ram = 3,
 		.start_time = 1700000000.5,
 		.ready = true,
 		.bucket_bounds = bounds,
@@ -545,6 +547,11 @@ static void test_openmetrics(void **state)
 	assert_has(page, "acctd_unexplained_memory_bytes{cgroup=\"/a\"} -5000");
 	assert_has(page, "acctd_unexplained_memory_bound_bytes{cgroup=\"/a\"} 1024");
 	assert_has(page, "acctd_unexplained_memory_bytes{cgroup=\"/b\"} 300");
+	assert_has(page, "# TYPE acctd_charges_below_zero gauge");
+	assert_has(page, "acctd_charges_below_zero{cgroup=\"/c\"} 1");
+	assert_has(page, "acctd_charges_below_zero{cgroup=\"/a\"} 0");
+	assert_lacks(page, "acctd_charges_over_memory{cgroup=\"/c\"}");
+	assert_lacks(page, "acctd_unexplained_memory_bytes{cgroup=\"/c\"}");
 	assert_has(page, "acctd_config_last_reload_successful 0");
 	assert_has(page, "acctd_ready 1");
 	assert_true(strlen(page) > 6 && strcmp(page + strlen(page) - 6, "# EOF\n") == 0);

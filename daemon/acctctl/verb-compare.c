@@ -1,6 +1,7 @@
 /* verb-compare.c - `acctctl compare CGROUP QUANTITY THRESHOLD`: above, below
  * or equal (exit 0, 5, 6), and whether acctd needed a precise read. The
- * threshold's unit comes from the quantity table (lib/basic/quantity.h). */
+ * threshold's unit comes from the quantity table (lib/basic/quantity.h), a
+ * charged resource's from acctd's Status (charge-units.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "acctctl.h"
 #include "basic/parse.h"
+#include "charge-units.h"
 #include "ctl-call.h"
 #include "ctl-util.h"
 #include "human.h"
@@ -17,9 +19,8 @@
  * or a size for bytes, a duration for times (parse.h: the syntax of the
  * configuration). Which parser reads it follows from the unit, so "1M" is a
  * MiB for memory and never a month. */
-static int parse_threshold(const char *quantity, const char *s, int64_t *ret)
+static int parse_threshold(enum acct_unit u, const char *s, int64_t *ret)
 {
-	enum acct_unit u = quantity_unit(quantity);
 	uint64_t v;
 	char *end;
 	long long n;
@@ -43,6 +44,23 @@ static int parse_threshold(const char *quantity, const char *s, int64_t *ret)
 	return 0;
 }
 
+/* The unit of `quantity`: the quantity table's, or for charges.NAME[.self]
+ * the resource's (one Status call; a plain count where acctd does not say). */
+static enum acct_unit unit_of(const char *quantity, bool charged)
+{
+	char name[256];
+
+	if (!charged)
+		return quantity_unit(quantity);
+	snprintf(name, sizeof(name), "%s", quantity + strlen("charges."));
+	char *dot = strchr(name, '.');
+	if (dot)
+		*dot = '\0';
+	charge_units_load();
+	int u = charge_unit(name);
+	return u < 0 ? ACCT_UNIT_COUNT : (enum acct_unit)u;
+}
+
 /* An unknown quantity is a mistake on the command line: say which names
  * there are (lib/basic/quantity.c's table, the one acctd answers from). */
 static int unknown_quantity(const char *name)
@@ -61,15 +79,15 @@ int verb_compare(char **args)
 	const char *result;
 	struct value v;
 	int64_t threshold;
-	enum acct_unit u = quantity_unit(args[1]);
 	int r;
 
-	/* charges.NAME[.self]: a charged resource, whose names only acctd
-	 * knows (docs/charges.md); a plain integer in its unit */
+	/* charges.NAME[.self]: a charged resource, whose names and units only
+	 * acctd knows (docs/charges.md) */
 	bool charged = strncmp(args[1], "charges.", 8) == 0;
 	if (!charged && acct_quantity_from_name(args[1]) < 0)
 		return unknown_quantity(args[1]);
-	if (parse_threshold(args[1], args[2], &threshold) < 0) {
+	enum acct_unit u = unit_of(args[1], charged);
+	if (parse_threshold(u, args[2], &threshold) < 0) {
 		fprintf(stderr, "Invalid threshold '%s' for %s: expected %s.\n", args[2], args[1],
 			u == ACCT_UNIT_BYTES	 ? "bytes, or a size such as 512M or 1.5G"
 			: u == ACCT_UNIT_USEC ? "microseconds, or a duration such as 250ms or 1.5s"
@@ -104,11 +122,15 @@ int verb_compare(char **args)
 			if (v.bound > 0)
 				printf(" %s%s", glyph(G_PLUSMINUS), fmt_unit(u, v.bound).s);
 		}
+		/* Within the bound that no read can narrow: the kernel's
+		 * per-CPU batching for its values; for a charge, the charge
+		 * bound (the engine's and its slots' batching). */
 		printf(" is %s%s %s (%s)\n", result, strcmp(result, "equal") == 0 ? " to" : "", ft.s,
-		       jbool(reply.parameters, "within_bound")
-			       ? "as read: the threshold lies within the kernel's own bound, the truth may be either side"
-		       : jbool(reply.parameters, "precise") ? "a precise read was needed"
-							    : "decided from the bound, no precise read");
+		       !jbool(reply.parameters, "within_bound") ? (jbool(reply.parameters, "precise")
+								       ? "a precise read was needed"
+								       : "decided from the bound, no precise read")
+		       : charged ? "as read: the threshold lies within the charge bound, the truth may be either side"
+				 : "as read: the threshold lies within the kernel's own bound, the truth may be either side");
 	}
 	return strcmp(result, "above") == 0 ? EXIT_OK : strcmp(result, "below") == 0 ? EXIT_BELOW : EXIT_EQUAL;
 }

@@ -291,6 +291,12 @@ static void print_charges(struct json_object *s)
 			    " over it beyond both bounds%s%s%s",
 			    jint_or(rc, "checks", 0), jint_or(rc, "compared", 0), jint_or(rc, "over_memory", 0),
 			    over ? " (" : "", over ?: "", over ? ")" : "");
+		/* Over-released charges, only when there are any. */
+		if (jint_or(rc, "below_zero", 0) > 0) {
+			_cleanup_free_ char *below = jstr_array_join(rc, "first_below_zero");
+			print_field("", "%" PRId64 " below zero beyond their bound (over-released)%s%s%s",
+				    jint_or(rc, "below_zero", 0), below ? " (" : "", below ?: "", below ? ")" : "");
+		}
 	}
 }
 

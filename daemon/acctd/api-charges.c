@@ -150,7 +150,7 @@ void api_charges_conn_release(struct conn *c)
 
 /* ---- whom a charge goes to ------------------------------------------------ */
 
-static bool tracked(struct manager *m, const char *path)
+bool api_cgroup_tracked(struct manager *m, const char *path)
 {
 	rcu_read_lock();
 	struct acct_cgroup *cg = acct_ledger_find(manager_ledger(m), path);
@@ -206,7 +206,7 @@ static int caller_cgroup(struct conn *c, char out[static CGROUP_PATH_MAX + 1])
 			cand[slot][0] = '\0';
 	}
 	for (size_t i = 0; i < ELEMENTSOF(cand); i++)
-		if (cand[i][0] && tracked(c->s->m, cand[i])) {
+		if (cand[i][0] && api_cgroup_tracked(c->s->m, cand[i])) {
 			strcpy(out, cand[i]);
 			return 0;
 		}
@@ -270,7 +270,7 @@ static int charge_target_checked(struct request *rq, struct caller *who, bool ab
 		strcpy(path, who->own);
 		return PARAM_OK;
 	}
-	if (!tracked(m, path)) {
+	if (!api_cgroup_tracked(m, path)) {
 		r = api_no_such_cgroup(rq, path);
 		return r < 0 ? r : PARAM_REPLIED;
 	}

@@ -3,6 +3,8 @@
  * daemon/acctd/api-*.c. */
 #pragma once
 
+#include <stdbool.h>
+
 #include <json-c/json.h>
 
 #include "api-dispatch.h"
@@ -23,6 +25,11 @@ int api_method_charge_batch(struct request *rq, struct json_object *params);
  * (an error sent) or -ENOMEM. For OpenChargeSlot (api-slots.c). */
 int api_charge_target(struct request *rq, struct json_object *v, const char *name,
 		      char path[static CGROUP_PATH_MAX + 1]);
+
+struct manager;
+
+/* Whether acctd tracks the cgroup `path` (alive in its ledger). */
+bool api_cgroup_tracked(struct manager *m, const char *path);
 
 /* Charge `delta` of a slot of connection c to (res, path), the entry with
  * `serial` only, keeping the connection's net as Charge does. Returns 0,

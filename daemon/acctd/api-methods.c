@@ -191,6 +191,8 @@ static int m_status(struct request *rq, struct json_object *params)
 	    api_json_add(slots, "dropped_corrupt", json_object_new_int64((int64_t)ss.corrupt_total)) < 0 ||
 	    api_json_add(slots, "dropped_removed", json_object_new_int64((int64_t)ss.gone_total)) < 0 ||
 	    api_json_add(slots, "folds", json_object_new_int64((int64_t)ss.folds_total)) < 0 ||
+	    api_json_add(slots, "adopted", json_object_new_int64((int64_t)ss.adopted_total)) < 0 ||
+	    api_json_add(slots, "not_adopted", json_object_new_int64((int64_t)ss.not_adopted_total)) < 0 ||
 	    api_json_add(st, "charge_slots", TAKE_PTR(slots)) < 0)
 		return -ENOMEM;
 	struct json_object *p = json_object_new_object();

@@ -796,23 +796,31 @@ static int bind_socket(struct api_server *s, const char *path)
 	return 0;
 }
 
-/* The socket systemd passed: the one named "varlink", or the only one. */
-static int passed_socket(void)
+/* The socket systemd passed: the one named "varlink", or the only one but
+ * the charge slots of its descriptor store (api_slots_note_stored_fd()). */
+static int passed_socket(struct api_server *s)
 {
 	char **names = NULL;
 	int n = sd_listen_fds_with_names(true, &names);
-	int fd = -1;
+	int fd = -1, others = 0, other = -1, r = 0;
 
 	if (n <= 0)
 		return n < 0 ? n : -ENOENT;
-	for (int i = 0; i < n; i++)
-		if (names && names[i] && strcmp(names[i], "varlink") == 0)
+	for (int i = 0; i < n; i++) {
+		const char *name = names && names[i] ? names[i] : "";
+		if (strcmp(name, "varlink") == 0)
 			fd = SD_LISTEN_FDS_START + i;
-	if (fd < 0 && n == 1)
-		fd = SD_LISTEN_FDS_START;
-	for (int i = 0; names && i < n; i++)
-		free(names[i]);
+		else if (r >= 0 && (r = api_slots_note_stored_fd(s, name, SD_LISTEN_FDS_START + i)) == 0) {
+			others++;
+			other = SD_LISTEN_FDS_START + i;
+		}
+		free(names ? names[i] : NULL);
+	}
+	if (fd < 0 && others == 1)
+		fd = other;
 	free(names);
+	if (r < 0)
+		return log_oom();
 	if (fd < 0)
 		return -ENOENT;
 	if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
@@ -835,7 +843,7 @@ static int on_start(struct manager *m, void *userdata)
 	/* A fixed threshold (also turns off glibc's dynamic one): see MMAP_THRESHOLD. */
 	(void)mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 
-	int fd = passed_socket();
+	int fd = passed_socket(s);
 	if (fd >= 0) {
 		s->listen_fd = fd;
 		log_info("Listening on the varlink socket passed by systemd");
@@ -904,6 +912,7 @@ int api_server_add(struct manager *m, struct api_server **ret)
 	struct manager_frontend fe = {
 		.name = "api", .userdata = s, .on_start = on_start, .on_pass = on_pass, .on_free = on_free,
 		.charges_fold = charges_fold, .charges_bounds = charges_bounds,
+		.charges_slots = api_slots_snapshot, .slots_adopt = api_slots_adopt,
 	};
 	r = manager_add_frontend(m, &fe);
 	if (r < 0) {

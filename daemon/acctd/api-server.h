@@ -93,6 +93,8 @@ struct api_server {
 	struct api_slot_stats slot_stats; /* charge slots (api-slots.h) */
 	struct api_slot *orphan_slots;    /* slots read after their connection closed (api-slots.c) */
 	bool closing_all;                 /* api_server_free(): slots are not kept as orphans */
+	struct api_stored_fd *stored;     /* what the store passed, until api_slots_adopt() */
+	size_t nr_stored;
 
 	uint64_t requests[_M_MAX][_RES_MAX];
 	struct acct_json_buf text; /* replies written directly (Get, List) */

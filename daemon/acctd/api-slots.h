@@ -7,6 +7,7 @@
 #pragma once
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,8 @@ struct request;
 struct api_server;
 struct acct_charge_reading;
 struct api_slot;
+struct charges_state;
+struct manager;
 
 /* OpenChargeSlot's parameter names, and the method: the resource and the
  * caller's right to the cgroup checked as Charge's (api_charge_target()); a
@@ -34,6 +37,8 @@ struct api_slot_stats {
 	uint64_t corrupt_total;   /* dropped: the client wrote garbage (or a total out of range) */
 	uint64_t gone_total;      /* dropped: their cgroup was removed */
 	uint64_t folds_total;     /* folds that charged a difference */
+	uint64_t adopted_total;   /* taken up from systemd's descriptor store at the start */
+	uint64_t not_adopted_total; /* passed by the store but not taken up (logged) */
 };
 
 /* Open a slot of resource `res` for the cgroup `path` (normalised, tracked,
@@ -68,7 +73,43 @@ void api_slots_add_bounds(struct api_server *s, size_t res, const char *path, st
  * independent of their connection). Accepts a connection with none. */
 void api_slots_conn_close(struct conn *c);
 
-/* Free the orphans (the server goes: after its connections). */
+/* ---- across a restart: systemd's descriptor store ---------------------------
+ * Where acctd runs under systemd (NOTIFY_SOCKET set at the start), each slot
+ * it opens goes into the service's descriptor store (FDSTORE=1) as
+ * "slot-ID", with a pidfd of its client as "slotpid-ID", and leaves it
+ * (FDSTOREREMOVE=1) when acctd lets the slot go while running; the state
+ * file records each stored slot's id, resource, cgroup, geometry and the part
+ * of its total that the saved charges hold. The next start takes the stored
+ * slots up against those records (docs/charges.md, "Durability"). */
+
+/* A descriptor the store passed at the start, until taken up. */
+struct api_stored_fd {
+	int64_t id;
+	bool pidfd; /* slotpid-ID, else slot-ID */
+	int fd;
+};
+
+/* At the start, for each descriptor systemd passed with its name: keep
+ * those of the store's slots for api_slots_adopt(). Returns 1 (kept: the
+ * server owns fd), 0 (not a slot's name: fd is the caller's) or -ENOMEM. */
+int api_slots_note_stored_fd(struct api_server *s, const char *name, int fd);
+
+/* manager_frontend's charges_slots: the stored slots into st, each with the
+ * total of its last fold (0 for a release_on_exit resource, whose charges
+ * the state file does not hold). Returns 0 or -ENOMEM. */
+int api_slots_snapshot(struct manager *m, struct charges_state *st, void *server);
+
+/* manager_frontend's slots_adopt: take up each stored slot that `loaded`
+ * (the state file's slots; NULL: none) records and that passes
+ * acct_slot_adopt()'s checks, folding at once what it holds beyond its
+ * recorded total; it is then read as an orphan while its client lives
+ * (its pidfd) and released at the client's exit where its resource says
+ * release_on_exit. The others are closed and removed from the store, each
+ * logged. Closes every descriptor noted. */
+void api_slots_adopt(struct manager *m, const struct charges_state *loaded, void *server);
+
+/* Free the orphans (the server goes: after its connections). They stay in
+ * the descriptor store, for the next start. */
 void api_slots_server_free(struct api_server *s);
 
 /* The server's figures. */

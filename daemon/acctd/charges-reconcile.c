@@ -2,7 +2,9 @@
  * resources declared `ram` against the cgroups' memory as the pass read it
  * (core/charges-ram.h, docs/charges.md "Reconciliation of RAM resources"): a
  * cgroup whose charged RAM exceeds its memory beyond both bounds is flagged,
- * in the log once when it becomes so, in Status and in /metrics. The check
+ * and so is one whose charged RAM is below zero beyond its bound
+ * (over-released), each in the log once when it becomes so, in Status and in
+ * /metrics. The check
  * walks the charge engine's entries, so it costs O(charged cgroups), not
  * O(tracked cgroups). Its values are those Get serves: the charge slots
  * are folded first and their bounds added to the engine's, so that a cgroup
@@ -38,6 +40,13 @@ static void log_flagged(const struct acct_charges_ram_entry *e, void *userdata)
 	_cleanup_free_ char *text = NULL;
 	char c[FORMAT_HUMAN_MAX], k[FORMAT_HUMAN_MAX];
 
+	/* Exclusive: charged below 0 cannot exceed a memory, which is >= 0. */
+	if (e->below_zero) {
+		log_warning("Charged RAM of %s (%" PRId64 " bytes, +/- %" PRIu64 " bytes) is below zero beyond its "
+			    "bound: charges over-released (a client gave back more than it charged)",
+			    name_text(e->path, &text), e->charged.value, e->charged.bound);
+		return;
+	}
 	log_warning("Charged RAM of %s (%s, +/- %" PRIu64 " bytes) exceeds its memory (%s, +/- %" PRIu64
 		    " bytes) beyond both bounds: charges leaked or over-reported",
 		    name_text(e->path, &text), format_bytes(c, e->charged.value), e->charged.bound,

@@ -45,6 +45,8 @@ struct charges_store {
 	char *set_aside;         /* where a damaged file went (NULL: none) */
 	char reason[256];        /* why it was set aside */
 	char dropped[256];       /* resources of the file dropped at the load ("" none) */
+	struct charges_state slots; /* the loaded file's slots, until taken up */
+	bool loaded;                /* a file was loaded */
 };
 
 static void charges_store_freep(struct charges_store **s)
@@ -95,8 +97,9 @@ static void paths_clear(struct paths *p)
  * Charges of release_on_exit resources are connections' (api-charges.c): a
  * restart closes every connection, which releases them, so they are not
  * kept (docs/charges.md). Returns 0 or -ENOMEM. */
-static int snapshot(struct acct_charges *ch, struct charges_state *ret)
+static int snapshot(struct manager *m, struct charges_state *ret)
 {
+	struct acct_charges *ch = m->charges;
 	struct charges_state s = { 0 };
 	int r = 0;
 
@@ -119,6 +122,11 @@ static int snapshot(struct acct_charges *ch, struct charges_state *ret)
 		}
 		paths_clear(&p);
 	}
+	/* The slots in systemd's descriptor store, with what of them the
+	 * values above hold (read with them, no fold between). */
+	for (size_t f = 0; r == 0 && f < m->nr_frontends; f++)
+		if (m->frontends[f].charges_slots)
+			r = m->frontends[f].charges_slots(m, &s, m->frontends[f].userdata);
 	if (r < 0) {
 		charges_state_clear(&s);
 		return r == -EINVAL ? -ENOMEM : r;
@@ -139,7 +147,7 @@ int charges_store_sync(struct charges_store *s, struct manager *m)
 	if (s->idle)
 		return 0;
 	uint64_t t0 = acct_now_us();
-	r = snapshot(m->charges, &st);
+	r = snapshot(m, &st);
 	if (r == 0)
 		r = charges_state_serialise(&st, &buf, &len);
 	charges_state_clear(&st);
@@ -428,6 +436,12 @@ static void load(struct charges_store *s, struct manager *m)
 		log_warning("The charges' state file %s holds charges of resources dropped now: %s", s->path, s->dropped);
 	apply_removals(m, &st);
 	log_info("Loaded the charges of %" PRIu64 " cgroups from %s", s->loaded_cgroups, s->path);
+	/* Its slots, for the API to take up (charges_store_loaded_slots()). */
+	s->slots.slots = TAKE_PTR(st.slots);
+	s->slots.nr_slots = st.nr_slots;
+	s->slots.cap_slots = st.cap_slots;
+	st.nr_slots = st.cap_slots = 0;
+	s->loaded = true;
 	/* What the file holds counts as written: an unchanged start does not
 	 * rewrite it (a changed one differs and is written at the first tick). */
 	s->last = TAKE_PTR(buf);
@@ -492,10 +506,22 @@ void charges_store_stop(struct charges_store *s, struct manager *m)
 		log_info("Saved the charges to %s", s->path);
 }
 
+const struct charges_state *charges_store_loaded_slots(const struct charges_store *s)
+{
+	return s && s->loaded ? &s->slots : NULL;
+}
+
+void charges_store_forget_slots(struct charges_store *s)
+{
+	if (s)
+		charges_state_clear(&s->slots);
+}
+
 struct charges_store *charges_store_free(struct charges_store *s)
 {
 	if (!s)
 		return NULL;
+	charges_state_clear(&s->slots);
 	if (s->ev_timer)
 		event_free(s->ev_timer);
 	free(s->path);

@@ -39,6 +39,12 @@ int charges_store_sync(struct charges_store *s, struct manager *m);
  * the timer stopped. NULL: no-op. */
 void charges_store_stop(struct charges_store *s, struct manager *m);
 
+/* The charge slots the loaded file named (charges-state.h), for the front
+ * ends to take up (manager_frontend's slots_adopt); NULL when no file was
+ * loaded. charges_store_forget_slots() frees them once taken up. */
+const struct charges_state *charges_store_loaded_slots(const struct charges_store *s);
+void charges_store_forget_slots(struct charges_store *s);
+
 /* Free; accepts NULL; returns NULL. Writes nothing. */
 struct charges_store *charges_store_free(struct charges_store *s);
 

@@ -467,6 +467,13 @@ int manager_start(struct manager *m)
 	r = charges_store_start(m, &m->charges_store);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the charges' state file: %m");
+	/* The slots of the last run that systemd's descriptor store kept,
+	 * taken up against what the state file says of them. */
+	for (size_t i = 0; i < m->nr_frontends; i++)
+		if (m->frontends[i].slots_adopt)
+			m->frontends[i].slots_adopt(m, charges_store_loaded_slots(m->charges_store),
+						    m->frontends[i].userdata);
+	charges_store_forget_slots(m->charges_store);
 	uint64_t live;
 	acct_ledger_counts(m->ledger, &live, NULL);
 	log_info("Found %" PRIu64 " cgroups", live);
@@ -490,6 +497,11 @@ int manager_add_frontend(struct manager *m, const struct manager_frontend *fe)
 int manager_run(struct manager *m)
 {
 	event_base_dispatch(m->base);
+	/* What clients added to their charge slots since the last pass's fold
+	 * goes into the engine before the final write: a clean stop loses
+	 * nothing (docs/charges.md, "Durability"). */
+	if (m->charges_store)
+		manager_charges_fold(m);
 	charges_store_stop(m->charges_store, m); /* the final write of a clean stop */
 	return m->exit_code;
 }

@@ -38,6 +38,7 @@ struct history_queries;  /* daemon/acctd/query-workers.h */
 struct history_query;
 struct state_writer;     /* daemon/acctd/state-writer.h */
 struct charges_store;    /* daemon/acctd/charges-store.h */
+struct charges_state;    /* lib/format/charges-state.h */
 struct manager;
 
 /* Connections /metrics holds at most (the oldest idle one is closed for a
@@ -117,6 +118,17 @@ struct manager_frontend {
 	void (*charges_fold)(struct manager *m, void *userdata);
 	void (*charges_bounds)(struct manager *m, size_t res, const char *path, struct acct_charge_reading *r,
 			       void *userdata);
+	/* The charge slots the front end keeps in systemd's descriptor store
+	 * (docs/charges.md, "Durability"): add each to the state file's
+	 * snapshot `st`, with the part of its total that the snapshot's charges
+	 * hold. On the event loop, with no fold between it and the snapshot's
+	 * reads of the engine. Returns 0 or -ENOMEM. */
+	int (*charges_slots)(struct manager *m, struct charges_state *st, void *userdata);
+	/* Once at the start, after the state file's load (`loaded`: its slots;
+	 * NULL when none could be read) and before anything is served: take up
+	 * the slots that systemd's descriptor store passed, and let go of the
+	 * rest. */
+	void (*slots_adopt)(struct manager *m, const struct charges_state *loaded, void *userdata);
 	/* In manager_free(), in the order of manager_add_frontend(), before the
 	 * history and the sampler: close and free everything, userdata too. */
 	void (*on_free)(struct manager *m, void *userdata);

@@ -696,14 +696,14 @@ static void gather_charges_ram(struct metrics_server *s, struct scrape *sc)
 	if (n == 0 || !(sc->charges_ram = calloc(n, sizeof(*sc->charges_ram))))
 		return; /* out of memory: a page without them, not none */
 	for (size_t i = 0; i < n; i++) {
-		if (!e[i].has_memory)
-			continue;
 		char *cg = strdup(e[i].path);
 		if (!cg)
 			break;
-		struct acct_reading u = acct_charges_ram_unexplained(&e[i].memory, &e[i].charged);
+		struct acct_reading u = e[i].has_memory ? acct_charges_ram_unexplained(&e[i].memory, &e[i].charged)
+							: (struct acct_reading){ 0 };
 		sc->charges_ram[sc->nr_charges_ram++] = (struct acct_metrics_charge_ram){
-			.cgroup = cg, .over = e[i].over, .unexplained = u.value, .unexplained_bound = u.bound,
+			.cgroup = cg, .has_memory = e[i].has_memory, .over = e[i].over, .below_zero = e[i].below_zero,
+			.unexplained = u.value, .unexplained_bound = u.bound,
 		};
 	}
 	sc->self.charges_ram = sc->charges_ram;

@@ -92,16 +92,21 @@ static struct json_object *charges_ram_json(const struct acct_charges_ram *cr)
 
 	if (!acct_charges_ram_any(cr))
 		return NULL;
-	struct json_object *o = json_object_new_object(), *first = json_object_new_array();
+	struct json_object *o = json_object_new_object(), *first = json_object_new_array(),
+			   *first_below = json_object_new_array();
 	for (size_t i = 0; i < n; i++) {
 		compared += e[i].has_memory;
 		if (e[i].over && json_object_array_length(first) < CHARGES_RAM_FIRST)
 			json_object_array_add(first, acct_json_text(e[i].path));
+		if (e[i].below_zero && json_object_array_length(first_below) < CHARGES_RAM_FIRST)
+			json_object_array_add(first_below, acct_json_text(e[i].path));
 	}
 	json_object_object_add(o, "checks", json_object_new_int64((int64_t)acct_charges_ram_checks(cr)));
 	json_object_object_add(o, "compared", json_object_new_int64((int64_t)compared));
 	json_object_object_add(o, "over_memory", json_object_new_int64((int64_t)acct_charges_ram_over(cr)));
 	json_object_object_add(o, "first_over_memory", first);
+	json_object_object_add(o, "below_zero", json_object_new_int64((int64_t)acct_charges_ram_below_zero(cr)));
+	json_object_object_add(o, "first_below_zero", first_below);
 	return o;
 }
 

@@ -17,7 +17,7 @@ struct acct_charges_ram {
 	void *bounds_userdata;
 	struct acct_charges_ram_entry *entries; /* sorted by path */
 	size_t nr_entries;
-	size_t over;
+	size_t over, below;
 	uint64_t checks;
 };
 
@@ -179,11 +179,20 @@ int acct_charges_ram_check(struct acct_charges_ram *s, acct_charges_ram_memory_f
 		}
 		g.e[n++] = g.e[i];
 	}
+	size_t below = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct acct_charges_ram_entry *e = &g.e[i];
+		const struct acct_charges_ram_entry *old = find_entry(s->entries, s->nr_entries, e->path);
+		/* Over-released, memory or not: certain only beyond the bound. */
+		e->below_zero = e->charged.value < 0 && abs_u64(e->charged.value) > e->charged.bound;
+		below += e->below_zero;
+		bool new_below = e->below_zero && !(old && old->below_zero);
 		e->has_memory = memory(e->path, &e->memory, memory_userdata);
-		if (!e->has_memory)
+		if (!e->has_memory) {
+			if (flagged && new_below)
+				flagged(e, flagged_userdata);
 			continue;
+		}
 		/* Certain only beyond both bounds: the true charged value may be
 		 * charged.bound lower, the true memory memory.bound higher. */
 		uint64_t slack;
@@ -191,17 +200,15 @@ int acct_charges_ram_check(struct acct_charges_ram *s, acct_charges_ram_memory_f
 			slack = UINT64_MAX;
 		e->over = e->charged.value > e->memory.value &&
 			  (uint64_t)e->charged.value - (uint64_t)e->memory.value > slack;
-		if (!e->over)
-			continue;
-		over++;
-		const struct acct_charges_ram_entry *old = find_entry(s->entries, s->nr_entries, e->path);
-		if (flagged && !(old && old->over))
+		over += e->over;
+		if (flagged && ((e->over && !(old && old->over)) || new_below))
 			flagged(e, flagged_userdata);
 	}
 	entries_free(s->entries, s->nr_entries);
 	s->entries = g.e;
 	s->nr_entries = n;
 	s->over = over;
+	s->below = below;
 	s->checks++;
 	return 0;
 }
@@ -220,4 +227,9 @@ uint64_t acct_charges_ram_checks(const struct acct_charges_ram *s)
 size_t acct_charges_ram_over(const struct acct_charges_ram *s)
 {
 	return s ? s->over : 0;
+}
+
+size_t acct_charges_ram_below_zero(const struct acct_charges_ram *s)
+{
+	return s ? s->below : 0;
 }

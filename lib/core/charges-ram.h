@@ -11,8 +11,11 @@
  *
  * and flags the cgroup (leaked or over-reported charges) when
  * charged - memory > charged_bound + memory_bound: only then is it certain
- * that the true charged value exceeds the true memory. "Unexplained memory"
- * is memory - charged, with the sum of both bounds.
+ * that the true charged value exceeds the true memory. It flags it too
+ * (over-released: a client gave back more than it charged) when
+ * -charged > charged_bound: only then is the true charged value certainly
+ * below 0, which no memory can be; this needs no memory read. "Unexplained
+ * memory" is memory - charged, with the sum of both bounds.
  *
  * Cost: one check is O(e log e) in the e charged entries of the ram
  * resources (the charge engine's entries, ancestors included), never
@@ -35,6 +38,7 @@ struct acct_charges_ram_entry {
 	struct acct_reading memory;  /* the kernel's (the ledger's), valid when has_memory */
 	bool has_memory;             /* the cgroup is tracked and its memory read */
 	bool over;                   /* charged exceeds memory beyond both bounds */
+	bool below_zero;             /* charged is below 0 beyond its bound (over-released) */
 };
 
 struct acct_charges_ram;
@@ -52,7 +56,8 @@ typedef void (*acct_charges_ram_bounds_fn)(size_t res, const char *path, struct 
 					   void *userdata);
 
 /* Called once for each cgroup that a check flags and the previous check did
- * not (the owner logs it). */
+ * not, over memory or below zero (e->over, e->below_zero: the owner logs
+ * which became true; both may). */
 typedef void (*acct_charges_ram_flag_fn)(const struct acct_charges_ram_entry *e, void *userdata);
 
 /* The reconciliation state for the resources `ram[i]` of `ch` (one flag per
@@ -90,6 +95,7 @@ int acct_charges_ram_check(struct acct_charges_ram *s, acct_charges_ram_memory_f
 const struct acct_charges_ram_entry *acct_charges_ram_entries(const struct acct_charges_ram *s, size_t *ret_n);
 uint64_t acct_charges_ram_checks(const struct acct_charges_ram *s);
 size_t acct_charges_ram_over(const struct acct_charges_ram *s);
+size_t acct_charges_ram_below_zero(const struct acct_charges_ram *s);
 
 /* Unexplained memory of an entry with memory: memory - charged, bound the sum. */
 static inline struct acct_reading acct_charges_ram_unexplained(const struct acct_reading *memory,

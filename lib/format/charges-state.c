@@ -28,6 +28,11 @@ void charges_state_clear(struct charges_state *s)
 		free(r->unit);
 	}
 	free(s->resources);
+	for (size_t i = 0; i < s->nr_slots; i++) {
+		free(s->slots[i].resource);
+		free(s->slots[i].path);
+	}
+	free(s->slots);
 	*s = (struct charges_state){ 0 };
 }
 
@@ -74,6 +79,30 @@ int charges_state_add_entry(struct charges_state *s, size_t res, const char *pat
 	if (!p)
 		return -ENOMEM;
 	r->entries[r->nr_entries++] = (struct charges_state_entry){ .path = p, .value = value };
+	return 0;
+}
+
+int charges_state_add_slot(struct charges_state *s, const struct charges_state_slot *slot)
+{
+	if (slot->id <= 0 || slot->pid <= 0 || !slot->resource || !*slot->resource || !slot->path ||
+	    slot->path[0] != '/' || slot->folded > CHARGES_STATE_VALUE_MAX || slot->folded < -CHARGES_STATE_VALUE_MAX ||
+	    slot->nr_shards <= 0 || slot->nr_nodes <= 0 || slot->batch <= 0)
+		return -EINVAL;
+	if (s->nr_slots == s->cap_slots) {
+		size_t cap = MAX(s->cap_slots * 2, (size_t)8);
+		struct charges_state_slot *v = reallocarray(s->slots, cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->slots = v;
+		s->cap_slots = cap;
+	}
+	_cleanup_free_ char *res = strdup(slot->resource), *path = strdup(slot->path);
+	if (!res || !path)
+		return -ENOMEM;
+	struct charges_state_slot *n = &s->slots[s->nr_slots++];
+	*n = *slot;
+	n->resource = TAKE_PTR(res);
+	n->path = TAKE_PTR(path);
 	return 0;
 }
 
@@ -130,6 +159,24 @@ int charges_state_serialise(const struct charges_state *s, char **ret, size_t *r
 	for (size_t i = 0; i < s->nr_resources; i++)
 		if (array_add(arr, resource_json(&s->resources[i])) < 0)
 			goto out;
+	if (s->nr_slots > 0) {
+		struct json_object *slots = json_object_new_array();
+		if (object_add(doc, "slots", slots) < 0)
+			goto out;
+		for (size_t i = 0; i < s->nr_slots; i++) {
+			const struct charges_state_slot *sl = &s->slots[i];
+			struct json_object *e = json_object_new_array();
+			if (array_add(slots, e) < 0 || array_add(e, json_object_new_int64(sl->id)) < 0 ||
+			    array_add(e, json_object_new_string(sl->resource)) < 0 ||
+			    array_add(e, json_object_new_string(sl->path)) < 0 ||
+			    array_add(e, json_object_new_int64(sl->folded)) < 0 ||
+			    array_add(e, json_object_new_int64(sl->pid)) < 0 ||
+			    array_add(e, json_object_new_int64(sl->nr_shards)) < 0 ||
+			    array_add(e, json_object_new_int64(sl->nr_nodes)) < 0 ||
+			    array_add(e, json_object_new_int64(sl->batch)) < 0)
+				goto out;
+		}
+	}
 	size_t blen = 0;
 	const char *body = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
 							     &blen);
@@ -261,6 +308,44 @@ static int parse_resource(struct json_object *o, size_t index, struct charges_st
 	return 0;
 }
 
+/* The 8-member array of a slot (charges-state.h), added to s. */
+static int parse_slot(struct json_object *e, size_t i, struct charges_state *s, char *reason, size_t size)
+{
+	/* Members 0 and 3-7 integers, 1 and 2 strings. */
+	static const bool is_string[8] = { [1] = true, [2] = true };
+	int64_t v[8] = { 0 };
+	const char *str[8] = { NULL };
+	char norm[CGROUP_PATH_MAX + 1];
+
+	if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 8)
+		return bad(reason, size, "slot %zu: not an array of 8", i);
+	for (size_t k = 0; k < 8; k++) {
+		struct json_object *m = json_object_array_get_idx(e, k);
+		if (!json_object_is_type(m, is_string[k] ? json_type_string : json_type_int))
+			return bad(reason, size, "slot %zu: member %zu of the wrong type", i, k);
+		if (is_string[k]) {
+			str[k] = json_object_get_string(m);
+			if (strlen(str[k]) != (size_t)json_object_get_string_len(m))
+				return bad(reason, size, "slot %zu: a NUL byte in member %zu", i, k);
+		} else
+			v[k] = json_object_get_int64(m);
+	}
+	const char *why = path_normalize_cgroup(str[2], strlen(str[2]), norm);
+	if (why || strcmp(norm, str[2]) != 0)
+		return bad(reason, size, "slot %zu: the path is not a normalised cgroup path", i);
+	for (size_t k = 0; k < s->nr_slots; k++)
+		if (s->slots[k].id == v[0])
+			return bad(reason, size, "slot %zu: its id twice", i);
+	struct charges_state_slot sl = {
+		.id = v[0], .resource = (char *)str[1], .path = (char *)str[2], .folded = v[3], .pid = v[4],
+		.nr_shards = v[5], .nr_nodes = v[6], .batch = v[7],
+	};
+	int r = charges_state_add_slot(s, &sl);
+	if (r == -EINVAL)
+		return bad(reason, size, "slot %zu: a value out of range", i);
+	return r;
+}
+
 int charges_state_parse(const char *data, size_t len, struct charges_state *ret, char *reason, size_t size)
 {
 	struct charges_state s = { 0 };
@@ -309,16 +394,19 @@ int charges_state_parse(const char *data, size_t len, struct charges_state *ret,
 		json_object_put(doc);
 		return bad(reason, size, "the content is not one JSON document");
 	}
-	static const char *const top[] = { "resources", NULL };
-	struct json_object *arr = NULL;
-	if (!members_exactly(doc, top) || !json_object_object_get_ex(doc, "resources", &arr) ||
-	    !json_object_is_type(arr, json_type_array)) {
+	static const char *const top[] = { "resources", NULL }, *const top_slots[] = { "resources", "slots", NULL };
+	struct json_object *arr = NULL, *slots = NULL;
+	if (!(members_exactly(doc, top) || members_exactly(doc, top_slots)) ||
+	    !json_object_object_get_ex(doc, "resources", &arr) || !json_object_is_type(arr, json_type_array) ||
+	    (json_object_object_get_ex(doc, "slots", &slots) && !json_object_is_type(slots, json_type_array))) {
 		json_object_put(doc);
-		return bad(reason, size, "the content is not an object of resources");
+		return bad(reason, size, "the content is not an object of resources (and slots)");
 	}
 	r = 0;
 	for (size_t i = 0; r == 0 && i < json_object_array_length(arr); i++)
 		r = parse_resource(json_object_array_get_idx(arr, i), i, &s, reason, size);
+	for (size_t i = 0; r == 0 && slots && i < json_object_array_length(slots); i++)
+		r = parse_slot(json_object_array_get_idx(slots, i), i, &s, reason, size);
 	json_object_put(doc);
 	if (r < 0) {
 		charges_state_clear(&s);

@@ -35,10 +35,30 @@ struct charges_state_resource {
 	size_t nr_entries, cap_entries;
 };
 
+/* A charge slot kept in systemd's descriptor store across a restart
+ * (docs/charges.md, "Durability"): what acctd needs to take it up again,
+ * all of it acctd's own (never read from the slot). A slot is written only
+ * where acctd stores slots; a file without any has no "slots" member, as
+ * before slots were kept:
+ *
+ *     "slots":[[ID,"RESOURCE","/a/b",FOLDED,PID,NR_SHARDS,NR_NODES,BATCH],...]
+ */
+struct charges_state_slot {
+	int64_t id;       /* > 0: the id in the slot's header and its descriptors' names */
+	char *resource;
+	char *path;       /* a normalised cgroup path */
+	int64_t folded;   /* of the slot's total, what the saved charges hold (0 for a
+			   * release_on_exit resource, whose charges are not saved) */
+	int64_t pid;      /* who opened it, > 0 (the log; liveness without a pidfd) */
+	int64_t nr_shards, nr_nodes, batch; /* its geometry (charge-slot-owner.h) */
+};
+
 /* Zero-initialise; charges_state_clear() frees what it holds. */
 struct charges_state {
 	struct charges_state_resource *resources;
 	size_t nr_resources, cap_resources;
+	struct charges_state_slot *slots;
+	size_t nr_slots, cap_slots;
 };
 
 /* Free everything s holds and zero it. Accepts an empty state. */
@@ -55,6 +75,11 @@ int charges_state_add_resource(struct charges_state *s, const char *name, const 
  * of +-CHARGES_STATE_VALUE_MAX) or -ENOMEM. */
 int charges_state_add_entry(struct charges_state *s, size_t res, const char *path, int64_t value);
 
+/* Append a slot (copied). Returns 0, -EINVAL (an id or pid <= 0, an empty
+ * resource, a path not starting with "/", folded out of
+ * +-CHARGES_STATE_VALUE_MAX, a geometry <= 0) or -ENOMEM. */
+int charges_state_add_slot(struct charges_state *s, const struct charges_state_slot *slot);
+
 /* The file's bytes for s into *ret (NUL-terminated for convenience, not
  * counted in *ret_len). Returns 0 or -ENOMEM (nothing written). */
 int charges_state_serialise(const struct charges_state *s, char **ret, size_t *ret_len);
@@ -65,6 +90,7 @@ int charges_state_serialise(const struct charges_state *s, char **ret, size_t *r
  * CHARGES_STATE_VERSION, a length other than what follows the header, a
  * wrong checksum, JSON that does not parse to its end, a member missing,
  * unknown or of the wrong type, a path that is not normalised, a value out
- * of range or not an integer, a resource or a cgroup of a resource twice.
- * -ENOMEM when out of memory. */
+ * of range or not an integer, a resource or a cgroup of a resource twice,
+ * a slot that charges_state_add_slot() refuses or an id twice. -ENOMEM when
+ * out of memory. */
 int charges_state_parse(const char *data, size_t len, struct charges_state *ret, char *reason, size_t size);

@@ -104,10 +104,13 @@ struct acct_metrics_charge {
 
 /* One charged cgroup of the ram resources against its memory
  * (docs/charges.md, "Reconciliation of RAM resources"), for
- * acctd_charges_over_memory and acctd_unexplained_memory_bytes{,_bound}. */
+ * acctd_charges_over_memory, acctd_charges_below_zero and
+ * acctd_unexplained_memory_bytes{,_bound}. */
 struct acct_metrics_charge_ram {
 	const char *cgroup;
+	bool has_memory;          /* over and unexplained are known */
 	bool over;                /* charged RAM above memory beyond both bounds */
+	bool below_zero;          /* charged RAM below zero beyond its bound (over-released) */
 	int64_t unexplained;      /* memory - charged RAM */
 	uint64_t unexplained_bound;
 };

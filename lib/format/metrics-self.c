@@ -197,14 +197,20 @@ static void g_charge_average(struct acct_metrics_page *p, const struct fam *f)
 }
 
 /* acctd_charges_over_memory (param 0), acctd_unexplained_memory_bytes (1)
- * and its bound (2): per charged cgroup of the ram resources. */
+ * and its bound (2): per charged cgroup of the ram resources whose memory
+ * was read; acctd_charges_below_zero (3): per charged cgroup. */
 static void g_charges_ram(struct acct_metrics_page *p, const struct fam *f)
 {
 	const struct acct_metrics_self *s = p->self;
 	for (size_t i = 0; i < s->nr_charges_ram; i++) {
 		const struct acct_metrics_charge_ram *c = &s->charges_ram[i];
 		struct lbl l = { "cgroup", c->cgroup };
-		int64_t v = f->param == 0 ? c->over : f->param == 1 ? c->unexplained : (int64_t)c->unexplained_bound;
+		if (f->param != 3 && !c->has_memory)
+			continue;
+		int64_t v = f->param == 0 ? c->over
+			    : f->param == 1 ? c->unexplained
+			    : f->param == 2 ? (int64_t)c->unexplained_bound
+					    : c->below_zero;
 		sample_i64(p, f, NULL, &l, 1, v);
 	}
 }
@@ -437,6 +443,11 @@ const struct fam metrics_self_families[] = {
 	  "1 where what programs charged of the resources declared ram to the cgroup's subtree exceeds its memory "
 	  "beyond both bounds (leaked or over-reported charges), else 0; per charged cgroup, as of the last full pass.",
 	  .global = g_charges_ram, .param = 0),
+	G("acctd_charges_below_zero", T_GAUGE, -1, NULL,
+	  "1 where what programs charged of the resources declared ram to the cgroup's subtree is below zero "
+	  "beyond its bound (over-released: a client gave back more than it charged), else 0; per charged cgroup, "
+	  "as of the last full pass.",
+	  .global = g_charges_ram, .param = 3),
 	G("acctd_unexplained_memory_bytes", T_GAUGE, -1, "bytes",
 	  "The cgroup's memory less what programs charged of the resources declared ram to its subtree "
 	  "(negative: more charged than used); per charged cgroup, as of the last full pass.",

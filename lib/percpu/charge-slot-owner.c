@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/util.h"
@@ -35,6 +36,21 @@ struct acct_slot_owner {
 	int64_t lim;
 };
 
+/* The layout of a geometry (charge-slot.h): offsets and size into o. */
+static void layout(struct acct_slot_owner *o, unsigned nr_shards, unsigned nr_nodes, int64_t batch)
+{
+	size_t table = round_page(sizeof(struct acct_slot_header) + (size_t)nr_shards * sizeof(uint16_t));
+	size_t shards = (size_t)nr_shards * ACCT_SHARD_STRIDE;
+	size_t nodes = round_page((size_t)nr_nodes * ACCT_SLOT_NODE_STRIDE);
+
+	o->size = table + shards + nodes;
+	o->shards_offset = table;
+	o->nodes_offset = table + shards;
+	o->nr_shards = nr_shards;
+	o->nr_nodes = nr_nodes;
+	o->lim = 2 * (batch - 1);
+}
+
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_topology *, acct_topology_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_slot_owner *, acct_slot_owner_free);
 
@@ -59,21 +75,13 @@ int acct_slot_create(const struct acct_slot_options *opts, struct acct_slot_owne
 	if (mode == ACCT_MODE_RSEQ && (!acct_rseq_usable() || acct_topology_spread(topo) == 0))
 		return -EOPNOTSUPP;
 
-	size_t table = round_page(sizeof(struct acct_slot_header) + (size_t)topo->nr_shards * sizeof(uint16_t));
-	size_t shards = (size_t)topo->nr_shards * ACCT_SHARD_STRIDE;
-	size_t nodes = round_page((size_t)topo->nr_nodes * ACCT_SLOT_NODE_STRIDE);
 	int64_t batch = acct_batch_for_budget(opts->budget, topo->nr_shards);
 
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
 	o->fd = -EBADF;
-	o->size = table + shards + nodes;
-	o->shards_offset = table;
-	o->nodes_offset = table + shards;
-	o->nr_shards = topo->nr_shards;
-	o->nr_nodes = topo->nr_nodes;
-	o->lim = 2 * (batch - 1);
+	layout(o, topo->nr_shards, topo->nr_nodes, batch);
 
 	o->fd = memfd_create("acctd-charge-slot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (o->fd < 0)
@@ -104,12 +112,60 @@ int acct_slot_create(const struct acct_slot_options *opts, struct acct_slot_owne
 		.mode = mode == ACCT_MODE_RSEQ ? ACCT_SLOT_MODE_RSEQ : ACCT_SLOT_MODE_CAS,
 		.budget = opts->budget,
 		.batch = batch,
+		.id = opts->id,
 	};
 	memcpy(o->map + sizeof(*h), topo->shard_node, (size_t)topo->nr_shards * sizeof(uint16_t));
 	if (fcntl(o->fd, F_ADD_SEALS, SLOT_SEALS) < 0)
 		return -errno;
 	*ret = TAKE_PTR(o);
 	return 0;
+}
+
+/* Far above any machine's (topology.h): a geometry beyond is not acctd's. */
+#define ADOPT_SHARDS_MAX 65536u
+#define ADOPT_NODES_MAX 4096u
+
+int acct_slot_adopt(int fd, const struct acct_slot_geometry *g, uint64_t id, struct acct_slot_owner **ret)
+{
+	_cleanup_(acct_slot_owner_freep) struct acct_slot_owner *o = NULL;
+	struct stat st;
+
+	if (!g || g->nr_shards == 0 || g->nr_shards > ADOPT_SHARDS_MAX || g->nr_nodes == 0 ||
+	    g->nr_nodes > ADOPT_NODES_MAX || g->batch < 1 || g->batch > ACCT_SLOT_VALUE_MAX)
+		return -EINVAL;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->fd = -EBADF;
+	layout(o, g->nr_shards, g->nr_nodes, g->batch);
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t)st.st_size != o->size)
+		return -EBADF;
+	/* Sealed against shrinking and growing: the size cannot change from
+	 * here on, so a mapping of it never faults. */
+	int seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW))
+		return -EPERM;
+	void *m = mmap(NULL, o->size, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	o->map = m;
+	const struct acct_slot_header *h = m;
+	if (__atomic_load_n(&h->magic, __ATOMIC_RELAXED) != ACCT_SLOT_MAGIC ||
+	    __atomic_load_n(&h->id, __ATOMIC_RELAXED) != id)
+		return -EBADMSG;
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+void acct_slot_owner_geometry(const struct acct_slot_owner *o, struct acct_slot_geometry *ret)
+{
+	*ret = (struct acct_slot_geometry){
+		.nr_shards = o->nr_shards,
+		.nr_nodes = o->nr_nodes,
+		.batch = o->lim / 2 + 1,
+	};
 }
 
 struct acct_slot_owner *acct_slot_owner_free(struct acct_slot_owner *o)

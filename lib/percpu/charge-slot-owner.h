@@ -28,6 +28,15 @@ struct acct_slot_options {
 	const struct acct_topology *topology; /* NULL: this machine's; copied */
 	enum acct_update_mode mode;           /* AUTO: rseq where acctd can use it */
 	int64_t budget;                       /* error budget E, >= 0 */
+	uint64_t id;                          /* written into the header (acct_slot_adopt()) */
+};
+
+/* What acctd must know of a slot to read it, kept by acctd (its state file
+ * across a restart), never read back from the slot: the layout follows from
+ * it (charge-slot.h). */
+struct acct_slot_geometry {
+	uint32_t nr_shards, nr_nodes;
+	int64_t batch; /* >= 1 */
 };
 
 struct acct_slot_owner;
@@ -39,6 +48,22 @@ struct acct_slot_owner;
  * mmap() or fcntl(F_ADD_SEALS). Cost: those system calls; the pages are
  * allocated as they are touched. */
 int acct_slot_create(const struct acct_slot_options *opts, struct acct_slot_owner **ret);
+
+/* Take up again a slot that this acctd or an earlier one created, from its
+ * memfd `fd` (not consumed: acctd keeps no descriptor per slot) and the
+ * geometry and id acctd kept of it (a restart under systemd's descriptor
+ * store: docs/charges.md, "Durability"). Trusts nothing of the descriptor:
+ * -EBADF unless it is a regular file of exactly the size the geometry
+ * gives, -EPERM unless sealed against shrinking and growing (a shrink would
+ * fault acctd), -EINVAL for a geometry out of range, -EBADMSG when the
+ * header's magic or id is not acctd's (a client that rewrote its own header
+ * loses its slot, nothing else); else 0 with a read-only mapping in *ret, read
+ * with acct_slot_read() as a created slot, its values checked as always.
+ * Cost: fstat(), fcntl(), mmap(). */
+int acct_slot_adopt(int fd, const struct acct_slot_geometry *g, uint64_t id, struct acct_slot_owner **ret);
+
+/* The geometry acctd keeps of slot o (to adopt it after a restart). */
+void acct_slot_owner_geometry(const struct acct_slot_owner *o, struct acct_slot_geometry *ret);
 
 /* Unmap, close and free; accepts NULL; returns NULL. A client's mapping stays
  * valid (the memfd lives while anyone maps it). */

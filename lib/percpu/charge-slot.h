@@ -106,6 +106,7 @@ struct acct_slot_header {
 	uint32_t mode;         /* enum acct_slot_mode */
 	int64_t budget;        /* E */
 	int64_t batch;         /* acct_batch_for_budget(E, nr_shards) */
+	uint64_t id;           /* acctd's name of the slot, kept across its restarts */
 };
 
 /* ---- the client's side ------------------------------------------------------- */

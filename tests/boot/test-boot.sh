@@ -32,6 +32,9 @@
 #      unit's cgroup.
 #  4b. History (issue 14): once acctd has recorded the probe, "systemctl
 #      restart acctd"; acctctl usage then still shows the probe.
+#  4c. Charge slots (issue 32): a client charging through slots across
+#      "systemctl restart acctd" (the descriptor store) is counted exactly,
+#      and its exit after the restart releases its release_on_exit charge.
 #   5. A 5 s watchdog (a drop-in) has not fired; systemctl stop acctd stops it
 #      cleanly and in time; the journal holds acctd's structured log lines
 #      (CODE_FILE, CODE_LINE, CODE_FUNC, PRIORITY) and no unexpected warning,
@@ -723,6 +726,86 @@ else
 	say "step 4b: skipped (no acctctl, or an acctctl without usage)"
 fi
 check "systemctl stop acctd-boot-probe.service" systemctl stop acctd-boot-probe.service
+
+# ---- 4c. charge slots survive a restart (issue 32) -------------------------------
+
+# With resources declared, a client (tests/charge-slot-client.c, on the
+# installed libacct-client) charges a cgroup through a gpu slot and a
+# release_on_exit inflight slot; "systemctl restart acctd": the new acctd
+# takes the slots up from the descriptor store (FileDescriptorStoreMax=), the
+# values are exact (nothing lost, nothing counted twice), the client's
+# charges into its old slots go on being counted, and its exit after the
+# restart releases inflight (its pidfd) and empties the store.
+slot_client=$build/tests/charge-slot-client
+if [ -n "$acctctl" ] && [ -x "$slot_client" ]; then
+	mkdir -p "$merged/usr/local/libexec/acctd-test"
+	cp "$slot_client" "$merged/usr/local/libexec/acctd-test/"
+	printf '[resource.gpu]\nunit = bytes\nbudget = 64K\n[resource.inflight]\nunit = count\nbudget = 16\nrelease_on_exit = yes\n' |
+		in_ct tee /etc/acctd/acctd.conf >/dev/null
+	check "systemctl restart acctd (resources declared)" systemctl restart acctd
+	in_ct "$acctctl" --json=short list >"$tmp/list.json" || fail "acctctl list (step 4c)"
+	cg=$(jsonq has-suffix /system.slice <"$tmp/list.json") || fail "acctctl list shows no /system.slice"
+	coproc SLOTC { in_ct /usr/local/libexec/acctd-test/charge-slot-client unix:/run/acctd/io.acctd 2>&1; }
+	slot_cmd() { # slot_cmd LINE: one command to the client, its answer in $reply
+		echo "$1" >&"${SLOTC[1]}"
+		IFS= read -r -t 30 reply <&"${SLOTC[0]}" || fail "the slot client did not answer '$1'"
+	}
+	slot_cmd go
+	[ "$reply" = connected ] || fail "the slot client did not connect: $reply"
+	slot_cmd "open gpu $cg"
+	g=${reply#slot }
+	slot_cmd "open inflight $cg"
+	i=${reply#slot }
+	[[ "$g$i" =~ ^[0-9]+$ ]] || fail "the slot client opened no slots: $reply"
+	charged() { # charged "GPU INFLIGHT": the cgroup's own values, read precisely, are these
+		in_ct "$acctctl" --json=short show --precise "$cg" >"$tmp/show.json" &&
+			python3 -c '
+import json, sys
+def find(o):
+    if isinstance(o, dict):
+        if "charges" in o:
+            return o["charges"]
+        o = list(o.values())
+    for v in o if isinstance(o, list) else []:
+        c = find(v)
+        if c is not None:
+            return c
+c = find(json.load(sys.stdin))
+print(c["gpu"]["self"]["value"], c["inflight"]["self"]["value"])' <"$tmp/show.json" >"$tmp/charged.txt" &&
+			[ "$(cat "$tmp/charged.txt")" = "$1" ]
+	}
+	wait_charged() { # wait_charged "GPU INFLIGHT" WHAT: within 20 s (100 reads at most)
+		local end=$((SECONDS + 20))
+		for _ in $(seq 100); do
+			charged "$1" 2>/dev/null && return 0
+			[ $SECONDS -lt $end ] || break
+			sleep 0.2
+		done
+		fail "$2: gpu and inflight are $(cat "$tmp/charged.txt" 2>/dev/null), not $1"
+	}
+	slot_cmd "add $g 7 1000"
+	slot_cmd "add $i 1 10"
+	wait_charged "7000 10" "the slots' charges before the restart"
+	slot_cmd "add $g 7 100" # after the last fold: the stop folds it
+	check "systemctl restart acctd (slots held)" systemctl restart acctd
+	stored=$(in_ct systemctl show -P NFileDescriptorStore acctd.service)
+	[ "$stored" = 4 ] || fail "the descriptor store holds $stored descriptors, not the 2 slots' 4"
+	wait_charged "7700 10" "the slots' charges after the restart"
+	acctd_status >"$tmp/status.json" || fail "acctctl status (step 4c)"
+	[ "$(jsonq get adopted <"$tmp/status.json")" = 2 ] || fail "acctd took up no slots: $(cat "$tmp/status.json")"
+	slot_cmd "add $g 3 100"
+	slot_cmd "add $i 2 10"
+	wait_charged "8000 30" "the old slots' charges after the restart"
+	echo close >&"${SLOTC[1]}"
+	wait "$SLOTC_PID" || fail "the slot client failed"
+	wait_charged "8000 0" "inflight released at the client's exit"
+	no_store() { [ "$(in_ct systemctl show -P NFileDescriptorStore acctd.service)" = 0 ]; }
+	wait_for 20 "the exited client's slots are still in the descriptor store" no_store
+	in_ct rm -f /etc/acctd/acctd.conf
+	say "step 4c: slots charged across systemctl restart acctd (gpu 8000, inflight 30 then released at the client's exit)"
+else
+	say "step 4c: skipped (no acctctl, or no tests/charge-slot-client)"
+fi
 
 # ---- 5. stop, journal ------------------------------------------------------------
 

@@ -4,6 +4,7 @@ ACCTD in the environment names the binary (meson sets it); otherwise the
 build directory's is used. Daemon starts acctd in the foreground with a state
 file and a notify socket, and lets a test wait for conditions on the ledger.
 """
+import array
 import json
 import os
 import signal
@@ -78,9 +79,12 @@ def value(cg, name):
 class Daemon:
     """acctd in the foreground: state file, notify socket, log capture."""
 
-    def __init__(self, tmpdir, root=None, config=None, extra=(), env=None, nofile=None, wrapper=()):
+    def __init__(self, tmpdir, root=None, config=None, extra=(), env=None, nofile=None, wrapper=(), fdstore=None):
         """wrapper: a command that runs acctd (setpriv ... to drop privileges:
-        the notify socket is then writable by anyone)."""
+        the notify socket is then writable by anyone). fdstore: a dict
+        {name: [fd, ...]} playing systemd's descriptor store: its descriptors
+        are passed at the start (LISTEN_FDS, LISTEN_FDNAMES) and it keeps what
+        acctd sends with FDSTORE=1 and drops what FDSTOREREMOVE=1 names."""
         self.tmpdir = str(tmpdir)
         self.state = os.path.join(self.tmpdir, "state.json")
         self.notify_path = os.path.join(self.tmpdir, "notify.sock")
@@ -115,11 +119,25 @@ class Daemon:
         e["STATE_DIRECTORY"] = self.tmpdir
         e.update(env or {})
         self.log = open(self.log_path, "w")
+        self.fdstore = fdstore
+        passed = [(name, fd) for name, fds in sorted((fdstore or {}).items()) for fd in fds]
+        if passed:
+            e["LISTEN_FDS"] = str(len(passed))
+            e["LISTEN_FDNAMES"] = ":".join(name for name, _ in passed)
+            # LISTEN_PID is acctd's: the shell's pid, which exec keeps
+            args = ["/bin/sh", "-c", 'LISTEN_PID=$$ exec "$@"', "sh"] + args
+            # high numbers first, so that placing them at 3.. clobbers none
+            high = [os.dup2(fd, 1000 + i, inheritable=True) for i, (_, fd) in enumerate(passed)]
         def limits():
+            for i, fd in enumerate(high if passed else ()):
+                os.dup2(fd, 3 + i)
             if nofile is not None:
                 import resource
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=e, preexec_fn=limits)
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=e, preexec_fn=limits,
+                                     pass_fds=list(range(3, 3 + len(passed))))
+        for fd in (high if passed else ()):
+            os.close(fd)
         # like systemd, read every notification as it comes
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
         self._reader.start()
@@ -127,13 +145,36 @@ class Daemon:
     def _read_loop(self):
         while not self._closing:
             try:
-                msg = self.notify.recv(4096).decode()
+                if self.fdstore is None:
+                    msg = self.notify.recv(4096).decode()
+                else:
+                    data, anc, _, _ = self.notify.recvmsg(4096, socket.CMSG_SPACE(16 * 4))
+                    msg = data.decode()
+                    self._store(msg, anc)
             except socket.timeout:
                 continue
             except OSError:
                 return
             with self._lock:
                 self.messages.append(msg)
+
+    def _store(self, msg, anc):
+        """What systemd does with FDSTORE=1 and FDSTOREREMOVE=1."""
+        fds = []
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds += array.array("i", data[:len(data) - len(data) % 4]).tolist()
+        fields = dict(ln.split("=", 1) for ln in msg.split("\n") if "=" in ln)
+        name = fields.get("FDNAME", "stored")
+        with self._lock:
+            if fields.get("FDSTORE") == "1":
+                self.fdstore.setdefault(name, []).extend(fds)
+                fds = []
+            if fields.get("FDSTOREREMOVE") == "1":
+                for fd in self.fdstore.pop(name, []):
+                    os.close(fd)
+        for fd in fds:
+            os.close(fd)
 
     def read_notify(self, timeout=0.2):
         time.sleep(timeout)

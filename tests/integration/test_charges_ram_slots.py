@@ -119,3 +119,24 @@ def test_slot_bound_in_reconciliation(env):
         env["d"].wait_log("Charged RAM of /svc ", timeout=60)
     finally:
         c.exit()
+
+
+def test_compare_charge_in_its_unit_and_bound(env):
+    """acctctl compare on a charged resource reads the threshold and prints
+    the value in the resource's unit (bytes as sizes), and a threshold
+    within the slot's bound is "within the charge bound", not the kernel's."""
+    from test_history_cli import ctl
+    sock = env["sock"]
+    c = Client(sock)
+    try:
+        assert c.cmd("open arena /other") == "slot 0"
+        assert c.cmd("add 0 %d 1" % (2 * MiB)) == "added"
+        p = ctl(sock, "compare", "/other", "charges.arena.self", "1M")
+        assert p.returncode == 0, (p.stdout, p.stderr)  # above
+        assert "charges.arena.self 2.0M" in p.stdout and "is above 1.0M" in p.stdout, p.stdout
+        # one byte off: inside the slot's bound, which no read narrows
+        p = ctl(sock, "compare", "/other", "charges.arena.self", str(2 * MiB + 1))
+        assert p.returncode == 5, (p.stdout, p.stderr)  # below
+        assert "within the charge bound" in p.stdout and "kernel" not in p.stdout, p.stdout
+    finally:
+        c.exit()

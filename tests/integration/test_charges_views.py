@@ -162,6 +162,26 @@ def test_ram_reconciliation(env):
     wait_for(lambda: status_ram(sock)["over_memory"] == 0, "the flag to clear")
 
 
+def test_ram_over_release(env):
+    """Charged RAM given back beyond what was charged (below zero beyond its
+    bound: budget 0, so bound 0): flagged over-released in Status, in the
+    log once, in /metrics, never as over memory; charged back: cleared."""
+    sock, d, port = env["sock"], env["d"], env["port"]
+    charge(sock, "arena", 4096, "/svc/job")
+    charge(sock, "arena", -4096 - 1, "/svc/job")  # one byte more than charged
+    st = wait_for(lambda: (lambda s: s if s["below_zero"] >= 1 else None)(status_ram(sock)), "/svc/job over-released")
+    assert "/svc/job" in st["first_below_zero"] and st["over_memory"] == 0, st
+    d.wait_log("Charged RAM of /svc/job (-1 bytes", timeout=60)
+    page = wait_for(lambda: (lambda p: p if series(p, "acctd_charges_below_zero", "/svc/job") == 1 else None)(
+        metrics(port)), "acctd_charges_below_zero 1")
+    assert series(page, "acctd_charges_over_memory", "/svc/job") == 0
+    checks = status_ram(sock)["checks"]
+    wait_for(lambda: status_ram(sock)["checks"] >= checks + 3, "three more checks")
+    assert d.logtext().count("is below zero beyond its bound") == st["below_zero"]  # once each
+    charge(sock, "arena", 1, "/svc/job")
+    wait_for(lambda: status_ram(sock)["below_zero"] == 0, "the flag to clear")
+
+
 def acctctl(sock, *args):
     import subprocess
     from test_acctctl import acctctl_binary
