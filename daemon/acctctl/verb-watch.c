@@ -1,4 +1,5 @@
 /* verb-watch.c - `acctctl watch CGROUP...`: a time-stamped line per cgroup
+ * (its memory, CPU, load, tasks, pressure and what programs charged to it)
  * at start and then whenever what the line shows changed (acctd's Watch stream
  * reports every interval; identical lines would be noise), until ^C, SIGTERM or
  * the end of the stream (all exit 0); or each update as JSON. */
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "acctctl.h"
+#include "charge-units.h"
 #include "basic/hash.h"
 #include "basic/ptr-table.h"
 #include "ctl-call.h"
@@ -105,6 +107,23 @@ static void watch_text(FILE *f, struct json_object *cg)
 			any = true;
 		}
 	}
+	/* What programs charged to it and below (its subtree value, as the
+	 * kernel's values here are the subtree's), in each resource's unit. */
+	struct json_object *charges = jget(cg, "charges");
+	if (charges && json_object_is_type(charges, json_type_object)) {
+		bool any = false;
+		json_object_object_foreach(charges, name, c) {
+			struct value sub = value_of(jget(c, "subtree"));
+			if (!sub.set)
+				continue;
+			fprintf(f, "%s ", any ? "," : ", charged");
+			print_text(f, name);
+			fprintf(f, " %s", fmt_charge(name, sub.value).s);
+			if (sub.bound > 0)
+				fprintf(f, " %s%s", glyph(G_PLUSMINUS), fmt_charge(name, sub.bound).s);
+			any = true;
+		}
+	}
 }
 
 /* Print cg's line, time-stamped, unless it shows what it showed last. */
@@ -153,6 +172,8 @@ int verb_watch(char **args)
 	r = connect_daemon(&c);
 	if (r != EXIT_OK)
 		return r;
+	if (!arg_json)
+		charge_units_load(); /* one Status call: the charged resources' units */
 	catch_quit_signals();
 	quit_signal_ends_reads(acct_client_fd(c));
 	r = acct_client_send(c, "Watch", params, ACCT_CALL_MORE);

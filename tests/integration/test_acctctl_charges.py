@@ -9,12 +9,14 @@ import io
 import json
 import os
 import re
+import subprocess
 import time
 
 import pytest
 
 from test_api_client import IFACE, Varlink, api_daemon, ok
 from test_history import now_us, poll, recording
+from test_acctctl import Lines, acctctl_binary, base_env
 from test_history_cli import ctl
 
 MiB = 1 << 20
@@ -290,6 +292,29 @@ def test_list_with_a_charge_column(env):
     assert p.returncode == 2 and "--charge=NAME" in p.stderr, p
     p = ctl(sock, "top", "-b", "-n1", "-o", "charge")
     assert p.returncode == 2 and "only list shows a charged resource" in p.stderr, p
+
+
+def test_watch_prints_charges(env):
+    """acctctl watch's line says what programs charged to the cgroup and
+    below, in each resource's unit, and prints a new line when it changes."""
+    sock = env["sock"]
+    charge(sock, "gpu", 3 * MiB, "/svc/job")
+    charge(sock, "inflight", 5, "/svc")
+    proc = subprocess.Popen([acctctl_binary(), "--address", "unix:" + sock, "watch", "/svc", "-d", "0.2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=base_env())
+    try:
+        lines = Lines(proc)
+        first = lines.next(30)
+        assert first and " /svc: memory " in first, (first, proc.stderr.read() if not first else "")
+        assert re.search(r", charged (gpu 3\.0M, inflight 5|inflight 5, gpu 3\.0M)$", first), first
+        charge(sock, "gpu", MiB, "/svc")
+        line = lines.next(30)
+        while line is not None and "gpu 4.0M" not in line:
+            line = lines.next(30)
+        assert line and "inflight 5" in line, line
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_status_without_resources_says_nothing_of_charges(fakecg, tmp_path):
