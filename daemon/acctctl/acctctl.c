@@ -151,7 +151,8 @@ static const struct verb verbs[] = {
 			"      --tree         Children below their parent, indented\n"
 			"  -a --all           Also removed cgroups (tombstones) with their final values\n"
 			"      --sort=KEY     path (default), memory, cpu, load, pressure, io, tasks,\n"
-			"                     read/s, write/s, read or write; largest first\n"
+			"                     read/s, write/s, read, write or charge (--charge's\n"
+			"                     resource); largest first\n"
 			"      --top=N        Only the first N cgroups of the sort (by cpu unless --sort\n"
 			"                     says otherwise); not with --tree\n"
 			"      --depth=N      At most N levels below PREFIX (default: all)\n"
@@ -315,7 +316,8 @@ static const struct verb verbs[] = {
 			"                     keeps for its whole subtree, and BELOW, the cgroups under it\n"
 			"                     seen in the window; cgroups above level N are left out\n"
 			"      --sort=KEY     path (default), cpu, memory (MEM AVG), io (read and\n"
-			"                     written), read or write; largest first\n"
+			"                     written), read, write or charge (--charge's resource);\n"
+			"                     largest first\n"
 			"      --top=N        Only the first N cgroups of the sort (by cpu unless --sort\n"
 			"                     says otherwise): which used the most CPU in the last 5\n"
 			"                     minutes is 'acctctl usage --since=-5min --top=1'\n"
@@ -547,7 +549,8 @@ static int parse_sort(const char *s)
 		     { "memory", SORT_MEMORY },	     { "mem", SORT_MEMORY },	{ "cpu", SORT_CPU },
 		     { "load", SORT_LOAD },	     { "pressure", SORT_PRESSURE }, { "psi", SORT_PRESSURE },
 		     { "io", SORT_IO },		     { "tasks", SORT_TASKS },	{ "read/s", SORT_READ_RATE },
-		     { "write/s", SORT_WRITE_RATE }, { "read", SORT_READ },	{ "write", SORT_WRITE } };
+		     { "write/s", SORT_WRITE_RATE }, { "read", SORT_READ },	{ "write", SORT_WRITE },
+		     { "charge", SORT_CHARGE } };
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
 		if (strcmp(s, keys[i].name) == 0)
 			return keys[i].key;
@@ -651,7 +654,7 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 			arg_sort = parse_sort(optarg);
 			if (arg_sort < 0)
 				return usage_error("Invalid sort key '%s': expected path, memory, cpu, load, pressure, io, "
-						   "tasks, read/s, write/s, read or write.",
+						   "tasks, read/s, write/s, read, write or charge.",
 						   optarg);
 			break;
 		case ARG_TOP:

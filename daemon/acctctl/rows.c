@@ -14,7 +14,7 @@
 #include "terminal.h"
 
 const char *const sort_names[_SORT_MAX] = { "path",  "memory", "cpu",     "load", "pressure", "io",
-					    "tasks", "read/s", "write/s", "read", "write" };
+					    "tasks", "read/s", "write/s", "read", "write", "charge" };
 
 void rows_done(struct rows *rs)
 {
@@ -214,6 +214,12 @@ static int row_cmp(const void *pa, const void *pb)
 	case SORT_WRITE:
 		ha = a->io_write_total.set, hb = b->io_write_total.set;
 		x = (double)a->io_write_total.value, y = (double)b->io_write_total.value;
+		break;
+	case SORT_CHARGE:
+		/* List leaves out a summary where nothing was charged: 0, as
+		 * the column shows it */
+		x = a->charge.set ? (double)a->charge.value : 0;
+		y = b->charge.set ? (double)b->charge.value : 0;
 		break;
 	case SORT_PRESSURE:
 		ha = a->has_psi[0] || a->has_psi[1] || a->has_psi[2];

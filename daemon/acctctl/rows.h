@@ -25,6 +25,7 @@ enum sort_key {
 	SORT_WRITE_RATE,
 	SORT_READ,
 	SORT_WRITE,
+	SORT_CHARGE, /* the resource of --charge=NAME: list and usage only */
 	_SORT_MAX
 };
 /* The keys' names, as --sort takes them. */

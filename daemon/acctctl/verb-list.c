@@ -28,6 +28,8 @@ int verb_list(char **args)
 		columns_default(&cols, arg_all);
 	if (!arg_charge && (columns_has(&cols, COLUMN_CHARGE) || columns_has(&cols, COLUMN_CHARGE_BOUND)))
 		return usage_error("-o charge: name the charged resource with --charge=NAME.");
+	if (!arg_charge && arg_sort == SORT_CHARGE)
+		return usage_error("--sort=charge: name the charged resource with --charge=NAME.");
 	if (arg_charge) {
 		int unit;
 
@@ -97,7 +99,7 @@ int verb_list(char **args)
 			printf("LOAD~: warming up (counted for under a minute, from 0: reads low until then).\n");
 		if (arg_legend && rs.norder < rs.n) {
 			printf("The first %zu of %zu cgroups by %s (--top)", rs.norder, rs.n,
-			       sort_names[arg_sort >= 0 ? arg_sort : SORT_CPU]);
+			       arg_sort == SORT_CHARGE ? arg_charge : sort_names[arg_sort >= 0 ? arg_sort : SORT_CPU]);
 			if (arg_all)
 				printf(", %zu of them removed (tombstones)", shown_dead);
 			printf(".\n");

@@ -345,6 +345,8 @@ int verb_top(char **args)
 		columns_default(&cols, false);
 	if (columns_has(&cols, COLUMN_CHARGE) || columns_has(&cols, COLUMN_CHARGE_BOUND))
 		return usage_error("-o charge: only list shows a charged resource (list --charge=NAME).");
+	if (arg_sort == SORT_CHARGE)
+		return usage_error("--sort=charge: only list and usage show a charged resource (--charge=NAME).");
 	if (arg_depth == DEPTH_DEFAULT)
 		arg_depth = TOP_DEPTH;
 

@@ -229,6 +229,7 @@ static const struct {
 	{ SORT_IO, { "io_read_bytes", "io_write_bytes" }, NULL, "I/O read and written" },
 	{ SORT_READ, { "io_read_bytes" }, NULL, "I/O read" },
 	{ SORT_WRITE, { "io_write_bytes" }, NULL, "I/O written" },
+	{ SORT_CHARGE, {}, NULL, NULL }, /* --charge's integral (usage_figure()), by its name */
 };
 static int usage_sort = -1; /* index into usage_sorts; -1: by path */
 
@@ -238,6 +239,13 @@ static bool usage_figure(struct json_object *u, double *ret)
 	bool any = false;
 	double sum = 0, d;
 
+	if (usage_sorts[usage_sort].key == SORT_CHARGE) {
+		/* the resource's value x time; a cgroup that held none has no
+		 * ChargeUsage: 0, as the table of charges shows it */
+		if (!jdouble(jget(charge_usage(u, arg_charge), "value_seconds"), "value", ret))
+			*ret = 0;
+		return true;
+	}
 	if (usage_sorts[usage_sort].number) {
 		if (!jdouble(u, usage_sorts[usage_sort].number, &d))
 			return false;
@@ -280,13 +288,15 @@ static int pick_usage_sort(void)
 	usage_sort = -1;
 	if (key == SORT_PATH)
 		return EXIT_OK;
+	if (key == SORT_CHARGE && !arg_charge)
+		return usage_error("--sort=charge: name the charged resource with --charge=NAME.");
 	for (size_t i = 0; i < ELEMENTSOF(usage_sorts); i++)
 		if (usage_sorts[i].key == (enum sort_key)key) {
 			usage_sort = (int)i;
 			return EXIT_OK;
 		}
-	return usage_error("Sort key '%s' has no meaning over a window: usage sorts by path, cpu, memory, io, read "
-			   "or write.",
+	return usage_error("Sort key '%s' has no meaning over a window: usage sorts by path, cpu, memory, io, read, "
+			   "write or charge.",
 			   sort_names[key]);
 }
 
@@ -303,7 +313,9 @@ static void print_footer(struct json_object *answer, size_t n, size_t total, boo
 
 	if (n < total) /* --top */
 		printf("\nThe first %zu of %zu cgroups by %s, from %s", n, total,
-		       usage_sort >= 0 ? usage_sorts[usage_sort].title : "path",
+		       usage_sort < 0			     ? "path"
+		       : usage_sorts[usage_sort].key == SORT_CHARGE ? arg_charge
+								    : usage_sorts[usage_sort].title,
 		       history_time(since, true).s);
 	else
 		printf("\n%zu cgroup%s, from %s", n, n == 1 ? "" : "s", history_time(since, true).s);

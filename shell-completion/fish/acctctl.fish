@@ -99,7 +99,7 @@ complete -c acctctl -s l -l full -d 'Do not shorten cgroup paths to the terminal
 complete -c acctctl -l color -x -a 'auto always never' -d 'Colour in top'
 
 # each command's options
-set -l sortkeys path memory cpu load pressure io tasks read/s write/s read write
+set -l sortkeys path memory cpu load pressure io tasks read/s write/s read write charge
 # systemd.time(7): the words, and a few relative times to start from
 set -l times now today yesterday tomorrow -1h -10min -1d
 complete -c acctctl -n '__acctctl_using list' -l tree -d 'Children below their parent, indented'

@@ -173,6 +173,14 @@ def test_usage_with_units_and_csv(env):
     assert abs(float(cells[1][:cells[1].index("s")]) - rows["licence"]["value_seconds"]["value"] / 1e6) <= 0.0011
     assert cells[-3:-1] == ["2s", "2s"], out
 
+    # --sort=charge ranks by the resource's integral: /svc/job and /svc
+    # (its subtree) held gpu, /other none (0: last)
+    out = run(sock, "usage", "--prefix=/", "--charge=gpu", "--sort=charge", "--json", *window)
+    paths = [c["path"] for c in json.loads(out)["cgroups"]]
+    assert paths.index("/svc/job") < paths.index("/other") and paths.index("/svc") < paths.index("/other"), paths
+    p = ctl(sock, "usage", "--sort=charge", *window)
+    assert p.returncode == 2 and "--sort=charge: name the charged resource" in p.stderr, p
+
     # --csv: the charge's columns, raw numbers, the unit in the header
     for r, integral, plain in (("gpu", "byte_seconds", "_bytes"), ("inflight", "count_seconds", ""),
                                ("licence", "usec_seconds", "_usec")):
@@ -292,6 +300,16 @@ def test_list_with_a_charge_column(env):
     assert p.returncode == 2 and "--charge=NAME" in p.stderr, p
     p = ctl(sock, "top", "-b", "-n1", "-o", "charge")
     assert p.returncode == 2 and "only list shows a charged resource" in p.stderr, p
+    # --sort=charge: largest subtree value first (0 where nothing was charged), ties by path
+    out = run(sock, "list", "--charge=gpu", "--sort=charge", "--no-legend", "-o", "cgroup,charge")
+    assert [x.split() for x in out.splitlines()] == [["/", "4.0M"], ["/svc", "4.0M"], ["/svc/job", "3.0M"],
+                                                     ["/other", "0B"]], out
+    out = run(sock, "list", "--charge=gpu", "--sort=charge", "--top=2", "-o", "cgroup,charge")
+    assert "The first 2 of 4 cgroups by gpu (--top)" in out, out
+    for args, why in ((["list", "--sort=charge"], "--sort=charge: name the charged resource with --charge=NAME"),
+                      (["top", "-b", "-n1", "--sort=charge"], "--sort=charge: only list and usage")):
+        p = ctl(sock, *args)
+        assert p.returncode == 2 and why in p.stderr, p
 
 
 def test_watch_prints_charges(env):
