@@ -292,6 +292,7 @@ struct sample_ctx {
 	const struct acct_bpf_record *psi_rec; /* its record of the unified hierarchy with pressure
 						* totals (the witness, psi_due()), NULL: none this pass */
 	bool memstat_from_file; /* this pass read memory.stat: fresher than the record's keys */
+	bool memstat_dirty;     /* that memory.stat counted dirty or writeback pages (sampler_memstat_kv()) */
 	bool files_allowed;     /* a pass that reads files (not ACCT_PASS_KERNEL) */
 	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */
 	/* What the readers saw, for pruning: each family's witness (bit per

@@ -450,8 +450,10 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 			st->read_empty = !populated && !x.failed;
 			/* Quiet from now on where cgroup.events itself said empty (and
 			 * the final read, if one is due, is made: read_empty is
-			 * cleared below while it settles). */
-			st->quiet_empty = st->read_empty && x.events_known;
+			 * cleared below while it settles), and memory.stat, read now,
+			 * shows no page still to be written back (its I/O can be
+			 * charged later: docs/counters.md, "Empty cgroups"). */
+			st->quiet_empty = st->read_empty && x.events_known && x.memstat_from_file && !x.memstat_dirty;
 			st->quiet_changes = changes;
 			st->quiet_epoch = epoch;
 			st->quiet_memory = st->own_memory;
