@@ -101,7 +101,8 @@ def test_empty_cgroups_are_not_read(tree, tmp_path):
 
 def test_task_moved_into_long_empty_cgroup(tree, tmp_path):
     """Planted: populated_changes not compared (a change announced does not
-    wake it) -> the cgroup stays unread, served empty."""
+    wake it) -> the cgroup stays unread, served empty while a task is in its
+    unified cgroup."""
     cgs, procs = tree
     n = len(EMPTY) + 2
     target = cgs.path("e3")
@@ -111,9 +112,13 @@ def test_task_moved_into_long_empty_cgroup(tree, tmp_path):
         burner = subprocess.Popen([sys.executable, "-c", BURNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True)
         procs.append(burner)
-        cgs.attach("e3", burner.pid)  # every tree: the unified one's watch hears it
+        # The unified tree alone first: only its watch can tell (the memcg
+        # record says empty, no CPU time moves in the cpuacct tree).
+        with open(cgs.L["unified"] + target + "/cgroup.procs", "w") as f:
+            f.write(str(burner.pid))
         d.wait(lambda doc: record(doc, target)["populated"] is True, timeout=30,
-               what="the task moved into %s seen" % target)
+               what="the task moved into %s (unified tree) seen" % target)
+        cgs.attach("e3", burner.pid)  # every tree
         burner.stdin.write("0.2\n")
         burner.stdin.flush()
         assert burner.stdout.readline().strip() == "done"
