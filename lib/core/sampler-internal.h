@@ -93,7 +93,8 @@ struct cg_state {
 	bool seen_populated; /* a read found tasks in it */
 	bool settling;       /* empty, CPU time not yet seen to stand still (SETTLE_US) */
 	bool quiet_empty;    /* read empty from cgroup.events, settled: not read while the watch
-			      * and the memcg record say nothing (sampler.c, empty_unread()) */
+			      * and the memcg record say nothing (sampler-prune.c, sampler_empty_quiet()) */
+	bool memstat_clean;  /* memory.stat read since it emptied, no dirty or writeback pages */
 	uint32_t left;       /* hierarchies it left while empty, its files there no longer read
 			      * (sampler_state_of()); 0 once its files are picked again */
 	bool own_memory_valid;

@@ -79,7 +79,8 @@ struct acct_pass_report {
 	uint64_t cgroups;              /* cgroups in the pass */
 	uint64_t skipped_empty;        /* fast files not read: cgroup not populated */
 	uint64_t empty_unread;         /* of them, cgroup.events not read either: empty since a read,
-					* as its watch and memcg record say (sampler.c, empty_unread()) */
+					* as its watch and memcg record say (sampler-prune.c,
+					* sampler_empty_quiet()) */
 	uint64_t parts[_ACCT_PART_MAX][_ACCT_OUTCOME_MAX]; /* cgroups, per part and outcome */
 	uint64_t files_read;
 	uint64_t open_per_read;        /* reads that could not use a cached descriptor */

@@ -14,8 +14,9 @@ something does happen:
 - a cgroup emptied with dirty pages is read until they are written back,
   when memory.stat's dirty pages fall without any task (the write-back's I/O
   may be charged to the cgroup then: on v2 with the io controller it is).
-The load average is off in each daemon, so that the load pass's threads
-(another wake) do not hide a missed watch. Each test fails with the mistake
+The load average is off in each daemon and the census rare (rescan_interval
+1h), so that the load pass's threads and the census's walks (other wakes) do
+not hide a missed one. Each test fails with the mistake
 it names planted (see the docstrings)."""
 import os
 import subprocess
@@ -54,6 +55,7 @@ def full_pass(doc, n):
 
 def conf(tmp_path, cgs):
     return acctd.fast_config(tmp_path, sampling__fast_interval="200ms", sampling__slow_interval="1s",
+                             sampling__rescan_interval="1h",
                              sampling__load_average="no", cgroups__include=cgs.path() + "*")
 
 
@@ -100,9 +102,11 @@ def test_empty_cgroups_are_not_read(tree, tmp_path):
 
 
 def test_task_moved_into_long_empty_cgroup(tree, tmp_path):
-    """Planted: populated_changes not compared (a change announced does not
-    wake it) -> the cgroup stays unread, served empty while a task is in its
-    unified cgroup."""
+    """The change is announced by the unified tree's watch (and, within
+    10 s, the unified walk of the pressure witness would show it too).
+    Planted: a quiet cgroup woken neither by an announced change nor by a
+    record (populated_changes and the records not looked at) -> it stays
+    unread, served empty while a task is in its unified cgroup."""
     cgs, procs = tree
     n = len(EMPTY) + 2
     target = cgs.path("e3")
@@ -130,7 +134,7 @@ def test_task_moved_into_long_empty_cgroup(tree, tmp_path):
 def test_v1_only_task_cpu_served(tree, tmp_path):
     """A task in the v1 cpuacct tree alone: no watch hears it, its memcg
     record says empty. Planted: the quiet pass skips CPU time instead of
-    pruning it -> the old CPU time is served."""
+    pruning it (and so never sees it move) -> the old CPU time is served."""
     cgs, procs = tree
     cpu_dir = cgs.L["cpu"][0]
     if cpu_dir == cgs.L["unified"]:
@@ -168,8 +172,11 @@ def kernel_memstat(cgs, rel):
 
 
 def test_emptied_with_dirty_pages_read_until_written_back(tree, tmp_path):
-    """Planted: quiet without looking at memory.stat's dirty pages -> the
-    dirty pages of the moment it emptied are served after the write-back."""
+    """Its memory.stat is read at least at the minute's refresh (the memory
+    in use does not move when pages are written back) until it shows none
+    dirty. Planted: quiet without looking at memory.stat's dirty pages ->
+    the dirty pages of the moment it emptied are served after the
+    write-back."""
     cgs, procs = tree
     n = len(EMPTY) + 2
     target = cgs.path("e7")
@@ -199,7 +206,7 @@ def test_emptied_with_dirty_pages_read_until_written_back(tree, tmp_path):
             finally:
                 os.close(fd)
             d.wait(lambda doc: dirty_of(record(doc, target)["memory_stat"] or {}) ==
-                   dirty_of(kernel_memstat(cgs, "e7")), timeout=60,
+                   dirty_of(kernel_memstat(cgs, "e7")), timeout=150,
                    what="its dirty pages after the write-back (the kernel's %d)" % dirty_of(kernel_memstat(cgs, "e7")))
         finally:
             if os.path.exists(data):
