@@ -21,7 +21,6 @@ mistake it names planted (see the docstrings)."""
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
