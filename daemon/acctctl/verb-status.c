@@ -45,10 +45,10 @@ static char *pass_text(struct json_object *p)
 						 jint_or(b, "checks", 0), jint_or(b, "mismatches", 0))
 				     : NULL;
 	return xasprintf("%" PRId64 " cgroups in %s (CPU %.3fs), %" PRId64 " files read, %" PRId64
-			 " empty skipped, %" PRId64 " failed%s%s%s%s",
+			 " empty skipped (%" PRId64 " unread), %" PRId64 " failed%s%s%s%s",
 			 jint_or(p, "cgroups", 0), fmt_duration(jint_or(p, "wall_us", 0)).s,
 			 jdouble_or(p, "cpu_seconds", 0), jint_or(p, "files_read", 0), jint_or(p, "skipped_empty", 0),
-			 failed, errs ? " (" : "", errs ? errs : "", errs ? ")" : "", bpf ? bpf : "");
+			 jint_or(p, "empty_unread", 0), failed, errs ? " (" : "", errs ? errs : "", errs ? ")" : "", bpf ? bpf : "");
 }
 
 /* What a pass did with each part of the cgroups' values: "cpu 12 read, 988

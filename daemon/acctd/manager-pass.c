@@ -40,8 +40,10 @@ void manager_on_inotify(evutil_socket_t fd, short what, void *userdata)
 	int r = manager_process_changes(m);
 	if (r < 0)
 		log_warning_errno(r, "Failed to process cgroup changes, rescanning: %m");
-	if (r < 0)
+	if (r < 0) {
+		m->events_gap = true;
 		(void)manager_scan(m);
+	}
 	start_soon_pass(m);
 }
 
@@ -129,6 +131,21 @@ static void census_check(struct manager *m, const struct acct_pass_report *rep)
 static int start_pass(struct manager *m, unsigned flags)
 {
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
+	struct acct_discovery_stats ds;
+
+	/* Changes of cgroup.events already queued are announced before the pass
+	 * looks at them: an empty cgroup is not read while none is (sampler.h,
+	 * acct_sampler_events_watched()); a missing watch or an overflow since
+	 * the last pass may have lost some, and wakes them all. */
+	int pr = manager_process_changes(m);
+	if (pr < 0)
+		(void)manager_scan(m);
+	bool heard = pr >= 0 && !m->events_gap;
+	acct_discovery_stats(m->discovery, &ds);
+	heard = heard && ds.unwatched == 0 && ds.overflows == m->events_overflows;
+	m->events_overflows = ds.overflows;
+	m->events_gap = false;
+	acct_sampler_events_watched(m->sampler, heard, m->config->max_depth);
 	uint64_t now = acct_now_us();
 
 	/* Between passes: forget dead records past retention, release the

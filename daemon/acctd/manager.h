@@ -214,6 +214,11 @@ struct manager {
 	 * taken (hierarchies, 0: none), and the figures of manager_stats. */
 	uint32_t census_asked;
 	uint64_t rescans, census_checks, census_differed;
+	/* Whether every change of cgroup.events was heard (start_pass()): the
+	 * discovery's overflows as of the last full pass, and whether reading
+	 * inotify failed since (changes may have been lost). */
+	uint64_t events_overflows;
+	bool events_gap;
 
 	/* Run-time tuning (Tune()): differs from the configuration until a reload. */
 	bool tuned;

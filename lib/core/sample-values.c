@@ -119,6 +119,15 @@ int sampler_memstat_kv(const char *key, size_t key_len, uint64_t value, void *us
 		x->inactive = value > INT64_MAX ? INT64_MAX : (int64_t)value;
 		x->have_inactive = true;
 	}
+	/* Pages still to be written back (v2 file_dirty, file_writeback; v1
+	 * dirty, writeback and their total_ sums): their I/O may be charged
+	 * after the cgroup's tasks left, so it is not quiet yet (sampler.c). */
+	static const char *const dirty[] = { "file_dirty", "file_writeback", "dirty", "writeback", "total_dirty",
+					     "total_writeback" };
+	if (value > 0)
+		for (size_t i = 0; i < ELEMENTSOF(dirty); i++)
+			if (key_len == strlen(dirty[i]) && memcmp(key, dirty[i], key_len) == 0)
+				x->memstat_dirty = true;
 	(void)acct_cgroup_set_memstat(x->w->s->ledger, x->cg, key, key_len,
 				      value > INT64_MAX ? INT64_MAX : (int64_t)value);
 	return 0;

@@ -525,7 +525,10 @@ static void walk_one(struct acct_sampler *s, int i)
  * needs a record of every hierarchy it is in (else cgroup.events is read),
  * so those are walked. A walk alone serves memory only. On a pure v2 host
  * there is one hierarchy; on a hybrid one with one task in each cgroup this
- * saves three walks of four. */
+ * saves three walks of four. A quiet empty cgroup (sampler.c,
+ * sampler_empty_quiet()) needs none either: its watch says what a record
+ * would, and if the memcg record shows a task it is read in full (with
+ * cgroup.events) this pass and not quiet at the next. */
 static uint32_t walk_needed(const struct acct_sampler *s)
 {
 	uint32_t need = 0, all = 0;
@@ -547,6 +550,8 @@ static uint32_t walk_needed(const struct acct_sampler *s)
 			if (r && (r->flags & ACCT_BPF_F_POPULATED))
 				continue;
 		}
+		if (sampler_empty_quiet(s, cg, cg->sampler_state, acct_cgroup_get_populated_changes(cg)))
+			continue;
 		need |= h & all;
 	}
 	return need;

@@ -92,6 +92,9 @@ struct cg_state {
 	bool read_empty;  /* read completely since last seen populated: skipped at the fast interval */
 	bool seen_populated; /* a read found tasks in it */
 	bool settling;       /* empty, CPU time not yet seen to stand still (SETTLE_US) */
+	bool quiet_empty;    /* read empty from cgroup.events, settled: not read while the watch
+			      * and the memcg record say nothing (sampler-prune.c, sampler_empty_quiet()) */
+	bool memstat_clean;  /* memory.stat read since it emptied, no dirty or writeback pages */
 	uint32_t left;       /* hierarchies it left while empty, its files there no longer read
 			      * (sampler_state_of()); 0 once its files are picked again */
 	bool own_memory_valid;
@@ -104,6 +107,9 @@ struct cg_state {
 	uint32_t fds_open;       /* bit per enum file_role whose descriptor is kept (fd[] >= 0): an
 				  * idle cgroup's pass need not touch fd[] to find none */
 	uint64_t due_round;      /* s->due_round when acct_sampler_kernel_due() took it */
+	uint64_t quiet_changes;  /* populated_changes taken before the read that made it quiet_empty */
+	uint64_t quiet_epoch;    /* s->events_epoch then */
+	int64_t quiet_memory;    /* own_memory then */
 	int64_t own_memory; /* this cgroup's own memory reading (the root's is not the ledger's) */
 	uint64_t memory_at; /* monotonic time of the last memory reading (set_memory()) */
 	uint64_t restart; /* bit per quantity: its source file changed, the next reading starts anew */
@@ -257,6 +263,12 @@ struct acct_sampler {
 	uint64_t psi_walk_at;     /* the pass (now_us) of the last walk of the unified hierarchy,
 				   * whose records carry the pressure witness (sampler_bpf_walk()) */
 	bool moving_valid;
+	/* Whether changes of cgroup.events are announced (acct_sampler_events_watched()):
+	 * events_watched (atomic) for cgroups shallower than events_depth;
+	 * events_epoch (atomic) bumped at each gap, which wakes every quiet cgroup. */
+	bool events_watched;
+	unsigned events_depth;
+	uint64_t events_epoch;
 	uint32_t census_want;     /* atomic: acct_sampler_want_census()'s hierarchies not taken yet */
 	unsigned census_level;    /* atomic: and its max_level */
 	/* A walk alone over a few cgroups reads each one's record alone
@@ -281,6 +293,7 @@ struct sample_ctx {
 	const struct acct_bpf_record *psi_rec; /* its record of the unified hierarchy with pressure
 						* totals (the witness, psi_due()), NULL: none this pass */
 	bool memstat_from_file; /* this pass read memory.stat: fresher than the record's keys */
+	bool memstat_dirty;     /* that memory.stat counted dirty or writeback pages (sampler_memstat_kv()) */
 	bool files_allowed;     /* a pass that reads files (not ACCT_PASS_KERNEL) */
 	int bpf_populated;      /* populated in every hierarchy's record: 1, 0; -1: unknown */
 	/* What the readers saw, for pruning: each family's witness (bit per
@@ -354,6 +367,10 @@ void sample_load(struct sample_ctx *x);
 /* The task walk of a LOAD pass with its cross-check (worker 0, before the
  * others read: sample-load.c says how). */
 void sampler_task_walk(struct acct_sampler *s);
+/* Whether cg, read empty, is not read again this pass (sampler.c); st may
+ * be NULL (then false). */
+bool sampler_empty_quiet(const struct acct_sampler *s, const struct acct_cgroup *cg, const struct cg_state *st,
+			 uint64_t changes);
 /* Where a cgroup in `hierarchies` lists its threads (the first of
  * sampler-files.c's threads_order that it is in), or NULL. */
 const struct file_spec *sampler_threads_spec(uint32_t hierarchies);

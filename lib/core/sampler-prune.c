@@ -29,7 +29,10 @@
  * threads, and pressure (each group's totals are aggregated at its own
  * reads, weighted by whole jiffies of non-idle time per CPU, so a parent's
  * can stand still while a child's moves: kernel-truth caught it) are not
- * pruned. */
+ * pruned.
+ *
+ * Also here: empty cgroups that stay empty are not read at all while their
+ * cgroup.events watch says nothing (sampler_empty_quiet(), end of file). */
 #include "sampler-internal.h"
 
 #include <errno.h>
@@ -186,4 +189,38 @@ void sampler_prune_publish(struct sample_ctx *x, unsigned pruned, const unsigned
 		c->read_start = read_start;
 	}
 	__atomic_store_n(&st->outcome_gen, x->w->generation, __ATOMIC_RELEASE);
+}
+
+/* Empty cgroups that stay empty. A cgroup read empty from its cgroup.events
+ * (and settled: its final values read, empty_read_settled()) is not read
+ * again, not even its cgroup.events, while nothing says that it may have
+ * changed (docs/counters.md, "Empty cgroups"):
+ * - the owner hears every change of its cgroup.events (a watch with
+ *   IN_MODIFY, no gap since: acct_sampler_events_watched()), and none was
+ *   announced since before that read (populated_changes);
+ * - in the memcg hierarchy, where that is not the unified one, this pass's
+ *   record says no task, and memory did not move by bytes_budget since;
+ * - its CPU time and I/O stood still: they are not skipped but pruned
+ *   (above), so work charged to it without a task (writeback
+ *   after its tasks left) is read as soon as an ancestor's total moves, and
+ *   wakes it;
+ * - the last load pass found no thread in it.
+ * The state alone, for sample_quiet() (sampler.c) and the walks' planning
+ * (sampler-bpf.c, walk_needed()); `changes` is populated_changes, taken
+ * before the read. */
+bool sampler_empty_quiet(const struct acct_sampler *s, const struct acct_cgroup *cg, const struct cg_state *st,
+			 uint64_t changes)
+{
+	return st && st->quiet_empty && st->read_empty && !st->settling && st->has_events &&
+	       __atomic_load_n(&s->events_watched, __ATOMIC_ACQUIRE) &&
+	       cg->depth < __atomic_load_n(&s->events_depth, __ATOMIC_RELAXED) &&
+	       st->quiet_epoch == __atomic_load_n(&s->events_epoch, __ATOMIC_ACQUIRE) && changes == st->quiet_changes;
+}
+
+void acct_sampler_events_watched(struct acct_sampler *s, bool watched, unsigned max_depth)
+{
+	if (!watched)
+		__atomic_fetch_add(&s->events_epoch, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&s->events_depth, max_depth, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->events_watched, watched, __ATOMIC_RELEASE);
 }

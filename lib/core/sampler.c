@@ -324,6 +324,47 @@ static bool psi_due(struct sample_ctx *x, unsigned flags, uint64_t now_us)
 	return st->load_valid && st->tree_active > 0;
 }
 
+/* The fast pass of a quiet empty cgroup (sampler_empty_quiet()): memory from
+ * its record, CPU time and I/O pruned or read, nothing else; false where it
+ * is not quiet (then it is read as any other). A slow pass reads it as
+ * before where memory comes from files. */
+static bool sample_quiet(struct sample_ctx *x, size_t index, unsigned flags, uint64_t changes, uint64_t read_start,
+			 uint64_t now_us)
+{
+	struct worker *w = x->w;
+	struct cg_state *st = x->st;
+	int mem_hier = w->s->mem_hier;
+
+	if ((flags & ACCT_PASS_EVENT) || w->settle_round || !sampler_empty_quiet(w->s, x->cg, st, changes) ||
+	    x->bpf_populated == 1)
+		return false;
+	bool in_memcg = mem_hier >= 0 && (acct_cgroup_get_hierarchies(x->cg) & (1u << mem_hier));
+	if ((in_memcg && mem_hier != ACCT_HIER_UNIFIED && !x->mem_rec) || ((flags & ACCT_PASS_SLOW) && !x->mem_rec))
+		return false;
+	w->part.skipped_empty++;
+	w->part.empty_unread++;
+	unsigned skipped = parts_present(x) & ~(1u << ACCT_PART_CPU | 1u << ACCT_PART_IO);
+	if (x->mem_rec) {
+		sample_memory(x, false);
+		w->part.parts[ACCT_PART_MEMORY][ACCT_OUTCOME_READ]++;
+		skipped &= ~(1u << ACCT_PART_MEMORY);
+		int64_t moved = st->own_memory - st->quiet_memory;
+		if (!st->own_memory_valid || (uint64_t)(moved < 0 ? -moved : moved) >= MAX(w->s->bytes_budget, (uint64_t)1))
+			st->quiet_empty = false; /* read in full at the next pass */
+	}
+	count_parts(w, skipped, ACCT_OUTCOME_SKIPPED);
+	sample_cumulative(x, index, read_start, now_us);
+	/* CPU time or I/O charged to it: a task may be in it where no watch
+	 * sees (a v1 tree only), or writeback charged after its tasks left. */
+	if (st->outcome[PF_CPU] == PO_CHANGED || st->outcome[PF_IO] == PO_CHANGED || x->failed)
+		st->quiet_empty = false;
+	if (!x->failed)
+		acct_cgroup_set_group_sampled(x->cg, ACCT_GROUP_FAST, now_us);
+	if (x->mem_rec && !acct_cgroup_memory_still(x->cg))
+		note_moving(w, x->cg, st);
+	return true;
+}
+
 static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, unsigned flags, uint64_t now_us)
 {
 	struct cg_state *st = sampler_state_of(w->s, cg);
@@ -358,9 +399,12 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 		/* Before cgroup.events: a change announced after this load makes
 		 * this read not the final one (acct_cgroup_final()). */
 		uint64_t changes = acct_cgroup_get_populated_changes(cg);
+		uint64_t epoch = __atomic_load_n(&w->s->events_epoch, __ATOMIC_ACQUIRE);
 		uint64_t read_start = acct_now_us();
-		bool populated = sample_events(&x);
-		if (!populated && st->read_empty && !slow) {
+		bool populated = false;
+		if (sample_quiet(&x, index, flags, changes, read_start, now_us)) {
+			/* empty, as its watch and record say: nothing more */
+		} else if (!(populated = sample_events(&x)) && st->read_empty && !slow) {
 			/* Read since its last task left: nothing of the fast group
 			 * can have grown, and no task can run in it. (A slow pass
 			 * reads it: its page cache can still be reclaimed.) */
@@ -404,6 +448,15 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 			 * it was populated at the last one), then skipped until it
 			 * is populated again; a failed read is retried. */
 			st->read_empty = !populated && !x.failed;
+			/* Quiet from now on where cgroup.events itself said empty (and
+			 * the final read, if one is due, is made: read_empty is
+			 * cleared below while it settles), and memory.stat, read now,
+			 * shows no page still to be written back (its I/O can be
+			 * charged later: docs/counters.md, "Empty cgroups"). */
+			st->quiet_empty = st->read_empty && x.events_known && x.memstat_from_file && !x.memstat_dirty;
+			st->quiet_changes = changes;
+			st->quiet_epoch = epoch;
+			st->quiet_memory = st->own_memory;
 			/* Final only once a task was seen (read populated, or a change
 			 * announced): kernfs loses some changes of a new cgroup's
 			 * cgroup.events, so "empty at the first read" does not prove
@@ -440,6 +493,8 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 	}
 	if (flags & ACCT_PASS_LOAD) {
 		sample_load(&x);
+		if (st->load_valid && st->own_threads > 0)
+			st->quiet_empty = false; /* a thread where no watch saw a task come */
 		if (st->has_threads)
 			w->part.parts[ACCT_PART_LOAD][ACCT_OUTCOME_READ]++;
 	}
@@ -794,6 +849,7 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		const struct acct_pass_report *p = &s->workers[i].part;
 		report->cpu_seconds += s->workers[i].cpu_seconds;
 		report->skipped_empty += p->skipped_empty;
+		report->empty_unread += p->empty_unread;
 		for (int k = 0; k < _ACCT_PART_MAX; k++)
 			for (int o = 0; o < _ACCT_OUTCOME_MAX; o++)
 				report->parts[k][o] += p->parts[k][o];

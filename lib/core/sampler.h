@@ -78,6 +78,9 @@ struct acct_pass_report {
 	double cpu_seconds;            /* user+system CPU of the workers for this pass */
 	uint64_t cgroups;              /* cgroups in the pass */
 	uint64_t skipped_empty;        /* fast files not read: cgroup not populated */
+	uint64_t empty_unread;         /* of them, cgroup.events not read either: empty since a read,
+					* as its watch and memcg record say (sampler-prune.c,
+					* sampler_empty_quiet()) */
 	uint64_t parts[_ACCT_PART_MAX][_ACCT_OUTCOME_MAX]; /* cgroups, per part and outcome */
 	uint64_t files_read;
 	uint64_t open_per_read;        /* reads that could not use a cached descriptor */
@@ -179,6 +182,15 @@ int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct
  * add up until a pass takes them (the last max_level holds). Nothing
  * without a collector. */
 void acct_sampler_want_census(struct acct_sampler *s, uint32_t hierarchies, unsigned max_level);
+/* Whether the owner hears every change of cgroup.events (inotify IN_MODIFY,
+ * announced with acct_cgroup_announce_populated_change() before it starts
+ * the next pass) for cgroups of depth < max_depth that have the file: then
+ * a cgroup read empty and settled is not read again until a change is
+ * announced (docs/counters.md, "Empty cgroups"). `watched` false (a watch
+ * missing, an inotify overflow: changes may have been lost) wakes every
+ * such cgroup; they become quiet again at their next empty read once it is
+ * true. Any thread, any time; the next pass uses it. Default: false. */
+void acct_sampler_events_watched(struct acct_sampler *s, bool watched, unsigned max_depth);
 /* An eventfd that becomes readable when a pass completes. */
 int acct_sampler_fd(const struct acct_sampler *s);
 bool acct_sampler_busy(const struct acct_sampler *s);
