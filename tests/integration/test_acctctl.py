@@ -142,13 +142,16 @@ class Ctl:
         """Until every cgroup has its rates: a CPU rate from the second reading
         of its CPU time (an empty cgroup's from the first pass after it is
         read: no task can run in it), I/O rates from the second reading of its
-        io.stat, where it has one (an empty cgroup is read again on slow passes
-        only, so it gets them later than its CPU rate). After this a List of
-        the static fake tree changes only in its ages."""
+        io.stat, where it has one, and its memory's motion from the second
+        reading of its memory (an empty cgroup's memory is read again on slow
+        passes only, while its CPU time and I/O are pruned or read at every
+        fast pass once it is quiet: its motion can come last). After this a
+        List of the static fake tree changes only in its ages."""
         def ready():
             return all(c["cpu_rate"] is not None and
                        (c["io_read_bytes_rate"] is not None) == self.has_io(c["path"]) and
-                       (c["io_write_bytes_rate"] is not None) == self.has_io(c["path"])
+                       (c["io_write_bytes_rate"] is not None) == self.has_io(c["path"]) and
+                       (c["memory"] is None or "motion_per_s" in c["memory"])
                        for c in self.json("list"))
         self.wait(ready, "every CPU and I/O rate")
 
