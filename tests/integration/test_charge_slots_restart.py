@@ -14,7 +14,6 @@ import contextlib
 import grp
 import os
 import signal
-import subprocess
 import tempfile
 
 import pytest
@@ -22,10 +21,10 @@ import pytest
 import acctd
 from test_api_client import IFACE, Varlink, ok, socket_dir
 from test_charges_durable import build, charge, daemon, get, wait_for
+from test_charges_ram_slots import Client
 
 pytestmark = pytest.mark.skipif(not acctd.is_root(), reason="the slot client names a cgroup: root only")
 
-CLIENT = os.environ.get("ACCT_SLOT_CLIENT", "")
 RESOURCES = {
     "resource.gpu__unit": "bytes", "resource.gpu__budget": "64K", "resource.gpu__on_removal": "reparent",
     # no pass between the charges and the stop: only the stop folds
@@ -36,36 +35,6 @@ STORED = dict(RESOURCES, **{
     "resource.inflight__unit": "count", "resource.inflight__budget": "16",
     "resource.inflight__release_on_exit": "yes",
 })
-
-
-class Client:
-    """charge-slot-client, connected; it stays in its own cgroup and names
-    the fake one."""
-
-    def __init__(self, sock):
-        if not CLIENT or not os.access(CLIENT, os.X_OK):
-            pytest.skip("ACCT_SLOT_CLIENT (tests/charge-slot-client.c) not built")
-        self.p = subprocess.Popen([CLIENT, "unix:" + sock], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True)
-        assert self.cmd("go") == "connected"
-
-    def cmd(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        out = self.p.stdout.readline()
-        assert out, "client exited: %s" % self.p.poll()
-        return out.strip()
-
-    def open(self, res, cgroup):
-        r = self.cmd("open %s %s" % (res, cgroup))
-        assert r.startswith("slot "), r
-        return int(r.split()[1])
-
-    def exit(self):
-        if self.p.poll() is None:
-            self.p.stdin.write("close\n")
-            self.p.stdin.close()
-        assert self.p.wait(timeout=60) == 0
 
 
 def slot_folds(sock):

@@ -28,10 +28,12 @@ RESOURCES = {
 
 
 class Client:
-    """charge-slot-client, connected; it stays in acctd's own cgroup and
-    names the fake one."""
+    """charge-slot-client, connected; it stays in the cgroup it was started
+    in and names a fake one (also test_charge_slots_restart.py's)."""
 
     def __init__(self, sock):
+        if not CLIENT or not os.access(CLIENT, os.X_OK):
+            pytest.skip("ACCT_SLOT_CLIENT (tests/charge-slot-client.c) not built")
         self.p = subprocess.Popen([CLIENT, "unix:" + sock], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True)
         assert self.cmd("go") == "connected"
@@ -42,6 +44,12 @@ class Client:
         out = self.p.stdout.readline()
         assert out, "client exited: %s" % self.p.poll()
         return out.strip()
+
+    def open(self, res, cgroup):
+        """A slot of resource res for cgroup; its index."""
+        r = self.cmd("open %s %s" % (res, cgroup))
+        assert r.startswith("slot "), r
+        return int(r.split()[1])
 
     def exit(self):
         if self.p.poll() is None:
