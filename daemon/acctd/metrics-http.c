@@ -1,6 +1,8 @@
 /* metrics-http.c - the /metrics endpoint: evhttp on the manager's event loop,
  * content negotiation (metrics-request.c), gzip, and a page streamed in
- * chunks from the ledger, within limits no client can push past. GET and
+ * chunks from the ledger, within limits no client can push past; and the
+ * page's answers. Long because the scrapes' and the page's answers share the
+ * connections' bookkeeping (below). GET and
  * HEAD /metrics; 404 for other paths, 405 (with Allow) for other methods.
  * Query parameters: format=text|openmetrics overrides the Accept header
  * (Prometheus 2.42 cannot choose the format in its scrape configuration, but
@@ -14,9 +16,8 @@
  * The same server answers the page (docs/page.md): /, /ui/ and /api/NAME,
  * routed by page-request.c, the API calls made by page-call.c. Its answers
  * are here because they share the connections' bookkeeping with the scrapes
- * (the per-client slots, deadlines, response counts).
- * This file is long because of that: the scrapes' and the page's answers in
- * one place, the page's part in the section "the page" below. */
+ * (the per-client slots, deadlines, response counts): the page's part is
+ * the section "the page" below. */
 #include "metrics-http.h"
 
 #include <errno.h>
