@@ -513,7 +513,8 @@ struct manager *manager_free(struct manager *m)
 	/* The last pass's recording while the front ends live: it folds the
 	 * API's charge slots and adds their bounds (struct manager_frontend's
 	 * charges_fold, charges_bounds), whose server on_free frees. */
-	manager_history_record_last_pass(m);
+	if (m->config) /* else manager_new() failed before any pass, at the configuration */
+		manager_history_record_last_pass(m);
 	/* The front ends next: the API detaches its connections from the
 	 * history's queries before they end. */
 	for (size_t i = 0; i < m->nr_frontends; i++)

@@ -207,6 +207,20 @@ def test_bad_configuration_refused_at_start(tmp_path):
     assert "missing.conf" in p.stderr and "No such file" in p.stderr
 
 
+@pytest.mark.parametrize("section, key, value, error", [
+    ("metrics", "listen", "127.0.0.1:0", "listen: invalid port in '127.0.0.1:0' (expected 1..65535)"),
+    ("sampling", "workers", "0", "workers: 0 is out of range (1..64)"),
+])
+def test_bad_configuration_stops_the_daemon_with_its_error(tmp_path, section, key, value, error):
+    """The daemon itself (not --check-config) given a bad configuration says
+    why and exits 1; it had died of SIGSEGV, tearing down a manager whose
+    configuration never loaded (the last pass's recording read it)."""
+    conf = acctd.write_config(str(tmp_path / "bad.conf"), {section: {key: value}})
+    p = acctd.run(["--config", conf, "--config-dropins", "", "--state-file", str(tmp_path / "state.json")])
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert "%s:2: %s" % (conf, error) in p.stderr
+
+
 def test_check_config_prints_effective_configuration(tmp_path):
     d = tmp_path / "conf.d"
     d.mkdir()
