@@ -139,10 +139,52 @@ static bool filter_included(struct filter *f, const char *path)
 	return !f->include || strv_fnmatch_mark(f->include, path, &f->include_hit);
 }
 
-/* May `path` be walked at all: depth, and no exclude glob on it or an ancestor. */
+/* The part of an include glob before its first wildcard: every path the
+ * glob matches starts with it. A backslash ends it too (an escaped character
+ * is literal, but stopping short only makes the prefix shorter: safe). */
+static size_t glob_literal_len(const char *glob)
+{
+	return strcspn(glob, "*?[\\");
+}
+
+/* Whether `path` (len bytes) or a directory below it can match an include
+ * glob: whether some glob's literal prefix and path + "/" agree where both
+ * have characters (a pure literal glob, no wildcard: path is it or one of its
+ * ancestors). Where none can, the directory need not be read or watched: its
+ * own path matches no glob and no path below it can either. "/" always
+ * holds. O(globs x prefix length). */
+static bool filter_may_hold(const struct filter *f, const char *path, size_t len)
+{
+	if (!f->include || (len == 1 && path[0] == '/'))
+		return true;
+	for (char **g = f->include; *g; g++) {
+		size_t l = glob_literal_len(*g);
+		if (strncmp(path, *g, MIN(len, l)) != 0)
+			continue;
+		if (l > len ? (*g)[len] == '/' : (*g)[l] != '\0' || l == len)
+			return true;
+	}
+	return false;
+}
+
+/* Whether filter_may_hold() leaves any directory out: every include glob
+ * has a literal prefix beyond "/" (one with a wildcard first or right after
+ * the "/" can match below any directory). */
+static bool filter_prunes(const struct filter *f)
+{
+	if (!f->include || !f->include[0])
+		return false;
+	for (char **g = f->include; *g; g++)
+		if (glob_literal_len(*g) < 2)
+			return false;
+	return true;
+}
+
+/* May `path` be walked at all: depth, an include glob that can match it or
+ * below it, and no exclude glob on it or an ancestor. */
 static int filter_allows(struct filter *f, const char *path, bool *ret)
 {
-	if (path_depth(path) > f->max_depth) {
+	if (path_depth(path) > f->max_depth || !filter_may_hold(f, path, strlen(path))) {
 		*ret = false;
 		return 0;
 	}
@@ -542,7 +584,8 @@ static int walk(struct acct_discovery *d, unsigned t, struct node *n, int fd, co
 		r = pathbuf_push(b, de->d_name);
 		if (r < 0)
 			return r;
-		if (strv_fnmatch_mark(d->filter.exclude, b->p, &d->filter.exclude_hit)) {
+		if (!filter_may_hold(&d->filter, b->p, b->len) ||
+		    strv_fnmatch_mark(d->filter.exclude, b->p, &d->filter.exclude_hit)) {
 			pathbuf_pop(b, len);
 			continue;
 		}
@@ -916,10 +959,11 @@ static int tree_of(const struct acct_discovery *d, enum acct_hierarchy h)
 }
 
 /* Whether discovery's set of directories can stand for the hierarchies'
- * (acct_discovery_census()'s -ENODATA). */
+ * (acct_discovery_census()'s -ENODATA): not where globs leave directories
+ * unread (exclude, include globs that prune), nor where one is unwatched. */
 static bool census_stands(const struct acct_discovery *d)
 {
-	return !(d->filter.exclude && d->filter.exclude[0]) && !d->unwatched;
+	return !(d->filter.exclude && d->filter.exclude[0]) && !filter_prunes(&d->filter) && !d->unwatched;
 }
 
 uint32_t acct_discovery_census_plan(const struct acct_discovery *d, uint32_t served)
