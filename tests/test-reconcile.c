@@ -538,8 +538,8 @@ static void test_allocation_failures(void **state)
 	add(f, "/a/b", 150 * MiB);
 	pass(f, NULL, false, true, true); /* the sampler's own state allocated */
 	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
-	/* the pass's four arrays */
-	for (unsigned k = 1; k <= 4; k++) {
+	/* the pass's four arrays, and the stack of the parents' walk */
+	for (unsigned k = 1; k <= 5; k++) {
 		pass_failing(f, k);
 		assert_int_equal(f->rep.checked_parents, 0);
 		assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 0);
@@ -547,7 +547,7 @@ static void test_allocation_failures(void **state)
 		assert_int_equal(f->rep.passes, 1 + k);
 	}
 	/* the re-read's two */
-	for (unsigned k = 5; k <= 6; k++) {
+	for (unsigned k = 6; k <= 7; k++) {
 		reads.n = 0;
 		pass_failing(f, k);
 		assert_int_equal(reads.n, 0);
@@ -727,6 +727,53 @@ static void test_names(void **state)
 	assert_string_equal(acct_invariant_to_string(_ACCT_INV_MAX), "unknown");
 }
 
+/* ---- parents ------------------------------------------------------------- */
+
+static int compare_paths(const void *a, const void *b)
+{
+	return strcmp((*(struct acct_cgroup *const *)a)->path, (*(struct acct_cgroup *const *)b)->path);
+}
+
+/* acct_reconcile_parents() in one walk against the plain search of each
+ * cgroup's dirname, on paths that sort between a parent and its children
+ * ("/a-x", "/a.b", "/a b": their next character is below '/'), parents the
+ * array lacks (include filters: "/q/r/s" without "/q/r"), names that
+ * extend others ("/ab", "/a/bc"), and a deep chain. */
+static void test_parents(void **state)
+{
+	(void)state;
+	static const char *const paths[] = {
+		"/", "/a", "/a-x", "/a-x/y", "/a.b", "/a b", "/a b/c", "/a/b", "/a/b-c", "/a/b-c/d", "/a/b/c",
+		"/a/b/c/d", "/a/b/c/d/e", "/a/bc", "/a/bc/x", "/ab", "/ab/c", "/q/r/s", "/q/r/s/t", "/q", "/z",
+		"/a/b/c-", "/a/b/c-/k", "/a/b/c/d-e", "/a/b/c/d/e/f",
+	};
+	enum { N = sizeof(paths) / sizeof(paths[0]) };
+	static struct acct_cgroup rec[N];
+	struct acct_cgroup *cgs[N];
+	ssize_t got[N];
+
+	for (size_t i = 0; i < N; i++) {
+		rec[i] = (struct acct_cgroup){ .path = (char *)paths[i] };
+		cgs[i] = &rec[i];
+	}
+	qsort(cgs, N, sizeof(*cgs), compare_paths);
+	assert_int_equal(acct_reconcile_parents(cgs, N, got), 0);
+	size_t found = 0;
+	for (size_t i = 0; i < N; i++) {
+		const char *path = cgs[i]->path, *slash = strrchr(path, '/');
+		ssize_t want = -1;
+		if (slash != path)
+			for (size_t j = 0; j < N; j++)
+				if (strlen(cgs[j]->path) == (size_t)(slash - path) &&
+				    strncmp(cgs[j]->path, path, (size_t)(slash - path)) == 0)
+					want = (ssize_t)j;
+		assert_int_equal(got[i], want);
+		found += want >= 0;
+	}
+	assert_int_equal(found, 16); /* the cases above have parents, not only -1 */
+	assert_int_equal(acct_reconcile_parents(cgs, 0, got), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -745,6 +792,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_root_memory_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_backwards, setup, teardown),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_parents),
 	};
 	return cmocka_run_group_tests_name("reconcile", tests, NULL, NULL);
 }

@@ -405,20 +405,6 @@ const struct acct_memcg_batching *acct_bpf_collector_batching(const struct acct_
 	return &c->batching;
 }
 
-void acct_bpf_snapshot_clear(struct acct_bpf_snapshot *s)
-{
-	free(s->data);
-	free(s->rec);
-	*s = (struct acct_bpf_snapshot){ 0 };
-}
-
-static int compare_id(const void *a, const void *b)
-{
-	const struct acct_bpf_record *x = *(const struct acct_bpf_record *const *)a;
-	const struct acct_bpf_record *y = *(const struct acct_bpf_record *const *)b;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
 /* Whether the record at p (len bytes left) is whole and consistent. */
 static bool record_ok(const char *p, size_t len)
 {
@@ -448,30 +434,6 @@ int acct_bpf_collector_read_no_stats(struct acct_bpf_collector *c, enum acct_hie
 				     struct acct_bpf_snapshot *snap)
 {
 	return read_snapshot(c, hi, snap, ACCT_BPF_LEAN_STATS);
-}
-
-const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id)
-{
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->rec[mid]->id == id)
-			return s->rec[mid];
-		if (s->rec[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-void acct_bpf_snapshot_census(const struct acct_bpf_snapshot *s, unsigned max_level,
-			      struct acct_cgroup_census *ret)
-{
-	*ret = (struct acct_cgroup_census){ 0 };
-	for (size_t i = 0; i < s->n; i++)
-		if (s->rec[i]->level >= 0 && (unsigned)s->rec[i]->level <= max_level)
-			acct_cgroup_census_add(ret, s->rec[i]->id);
 }
 
 /* Read one iterator session from fd into c->buf at offset `at`; returns the
@@ -645,15 +607,8 @@ static int read_snapshot(struct acct_bpf_collector *c, enum acct_hierarchy hi, s
 		snap->rec[snap->n++] = r;
 		off += r->size;
 	}
-	size_t n = snap->n;
-	/* Pre-order is mostly id order already (ids grow with creation); the
-	 * sessions of a partitioned walk are not. */
-	bool sorted = true;
-	for (size_t i = 1; i < n && sorted; i++)
-		sorted = snap->rec[i - 1]->id < snap->rec[i]->id;
-	if (!sorted)
-		qsort(snap->rec, n, sizeof(*snap->rec), compare_id);
-	return (int)MIN(n, (size_t)INT32_MAX);
+	(void)acct_bpf_snapshot_sort(snap);
+	return (int)MIN(snap->n, (size_t)INT32_MAX);
 }
 
 static int read_one_as(const struct acct_bpf_collector *c, enum acct_hierarchy hi, const char *dir, unsigned lean,

@@ -73,17 +73,42 @@ const struct acct_memcg_batching *acct_bpf_collector_batching(const struct acct_
 /* Whether any hierarchy is served. */
 bool acct_bpf_collector_any(const struct acct_bpf_collector *c);
 
-/* Records of one walk: their bytes, and an index sorted by id. */
+/* Records of one walk: their bytes, and an index sorted by id. A snapshot
+ * walked again keeps the order its last sort found (walk_ids, walk_perm):
+ * where the kernel gives the same ids in the same order, the index is that
+ * order again, with no sort (acct_bpf_snapshot_sort()). */
 struct acct_bpf_snapshot {
 	char *data;
 	size_t data_size;
 	const struct acct_bpf_record **rec; /* into data */
 	size_t n, cap;
 	uint64_t read_us; /* monotonic time the walk started */
+	/* The last sort: its records' ids in walk order, and for each sorted
+	 * position the walk's index of its record; walk_n 0: none kept. */
+	uint64_t *walk_ids;
+	uint32_t *walk_perm;
+	const struct acct_bpf_record **scratch; /* walk_cap pointers */
+	size_t walk_n, walk_cap;
+	uint64_t sorts, sorts_reused;           /* sorts needed, and those the kept order made */
 };
 void acct_bpf_snapshot_clear(struct acct_bpf_snapshot *s);
+/* Sort s->rec[0..n), records in walk order, by id. Where the ids are those
+ * of the last sort, in the same order (each one compared: O(n)), the kept
+ * permutation orders them; otherwise qsort (O(n log n)), and that order is
+ * kept for the next walk (not without memory for it: then the next walk
+ * sorts too). Records already in id order are left as they are. Returns
+ * whether a sort was needed. */
+bool acct_bpf_snapshot_sort(struct acct_bpf_snapshot *s);
 /* The record of cgroup id, or NULL. O(log n). */
 const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id);
+/* The same, trying *hint first (a position in s->rec, any value): a caller
+ * that looks the same cgroup up walk after walk keeps its record's last
+ * position there, and while the hierarchy does not change finds it in O(1),
+ * where the binary search touched log2(n) records. The hint is only a guess:
+ * the record at it is returned only if its id is id. *hint is set to the
+ * record's position (unchanged when there is none). */
+const struct acct_bpf_record *acct_bpf_snapshot_find_hint(const struct acct_bpf_snapshot *s, uint64_t id,
+							   uint32_t *hint);
 /* The census (cgroup-census.h) of the cgroups of a whole walk at levels
  * 0..max_level (the root is level 0), into *ret. The kernel's iterator skips
  * cgroups being destroyed, so these are the hierarchy's directories. O(n). */

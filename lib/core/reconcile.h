@@ -29,6 +29,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ledger.h"
 #include "sampler.h"
@@ -62,6 +63,13 @@ struct acct_reconcile_report {
 void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, size_t n,
 			 const struct acct_pass_report *pass, const char *meminfo_path, bool hierarchical_memory,
 			 struct acct_sampler *reread, struct acct_reconcile_report *rep);
+
+/* The index in cgs[0..n) (sorted by path, as from acct_ledger_snapshot()) of
+ * each cgroup's parent into ret[0..n): the cgroup whose path is its
+ * dirname, or -1 where the array has none, and for the root and the top
+ * level (whose parent, the root, is not checked). One walk of the array,
+ * O(n) (reconcile.c says why it holds). Returns 0 or -ENOMEM. */
+int acct_reconcile_parents(struct acct_cgroup *const *cgs, size_t n, ssize_t *ret);
 
 /* The root_meminfo check alone, with the root's memory as the ledger holds it
  * now (rep->root_memory) and meminfo read again: after a pass that moved the

@@ -312,8 +312,14 @@ void sampler_bpf_lookup(struct sample_ctx *x)
 	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
 		if (!(h & (1u << i)))
 			continue;
+		/* By its position in the last walk: an unchanged hierarchy's
+		 * record is where it was (the binary search of every cgroup and
+		 * pass touched 14 records at 10,000 cgroups to find it). */
 		const struct acct_bpf_record *r =
-			s->snap_valid[i] ? acct_bpf_snapshot_find(&s->snap[i], acct_cgroup_get_inode(x->cg, (enum acct_hierarchy)i)) : NULL;
+			s->snap_valid[i] ? acct_bpf_snapshot_find_hint(&s->snap[i],
+								       acct_cgroup_get_inode(x->cg, (enum acct_hierarchy)i),
+								       &x->st->rec_hint[i])
+					 : NULL;
 		if (!r) {
 			all = false;
 			continue;

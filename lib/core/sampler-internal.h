@@ -102,6 +102,8 @@ struct cg_state {
 	bool psi_quiet;          /* its totals equalled the read's before */
 	bool psi_averages;       /* an average was not 0 at that read */
 	uint64_t moving_gen;     /* s->moving_gen when it joined s->moving (its memory moved) */
+	uint32_t rec_hint[_ACCT_HIER_MAX]; /* its record's position in the last snapshot of each
+					    * hierarchy (sampler_bpf_lookup(), acct_bpf_snapshot_find_hint()) */
 	bool cpu_bandwidth;      /* its last cpu.stat counted bandwidth periods: its CPU is never
 				  * pruned (sampler-prune.c, sampler_prune_decide()) */
 	uint32_t fds_open;       /* bit per enum file_role whose descriptor is kept (fd[] >= 0): an

@@ -599,6 +599,67 @@ def test_churn_of_1000_cgroups(tree, tmp_path):
     assert mismatches == [], mismatches
 
 
+def test_changes_under_steady_siblings(tree, tmp_path):
+    """Each cgroup's record is found by its position in the last walk, and a
+    walk in the same order as the last is indexed by the order that walk's
+    sort found (acct_bpf_snapshot_find_hint(), acct_bpf_snapshot_sort()):
+    under idle siblings with a sleeping task each, a cgroup whose memory
+    grows, a task that arrives in an empty one, a cgroup made and one
+    removed between two passes (the walk's count unchanged, every position
+    after them moved) are each served as the files say, and the steady
+    siblings keep their own values, with ages of a few passes."""
+    tree.mkdir()
+    rels = ["s%02d" % i for i in range(8)]
+    for r in rels:
+        tree.mkdir(r)
+        tree.spawn(r, HOLD, 1)
+    tree.mkdir("empty")
+    c = conf(tmp_path, tree, "bpf", sampling__fast_interval="200ms")
+
+    def check(rel, before, after, recs):
+        files = before[0]
+        (d_,) = recs
+        assert served(d_, "memory") == files["memory"], (rel, served(d_, "memory"), files)
+        assert served(d_, "memory.peak") == files["memory.peak"], (rel, d_["values"], files)
+
+    def young(d, rel):
+        v = get(d, tree.path(rel))["values"]["memory"]
+        assert v["age_us"] < 10 * 1000000, (rel, v)  # a few 200 ms passes on a loaded machine
+
+    with daemon(tmp_path, c) as d:
+        d.next_state(2, timeout=60)
+        stable_compare(tree, rels + ["empty"], [d], check)
+        # memory grows in one, under steady siblings
+        tree.spawn("s03", HOLD, 24)
+        d.next_state(2, timeout=60)
+        stable_compare(tree, rels + ["empty"], [d], check)
+        assert served(get(d, tree.path("s03")), "memory") >= 24 * MiB
+        # a task arrives in the empty one
+        tree.spawn("empty", HOLD, 8)
+        d.next_state(2, timeout=60)
+        stable_compare(tree, rels + ["empty"], [d], check)
+        assert served(get(d, tree.path("empty")), "memory") >= 8 * MiB
+        # one made, one removed, between two passes
+        tree.mkdir("new")
+        tree.spawn("new", HOLD, 4)
+        gone = tree.procs[1]  # s01's task
+        gone.kill()
+        gone.wait()
+        tree.rmdir(tree.dir("s01"))
+        left = [r for r in rels if r != "s01"] + ["empty", "new"]
+        deadline = time.monotonic() + 60
+        while tree.path("s01") in listed(d, tree.base) and time.monotonic() < deadline:
+            d.next_state(1, timeout=30)
+        assert tree.path("s01") not in listed(d, tree.base)
+        d.next_state(2, timeout=60)
+        stable_compare(tree, left, [d], check)
+        assert served(get(d, tree.path("new")), "memory") >= 4 * MiB
+        for r in left:
+            young(d, r)
+        b = status(d)["last_fast_pass"]["bpf"]
+        assert b["mismatches"] == 0, b
+
+
 def test_flickering_memory_is_no_mismatch(tree, tmp_path):
     """Memory that falls and rises again between the two file readings of a
     cross-check (a task that maps, touches and unmaps 1 MiB in a loop) is
