@@ -12,7 +12,11 @@
  * inotify event for (hierarchy, directory, name) is a resync of that one path
  * in that one hierarchy. Because an event only says where to look, stale,
  * duplicate or reordered events (after an overflow, or the IN_DELETE of a
- * directory recreated since) cannot corrupt the set. */
+ * directory recreated since) cannot corrupt the set.
+ *
+ * It is long because the set, its walk, its watches, the filters that prune
+ * the walk and the census all work on the same nodes and their invariants;
+ * split, each part would reach into the others' state. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
