@@ -61,6 +61,22 @@ static struct {
 	unsigned walks[_ACCT_HIER_MAX];
 } fake;
 
+/* The allocation of a walk alone's table of outcomes fails when armed
+ * (reallocarray() wrapped: the one of bool elements). */
+static bool fail_bool_table;
+
+void *__real_reallocarray(void *p, size_t n, size_t size);
+void *__wrap_reallocarray(void *p, size_t n, size_t size);
+void *__wrap_reallocarray(void *p, size_t n, size_t size)
+{
+	if (fail_bool_table && size == sizeof(bool)) {
+		fail_bool_table = false;
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_reallocarray(p, n, size);
+}
+
 static int dummy_collector;
 #define COLL ((struct acct_bpf_collector *)&dummy_collector)
 
@@ -86,7 +102,18 @@ unsigned __wrap_acct_bpf_collector_node_items(const struct acct_bpf_collector *c
 	return 0;
 }
 
-static int fill(enum acct_hierarchy h, struct acct_bpf_snapshot *snap)
+/* The flags a lean record keeps (cgroup-iter.bpf.c, ACCT_BPF_LEAN_COUNTERS:
+ * the page counters only). */
+#define LEAN_FLAGS (ACCT_BPF_F_POPULATED | ACCT_BPF_F_MEMCG | ACCT_BPF_F_HIGH)
+
+static void make_lean(struct acct_bpf_record *r)
+{
+	r->flags &= LEAN_FLAGS;
+	r->nr_state = 0;
+	r->size = sizeof(*r);
+}
+
+static int fill(enum acct_hierarchy h, struct acct_bpf_snapshot *snap, bool lean)
 {
 	size_t n = fake.n[h];
 	fake.walks[h]++;
@@ -102,6 +129,8 @@ static int fill(enum acct_hierarchy h, struct acct_bpf_snapshot *snap)
 	/* the index sorted by id: the test adds records in increasing id */
 	for (size_t i = 0; i < n; i++) {
 		snap->rec[i] = (const struct acct_bpf_record *)(snap->data + i * sizeof(struct rec));
+		if (lean)
+			make_lean((struct acct_bpf_record *)(snap->data + i * sizeof(struct rec)));
 		if (i)
 			assert_true(snap->rec[i - 1]->id < snap->rec[i]->id);
 	}
@@ -113,7 +142,7 @@ int __wrap_acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hiera
 int __wrap_acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy h, struct acct_bpf_snapshot *snap)
 {
 	(void)c;
-	return fill(h, snap);
+	return fill(h, snap, false);
 }
 
 int __wrap_acct_bpf_collector_read_lean(struct acct_bpf_collector *c, enum acct_hierarchy h,
@@ -122,7 +151,7 @@ int __wrap_acct_bpf_collector_read_lean(struct acct_bpf_collector *c, enum acct_
 					struct acct_bpf_snapshot *snap)
 {
 	(void)c;
-	return fill(h, snap);
+	return fill(h, snap, true);
 }
 
 int __wrap_acct_bpf_collector_read_no_stats(struct acct_bpf_collector *c, enum acct_hierarchy h,
@@ -131,7 +160,7 @@ int __wrap_acct_bpf_collector_read_no_stats(struct acct_bpf_collector *c, enum a
 					    struct acct_bpf_snapshot *snap)
 {
 	(void)c;
-	return fill(h, snap);
+	return fill(h, snap, false); /* the stand-in's records keep their stats */
 }
 
 /* One cgroup's record by its directory: the test's cgroups are one letter,
@@ -156,6 +185,7 @@ int __wrap_acct_bpf_collector_read_one_lean(const struct acct_bpf_collector *c, 
 	for (size_t i = 0; i < fake.n[h]; i++)
 		if (fake.recs[h][i].r.id == id) {
 			*ret = fake.recs[h][i].r;
+			make_lean(ret);
 			return 0;
 		}
 	return -ENOENT;
@@ -634,8 +664,13 @@ static void test_unconfirmed(void **state)
 	add(t, "/a", UNI);
 	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
 	ra->usage = 30;
-	mem_file(t, "/a", "memory.current", 99 * PAGE);
+	/* pinned, agreeing: the first verdict, in bytes */
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
 	fake.pinned = true;
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_mismatches, 0);
+	assert_int_equal(t->rep.bpf_checks, 1);
+	mem_file(t, "/a", "memory.current", 99 * PAGE);
 	pass(t, ACCT_PASS_FAST);
 	assert_int_equal(t->rep.bpf_mismatches, 1);
 	assert_int_equal(t->rep.bpf_checks, 1);
@@ -697,13 +732,31 @@ static void test_walk_alone(void **state)
 	assert_int_equal(value(a, ACCT_Q_MEMORY), 50 * PAGE);
 }
 
+/* Out of memory for a walk alone's tables: the hierarchy is walked. */
+static void test_walk_alone_no_memory(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	ra->usage = 30;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	ra->usage = 40;
+	mem_file(t, "/a", "memory.current", 40 * PAGE);
+	fail_bool_table = true;
+	pass(t, ACCT_PASS_KERNEL);
+	assert_false(fail_bool_table);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 2);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 40 * PAGE);
+}
+
 /* A walk refused for too many cgroups for a pinned iterator is no error;
  * the census of a hierarchy not walked is a lean walk of it, empty or not,
  * and one refused is left out. */
 static void test_census(void **state)
 {
 	struct tree *t = *state;
-	fake.serves = UNI | MEM | H(ACCT_HIER_CPUACCT);
+	fake.serves = UNI | MEM | H(ACCT_HIER_CPUACCT) | H(ACCT_HIER_CPU);
 	add(t, "/a", UNI);
 	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_POPULATED);
 	ra->usage = 30;
@@ -744,6 +797,56 @@ static void test_psi_walk(void **state)
 	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 1);
 }
 
+/* The cross-check's memory file opened as descriptor 0 (a daemon started
+ * with its standard input closed) is read like any other. */
+static void test_stdin_closed(void **state)
+{
+	struct tree *t = *state;
+	add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	ra->usage = 30;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_checks, 1);
+	int saved = dup(0);
+	assert_true(saved > 0);
+	close(0); /* the walk's first open, before the pass reads any file, gets 0 */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+	assert_int_equal(t->rep.bpf_checks, 1);
+	assert_int_equal(t->rep.bpf_mismatches, 0);
+}
+
+/* A record's stats replace the ledger's, a 0 included; over the budget a
+ * memory.stat that cannot be read leaves the record's. */
+static void test_stats_kept(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_STATS);
+	ra->usage = 30;
+	set_stats(t, "/a", ra);
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(memstat(t, a, "anon"), 12 * PAGE);
+	state_of(ra)[2] = 0; /* anon */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(memstat(t, a, "anon"), 0);
+
+	/* a bound of 456 pages over a budget of 1 MiB, and no memory.stat */
+	state_of(ra)[2] = 20;
+	ra->stats_updates = 200;
+	struct acct_ledger_budgets b = { .bytes = 1 << 20 };
+	acct_ledger_set_budgets(t->ledger, &b);
+	assert_true(acct_memcg_stat_bound(&t->o.batching, 200) > (uint64_t)b.bytes);
+	xrm_rf(t->base, "unified/a/memory.stat");
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_stat_reads, 1);
+	assert_int_equal(memstat(t, a, "anon"), 20 * PAGE);
+	assert_int_equal(memstat_bound(a), acct_memcg_stat_bound(&t->o.batching, 200));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -757,8 +860,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unconfirmed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_alone_no_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_census, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_walk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_closed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
