@@ -508,6 +508,10 @@ static void test_stat_map(void **state)
 	for (unsigned i = 0; i < m->n; i++)
 		for (unsigned j = i + 1; j < m->n; j++)
 			assert_false(m->e[i].index == m->e[j].index);
+	/* v1: the hierarchical keys only (the local ones come from per-cgroup
+	 * counters, not the record's state[]) */
+	for (unsigned i = 0; i < m->n; i++)
+		assert_int_equal(strncmp(m->e[i].key, "total_", 6), 0);
 
 	/* a1's known workload: each mapped key within the stat bound of the file */
 	const struct acct_memcg_batching *b = acct_bpf_collector_batching(coll);
