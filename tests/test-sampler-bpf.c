@@ -1,0 +1,870 @@
+/* test-sampler-bpf.c - the sampler's BPF path (lib/core/sampler-bpf.c)
+ * without the kernel: records made by hand, served by a stand-in collector,
+ * and what the ledger then holds.
+ *
+ * The collector's calls that the sampler makes are wrapped (ld --wrap,
+ * tests/meson.build): each walk copies the test's records of a hierarchy into
+ * the sampler's snapshot, as acct_bpf_collector_read() lays them out (the
+ * records' bytes, and an index sorted by id), and a read of one cgroup
+ * answers its record, or -EPERM (a pinned iterator) when the test says so.
+ * The cgroups live on a temporary tree (tests/test-tree.c) whose files the
+ * sampler reads for the rest (CPU, I/O) and the cross-checks read around a
+ * walk (memory.current, memory.stat). What is checked: memory and its
+ * limits from the page counters (pages to bytes), the page counters' bound
+ * by the record's descendants (acct_memcg_memory_bound()), memory.stat keys
+ * through the collector's index map with the stat bound, the working set,
+ * unchanged records renewing ages only, populated as the OR of the records
+ * of every hierarchy, the events, and the cross-check: a mismatch confirmed
+ * ACCT_BPF_MISMATCH_PASSES passes in a row moves memory back to files. */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bpf-collector.h"
+#include "cgroup-layout.h"
+#include "counter.h"
+#include "ledger.h"
+#include "memcg-bounds.h"
+#include "sampler.h"
+#include "test-tree.h"
+#include "util.h"
+
+#define PAGE 4096
+#define H(h) (1u << (h))
+#define UNI H(ACCT_HIER_UNIFIED)
+#define MEM H(ACCT_HIER_MEMORY)
+
+/* ---- the stand-in collector ------------------------------------------------ */
+
+#define NR_STATE 8
+struct rec {
+	struct acct_bpf_record r;
+	long long state[NR_STATE];
+};
+
+static struct {
+	uint32_t serves;                  /* hierarchies walked */
+	struct rec recs[_ACCT_HIER_MAX][8];
+	size_t n[_ACCT_HIER_MAX];
+	bool pinned;                      /* read_one answers -EPERM */
+	bool gone;                        /* read_one answers -ENOENT (and writes garbage) */
+	uint32_t e2big;                   /* hierarchies whose walk answers -E2BIG */
+	unsigned walks[_ACCT_HIER_MAX];
+} fake;
+
+/* The allocation of a walk alone's table of outcomes fails when armed
+ * (reallocarray() wrapped: the one of bool elements). */
+static bool fail_bool_table;
+
+void *__real_reallocarray(void *p, size_t n, size_t size);
+void *__wrap_reallocarray(void *p, size_t n, size_t size);
+void *__wrap_reallocarray(void *p, size_t n, size_t size)
+{
+	if (fail_bool_table && size == sizeof(bool)) {
+		fail_bool_table = false;
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_reallocarray(p, n, size);
+}
+
+static int dummy_collector;
+#define COLL ((struct acct_bpf_collector *)&dummy_collector)
+
+bool __wrap_acct_bpf_collector_serves(const struct acct_bpf_collector *c, enum acct_hierarchy h);
+bool __wrap_acct_bpf_collector_serves(const struct acct_bpf_collector *c, enum acct_hierarchy h)
+{
+	assert_ptr_equal(c, COLL);
+	return (unsigned)h < _ACCT_HIER_MAX && (fake.serves & H(h));
+}
+
+bool __wrap_acct_bpf_collector_any(const struct acct_bpf_collector *c);
+bool __wrap_acct_bpf_collector_any(const struct acct_bpf_collector *c)
+{
+	return c == COLL && fake.serves;
+}
+
+unsigned __wrap_acct_bpf_collector_node_items(const struct acct_bpf_collector *c, enum acct_hierarchy h,
+					      uint32_t *units);
+unsigned __wrap_acct_bpf_collector_node_items(const struct acct_bpf_collector *c, enum acct_hierarchy h,
+					      uint32_t *units)
+{
+	(void)c, (void)h, (void)units;
+	return 0;
+}
+
+/* The flags a lean record keeps (cgroup-iter.bpf.c, ACCT_BPF_LEAN_COUNTERS:
+ * the page counters only). */
+#define LEAN_FLAGS (ACCT_BPF_F_POPULATED | ACCT_BPF_F_MEMCG | ACCT_BPF_F_HIGH)
+
+static void make_lean(struct acct_bpf_record *r)
+{
+	r->flags &= LEAN_FLAGS;
+	r->nr_state = 0;
+	r->size = sizeof(*r);
+}
+
+static int fill(enum acct_hierarchy h, struct acct_bpf_snapshot *snap, bool lean)
+{
+	size_t n = fake.n[h];
+	fake.walks[h]++;
+	if (fake.e2big & H(h))
+		return -E2BIG;
+	acct_bpf_snapshot_clear(snap);
+	snap->data = calloc(n ? n : 1, sizeof(struct rec));
+	snap->rec = calloc(n ? n : 1, sizeof(*snap->rec));
+	assert_non_null(snap->data);
+	assert_non_null(snap->rec);
+	memcpy(snap->data, fake.recs[h], n * sizeof(struct rec));
+	snap->data_size = n * sizeof(struct rec);
+	/* the index sorted by id: the test adds records in increasing id */
+	for (size_t i = 0; i < n; i++) {
+		snap->rec[i] = (const struct acct_bpf_record *)(snap->data + i * sizeof(struct rec));
+		if (lean)
+			make_lean((struct acct_bpf_record *)(snap->data + i * sizeof(struct rec)));
+		if (i)
+			assert_true(snap->rec[i - 1]->id < snap->rec[i]->id);
+	}
+	snap->n = snap->cap = n;
+	return (int)n;
+}
+
+int __wrap_acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy h, struct acct_bpf_snapshot *snap);
+int __wrap_acct_bpf_collector_read(struct acct_bpf_collector *c, enum acct_hierarchy h, struct acct_bpf_snapshot *snap)
+{
+	(void)c;
+	return fill(h, snap, false);
+}
+
+int __wrap_acct_bpf_collector_read_lean(struct acct_bpf_collector *c, enum acct_hierarchy h,
+					struct acct_bpf_snapshot *snap);
+int __wrap_acct_bpf_collector_read_lean(struct acct_bpf_collector *c, enum acct_hierarchy h,
+					struct acct_bpf_snapshot *snap)
+{
+	(void)c;
+	return fill(h, snap, true);
+}
+
+int __wrap_acct_bpf_collector_read_no_stats(struct acct_bpf_collector *c, enum acct_hierarchy h,
+					    struct acct_bpf_snapshot *snap);
+int __wrap_acct_bpf_collector_read_no_stats(struct acct_bpf_collector *c, enum acct_hierarchy h,
+					    struct acct_bpf_snapshot *snap)
+{
+	(void)c;
+	return fill(h, snap, false); /* the stand-in's records keep their stats */
+}
+
+/* One cgroup's record by its directory: the test's cgroups are one letter,
+ * "/a" is the record of id 100 (see add()). */
+int __wrap_acct_bpf_collector_read_one_lean(const struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
+					    struct acct_bpf_record *ret);
+int __wrap_acct_bpf_collector_read_one_lean(const struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
+					    struct acct_bpf_record *ret)
+{
+	(void)c;
+	if (fake.pinned)
+		return -EPERM;
+	if (fake.gone) {
+		memset(ret, 0x5a, sizeof(*ret)); /* what a caller must not use */
+		return -ENOENT;
+	}
+	size_t len = strlen(dir);
+	while (len && dir[len - 1] == '/') /* the sampler names the directory "PATH/" */
+		len--;
+	assert_true(len >= 2 && dir[len - 2] == '/');
+	uint64_t id = 100 + (uint64_t)(dir[len - 1] - 'a');
+	for (size_t i = 0; i < fake.n[h]; i++)
+		if (fake.recs[h][i].r.id == id) {
+			*ret = fake.recs[h][i].r;
+			make_lean(ret);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* ---- the fixture ------------------------------------------------------------ */
+
+struct tree {
+	char *base;
+	struct acct_hierarchies L;
+	struct acct_domain *domain;
+	struct acct_ledger *ledger;
+	struct acct_sampler *s;
+	struct acct_sampler_options o;
+	struct acct_bpf_stat_map map;
+	struct acct_pass_report rep;
+};
+
+/* The stat map: memory.stat's key, the record's slot, bytes per unit. */
+static const struct {
+	const char *key;
+	uint16_t index;
+	uint32_t unit;
+} map_v2[] = {
+	{ "inactive_file", 0, PAGE }, { "sock", 1, 1 }, { "anon", 2, PAGE }, { "file", 3, PAGE },
+	{ "kernel_stack", 4, 1024 }, { "pagetables", 5, PAGE }, { "slab_reclaimable", 6, PAGE },
+	{ "slab_unreclaimable", 7, PAGE },
+};
+
+static int setup(void **state)
+{
+	struct tree *t = calloc(1, sizeof(*t));
+	assert_non_null(t);
+	memset(&fake, 0, sizeof(fake));
+	t->base = make_tmpdir("test-sampler-bpf");
+	make_hybrid(t->base);
+	t->L.mode = ACCT_CGROUP_HYBRID;
+	t->L.root = t->base;
+	t->L.mount[ACCT_HIER_UNIFIED] = xjoin(t->base, "unified");
+	t->L.mount[ACCT_HIER_MEMORY] = xjoin(t->base, "memory");
+	t->L.mount[ACCT_HIER_CPUACCT] = xjoin(t->base, "cpu,cpuacct");
+	t->L.mount[ACCT_HIER_CPU] = xjoin(t->base, "cpu");
+	t->L.v2_memory = true;
+	/* a budget of 4 MiB: a record's stats within it are taken */
+	struct acct_ledger_budgets b = { .bytes = 4 << 20 };
+	assert_int_equal(acct_domain_new(NULL, &t->domain), 0);
+	assert_int_equal(acct_ledger_new(t->domain, &b, &t->ledger), 0);
+	for (size_t i = 0; i < ELEMENTSOF(map_v2); i++) {
+		snprintf(t->map.e[i].key, sizeof(t->map.e[i].key), "%s", map_v2[i].key);
+		t->map.e[i].index = map_v2[i].index;
+		t->map.e[i].unit = map_v2[i].unit;
+	}
+	t->map.n = ELEMENTSOF(map_v2);
+	fake.serves = UNI;
+	t->o = (struct acct_sampler_options){
+		.layout = &t->L, .workers = 1, .user_hz = 100, .page_size = PAGE, .nr_nodes = 1,
+		.collector = COLL, .stat_map = &t->map, .kernel_bounds = true,
+		/* 4 stock slots: the bound depends on the descendants */
+		.batching = { .nr_cpus = 4, .charge_batch = 64, .stock_slots = 4, .page_size = PAGE },
+	};
+	*state = t;
+	return 0;
+}
+
+static struct acct_sampler *sampler(struct tree *t)
+{
+	if (!t->s)
+		assert_int_equal(acct_sampler_new(&t->o, t->ledger, &t->s), 0);
+	return t->s;
+}
+
+static int teardown(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup **all = NULL;
+	int n = acct_ledger_snapshot(t->ledger, true, &all);
+	for (int i = 0; i < n; i++)
+		acct_sampler_release(all[i], t->s);
+	free(all);
+	acct_sampler_free(t->s);
+	acct_ledger_free(t->ledger);
+	acct_domain_free(t->domain);
+	rm_rf(t->base);
+	free(t->base);
+	for (int h = 0; h < _ACCT_HIER_MAX; h++)
+		free(t->L.mount[h]);
+	free(t);
+	return 0;
+}
+
+/* Cgroup "/x" (one letter) in the hierarchies given, its directory inode
+ * 100 + (x - 'a') in each, and its directory in each of their trees. */
+static struct acct_cgroup *add(struct tree *t, const char *path, uint32_t hierarchies)
+{
+	struct acct_cgroup *cg = NULL;
+	struct acct_cgroup_id id = { .path = path, .depth = 1, .hierarchies = hierarchies };
+	for (int h = 0; h < _ACCT_HIER_MAX; h++)
+		if (hierarchies & H(h)) {
+			id.inode[h] = 100 + (uint64_t)(path[1] - 'a');
+			char rel[64];
+			snprintf(rel, sizeof(rel), "%s%s", h == ACCT_HIER_UNIFIED ? "unified" : "memory", path);
+			if (h == ACCT_HIER_UNIFIED || h == ACCT_HIER_MEMORY)
+				xmkdir(t->base, rel);
+		}
+	assert_int_equal(acct_ledger_add(t->ledger, &id, 1, &cg), 0);
+	return cg;
+}
+
+/* A record of cgroup "/x" in hierarchy h; the caller fills the rest. */
+static struct acct_bpf_record *record(const char *path, enum acct_hierarchy h, uint32_t flags)
+{
+	struct rec *r = &fake.recs[h][fake.n[h]++];
+	memset(r, 0, sizeof(*r));
+	r->r.magic = ACCT_BPF_RECORD_MAGIC;
+	r->r.size = sizeof(*r);
+	r->r.id = 100 + (uint64_t)(path[1] - 'a');
+	r->r.level = 1;
+	r->r.flags = flags;
+	r->r.nr_state = NR_STATE;
+	r->r.max = r->r.swap_max = r->r.high = 1ull << 51; /* PAGE_COUNTER_MAX-like: no limit */
+	return &r->r;
+}
+
+static long long *state_of(struct acct_bpf_record *r)
+{
+	return ((struct rec *)r)->state;
+}
+
+/* A memory file of "/x" in the unified tree ("memory/..." files in the v1
+ * memory tree), as the cross-check reads it. */
+static void mem_file(struct tree *t, const char *path, const char *file, uint64_t v)
+{
+	char rel[64], text[32];
+	snprintf(rel, sizeof(rel), "%s%s/%s", strncmp(file, "memory.usage", 12) == 0 ? "memory" : "unified", path, file);
+	snprintf(text, sizeof(text), "%" PRIu64 "\n", v);
+	xwrite(t->base, rel, text);
+}
+
+/* The record's stats as its memory.stat would show them (v2 keys). */
+static void set_stats(struct tree *t, const char *path, struct acct_bpf_record *r)
+{
+	static const long long v[NR_STATE] = { 10, 333, 12, 5, 3, 1, 2, 1 };
+	char rel[64], text[512];
+	size_t off = 0;
+	memcpy(state_of(r), v, sizeof(v));
+	for (size_t i = 0; i < ELEMENTSOF(map_v2); i++)
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "%s %lld\n", map_v2[i].key,
+					v[map_v2[i].index] * (long long)map_v2[i].unit);
+	snprintf(rel, sizeof(rel), "unified%s/memory.stat", path);
+	xwrite(t->base, rel, text);
+}
+
+/* The page counters' bound of a record with d descendants. */
+static uint64_t mem_bound(struct tree *t, int d)
+{
+	return acct_memcg_memory_bound(&t->o.batching, d);
+}
+
+static uint64_t now;
+
+static void pass(struct tree *t, unsigned flags)
+{
+	struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(t->ledger, false, &cgs);
+	assert_true(n >= 0);
+	now = acct_now_us();
+	assert_int_equal(acct_sampler_run(sampler(t), cgs, (size_t)n, flags, now, &t->rep), 0);
+	free(cgs);
+	if (getenv("DEBUG_PASS"))
+		printf("pass %#x: cgroups %" PRIu64 " records %" PRIu64 " checks %" PRIu64 " mismatches %" PRIu64
+		       " fallbacks %" PRIu64 " unreadable %" PRIu64 " '%s'\n",
+		       flags, t->rep.bpf_cgroups, t->rep.bpf_records, t->rep.bpf_checks, t->rep.bpf_mismatches,
+		       t->rep.bpf_fallbacks, t->rep.errors[ACCT_ERR_UNREADABLE], t->rep.last_mismatch);
+}
+
+static int64_t value(struct acct_cgroup *cg, enum acct_quantity q)
+{
+	struct acct_reading rd;
+	if (!acct_cgroup_get(cg, q, true, &rd))
+		return INT64_MIN; /* never read */
+	return rd.value;
+}
+
+static int64_t memstat(struct tree *t, struct acct_cgroup *cg, const char *key)
+{
+	struct acct_cgroup_values v;
+	acct_cgroup_read(cg, ACCT_READ_MEMORY, now, &v);
+	if (!v.memstat)
+		return INT64_MIN;
+	int64_t x = acct_memstat_value(v.memstat, acct_ledger_memstat_intern(t->ledger, key));
+	return x < 0 ? INT64_MIN : x; /* -1: never set */
+}
+
+static uint64_t memstat_bound(struct acct_cgroup *cg)
+{
+	struct acct_cgroup_values v;
+	acct_cgroup_read(cg, ACCT_READ_MEMORY, now, &v);
+	return v.memstat_bound;
+}
+
+/* ---- the tests -------------------------------------------------------------- */
+
+/* v2: every memory value from the record, in bytes, with the kernel's bounds;
+ * the stat keys through the map (each slot to its key, times its unit). */
+static void test_values_v2(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_cgroup *b = add(t, "/b", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED,
+					    ACCT_BPF_F_POPULATED | ACCT_BPF_F_MEMCG | ACCT_BPF_F_HIGH | ACCT_BPF_F_STATS |
+						    ACCT_BPF_F_EVENTS);
+	ra->usage = 30;
+	ra->watermark = 50;
+	ra->max = 100;
+	ra->high = 80;
+	ra->swap_usage = 7;
+	ra->swap_max = 9;
+	ra->nr_descendants = 2;
+	ra->stats_updates = 3;
+	ra->events[ACCT_BPF_EV_HIGH] = 4;
+	ra->events[ACCT_BPF_EV_MAX] = 5;
+	ra->events[ACCT_BPF_EV_OOM_KILL] = 1;
+	set_stats(t, "/a", ra); /* inactive_file 10 pages, sock 333 bytes, anon 12 pages, ... */
+	/* b: no memcg values, no high, not populated */
+	struct acct_bpf_record *rb = record("/b", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	rb->usage = 1;
+	rb->nr_descendants = 0;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	mem_file(t, "/b", "memory.current", 1 * PAGE);
+
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_cgroups, 2);
+	assert_int_equal(t->rep.bpf_records, 2);
+	assert_int_equal(t->rep.bpf_mismatches, 0);
+	assert_int_equal(t->rep.bpf_checks, 3); /* two memory files, one memory.stat */
+	assert_int_equal(t->rep.bpf_stat_reads, 0);
+	assert_int_equal(t->rep.bpf_unbounded, 0);
+	assert_true(t->rep.bpf_walk_us < 60000000u);
+	assert_int_equal(acct_sampler_bpf_parts(t->s),
+			 ACCT_BPF_PART_POPULATED | ACCT_BPF_PART_MEMORY | ACCT_BPF_PART_STAT);
+	assert_int_equal(t->rep.bpf_fallbacks, 0);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 30 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_PEAK), 50 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_MAX), 100 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_HIGH), 80 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_SWAP), 7 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_SWAP_MAX), 9 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_WORKING_SET), 20 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_HIGH), 4);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_MAX), 5);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_OOM_KILL), 1);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_LOW), 0);
+	/* the page counters' bound: 3 of the 4 stock slots (itself and two descendants) */
+	uint64_t bound_a = acct_memcg_memory_bound(&t->o.batching, 2);
+	assert_int_equal(bound_a, 4 * (3 * 64 + 1) * PAGE);
+	assert_int_equal(acct_cgroup_kernel_bound(a, ACCT_Q_MEMORY), bound_a);
+	assert_int_equal(acct_cgroup_kernel_bound(a, ACCT_Q_MEMORY_PEAK), bound_a);
+	assert_int_equal(acct_cgroup_kernel_bound(a, ACCT_Q_MEMORY_MAX), 0);
+	uint64_t stat_bound = acct_memcg_stat_bound(&t->o.batching, 3);
+	assert_int_equal(acct_cgroup_kernel_bound(a, ACCT_Q_WORKING_SET), bound_a + stat_bound);
+	assert_int_equal(memstat(t, a, "anon"), 12 * PAGE);
+	assert_int_equal(memstat(t, a, "inactive_file"), 10 * PAGE);
+	assert_int_equal(memstat(t, a, "sock"), 333);
+	assert_int_equal(memstat_bound(a), stat_bound);
+	/* NUMA on one node: the sum of the NUMA keys (anon, file, kernel stack,
+	 * page tables, slab) */
+	struct acct_reading rd;
+	assert_int_equal(acct_counter_read_node(a->numa, 0, &rd), 0);
+	assert_int_equal(rd.value, (12 + 5 + 1 + 2 + 1) * PAGE + 3 * 1024);
+	/* b: one stock slot, no limits: -1; no high without its flag */
+	assert_int_equal(value(b, ACCT_Q_MEMORY), PAGE);
+	assert_int_equal(acct_cgroup_kernel_bound(b, ACCT_Q_MEMORY), 4 * (64 + 1) * PAGE);
+	assert_int_equal(value(b, ACCT_Q_MEMORY_HIGH), INT64_MIN);
+	assert_int_equal(value(b, ACCT_Q_WORKING_SET), INT64_MIN);
+	/* populated from the records */
+	struct acct_cgroup_values v;
+	acct_cgroup_read(a, ACCT_READ_STATE, now, &v);
+	assert_true(v.populated);
+}
+
+/* More nodes than one without per-node records: no NUMA value from the keys. */
+static void test_numa_nodes(void **state)
+{
+	struct tree *t = *state;
+	t->o.nr_nodes = 2;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_STATS);
+	ra->usage = 30;
+	set_stats(t, "/a", ra);
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 30 * PAGE);
+	assert_int_equal(memstat(t, a, "anon"), 12 * PAGE);
+	struct acct_cgroup_values v;
+	acct_cgroup_read(a, ACCT_READ_MEMORY, now, &v);
+	assert_false(v.numa_known);
+}
+
+/* A record whose stat slots end before the inactive_file slot: no working set. */
+static void test_short_record(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_STATS);
+	ra->usage = 30;
+	set_stats(t, "/a", ra);
+	ra->nr_state = 0;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 30 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_WORKING_SET), INT64_MIN);
+	assert_int_equal(memstat(t, a, "anon"), INT64_MIN);
+}
+
+/* Unchanged records renew the ages of what they set and set nothing; a
+ * change of any page counter, of the descendants or of the events is
+ * applied. */
+static void test_unchanged(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_bpf_record *ra =
+		record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_HIGH | ACCT_BPF_F_EVENTS);
+	ra->usage = 30;
+	ra->watermark = 50;
+	ra->swap_usage = 7;
+	ra->events[ACCT_BPF_EV_HIGH] = 4;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	/* still once the memory's motion has decayed (a few passes) */
+	int passes = 0;
+	do {
+		pass(t, ACCT_PASS_FAST);
+		assert_int_equal(t->rep.bpf_cgroups, 1);
+	} while (t->rep.bpf_unchanged == 0 && ++passes < 200);
+	assert_int_equal(t->rep.bpf_unchanged, 1);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_unchanged, 1);
+	assert_int_equal(acct_cgroup_quantity_sampled(a, ACCT_Q_MEMORY), now);
+	assert_int_equal(acct_cgroup_quantity_sampled(a, ACCT_Q_MEMORY_PEAK), now);
+	assert_int_equal(acct_cgroup_quantity_sampled(a, ACCT_Q_SWAP), now);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 30 * PAGE);
+
+	ra->watermark = 60; /* the peak alone */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_unchanged, 0);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_PEAK), 60 * PAGE);
+	ra->swap_usage = 8; /* the swap alone */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_unchanged, 0);
+	assert_int_equal(value(a, ACCT_Q_SWAP), 8 * PAGE);
+	ra->high = 90; /* memory.high alone */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_unchanged, 0);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_HIGH), 90 * PAGE);
+	ra->nr_descendants = 3; /* the bound alone */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_unchanged, 0);
+	assert_int_equal(acct_cgroup_kernel_bound(a, ACCT_Q_MEMORY), mem_bound(t, 3));
+	ra->events[ACCT_BPF_EV_HIGH] = 6; /* the events alone */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_HIGH), 6);
+}
+
+/* Stats beyond the budget: uncounted updates (the kernel stopped counting)
+ * make a slow pass read memory.stat, and the working set comes from it; a
+ * stat bound equal to the budget is within it. */
+static void test_budget(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_STATS);
+	ra->usage = 30;
+	ra->stats_updates = UINT64_MAX;
+	set_stats(t, "/a", ra);
+	/* the file says otherwise than the record: the file wins */
+	xwrite(t->base, "unified/a/memory.stat", "inactive_file 8192\nanon 4096\n");
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_stat_reads, 1);
+	assert_int_equal(t->rep.bpf_unbounded, 1);
+	assert_int_equal(memstat(t, a, "anon"), 4096);
+	assert_int_equal(value(a, ACCT_Q_WORKING_SET), 30 * PAGE - 8192);
+	assert_int_equal(acct_cgroup_kernel_bound(a, ACCT_Q_WORKING_SET),
+			 mem_bound(t, 0) + acct_memcg_file_stat_bound(&t->o.batching));
+
+	/* the bound exactly the budget: the record's */
+	ra->stats_updates = 5;
+	struct acct_ledger_budgets b = { .bytes = (int64_t)acct_memcg_stat_bound(&t->o.batching, 5) };
+	acct_ledger_set_budgets(t->ledger, &b);
+	set_stats(t, "/a", ra);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_stat_reads, 0);
+	assert_int_equal(t->rep.bpf_unbounded, 0);
+	assert_int_equal(memstat(t, a, "anon"), 12 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_WORKING_SET), 20 * PAGE);
+}
+
+/* v1: swap is memsw less memory, failcnt the "max" events, under_oom from
+ * the flag; the record's stats are not taken (memory.stat and the working
+ * set from the file in a slow pass); populated is the OR of the records of
+ * every hierarchy the cgroup is in. */
+static void test_v1(void **state)
+{
+	struct tree *t = *state;
+	t->L.v2_memory = false;
+	fake.serves = MEM | H(ACCT_HIER_CPUACCT);
+	struct acct_cgroup *a = add(t, "/a", MEM | H(ACCT_HIER_CPUACCT));
+	struct acct_cgroup *d = add(t, "/d", MEM | H(ACCT_HIER_CPUACCT));
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_MEMORY,
+					    ACCT_BPF_F_MEMCG | ACCT_BPF_F_STATS | ACCT_BPF_F_EVENTS | ACCT_BPF_F_UNDER_OOM);
+	ra->usage = 30;
+	ra->swap_usage = 37;
+	ra->failcnt = 3;
+	ra->events[ACCT_BPF_EV_OOM_KILL] = 2;
+	state_of(ra)[2] = 12;
+	struct acct_bpf_record *rd = record("/d", ACCT_HIER_MEMORY, ACCT_BPF_F_MEMCG);
+	rd->usage = 1;
+	rd->swap_usage = 1;
+	record("/a", ACCT_HIER_CPUACCT, ACCT_BPF_F_POPULATED);
+	record("/d", ACCT_HIER_CPUACCT, 0);
+	mem_file(t, "/a", "memory.usage_in_bytes", 30 * PAGE);
+	mem_file(t, "/d", "memory.usage_in_bytes", PAGE);
+	xwrite(t->base, "memory/a/memory.stat", "total_inactive_file 40960\ntotal_anon 5\n");
+
+	pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.bpf_cgroups, 2);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 30 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_SWAP), 7 * PAGE);
+	assert_int_equal(value(d, ACCT_Q_SWAP), 0);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_MAX), 3);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_OOM_KILL), 2);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_UNDER_OOM), 1);
+	assert_int_equal(value(d, ACCT_Q_MEMORY_UNDER_OOM), 0);
+	assert_int_equal(memstat(t, a, "anon"), INT64_MIN);
+	assert_int_equal(value(a, ACCT_Q_WORKING_SET), 30 * PAGE - 40960);
+	assert_int_equal(acct_cgroup_kernel_bound(a, ACCT_Q_WORKING_SET),
+			 mem_bound(t, 0) + acct_memcg_file_stat_bound(&t->o.batching));
+	assert_int_equal(fake.walks[ACCT_HIER_CPUACCT], 1);
+	struct acct_cgroup_values v;
+	acct_cgroup_read(a, ACCT_READ_STATE, now, &v);
+	assert_true(v.populated);
+	acct_cgroup_read(d, ACCT_READ_STATE, now, &v);
+	assert_false(v.populated);
+}
+
+/* The cross-check: a record outside its two file readings, confirmed by the
+ * cgroup's record read alone, is a mismatch; ACCT_BPF_MISMATCH_PASSES passes
+ * in a row move memory back to files. The same for a memory.stat key. */
+static void test_fallback(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_STATS);
+	ra->usage = 30;
+	set_stats(t, "/a", ra);
+	xwrite(t->base, "unified/a/memory.stat", "inactive_file 40960\nanon 999\n");
+	mem_file(t, "/a", "memory.current", 99 * PAGE);
+	for (int i = 1; i <= ACCT_BPF_MISMATCH_PASSES; i++) {
+		pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+		assert_int_equal(t->rep.bpf_mismatches, 2);
+		assert_int_equal(t->rep.bpf_fallbacks, i == ACCT_BPF_MISMATCH_PASSES ? 2 : 0);
+		assert_non_null(strstr(t->rep.last_mismatch, "/a "));
+	}
+	assert_int_equal(acct_sampler_bpf_parts(t->s), ACCT_BPF_PART_POPULATED);
+	pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.bpf_cgroups, 0);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 99 * PAGE);
+}
+
+/* A mismatch the cgroup alone cannot confirm: a pinned iterator (the first
+ * verdict stands) and a cgroup gone (no check). */
+static void test_unconfirmed(void **state)
+{
+	struct tree *t = *state;
+	add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	ra->usage = 30;
+	/* pinned, agreeing: the first verdict, in bytes */
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	fake.pinned = true;
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_mismatches, 0);
+	assert_int_equal(t->rep.bpf_checks, 1);
+	mem_file(t, "/a", "memory.current", 99 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_mismatches, 1);
+	assert_int_equal(t->rep.bpf_checks, 1);
+	fake.pinned = false;
+	fake.gone = true;
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_mismatches, 0);
+	assert_int_equal(t->rep.bpf_checks, 0);
+	/* the streak was broken: no fallback */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(acct_sampler_bpf_parts(t->s) & ACCT_BPF_PART_MEMORY, ACCT_BPF_PART_MEMORY);
+}
+
+/* Four cgroups are checked a pass, from a cursor that moves by 28: of five,
+ * the third is checked in the first pass and not in the second. */
+static void test_check_rotation(void **state)
+{
+	struct tree *t = *state;
+	static const char *const names[] = { "/a", "/b", "/c", "/d", "/e" };
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		add(t, names[i], UNI);
+		struct acct_bpf_record *r = record(names[i], ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+		r->usage = 30;
+		mem_file(t, names[i], "memory.current", (i == 2 ? 99 : 30) * PAGE);
+	}
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_checks, 4);
+	assert_int_equal(t->rep.bpf_mismatches, 1);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_checks, 4);
+	assert_int_equal(t->rep.bpf_mismatches, 0);
+}
+
+/* A walk alone over a few cgroups reads each one's record alone (a cgroup
+ * without one is no error); a pinned iterator walks the hierarchy instead. */
+static void test_walk_alone(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	add(t, "/b", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	ra->usage = 30;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 1);
+	ra->usage = 40;
+	mem_file(t, "/a", "memory.current", 40 * PAGE);
+	pass(t, ACCT_PASS_KERNEL);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 1);
+	assert_int_equal(t->rep.bpf_records, 1);
+	assert_int_equal(t->rep.bpf_checks, 1);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 0);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 40 * PAGE);
+	fake.pinned = true;
+	ra->usage = 50;
+	mem_file(t, "/a", "memory.current", 50 * PAGE);
+	pass(t, ACCT_PASS_KERNEL);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 2);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 50 * PAGE);
+}
+
+/* Out of memory for a walk alone's tables: the hierarchy is walked. */
+static void test_walk_alone_no_memory(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	ra->usage = 30;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	ra->usage = 40;
+	mem_file(t, "/a", "memory.current", 40 * PAGE);
+	fail_bool_table = true;
+	pass(t, ACCT_PASS_KERNEL);
+	assert_false(fail_bool_table);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 2);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 40 * PAGE);
+}
+
+/* A walk refused for too many cgroups for a pinned iterator is no error;
+ * the census of a hierarchy not walked is a lean walk of it, empty or not,
+ * and one refused is left out. */
+static void test_census(void **state)
+{
+	struct tree *t = *state;
+	fake.serves = UNI | MEM | H(ACCT_HIER_CPUACCT) | H(ACCT_HIER_CPU);
+	add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_POPULATED);
+	ra->usage = 30;
+	record("/a", ACCT_HIER_MEMORY, 0);
+	record("/b", ACCT_HIER_MEMORY, 0);
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	acct_sampler_want_census(sampler(t), MEM | H(ACCT_HIER_CPUACCT) | H(ACCT_HIER_CPU), 3);
+	fake.e2big = H(ACCT_HIER_CPU);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.census_taken, MEM | H(ACCT_HIER_CPUACCT) | H(ACCT_HIER_CPU));
+	assert_int_equal(t->rep.census_mask, MEM | H(ACCT_HIER_CPUACCT));
+	assert_int_equal(t->rep.bpf_records, 3);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 0);
+	/* the memcg hierarchy refused */
+	fake.e2big = UNI;
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 0);
+	assert_int_equal(t->rep.bpf_cgroups, 0);
+}
+
+/* On a hybrid host the unified hierarchy is walked for the pressure witness
+ * every 10 s, not at every pass, where the memcg records say populated. */
+static void test_psi_walk(void **state)
+{
+	struct tree *t = *state;
+	t->L.v2_memory = false;
+	fake.serves = MEM | UNI;
+	add(t, "/a", MEM | UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_MEMORY, ACCT_BPF_F_MEMCG | ACCT_BPF_F_POPULATED);
+	ra->usage = 30;
+	record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_POPULATED | ACCT_BPF_F_PSI);
+	mem_file(t, "/a", "memory.usage_in_bytes", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(fake.walks[ACCT_HIER_MEMORY], 1);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 1);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(fake.walks[ACCT_HIER_MEMORY], 2);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 1);
+}
+
+/* The cross-check's memory file opened as descriptor 0 (a daemon started
+ * with its standard input closed) is read like any other. */
+static void test_stdin_closed(void **state)
+{
+	struct tree *t = *state;
+	add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	ra->usage = 30;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_checks, 1);
+	int saved = dup(0);
+	assert_true(saved > 0);
+	close(0); /* the walk's first open, before the pass reads any file, gets 0 */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+	assert_int_equal(t->rep.bpf_checks, 1);
+	assert_int_equal(t->rep.bpf_mismatches, 0);
+}
+
+/* A record's stats replace the ledger's, a 0 included; over the budget a
+ * memory.stat that cannot be read leaves the record's. */
+static void test_stats_kept(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_STATS);
+	ra->usage = 30;
+	set_stats(t, "/a", ra);
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(memstat(t, a, "anon"), 12 * PAGE);
+	state_of(ra)[2] = 0; /* anon */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(memstat(t, a, "anon"), 0);
+
+	/* a bound of 456 pages over a budget of 1 MiB, and no memory.stat */
+	state_of(ra)[2] = 20;
+	ra->stats_updates = 200;
+	struct acct_ledger_budgets b = { .bytes = 1 << 20 };
+	acct_ledger_set_budgets(t->ledger, &b);
+	assert_true(acct_memcg_stat_bound(&t->o.batching, 200) > (uint64_t)b.bytes);
+	xrm_rf(t->base, "unified/a/memory.stat");
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_stat_reads, 1);
+	assert_int_equal(memstat(t, a, "anon"), 20 * PAGE);
+	assert_int_equal(memstat_bound(a), acct_memcg_stat_bound(&t->o.batching, 200));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_values_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_numa_nodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unchanged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unconfirmed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_rotation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_alone_no_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_census, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_psi_walk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_closed, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
