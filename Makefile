@@ -89,11 +89,17 @@ WHY = || { tools/failure-summary $(1); exit 1; }
 # to $(BUILD)/side-builds.log, shown where one fails; where the tests fail,
 # the builds are stopped (their own session, killed as a group).
 SIDE_LOG = $(BUILD)/side-builds.log
+# Tests at a time in check, check-asan and check-tsan. Three on these 2-CPU
+# machines: an integration file keeps about a quarter of a CPU busy (its
+# daemons wait for their intervals, pytest for them), so a third beside two
+# fills CPU that two leave idle (ten mid-sized files: 216 s two at a time,
+# 158 s four at a time, docs/testing.md); files that must run alone still do.
+CHECK_JOBS ?= 3
 check: deps build-tests
 	@echo "Building build-asan, build-tsan and build-fuzz beside the tests (nice 19, one job: $(SIDE_LOG))"
 	@setsid sh -c 'nice -n 19 $(MAKE) --no-print-directory side-builds NINJA="$(NINJA) -j1" >$(SIDE_LOG) 2>&1; \
 		echo $$? >$(SIDE_LOG).rc' & side=$$!; \
-	meson test -C $(BUILD) --print-errorlogs --num-processes 2; rc=$$?; \
+	meson test -C $(BUILD) --print-errorlogs --num-processes $(CHECK_JOBS); rc=$$?; \
 	if [ $$rc -ne 0 ]; then kill -s TERM -$$side 2>/dev/null; tools/failure-summary $(BUILD); exit 1; fi; \
 	echo "Waiting for the builds beside the tests"; wait $$side; \
 	if [ "$$(cat $(SIDE_LOG).rc 2>/dev/null)" != 0 ]; then tail -n 60 $(SIDE_LOG); \
@@ -123,13 +129,13 @@ check-asan: deps build-asan/build.ninja
 	$(NINJA) -C build-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		meson test -C build-asan --print-errorlogs --suite unit --suite stress --suite asan \
-		--num-processes 2 $(call WHY,build-asan)
+		--num-processes $(CHECK_JOBS) $(call WHY,build-asan)
 
 # The sanitizer phases run what each looks for (docs/testing.md, "What the
 # sanitizer phases run"): ASan+UBSan the unit and stress suites and the
 # integration files of suite "asan"; TSan the stress tests, the unit tests of
 # threaded modules (suite "threads") and the integration files of suite
-# "tsan", two at a time as the other phases (files that must run alone say
+# "tsan", CHECK_JOBS at a time as the other phases (files that must run alone say
 # so in tests/meson.build). TSan needs a fixed address-space layout on
 # kernels with many mmap random bits; setarch -R gives it one.
 # tests/tsan.supp silences liburcu's own synchronisation, which TSan cannot
@@ -142,7 +148,7 @@ check-tsan: deps build-tsan/build.ninja
 	$(NINJA) -C build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp \
 		setarch -R meson test -C build-tsan --print-errorlogs --suite stress --suite threads --suite tsan \
-		--num-processes 2 $(call WHY,build-tsan)
+		--num-processes $(CHECK_JOBS) $(call WHY,build-tsan)
 
 # The libFuzzer targets (tests/fuzz, docs/testing.md), each from a temporary
 # copy of its seed corpus and regressions: CHECK_FUZZ_SECONDS each in "make
