@@ -97,7 +97,7 @@ SIDE_LOG = $(BUILD)/side-builds.log
 CHECK_JOBS ?= 3
 check: deps build-tests
 	@echo "Building build-asan, build-tsan and build-fuzz beside the tests (nice 19, one job: $(SIDE_LOG))"
-	@setsid sh -c 'nice -n 19 $(MAKE) --no-print-directory side-builds NINJA="$(NINJA) -j1" >$(SIDE_LOG) 2>&1; \
+	@setsid sh -c 'nice -n 19 $(MAKE) --no-print-directory side-builds SIDE_JOBS=-j1 >$(SIDE_LOG) 2>&1; \
 		echo $$? >$(SIDE_LOG).rc' & side=$$!; \
 	meson test -C $(BUILD) --print-errorlogs --num-processes $(CHECK_JOBS); rc=$$?; \
 	if [ $$rc -ne 0 ]; then kill -s TERM -$$side 2>/dev/null; tools/failure-summary $(BUILD); exit 1; fi; \
@@ -106,10 +106,14 @@ check: deps build-tests
 		echo "The sanitizer and fuzz builds failed (whole log: $(SIDE_LOG))"; exit 1; fi
 	$(MAKE) check-sanitize check-fuzz
 
+# The three clang trees, set up and built (check builds them beside its gcc
+# phase with SIDE_JOBS=-j1). Not NINJA="ninja -j1": make exports a variable
+# set on its command line, and meson takes $$NINJA for the ninja to run.
+SIDE_JOBS ?=
 side-builds: build-asan/build.ninja build-tsan/build.ninja build-fuzz/build.ninja
-	$(NINJA) -C build-asan
-	$(NINJA) -C build-tsan
-	$(NINJA) -C build-fuzz
+	$(NINJA) $(SIDE_JOBS) -C build-asan
+	$(NINJA) $(SIDE_JOBS) -C build-tsan
+	$(NINJA) $(SIDE_JOBS) -C build-fuzz
 
 test: deps build-tests
 	meson test -C $(BUILD) --print-errorlogs --suite unit
