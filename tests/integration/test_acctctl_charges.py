@@ -143,6 +143,11 @@ def test_usage_with_units_and_csv(env):
     charge(sock, "licence", 2000000, "/svc/job")
     poll(lambda: held_since(sock, since, "/svc/job", ["gpu", "inflight", "licence"], 3), what="3 s recorded")
     until = now_us()
+    # Every point up to `until` stored before the queries: the recorder
+    # stores a pass's point after the pass, so a point stamped before
+    # `until` could come between two of them (the CSV then had a later
+    # recorded_us and a larger integral than the JSON before it, under ASan).
+    poll(lambda: recording(sock, until), what="a recording after the window")
     window = ["--since", "@%.6f" % (since / 1e6), "--until", "@%.6f" % (until / 1e6)]
     rows = {}
     for r in ("gpu", "inflight", "licence"):
@@ -208,6 +213,7 @@ def test_history_of_a_charge(env):
     t = now_us()
     poll(lambda: recording(sock, t + 2000000), what="2 s more recorded")
     until = now_us()
+    poll(lambda: recording(sock, until), what="a recording after the window")  # as in test_usage_with_units_and_csv
     window = ["--since", "@%.6f" % (since / 1e6), "--until", "@%.6f" % (until / 1e6)]
     # the table of steps: a gap before the first charge, then 3 MiB, then 5 MiB
     out = run(sock, "history", "/svc/job", "--charge=gpu", "--step=1s", *window)
