@@ -113,19 +113,26 @@ bool acct_bpf_snapshot_sort(struct acct_bpf_snapshot *s)
 	return true;
 }
 
-const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id)
+/* The index of the record of `id` in the sorted snapshot, or s->n. */
+static size_t find_index(const struct acct_bpf_snapshot *s, uint64_t id)
 {
 	size_t lo = 0, hi = s->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (s->rec[mid]->id == id)
-			return s->rec[mid];
+			return mid;
 		if (s->rec[mid]->id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return NULL;
+	return s->n;
+}
+
+const struct acct_bpf_record *acct_bpf_snapshot_find(const struct acct_bpf_snapshot *s, uint64_t id)
+{
+	size_t k = find_index(s, id);
+	return k < s->n ? s->rec[k] : NULL;
 }
 
 const struct acct_bpf_record *acct_bpf_snapshot_find_hint(const struct acct_bpf_snapshot *s, uint64_t id,
@@ -133,19 +140,11 @@ const struct acct_bpf_record *acct_bpf_snapshot_find_hint(const struct acct_bpf_
 {
 	if (*hint < s->n && s->rec[*hint]->id == id)
 		return s->rec[*hint];
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->rec[mid]->id == id) {
-			*hint = (uint32_t)MIN(mid, (size_t)UINT32_MAX);
-			return s->rec[mid];
-		}
-		if (s->rec[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	size_t k = find_index(s, id);
+	if (k == s->n)
+		return NULL;
+	*hint = (uint32_t)MIN(k, (size_t)UINT32_MAX);
+	return s->rec[k];
 }
 
 void acct_bpf_snapshot_census(const struct acct_bpf_snapshot *s, unsigned max_level,

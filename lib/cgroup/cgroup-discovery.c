@@ -1,5 +1,8 @@
 /* cgroup-discovery.c - which cgroups exist in the hierarchies of a layout,
- * kept current by full scans and inotify (cgroup-discovery.h).
+ * kept current by full scans and inotify (cgroup-discovery.h). It is long
+ * because the set, its walk, its watches, the filters that prune the walk and
+ * the census all work on the same nodes and their invariants; split, each
+ * part would reach into the others' state.
  *
  * The tracked set is one node per relative path (the union over the
  * hierarchies), in a hash table keyed by path and linked as a tree
@@ -12,11 +15,7 @@
  * inotify event for (hierarchy, directory, name) is a resync of that one path
  * in that one hierarchy. Because an event only says where to look, stale,
  * duplicate or reordered events (after an overflow, or the IN_DELETE of a
- * directory recreated since) cannot corrupt the set.
- *
- * It is long because the set, its walk, its watches, the filters that prune
- * the walk and the census all work on the same nodes and their invariants;
- * split, each part would reach into the others' state. */
+ * directory recreated since) cannot corrupt the set. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
