@@ -338,6 +338,13 @@ class Suite:
                 "acctd.socket is not listening after boot")
         state = run("systemctl", "is-active", "acctd.service", check=False)
         log.append("acctd.service before the first connection: %s" % state)
+        if state != "inactive":
+            # Who started it: the socket's and the service's own lines (seen
+            # once, under a load of 15-20 on the machine that runs the VM).
+            log.extend(run("journalctl", "--no-pager", "-b", "-o", "short-monotonic", "-u", "acctd.socket",
+                           "-u", "acctd.service", check=False).splitlines()[-20:])
+            log.append("acctd.socket: %s" % run("systemctl", "show", "-p", "NAccepted", "-p", "NConnections",
+                                                "acctd.socket", check=False).replace("\n", " "))
         require(state == "inactive", "acctd.service runs before anyone asked for it (%s)" % state)
         out = run("acctctl", "--json=short", "status")
         st = json.loads(out)
