@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -59,7 +60,17 @@ static struct {
 	bool gone;                        /* read_one answers -ENOENT (and writes garbage) */
 	uint32_t e2big;                   /* hierarchies whose walk answers -E2BIG */
 	unsigned walks[_ACCT_HIER_MAX];
+	uint64_t ino[_ACCT_HIER_MAX][26]; /* directory inodes of "/a".."/z" where add() made one */
 } fake;
+
+/* The id of cgroup "/x" in hierarchy h, in the ledger and in the records:
+ * the inode of its directory where the test's tree has one (the sampler
+ * checks that a file opened by path is the record's cgroup's), else
+ * 100 + (x - 'a'). */
+static uint64_t id_of(enum acct_hierarchy h, char x)
+{
+	return fake.ino[h][x - 'a'] ? fake.ino[h][x - 'a'] : 100 + (uint64_t)(x - 'a');
+}
 
 /* The allocation of a walk alone's table of outcomes fails when armed
  * (reallocarray() wrapped: the one of bool elements). */
@@ -164,7 +175,7 @@ int __wrap_acct_bpf_collector_read_no_stats(struct acct_bpf_collector *c, enum a
 }
 
 /* One cgroup's record by its directory: the test's cgroups are one letter,
- * "/a" is the record of id 100 (see add()). */
+ * "/a" is the record of id_of(h, 'a') (see add()). */
 int __wrap_acct_bpf_collector_read_one_lean(const struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
 					    struct acct_bpf_record *ret);
 int __wrap_acct_bpf_collector_read_one_lean(const struct acct_bpf_collector *c, enum acct_hierarchy h, const char *dir,
@@ -181,7 +192,7 @@ int __wrap_acct_bpf_collector_read_one_lean(const struct acct_bpf_collector *c, 
 	while (len && dir[len - 1] == '/') /* the sampler names the directory "PATH/" */
 		len--;
 	assert_true(len >= 2 && dir[len - 2] == '/');
-	uint64_t id = 100 + (uint64_t)(dir[len - 1] - 'a');
+	uint64_t id = id_of(h, dir[len - 1]);
 	for (size_t i = 0; i < fake.n[h]; i++)
 		if (fake.recs[h][i].r.id == id) {
 			*ret = fake.recs[h][i].r;
@@ -276,19 +287,25 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Cgroup "/x" (one letter) in the hierarchies given, its directory inode
- * 100 + (x - 'a') in each, and its directory in each of their trees. */
+/* Cgroup "/x" (one letter) in the hierarchies given, its directory in each
+ * of their trees that the test has (unified, memory), and its inode in each
+ * id_of(h, x). */
 static struct acct_cgroup *add(struct tree *t, const char *path, uint32_t hierarchies)
 {
 	struct acct_cgroup *cg = NULL;
 	struct acct_cgroup_id id = { .path = path, .depth = 1, .hierarchies = hierarchies };
 	for (int h = 0; h < _ACCT_HIER_MAX; h++)
 		if (hierarchies & H(h)) {
-			id.inode[h] = 100 + (uint64_t)(path[1] - 'a');
 			char rel[64];
 			snprintf(rel, sizeof(rel), "%s%s", h == ACCT_HIER_UNIFIED ? "unified" : "memory", path);
-			if (h == ACCT_HIER_UNIFIED || h == ACCT_HIER_MEMORY)
+			if (h == ACCT_HIER_UNIFIED || h == ACCT_HIER_MEMORY) {
 				xmkdir(t->base, rel);
+				_cleanup_free_ char *dir = xjoin(t->base, rel);
+				struct stat st;
+				assert_int_equal(stat(dir, &st), 0);
+				fake.ino[h][path[1] - 'a'] = st.st_ino;
+			}
+			id.inode[h] = id_of(h, path[1]);
 		}
 	assert_int_equal(acct_ledger_add(t->ledger, &id, 1, &cg), 0);
 	return cg;
@@ -301,7 +318,7 @@ static struct acct_bpf_record *record(const char *path, enum acct_hierarchy h, u
 	memset(r, 0, sizeof(*r));
 	r->r.magic = ACCT_BPF_RECORD_MAGIC;
 	r->r.size = sizeof(*r);
-	r->r.id = 100 + (uint64_t)(path[1] - 'a');
+	r->r.id = id_of(h, path[1]);
 	r->r.level = 1;
 	r->r.flags = flags;
 	r->r.nr_state = NR_STATE;

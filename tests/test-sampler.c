@@ -544,6 +544,45 @@ static void test_vanished(void **state)
 	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 5000); /* its last value stays */
 }
 
+/* A path removed and made again (another cgroup, another inode) before
+ * discovery says so: a file opened by path then is the stranger's and must
+ * not be read as this record's (sampler_open_file()). Without the check the
+ * record served the stranger's memory (999) and counted its CPU time going
+ * backwards as an invariant violation (seen on a real host: kernel-truth's
+ * daemon beside a test that makes its cgroup again under the same name). */
+static void test_recreated_path(void **state)
+{
+	struct tree *t = *state;
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "100\n");
+	xwrite(t->base, "unified/a/cpu.stat", cpu_stat_v2);
+	_cleanup_free_ char *dir = xjoin(t->base, "unified/a"), *aside = xjoin(t->base, "unified/a.old");
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	struct acct_cgroup_id id = { .path = "/a", .depth = 1, .hierarchies = UNI };
+	id.inode[ACCT_HIER_UNIFIED] = st.st_ino;
+	struct acct_cgroup *a = NULL;
+	assert_int_equal(acct_ledger_add(t->ledger, &id, 1, &a), 0);
+	tree_pass(t, ACCT_PASS_FAST); /* each role opened for this read alone */
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 100);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 5000);
+
+	/* The old directory moved aside, not removed, so that the new one
+	 * cannot get its inode number back. */
+	assert_int_equal(rename(dir, aside), 0);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "999\n");
+	xwrite(t->base, "unified/a/cpu.stat", "usage_usec 7\nuser_usec 4\nsystem_usec 3\n");
+	tree_pass(t, ACCT_PASS_FAST); /* the same roles, opened by path again */
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 100);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 5000);
+	assert_int_equal(t->rep.errors[ACCT_ERR_INVARIANT], 0);
+	assert_int_equal(t->rep.errors[ACCT_ERR_VANISHED], 2);
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &(int64_t){ 0 }), -ENOENT); /* fresh reads too */
+	xrm_rf(t->base, "unified/a.old");
+}
+
 /* A cumulative value that goes backwards in the same file is an invariant
  * violation (the ledger keeps the old value, the report says which); the
  * same after its cgroup moved to another hierarchy's file is a new series. */
@@ -1788,6 +1827,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_files_root, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_errors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_vanished, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_recreated_path, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_invariant_and_source_change, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_removed_tree_by_tree_keeps_sources, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/util.h"
@@ -329,7 +330,28 @@ int sampler_open_file(struct acct_sampler *s, struct acct_cgroup *cg, const stru
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	/* The path may name another cgroup than this record's: one removed and
+	 * made again under the same path before discovery has said so (it
+	 * reports that as a removal and an addition, later). Its files are not
+	 * this record's values: a gauge would be served as this cgroup's and a
+	 * total would go backwards. The directory found at the path after the
+	 * open is the record's own only if the file opened was: a cgroup's
+	 * directory stays at its path from mkdir to rmdir (v2 refuses rename)
+	 * and kernfs does not reuse inode numbers. A stranger is the record's
+	 * cgroup gone (-ENODEV, counted as vanished), not a value. */
+	uint64_t ino = (acct_cgroup_get_hierarchies(cg) & (1u << spec->tree)) ? acct_cgroup_get_inode(cg, spec->tree)
+									       : 0;
+	if (ino) {
+		struct stat st;
+		path[n - (int)strlen(spec->name) - 1] = 0; /* the cgroup's directory */
+		if (stat(path, &st) < 0 || (uint64_t)st.st_ino != ino) {
+			close(fd);
+			return -ENODEV;
+		}
+	}
+	return fd;
 }
 
 /* Descriptors that pay. A descriptor kept open between passes saves an
