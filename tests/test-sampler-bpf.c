@@ -749,6 +749,36 @@ static void test_walk_alone(void **state)
 	assert_int_equal(value(a, ACCT_Q_MEMORY), 50 * PAGE);
 }
 
+/* A walk alone reads a cgroup by its path: where another cgroup has been
+ * made under that path since (discovery has not said so yet), the record
+ * read is the stranger's and not this cgroup's (read_each()); without the
+ * check the old record served the new cgroup's memory (70 pages). */
+static void test_walk_alone_stranger(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	add(t, "/b", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	ra->usage = 30;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 30 * PAGE);
+	/* "/a" made again; the old directory, moved aside, keeps its inode */
+	_cleanup_free_ char *dir = xjoin(t->base, "unified/a"), *aside = xjoin(t->base, "unified/a.old");
+	assert_int_equal(rename(dir, aside), 0);
+	xmkdir(t->base, "unified/a");
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	fake.ino[ACCT_HIER_UNIFIED][0] = st.st_ino;
+	struct acct_bpf_record *stranger = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	stranger->usage = 70;
+	mem_file(t, "/a", "memory.current", 70 * PAGE);
+	pass(t, ACCT_PASS_KERNEL);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 1); /* read alone, not walked */
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 30 * PAGE);
+	xrm_rf(t->base, "unified/a.old");
+}
+
 /* Out of memory for a walk alone's tables: the hierarchy is walked. */
 static void test_walk_alone_no_memory(void **state)
 {
@@ -877,6 +907,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unconfirmed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_alone_stranger, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_alone_no_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_census, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_walk, setup, teardown),

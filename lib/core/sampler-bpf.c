@@ -483,6 +483,11 @@ static bool read_each(struct acct_sampler *s, const char *mem_file)
 				rep->errors[ACCT_ERR_UNREADABLE]++;
 			continue;
 		}
+		/* Read by path: another cgroup made under it since discovery
+		 * last looked is a stranger whose record is not this one's
+		 * (this cgroup is gone; discovery will say so). */
+		if (s->one_recs[i].id != acct_cgroup_get_inode(cg, (enum acct_hierarchy)s->mem_hier))
+			continue;
 		s->one_ok[i] = true;
 		rep->bpf_records++;
 		if (check && check_path(s, cg, mem_file, path, sizeof(path)) == 0 && read_memory_file(path, &after) == 0) {
