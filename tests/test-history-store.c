@@ -1827,6 +1827,41 @@ static void test_rollups_agree_with_raw(void **state)
 	history_store_close(s, now);
 }
 
+/* A series over minutes that are rolled up (their points dropped) and the
+ * recent points: a path created in the minute not rolled up yet has no row in
+ * the minutes' piece, and no values there; its points give the last step. */
+static void test_series_new_life_past_rollups(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t M = 60 * SEC;
+	struct history_limits l = { .retention_us = { 20 * M, 0, 0 } };
+	struct history_store *s = xopen(f->db, BOOT, T0, &l, NULL);
+	for (unsigned k = 0; k < 360; k++) { /* 1 h, /new from 59:40 */
+		struct history_sample smp[] = { sample("/old", 1, k * 100, 4096 + k), sample("/new", 2, k * 50, 8192) };
+		xrecord(s, T0 + k * IV, smp, k >= 358 ? 2 : 1);
+	}
+	const uint64_t now = T0 + 359 * IV;
+	maintain_until_done(s, now);
+	struct history_step *steps = NULL;
+	char *err = NULL;
+	int n = history_store_series(s, "/new", T0 + 30 * M, now, 10 * M, &steps, &err);
+	assert_int_equal(n, 3);
+	assert_true(steps[0].covered_us == 0);
+	assert_true(steps[1].covered_us == 0);
+	assert_int_equal(steps[2].covered_us, IV);
+	assert_true(steps[2].memory_max_bytes == 8192);
+	free(steps);
+	steps = NULL;
+	/* the one before it over the same window: from the minutes, then points */
+	n = history_store_series(s, "/old", T0 + 30 * M, now, 10 * M, &steps, &err);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++)
+		assert_true(steps[i].covered_us > 0);
+	free(steps);
+	free(err);
+	history_store_close(s, now);
+}
+
 /* Retention drops old points but keeps each life's last one: an idle
  * cgroup's value still holds in the recent window, and older windows come
  * from rollups. */
@@ -2689,6 +2724,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_charges_integral, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_charges_across_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_charges_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_new_life_past_rollups, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
