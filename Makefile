@@ -189,7 +189,8 @@ bench: build
 MUTATE_FILES := lib/percpu/counter.c lib/percpu/pool.c lib/core/ledger.c lib/core/reconcile.c \
 	lib/config/config.c lib/basic/parse.c lib/varlink/varlink.c daemon/acctd/api-dispatch.c lib/core/sampler.c \
 	lib/basic/ptr-table.c daemon/acctctl/human.c daemon/acctctl/table.c lib/history/history-record.c \
-	daemon/acctctl/columns.c daemon/acctctl/verb-usage.c daemon/acctctl/verb-show.c lib/core/sampler-bpf.c
+	daemon/acctctl/columns.c daemon/acctctl/verb-usage.c daemon/acctctl/verb-show.c lib/core/sampler-bpf.c \
+	lib/format/metrics-render.c lib/bpf/bpf-bounds.c
 FILES ?= $(MUTATE_FILES)
 mutate: deps
 	tools/mutate/mutate.py --files $(FILES) $(MUTATE_OPTS)
