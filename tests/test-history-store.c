@@ -1827,6 +1827,41 @@ static void test_rollups_agree_with_raw(void **state)
 	history_store_close(s, now);
 }
 
+/* A series over minutes that are rolled up (their points dropped) and the
+ * recent points: a path created in the minute not rolled up yet has no row in
+ * the minutes' piece, and no values there; its points give the last step. */
+static void test_series_new_life_past_rollups(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t M = 60 * SEC;
+	struct history_limits l = { .retention_us = { 20 * M, 0, 0 } };
+	struct history_store *s = xopen(f->db, BOOT, T0, &l, NULL);
+	for (unsigned k = 0; k < 360; k++) { /* 1 h, /new from 59:40 */
+		struct history_sample smp[] = { sample("/old", 1, k * 100, 4096 + k), sample("/new", 2, k * 50, 8192) };
+		xrecord(s, T0 + k * IV, smp, k >= 358 ? 2 : 1);
+	}
+	const uint64_t now = T0 + 359 * IV;
+	maintain_until_done(s, now);
+	struct history_step *steps = NULL;
+	char *err = NULL;
+	int n = history_store_series(s, "/new", T0 + 30 * M, now, 10 * M, &steps, &err);
+	assert_int_equal(n, 3);
+	assert_true(steps[0].covered_us == 0);
+	assert_true(steps[1].covered_us == 0);
+	assert_int_equal(steps[2].covered_us, IV);
+	assert_true(steps[2].memory_max_bytes == 8192);
+	free(steps);
+	steps = NULL;
+	/* the one before it over the same window: from the minutes, then points */
+	n = history_store_series(s, "/old", T0 + 30 * M, now, 10 * M, &steps, &err);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++)
+		assert_true(steps[i].covered_us > 0);
+	free(steps);
+	free(err);
+	history_store_close(s, now);
+}
+
 /* Retention drops old points but keeps each life's last one: an idle
  * cgroup's value still holds in the recent window, and older windows come
  * from rollups. */
@@ -2519,6 +2554,59 @@ static void test_series_rates(void **state)
 	history_store_close(s, T0 + 3 * IV);
 }
 
+/* A life's counters are known up to and in the step its last row ends on:
+ * /x (CPU and I/O) removed at T0 + 25 s, where a step begins, and created
+ * again at T0 + 30 s without I/O accounting. In the step [25 s, 35 s) the
+ * second life alone has values, and the I/O rate is 0 there (the first
+ * life's, known at its removal), not unknown. */
+static void test_series_known_at_removal(void **state)
+{
+	struct fixture *f = *state;
+	struct history_store *s = xopen(f->db, BOOT, T0, &no_limits, NULL);
+	struct history_step *steps = NULL;
+	struct history_record rec;
+	char *err = NULL;
+
+	for (unsigned i = 0; i < 3; i++) {
+		uint64_t t = T0 + i * IV;
+		struct history_sample smp = sample("/x", 61, burner_cpu(t), 4096);
+		smp.v.io_read_bytes = (int64_t)((t - T0) / 1000);
+		smp.v.io_write_bytes = (int64_t)((t - T0) / 500);
+		xrecord(s, t, &smp, 1);
+	}
+	struct history_values final = sample("/x", 61, burner_cpu(T0 + 25 * SEC), 4096).v;
+	final.io_read_bytes = 25000;
+	final.io_write_bytes = 50000;
+	assert_int_equal(history_store_removed(s, &(struct history_key){ "/x", 61 }, &final, 0, T0 + 25 * SEC, &rec,
+					       &err), 0);
+	history_record_clear(&rec);
+	struct history_sample again = sample("/x", 62, 0, 8192);
+	xrecord(s, T0 + 30 * SEC, &again, 1);
+	again.v.cpu_usec = 500000;
+	xrecord(s, T0 + 40 * SEC, &again, 1);
+
+	int n = history_store_series(s, "/x", T0 + 5 * SEC, T0 + 45 * SEC, 10 * SEC, &steps, &err);
+	assert_int_equal(n, 4);
+	/* [5, 15) and [15, 25): the first life's rates */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(steps[i].covered_us, 10 * SEC);
+		assert_true(fabs(steps[i].io_read_bytes_per_s - 1000) < 1e-6);
+		assert_true(fabs(steps[i].io_write_bytes_per_s - 2000) < 1e-6);
+	}
+	/* [25, 35): the second life from 30 s; the first one's I/O known */
+	assert_int_equal(steps[2].covered_us, 5 * SEC);
+	assert_true(steps[2].io_read_bytes_per_s == 0);
+	assert_true(steps[2].io_write_bytes_per_s == 0);
+	assert_false(isnan(steps[2].cpu_cores));
+	/* [35, 45): the second life alone, without I/O, to its last recording */
+	assert_int_equal(steps[3].covered_us, 5 * SEC);
+	assert_true(isnan(steps[3].io_read_bytes_per_s));
+	assert_true(isnan(steps[3].io_write_bytes_per_s));
+	free(steps);
+	free(err);
+	history_store_close(s, T0 + 40 * SEC);
+}
+
 /* Gaps: none in a window that ends where a run's recording ends, though a
  * later run starts after it; the time between two runs is one. */
 static void test_gaps_at_run_end(void **state)
@@ -2630,11 +2718,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_query_windows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gaps_at_run_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_rates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_known_at_removal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_while_down_ends_at_last_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only_store_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_charges_integral, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_charges_across_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_charges_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_new_life_past_rollups, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

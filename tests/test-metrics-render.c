@@ -1210,6 +1210,63 @@ static void test_cut_deepest_levels(void **state)
 	free(page);
 }
 
+/* Whether a page of the memory family with options o, rendered with each
+ * allocation failed in turn, ever succeeds with `needle` in it. */
+static bool shown_in_any_failure(struct fixture *f, const struct acct_metrics_options *o, const char *needle)
+{
+	struct fixed_out out = { .cap = 1 << 20 };
+	bool shown = false;
+
+	out.buf = malloc(out.cap);
+	assert_non_null(out.buf);
+	for (unsigned n = 0; n < 400; n++) {
+		out.len = 0;
+		out.buf[0] = '\0';
+		alloc_fail_after(n);
+		rcu_read_lock();
+		int r = acct_metrics_render(f->l, o, NULL, f->now, collect_fixed, &out);
+		rcu_read_unlock();
+		bool hit = alloc_fail_hit();
+		alloc_fail_off();
+		if (!hit)
+			break;
+		assert_true(r == 0 || r == -ENOMEM);
+		shown |= r == 0 && strstr(out.buf, needle);
+	}
+	free(out.buf);
+	return shown;
+}
+
+/* An exclude glob is matched against every ancestor of a path, on a copy of
+ * the path: on the stack up to 511 bytes, allocated from 512 on (its
+ * terminator would not fit). Out of memory for that copy, the cgroup is
+ * exported rather than dropped; a 511-byte path needs no memory and stays
+ * excluded whatever fails. */
+static void test_exclude_long_path_without_memory(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_metrics_options o;
+	char path[600] = "/ex/";
+	char *excl[] = { "/ex", NULL };
+
+	acct_cgroup_set(add(f, "/"), ACCT_Q_MEMORY, 1);
+	acct_cgroup_set(add(f, "/ex"), ACCT_Q_MEMORY, 1);
+	memset(path + 4, 'l', 507);
+	assert_int_equal(strlen(path), 511);
+	acct_cgroup_set(add(f, path), ACCT_Q_MEMORY, 1);
+	memset(path + 4, 's', 508);
+	assert_int_equal(strlen(path), 512);
+	acct_cgroup_set(add(f, path), ACCT_Q_MEMORY, 1);
+	acct_metrics_options_default(&o);
+	o.families = 1u << ACCT_MF_MEMORY;
+	o.exclude = excl;
+	char *page = render(f, &o, NULL, 1 << 20);
+	assert_lacks(page, "/ex");
+	free(page);
+	assert_true(shown_in_any_failure(f, &o, "/ex/ssss"));
+	assert_false(shown_in_any_failure(f, &o, "/ex/llll"));
+}
+
 /* With error budgets of 0 every counter's batch is 1 (exact): the largest
  * batch of each kind is 1. */
 static void test_engine_kinds_exact(void **state)
@@ -1602,6 +1659,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cadvisor_zero_key, setup, teardown),
 		cmocka_unit_test(test_engine_kinds_exact),
 		cmocka_unit_test_setup_teardown(test_cut_deepest_levels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exclude_long_path_without_memory, setup, teardown),
 		cmocka_unit_test(test_families_apply),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,7 @@
 #include "basic/log.h"
 #include "basic/read-file.h"
 #include "basic/util.h"
+#include "bpf-bounds.h"
 #include "cgroup-iter.skel.h"
 #include "cgroup/cgfs-parse.h"
 
@@ -81,54 +82,6 @@ __attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_le
 	line[strcspn(line, "\n")] = 0;
 	log_debug("libbpf: %s", line);
 	return 0;
-}
-
-static void batching_from_btf(struct acct_memcg_batching *ret, unsigned nr_cpus, const struct btf *btf)
-{
-	int cpus = libbpf_num_possible_cpus();
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	*ret = (struct acct_memcg_batching){
-		.nr_cpus = nr_cpus ? nr_cpus : cpus > 0 ? (unsigned)cpus : 1,
-		/* the real count even under an injected nr_cpus: it is the
-		 * kernel's threshold that a record is compared with */
-		.nr_online = online > 0 ? (unsigned)online : 1,
-		.charge_batch = 64,
-		.stock_slots = 1,
-		.page_size = sysconf(_SC_PAGESIZE),
-	};
-	/* How many memcgs a CPU's charge stock caches: the length of
-	 * memcg_stock_pcp.nr_pages[] where it is an array (Linux 6.16+), one
-	 * where it is a single counter. Without BTF, the largest known. */
-	if (!btf) {
-		ret->stock_slots = 7;
-		return;
-	}
-	int id = btf__find_by_name_kind(btf, "memcg_stock_pcp", BTF_KIND_STRUCT);
-	if (id > 0) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-		const struct btf_member *m = btf_members(t);
-		for (unsigned i = 0; i < btf_vlen(t); i++, m++) {
-			if (strcmp(btf__name_by_offset(btf, m->name_off), "nr_pages") != 0)
-				continue;
-			const struct btf_type *mt = btf__type_by_id(btf, m->type);
-			if (mt && btf_is_array(mt))
-				ret->stock_slots = MAX(btf_array(mt)->nelems, 1u);
-		}
-	}
-}
-
-/* The kernel's BTF (btf_path NULL) or the file standing in for it; NULL when
- * neither can be read. Parsing it takes tens of milliseconds: once. */
-static struct btf *load_btf(const char *btf_path)
-{
-	return btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
-}
-
-void acct_bpf_memcg_batching_detect(struct acct_memcg_batching *ret, unsigned nr_cpus, const char *btf_path)
-{
-	struct btf *btf = load_btf(btf_path);
-	batching_from_btf(ret, nr_cpus, btf);
-	btf__free(btf);
 }
 
 /* What this kernel offers of its per-CPU data: per-CPU BTF type tags (which
@@ -285,8 +238,8 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 	if (opts->btf_path && !c->opts.btf_path)
 		return -ENOMEM;
 	libbpf_set_print(libbpf_log);
-	struct btf *btf = load_btf(opts->btf_path);
-	batching_from_btf(&c->batching, opts->nr_cpus, btf);
+	struct btf *btf = acct_bpf_btf_load(opts->btf_path);
+	acct_bpf_memcg_batching_from_btf(&c->batching, opts->nr_cpus, btf);
 	describe_percpu(c->percpu, sizeof(c->percpu), btf);
 	btf__free(btf);
 

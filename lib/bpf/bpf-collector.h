@@ -194,11 +194,3 @@ const char *const *acct_bpf_numa_keys(bool v2);
  * step chose them: this reports what it chose (by re-deriving). */
 unsigned acct_bpf_collector_node_items(const struct acct_bpf_collector *c, enum acct_hierarchy h,
 				       uint32_t units[ACCT_BPF_NODE_ITEMS]);
-
-/* ---- the kernel's memcg batching ------------------------------------------ */
-
-/* The batching of the running kernel for nr_cpus CPUs (0: possible CPUs),
- * from its BTF where it has the charge stock type (btf_path NULL: the
- * kernel's). Never fails: unknown parts take the values that make bounds
- * largest. */
-void acct_bpf_memcg_batching_detect(struct acct_memcg_batching *ret, unsigned nr_cpus, const char *btf_path);

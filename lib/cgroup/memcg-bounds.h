@@ -3,7 +3,7 @@
  * memcg stats miss the per-CPU updates not flushed yet. Both collectors (BPF
  * records and cgroupfs files) serve these bounds with their values
  * (docs/counters.md, "Bounds"). Pure arithmetic over the kernel's batching,
- * which lib/bpf detects from the kernel's BTF (acct_bpf_memcg_batching_detect()). */
+ * which lib/bpf/bpf-bounds.c detects from the kernel's BTF (acct_bpf_memcg_batching_detect()). */
 #pragma once
 
 #include <stdint.h>

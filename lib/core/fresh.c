@@ -11,6 +11,7 @@
 
 #include "basic/read-file.h"
 #include "basic/util.h"
+#include "bpf/bpf-bounds.h"
 #include "cgroup/cgfs-parse.h"
 #include "cgroup/memcg-bounds.h"
 #include "fresh.h"

@@ -23,6 +23,7 @@
 
 #include "basic/parse.h"
 #include "basic/util.h"
+#include "bpf/bpf-bounds.h"
 #include "cgroup/cgfs-parse.h"
 
 /* ---- one cgroup's read ------------------------------------------------- */
