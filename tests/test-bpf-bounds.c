@@ -30,7 +30,7 @@
 
 static bool fake_cpus;
 static int fake_possible;
-static long fake_online;
+static long fake_online, fake_conf;
 
 int __real_libbpf_num_possible_cpus(void);
 int __wrap_libbpf_num_possible_cpus(void);
@@ -43,7 +43,11 @@ long __real_sysconf(int name);
 long __wrap_sysconf(int name);
 long __wrap_sysconf(int name)
 {
-	return fake_cpus && name == _SC_NPROCESSORS_ONLN ? fake_online : __real_sysconf(name);
+	if (fake_cpus && name == _SC_NPROCESSORS_ONLN)
+		return fake_online;
+	if (fake_cpus && name == _SC_NPROCESSORS_CONF)
+		return fake_conf;
+	return __real_sysconf(name);
 }
 
 static int fake_off(void **state)
@@ -193,9 +197,10 @@ static void test_stock_counter(void **state)
 }
 
 /* nr_cpus 0: the possible CPUs, as libbpf counts them (the per-CPU stocks
- * exist for every possible CPU, online or not); one where that count fails.
- * The online CPUs are the host's whatever nr_cpus is, one where sysconf()
- * cannot tell. */
+ * exist for every possible CPU, online or not); where that count fails, the
+ * CPUs the C library says are configured; one where neither can tell. The
+ * online CPUs are the host's whatever nr_cpus is, 0 (taken as nr_cpus: the
+ * larger threshold) where sysconf() cannot tell. */
 static void test_cpus(void **state)
 {
 	(void)state;
@@ -203,15 +208,16 @@ static void test_cpus(void **state)
 	fake_cpus = true;
 	static const struct {
 		int possible;
-		long online;
+		long online, conf;
 		unsigned nr_cpus, want_cpus, want_online;
 	} cases[] = {
-		{ 6, 3, 0, 6, 3 },     { 6, 3, 4, 4, 3 },  { 1, 1, 0, 1, 1 },
-		{ -ENOENT, -1, 0, 1, 1 }, { 0, 0, 0, 1, 1 }, { -ENOENT, -1, 8, 8, 1 },
+		{ 6, 3, 5, 0, 6, 3 },        { 6, 3, 5, 4, 4, 3 },  { 1, 1, 1, 0, 1, 1 },
+		{ -ENOENT, -1, 12, 0, 12, 0 }, { 0, 0, -1, 0, 1, 0 }, { -ENOENT, -1, 12, 8, 8, 0 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fake_possible = cases[i].possible;
 		fake_online = cases[i].online;
+		fake_conf = cases[i].conf;
 		acct_bpf_memcg_batching_detect(&b, cases[i].nr_cpus, "/nonexistent/acctd-test-btf");
 		assert_int_equal(b.nr_cpus, cases[i].want_cpus);
 		assert_int_equal(b.nr_online, cases[i].want_online);

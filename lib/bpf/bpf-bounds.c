@@ -13,13 +13,18 @@
 
 void acct_bpf_memcg_batching_from_btf(struct acct_memcg_batching *ret, unsigned nr_cpus, const struct btf *btf)
 {
+	/* Unknown counts make bounds larger, not smaller: the possible CPUs
+	 * from libbpf (/sys/devices/system/cpu/possible), else those the C
+	 * library counts as configured; the online ones unknown are 0, which
+	 * the bounds take as nr_cpus (the kernel's larger flush threshold). */
 	int cpus = libbpf_num_possible_cpus();
+	long conf = cpus > 0 ? cpus : sysconf(_SC_NPROCESSORS_CONF);
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	*ret = (struct acct_memcg_batching){
-		.nr_cpus = nr_cpus ? nr_cpus : cpus > 0 ? (unsigned)cpus : 1,
+		.nr_cpus = nr_cpus ? nr_cpus : conf > 0 ? (unsigned)conf : 1,
 		/* the real count even under an injected nr_cpus: it is the
 		 * kernel's threshold that a record is compared with */
-		.nr_online = online > 0 ? (unsigned)online : 1,
+		.nr_online = online > 0 ? (unsigned)online : 0,
 		.charge_batch = 64,
 		.stock_slots = 1,
 		.page_size = sysconf(_SC_PAGESIZE),
