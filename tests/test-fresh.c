@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -72,7 +73,7 @@ static void test_v2(void **state)
 	xwrite(f->base, "unified/app.slice/x.service/memory.current", "104857600\n");
 	xwrite(f->base, "unified/app.slice/x.service/cpu.stat", cpu_stat_v2);
 
-	assert_int_equal(acct_fresh_read(&f->o, "/app.slice/x.service", H(ACCT_HIER_UNIFIED), &rd), 0);
+	assert_int_equal(acct_fresh_read(&f->o, "/app.slice/x.service", H(ACCT_HIER_UNIFIED), NULL, &rd), 0);
 	assert_int_equal(rd.have, Q(ACCT_Q_MEMORY) | CPU_TIMES);
 	assert_int_equal(rd.value[ACCT_Q_MEMORY], 104857600);
 	assert_int_equal(rd.bound[ACCT_Q_MEMORY], acct_memcg_memory_bound(&f->b, INT_MAX));
@@ -103,7 +104,7 @@ static void test_v1(void **state)
 	xwrite(f->base, "unified/bpf-fresh-a/cpu.stat", cpu_stat_v2);
 
 	uint32_t h = H(ACCT_HIER_UNIFIED) | H(ACCT_HIER_MEMORY) | H(ACCT_HIER_CPUACCT) | H(ACCT_HIER_CPU);
-	assert_int_equal(acct_fresh_read(&f->o, "/bpf-fresh-a", h, &rd), 0);
+	assert_int_equal(acct_fresh_read(&f->o, "/bpf-fresh-a", h, NULL, &rd), 0);
 	assert_int_equal(rd.have, Q(ACCT_Q_MEMORY) | CPU_TIMES);
 	assert_int_equal(rd.value[ACCT_Q_MEMORY], 209715200);
 	assert_string_equal(rd.memory_source, "memory.usage_in_bytes");
@@ -115,7 +116,7 @@ static void test_v1(void **state)
 	assert_int_equal(rd.bound[ACCT_Q_CPU_SYSTEM], 10000);
 
 	/* Only in the unified tree (no v2 memory): CPU from cpu.stat, no memory. */
-	assert_int_equal(acct_fresh_read(&f->o, "/bpf-fresh-a", H(ACCT_HIER_UNIFIED), &rd), 0);
+	assert_int_equal(acct_fresh_read(&f->o, "/bpf-fresh-a", H(ACCT_HIER_UNIFIED), NULL, &rd), 0);
 	assert_int_equal(rd.have, CPU_TIMES);
 	assert_int_equal(rd.value[ACCT_Q_CPU_USAGE], 5000123);
 	assert_null(rd.memory_source);
@@ -130,18 +131,65 @@ static void test_absent_and_gone(void **state)
 	f->L.v2_memory = true;
 	xmkdir(f->base, "unified/nomem");
 	xwrite(f->base, "unified/nomem/cpu.stat", cpu_stat_v2);
-	assert_int_equal(acct_fresh_read(&f->o, "/nomem", H(ACCT_HIER_UNIFIED), &rd), 0);
+	assert_int_equal(acct_fresh_read(&f->o, "/nomem", H(ACCT_HIER_UNIFIED), NULL, &rd), 0);
 	assert_int_equal(rd.have, CPU_TIMES);
 
 	xrm_rf(f->base, "unified/nomem");
-	assert_int_equal(acct_fresh_read(&f->o, "/nomem", H(ACCT_HIER_UNIFIED), &rd), -ENOENT);
+	assert_int_equal(acct_fresh_read(&f->o, "/nomem", H(ACCT_HIER_UNIFIED), NULL, &rd), -ENOENT);
 	assert_int_equal(rd.have, 0);
 
 	/* gone from the memory hierarchy while still in cpuacct */
 	f->L.v2_memory = false;
 	xmkdir(f->base, "cpu,cpuacct/half");
 	xwrite(f->base, "cpu,cpuacct/half/cpuacct.usage", "1000\n");
-	assert_int_equal(acct_fresh_read(&f->o, "/half", H(ACCT_HIER_MEMORY) | H(ACCT_HIER_CPUACCT), &rd), -ENOENT);
+	assert_int_equal(acct_fresh_read(&f->o, "/half", H(ACCT_HIER_MEMORY) | H(ACCT_HIER_CPUACCT), NULL, &rd), -ENOENT);
+}
+
+/* The path made again (another directory, another inode) since the ledger
+ * recorded the cgroup: what is there now is not its values, and the read
+ * says the cgroup is gone; with the inodes it knows, or none, the read is
+ * as before. Without the check the old cgroup was served the new one's
+ * memory and CPU time. */
+static void test_made_again(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_fresh_reading rd;
+	f->L.v2_memory = true;
+	xmkdir(f->base, "unified/x");
+	xwrite(f->base, "unified/x/memory.current", "4096\n");
+	xwrite(f->base, "unified/x/cpu.stat", cpu_stat_v2);
+	_cleanup_free_ char *dir = xjoin(f->base, "unified/x"), *aside = xjoin(f->base, "unified/x.old");
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	uint64_t inodes[_ACCT_HIER_MAX] = { 0 };
+	inodes[ACCT_HIER_UNIFIED] = st.st_ino;
+	assert_int_equal(acct_fresh_read(&f->o, "/x", H(ACCT_HIER_UNIFIED), inodes, &rd), 0);
+	assert_int_equal(rd.have, Q(ACCT_Q_MEMORY) | CPU_TIMES);
+	assert_int_equal(rd.value[ACCT_Q_MEMORY], 4096);
+
+	/* moved aside, not removed, so that the new one cannot reuse its inode */
+	assert_int_equal(rename(dir, aside), 0);
+	xmkdir(f->base, "unified/x");
+	xwrite(f->base, "unified/x/memory.current", "8192\n");
+	xwrite(f->base, "unified/x/cpu.stat", cpu_stat_v2);
+	assert_int_equal(acct_fresh_read(&f->o, "/x", H(ACCT_HIER_UNIFIED), inodes, &rd), -ENOENT);
+	assert_int_equal(rd.have, 0);
+	/* v1 CPU time, the same */
+	f->L.v2_memory = false;
+	assert_int_equal(acct_fresh_read(&f->o, "/x", H(ACCT_HIER_UNIFIED), inodes, &rd), -ENOENT);
+	inodes[ACCT_HIER_UNIFIED] = 0; /* not known: read */
+	assert_int_equal(acct_fresh_read(&f->o, "/x", H(ACCT_HIER_UNIFIED), inodes, &rd), 0);
+	assert_int_equal(rd.have, CPU_TIMES);
+	xmkdir(f->base, "cpu,cpuacct/y");
+	xwrite(f->base, "cpu,cpuacct/y/cpuacct.usage", "1000\n");
+	_cleanup_free_ char *ydir = xjoin(f->base, "cpu,cpuacct/y");
+	assert_int_equal(stat(ydir, &st), 0);
+	inodes[ACCT_HIER_CPUACCT] = st.st_ino + 1; /* another cgroup's */
+	assert_int_equal(acct_fresh_read(&f->o, "/y", H(ACCT_HIER_CPUACCT), inodes, &rd), -ENOENT);
+	inodes[ACCT_HIER_CPUACCT] = st.st_ino;
+	assert_int_equal(acct_fresh_read(&f->o, "/y", H(ACCT_HIER_CPUACCT), inodes, &rd), 0);
+	assert_int_equal(rd.value[ACCT_Q_CPU_USAGE], 1);
+	xrm_rf(f->base, "unified/x.old");
 }
 
 /* The root is not read: its memory is defined from its children. */
@@ -151,7 +199,7 @@ static void test_root(void **state)
 	struct acct_fresh_reading rd;
 	f->L.v2_memory = true;
 	xwrite(f->base, "unified/memory.current", "1\n");
-	assert_int_equal(acct_fresh_read(&f->o, "/", H(ACCT_HIER_UNIFIED), &rd), 0);
+	assert_int_equal(acct_fresh_read(&f->o, "/", H(ACCT_HIER_UNIFIED), NULL, &rd), 0);
 	assert_int_equal(rd.have, 0);
 	assert_non_null(rd.not_read);
 	assert_non_null(strstr(rd.not_read, "root"));
@@ -165,12 +213,12 @@ static void test_garbage(void **state)
 	f->L.v2_memory = true;
 	xmkdir(f->base, "unified/bad");
 	xwrite(f->base, "unified/bad/memory.current", "12 34\n");
-	assert_int_equal(acct_fresh_read(&f->o, "/bad", H(ACCT_HIER_UNIFIED), &rd), -EBADMSG);
+	assert_int_equal(acct_fresh_read(&f->o, "/bad", H(ACCT_HIER_UNIFIED), NULL, &rd), -EBADMSG);
 	xwrite(f->base, "unified/bad/memory.current", "12\n");
 	xwrite(f->base, "unified/bad/cpu.stat", "usage_usec 5\n");
-	assert_int_equal(acct_fresh_read(&f->o, "/bad", H(ACCT_HIER_UNIFIED), &rd), -EBADMSG);
-	assert_int_equal(acct_fresh_read(&f->o, "bad", H(ACCT_HIER_UNIFIED), &rd), -EINVAL);
-	assert_int_equal(acct_fresh_read(NULL, "/bad", H(ACCT_HIER_UNIFIED), &rd), -EINVAL);
+	assert_int_equal(acct_fresh_read(&f->o, "/bad", H(ACCT_HIER_UNIFIED), NULL, &rd), -EBADMSG);
+	assert_int_equal(acct_fresh_read(&f->o, "bad", H(ACCT_HIER_UNIFIED), NULL, &rd), -EINVAL);
+	assert_int_equal(acct_fresh_read(NULL, "/bad", H(ACCT_HIER_UNIFIED), NULL, &rd), -EINVAL);
 }
 
 int main(void)
@@ -179,6 +227,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absent_and_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_made_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
 	};

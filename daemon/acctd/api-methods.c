@@ -226,6 +226,7 @@ static int fresh_read(struct manager *m, const char *path, struct acct_fresh_rea
 		.batching = manager_batching(m), /* zero where the tree is not the kernel's */
 	};
 	uint32_t hierarchies;
+	uint64_t inodes[_ACCT_HIER_MAX] = { 0 };
 	bool dead;
 
 	reason[0] = '\0';
@@ -233,7 +234,10 @@ static int fresh_read(struct manager *m, const char *path, struct acct_fresh_rea
 	rcu_read_lock();
 	struct acct_cgroup *cg = acct_ledger_find(manager_ledger(m), path);
 	if (cg) {
-		hierarchies = acct_cgroup_get_hierarchies(cg);
+		hierarchies = acct_cgroup_get_hierarchies(cg); /* acquire: the inodes below are its */
+		for (int h = 0; h < _ACCT_HIER_MAX; h++)
+			if (hierarchies & (1u << h))
+				inodes[h] = acct_cgroup_get_inode(cg, (enum acct_hierarchy)h);
 		dead = acct_cgroup_is_dead(cg);
 	}
 	rcu_read_unlock();
@@ -243,7 +247,7 @@ static int fresh_read(struct manager *m, const char *path, struct acct_fresh_rea
 		snprintf(reason, REASON_MAX, "the cgroup was removed: its last values are served");
 		return 0;
 	}
-	int r = acct_fresh_read(&o, path, hierarchies, ret);
+	int r = acct_fresh_read(&o, path, hierarchies, inodes, ret);
 	if (r == -ENOENT)
 		return r;
 	if (r < 0)

@@ -85,6 +85,19 @@ static int read_cg_file(const char *dir, const char *name, char *buf, size_t siz
 	return r < 0 ? (int)r : 0;
 }
 
+/* Whether the directory at `dir` is now the cgroup of inode `ino` (0: the
+ * caller does not say; taken as yes). Called after a read of its files, it
+ * proves that they were that cgroup's and not those of another made since
+ * under the same path (sampler-files.c, sampler_open_file(), says why):
+ * 0, or -ENOENT (that cgroup is gone). */
+static int still_the_cgroup(const char *dir, uint64_t ino)
+{
+	struct stat st;
+	if (!ino)
+		return 0;
+	return stat(dir, &st) == 0 && (uint64_t)st.st_ino == ino ? 0 : -ENOENT;
+}
+
 static void put(struct acct_fresh_reading *ret, enum acct_quantity q, uint64_t v, uint64_t bound)
 {
 	ret->value[q] = (int64_t)MIN(v, (uint64_t)INT64_MAX);
@@ -113,7 +126,7 @@ static int count_descendants(const char *dir, int limit)
 }
 
 static int read_memory(const struct acct_fresh_options *o, const struct acct_memcg_batching *b, const char *path,
-		       uint32_t hierarchies, struct acct_fresh_reading *ret)
+		       uint32_t hierarchies, const uint64_t *inodes, struct acct_fresh_reading *ret)
 {
 	const struct acct_hierarchies *L = o->layout;
 	enum acct_hierarchy h;
@@ -134,12 +147,13 @@ static int read_memory(const struct acct_fresh_options *o, const struct acct_mem
 	r = cg_dir(L, h, path, dir, sizeof(dir));
 	if (r < 0)
 		return r;
+	uint64_t ino = inodes ? inodes[h] : 0;
 
 	if (o->collector && acct_bpf_collector_serves(o->collector, h)) {
 		struct acct_bpf_record rec;
 		r = acct_bpf_collector_read_one(o->collector, h, dir, &rec);
-		if (r == -ENOENT)
-			return r;
+		if (r == -ENOENT || (r == 0 && ino && rec.id != ino))
+			return -ENOENT;
 		/* -EPERM (pinned iterators only), or a record without memcg
 		 * values: the file gives the same counter. */
 		if (r == 0 && (rec.flags & ACCT_BPF_F_MEMCG)) {
@@ -156,6 +170,8 @@ static int read_memory(const struct acct_fresh_options *o, const struct acct_mem
 		return fd;
 	int64_t v;
 	r = acct_memory_read_fd(fd, &v);
+	if (r >= 0)
+		r = still_the_cgroup(dir, ino);
 	if (r < 0)
 		return r;
 	/* The stock slots the file's counter may hold: as many as the subtree
@@ -167,7 +183,7 @@ static int read_memory(const struct acct_fresh_options *o, const struct acct_mem
 }
 
 static int read_cpu(const struct acct_fresh_options *o, const char *path, uint32_t hierarchies,
-		    struct acct_fresh_reading *ret)
+		    const uint64_t *inodes, struct acct_fresh_reading *ret)
 {
 	const struct acct_hierarchies *L = o->layout;
 	char dir[PATH_MAX], buf[FILE_MAX];
@@ -202,7 +218,7 @@ static int read_cpu(const struct acct_fresh_options *o, const char *path, uint32
 			put(ret, ACCT_Q_CPU_USER, user, tick);
 			put(ret, ACCT_Q_CPU_SYSTEM, sys, tick);
 		}
-		return 0;
+		return still_the_cgroup(dir, inodes ? inodes[ACCT_HIER_CPUACCT] : 0);
 	}
 	if (!(hierarchies & (1u << ACCT_HIER_UNIFIED)))
 		return 0;
@@ -212,6 +228,8 @@ static int read_cpu(const struct acct_fresh_options *o, const char *path, uint32
 	r = read_cg_file(dir, "cpu.stat", buf, sizeof(buf));
 	if (r == -ENODATA)
 		return 0;
+	if (r >= 0)
+		r = still_the_cgroup(dir, inodes ? inodes[ACCT_HIER_UNIFIED] : 0);
 	if (r < 0)
 		return r;
 	struct cgfs_cpu_stat cs;
@@ -226,7 +244,7 @@ static int read_cpu(const struct acct_fresh_options *o, const char *path, uint32
 }
 
 int acct_fresh_read(const struct acct_fresh_options *opts, const char *path, uint32_t hierarchies,
-		    struct acct_fresh_reading *ret)
+		    const uint64_t *inodes, struct acct_fresh_reading *ret)
 {
 	if (!opts || !opts->layout || !path || path[0] != '/' || !ret)
 		return -EINVAL;
@@ -243,9 +261,9 @@ int acct_fresh_read(const struct acct_fresh_options *opts, const char *path, uin
 		pthread_once(&detect_once, detect);
 		b = &detected;
 	}
-	int r = read_memory(opts, b, path, hierarchies, ret);
+	int r = read_memory(opts, b, path, hierarchies, inodes, ret);
 	if (r >= 0)
-		r = read_cpu(opts, path, hierarchies, ret);
+		r = read_cpu(opts, path, hierarchies, inodes, ret);
 	if (r < 0) {
 		ret->have = 0;
 		return r;

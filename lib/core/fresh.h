@@ -55,9 +55,13 @@ struct acct_fresh_reading {
 
 /* Read the cgroup at `path` ("/..."), which is in the hierarchies
  * `hierarchies` (bits of enum acct_hierarchy, as the ledger records them).
- * A quantity whose file the cgroup lacks is left out of `have`. Returns 0,
- * -ENOENT when the cgroup is gone (a file of a hierarchy it is in has
- * vanished), -EBADMSG when a file does not parse, -EINVAL, or another
- * negative errno of a read. */
+ * `inodes` (NULL: none) are its directories' inodes per hierarchy, as the
+ * ledger records them (0: not known): a directory at the path that is no
+ * longer that inode is another cgroup made since under the same path, whose
+ * values are not this one's, and reads as this one gone. A quantity whose
+ * file the cgroup lacks is left out of `have`. Returns 0, -ENOENT when the
+ * cgroup is gone (a file of a hierarchy it is in has vanished, or the path
+ * is another cgroup's), -EBADMSG when a file does not parse, -EINVAL, or
+ * another negative errno of a read. */
 int acct_fresh_read(const struct acct_fresh_options *opts, const char *path, uint32_t hierarchies,
-		    struct acct_fresh_reading *ret);
+		    const uint64_t *inodes, struct acct_fresh_reading *ret);
