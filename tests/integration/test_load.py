@@ -382,14 +382,15 @@ def test_real_acctd_does_not_count_itself(real_cgroups, tmp_path):
 # Threads of the processes whose count the tests below look for: a count
 # off by them lies outside a bracket (HostThreads) narrower than they are,
 # and other tests beside this one widen the bracket by the threads they make
-# and end meanwhile (tens, while a count takes a second).
-SLEEPER_THREADS = 200
+# and end meanwhile: tens while a count takes a second, hundreds while it
+# takes ten (beside another test's 10,000 cgroups at a load average of 20).
+SLEEPER_THREADS = 1000
 
 
 @needs_root
 def test_real_root_tasks_equal_threads(real_cgroups, procs):
     """The root's tasks are the threads in /proc. Where the host has v1
-    hierarchies, a process with 1 + 200 threads sits in a v1-only cgroup too
+    hierarchies, a process with 1 + 1,000 threads sits in a v1-only cgroup too
     (the double count of issue 11 added them again)."""
     sleeper = procs(SLEEPER_THREADS)
     if v1_memory_dir() and v2_dir() != "/sys/fs/cgroup":
@@ -400,10 +401,10 @@ def test_real_root_tasks_equal_threads(real_cgroups, procs):
 @needs_root
 def test_real_root_counts_threads_of_untracked_cgroups(real_cgroups, procs, tmp_path):
     """The root holds every thread of the host, also those in cgroups acctd
-    does not track: here a process of 1 + 200 threads in a cgroup that
+    does not track: here a process of 1 + 1,000 threads in a cgroup that
     [cgroups] exclude leaves out (as one made after the last scan would be).
     The root's tasks are still the threads in /proc; before, they lacked
-    those 201 (the root summed the tracked cgroups only). The BPF task walk
+    those 1,001 (the root summed the tracked cgroups only). The BPF task walk
     sees every thread; files read tracked cgroups only, so the test needs the
     walk (acctd --dump as root)."""
     base = v2_dir()
