@@ -100,9 +100,24 @@ def mounted_hierarchies():
     return out
 
 
-def count_dirs(h):
+def cgroup_dirs(h):
+    """Every cgroup of hierarchy h now, as (path, inode): a directory
+    removed and made again under the same name is another cgroup, with
+    another inode (kernfs never gives one twice)."""
     root = CG if h == "unified" and os.path.exists(CG + "/cgroup.controllers") else CG + "/" + h
-    return sum(1 for _ in os.walk(root))
+    out = {("/", os.stat(root).st_ino)}
+    todo = [root]
+    while todo:
+        d = todo.pop()
+        try:
+            with os.scandir(d) as it:
+                for e in it:
+                    if e.is_dir(follow_symlinks=False):
+                        out.add((e.path[len(root):], e.inode()))
+                        todo.append(e.path)
+        except FileNotFoundError:
+            pass  # removed while listed: in neither listing's intersection
+    return out
 
 
 @pytest.fixture
@@ -420,25 +435,31 @@ def test_status_names_bpf_collector_per_hierarchy(tree, tmp_path):
     tree.mkdir()
     want = mounted_hierarchies()
     assert "memory" in want or "unified" in want, want
+    mem = "unified" if "memory" not in want else "memory"
     with daemon(tmp_path, conf(tmp_path, tree)) as d:
         cs = collectors(d)
         assert set(cs) == set(want), cs
         for h in want:
             assert cs[h]["collector"] == "bpf" and cs[h]["reason"].startswith("attached"), cs[h]
-        call(d, "Reconcile")
-        st = status(d)
-        fast = st["last_fast_pass"]
+        # The memcg hierarchy's cgroups listed before the Reconcile pass
+        # (which starts after the call) and after its reply, which reports
+        # that pass (Status's last_fast_pass may be a later one, a walk
+        # alone that read no cgroup): those in both lived through its walk.
+        dirs_before = cgroup_dirs(mem)
+        fast = call(d, "Reconcile")["pass"]
+        dirs_after = cgroup_dirs(mem)
         assert fast.get("bpf"), fast
         assert fast["bpf"]["mismatches"] == 0, fast
         # records past the kernel's stat flush threshold, whose stats came from files
         assert isinstance(fast["bpf"]["unbounded"], int) and fast["bpf"]["unbounded"] >= 0, fast
-        # the memcg hierarchy's walk has a record for every cgroup of it (the
-        # directories counted around the Reconcile pass; others' may come and
-        # go); the other hierarchies are walked only where a cgroup is not
-        # populated in it (sampler-bpf.c, walk_needed())
-        mem = "unified" if "memory" not in want else "memory"
-        dirs = count_dirs(mem)
-        assert fast["bpf"]["records"] >= dirs - 20, (fast["bpf"], dirs)
+        # the memcg hierarchy's walk has a record for every cgroup of it:
+        # every one that lived through the walk (other tests' cgroups come
+        # and go meanwhile); the other hierarchies are walked only where a
+        # cgroup is not populated in it (sampler-bpf.c, walk_needed())
+        lived = len(dirs_before & dirs_after)
+        print("records %d; memcg cgroups: %d before, %d after, %d in both"
+              % (fast["bpf"]["records"], len(dirs_before), len(dirs_after), lived))
+        assert fast["bpf"]["records"] >= lived, (fast["bpf"], lived, len(dirs_before), len(dirs_after))
         # and the test's cgroup took its memory from its record
         assert fast["bpf"]["cgroups"] >= 1, fast["bpf"]
 
