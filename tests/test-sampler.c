@@ -36,6 +36,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -57,6 +58,7 @@
 #include "cgroup-layout.h"
 #include "counter.h"
 #include "ledger.h"
+#include "load.h"
 #include "parse.h"
 #include "sampler.h"
 #include "test-tree.h"
@@ -776,6 +778,63 @@ static void test_pruning(void **state)
 	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 2);
 	assert_int_equal(value(c, ACCT_Q_PSI_CPU_SOME), 9);
 	assert_no_errors(&t->rep);
+}
+
+/* Lazy decay of the CPU rate's averages (sample-cpu.c, ledger.h's
+ * acct_cgroup_set_cpu_rate()): a pruned pass does not decay them, the ledger
+ * serves them decayed over the idle time, and the next reading that moved
+ * decays the sampler's copy first. What is served after every pass must be
+ * what decaying at each pass gave (an eager reference, updated once per pass
+ * as the sampler used to), within rounding. Pass times are given, so the
+ * intervals are exact. */
+static void test_cpu_rate_lazy(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *p = tree_add(t, "/p", UNI);
+	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
+	static const struct {
+		uint64_t dt;   /* usec since the last pass */
+		unsigned used; /* usec of CPU c used in it (p too); 0: idle, c is pruned */
+	} steps[] = {
+		{ 1000000, 500000 }, { 1000000, 1000000 },                 /* rates 0.5, 1.0 */
+		{ 2000000, 0 },      { 3000000, 0 },       { 5000000, 0 }, /* idle, 10 s */
+		{ 1000000, 250000 }, { 1000000, 250000 },                  /* 0.25 twice */
+		{ 7000000, 0 },      { 1000000, 0 },       { 60000000, 0 },
+		{ 4000000, 2000000 },
+	};
+	struct acct_rate_avg want = {};
+	struct acct_cgroup *cgs[] = { p, c };
+	uint64_t now = acct_now_us();
+	unsigned pu = 1000, cu = 0;
+
+	prune_cg(t, "p", pu, 10, "0.00");
+	prune_cg(t, "p/c", cu, 4, "0.00");
+	assert_int_equal(acct_sampler_run(tree_sampler(t), cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+		now += steps[i].dt;
+		if (steps[i].used) {
+			pu += steps[i].used;
+			cu += steps[i].used;
+			prune_cg(t, "p", pu, 10, "0.00");
+			prune_cg(t, "p/c", cu, 4, "0.00");
+		}
+		double rate = (double)steps[i].used / (double)steps[i].dt;
+		acct_rate_avg_update(&want, rate, steps[i].dt);
+		assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+		assert_no_errors(&t->rep);
+		/* idle steps (after the first two) go the lazy way: pruned */
+		assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), i >= 2 && !steps[i].used);
+		struct acct_cgroup_values rv;
+		/* a reader's clock is not a pass's: read later than the pass */
+		acct_cgroup_read(c, ACCT_READ_CPU_RATE, now + 123456789, &rv);
+		assert_true(rv.cpu_rate_known);
+		assert_true(fabs(rv.cpu_rate - rate) <= 1e-15);
+		for (int a = 0; a < 3; a++) {
+			if (fabs(rv.cpu_rate_avg[a] - want.avg[a]) > 1e-12 * want.avg[a])
+				fail_msg("step %zu, average %d: served %.17g, decayed at each pass %.17g", i, a,
+					 rv.cpu_rate_avg[a], want.avg[a]);
+		}
+	}
 }
 
 /* CPU bandwidth is never pruned: the kernel counts one more period after a
@@ -1792,6 +1851,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_removed_tree_by_tree_keeps_sources, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_that_pay, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_bandwidth_not_pruned, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),
