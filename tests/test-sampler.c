@@ -817,6 +817,12 @@ static void test_cpu_rate_lazy(void **state)
 			cu += steps[i].used;
 			prune_cg(t, "p", pu, 10, "0.00");
 			prune_cg(t, "p/c", cu, 4, "0.00");
+			/* and I/O: one byte read per usec used */
+			char text[128];
+			snprintf(text, sizeof(text), "8:0 rbytes=%u wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n", pu);
+			xwrite(t->base, "unified/p/io.stat", text);
+			snprintf(text, sizeof(text), "8:0 rbytes=%u wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n", cu);
+			xwrite(t->base, "unified/p/c/io.stat", text);
 		}
 		double rate = (double)steps[i].used / (double)steps[i].dt;
 		acct_rate_avg_update(&want, rate, steps[i].dt);
@@ -826,13 +832,78 @@ static void test_cpu_rate_lazy(void **state)
 		assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), i >= 2 && !steps[i].used);
 		struct acct_cgroup_values rv;
 		/* a reader's clock is not a pass's: read later than the pass */
-		acct_cgroup_read(c, ACCT_READ_CPU_RATE, now + 123456789, &rv);
+		acct_cgroup_read(c, ACCT_READ_CPU_RATE | ACCT_READ_IO_RATE, now + 123456789, &rv);
 		assert_true(rv.cpu_rate_known);
 		assert_true(fabs(rv.cpu_rate - rate) <= 1e-15);
+		/* the I/O rate, stored once at 0 while idle (sample_io_idle()) */
+		if (i > 0) {
+			assert_true(rv.io_rate_known);
+			assert_true(fabs(rv.io_rate[ACCT_IO_READ_BYTES] - rate * 1e6) <= 1e-6);
+		}
 		for (int a = 0; a < 3; a++) {
 			if (fabs(rv.cpu_rate_avg[a] - want.avg[a]) > 1e-12 * want.avg[a])
 				fail_msg("step %zu, average %d: served %.17g, decayed at each pass %.17g", i, a,
 					 rv.cpu_rate_avg[a], want.avg[a]);
+		}
+	}
+
+	/* A change of source (systemd adds cpuacct, the usage comes from
+	 * usage_percpu): its first reading changes no average, as before; the
+	 * idle time before it was decayed, the time between the two sources
+	 * is not; then the new source's readings go on from it. */
+	static const struct {
+		uint64_t dt;
+		int kind; /* 0 idle (pruned), 1 CPU used, 2 the new source's first reading */
+		unsigned used;
+	} steps2[] = {
+		{ 3000000, 0, 0 }, { 2000000, 2, 0 }, { 2000000, 0, 0 }, { 1000000, 1, 500000 },
+		{ 5000000, 0, 0 }, { 1000000, 1, 100000 },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(steps2); i++) {
+		now += steps2[i].dt;
+		if (steps2[i].kind == 2) {
+			static const char *const rels[] = { "p", "p/c" };
+			struct acct_cgroup *both[] = { p, c };
+			for (int k = 0; k < 2; k++) {
+				char path[128];
+				snprintf(path, sizeof(path), "cpu,cpuacct/%s", rels[k]);
+				xmkdir(t->base, path);
+				snprintf(path, sizeof(path), "cpu,cpuacct/%s/cpuacct.stat", rels[k]);
+				xwrite(t->base, path, "user 0\nsystem 0\n");
+				/* v1's throttling counts, as the kernel has them: a
+				 * family with a quantity never set since the change
+				 * is not pruned (its restart bit stays) */
+				snprintf(path, sizeof(path), "cpu,cpuacct/%s/cpu.stat", rels[k]);
+				xwrite(t->base, path, "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n");
+				struct acct_cgroup_id id = { .path = k ? "/p/c" : "/p", .depth = (unsigned)k + 1,
+							     .hierarchies = UNI | H(ACCT_HIER_CPUACCT) | H(ACCT_HIER_CPU) };
+				acct_ledger_update_id(t->ledger, both[k], &id);
+			}
+			pu = 10000000;
+			cu = 0;
+		}
+		if (steps2[i].kind != 0) {
+			char text[64];
+			pu += steps2[i].used;
+			cu += steps2[i].used;
+			snprintf(text, sizeof(text), "%u 0\n", pu * 1000);
+			xwrite(t->base, "cpu,cpuacct/p/cpuacct.usage_percpu", text);
+			snprintf(text, sizeof(text), "%u 0\n", cu * 1000);
+			xwrite(t->base, "cpu,cpuacct/p/c/cpuacct.usage_percpu", text);
+		}
+		if (steps2[i].kind != 2)
+			acct_rate_avg_update(&want, (double)steps2[i].used / (double)steps2[i].dt, steps2[i].dt);
+		assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+		assert_no_errors(&t->rep);
+		if (parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED) != (steps2[i].kind == 0))
+			fail_msg("after the change of source, step %zu: %" PRIu64 " pruned", i,
+				 parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED));
+		struct acct_cgroup_values rv;
+		acct_cgroup_read(c, ACCT_READ_CPU_RATE, now + 987654321, &rv);
+		for (int a = 0; a < 3; a++) {
+			if (fabs(rv.cpu_rate_avg[a] - want.avg[a]) > 1e-12 * want.avg[a])
+				fail_msg("after the change of source, step %zu, average %d: served %.17g, decayed at each "
+					 "pass %.17g", i, a, rv.cpu_rate_avg[a], want.avg[a]);
 		}
 	}
 }

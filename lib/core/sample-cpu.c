@@ -40,8 +40,16 @@ static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 		st->rate_avg_at = now_us;
 		acct_cgroup_set_cpu_rate(x->cg, rate, st->rate_avg.avg, now_us);
 		acct_cgroup_mark_cpu_rate_known(x->cg);
-	} else if (!st->last_cpu_at)
-		st->rate_avg_at = now_us; /* the first reading: nothing to decay before it */
+	} else if (!st->last_cpu_at) {
+		/* The first reading (of this source): nothing to decay before it.
+		 * After a change of source the averages go on from here, not
+		 * decayed over the time between the sources (as they never
+		 * were): the ledger's are set anew as of now, the rate kept. */
+		if (st->rate_avg.init)
+			acct_cgroup_set_cpu_rate(x->cg, acct_cgroup_get_double(&x->cg->cpu_rate_bits), st->rate_avg.avg,
+						 now_us);
+		st->rate_avg_at = now_us;
+	}
 	st->last_cpu_usec = usage_usec;
 	st->last_cpu_at = now_us;
 }

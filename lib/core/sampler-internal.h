@@ -163,6 +163,8 @@ struct cg_state {
 	size_t agg_slot;                  /* acct_sampler_aggregate_load()'s index, during it */
 	uint64_t io_last[_ACCT_IO_STAT_MAX]; /* totals of the last I/O reading, for the rates */
 	uint32_t io_last_known;           /* bit per enum acct_io_stat */
+	bool io_rates_zero;               /* the rates of io_last_known were published 0, known, by
+					   * sample_io_idle(), and nothing set them since */
 	uint64_t io_last_at;
 	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
 	size_t percpu_n;
