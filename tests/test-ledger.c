@@ -1,6 +1,7 @@
 /* test-ledger.c - the cgroup table: add, find, tombstones, sweep, values. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -613,6 +614,71 @@ static void test_cpu_rate_lazy_decay(void **state)
 		assert_true(cv.cpu_rate_avg[a] == 0.0);
 }
 
+/* The five fields of the CPU rate are one reading (cpu_rate_seq): a reader
+ * racing the writer never applies one reading's idle time to another's
+ * averages. Reading k sets all three averages to k and then notes k % 7 + 1
+ * seconds idle, so a served triple must be k decayed by exactly that (or not
+ * at all); a torn copy gives k decayed by another reading's time. */
+struct seq_race {
+	struct acct_cgroup *cg;
+	unsigned n;
+	unsigned reads; /* atomic */
+	bool done;      /* atomic */
+};
+
+static void *seq_writer(void *arg)
+{
+	struct seq_race *r = arg;
+	/* until the reader has read a while (a busy machine may run the two
+	 * one after the other for a long time) */
+	for (unsigned k = 1; k <= r->n || __atomic_load_n(&r->reads, __ATOMIC_RELAXED) < 1000000; k++) {
+		const double avg[3] = { k, k, k };
+		uint64_t at = (uint64_t)k * 1000000000;
+		acct_cgroup_set_cpu_rate(r->cg, k, avg, at);
+		acct_cgroup_cpu_rate_idle(r->cg, at + (uint64_t)(k % 7 + 1) * 1000000);
+	}
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool seq_consistent(const double v[3])
+{
+	static const double tau[3] = { 60.0, 300.0, 900.0 };
+	if (v[0] == 0.0 && v[1] == 0.0 && v[2] == 0.0)
+		return true; /* before the first reading */
+	if (v[0] == v[1] && v[1] == v[2] && v[0] == round(v[0]))
+		return true; /* set, not decayed yet */
+	for (unsigned j = 1; j <= 7; j++) {
+		double kj = round(v[2] * exp(j / tau[2]));
+		if ((unsigned)kj % 7 + 1 != j)
+			continue;
+		bool ok = true;
+		for (int a = 0; a < 3; a++)
+			ok = ok && fabs(v[a] - kj * exp(-(double)j / tau[a])) <= 1e-9 * kj;
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+static void test_cpu_rate_seq(void **state)
+{
+	struct fixture *f = *state;
+	struct seq_race r = { .cg = add(f, "/seq", 1), .n = 200000 };
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, seq_writer, &r), 0);
+	while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
+		struct acct_cgroup_values cv;
+		acct_cgroup_read(r.cg, ACCT_READ_CPU_RATE, 0, &cv);
+		if (!seq_consistent(cv.cpu_rate_avg))
+			fail_msg("a torn copy: %.17g %.17g %.17g", cv.cpu_rate_avg[0], cv.cpu_rate_avg[1],
+				 cv.cpu_rate_avg[2]);
+		__atomic_fetch_add(&r.reads, 1, __ATOMIC_RELAXED);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+}
+
 /* One stamp for the page counters read together (acct_cgroup_set_sampled_set()):
  * the quantities of its mask are as young as it, the others keep their age. */
 static void test_sampled_set(void **state)
@@ -779,6 +845,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy_decay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_rate_seq, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
