@@ -1,5 +1,7 @@
 /* test-ledger.c - the cgroup table: add, find, tombstones, sweep, values. */
 #include <errno.h>
+#include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 
 #include "alloc-fail.h"
 #include "ledger.h"
+#include "load.h"
 #include "util.h"
 
 struct fixture {
@@ -551,6 +554,156 @@ static void test_values_out_of_memory(void **state)
 }
 
 /* acct_cgroup_read(): what a record serves, copied; only what was asked. */
+/* Lazy decay (ledger.h, acct_cgroup_set_cpu_rate()): the averages are served
+ * decayed over the idle time the sampler noted since they were set, once,
+ * and over that time only: not the reader's clock, not twice, not from the
+ * first idle note. */
+static void test_cpu_rate_lazy_decay(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/lazy", 1);
+	static const double tau[3] = { 60e6, 300e6, 900e6 };
+	const double avg[3] = { 0.75, 0.5, 0.25 };
+	const uint64_t t0 = 1000000000;
+	struct acct_cgroup_values cv;
+
+	acct_cgroup_set_cpu_rate(cg, 0.875, avg, t0);
+	acct_cgroup_mark_cpu_rate_known(cg);
+	/* read long after: no idle time noted, nothing decays */
+	acct_cgroup_read(cg, ACCT_READ_CPU_RATE, t0 + 500000000, &cv);
+	assert_true(cv.cpu_rate_known);
+	assert_true(cv.cpu_rate == 0.875);
+	for (int a = 0; a < 3; a++)
+		assert_true(cv.cpu_rate_avg[a] == avg[a]);
+
+	/* idle until t0 + 10 s, then t0 + 25 s: decayed over 25 s */
+	acct_cgroup_cpu_rate_idle(cg, t0 + 10000000);
+	acct_cgroup_cpu_rate_idle(cg, t0 + 25000000);
+	for (uint64_t now = t0 + 25000000; now < t0 + 1000000000; now += 300000000) {
+		acct_cgroup_read(cg, ACCT_READ_CPU_RATE | ACCT_READ_LIST_ROW, now, &cv);
+		assert_true(cv.cpu_rate == 0.0);
+		for (int a = 0; a < 3; a++) {
+			double want = avg[a] * exp(-25e6 / tau[a]);
+			assert_true(fabs(cv.cpu_rate_avg[a] - want) <= 1e-15 * want);
+		}
+	}
+	/* what the eager decay (one update of rate 0 per idle pass) gave */
+	struct acct_rate_avg eager = { { avg[0], avg[1], avg[2] }, true };
+	acct_rate_avg_update(&eager, 0.0, 10000000);
+	acct_rate_avg_update(&eager, 0.0, 15000000);
+	for (int a = 0; a < 3; a++)
+		assert_true(fabs(cv.cpu_rate_avg[a] - eager.avg[a]) <= 1e-14 * eager.avg[a]);
+
+	/* a new reading sets them anew: no decay until the next idle note */
+	const double avg2[3] = { 2.0, 1.5, 1.0 };
+	acct_cgroup_set_cpu_rate(cg, 2.5, avg2, t0 + 26000000);
+	acct_cgroup_read(cg, ACCT_READ_CPU_RATE, t0 + 90000000, &cv);
+	assert_true(cv.cpu_rate == 2.5);
+	for (int a = 0; a < 3; a++)
+		assert_true(cv.cpu_rate_avg[a] == avg2[a]);
+	acct_cgroup_cpu_rate_idle(cg, t0 + 86000000);
+	acct_cgroup_read(cg, ACCT_READ_CPU_RATE, t0 + 90000000, &cv);
+	for (int a = 0; a < 3; a++) {
+		double want = avg2[a] * exp(-60e6 / tau[a]);
+		assert_true(fabs(cv.cpu_rate_avg[a] - want) <= 1e-15 * want);
+	}
+	/* days idle: the averages reach 0, as the eager decay's did */
+	acct_cgroup_cpu_rate_idle(cg, t0 + 86000000 + 30ULL * 86400 * 1000000);
+	acct_cgroup_read(cg, ACCT_READ_CPU_RATE, 0, &cv);
+	for (int a = 0; a < 3; a++)
+		assert_true(cv.cpu_rate_avg[a] == 0.0);
+}
+
+/* The five fields of the CPU rate are one reading (cpu_rate_seq): a reader
+ * racing the writer never applies one reading's idle time to another's
+ * averages. Reading k sets all three averages to k and then notes k % 7 + 1
+ * seconds idle, so a served triple must be k decayed by exactly that (or not
+ * at all); a torn copy gives k decayed by another reading's time. */
+struct seq_race {
+	struct acct_cgroup *cg;
+	unsigned n;
+	unsigned reads; /* atomic */
+	bool done;      /* atomic */
+};
+
+static void *seq_writer(void *arg)
+{
+	struct seq_race *r = arg;
+	/* until the reader has read a while (a busy machine may run the two
+	 * one after the other for a long time) */
+	for (unsigned k = 1; k <= r->n || __atomic_load_n(&r->reads, __ATOMIC_RELAXED) < 1000000; k++) {
+		const double avg[3] = { k, k, k };
+		uint64_t at = (uint64_t)k * 1000000000;
+		acct_cgroup_set_cpu_rate(r->cg, k, avg, at);
+		acct_cgroup_cpu_rate_idle(r->cg, at + (uint64_t)(k % 7 + 1) * 1000000);
+	}
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool seq_consistent(const double v[3])
+{
+	static const double tau[3] = { 60.0, 300.0, 900.0 };
+	if (v[0] == 0.0 && v[1] == 0.0 && v[2] == 0.0)
+		return true; /* before the first reading */
+	if (v[0] == v[1] && v[1] == v[2] && v[0] == round(v[0]))
+		return true; /* set, not decayed yet */
+	for (unsigned j = 1; j <= 7; j++) {
+		double kj = round(v[2] * exp(j / tau[2]));
+		if ((unsigned)kj % 7 + 1 != j)
+			continue;
+		bool ok = true;
+		for (int a = 0; a < 3; a++)
+			ok = ok && fabs(v[a] - kj * exp(-(double)j / tau[a])) <= 1e-9 * kj;
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+static void test_cpu_rate_seq(void **state)
+{
+	struct fixture *f = *state;
+	struct seq_race r = { .cg = add(f, "/seq", 1), .n = 200000 };
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, seq_writer, &r), 0);
+	while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
+		struct acct_cgroup_values cv;
+		acct_cgroup_read(r.cg, ACCT_READ_CPU_RATE, 0, &cv);
+		if (!seq_consistent(cv.cpu_rate_avg))
+			fail_msg("a torn copy: %.17g %.17g %.17g", cv.cpu_rate_avg[0], cv.cpu_rate_avg[1],
+				 cv.cpu_rate_avg[2]);
+		__atomic_fetch_add(&r.reads, 1, __ATOMIC_RELAXED);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+}
+
+/* One stamp for the page counters read together (acct_cgroup_set_sampled_set()):
+ * the quantities of its mask are as young as it, the others keep their age. */
+static void test_sampled_set(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *cg = add(f, "/set", 1);
+	uint64_t mask = (UINT64_C(1) << ACCT_Q_MEMORY) | (UINT64_C(1) << ACCT_Q_SWAP);
+
+	cg->sampled_us[ACCT_GROUP_FAST] = 100;
+	cg->sampled_us[ACCT_GROUP_SLOW] = 50;
+	acct_cgroup_set_sampled(cg, ACCT_Q_MEMORY_MAX, 120);
+	acct_cgroup_set_sampled_set(cg, mask, 200);
+	assert_int_equal(acct_cgroup_quantity_sampled(cg, ACCT_Q_MEMORY), 200);
+	assert_int_equal(acct_cgroup_quantity_age(cg, ACCT_Q_SWAP, 250), 50);
+	assert_int_equal(acct_cgroup_quantity_sampled(cg, ACCT_Q_MEMORY_MAX), 120);
+	assert_true(acct_cgroup_quantity_sampled(cg, ACCT_Q_CPU_USAGE) < 200);
+	/* a younger own stamp or group stamp wins */
+	acct_cgroup_set_sampled(cg, ACCT_Q_MEMORY, 300);
+	assert_int_equal(acct_cgroup_quantity_sampled(cg, ACCT_Q_MEMORY), 300);
+	/* a narrower mask leaves the dropped quantity's age as it was read */
+	acct_cgroup_set_sampled_set(cg, UINT64_C(1) << ACCT_Q_MEMORY, 400);
+	assert_int_equal(acct_cgroup_quantity_sampled(cg, ACCT_Q_MEMORY), 400);
+	assert_true(acct_cgroup_quantity_sampled(cg, ACCT_Q_SWAP) < 400);
+}
+
 static void test_read(void **state)
 {
 	struct fixture *f = *state;
@@ -690,6 +843,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_add_out_of_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_values_out_of_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy_decay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sampled_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_rate_seq, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -57,6 +58,7 @@
 #include "cgroup-layout.h"
 #include "counter.h"
 #include "ledger.h"
+#include "load.h"
 #include "parse.h"
 #include "sampler.h"
 #include "test-tree.h"
@@ -815,6 +817,134 @@ static void test_pruning(void **state)
 	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 2);
 	assert_int_equal(value(c, ACCT_Q_PSI_CPU_SOME), 9);
 	assert_no_errors(&t->rep);
+}
+
+/* Lazy decay of the CPU rate's averages (sample-cpu.c, ledger.h's
+ * acct_cgroup_set_cpu_rate()): a pruned pass does not decay them, the ledger
+ * serves them decayed over the idle time, and the next reading that moved
+ * decays the sampler's copy first. What is served after every pass must be
+ * what decaying at each pass gave (an eager reference, updated once per pass
+ * as the sampler used to), within rounding. Pass times are given, so the
+ * intervals are exact. */
+static void test_cpu_rate_lazy(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *p = tree_add(t, "/p", UNI);
+	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
+	static const struct {
+		uint64_t dt;   /* usec since the last pass */
+		unsigned used; /* usec of CPU c used in it (p too); 0: idle, c is pruned */
+	} steps[] = {
+		{ 1000000, 500000 }, { 1000000, 1000000 },                 /* rates 0.5, 1.0 */
+		{ 2000000, 0 },      { 3000000, 0 },       { 5000000, 0 }, /* idle, 10 s */
+		{ 1000000, 250000 }, { 1000000, 250000 },                  /* 0.25 twice */
+		{ 7000000, 0 },      { 1000000, 0 },       { 60000000, 0 },
+		{ 4000000, 2000000 },
+	};
+	struct acct_rate_avg want = {};
+	struct acct_cgroup *cgs[] = { p, c };
+	uint64_t now = acct_now_us();
+	unsigned pu = 1000, cu = 0;
+
+	prune_cg(t, "p", pu, 10, "0.00");
+	prune_cg(t, "p/c", cu, 4, "0.00");
+	assert_int_equal(acct_sampler_run(tree_sampler(t), cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+		now += steps[i].dt;
+		if (steps[i].used) {
+			pu += steps[i].used;
+			cu += steps[i].used;
+			prune_cg(t, "p", pu, 10, "0.00");
+			prune_cg(t, "p/c", cu, 4, "0.00");
+			/* and I/O: one byte read per usec used */
+			char text[128];
+			snprintf(text, sizeof(text), "8:0 rbytes=%u wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n", pu);
+			xwrite(t->base, "unified/p/io.stat", text);
+			snprintf(text, sizeof(text), "8:0 rbytes=%u wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n", cu);
+			xwrite(t->base, "unified/p/c/io.stat", text);
+		}
+		double rate = (double)steps[i].used / (double)steps[i].dt;
+		acct_rate_avg_update(&want, rate, steps[i].dt);
+		assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+		assert_no_errors(&t->rep);
+		/* idle steps (after the first two) go the lazy way: pruned */
+		assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), i >= 2 && !steps[i].used);
+		struct acct_cgroup_values rv;
+		/* a reader's clock is not a pass's: read later than the pass */
+		acct_cgroup_read(c, ACCT_READ_CPU_RATE | ACCT_READ_IO_RATE, now + 123456789, &rv);
+		assert_true(rv.cpu_rate_known);
+		assert_true(fabs(rv.cpu_rate - rate) <= 1e-15);
+		/* the I/O rate, stored once at 0 while idle (sample_io_idle()) */
+		if (i > 0) {
+			assert_true(rv.io_rate_known);
+			assert_true(fabs(rv.io_rate[ACCT_IO_READ_BYTES] - rate * 1e6) <= 1e-6);
+		}
+		for (int a = 0; a < 3; a++) {
+			if (fabs(rv.cpu_rate_avg[a] - want.avg[a]) > 1e-12 * want.avg[a])
+				fail_msg("step %zu, average %d: served %.17g, decayed at each pass %.17g", i, a,
+					 rv.cpu_rate_avg[a], want.avg[a]);
+		}
+	}
+
+	/* A change of source (systemd adds cpuacct, the usage comes from
+	 * usage_percpu): its first reading changes no average, as before; the
+	 * idle time before it was decayed, the time between the two sources
+	 * is not; then the new source's readings go on from it. */
+	static const struct {
+		uint64_t dt;
+		int kind; /* 0 idle (pruned), 1 CPU used, 2 the new source's first reading */
+		unsigned used;
+	} steps2[] = {
+		{ 3000000, 0, 0 }, { 2000000, 2, 0 }, { 2000000, 0, 0 }, { 1000000, 1, 500000 },
+		{ 5000000, 0, 0 }, { 1000000, 1, 100000 },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(steps2); i++) {
+		now += steps2[i].dt;
+		if (steps2[i].kind == 2) {
+			static const char *const rels[] = { "p", "p/c" };
+			struct acct_cgroup *both[] = { p, c };
+			for (int k = 0; k < 2; k++) {
+				char path[128];
+				snprintf(path, sizeof(path), "cpu,cpuacct/%s", rels[k]);
+				xmkdir(t->base, path);
+				snprintf(path, sizeof(path), "cpu,cpuacct/%s/cpuacct.stat", rels[k]);
+				xwrite(t->base, path, "user 0\nsystem 0\n");
+				/* v1's throttling counts, as the kernel has them: a
+				 * family with a quantity never set since the change
+				 * is not pruned (its restart bit stays) */
+				snprintf(path, sizeof(path), "cpu,cpuacct/%s/cpu.stat", rels[k]);
+				xwrite(t->base, path, "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n");
+				struct acct_cgroup_id id = { .path = k ? "/p/c" : "/p", .depth = (unsigned)k + 1,
+							     .hierarchies = UNI | H(ACCT_HIER_CPUACCT) | H(ACCT_HIER_CPU) };
+				acct_ledger_update_id(t->ledger, both[k], &id);
+			}
+			pu = 10000000;
+			cu = 0;
+		}
+		if (steps2[i].kind != 0) {
+			char text[64];
+			pu += steps2[i].used;
+			cu += steps2[i].used;
+			snprintf(text, sizeof(text), "%u 0\n", pu * 1000);
+			xwrite(t->base, "cpu,cpuacct/p/cpuacct.usage_percpu", text);
+			snprintf(text, sizeof(text), "%u 0\n", cu * 1000);
+			xwrite(t->base, "cpu,cpuacct/p/c/cpuacct.usage_percpu", text);
+		}
+		if (steps2[i].kind != 2)
+			acct_rate_avg_update(&want, (double)steps2[i].used / (double)steps2[i].dt, steps2[i].dt);
+		assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+		assert_no_errors(&t->rep);
+		if (parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED) != (steps2[i].kind == 0))
+			fail_msg("after the change of source, step %zu: %" PRIu64 " pruned", i,
+				 parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED));
+		struct acct_cgroup_values rv;
+		acct_cgroup_read(c, ACCT_READ_CPU_RATE, now + 987654321, &rv);
+		for (int a = 0; a < 3; a++) {
+			if (fabs(rv.cpu_rate_avg[a] - want.avg[a]) > 1e-12 * want.avg[a])
+				fail_msg("after the change of source, step %zu, average %d: served %.17g, decayed at each "
+					 "pass %.17g", i, a, rv.cpu_rate_avg[a], want.avg[a]);
+		}
+	}
 }
 
 /* CPU bandwidth is never pruned: the kernel counts one more period after a
@@ -1832,6 +1962,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_removed_tree_by_tree_keeps_sources, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_that_pay, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_bandwidth_not_pruned, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),

@@ -10,6 +10,7 @@
 
 #include "basic/hash.h"
 #include "basic/util.h"
+#include "load.h"
 
 struct acct_ledger {
 	struct cds_lfht *ht;
@@ -653,8 +654,13 @@ void acct_cgroup_set_sampled(struct acct_cgroup *cg, enum acct_quantity q, uint6
 
 uint64_t acct_cgroup_quantity_sampled(const struct acct_cgroup *cg, enum acct_quantity q)
 {
-	return MAX(__atomic_load_n(&cg->sampled_us[acct_quantity_info(q)->group], __ATOMIC_ACQUIRE),
-		   __atomic_load_n(&cg->q_sampled_us[q], __ATOMIC_ACQUIRE));
+	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[acct_quantity_info(q)->group], __ATOMIC_ACQUIRE),
+			 __atomic_load_n(&cg->q_sampled_us[q], __ATOMIC_ACQUIRE));
+	/* the stamp before the mask (acct_cgroup_set_sampled_set()) */
+	uint64_t set = __atomic_load_n(&cg->set_sampled_us, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&cg->set_mask, __ATOMIC_RELAXED) & (UINT64_C(1) << q))
+		t = MAX(t, set);
+	return t;
 }
 
 uint64_t acct_cgroup_quantity_age(const struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us)
@@ -709,6 +715,35 @@ static void load_coverage(const struct acct_cgroup *cg, uint64_t now_us, struct 
 	ret->load_whole_life = __atomic_load_n(&cg->load_whole_life, __ATOMIC_RELAXED);
 }
 
+/* The CPU rate and its averages, decayed over the idle time the sampler
+ * noted since they were set (acct_cgroup_set_cpu_rate(), "lazy decay"): the
+ * averages as the last pass would have left them had it decayed them, not as
+ * of now_us (a reader's clock is no pass's). The five fields are taken as one
+ * under the writer's sequence count (a seqlock: retried while a write is in
+ * progress or landed between the loads; a write is a few stores). */
+static void cpu_rate_copy(const struct acct_cgroup *cg, struct acct_cgroup_values *ret)
+{
+	uint64_t seq0, seq1, at, idle;
+	double avg[3];
+
+	for (;;) {
+		seq0 = __atomic_load_n(&cg->cpu_rate_seq, __ATOMIC_ACQUIRE);
+		ret->cpu_rate = double_at(&cg->cpu_rate_bits);
+		for (int a = 0; a < 3; a++)
+			avg[a] = double_at(&cg->cpu_rate_avg_bits[a]);
+		at = __atomic_load_n(&cg->cpu_rate_avg_us, __ATOMIC_RELAXED);
+		idle = __atomic_load_n(&cg->cpu_rate_idle_us, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		seq1 = __atomic_load_n(&cg->cpu_rate_seq, __ATOMIC_RELAXED);
+		if (!(seq0 & 1) && seq0 == seq1)
+			break;
+		caa_cpu_relax();
+	}
+	uint64_t dt = idle > at ? idle - at : 0;
+	for (int a = 0; a < 3; a++)
+		ret->cpu_rate_avg[a] = acct_rate_avg_decayed(avg[a], a, dt);
+}
+
 void acct_cgroup_read(const struct acct_cgroup *cg, unsigned what, uint64_t now_us, struct acct_cgroup_values *ret)
 {
 	/* the stamps before anything they date */
@@ -737,9 +772,7 @@ void acct_cgroup_read(const struct acct_cgroup *cg, unsigned what, uint64_t now_
 	}
 	if (what & ACCT_READ_CPU_RATE) {
 		ret->cpu_rate_known = __atomic_load_n(&cg->cpu_rate_known, __ATOMIC_ACQUIRE);
-		ret->cpu_rate = double_at(&cg->cpu_rate_bits);
-		for (int a = 0; a < 3; a++)
-			ret->cpu_rate_avg[a] = double_at(&cg->cpu_rate_avg_bits[a]);
+		cpu_rate_copy(cg, ret);
 	}
 	if (what & ACCT_READ_IO_RATE) {
 		ret->io_rate_known = __atomic_load_n(&cg->io_rate_known, __ATOMIC_ACQUIRE);

@@ -110,7 +110,12 @@ struct acct_cgroup {
 	bool cpu_rate_known;             /* atomic; set once a rate was computed (two CPU readings):
 	                                  * until then the rate and its averages are absent */
 	uint64_t cpu_rate_bits;          /* atomic double: cores, last interval */
-	uint64_t cpu_rate_avg_bits[3];   /* atomic doubles: 1, 5, 15 minutes */
+	uint64_t cpu_rate_avg_bits[3];   /* atomic doubles: 1, 5, 15 minutes, as of cpu_rate_avg_us */
+	uint64_t cpu_rate_avg_us;        /* atomic; when the averages were last set */
+	uint64_t cpu_rate_idle_us;       /* atomic; the rate was 0 from cpu_rate_avg_us to this time
+					  * (acct_cgroup_cpu_rate_idle()): a reader decays the averages
+					  * over the difference (acct_cgroup_read(), "lazy decay") */
+	uint64_t cpu_rate_seq;           /* atomic; odd while a writer changes the five fields above */
 	unsigned long loadavg[3];        /* atomic; kernel fixed point (FSHIFT 11) */
 	uint64_t load_since_us;          /* atomic; when the first load pass fed loadavg (monotonic) */
 	bool load_whole_life;            /* atomic; the cgroup appeared while acctd ran: loadavg, started
@@ -118,6 +123,9 @@ struct acct_cgroup {
 	uint64_t sampled_us[_ACCT_GROUP_MAX]; /* atomic; monotonic time of the last good read */
 	uint64_t q_sampled_us[_ACCT_Q_MAX]; /* atomic; a quantity read apart from its group (the BPF
 					     * collector reads slow quantities at fast passes); 0 if never */
+	uint64_t set_sampled_us;         /* atomic; when the quantities of set_mask were last read
+					  * together apart from their group (acct_cgroup_set_sampled_set()) */
+	uint64_t set_mask;               /* atomic; bit per enum acct_quantity */
 	uint64_t kernel_bound[_ACCT_Q_MAX]; /* atomic; the kernel's own uncertainty of the value read
 					     * (per-CPU batching: docs/counters.md, "Bounds") */
 	uint64_t memstat_bound;          /* atomic; bytes: the kernel's unflushed stat updates at the
@@ -213,6 +221,20 @@ void acct_cgroup_set_kernel_bound(struct acct_cgroup *cg, enum acct_quantity q, 
 /* Record that q was read at now_us apart from its group's pass (its age is
  * then the younger of the two: acct_cgroup_quantity_age()). */
 void acct_cgroup_set_sampled(struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us);
+/* The quantities of mask (bit per enum acct_quantity) were read together at
+ * now_us apart from their group's pass: one stamp for all of them instead of
+ * one acct_cgroup_set_sampled() each (the BPF collector's page counters from a
+ * record that did not change). Their age is the youngest of their group's,
+ * their own and this stamp. A mask that differs from the last call's is
+ * stored first; a reader that sees the new stamp sees it (release), and one
+ * that sees the new mask with the old stamp takes an older time, never a
+ * younger one. */
+static inline void acct_cgroup_set_sampled_set(struct acct_cgroup *cg, uint64_t mask, uint64_t now_us)
+{
+	if (__atomic_load_n(&cg->set_mask, __ATOMIC_RELAXED) != mask)
+		__atomic_store_n(&cg->set_mask, mask, __ATOMIC_RELAXED);
+	__atomic_store_n(&cg->set_sampled_us, now_us, __ATOMIC_RELEASE);
+}
 /* The same, but a cumulative quantity that has been read before is not moved
  * backwards: -ERANGE then, and the ledger keeps its value. One counter read. */
 int acct_cgroup_set_checked(struct acct_cgroup *cg, enum acct_quantity q, int64_t value);
@@ -514,14 +536,50 @@ static inline void acct_cgroup_count_sample_error(struct acct_cgroup *cg)
 	__atomic_fetch_add(&cg->sample_errors, 1, __ATOMIC_RELAXED);
 }
 
-/* The CPU rate (cores) and its 1/5/15-minute averages; relaxed. Readers take
- * them only once acct_cgroup_mark_cpu_rate_known() was called (two readings):
- * an idle cgroup's rate may be stored before that. */
-static inline void acct_cgroup_set_cpu_rate(struct acct_cgroup *cg, double rate, const double avg[3])
+/* The CPU rate (cores) and its 1/5/15-minute averages as of at_us (the
+ * reading they come from). Lazy decay: a pass that finds the cgroup idle
+ * does not decay the averages; it says until when the rate was 0
+ * (acct_cgroup_cpu_rate_idle()), and acct_cgroup_read() serves
+ * avg x exp(-(idle_us - at_us) / tau), what decaying them at each such pass
+ * gave (within rounding), so an idle cgroup costs one store per pass and no
+ * arithmetic. One writer per record at a time (the sampler); readers take the
+ * five fields as one under cpu_rate_seq (a sequence count), so they never mix
+ * averages of one reading with the times of another. Readers take them only
+ * once acct_cgroup_mark_cpu_rate_known() was called (two readings): an idle
+ * cgroup's rate may be stored before that. */
+static inline void acct_cgroup_cpu_rate_write_begin(struct acct_cgroup *cg)
 {
+	uint64_t seq = __atomic_load_n(&cg->cpu_rate_seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&cg->cpu_rate_seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void acct_cgroup_cpu_rate_write_end(struct acct_cgroup *cg)
+{
+	uint64_t seq = __atomic_load_n(&cg->cpu_rate_seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&cg->cpu_rate_seq, seq + 1, __ATOMIC_RELEASE);
+}
+
+static inline void acct_cgroup_set_cpu_rate(struct acct_cgroup *cg, double rate, const double avg[3], uint64_t at_us)
+{
+	acct_cgroup_cpu_rate_write_begin(cg);
 	acct_cgroup_set_double(&cg->cpu_rate_bits, rate);
 	for (int i = 0; i < 3; i++)
 		acct_cgroup_set_double(&cg->cpu_rate_avg_bits[i], avg[i]);
+	__atomic_store_n(&cg->cpu_rate_avg_us, at_us, __ATOMIC_RELAXED);
+	__atomic_store_n(&cg->cpu_rate_idle_us, at_us, __ATOMIC_RELAXED);
+	acct_cgroup_cpu_rate_write_end(cg);
+}
+
+/* The rate was 0 from the last acct_cgroup_set_cpu_rate() until until_us
+ * (a later time than any given before): the rate is 0 and the averages
+ * decay over that time when read. */
+static inline void acct_cgroup_cpu_rate_idle(struct acct_cgroup *cg, uint64_t until_us)
+{
+	acct_cgroup_cpu_rate_write_begin(cg);
+	acct_cgroup_set_double(&cg->cpu_rate_bits, 0.0);
+	__atomic_store_n(&cg->cpu_rate_idle_us, until_us, __ATOMIC_RELAXED);
+	acct_cgroup_cpu_rate_write_end(cg);
 }
 
 /* Release, after acct_cgroup_set_cpu_rate(). */

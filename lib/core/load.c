@@ -161,6 +161,14 @@ void acct_rate_avg_update(struct acct_rate_avg *a, double rate, uint64_t dt_usec
 	}
 }
 
+double acct_rate_avg_decayed(double avg, int which, uint64_t dt_usec)
+{
+	if (which < 0 || which >= _ACCT_AVG_MAX || dt_usec == 0)
+		return avg;
+	double decay = exp(-(double)dt_usec / tau_usec[which]);
+	return decay == 0.0 ? 0.0 : decay * avg;
+}
+
 void acct_load_sum_tree(const size_t *parent, size_t n, unsigned *threads, unsigned *active)
 {
 	/* Children come first, so a node's total is complete when it is reached

@@ -135,6 +135,13 @@ struct acct_rate_avg {
  * average the sample. A NaN or infinite rate is ignored. Cannot fail. */
 void acct_rate_avg_update(struct acct_rate_avg *a, double rate, uint64_t dt_usec);
 
+/* Average `which` (enum acct_avg_index) after dt_usec more of a rate of 0:
+ * avg x exp(-dt / tau), 0 where the decay underflows; what
+ * acct_rate_avg_update() with rate 0 gives (but for its last-place step,
+ * which only a subnormal average can take). For averages decayed when read
+ * (acct_cgroup_read()). Cannot fail. */
+double acct_rate_avg_decayed(double avg, int which, uint64_t dt_usec);
+
 /* Hierarchical sums over a forest of n nodes stored children before parents:
  * parent[i] is the index of node i's parent, or ACCT_LOAD_NO_PARENT. On entry
  * threads[i] and active[i] hold node i's own counts; on return, its own plus

@@ -31,9 +31,24 @@ static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 	if (st->last_cpu_at && now_us > st->last_cpu_at && usage_usec >= st->last_cpu_usec) {
 		uint64_t dt = now_us - st->last_cpu_at;
 		double rate = (double)(usage_usec - st->last_cpu_usec) / (double)dt;
+		/* Lazy decay: the idle passes since the averages were set left
+		 * them alone (sample_cpu_idle()); decay them over that time now,
+		 * as those passes would have, then add this interval. */
+		if (st->last_cpu_at > st->rate_avg_at)
+			acct_rate_avg_update(&st->rate_avg, 0.0, st->last_cpu_at - st->rate_avg_at);
 		acct_rate_avg_update(&st->rate_avg, rate, dt);
-		acct_cgroup_set_cpu_rate(x->cg, rate, st->rate_avg.avg);
+		st->rate_avg_at = now_us;
+		acct_cgroup_set_cpu_rate(x->cg, rate, st->rate_avg.avg, now_us);
 		acct_cgroup_mark_cpu_rate_known(x->cg);
+	} else if (!st->last_cpu_at) {
+		/* The first reading (of this source): nothing to decay before it.
+		 * After a change of source the averages go on from here, not
+		 * decayed over the time between the sources (as they never
+		 * were): the ledger's are set anew as of now, the rate kept. */
+		if (st->rate_avg.init)
+			acct_cgroup_set_cpu_rate(x->cg, acct_cgroup_get_double(&x->cg->cpu_rate_bits), st->rate_avg.avg,
+						 now_us);
+		st->rate_avg_at = now_us;
 	}
 	st->last_cpu_usec = usage_usec;
 	st->last_cpu_at = now_us;
@@ -98,16 +113,18 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 }
 
 /* A cgroup without tasks uses no CPU: its rate is 0 from the last reading on,
- * without a read. */
+ * without a read. The averages are not decayed here (lazy decay, ledger.h's
+ * acct_cgroup_set_cpu_rate()): the ledger is told until when the rate was 0
+ * and its readers decay them over that time, and note_cpu() decays the
+ * sampler's copy (st->rate_avg, as of st->rate_avg_at) when the CPU time
+ * moves again. */
 void sample_cpu_idle(struct sample_ctx *x, uint64_t now_us)
 {
 	struct cg_state *st = x->st;
 
 	if (!st->last_cpu_at || now_us <= st->last_cpu_at)
 		return;
-	uint64_t dt = now_us - st->last_cpu_at;
-	acct_rate_avg_update(&st->rate_avg, 0.0, dt);
-	acct_cgroup_set_cpu_rate(x->cg, 0.0, st->rate_avg.avg);
+	acct_cgroup_cpu_rate_idle(x->cg, now_us);
 	st->last_cpu_at = now_us;
 }
 

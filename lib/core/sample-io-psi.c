@@ -136,6 +136,7 @@ static void note_io(struct sample_ctx *x, const struct cgfs_io_device *devs, siz
 		known = (1u << _ACCT_IO_STAT_MAX) - 1;
 
 	bool rates = st->io_last_at && now_us > st->io_last_at;
+	st->io_rates_zero = false; /* sample_io_idle() stores them again */
 	for (int k = 0; k < _ACCT_IO_STAT_MAX; k++) {
 		if (!(known & (1u << k)))
 			continue;
@@ -173,11 +174,14 @@ void sample_io_idle(struct sample_ctx *x, uint64_t now_us)
 
 	if (!st->io_last_at || now_us <= st->io_last_at)
 		return;
-	if (st->io_last_known) {
+	/* Stored once: while the rates stand at 0, known, a steady cgroup's
+	 * pass writes nothing here but the time. */
+	if (st->io_last_known && !st->io_rates_zero) {
 		for (int k = 0; k < _ACCT_IO_STAT_MAX; k++)
 			if (st->io_last_known & (1u << k))
 				acct_cgroup_set_io_rate(x->cg, (enum acct_io_stat)k, 0);
 		acct_cgroup_mark_io_rate_known(x->cg);
+		st->io_rates_zero = true;
 	}
 	st->io_last_at = now_us;
 }

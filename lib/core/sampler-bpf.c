@@ -81,9 +81,16 @@ static bool counters_unchanged(const struct sample_ctx *x, const struct acct_bpf
 	       acct_cgroup_memory_still(x->cg);
 }
 
-static void counters_applied(struct sample_ctx *x, const struct acct_bpf_record *r)
+static void counters_applied(struct sample_ctx *x, const struct acct_bpf_record *r, bool v1)
 {
 	struct bpf_applied *a = &x->st->applied;
+	/* what set_counters() set from it, whose ages a record found unchanged renews */
+	a->quantities = QBIT(ACCT_Q_MEMORY) | QBIT(ACCT_Q_MEMORY_PEAK) | QBIT(ACCT_Q_MEMORY_MAX) | QBIT(ACCT_Q_SWAP);
+	if (!v1) {
+		a->quantities |= QBIT(ACCT_Q_SWAP_MAX);
+		if (r->flags & ACCT_BPF_F_HIGH)
+			a->quantities |= QBIT(ACCT_Q_MEMORY_HIGH);
+	}
 	a->usage = r->usage;
 	a->watermark = r->watermark;
 	a->max = r->max;
@@ -94,11 +101,6 @@ static void counters_applied(struct sample_ctx *x, const struct acct_bpf_record 
 	a->nr_descendants = r->nr_descendants;
 	a->counters = true;
 }
-
-/* The quantities set from a record's page counters (sampler_bpf_memory()). */
-static const enum acct_quantity counter_quantities[] = {
-	ACCT_Q_MEMORY, ACCT_Q_MEMORY_PEAK, ACCT_Q_MEMORY_MAX, ACCT_Q_SWAP, ACCT_Q_SWAP_MAX, ACCT_Q_MEMORY_HIGH,
-};
 
 static void set_counters(struct sample_ctx *x, const struct acct_bpf_record *r, int64_t usage, uint64_t mem_bound)
 {
@@ -111,9 +113,10 @@ static void set_counters(struct sample_ctx *x, const struct acct_bpf_record *r, 
 			histogram_add(&x->w->part.drift_memory, 0);
 		x->memory_set = true;
 		x->st->memory_at = s->now_us;
-		for (size_t i = 0; i < ELEMENTSOF(counter_quantities); i++)
-			if (acct_cgroup_quantity_known(x->cg, counter_quantities[i]))
-				acct_cgroup_set_sampled(x->cg, counter_quantities[i], s->now_us);
+		/* One stamp for the quantities the record set (their ages were
+		 * six stores, one by one: a steady cgroup's pass should touch as
+		 * little as it can). */
+		acct_cgroup_set_sampled_set(x->cg, x->st->applied.quantities, s->now_us);
 		return;
 	}
 	sampler_set_memory(x, usage);
@@ -130,7 +133,7 @@ static void set_counters(struct sample_ctx *x, const struct acct_bpf_record *r, 
 		if (r->flags & ACCT_BPF_F_HIGH)
 			set_bpf(x, ACCT_Q_MEMORY_HIGH, sampler_limit_value((uint64_t)pages(x, r->high)), 0);
 	}
-	counters_applied(x, r);
+	counters_applied(x, r, v1);
 }
 
 /* The memory group from the record, at every pass that reads memory (the

@@ -89,6 +89,11 @@ static void note_source_changes(struct cg_state *st, const struct file_spec *old
 		if (old[f].name != st->spec[f].name || old[f].tree != st->spec[f].tree)
 			restart |= role_cumulative[f];
 	if (restart & Q_CPU_TIMES) {
+		/* The averages go on across the new source; the idle time they
+		 * were not decayed over yet ends here (lazy decay, sample-cpu.c). */
+		if (st->last_cpu_at > st->rate_avg_at)
+			acct_rate_avg_update(&st->rate_avg, 0.0, st->last_cpu_at - st->rate_avg_at);
+		st->rate_avg_at = st->last_cpu_at;
 		st->last_cpu_at = 0;
 		free(st->percpu_last);
 		st->percpu_last = NULL;
@@ -97,6 +102,7 @@ static void note_source_changes(struct cg_state *st, const struct file_spec *old
 	if (restart & Q_IO) {
 		st->io_last_at = 0;
 		st->io_last_known = 0;
+		st->io_rates_zero = false;
 	}
 	st->restart |= restart;
 }

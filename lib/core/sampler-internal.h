@@ -135,7 +135,9 @@ struct cg_state {
 	uint64_t outcome_gen;    /* atomic */
 	struct prune_witness witness[_PF_MAX];
 	uint64_t last_cpu_usec, last_cpu_at;
-	struct acct_rate_avg rate_avg;
+	struct acct_rate_avg rate_avg; /* as of rate_avg_at; the rate was 0 from then to last_cpu_at
+					* (lazy decay, sample-cpu.c's sample_cpu_idle()) */
+	uint64_t rate_avg_at;
 	/* The record whose page counters and events were last applied to the
 	 * ledger (sampler-bpf.c, "Unchanged records"); a flag is cleared where
 	 * files set those quantities instead, and on a new pick of files. */
@@ -144,6 +146,7 @@ struct cg_state {
 		uint64_t events[_ACCT_BPF_EV_MAX], failcnt;
 		uint32_t flags; /* the record's ACCT_BPF_F_HIGH and ACCT_BPF_F_UNDER_OOM */
 		int32_t nr_descendants;
+		uint64_t quantities; /* bit per enum acct_quantity: what the record set */
 		bool counters, events_valid;
 	} applied;
 	/* ---- reads of files, load passes, emptied cgroups ---- */
@@ -160,6 +163,8 @@ struct cg_state {
 	size_t agg_slot;                  /* acct_sampler_aggregate_load()'s index, during it */
 	uint64_t io_last[_ACCT_IO_STAT_MAX]; /* totals of the last I/O reading, for the rates */
 	uint32_t io_last_known;           /* bit per enum acct_io_stat */
+	bool io_rates_zero;               /* the rates of io_last_known were published 0, known, by
+					   * sample_io_idle(), and nothing set them since */
 	uint64_t io_last_at;
 	uint64_t *percpu_last;            /* v1 usage_percpu, ns */
 	size_t percpu_n;
