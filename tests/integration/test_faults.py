@@ -252,9 +252,11 @@ def mount_tmpfs(path, size):
 
 
 def fill(path):
-    """Fill the file system at `path` up to the last byte; returns the filler."""
+    """Fill the file system at `path` up to the last byte, adding to the
+    filler of an earlier call (a top-up: what was freed since is taken
+    too); returns the filler."""
     filler = os.path.join(path, "filler")
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         for size in (1 << 16, 4096, 1):  # down to the last byte
             while True:
@@ -287,10 +289,14 @@ def test_state_file_on_a_full_disk(fakecg, tmp_path):
             base = settle_fds(d.proc.pid)
             other = Served(d.socket)
             other.start()
-            filler = fill(str(full))
-            end = time.monotonic() + 10
+            # Topped up until a write fails: a fill that comes while a
+            # write's temporary file is whole but not yet renamed leaves the
+            # old file's space free after the rename, room for every later
+            # write of the same size (seen under ASan, three tests at a time).
+            end = time.monotonic() + 30
             while "Failed to write " + str(state) not in d.logtext():
                 assert time.monotonic() < end, "no failure logged with the disk full:\n" + d.logtext()[-2000:]
+                filler = fill(str(full))
                 time.sleep(0.05)
             other.served()
             stuck = json.loads(state.read_text())["daemon"]["passes"]
