@@ -293,11 +293,12 @@ def test_state_file_on_a_full_disk(fakecg, tmp_path):
             # write's temporary file is whole but not yet renamed leaves the
             # old file's space free after the rename, room for every later
             # write of the same size (seen under ASan, three tests at a time).
+            filler = fill(str(full))
             end = time.monotonic() + 30
             while "Failed to write " + str(state) not in d.logtext():
                 assert time.monotonic() < end, "no failure logged with the disk full:\n" + d.logtext()[-2000:]
-                filler = fill(str(full))
                 time.sleep(0.05)
+                fill(str(full))
             other.served()
             stuck = json.loads(state.read_text())["daemon"]["passes"]
             # passes go on (Status), the file stays whole and as it was
