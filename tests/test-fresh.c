@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -158,18 +157,13 @@ static void test_made_again(void **state)
 	xmkdir(f->base, "unified/x");
 	xwrite(f->base, "unified/x/memory.current", "4096\n");
 	xwrite(f->base, "unified/x/cpu.stat", cpu_stat_v2);
-	_cleanup_free_ char *dir = xjoin(f->base, "unified/x"), *aside = xjoin(f->base, "unified/x.old");
-	struct stat st;
-	assert_int_equal(stat(dir, &st), 0);
 	uint64_t inodes[_ACCT_HIER_MAX] = { 0 };
-	inodes[ACCT_HIER_UNIFIED] = st.st_ino;
+	inodes[ACCT_HIER_UNIFIED] = xinode(f->base, "unified/x");
 	assert_int_equal(acct_fresh_read(&f->o, "/x", H(ACCT_HIER_UNIFIED), inodes, &rd), 0);
 	assert_int_equal(rd.have, Q(ACCT_Q_MEMORY) | CPU_TIMES);
 	assert_int_equal(rd.value[ACCT_Q_MEMORY], 4096);
 
-	/* moved aside, not removed, so that the new one cannot reuse its inode */
-	assert_int_equal(rename(dir, aside), 0);
-	xmkdir(f->base, "unified/x");
+	xremake(f->base, "unified/x");
 	xwrite(f->base, "unified/x/memory.current", "8192\n");
 	xwrite(f->base, "unified/x/cpu.stat", cpu_stat_v2);
 	assert_int_equal(acct_fresh_read(&f->o, "/x", H(ACCT_HIER_UNIFIED), inodes, &rd), -ENOENT);
@@ -182,11 +176,10 @@ static void test_made_again(void **state)
 	assert_int_equal(rd.have, CPU_TIMES);
 	xmkdir(f->base, "cpu,cpuacct/y");
 	xwrite(f->base, "cpu,cpuacct/y/cpuacct.usage", "1000\n");
-	_cleanup_free_ char *ydir = xjoin(f->base, "cpu,cpuacct/y");
-	assert_int_equal(stat(ydir, &st), 0);
-	inodes[ACCT_HIER_CPUACCT] = st.st_ino + 1; /* another cgroup's */
+	uint64_t yino = xinode(f->base, "cpu,cpuacct/y");
+	inodes[ACCT_HIER_CPUACCT] = yino + 1; /* another cgroup's */
 	assert_int_equal(acct_fresh_read(&f->o, "/y", H(ACCT_HIER_CPUACCT), inodes, &rd), -ENOENT);
-	inodes[ACCT_HIER_CPUACCT] = st.st_ino;
+	inodes[ACCT_HIER_CPUACCT] = yino;
 	assert_int_equal(acct_fresh_read(&f->o, "/y", H(ACCT_HIER_CPUACCT), inodes, &rd), 0);
 	assert_int_equal(rd.value[ACCT_Q_CPU_USAGE], 1);
 	xrm_rf(f->base, "unified/x.old");

@@ -33,6 +33,25 @@ void xmkdir(const char *base, const char *rel)
 		fail_msg("mkdir %s: %s", p, strerror(errno));
 }
 
+unsigned long long xinode(const char *base, const char *rel)
+{
+	_cleanup_free_ char *p = xjoin(base, rel);
+	struct stat st;
+	if (stat(p, &st) < 0)
+		fail_msg("stat %s: %s", p, strerror(errno));
+	return (unsigned long long)st.st_ino;
+}
+
+unsigned long long xremake(const char *base, const char *rel)
+{
+	_cleanup_free_ char *p = xjoin(base, rel), *aside = NULL;
+	assert_true(asprintf(&aside, "%s.old", p) > 0);
+	if (rename(p, aside) < 0)
+		fail_msg("rename %s: %s", p, strerror(errno));
+	xmkdir(base, rel);
+	return xinode(base, rel);
+}
+
 void xwrite(const char *base, const char *rel, const char *text)
 {
 	_cleanup_free_ char *p = xjoin(base, rel);

@@ -13,6 +13,13 @@ void xsymlink(const char *target, const char *base, const char *rel);
 /* Remove `p` and everything below it; no error if it does not exist. */
 void rm_rf(const char *p);
 void xrm_rf(const char *base, const char *rel);
+/* The inode number of `rel`'s directory entry. */
+unsigned long long xinode(const char *base, const char *rel);
+/* `rel` (a directory) made again, as a cgroup removed and recreated under the
+ * same path: the old one moved aside to "REL.old", not removed, so that the
+ * new one cannot get its inode number back. Returns the new one's inode;
+ * xrm_rf() "REL.old" when done. */
+unsigned long long xremake(const char *base, const char *rel);
 /* A new empty directory PREFIX-XXXXXX on tmpfs where there is one (tens of
  * thousands of mkdir take a fraction of a second there, seconds on a disk),
  * else in $TMPDIR or /tmp; free() the path, rm_rf() the tree. */

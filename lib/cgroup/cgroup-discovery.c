@@ -1,8 +1,8 @@
 /* cgroup-discovery.c - which cgroups exist in the hierarchies of a layout,
- * kept current by full scans and inotify (cgroup-discovery.h). It is long
- * because the set, its walk, its watches, the filters that prune the walk and
- * the census all work on the same nodes and their invariants; split, each
- * part would reach into the others' state.
+ * kept current by full scans and inotify (cgroup-discovery.h).
+ * It is long because the set, its walk, its watches, the filters that prune
+ * the walk and the census all work on the same nodes and their invariants;
+ * split, each part would reach into the others' state.
  *
  * The tracked set is one node per relative path (the union over the
  * hierarchies), in a hash table keyed by path and linked as a tree
