@@ -6,7 +6,7 @@ MESON_OPTS ?=
 NINJA      := ninja
 SANITIZE_C_ARGS := -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all deps deps-build build build-tests run install check side-builds test check-clang check-sanitize check-asan check-tsan check-fuzz fuzz bench mutate soak clean
+.PHONY: all deps deps-build build build-tests run install check check-alone check-beside-alone check-asan-rest check-tsan-rest side-builds test check-clang check-sanitize check-asan check-tsan check-fuzz fuzz bench mutate soak clean
 
 all: build
 
@@ -71,49 +71,99 @@ build-tests: deps $(BUILD)/build.ninja
 # The whole suite: gcc build with warnings as errors and every test, then the
 # suite again under ASan+UBSan and TSan (each over what it looks for: below),
 # then each libFuzzer target briefly. The clang builds of these phases are
-# the clang check: each compiles every source with warnings as errors, and
-# ASan's runs the whole unit suite, so a plain clang build (make
-# check-clang) would only repeat them (docs/testing.md).
+# the clang check: ASan's compiles every source with warnings as errors and
+# runs the whole unit suite, so a plain clang build (make check-clang) would
+# only repeat it (docs/testing.md).
 # A failed meson test run ends with tools/failure-summary: each failed test's
 # reason in a few lines, last, where a CI summary that keeps only the end of
-# the output still shows it.
-WHY = || { tools/failure-summary $(1); exit 1; }
+# the output still shows it. $(call WHY,BUILD[,LOGBASE]).
+WHY = || { tools/failure-summary $(1) $(2); exit 1; }
 
-# While the gcc build's tests run, the ASan+UBSan, TSan and libFuzzer trees
-# are built beside them, one compiler at a time at nice 19: they take the CPU
-# those tests leave idle (the files that must run alone use one CPU of two
-# for about eleven minutes), instead of about four minutes of their own
-# after them (issue 30: make check within 30 minutes). The tests do not wait
-# for them: a nice-19 job gets about 1.5% of a CPU the tests want, and the
-# tests hold with two CPU hogs at nice 0 beside them. The builds' output goes
-# to $(BUILD)/side-builds.log, shown where one fails; where the tests fail,
-# the builds are stopped (their own session, killed as a group).
-SIDE_LOG = $(BUILD)/side-builds.log
 # Tests at a time in check, check-asan and check-tsan. Three on these 2-CPU
 # machines: an integration file keeps about a quarter of a CPU busy (its
 # daemons wait for their intervals, pytest for them), so a third beside two
 # fills CPU that two leave idle (ten mid-sized files: 216 s two at a time,
 # 158 s four at a time, docs/testing.md); files that must run alone still do.
 CHECK_JOBS ?= 3
+
+# What each sanitizer build runs (docs/testing.md, "What the sanitizer phases
+# run"), and the environment it runs in. TSan needs a fixed address-space
+# layout on kernels with many mmap random bits; setarch -R gives it one.
+# tests/tsan.supp silences liburcu's own synchronisation, which TSan cannot
+# see in the uninstrumented library.
+ASAN_SUITES := unit stress asan asan-alone
+TSAN_SUITES := stress threads tsan tsan-alone
+ASAN_RUN = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+TSAN_RUN = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp setarch -R
+# $(call SUITES,a b) is "--suite a --suite b"; $(call RUN_TESTS,BUILD,LOGBASE,ARGS)
+# runs what the trees built beside the gcc tests hold (--no-rebuild: two runs
+# in one tree at once must not both start ninja there), with a log of its own
+# (--logbase) and the reasons of its failures last.
+SUITES = $(foreach s,$(1),--suite $(s))
+RUN_TESTS = meson test -C $(1) --no-rebuild --print-errorlogs --logbase $(2) $(3) $(call WHY,$(1),$(2))
+
+# make check runs in three stages (docs/testing.md, "How make check runs"),
+# so that the CPU the tests that must run alone leave idle does work:
+#  1. The gcc build's tests but those that must run alone (suite "alone"),
+#     CHECK_JOBS at a time. The ASan+UBSan, TSan and libFuzzer trees are
+#     built beside them, one compiler at a time at nice 19, TSan's and the
+#     fuzzers' only with what their tests run (tools/suite-targets): they take
+#     the CPU the tests leave idle, and a nice-19 job gets about 1.5% of a
+#     CPU the tests want. Their output goes to $(BUILD)/side-builds.log,
+#     shown where one fails; where the tests fail, the builds are stopped
+#     (their own session, killed as a group).
+#  2. The tests that must run alone, one at a time: the gcc build's, then
+#     TSan's (suite "tsan-alone"; check-alone). Beside them, one after
+#     another, what takes only CPU and makes no cgroup on the host: the fuzz
+#     targets, the ASan+UBSan unit suite but its tests on the host's cgroups
+#     (suite "host-cgroups"), TSan's unit tests of threaded modules, each
+#     two at a time (check-beside-alone): no more than the two CPU hogs that
+#     every test holds beside (issue 30), in the CPU of two that the tests
+#     alone leave idle.
+#  3. The sanitizer builds' other tests, ASan+UBSan's beside TSan's
+#     (check-asan-rest, check-tsan-rest), two at a time each.
+# Stages 2 and 3 run their two halves with make -j2 -Otarget: each half's
+# output comes whole when it ends.
+SIDE_LOG = $(BUILD)/side-builds.log
 check: deps build-tests
 	@echo "Building build-asan, build-tsan and build-fuzz beside the tests (nice 19, one job: $(SIDE_LOG))"
 	@setsid sh -c 'nice -n 19 $(MAKE) --no-print-directory side-builds SIDE_JOBS=-j1 >$(SIDE_LOG) 2>&1; \
 		echo $$? >$(SIDE_LOG).rc' & side=$$!; \
-	meson test -C $(BUILD) --print-errorlogs --num-processes $(CHECK_JOBS); rc=$$?; \
+	meson test -C $(BUILD) --print-errorlogs --num-processes $(CHECK_JOBS) --no-suite alone; rc=$$?; \
 	if [ $$rc -ne 0 ]; then kill -s TERM -$$side 2>/dev/null; tools/failure-summary $(BUILD); exit 1; fi; \
 	echo "Waiting for the builds beside the tests"; wait $$side; \
 	if [ "$$(cat $(SIDE_LOG).rc 2>/dev/null)" != 0 ]; then tail -n 60 $(SIDE_LOG); \
 		echo "The sanitizer and fuzz builds failed (whole log: $(SIDE_LOG))"; exit 1; fi
-	$(MAKE) check-sanitize check-fuzz
+	@echo "The tests that must run alone, and beside them the fuzz targets and the sanitizers' unit tests"
+	$(MAKE) --no-print-directory -j2 -Otarget check-alone check-beside-alone
+	@echo "The sanitizer builds' other tests: ASan+UBSan's beside TSan's"
+	$(MAKE) --no-print-directory -j2 -Otarget check-asan-rest check-tsan-rest
+
+check-alone:
+	$(call RUN_TESTS,$(BUILD),testlog-alone,--suite alone)
+	$(TSAN_RUN) $(call RUN_TESTS,build-tsan,testlog-alone,--suite tsan-alone)
+
+check-beside-alone:
+	FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) $(call RUN_TESTS,build-fuzz,testlog,--suite fuzz --num-processes 2)
+	$(ASAN_RUN) $(call RUN_TESTS,build-asan,testlog-unit,--suite unit --no-suite host-cgroups --num-processes 2)
+	$(TSAN_RUN) $(call RUN_TESTS,build-tsan,testlog-threads,--suite threads --num-processes 2)
+
+check-asan-rest:
+	$(ASAN_RUN) $(call RUN_TESTS,build-asan,testlog-rest,--suite host-cgroups --suite stress --suite asan --num-processes 2)
+
+check-tsan-rest:
+	$(TSAN_RUN) $(call RUN_TESTS,build-tsan,testlog-rest,--suite stress --suite tsan --num-processes 2)
 
 # The three clang trees, set up and built (check builds them beside its gcc
-# phase with SIDE_JOBS=-j1). Not NINJA="ninja -j1": make exports a variable
-# set on its command line, and meson takes $$NINJA for the ninja to run.
+# phase with SIDE_JOBS=-j1): ASan's whole (it is the clang check), TSan's and
+# the fuzzers' with what their suites run. Not NINJA="ninja -j1": make exports
+# a variable set on its command line, and meson takes $$NINJA for the ninja to
+# run.
 SIDE_JOBS ?=
 side-builds: build-asan/build.ninja build-tsan/build.ninja build-fuzz/build.ninja
 	$(NINJA) $(SIDE_JOBS) -C build-asan
-	$(NINJA) $(SIDE_JOBS) -C build-tsan
-	$(NINJA) $(SIDE_JOBS) -C build-fuzz
+	t=$$(tools/suite-targets build-tsan $(TSAN_SUITES)) && $(NINJA) $(SIDE_JOBS) -C build-tsan $$t
+	t=$$(tools/suite-targets build-fuzz fuzz) && $(NINJA) $(SIDE_JOBS) -C build-fuzz $$t
 
 test: deps build-tests
 	meson test -C $(BUILD) --print-errorlogs --suite unit
@@ -129,29 +179,18 @@ build-asan/build.ninja:
 	CC=clang meson setup build-asan --werror -Dslow_tests=false \
 		-Db_sanitize=address,undefined -Db_lundef=false -Dc_args="$(SANITIZE_C_ARGS)"
 
+# Each sanitizer phase on its own: what it runs in make check, in one run
+# (meson test builds what the tests need first).
 check-asan: deps build-asan/build.ninja
-	$(NINJA) -C build-asan
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		meson test -C build-asan --print-errorlogs --suite unit --suite stress --suite asan \
+	$(ASAN_RUN) meson test -C build-asan --print-errorlogs $(call SUITES,$(ASAN_SUITES)) \
 		--num-processes $(CHECK_JOBS) $(call WHY,build-asan)
 
-# The sanitizer phases run what each looks for (docs/testing.md, "What the
-# sanitizer phases run"): ASan+UBSan the unit and stress suites and the
-# integration files of suite "asan"; TSan the stress tests, the unit tests of
-# threaded modules (suite "threads") and the integration files of suite
-# "tsan", CHECK_JOBS at a time as the other phases (files that must run alone say
-# so in tests/meson.build). TSan needs a fixed address-space layout on
-# kernels with many mmap random bits; setarch -R gives it one.
-# tests/tsan.supp silences liburcu's own synchronisation, which TSan cannot
-# see in the uninstrumented library.
 build-tsan/build.ninja:
 	CC=clang meson setup build-tsan --werror -Dslow_tests=false \
 		-Db_sanitize=thread -Db_lundef=false -Dc_args="$(SANITIZE_C_ARGS)"
 
 check-tsan: deps build-tsan/build.ninja
-	$(NINJA) -C build-tsan
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp \
-		setarch -R meson test -C build-tsan --print-errorlogs --suite stress --suite threads --suite tsan \
+	$(TSAN_RUN) meson test -C build-tsan --print-errorlogs $(call SUITES,$(TSAN_SUITES)) \
 		--num-processes $(CHECK_JOBS) $(call WHY,build-tsan)
 
 # The libFuzzer targets (tests/fuzz, docs/testing.md), each from a temporary
@@ -168,8 +207,7 @@ build-fuzz/build.ninja:
 	CC=clang meson setup build-fuzz --werror -Dfuzz=true -Dslow_tests=false -Db_lundef=false
 
 check-fuzz: deps build-fuzz/build.ninja
-	$(NINJA) -C build-fuzz
-	FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz \
+	FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) meson test -C build-fuzz --print-errorlogs --suite fuzz \
 		--num-processes 2 $(call WHY,build-fuzz)
 
 fuzz: deps build-fuzz/build.ninja

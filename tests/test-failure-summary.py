@@ -3,7 +3,7 @@
 prints last when a meson test run failed) on a testlog.json made here: a
 pytest failure, the soak's verdict, a cmocka failure, a timeout and a test
 that passed; one reason each, in order, the passing test absent; the size
-limits; exit 2 and a message for a missing log."""
+limits; a log named by LOGBASE; exit 2 and a message for a missing log."""
 import json
 import os
 import subprocess
@@ -25,13 +25,13 @@ SOAK = "resource samples ...\nacctd's log, the end:\nsome log line\nFAIL:\n- own
 CMOCKA = "[ RUN      ] test_b\n0x1 != 0x2\n[   LINE   ] --- test-x.c:12: error: Failure!\n[  FAILED  ] test_b\n"
 
 
-def run(build):
-    return subprocess.run([sys.executable, TOOL, build], capture_output=True, text=True)
+def run(build, *logbase):
+    return subprocess.run([sys.executable, TOOL, build, *logbase], capture_output=True, text=True)
 
 
-def write(build, tests):
+def write(build, tests, logbase="testlog"):
     os.makedirs(os.path.join(build, "meson-logs"), exist_ok=True)
-    with open(os.path.join(build, "meson-logs", "testlog.json"), "w") as f:
+    with open(os.path.join(build, "meson-logs", logbase + ".json"), "w") as f:
         for name, result, out in tests:
             f.write(json.dumps({"name": name, "result": result, "returncode": 1, "duration": 2.0, "stdout": out}) + "\n")
 
@@ -69,6 +69,13 @@ def main():
         write(d, [("s / ok", "OK", "")])
         r = run(d)
         check(r.returncode == 0 and r.stdout == "", "nothing printed when nothing failed: %r" % r.stdout)
+
+        # make check's runs in one build directory each have a log of their own
+        write(d, [("s / alone", "FAIL", CMOCKA)], logbase="testlog-alone")
+        r = run(d, "testlog-alone")
+        check(r.returncode == 0 and "--- s / alone: FAIL" in r.stdout and "testlog-alone.txt" in r.stdout,
+              "the log named by LOGBASE:\n" + r.stdout)
+        check(run(d).stdout == "", "the default log is testlog.json")
 
         r = run(os.path.join(d, "missing"))
         check(r.returncode == 2 and "cannot read" in r.stderr, "a missing log: exit %d, %r" % (r.returncode, r.stderr))

@@ -2,7 +2,7 @@
 # mkroot.sh - build (once) and cache the minimal Debian root file system that the
 # boot test boots with systemd-nspawn.
 #
-#   mkroot.sh ROOT [PACKAGE,...]
+#   mkroot.sh [--current] ROOT [PACKAGE,...]
 #
 # ROOT becomes a debootstrap'ed Debian 12 (bookworm, minbase) with systemd,
 # dbus and the run-time libraries acctd links against (libsqlite3-0 for the
@@ -14,11 +14,19 @@
 # leaves a half root behind; debootstrap's log is ROOT.log. The caller holds
 # the lock.
 #
+# --current builds nothing: exit 0 where ROOT is current, 1 where it is not
+# (cache.sh: whether the caller needs the exclusive lock).
+#
 # Exit status: 0 ready, 77 the Debian archive cannot be reached (the caller
 # skips), 1 anything else.
 set -euo pipefail
 
-root=${1:?usage: mkroot.sh ROOT [PACKAGE,...]}
+current_only=false
+if [ "${1:-}" = --current ]; then
+	current_only=true
+	shift
+fi
+root=${1:?usage: mkroot.sh [--current] ROOT [PACKAGE,...]}
 extra=${2:-}
 suite=bookworm
 # systemd, a D-Bus for systemctl and /bin/kill (procps) for ExecReload=; then
@@ -30,6 +38,7 @@ stamp="suite=$suite variant=minbase include=$include"
 if [ -f "$root/.acctd-boot-root" ] && [ "$(cat "$root/.acctd-boot-root")" = "$stamp" ]; then
 	exit 0
 fi
+$current_only && exit 1
 
 # The mirror this host's apt uses: deb822 sources first, then sources.list.
 mirror=${ACCTD_BOOT_MIRROR:-}

@@ -70,6 +70,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/cache.sh" # cached()
 deb=
 if [ "${1:-}" = --deb ]; then
 	deb=1
@@ -112,13 +113,10 @@ fi
 # ---- the cached root file system --------------------------------------------
 
 mkdir -p "$(dirname "$root_cache")"
-exec 9>"$root_cache.lock"
-flock 9 # exclusive while it may be (re)built
 rc=0
-"$here/mkroot.sh" "$root_cache" || rc=$?
+cached 9 "$root_cache.lock" "$here/mkroot.sh" "$root_cache" || rc=$? # cache.sh
 [ $rc -eq 77 ] && skip "the Debian archive cannot be reached to build the root file system"
 [ $rc -eq 0 ] || { echo "FAIL: could not build the root file system"; exit 1; }
-flock -s 9 # shared while in use: nobody rebuilds it under a running test
 say "root file system: $root_cache"
 
 # ---- a throw-away copy, with acctd installed ----------------------------------

@@ -33,6 +33,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/cache.sh" # cached()
 build=$(cd "${1:?usage: test-journal-forward.sh BUILD_DIR}" && pwd)
 root_cache=${ACCTD_JOURNAL_ROOT:-/var/cache/acctd-test/bookworm-journal-root}
 remote=/lib/systemd/systemd-journal-remote
@@ -60,13 +61,10 @@ fi
 # ---- the cached root file system, with journal-upload -----------------------
 
 mkdir -p "$(dirname "$root_cache")"
-exec 9>"$root_cache.lock"
-flock 9
 rc=0
-"$here/mkroot.sh" "$root_cache" systemd-journal-remote || rc=$?
+cached 9 "$root_cache.lock" "$here/mkroot.sh" "$root_cache" systemd-journal-remote || rc=$? # cache.sh
 [ $rc -eq 77 ] && skip "the Debian archive cannot be reached to build the root file system"
 [ $rc -eq 0 ] || fail "could not build the root file system"
-flock -s 9
 say "root file system: $root_cache"
 
 tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/acctd-journal.XXXXXX")

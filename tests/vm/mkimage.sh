@@ -3,7 +3,7 @@
 # the VM test boots: the boot test's Debian root (tests/boot/mkroot.sh) plus
 # Debian's kernel, an initramfs and what the checks inside need.
 #
-#   mkimage.sh BASE_ROOT IMAGE
+#   mkimage.sh [--current] BASE_ROOT IMAGE
 #
 # IMAGE becomes a copy of BASE_ROOT (which the caller has made ready with
 # mkroot.sh and holds a shared lock on) with the packages below installed
@@ -14,12 +14,20 @@
 # acctd goes into the cache: the test installs it into a throw-away copy. The
 # caller holds the lock on IMAGE.
 #
+# --current builds nothing: exit 0 where IMAGE is current, 1 where it is not
+# (tests/boot/cache.sh: whether the caller needs the exclusive lock).
+#
 # Exit status: 0 ready, 77 the Debian archive cannot be reached (the caller
 # skips), 1 anything else.
 set -euo pipefail
+current_only=false
+if [ "${1:-}" = --current ]; then
+	current_only=true
+	shift
+fi
 
-base=${1:?usage: mkimage.sh BASE_ROOT IMAGE}
-image=${2:?usage: mkimage.sh BASE_ROOT IMAGE}
+base=${1:?usage: mkimage.sh [--current] BASE_ROOT IMAGE}
+image=${2:?usage: mkimage.sh [--current] BASE_ROOT IMAGE}
 # The kernel and what boots it (udev comes with initramfs-tools); python3 runs
 # the checks inside; prometheus (with promtool) scrapes acctd there. Bump
 # recipe when the steps below change.
@@ -30,6 +38,7 @@ stamp="base=[$(cat "$base/.acctd-boot-root")] packages=[$packages] recipe=$recip
 if [ -f "$image/.acctd-vm-image" ] && [ "$(cat "$image/.acctd-vm-image")" = "$stamp" ]; then
 	exit 0
 fi
+$current_only && exit 1
 
 mirror=$(awk '$1 == "deb" { print $2; exit }' "$base/etc/apt/sources.list")
 if ! wget -q -T 15 -t 2 -O /dev/null "${mirror%/}/dists/bookworm/Release"; then

@@ -37,6 +37,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../boot/cache.sh" # cached()
 build=$(cd "${1:?usage: test-vm.sh BUILD_DIR}" && pwd)
 root_cache=${ACCTD_BOOT_ROOT:-/var/cache/acctd-test/bookworm-root}
 image_cache=${ACCTD_VM_IMAGE:-/var/cache/acctd-test/bookworm-vm}
@@ -67,20 +68,14 @@ fi
 # ---- 1. the cached root and image ---------------------------------------------
 
 mkdir -p "$(dirname "$root_cache")" "$(dirname "$image_cache")"
-exec 9>"$root_cache.lock"
-flock 9 # exclusive while it may be (re)built
 rc=0
-"$here/../boot/mkroot.sh" "$root_cache" || rc=$?
+cached 9 "$root_cache.lock" "$here/../boot/mkroot.sh" "$root_cache" || rc=$? # ../boot/cache.sh
 [ $rc -eq 77 ] && skip "the Debian archive cannot be reached to build the root file system"
 [ $rc -eq 0 ] || { echo "FAIL: could not build the root file system"; exit 1; }
-flock -s 9 # shared while in use: nobody rebuilds it under us
-exec 8>"$image_cache.lock"
-flock 8
 rc=0
-"$here/mkimage.sh" "$root_cache" "$image_cache" || rc=$?
+cached 8 "$image_cache.lock" "$here/mkimage.sh" "$root_cache" "$image_cache" || rc=$?
 [ $rc -eq 77 ] && skip "the Debian archive cannot be reached to build the VM image"
 [ $rc -eq 0 ] || { echo "FAIL: could not build the VM image"; exit 1; }
-flock -s 8
 say "VM image: $image_cache"
 
 # ---- 2. a throw-away copy with acctd and the checks -----------------------------
