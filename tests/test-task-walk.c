@@ -5,7 +5,8 @@
  * active and a blocked one is not, as /proc/<tid>/stat says; a thread's
  * unified cgroup is the directory /proc/self/cgroup names; a thread moved to
  * another cgroup is seen there at the next walk; a frozen process is not
- * active, as the kernel's load average does not count it; a pinned walk,
+ * active, as the kernel's load average does not count it, nor are the
+ * runnable threads of a CFS-throttled cgroup (R in /proc); a pinned walk,
  * read from its pin, fills the slots it was pinned with.
  *
  * It needs root, kernel BTF and the init pid namespace (the records carry
@@ -40,6 +41,9 @@ static char made[256];        /* our test cgroup, "" when none */
 static char pin[128];         /* test_pinned()'s pin, "" when none */
 static char frozen[128];      /* test_frozen_not_active()'s cgroup, "" when none */
 static pid_t frozen_pid;      /* its process, 0 when none */
+static char throttled[128];   /* test_throttled_not_active()'s cgroup, "" when none */
+#define SPINNERS 4
+static pid_t spinners[SPINNERS]; /* its processes, 0 when none */
 static volatile int spin_stop;
 
 static void *spinner(void *arg)
@@ -467,9 +471,103 @@ static void test_frozen_not_active(void **state)
 	unfreeze();
 }
 
+/* Kill and reap test_throttled_not_active()'s spinners and remove their
+ * cgroup; on every exit path. */
+static void unthrottle(void)
+{
+	for (int i = 0; i < SPINNERS; i++)
+		if (spinners[i] > 0) {
+			(void)kill(spinners[i], SIGKILL);
+			(void)waitpid(spinners[i], NULL, 0);
+			spinners[i] = 0;
+		}
+	if (throttled[0]) {
+		for (int i = 0; i < 3000 && rmdir(throttled) < 0 && errno == EBUSY; i++)
+			usleep(1000);
+		throttled[0] = 0;
+	}
+}
+
+/* cpu.stat's nr_throttled of `dir` (the periods in which it ran out of quota), or -1. */
+static long nr_throttled(const char *dir)
+{
+	char path[300], buf[256];
+	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
+	FILE *f = fopen(path, "re");
+	long n = -1;
+	while (f && fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "nr_throttled %ld", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Runnable threads of a cgroup over its CPU quota are not active: CFS takes a
+ * throttled group's tasks off the run queue's count, which the load average
+ * samples, though /proc/<tid>/stat shows them R. Four spinning processes
+ * under a quota of 1 ms every 100 ms are throttled about 99% of the time, so
+ * over 50 walks they should be active about 2 times of 200 (a little more on
+ * a loaded machine, where the group takes longer to use its millisecond).
+ * Counting them as /proc shows them gives 200: the bound is half that. With
+ * the v1 cpu controller where it is mounted, else the unified tree's
+ * cpu.max; skipped where neither has bandwidth control. */
+static void test_throttled_not_active(void **state)
+{
+	(void)state;
+	bool v1 = access("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", F_OK) == 0;
+	snprintf(throttled, sizeof(throttled), "%s/task-walk-throttled-%d", v1 ? "/sys/fs/cgroup/cpu" : unified,
+		 (int)getpid());
+	assert_int_equal(mkdir(throttled, 0755), 0);
+	int r = v1 ? cg_write(throttled, "cpu.cfs_quota_us", "1000") : cg_write(throttled, "cpu.max", "1000 100000");
+	if (r < 0) {
+		unthrottle();
+		skip(); /* no bandwidth control here */
+	}
+	if (v1)
+		assert_int_equal(cg_write(throttled, "cpu.cfs_period_us", "100000"), 0);
+	for (int i = 0; i < SPINNERS; i++) {
+		spinners[i] = fork();
+		assert_true(spinners[i] >= 0);
+		if (spinners[i] == 0)
+			for (;;) /* runs until killed */
+				;
+		char pidbuf[32];
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)spinners[i]);
+		assert_int_equal(cg_write(throttled, v1 ? "tasks" : "cgroup.procs", pidbuf), 0);
+	}
+	/* until the kernel says the group ran out of quota: 60 s, a busy machine */
+	long first = nr_throttled(throttled);
+	assert_true(first >= 0);
+	for (int i = 0; i < 60000 && nr_throttled(throttled) < first + 2; i++)
+		usleep(1000);
+	assert_true(nr_throttled(throttled) >= first + 2);
+
+	unsigned active = 0, running = 0;
+	for (int w = 0; w < 50; w++) {
+		const struct acct_task_record *rec;
+		ssize_t n = acct_task_walk_read(walk, 1u, &rec);
+		assert_true(n > 0);
+		for (int i = 0; i < SPINNERS; i++) {
+			unsigned count;
+			const struct acct_task_record *t = find(rec, (size_t)n, (int)spinners[i], &count);
+			if (!t)
+				fail_msg("spinner %d is not in the walk", (int)spinners[i]);
+			active += !!(t->flags & ACCT_TASK_F_ACTIVE);
+			running += proc_state_of((int)spinners[i]) == 'R';
+		}
+		usleep(2000);
+	}
+	print_message("throttled spinners: active in %u of %d records, R in /proc in %u; %ld periods throttled\n",
+		      active, 50 * SPINNERS, running, nr_throttled(throttled) - first);
+	assert_true(active < 50 * SPINNERS / 2);
+	unthrottle();
+}
+
 static void cleanup(void)
 {
 	unfreeze();
+	unthrottle();
 	if (made[0])
 		(void)rmdir(made);
 	if (pin[0])
@@ -521,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_threads_and_states),
 		cmocka_unit_test(test_v1_slots),
 		cmocka_unit_test(test_frozen_not_active),
+		cmocka_unit_test(test_throttled_not_active),
 		cmocka_unit_test(test_pinned),
 	};
 	int failed = cmocka_run_group_tests_name("task-walk", tests, NULL, NULL);

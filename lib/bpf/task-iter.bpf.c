@@ -21,11 +21,17 @@ struct css_set {
 	struct cgroup_subsys_state *subsys[16];
 	struct cgroup *dfl_cgrp;
 } __pai;
+/* Only with CONFIG_FAIR_GROUP_SCHED (sched_entity's cfs_rq) and
+ * CONFIG_CFS_BANDWIDTH (throttle_count): read where the kernel has them. */
+struct cfs_rq { int throttle_count; } __pai;
+struct sched_entity { struct cfs_rq *cfs_rq; } __pai;
 struct task_struct {
 	unsigned int __state;
 	int exit_state;
 	int pid;
 	int tgid;
+	unsigned int policy;
+	struct sched_entity se;
 	struct css_set *cgroups;
 } __pai;
 
@@ -47,6 +53,29 @@ __u32 slots = 0;
 #define TASK_NOLOAD 0x400
 #define TASK_RTLOCK_WAIT 0x1000
 #define TASK_FROZEN 0x8000
+/* The policies of the fair class (include/uapi/linux/sched.h). */
+#define SCHED_NORMAL 0
+#define SCHED_BATCH 3
+#define SCHED_IDLE 5
+
+/* Whether runnable task t waits on a CFS-throttled group: its cfs_rq, or one
+ * above it, used up its quota (cpu.max, cpu.cfs_quota_us) for this period.
+ * throttle_cfs_rq() takes such a group's tasks out of the run queue's count,
+ * which the load average samples (calc_load_fold_active()), though they stay
+ * R in /proc; tg_throttle_down() raises throttle_count of the throttled
+ * cfs_rq and of every one below it. A task of another class (RT, deadline)
+ * has no say in a cfs_rq. 0 where the kernel has no group scheduling or no
+ * bandwidth control: nothing is throttled there. */
+static __always_inline int cfs_throttled(struct task_struct *t)
+{
+	if (!bpf_core_field_exists(t->se.cfs_rq) ||
+	    !bpf_core_field_exists(((struct cfs_rq *)0)->throttle_count))
+		return 0;
+	u32 policy = BPF_CORE_READ(t, policy);
+	if (policy != SCHED_NORMAL && policy != SCHED_BATCH && policy != SCHED_IDLE)
+		return 0;
+	return BPF_CORE_READ(t, se.cfs_rq, throttle_count) > 0;
+}
 
 /* The id of the cgroup that css_set cs puts a task in, in the hierarchy of
  * controller ssid; 0 when the controller is not in this kernel. */
@@ -72,13 +101,15 @@ int acct_task_iter(struct bpf_iter__task *ctx)
 	if (BPF_CORE_READ(t, tgid) == (int)(bpf_get_current_pid_tgid() >> 32))
 		r.flags |= ACCT_TASK_F_SELF;
 	/* Active as the load average counts (kernel/sched/core.c): running
-	 * or runnable, no reported state bit, or asleep uninterruptible
-	 * without TASK_NOLOAD (the idle kernel threads). A frozen task counts
-	 * neither way, nor does an rtlock's sleep: /proc/<tid>/stat shows
-	 * both as D (task_state_index()), which the load average leaves out. */
+	 * or runnable on a run queue, no reported state bit, or asleep
+	 * uninterruptible without TASK_NOLOAD (the idle kernel threads). A
+	 * frozen task counts neither way, nor does an rtlock's sleep:
+	 * /proc/<tid>/stat shows both as D (task_state_index()), which the
+	 * load average leaves out; nor a runnable task of a CFS-throttled
+	 * group, R in /proc (cfs_throttled()). */
 	u32 ts = BPF_CORE_READ(t, __state);
 	u32 st = (ts | (u32)BPF_CORE_READ(t, exit_state)) & TASK_REPORT;
-	int runnable = st == 0 && !(ts & (TASK_FROZEN | TASK_RTLOCK_WAIT));
+	int runnable = st == 0 && !(ts & (TASK_FROZEN | TASK_RTLOCK_WAIT)) && !cfs_throttled(t);
 	int blocked = (ts & TASK_UNINTERRUPTIBLE) && !(ts & (TASK_NOLOAD | TASK_FROZEN));
 	if (runnable || blocked)
 		r.flags |= ACCT_TASK_F_ACTIVE;
