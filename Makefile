@@ -85,6 +85,9 @@ WHY = || { tools/failure-summary $(1) $(2); exit 1; }
 # fills CPU that two leave idle (ten mid-sized files: 216 s two at a time,
 # 158 s four at a time, docs/testing.md); files that must run alone still do.
 CHECK_JOBS ?= 3
+# Tests at a time in each half of stage 3 of make check (below), which runs
+# ASan+UBSan's and TSan's files side by side: four in all.
+STAGE3_JOBS ?= 2
 
 # What each sanitizer build runs (docs/testing.md, "What the sanitizer phases
 # run"), and the environment it runs in. TSan needs a fixed address-space
@@ -121,7 +124,7 @@ RUN_TESTS = meson test -C $(1) --no-rebuild --print-errorlogs --logbase $(2) $(3
 #     every test holds beside (issue 30), in the CPU of two that the tests
 #     alone leave idle.
 #  3. The sanitizer builds' other tests, ASan+UBSan's beside TSan's
-#     (check-asan-rest, check-tsan-rest), two at a time each.
+#     (check-asan-rest, check-tsan-rest), STAGE3_JOBS at a time each.
 # Stages 2 and 3 run their two halves with make -j2 -Otarget: each half's
 # output comes whole when it ends.
 SIDE_LOG = $(BUILD)/side-builds.log
@@ -149,10 +152,10 @@ check-beside-alone:
 	$(TSAN_RUN) $(call RUN_TESTS,build-tsan,testlog-threads,--suite threads --num-processes 2)
 
 check-asan-rest:
-	$(ASAN_RUN) $(call RUN_TESTS,build-asan,testlog-rest,--suite host-cgroups --suite stress --suite asan --num-processes 2)
+	$(ASAN_RUN) $(call RUN_TESTS,build-asan,testlog-rest,--suite host-cgroups --suite stress --suite asan --num-processes $(STAGE3_JOBS))
 
 check-tsan-rest:
-	$(TSAN_RUN) $(call RUN_TESTS,build-tsan,testlog-rest,--suite stress --suite tsan --num-processes 2)
+	$(TSAN_RUN) $(call RUN_TESTS,build-tsan,testlog-rest,--suite stress --suite tsan --num-processes $(STAGE3_JOBS))
 
 # The three clang trees, set up and built (check builds them beside its gcc
 # phase with SIDE_JOBS=-j1): ASan's whole (it is the clang check), TSan's and
