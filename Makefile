@@ -6,7 +6,7 @@ MESON_OPTS ?=
 NINJA      := ninja
 SANITIZE_C_ARGS := -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all deps deps-build build build-tests run install check check-alone check-beside-alone check-asan-rest check-tsan-rest side-builds test check-clang check-sanitize check-asan check-tsan check-fuzz fuzz bench mutate soak clean
+.PHONY: all deps deps-build build build-tests run install check check-alone check-beside-alone check-after-alone check-asan-rest check-tsan-rest side-builds test check-clang check-sanitize check-asan check-tsan check-fuzz fuzz bench mutate soak clean
 
 all: build
 
@@ -94,8 +94,8 @@ STAGE3_JOBS ?= 2
 # layout on kernels with many mmap random bits; setarch -R gives it one.
 # tests/tsan.supp silences liburcu's own synchronisation, which TSan cannot
 # see in the uninstrumented library.
-ASAN_SUITES := unit stress asan asan-alone
-TSAN_SUITES := stress threads tsan tsan-alone
+ASAN_SUITES := unit stress asan asan-fake asan-alone
+TSAN_SUITES := stress threads tsan tsan-fake tsan-alone
 ASAN_RUN = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 TSAN_RUN = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp setarch -R
 # $(call SUITES,a b) is "--suite a --suite b"; $(call RUN_TESTS,BUILD,LOGBASE,ARGS)
@@ -106,7 +106,7 @@ SUITES = $(foreach s,$(1),--suite $(s))
 RUN_TESTS = meson test -C $(1) --no-rebuild --print-errorlogs --logbase $(2) $(3) $(call WHY,$(1),$(2))
 
 # make check runs in three stages (docs/testing.md, "How make check runs"),
-# so that the CPU the tests that must run alone leave idle does work:
+# so that the CPU that the tests which must run alone leave idle does work:
 #  1. The gcc build's tests but those that must run alone (suite "alone"),
 #     CHECK_JOBS at a time. The ASan+UBSan, TSan and libFuzzer trees are
 #     built beside them, one compiler at a time at nice 19, TSan's and the
@@ -117,16 +117,20 @@ RUN_TESTS = meson test -C $(1) --no-rebuild --print-errorlogs --logbase $(2) $(3
 #     (their own session, killed as a group).
 #  2. The tests that must run alone, one at a time: the gcc build's, then
 #     TSan's (suite "tsan-alone"; check-alone). Beside them, one after
-#     another, what takes only CPU and makes no cgroup on the host: the fuzz
-#     targets, the ASan+UBSan unit suite but its tests on the host's cgroups
-#     (suite "host-cgroups"), TSan's unit tests of threaded modules, each
-#     two at a time (check-beside-alone): no more than the two CPU hogs that
-#     every test holds beside (issue 30), in the CPU of two that the tests
-#     alone leave idle.
-#  3. The sanitizer builds' other tests, ASan+UBSan's beside TSan's
-#     (check-asan-rest, check-tsan-rest), STAGE3_JOBS at a time each.
-# Stages 2 and 3 run their two halves with make -j2 -Otarget: each half's
-# output comes whole when it ends.
+#     another, what makes no cgroup, mount or quota on the host
+#     (check-beside-alone): the fuzz targets, the ASan+UBSan unit suite but
+#     its tests on the host's cgroups (suite "host-cgroups"), TSan's unit
+#     tests of threaded modules, then the sanitizer builds' integration files
+#     on temporary trees (suites "asan-fake", "tsan-fake"; fake_tree_files in
+#     tests/meson.build, checked by test-circles.py), two at a time: they take
+#     CPU from the tests alone, as the two CPU hogs every test holds beside do
+#     (issue 30), and nothing else.
+#  3. Once the tests alone are done, the sanitizer builds' other tests,
+#     ASan+UBSan's (host-cgroups, stress, asan) beside TSan's (stress, tsan),
+#     STAGE3_JOBS at a time each (check-after-alone), and beside whatever
+#     stage 2's second half has left.
+# The halves run with make -j2 -Otarget: each one's output comes whole when it
+# ends.
 SIDE_LOG = $(BUILD)/side-builds.log
 check: deps build-tests
 	@echo "Building build-asan, build-tsan and build-fuzz beside the tests (nice 19, one job: $(SIDE_LOG))"
@@ -137,10 +141,8 @@ check: deps build-tests
 	echo "Waiting for the builds beside the tests"; wait $$side; \
 	if [ "$$(cat $(SIDE_LOG).rc 2>/dev/null)" != 0 ]; then tail -n 60 $(SIDE_LOG); \
 		echo "The sanitizer and fuzz builds failed (whole log: $(SIDE_LOG))"; exit 1; fi
-	@echo "The tests that must run alone, and beside them the fuzz targets and the sanitizers' unit tests"
-	$(MAKE) --no-print-directory -j2 -Otarget check-alone check-beside-alone
-	@echo "The sanitizer builds' other tests: ASan+UBSan's beside TSan's"
-	$(MAKE) --no-print-directory -j2 -Otarget check-asan-rest check-tsan-rest
+	@echo "The tests that must run alone, then the sanitizer builds' tests on the host; beside them the fuzz targets and the sanitizer builds' tests on temporary trees"
+	$(MAKE) --no-print-directory -j2 -Otarget check-after-alone check-beside-alone
 
 check-alone:
 	$(call RUN_TESTS,$(BUILD),testlog-alone,--suite alone)
@@ -150,6 +152,11 @@ check-beside-alone:
 	FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) $(call RUN_TESTS,build-fuzz,testlog,--suite fuzz --num-processes 2)
 	$(ASAN_RUN) $(call RUN_TESTS,build-asan,testlog-unit,--suite unit --no-suite host-cgroups --num-processes 2)
 	$(TSAN_RUN) $(call RUN_TESTS,build-tsan,testlog-threads,--suite threads --num-processes 2)
+	$(ASAN_RUN) $(call RUN_TESTS,build-asan,testlog-fake,--suite asan-fake --num-processes 2)
+	$(TSAN_RUN) $(call RUN_TESTS,build-tsan,testlog-fake,--suite tsan-fake --num-processes 2)
+
+check-after-alone: check-alone
+	$(MAKE) --no-print-directory -j2 -Otarget check-asan-rest check-tsan-rest
 
 check-asan-rest:
 	$(ASAN_RUN) $(call RUN_TESTS,build-asan,testlog-rest,--suite host-cgroups --suite stress --suite asan --num-processes $(STAGE3_JOBS))

@@ -21,6 +21,12 @@ a stale object left by a moved file is not read):
    tests/meson.build's integration_files (or integration_helpers, the files
    with no tests), or the slow suite's test_kernel_truth.py. meson has no
    glob, so a file added without its line would never run.
+4. Every file of fake_tree_files (tests/meson.build) is listed in
+   integration_files and shows none of HOST_TOUCHES: no path under /sys/fs,
+   no write to a cgroup's procs or quota, no unit or mount, no daemon
+   without a fake root, no directory made outside the test's own. make check
+   runs those files beside the tests that must run alone, which such a
+   change on the host would disturb.
 
 Exit 0 when all hold, 1 otherwise; 77 (skipped, saying why) without nm,
 when the checks that need no nm pass.
@@ -209,6 +215,35 @@ def check_integration_files(errors):
     for name in sorted((listed | helpers) - files):
         errors.append("tests/meson.build: lists integration file '%s', and tests/integration/test_%s.py "
                       "does not exist" % (name, name))
+    check_fake_tree_files(meson, listed, tests, errors)
+
+
+# What a file of fake_tree_files must not do: make check runs it beside the
+# tests that must run alone, which a cgroup, mount, pin or quota made on the
+# host, or a daemon on the host's cgroups, would disturb (tests/meson.build).
+HOST_TOUCHES = [
+    (re.compile(r"/sys/fs"), "a path under /sys/fs (cgroups, bpffs)"),
+    (re.compile(r"""(cgroup\.procs|cgroup\.threads|/tasks|cpu\.max|cfs_quota_us)["']\s*,\s*["'][wa]"""),
+     "a write to a cgroup's procs or quota"),
+    (re.compile(r"systemd-run|\bmount\b|\bunshare\b"), "a unit or a mount"),
+    (re.compile(r"\bDaemon\(\s*[^,()]+\)"), "a daemon without a fake root (Daemon(tmpdir) tracks the host)"),
+    (re.compile(r"os\.(mkdir|makedirs)\((?![^)]*(tmp_path|tmpdir|home|self\.))"), "a directory made outside the test's own"),
+]
+
+
+def check_fake_tree_files(meson, listed, tests, errors):
+    m = re.search(r"^\s*fake_tree_files = \[([^\]]*)\]", meson, re.M)
+    fake = set(re.findall(r"'(\w+)'", m.group(1))) if m else set()
+    for name in sorted(fake - listed):
+        errors.append("tests/meson.build: fake_tree_files lists '%s', which integration_files does not" % name)
+    for name in sorted(fake & listed):
+        path = os.path.join(tests, "integration", "test_%s.py" % name)
+        text = open(path).read()
+        for pattern, what in HOST_TOUCHES:
+            for hit in pattern.finditer(text):
+                line = text.count("\n", 0, hit.start()) + 1
+                errors.append("tests/integration/test_%s.py:%d: %s (%r), and the file is in fake_tree_files: "
+                              "take it out, or keep the file on temporary trees" % (name, line, what, hit.group(0)))
 
 
 def main(argv):
