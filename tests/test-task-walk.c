@@ -400,6 +400,27 @@ static bool cg_has_line(const char *dir, const char *name, const char *line)
 	return found;
 }
 
+/* Kill and reap *pid where it is a process (then 0). */
+static void kill_reap(pid_t *pid)
+{
+	if (*pid > 0) {
+		(void)kill(*pid, SIGKILL);
+		(void)waitpid(*pid, NULL, 0);
+		*pid = 0;
+	}
+}
+
+/* Remove cgroup dir where it is set (then ""): it empties once its reaped
+ * processes have left it, which may take a moment (up to 3 s). */
+static void remove_cgroup(char *dir)
+{
+	if (dir[0]) {
+		for (int i = 0; i < 3000 && rmdir(dir) < 0 && errno == EBUSY; i++)
+			usleep(1000);
+		dir[0] = 0;
+	}
+}
+
 /* Thaw, kill and reap the frozen process and remove its cgroup; on every
  * exit path (a frozen process dies only once thawed). */
 static void unfreeze(void)
@@ -408,17 +429,8 @@ static void unfreeze(void)
 		(void)cg_write(frozen, "freezer.state", "THAWED");
 		(void)cg_write(frozen, "cgroup.freeze", "0");
 	}
-	if (frozen_pid > 0) {
-		(void)kill(frozen_pid, SIGKILL);
-		(void)waitpid(frozen_pid, NULL, 0);
-		frozen_pid = 0;
-	}
-	if (frozen[0]) {
-		/* the cgroup empties once the reaped process has left it */
-		for (int i = 0; i < 3000 && rmdir(frozen) < 0 && errno == EBUSY; i++)
-			usleep(1000);
-		frozen[0] = 0;
-	}
+	kill_reap(&frozen_pid);
+	remove_cgroup(frozen);
 }
 
 /* A frozen process is not active, though it was running: the kernel's load
@@ -476,16 +488,8 @@ static void test_frozen_not_active(void **state)
 static void unthrottle(void)
 {
 	for (int i = 0; i < SPINNERS; i++)
-		if (spinners[i] > 0) {
-			(void)kill(spinners[i], SIGKILL);
-			(void)waitpid(spinners[i], NULL, 0);
-			spinners[i] = 0;
-		}
-	if (throttled[0]) {
-		for (int i = 0; i < 3000 && rmdir(throttled) < 0 && errno == EBUSY; i++)
-			usleep(1000);
-		throttled[0] = 0;
-	}
+		kill_reap(&spinners[i]);
+	remove_cgroup(throttled);
 }
 
 /* cpu.stat's nr_throttled of `dir` (the periods in which it ran out of quota), or -1. */
