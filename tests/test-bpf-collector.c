@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/btf.h>
 #include <cmocka.h>
 #include <numa.h>
 
@@ -806,6 +807,133 @@ static void test_read_one(void **state)
 	acct_bpf_snapshot_clear(&snap);
 }
 
+/* ---- 5b. the two programs --------------------------------------------------------- */
+
+/* Whether the running kernel's BTF has the kfunc bpf_rdonly_cast() (6.2). */
+static bool kernel_has_rdonly_cast(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return false;
+	bool has = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return has;
+}
+
+/* Whether this run's collectors were told to use the older kernels' program. */
+static bool probe_read_forced(void)
+{
+	const char *e = getenv("ACCTD_TEST_BPF_PROBE_READ");
+	return e && *e == '1';
+}
+
+/* The collector loads the program this kernel can run: direct loads through
+ * bpf_rdonly_cast() where the kernel has it, probe reads where it does not or
+ * the test says so; and says which. */
+static void test_program_choice(void **state)
+{
+	(void)state;
+	bool probe = probe_read_forced() || !kernel_has_rdonly_cast();
+	const char *note = acct_bpf_collector_program_note(coll);
+	print_message("kernel has bpf_rdonly_cast(): %s; program: %s\n", kernel_has_rdonly_cast() ? "yes" : "no",
+		      *note ? note : "direct loads");
+	assert_int_equal(!!*note, probe);
+	const char *reason = acct_bpf_collector_reason(coll, ACCT_HIER_MEMORY);
+	if (probe && !strstr(reason, "probe reads"))
+		fail_msg("the reason \"%s\" does not say that the program copies by probe reads", reason);
+}
+
+/* The fields of a record that both programs read alike, and that hold still
+ * in an idle cgroup. */
+static bool same_fields(const struct acct_bpf_record *a, const struct acct_bpf_record *b)
+{
+	const unsigned mask = ACCT_BPF_F_MEMCG | ACCT_BPF_F_HIGH | ACCT_BPF_F_EVENTS | ACCT_BPF_F_STATS |
+			      ACCT_BPF_F_UNDER_OOM | ACCT_BPF_F_POPULATED;
+	return a->usage == b->usage && a->watermark == b->watermark && a->max == b->max &&
+	       (a->flags & mask) == (b->flags & mask) && (!(a->flags & ACCT_BPF_F_HIGH) || a->high == b->high) &&
+	       a->failcnt == b->failcnt && a->swap_usage == b->swap_usage && a->swap_max == b->swap_max &&
+	       memcmp(a->events, b->events, sizeof(a->events)) == 0 && a->nr_state == b->nr_state &&
+	       memcmp(a + 1, b + 1, a->nr_state * sizeof(long long)) == 0 && a->level == b->level &&
+	       a->nr_descendants == b->nr_descendants;
+}
+
+/* A collector of the memory hierarchy with the program for kernels before
+ * 6.2 (probe) or the other, whatever the run was told. */
+static struct acct_bpf_collector *collector_with(bool probe)
+{
+	bool forced = probe_read_forced();
+	if (probe)
+		assert_int_equal(setenv("ACCTD_TEST_BPF_PROBE_READ", "1", 1), 0);
+	else
+		unsetenv("ACCTD_TEST_BPF_PROBE_READ");
+	struct acct_bpf_collector_options o = { .layout = layout, .hierarchies = 1u << ACCT_HIER_MEMORY, .attach = true };
+	struct acct_bpf_collector *c = NULL;
+	int r = acct_bpf_collector_new(&o, &c);
+	if (forced)
+		assert_int_equal(setenv("ACCTD_TEST_BPF_PROBE_READ", "1", 1), 0);
+	else
+		unsetenv("ACCTD_TEST_BPF_PROBE_READ");
+	assert_int_equal(r, 0);
+	if (!acct_bpf_collector_serves(c, ACCT_HIER_MEMORY))
+		fail_msg("the %s program does not serve: %s", probe ? "probe-read" : "direct",
+			 acct_bpf_collector_reason(c, ACCT_HIER_MEMORY));
+	assert_int_equal(!!*acct_bpf_collector_program_note(c), probe);
+	return c;
+}
+
+/* Both programs write the same records: each cgroup of the test's tree
+ * (every stat item: neither collector has a selection), walked by one, the
+ * other, and the first again; where the first's two walks agree, the
+ * other's agrees with them. */
+static void test_programs_agree(void **state)
+{
+	(void)state;
+	if (!kernel_has_rdonly_cast()) {
+		print_message("this kernel has only the probe-read program: nothing to compare it with\n");
+		return;
+	}
+	struct acct_bpf_collector *direct = collector_with(false), *probe = collector_with(true);
+	struct acct_bpf_snapshot s1 = { 0 }, s2 = { 0 }, s3 = { 0 };
+	bool done[ELEMENTSOF(tree)] = { false };
+	size_t compared = 0;
+	for (int attempt = 0; attempt < 20 && compared < ELEMENTSOF(tree); attempt++) {
+		assert_true(acct_bpf_collector_read(direct, ACCT_HIER_MEMORY, &s1) >= 0);
+		assert_true(acct_bpf_collector_read(probe, ACCT_HIER_MEMORY, &s2) >= 0);
+		assert_true(acct_bpf_collector_read(direct, ACCT_HIER_MEMORY, &s3) >= 0);
+		for (size_t i = 0; i < ELEMENTSOF(tree); i++) {
+			uint64_t id = ino_of(tree[i].rel);
+			const struct acct_bpf_record *a = acct_bpf_snapshot_find(&s1, id);
+			const struct acct_bpf_record *b = acct_bpf_snapshot_find(&s2, id);
+			const struct acct_bpf_record *c = acct_bpf_snapshot_find(&s3, id);
+			assert_true(a && b && c);
+			if (done[i] || !same_fields(a, c))
+				continue; /* moved meanwhile: again */
+			if (!same_fields(a, b))
+				fail_msg("%s/%s: the programs disagree: usage %llu/%llu peak %llu/%llu max %llu/%llu "
+					 "failcnt %llu/%llu swap %llu/%llu swap max %llu/%llu high %llu/%llu flags %#x/%#x "
+					 "events[low..max] %llu,%llu,%llu/%llu,%llu,%llu stats %u/%u",
+					 base, tree[i].rel, a->usage, b->usage, a->watermark, b->watermark, a->max, b->max,
+					 a->failcnt, b->failcnt, a->swap_usage, b->swap_usage, a->swap_max, b->swap_max,
+					 a->high, b->high, a->flags, b->flags, a->events[ACCT_BPF_EV_LOW],
+					 a->events[ACCT_BPF_EV_HIGH], a->events[ACCT_BPF_EV_MAX], b->events[ACCT_BPF_EV_LOW],
+					 b->events[ACCT_BPF_EV_HIGH], b->events[ACCT_BPF_EV_MAX], a->nr_state, b->nr_state);
+			assert_true((a->flags & ACCT_BPF_F_MEMCG) && (a->flags & ACCT_BPF_F_STATS) && a->nr_state > 10);
+			done[i] = true;
+			compared++;
+		}
+	}
+	print_message("%zu of %zu cgroups compared\n", compared, ELEMENTSOF(tree));
+	assert_int_equal(compared, ELEMENTSOF(tree));
+	/* lim's failures are events too: a non-zero value was among those compared */
+	const struct acct_bpf_record *lim = acct_bpf_snapshot_find(&s2, ino_of("lim"));
+	assert_true(lim->events[ACCT_BPF_EV_MAX] > 0 && lim->failcnt > 0);
+	acct_bpf_snapshot_clear(&s1);
+	acct_bpf_snapshot_clear(&s2);
+	acct_bpf_snapshot_clear(&s3);
+	acct_bpf_collector_free(direct);
+	acct_bpf_collector_free(probe);
+}
+
 /* ---- 6. fallback reasons -------------------------------------------------------- */
 
 static struct acct_bpf_collector *build(const char *btf_path, bool attach, const char *pin_dir)
@@ -1192,6 +1320,8 @@ int main(void)
 		cmocka_unit_test(test_read_one),
 		cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_pinned),
+		cmocka_unit_test(test_program_choice),
+		cmocka_unit_test(test_programs_agree),
 		cmocka_unit_test(test_fallback_btf),
 		cmocka_unit_test(test_fallback_verifier),
 		cmocka_unit_test(test_fallback_no_attach),

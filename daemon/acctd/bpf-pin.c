@@ -435,7 +435,7 @@ int bpf_pin_run(const struct manager_config_source *src)
 	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
 		const char *name = acct_hierarchy_to_string(i);
 		if (layout->mount[i] && acct_bpf_collector_serves(c, i))
-			say(LOG_INFO, "%s: pinned at %s/%s", name, dir, name);
+			say(LOG_INFO, "%s: pinned at %s/%s%s", name, dir, name, acct_bpf_collector_program_note(c));
 	}
 	pin_task_walk(config, layout, dir);
 	return 0;

@@ -50,6 +50,8 @@ struct hier {
 struct acct_bpf_collector {
 	struct acct_bpf_collector_options opts;
 	struct acct_cgroup_iter *skel;
+	struct bpf_program *prog; /* the skeleton's program that load() chose */
+	bool has_rdonly_cast;     /* the kernel's BTF has the kfunc bpf_rdonly_cast() (Linux 6.2) */
 	struct acct_memcg_batching batching;
 	struct hier h[_ACCT_HIER_MAX];
 	char percpu[REASON_MAX];
@@ -71,15 +73,29 @@ static pthread_mutex_t *session_lock(const struct acct_bpf_collector *c)
 	return (pthread_mutex_t *)&c->session_lock;
 }
 
+/* libbpf's first warning on this thread since it was cleared (before each
+ * open, load and attach): where a load fails before the verifier runs (an
+ * extern the kernel lacks, a relocation that does not apply), it is the only
+ * account of why, and goes into the reason. The first, since libbpf follows
+ * it with summaries ("failed to load BPF skeleton ..."). */
+static _Thread_local char libbpf_warning[160];
+
 /* libbpf's own messages: warnings go to the debug log (the reason recorded
- * per hierarchy is what an operator sees), the rest is dropped. */
+ * per hierarchy is what an operator sees) and the first is kept, the rest is
+ * dropped. */
 __attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG || log_get_max_level() < LOG_DEBUG)
+	if (level == LIBBPF_DEBUG)
 		return 0;
 	char line[512];
 	vsnprintf(line, sizeof(line), fmt, ap);
 	line[strcspn(line, "\n")] = 0;
+	if (level == LIBBPF_WARN && !*libbpf_warning) {
+		const char *what = strncmp(line, "libbpf: ", 8) == 0 ? line + 8 : line;
+		size_t n = strnlen(what, sizeof(libbpf_warning) - 1);
+		memcpy(libbpf_warning, what, n);
+		libbpf_warning[n] = 0;
+	}
 	log_debug("libbpf: %s", line);
 	return 0;
 }
@@ -115,9 +131,14 @@ static void describe_percpu(char *buf, size_t size, const struct btf *btf)
 			 tags && symbols ? ", " : "", symbols ? "per-CPU symbols" : "");
 }
 
-/* The reason a load or attach failed, in an operator's words. */
+/* The reason a load or attach failed, in an operator's words; but for a
+ * missing privilege, libbpf's warning where it gave one for this failure. */
 static void explain(char *reason, int err, const char *what)
 {
+	if (*libbpf_warning && err != EPERM) {
+		snprintf(reason, REASON_MAX, "%s: libbpf: %s (%s)", what, libbpf_warning, strerror(err));
+		return;
+	}
 	switch (err) {
 	case EPERM: /* bpf() itself refused (unprivileged_bpf_disabled, no CAP_BPF) */
 		snprintf(reason, REASON_MAX,
@@ -160,6 +181,7 @@ static int load(struct acct_bpf_collector *c, char *reason)
 		return -ENOENT;
 	}
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = c->opts.btf_path);
+	*libbpf_warning = 0;
 	c->skel = acct_cgroup_iter__open_opts(&oo);
 	if (!c->skel) {
 		explain(reason, errno, "opening the BPF program");
@@ -167,6 +189,14 @@ static int load(struct acct_bpf_collector *c, char *reason)
 	}
 	const char *reject = secure_getenv("ACCTD_TEST_BPF_REJECT");
 	c->skel->rodata->test_reject = reject && *reject == '1';
+	/* The program this kernel can run (cgroup-iter.bpf.c, "Two programs");
+	 * ACCTD_TEST_BPF_PROBE_READ=1 makes a newer kernel run the older
+	 * kernels' one, so that the tests check it here too. */
+	const char *probe = secure_getenv("ACCTD_TEST_BPF_PROBE_READ");
+	bool cast = c->has_rdonly_cast && !(probe && *probe == '1');
+	c->prog = cast ? c->skel->progs.acct_cgroup_iter : c->skel->progs.acct_cgroup_iter_probe;
+	(void)bpf_program__set_autoload(cast ? c->skel->progs.acct_cgroup_iter_probe : c->skel->progs.acct_cgroup_iter,
+					false);
 	/* The verifier's log tells its rejections (EACCES for a bad access,
 	 * EINVAL, ...) from a missing privilege (EPERM or EACCES before the
 	 * verifier runs, with an empty log): libbpf retries a failed load with
@@ -180,7 +210,7 @@ static int load(struct acct_bpf_collector *c, char *reason)
 		c->skel = NULL;
 		return -ENOMEM;
 	}
-	(void)bpf_program__set_log_buf(c->skel->progs.acct_cgroup_iter, log, log_size);
+	(void)bpf_program__set_log_buf(c->prog, log, log_size);
 	int r = acct_cgroup_iter__load(c->skel);
 	if (r < 0) {
 		if (*log)
@@ -191,7 +221,8 @@ static int load(struct acct_bpf_collector *c, char *reason)
 		c->skel = NULL;
 		return r;
 	}
-	(void)bpf_program__set_log_buf(c->skel->progs.acct_cgroup_iter, NULL, 0);
+	(void)bpf_program__set_log_buf(c->prog, NULL, 0);
+	*libbpf_warning = 0;
 	c->skel->bss->nr_nodes = c->opts.nr_nodes ? c->opts.nr_nodes : 1;
 	/* Records into the output map: one session per walk (see the program). */
 	void *p = mmap(NULL, ACCT_BPF_OUT_SIZE, PROT_READ, MAP_SHARED, bpf_map__fd(c->skel->maps.out), 0);
@@ -210,7 +241,8 @@ static int attach(const struct acct_bpf_collector *c, const struct hier *h, cons
 		return -errno;
 	union bpf_iter_link_info info = { .cgroup = { .cgroup_fd = (uint32_t)fd, .order = order } };
 	LIBBPF_OPTS(bpf_iter_attach_opts, ao, .link_info = &info, .link_info_len = sizeof(info));
-	struct bpf_link *link = bpf_program__attach_iter(c->skel->progs.acct_cgroup_iter, &ao);
+	*libbpf_warning = 0;
+	struct bpf_link *link = bpf_program__attach_iter(c->prog, &ao);
 	if (!link)
 		return -errno;
 	(void)h;
@@ -241,6 +273,7 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 	struct btf *btf = acct_bpf_btf_load(opts->btf_path);
 	acct_bpf_memcg_batching_from_btf(&c->batching, opts->nr_cpus, btf);
 	describe_percpu(c->percpu, sizeof(c->percpu), btf);
+	c->has_rdonly_cast = btf && btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	btf__free(btf);
 
 	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
@@ -298,7 +331,8 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 				explain(h->reason, -r, "attaching the iterator");
 			continue;
 		}
-		snprintf(h->reason, sizeof(h->reason), "attached: acctd loaded the program itself");
+		snprintf(h->reason, sizeof(h->reason), "attached: acctd loaded the program itself%s",
+			 acct_bpf_collector_program_note(c));
 		snprintf(h->overflow_reason, sizeof(h->overflow_reason),
 			 "attached, but the hierarchy is too large to walk in the sessions allowed: files");
 		h->served = true;
@@ -346,6 +380,13 @@ const char *acct_bpf_collector_reason(const struct acct_bpf_collector *c, enum a
 bool acct_bpf_collector_reads(const struct acct_bpf_collector *c, enum acct_hierarchy h)
 {
 	return acct_bpf_collector_serves(c, h) && !__atomic_load_n(&c->h[h].overflowed, __ATOMIC_ACQUIRE);
+}
+
+const char *acct_bpf_collector_program_note(const struct acct_bpf_collector *c)
+{
+	if (!c || !c->skel || !c->prog || c->prog == c->skel->progs.acct_cgroup_iter)
+		return "";
+	return " (the program for kernels before 6.2, without bpf_rdonly_cast(): memcg fields by probe reads)";
 }
 
 const char *acct_bpf_collector_percpu(const struct acct_bpf_collector *c)

@@ -67,6 +67,12 @@ bool acct_bpf_collector_reads(const struct acct_bpf_collector *c, enum acct_hier
  * rejected the program (...): <its log's last line>"); "" for a hierarchy
  * that is not mounted. Static storage of c. */
 const char *acct_bpf_collector_reason(const struct acct_bpf_collector *c, enum acct_hierarchy h);
+/* How the loaded program reads a memcg, for the operator's log: "" where by
+ * direct loads (the kernel has bpf_rdonly_cast(), Linux 6.2), else a
+ * parenthesised note that it copies the fields with probe reads (Linux 6.1,
+ * Debian 12: same records, a few helper calls more per cgroup). "" where
+ * nothing was loaded. Static storage. */
+const char *acct_bpf_collector_program_note(const struct acct_bpf_collector *c);
 /* What the collector says about per-CPU data: read or why not. */
 const char *acct_bpf_collector_percpu(const struct acct_bpf_collector *c);
 const struct acct_memcg_batching *acct_bpf_collector_batching(const struct acct_bpf_collector *c);

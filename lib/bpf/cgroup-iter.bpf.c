@@ -25,7 +25,14 @@
  * cost: docs/performance.md, Session 24). The css becomes its memcg through
  * bpf_rdonly_cast(), a kfunc the verifier replaces by a move. Where the
  * verifier refuses a direct load, a variable index into a kernel array (the
- * selected stat items, the per-node array), one bulk probe read remains. */
+ * selected stat items, the per-node array), one bulk probe read remains.
+ *
+ * Two programs. bpf_rdonly_cast() is Linux 6.2's; Debian 12 runs 6.1, where
+ * a program that calls it does not load. So the walk is built twice from one
+ * body (walk_cgroup()): acct_cgroup_iter casts the css, acct_cgroup_iter_probe
+ * copies the memcg's fields with a few bulk probe reads (read_memcg()'s
+ * MEMCG_PROBE). The collector loads the one this kernel can run (load() in
+ * bpf-collector.c): both write the same records. */
 #include "cgroup-record.h"
 
 #include "bpf-prelude.h"
@@ -89,8 +96,17 @@ struct mem_cgroup {
 } __pai;
 
 /* A kfunc since Linux 6.2 (generic, any program type): obj as an untrusted
- * pointer to the kernel type btf_id, read by direct loads. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+ * pointer to the kernel type btf_id, read by direct loads. Weak: on a kernel
+ * without it libbpf leaves it unresolved, which is harmless as long as the
+ * program that calls it is not loaded. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* How read_memcg() reaches the memcg's fields: by direct loads through the
+ * BTF pointer bpf_rdonly_cast() made (MEMCG_CAST), or, where that kfunc is
+ * missing and the memcg is a plain address, by bpf_probe_read_kernel()
+ * (MEMCG_PROBE): each page counter and the event array in one copy. A
+ * constant in each program, so the other way is compiled out of it. */
+enum memcg_access { MEMCG_CAST, MEMCG_PROBE };
 
 struct seq_file;
 struct bpf_iter_meta { struct seq_file *seq; } __pai;
@@ -224,35 +240,80 @@ static long read_node(u32 n, void *arg)
 	return 0;
 }
 
-static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *memcg)
+/* A field of the memcg (or of what hangs from it) as `access` reaches it. */
+#define LOAD(access, p, field) ((access) == MEMCG_PROBE ? BPF_CORE_READ(p, field) : (p)->field)
+/* The u64 field f of the page counter copied into t (MEMCG_PROBE). */
+#define COUNTER_U64(t, f) tmp_u64(t, bpf_core_field_offset(((struct page_counter *)0)->f))
+
+/* One page counter of the memcg into r's fields. MEMCG_PROBE: the counter in
+ * one copy, picked apart in tmp. Returns 0, or -1 where it could not be
+ * copied (then r keeps zeros and no flag says memcg). */
+static __always_inline int read_counters(struct acct_bpf_record *r, struct mem_cgroup *memcg, enum memcg_access access)
 {
-	struct acct_bpf_record *r = &b->head;
-	/* Page counters: direct loads (the memory and swap/memsw counters). */
-	r->flags |= ACCT_BPF_F_MEMCG;
-	r->usage = (u64)memcg->memory.usage.counter;
-	r->watermark = memcg->memory.watermark;
-	r->max = memcg->memory.max;
-	r->failcnt = memcg->memory.failcnt;
-	r->swap_usage = (u64)memcg->swap.usage.counter;
-	r->swap_max = memcg->swap.max;
+	if (access == MEMCG_CAST) {
+		r->usage = (u64)memcg->memory.usage.counter;
+		r->watermark = memcg->memory.watermark;
+		r->max = memcg->memory.max;
+		r->failcnt = memcg->memory.failcnt;
+		r->swap_usage = (u64)memcg->swap.usage.counter;
+		r->swap_max = memcg->swap.max;
+		if (bpf_core_field_exists(memcg->memory.high)) {
+			r->high = memcg->memory.high;
+			r->flags |= ACCT_BPF_F_HIGH;
+		}
+		return 0;
+	}
+	u32 zero = 0;
+	struct tmp_buf *t = bpf_map_lookup_elem(&tmp, &zero);
+	u32 sz = bpf_core_type_size(struct page_counter);
+	if (!t || sz >= TMP_BYTES ||
+	    bpf_probe_read_kernel(t->b, sz & (TMP_BYTES - 1), (char *)memcg + bpf_core_field_offset(memcg->memory)))
+		return -1;
+	r->usage = COUNTER_U64(t, usage.counter);
+	r->watermark = COUNTER_U64(t, watermark);
+	r->max = COUNTER_U64(t, max);
+	r->failcnt = COUNTER_U64(t, failcnt);
 	if (bpf_core_field_exists(memcg->memory.high)) {
-		r->high = memcg->memory.high;
+		r->high = COUNTER_U64(t, high);
 		r->flags |= ACCT_BPF_F_HIGH;
 	}
+	if (bpf_probe_read_kernel(t->b, sz & (TMP_BYTES - 1), (char *)memcg + bpf_core_field_offset(memcg->swap)))
+		return -1;
+	r->swap_usage = COUNTER_U64(t, usage.counter);
+	r->swap_max = COUNTER_U64(t, max);
+	return 0;
+}
+
+static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *memcg, enum memcg_access access)
+{
+	struct acct_bpf_record *r = &b->head;
+	/* Page counters (the memory and swap/memsw counters). */
+	if (read_counters(r, memcg, access) < 0)
+		return;
+	r->flags |= ACCT_BPF_F_MEMCG;
 	if (lean == ACCT_BPF_LEAN_COUNTERS)
 		return;
-	if (bpf_core_field_exists(memcg->under_oom) && memcg->under_oom)
+	if (bpf_core_field_exists(memcg->under_oom) && LOAD(access, memcg, under_oom))
 		r->flags |= ACCT_BPF_F_UNDER_OOM;
 
 	if (bpf_core_field_exists(memcg->memory_events)) {
 		/* Each event by its index in this kernel's enum (a constant
-		 * after relocation, so a direct load) where the array has it. */
+		 * after relocation, so a direct load) where the array has it;
+		 * MEMCG_PROBE copies the array first. */
 		u32 n = bpf_core_field_size(memcg->memory_events) / sizeof(long);
-#define EVENT(slot, name)                                                       \
-	do {                                                                    \
-		u32 j = bpf_core_enum_value(enum memcg_memory_event, name);     \
-		if (j < n && j < 16)                                            \
-			r->events[slot] = (u64)memcg->memory_events[j].counter; \
+		u32 zero = 0;
+		struct tmp_buf *t = access == MEMCG_PROBE ? bpf_map_lookup_elem(&tmp, &zero) : 0;
+		if (access == MEMCG_PROBE &&
+		    (!t || n > 16 ||
+		     bpf_probe_read_kernel(t->b, (n * sizeof(long)) & (TMP_BYTES - 1),
+					   (char *)memcg + bpf_core_field_offset(memcg->memory_events))))
+			n = 0;
+#define EVENT(slot, name)                                                            \
+	do {                                                                         \
+		u32 j = bpf_core_enum_value(enum memcg_memory_event, name);          \
+		if (j < n && j < 16)                                                 \
+			r->events[slot] = access == MEMCG_PROBE ? tmp_u64(t, j * sizeof(long)) \
+								: (u64)memcg->memory_events[j].counter; \
 	} while (0)
 		EVENT(ACCT_BPF_EV_LOW, MEMCG_LOW);
 		EVENT(ACCT_BPF_EV_HIGH, MEMCG_HIGH);
@@ -261,7 +322,8 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 		EVENT(ACCT_BPF_EV_OOM_KILL, MEMCG_OOM_KILL);
 		EVENT(ACCT_BPF_EV_OOM_GROUP_KILL, MEMCG_OOM_GROUP_KILL);
 #undef EVENT
-		r->flags |= ACCT_BPF_F_EVENTS;
+		if (n)
+			r->flags |= ACCT_BPF_F_EVENTS;
 	}
 
 	if (lean == ACCT_BPF_LEAN_STATS)
@@ -270,7 +332,7 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 	 * then the field's size is not a pointer's and they are not read). */
 	u32 ns = 0;
 	if (bpf_core_field_exists(memcg->vmstats) && bpf_core_field_size(memcg->vmstats) == sizeof(void *)) {
-		struct memcg_vmstats *vs = memcg->vmstats;
+		struct memcg_vmstats *vs = LOAD(access, memcg, vmstats);
 		u32 sz = bpf_core_field_size(vs->state);
 		char *base = (char *)vs + bpf_core_field_offset(vs->state);
 		if (sz > ACCT_BPF_STATE_MAX * sizeof(long))
@@ -297,7 +359,7 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 			 * before, unknown (all ones: the collector assumes the
 			 * flush threshold). */
 			if (bpf_core_field_exists(vs->stats_updates))
-				r->stats_updates = (u64)(u32)vs->stats_updates.counter;
+				r->stats_updates = (u64)(u32)LOAD(access, vs, stats_updates.counter);
 			else
 				r->stats_updates = ~0ull;
 			r->flags |= ACCT_BPF_F_STATS;
@@ -322,8 +384,8 @@ static __always_inline void read_memcg(struct record_buf *b, struct mem_cgroup *
 	r->flags |= ACCT_BPF_F_NODES;
 }
 
-SEC("iter/cgroup")
-int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
+/* The record of ctx's cgroup (both programs' body). */
+static __always_inline int walk_cgroup(struct bpf_iter__cgroup *ctx, enum memcg_access access)
 {
 	struct seq_file *seq = ctx->meta->seq;
 	struct cgroup *cgrp = ctx->cgroup;
@@ -371,8 +433,12 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 		u32 id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
 		struct cgroup_subsys_state *css = id < 16 ? cgrp->subsys[id & 15] : 0;
 		/* css is the memcg's first member (offset 0 on every kernel) */
-		if (css && bpf_core_field_offset(((struct mem_cgroup *)0)->css) == 0)
-			read_memcg(b, bpf_rdonly_cast(css, bpf_core_type_id_kernel(struct mem_cgroup)));
+		if (css && bpf_core_field_offset(((struct mem_cgroup *)0)->css) == 0) {
+			if (access == MEMCG_CAST)
+				read_memcg(b, bpf_rdonly_cast(css, bpf_core_type_id_kernel(struct mem_cgroup)), MEMCG_CAST);
+			else
+				read_memcg(b, (struct mem_cgroup *)css, MEMCG_PROBE);
+		}
 	}
 	u32 tail = (u32)r->nr_state + (u32)r->nr_nodes * r->nr_node_items;
 	if (tail > ACCT_BPF_TAIL_MAX)
@@ -392,6 +458,18 @@ int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
 	bpf_probe_read_kernel(o->data + off, size, b);
 	out_len = off + size;
 	return 0;
+}
+
+SEC("iter/cgroup")
+int acct_cgroup_iter(struct bpf_iter__cgroup *ctx)
+{
+	return walk_cgroup(ctx, MEMCG_CAST);
+}
+
+SEC("iter/cgroup")
+int acct_cgroup_iter_probe(struct bpf_iter__cgroup *ctx)
+{
+	return walk_cgroup(ctx, MEMCG_PROBE);
 }
 
 char LICENSE[] SEC("license") = "GPL";

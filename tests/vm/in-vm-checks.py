@@ -144,6 +144,13 @@ def scrape(addr):
         return "timed out" if isinstance(e.reason, (socket.timeout, TimeoutError)) else str(e.reason)
 
 
+def kernel_before(version):
+    """Whether the running kernel's release is older than version, a tuple
+    such as (6, 2)."""
+    release = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
+    return release < version
+
+
 def run(*cmd, check=True):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     if check and p.returncode != 0:
@@ -406,12 +413,15 @@ class Suite:
         pin = [l for l in run("journalctl", "-u", "acctd", "-o", "cat", "--no-pager", check=False).splitlines()
                if l.startswith("unified:")]
         log[0] += "; acctd --bpf-pin said: %s" % (pin[-1] if pin else "nothing")
-        if uni["collector"] != "bpf":
-            # On a kernel whose structures the program cannot relocate the
-            # daemon must say so and keep working on files.
-            log.append("the v2 tree is read from files here: %s" % uni["reason"])
-            return
+        # Debian 12's 6.1 lacks bpf_rdonly_cast() (6.2): acctd --bpf-pin must
+        # have pinned the program built for such kernels (cgroup-iter.bpf.c,
+        # "Two programs"), and the daemon must read the v2 tree through it.
+        require(uni["collector"] == "bpf", "the v2 tree is read from files: %s" % uni["reason"])
         require(uni["reason"].startswith("pinned at "), "unexpected reason %r" % uni["reason"])
+        pinned = [l for l in pin if ": pinned at " in l]
+        if kernel_before((6, 2)):
+            require(pinned and "kernels before 6.2" in pinned[-1],
+                    "acctd --bpf-pin did not say it pinned the program for kernels before 6.2: %s" % pin)
         # The task iterator, pinned beside it, counts threads for the
         # unprivileged service (the kernel-truth checks compare its tasks).
         th = st["bpf"]["threads"]
