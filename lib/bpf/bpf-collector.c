@@ -705,35 +705,60 @@ struct sample {
 	char *before, *after; /* memory.stat contents */
 };
 
-/* Up to MAP_SAMPLE cgroup directories of the hierarchy, breadth first (the
- * root and the upper levels hold the largest, least ambiguous values). */
-static size_t pick_sample(const char *mount, struct sample *s)
+/* How many directories pick_sample() may open: enough to get past a level
+ * of thousands of empty cgroups (a test's tree, a host's idle slices) to the
+ * cgroups below or beside it that hold memory. A few milliseconds per
+ * thousand, once at start. */
+#define MAP_VISIT 4096
+
+static int count_held(const char *key, size_t key_len, uint64_t value, void *userdata)
 {
-	char *queue[MAP_SAMPLE];
+	/* the limits are not memory held, and are never 0 */
+	if (value && !(key_len > 13 && memcmp(key, "hierarchical_", 13) == 0))
+		++*(unsigned *)userdata;
+	return 0;
+}
+
+/* Whether a memory.stat text shows any memory or event: an empty cgroup's
+ * values are all zero, which fit every index and tell none apart. */
+static bool holds_memory(const char *text)
+{
+	unsigned held = 0;
+	return cgfs_parse_flat_keyed(text, count_held, &held) >= 0 && held > 0;
+}
+
+/* Up to MAP_SAMPLE cgroups of the hierarchy that hold memory, breadth first
+ * (the root and the upper levels hold the largest, least ambiguous values),
+ * among the first MAP_VISIT directories: their paths into paths[] (the
+ * caller frees them). Returns how many. */
+static size_t pick_sample(const char *mount, char **paths)
+{
+	_cleanup_free_ char **queue = calloc(MAP_VISIT, sizeof(char *));
 	size_t nq = 0, head = 0, n = 0;
+	if (!queue)
+		return 0;
 	queue[nq++] = strdup(mount);
 	while (head < nq && n < MAP_SAMPLE) {
 		char *dir = queue[head++];
 		if (!dir)
 			continue;
 		_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct stat st;
-		if (fd >= 0 && fstat(fd, &st) == 0) {
-			char *text = read_file_at(fd, "memory.stat");
-			if (text)
-				s[n++] = (struct sample){ .id = st.st_ino, .before = text };
-			DIR *d = fdopendir(fd);
-			if (d) {
-				fd = -1;
-				struct dirent *de;
-				while ((de = readdir(d)) && nq < MAP_SAMPLE)
-					if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-						char *p;
-						if (asprintf(&p, "%s/%s", dir, de->d_name) >= 0)
-							queue[nq++] = p;
-					}
-				closedir(d);
-			}
+		if (fd < 0)
+			continue;
+		_cleanup_free_ char *text = read_file_at(fd, "memory.stat");
+		if (text && holds_memory(text) && (paths[n] = strdup(dir)))
+			n++;
+		DIR *d = fdopendir(fd);
+		if (d) {
+			fd = -1;
+			struct dirent *de;
+			while ((de = readdir(d)) && nq < MAP_VISIT)
+				if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+					char *p;
+					if (asprintf(&p, "%s/%s", dir, de->d_name) >= 0)
+						queue[nq++] = p;
+				}
+			closedir(d);
 		}
 	}
 	for (size_t i = 0; i < nq; i++)
@@ -767,85 +792,156 @@ static int collect_key(const char *key, size_t key_len, uint64_t value, void *us
 	return 0;
 }
 
+/* Walks a map may take: a key whose value moved during the walk in some
+ * sampled cgroup (a task writing through its limit makes its page cache rise
+ * and fall) fits no index in that round; it is tried again in the next. */
+#define MAP_ROUNDS 3
+
+/* One round's samples, each read before and after a walk of every item. */
+struct map_round {
+	struct sample s[MAP_SAMPLE];
+	size_t n;
+	struct acct_bpf_snapshot snap;
+};
+
+static void map_round_clear(struct map_round *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->s[i].before);
+		free(m->s[i].after);
+	}
+	m->n = 0;
+	acct_bpf_snapshot_clear(&m->snap);
+}
+
+/* A round over the n sampled cgroups at paths: each one's memory.stat, a
+ * walk, and each one's memory.stat again, so that the walk lies between two
+ * reads no further apart than the sample's files and the walk take. A
+ * cgroup gone meanwhile drops out. */
+static int map_round_take(struct acct_bpf_collector *c, enum acct_hierarchy hi, char *const *paths, size_t n,
+			  struct map_round *m)
+{
+	m->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_close_ int fd = open(paths[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && (m->s[m->n].before = read_file_at(fd, "memory.stat")))
+			m->s[m->n++].id = st.st_ino;
+	}
+	int r = acct_bpf_collector_read(c, hi, &m->snap);
+	if (r < 0)
+		return r;
+	for (size_t i = 0, j = 0; i < n && j < m->n; i++) {
+		_cleanup_close_ int fd = open(paths[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0)
+			continue;
+		while (j < m->n && m->s[j].id != st.st_ino)
+			j++; /* the samples keep the paths' order */
+		if (j < m->n)
+			m->s[j++].after = read_file_at(fd, "memory.stat");
+	}
+	return 0;
+}
+
+/* The one stat index and unit that key's values in every sampled cgroup of
+ * round m fit (the record's value between the file's before and after, and
+ * some value not zero); false where none or several do. */
+static bool map_key(const struct map_round *m, const char *key, const uint32_t *units, size_t nr_units,
+		    uint16_t *ret_index, uint32_t *ret_unit)
+{
+	int found = -1;
+	uint32_t found_unit = 0;
+	for (unsigned idx = 0; idx < ACCT_BPF_STATE_MAX; idx++)
+		for (size_t u = 0; u < nr_units; u++) {
+			unsigned used = 0, nonzero = 0;
+			bool ok = true;
+			for (size_t i = 0; i < m->n && ok; i++) {
+				const struct acct_bpf_record *rec = acct_bpf_snapshot_find(&m->snap, m->s[i].id);
+				uint64_t a, b;
+				if (!rec || !(rec->flags & ACCT_BPF_F_STATS) || idx >= rec->nr_state || !m->s[i].after ||
+				    !lookup(m->s[i].before, key, &a) || !lookup(m->s[i].after, key, &b))
+					continue;
+				int64_t v = acct_bpf_record_state(rec)[idx];
+				uint64_t lo = MIN(a, b), hi = MAX(a, b);
+				ok = v >= 0 && (uint64_t)v * units[u] >= lo && (uint64_t)v * units[u] <= hi;
+				used++;
+				nonzero += hi > 0;
+			}
+			if (!ok || used == 0 || nonzero == 0)
+				continue;
+			if (found >= 0)
+				return false; /* ambiguous */
+			found = (int)idx;
+			found_unit = units[u];
+		}
+	if (found < 0)
+		return false;
+	*ret_index = (uint16_t)found;
+	*ret_unit = found_unit;
+	return true;
+}
+
 int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarchy hi,
 				 const char *const *numa_keys, struct acct_bpf_stat_map *ret)
 {
-	struct sample s[MAP_SAMPLE];
-	struct acct_bpf_snapshot snap = { 0 };
-	struct key_list *keys = NULL;
-	int r;
+	_cleanup_free_ struct map_round *m = NULL;
+	_cleanup_free_ struct key_list *keys = NULL;
+	char *paths[MAP_SAMPLE];
+	struct {
+		bool mapped;
+		uint16_t index;
+		uint32_t unit;
+	} found[ELEMENTSOF(keys->keys)] = { 0 };
+	int r = 0;
 
 	if (!acct_bpf_collector_serves(c, hi))
 		return -ENODEV;
 	memset(ret, 0, sizeof(*ret));
-	size_t n = pick_sample(c->opts.layout->mount[hi], s);
-	/* Every item this once (an attached program: a pinned one writes what
-	 * the pinning step selected, and the map is then one of its slots). */
+	m = calloc(1, sizeof(*m));
+	keys = calloc(1, sizeof(*keys));
+	if (!m || !keys)
+		return -ENOMEM;
+	keys->v1 = hi != ACCT_HIER_UNIFIED;
+	/* Every item these few times (an attached program: a pinned one writes
+	 * what the pinning step selected, and the map is then one of its slots). */
 	if (c->skel)
 		c->skel->bss->stat_n = 0;
-	r = acct_bpf_collector_read(c, hi, &snap);
-	if (r < 0)
-		goto out;
-	/* Read each sampled cgroup's memory.stat again: the walk lies between. */
-	{
-		struct sample again[MAP_SAMPLE];
-		size_t m = pick_sample(c->opts.layout->mount[hi], again);
-		for (size_t i = 0; i < n; i++)
-			for (size_t j = 0; j < m; j++)
-				if (again[j].id == s[i].id && !s[i].after) {
-					s[i].after = again[j].before;
-					again[j].before = NULL;
-				}
-		for (size_t j = 0; j < m; j++)
-			free(again[j].before);
-	}
-	keys = calloc(1, sizeof(*keys));
-	if (!keys) {
-		r = -ENOMEM;
-		goto out;
-	}
-	keys->v1 = hi != ACCT_HIER_UNIFIED;
-	if (n > 0)
-		(void)cgfs_parse_flat_keyed(s[0].before, collect_key, keys);
-
 	const uint32_t units[] = { (uint32_t)c->batching.page_size, 1, 1024 };
-	for (unsigned k = 0; k < keys->n && ret->n < ACCT_BPF_STAT_SEL; k++) {
-		int found = -1;
-		uint32_t found_unit = 0;
-		bool ambiguous = false;
-		for (unsigned idx = 0; idx < ACCT_BPF_STATE_MAX && !ambiguous; idx++)
-			for (size_t u = 0; u < ELEMENTSOF(units); u++) {
-				unsigned used = 0, nonzero = 0;
-				bool ok = true;
-				for (size_t i = 0; i < n && ok; i++) {
-					const struct acct_bpf_record *rec = acct_bpf_snapshot_find(&snap, s[i].id);
-					uint64_t a, b;
-					if (!rec || !(rec->flags & ACCT_BPF_F_STATS) || idx >= rec->nr_state || !s[i].after ||
-					    !lookup(s[i].before, keys->keys[k], &a) || !lookup(s[i].after, keys->keys[k], &b))
-						continue;
-					int64_t v = acct_bpf_record_state(rec)[idx];
-					uint64_t lo = MIN(a, b), hi2 = MAX(a, b);
-					ok = v >= 0 && (uint64_t)v * units[u] >= lo && (uint64_t)v * units[u] <= hi2;
-					used++;
-					nonzero += hi2 > 0;
-				}
-				if (!ok || used == 0 || nonzero == 0)
-					continue;
-				if (found >= 0) {
-					ambiguous = true;
-					break;
-				}
-				found = (int)idx;
-				found_unit = units[u];
+	size_t nr_paths = pick_sample(c->opts.layout->mount[hi], paths);
+	unsigned left = 0;
+	for (int round = 0; round < MAP_ROUNDS && (round == 0 || left > 0); round++) {
+		r = map_round_take(c, hi, paths, nr_paths, m);
+		if (r < 0) {
+			map_round_clear(m);
+			break;
+		}
+		if (round == 0) {
+			if (m->n > 0)
+				(void)cgfs_parse_flat_keyed(m->s[0].before, collect_key, keys);
+			left = keys->n;
+		}
+		for (unsigned k = 0; k < keys->n; k++)
+			if (!found[k].mapped &&
+			    map_key(m, keys->keys[k], units, ELEMENTSOF(units), &found[k].index, &found[k].unit)) {
+				found[k].mapped = true;
+				left--;
 			}
-		if (found < 0 || ambiguous)
+		ret->cgroups_used = MAX(ret->cgroups_used, (unsigned)m->n);
+		map_round_clear(m);
+	}
+	for (size_t i = 0; i < nr_paths; i++)
+		free(paths[i]);
+	if (r < 0)
+		return r;
+	for (unsigned k = 0; k < keys->n && ret->n < ACCT_BPF_STAT_SEL; k++) {
+		if (!found[k].mapped)
 			continue;
 		snprintf(ret->e[ret->n].key, sizeof(ret->e[0].key), "%s", keys->keys[k]);
-		ret->e[ret->n].index = (uint16_t)found;
-		ret->e[ret->n].unit = found_unit;
+		ret->e[ret->n].index = found[k].index;
+		ret->e[ret->n].unit = found[k].unit;
 		ret->n++;
 	}
-	ret->cgroups_used = (unsigned)n;
 
 	/* The per-node items: those of numa_keys that are mapped. */
 	struct hier *h = &c->h[hi];
@@ -867,15 +963,7 @@ int acct_bpf_collector_map_stats(struct acct_bpf_collector *c, enum acct_hierarc
 		}
 		c->skel->bss->stat_n = ret->n;
 	}
-	r = (int)ret->n;
-out:
-	for (size_t i = 0; i < n; i++) {
-		free(s[i].before);
-		free(s[i].after);
-	}
-	free(keys);
-	acct_bpf_snapshot_clear(&snap);
-	return r;
+	return (int)ret->n;
 }
 
 const char *const *acct_bpf_numa_keys(bool v2)
