@@ -1322,6 +1322,8 @@ static void test_emfile(void **state)
 /* acct_sampler_read_memory(): the file a pass reads, opened afresh; -ENODATA
  * where the cgroup has no memory file, -ENOENT once it is gone, -EBADMSG for
  * what does not parse (or exceeds INT64_MAX). */
+#define SETTLE_TEST_US 25000 /* above the sampler's SETTLE_US (20 ms) */
+
 static void test_read_memory(void **state)
 {
 	struct tree *t = *state;
@@ -1344,9 +1346,50 @@ static void test_read_memory(void **state)
 	xrm_rf(t->base, "memory/a");
 	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), -ENOENT);
 	assert_int_equal(v, 4096);
-	/* a file found missing by a pass is no memory file */
+	/* a pass that finds the directory gone leaves it gone, not fileless */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), -ENOENT);
+	/* a file found missing from its directory by a pass is no memory file */
+	xmkdir(t->base, "memory/a");
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), -ENODATA);
+}
+
+/* A cgroup removed from its CPU tree before acctd read its CPU time
+ * (real_sampling's churn beside two CPU hogs: v1 rmdir one hierarchy after
+ * another): its cpuacct files are missing with their directory, which is the
+ * cgroup leaving that tree, not files this layout lacks. An empty read
+ * without its CPU time is not final; with the directory back (the same
+ * cgroup as far as the fixture goes), the read is. */
+static void test_cpu_tree_gone_not_final(void **state)
+{
+	struct tree *t = *state;
+	t->L.v2_memory = false;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI | V1_ALL);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/cgroup.events", "populated 1\nfrozen 0\n");
+	xmkdir(t->base, "memory/a");
+	xwrite(t->base, "memory/a/memory.usage_in_bytes", "4096\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), INT64_MIN);
+
+	xwrite(t->base, "unified/a/cgroup.events", "populated 0\nfrozen 0\n");
+	acct_cgroup_announce_populated_change(a);
+	for (int i = 0; i < 4; i++) {
+		tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+		usleep(SETTLE_TEST_US);
+	}
+	assert_int_not_equal(acct_cgroup_final(a), ACCT_FINAL_READ);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), INT64_MIN);
+
+	xmkdir(t->base, "cpu,cpuacct/a");
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "1000000 2000000\n");
+	uint64_t deadline = acct_now_us() + 10 * USEC_PER_SEC;
+	while (acct_cgroup_final(a) != ACCT_FINAL_READ) {
+		assert_true(acct_now_us() < deadline);
+		tree_pass(t, ACCT_PASS_FAST);
+	}
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 3000);
 }
 
 /* The one reader of the memory file, which the pass, acct_sampler_read_memory(),
@@ -1966,6 +2009,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_errors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_emfile, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_read_memory, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_tree_gone_not_final, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_memory_reader, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_large_file, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_final_read, tree_setup, tree_teardown),

@@ -398,6 +398,19 @@ void sampler_close_unread(struct acct_sampler *s, struct cg_state *st)
 		}
 }
 
+/* Whether cg's directory in the tree of spec exists (an error other than
+ * ENOENT counts as existing: only a missing directory says the cgroup left
+ * that tree). */
+static bool cgroup_dir_exists(const struct acct_sampler *s, const struct acct_cgroup *cg, const struct file_spec *spec)
+{
+	const char *mount = s->opts.layout->mount[spec->tree];
+	char path[4096];
+	int n = snprintf(path, sizeof(path), "%s%s", mount ? mount : "", strcmp(cg->path, "/") == 0 ? "" : cg->path);
+	if (!mount || n < 0 || (size_t)n >= sizeof(path))
+		return true;
+	return access(path, F_OK) == 0 || errno != ENOENT;
+}
+
 /* Read role f of cg into w->buf (NUL-terminated). Returns the length, -ENOENT
  * when the file does not exist for this cgroup (not an error: an absent file
  * is remembered as FD_ABSENT), or another negative errno. Not called for a
@@ -412,8 +425,14 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 	if (fd == FD_UNSET) {
 		fd = sampler_open_file(s, cg, &st->spec[f]);
 		if (fd == -ENOENT) {
-			/* Absent for a live cgroup: this kernel or layout lacks it. */
-			st->fd[f] = FD_ABSENT;
+			/* Absent for a live cgroup: this kernel or layout lacks
+			 * it. Not so a file missing with its directory: that is
+			 * the cgroup gone from this tree (v1: removed one
+			 * hierarchy after another), and remembering the file as
+			 * absent would make an empty read without the values it
+			 * holds look whole (empty_read_settled()). */
+			if (cgroup_dir_exists(s, cg, &st->spec[f]))
+				st->fd[f] = FD_ABSENT;
 			return -ENOENT;
 		}
 		if (fd == -EMFILE || fd == -ENFILE) {

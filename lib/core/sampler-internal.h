@@ -308,6 +308,7 @@ struct sample_ctx {
 	uint64_t witness[_PF_MAX];
 	int8_t witness_tree[_PF_MAX];
 	unsigned witnessed;
+	bool cpu_current;       /* this read took the CPU time: read it, or pruned (sample_cumulative()) */
 	bool memory_set;        /* memory was set in this read (sampler_set_memory()) */
 };
 

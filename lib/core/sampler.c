@@ -118,11 +118,32 @@ static bool sample_events(struct sample_ctx *x)
  * Memory is released before cgroup_exit() (exit_mm()) and needs no wait. */
 #define SETTLE_US 20000
 
+/* The files a cgroup's CPU time comes from (sample_cpu()). */
+static const enum file_role cpu_roles[] = { F_CPU_STAT, F_CPUACCT_PERCPU, F_CPUACCT_USAGE };
+
+/* Whether the cgroup has a file of its CPU time: a role of the layout that
+ * the cgroup was not found without (a cgroup only in v1 memory has none). */
+static bool has_cpu_source(const struct cg_state *st)
+{
+	for (size_t i = 0; i < ELEMENTSOF(cpu_roles); i++)
+		if (st->spec[cpu_roles[i]].name && st->fd[cpu_roles[i]] != FD_NONE && st->fd[cpu_roles[i]] != FD_ABSENT)
+			return true;
+	return false;
+}
+
+/* Also: a cgroup with a CPU file whose CPU time this read did not take
+ * (x->cpu_current) is not settled, whatever the ledger holds. Its file can be
+ * gone while the cgroup is not (v1: the cpuacct directory removed before the
+ * memory one; a missing file is no failed read), and the ledger's value is
+ * then an earlier read's, or none: a tombstone said "final" with no CPU time
+ * at all (real_sampling's churn, beside two CPU hogs). */
 static bool empty_read_settled(struct sample_ctx *x)
 {
 	struct acct_reading rd;
-	if (!acct_cgroup_get(x->cg, ACCT_Q_CPU_USAGE, true, &rd))
+	if (!has_cpu_source(x->st))
 		return true; /* no CPU accounting for this cgroup */
+	if (!x->cpu_current || !acct_cgroup_get(x->cg, ACCT_Q_CPU_USAGE, true, &rd))
+		return false;
 	uint64_t now = acct_now_us();
 	if (!x->st->settling || (uint64_t)rd.value != x->st->settle_cpu) {
 		x->st->settling = true;
@@ -138,8 +159,6 @@ static bool empty_read_settled(struct sample_ctx *x)
  * proves nothing. */
 static bool cpu_source_left(const struct cg_state *st)
 {
-	static const enum file_role cpu_roles[] = { F_CPU_STAT, F_CPUACCT_PERCPU, F_CPUACCT_USAGE };
-
 	if (!st->left)
 		return false;
 	for (size_t i = 0; i < ELEMENTSOF(cpu_roles); i++)
@@ -211,6 +230,8 @@ static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_
 		else if ((x->witnessed & (1u << f)) || failures[f])
 			x->w->part.parts[family_part[f]][ACCT_OUTCOME_READ]++;
 	}
+	/* Its CPU time is this read's: read now, or proved unchanged since. */
+	x->cpu_current = (pruned & (1u << PF_CPU)) || (x->witnessed & (1u << PF_CPU));
 	/* A settling cgroup's second read in a pass publishes nothing: its
 	 * descendants may be reading the first one's outcome now. */
 	if (!x->w->settle_round)
