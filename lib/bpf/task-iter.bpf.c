@@ -26,6 +26,7 @@ struct css_set {
 struct cfs_rq { int throttle_count; } __pai;
 struct sched_entity { struct cfs_rq *cfs_rq; } __pai;
 struct task_struct {
+	_Bool throttled; /* Linux 6.18's task-based CFS throttling */
 	unsigned int __state;
 	int exit_state;
 	int pid;
@@ -58,16 +59,25 @@ __u32 slots = 0;
 #define SCHED_BATCH 3
 #define SCHED_IDLE 5
 
-/* Whether runnable task t waits on a CFS-throttled group: its cfs_rq, or one
- * above it, used up its quota (cpu.max, cpu.cfs_quota_us) for this period.
- * throttle_cfs_rq() takes such a group's tasks out of the run queue's count,
- * which the load average samples (calc_load_fold_active()), though they stay
- * R in /proc; tg_throttle_down() raises throttle_count of the throttled
- * cfs_rq and of every one below it. A task of another class (RT, deadline)
- * has no say in a cfs_rq. 0 where the kernel has no group scheduling or no
- * bandwidth control: nothing is throttled there. */
+/* Whether runnable task t is held back by CFS bandwidth control (cpu.max,
+ * cpu.cfs_quota_us) so that the load average does not count it, though it
+ * stays R in /proc. How depends on the kernel:
+ * - Linux 6.18 and later throttle tasks, not groups: a task of a throttled
+ *   group runs on to its return to user space, and only then leaves the run
+ *   queue (throttle_cfs_rq_work() sets task_struct's `throttled`). Until
+ *   then it is queued and counted, also while it waits behind other tasks:
+ *   beside two CPU hogs, kernel-truth's quota'd burners were, and a check
+ *   of the group alone made acctd's root load 2.6 below the kernel's.
+ * - Before, throttle_cfs_rq() takes a throttled group's tasks out of the run
+ *   queue's count (calc_load_fold_active()) at once; tg_throttle_down()
+ *   raises throttle_count of the throttled cfs_rq and of every one below it.
+ * A task of another class (RT, deadline) has no say in a cfs_rq. 0 where the
+ * kernel has no group scheduling or no bandwidth control: nothing is
+ * throttled there. */
 static __always_inline int cfs_throttled(struct task_struct *t)
 {
+	if (bpf_core_field_exists(t->throttled) && bpf_core_field_size(t->throttled) == 1)
+		return BPF_CORE_READ(t, throttled);
 	if (!bpf_core_field_exists(t->se.cfs_rq) ||
 	    !bpf_core_field_exists(((struct cfs_rq *)0)->throttle_count))
 		return 0;
