@@ -702,6 +702,7 @@ int acct_bpf_collector_pin(struct acct_bpf_collector *c, const char *dir)
 
 struct sample {
 	uint64_t id;
+	size_t path;          /* its index in the round's paths */
 	char *before, *after; /* memory.stat contents */
 };
 
@@ -809,6 +810,7 @@ static void map_round_clear(struct map_round *m)
 	for (size_t i = 0; i < m->n; i++) {
 		free(m->s[i].before);
 		free(m->s[i].after);
+		m->s[i] = (struct sample){ 0 };
 	}
 	m->n = 0;
 	acct_bpf_snapshot_clear(&m->snap);
@@ -825,21 +827,20 @@ static int map_round_take(struct acct_bpf_collector *c, enum acct_hierarchy hi, 
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_close_ int fd = open(paths[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		struct stat st;
-		if (fd >= 0 && fstat(fd, &st) == 0 && (m->s[m->n].before = read_file_at(fd, "memory.stat")))
-			m->s[m->n++].id = st.st_ino;
+		char *text;
+		if (fd >= 0 && fstat(fd, &st) == 0 && (text = read_file_at(fd, "memory.stat")))
+			m->s[m->n++] = (struct sample){ .id = st.st_ino, .path = i, .before = text };
 	}
 	int r = acct_bpf_collector_read(c, hi, &m->snap);
 	if (r < 0)
 		return r;
-	for (size_t i = 0, j = 0; i < n && j < m->n; i++) {
-		_cleanup_close_ int fd = open(paths[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* The same directory again (a path made anew meanwhile is another
+	 * cgroup: no after, and the sample says nothing). */
+	for (size_t k = 0; k < m->n; k++) {
+		_cleanup_close_ int fd = open(paths[m->s[k].path], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		struct stat st;
-		if (fd < 0 || fstat(fd, &st) < 0)
-			continue;
-		while (j < m->n && m->s[j].id != st.st_ino)
-			j++; /* the samples keep the paths' order */
-		if (j < m->n)
-			m->s[j++].after = read_file_at(fd, "memory.stat");
+		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == m->s[k].id)
+			m->s[k].after = read_file_at(fd, "memory.stat");
 	}
 	return 0;
 }
