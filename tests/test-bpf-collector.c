@@ -833,10 +833,9 @@ static bool probe_read_forced(void)
 static void test_program_choice(void **state)
 {
 	(void)state;
-	bool probe = probe_read_forced() || !kernel_has_rdonly_cast();
+	bool has = kernel_has_rdonly_cast(), probe = probe_read_forced() || !has;
 	const char *note = acct_bpf_collector_program_note(coll);
-	print_message("kernel has bpf_rdonly_cast(): %s; program: %s\n", kernel_has_rdonly_cast() ? "yes" : "no",
-		      *note ? note : "direct loads");
+	print_message("kernel has bpf_rdonly_cast(): %s; program: %s\n", has ? "yes" : "no", *note ? note : "direct loads");
 	assert_int_equal(!!*note, probe);
 	const char *reason = acct_bpf_collector_reason(coll, ACCT_HIER_MEMORY);
 	if (probe && !strstr(reason, "probe reads"))
@@ -857,6 +856,8 @@ static bool same_fields(const struct acct_bpf_record *a, const struct acct_bpf_r
 	       a->nr_descendants == b->nr_descendants;
 }
 
+static struct acct_bpf_collector *build(const char *btf_path, bool attach, const char *pin_dir);
+
 /* A collector of the memory hierarchy with the program for kernels before
  * 6.2 (probe) or the other, whatever the run was told. */
 static struct acct_bpf_collector *collector_with(bool probe)
@@ -866,14 +867,11 @@ static struct acct_bpf_collector *collector_with(bool probe)
 		assert_int_equal(setenv("ACCTD_TEST_BPF_PROBE_READ", "1", 1), 0);
 	else
 		unsetenv("ACCTD_TEST_BPF_PROBE_READ");
-	struct acct_bpf_collector_options o = { .layout = layout, .hierarchies = 1u << ACCT_HIER_MEMORY, .attach = true };
-	struct acct_bpf_collector *c = NULL;
-	int r = acct_bpf_collector_new(&o, &c);
+	struct acct_bpf_collector *c = build(NULL, true, NULL);
 	if (forced)
 		assert_int_equal(setenv("ACCTD_TEST_BPF_PROBE_READ", "1", 1), 0);
 	else
 		unsetenv("ACCTD_TEST_BPF_PROBE_READ");
-	assert_int_equal(r, 0);
 	if (!acct_bpf_collector_serves(c, ACCT_HIER_MEMORY))
 		fail_msg("the %s program does not serve: %s", probe ? "probe-read" : "direct",
 			 acct_bpf_collector_reason(c, ACCT_HIER_MEMORY));

@@ -324,17 +324,30 @@ static enum acct_sample_error classify(int err)
 	}
 }
 
-int sampler_open_file(struct acct_sampler *s, struct acct_cgroup *cg, const struct file_spec *spec)
+/* cg's directory in the tree of spec into path (size bytes), or, with name,
+ * that file of it. Returns the directory's length, -ENOENT where the tree is
+ * not mounted, -ENAMETOOLONG. */
+static int cgroup_path(const struct acct_sampler *s, const struct acct_cgroup *cg, const struct file_spec *spec,
+		       const char *name, char *path, size_t size)
 {
 	const char *mount = s->opts.layout->mount[spec->tree];
-	char path[4096];
-
 	if (!mount)
 		return -ENOENT;
-	int n = snprintf(path, sizeof(path), "%s%s/%s", mount, strcmp(cg->path, "/") == 0 ? "" : cg->path,
-			 spec->name);
-	if (n < 0 || (size_t)n >= sizeof(path))
+	int dir = snprintf(path, size, "%s%s", mount, strcmp(cg->path, "/") == 0 ? "" : cg->path);
+	if (dir < 0 || (size_t)dir >= size)
 		return -ENAMETOOLONG;
+	int n = name ? snprintf(path + dir, size - (size_t)dir, "/%s", name) : 0;
+	if (n < 0 || (size_t)n >= size - (size_t)dir)
+		return -ENAMETOOLONG;
+	return dir;
+}
+
+int sampler_open_file(struct acct_sampler *s, struct acct_cgroup *cg, const struct file_spec *spec)
+{
+	char path[4096];
+	int dir = cgroup_path(s, cg, spec, spec->name, path, sizeof(path));
+	if (dir < 0)
+		return dir;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
@@ -351,7 +364,7 @@ int sampler_open_file(struct acct_sampler *s, struct acct_cgroup *cg, const stru
 									       : 0;
 	if (ino) {
 		struct stat st;
-		path[n - (int)strlen(spec->name) - 1] = 0; /* the cgroup's directory */
+		path[dir] = 0; /* the cgroup's directory */
 		if (stat(path, &st) < 0 || (uint64_t)st.st_ino != ino) {
 			close(fd);
 			return -ENODEV;
@@ -403,10 +416,8 @@ void sampler_close_unread(struct acct_sampler *s, struct cg_state *st)
  * that tree). */
 static bool cgroup_dir_exists(const struct acct_sampler *s, const struct acct_cgroup *cg, const struct file_spec *spec)
 {
-	const char *mount = s->opts.layout->mount[spec->tree];
 	char path[4096];
-	int n = snprintf(path, sizeof(path), "%s%s", mount ? mount : "", strcmp(cg->path, "/") == 0 ? "" : cg->path);
-	if (!mount || n < 0 || (size_t)n >= sizeof(path))
+	if (cgroup_path(s, cg, spec, NULL, path, sizeof(path)) < 0)
 		return true;
 	return access(path, F_OK) == 0 || errno != ENOENT;
 }
