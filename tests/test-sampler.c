@@ -903,9 +903,9 @@ static void test_cpu_rate_lazy(void **state)
 				xmkdir(t->base, path);
 				snprintf(path, sizeof(path), "cpu,cpuacct/%s/cpuacct.stat", rels[k]);
 				xwrite(t->base, path, "user 0\nsystem 0\n");
-				/* v1's throttling counts, as the kernel has them: a
-				 * family with a quantity never set since the change
-				 * is not pruned (its restart bit stays) */
+				/* v1's throttling counts, as the kernel has them
+				 * (test_source_change_without_throttling() leaves
+				 * them out) */
 				snprintf(path, sizeof(path), "cpu,cpuacct/%s/cpu.stat", rels[k]);
 				xwrite(t->base, path, "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n");
 				struct acct_cgroup_id id = { .path = k ? "/p/c" : "/p", .depth = (unsigned)k + 1,
@@ -966,6 +966,66 @@ static void test_bandwidth_not_pruned(void **state)
 	assert_no_errors(&t->rep);
 	assert_int_equal(value(c, ACCT_Q_CPU_PERIODS), 962);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+}
+
+/* A change of CPU source that leaves a quantity without a file: /p and /p/c
+ * move from the unified cpu.stat (usage and throttling) to a cpuacct
+ * hierarchy without cpu (usage and user/system only), as systemd attaching
+ * cpuacct alone does on a hybrid host. Their CPU is read in full once from
+ * the new files and pruned again from the next idle pass on; the throttling
+ * counts, which no file gives now, keep their restart bits (a file that
+ * gives them later starts a new series) but do not stop pruning
+ * (sampler_prune_source_changed()). */
+static void test_source_change_without_throttling(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *p = tree_add(t, "/p", UNI);
+	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
+	prune_cg(t, "p", 1000, 10, "0.00");
+	prune_cg(t, "p/c", 400, 4, "0.00");
+	xwrite(t->base, "unified/p/cpu.stat",
+	       "usage_usec 1000\nuser_usec 1000\nsystem_usec 0\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n");
+	xwrite(t->base, "unified/p/c/cpu.stat",
+	       "usage_usec 400\nuser_usec 400\nsystem_usec 0\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+
+	static const char *const rels[] = { "p", "p/c" };
+	struct acct_cgroup *both[] = { p, c };
+	for (int k = 0; k < 2; k++) {
+		char path[128];
+		snprintf(path, sizeof(path), "cpu,cpuacct/%s", rels[k]);
+		xmkdir(t->base, path);
+		snprintf(path, sizeof(path), "cpu,cpuacct/%s/cpuacct.usage_percpu", rels[k]);
+		xwrite(t->base, path, k ? "400000 0\n" : "1000000 0\n");
+		snprintf(path, sizeof(path), "cpu,cpuacct/%s/cpuacct.stat", rels[k]);
+		xwrite(t->base, path, "user 0\nsystem 0\n");
+		struct acct_cgroup_id id = { .path = k ? "/p/c" : "/p", .depth = (unsigned)k + 1,
+					     .hierarchies = UNI | H(ACCT_HIER_CPUACCT) };
+		acct_ledger_update_id(t->ledger, both[k], &id);
+	}
+	/* the first pass reads both from the new files */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 400);
+	/* then c is pruned while p stands still, as before the change */
+	for (int i = 0; i < 3; i++) {
+		tree_pass(t, ACCT_PASS_FAST);
+		assert_no_errors(&t->rep);
+		if (parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED) != 1)
+			fail_msg("idle pass %d after the change of source: %" PRIu64 " pruned, want 1", i,
+				 parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED));
+	}
+	/* and read again when p moves */
+	xwrite(t->base, "cpu,cpuacct/p/cpuacct.usage_percpu", "1001000 0\n");
+	xwrite(t->base, "cpu,cpuacct/p/c/cpuacct.usage_percpu", "401000 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 401);
 }
 
 static uint64_t cached_fds(const struct tree *t)
@@ -2002,6 +2062,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_that_pay, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_bandwidth_not_pruned, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_source_change_without_throttling, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_psi_due, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load, tree_setup, tree_teardown),

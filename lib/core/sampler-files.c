@@ -105,6 +105,7 @@ static void note_source_changes(struct cg_state *st, const struct file_spec *old
 		st->io_rates_zero = false;
 	}
 	st->restart |= restart;
+	sampler_prune_source_changed(st, restart);
 }
 
 /* What the specs give, kept beside the state every pass reads (struct

@@ -403,6 +403,10 @@ unsigned sampler_prune_decide(struct sample_ctx *x, size_t index, uint64_t read_
  * the ctx's nr_failures before each family's read. */
 void sampler_prune_publish(struct sample_ctx *x, unsigned pruned, const unsigned failures_before[_PF_MAX],
 			   uint64_t read_start, uint64_t read_end);
+/* A source file of the quantities `changed` (a mask of QBIT()s) changed
+ * (note_source_changes()): the families they belong to are read in full at
+ * the next pass, whose read sets their witnesses anew. */
+void sampler_prune_source_changed(struct cg_state *st, uint64_t changed);
 
 /* sampler-bpf.c: the collector's part (sampler_bpf_walk() and sampler_bpf_memory() say how). */
 void sampler_bpf_init(struct acct_sampler *s, const struct acct_sampler_options *opts);

@@ -18,7 +18,8 @@
  *   pruned earlier in this pass, found that family's witness unchanged; its
  *   own last good read of the family began after the ancestor's witness took
  *   its value (stable_since); both witnesses come from the same hierarchy;
- *   no source file of the family changed since (restart); and
+ *   its witness was read from the family's files as they are now (a change
+ *   of source invalidates it: sampler_prune_source_changed()); and
  *   it was read in full less than PRUNE_REFRESH_US ago (a safety net, not a
  *   part of the argument).
  * - An ancestor whose read has not been published yet proves nothing: the
@@ -141,8 +142,6 @@ unsigned sampler_prune_decide(struct sample_ctx *x, size_t index, uint64_t read_
 			continue;
 		if (!c->valid || !a->valid || c->tree != a->tree || c->read_start < a->stable_since)
 			continue;
-		if (st->restart & family_quantities[f])
-			continue;
 		/* CPU bandwidth: the kernel counts a period in which the group
 		 * was active at the period timer, which may be after its last
 		 * run (the first period it stays idle): nr_periods moves while
@@ -155,6 +154,19 @@ unsigned sampler_prune_decide(struct sample_ctx *x, size_t index, uint64_t read_
 		pruned |= 1u << f;
 	}
 	return pruned;
+}
+
+/* Not the restart bits themselves: a quantity that the new files never
+ * give (v1's throttling counts after a move to cpuacct alone, or to a v2
+ * cpu.stat without the cpu controller) keeps its bit forever, and its
+ * family would never be pruned again. One whole read from the new files
+ * is what the argument needs; the restart bits go on guarding the series
+ * (sampler_set_checked()). */
+void sampler_prune_source_changed(struct cg_state *st, uint64_t changed)
+{
+	for (int f = 0; f < _PF_MAX; f++)
+		if (changed & family_quantities[f])
+			st->witness[f].valid = false;
 }
 
 void sampler_prune_publish(struct sample_ctx *x, unsigned pruned, const unsigned failures[_PF_MAX],
