@@ -813,6 +813,53 @@ static void test_pruning(void **state)
 	assert_no_errors(&t->rep);
 }
 
+/* What an ancestor proves, and when (sampler-prune.c, docs/counters.md,
+ * "Pruning"): a grandchild under a parent that was itself pruned is pruned
+ * (any ancestor that stood still proves the subtree); a pass that does not
+ * read the ancestor (a pass of queued cgroups, EVENT, given the child alone)
+ * proves nothing with it, whatever that ancestor's outcome in an earlier
+ * pass: the child is read. Planted, "an outcome of an earlier pass counts"
+ * and "an unread ancestor prunes" serve the grandchild's old CPU time; "a
+ * pruned parent proves nothing" reads it at every pass. */
+static void test_pruning_ancestors(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/p", UNI);
+	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
+	struct acct_cgroup *g = tree_add(t, "/p/c/g", UNI);
+	prune_cg(t, "p", 1000, 10, "0.00");
+	prune_cg(t, "p/c", 400, 4, "0.00");
+	prune_cg(t, "p/c/g", 100, 1, "0.00");
+
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 3);
+	/* p stood still: c is pruned by p, and g by c */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 1);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 2);
+	assert_int_equal(parts(t, ACCT_PART_IO, ACCT_OUTCOME_PRUNED), 2);
+
+	/* g ran, and so did its ancestors; a pass of queued cgroups reads g
+	 * alone: p and c, unread in it, prove nothing */
+	prune_cg(t, "p", 1300, 10, "0.00");
+	prune_cg(t, "p/c", 700, 4, "0.00");
+	prune_cg(t, "p/c/g", 400, 1, "0.00");
+	struct acct_cgroup *only_g[] = { g };
+	assert_int_equal(acct_sampler_run(t->s, only_g, 1, ACCT_PASS_FAST | ACCT_PASS_EVENT, acct_now_us(), &t->rep),
+			 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 1);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	assert_int_equal(value(g, ACCT_Q_CPU_USAGE), 400);
+	/* c alone too, after its parent's last full pass said "unchanged" */
+	struct acct_cgroup *only_c[] = { c };
+	assert_int_equal(acct_sampler_run(t->s, only_c, 1, ACCT_PASS_FAST, acct_now_us(), &t->rep), 0);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 700);
+}
+
 /* Lazy decay of the CPU rate's averages (sample-cpu.c, ledger.h's
  * acct_cgroup_set_cpu_rate()): a pruned pass does not decay them, the ledger
  * serves them decayed over the idle time, and the next reading that moved
@@ -2061,6 +2108,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pruning, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_that_pay, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_pruning_ancestors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_bandwidth_not_pruned, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_source_change_without_throttling, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),
