@@ -68,9 +68,10 @@
  *
  * What neither a temporary tree nor the kernel can be made to do on demand
  * (an allocation failing, open(2) failing with ENFILE, a read failing with
- * ESTALE or EIO) is injected: the test is linked with --wrap for calloc,
- * malloc, free, open64 and pread64 (tests/meson.build), and these wrappers
- * pass every call through unless a test armed them. */
+ * ESTALE or EIO, minutes passing) is injected: the test is linked with
+ * --wrap for calloc, malloc, free, open64, pread64 and acct_now_us
+ * (tests/meson.build), and these wrappers pass every call through unless a
+ * test armed them. */
 
 void *__real_calloc(size_t n, size_t size);
 void *__real_malloc(size_t size);
@@ -82,17 +83,26 @@ void *__wrap_malloc(size_t size);
 void __wrap_free(void *p);
 int __wrap_open64(const char *path, int flags, ...);
 ssize_t __wrap_pread64(int fd, void *buf, size_t count, off_t offset);
+uint64_t __real_acct_now_us(void);
+uint64_t __wrap_acct_now_us(void);
 
 static struct {
 	unsigned calloc_fail_in;  /* the calloc_fail_in-th calloc from now fails; 0: none */
 	size_t malloc_fail_size;  /* a malloc of this size fails (once); 0: none */
+	unsigned malloc_fail_skip; /* ... after this many of that size went through */
 	bool counting;            /* count live allocations (calloc, malloc - free) */
 	long live;
 	const char *open_suffix;  /* open64 of a path ending so fails with open_errno (once) */
 	int open_errno;
 	const char *read_suffix;  /* pread64 of a file whose path ends so fails with read_errno (once) */
 	int read_errno;
+	uint64_t clock_ahead_us;  /* added to the monotonic clock of the sampler and the test */
 } inject;
+
+uint64_t __wrap_acct_now_us(void)
+{
+	return __real_acct_now_us() + __atomic_load_n(&inject.clock_ahead_us, __ATOMIC_RELAXED);
+}
 
 void *__wrap_calloc(size_t n, size_t size)
 {
@@ -108,7 +118,9 @@ void *__wrap_calloc(size_t n, size_t size)
 void *__wrap_malloc(size_t size)
 {
 	size_t fail = __atomic_load_n(&inject.malloc_fail_size, __ATOMIC_RELAXED);
-	if (fail && size == fail && __atomic_compare_exchange_n(&inject.malloc_fail_size, &fail, 0, false,
+	if (fail && size == fail && __atomic_load_n(&inject.malloc_fail_skip, __ATOMIC_RELAXED) > 0)
+		__atomic_sub_fetch(&inject.malloc_fail_skip, 1, __ATOMIC_RELAXED);
+	else if (fail && size == fail && __atomic_compare_exchange_n(&inject.malloc_fail_size, &fail, 0, false,
 								 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return NULL;
 	void *p = __real_malloc(size);
@@ -858,6 +870,193 @@ static void test_pruning_ancestors(void **state)
 	assert_int_equal(acct_sampler_run(t->s, only_c, 1, ACCT_PASS_FAST, acct_now_us(), &t->rep), 0);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
 	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 700);
+}
+
+/* The safety net (sampler-prune.c, PRUNE_REFRESH_US): a family is read in
+ * full at least every 300 s, spread over another minute by the record's
+ * serial, whatever its ancestors say. The clock is moved ahead, not waited
+ * for. */
+static void test_pruning_refresh(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/p", UNI);
+	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
+	prune_cg(t, "p", 1000, 10, "0.00");
+	prune_cg(t, "p/c", 400, 4, "0.00");
+	/* a spread of 2 s or more: a refresh a second or two early or late
+	 * is seen (serials count from 1 in a new ledger) */
+	if (c->serial % 60 < 2)
+		fail_msg("/p/c has serial %" PRIu64 ": the test needs one whose spread is 2 s or more", c->serial);
+	uint64_t refresh_s = 300 + c->serial % 60;
+
+	tree_pass(t, ACCT_PASS_FAST); /* c's last whole read */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+	/* two seconds before its refresh is due: pruned */
+	__atomic_store_n(&inject.clock_ahead_us, (refresh_s - 2) * USEC_PER_SEC, __ATOMIC_RELAXED);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+	assert_int_equal(parts(t, ACCT_PART_IO, ACCT_OUTCOME_PRUNED), 1);
+	/* a second after: read in full, CPU and I/O */
+	__atomic_store_n(&inject.clock_ahead_us, (refresh_s + 1) * USEC_PER_SEC, __ATOMIC_RELAXED);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	assert_int_equal(parts(t, ACCT_PART_IO, ACCT_OUTCOME_PRUNED), 0);
+	/* and pruned again from there */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+}
+
+/* Witnesses of different hierarchies prove nothing of each other: /p's CPU
+ * comes from cpuacct, /p/c's from the unified cpu.stat (c is in no cpuacct
+ * cgroup of its own). c's moves while p's stands still: c is read. */
+static void test_pruning_other_tree(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/p", UNI | H(ACCT_HIER_CPUACCT));
+	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
+	prune_cg(t, "p", 1000, 10, "0.00");
+	prune_cg(t, "p/c", 400, 4, "0.00");
+	xmkdir(t->base, "cpu,cpuacct/p");
+	xwrite(t->base, "cpu,cpuacct/p/cpuacct.usage_percpu", "1000000 0\n");
+	xwrite(t->base, "cpu,cpuacct/p/cpuacct.stat", "user 0\nsystem 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	assert_int_equal(parts(t, ACCT_PART_IO, ACCT_OUTCOME_PRUNED), 1); /* io.stat: both unified */
+	prune_cg(t, "p/c", 900, 4, "0.00");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 900);
+}
+
+/* A failed read proves nothing, in the pass after it either: in the pass
+ * where p moved, c's usage is read (its witness) but its cpuacct.stat is
+ * garbage; in the next, p stands still and c's files are whole again, with
+ * a new usage: c is read (the failure dropped its witness), not pruned by
+ * p. v1's cpuacct, where a family has two files: one can fail after the
+ * other gave the witness. */
+static void cpuacct_cg(struct tree *t, const char *rel, unsigned usage_us, const char *stat)
+{
+	char path[128], text[64];
+	snprintf(path, sizeof(path), "cpu,cpuacct/%s", rel);
+	xmkdir(t->base, path);
+	snprintf(path, sizeof(path), "cpu,cpuacct/%s/cpuacct.usage_percpu", rel);
+	snprintf(text, sizeof(text), "%u 0\n", usage_us * 1000);
+	xwrite(t->base, path, text);
+	snprintf(path, sizeof(path), "cpu,cpuacct/%s/cpuacct.stat", rel);
+	xwrite(t->base, path, stat);
+}
+
+static void test_pruning_after_failed_read(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/p", UNI | H(ACCT_HIER_CPUACCT));
+	struct acct_cgroup *c = tree_add(t, "/p/c", UNI | H(ACCT_HIER_CPUACCT));
+	prune_cg(t, "p", 1000, 10, "0.00");
+	prune_cg(t, "p/c", 400, 4, "0.00");
+	cpuacct_cg(t, "p", 1000, "user 0\nsystem 0\n");
+	cpuacct_cg(t, "p/c", 400, "user 0\nsystem 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+	cpuacct_cg(t, "p", 1500, "user 0\nsystem 0\n");
+	cpuacct_cg(t, "p/c", 450, "user x\nsystem 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 1);
+	cpuacct_cg(t, "p/c", 900, "user 0\nsystem 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 900);
+}
+
+/* Without memory for the ancestors' list a pass prunes nothing, and says
+ * nothing wrong: every cgroup is read in full; the next pass prunes again. */
+static void test_pruning_without_memory(void **state)
+{
+	struct tree *t = *state;
+	static const char *const rels[] = { "p", "p/a", "p/b", "p/c", "p/d" };
+	for (size_t i = 0; i < ELEMENTSOF(rels); i++) {
+		char path[16];
+		snprintf(path, sizeof(path), "/%s", rels[i]);
+		tree_add(t, path, UNI);
+		prune_cg(t, rels[i], 1000, 10, "0.00");
+	}
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 4);
+	/* The list is one pointer per cgroup of the pass, allocated right after
+	 * the pass's copy of the work, which has the same size. */
+	struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(t->ledger, false, &cgs);
+	assert_int_equal(n, (int)ELEMENTSOF(rels));
+	__atomic_store_n(&inject.malloc_fail_skip, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&inject.malloc_fail_size, ELEMENTSOF(rels) * sizeof(void *), __ATOMIC_RELAXED);
+	assert_int_equal(acct_sampler_run(t->s, cgs, (size_t)n, ACCT_PASS_FAST, acct_now_us(), &t->rep), 0);
+	free(cgs);
+	assert_int_equal(__atomic_load_n(&inject.malloc_fail_size, __ATOMIC_RELAXED), 0); /* it was asked for */
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 5);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 4);
+}
+
+/* A path longer than a file path can be (the kernel allows cgroups nested
+ * past PATH_MAX; none of their files opens) has no tracked ancestor for
+ * pruning, and the search for one does not overrun its buffer: the pass
+ * reads what it can, and its neighbours are pruned as before. */
+static void test_pruning_long_path(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/p", UNI);
+	tree_add(t, "/p/c", UNI);
+	prune_cg(t, "p", 1000, 10, "0.00");
+	prune_cg(t, "p/c", 400, 4, "0.00");
+	char long_path[4200];
+	memcpy(long_path, "/p/", 3);
+	memset(long_path + 3, 'x', sizeof(long_path) - 4);
+	long_path[sizeof(long_path) - 1] = '\0';
+	tree_add(t, long_path, UNI);
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+}
+
+/* Empty cgroups that stay empty are not read while their cgroup.events
+ * watch says nothing (sampler-prune.c, sampler_empty_quiet()); a watch that
+ * was lost and set up again may have missed a change, so what was quiet
+ * before the loss is read again once. Planted, a loss that does not end the
+ * watch's epoch keeps /q unread. */
+static void test_empty_quiet_after_lost_watch(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/q", UNI);
+	xmkdir(t->base, "unified/q");
+	xwrite(t->base, "unified/q/cgroup.events", "populated 0\nfrozen 0\n");
+	xwrite(t->base, "unified/q/memory.current", "0\n");
+	xwrite(t->base, "unified/q/memory.stat", "anon 0\nfile 0\ninactive_file 0\nfile_dirty 0\nfile_writeback 0\n");
+	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
+	acct_sampler_events_watched(tree_sampler(t), true, 100);
+
+	tree_pass(t, ACCT_PASS_SLOW); /* read empty, memory.stat clean: quiet */
+	assert_no_errors(&t->rep);
+	assert_int_equal(t->rep.empty_unread, 0);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 1);
+	/* the watch is lost (the inotify queue overflowed) and set up again
+	 * between two passes */
+	acct_sampler_events_watched(t->s, false, 100);
+	acct_sampler_events_watched(t->s, true, 100);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(t->rep.empty_unread, 0);
 }
 
 /* Lazy decay of the CPU rate's averages (sample-cpu.c, ledger.h's
@@ -2109,6 +2308,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_that_pay, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning_ancestors, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_pruning_refresh, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_pruning_other_tree, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_pruning_after_failed_read, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_pruning_without_memory, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_pruning_long_path, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_empty_quiet_after_lost_watch, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_bandwidth_not_pruned, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_source_change_without_throttling, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),
