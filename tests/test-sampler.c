@@ -1815,6 +1815,27 @@ static void test_api(void **state)
 	assert_null(acct_sampler_free(NULL));
 }
 
+/* Options no sampler can run with: -EINVAL, nothing made. */
+static void test_new_refuses_options(void **state)
+{
+	struct tree *t = *state;
+	struct acct_sampler *s = NULL;
+	struct acct_sampler_options o = t->o;
+
+	o.workers = 0;
+	assert_int_equal(acct_sampler_new(&o, t->ledger, &s), -EINVAL);
+	o.workers = 257;
+	assert_int_equal(acct_sampler_new(&o, t->ledger, &s), -EINVAL);
+	o = t->o;
+	o.layout = NULL;
+	assert_int_equal(acct_sampler_new(&o, t->ledger, &s), -EINVAL);
+	assert_null(s);
+	o = t->o;
+	o.workers = 256;
+	assert_int_equal(acct_sampler_new(&o, t->ledger, &s), 0);
+	acct_sampler_free(s);
+}
+
 /* Without memory: a sampler is not made (-ENOMEM, nothing left allocated),
  * a cgroup whose state cannot be allocated is unreadable for the pass (the
  * others are read), the load's sums are skipped; and a sampler frees all it
@@ -2328,6 +2349,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_large_file, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_final_read, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_api, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_new_refuses_options, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_allocation_failures, tree_setup, tree_teardown),
 		cmocka_unit_test(test_bracket_judge),
 	};
