@@ -1030,16 +1030,20 @@ static void test_pruning_long_path(void **state)
 }
 
 /* Empty cgroups that stay empty are not read while their cgroup.events
- * watch says nothing (sampler-prune.c, sampler_empty_quiet()); a watch that
- * was lost and set up again may have missed a change, so what was quiet
- * before the loss is read again once. Planted, a loss that does not end the
- * watch's epoch keeps /q unread. */
-static void test_empty_quiet_after_lost_watch(void **state)
+ * watch says nothing (sampler-prune.c, sampler_empty_quiet(); sampler.c,
+ * sample_quiet()): what keeps /q quiet and what wakes it. Quiet passes
+ * count its CPU as read or pruned, never skipped, and stay quiet while its
+ * CPU time stands and a load pass finds no thread; a slow pass reads it in
+ * full (no record gives its memory); CPU time charged to it wakes it; and a
+ * watch that was lost and set up again may have missed a change, so what
+ * was quiet before the loss is read again once. */
+static void test_empty_quiet(void **state)
 {
 	struct tree *t = *state;
 	tree_add(t, "/q", UNI);
 	xmkdir(t->base, "unified/q");
 	xwrite(t->base, "unified/q/cgroup.events", "populated 0\nfrozen 0\n");
+	xwrite(t->base, "unified/q/cgroup.threads", "");
 	xwrite(t->base, "unified/q/memory.current", "0\n");
 	xwrite(t->base, "unified/q/memory.stat", "anon 0\nfile 0\ninactive_file 0\nfile_dirty 0\nfile_writeback 0\n");
 	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
@@ -1048,8 +1052,41 @@ static void test_empty_quiet_after_lost_watch(void **state)
 	tree_pass(t, ACCT_PASS_SLOW); /* read empty, memory.stat clean: quiet */
 	assert_no_errors(&t->rep);
 	assert_int_equal(t->rep.empty_unread, 0);
+	for (int i = 0; i < 2; i++) {
+		tree_pass(t, ACCT_PASS_FAST);
+		assert_no_errors(&t->rep);
+		assert_int_equal(t->rep.empty_unread, 1);
+		assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 1); /* no ancestor to prune it */
+		assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_SKIPPED), 0);
+	}
+	/* a load pass that finds no thread in it */
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_LOAD);
+	assert_no_errors(&t->rep);
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_int_equal(t->rep.empty_unread, 1);
+	/* a slow pass reads it in full; one that reads its memory.stat (a
+	 * minute after the last: the clock moved ahead) leaves it quiet */
+	tree_pass(t, ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(t->rep.empty_unread, 0);
+	__atomic_store_n(&inject.clock_ahead_us, 61 * USEC_PER_SEC, __ATOMIC_RELAXED);
+	tree_pass(t, ACCT_PASS_SLOW);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 1);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 1);
+	/* CPU time charged to it without a task seen: read in that pass, and
+	 * in full from the next one on */
+	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 5\nuser_usec 5\nsystem_usec 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 1);
+	assert_int_equal(value(acct_ledger_find(t->ledger, "/q"), ACCT_Q_CPU_USAGE), 5);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 0);
+	__atomic_store_n(&inject.clock_ahead_us, 122 * USEC_PER_SEC, __ATOMIC_RELAXED);
+	tree_pass(t, ACCT_PASS_SLOW); /* memory.stat read again: quiet again */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 1);
+
 	/* the watch is lost (the inotify queue overflowed) and set up again
 	 * between two passes */
 	acct_sampler_events_watched(t->s, false, 100);
@@ -1057,6 +1094,44 @@ static void test_empty_quiet_after_lost_watch(void **state)
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_no_errors(&t->rep);
 	assert_int_equal(t->rep.empty_unread, 0);
+}
+
+/* The slow group (memory.stat, NUMA, peak, limits) of a cgroup whose memory
+ * stands still: read at the first slow pass, skipped at the next ones, and
+ * read again once SLOW_REFRESH_US (a minute) has passed since (the clock
+ * moved ahead). */
+static void test_slow_refresh(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/m", UNI);
+	prune_cg(t, "m", 1000, 10, "0.00");
+	xwrite(t->base, "unified/m/memory.stat", "anon 4096\nfile 0\ninactive_file 0\n");
+	tree_pass(t, ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 1);
+	tree_pass(t, ACCT_PASS_SLOW);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 0);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_SKIPPED), 1);
+	__atomic_store_n(&inject.clock_ahead_us, 61 * USEC_PER_SEC, __ATOMIC_RELAXED);
+	tree_pass(t, ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 1);
+}
+
+/* A cgroup without memory accounting (no memory controller, no v1 memory
+ * hierarchy) counts no memory read; its CPU read is counted as such. */
+static void test_parts_without_memory(void **state)
+{
+	struct tree *t = *state;
+	t->L.v2_memory = false;
+	tree_add(t, "/n", UNI);
+	xmkdir(t->base, "unified/n");
+	xwrite(t->base, "unified/n/cgroup.events", "populated 1\nfrozen 0\n");
+	xwrite(t->base, "unified/n/cpu.stat", "usage_usec 10\nuser_usec 10\nsystem_usec 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 1);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY, ACCT_OUTCOME_READ), 0);
 }
 
 /* Lazy decay of the CPU rate's averages (sample-cpu.c, ledger.h's
@@ -2334,7 +2409,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pruning_after_failed_read, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning_without_memory, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning_long_path, tree_setup, tree_teardown),
-		cmocka_unit_test_setup_teardown(test_empty_quiet_after_lost_watch, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_empty_quiet, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_slow_refresh, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_parts_without_memory, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_bandwidth_not_pruned, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_source_change_without_throttling, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),
