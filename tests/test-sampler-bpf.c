@@ -563,6 +563,84 @@ static void test_unchanged(void **state)
 	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_HIGH), 6);
 }
 
+/* Empty cgroups that stay empty are not read while nothing says they
+ * changed (sampler-prune.c, sampler_empty_quiet(); sampler.c,
+ * sample_quiet(); docs/counters.md, "Empty cgroups"): what keeps /q
+ * unread and what wakes it. Quiet passes take its memory from the record
+ * (also when it moves without a task) and count its CPU as read or
+ * pruned, never skipped; they stay quiet while its CPU time stands and a
+ * load pass finds no thread in it; a watch lost and set up again between
+ * two passes, or CPU time charged to it, wakes it. */
+static void test_empty_quiet(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *q = add(t, "/q", UNI);
+	struct acct_bpf_record *rq = record("/q", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	rq->usage = 1;
+	mem_file(t, "/q", "memory.current", PAGE);
+	xwrite(t->base, "unified/q/cgroup.events", "populated 0\nfrozen 0\n");
+	xwrite(t->base, "unified/q/cgroup.threads", "");
+	xwrite(t->base, "unified/q/memory.stat", "anon 0\nfile 4096\ninactive_file 4096\nfile_dirty 0\nfile_writeback 0\n");
+	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
+	acct_sampler_events_watched(sampler(t), true, 100);
+
+	pass(t, ACCT_PASS_SLOW); /* read empty, memory.stat clean: quiet */
+	assert_int_equal(t->rep.cgroups_failed, 0);
+	assert_int_equal(t->rep.empty_unread, 0);
+	for (int i = 0; i < 2; i++) {
+		pass(t, ACCT_PASS_FAST);
+		assert_int_equal(t->rep.cgroups_failed, 0);
+		assert_int_equal(t->rep.empty_unread, 1);
+		assert_int_equal(t->rep.parts[ACCT_PART_CPU][ACCT_OUTCOME_READ], 1); /* no ancestor prunes it */
+		assert_int_equal(t->rep.parts[ACCT_PART_CPU][ACCT_OUTCOME_SKIPPED], 0);
+	}
+	/* its page cache reclaimed: memory from the record, still quiet */
+	rq->usage = 0;
+	mem_file(t, "/q", "memory.current", 0);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 1);
+	assert_int_equal(value(q, ACCT_Q_MEMORY), 0);
+	assert_int_equal(acct_cgroup_quantity_sampled(q, ACCT_Q_MEMORY), now);
+	/* a load pass that finds no thread in it, and a slow pass: quiet */
+	pass(t, ACCT_PASS_FAST | ACCT_PASS_LOAD);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 1);
+	pass(t, ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.empty_unread, 1);
+	/* CPU time charged to it without a task seen: read in that pass (it
+	 * was quiet), and in full from the next one on */
+	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 5\nuser_usec 5\nsystem_usec 0\n");
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 1);
+	assert_int_equal(value(q, ACCT_Q_CPU_USAGE), 5);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 0);
+}
+
+/* A watch lost (the inotify queue overflowed) and set up again between two
+ * passes may have missed a change: what was quiet before is read in full
+ * once. */
+static void test_empty_quiet_lost_watch(void **state)
+{
+	struct tree *t = *state;
+	add(t, "/q", UNI);
+	record("/q", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG)->usage = 1;
+	mem_file(t, "/q", "memory.current", PAGE);
+	xwrite(t->base, "unified/q/cgroup.events", "populated 0\nfrozen 0\n");
+	xwrite(t->base, "unified/q/memory.stat", "anon 0\nfile 4096\ninactive_file 4096\nfile_dirty 0\nfile_writeback 0\n");
+	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
+	acct_sampler_events_watched(sampler(t), true, 100);
+	pass(t, ACCT_PASS_SLOW);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 1);
+	acct_sampler_events_watched(t->s, false, 100);
+	acct_sampler_events_watched(t->s, true, 100);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+	assert_int_equal(t->rep.empty_unread, 0);
+}
+
 /* Stats beyond the budget: uncounted updates (the kernel stopped counting)
  * make a slow pass read memory.stat, and the working set comes from it; a
  * stat bound equal to the budget is within it. */
@@ -891,6 +969,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_numa_nodes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unchanged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_quiet, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_quiet_lost_watch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallback, setup, teardown),

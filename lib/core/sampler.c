@@ -355,13 +355,17 @@ static bool sample_quiet(struct sample_ctx *x, size_t index, unsigned flags, uin
 {
 	struct worker *w = x->w;
 	struct cg_state *st = x->st;
-	int mem_hier = w->s->mem_hier;
 
 	if ((flags & ACCT_PASS_EVENT) || w->settle_round || !sampler_empty_quiet(w->s, x->cg, st, changes) ||
 	    x->bpf_populated == 1)
 		return false;
-	bool in_memcg = mem_hier >= 0 && (acct_cgroup_get_hierarchies(x->cg) & (1u << mem_hier));
-	if ((in_memcg && mem_hier != ACCT_HIER_UNIFIED && !x->mem_rec) || ((flags & ACCT_PASS_SLOW) && !x->mem_rec))
+	/* Memory is the collector's record's, the witness of memory that moves
+	 * without a task (its page cache reclaimed) and of a task in a v1
+	 * memcg that no watch hears. Without a record (the files collector, a
+	 * tree the collector does not serve) the cgroup is read as any empty
+	 * one: a quiet pass would renew the fast group's age over a memory
+	 * value it did not read. A slow pass without a record reads it too. */
+	if (!x->mem_rec && ((parts_present(x) & (1u << ACCT_PART_MEMORY)) || (flags & ACCT_PASS_SLOW)))
 		return false;
 	w->part.skipped_empty++;
 	w->part.empty_unread++;
