@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <ini.h>
 
 #include "alloc-fail.h"
 #include "collector-mode.h"
@@ -32,6 +33,92 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_config *, acct_config_free)
 
 static const struct acct_config poison;
 #define POISON ((struct acct_config *)&poison)
+
+/* ---- injection hooks (tests/meson.build wraps these for test-config) ------ */
+
+/* The line buffer of config.c's reader with a guard byte before it
+ * (test_blank_lines): while `guard_armed`, the first getline() of a file
+ * (its buffer still NULL) is given a buffer of our own whose preceding byte
+ * is '\n'. Before a malloc()ed buffer lies malloc's own header, whose last
+ * byte is 0 for any size, so a reader that looked before the line's start
+ * would go unseen there. free() hands the block back whole. With
+ * optimisation glibc's headers turn getline() into __getdelim(). */
+#define GUARD_BUF 256 /* the lines read while armed are shorter */
+static bool guard_armed;
+static char *guard_block; /* [0] is the guard byte, the buffer follows */
+
+ssize_t __real_getline(char **line, size_t *n, FILE *f);
+ssize_t __real___getdelim(char **line, size_t *n, int delim, FILE *f);
+void __real_free(void *p);
+ssize_t __wrap_getline(char **line, size_t *n, FILE *f);
+ssize_t __wrap___getdelim(char **line, size_t *n, int delim, FILE *f);
+void __wrap_free(void *p);
+
+static void guard_buffer(char **line, size_t *n)
+{
+	if (!guard_armed || *line)
+		return;
+	assert_null(guard_block);
+	guard_block = malloc(GUARD_BUF + 1);
+	assert_non_null(guard_block);
+	guard_block[0] = '\n';
+	*line = guard_block + 1;
+	*n = GUARD_BUF;
+}
+
+ssize_t __wrap_getline(char **line, size_t *n, FILE *f)
+{
+	guard_buffer(line, n);
+	return __real_getline(line, n, f);
+}
+
+ssize_t __wrap___getdelim(char **line, size_t *n, int delim, FILE *f)
+{
+	guard_buffer(line, n);
+	return __real___getdelim(line, n, delim, f);
+}
+
+void __wrap_free(void *p)
+{
+	if (guard_block && p == guard_block + 1) {
+		p = guard_block;
+		guard_block = NULL;
+	}
+	__real_free(p);
+}
+
+/* inih's result -2 (out of memory: only an inih built without
+ * INI_USE_STACK returns it) while `inih_out_of_memory`. */
+static bool inih_out_of_memory;
+
+int __real_ini_parse_stream(ini_reader reader, void *stream, ini_handler handler, void *user);
+int __wrap_ini_parse_stream(ini_reader reader, void *stream, ini_handler handler, void *user);
+
+int __wrap_ini_parse_stream(ini_reader reader, void *stream, ini_handler handler, void *user)
+{
+	if (inih_out_of_memory)
+		return -2;
+	return __real_ini_parse_stream(reader, stream, handler, user);
+}
+
+/* open_memstream() fails (ENOMEM) after `memstream_left` more calls while
+ * `memstream_armed`, once: its buffer is glibc's, out of alloc-fail.h's reach. */
+static bool memstream_armed, memstream_hit;
+static unsigned memstream_left;
+
+FILE *__real_open_memstream(char **ptr, size_t *size);
+FILE *__wrap_open_memstream(char **ptr, size_t *size);
+
+FILE *__wrap_open_memstream(char **ptr, size_t *size)
+{
+	if (memstream_armed && memstream_left-- == 0) {
+		memstream_armed = false;
+		memstream_hit = true;
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_open_memstream(ptr, size);
+}
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -536,6 +623,9 @@ static const struct bad_case bad_cases[] = {
 	{ "log", "level", "", -EINVAL, "empty value (expected a log level)" },
 	{ "sampling", "collector", "", -EINVAL, "empty value (expected a collector)" },
 	{ "metrics", "families", "", -EINVAL, "empty value (expected metrics families)" },
+	/* [history] interval's bounds: a tenth of a second to a day */
+	{ "history", "interval", "99ms", -ERANGE, "99ms is out of range (100ms..1d)" },
+	{ "history", "interval", "25h", -ERANGE, "25h is out of range (100ms..1d)" },
 };
 
 static void test_bad_values(void **state)
@@ -629,6 +719,11 @@ static void test_set(void **state)
 	acct_config_diag_clear(&diag);
 
 	assert_int_equal(acct_config_set(NULL, "a", "b", "c", NULL, NULL), -EINVAL);
+	/* Section, key and value are each required, whatever the others. */
+	assert_int_equal(acct_config_set(c, NULL, "level", "debug", NULL, NULL), -EINVAL);
+	assert_int_equal(acct_config_set(c, "log", NULL, "debug", NULL, NULL), -EINVAL);
+	assert_int_equal(acct_config_set(c, "log", "level", NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(c->log_level, ACCT_LOG_WARNING);
 }
 
 static void test_syntax_errors(void **state)
@@ -733,6 +828,54 @@ static void test_long_values(void **state)
 			assert_int_equal(r, -EINVAL);
 			assert_non_null(strstr(diag.error, "2: line too long for a section header or key name"));
 		}
+		acct_config_diag_clear(&diag);
+	}
+	/* Blanks between the name and "=" are not part of the name, tabs as
+	 * well as spaces: the 194-character name still fits. */
+	{
+		char name[195];
+		memset(name, 'k', 194);
+		name[194] = '\0';
+		snprintf(text, sizeof(text), "[sampling]\n%s\t \t= %0210d\n", name, 0);
+		path = tmp_write(t, "name-194-tab.conf", text);
+		c = NULL;
+		assert_int_equal(acct_config_load(path, "", &c, &diag), 0);
+		assert_int_equal(diag.nr_warnings, 1);
+		assert_non_null(strstr(diag.warnings[0], "unknown key"));
+		assert_non_null(strstr(diag.warnings[0], name));
+		acct_config_free(c);
+		acct_config_diag_clear(&diag);
+	}
+}
+
+/* Blank lines, LF or CRLF, at the start of a file and between keys are
+ * nothing: the reader's trimming of a line's end stops at the line's start,
+ * whatever lies before the line in memory (here a '\n', by the getline()
+ * hook above). */
+static void test_blank_lines(void **state)
+{
+	struct tmp *t = *state;
+	static const char *const texts[] = {
+		"\n[sampling]\nworkers = 3\n",
+		"\r\n\r\n[sampling]\r\n\r\nworkers = 3\r\n",
+		"\r\n[sampling]\n\nworkers = 3\n\n",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+		const char *path = tmp_write(t, i == 0 ? "blank-0.conf" : i == 1 ? "blank-1.conf" : "blank-2.conf",
+					     texts[i]);
+		struct acct_config_diag diag = {};
+		struct acct_config *c = NULL;
+
+		guard_armed = true;
+		int r = acct_config_load(path, "", &c, &diag);
+		guard_armed = false;
+		assert_null(guard_block); /* the buffer was ours, and freed */
+		assert_null(diag.error);
+		assert_int_equal(r, 0);
+		assert_int_equal(diag.nr_warnings, 0);
+		assert_int_equal(c->workers, 3);
+		acct_config_free(c);
 		acct_config_diag_clear(&diag);
 	}
 }
@@ -1369,6 +1512,84 @@ static void test_load_out_of_memory(void **state)
 		}
 		assert_true(failures >= 3);
 	}
+}
+
+/* inih out of memory (its result -2) fails the load with ENOMEM and
+ * "FILE: strerror", not a load of nothing: an inih built without
+ * INI_USE_STACK allocates its line buffer. */
+static void test_load_inih_out_of_memory(void **state)
+{
+	struct tmp *t = *state;
+	const char *path = tmp_write(t, "main.conf", "[sampling]\nworkers = 3\n");
+	struct acct_config_diag diag = {};
+	struct acct_config *c = POISON;
+	char *want = NULL;
+
+	inih_out_of_memory = true;
+	int r = acct_config_load(path, "", &c, &diag);
+	inih_out_of_memory = false;
+	assert_int_equal(r, -ENOMEM);
+	assert_ptr_equal(c, POISON);
+	assert_true(asprintf(&want, "%s: %s", path, strerror(ENOMEM)) > 0);
+	assert_string_equal(diag.error, want);
+	free(want);
+	acct_config_diag_clear(&diag);
+}
+
+/* acct_config_diff() out of memory, each allocation and each memory stream
+ * (the values of lists, the resources) failing in turn: -ENOMEM and nothing
+ * returned, until the usual result. */
+static void test_diff_out_of_memory(void **state)
+{
+	_cleanup_(acct_config_freep) struct acct_config *a = NULL, *b = NULL;
+	unsigned allocs = 0, streams = 0;
+
+	(void)state;
+	assert_int_equal(acct_config_new_defaults(&a), 0);
+	assert_int_equal(acct_config_new_defaults(&b), 0);
+	assert_int_equal(acct_config_set(b, "cgroups", "exclude", "/a /b", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(b, "log", "level", "debug", NULL, NULL), 0);
+	for (int mem = 0; mem < 2; mem++)
+		for (unsigned n = 0;; n++) {
+			struct acct_config_change *v = NULL;
+			size_t nr = SIZE_MAX;
+			bool hit;
+
+			if (mem) {
+				memstream_left = n;
+				memstream_armed = true;
+				memstream_hit = false;
+			} else
+				alloc_fail_after(n);
+			int r = acct_config_diff(a, b, &v, &nr);
+			if (mem) {
+				memstream_armed = false;
+				hit = memstream_hit;
+			} else {
+				alloc_fail_off();
+				hit = alloc_fail_hit();
+			}
+			if (!hit) {
+				assert_int_equal(r, 0);
+				assert_int_equal(nr, 2);
+				assert_string_equal(v[0].key, "exclude");
+				assert_string_equal(v[1].key, "level");
+				acct_config_changes_free(v, nr);
+				break;
+			}
+			assert_int_equal(r, -ENOMEM);
+			assert_null(v);
+			assert_int_equal(nr, SIZE_MAX);
+			if (mem)
+				streams++;
+			else
+				allocs++;
+			assert_true(n < 1000);
+		}
+	/* the array and two copies of each of 50-odd values; the lists' and
+	 * the resources' streams of both configurations */
+	assert_true(allocs > 100);
+	assert_true(streams >= 2);
 }
 
 /* ---- value parsers ------------------------------------------------------- */
@@ -2028,6 +2249,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_syntax_errors, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_read_error),
 		cmocka_unit_test_setup_teardown(test_long_values, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_blank_lines, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_not_regular_files, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_interval_conflict, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_interval_conflict_one_file, setup_tmp, teardown_tmp),
@@ -2041,6 +2263,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dump, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_set_out_of_memory),
 		cmocka_unit_test_setup_teardown(test_load_out_of_memory, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_load_inih_out_of_memory, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_diff_out_of_memory),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_size_every_unit),
 		cmocka_unit_test(test_parse_uint64),

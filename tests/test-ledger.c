@@ -22,6 +22,19 @@ struct fixture {
 	struct acct_ledger *l;
 };
 
+/* The walks of the whole table (liburcu's cds_lfht_first(), wrapped at link
+ * time: tests/meson.build), counted to see which calls walk it. */
+static unsigned long table_walks;
+
+void __real_cds_lfht_first(struct cds_lfht *ht, struct cds_lfht_iter *iter);
+void __wrap_cds_lfht_first(struct cds_lfht *ht, struct cds_lfht_iter *iter);
+
+void __wrap_cds_lfht_first(struct cds_lfht *ht, struct cds_lfht_iter *iter)
+{
+	table_walks++;
+	__real_cds_lfht_first(ht, iter);
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
@@ -417,6 +430,114 @@ static void test_snapshot_reuse(void **state)
 	assert_int_equal(acct_ledger_snapshot(f->l, true, &v), 1);
 	assert_string_equal(v[0]->path, "/c");
 	free(v);
+}
+
+/* The reuse is what makes a pass on an unchanged tree cheap: a snapshot
+ * taken again while nothing changed walks no table (and sorts nothing), for
+ * either kind; a change makes the next one walk again, once. */
+static void test_snapshot_reuse_walks_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup **v = NULL;
+
+	add(f, "/b", 1);
+	add(f, "/a", 1);
+	for (int dead = 0; dead < 2; dead++) {
+		unsigned long before = table_walks;
+
+		assert_int_equal(acct_ledger_snapshot(f->l, dead, &v), 2);
+		free(v);
+		assert_int_equal(table_walks, before + 1);
+		assert_int_equal(acct_ledger_snapshot(f->l, dead, &v), 2);
+		assert_string_equal(v[0]->path, "/a");
+		free(v);
+		assert_int_equal(table_walks, before + 1);
+	}
+	add(f, "/c", 1);
+	unsigned long before = table_walks;
+	assert_int_equal(acct_ledger_snapshot(f->l, false, &v), 3);
+	free(v);
+	assert_int_equal(acct_ledger_snapshot(f->l, false, &v), 3);
+	free(v);
+	assert_int_equal(table_walks, before + 1);
+}
+
+struct released {
+	unsigned n;
+	struct acct_cgroup *cg[8];
+};
+
+static void note_release(struct acct_cgroup *cg, void *userdata)
+{
+	struct released *r = userdata;
+
+	assert_true(r->n < ELEMENTSOF(r->cg));
+	r->cg[r->n++] = cg;
+}
+
+/* Tombstones beyond the budget (acct_ledger_fold_oldest()): with more than
+ * max dead records the oldest deaths go, whatever their order in the table
+ * or by path, until max are left; the live ones stay, the dead count follows,
+ * and at or under the budget nothing goes. */
+static void test_fold_oldest_keeps_max(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *a = add(f, "/a", 1), *b = add(f, "/b", 1), *c = add(f, "/c", 1), *d = add(f, "/d", 1);
+	struct released rel = { 0 };
+	uint64_t live, dead;
+
+	/* died in the order a, c, b: neither the order of adding nor of path */
+	acct_ledger_kill(f->l, b, 30);
+	acct_ledger_kill(f->l, a, 10);
+	acct_ledger_kill(f->l, c, 20);
+	assert_int_equal(acct_ledger_fold_oldest(f->l, 3, note_release, &rel), 0);
+	assert_int_equal(rel.n, 0);
+
+	assert_int_equal(acct_ledger_fold_oldest(f->l, 1, note_release, &rel), 2);
+	assert_int_equal(rel.n, 2);
+	assert_ptr_equal(rel.cg[0], a);
+	assert_ptr_equal(rel.cg[1], c);
+	acct_ledger_counts(f->l, &live, &dead);
+	assert_int_equal(live, 1);
+	assert_int_equal(dead, 1);
+	assert_null(acct_ledger_find(f->l, "/a"));
+	assert_null(acct_ledger_find(f->l, "/c"));
+	assert_ptr_equal(acct_ledger_find(f->l, "/b"), b);
+	assert_ptr_equal(acct_ledger_find(f->l, "/d"), d);
+
+	/* at the budget now: nothing more goes */
+	assert_int_equal(acct_ledger_fold_oldest(f->l, 1, note_release, &rel), 0);
+	assert_int_equal(rel.n, 2);
+	acct_ledger_counts(f->l, &live, &dead);
+	assert_int_equal(dead, 1);
+}
+
+/* Out of memory for the list of tombstones: -ENOMEM and none removed (the
+ * contract: the caller tries again at its next pass); then it goes through. */
+static void test_fold_oldest_out_of_memory(void **state)
+{
+	struct fixture *f = *state;
+	struct released rel = { 0 };
+	uint64_t live, dead;
+
+	for (unsigned i = 0; i < 3; i++) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "/t%u", i);
+		acct_ledger_kill(f->l, add(f, path, 1), 10 + i);
+	}
+	alloc_fail_after(0);
+	assert_int_equal(acct_ledger_fold_oldest(f->l, 0, note_release, &rel), -ENOMEM);
+	alloc_fail_off();
+	assert_true(alloc_fail_hit());
+	assert_int_equal(rel.n, 0);
+	acct_ledger_counts(f->l, &live, &dead);
+	assert_int_equal(dead, 3);
+	assert_non_null(acct_ledger_find(f->l, "/t0"));
+
+	assert_int_equal(acct_ledger_fold_oldest(f->l, 0, note_release, &rel), 3);
+	acct_ledger_counts(f->l, &live, &dead);
+	assert_int_equal(dead, 0);
 }
 
 /* ACCT_MEMSTAT_MAX distinct keys are kept; one more is refused and nothing
@@ -827,6 +948,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_add_find, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_reuse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_reuse_walks_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fold_oldest_keeps_max, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fold_oldest_out_of_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tombstone_and_recreate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_checked, setup, teardown),

@@ -737,15 +737,17 @@ static int compare_paths(const void *a, const void *b)
 /* acct_reconcile_parents() in one walk against the plain search of each
  * cgroup's dirname, on paths that sort between a parent and its children
  * ("/a-x", "/a.b", "/a b": their next character is below '/'), parents the
- * array lacks (include filters: "/q/r/s" without "/q/r"), names that
- * extend others ("/ab", "/a/bc"), and a deep chain. */
+ * array lacks (include filters: "/q/r/s" without "/q/r"; "/n/o" without
+ * "/n" right after "/m", a cgroup of the missing parent's length that must
+ * not be taken for it), names that extend others ("/ab", "/a/bc"), and a
+ * deep chain. */
 static void test_parents(void **state)
 {
 	(void)state;
 	static const char *const paths[] = {
 		"/", "/a", "/a-x", "/a-x/y", "/a.b", "/a b", "/a b/c", "/a/b", "/a/b-c", "/a/b-c/d", "/a/b/c",
 		"/a/b/c/d", "/a/b/c/d/e", "/a/bc", "/a/bc/x", "/ab", "/ab/c", "/q/r/s", "/q/r/s/t", "/q", "/z",
-		"/a/b/c-", "/a/b/c-/k", "/a/b/c/d-e", "/a/b/c/d/e/f",
+		"/a/b/c-", "/a/b/c-/k", "/a/b/c/d-e", "/a/b/c/d/e/f", "/m", "/n/o",
 	};
 	enum { N = sizeof(paths) / sizeof(paths[0]) };
 	static struct acct_cgroup rec[N];
@@ -774,6 +776,24 @@ static void test_parents(void **state)
 	assert_int_equal(acct_reconcile_parents(cgs, 0, got), 0);
 }
 
+/* Without memory for its walk's stack acct_reconcile_parents() says so with
+ * -ENOMEM, its contract's only error, for an empty array too. */
+static void test_parents_out_of_memory(void **state)
+{
+	(void)state;
+	static struct acct_cgroup rec[2] = { { .path = (char *)"/a" }, { .path = (char *)"/a/b" } };
+	struct acct_cgroup *cgs[2] = { &rec[0], &rec[1] };
+	ssize_t got[2];
+
+	for (size_t n = 0; n <= 2; n += 2) {
+		calloc_fail_in = 1;
+		assert_int_equal(acct_reconcile_parents(cgs, n, got), -ENOMEM);
+		assert_int_equal(calloc_fail_in, 0);
+	}
+	assert_int_equal(acct_reconcile_parents(cgs, 2, got), 0);
+	assert_int_equal(got[1], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -793,6 +813,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cpu_backwards, setup, teardown),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_parents),
+		cmocka_unit_test(test_parents_out_of_memory),
 	};
 	return cmocka_run_group_tests_name("reconcile", tests, NULL, NULL);
 }

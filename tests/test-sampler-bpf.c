@@ -618,6 +618,51 @@ static void test_empty_quiet(void **state)
 	assert_int_equal(t->rep.empty_unread, 0);
 }
 
+/* Pages still to be written back keep an empty cgroup from going quiet
+ * (docs/counters.md, "Empty cgroups", the write-back): their I/O can be
+ * charged to it after its tasks left, so a memory.stat read since it
+ * emptied with file_dirty or file_writeback above 0 leaves it read in full
+ * at every pass; the first one read clean makes it quiet. Other keys above
+ * 0 do not hold it: shmem and pagetables, of the lengths of v1's "dirty"
+ * and of "file_dirty". Its memory moves (the record's) so that each slow
+ * pass reads memory.stat again (slow_due(): by more than the budget). */
+static void test_empty_quiet_dirty(void **state)
+{
+	struct tree *t = *state;
+	add(t, "/q", UNI);
+	struct acct_bpf_record *rq = record("/q", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	rq->usage = 1;
+	mem_file(t, "/q", "memory.current", PAGE);
+	xwrite(t->base, "unified/q/cgroup.events", "populated 0\nfrozen 0\n");
+	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
+	xwrite(t->base, "unified/q/memory.stat", "anon 0\nfile 4096\nfile_dirty 4096\nfile_writeback 0\ninactive_file 4096\n");
+	acct_sampler_events_watched(sampler(t), true, 100);
+	pass(t, ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 0);
+
+	/* written back, still being written */
+	xwrite(t->base, "unified/q/memory.stat", "anon 0\nfile 8192\nfile_dirty 0\nfile_writeback 4096\ninactive_file 8192\n");
+	rq->usage = 2049; /* 8 MiB more, twice the budget */
+	mem_file(t, "/q", "memory.current", 2049 * PAGE);
+	pass(t, ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_READ], 1);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.empty_unread, 0);
+
+	/* clean: quiet */
+	xwrite(t->base, "unified/q/memory.stat",
+	       "anon 0\nfile 4096\npagetables 4096\nshmem 4096\nfile_dirty 0\nfile_writeback 0\ninactive_file 4096\n");
+	rq->usage = 1;
+	mem_file(t, "/q", "memory.current", PAGE);
+	pass(t, ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_READ], 1);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+	assert_int_equal(t->rep.empty_unread, 1);
+}
+
 /* A watch lost (the inotify queue overflowed) and set up again between two
  * passes may have missed a change: what was quiet before is read in full
  * once. */
@@ -971,6 +1016,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unchanged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_quiet, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_quiet_lost_watch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_quiet_dirty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallback, setup, teardown),

@@ -419,6 +419,86 @@ static void test_files_v1(void **state)
 	assert_int_equal(value(c, ACCT_Q_MEMORY), INT64_MIN);
 }
 
+/* The working set is memory less inactive_file, that key alone: memory.stat
+ * in the kernel's order has keys of its length after it (pgscan_kswapd and
+ * pgscan_direct, 13 letters, pages scanned), which are not it. */
+static void test_memstat_inactive_file(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "10000\n");
+	xwrite(t->base, "unified/a/memory.stat",
+	       "anon 6000\nfile 3000\ninactive_anon 6000\nactive_anon 0\ninactive_file 3000\nactive_file 0\n"
+	       "pgscan_kswapd 77\npgscan_direct 5\n");
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_WORKING_SET), 7000);
+}
+
+/* NUMA from a v2 memory.numa_stat: a node's memory is anon, file, kernel
+ * stacks, page tables and slab, each key matched whole. Keys of the same
+ * length as one of them are not counted: file_dirty and swapcached (pages
+ * that file and anon already hold), workingset_refault (5.8's event count,
+ * not pages), and a key that shares all but the last letter of "file" (no
+ * kernel has one yet; kernels add keys). A file that does not parse is
+ * garbage and changes no node. */
+static void test_numa_v2(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	struct acct_reading rd;
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "10000\n");
+	xwrite(t->base, "unified/a/memory.numa_stat",
+	       "anon N0=100\nfile N0=10\nfila N0=20000\nkernel_stack N0=1\npagetables N0=3\nshmem N0=1000\n"
+	       "file_dirty N0=2000\nswapcached N0=4000\nslab_reclaimable N0=5\nslab_unreclaimable N0=7\n"
+	       "workingset_refault N0=8000\n");
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(acct_counter_read_node(a->numa, 0, &rd), 0);
+	assert_int_equal(rd.value, 126);
+
+	xwrite(t->base, "unified/a/memory.numa_stat", "anon N0=100\nfile 10\n"); /* no node */
+	xwrite(t->base, "unified/a/memory.current", "20000\n"); /* the slow group due again */
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 1);
+	assert_int_equal(t->rep.cgroups_failed, 1);
+	assert_int_equal(acct_counter_read_node(a->numa, 0, &rd), 0);
+	assert_int_equal(rd.value, 126);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 20000);
+}
+
+/* NUMA from a v1 memory.numa_stat: pages times the page size, from the
+ * hierarchical_total line (as memory.usage_in_bytes counts the descendants),
+ * not the cgroup's own total; a file with neither line is garbage. */
+static void test_numa_v1(void **state)
+{
+	struct tree *t = *state;
+	t->L.v2_memory = false;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI | H(ACCT_HIER_MEMORY));
+	struct acct_reading rd;
+	xmkdir(t->base, "unified/a");
+	xmkdir(t->base, "memory/a");
+	xwrite(t->base, "memory/a/memory.usage_in_bytes", "204800\n");
+	xwrite(t->base, "memory/a/memory.numa_stat",
+	       "total=3 N0=3\nfile=1 N0=1\nanon=2 N0=2\nunevictable=0 N0=0\n"
+	       "hierarchical_total=50 N0=50\nhierarchical_file=20 N0=20\nhierarchical_anon=30 N0=30\n"
+	       "hierarchical_unevictable=0 N0=0\n");
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(acct_counter_read_node(a->numa, 0, &rd), 0);
+	assert_int_equal(rd.value, 50 * 4096);
+
+	xwrite(t->base, "memory/a/memory.numa_stat", "file=1 N0=1\nanon=2 N0=2\n");
+	xwrite(t->base, "memory/a/memory.usage_in_bytes", "409600\n"); /* the slow group due again */
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 1);
+	assert_int_equal(acct_counter_read_node(a->numa, 0, &rd), 0);
+	assert_int_equal(rd.value, 50 * 4096);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 409600);
+}
+
 /* The root has no cgroup.events and, in the kernel, no memory.current: its
  * memory is the larger of its own reading (a copied tree's root may have
  * one) and the sum of the top level (acct_sampler_root_memory()). */
@@ -1085,6 +1165,67 @@ static void test_slow_refresh(void **state)
 	tree_pass(t, ACCT_PASS_SLOW);
 	assert_no_errors(&t->rep);
 	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 1);
+}
+
+/* Memory in use and its motion (sampler_set_memory_moved()): the pass's
+ * drift is |new - old| bytes per cgroup; the motion estimate (bytes per
+ * second, read through the ledger) takes its first rate as it is, then
+ * weights the newest by 1/4. A slow pass that reads memory before and after
+ * memory.stat (memory moved since the slow group's read: slow_due()) counts
+ * its drift once and folds no second rate: the second reading is of the
+ * same moment, no time over which memory could have moved. Pass times are
+ * given, so the rates are exact. */
+static void test_memory_motion(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *m = tree_add(t, "/m", UNI);
+	struct acct_cgroup *cgs[] = { m };
+	struct acct_cgroup_values rv;
+	uint64_t now = acct_now_us();
+	xmkdir(t->base, "unified/m");
+	xwrite(t->base, "unified/m/cgroup.events", "populated 1\nfrozen 0\n");
+	xwrite(t->base, "unified/m/memory.current", "10000\n");
+	xwrite(t->base, "unified/m/memory.stat", "anon 10000\nfile 0\ninactive_file 0\n");
+	assert_int_equal(acct_sampler_run(tree_sampler(t), cgs, 1, ACCT_PASS_FAST | ACCT_PASS_SLOW, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(t->rep.drift_memory.count, 0); /* nothing it moved from */
+	acct_cgroup_read(m, ACCT_READ_MOTION, now, &rv);
+	assert_false(rv.memory_motion_known);
+
+	/* 4000 bytes in 2 s: 2000 a second, taken as it is */
+	now += 2 * USEC_PER_SEC;
+	xwrite(t->base, "unified/m/memory.current", "14000\n");
+	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(t->rep.drift_memory.count, 1);
+	assert_int_equal(t->rep.drift_memory.sum, 4000);
+	assert_int_equal(t->rep.drift_memory.max, 4000);
+	acct_cgroup_read(m, ACCT_READ_MOTION, now, &rv);
+	assert_true(rv.memory_motion_known);
+	assert_true(fabs(rv.memory_motion - 2000.0) <= 1e-9);
+
+	/* down 6000 in 1 s: 2000 + (6000 - 2000) / 4 */
+	now += USEC_PER_SEC;
+	xwrite(t->base, "unified/m/memory.current", "8000\n");
+	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(t->rep.drift_memory.sum, 6000);
+	acct_cgroup_read(m, ACCT_READ_MOTION, now, &rv);
+	assert_true(fabs(rv.memory_motion - 3000.0) <= 1e-9);
+
+	/* a slow pass 2 s later, memory up 4000 (2000 a second) and 2000 off
+	 * the slow group's reading: memory, memory.stat, memory again; one
+	 * drift, one rate: 3000 + (2000 - 3000) / 4 */
+	now += 2 * USEC_PER_SEC;
+	xwrite(t->base, "unified/m/memory.current", "12000\n");
+	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_SLOW, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 1);
+	assert_int_equal(t->rep.drift_memory.count, 1);
+	assert_int_equal(t->rep.drift_memory.sum, 4000);
+	acct_cgroup_read(m, ACCT_READ_MOTION, now, &rv);
+	assert_true(fabs(rv.memory_motion - 2750.0) <= 1e-9);
+	assert_int_equal(value(m, ACCT_Q_MEMORY), 12000);
 }
 
 /* A cgroup without memory accounting (no memory controller, no v1 memory
@@ -1781,6 +1922,39 @@ static void test_memory_reader(void **state)
 	close(fd);
 }
 
+/* A cgroup removed between the open and the read of its memory file: the
+ * kernel's cgroupfs answers the read with ENODEV (test_enodev, as root),
+ * which the memory reader gives as -ENOENT, gone, as an open that finds no
+ * file does: fresh reads (acct_sampler_read_memory()) and the collector's
+ * cross-checks take the cgroup for removed, not for a failed read. */
+static void test_memory_reader_enodev(void **state)
+{
+	struct tree *t = *state;
+	int64_t v = -1;
+	char path[PATH_MAX];
+
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "123\n");
+	snprintf(path, sizeof(path), "%s/unified/a/memory.current", t->base);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	inject.read_errno = ENODEV;
+	__atomic_store_n(&inject.read_suffix, "/unified/a/memory.current", __ATOMIC_RELEASE);
+	assert_int_equal(acct_memory_read_fd(fd, &v), -ENOENT);
+	assert_null(inject.read_suffix); /* it did fail */
+	assert_int_equal(v, -1);
+	close(fd);
+
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	__atomic_store_n(&inject.read_suffix, "/unified/a/memory.current", __ATOMIC_RELEASE);
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), -ENOENT);
+	assert_null(inject.read_suffix);
+	assert_int_equal(acct_sampler_read_memory(t->s, a, &v), 0);
+	assert_int_equal(v, 123);
+}
+
 /* A file larger than the read buffer (16 KiB: cgroup.threads of a big
  * service) is read whole; the workers' CPU time is reported. */
 static void test_large_file(void **state)
@@ -2362,6 +2536,9 @@ int main(void)
 	const struct CMUnitTest tree_tests[] = {
 		cmocka_unit_test_setup_teardown(test_files_v2, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_files_v1, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_memstat_inactive_file, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_numa_v2, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_numa_v1, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_files_root, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_errors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_vanished, tree_setup, tree_teardown),
@@ -2380,6 +2557,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pruning_long_path, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_quiet_needs_memory_record, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_refresh, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_memory_motion, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_parts_without_memory, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_bandwidth_not_pruned, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_source_change_without_throttling, tree_setup, tree_teardown),
@@ -2392,6 +2570,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_memory, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_tree_gone_not_final, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_memory_reader, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_memory_reader_enodev, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_large_file, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_final_read, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_api, tree_setup, tree_teardown),

@@ -132,6 +132,18 @@ static void test_reader_limits(void **state)
 	assert_int_equal(varlink_reader_next(r, &o), 1);
 	json_object_put(o);
 	varlink_reader_free(r);
+
+	/* And so is a message exactly at the limit that has not ended yet:
+	 * the limit is of the message without its NUL, so the reader waits
+	 * for the NUL instead of breaking. */
+	assert_int_equal(varlink_reader_new(64, 0, &r), 0);
+	assert_int_equal(varlink_reader_feed(r, big, 64), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 0);
+	assert_int_equal(varlink_reader_feed(r, big + 64, 1), 0);
+	assert_int_equal(varlink_reader_next(r, &o), 1);
+	json_object_put(o);
+	varlink_reader_free(r);
 }
 
 /* Issue 27: a message whose shape would cost json-c far more than its bytes
@@ -186,6 +198,67 @@ static void test_reader_exempt(void **state)
 		}
 	}
 	assert_int_equal(asked, 2); /* once per message over the bound */
+	free(msg);
+	(void)state;
+}
+
+/* The exemption is asked with the message's own bytes so far, from its
+ * first byte, whatever came before it in the stream: the same message gives
+ * the same text and size behind another message in the buffer as at the
+ * stream's start. */
+struct exempt_seen {
+	char text[64];
+	size_t size;
+	unsigned calls;
+};
+
+static bool exempt_record(const char *msg, size_t size, void *userdata)
+{
+	struct exempt_seen *seen = userdata;
+
+	seen->calls++;
+	seen->size = size;
+	memcpy(seen->text, msg, MIN(size, sizeof(seen->text)));
+	return true;
+}
+
+static void test_reader_exempt_after_message(void **state)
+{
+	struct varlink_reader *r = NULL;
+	struct json_object *o = NULL;
+	struct exempt_seen seen[2] = { 0 };
+	const char *text = NULL;
+	size_t size = 0, len, n = 3000;
+	char *msg = malloc(64 + 3 * n);
+
+	assert_non_null(msg);
+	/* [{},{},...]: over the bound long before its end */
+	len = (size_t)sprintf(msg, "{\"method\":\"x.y.Z\",\"parameters\":{\"x\":[");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(msg + len, "%s{}", i ? "," : "");
+	len += (size_t)sprintf(msg + len, "]}}");
+	for (int after = 0; after < 2; after++) {
+		assert_int_equal(varlink_reader_new(16u << 20, 32, &r), 0);
+		varlink_reader_set_limits(r, 100000, 16, 64 * 1024);
+		varlink_reader_set_exempt(r, exempt_record, &seen[after]);
+		/* one read with both messages: the second is scanned only once
+		 * the first is taken, in place behind it */
+		if (after)
+			assert_int_equal(varlink_reader_feed(r, "{\"a\":1}", 8), 0);
+		assert_int_equal(varlink_reader_feed(r, msg, len + 1), 0);
+		if (after) {
+			assert_int_equal(varlink_reader_next(r, &o), 1);
+			json_object_put(o);
+		}
+		assert_int_equal(varlink_reader_next_text(r, &text, &size), 1);
+		assert_int_equal(size, len);
+		assert_memory_equal(text, msg, len);
+		assert_int_equal(seen[after].calls, 1);
+		assert_true(seen[after].size > 0 && seen[after].size < len);
+		assert_memory_equal(seen[after].text, msg, MIN(seen[after].size, sizeof(seen[after].text)));
+		varlink_reader_free(r);
+	}
+	assert_int_equal(seen[1].size, seen[0].size);
 	free(msg);
 	(void)state;
 }
@@ -317,6 +390,33 @@ static void test_reader_bad_messages(void **state)
 	o = parse("{\"a\": \"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80 \\\" '\"} \n");
 	json_object_put(o);
 	varlink_reader_free(r);
+}
+
+/* varlink_message_parse() applies the checks of varlink_reader_next(): what
+ * json-c lets through and RFC 8259 does not (leading zeros, a number ending
+ * in its point, NaN and Infinity) is refused by both, not only by the
+ * reader's scan. */
+static void test_message_parse_strict(void **state)
+{
+	static const char *const lenient[] = {
+		"{\"a\":00}", "{\"a\":-01}", "{\"a\":1.}", "{\"a\":NaN}", "{\"a\":Infinity}", "{\"a\":-Infinity}",
+	};
+	struct varlink_reader *r = NULL;
+	struct json_object *o = NULL;
+
+	assert_int_equal(varlink_reader_new(0, 0, &r), 0);
+	for (size_t i = 0; i < sizeof(lenient) / sizeof(lenient[0]); i++) {
+		o = NULL;
+		assert_int_equal(varlink_message_parse(lenient[i], strlen(lenient[i]), 0, &o), -EBADMSG);
+		assert_null(o);
+		assert_int_equal(varlink_reader_feed(r, lenient[i], strlen(lenient[i]) + 1), 0);
+		assert_int_equal(varlink_reader_next(r, &o), -EBADMSG);
+	}
+	varlink_reader_free(r);
+	/* the same numbers written as JSON has them pass */
+	o = parse("{\"a\":0,\"b\":-1,\"c\":1.0,\"d\":1e3}");
+	json_object_put(o);
+	(void)state;
 }
 
 static void test_reader_depth(void **state)
@@ -888,6 +988,8 @@ int main(void)
 		cmocka_unit_test(test_reply_parse),
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_reader_exempt),
+		cmocka_unit_test(test_reader_exempt_after_message),
+		cmocka_unit_test(test_message_parse_strict),
 		cmocka_unit_test(test_direct_writers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

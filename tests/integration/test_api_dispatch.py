@@ -3,13 +3,18 @@ daemon on real cgroups (root only): interface and method resolution, the
 flags a method needs, unknown and doubled parameters, cgroup path
 parameters, and who may administer. After every refusal the connection
 answers the next call with that call's reply: a refusal is one reply,
-never one followed by the method running anyway.
+never one followed by the method running anyway. A reply that passes a
+descriptor (api_reply_fd(), OpenChargeSlot) carries it with its own first
+byte, and a oneway call's passes none.
 
 One daemon for the module, so that the mutation check (tools/mutate) can
 run this file for every mutant of the dispatcher in seconds."""
+import array
 import contextlib
+import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -39,7 +44,9 @@ def api(tmp_path_factory):
             os.mkdir(base + top + rel)
             made.append(base + top + rel)
         tmp = tmp_path_factory.mktemp("dispatch")
-        with api_daemon(tmp, None, cgroups__include=top + "*", api__admin_group="adm") as (d, path):
+        # a resource, for OpenChargeSlot (the replies with a descriptor)
+        with api_daemon(tmp, None, cgroups__include=top + "*", api__admin_group="adm",
+                        **{"resource.gpu__unit": "bytes", "resource.gpu__budget": "64K"}) as (d, path):
             with Varlink(path) as v:
                 deadline = time.monotonic() + 20
                 while True:
@@ -194,6 +201,116 @@ def test_admin_group_root(api, tmp_path):
                     assert "error" not in r[name], (args, name, r[name])
                 else:
                     assert r[name].get("error") == DENIED, (args, name, r[name])
+
+
+# ---- replies with a descriptor (api_reply_fd(): OpenChargeSlot's memfd) ----
+
+def recv_fds(v, count):
+    """The next `count` messages of v's connection, read with recvmsg() so
+    that each descriptor (SCM_RIGHTS) is seen with the read that carried it.
+    Returns (messages, starts, reads): the stream offset where each message
+    begins, and each read as (offset of its first byte, offset past its last,
+    descriptors), offsets counted from the first of these messages. Raises
+    socket.timeout when they do not come."""
+    assert v.buf == b"", "messages read before"
+    data, reads = b"", []
+    while data.count(b"\0") < count:
+        chunk, anc, flags, _ = v.sock.recvmsg(1 << 16, socket.CMSG_SPACE(4 * array.array("i").itemsize))
+        fds = []
+        for level, kind, payload in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds += array.array("i", payload[:len(payload) - len(payload) % 4]).tolist()
+        assert not flags & socket.MSG_CTRUNC, "more descriptors than room for them"
+        assert chunk or fds, "connection closed after %r" % data
+        reads.append((len(data), len(data) + len(chunk), fds))
+        data += chunk
+    parts = data.split(b"\0")
+    v.buf = b"\0".join(parts[count:])
+    starts = [0]
+    for m in parts[:count - 1]:
+        starts.append(starts[-1] + len(m) + 1)
+    return [json.loads(m) for m in parts[:count]], starts, reads
+
+
+def received(reads):
+    """The descriptors of `reads` (recv_fds()), closed here: [(read's
+    index, what the descriptor is)]."""
+    out = []
+    for i, (_, _, fds) in enumerate(reads):
+        for fd in fds:
+            out.append((i, os.readlink("/proc/self/fd/%d" % fd)))
+            os.close(fd)
+    return out
+
+
+def recv_fds_call(v, method, params=None, **flags):
+    """A call and its reply, by recv_fds()."""
+    v.send(method, params, **flags)
+    return recv_fds(v, 1)
+
+
+def slots_opened(v):
+    """Status's count of charge slots opened since the start."""
+    (r,), _, reads = recv_fds_call(v, IFACE + ".Status")
+    assert received(reads) == []
+    return ok(r)["status"]["charge_slots"]["opened"]
+
+
+def test_slot_reply_descriptor(api):
+    """OpenChargeSlot's reply passes the slot's memfd: the reply, and one
+    descriptor with it, in the read of the reply's first byte; the next
+    call's reply comes without one (a reply returned without its message,
+    the descriptor left queued, would give the client no reply and hand the
+    descriptor to the next)."""
+    path, top, d = api
+    with Varlink(path, timeout=5) as v:
+        (r,), starts, reads = recv_fds_call(v, IFACE + ".OpenChargeSlot", {"resource": "gpu", "cgroup": top})
+        assert ok(r) == {"slot": 0}
+        got = received(reads)
+        assert [i for i, _ in got] == [0], (got, reads)
+        assert got[0][1].startswith("/memfd:acctd-charge-slot"), got
+        (r,), _, reads = recv_fds_call(v, SERVICE + ".GetInfo")
+        assert ok(r)["vendor"] == "acctd" and received(reads) == []
+
+
+def test_slot_reply_oneway(api):
+    """A oneway OpenChargeSlot opens the slot (Status counts it) but has no
+    reply, so it passes no descriptor either: queued, the descriptor would
+    go with the next reply's first byte, the next call's, which a client
+    takes for that call's own. The connection answers its next calls
+    normally, none with a descriptor."""
+    path, top, d = api
+    with Varlink(path, timeout=5) as v:
+        before = slots_opened(v)
+        v.send(IFACE + ".OpenChargeSlot", {"resource": "gpu", "cgroup": top}, oneway=True)
+        (r,), _, reads = recv_fds_call(v, IFACE + ".Status")
+        assert received(reads) == [], reads
+        assert ok(r)["status"]["charge_slots"]["opened"] == before + 1
+        (r,), _, reads = recv_fds_call(v, SERVICE + ".GetInfo")
+        assert ok(r)["vendor"] == "acctd" and received(reads) == []
+
+
+def test_slot_reply_pipelined(api):
+    """OpenChargeSlot right behind another call in one write: the earlier
+    call's reply is still queued when the slot's is made, so the descriptor
+    goes at the stream offset past the queued bytes (those already sent
+    plus those queued), the slot reply's first byte, never the earlier
+    reply's: the read that carries it holds that byte. Twice on one
+    connection, the second time with bytes sent before."""
+    path, top, d = api
+    call = lambda method, params: json.dumps({"method": method, "parameters": params}).encode() + b"\0"
+    with Varlink(path, timeout=5) as v:
+        for _ in range(2):
+            v.send_raw(call(SERVICE + ".GetInfo", {}) +
+                       call(IFACE + ".OpenChargeSlot", {"resource": "gpu", "cgroup": top}))
+            (info, r), starts, reads = recv_fds(v, 2)
+            assert ok(info)["vendor"] == "acctd"
+            assert ok(r) == {"slot": 0}
+            got = received(reads)
+            assert len(got) == 1 and got[0][1].startswith("/memfd:"), (got, reads)
+            first, end, _ = reads[got[0][0]]
+            assert first <= starts[1] < end, ("the descriptor came with bytes %d..%d, the slot reply "
+                                              "begins at %d" % (first, end, starts[1]), reads)
 
 
 # ---- faults the kernel cannot be made to produce: tests/fault-preload.c ----

@@ -572,7 +572,10 @@ class Workspace:
                 if exe.startswith(self.build + os.sep):
                     out.add(os.path.relpath(exe, self.build))
             else:
-                out.update(("daemon/acctd/acctd", "daemon/acctctl/acctctl"))
+                # the daemon, its client, and the program on libacct-client
+                # that the charge-slot tests run (ACCT_SLOT_CLIENT, as
+                # tests/meson.build's integration_env)
+                out.update(("daemon/acctd/acctd", "daemon/acctctl/acctctl", "tests/charge-slot-client"))
                 # and the shared modules the integration tests preload
                 # (tests/fault-preload.c)
                 for t in intro["targets"]:
@@ -588,6 +591,7 @@ class Workspace:
         env.update(ACCTD=os.path.join(self.build, "daemon/acctd/acctd"),
                    ACCTCTL=os.path.join(self.build, "daemon/acctctl/acctctl"),
                    ACCT_TEST_DATA=os.path.join(self.tree, "tests/data"),
+                   ACCT_SLOT_CLIENT=os.path.join(self.build, "tests/charge-slot-client"),
                    PYTHONDONTWRITEBYTECODE="1")
         meson_names = [name for kind, name, _ in target.tests if kind == "meson"]
         cmds = []
