@@ -6,7 +6,9 @@
  * run as acctctl runs them, their stdout captured: the table's cells (human
  * units, rounding, bounds), the order (--sort, --top), JSON, JSON lines and
  * CSV, the footer (gaps past and pending, CPU*, the window), the parameters
- * of each call and the errors before any. */
+ * of each call and the errors before any; the charged resources (usage
+ * --charge's table, sort and CSV columns, show's table and averages) in the
+ * units acctd's Status gives them. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -185,6 +187,9 @@ static int setup(void **state)
 	arg_group_level = 0;
 	arg_since_us = arg_until_us = 0;
 	arg_precise = false;
+	arg_charge = NULL;
+	/* the units are learnt once a process: each test asks acctd anew */
+	charge_units_reset();
 	return 0;
 }
 
@@ -520,6 +525,149 @@ static void test_usage_calls(void **state)
 	free(text);
 }
 
+/* acctd's Status with the units of three charged resources (charge-units.h). */
+#define CHARGE_STATUS                                                                             \
+	"{\"status\":{\"resources\":[{\"name\":\"gpu\",\"unit\":\"bytes\"},{\"name\":\"slots\",\"unit\":\"count\"}," \
+	"{\"name\":\"lic\",\"unit\":\"seconds\"}]}}"
+
+/* Four cgroups and what they held: /a and /d gpu, /c slots alone, /b none.
+ * /d held more gpu than /a, so that by gpu the order is not the paths'. */
+#define CHARGE_CGROUPS                                                                                          \
+	"{\"path\":\"/a\",\"recorded_us\":2000000,\"charges\":[{\"resource\":\"slots\","                          \
+	"\"value_seconds\":{\"value\":4},\"recorded_us\":2000000,\"avg\":2,\"max\":3},{\"resource\":\"gpu\","      \
+	"\"value_seconds\":{\"value\":1023.2,\"bound\":2048},\"recorded_us\":2000000,\"avg\":511.6,\"max\":1024}]}," \
+	"{\"path\":\"/b\",\"recorded_us\":2000000},"                                                               \
+	"{\"path\":\"/c\",\"recorded_us\":2000000,\"charges\":[{\"resource\":\"slots\","                          \
+	"\"value_seconds\":{\"value\":7200,\"bound\":0},\"recorded_us\":7200000000,\"avg\":1.25,\"max\":2}]},"    \
+	"{\"path\":\"/d\",\"recorded_us\":2000000,\"charges\":[{\"resource\":\"gpu\","                            \
+	"\"value_seconds\":{\"value\":9663676416}}]}"
+
+static void test_usage_charges(void **state)
+{
+	char *args[] = { NULL }, *text;
+	const char *answer =
+		"{\"since_us\":1796461200000000,\"until_us\":1796464800000000,\"cgroups\":[" CHARGE_CGROUPS "]}";
+
+	(void)state;
+	set_window();
+	/* --charge=gpu (bytes): asked for alone; below the usage table the
+	 * cgroups that held it (a cgroup that held none, or only another
+	 * resource, has no row): HELD in bytes x seconds (under a minute
+	 * recorded) with its bound, AVG rounded to the nearest byte (511.6 ->
+	 * 512B), MAX, RECORDED; a ChargeUsage without avg, max or time
+	 * recorded shows "-", "-", 0us */
+	arg_charge = "gpu";
+	answers[0] = answer;
+	answers[1] = CHARGE_STATUS;
+	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	assert_int_equal(nsent, 2);
+	assert_string_equal(sent[0], "Usage {\"since_us\":1796461200000000,\"until_us\":1796464800000000,"
+				     "\"include_removed\":true,\"charges\":[\"gpu\"]}");
+	assert_string_equal(sent[1], "Status null");
+	assert_has(text, "\n\nCharged gpu (bytes), held over the time recorded (value x time):\n"
+			 "CGROUP     HELD            AVG   MAX  RECORDED\n"
+			 "/a      1023B*s +-2.0K*s  512B  1.0K        2s\n"
+			 "/d       9.0G*s              -     -       0us\n"
+			 "\n4 cgroups, from");
+	free(text);
+
+	/* a count: its average with two decimals, its integral a duration
+	 * (1 held for 2 h is 2h); bound 0 shown as none */
+	calls_reset();
+	charge_units_reset();
+	arg_charge = "slots";
+	answers[0] = answer;
+	answers[1] = CHARGE_STATUS;
+	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	assert_has(text, "\n\nCharged slots (count), held over the time recorded (value x time: 3 held for an hour is "
+			 "3h):\n"
+			 "CGROUP     HELD    AVG  MAX  RECORDED\n"
+			 "/a           4s   2.00    3        2s\n"
+			 "/c      2h 0min   1.25    2   2h 0min\n");
+	free(text);
+
+	/* nobody held it: said instead of a table */
+	calls_reset();
+	charge_units_reset();
+	arg_charge = "lic";
+	answers[0] = answer;
+	answers[1] = CHARGE_STATUS;
+	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	assert_has(text, "\nNo cgroup here held charged resource lic in this window.\n");
+	assert_lacks(text, "HELD");
+	free(text);
+}
+
+static void test_usage_charge_sort_csv(void **state)
+{
+	char *args[] = { NULL }, *text, *err;
+	const char *answer =
+		"{\"since_us\":1796461200000000,\"until_us\":1796464800000000,\"cgroups\":[" CHARGE_CGROUPS "]}";
+
+	(void)state;
+	set_window();
+	/* --sort=charge: by what each held of gpu, most first (/d 9.0G*s, /a
+	 * 3.0M*s), those that held none after them as 0, by path */
+	arg_charge = "gpu";
+	arg_sort = SORT_CHARGE;
+	answers[0] = answer;
+	answers[1] = CHARGE_STATUS;
+	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	assert_has(text, "REMOVED\n/d ");
+	assert_true(strstr(text, "\n/d ") < strstr(text, "\n/a "));
+	assert_true(strstr(text, "\n/a ") < strstr(text, "\n/b "));
+	assert_true(strstr(text, "\n/b ") < strstr(text, "\n/c "));
+	free(text);
+	/* with --top, the footer names the resource */
+	calls_reset();
+	charge_units_reset();
+	arg_top = 1;
+	answers[0] = answer;
+	answers[1] = CHARGE_STATUS;
+	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	assert_has(text, "REMOVED\n/d ");
+	assert_lacks(text, "\n/a ");
+	assert_has(text, "\nThe first 1 of 4 cgroups by gpu, from ");
+	free(text);
+	arg_top = 0;
+
+	/* --sort=charge without --charge: an error, no call */
+	calls_reset();
+	arg_charge = NULL;
+	assert_int_equal(run2(verb_usage, args, &text, &err), EXIT_USAGE);
+	assert_int_equal(nsent, 0);
+	assert_string_equal(err, "--sort=charge: name the charged resource with --charge=NAME.\n");
+	free(text);
+	free(err);
+	arg_sort = -1;
+
+	/* --csv: the charge's five columns named with its unit, empty for a
+	 * cgroup that held none; bytes, a count, and a unit not known */
+	static const char *const want[][2] = {
+		{ "gpu", ",charge_gpu_byte_seconds,charge_gpu_byte_seconds_bound,charge_gpu_avg_bytes,"
+			 "charge_gpu_max_bytes,charge_gpu_recorded_us\n" },
+		{ "slots", ",charge_slots_count_seconds,charge_slots_count_seconds_bound,charge_slots_avg,"
+			   "charge_slots_max,charge_slots_recorded_us\n" },
+		{ "nope", ",charge_nope_value_seconds,charge_nope_value_seconds_bound,charge_nope_avg,charge_nope_max,"
+			  "charge_nope_recorded_us\n" },
+	};
+	arg_csv = true;
+	for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+		calls_reset();
+		charge_units_reset();
+		arg_charge = want[i][0];
+		answers[0] = answer;
+		answers[1] = CHARGE_STATUS;
+		assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+		assert_true(strncmp(text, "path,", 5) == 0);
+		assert_has(text, want[i][1]);
+		if (i == 0)
+			assert_has(text, "\n/a,,,,,2000000,,,,,,,,,,,,,1023.2,2048,511.6,1024,2000000\n"
+					 "/b,,,,,2000000,,,,,,,,,,,,,,,,,\n");
+		free(text);
+	}
+}
+
 /* ---- show ---- */
 
 /* A live cgroup with every part show prints. */
@@ -653,6 +801,60 @@ static void test_show_dead_and_missing(void **state)
 	free(text);
 }
 
+/* What programs charged to /svc: gpu (bytes) read fresh for itself and 2 s
+ * ago for its subtree, with averages; slots (count) with averages whose
+ * warming is no list; odd, whose unit acctd does not give. */
+#define SHOW_CHARGES                                                                                          \
+	"\"charges\":{\"gpu\":{\"self\":{\"value\":1048576,\"bound\":0,\"age_us\":0},"                           \
+	"\"subtree\":{\"value\":3145728,\"bound\":4096,\"age_us\":2000000},"                                       \
+	"\"averages\":{\"avg1\":1536,\"avg5\":511.6,\"avg15\":0,\"warming\":[\"avg5\",\"avg15\"]}},"               \
+	"\"slots\":{\"self\":{\"value\":2,\"bound\":1,\"age_us\":1000000},\"subtree\":{\"value\":5},"             \
+	"\"averages\":{\"avg1\":1.5,\"avg5\":0.255,\"avg15\":2,\"warming\":\"avg15\"}},"                           \
+	"\"odd\":{\"subtree\":{\"value\":7}}}"
+
+static void test_show_charges(void **state)
+{
+	char *args[] = { "/svc", NULL }, *text;
+
+	(void)state;
+	answers[0] = "{\"cgroup\":{\"path\":\"/svc\",\"state\":\"live\"}," SHOW_CHARGES "}";
+	answers[1] = "{\"status\":{\"resources\":[{\"name\":\"gpu\",\"unit\":\"bytes\"},"
+		     "{\"name\":\"slots\",\"unit\":\"count\"},{\"name\":\"odd\",\"unit\":\"parsecs\"}]}}";
+	assert_int_equal(run(verb_show, args, &text), EXIT_OK);
+	assert_int_equal(nsent, 2);
+	assert_string_equal(sent[1], "Status null");
+	/* per resource in its unit ("?" and integers where not known); the
+	 * age of the cgroup's own read, 0 too, else the subtree's; a bound of
+	 * 0 or none empty; EXACT as acctd sent them */
+	assert_has(text, "\nCharged by programs (SELF: to the cgroup itself; SUBTREE: to it and below; read live):\n"
+			 "RESOURCE  UNIT   SELF  BOUND  SUBTREE  BOUND    AGE            EXACT\n"
+			 "gpu       bytes  1.0M            3.0M  +-4.0K  0.0s  1048576/3145728\n"
+			 "slots     count     2  +-1          5          1.0s              2/5\n"
+			 "odd       ?         -               7             -              -/7\n");
+	/* the averages: bytes rounded as the values (511.6 -> 512B), a count
+	 * with two decimals; the warming ones named, none from a warming that
+	 * is no list */
+	assert_has(text, "\nAverages of gpu: 1.5K, 512B, 0B over 1, 5, 15 min; warming up: avg5, avg15\n"
+			 "Averages of slots: 1.50, 0.26, 2.00 over 1, 5, 15 min\n");
+	assert_lacks(text, "Averages of odd");
+	assert_lacks(text, "Units not known");
+	free(text);
+
+	/* no charges, charges that are no object, and none in an object: no table */
+	static const char *const none[] = { "", ",\"charges\":5", ",\"charges\":{}" };
+	for (size_t i = 0; i < ELEMENTSOF(none); i++) {
+		char a[128];
+
+		calls_reset();
+		snprintf(a, sizeof(a), "{\"cgroup\":{\"path\":\"/svc\",\"state\":\"live\"}%s}", none[i]);
+		answers[0] = a;
+		assert_int_equal(run(verb_show, args, &text), EXIT_OK);
+		assert_int_equal(nsent, 1); /* and no Status call */
+		assert_lacks(text, "RESOURCE");
+		free(text);
+	}
+}
+
 /* ---- charged resources' units (charge-units.h) ---- */
 
 static void test_charge_units(void **state)
@@ -724,8 +926,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_usage_gaps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_dates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_usage_charges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_usage_charge_sort_csv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_show, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_show_dead_and_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_show_charges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_charge_units, setup, teardown),
 	};
 

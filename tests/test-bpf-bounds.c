@@ -213,6 +213,9 @@ static void test_cpus(void **state)
 	} cases[] = {
 		{ 6, 3, 5, 0, 6, 3 },        { 6, 3, 5, 4, 4, 3 },  { 1, 1, 1, 0, 1, 1 },
 		{ -ENOENT, -1, 12, 0, 12, 0 }, { 0, 0, -1, 0, 1, 0 }, { -ENOENT, -1, 12, 8, 8, 0 },
+		/* one possible CPU is the count, whatever the C library says; a
+		 * count of 0 from libbpf, or configured CPUs of 0, is no count */
+		{ 1, 1, 12, 0, 1, 1 },       { 0, 0, 12, 0, 12, 0 }, { -ENOENT, -1, 0, 0, 1, 0 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fake_possible = cases[i].possible;

@@ -1,11 +1,12 @@
 /* test-columns.c - unit tests of acctctl's columns of list and top
  * (daemon/acctctl/columns.h): -o's parsing (names in any case, the "path"
  * alias, unknown and empty fields, the 64-field limit), the default
- * selections with and without STATE, the field list of --output=help, each
- * column's cell as a table prints it (values, "-" for a missing figure, the
- * bound's sign, the load's "~" with and without the legend, rates rounded,
- * the age of memory or of the CPU rate) and what --json keeps of a
- * CgroupSummary with -o. */
+ * selections with and without STATE, list --charge's columns appended to
+ * them (and the limit), the field list of --output=help, each column's cell
+ * as a table prints it (values, "-" for a missing figure, the bound's sign,
+ * the load's "~" with and without the legend, rates rounded, the age of
+ * memory or of the CPU rate, a charged value in its resource's unit) and
+ * what --json keeps of a CgroupSummary with -o. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -137,7 +138,42 @@ static void test_names_and_help(void **state)
 	assert_non_null(strstr(text, "\n  bound     (none)   the memory reading's error bound"));
 	assert_non_null(strstr(text, "\n  psi-io    PSI-IO   I/O pressure"));
 	assert_non_null(strstr(text, "\n  age       AGE      age of the memory reading (of the CPU rate without one)\n"));
+	/* one line a field, the last field's last: nothing past the table of
+	 * fields is read */
+	const char *last = "\n  charge-bound (none)   that value's error bound (+-N), right after it\n";
+	assert_true(strlen(text) > strlen(last));
+	assert_string_equal(text + strlen(text) - strlen(last), last);
+	size_t lines = 0;
+	for (const char *p = text; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, 1 + _COLUMN_MAX);
 	free(text);
+}
+
+static void test_append(void **state)
+{
+	struct columns c;
+
+	(void)state;
+	/* list --charge: CHARGE and its bound after the default columns,
+	 * with their headers and flags; 0 each */
+	columns_default(&c, false);
+	assert_int_equal(columns_append(&c, COLUMN_CHARGE), 0);
+	assert_int_equal(columns_append(&c, COLUMN_CHARGE_BOUND), 0);
+	assert_int_equal(c.n, 14);
+	assert_int_equal(c.v[12], COLUMN_CHARGE);
+	assert_int_equal(c.v[13], COLUMN_CHARGE_BOUND);
+	assert_string_equal(c.headers[12], "CHARGE");
+	assert_string_equal(c.headers[13], "");
+	assert_int_equal(c.flags[13], COL_RIGHT | COL_TIGHT);
+	assert_false(c.given);
+	/* up to COLUMNS_MAX; past it -E2BIG, as columns_parse() says of too
+	 * many fields, and c untouched */
+	while (c.n < COLUMNS_MAX)
+		assert_int_equal(columns_append(&c, COLUMN_CPU), 0);
+	assert_int_equal(columns_append(&c, COLUMN_CHARGE), -E2BIG);
+	assert_int_equal(c.n, COLUMNS_MAX);
+	assert_int_equal(c.v[COLUMNS_MAX - 1], COLUMN_CPU);
 }
 
 static void test_default(void **state)
@@ -315,6 +351,58 @@ static void test_cells_missing(void **state)
 	arg_legend = true;
 }
 
+/* The cells of r in CHARGE and its bound, for a resource of unit `unit`
+ * (negative: not known), blanks squeezed. */
+static char *charge_cells(const struct row *r, int unit)
+{
+	struct columns c;
+	struct table t;
+	const char *bad;
+	char *text;
+
+	assert_int_equal(columns_parse("cgroup,charge,charge-bound", &c, &bad), 0);
+	c.charge_unit = unit;
+	columns_table_init(&c, &t);
+	columns_table_add(&c, &t, r, cell_str(&t, r->path));
+	text = print_table(&t);
+	table_done(&t);
+	squeeze(text);
+	return text;
+}
+
+static void test_charge_cells(void **state)
+{
+	struct row r = { .path = "/a", .charge = { .set = true, .value = 3 << 20, .bound = 4096 } };
+	char *text;
+
+	(void)state;
+	utf8 = false;
+	/* list --charge=NAME: the subtree value in the resource's unit, bytes
+	 * (unit 0) too, its bound after it with the sign */
+	text = charge_cells(&r, ACCT_UNIT_BYTES);
+	assert_string_equal(text, "CGROUP CHARGE\n/a 3.0M +-4.0K\n");
+	free(text);
+	text = charge_cells(&r, ACCT_UNIT_USEC);
+	assert_string_equal(text, "CGROUP CHARGE\n/a 3.146s +-4.1ms\n");
+	free(text);
+	/* a count, and a unit not known: integers */
+	text = charge_cells(&r, ACCT_UNIT_COUNT);
+	assert_string_equal(text, "CGROUP CHARGE\n/a 3145728 +-4096\n");
+	free(text);
+	text = charge_cells(&r, -ENOENT);
+	assert_string_equal(text, "CGROUP CHARGE\n/a 3145728 +-4096\n");
+	free(text);
+	/* a bound of 0 is not shown; nothing charged reads 0, without a bound */
+	r.charge.bound = 0;
+	text = charge_cells(&r, ACCT_UNIT_BYTES);
+	assert_string_equal(text, "CGROUP CHARGE\n/a 3.0M\n");
+	free(text);
+	r.charge = (struct value){ .bound = 5, .age_us = -1 };
+	text = charge_cells(&r, ACCT_UNIT_BYTES);
+	assert_string_equal(text, "CGROUP CHARGE\n/a 0B\n");
+	free(text);
+}
+
 static struct json_object *parse(const char *s)
 {
 	struct json_object *o = json_tokener_parse(s);
@@ -376,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_parse),	    cmocka_unit_test(test_parse_bad), cmocka_unit_test(test_parse_limit),
 		cmocka_unit_test(test_names_and_help), cmocka_unit_test(test_default),	 cmocka_unit_test(test_cells),
 		cmocka_unit_test(test_cells_missing), cmocka_unit_test(test_json),
+		cmocka_unit_test(test_append),	      cmocka_unit_test(test_charge_cells),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
