@@ -1228,6 +1228,22 @@ static void test_memory_motion(void **state)
 	assert_int_equal(value(m, ACCT_Q_MEMORY), 12000);
 }
 
+/* A cgroup whose memory in use is not known (the v2 root: memory.stat but
+ * no memory.current) cannot tell whether its memory moved: its slow group
+ * is read at every slow pass, not once a minute. */
+static void test_slow_without_memory_in_use(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/", UNI);
+	xwrite(t->base, "unified/memory.stat", "anon 4096\nfile 0\ninactive_file 0\n");
+	xwrite(t->base, "unified/cpu.stat", "usage_usec 10\nuser_usec 10\nsystem_usec 0\n");
+	for (int i = 0; i < 3; i++) {
+		tree_pass(t, ACCT_PASS_SLOW);
+		assert_no_errors(&t->rep);
+		assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 1);
+	}
+}
+
 /* A cgroup without memory accounting (no memory controller, no v1 memory
  * hierarchy) counts no memory read; its CPU read is counted as such. */
 static void test_parts_without_memory(void **state)
@@ -2559,6 +2575,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slow_refresh, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_memory_motion, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_parts_without_memory, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_slow_without_memory_in_use, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_bandwidth_not_pruned, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_source_change_without_throttling, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),
