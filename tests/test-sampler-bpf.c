@@ -868,6 +868,41 @@ static void test_walk_alone(void **state)
 	assert_int_equal(value(a, ACCT_Q_MEMORY), 50 * PAGE);
 }
 
+/* Which cgroups a walk alone reads (acct_sampler_kernel_due(), "Freshness
+ * from the budget"): one whose memory moved, once its motion times the age of
+ * its value reaches the bytes budget (4 MiB here): none right after the
+ * pass that read it, and it when its expected staleness has grown past the
+ * budget. */
+static void test_kernel_due(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	add(t, "/b", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	record("/b", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG)->usage = 5;
+	mem_file(t, "/b", "memory.current", 5 * PAGE);
+	struct acct_cgroup **due = NULL;
+	uint64_t first = 0;
+	/* /a moves 1 MiB a pass, its motion becomes known; /b stands */
+	for (int i = 0; i < 3; i++) {
+		ra->usage = 30 + 256 * (unsigned)i;
+		mem_file(t, "/a", "memory.current", ra->usage * PAGE);
+		pass(t, ACCT_PASS_FAST);
+		if (i == 0)
+			first = now;
+		usleep(20000);
+	}
+	uint64_t span = now - first; /* 2 MiB moved in it */
+	/* a millisecond after the pass: far from the budget at this pace */
+	assert_int_equal(acct_sampler_kernel_due(t->s, now + 1000, &due), 0);
+	assert_null(due);
+	/* after twice the time it takes to move 4 MiB at that pace */
+	int n = acct_sampler_kernel_due(t->s, now + 4 * span + 1000000, &due);
+	assert_int_equal(n, 1);
+	assert_ptr_equal(due[0], a);
+	free(due);
+}
+
 /* A walk alone reads a cgroup by its path: where another cgroup has been
  * made under that path since (discovery has not said so yet), the record
  * read is the stranger's and not this cgroup's (read_each()); without the
@@ -1023,6 +1058,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unconfirmed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_due, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_alone_stranger, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_alone_no_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_census, setup, teardown),
