@@ -883,6 +883,9 @@ static void test_kernel_due(void **state)
 	mem_file(t, "/b", "memory.current", 5 * PAGE);
 	struct acct_cgroup **due = NULL;
 	uint64_t first = 0;
+	/* before a full fast pass made the list of moving cgroups: none known */
+	assert_int_equal(acct_sampler_kernel_due(sampler(t), acct_now_us(), &due), -ESTALE);
+	assert_null(due);
 	/* /a moves 1 MiB a pass, its motion becomes known; /b stands */
 	for (int i = 0; i < 3; i++) {
 		ra->usage = 30 + 256 * (unsigned)i;

@@ -2049,6 +2049,22 @@ static void test_api(void **state)
 	assert_null(acct_sampler_free(NULL));
 }
 
+/* The clock ticks that v1's cpuacct.stat counts in are the options'
+ * user_hz, where one is given: at 1 tick a second, "user 5" is 5 s. */
+static void test_user_hz(void **state)
+{
+	struct tree *t = *state;
+	t->o.user_hz = 1;
+	struct acct_cgroup *c = tree_add(t, "/c", UNI | H(ACCT_HIER_CPUACCT));
+	xmkdir(t->base, "unified/c");
+	xwrite(t->base, "unified/c/cgroup.events", "populated 1\nfrozen 0\n");
+	cpuacct_cg(t, "c", 7000000, "user 5\nsystem 2\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(c, ACCT_Q_CPU_USER), 5 * 1000000);
+	assert_int_equal(value(c, ACCT_Q_CPU_SYSTEM), 2 * 1000000);
+}
+
 /* Options no sampler can run with: -EINVAL, nothing made. */
 static void test_new_refuses_options(void **state)
 {
@@ -2591,6 +2607,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_large_file, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_final_read, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_api, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_user_hz, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_new_refuses_options, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_allocation_failures, tree_setup, tree_teardown),
 		cmocka_unit_test(test_bracket_judge),
