@@ -995,6 +995,44 @@ static void test_psi_walk(void **state)
 	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 1);
 }
 
+/* Pressure witnessed by the record (sampler.c, psi_due(), psi_witness();
+ * docs/counters.md, "Pressure"): a cgroup whose pressure files were read
+ * quiet twice, whose CPU time stands and whose record's totals (ns) are the
+ * files' (us) is not read again: counted still, its pressure skipped. Its
+ * record's totals moving make it a read. */
+static void test_psi_witness_still(void **state)
+{
+	struct tree *t = *state;
+	add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_POPULATED | ACCT_BPF_F_PSI);
+	ra->usage = 30;
+	ra->nr_psi = 1;
+	ra->psi_total[0] = 30 * 1000; /* the three files' "some" totals, 10 us each */
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	xwrite(t->base, "unified/a/cgroup.events", "populated 1\nfrozen 0\n");
+	xwrite(t->base, "unified/a/cpu.stat", "usage_usec 100\nuser_usec 100\nsystem_usec 0\n");
+	static const char *const res[] = { "cpu", "memory", "io" };
+	for (size_t i = 0; i < ELEMENTSOF(res); i++) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), "unified/a/%s.pressure", res[i]);
+		xwrite(t->base, rel,
+		       "some avg10=0.00 avg60=0.00 avg300=0.00 total=10\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	}
+	pass(t, ACCT_PASS_FAST); /* the first read */
+	pass(t, ACCT_PASS_FAST); /* the same totals: quiet */
+	assert_int_equal(t->rep.parts[ACCT_PART_PSI][ACCT_OUTCOME_READ], 1);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+	assert_int_equal(t->rep.bpf_psi_still, 1);
+	assert_int_equal(t->rep.parts[ACCT_PART_PSI][ACCT_OUTCOME_READ], 0);
+	assert_int_equal(t->rep.parts[ACCT_PART_PSI][ACCT_OUTCOME_SKIPPED], 1);
+	/* a stall the kernel counted: read */
+	ra->psi_total[0] = 31 * 1000;
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.bpf_psi_still, 0);
+	assert_int_equal(t->rep.parts[ACCT_PART_PSI][ACCT_OUTCOME_READ], 1);
+}
+
 /* The cross-check's memory file opened as descriptor 0 (a daemon started
  * with its standard input closed) is read like any other. */
 static void test_stdin_closed(void **state)
@@ -1066,6 +1104,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_walk_alone_no_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_census, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_walk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_psi_witness_still, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_closed, setup, teardown),
 	};
