@@ -58,6 +58,7 @@ static struct {
 	bool pinned;                      /* read_one answers -EPERM */
 	bool gone;                        /* read_one answers -ENOENT (and writes garbage) */
 	uint32_t e2big;                   /* hierarchies whose walk answers -E2BIG */
+	uint32_t eio;                     /* hierarchies whose walk fails (-EIO) */
 	unsigned walks[_ACCT_HIER_MAX];
 	uint64_t ino[_ACCT_HIER_MAX][26]; /* directory inodes of "/a".."/z" where add() made one */
 } fake;
@@ -129,6 +130,8 @@ static int fill(enum acct_hierarchy h, struct acct_bpf_snapshot *snap, bool lean
 	fake.walks[h]++;
 	if (fake.e2big & H(h))
 		return -E2BIG;
+	if (fake.eio & H(h))
+		return -EIO;
 	acct_bpf_snapshot_clear(snap);
 	snap->data = calloc(n ? n : 1, sizeof(struct rec));
 	snap->rec = calloc(n ? n : 1, sizeof(*snap->rec));
@@ -972,6 +975,12 @@ static void test_census(void **state)
 	fake.e2big = UNI;
 	pass(t, ACCT_PASS_FAST);
 	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 0);
+	assert_int_equal(t->rep.bpf_cgroups, 0);
+	/* and failed: one unreadable walk in the pass's report */
+	fake.e2big = 0;
+	fake.eio = UNI;
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 1);
 	assert_int_equal(t->rep.bpf_cgroups, 0);
 }
 
