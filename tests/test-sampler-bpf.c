@@ -1002,6 +1002,10 @@ static void test_psi_walk(void **state)
 	pass(t, ACCT_PASS_FAST);
 	assert_int_equal(fake.walks[ACCT_HIER_MEMORY], 2);
 	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 1);
+	/* a pass of the load alone walks no cgroup hierarchy */
+	pass(t, ACCT_PASS_LOAD);
+	assert_int_equal(fake.walks[ACCT_HIER_MEMORY], 2);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 1);
 }
 
 /* Pressure witnessed by the record (sampler.c, psi_due(), psi_witness();
