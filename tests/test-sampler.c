@@ -755,6 +755,11 @@ static void test_removed_tree_by_tree_keeps_sources(void **state)
 	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 31000);
 	assert_int_equal(acct_cgroup_final(a), ACCT_FINAL_READ);
 	assert_int_equal(t->rep.cgroups_failed, 0);
+	/* and, read since it emptied, it is skipped by the fast passes: its
+	 * CPU time can no longer be read, so no re-read would settle it */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.skipped_empty, 1);
+	assert_int_equal(acct_cgroup_final(a), ACCT_FINAL_READ);
 
 	/* a task in it again: its files are those of the unified tree now */
 	xwrite(t->base, "unified/a/cgroup.events", "populated 1\nfrozen 0\n");
