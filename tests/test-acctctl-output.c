@@ -542,9 +542,24 @@ static void test_usage_calls(void **state)
 	"{\"path\":\"/d\",\"recorded_us\":2000000,\"charges\":[{\"resource\":\"gpu\","                            \
 	"\"value_seconds\":{\"value\":9663676416}}]}"
 
-static void test_usage_charges(void **state)
+/* `acctctl usage --charge=CHARGE` with the other options as the test set
+ * them, acctd answering `answer` and then CHARGE_STATUS; the units are
+ * learnt anew, as by a new acctctl. Returns what it printed. */
+static char *usage_charged(const char *charge, const char *answer)
 {
 	char *args[] = { NULL }, *text;
+	calls_reset();
+	charge_units_reset();
+	arg_charge = charge;
+	answers[0] = answer;
+	answers[1] = CHARGE_STATUS;
+	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	return text;
+}
+
+static void test_usage_charges(void **state)
+{
+	char *text;
 	const char *answer =
 		"{\"since_us\":1796461200000000,\"until_us\":1796464800000000,\"cgroups\":[" CHARGE_CGROUPS "]}";
 
@@ -556,10 +571,7 @@ static void test_usage_charges(void **state)
 	 * recorded) with its bound, AVG rounded to the nearest byte (511.6 ->
 	 * 512B), MAX, RECORDED; a ChargeUsage without avg, max or time
 	 * recorded shows "-", "-", 0us */
-	arg_charge = "gpu";
-	answers[0] = answer;
-	answers[1] = CHARGE_STATUS;
-	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	text = usage_charged("gpu", answer);
 	assert_int_equal(nsent, 2);
 	assert_string_equal(sent[0], "Usage {\"since_us\":1796461200000000,\"until_us\":1796464800000000,"
 				     "\"include_removed\":true,\"charges\":[\"gpu\"]}");
@@ -573,12 +585,7 @@ static void test_usage_charges(void **state)
 
 	/* a count: its average with two decimals, its integral a duration
 	 * (1 held for 2 h is 2h); bound 0 shown as none */
-	calls_reset();
-	charge_units_reset();
-	arg_charge = "slots";
-	answers[0] = answer;
-	answers[1] = CHARGE_STATUS;
-	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	text = usage_charged("slots", answer);
 	assert_has(text, "\n\nCharged slots (count), held over the time recorded (value x time: 3 held for an hour is "
 			 "3h):\n"
 			 "CGROUP     HELD    AVG  MAX  RECORDED\n"
@@ -587,12 +594,7 @@ static void test_usage_charges(void **state)
 	free(text);
 
 	/* nobody held it: said instead of a table */
-	calls_reset();
-	charge_units_reset();
-	arg_charge = "lic";
-	answers[0] = answer;
-	answers[1] = CHARGE_STATUS;
-	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	text = usage_charged("lic", answer);
 	assert_has(text, "\nNo cgroup here held charged resource lic in this window.\n");
 	assert_lacks(text, "HELD");
 	free(text);
@@ -608,23 +610,16 @@ static void test_usage_charge_sort_csv(void **state)
 	set_window();
 	/* --sort=charge: by what each held of gpu, most first (/d 9.0G*s, /a
 	 * 3.0M*s), those that held none after them as 0, by path */
-	arg_charge = "gpu";
 	arg_sort = SORT_CHARGE;
-	answers[0] = answer;
-	answers[1] = CHARGE_STATUS;
-	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	text = usage_charged("gpu", answer);
 	assert_has(text, "REMOVED\n/d ");
 	assert_true(strstr(text, "\n/d ") < strstr(text, "\n/a "));
 	assert_true(strstr(text, "\n/a ") < strstr(text, "\n/b "));
 	assert_true(strstr(text, "\n/b ") < strstr(text, "\n/c "));
 	free(text);
 	/* with --top, the footer names the resource */
-	calls_reset();
-	charge_units_reset();
 	arg_top = 1;
-	answers[0] = answer;
-	answers[1] = CHARGE_STATUS;
-	assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+	text = usage_charged("gpu", answer);
 	assert_has(text, "REMOVED\n/d ");
 	assert_lacks(text, "\n/a ");
 	assert_has(text, "\nThe first 1 of 4 cgroups by gpu, from ");
@@ -653,12 +648,7 @@ static void test_usage_charge_sort_csv(void **state)
 	};
 	arg_csv = true;
 	for (size_t i = 0; i < ELEMENTSOF(want); i++) {
-		calls_reset();
-		charge_units_reset();
-		arg_charge = want[i][0];
-		answers[0] = answer;
-		answers[1] = CHARGE_STATUS;
-		assert_int_equal(run(verb_usage, args, &text), EXIT_OK);
+		text = usage_charged(want[i][0], answer);
 		assert_true(strncmp(text, "path,", 5) == 0);
 		assert_has(text, want[i][1]);
 		if (i == 0)

@@ -15,7 +15,11 @@
  * through the collector's index map with the stat bound, the working set,
  * unchanged records renewing ages only, populated as the OR of the records
  * of every hierarchy, the events, and the cross-check: a mismatch confirmed
- * ACCT_BPF_MISMATCH_PASSES passes in a row moves memory back to files. */
+ * ACCT_BPF_MISMATCH_PASSES passes in a row moves memory back to files.
+ *
+ * The file is long because every case shares the stand-in collector and
+ * its fixture (records by hand, a temporary tree), which a split would
+ * repeat; the cases read top to bottom as the sampler's BPF path does. */
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -566,6 +570,28 @@ static void test_unchanged(void **state)
 	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_HIGH), 6);
 }
 
+/* An empty cgroup /q of the unified tree, its memcg record (one page)
+ * and its files, memory.stat as given, the sampler told that
+ * cgroup.events is watched: quiet after a slow pass that reads memory.stat
+ * clean. Returns its record; *ret_cg its ledger record where wanted. */
+static struct acct_bpf_record *empty_cgroup(struct tree *t, const char *memory_stat, struct acct_cgroup **ret_cg)
+{
+	struct acct_cgroup *q = add(t, "/q", UNI);
+	struct acct_bpf_record *rq = record("/q", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
+	rq->usage = 1;
+	mem_file(t, "/q", "memory.current", PAGE);
+	xwrite(t->base, "unified/q/cgroup.events", "populated 0\nfrozen 0\n");
+	xwrite(t->base, "unified/q/cgroup.threads", "");
+	xwrite(t->base, "unified/q/memory.stat", memory_stat);
+	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
+	acct_sampler_events_watched(sampler(t), true, 100);
+	if (ret_cg)
+		*ret_cg = q;
+	return rq;
+}
+
+#define MEMORY_STAT_CLEAN "anon 0\nfile 4096\ninactive_file 4096\nfile_dirty 0\nfile_writeback 0\n"
+
 /* Empty cgroups that stay empty are not read while nothing says they
  * changed (sampler-prune.c, sampler_empty_quiet(); sampler.c,
  * sample_quiet(); docs/counters.md, "Empty cgroups"): what keeps /q
@@ -577,15 +603,8 @@ static void test_unchanged(void **state)
 static void test_empty_quiet(void **state)
 {
 	struct tree *t = *state;
-	struct acct_cgroup *q = add(t, "/q", UNI);
-	struct acct_bpf_record *rq = record("/q", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
-	rq->usage = 1;
-	mem_file(t, "/q", "memory.current", PAGE);
-	xwrite(t->base, "unified/q/cgroup.events", "populated 0\nfrozen 0\n");
-	xwrite(t->base, "unified/q/cgroup.threads", "");
-	xwrite(t->base, "unified/q/memory.stat", "anon 0\nfile 4096\ninactive_file 4096\nfile_dirty 0\nfile_writeback 0\n");
-	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
-	acct_sampler_events_watched(sampler(t), true, 100);
+	struct acct_cgroup *q;
+	struct acct_bpf_record *rq = empty_cgroup(t, MEMORY_STAT_CLEAN, &q);
 
 	pass(t, ACCT_PASS_SLOW); /* read empty, memory.stat clean: quiet */
 	assert_int_equal(t->rep.cgroups_failed, 0);
@@ -632,14 +651,8 @@ static void test_empty_quiet(void **state)
 static void test_empty_quiet_dirty(void **state)
 {
 	struct tree *t = *state;
-	add(t, "/q", UNI);
-	struct acct_bpf_record *rq = record("/q", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
-	rq->usage = 1;
-	mem_file(t, "/q", "memory.current", PAGE);
-	xwrite(t->base, "unified/q/cgroup.events", "populated 0\nfrozen 0\n");
-	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
-	xwrite(t->base, "unified/q/memory.stat", "anon 0\nfile 4096\nfile_dirty 4096\nfile_writeback 0\ninactive_file 4096\n");
-	acct_sampler_events_watched(sampler(t), true, 100);
+	struct acct_bpf_record *rq =
+		empty_cgroup(t, "anon 0\nfile 4096\nfile_dirty 4096\nfile_writeback 0\ninactive_file 4096\n", NULL);
 	pass(t, ACCT_PASS_SLOW);
 	assert_int_equal(t->rep.cgroups_failed, 0);
 	pass(t, ACCT_PASS_FAST);
@@ -672,13 +685,7 @@ static void test_empty_quiet_dirty(void **state)
 static void test_empty_quiet_lost_watch(void **state)
 {
 	struct tree *t = *state;
-	add(t, "/q", UNI);
-	record("/q", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG)->usage = 1;
-	mem_file(t, "/q", "memory.current", PAGE);
-	xwrite(t->base, "unified/q/cgroup.events", "populated 0\nfrozen 0\n");
-	xwrite(t->base, "unified/q/memory.stat", "anon 0\nfile 4096\ninactive_file 4096\nfile_dirty 0\nfile_writeback 0\n");
-	xwrite(t->base, "unified/q/cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
-	acct_sampler_events_watched(sampler(t), true, 100);
+	empty_cgroup(t, MEMORY_STAT_CLEAN, NULL);
 	pass(t, ACCT_PASS_SLOW);
 	pass(t, ACCT_PASS_FAST);
 	assert_int_equal(t->rep.empty_unread, 1);

@@ -823,6 +823,21 @@ static void prune_cg(struct tree *t, const char *rel, unsigned usage, unsigned p
 	}
 }
 
+/* The pruning tests' parent and child: /p (in parent_hier, 1000 us of CPU)
+ * and /p/c (in child_hier, 400 us), their unified files as prune_cg()
+ * writes them. Returns /p/c; *ret_p /p where wanted. */
+static struct acct_cgroup *pruning_pair(struct tree *t, uint32_t parent_hier, uint32_t child_hier,
+					struct acct_cgroup **ret_p)
+{
+	struct acct_cgroup *p = tree_add(t, "/p", parent_hier);
+	struct acct_cgroup *c = tree_add(t, "/p/c", child_hier);
+	prune_cg(t, "p", 1000, 10, "0.00");
+	prune_cg(t, "p/c", 400, 4, "0.00");
+	if (ret_p)
+		*ret_p = p;
+	return c;
+}
+
 static uint64_t parts(const struct tree *t, enum acct_pass_part p, enum acct_part_outcome o)
 {
 	return t->rep.parts[p][o];
@@ -837,11 +852,9 @@ static uint64_t parts(const struct tree *t, enum acct_pass_part p, enum acct_par
 static void test_pruning(void **state)
 {
 	struct tree *t = *state;
-	struct acct_cgroup *p = tree_add(t, "/p", UNI);
-	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
+	struct acct_cgroup *p;
+	struct acct_cgroup *c = pruning_pair(t, UNI, UNI, &p);
 	struct acct_cgroup *only_p[] = { p };
-	prune_cg(t, "p", 1000, 10, "0.00");
-	prune_cg(t, "p/c", 400, 4, "0.00");
 
 	/* The first reads: nothing to compare with. */
 	tree_pass(t, ACCT_PASS_FAST);
@@ -921,11 +934,8 @@ static void test_pruning(void **state)
 static void test_pruning_ancestors(void **state)
 {
 	struct tree *t = *state;
-	tree_add(t, "/p", UNI);
-	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
+	struct acct_cgroup *c = pruning_pair(t, UNI, UNI, NULL);
 	struct acct_cgroup *g = tree_add(t, "/p/c/g", UNI);
-	prune_cg(t, "p", 1000, 10, "0.00");
-	prune_cg(t, "p/c", 400, 4, "0.00");
 	prune_cg(t, "p/c/g", 100, 1, "0.00");
 
 	tree_pass(t, ACCT_PASS_FAST);
@@ -964,10 +974,7 @@ static void test_pruning_ancestors(void **state)
 static void test_pruning_refresh(void **state)
 {
 	struct tree *t = *state;
-	tree_add(t, "/p", UNI);
-	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
-	prune_cg(t, "p", 1000, 10, "0.00");
-	prune_cg(t, "p/c", 400, 4, "0.00");
+	struct acct_cgroup *c = pruning_pair(t, UNI, UNI, NULL);
 	/* a spread of 2 s or more: a refresh a second or two early or late
 	 * is seen (serials count from 1 in a new ledger) */
 	if (c->serial % 60 < 2)
@@ -1001,10 +1008,7 @@ static void test_pruning_refresh(void **state)
 static void test_pruning_other_tree(void **state)
 {
 	struct tree *t = *state;
-	tree_add(t, "/p", UNI | H(ACCT_HIER_CPUACCT));
-	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
-	prune_cg(t, "p", 1000, 10, "0.00");
-	prune_cg(t, "p/c", 400, 4, "0.00");
+	struct acct_cgroup *c = pruning_pair(t, UNI | H(ACCT_HIER_CPUACCT), UNI, NULL);
 	xmkdir(t->base, "cpu,cpuacct/p");
 	xwrite(t->base, "cpu,cpuacct/p/cpuacct.usage_percpu", "1000000 0\n");
 	xwrite(t->base, "cpu,cpuacct/p/cpuacct.stat", "user 0\nsystem 0\n");
@@ -1040,10 +1044,7 @@ static void cpuacct_cg(struct tree *t, const char *rel, unsigned usage_us, const
 static void test_pruning_after_failed_read(void **state)
 {
 	struct tree *t = *state;
-	tree_add(t, "/p", UNI | H(ACCT_HIER_CPUACCT));
-	struct acct_cgroup *c = tree_add(t, "/p/c", UNI | H(ACCT_HIER_CPUACCT));
-	prune_cg(t, "p", 1000, 10, "0.00");
-	prune_cg(t, "p/c", 400, 4, "0.00");
+	struct acct_cgroup *c = pruning_pair(t, UNI | H(ACCT_HIER_CPUACCT), UNI | H(ACCT_HIER_CPUACCT), NULL);
 	cpuacct_cg(t, "p", 1000, "user 0\nsystem 0\n");
 	cpuacct_cg(t, "p/c", 400, "user 0\nsystem 0\n");
 	tree_pass(t, ACCT_PASS_FAST);
@@ -1100,10 +1101,7 @@ static void test_pruning_without_memory(void **state)
 static void test_pruning_long_path(void **state)
 {
 	struct tree *t = *state;
-	tree_add(t, "/p", UNI);
-	tree_add(t, "/p/c", UNI);
-	prune_cg(t, "p", 1000, 10, "0.00");
-	prune_cg(t, "p/c", 400, 4, "0.00");
+	pruning_pair(t, UNI, UNI, NULL);
 	char long_path[4200];
 	memcpy(long_path, "/p/", 3);
 	memset(long_path + 3, 'x', sizeof(long_path) - 4);
@@ -1400,10 +1398,7 @@ static void test_cpu_rate_lazy(void **state)
 static void test_bandwidth_not_pruned(void **state)
 {
 	struct tree *t = *state;
-	tree_add(t, "/p", UNI);
-	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
-	prune_cg(t, "p", 1000, 10, "0.00");
-	prune_cg(t, "p/c", 400, 4, "0.00");
+	struct acct_cgroup *c = pruning_pair(t, UNI, UNI, NULL);
 	xwrite(t->base, "unified/p/c/cpu.stat",
 	       "usage_usec 400\nuser_usec 400\nsystem_usec 0\nnr_periods 961\nnr_throttled 3\nthrottled_usec 900\n");
 	tree_pass(t, ACCT_PASS_FAST);
@@ -1431,10 +1426,8 @@ static void test_bandwidth_not_pruned(void **state)
 static void test_source_change_without_throttling(void **state)
 {
 	struct tree *t = *state;
-	struct acct_cgroup *p = tree_add(t, "/p", UNI);
-	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
-	prune_cg(t, "p", 1000, 10, "0.00");
-	prune_cg(t, "p/c", 400, 4, "0.00");
+	struct acct_cgroup *p;
+	struct acct_cgroup *c = pruning_pair(t, UNI, UNI, &p);
 	xwrite(t->base, "unified/p/cpu.stat",
 	       "usage_usec 1000\nuser_usec 1000\nsystem_usec 0\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n");
 	xwrite(t->base, "unified/p/c/cpu.stat",
@@ -1498,10 +1491,7 @@ static uint64_t cached_fds(const struct tree *t)
 static void test_descriptors_that_pay(void **state)
 {
 	struct tree *t = *state;
-	tree_add(t, "/p", UNI);
-	struct acct_cgroup *c = tree_add(t, "/p/c", UNI);
-	prune_cg(t, "p", 1000, 10, "0.00");
-	prune_cg(t, "p/c", 400, 4, "0.00");
+	struct acct_cgroup *c = pruning_pair(t, UNI, UNI, NULL);
 
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_no_errors(&t->rep);
