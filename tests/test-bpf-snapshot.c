@@ -8,6 +8,7 @@
  * size (a lean walk after a full one). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "basic/util.h"
 #include "bpf-collector.h"
 #include "cgroup-record.h"
 
@@ -185,11 +187,94 @@ static void test_find_hint(void **state)
 	acct_bpf_snapshot_clear(&s);
 }
 
+/* A small hierarchy as a partitioned walk writes it (ids by class of id %
+ * 2, not in pre-order):
+ *   1 /            4 /c
+ *   2 /a           3 /b
+ *   5 /a/x         7 /b/w
+ *   9 /a/x/y
+ *   6 /a/z
+ * and the kernel's count of live descendants of each. */
+struct cg {
+	uint64_t id;
+	int nr_descendants;
+};
+
+static void lay_out_tree(struct acct_bpf_snapshot *s, const struct cg *cgs, size_t n)
+{
+	uint64_t ids[16];
+	assert_true(n <= 16);
+	for (size_t i = 0; i < n; i++)
+		ids[i] = cgs[i].id;
+	lay_out(s, ids, n, 0);
+	for (size_t i = 0; i < n; i++)
+		((struct acct_bpf_record *)s->rec[i])->nr_descendants = cgs[i].nr_descendants;
+	(void)acct_bpf_snapshot_sort(s);
+}
+
+static bool scope_agrees(const struct cg *cgs, size_t n, const struct acct_cgroup_scope *scope)
+{
+	struct acct_bpf_snapshot s = { 0 };
+	struct acct_cgroup_census walked, known;
+	lay_out_tree(&s, cgs, n);
+	acct_bpf_snapshot_census_scope(&s, scope, &walked);
+	acct_bpf_snapshot_clear(&s);
+	acct_cgroup_scope_census(scope, &known);
+	return acct_cgroup_census_equal(&walked, &known);
+}
+
+/* A scope's census from a walk (the subtrees of /a and /c, known: /a /a/x
+ * /a/x/y /a/z /c) equals the observer's where the walk's subtrees hold the
+ * known cgroups and no other, in any walk order; it differs for a known one
+ * gone, an unknown one there, one swapped for another (the count alike), a
+ * top gone; cgroups outside the scope do not count; a leaf counts one,
+ * whatever lies below it. */
+static void test_census_scope(void **state)
+{
+	(void)state;
+	const struct cg tree[] = { { 2, 3 }, { 4, 0 }, { 6, 0 }, { 1, 7 }, { 3, 1 }, { 5, 1 }, { 7, 0 }, { 9, 0 } };
+	_cleanup_free_ struct acct_cgroup_scope *scope = acct_cgroup_scope_new(2, 5);
+	assert_non_null(scope);
+	const uint64_t tops[] = { 2, 4 }, ids[] = { 2, 5, 9, 6, 4 };
+	memcpy(scope->tops, tops, sizeof(tops));
+	memcpy(scope->ids, ids, sizeof(ids));
+	scope->n_tops = 2;
+	scope->n_ids = 5;
+	assert_true(scope_agrees(tree, ELEMENTSOF(tree), scope));
+
+	/* /a/x/y gone */
+	const struct cg gone[] = { { 2, 2 }, { 4, 0 }, { 6, 0 }, { 1, 6 }, { 3, 1 }, { 5, 0 }, { 7, 0 } };
+	assert_false(scope_agrees(gone, ELEMENTSOF(gone), scope));
+	/* /a/q (10) made, unknown */
+	const struct cg made[] = { { 2, 4 }, { 4, 0 }, { 6, 0 }, { 1, 8 }, { 3, 1 }, { 5, 1 }, { 7, 0 }, { 9, 0 }, { 10, 0 } };
+	assert_false(scope_agrees(made, ELEMENTSOF(made), scope));
+	/* /a/z (6) gone and /a/q (10) made: the same count */
+	const struct cg swapped[] = { { 2, 3 }, { 4, 0 }, { 1, 7 }, { 3, 1 }, { 5, 1 }, { 7, 0 }, { 9, 0 }, { 10, 0 } };
+	assert_false(scope_agrees(swapped, ELEMENTSOF(swapped), scope));
+	/* /c gone */
+	const struct cg top_gone[] = { { 2, 3 }, { 6, 0 }, { 1, 6 }, { 3, 1 }, { 5, 1 }, { 7, 0 }, { 9, 0 } };
+	assert_false(scope_agrees(top_gone, ELEMENTSOF(top_gone), scope));
+	/* /b/v (11) made and /b/w (7) gone: outside */
+	const struct cg outside[] = { { 2, 3 }, { 4, 0 }, { 6, 0 }, { 1, 7 }, { 3, 1 }, { 5, 1 }, { 11, 0 }, { 9, 0 } };
+	assert_true(scope_agrees(outside, ELEMENTSOF(outside), scope));
+
+	/* /a/x a leaf (at the observer's depth limit), /a/x/y not known */
+	_cleanup_free_ struct acct_cgroup_scope *leaf = acct_cgroup_scope_new(0, 1);
+	assert_non_null(leaf);
+	leaf->ids[0] = 5;
+	leaf->n_ids = 1;
+	leaf->n_leaves = 1;
+	assert_true(scope_agrees(tree, ELEMENTSOF(tree), leaf));
+	const struct cg no_x[] = { { 2, 1 }, { 4, 0 }, { 6, 0 }, { 1, 4 }, { 3, 1 }, { 7, 0 } };
+	assert_false(scope_agrees(no_x, ELEMENTSOF(no_x), leaf));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sort_kept_order),
 		cmocka_unit_test(test_find_hint),
+		cmocka_unit_test(test_census_scope),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

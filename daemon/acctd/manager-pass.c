@@ -73,12 +73,38 @@ static uint32_t census_plan(struct manager *m)
 	return acct_discovery_census_plan(m->discovery, served);
 }
 
+/* Where the include globs prune: discovery's scope of each hierarchy in
+ * `plan` into scopes[] and its census into m->census_mine[] (bits in
+ * m->census_scoped), after reading the directories above the scopes. Returns
+ * 0; or why a scan must do instead. */
+static const char *census_scopes(struct manager *m, uint32_t plan, struct acct_cgroup_scope *scopes[_ACCT_HIER_MAX])
+{
+	m->census_scoped = 0;
+	int r = acct_discovery_census_above(m->discovery);
+	if (r != 0)
+		return r < 0 ? "directories above the scope unreadable" : "a directory above the scope differs";
+	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
+		if (!(plan & (1u << h)))
+			continue;
+		r = acct_discovery_census_scope(m->discovery, h, &scopes[h]);
+		if (r < 0)
+			return "no scope";
+		if (scopes[h]) {
+			acct_cgroup_scope_census(scopes[h], &m->census_mine[h]);
+			m->census_scoped |= 1u << h;
+		}
+	}
+	return NULL;
+}
+
 /* The periodic rescan looks for what inotify did not report. A scan reads
  * every directory of every hierarchy: at 10,000 cgroups in a hybrid layout
  * about a second of CPU, most of what an idle acctd costs. Where the BPF
  * collector walks the hierarchies, the next full pass takes their census
- * instead (acct_sampler_want_census()) and finish_pass() scans only where it
- * differs from discovery's (census_check()). */
+ * instead (acct_sampler_want_census_of()) and finish_pass() scans only where
+ * it differs from discovery's (census_check()). Where the include globs
+ * prune, the census is of the subtrees discovery follows, and the few
+ * directories above them are read one level each now. */
 void manager_on_rescan(evutil_socket_t fd, short what, void *userdata)
 {
 	struct manager *m = userdata;
@@ -90,14 +116,25 @@ void manager_on_rescan(evutil_socket_t fd, short what, void *userdata)
 		periodic_scan(m, "every directory", false);
 		return;
 	}
+	struct acct_cgroup_scope *scopes[_ACCT_HIER_MAX] = { 0 };
+	const char *why = census_scopes(m, plan, scopes);
+	if (why) {
+		for (int h = 0; h < _ACCT_HIER_MAX; h++)
+			free(scopes[h]);
+		m->census_checks++;
+		m->census_differed++;
+		periodic_scan(m, why, false);
+		return;
+	}
 	m->census_asked = plan;
-	acct_sampler_want_census(m->sampler, plan, m->config->max_depth);
+	acct_sampler_want_census_of(m->sampler, plan, m->config->max_depth, scopes);
 }
 
 /* After a full pass that took the census asked: compare each hierarchy's
- * with discovery's after the inotify events read so far; scan where any
- * differs or was not taken. A cgroup made or removed between the walk and
- * the comparison makes them differ: a scan then costs what it always did. */
+ * with discovery's after the inotify events read so far (a scope's: as
+ * asked); scan where any differs or was not taken. A cgroup made or removed
+ * between the walk and the comparison (for a scope: between the ask and the
+ * walk) makes them differ: a scan then costs what it always did. */
 static void census_check(struct manager *m, const struct acct_pass_report *rep)
 {
 	uint32_t plan = m->census_asked;
@@ -114,9 +151,13 @@ static void census_check(struct manager *m, const struct acct_pass_report *rep)
 		struct acct_cgroup_census mine;
 		if (!(plan & (1u << h)))
 			continue;
-		if (!(rep->census_mask & (1u << h)) || acct_discovery_census(m->discovery, h, &mine) < 0)
+		if (m->census_scoped & (1u << h))
+			mine = m->census_mine[h];
+		else if (acct_discovery_census(m->discovery, h, &mine) < 0)
 			why = "no census";
-		else if (!acct_cgroup_census_equal(&mine, &rep->census[h])) {
+		if (!why && !(rep->census_mask & (1u << h)))
+			why = "no census";
+		else if (!why && !acct_cgroup_census_equal(&mine, &rep->census[h])) {
 			snprintf(text, sizeof(text), "%s census: %" PRIu64 " cgroups walked, %" PRIu64 " known",
 				 acct_hierarchy_to_string(h), rep->census[h].count, mine.count);
 			why = text;

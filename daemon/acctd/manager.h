@@ -213,6 +213,10 @@ struct manager {
 	/* The periodic rescan: the census asked of the sampler and not yet
 	 * taken (hierarchies, 0: none), and the figures of manager_stats. */
 	uint32_t census_asked;
+	/* of census_asked, the hierarchies asked for a scope's census (include
+	 * globs that prune), and discovery's census of that scope when asked */
+	uint32_t census_scoped;
+	struct acct_cgroup_census census_mine[_ACCT_HIER_MAX];
 	uint64_t rescans, census_checks, census_differed;
 	/* Whether every change of cgroup.events was heard (start_pass()): the
 	 * discovery's overflows as of the last full pass, and whether reading

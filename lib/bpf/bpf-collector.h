@@ -120,6 +120,15 @@ const struct acct_bpf_record *acct_bpf_snapshot_find_hint(const struct acct_bpf_
  * cgroups being destroyed, so these are the hierarchy's directories. O(n). */
 void acct_bpf_snapshot_census(const struct acct_bpf_snapshot *s, unsigned max_level,
 			      struct acct_cgroup_census *ret);
+/* The census of a scope (cgroup-census.h) as this walk found it, into
+ * *ret: its count is the leaves' and, for each top in the walk, the
+ * kernel's count of its live descendants and itself; its sums are those of
+ * the scope's ids the walk has. Equal to acct_cgroup_scope_census() exactly
+ * where the tops' subtrees hold the scope's ids and no other cgroup (with
+ * the odds of a 64-bit collision). Needs the index sorted
+ * (acct_bpf_snapshot_sort()). O((tops + ids) log n). */
+void acct_bpf_snapshot_census_scope(const struct acct_bpf_snapshot *s, const struct acct_cgroup_scope *scope,
+				    struct acct_cgroup_census *ret);
 
 /* Walk hierarchy h into *snap (its old records are replaced; the buffer is
  * reused). A walk is whole or fails: the kernel ends a cgroup iterator's

@@ -155,3 +155,19 @@ void acct_bpf_snapshot_census(const struct acct_bpf_snapshot *s, unsigned max_le
 		if (s->rec[i]->level >= 0 && (unsigned)s->rec[i]->level <= max_level)
 			acct_cgroup_census_add(ret, s->rec[i]->id);
 }
+
+void acct_bpf_snapshot_census_scope(const struct acct_bpf_snapshot *s, const struct acct_cgroup_scope *scope,
+				    struct acct_cgroup_census *ret)
+{
+	*ret = (struct acct_cgroup_census){ .count = scope->n_leaves };
+	for (size_t i = 0; i < scope->n_tops; i++) {
+		const struct acct_bpf_record *r = acct_bpf_snapshot_find(s, scope->tops[i]);
+		if (r && r->nr_descendants >= 0)
+			ret->count += (uint64_t)r->nr_descendants + 1;
+	}
+	for (size_t i = 0; i < scope->n_ids; i++)
+		if (acct_bpf_snapshot_find(s, scope->ids[i])) {
+			ret->sum += scope->ids[i];
+			ret->mix += acct_cgroup_census_mix(scope->ids[i]);
+		}
+}

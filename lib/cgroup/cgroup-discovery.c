@@ -170,6 +170,28 @@ static bool filter_may_hold(const struct filter *f, const char *path, size_t len
 	return false;
 }
 
+/* Whether every directory below `path` (len bytes), and path itself, may
+ * hold a match: some glob with a wildcard has its literal prefix at the
+ * start of path (filter_may_hold() is then true of path and of every path
+ * that starts with it). Where the globs prune, discovery follows such whole
+ * subtrees below a few directories it reads in part. O(globs x prefix). */
+static bool filter_whole(const struct filter *f, const char *path, size_t len)
+{
+	if (!f->include)
+		return true;
+	for (char **g = f->include; *g; g++) {
+		size_t l = glob_literal_len(*g);
+		if ((*g)[l] != '\0' && l <= len && strncmp(path, *g, l) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool node_whole(const struct filter *f, const struct node *n)
+{
+	return filter_whole(f, n->path, strlen(n->path));
+}
+
 /* Whether filter_may_hold() leaves any directory out: every include glob
  * has a literal prefix beyond "/" (one with a wildcard first or right after
  * the "/" can match below any directory). */
@@ -962,11 +984,13 @@ static int tree_of(const struct acct_discovery *d, enum acct_hierarchy h)
 }
 
 /* Whether discovery's set of directories can stand for the hierarchies'
- * (acct_discovery_census()'s -ENODATA): not where globs leave directories
- * unread (exclude, include globs that prune), nor where one is unwatched. */
+ * (acct_discovery_census()'s and acct_discovery_census_scope()'s -ENODATA):
+ * not where exclude globs leave subtrees unread, nor where a directory is
+ * unwatched. Include globs that prune leave whole subtrees, which a scope
+ * stands for. */
 static bool census_stands(const struct acct_discovery *d)
 {
-	return !(d->filter.exclude && d->filter.exclude[0]) && !filter_prunes(&d->filter) && !d->unwatched;
+	return !(d->filter.exclude && d->filter.exclude[0]) && !d->unwatched;
 }
 
 uint32_t acct_discovery_census_plan(const struct acct_discovery *d, uint32_t served)
@@ -988,7 +1012,7 @@ int acct_discovery_census(const struct acct_discovery *d, enum acct_hierarchy h,
 	int t = tree_of(d, h);
 	if (t < 0)
 		return t;
-	if (!census_stands(d))
+	if (!census_stands(d) || filter_prunes(&d->filter))
 		return -ENODATA;
 	*ret = (struct acct_cgroup_census){ 0 };
 	for (size_t i = 0; i < ptr_table_capacity(&d->paths); i++) {
@@ -997,6 +1021,156 @@ int acct_discovery_census(const struct acct_discovery *d, enum acct_hierarchy h,
 			acct_cgroup_census_add(ret, n->ino[t]);
 	}
 	return 0;
+}
+
+/* The next node of top's subtree in pre-order after n, or NULL. */
+static const struct node *subtree_next(const struct node *n, const struct node *top)
+{
+	if (n->first_child)
+		return n->first_child;
+	for (; n != top; n = n->parent)
+		if (n->next)
+			return n->next;
+	return NULL;
+}
+
+/* Count (s NULL) or fill in *s the whole subtrees below partial directory n
+ * in tree t: each whole child present there is a top (a leaf at the depth
+ * limit), every node of its subtree present there an id; partial children
+ * are visited the same way. Recursion as deep as the globs' literal
+ * prefixes. */
+static void scope_below(const struct acct_discovery *d, const struct node *n, unsigned t, struct acct_cgroup_scope *s,
+			size_t *n_tops, size_t *n_ids)
+{
+	for (const struct node *c = n->first_child; c; c = c->next) {
+		if (!(c->present & (1u << t)))
+			continue;
+		if (!node_whole(&d->filter, c)) {
+			scope_below(d, c, t, s, n_tops, n_ids);
+			continue;
+		}
+		if (c->depth >= d->filter.max_depth) {
+			if (s)
+				s->n_leaves++;
+		} else if (s)
+			s->tops[s->n_tops++] = c->ino[t];
+		else
+			(*n_tops)++;
+		for (const struct node *x = c; x; x = subtree_next(x, c))
+			if (x->present & (1u << t)) {
+				if (s)
+					s->ids[s->n_ids++] = x->ino[t];
+				else
+					(*n_ids)++;
+			}
+	}
+}
+
+int acct_discovery_census_scope(const struct acct_discovery *d, enum acct_hierarchy h,
+				struct acct_cgroup_scope **ret)
+{
+	int t = tree_of(d, h);
+	if (t < 0)
+		return t;
+	if (!census_stands(d))
+		return -ENODATA;
+	*ret = NULL;
+	if (!filter_prunes(&d->filter) || !d->root)
+		return 0;
+	size_t n_tops = 0, n_ids = 0;
+	scope_below(d, d->root, (unsigned)t, NULL, &n_tops, &n_ids);
+	struct acct_cgroup_scope *s = acct_cgroup_scope_new(n_tops, n_ids);
+	if (!s)
+		return -ENOMEM;
+	scope_below(d, d->root, (unsigned)t, s, NULL, NULL);
+	*ret = s;
+	return 0;
+}
+
+/* Partial directory n as read now in tree t, one level: 0 where the
+ * children the globs may hold are those known there, with the same
+ * inodes; 1 where not; or a negative errno. An entry on another device (a
+ * mount inside the tree) is skipped, as walk() skips it. */
+static int read_above(const struct acct_discovery *d, unsigned t, const struct node *n, struct pathbuf *b)
+{
+	dev_t dev = 0;
+	_cleanup_close_ int fd = open_in_tree(&d->trees[t], n->path, &dev);
+	if (fd < 0)
+		return is_absent_error(-fd) ? 1 : fd;
+	_cleanup_closedir_ DIR *dir = fdopendir(fd);
+	if (!dir)
+		return -errno;
+	(void)TAKE_FD(fd); /* the DIR owns it now */
+	int r = pathbuf_set(b, n->path);
+	if (r < 0)
+		return r;
+	size_t len = b->len, seen = 0, known = 0;
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(dir);
+		if (!de) {
+			if (errno)
+				return is_absent_error(errno) ? 1 : -errno;
+			break;
+		}
+		if ((de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) ||
+		    (de->d_name[0] == '.' &&
+		     (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0'))))
+			continue;
+		r = pathbuf_push(b, de->d_name);
+		if (r < 0)
+			return r;
+		bool may_hold = filter_may_hold(&d->filter, b->p, b->len);
+		const struct node *c = may_hold ? node_find(d, b->p) : NULL;
+		pathbuf_pop(b, len);
+		if (!may_hold)
+			continue;
+		if (!c || !(c->present & (1u << t)) || c->ino[t] != de->d_ino) {
+			/* a mount point or something other than a directory: not walked either */
+			struct stat st;
+			if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				return is_absent_error(errno) ? 1 : -errno;
+			if (!S_ISDIR(st.st_mode) || st.st_dev != dev)
+				continue;
+			return 1;
+		}
+		seen++;
+	}
+	for (const struct node *c = n->first_child; c; c = c->next)
+		known += !!(c->present & (1u << t));
+	return seen == known ? 0 : 1;
+}
+
+/* read_above() for partial directory n in every tree it is in, and the
+ * same for its partial children. */
+static int above_below(const struct acct_discovery *d, const struct node *n, struct pathbuf *b)
+{
+	if (n->depth >= d->filter.max_depth)
+		return 0; /* its children are not followed */
+	for (unsigned t = 0; t < d->n_trees; t++) {
+		if (!(n->present & (1u << t)))
+			continue;
+		int r = read_above(d, t, n, b);
+		if (r != 0)
+			return r;
+	}
+	for (const struct node *c = n->first_child; c; c = c->next)
+		if (!node_whole(&d->filter, c)) {
+			int r = above_below(d, c, b);
+			if (r != 0)
+				return r;
+		}
+	return 0;
+}
+
+int acct_discovery_census_above(const struct acct_discovery *d)
+{
+	if (!filter_prunes(&d->filter) || !d->root)
+		return 0;
+	struct pathbuf b = { 0 };
+	int r = above_below(d, d->root, &b);
+	free(b.p);
+	return r;
 }
 
 void acct_discovery_stats(const struct acct_discovery *d, struct acct_discovery_stats *ret)

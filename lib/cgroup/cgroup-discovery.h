@@ -127,18 +127,43 @@ int acct_discovery_handle_events(struct acct_discovery *d, const void *buf, size
  * hierarchies are one tree), the first of its hierarchies in `served` (a
  * mask of 1 << enum acct_hierarchy). Returns that mask, or 0 when a census
  * cannot stand for a scan: a tree has no hierarchy in `served`, or
- * discovery's set cannot stand for the hierarchies' (see
- * acct_discovery_census()'s -ENODATA). O(trees). */
+ * discovery's set cannot stand for the hierarchies' (exclude globs, a
+ * directory unwatched: acct_discovery_census()'s -ENODATA; include globs
+ * that prune leave a scope, which stands). O(trees). */
 uint32_t acct_discovery_census_plan(const struct acct_discovery *d, uint32_t served);
 
 /* The census of the directories discovery knows in hierarchy h as of its
  * last scan and the inotify events since (the root is level 0; levels up to
  * the filter's max_depth), into *ret. Returns 0; -ENOENT when h is not a
  * walked hierarchy; -ENODATA when discovery's set cannot stand for the
- * hierarchy's: exclude globs are set (excluded subtrees are not walked), or
+ * hierarchy's: exclude globs are set (excluded subtrees are not walked),
  * some directory has no watch (a v1 rename below it changes no id, so only
- * a scan finds it). O(directories known). */
+ * a scan finds it), or include globs prune (then the census is of a scope:
+ * acct_discovery_census_scope()). O(directories known). */
 int acct_discovery_census(const struct acct_discovery *d, enum acct_hierarchy h, struct acct_cgroup_census *ret);
+
+/* Where include globs prune (each has a literal prefix beyond "/"),
+ * discovery follows whole subtrees below the few directories on the way to
+ * the prefixes, and reads those directories only in part: the census of
+ * hierarchy h is then that of a scope (cgroup-census.h), the subtrees' tops
+ * and every directory known in them, into *ret (the caller frees it; a top
+ * at max_depth counts as a leaf). *ret NULL where the globs do not prune:
+ * acct_discovery_census() stands for the whole hierarchy. Returns 0,
+ * -ENOENT, -ENODATA (as acct_discovery_census()) or -ENOMEM. The kernel's
+ * count of a top's descendants goes below max_depth, so a subtree deeper
+ * than that makes the censuses differ: a scan, as without a census.
+ * O(directories known). */
+int acct_discovery_census_scope(const struct acct_discovery *d, enum acct_hierarchy h,
+				struct acct_cgroup_scope **ret);
+
+/* The other half of a scope's census: each directory above the subtrees
+ * (where the globs prune) read one level now, in every tree it is in.
+ * Returns 0 where each holds exactly the children discovery knows there
+ * that the globs may hold, with the same inodes; 1 where one differs (or a
+ * directory is gone): inotify missed something, scan; or a negative errno.
+ * 0 at once where the globs do not prune. O(directories above x their
+ * entries): a few getdents64 calls on a host limited to a few subtrees. */
+int acct_discovery_census_above(const struct acct_discovery *d);
 
 /* Counters for Status/metrics, filled into *ret; cannot fail. */
 struct acct_discovery_stats {

@@ -590,20 +590,32 @@ static bool psi_walk_due(const struct acct_sampler *s)
 	       (!s->psi_walk_at || s->now_us - s->psi_walk_at >= PSI_WITNESS_US);
 }
 
-void acct_sampler_want_census(struct acct_sampler *s, uint32_t hierarchies, unsigned max_level)
+void acct_sampler_want_census_of(struct acct_sampler *s, uint32_t hierarchies, unsigned max_level,
+				 struct acct_cgroup_scope *scopes[_ACCT_HIER_MAX])
 {
+	for (int i = 0; scopes && i < _ACCT_HIER_MAX; i++) {
+		struct acct_cgroup_scope *old = __atomic_exchange_n(&s->census_scope[i], TAKE_PTR(scopes[i]),
+								    __ATOMIC_ACQ_REL);
+		free(old);
+	}
 	if (!s->opts.collector)
 		return;
 	__atomic_store_n(&s->census_level, max_level, __ATOMIC_RELAXED);
 	__atomic_or_fetch(&s->census_want, hierarchies, __ATOMIC_RELEASE);
 }
 
+void acct_sampler_want_census(struct acct_sampler *s, uint32_t hierarchies, unsigned max_level)
+{
+	acct_sampler_want_census_of(s, hierarchies, max_level, NULL);
+}
+
 /* The census asked for, in a full fast pass (worker 0, after the pass's own
  * walks): from the snapshot of each hierarchy this pass walked, and a lean
  * walk of each other one (a hierarchy without memcg values writes small
  * records: about what one walk of the memcg hierarchy costs, once per
- * rescan_interval instead of a readdir of every directory). A failed walk
- * leaves its bit out, so the owner scans. */
+ * rescan_interval instead of a readdir of every directory); of the whole
+ * walk, or of the scope asked (then freed). A failed walk leaves its bit
+ * out, so the owner scans. */
 static void take_census(struct acct_sampler *s)
 {
 	struct acct_pass_report *rep = &s->bpf_report;
@@ -614,7 +626,11 @@ static void take_census(struct acct_sampler *s)
 	unsigned level = __atomic_load_n(&s->census_level, __ATOMIC_RELAXED);
 	rep->census_taken = want;
 	for (int i = 0; want && i < _ACCT_HIER_MAX; i++) {
-		if (!(want & (1u << i)) || !acct_bpf_collector_serves(s->opts.collector, i))
+		if (!(want & (1u << i)))
+			continue;
+		_cleanup_free_ struct acct_cgroup_scope *scope =
+			__atomic_exchange_n(&s->census_scope[i], NULL, __ATOMIC_ACQ_REL);
+		if (!acct_bpf_collector_serves(s->opts.collector, i))
 			continue;
 		if (!s->snap_valid[i]) {
 			int r = acct_bpf_collector_read_lean(s->opts.collector, i, &s->snap[i]);
@@ -626,7 +642,10 @@ static void take_census(struct acct_sampler *s)
 			s->snap_valid[i] = true;
 			rep->bpf_records += (uint64_t)r;
 		}
-		acct_bpf_snapshot_census(&s->snap[i], level, &rep->census[i]);
+		if (scope)
+			acct_bpf_snapshot_census_scope(&s->snap[i], scope, &rep->census[i]);
+		else
+			acct_bpf_snapshot_census(&s->snap[i], level, &rep->census[i]);
 		rep->census_mask |= 1u << i;
 	}
 }

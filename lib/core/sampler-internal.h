@@ -278,6 +278,9 @@ struct acct_sampler {
 	uint64_t events_epoch;
 	uint32_t census_want;     /* atomic: acct_sampler_want_census()'s hierarchies not taken yet */
 	unsigned census_level;    /* atomic: and its max_level */
+	/* atomic: the scope of each hierarchy's census asked (NULL: the whole
+	 * walk), owned here until a pass takes it (acct_sampler_want_census_of()) */
+	struct acct_cgroup_scope *census_scope[_ACCT_HIER_MAX];
 	/* A walk alone over a few cgroups reads each one's record alone
 	 * (one_mode): one_recs[i] for work[i] where one_ok[i]. */
 	struct acct_bpf_record *one_recs;

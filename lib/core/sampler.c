@@ -713,8 +713,10 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	free(s->work);
 	free(s->parents);
 	free(s->tasks);
-	for (int i = 0; i < _ACCT_HIER_MAX; i++)
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
 		acct_bpf_snapshot_clear(&s->snap[i]);
+		free(s->census_scope[i]);
+	}
 	if (s->done_fd >= 0)
 		close(s->done_fd);
 	pthread_cond_destroy(&s->cond);

@@ -182,6 +182,12 @@ int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct
  * add up until a pass takes them (the last max_level holds). Nothing
  * without a collector. */
 void acct_sampler_want_census(struct acct_sampler *s, uint32_t hierarchies, unsigned max_level);
+/* The same, for the scope scopes[h] of each hierarchy h that has one
+ * (cgroup-census.h; NULL, or scopes NULL: the whole walk at levels
+ * 0..max_level): takes them (scopes[h] NULL after), and frees any asked
+ * before and not taken yet. */
+void acct_sampler_want_census_of(struct acct_sampler *s, uint32_t hierarchies, unsigned max_level,
+				 struct acct_cgroup_scope *scopes[_ACCT_HIER_MAX]);
 /* Whether the owner hears every change of cgroup.events (inotify IN_MODIFY,
  * announced with acct_cgroup_announce_populated_change() before it starts
  * the next pass) for cgroups of depth < max_depth that have the file: then

@@ -984,7 +984,8 @@ def wait_census(d, agreed, timeout=90):
         time.sleep(0.1)
 
 
-def test_census_stands_in_for_rescans(tree, tmp_path):
+@pytest.mark.parametrize("scope", [False, True], ids=["whole", "scope"])
+def test_census_stands_in_for_rescans(tree, tmp_path, scope):
     """The periodic rescan reads no directory where the BPF walks' census of
     every hierarchy equals discovery's (docs/acctd.md, "Discovery"): with
     rescan_interval 300 ms, censuses agree pass after pass and every
@@ -995,16 +996,20 @@ def test_census_stands_in_for_rescans(tree, tmp_path):
     longer does) makes each census
     differ, and each is followed by a scan. Made wrong (no census, a census
     of other ids or levels, a scan skipped where one differs), the counts
-    below do not add up. The include glob has its wildcard right after the
-    "/": one with a longer literal prefix (the tree's name) prunes every
-    other directory from the scans, and a census cannot stand for those
-    (test-cgroup-discovery's test_include_prunes)."""
+    below do not add up. "whole": the include glob has its wildcard right
+    after the "/", and the census is of every cgroup. "scope": the glob
+    (TREE/*) prunes every other directory from the scans, and the census is
+    of the subtrees below TREE (tops TREE/c00...), with / and TREE read one
+    level each (test-cgroup-discovery's test_census_scope); the hidden
+    cgroup then lies below a top (the kernel counts it among the top's
+    descendants)."""
     roots = [CG + "/" + h for h in mounted_hierarchies()] if not os.path.exists(CG + "/cgroup.controllers") else [CG]
     tree.mkdir(roots=roots)
     for i in range(20):
         tree.mkdir("c%02d" % i, roots=roots)
+    include = tree.base + "/*" if scope else "/*" + tree.base.lstrip("/") + "*"
     c = conf(tmp_path, tree, "bpf", sampling__fast_interval="100ms", sampling__rescan_interval="300ms",
-             cgroups__include="/*" + tree.base.lstrip("/") + "*")
+             cgroups__include=include)
     with daemon(tmp_path, c) as d:
         x = wait_census(d, 5)
         assert x["rescans"] == x["census_differed"], x
@@ -1023,8 +1028,9 @@ def test_census_stands_in_for_rescans(tree, tmp_path):
             x = wait_census(d, 5)
             assert x["rescans"] == x["census_differed"], x
             # A cgroup hidden from the scan: each census differs and is followed by a scan.
-            tree.mkdir("hidden", roots=[tree.lay["dir"]])
-            hidden = tree.dir("hidden")
+            hidden_rel = "c00/hidden" if scope else "hidden"
+            tree.mkdir(hidden_rel, roots=[tree.lay["dir"]])
+            hidden = tree.dir(hidden_rel)
             r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "acctd-census", hidden],
                                capture_output=True, text=True)
             if r.returncode != 0:
