@@ -2,12 +2,19 @@
 """test-mutate.py - the mutation check's own tool (tools/mutate/mutate.py)
 makes the mutants it promises, and only those: each operator on a small C
 snippet, nothing inside comments, strings or preprocessor lines, ids that
-survive lines moving, and an equivalent list whose reasons are mandatory.
-Fast (no build); the mutation run itself is `make mutate`, not part of
-`make check`."""
+survive lines moving, and an equivalent list whose reasons are mandatory;
+its sanitizer re-run is make check's ASan+UBSan phase (the Makefile's), and
+on a tree of one C file it kills a mutant only that build sees while a true
+survivor survives (a few seconds: two small builds). The mutation run itself
+is `make mutate`, not part of `make check`."""
+import contextlib
 import importlib.util
+import io
 import os
-import sys
+import re
+import shutil
+import subprocess
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -175,6 +182,98 @@ class EquivalentList(unittest.TestCase):
         for path in targets:
             self.assertTrue(os.path.exists(os.path.join(ROOT, path)), path)
 
+
+class SanitizerPhase(unittest.TestCase):
+    """The re-run's build and environment are make check's ASan+UBSan
+    phase's: a change to the Makefile's must be made in mutate.py too."""
+
+    def setUp(self):
+        with open(os.path.join(ROOT, "Makefile")) as fh:
+            self.make = fh.read()
+
+    def variable(self, name):
+        m = re.search(r"^%s\s*:?=\s*(.*)$" % name, self.make, re.M)
+        self.assertIsNotNone(m, name)
+        return m.group(1).strip()
+
+    def test_same_as_make_check(self):
+        self.assertEqual(self.variable("SANITIZE_C_ARGS"), mutate.SANITIZER_C_ARGS)
+        self.assertEqual(self.variable("ASAN_SUITES").split(), list(mutate.SANITIZER_SUITES))
+        self.assertEqual(self.variable("ASAN_RUN"), " ".join("%s=%s" % kv for kv in mutate.SANITIZER_ENV.items()))
+        setup = re.search(r"^build-asan/build\.ninja:\n\t((?:[^\n]*\\\n)*[^\n]*)", self.make, re.M).group(1)
+        self.assertIn("CC=%s meson setup build-asan" % mutate.SANITIZER_CC, setup)
+        for opt in mutate.SANITIZER_OPTIONS:
+            self.assertIn(opt.replace(mutate.SANITIZER_C_ARGS, '"$(SANITIZE_C_ARGS)"'), setup)
+
+
+# A tree of one C file for the whole run: sum() copies its input into a
+# buffer of n * sizeof(int) bytes. Made malloc(sizeof(int) / n), the 16 bytes
+# of the test's 4 ints land in glibc's smallest chunk (24 usable bytes): the
+# plain build's test passes, ASan reports a heap-buffer-overflow. The guard
+# of a malloc() that the test never fails is a true survivor in both.
+FIXTURE = {
+    "meson.build": "project('fixture', 'c')\n"
+                   "test('sum', executable('test-sum', 'test-sum.c', 'sum.c'), suite : 'unit')\n",
+    "meson_options.txt": "option('slow_tests', type : 'boolean', value : true)\n"
+                         "option('man', type : 'feature', value : 'auto')\n",
+    "sum.c": "#include <stdlib.h>\n#include <string.h>\n\n"
+             "int sum(const int *v, int n)\n{\n"
+             "\tint *copy = malloc(sizeof(*copy) * n);\n"
+             "\tif (!copy)\n\t\treturn -1;\n"
+             "\tmemcpy(copy, v, n * sizeof(*copy));\n"
+             "\tint s = 0;\n\tfor (int i = 0; i < n; i++)\n\t\ts += copy[i];\n"
+             "\tfree(copy);\n\treturn s;\n}\n",
+    "test-sum.c": "int sum(const int *v, int n);\n\n"
+                  "int main(void)\n{\n\tstatic const int v[] = { 1, 2, 3, 4 };\n"
+                  "\treturn sum(v, 4) == 10 ? 0 : 1;\n}\n",
+    "tools/mutate/targets": "sum.c auto meson:sum\n",
+    "tools/mutate/equivalent": "",
+}
+
+
+@unittest.skipUnless(all(shutil.which(p) for p in ("git", "meson", "ninja", "cc", mutate.SANITIZER_CC)),
+                     "needs git, meson, ninja, cc and %s" % mutate.SANITIZER_CC)
+class SanitizerRerun(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # One tree and work directory for both tests: the second run's
+        # builds are incremental, as make mutate's are.
+        cls.tmp = tempfile.TemporaryDirectory(prefix="test-mutate-")
+        cls.src = os.path.join(cls.tmp.name, "src")
+        for path, text in FIXTURE.items():
+            os.makedirs(os.path.dirname(os.path.join(cls.src, path)), exist_ok=True)
+            with open(os.path.join(cls.src, path), "w") as fh:
+                fh.write(text)
+        subprocess.run(["git", "init", "-q", cls.src], check=True)  # the copy is of git's files
+        ms = {(m.line, m.op): m.id for m in mutate.mutants_of("sum.c", FIXTURE["sum.c"])}
+        cls.ub, cls.survivor = ms[(6, "arith.mul-div")], ms[(7, "check")]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_fixture(self, *extra):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = mutate.main(["--source", self.src, "--workdir", os.path.join(self.tmp.name, "work"),
+                              "--files", "sum.c", "--only", self.ub, "--only", self.survivor, "-j", "1"] + list(extra))
+        return rc, out.getvalue()
+
+    def test_ub_killed_by_sanitizer_true_survivor_survives(self):
+        rc, out = self.run_fixture()
+        self.assertEqual(rc, 1, out)  # the true survivor fails the run
+        self.assertRegex(out, r"killed by sanitizer build: meson sum \(ERROR: AddressSanitizer: "
+                              r"heap-buffer-overflow\) %s" % re.escape(self.ub))
+        self.assertIn("SURVIVED " + self.survivor, out)
+        self.assertRegex(out, r"sum\.c +2 mutants +0 stillborn +1 killed \(1 by sanitizer\) +1 survived")
+        self.assertRegex(out, r"== Sanitizer re-runs.*\nsum\.c +2 survivors run again in ")
+
+    def test_no_sanitizer(self):
+        rc, out = self.run_fixture("--no-sanitizer")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("SURVIVED " + self.ub, out)
+        self.assertIn("SURVIVED " + self.survivor, out)
+        self.assertNotIn("Sanitizer re-runs", out)
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)

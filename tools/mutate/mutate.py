@@ -39,6 +39,23 @@ TARGETS_FILE = os.path.join(HERE, "targets")
 EQUIVALENT_FILE = os.path.join(HERE, "equivalent")
 KILL_RATE_MIN = 0.90
 
+# The sanitizer re-run: a mutant that survives the plain build's tests runs
+# again in an ASan+UBSan build of the same mutated copy, as make check's
+# ASan+UBSan phase builds and runs it (the Makefile's build-asan/build.ninja,
+# SANITIZE_C_ARGS, ASAN_RUN and ASAN_SUITES; test-mutate.py checks that these
+# still say the same). Undefined behaviour that glibc's allocator or the
+# stack layout hides from the plain build (a free past a struct, a short
+# malloc) is a mistake make check catches, so the mutation check counts it.
+SANITIZER_CC = "clang"
+SANITIZER_C_ARGS = "-fno-sanitize-recover=all -fno-omit-frame-pointer"
+SANITIZER_OPTIONS = ["-Db_sanitize=address,undefined", "-Db_lundef=false", "-Dc_args=" + SANITIZER_C_ARGS]
+SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1",
+                 "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+SANITIZER_SUITES = ("unit", "stress", "asan", "asan-fake", "asan-alone")
+# A sanitizer's report in a failing test's log, shown with the kill, less
+# its addresses (ASan's "... on address 0x602000000011 at pc ...").
+SANITIZER_REPORT = re.compile(r"(?:ERROR: \w*Sanitizer: |runtime error: )[^\n]*?(?=(?: on address| at pc|:)? 0x|\n|$)")
+
 # ---------------------------------------------------------------------------
 # Reading C: what is code, where tokens are, which function holds them.
 
@@ -489,6 +506,12 @@ class Workspace:
         self.tree = os.path.join(self.workdir, "src" if index == 0 else "src-%d" % index)
         self.manifest = os.path.join(self.workdir, "manifest" if index == 0 else "manifest-%d" % index)
         self.build = os.path.join(self.tree, "build")
+        # The ASan+UBSan build of the same copy, made at the first survivor
+        # that needs it and kept, as the plain one, for later runs.
+        self.san_build = os.path.join(self.tree, "build-asan")
+        self.san_ready = False
+        self.san_error = None  # why it could not be set up: not tried again this run
+        self.san_tests = {}  # target path -> the tests the ASan phase runs of it
         self.verbose = verbose
         self.objects = None
         self.python = sys.executable
@@ -523,18 +546,22 @@ class Workspace:
             fh.write("\0".join(files))
         return copied
 
-    def setup(self):
-        if not os.path.exists(os.path.join(self.build, "build.ninja")):
+    def configure(self, build, options=(), env=None):
+        """Set BUILD up, or read its meson.build files again."""
+        if not os.path.exists(os.path.join(build, "build.ninja")):
             # No --werror: a mutant that only warns is still a mutant the
             # tests must catch. No slow tests, no man pages: not run here.
-            subprocess.run(["meson", "setup", self.build, "-Dslow_tests=false", "-Dman=disabled"],
-                           cwd=self.tree, check=True, stdout=None if self.verbose else subprocess.DEVNULL)
+            subprocess.run(["meson", "setup", build, "-Dslow_tests=false", "-Dman=disabled"] + list(options),
+                           cwd=self.tree, check=True, env=env, stdout=None if self.verbose else subprocess.DEVNULL)
         else:
             # A meson.build that changed since (a new test) is read again
             # now: the introspection below would otherwise describe the old
             # build, without the new test or its sources.
-            subprocess.run(["ninja", "-C", self.build, "build.ninja"], check=True,
+            subprocess.run(["ninja", "-C", build, "build.ninja"], check=True,
                            stdout=None if self.verbose else subprocess.DEVNULL)
+
+    def setup(self):
+        self.configure(self.build)
         with open(os.path.join(self.build, "compile_commands.json")) as fh:
             cc = json.load(fh)
         self.objects = {}
@@ -542,35 +569,72 @@ class Workspace:
             src = os.path.relpath(os.path.join(e["directory"], e["file"]), self.tree)
             self.objects.setdefault(src, []).append(e["output"])
 
-    def ninja(self, targets, timeout=None):
-        r = subprocess.run(["ninja", "-C", self.build, "-j", str(self.jobs)] + targets, capture_output=True, timeout=timeout)
+    def setup_sanitizer(self):
+        """Set up (or read again) the copy's ASan+UBSan build, once a run:
+        only a run with a survivor pays for it. Returns an error's text, or
+        None."""
+        if not self.san_ready and not self.san_error:
+            env = dict(os.environ, CC=SANITIZER_CC)
+            try:
+                self.configure(self.san_build, SANITIZER_OPTIONS, env)
+                self.san_ready = True
+            except (OSError, subprocess.CalledProcessError):
+                self.san_error = "the sanitizer build could not be set up (meson setup %s, CC=%s)" % (
+                    self.san_build, SANITIZER_CC)
+        return self.san_error
+
+    def ninja(self, targets, timeout=None, build=None):
+        r = subprocess.run(["ninja", "-C", build or self.build, "-j", str(self.jobs)] + targets,
+                           capture_output=True, timeout=timeout)
         return r.returncode == 0, r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
 
-    def test_targets(self, target):
-        """Build targets the tests of TARGET need."""
+    def introspect(self, build):
+        return json.loads(subprocess.run(["meson", "introspect", "--tests", "--targets", build],
+                                         check=True, capture_output=True).stdout)
+
+    def sanitizer_tests(self, target):
+        """Those of TARGET's tests that make check's ASan+UBSan phase runs:
+        a meson test in one of its suites, an integration file whose meson
+        test (integration-NAME for tests/integration/test_NAME.py) is in
+        one. The others would add nothing make check sees."""
+        if target.path not in self.san_tests:
+            suites = {t["name"]: {s.split(":")[-1] for s in t["suite"]}
+                      for t in self.introspect(self.san_build)["tests"]}
+
+            def in_phase(name):
+                return bool(suites.get(name, set()) & set(SANITIZER_SUITES))
+            self.san_tests[target.path] = [
+                (kind, name, k) for kind, name, k in target.tests
+                if in_phase(name if kind == "meson" else
+                            "integration-" + os.path.basename(name)[len("test_"):-len(".py")])]
+        return self.san_tests[target.path]
+
+    def test_targets(self, target, tests=None, build=None):
+        """Build targets the tests of TARGET (or TESTS of it) need, in the
+        plain build or BUILD."""
+        build = build or self.build
         out = set()
-        intro = json.loads(subprocess.run(["meson", "introspect", "--tests", "--targets", self.build],
-                                          check=True, capture_output=True).stdout)
+        intro = self.introspect(build)
         by_id = {t["id"]: t for t in intro["targets"]}
-        tests = {t["name"]: t for t in intro["tests"]}
+        tests_by_name = {t["name"]: t for t in intro["tests"]}
         # The integration tests' interpreter (the one meson found, with
         # pytest), not necessarily the one running this tool: that of any
         # integration-FILE test (one meson test per file).
-        for name in sorted(tests):
+        for name in sorted(tests_by_name):
             if name.startswith("integration-"):
-                self.python = tests[name]["cmd"][0]
+                self.python = tests_by_name[name]["cmd"][0]
                 break
-        for kind, name, _ in target.tests:
+        for kind, name, _ in target.tests if tests is None else tests:
             if kind == "meson":
-                if name not in tests:
+                if name not in tests_by_name:
                     raise DataError("%s: no meson test named %r" % (target.path, name))
-                t = tests[name]
+                t = tests_by_name[name]
                 for d in t.get("depends", []):
                     for fn in by_id.get(d, {}).get("filename", []):
-                        out.add(os.path.relpath(fn, self.build))
+                        out.add(os.path.relpath(fn, build))
                 exe = t["cmd"][0]
-                if exe.startswith(self.build + os.sep):
-                    out.add(os.path.relpath(exe, self.build))
+                if exe.startswith(build + os.sep):
+                    out.add(os.path.relpath(exe, build))
             else:
                 # the daemon, its client, and the program on libacct-client
                 # that the charge-slot tests run (ACCT_SLOT_CLIENT, as
@@ -580,26 +644,34 @@ class Workspace:
                 # (tests/fault-preload.c)
                 for t in intro["targets"]:
                     if t["type"] == "shared module":
-                        out.update(os.path.relpath(fn, self.build) for fn in t["filename"])
+                        out.update(os.path.relpath(fn, build) for fn in t["filename"])
         return sorted(out)
 
-    def run_tests(self, target, timeout):
-        """Run TARGET's tests, first failure stops. Returns (verdict, detail):
-        verdict "pass", "fail" or "timeout"."""
+    def run_tests(self, target, timeout, sanitizer=False):
+        """Run TARGET's tests, first failure stops; with SANITIZER, those of
+        them that make check's ASan+UBSan phase runs, in the sanitizer build
+        and its environment. Returns (verdict, detail): verdict "pass",
+        "fail" or "timeout"."""
         deadline = time.monotonic() + timeout if timeout else None
+        build = self.san_build if sanitizer else self.build
+        tests = self.sanitizer_tests(target) if sanitizer else target.tests
         env = dict(os.environ)
-        env.update(ACCTD=os.path.join(self.build, "daemon/acctd/acctd"),
-                   ACCTCTL=os.path.join(self.build, "daemon/acctctl/acctctl"),
+        env.update(ACCTD=os.path.join(build, "daemon/acctd/acctd"),
+                   ACCTCTL=os.path.join(build, "daemon/acctctl/acctctl"),
                    ACCT_TEST_DATA=os.path.join(self.tree, "tests/data"),
-                   ACCT_SLOT_CLIENT=os.path.join(self.build, "tests/charge-slot-client"),
+                   ACCT_SLOT_CLIENT=os.path.join(build, "tests/charge-slot-client"),
                    PYTHONDONTWRITEBYTECODE="1")
-        meson_names = [name for kind, name, _ in target.tests if kind == "meson"]
+        if sanitizer:
+            env.update(SANITIZER_ENV)
+        meson_names = [name for kind, name, _ in tests if kind == "meson"]
         cmds = []
         if meson_names:
+            # The sanitizer's report is in the failing test's log: printed,
+            # so that the kill can say what the sanitizer saw.
             cmds.append(("meson " + " ".join(meson_names),
-                         ["meson", "test", "-C", self.build, "--no-rebuild", "--maxfail", "1",
-                          "-t", "10"] + meson_names))
-        for kind, name, k in target.tests:
+                         ["meson", "test", "-C", build, "--no-rebuild", "--maxfail", "1", "-t", "10"] +
+                         (["--print-errorlogs"] if sanitizer else []) + meson_names))
+        for kind, name, k in tests:
             if kind == "pytest":
                 cmd = [self.python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                        os.path.join(self.tree, name)]
@@ -622,7 +694,11 @@ class Workspace:
                 text = out.decode(errors="replace")
                 failing = re.findall(r"^\s*\d+/\d+\s+(?:\S+ / )?(\S+)\s+(?:FAIL|ERROR|TIMEOUT)", text, re.M)
                 if failing:
-                    label = "meson " + " ".join(failing)
+                    # (a failure is named again in meson's summary of them)
+                    label = "meson " + " ".join(dict.fromkeys(failing))
+                report = SANITIZER_REPORT.search(text) if sanitizer else None
+                if report:
+                    label += " (%s)" % report.group().strip()
                 return "fail", label + "\n" + text[-3000:]
         return "pass", ""
 
@@ -660,6 +736,90 @@ def kill_tree(pid):
 # The run.
 
 
+class SanitizerRerun:
+    """The sanitizer re-run of one file's survivors (SANITIZER_OPTIONS,
+    above). Before the first, the file's tests that make check's ASan+UBSan
+    phase runs must pass unmutated in the sanitizer build (once, in the copy
+    of the worker that found the survivor); their time sets the limit, as
+    the plain run's does. A failure kills the mutant; a timeout does not:
+    the plain build's tests ended in time, so it says only that the
+    sanitizer build is slower."""
+
+    def __init__(self, target, text):
+        self.target, self.text = target, text
+        self.lock = threading.Lock()
+        self.limit = None    # seconds a re-run may take, once the baseline passed
+        self.error = None    # why survivors are not re-run, if so
+        self.runs = 0        # survivors re-run
+        self.seconds = 0.0   # all it cost: set-ups, builds, the baseline, the re-runs
+
+    def rerun(self, ws, path, mutated):
+        """Run the survivor whose text MUTATED is at PATH in WS's copy in the
+        sanitizer build. Returns (killed, how): how is the kill, or why the
+        survivor stands without a verdict ("" if it passed)."""
+        t0 = time.monotonic()
+        try:
+            return self._rerun(ws, path, mutated)
+        finally:
+            with self.lock:
+                self.seconds += time.monotonic() - t0
+
+    def _rerun(self, ws, path, mutated):
+        error = ws.setup_sanitizer()
+        if error:
+            with self.lock:
+                self.error = self.error or error
+            return False, error
+        tests = ws.sanitizer_tests(self.target)
+        if not tests:
+            return False, "none of its tests runs in make check's ASan+UBSan phase"
+        build_targets = ws.test_targets(self.target, tests, ws.san_build)
+        with self.lock:
+            if self.limit is None and self.error is None:
+                self.baseline(ws, path, mutated, build_targets)
+            if self.error:
+                return False, self.error.split("\n")[0]
+            self.runs += 1
+        ok, _ = ws.ninja(build_targets, build=ws.san_build)
+        if not ok:
+            return False, "it does not build in the sanitizer build"
+        verdict, detail = ws.run_tests(self.target, self.limit, sanitizer=True)
+        if verdict == "fail":
+            return True, "sanitizer build: " + detail.split("\n")[0]
+        return False, "its sanitizer re-run timed out (%s)" % detail if verdict == "timeout" else ""
+
+    def baseline(self, ws, path, mutated, build_targets):
+        """The unmutated tests in WS's sanitizer build, the mutant put back
+        after; sets limit, or error."""
+        with open(path, "w") as fh:
+            fh.write(self.text)
+        try:
+            ok, out = ws.ninja(build_targets, build=ws.san_build)
+            if not ok:
+                self.error = "the unmutated tree does not build with the sanitizers:\n" + out[-3000:]
+                return
+            b0 = time.monotonic()
+            verdict, detail = ws.run_tests(self.target, None, sanitizer=True)
+            base = time.monotonic() - b0
+            if verdict != "pass":
+                self.error = "the sanitizer build fails its tests unmutated (%s)" % detail[-3000:]
+                return
+            self.limit = 3 * base + 10
+            log("  %s: survivors run again in the sanitizer build: tests %s took %.1f s unmutated there, "
+                "limit %.0f s" % (self.target.path, " ".join(n for _, n, _ in ws.sanitizer_tests(self.target)),
+                                  base, self.limit))
+        finally:
+            if self.error:
+                log("  %s: no sanitizer re-run: %s" % (self.target.path, self.error))
+            with open(path, "w") as fh:
+                fh.write(mutated)
+
+    def line(self):
+        return "%-34s %3d survivors run again in %s%s" % (
+            self.target.path, self.runs, fmt_time(self.seconds),
+            "  (not run: %s)" % self.error.split("\n")[0] if self.error else "")
+
+
 class FileResult:
     def __init__(self, path):
         self.path = path
@@ -670,6 +830,7 @@ class FileResult:
         self.equivalent = []
         self.wall = 0.0
         self.error = None
+        self.sanitizer = None  # its SanitizerRerun, where a survivor needed one
 
     @property
     def denominator(self):
@@ -681,10 +842,13 @@ class FileResult:
         return 1.0 if d <= 0 else len(self.killed) / d
 
     def line(self):
-        timeouts = sum(1 for _, how in self.killed if how.startswith("timeout"))
+        by = ["%d by %s" % (n, what) for what, n in
+              (("timeout", sum(1 for _, how in self.killed if how.startswith("timeout"))),
+               ("sanitizer", sum(1 for _, how in self.killed if how.startswith("sanitizer"))))
+              if n]
         return ("%-34s %4d mutants %3d stillborn %4d killed%s %3d survived %3d equivalent  kill rate %5.1f%%  %s"
                 % (self.path, self.mutants, len(self.stillborn), len(self.killed),
-                   " (%d by timeout)" % timeouts if timeouts else "", len(self.survived),
+                   " (%s)" % ", ".join(by) if by else "", len(self.survived),
                    len(self.equivalent), 100 * self.rate, fmt_time(self.wall)))
 
 
@@ -730,6 +894,7 @@ def run_file(wss, target, text, chosen, equivalent, args):
         else:
             queue.append(k)
     lock = threading.Lock()
+    san = None if args.no_sanitizer else SanitizerRerun(target, text)
 
     def worker(ws, objs, build_targets):
         path = os.path.join(ws.tree, target.path)
@@ -745,22 +910,28 @@ def run_file(wss, target, text, chosen, equivalent, args):
                 ok, _ = ws.ninja(objs)
                 if ok:
                     ok, _ = ws.ninja(build_targets)
+                note = ""
                 if not ok:
                     kind, how = "stillborn", ""
                 else:
                     verdict, detail = ws.run_tests(target, limit)
-                    if verdict == "pass":
-                        kind, how = ("equivalent", "") if m.id in equivalent else ("survived", "")
-                    else:
+                    killed = verdict != "pass"
+                    how = ("timeout in " if verdict == "timeout" else "") + detail.split("\n")[0]
+                    if not killed and san is not None:
+                        # Only survivors pay for the sanitizer build: a few a run.
+                        killed, how = san.rerun(ws, path, m.apply(text))
+                        note = "" if killed or not how else "  [no sanitizer verdict: %s]" % how
+                    if killed:
                         kind = "killed"
-                        how = ("timeout in " if verdict == "timeout" else "") + detail.split("\n")[0]
+                    else:
+                        kind, how = ("equivalent", "") if m.id in equivalent else ("survived", "")
                 with lock:
                     outcome[k] = (kind, how)
                     if kind == "killed" and m.id in equivalent:
                         log("  warning: %s is listed as equivalent but the tests kill it" % m.id)
                     shown = {"killed": "killed by " + how, "survived": "SURVIVED",
                              "equivalent": "equivalent (survived)"}.get(kind, kind)
-                    log("  [%d/%d] %s %s  (%s)" % (k + 1, len(chosen), shown, m.id, m.describe()))
+                    log("  [%d/%d] %s %s  (%s)%s" % (k + 1, len(chosen), shown, m.id, m.describe(), note))
         finally:
             with open(path, "w") as fh:
                 fh.write(text)
@@ -781,6 +952,8 @@ def run_file(wss, target, text, chosen, equivalent, args):
         else:
             res.equivalent.append(m)
     res.wall = time.monotonic() - t0
+    if san is not None and (san.runs or san.error):
+        res.sanitizer = san
     return res
 
 
@@ -807,6 +980,10 @@ def main(argv=None):
                     "else this tool's)")
     ap.add_argument("--equivalent", help="the equivalent-mutant list (default: SOURCE/tools/mutate/equivalent, "
                     "else this tool's)")
+    ap.add_argument("--no-sanitizer", action="store_true",
+                    help="do not run the plain build's survivors again in an ASan+UBSan build of the copy "
+                    "(as make check's sanitizer phase: clang, its suites and options), where a failure "
+                    "counts as \"killed by sanitizer build\"")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="ninja's parallel jobs (default 2)")
     ap.add_argument("-w", "--workers", type=int, default=1,
                     help="mutants run at once, each in a copy of its own (default 1)")
@@ -909,6 +1086,11 @@ def main(argv=None):
             failed = True
     total.wall = time.monotonic() - t0
     print(total.line())
+    sanitized = [res.sanitizer for res, _ in results if res.sanitizer]
+    if sanitized:
+        print("\n== Sanitizer re-runs (the plain build's survivors, in an ASan+UBSan build; wall time)")
+        for san in sanitized:
+            print(san.line())
     if total.rate < KILL_RATE_MIN:
         failed = True
     if failed:
