@@ -17,11 +17,18 @@
  * of every hierarchy, the events, and the cross-check: a mismatch confirmed
  * ACCT_BPF_MISMATCH_PASSES passes in a row moves memory back to files.
  *
+ * The BPF task walk's read is wrapped too (lib/core/sample-load.c): a LOAD
+ * pass gets the test's thread records, and what is checked is each cgroup's
+ * threads and active ones from them, the root's from every thread, the
+ * sampler's own threads never active, the walk's cross-check against the
+ * thread lists and its fallback to files, and the load averages' periods.
+ *
  * The file is long because every case shares the stand-in collector and
  * its fixture (records by hand, a temporary tree), which a split would
  * repeat; the cases read top to bottom as the sampler's BPF path does. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,8 +44,10 @@
 #include "cgroup-layout.h"
 #include "counter.h"
 #include "ledger.h"
+#include "load.h"
 #include "memcg-bounds.h"
 #include "sampler.h"
+#include "task-walk.h"
 #include "test-tree.h"
 #include "util.h"
 
@@ -64,8 +73,15 @@ static struct {
 	uint32_t e2big;                   /* hierarchies whose walk answers -E2BIG */
 	uint32_t eio;                     /* hierarchies whose walk fails (-EIO) */
 	unsigned walks[_ACCT_HIER_MAX];
-	uint64_t ino[_ACCT_HIER_MAX][26]; /* directory inodes of "/a".."/z" where add() made one */
+	uint64_t ino[_ACCT_HIER_MAX][27]; /* directory inodes of "/a".."/z" and "/" where add() made one */
 } fake;
+
+/* The letter that names cgroup "/x" in the stand-ins' tables: x; the root's
+ * is the one after 'z'. */
+static char letter(const char *path)
+{
+	return path[1] ? path[1] : 'z' + 1;
+}
 
 /* The id of cgroup "/x" in hierarchy h, in the ledger and in the records:
  * the inode of its directory where the test's tree has one (the sampler
@@ -208,6 +224,72 @@ int __wrap_acct_bpf_collector_read_one_lean(const struct acct_bpf_collector *c, 
 	return -ENOENT;
 }
 
+/* ---- the stand-in task walk ------------------------------------------------- *
+ *
+ * acct_task_walk_read() wrapped too: a walk answers the test's thread records
+ * (task()), each cgroup id kept only in the slots the sampler asked for, as
+ * the kernel's walk fills them; or the error the test set. */
+
+static int dummy_walk;
+#define WALK ((struct acct_task_walk *)&dummy_walk)
+/* A record's tid that the stand-in replaces by the reader's: the sampler's
+ * worker 0, which walks. */
+#define WORKER_TID 1u
+
+static struct {
+	struct acct_task_record recs[16], out[16];
+	size_t n;
+	int error;      /* the walk fails so (negative errno); 0: it answers recs */
+	unsigned reads;
+	uint32_t slots; /* the last read's */
+	/* A reallocation of the sums' table (24 bytes an entry, struct
+	 * task_count) fails when armed. */
+	bool fail_table;
+} tw;
+
+ssize_t __wrap_acct_task_walk_read(struct acct_task_walk *w, uint32_t slots, const struct acct_task_record **ret);
+ssize_t __wrap_acct_task_walk_read(struct acct_task_walk *w, uint32_t slots, const struct acct_task_record **ret)
+{
+	assert_ptr_equal(w, WALK);
+	tw.reads++;
+	tw.slots = slots;
+	if (tw.error)
+		return tw.error;
+	for (size_t i = 0; i < tw.n; i++) {
+		tw.out[i] = tw.recs[i];
+		if (tw.out[i].tid == WORKER_TID)
+			tw.out[i].tid = (unsigned)gettid();
+		for (int k = 0; k < ACCT_TASK_SLOTS; k++)
+			if (!(slots & (1u << k)))
+				tw.out[i].cgroup[k] = 0;
+	}
+	*ret = tw.out;
+	return (ssize_t)tw.n;
+}
+
+void *__real_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size)
+{
+	if (tw.fail_table && size % 24 == 0 && size < 24 * ELEMENTSOF(tw.recs) * ACCT_TASK_SLOTS) {
+		tw.fail_table = false;
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_realloc(p, size);
+}
+
+/* A thread (tid) in cgroup `path` of hierarchy h, with the task record's
+ * flags; the caller sets its cgroups in other hierarchies. */
+static struct acct_task_record *task(unsigned tid, const char *path, enum acct_hierarchy h, uint32_t flags)
+{
+	assert_true(tw.n < ELEMENTSOF(tw.recs));
+	struct acct_task_record *r = &tw.recs[tw.n++];
+	*r = (struct acct_task_record){ .tid = tid, .flags = flags };
+	r->cgroup[h] = id_of(h, letter(path));
+	return r;
+}
+
 /* ---- the fixture ------------------------------------------------------------ */
 
 struct tree {
@@ -237,6 +319,7 @@ static int setup(void **state)
 	struct tree *t = calloc(1, sizeof(*t));
 	assert_non_null(t);
 	memset(&fake, 0, sizeof(fake));
+	memset(&tw, 0, sizeof(tw));
 	t->base = make_tmpdir("test-sampler-bpf");
 	make_hybrid(t->base);
 	t->L.mode = ACCT_CGROUP_HYBRID;
@@ -293,22 +376,24 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Cgroup "/x" (one letter) in the hierarchies given, its directory in each
- * of their trees that the test has (unified, memory), and its inode in each
- * id_of(h, x). */
+/* Cgroup "/x" (one letter) or the root "/" in the hierarchies given, its
+ * directory in each of their trees that the test has (unified, memory; the
+ * root's is the tree's), and its inode in each id_of(h, letter(path)). */
 static struct acct_cgroup *add(struct tree *t, const char *path, uint32_t hierarchies)
 {
 	struct acct_cgroup *cg = NULL;
-	struct acct_cgroup_id id = { .path = path, .depth = 1, .hierarchies = hierarchies };
+	bool root = strcmp(path, "/") == 0;
+	struct acct_cgroup_id id = { .path = path, .depth = root ? 0 : 1, .hierarchies = hierarchies };
 	for (int h = 0; h < _ACCT_HIER_MAX; h++)
 		if (hierarchies & H(h)) {
 			char rel[64];
-			snprintf(rel, sizeof(rel), "%s%s", h == ACCT_HIER_UNIFIED ? "unified" : "memory", path);
+			snprintf(rel, sizeof(rel), "%s%s", h == ACCT_HIER_UNIFIED ? "unified" : "memory", root ? "" : path);
 			if (h == ACCT_HIER_UNIFIED || h == ACCT_HIER_MEMORY) {
-				xmkdir(t->base, rel);
-				fake.ino[h][path[1] - 'a'] = xinode(t->base, rel);
+				if (!root)
+					xmkdir(t->base, rel);
+				fake.ino[h][letter(path) - 'a'] = xinode(t->base, rel);
 			}
-			id.inode[h] = id_of(h, path[1]);
+			id.inode[h] = id_of(h, letter(path));
 		}
 	assert_int_equal(acct_ledger_add(t->ledger, &id, 1, &cg), 0);
 	return cg;
@@ -321,7 +406,7 @@ static struct acct_bpf_record *record(const char *path, enum acct_hierarchy h, u
 	memset(r, 0, sizeof(*r));
 	r->r.magic = ACCT_BPF_RECORD_MAGIC;
 	r->r.size = sizeof(*r);
-	r->r.id = id_of(h, path[1]);
+	r->r.id = id_of(h, letter(path));
 	r->r.level = 1;
 	r->r.flags = flags;
 	r->r.nr_state = NR_STATE;
@@ -991,6 +1076,70 @@ static void test_census(void **state)
 	assert_int_equal(t->rep.bpf_cgroups, 0);
 }
 
+/* A census asked with a scope (include globs that prune: docs/acctd.md,
+ * "Discovery") is the scope's as the walk found it (the kernel's count of
+ * each top's descendants, the known ids it has), taken once; a hierarchy
+ * asked without one has the whole walk's; a scope asked and not taken yet
+ * is replaced by the next one. Here /a is a top with one descendant (/c),
+ * /b lies outside. */
+static void test_census_scope(void **state)
+{
+	struct tree *t = *state;
+	fake.serves = UNI | MEM;
+	add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_POPULATED);
+	ra->usage = 30;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	struct acct_bpf_record *ma = record("/a", ACCT_HIER_MEMORY, 0);
+	ma->nr_descendants = 1;
+	record("/b", ACCT_HIER_MEMORY, 0); /* records in increasing id */
+	struct acct_bpf_record *mc = record("/c", ACCT_HIER_MEMORY, 0);
+	mc->level = 2;
+
+	struct acct_cgroup_scope *scopes[_ACCT_HIER_MAX] = { 0 };
+	struct acct_cgroup_census known, whole;
+	scopes[ACCT_HIER_MEMORY] = acct_cgroup_scope_new(1, 2);
+	assert_non_null(scopes[ACCT_HIER_MEMORY]);
+	*scopes[ACCT_HIER_MEMORY] = (struct acct_cgroup_scope){ .n_tops = 1, .n_ids = 2,
+								 .tops = scopes[ACCT_HIER_MEMORY]->tops };
+	scopes[ACCT_HIER_MEMORY]->tops[0] = ma->id;
+	scopes[ACCT_HIER_MEMORY]->ids[0] = ma->id;
+	scopes[ACCT_HIER_MEMORY]->ids[1] = mc->id;
+	acct_cgroup_scope_census(scopes[ACCT_HIER_MEMORY], &known);
+	/* replaced before a pass took it: the first one counts for nothing */
+	struct acct_cgroup_scope *first[_ACCT_HIER_MAX] = { 0 };
+	first[ACCT_HIER_MEMORY] = acct_cgroup_scope_new(0, 0);
+	acct_sampler_want_census_of(sampler(t), MEM, 32, first);
+	assert_null(first[ACCT_HIER_MEMORY]);
+	acct_sampler_want_census_of(sampler(t), MEM | UNI, 32, scopes);
+	assert_null(scopes[ACCT_HIER_MEMORY]); /* taken */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.census_mask, MEM | UNI);
+	assert_true(acct_cgroup_census_equal(&t->rep.census[ACCT_HIER_MEMORY], &known));
+	whole = (struct acct_cgroup_census){ 0 };
+	acct_cgroup_census_add(&whole, ra->id);
+	assert_true(acct_cgroup_census_equal(&t->rep.census[ACCT_HIER_UNIFIED], &whole));
+
+	/* /c gone, /a's count with it: a scope that still knows /c differs */
+	scopes[ACCT_HIER_MEMORY] = acct_cgroup_scope_new(1, 2);
+	assert_non_null(scopes[ACCT_HIER_MEMORY]);
+	scopes[ACCT_HIER_MEMORY]->n_tops = 1;
+	scopes[ACCT_HIER_MEMORY]->n_ids = 2;
+	scopes[ACCT_HIER_MEMORY]->tops[0] = ma->id;
+	scopes[ACCT_HIER_MEMORY]->ids[0] = ma->id;
+	scopes[ACCT_HIER_MEMORY]->ids[1] = mc->id;
+	mc->id = 999;
+	ma->nr_descendants = 0;
+	acct_sampler_want_census_of(sampler(t), MEM, 32, scopes);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.census_mask, MEM);
+	assert_int_equal(t->rep.census[ACCT_HIER_MEMORY].count, 1);
+	assert_false(acct_cgroup_census_equal(&t->rep.census[ACCT_HIER_MEMORY], &known));
+	/* taken once: the next pass takes none */
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.census_taken, 0);
+}
+
 /* On a hybrid host the unified hierarchy is walked for the pressure witness
  * every 10 s, not at every pass, where the memcg records say populated. */
 static void test_psi_walk(void **state)
@@ -1103,6 +1252,282 @@ static void test_stats_kept(void **state)
 	assert_int_equal(memstat_bound(a), acct_memcg_stat_bound(&t->o.batching, 200));
 }
 
+/* ---- threads and load from the task walk (sample-load.c) -------------------- */
+
+/* The load's sums of every live cgroup at `at` (us). */
+static void aggregate(struct tree *t, uint64_t at)
+{
+	struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(t->ledger, false, &cgs);
+	assert_true(n >= 0);
+	acct_sampler_aggregate_load(t->s, cgs, (size_t)n, at);
+	free(cgs);
+}
+
+/* The 1-minute load after one update from 0 with `active` threads. */
+static unsigned long load1(unsigned active)
+{
+	struct acct_loadavg l = { { 0 } };
+	acct_loadavg_update(&l, active);
+	return l.avenrun[ACCT_AVG_1MIN];
+}
+
+/* A cgroup's own threads and active ones are its records' in the hierarchy
+ * it lists its threads in (unified, else v1 memory: only the slots asked
+ * for), each thread once; the sampler's own threads (worker 0, the thread
+ * that started the pass) are never active, acctd's others are; the root
+ * counts every thread of its hierarchy, in tracked cgroups or not. A
+ * cgroup that has no thread left at the next walk has none. */
+static void test_task_walk(void **state)
+{
+	struct tree *t = *state;
+	t->o.task_walk = WALK;
+	struct acct_cgroup *root = add(t, "/", UNI);
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_cgroup *b = add(t, "/b", UNI);
+	struct acct_cgroup *c = add(t, "/c", MEM); /* only in the v1 memory tree */
+	struct acct_cgroup *d = add(t, "/d", UNI); /* no thread */
+	unsigned self = (unsigned)gettid();
+	task(1001, "/a", ACCT_HIER_UNIFIED, ACCT_TASK_F_ACTIVE);
+	task(1002, "/a", ACCT_HIER_UNIFIED, ACCT_TASK_F_ACTIVE);
+	task(1003, "/b", ACCT_HIER_UNIFIED, 0);
+	task(WORKER_TID, "/b", ACCT_HIER_UNIFIED, ACCT_TASK_F_ACTIVE | ACCT_TASK_F_SELF);
+	task(self, "/b", ACCT_HIER_UNIFIED, ACCT_TASK_F_ACTIVE | ACCT_TASK_F_SELF);
+	/* another thread of acctd: active like any other */
+	task(1004, "/b", ACCT_HIER_UNIFIED, ACCT_TASK_F_ACTIVE | ACCT_TASK_F_SELF);
+	/* in the unified root and in /c of the memory tree */
+	task(1005, "/", ACCT_HIER_UNIFIED, ACCT_TASK_F_ACTIVE)->cgroup[ACCT_HIER_MEMORY] = id_of(ACCT_HIER_MEMORY, 'c');
+	/* in a cgroup the ledger does not track; its cpuacct cgroup is not
+	 * asked for (no cgroup of the pass lists its threads there) */
+	task(1006, "/x", ACCT_HIER_UNIFIED, ACCT_TASK_F_ACTIVE)->cgroup[ACCT_HIER_CPUACCT] = 7;
+
+	pass(t, ACCT_PASS_LOAD);
+	aggregate(t, now);
+	assert_int_equal(tw.reads, 1);
+	assert_int_equal(tw.slots, UNI | MEM);
+	assert_int_equal(t->rep.task_records, 8);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 0);
+	assert_int_equal(value(a, ACCT_Q_TASKS), 2);
+	assert_int_equal(a->loadavg[0], load1(2));
+	assert_int_equal(value(b, ACCT_Q_TASKS), 4);
+	assert_int_equal(b->loadavg[0], load1(1));
+	assert_int_equal(value(c, ACCT_Q_TASKS), 1);
+	assert_int_equal(c->loadavg[0], load1(1));
+	assert_int_equal(value(d, ACCT_Q_TASKS), 0);
+	assert_int_equal(d->loadavg[0], 0);
+	assert_int_equal(value(root, ACCT_Q_TASKS), 8);
+	assert_int_equal(root->loadavg[0], load1(5));
+	assert_int_equal(root->load_since_us, now);
+
+	/* a's two threads gone and b's 1003 moved to a, c's gone: the counts
+	 * are this walk's alone */
+	tw.n = 0;
+	task(1003, "/a", ACCT_HIER_UNIFIED, 0);
+	task(1004, "/b", ACCT_HIER_UNIFIED, 0);
+	pass(t, ACCT_PASS_LOAD);
+	aggregate(t, now);
+	assert_int_equal(value(a, ACCT_Q_TASKS), 1);
+	assert_int_equal(value(b, ACCT_Q_TASKS), 1);
+	assert_int_equal(value(c, ACCT_Q_TASKS), 0);
+	assert_int_equal(value(root, ACCT_Q_TASKS), 2);
+}
+
+/* Only a LOAD pass walks the tasks (the others read no threads), and one
+ * over no cgroups does not; a cgroup in none of the hierarchies that list
+ * threads has no task count, whatever the walk holds (here a thread in
+ * the unified root, whose cgroup id is 1 on cgroupfs). */
+static void test_task_walk_when(void **state)
+{
+	struct tree *t = *state;
+	t->o.task_walk = WALK;
+	assert_int_equal(acct_sampler_run(sampler(t), NULL, 0, ACCT_PASS_LOAD, acct_now_us(), &t->rep), 0);
+	assert_int_equal(tw.reads, 0);
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_cgroup *z = add(t, "/z", 0);
+	record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG)->usage = 30;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	task(1001, "/a", ACCT_HIER_UNIFIED, 0);
+	task(1002, "/", ACCT_HIER_UNIFIED, 0)->cgroup[ACCT_HIER_UNIFIED] = 1;
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(tw.reads, 0);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 30 * PAGE);
+	pass(t, ACCT_PASS_LOAD);
+	aggregate(t, now);
+	assert_int_equal(tw.reads, 1);
+	assert_int_equal(value(a, ACCT_Q_TASKS), 1);
+	assert_int_equal(value(z, ACCT_Q_TASKS), INT64_MIN);
+}
+
+/* A walk that fails, or whose sums find no memory, is one unreadable in the
+ * pass's report, and the threads come from the files that pass: each
+ * cgroup's list, the root's adding its children's. (No collector: with one,
+ * the walk's errors are reported with the cgroup walks' in a pass that also
+ * walks cgroups, as acctd's load passes, always fast passes too, do.) */
+static void test_task_walk_fails(void **state)
+{
+	struct tree *t = *state;
+	t->o.task_walk = WALK;
+	t->o.collector = NULL;
+	struct acct_cgroup *root = add(t, "/", UNI);
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	/* no such threads: counted, not active */
+	xwrite(t->base, "unified/cgroup.threads", "4000001\n");
+	xwrite(t->base, "unified/a/cgroup.threads", "4000002\n4000003\n");
+	task(1001, "/a", ACCT_HIER_UNIFIED, 0);
+
+	tw.error = -EIO;
+	pass(t, ACCT_PASS_LOAD);
+	aggregate(t, now);
+	assert_int_equal(tw.reads, 1);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 1);
+	assert_int_equal(value(a, ACCT_Q_TASKS), 2);
+	assert_int_equal(value(root, ACCT_Q_TASKS), 3);
+
+	tw.error = 0;
+	tw.fail_table = true;
+	pass(t, ACCT_PASS_LOAD);
+	aggregate(t, now);
+	assert_false(tw.fail_table); /* it did fail */
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 1);
+	assert_int_equal(value(a, ACCT_Q_TASKS), 2);
+	assert_int_equal(value(root, ACCT_Q_TASKS), 3);
+
+	pass(t, ACCT_PASS_LOAD);
+	aggregate(t, now);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 0);
+	assert_int_equal(value(a, ACCT_Q_TASKS), 1);
+	assert_int_equal(value(root, ACCT_Q_TASKS), 1);
+}
+
+/* The cross-check: four cgroups' thread lists are read around the walk, from
+ * a cursor that moves by 28 (of six: from the first, the fifth, the third);
+ * a walk's count that differs from two equal lists is a mismatch, an empty
+ * list included. A list that cannot be read or parsed is no check: the
+ * next cgroups' are read instead. */
+static void test_task_check(void **state)
+{
+	struct tree *t = *state;
+	t->o.task_walk = WALK;
+	static const char *const names[] = { "/a", "/b", "/c", "/d", "/e", "/f" };
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		char rel[64];
+		add(t, names[i], UNI);
+		task(1001 + (unsigned)i, names[i], ACCT_HIER_UNIFIED, 0);
+		snprintf(rel, sizeof(rel), "unified%s/cgroup.threads", names[i]);
+		xwrite(t->base, rel, i == 2 ? "1\n2\n" : "1\n");
+	}
+	pass(t, ACCT_PASS_LOAD); /* a, b, c, d */
+	assert_int_equal(t->rep.task_checks, 4);
+	assert_int_equal(t->rep.task_mismatches, 1);
+	assert_non_null(strstr(t->rep.last_mismatch, "/c threads: task walk 1 not in [2, 2]"));
+	pass(t, ACCT_PASS_LOAD); /* e, f, a, b */
+	assert_int_equal(t->rep.task_checks, 4);
+	assert_int_equal(t->rep.task_mismatches, 0);
+
+	xwrite(t->base, "unified/c/cgroup.threads", "1\n");
+	xrm_rf(t->base, "unified/d/cgroup.threads");
+	xwrite(t->base, "unified/e/cgroup.threads", "1\nx\n");
+	xwrite(t->base, "unified/f/cgroup.threads", "");
+	pass(t, ACCT_PASS_LOAD); /* c, f, a, b */
+	assert_int_equal(t->rep.task_checks, 4);
+	assert_int_equal(t->rep.task_mismatches, 1);
+	assert_non_null(strstr(t->rep.last_mismatch, "/f threads: task walk 1 not in [0, 0]"));
+}
+
+/* ACCT_BPF_MISMATCH_PASSES LOAD passes in a row with a mismatch put the
+ * threads back on files for good. */
+static void test_task_fallback(void **state)
+{
+	struct tree *t = *state;
+	t->o.task_walk = WALK;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	task(1001, "/a", ACCT_HIER_UNIFIED, 0);
+	xwrite(t->base, "unified/a/cgroup.threads", "4000001\n4000002\n");
+	for (int i = 1; i <= ACCT_BPF_MISMATCH_PASSES; i++) {
+		pass(t, ACCT_PASS_LOAD);
+		assert_int_equal(t->rep.task_mismatches, 1);
+		assert_int_equal(t->rep.task_fallback, i == ACCT_BPF_MISMATCH_PASSES);
+	}
+	aggregate(t, now);
+	assert_int_equal(value(a, ACCT_Q_TASKS), 2); /* that pass read files */
+	pass(t, ACCT_PASS_LOAD);
+	assert_int_equal(tw.reads, ACCT_BPF_MISMATCH_PASSES);
+	assert_int_equal(t->rep.task_checks, 0);
+}
+
+/* The averages: their start at a cgroup's first load pass, a pass up to
+ * 7.5 s after the last one period (rounded to the nearest 5 s), later
+ * passes that many periods at once. */
+static void test_load_periods(void **state)
+{
+	struct tree *t = *state;
+	t->o.task_walk = WALK;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	task(1001, "/a", ACCT_HIER_UNIFIED, ACCT_TASK_F_ACTIVE);
+	pass(t, ACCT_PASS_LOAD);
+	uint64_t t0 = now;
+	struct acct_loadavg l = { { 0 } };
+	aggregate(t, t0);
+	acct_loadavg_update(&l, 1);
+	assert_int_equal(a->load_since_us, t0);
+	assert_int_equal(a->loadavg[0], l.avenrun[0]);
+	aggregate(t, t0 + 7499999);
+	acct_loadavg_update(&l, 1);
+	assert_int_equal(a->load_since_us, t0);
+	assert_int_equal(a->loadavg[0], l.avenrun[0]);
+	assert_int_equal(a->loadavg[2], l.avenrun[2]);
+	aggregate(t, t0 + 7499999 + 7500000);
+	acct_loadavg_update_missed(&l, 1, 2);
+	assert_int_equal(a->loadavg[0], l.avenrun[0]);
+	assert_int_equal(a->loadavg[2], l.avenrun[2]);
+}
+
+/* Without a walk, a thread of a cgroup's list is active where its
+ * /proc/TID/stat says R (a thread that spins), also when that file is opened
+ * as descriptor 0 (a daemon started with its standard input closed). */
+static void *spinner(void *arg)
+{
+	int *p = arg; /* p[0]: stop; p[1]: the tid, out */
+	__atomic_store_n(&p[1], (int)gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&p[0], __ATOMIC_RELAXED))
+		;
+	return NULL;
+}
+
+static void test_load_files_stdin_closed(void **state)
+{
+	struct tree *t = *state;
+	t->o.collector = NULL;
+	int p[2] = { 0, 0 };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, spinner, p), 0);
+	while (!__atomic_load_n(&p[1], __ATOMIC_ACQUIRE))
+		usleep(1000);
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	char text[32];
+	snprintf(text, sizeof(text), "%d\n", p[1]);
+	xwrite(t->base, "unified/a/cgroup.threads", text);
+	pass(t, ACCT_PASS_LOAD); /* its list's descriptor kept from here */
+	struct acct_loadavg l = { { 0 } };
+	uint64_t t0 = now;
+	aggregate(t, t0);
+	acct_loadavg_update(&l, 1);
+	assert_int_equal(value(a, ACCT_Q_TASKS), 1);
+	assert_int_equal(a->loadavg[0], l.avenrun[0]);
+
+	int saved = dup(0);
+	assert_true(saved > 0);
+	close(0); /* the pass's first open, the thread's stat, gets 0 */
+	pass(t, ACCT_PASS_LOAD);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+	aggregate(t, t0 + 5000000);
+	acct_loadavg_update(&l, 1);
+	assert_int_equal(a->loadavg[0], l.avenrun[0]);
+	__atomic_store_n(&p[0], 1, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_join(th, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1123,10 +1548,18 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_walk_alone_stranger, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk_alone_no_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_census, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_census_scope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_walk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_witness_still, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_walk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_walk_when, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_walk_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_periods, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_files_stdin_closed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
