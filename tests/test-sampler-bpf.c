@@ -915,23 +915,27 @@ static void test_unconfirmed(void **state)
 	assert_int_equal(acct_sampler_bpf_parts(t->s) & ACCT_BPF_PART_MEMORY, ACCT_BPF_PART_MEMORY);
 }
 
-/* Four cgroups are checked a pass, from a cursor that moves by 28: of five,
- * the third is checked in the first pass and not in the second. */
+/* Four cgroups are checked a pass, the windows tiling the list: of seven,
+ * the first pass checks a-d, the second e, f, g, a, the third b-e. (A cursor
+ * that moved by 28 stayed at a for seven: e, f, g were never checked.) */
 static void test_check_rotation(void **state)
 {
 	struct tree *t = *state;
-	static const char *const names[] = { "/a", "/b", "/c", "/d", "/e" };
+	static const char *const names[] = { "/a", "/b", "/c", "/d", "/e", "/f", "/g" };
 	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
 		add(t, names[i], UNI);
 		struct acct_bpf_record *r = record(names[i], ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG);
 		r->usage = 30;
-		mem_file(t, names[i], "memory.current", (i == 2 ? 99 : 30) * PAGE);
+		mem_file(t, names[i], "memory.current", (i == 6 ? 99 : 30) * PAGE);
 	}
 	pass(t, ACCT_PASS_FAST);
 	assert_int_equal(t->rep.bpf_checks, 4);
-	assert_int_equal(t->rep.bpf_mismatches, 1);
+	assert_int_equal(t->rep.bpf_mismatches, 0);
 	pass(t, ACCT_PASS_FAST);
 	assert_int_equal(t->rep.bpf_checks, 4);
+	assert_int_equal(t->rep.bpf_mismatches, 1);
+	assert_non_null(strstr(t->rep.last_mismatch, "/g"));
+	pass(t, ACCT_PASS_FAST);
 	assert_int_equal(t->rep.bpf_mismatches, 0);
 }
 
@@ -1423,12 +1427,15 @@ static void test_task_check(void **state)
 	pass(t, ACCT_PASS_LOAD); /* e, f, a, b */
 	assert_int_equal(t->rep.task_checks, 4);
 	assert_int_equal(t->rep.task_mismatches, 0);
+	pass(t, ACCT_PASS_LOAD); /* c, d, e, f: the windows tile the list */
+	assert_int_equal(t->rep.task_mismatches, 1);
+	pass(t, ACCT_PASS_LOAD); /* a, b, c, d */
 
 	xwrite(t->base, "unified/c/cgroup.threads", "1\n");
 	xrm_rf(t->base, "unified/d/cgroup.threads");
 	xwrite(t->base, "unified/e/cgroup.threads", "1\nx\n");
 	xwrite(t->base, "unified/f/cgroup.threads", "");
-	pass(t, ACCT_PASS_LOAD); /* c, f, a, b */
+	pass(t, ACCT_PASS_LOAD); /* f, a, b, c (e's file is not a list) */
 	assert_int_equal(t->rep.task_checks, 4);
 	assert_int_equal(t->rep.task_mismatches, 1);
 	assert_non_null(strstr(t->rep.last_mismatch, "/f threads: task walk 1 not in [0, 0]"));

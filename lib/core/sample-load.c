@@ -201,7 +201,9 @@ void sampler_task_walk(struct acct_sampler *s)
 		if (before >= 0)
 			chk[nchk++] = (typeof(chk[0])){ cg, spec, before };
 	}
-	s->task_check_cursor = (s->task_check_cursor + TASK_CHECKS * 7) % s->nr_work;
+	/* the next window: every cgroup within nr_work / TASK_CHECKS passes (as
+	 * sampler-bpf.c's memory checks) */
+	s->task_check_cursor = (s->task_check_cursor + TASK_CHECKS) % s->nr_work;
 
 	uint64_t t0 = acct_now_us();
 	const struct acct_task_record *r;

@@ -694,7 +694,11 @@ void sampler_bpf_walk(struct acct_sampler *s)
 			nchk++;
 		}
 	if (s->nr_work)
-		s->check_cursor = (s->check_cursor + CHECKS * 7) % s->nr_work;
+		/* the next window: windows tile the list, so every cgroup is
+		 * checked within nr_work / CHECKS passes (a stride other than
+		 * CHECKS leaves cgroups unchecked where it shares a factor
+		 * larger than CHECKS with nr_work) */
+		s->check_cursor = (s->check_cursor + CHECKS) % s->nr_work;
 
 	uint64_t t0 = acct_now_us();
 	for (int i = 0; i < _ACCT_HIER_MAX; i++)
