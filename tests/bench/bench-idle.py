@@ -264,6 +264,9 @@ def wait_values(vl, cgroups, timeout):
     return time.monotonic() - t0
 
 
+DISCOVERY_COUNTS = ("scans", "rescans", "census_checks", "census_differed")
+
+
 def run_acctd(args, tmp, label, collector, tree, selfcg, res):
     name = "%s-%s" % (label.replace(":", "-"), collector)
     port = free_port()
@@ -284,10 +287,14 @@ def run_acctd(args, tmp, label, collector, tree, selfcg, res):
         time.sleep(args.warmup)  # past the first passes after the values came
         res["collectors"] = vl.call("Status")["status"].get("collectors")
         log("%s %s: measuring over %ds" % (label, collector, args.window))
+        disc0 = vl.call("Status")["status"].get("discovery") or {}
         c0, t0 = bs.process_cpu_ns(pid), time.monotonic()
         w = bc.sample_window(vl, cgs, args.window, 1.0, random.Random(1))
         c1, t1 = bs.process_cpu_ns(pid), time.monotonic()
         p1 = pass_counters(port)
+        # the periodic rescan over the window: scans made, censuses that stood in for one
+        disc1 = vl.call("Status")["status"].get("discovery") or {}
+        res["discovery"] = {k: disc1[k] - disc0.get(k, 0) for k in DISCOVERY_COUNTS if k in disc1}
         res["cpu_pct"] = 100.0 * (c1 - c0) / 1e9 / (t1 - t0)
         res["window_s"] = t1 - t0
         res["rss_kib"] = bs.vm_rss_kib(pid)
@@ -466,6 +473,10 @@ def report(results):
                 f(r.get("age_memory_p50_ms"), 0), f(r.get("age_memory_p95_ms"), 0),
                 f(r.get("age_cpu_p50_ms"), 0), f(r.get("age_cpu_p95_ms"), 0),
                 counters_text(r.get("pass_cgroups"))))
+            disc = r.get("discovery")
+            if disc:
+                print("|  | %s, over the window: %s |||||| " % (
+                    c, ", ".join("%s %d" % (k, disc[k]) for k in DISCOVERY_COUNTS if k in disc)))
         for tool in ("cgtop", "netdata"):
             t = w.get(tool)
             if t:
