@@ -10,7 +10,9 @@
  * root), how a failed value is classified and counted (vanished, garbage,
  * unreadable, invariant) without failing the cgroup's other values, the
  * restart of a series when its source file changes, the descriptor cache's
- * limit, empty cgroups, the root's memory and the load's thread counts.
+ * limit, empty cgroups, the root's memory and the load's thread counts, v1
+ * blkio and the block devices' names, and when pressure and the CPU and I/O
+ * rates are (not) read or measured.
  *
  * Against this host's real cgroups, what a temporary tree cannot do: a
  * cgroup removed under a cached descriptor (the kernel's ENODEV), and the
@@ -59,6 +61,7 @@
 #include "counter.h"
 #include "ledger.h"
 #include "load.h"
+#include "memcg-bounds.h"
 #include "parse.h"
 #include "sampler.h"
 #include "test-tree.h"
@@ -71,7 +74,9 @@
  * ESTALE or EIO, minutes passing) is injected: the test is linked with
  * --wrap for calloc, malloc, free, open64, pread64 and acct_now_us
  * (tests/meson.build), and these wrappers pass every call through unless a
- * test armed them. */
+ * test armed them; open64 also answers for sysfs's block devices from a
+ * directory of the test's (inject.sys_block), and can answer descriptor 0,
+ * what a daemon started with stdin closed gets (inject.fd0_suffix). */
 
 void *__real_calloc(size_t n, size_t size);
 void *__real_malloc(size_t size);
@@ -97,6 +102,9 @@ static struct {
 	const char *read_suffix;  /* pread64 of a file whose path ends so fails with read_errno (once) */
 	int read_errno;
 	uint64_t clock_ahead_us;  /* added to the monotonic clock of the sampler and the test */
+	const char *sys_block;    /* open64 of /sys/dev/block/REST opens sys_block/REST instead */
+	const char *fd0_suffix;   /* open64 of a path ending so answers descriptor 0 (once; the test
+				   * has set stdin aside) */
 } inject;
 
 uint64_t __wrap_acct_now_us(void)
@@ -157,6 +165,22 @@ int __wrap_open64(const char *path, int flags, ...)
 		errno = inject.open_errno;
 		return -1;
 	}
+	const char *fd0 = __atomic_load_n(&inject.fd0_suffix, __ATOMIC_ACQUIRE);
+	if (fd0 && ends_with(path, fd0) &&
+	    __atomic_compare_exchange_n(&inject.fd0_suffix, &fd0, NULL, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		int fd = __real_open64(path, flags, mode);
+		if (fd <= 0)
+			return fd;
+		int zero = dup3(fd, 0, flags & O_CLOEXEC);
+		close(fd);
+		return zero;
+	}
+	const char *sys_block = __atomic_load_n(&inject.sys_block, __ATOMIC_ACQUIRE);
+	if (sys_block && strncmp(path, "/sys/dev/block/", 15) == 0) {
+		char moved[PATH_MAX];
+		snprintf(moved, sizeof(moved), "%s/%s", sys_block, path + 15);
+		return __real_open64(moved, flags, mode);
+	}
 	return __real_open64(path, flags, mode);
 }
 
@@ -193,6 +217,7 @@ struct tree {
 	struct acct_sampler *s;
 	struct acct_sampler_options o;
 	struct acct_pass_report rep;
+	int saved_stdin; /* > 0: stdin set aside by the test, put back by the teardown */
 };
 
 static int tree_setup(void **state)
@@ -240,6 +265,10 @@ static int tree_teardown(void **state)
 		acct_sampler_release(all[i], t->s);
 	free(all);
 	acct_sampler_free(t->s);
+	if (t->saved_stdin > 0) {
+		(void)dup2(t->saved_stdin, 0);
+		close(t->saved_stdin);
+	}
 	acct_ledger_free(t->ledger);
 	acct_domain_free(t->domain);
 	rm_rf(t->base);
@@ -542,6 +571,110 @@ static void test_files_root(void **state)
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_int_equal(value(root, ACCT_Q_MEMORY), 12000);
 	assert_int_equal(value(a, ACCT_Q_MEMORY), 7000);
+}
+
+/* v2 memory.events: each of the six counts the kernel may list (5.16 added
+ * oom_group_kill) goes to its own quantity. */
+static void test_memory_events_v2(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "4096\n");
+	xwrite(t->base, "unified/a/memory.events", "low 1\nhigh 2\nmax 3\noom 4\noom_kill 5\noom_group_kill 6\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_LOW), 1);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_HIGH), 2);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_MAX), 3);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_OOM), 4);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_OOM_KILL), 5);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_EVENTS_OOM_GROUP_KILL), 6);
+}
+
+/* The working set is memory less this slow pass's inactive_file: a
+ * memory.stat without that key gives none (not memory in use whole), one
+ * with it does, with the kernel's uncertainty of both readings as its bound
+ * (the memory counter's stock and memory.stat's unflushed updates). */
+static void test_working_set_needs_inactive(void **state)
+{
+	struct tree *t = *state;
+	t->o.kernel_bounds = true; /* as of a kernel's files, not a copy's */
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "10000\n");
+	xwrite(t->base, "unified/a/memory.stat", "anon 6000\nfile 3000\n");
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(t->rep.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_READ], 1);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 10000);
+	assert_int_equal(value(a, ACCT_Q_WORKING_SET), INT64_MIN);
+
+	xwrite(t->base, "unified/a/memory.current", "12000\n"); /* the slow group due again */
+	xwrite(t->base, "unified/a/memory.stat", "anon 6000\nfile 3000\ninactive_file 3000\n");
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(t->rep.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_READ], 1);
+	assert_int_equal(value(a, ACCT_Q_WORKING_SET), 9000);
+	uint64_t file_bound = acct_memcg_file_stat_bound(&t->o.batching);
+	assert_true(file_bound > 0);
+	assert_int_equal(acct_cgroup_kernel_bound(a, ACCT_Q_WORKING_SET),
+			 acct_memcg_memory_bound(&t->o.batching, INT_MAX) + file_bound);
+}
+
+/* The root's memory (acct_sampler_root_memory(), beside test_files_root):
+ * a top level that holds 0 bytes makes a root of 0, known; the root's bound
+ * is the kernel's (every stock slot, or memory.stat's unflushed updates,
+ * whichever is larger), its children's their own. Where its own reading
+ * is the larger, the root's memory is as old as that reading, however
+ * fresh the top level's is (here read again 5 s later without the root). */
+static void test_root_memory_edges(void **state)
+{
+	struct tree *t = *state;
+	t->o.kernel_bounds = true;
+	struct acct_cgroup *root = tree_add(t, "/", UNI);
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	struct acct_cgroup *all[] = { root, a }, *only_a[] = { a };
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(root, ACCT_Q_MEMORY), 0);
+	const struct acct_memcg_batching *b = &t->o.batching;
+	uint64_t mem_bound = acct_memcg_memory_bound(b, INT_MAX), file_bound = acct_memcg_file_stat_bound(b);
+	assert_int_equal(acct_cgroup_kernel_bound(root, ACCT_Q_MEMORY), MAX(mem_bound, file_bound));
+	assert_int_equal(acct_cgroup_kernel_bound(a, ACCT_Q_MEMORY), mem_bound);
+
+	/* the root's own reading above the top level's */
+	xwrite(t->base, "unified/memory.current", "5000\n");
+	xwrite(t->base, "unified/a/memory.current", "4096\n");
+	acct_sampler_release(root, t->s); /* its memory file is looked for again */
+	uint64_t now = acct_now_us();
+	assert_int_equal(acct_sampler_run(t->s, all, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	acct_sampler_root_memory(t->s, all, 2);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(root, ACCT_Q_MEMORY), 5000);
+	assert_int_equal(acct_cgroup_quantity_sampled(root, ACCT_Q_MEMORY), now);
+	assert_int_equal(acct_sampler_run(t->s, only_a, 1, ACCT_PASS_FAST, now + 5 * USEC_PER_SEC, &t->rep), 0);
+	acct_sampler_root_memory(t->s, all, 2);
+	assert_int_equal(acct_cgroup_quantity_sampled(a, ACCT_Q_MEMORY), now + 5 * USEC_PER_SEC);
+	assert_int_equal(value(root, ACCT_Q_MEMORY), 5000);
+	assert_int_equal(acct_cgroup_quantity_sampled(root, ACCT_Q_MEMORY), now);
+}
+
+/* A cgroup's name may begin with any byte but '/' and NUL (cgroupfs takes
+ * control characters): the files of /\x01a, whose path sorts right after
+ * the root's, are its own, not the root's. */
+static void test_name_control_byte(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/\x01" "a", UNI);
+	xmkdir(t->base, "unified/\x01" "a");
+	xwrite(t->base, "unified/memory.current", "999\n");
+	xwrite(t->base, "unified/\x01" "a/memory.current", "100\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 100);
 }
 
 /* Each failed value is counted by its reason and fails only itself: garbage
@@ -1391,6 +1524,156 @@ static void test_cpu_rate_lazy(void **state)
 	}
 }
 
+/* The CPU time's drift (the report's drift_cpu: usec the ledger had not seen
+ * yet) and rate across a change of source: the first reading of a cgroup and
+ * the first from a new file (cpuacct's usage_percpu after the unified
+ * cpu.stat, 30 ms above it) count no drift and measure no rate, two different
+ * counters; the readings after each do. Pass times are given, so the rates
+ * are exact. */
+static void test_cpu_drift_and_source(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	struct acct_cgroup *cgs[] = { a };
+	struct acct_cgroup_values rv;
+	uint64_t now = acct_now_us();
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/cpu.stat", "usage_usec 1000\nuser_usec 1000\nsystem_usec 0\n");
+	assert_int_equal(acct_sampler_run(tree_sampler(t), cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(t->rep.drift_cpu.count, 0);
+	acct_cgroup_read(a, ACCT_READ_CPU_RATE, now, &rv);
+	assert_false(rv.cpu_rate_known);
+
+	now += USEC_PER_SEC;
+	xwrite(t->base, "unified/a/cpu.stat", "usage_usec 501000\nuser_usec 501000\nsystem_usec 0\n");
+	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(t->rep.drift_cpu.count, 1);
+	assert_int_equal(t->rep.drift_cpu.sum, 500000);
+	acct_cgroup_read(a, ACCT_READ_CPU_RATE, now, &rv);
+	assert_true(rv.cpu_rate_known);
+	assert_true(fabs(rv.cpu_rate - 0.5) <= 1e-12);
+
+	xmkdir(t->base, "cpu,cpuacct/a");
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "531000000 0\n");
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.stat", "user 0\nsystem 0\n");
+	struct acct_cgroup_id id = { .path = "/a", .depth = 1, .hierarchies = UNI | H(ACCT_HIER_CPUACCT) };
+	acct_ledger_update_id(t->ledger, a, &id);
+	now += USEC_PER_SEC;
+	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 531000);
+	assert_int_equal(t->rep.drift_cpu.count, 0);
+
+	/* 250 ms in a second from the new file */
+	now += USEC_PER_SEC;
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "531000000 250000000\n");
+	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 781000);
+	assert_int_equal(t->rep.drift_cpu.count, 1);
+	assert_int_equal(t->rep.drift_cpu.sum, 250000);
+	acct_cgroup_read(a, ACCT_READ_CPU_RATE, now, &rv);
+	assert_true(fabs(rv.cpu_rate - 0.25) <= 1e-12);
+}
+
+/* Readings of one moment measure no CPU rate: a pass of the same now_us as
+ * the one before (the parent /p and its child /p/c read, then /p/c pruned)
+ * leaves the rate as the last interval measured it, neither divided by no
+ * time nor made 0. A reading a second later that finds the CPU time
+ * standing measures 0, read (/p) or pruned (/p/c). */
+static void test_cpu_rate_same_moment(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *p;
+	struct acct_cgroup *c = pruning_pair(t, UNI, UNI, &p);
+	struct acct_cgroup *cgs[] = { p, c };
+	struct acct_cgroup_values rv;
+	uint64_t now = acct_now_us();
+	assert_int_equal(acct_sampler_run(tree_sampler(t), cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+
+	now += USEC_PER_SEC;
+	prune_cg(t, "p", 501000, 10, "0.00");
+	prune_cg(t, "p/c", 500400, 4, "0.00");
+	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	acct_cgroup_read(c, ACCT_READ_CPU_RATE, now, &rv);
+	assert_true(rv.cpu_rate_known);
+	assert_true(fabs(rv.cpu_rate - 0.5) <= 1e-12);
+
+	/* the same moment: both read (p moved), then c pruned */
+	prune_cg(t, "p", 601000, 10, "0.00");
+	prune_cg(t, "p/c", 600400, 4, "0.00");
+	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 2);
+	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 600400);
+	acct_cgroup_read(c, ACCT_READ_CPU_RATE, now, &rv);
+	assert_true(fabs(rv.cpu_rate - 0.5) <= 1e-12);
+	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+	acct_cgroup_read(c, ACCT_READ_CPU_RATE, now, &rv);
+	assert_true(fabs(rv.cpu_rate - 0.5) <= 1e-12);
+
+	/* a second later, nothing moved */
+	now += USEC_PER_SEC;
+	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+	acct_cgroup_read(p, ACCT_READ_CPU_RATE, now, &rv);
+	assert_true(rv.cpu_rate_known);
+	assert_true(rv.cpu_rate == 0.0);
+	acct_cgroup_read(c, ACCT_READ_CPU_RATE, now, &rv);
+	assert_true(rv.cpu_rate == 0.0);
+}
+
+/* v1 usage_percpu: a value for each CPU the kernel may have (1,024 here) is
+ * read whole; a file that does not parse is garbage, and the usage comes
+ * from cpuacct.usage; more CPUs (hot-added) start the per-CPU values anew,
+ * and without memory for them the usage comes from cpuacct.usage for that
+ * pass, without an error. */
+static void test_percpu_cpus(void **state)
+{
+	struct tree *t = *state;
+	t->L.v2_memory = false;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI | H(ACCT_HIER_CPUACCT));
+	xmkdir(t->base, "unified/a");
+	xmkdir(t->base, "cpu,cpuacct/a");
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage", "2000000000\n");
+	char *text = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&text, &size);
+	assert_non_null(m);
+	for (int i = 0; i < 1024; i++)
+		fprintf(m, "1000000 ");
+	fprintf(m, "\n");
+	assert_int_equal(fclose(m), 0);
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", text);
+	__real_free(text); /* open_memstream's, not counted */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 1024000);
+
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "1000000 x\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 1);
+	assert_int_equal(t->rep.errors[ACCT_ERR_INVARIANT], 0);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 2000000);
+
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "1000000000 1000000000 1000000000\n");
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage", "2500000000\n");
+	__atomic_store_n(&inject.calloc_fail_in, 1, __ATOMIC_RELAXED);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(__atomic_load_n(&inject.calloc_fail_in, __ATOMIC_RELAXED), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 2500000);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 3000000);
+}
+
 /* CPU bandwidth is never pruned: the kernel counts one more period after a
  * throttled cgroup's last run (the period timer finds it active once more),
  * so its nr_periods moves while no CPU time does, here or in its parent
@@ -1538,6 +1821,133 @@ static void test_descriptors_that_pay(void **state)
 	assert_no_errors(&t->rep);
 }
 
+/* Descriptor 0 (a daemon started with its standard input closed opens it
+ * first) is a descriptor like any other: kept for a role read pass after
+ * pass, and closed when its cgroup is released, with a sampler (counted out
+ * of the cache) or without one, and when an empty cgroup leaves the
+ * hierarchy of its file (sampler_state_of(), "leaving while empty"). */
+static bool fd0_open(void)
+{
+	return fcntl(0, F_GETFD) >= 0;
+}
+
+static void test_descriptor_zero(void **state)
+{
+	struct tree *t = *state;
+	int saved = t->saved_stdin = dup(0);
+	assert_true(saved > 0);
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/memory.current", "100\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	__atomic_store_n(&inject.fd0_suffix, "/unified/a/memory.current", __ATOMIC_RELEASE);
+	tree_pass(t, ACCT_PASS_FAST); /* read twice in a row: kept */
+	assert_null(inject.fd0_suffix);
+	assert_no_errors(&t->rep);
+	assert_true(fd0_open());
+	assert_int_equal(cached_fds(t), 1);
+	acct_sampler_release(a, t->s);
+	assert_false(fd0_open());
+	assert_int_equal(cached_fds(t), 0);
+	assert_int_equal(dup2(saved, 0), 0); /* stdin again: no other file gets 0 */
+
+	/* released without a sampler (the sampler gone before the ledger),
+	 * cgroup.events on 0 this time (F_EVENTS, role 0) */
+	xwrite(t->base, "unified/a/cgroup.events", "populated 1\nfrozen 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	__atomic_store_n(&inject.fd0_suffix, "/unified/a/cgroup.events", __ATOMIC_RELEASE);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_null(inject.fd0_suffix);
+	assert_no_errors(&t->rep);
+	assert_true(fd0_open());
+	acct_sampler_release(a, NULL);
+	assert_false(fd0_open());
+	assert_int_equal(dup2(saved, 0), 0);
+
+	/* /b, emptied, leaves its cpuacct tree (as test_removed_tree_by_tree_keeps_sources) */
+	t->L.v2_memory = false;
+	acct_ledger_kill(t->ledger, a, acct_now_us());
+	struct acct_cgroup *b = tree_add(t, "/b", UNI | H(ACCT_HIER_CPUACCT));
+	xmkdir(t->base, "unified/b");
+	xwrite(t->base, "unified/b/cgroup.events", "populated 1\nfrozen 0\n");
+	cpuacct_cg(t, "b", 1000, "user 0\nsystem 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	__atomic_store_n(&inject.fd0_suffix, "/cpu,cpuacct/b/cpuacct.usage_percpu", __ATOMIC_RELEASE);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_null(inject.fd0_suffix);
+	xwrite(t->base, "unified/b/cgroup.events", "populated 0\nfrozen 0\n");
+	acct_cgroup_announce_populated_change(b);
+	uint64_t deadline = acct_now_us() + 10 * USEC_PER_SEC;
+	while (acct_cgroup_final(b) != ACCT_FINAL_READ) {
+		assert_true(acct_now_us() < deadline);
+		tree_pass(t, ACCT_PASS_FAST);
+	}
+	assert_true(fd0_open());
+	uint64_t cached = cached_fds(t);
+	xrm_rf(t->base, "cpu,cpuacct/b");
+	struct acct_cgroup_id id = { .path = "/b", .depth = 1, .hierarchies = UNI };
+	acct_ledger_update_id(t->ledger, b, &id);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_false(fd0_open());
+	assert_true(cached_fds(t) < cached);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+}
+
+/* A cgroup whose files' paths do not fit a path (4,096 bytes: the kernel
+ * nests cgroups deeper than that; none of their files opens): /l's
+ * directory alone is too long, /m's directory fits but no file name does
+ * after it. Each read fails as unreadable (ENAMETOOLONG), every pass, not
+ * as a file this kernel lacks; acct_sampler_read_memory() says so too. Their
+ * names are of 99 bytes, as a kernel takes them (NAME_MAX 255): a path cut
+ * short would only name no file. */
+static void nested_path(char *p, size_t len, char c)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = i % 100 == 0 ? '/' : c;
+	p[len] = 0;
+}
+
+static void test_path_too_long(void **state)
+{
+	struct tree *t = *state;
+	char l[4200], m[4096];
+	size_t mount = strlen(t->L.mount[ACCT_HIER_UNIFIED]);
+	nested_path(l, sizeof(l) - 1, 'l');
+	/* mount + m: 4,090 bytes; "/io.stat", the shortest name, makes 4,098 */
+	assert_true(mount < 4000);
+	nested_path(m, 4090 - mount, 'm');
+	struct acct_cgroup *lc = tree_add(t, l, UNI);
+	struct acct_cgroup *mc = tree_add(t, m, UNI);
+	for (int i = 0; i < 2; i++) {
+		tree_pass(t, ACCT_PASS_FAST);
+		assert_true(t->rep.errors[ACCT_ERR_UNREADABLE] > 0);
+		assert_int_equal(t->rep.errors[ACCT_ERR_VANISHED] + t->rep.errors[ACCT_ERR_GARBAGE], 0);
+		assert_int_equal(t->rep.cgroups_failed, 2);
+	}
+	assert_int_equal(acct_sampler_read_memory(t->s, lc, &(int64_t){ 0 }), -ENAMETOOLONG);
+	assert_int_equal(acct_sampler_read_memory(t->s, mc, &(int64_t){ 0 }), -ENAMETOOLONG);
+}
+
+/* acct_raise_nofile(): the soft limit of descriptors raised to the hard
+ * one, which it returns (from one below it here, then from the hard limit
+ * itself). */
+static void test_raise_nofile(void **state)
+{
+	(void)state;
+	struct rlimit old, rl;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	rl = (struct rlimit){ .rlim_cur = old.rlim_max - 1, .rlim_max = old.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	for (int i = 0; i < 2; i++) {
+		long r = acct_raise_nofile();
+		assert_true(r > 0);
+		assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+		assert_true(rl.rlim_cur == old.rlim_max && rl.rlim_max == old.rlim_max);
+		assert_true((rlim_t)r == rl.rlim_cur);
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+
 /* Pressure (psi_due() in sampler.c) is read where something may have
  * stalled: at the first reads and until two reads agree with every average
  * at 0; where the CPU time moved since the last pressure read; where the last
@@ -1584,6 +1994,206 @@ static void test_psi_due(void **state)
 	assert_int_equal(acct_sampler_run(t->s, &a, 1, ACCT_PASS_FAST, acct_now_us() + 100 * USEC_PER_SEC, &t->rep), 0);
 	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 1);
 	assert_int_equal(value(a, ACCT_Q_PSI_CPU_SOME), 9);
+}
+
+/* Averages of 0 do not decay (psi_due()): a quiet cgroup whose every
+ * average read 0.00 is not read again when PSI_DECAY_US (10 s) have passed,
+ * as one with an average above 0 is (test_psi_due); the clock is moved
+ * ahead, not waited for. */
+static void test_psi_zero_averages(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/a", UNI);
+	prune_cg(t, "a", 100, 7, "0.00");
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST); /* the same totals: quiet */
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 1);
+	__atomic_store_n(&inject.clock_ahead_us, 11 * USEC_PER_SEC, __ATOMIC_RELAXED);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 0);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_SKIPPED), 1);
+}
+
+/* A pressure file that does not parse fails the cgroup's pressure read
+ * whole (sample_psi()): the other files' values are set, but the group's
+ * age is not renewed, and the next pass reads it again, even where what
+ * the other files gave stands still (every total 0 here). */
+static void test_psi_failed_read(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	prune_cg(t, "a", 100, 0, "0.00");
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST); /* quiet */
+	assert_no_errors(&t->rep);
+	/* 5 s later its CPU time moved (pressure due), cpu.pressure is garbage */
+	__atomic_store_n(&inject.clock_ahead_us, 5 * USEC_PER_SEC, __ATOMIC_RELAXED);
+	prune_cg(t, "a", 150, 0, "0.00");
+	xwrite(t->base, "unified/a/cpu.pressure", "some avg10=x\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 1);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 1);
+	assert_true(a->psi_known[ACCT_PSI_MEMORY]);
+	assert_true(acct_cgroup_age(a, ACCT_GROUP_PSI, acct_now_us()) >= 5 * USEC_PER_SEC);
+	/* the CPU time stands still now: read again all the same */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 1);
+	assert_int_equal(parts(t, ACCT_PART_PSI, ACCT_OUTCOME_READ), 1);
+}
+
+/* v1 blkio (a cgroup in a blkio hierarchy reads it, not io.stat): bytes
+ * from io_service_bytes_recursive, operations from io_serviced_recursive,
+ * merged per device. Its counters can be zeroed (blkio.reset_stats): a
+ * total that goes down is a new value, no violation. Either file failing
+ * fails the I/O read (counted once) and leaves the totals as they were. */
+static void blkio_files(struct tree *t, unsigned rbytes, unsigned wbytes, unsigned rios, unsigned wios)
+{
+	char text[256];
+	snprintf(text, sizeof(text),
+		 "8:16 Read %u\n8:16 Write %u\n8:16 Sync 0\n8:16 Async %u\n8:16 Discard 0\n8:16 Total %u\nTotal %u\n",
+		 rbytes, wbytes, rbytes + wbytes, rbytes + wbytes, rbytes + wbytes);
+	xwrite(t->base, "blkio/a/blkio.throttle.io_service_bytes_recursive", text);
+	snprintf(text, sizeof(text),
+		 "8:16 Read %u\n8:16 Write %u\n8:16 Sync 0\n8:16 Async %u\n8:16 Total %u\nTotal %u\n", rios, wios,
+		 rios + wios, rios + wios, rios + wios);
+	xwrite(t->base, "blkio/a/blkio.throttle.io_serviced_recursive", text);
+}
+
+static void test_blkio_v1(void **state)
+{
+	struct tree *t = *state;
+	xmkdir(t->base, "blkio");
+	t->L.mount[ACCT_HIER_BLKIO] = xjoin(t->base, "blkio");
+	struct acct_cgroup *a = tree_add(t, "/a", UNI | H(ACCT_HIER_BLKIO));
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/cgroup.events", "populated 1\nfrozen 0\n");
+	xwrite(t->base, "unified/a/cpu.stat", cpu_stat_v2);
+	xwrite(t->base, "unified/a/io.stat", "8:16 rbytes=1 wbytes=1 rios=1 wios=1\n"); /* not read */
+	xmkdir(t->base, "blkio/a");
+	blkio_files(t, 4096, 8192, 1, 2);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_IO_READ_BYTES), 4096);
+	assert_int_equal(value(a, ACCT_Q_IO_WRITE_BYTES), 8192);
+	assert_int_equal(value(a, ACCT_Q_IO_READ_IOS), 1);
+	assert_int_equal(value(a, ACCT_Q_IO_WRITE_IOS), 2);
+	assert_int_equal(value(a, ACCT_Q_IO_DISCARD_BYTES), 0);
+	assert_int_equal(value(a, ACCT_Q_IO_DISCARD_IOS), INT64_MIN); /* no Discard line */
+	assert_non_null(a->io);
+	assert_int_equal(a->io->n, 1);
+	int d = acct_ledger_io_device_find(t->ledger, 8, 16);
+	assert_true(d >= 0);
+	assert_int_equal(a->io->dev[d].v[ACCT_IO_WRITE_IOS], 2);
+	assert_int_equal(a->io->dev[d].v[ACCT_IO_DISCARD_IOS], -1);
+
+	/* reset_stats */
+	blkio_files(t, 100, 200, 0, 1);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_IO_READ_BYTES), 100);
+	assert_int_equal(value(a, ACCT_Q_IO_WRITE_IOS), 1);
+
+	/* the bytes garbage */
+	xwrite(t->base, "blkio/a/blkio.throttle.io_service_bytes_recursive", "8:16 Read x\nTotal 0\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 1);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 0);
+	assert_int_equal(t->rep.cgroups_failed, 1);
+	assert_int_equal(value(a, ACCT_Q_IO_READ_BYTES), 100);
+	assert_int_equal(value(a, ACCT_Q_IO_WRITE_IOS), 1);
+	/* the operations unreadable (a directory): counted as such alone */
+	blkio_files(t, 300, 400, 3, 4);
+	xrm_rf(t->base, "blkio/a/blkio.throttle.io_serviced_recursive");
+	xmkdir(t->base, "blkio/a/blkio.throttle.io_serviced_recursive");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.errors[ACCT_ERR_UNREADABLE], 1);
+	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 0);
+	assert_int_equal(t->rep.cgroups_failed, 1);
+	assert_int_equal(value(a, ACCT_Q_IO_READ_BYTES), 100);
+	/* the operations garbage */
+	xrm_rf(t->base, "blkio/a/blkio.throttle.io_serviced_recursive");
+	xwrite(t->base, "blkio/a/blkio.throttle.io_serviced_recursive", "8:16 Read 3\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 1);
+	assert_int_equal(t->rep.cgroups_failed, 1);
+	assert_int_equal(value(a, ACCT_Q_IO_READ_BYTES), 100);
+	/* whole again */
+	blkio_files(t, 300, 400, 3, 4);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_IO_READ_BYTES), 300);
+	assert_int_equal(value(a, ACCT_Q_IO_WRITE_IOS), 4);
+}
+
+/* An I/O rate needs two readings at different times: two passes of the same
+ * moment (now_us) give none, and the next later one does. */
+static void test_io_rate_same_moment(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	struct acct_cgroup *cgs[] = { a };
+	struct acct_cgroup_values rv;
+	uint64_t now = acct_now_us();
+	prune_cg(t, "a", 100, 1, "0.00");
+	xwrite(t->base, "unified/a/io.stat", "8:0 rbytes=1000 wbytes=0 rios=1 wios=0\n");
+	assert_int_equal(acct_sampler_run(tree_sampler(t), cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	xwrite(t->base, "unified/a/io.stat", "8:0 rbytes=3000 wbytes=0 rios=2 wios=0\n");
+	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_IO_READ_BYTES), 3000);
+	acct_cgroup_read(a, ACCT_READ_IO_RATE, now, &rv);
+	assert_false(rv.io_rate_known);
+	xwrite(t->base, "unified/a/io.stat", "8:0 rbytes=5000 wbytes=0 rios=3 wios=0\n");
+	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now + USEC_PER_SEC, &t->rep), 0);
+	acct_cgroup_read(a, ACCT_READ_IO_RATE, now + USEC_PER_SEC, &rv);
+	assert_true(rv.io_rate_known);
+	assert_true(fabs(rv.io_rate[ACCT_IO_READ_BYTES] - 2000.0) <= 1e-9);
+}
+
+/* A block device's name (the ledger's, the first time a pass lists it) is
+ * DEVNAME of /sys/dev/block/MAJ:MIN/uevent, here a directory of the tree
+ * that the open64 wrapper answers for sysfs: found on any line, cut to
+ * ACCT_IO_NAME_MAX - 1 bytes; "" where the file or the key is missing. Of
+ * the file, the first 511 bytes are read (a 512-byte buffer), so a DEVNAME
+ * that runs past them is cut there. */
+static void test_io_device_names(void **state)
+{
+	struct tree *t = *state;
+	xmkdir(t->base, "sys-dev-block");
+	_cleanup_free_ char *sys = xjoin(t->base, "sys-dev-block");
+	__atomic_store_n(&inject.sys_block, sys, __ATOMIC_RELEASE);
+	xmkdir(t->base, "sys-dev-block/259:1");
+	xwrite(t->base, "sys-dev-block/259:1/uevent", "MAJOR=259\nMINOR=1\nDEVNAME=nvme0n1p1\nDEVTYPE=partition\nPARTN=1\n");
+	xmkdir(t->base, "sys-dev-block/259:2");
+	xwrite(t->base, "sys-dev-block/259:2/uevent", "MAJOR=259\nMINOR=2\nDEVTYPE=disk\n");
+	xmkdir(t->base, "sys-dev-block/259:3");
+	xwrite(t->base, "sys-dev-block/259:3/uevent", "MAJOR=259\nMINOR=3\nDEVNAME=abcdefghijklmnopqrstuvwxyz0123456789\n");
+	/* DEVNAME= at byte 492: its value from byte 500, the buffer's last at 510 */
+	char big[600];
+	int n = snprintf(big, sizeof(big), "FILLER=%0484d\nDEVNAME=abcdefghijklmnopqrstu\n", 0);
+	assert_int_equal(n, 492 + 30);
+	xmkdir(t->base, "sys-dev-block/259:4");
+	xwrite(t->base, "sys-dev-block/259:4/uevent", big);
+	xmkdir(t->base, "sys-dev-block/259:6"); /* no uevent; 259:5 not even a directory */
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/io.stat",
+	       "259:1 rbytes=1\n259:2 rbytes=2\n259:3 rbytes=3\n259:4 rbytes=4\n259:5 rbytes=5\n259:6 rbytes=6\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_IO_READ_BYTES), 21);
+	static const char *const want[] = { "nvme0n1p1", "", "abcdefghijklmnopqrstuvwxyz01234", "abcdefghijk", "", "" };
+	for (unsigned minor = 1; minor <= ELEMENTSOF(want); minor++) {
+		int d = acct_ledger_io_device_find(t->ledger, 259, minor);
+		assert_true(d >= 0);
+		const struct acct_io_device *dev = acct_ledger_io_device(t->ledger, (unsigned)d);
+		assert_non_null(dev);
+		if (strcmp(dev->name, want[minor - 1]) != 0)
+			fail_msg("259:%u named \"%s\", want \"%s\"", minor, dev->name, want[minor - 1]);
+	}
+	__atomic_store_n(&inject.sys_block, NULL, __ATOMIC_RELEASE);
 }
 
 /* A slow pass reads the slow group of a cgroup whose memory moved by the
@@ -2567,6 +3177,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_numa_v2, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_numa_v1, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_files_root, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_memory_events_v2, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_working_set_needs_inactive, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_root_memory_edges, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_name_control_byte, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_errors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_vanished, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_recreated_path, tree_setup, tree_teardown),
@@ -2575,7 +3189,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_drift_and_source, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_rate_same_moment, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_percpu_cpus, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_that_pay, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_descriptor_zero, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_path_too_long, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning_ancestors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning_refresh, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning_other_tree, tree_setup, tree_teardown),
@@ -2591,6 +3210,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_source_change_without_throttling, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_due, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_psi_due, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_psi_zero_averages, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_psi_failed_read, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_blkio_v1, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_io_rate_same_moment, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_io_device_names, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load_stale_buffer, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, tree_setup, tree_teardown),
@@ -2606,6 +3230,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_new_refuses_options, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_allocation_failures, tree_setup, tree_teardown),
 		cmocka_unit_test(test_bracket_judge),
+		cmocka_unit_test(test_raise_nofile),
 	};
 	int failed = cmocka_run_group_tests_name("sampler-trees", tree_tests, NULL, NULL);
 	failed += run_real();
