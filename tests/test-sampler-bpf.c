@@ -572,6 +572,39 @@ static void test_values_v2(void **state)
 	assert_true(v.populated);
 }
 
+/* A slow pass with a record takes the peak, the limits and the swap from the
+ * record, as a fast one does: memory.peak, memory.max, memory.high,
+ * memory.swap.current and memory.swap.max, which hold other values here, are
+ * not read over them (sample-memory.c, sample_slow()). Planted, the slow
+ * pass read those files after the record had set its values. */
+static void test_slow_pass_keeps_record(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = add(t, "/a", UNI);
+	struct acct_bpf_record *ra = record("/a", ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_HIGH);
+	ra->usage = 30;
+	ra->watermark = 50;
+	ra->max = 100;
+	ra->high = 80;
+	ra->swap_usage = 7;
+	ra->swap_max = 9;
+	mem_file(t, "/a", "memory.current", 30 * PAGE);
+	mem_file(t, "/a", "memory.peak", 51 * PAGE);
+	mem_file(t, "/a", "memory.max", 101 * PAGE);
+	mem_file(t, "/a", "memory.high", 81 * PAGE);
+	mem_file(t, "/a", "memory.swap.current", 8 * PAGE);
+	mem_file(t, "/a", "memory.swap.max", 10 * PAGE);
+	pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.bpf_records, 1);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 30 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_PEAK), 50 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_MAX), 100 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_MEMORY_HIGH), 80 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_SWAP), 7 * PAGE);
+	assert_int_equal(value(a, ACCT_Q_SWAP_MAX), 9 * PAGE);
+}
+
 /* More nodes than one without per-node records: no NUMA value from the keys. */
 static void test_numa_nodes(void **state)
 {
@@ -1539,6 +1572,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_values_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_pass_keeps_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_numa_nodes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unchanged, setup, teardown),

@@ -849,6 +849,25 @@ static void test_invariant_and_source_change(void **state)
 	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 3500);
 }
 
+/* The cgroup of the tree-by-tree removals: /a in the unified tree and every
+ * v1 one (memory v1), populated, its CPU time from cpuacct (31 ms; the
+ * unified cpu.stat, which the task joined last, says 1 ms), after one pass
+ * that read it. */
+static struct acct_cgroup *tree_by_tree_cg(struct tree *t)
+{
+	t->L.v2_memory = false;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI | V1_ALL);
+	xmkdir(t->base, "unified/a");
+	xwrite(t->base, "unified/a/cgroup.events", "populated 1\nfrozen 0\n");
+	xwrite(t->base, "unified/a/cpu.stat", "usage_usec 1000\nuser_usec 600\nsystem_usec 400\n");
+	xmkdir(t->base, "cpu,cpuacct/a");
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "20000000 11000000\n");
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.stat", "user 1\nsystem 2\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 31000);
+	return a;
+}
+
 /* A cgroup removed one tree after another (kernel-truth's churn: rmdir in
  * memory, cpu, cpuacct, then unified): with the cpuacct directory gone and
  * the unified one still there, its CPU time is not taken from the unified
@@ -857,17 +876,7 @@ static void test_invariant_and_source_change(void **state)
 static void test_removed_tree_by_tree_keeps_sources(void **state)
 {
 	struct tree *t = *state;
-	t->L.v2_memory = false;
-	struct acct_cgroup *a = tree_add(t, "/a", UNI | V1_ALL);
-	xmkdir(t->base, "unified/a");
-	xwrite(t->base, "unified/a/cgroup.events", "populated 1\nfrozen 0\n");
-	/* the task joined the unified cgroup last: 30 ms less there */
-	xwrite(t->base, "unified/a/cpu.stat", "usage_usec 1000\nuser_usec 600\nsystem_usec 400\n");
-	xmkdir(t->base, "cpu,cpuacct/a");
-	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "20000000 11000000\n");
-	xwrite(t->base, "cpu,cpuacct/a/cpuacct.stat", "user 1\nsystem 2\n");
-	tree_pass(t, ACCT_PASS_FAST);
-	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 31000);
+	struct acct_cgroup *a = tree_by_tree_cg(t);
 
 	/* emptied: read until its CPU time has stood still (SETTLE_US) */
 	xwrite(t->base, "unified/a/cgroup.events", "populated 0\nfrozen 0\n");
@@ -901,6 +910,33 @@ static void test_removed_tree_by_tree_keeps_sources(void **state)
 	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
 	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 1000);
 	assert_int_not_equal(acct_cgroup_final(a), ACCT_FINAL_READ);
+}
+
+/* The same removal before its final read: emptied, its cpuacct directory
+ * gone before a read settled its CPU time, then out of the v1 trees. No
+ * read can settle that time any more (sampler.c, cpu_source_left()), so it
+ * is not final, however many passes find it empty, and its CPU time stays
+ * as last read. Planted, "no CPU source left" took it for a cgroup without
+ * CPU accounting (its cpuacct files no longer read, no other CPU file) and
+ * marked it final. */
+static void test_left_cpu_tree_not_final(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_by_tree_cg(t);
+
+	xwrite(t->base, "unified/a/cgroup.events", "populated 0\nfrozen 0\n");
+	acct_cgroup_announce_populated_change(a);
+	xrm_rf(t->base, "cpu,cpuacct/a");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_not_equal(acct_cgroup_final(a), ACCT_FINAL_READ);
+
+	struct acct_cgroup_id id = { .path = "/a", .depth = 1, .hierarchies = UNI };
+	acct_ledger_update_id(t->ledger, a, &id);
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+	assert_int_not_equal(acct_cgroup_final(a), ACCT_FINAL_READ);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 31000);
 }
 
 /* An empty cgroup (cgroup.events: populated 0) is read once, then not at the
@@ -1243,6 +1279,30 @@ static void test_pruning_long_path(void **state)
 	tree_pass(t, ACCT_PASS_FAST);
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
+}
+
+/* The search for a tracked ancestor looks at this path's own prefixes, not
+ * at what an earlier search left in its buffer: /x, a top-level cgroup
+ * searched right after /p/c/dddd (path order), has no tracked ancestor and
+ * is never pruned under the still /p. Planted, a copy of the path without
+ * its terminating NUL ("memcpy(len - 1)") read /x as "/p/c" left over from
+ * the search before, found /p, and served /x's old CPU time. */
+static void test_pruning_own_path(void **state)
+{
+	struct tree *t = *state;
+	pruning_pair(t, UNI, UNI, NULL);
+	tree_add(t, "/p/c/dddd", UNI);
+	prune_cg(t, "p/c/dddd", 100, 1, "0.00");
+	struct acct_cgroup *x = tree_add(t, "/x", UNI);
+	prune_cg(t, "x", 100, 1, "0.00");
+	tree_pass(t, ACCT_PASS_FAST);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 2); /* /p/c and /p/c/dddd */
+	prune_cg(t, "x", 200, 1, "0.00");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(x, ACCT_Q_CPU_USAGE), 200);
 }
 
 /* Empty cgroups that stay empty are not read while nothing says they
@@ -1672,6 +1732,21 @@ static void test_percpu_cpus(void **state)
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_no_errors(&t->rep);
 	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 3000000);
+
+	/* More possible CPUs than the parser's 1024 slots on the stack: as
+	 * many as the file lists (hosts with 1,500 CPUs exist). */
+	m = open_memstream(&text, &size);
+	assert_non_null(m);
+	for (int i = 0; i < 1500; i++)
+		fprintf(m, "3000000 ");
+	fprintf(m, "\n");
+	assert_int_equal(fclose(m), 0);
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", text);
+	__real_free(text);
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage", "9999000000\n"); /* not read */
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 4500000);
 }
 
 /* CPU bandwidth is never pruned: the kernel counts one more period after a
@@ -1829,6 +1904,28 @@ static void test_descriptors_that_pay(void **state)
 static bool fd0_open(void)
 {
 	return fcntl(0, F_GETFD) >= 0;
+}
+
+/* A kept descriptor whose read fails is not kept: the next read opens the
+ * path again, so that a failure (a stale handle, a path that was something
+ * else when it was opened: here a directory, EISDIR) does not repeat pass
+ * after pass once the file is right. */
+static void test_failed_descriptor_reopened(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	xmkdir(t->base, "unified/a");
+	xmkdir(t->base, "unified/a/memory.current");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.cgroups_failed, 1);
+	tree_pass(t, ACCT_PASS_FAST); /* read twice in a row: kept, and failing */
+	assert_int_equal(t->rep.cgroups_failed, 1);
+	assert_int_equal(cached_fds(t), 0);
+	xrm_rf(t->base, "unified/a/memory.current");
+	xwrite(t->base, "unified/a/memory.current", "100\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 100);
 }
 
 static void test_descriptor_zero(void **state)
@@ -3186,6 +3283,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recreated_path, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_invariant_and_source_change, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_removed_tree_by_tree_keeps_sources, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_left_cpu_tree_not_final, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_skipped, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy, tree_setup, tree_teardown),
@@ -3193,6 +3291,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cpu_rate_same_moment, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_percpu_cpus, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_that_pay, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_failed_descriptor_reopened, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptor_zero, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_path_too_long, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning_ancestors, tree_setup, tree_teardown),
@@ -3201,6 +3300,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pruning_after_failed_read, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning_without_memory, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_pruning_long_path, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_pruning_own_path, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_quiet_needs_memory_record, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_refresh, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_memory_motion, tree_setup, tree_teardown),

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "basic/util.h"
 #include "cgroup/cgfs-parse.h"
@@ -61,10 +62,23 @@ static void note_cpu(struct sample_ctx *x, uint64_t usage_usec, uint64_t now_us)
 static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 {
 	struct cg_state *st = x->st;
-	uint64_t ns[1024], total = 0;
+	uint64_t on_stack[1024], *ns = on_stack, total = 0;
+	_cleanup_free_ uint64_t *on_heap = NULL;
 	size_t n;
 
-	if (cgfs_parse_percpu(x->w->buf, ns, ELEMENTSOF(ns), &n) < 0 || n == 0) {
+	int r = cgfs_parse_percpu(x->w->buf, ns, ELEMENTSOF(on_stack), &n);
+	size_t most = r == -ERANGE ? strlen(x->w->buf) / 2 + 1 : 0; /* a value and a space at the least */
+	if (most > ELEMENTSOF(on_stack)) {
+		/* More possible CPUs than the stack holds (the file lists every
+		 * one): as many slots as the file can have values. Without them,
+		 * cpuacct.usage gives the total this pass. */
+		on_heap = malloc(most * sizeof(*on_heap));
+		if (!on_heap)
+			return false;
+		ns = on_heap;
+		r = cgfs_parse_percpu(x->w->buf, ns, most, &n);
+	}
+	if (r < 0 || n == 0) {
 		sampler_fail(x, ACCT_ERR_GARBAGE);
 		return false;
 	}

@@ -396,6 +396,15 @@ static bool role_steady(const struct acct_sampler *s, struct cg_state *st, enum 
 	return st->roles_before & (1u << f);
 }
 
+/* Close role f's cached descriptor: the next read opens the file by path. */
+static void forget_fd(struct acct_sampler *s, struct cg_state *st, enum file_role f)
+{
+	close(st->fd[f]);
+	st->fd[f] = FD_UNSET;
+	st->fds_open &= ~(1u << f);
+	__atomic_fetch_sub(&s->cached_fds, 1, __ATOMIC_RELAXED);
+}
+
 void sampler_close_unread(struct acct_sampler *s, struct cg_state *st)
 {
 	if (!st->fds_open)
@@ -404,11 +413,8 @@ void sampler_close_unread(struct acct_sampler *s, struct cg_state *st)
 	uint32_t unread = st->fds_open & ~read;
 	for (int f = 0; unread && f < _F_MAX; f++)
 		if (unread & (1u << f)) {
-			close(st->fd[f]);
-			st->fd[f] = FD_UNSET;
-			st->fds_open &= ~(1u << f);
+			forget_fd(s, st, f);
 			unread &= ~(1u << f);
-			__atomic_fetch_sub(&s->cached_fds, 1, __ATOMIC_RELAXED);
 		}
 }
 
@@ -471,8 +477,15 @@ static ssize_t read_role(struct worker *w, struct acct_cgroup *cg, struct cg_sta
 	size_t len = 0;
 	for (;;) {
 		ssize_t k = pread(fd, w->buf + len, w->buf_size - 1 - len, (off_t)len);
-		if (k < 0)
-			return -errno;
+		if (k < 0) {
+			int e = errno;
+			/* A cached descriptor that fails (a stale file handle, a
+			 * path that was something else when opened) would fail
+			 * pass after pass: the next read opens the path again. */
+			if (transient_fd < 0 && st->fd[f] == fd)
+				forget_fd(s, st, f);
+			return -e;
+		}
 		len += (size_t)k;
 		/* A thread list is a sequence of records that cgroupfs hands
 		 * out a page at a time: short reads until the end. The other
