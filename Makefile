@@ -245,7 +245,8 @@ MUTATE_FILES := lib/percpu/counter.c lib/percpu/pool.c lib/core/ledger.c lib/cor
 	lib/basic/ptr-table.c daemon/acctctl/human.c daemon/acctctl/table.c lib/history/history-record.c \
 	daemon/acctctl/columns.c daemon/acctctl/verb-usage.c daemon/acctctl/verb-show.c lib/core/sampler-bpf.c \
 	lib/format/metrics-render.c lib/bpf/bpf-bounds.c lib/cgroup/memcg-bounds.c lib/history/history-query.c \
-	lib/core/sampler-prune.c lib/basic/path.c
+	lib/core/sampler-prune.c lib/basic/path.c lib/core/sampler-files.c lib/core/sample-values.c \
+	lib/core/sample-memory.c lib/core/sample-cpu.c lib/core/sample-io-psi.c lib/core/sample-load.c
 FILES ?= $(MUTATE_FILES)
 mutate: deps
 	tools/mutate/mutate.py --files $(FILES) $(MUTATE_OPTS)

@@ -274,10 +274,26 @@ void sample_load(struct sample_ctx *x)
 
 /* ---- the tree's sums and averages -------------------------------------- */
 
-static int compare_depth_desc(const void *a, const void *b)
+/* cgs[0..n) into v, deeper first, so that every cgroup comes before its
+ * parent: a counting sort by depth, O(n + depth), no comparisons (the
+ * depths are small integers; the order within a depth is kept). Returns 0
+ * or -ENOMEM. */
+static int order_deeper_first(struct acct_cgroup *const *cgs, size_t n, struct acct_cgroup **v)
 {
-	const struct acct_cgroup *x = *(struct acct_cgroup *const *)a, *y = *(struct acct_cgroup *const *)b;
-	return x->depth < y->depth ? 1 : x->depth > y->depth ? -1 : 0;
+	unsigned deepest = 0;
+	for (size_t i = 0; i < n; i++)
+		deepest = MAX(deepest, cgs[i]->depth);
+	/* at[k + 1]: how many in bucket k (depth deepest - k); then at[k]: where bucket k starts */
+	_cleanup_free_ size_t *at = calloc((size_t)deepest + 2, sizeof(*at));
+	if (!at)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		at[deepest - cgs[i]->depth + 1]++;
+	for (size_t k = 1; k <= deepest; k++)
+		at[k] += at[k - 1];
+	for (size_t i = 0; i < n; i++)
+		v[at[deepest - cgs[i]->depth]++] = cgs[i];
+	return 0;
 }
 
 static const char *parent_path(const char *path, char *buf, size_t size)
@@ -302,11 +318,8 @@ void acct_sampler_aggregate_load(struct acct_sampler *s, struct acct_cgroup *con
 	_cleanup_free_ unsigned *active = calloc(n, sizeof(*active));
 	char buf[4096];
 
-	if (!v || !parent || !threads || !active)
+	if (!v || !parent || !threads || !active || order_deeper_first(cgs, n, v) < 0)
 		return;
-	memcpy(v, cgs, n * sizeof(*v));
-	/* Deeper first: every cgroup comes before its parent. */
-	qsort(v, n, sizeof(*v), compare_depth_desc);
 	for (size_t i = 0; i < n; i++) {
 		struct cg_state *st = v[i]->sampler_state;
 		if (st)
