@@ -241,7 +241,7 @@ static bool usage_figure(struct json_object *u, double *ret)
 
 	if (usage_sorts[usage_sort].key == SORT_CHARGE) {
 		/* the resource's value x time; a cgroup that held none has no
-		 * ChargeUsage: 0, as the table of charges shows it */
+		 * ChargeUsage: it ranks as 0 (the table of charges leaves it out) */
 		if (!jdouble(jget(charge_usage(u, arg_charge), "value_seconds"), "value", ret))
 			*ret = 0;
 		return true;
