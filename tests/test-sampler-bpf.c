@@ -1474,6 +1474,29 @@ static void test_task_check(void **state)
 	assert_non_null(strstr(t->rep.last_mismatch, "/f threads: task walk 1 not in [0, 0]"));
 }
 
+/* The task check's windows tile the list too (as test_check_rotation's):
+ * of seven, the second pass checks e, f, g, a. */
+static void test_task_check_tiles(void **state)
+{
+	struct tree *t = *state;
+	t->o.task_walk = WALK;
+	static const char *const names[] = { "/a", "/b", "/c", "/d", "/e", "/f", "/g" };
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		char rel[64];
+		add(t, names[i], UNI);
+		task(1001 + (unsigned)i, names[i], ACCT_HIER_UNIFIED, 0);
+		snprintf(rel, sizeof(rel), "unified%s/cgroup.threads", names[i]);
+		xwrite(t->base, rel, i == 6 ? "1\n2\n" : "1\n");
+	}
+	pass(t, ACCT_PASS_LOAD);
+	assert_int_equal(t->rep.task_checks, 4);
+	assert_int_equal(t->rep.task_mismatches, 0);
+	pass(t, ACCT_PASS_LOAD);
+	assert_int_equal(t->rep.task_checks, 4);
+	assert_int_equal(t->rep.task_mismatches, 1);
+	assert_non_null(strstr(t->rep.last_mismatch, "/g threads"));
+}
+
 /* ACCT_BPF_MISMATCH_PASSES LOAD passes in a row with a mismatch put the
  * threads back on files for good. */
 static void test_task_fallback(void **state)
@@ -1598,6 +1621,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_task_walk_when, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_walk_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_check_tiles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_periods, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_files_stdin_closed, setup, teardown),
