@@ -1148,11 +1148,18 @@ static void test_census_scope(void **state)
 	first[ACCT_HIER_MEMORY] = acct_cgroup_scope_new(0, 0);
 	acct_sampler_want_census_of(sampler(t), MEM, 32, first);
 	assert_null(first[ACCT_HIER_MEMORY]);
+	scopes[ACCT_HIER_UNIFIED] = acct_cgroup_scope_new(0, 0); /* an empty scope: census 0 */
+	assert_non_null(scopes[ACCT_HIER_UNIFIED]);
 	acct_sampler_want_census_of(sampler(t), MEM | UNI, 32, scopes);
 	assert_null(scopes[ACCT_HIER_MEMORY]); /* taken */
+	assert_null(scopes[ACCT_HIER_UNIFIED]);
 	pass(t, ACCT_PASS_FAST);
 	assert_int_equal(t->rep.census_mask, MEM | UNI);
 	assert_true(acct_cgroup_census_equal(&t->rep.census[ACCT_HIER_MEMORY], &known));
+	assert_int_equal(t->rep.census[ACCT_HIER_UNIFIED].count, 0);
+	/* without a scope: the whole walk's */
+	acct_sampler_want_census(sampler(t), UNI, 32);
+	pass(t, ACCT_PASS_FAST);
 	whole = (struct acct_cgroup_census){ 0 };
 	acct_cgroup_census_add(&whole, ra->id);
 	assert_true(acct_cgroup_census_equal(&t->rep.census[ACCT_HIER_UNIFIED], &whole));

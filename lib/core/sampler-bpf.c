@@ -598,8 +598,7 @@ void acct_sampler_want_census_of(struct acct_sampler *s, uint32_t hierarchies, u
 								    __ATOMIC_ACQ_REL);
 		free(old);
 	}
-	if (!s->opts.collector)
-		return;
+	/* (without a collector no pass walks, so none takes it) */
 	__atomic_store_n(&s->census_level, max_level, __ATOMIC_RELAXED);
 	__atomic_or_fetch(&s->census_want, hierarchies, __ATOMIC_RELEASE);
 }
