@@ -643,13 +643,15 @@ static void test_percpu_fixture(void **state)
 	assert_int_equal(cgfs_parse_percpu(buf, values, 2, &n), 0);
 	assert_int_equal(n, 2);
 
-	/* More CPUs than room: -ERANGE, and nothing written. */
+	/* More CPUs than room: -ERANGE, nothing written, and how many there are. */
 	values[0] = SENTINEL;
 	n = 99;
 	assert_int_equal(cgfs_parse_percpu(buf, values, 1, &n), -ERANGE);
 	assert_true(values[0] == SENTINEL);
-	assert_int_equal(n, 99);
+	assert_int_equal(n, 2);
+	n = 99;
 	assert_int_equal(cgfs_parse_percpu(buf, NULL, 0, &n), -ERANGE);
+	assert_int_equal(n, 2);
 	assert_int_equal(cgfs_parse_percpu(buf, NULL, 1, &n), -EINVAL);
 }
 

@@ -1743,6 +1743,13 @@ static void test_percpu_cpus(void **state)
 	assert_int_equal(fclose(m), 0);
 	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", text);
 	__real_free(text);
+	/* without memory for them: cpuacct.usage this pass, no error */
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage", "4000000000\n");
+	__atomic_store_n(&inject.malloc_fail_size, 1500 * sizeof(uint64_t), __ATOMIC_RELAXED);
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(__atomic_load_n(&inject.malloc_fail_size, __ATOMIC_RELAXED), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 4000000);
 	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage", "9999000000\n"); /* not read */
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_no_errors(&t->rep);

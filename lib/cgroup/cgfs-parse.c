@@ -504,8 +504,10 @@ int cgfs_parse_percpu(const char *buf, uint64_t *values, size_t max, size_t *ret
 	r = percpu_walk(buf, NULL, 0, &n);
 	if (r < 0)
 		return r;
-	if (n > max)
+	if (n > max) {
+		*ret_n = n; /* how many there are: the room a caller needs */
 		return -ERANGE;
+	}
 	r = percpu_walk(buf, values, max, &n);
 	if (r < 0)
 		return r;

@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "basic/util.h"
 #include "cgroup/cgfs-parse.h"
@@ -67,16 +66,15 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 	size_t n;
 
 	int r = cgfs_parse_percpu(x->w->buf, ns, ELEMENTSOF(on_stack), &n);
-	size_t most = r == -ERANGE ? strlen(x->w->buf) / 2 + 1 : 0; /* a value and a space at the least */
-	if (most > ELEMENTSOF(on_stack)) {
+	if (r == -ERANGE) {
 		/* More possible CPUs than the stack holds (the file lists every
-		 * one): as many slots as the file can have values. Without them,
-		 * cpuacct.usage gives the total this pass. */
-		on_heap = malloc(most * sizeof(*on_heap));
+		 * one): n of them. Without the memory, cpuacct.usage gives the
+		 * total this pass. */
+		on_heap = malloc(n * sizeof(*on_heap));
 		if (!on_heap)
 			return false;
 		ns = on_heap;
-		r = cgfs_parse_percpu(x->w->buf, ns, most, &n);
+		r = cgfs_parse_percpu(x->w->buf, ns, n, &n);
 	}
 	if (r < 0 || n == 0) {
 		sampler_fail(x, ACCT_ERR_GARBAGE);
