@@ -2859,6 +2859,10 @@ static void test_allocation_failures(void **state)
 	acct_sampler_aggregate_load(t->s, cgs, 2, acct_now_us());
 	assert_int_equal(inject.calloc_fail_in, 0);
 	assert_int_equal(value(a, ACCT_Q_TASKS), INT64_MIN);
+	inject.calloc_fail_in = 3; /* the order's counts by depth */
+	acct_sampler_aggregate_load(t->s, cgs, 2, acct_now_us());
+	assert_int_equal(inject.calloc_fail_in, 0);
+	assert_int_equal(value(a, ACCT_Q_TASKS), INT64_MIN);
 	acct_sampler_aggregate_load(t->s, cgs, 2, acct_now_us());
 	assert_int_equal(value(a, ACCT_Q_TASKS), 0);
 }
