@@ -1721,6 +1721,12 @@ static void test_percpu_cpus(void **state)
 	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 1);
 	assert_int_equal(t->rep.errors[ACCT_ERR_INVARIANT], 0);
 	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 2000000);
+	/* a value too large (-ERANGE, as too many values are): garbage too */
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "1000000 18446744073709551616\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 1);
+	assert_int_equal(t->rep.errors[ACCT_ERR_INVARIANT], 0);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 2000000);
 
 	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "1000000000 1000000000 1000000000\n");
 	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage", "2500000000\n");

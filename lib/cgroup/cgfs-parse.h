@@ -82,10 +82,11 @@ int cgfs_parse_cpuacct_stat(const char *buf, unsigned user_hz, uint64_t *ret_use
 			    uint64_t *ret_system_usec);
 
 /* v1 cpuacct.usage_percpu: space-separated nanoseconds per CPU. Stores up to
- * `max` values and the count in *ret_n (-ERANGE when there are more than max:
- * then nothing is written to values, and *ret_n is how many there are). At
- * least one value; the kernel's trailing space is optional. values may be
- * NULL when max is 0. */
+ * `max` values and the count in *ret_n. -ERANGE for a value above UINT64_MAX
+ * (*ret_n untouched) or for more values than max (*ret_n then says how many
+ * there are); nothing is written to values on any error. At least one
+ * value; the kernel's trailing space is optional. values may be NULL when
+ * max is 0. */
 int cgfs_parse_percpu(const char *buf, uint64_t *values, size_t max, size_t *ret_n);
 
 /* memory.numa_stat.
