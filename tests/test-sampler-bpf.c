@@ -92,16 +92,17 @@ static uint64_t id_of(enum acct_hierarchy h, char x)
 	return fake.ino[h][x - 'a'] ? fake.ino[h][x - 'a'] : 100 + (uint64_t)(x - 'a');
 }
 
-/* The allocation of a walk alone's table of outcomes fails when armed
- * (reallocarray() wrapped: the one of bool elements). */
-static bool fail_bool_table;
+/* The allocation of one of a walk alone's tables fails when armed: the
+ * next reallocarray() of elements of this size (its records, its table of
+ * outcomes); 0: none. */
+static size_t fail_table_of;
 
 void *__real_reallocarray(void *p, size_t n, size_t size);
 void *__wrap_reallocarray(void *p, size_t n, size_t size);
 void *__wrap_reallocarray(void *p, size_t n, size_t size)
 {
-	if (fail_bool_table && size == sizeof(bool)) {
-		fail_bool_table = false;
+	if (fail_table_of && size == fail_table_of) {
+		fail_table_of = 0;
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -1073,11 +1074,19 @@ static void test_walk_alone_no_memory(void **state)
 	pass(t, ACCT_PASS_FAST);
 	ra->usage = 40;
 	mem_file(t, "/a", "memory.current", 40 * PAGE);
-	fail_bool_table = true;
+	fail_table_of = sizeof(bool);
 	pass(t, ACCT_PASS_KERNEL);
-	assert_false(fail_bool_table);
+	assert_int_equal(fail_table_of, 0);
 	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 2);
 	assert_int_equal(value(a, ACCT_Q_MEMORY), 40 * PAGE);
+	/* the records' table */
+	ra->usage = 50;
+	mem_file(t, "/a", "memory.current", 50 * PAGE);
+	fail_table_of = sizeof(struct acct_bpf_record);
+	pass(t, ACCT_PASS_KERNEL);
+	assert_int_equal(fail_table_of, 0);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], 3);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 50 * PAGE);
 }
 
 /* A walk refused for too many cgroups for a pinned iterator is no error;

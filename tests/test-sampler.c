@@ -1727,6 +1727,15 @@ static void test_percpu_cpus(void **state)
 	assert_int_equal(t->rep.errors[ACCT_ERR_GARBAGE], 1);
 	assert_int_equal(t->rep.errors[ACCT_ERR_INVARIANT], 0);
 	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 2000000);
+	/* one CPU */
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "2100000000\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 2100000);
+	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "2200000000\n");
+	tree_pass(t, ACCT_PASS_FAST);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 2200000);
 
 	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "1000000000 1000000000 1000000000\n");
 	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage", "2500000000\n");
