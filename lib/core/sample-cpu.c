@@ -63,10 +63,10 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 	struct cg_state *st = x->st;
 	uint64_t on_stack[1024], *ns = on_stack, total = 0;
 	_cleanup_free_ uint64_t *on_heap = NULL;
-	size_t n = 0;
+	size_t n = 0; /* set by a parse that succeeds (n <= max) or finds too many values (n > max) */
 
 	int r = cgfs_parse_percpu(x->w->buf, ns, ELEMENTSOF(on_stack), &n);
-	if (r == -ERANGE && n > ELEMENTSOF(on_stack)) {
+	if (n > ELEMENTSOF(on_stack)) {
 		/* More possible CPUs than the stack holds (the file lists every
 		 * one): n of them. Without the memory, cpuacct.usage gives the
 		 * total this pass. */
@@ -76,7 +76,7 @@ static bool sample_percpu(struct sample_ctx *x, uint64_t now_us)
 		ns = on_heap;
 		r = cgfs_parse_percpu(x->w->buf, ns, n, &n);
 	}
-	if (r < 0 || n == 0) {
+	if (r < 0) { /* (a parse that succeeds has at least one value) */
 		sampler_fail(x, ACCT_ERR_GARBAGE);
 		return false;
 	}
