@@ -724,6 +724,15 @@ else
 	say "step 4b: skipped (no acctctl, or an acctctl without usage)"
 fi
 check "systemctl stop acctd-boot-probe.service" systemctl stop acctd-boot-probe.service
+# Its accounting record (checked in step 5) is written when acctd hears the
+# cgroup removed; step 4c restarts acctd, and a removal that comes while no
+# acctd runs has no record (session 30: seen once beside mutation runs). So
+# the restart waits for the record.
+probe_recorded() {
+	in_ct journalctl -u acctd -o json --no-pager MESSAGE_ID=d85349364a43483586dd4e8dd439700e |
+		grep -q 'acctd-boot-probe.service'
+}
+wait_for 30 "no accounting record of acctd-boot-probe.service after its stop" probe_recorded
 
 # ---- 4c. charge slots survive a restart (issue 32) -------------------------------
 
