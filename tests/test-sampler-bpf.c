@@ -1452,8 +1452,22 @@ static void test_task_walk_fails(void **state)
 	assert_int_equal(value(root, ACCT_Q_TASKS), 1);
 }
 
+/* n cgroups /a, /b, ... each with one thread in the walk and a
+ * cgroup.threads file listing one, but the cgroup of index `two`, whose
+ * file lists two (a mismatch for the task check). */
+static void one_thread_each(struct tree *t, unsigned n, unsigned two)
+{
+	for (unsigned i = 0; i < n; i++) {
+		char name[3] = { '/', (char)('a' + i), 0 }, rel[64];
+		add(t, name, UNI);
+		task(1001 + i, name, ACCT_HIER_UNIFIED, 0);
+		snprintf(rel, sizeof(rel), "unified%s/cgroup.threads", name);
+		xwrite(t->base, rel, i == two ? "1\n2\n" : "1\n");
+	}
+}
+
 /* The cross-check: four cgroups' thread lists are read around the walk, from
- * a cursor that moves by 28 (of six: from the first, the fifth, the third);
+ * a cursor that moves by four (of six: from the first, the fifth, the third);
  * a walk's count that differs from two equal lists is a mismatch, an empty
  * list included. A list that cannot be read or parsed is no check: the
  * next cgroups' are read instead. */
@@ -1461,14 +1475,7 @@ static void test_task_check(void **state)
 {
 	struct tree *t = *state;
 	t->o.task_walk = WALK;
-	static const char *const names[] = { "/a", "/b", "/c", "/d", "/e", "/f" };
-	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-		char rel[64];
-		add(t, names[i], UNI);
-		task(1001 + (unsigned)i, names[i], ACCT_HIER_UNIFIED, 0);
-		snprintf(rel, sizeof(rel), "unified%s/cgroup.threads", names[i]);
-		xwrite(t->base, rel, i == 2 ? "1\n2\n" : "1\n");
-	}
+	one_thread_each(t, 6, 2); /* /a../f, /c's file listing two */
 	pass(t, ACCT_PASS_LOAD); /* a, b, c, d */
 	assert_int_equal(t->rep.task_checks, 4);
 	assert_int_equal(t->rep.task_mismatches, 1);
@@ -1496,14 +1503,7 @@ static void test_task_check_tiles(void **state)
 {
 	struct tree *t = *state;
 	t->o.task_walk = WALK;
-	static const char *const names[] = { "/a", "/b", "/c", "/d", "/e", "/f", "/g" };
-	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-		char rel[64];
-		add(t, names[i], UNI);
-		task(1001 + (unsigned)i, names[i], ACCT_HIER_UNIFIED, 0);
-		snprintf(rel, sizeof(rel), "unified%s/cgroup.threads", names[i]);
-		xwrite(t->base, rel, i == 6 ? "1\n2\n" : "1\n");
-	}
+	one_thread_each(t, 7, 6); /* /a../g, /g's file listing two */
 	pass(t, ACCT_PASS_LOAD);
 	assert_int_equal(t->rep.task_checks, 4);
 	assert_int_equal(t->rep.task_mismatches, 0);

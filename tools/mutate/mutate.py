@@ -11,6 +11,11 @@ files of --source are copied into a private work directory (default
 SOURCE/build-mutate/, ignored by git), built there with meson and ninja, and
 each mutant is written into that copy and undone after its run.
 
+The script is long because its parts work on the same workspace and mutant
+records (the operators that make mutants, the copy and its two builds, the
+runs of meson and pytest targets, the sanitizer re-run, the lists it checks
+and the report); split, each module would pass that state back and forth.
+
 Mutant ids are FILE:FUNCTION:OPERATOR:LINEHASH:N, where LINEHASH hashes the
 line's code with comments, string contents and spacing removed, and N counts
 mutants of the same operator on equal lines in the same function. An id
