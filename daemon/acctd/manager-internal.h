@@ -20,8 +20,11 @@ void manager_update_status(struct manager *m, bool force);
 uint64_t manager_history_inode_of(struct acct_cgroup *cg);
 /* cg was removed at now_mono: its tombstone's values end its life in the store. */
 void manager_history_removed(struct manager *m, struct acct_cgroup *cg, uint64_t now_mono);
-/* After a full pass at now_mono over cgs (n of them): a recording when one is due. */
-void manager_history_record_pass(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t now_mono);
+/* After a full pass over cgs (n of them) that started at started_mono and
+ * ended at now_mono: a recording when one is due (by now_mono), stamped with
+ * started_mono, as the values' ages are (the pass read them after it). */
+void manager_history_record_pass(struct manager *m, struct acct_cgroup **cgs, size_t n, uint64_t started_mono,
+				 uint64_t now_mono);
 /* At a clean stop: the last pass's values, when no recording took them yet. */
 void manager_history_record_last_pass(struct manager *m);
 

@@ -422,7 +422,7 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 				    &m->reconcile);
 		if (rep->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW))
 			manager_charges_reconcile(m);
-		manager_history_record_pass(m, cgs, (size_t)n, now);
+		manager_history_record_pass(m, cgs, (size_t)n, rep->started_us, now);
 	}
 	m->passes++;
 	m->last_fast = *rep;

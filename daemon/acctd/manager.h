@@ -179,7 +179,7 @@ struct manager {
 	struct history_recorder *history;  /* the writing store's thread (history-recorder.h) */
 	struct history_queries *history_queries; /* Usage and History (query-workers.h) */
 	uint64_t next_history_us;          /* monotonic: the next recording after a pass */
-	uint64_t last_pass_us;             /* monotonic: the last pass that read memory or CPU (0: none) */
+	uint64_t last_pass_us;             /* monotonic: the start of the last pass that read memory or CPU (0: none) */
 	uint64_t last_recorded_pass_us;    /* monotonic: the pass the last recording took its values from */
 	bool pass_pending;       /* a tick came while a pass ran */
 	uint64_t next_slow_us, next_load_us;

@@ -15,6 +15,7 @@ into a real SQLite store, answering Usage and History.
 Every wait is a polled condition with a generous deadline; no timings are
 asserted. Real cgroups are named hist-daemon-* and removed afterwards."""
 import contextlib
+import glob
 import json
 import os
 import re
@@ -601,6 +602,69 @@ def test_usage_group_by_level(fakecg, tmp_path):
         assert st.returncode == 0, st.stderr
         line = next(l for l in st.stdout.splitlines() if l.strip().startswith("History:"))
         assert "recording to %s (" % db in line and "in memory)" in line and "last recording" in line, line
+
+
+def test_points_stamped_with_their_pass_start(fakecg, tmp_path):
+    """A recording's points are stamped with the start of the pass that read
+    their values, as the values' ages are, not with its end (the new-user
+    trial: a first pass of 2-7 s stamped at its end made the next interval
+    hold 2.76 cores of CPU on a 2-CPU host). A pass held up after reading
+    /a's threads (its second task) records /a's 2 tasks from before the
+    hold; stamped at the end, the store would say 1 task all through the
+    hold. The hold: /b's cgroup.threads is a FIFO, whose open() blocks until
+    a writer opens it (test_load.py's test_fake_tree_tasks_aged_from_their_read)."""
+    HOLD = 2.0
+    fs = fakecg
+    db = tmp_path / "history.db"
+    sleepers = [subprocess.Popen(["sleep", "600"]) for _ in range(3)]
+    try:
+        fs.mkdir("/a", procs=[sleepers[0].pid])
+        fs.mkdir("/b", procs=[sleepers[2].pid])
+
+        def points_of_a():
+            with contextlib.closing(sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=30)) as c:
+                return c.execute("SELECT p.t_us, p.tasks FROM points p JOIN lives l ON p.life = l.id "
+                                 "WHERE l.path = '/a' ORDER BY p.t_us").fetchall()
+
+        # One worker: a pass reads its cgroups in path order, /a before /b.
+        with api_daemon(tmp_path, fs.root, history__path=str(db), history__interval="1s",
+                        sampling__workers="1") as (d, sock):
+            poll(lambda: recording(sock) and any(k == 1 for _, k in points_of_a()), what="a recording of /a's task")
+
+            def in_open():
+                """acctd's threads now in openat(2) (syscall 257 on x86-64)."""
+                tids = set()
+                for f in glob.glob("/proc/%d/task/*/syscall" % d.proc.pid):
+                    with contextlib.suppress(OSError):
+                        if open(f).read().startswith("257 "):
+                            tids.add(f)
+                return tids
+
+            fs.set_procs("/a", [sleepers[0].pid, sleepers[1].pid])
+            threads = os.path.join(fs.dir("/b"), "cgroup.threads")
+            text = open(threads).read()
+            os.mkfifo(threads + ".fifo")
+            os.rename(threads + ".fifo", threads)  # never missing: a missing file reads as a removed cgroup
+            try:
+                poll(lambda: in_open() & (time.sleep(0.1) or in_open()),
+                     what="the next load pass to open /b's cgroup.threads", interval=0.05)
+                held = now_us()
+                time.sleep(HOLD)  # the pass stays held meanwhile: no assertion rests on this sleep
+                os.close(os.open(threads, os.O_WRONLY | os.O_NONBLOCK))
+                released = now_us()
+                poll(lambda: recording(sock, released), what="a recording after the hold")
+            finally:
+                os.unlink(threads)
+                with open(threads, "w") as f:
+                    f.write(text)
+        points = points_of_a()
+        first_two = next((t for t, k in points if k == 2), None)
+        assert first_two is not None, points
+        assert first_two < held, ("2 tasks recorded as of %d us after the hold began" % (first_two - held), points)
+    finally:
+        for p in sleepers:
+            p.kill()
+            p.wait()
 
 
 def test_clean_stop_records_last_pass(fakecg, tmp_path):
