@@ -102,6 +102,10 @@ static struct {
 	const char *read_suffix;  /* pread64 of a file whose path ends so fails with read_errno (once) */
 	int read_errno;
 	uint64_t clock_ahead_us;  /* added to the monotonic clock of the sampler and the test */
+	uint64_t clock_stopped_us; /* when not 0: the monotonic clock stands here (plus clock_ahead_us) */
+	const char *advance_suffix; /* pread64 of a file whose path ends so moves the stopped clock on by
+				     * advance_us first (once) */
+	uint64_t advance_us;
 	const char *sys_block;    /* open64 of /sys/dev/block/REST opens sys_block/REST instead */
 	const char *fd0_suffix;   /* open64 of a path ending so answers descriptor 0 (once; the test
 				   * has set stdin aside) */
@@ -109,7 +113,8 @@ static struct {
 
 uint64_t __wrap_acct_now_us(void)
 {
-	return __real_acct_now_us() + __atomic_load_n(&inject.clock_ahead_us, __ATOMIC_RELAXED);
+	uint64_t stopped = __atomic_load_n(&inject.clock_stopped_us, __ATOMIC_ACQUIRE);
+	return (stopped ? stopped : __real_acct_now_us()) + __atomic_load_n(&inject.clock_ahead_us, __ATOMIC_RELAXED);
 }
 
 void *__wrap_calloc(size_t n, size_t size)
@@ -184,8 +189,24 @@ int __wrap_open64(const char *path, int flags, ...)
 	return __real_open64(path, flags, mode);
 }
 
+/* Whether descriptor fd is open on a path that ends with suffix. */
+static bool fd_ends_with(int fd, const char *suffix)
+{
+	char link[64], path[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return false;
+	path[n] = 0;
+	return ends_with(path, suffix);
+}
+
 ssize_t __wrap_pread64(int fd, void *buf, size_t count, off_t offset)
 {
+	const char *advance = __atomic_load_n(&inject.advance_suffix, __ATOMIC_ACQUIRE);
+	if (advance && fd_ends_with(fd, advance) &&
+	    __atomic_compare_exchange_n(&inject.advance_suffix, &advance, NULL, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&inject.clock_stopped_us, inject.advance_us, __ATOMIC_ACQ_REL);
 	const char *suffix = __atomic_load_n(&inject.read_suffix, __ATOMIC_ACQUIRE);
 	if (suffix) {
 		char link[64], path[PATH_MAX];
@@ -254,6 +275,18 @@ static struct acct_sampler *tree_sampler(struct tree *t)
 	if (!t->s)
 		assert_int_equal(acct_sampler_new(&t->o, t->ledger, &t->s), 0);
 	return t->s;
+}
+
+/* acct_sampler_run() at now_us with the clock stopped there meanwhile: every
+ * read of the pass then happens at its start (sampler.c's read_moment() is
+ * now_us), so that the rates' intervals are exactly those the test gives
+ * (and a file given to inject.advance_suffix moves the reads after it on). */
+static int run_at(struct tree *t, struct acct_cgroup **cgs, size_t n, unsigned flags, uint64_t now_us)
+{
+	__atomic_store_n(&inject.clock_stopped_us, now_us, __ATOMIC_RELEASE);
+	int r = acct_sampler_run(tree_sampler(t), cgs, n, flags, now_us, &t->rep);
+	__atomic_store_n(&inject.clock_stopped_us, 0, __ATOMIC_RELEASE);
+	return r;
 }
 
 static int tree_teardown(void **state)
@@ -1485,7 +1518,7 @@ static void test_cpu_rate_lazy(void **state)
 
 	prune_cg(t, "p", pu, 10, "0.00");
 	prune_cg(t, "p/c", cu, 4, "0.00");
-	assert_int_equal(acct_sampler_run(tree_sampler(t), cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 2, ACCT_PASS_FAST, now), 0);
 	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
 		now += steps[i].dt;
 		if (steps[i].used) {
@@ -1502,7 +1535,7 @@ static void test_cpu_rate_lazy(void **state)
 		}
 		double rate = (double)steps[i].used / (double)steps[i].dt;
 		acct_rate_avg_update(&want, rate, steps[i].dt);
-		assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+		assert_int_equal(run_at(t, cgs, 2, ACCT_PASS_FAST, now), 0);
 		assert_no_errors(&t->rep);
 		/* idle steps (after the first two) go the lazy way: pruned */
 		assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), i >= 2 && !steps[i].used);
@@ -1569,7 +1602,7 @@ static void test_cpu_rate_lazy(void **state)
 		}
 		if (steps2[i].kind != 2)
 			acct_rate_avg_update(&want, (double)steps2[i].used / (double)steps2[i].dt, steps2[i].dt);
-		assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+		assert_int_equal(run_at(t, cgs, 2, ACCT_PASS_FAST, now), 0);
 		assert_no_errors(&t->rep);
 		if (parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED) != (steps2[i].kind == 0))
 			fail_msg("after the change of source, step %zu: %" PRIu64 " pruned", i,
@@ -1599,7 +1632,7 @@ static void test_cpu_drift_and_source(void **state)
 	uint64_t now = acct_now_us();
 	xmkdir(t->base, "unified/a");
 	xwrite(t->base, "unified/a/cpu.stat", "usage_usec 1000\nuser_usec 1000\nsystem_usec 0\n");
-	assert_int_equal(acct_sampler_run(tree_sampler(t), cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 1, ACCT_PASS_FAST, now), 0);
 	assert_no_errors(&t->rep);
 	assert_int_equal(t->rep.drift_cpu.count, 0);
 	acct_cgroup_read(a, ACCT_READ_CPU_RATE, now, &rv);
@@ -1607,7 +1640,7 @@ static void test_cpu_drift_and_source(void **state)
 
 	now += USEC_PER_SEC;
 	xwrite(t->base, "unified/a/cpu.stat", "usage_usec 501000\nuser_usec 501000\nsystem_usec 0\n");
-	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 1, ACCT_PASS_FAST, now), 0);
 	assert_no_errors(&t->rep);
 	assert_int_equal(t->rep.drift_cpu.count, 1);
 	assert_int_equal(t->rep.drift_cpu.sum, 500000);
@@ -1621,7 +1654,7 @@ static void test_cpu_drift_and_source(void **state)
 	struct acct_cgroup_id id = { .path = "/a", .depth = 1, .hierarchies = UNI | H(ACCT_HIER_CPUACCT) };
 	acct_ledger_update_id(t->ledger, a, &id);
 	now += USEC_PER_SEC;
-	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 1, ACCT_PASS_FAST, now), 0);
 	assert_no_errors(&t->rep);
 	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 531000);
 	assert_int_equal(t->rep.drift_cpu.count, 0);
@@ -1629,7 +1662,7 @@ static void test_cpu_drift_and_source(void **state)
 	/* 250 ms in a second from the new file */
 	now += USEC_PER_SEC;
 	xwrite(t->base, "cpu,cpuacct/a/cpuacct.usage_percpu", "531000000 250000000\n");
-	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 1, ACCT_PASS_FAST, now), 0);
 	assert_no_errors(&t->rep);
 	assert_int_equal(value(a, ACCT_Q_CPU_USAGE), 781000);
 	assert_int_equal(t->rep.drift_cpu.count, 1);
@@ -1651,12 +1684,12 @@ static void test_cpu_rate_same_moment(void **state)
 	struct acct_cgroup *cgs[] = { p, c };
 	struct acct_cgroup_values rv;
 	uint64_t now = acct_now_us();
-	assert_int_equal(acct_sampler_run(tree_sampler(t), cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 2, ACCT_PASS_FAST, now), 0);
 
 	now += USEC_PER_SEC;
 	prune_cg(t, "p", 501000, 10, "0.00");
 	prune_cg(t, "p/c", 500400, 4, "0.00");
-	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 2, ACCT_PASS_FAST, now), 0);
 	assert_no_errors(&t->rep);
 	acct_cgroup_read(c, ACCT_READ_CPU_RATE, now, &rv);
 	assert_true(rv.cpu_rate_known);
@@ -1665,13 +1698,13 @@ static void test_cpu_rate_same_moment(void **state)
 	/* the same moment: both read (p moved), then c pruned */
 	prune_cg(t, "p", 601000, 10, "0.00");
 	prune_cg(t, "p/c", 600400, 4, "0.00");
-	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 2, ACCT_PASS_FAST, now), 0);
 	assert_no_errors(&t->rep);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 2);
 	assert_int_equal(value(c, ACCT_Q_CPU_USAGE), 600400);
 	acct_cgroup_read(c, ACCT_READ_CPU_RATE, now, &rv);
 	assert_true(fabs(rv.cpu_rate - 0.5) <= 1e-12);
-	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 2, ACCT_PASS_FAST, now), 0);
 	assert_no_errors(&t->rep);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
 	acct_cgroup_read(c, ACCT_READ_CPU_RATE, now, &rv);
@@ -1679,13 +1712,59 @@ static void test_cpu_rate_same_moment(void **state)
 
 	/* a second later, nothing moved */
 	now += USEC_PER_SEC;
-	assert_int_equal(acct_sampler_run(t->s, cgs, 2, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 2, ACCT_PASS_FAST, now), 0);
 	assert_no_errors(&t->rep);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 1);
 	acct_cgroup_read(p, ACCT_READ_CPU_RATE, now, &rv);
 	assert_true(rv.cpu_rate_known);
 	assert_true(rv.cpu_rate == 0.0);
 	acct_cgroup_read(c, ACCT_READ_CPU_RATE, now, &rv);
+	assert_true(rv.cpu_rate == 0.0);
+}
+
+/* The CPU and I/O rates divide by the time between a cgroup's two reads,
+ * not between two passes' starts: a pass reads its cgroups one after the
+ * other (after the walk, on a worker that may wake late), so a cgroup read
+ * later into its pass than the time before measured too short an interval
+ * (the root at 2.26 cores on a 2-CPU host). Here the first pass reads /b
+ * 400 ms after its start (the clock moves on while /a's cpu.stat is read),
+ * the second at its start, a second later: /b's 300 ms of CPU and 600 bytes
+ * read were used between reads 0.6 s apart, rates 0.5 and 1000/s (0.3 and
+ * 600/s over the passes' second). */
+static void test_rate_between_reads(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *a = tree_add(t, "/a", UNI);
+	struct acct_cgroup *b = tree_add(t, "/b", UNI);
+	struct acct_cgroup *cgs[] = { a, b };
+	struct acct_cgroup_values rv;
+	uint64_t now = acct_now_us();
+
+	prune_cg(t, "a", 1000, 1, "0.00");
+	prune_cg(t, "b", 1000, 1, "0.00");
+	xwrite(t->base, "unified/b/io.stat", "8:0 rbytes=1000 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n");
+	inject.advance_us = 400000;
+	__atomic_store_n(&inject.advance_suffix, "/a/cpu.stat", __ATOMIC_RELEASE);
+	assert_int_equal(run_at(t, cgs, 2, ACCT_PASS_FAST, now), 0);
+	assert_no_errors(&t->rep);
+	assert_null(inject.advance_suffix); /* /a was read first, then /b */
+
+	now += USEC_PER_SEC;
+	prune_cg(t, "b", 301000, 1, "0.00");
+	xwrite(t->base, "unified/b/io.stat", "8:0 rbytes=1600 wbytes=0 rios=2 wios=0 dbytes=0 dios=0\n");
+	assert_int_equal(run_at(t, cgs, 2, ACCT_PASS_FAST, now), 0);
+	assert_no_errors(&t->rep);
+	assert_int_equal(value(b, ACCT_Q_CPU_USAGE), 301000);
+	acct_cgroup_read(b, ACCT_READ_CPU_RATE | ACCT_READ_IO_RATE, now, &rv);
+	assert_true(rv.cpu_rate_known);
+	if (fabs(rv.cpu_rate - 0.5) > 1e-12)
+		fail_msg("CPU rate %.17g, not 0.3 s over 0.6 s between the reads", rv.cpu_rate);
+	assert_true(rv.io_rate_known);
+	if (fabs(rv.io_rate[ACCT_IO_READ_BYTES] - 1000.0) > 1e-9)
+		fail_msg("read rate %.17g, not 600 bytes over 0.6 s between the reads", rv.io_rate[ACCT_IO_READ_BYTES]);
+	/* /a, read at both passes' starts: 0 over the second */
+	acct_cgroup_read(a, ACCT_READ_CPU_RATE, now, &rv);
+	assert_true(rv.cpu_rate_known);
 	assert_true(rv.cpu_rate == 0.0);
 }
 
@@ -2257,15 +2336,15 @@ static void test_io_rate_same_moment(void **state)
 	uint64_t now = acct_now_us();
 	prune_cg(t, "a", 100, 1, "0.00");
 	xwrite(t->base, "unified/a/io.stat", "8:0 rbytes=1000 wbytes=0 rios=1 wios=0\n");
-	assert_int_equal(acct_sampler_run(tree_sampler(t), cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 1, ACCT_PASS_FAST, now), 0);
 	xwrite(t->base, "unified/a/io.stat", "8:0 rbytes=3000 wbytes=0 rios=2 wios=0\n");
-	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 1, ACCT_PASS_FAST, now), 0);
 	assert_no_errors(&t->rep);
 	assert_int_equal(value(a, ACCT_Q_IO_READ_BYTES), 3000);
 	acct_cgroup_read(a, ACCT_READ_IO_RATE, now, &rv);
 	assert_false(rv.io_rate_known);
 	xwrite(t->base, "unified/a/io.stat", "8:0 rbytes=5000 wbytes=0 rios=3 wios=0\n");
-	assert_int_equal(acct_sampler_run(t->s, cgs, 1, ACCT_PASS_FAST, now + USEC_PER_SEC, &t->rep), 0);
+	assert_int_equal(run_at(t, cgs, 1, ACCT_PASS_FAST, now + USEC_PER_SEC), 0);
 	acct_cgroup_read(a, ACCT_READ_IO_RATE, now + USEC_PER_SEC, &rv);
 	assert_true(rv.io_rate_known);
 	assert_true(fabs(rv.io_rate[ACCT_IO_READ_BYTES] - 2000.0) <= 1e-9);
@@ -3318,6 +3397,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_drift_and_source, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_rate_same_moment, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_rate_between_reads, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_percpu_cpus, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_that_pay, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_failed_descriptor_reopened, tree_setup, tree_teardown),

@@ -204,24 +204,40 @@ static const enum acct_pass_part family_part[_PF_MAX] = {
 	[PF_IO] = ACCT_PART_IO,
 };
 
+/* When a cgroup's files were read, on the clock of the pass's now_us (its
+ * start as the owner gave it): now_us plus the time from the pass's start to
+ * read_start. The rates divide by the time between two reads, and a pass
+ * reads its cgroups one after the other after the walk: dividing by the
+ * time between two passes' starts made a rate too high wherever a read came
+ * later in its pass than the one before in its own (the walk of a large
+ * tree taking longer, a worker woken late): the root at 2.26 cores on a
+ * 2-CPU host beside 10,000 other cgroups (the new-user trial of session
+ * 31). The ages stay the pass's start (ledger.h, "Ages"). */
+static uint64_t read_moment(const struct sample_ctx *x, uint64_t read_start, uint64_t now_us)
+{
+	uint64_t started = x->w->s->started_us;
+	return now_us + (read_start > started ? read_start - started : 0);
+}
+
 /* The fast group's cumulative families: each read, or pruned (its rate then
  * 0 since the last reading), then the outcome published for descendants. */
 static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_start, uint64_t now_us)
 {
 	unsigned failures[_PF_MAX] = { 0 };
 	unsigned pruned = sampler_prune_decide(x, index, read_start);
+	uint64_t read_at = read_moment(x, read_start, now_us);
 
 	for (int f = 0; f < _PF_MAX; f++) {
 		unsigned before = x->nr_failures;
 		if (pruned & (1u << f)) {
 			if (f == PF_CPU)
-				sample_cpu_unchanged(x, now_us);
+				sample_cpu_unchanged(x, read_at);
 			else if (f == PF_IO)
-				sample_io_idle(x, now_us);
+				sample_io_idle(x, read_at);
 		} else if (f == PF_CPU)
-			sample_cpu(x, now_us);
+			sample_cpu(x, read_at);
 		else
-			sample_io(x, now_us);
+			sample_io(x, read_at);
 		failures[f] = x->nr_failures - before;
 		/* Counted where a file was read (or failed): a role whose file
 		 * this cgroup lacks (io.stat without the io controller) is no read. */
