@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "cgroup-discovery.h"
+#include "strv.h"
 #include "test-tree.h"
 #include "util.h"
 
@@ -686,6 +687,85 @@ static void assert_ids(const char *base, const char *tree, const uint64_t *got, 
  * level, and differ where a directory the globs may hold was made, removed
  * or replaced without discovery hearing of it (here: before process()),
  * never for one the globs leave out or one on another device. */
+/* The roots of a walk that covers every reported directory (for the BPF
+ * collector's walks where the include globs prune): the whole subtrees'
+ * tops and what a literal glob names, or their directory where more than
+ * `max` are below it; the whole hierarchy where the root needs more, is
+ * reported itself, or the globs do not prune. */
+static void assert_roots(char **roots, const char *const *want)
+{
+	size_t n = 0;
+	for (; want[n]; n++)
+		if (!roots || !roots[n] || strcmp(roots[n], want[n]) != 0)
+			fail_msg("root %zu: %s, not %s", n, roots && roots[n] ? roots[n] : "(none)", want[n]);
+	if (!roots || roots[n])
+		fail_msg("roots: %s after the %zu expected", roots ? roots[n] : "NULL", n);
+}
+
+static void test_walk_roots(void **state)
+{
+	char *include[] = { "/system.slice/a*", "/user.slice/user-1000.slice", NULL };
+	struct acct_discovery_filter filter = { .include = include, .max_depth = 3 };
+	struct fake *f = *state = fake_new(&filter);
+	char **roots = NULL;
+
+	xmkdir(f->base, "unified/system.slice/a.service/x");
+	xmkdir(f->base, "unified/system.slice/ab");
+	xmkdir(f->base, "unified/system.slice/a2");
+	xmkdir(f->base, "unified/other");
+	scan(f->d, &f->rec);
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_UNIFIED, 8, &roots), 0);
+	assert_roots(roots, (const char *const[]){ "/system.slice/a.service", "/system.slice/a2", "/system.slice/ab",
+						   "/user.slice/user-1000.slice", NULL });
+	roots = strv_free(roots);
+	/* memory: a.service alone; cpu: nothing reported there */
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_MEMORY, 8, &roots), 0);
+	assert_roots(roots, (const char *const[]){ "/system.slice/a.service", NULL });
+	roots = strv_free(roots);
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_CPU, 8, &roots), 0);
+	assert_roots(roots, (const char *const[]){ NULL });
+	roots = strv_free(roots);
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_BLKIO, 8, &roots), -ENOENT);
+	/* More than max (3 of 2) below system.slice: system.slice itself */
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_UNIFIED, 2, &roots), 0);
+	assert_roots(roots, (const char *const[]){ "/system.slice", "/user.slice/user-1000.slice", NULL });
+	roots = strv_free(roots);
+	/* More than max below the root (2 of 1), or max 0: the whole hierarchy */
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_UNIFIED, 1, &roots), 0);
+	assert_null(roots);
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_UNIFIED, 0, &roots), 0);
+	assert_null(roots);
+	/* A top made since: among them once heard */
+	xmkdir(f->base, "unified/system.slice/a3");
+	process(f->d, &f->rec);
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_UNIFIED, 8, &roots), 0);
+	assert_roots(roots, (const char *const[]){ "/system.slice/a.service", "/system.slice/a2", "/system.slice/a3",
+						   "/system.slice/ab", "/user.slice/user-1000.slice", NULL });
+	roots = strv_free(roots);
+
+	/* A glob whose prefix is the whole of the root's child: that child */
+	char *prefix[] = { "/system.slice*", NULL };
+	struct acct_discovery_filter filter_prefix = { .include = prefix, .max_depth = 3 };
+	assert_int_equal(acct_discovery_set_filter(f->d, &filter_prefix), 0);
+	scan(f->d, &f->rec);
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_UNIFIED, 8, &roots), 0);
+	assert_roots(roots, (const char *const[]){ "/system.slice", NULL });
+	roots = strv_free(roots);
+	/* Globs that do not prune, or the root reported: the whole hierarchy */
+	char *all[] = { "/*", NULL };
+	struct acct_discovery_filter filter_all = { .include = all, .max_depth = 3 };
+	assert_int_equal(acct_discovery_set_filter(f->d, &filter_all), 0);
+	scan(f->d, &f->rec);
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_UNIFIED, 8, &roots), 0);
+	assert_null(roots);
+	char *root_too[] = { "/", "/system.slice/a*", NULL };
+	struct acct_discovery_filter filter_root = { .include = root_too, .max_depth = 3 };
+	assert_int_equal(acct_discovery_set_filter(f->d, &filter_root), 0);
+	scan(f->d, &f->rec);
+	assert_int_equal(acct_discovery_walk_roots(f->d, ACCT_HIER_UNIFIED, 8, &roots), 0);
+	assert_null(roots);
+}
+
 static void test_census_scope(void **state)
 {
 	char *include[] = { "/system.slice/a*", "/user.slice/user-1000.slice", NULL };
@@ -1296,6 +1376,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_scan_fake, fake_teardown),
 		cmocka_unit_test_teardown(test_census, fake_teardown),
 		cmocka_unit_test_teardown(test_census_scope, fake_teardown),
+		cmocka_unit_test_teardown(test_walk_roots, fake_teardown),
 		cmocka_unit_test_teardown(test_inotify_fake, fake_teardown),
 		cmocka_unit_test_teardown(test_events_fake, fake_teardown),
 		cmocka_unit_test_teardown(test_recreate, fake_teardown),

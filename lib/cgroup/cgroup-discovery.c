@@ -1087,6 +1087,69 @@ int acct_discovery_census_scope(const struct acct_discovery *d, enum acct_hierar
 	return 0;
 }
 
+/* Append to *v (n_v entries, room for cap) the directories below partial
+ * directory p whose subtrees in tree t hold every directory discovery
+ * reports there: each whole child (a top, or a leaf at the depth limit),
+ * each partial child the include globs name itself (a literal glob), and
+ * for every other partial child those below it, or the child itself where
+ * that takes more than `max`. Returns false where the children of p take
+ * more than `max` (*n_v then as it was). */
+static bool roots_below(const struct acct_discovery *d, const struct node *p, unsigned t, size_t max,
+			const struct node **v, size_t *n_v, size_t cap)
+{
+	size_t start = *n_v;
+	for (const struct node *c = p->first_child; c; c = c->next) {
+		if (!(c->present & (1u << t)))
+			continue;
+		size_t before = *n_v;
+		if (node_whole(&d->filter, c) || c->included || !roots_below(d, c, t, max, v, n_v, cap)) {
+			*n_v = before;
+			if (*n_v == cap) { /* (cannot happen: cap covers every level) */
+				*n_v = start;
+				return false;
+			}
+			v[(*n_v)++] = c;
+		}
+		if (*n_v - start > max) {
+			*n_v = start;
+			return false;
+		}
+	}
+	return true;
+}
+
+static int compare_paths(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int acct_discovery_walk_roots(const struct acct_discovery *d, enum acct_hierarchy h, size_t max, char ***ret)
+{
+	int t = tree_of(d, h);
+	if (t < 0)
+		return t;
+	*ret = NULL;
+	if (!filter_prunes(&d->filter) || !d->root || d->root->included || max == 0)
+		return 0;
+	/* Each level below holds at most max + 1 while it is walked (then
+	 * gives way to its directory where more). */
+	size_t cap = (max + 1) * (size_t)(d->filter.max_depth + 2), n = 0;
+	_cleanup_free_ const struct node **v = calloc(cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (!roots_below(d, d->root, (unsigned)t, max, v, &n, cap))
+		return 0; /* more than max below the root: the whole hierarchy */
+	_cleanup_strv_free_ char **paths = strv_new_empty();
+	if (!paths)
+		return -ENOMEM;
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (strv_push_dup(&paths, &k, v[i]->path) < 0)
+			return -ENOMEM;
+	qsort(paths, n, sizeof(*paths), compare_paths); /* one order for one set */
+	*ret = TAKE_PTR(paths);
+	return 0;
+}
+
 /* Partial directory n as read now in tree t, one level: 0 where the
  * children the globs may hold are those known there, with the same
  * inodes; 1 where not; or a negative errno. An entry on another device (a

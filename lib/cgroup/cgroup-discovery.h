@@ -156,6 +156,22 @@ int acct_discovery_census(const struct acct_discovery *d, enum acct_hierarchy h,
 int acct_discovery_census_scope(const struct acct_discovery *d, enum acct_hierarchy h,
 				struct acct_cgroup_scope **ret);
 
+/* Where include globs prune (each has a literal prefix beyond "/"): the
+ * directories of hierarchy h whose subtrees hold every directory that
+ * discovery reports there as of its last scan and the inotify events since,
+ * for a walk of those subtrees instead of the whole hierarchy (the BPF
+ * collector's acct_bpf_collector_set_roots()). They are the whole subtrees'
+ * tops (a top at max_depth included) and the directories a literal include
+ * glob names; where one directory has more than `max` of them below it, that
+ * directory instead. Into *ret, a new NULL-terminated vector of paths below
+ * the hierarchy's mount ("/system.slice"), sorted, which the caller frees, maybe
+ * empty (nothing reported there); *ret NULL where the globs do not prune,
+ * the root is reported itself, or more than `max` would be needed below the
+ * root: the whole hierarchy. A directory discovery does not know yet (made
+ * since, unheard) can be outside them. Returns 0, -ENOENT (h is not a
+ * walked hierarchy) or -ENOMEM. O(directories above the tops + max x depth). */
+int acct_discovery_walk_roots(const struct acct_discovery *d, enum acct_hierarchy h, size_t max, char ***ret);
+
 /* The other half of a scope's census: each directory above the subtrees
  * (where the globs prune) read one level now, in every tree it is in.
  * Returns 0 where each holds exactly the children discovery knows there
