@@ -319,8 +319,10 @@ static const struct verb verbs[] = {
 			"                     written), read, write or charge (--charge's resource);\n"
 			"                     largest first\n"
 			"      --top=N        Only the first N cgroups of the sort (by cpu unless --sort\n"
-			"                     says otherwise): which used the most CPU in the last 5\n"
-			"                     minutes is 'acctctl usage --since=-5min --top=1'\n"
+			"                     says otherwise). Which top-level cgroup used the most CPU\n"
+			"                     in the last 5 minutes (without --group-by-level the root\n"
+			"                     comes first: its totals hold everyone's):\n"
+			"                     acctctl usage --since=-5min --group-by-level=1 --top=1\n"
 			"      --charge=NAME  Also what each cgroup held of charged resource NAME (its\n"
 			"                     subtree value) over the window: value x seconds with its\n"
 			"                     bound, the average and the largest value, below the table\n"
@@ -771,7 +773,8 @@ static int parse_argv(int argc, char **argv, const struct verb **ret_verb, char 
 				if (strcmp(optarg, plots[i]) == 0)
 					arg_plot = (enum plot_choice)i;
 			if (arg_plot == PLOT_DEFAULT)
-				return usage_error("Invalid plot '%s': expected memory, cpu, io, tasks, charge or none.",
+				return usage_error("Invalid plot '%s': expected memory, cpu, io, tasks or none "
+						   "(with --charge: charge or none).",
 						   optarg);
 			break;
 		}

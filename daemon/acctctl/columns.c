@@ -129,9 +129,15 @@ const char *columns_names(void)
 void columns_help(FILE *f)
 {
 	fputs("Fields of -o/--output=FIELD[,FIELD...] (in any case), with their headers:\n", f);
-	for (size_t i = 0; i < _COLUMN_MAX; i++)
-		fprintf(f, "  %-9s %-8s %s\n", infos[i].name, infos[i].header[0] ? infos[i].header : "(none)",
-			infos[i].help);
+	for (size_t i = 0; i < _COLUMN_MAX; i++) {
+		/* a name wider than its column has a line of its own, as a long
+		 * option has in the help, and the rest stays in line below it */
+		if (strlen(infos[i].name) > 9)
+			fprintf(f, "  %s\n%12s", infos[i].name, "");
+		else
+			fprintf(f, "  %-9s ", infos[i].name);
+		fprintf(f, "%-8s %s\n", infos[i].header[0] ? infos[i].header : "(none)", infos[i].help);
+	}
 }
 
 void columns_default(struct columns *c, bool state)

@@ -152,6 +152,30 @@ static int check_config(const struct manager_config_source *src)
 	return diag.nr_warnings > 0 ? CHECK_CONFIG_IGNORED : 0;
 }
 
+/* The values of the options that set configuration keys (--log-level,
+ * --metrics-listen, ...), validated as the configuration will apply them,
+ * before any file is read: a bad one is an invalid command line (exit 2),
+ * as an unknown option is, not a refused configuration (1). Returns 0,
+ * -EINVAL with the message printed, or -ENOMEM. */
+static int check_overrides(const struct manager_config_source *src)
+{
+	_cleanup_(acct_config_diag_clear) struct acct_config_diag diag = { 0 };
+	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
+	int r;
+
+	r = acct_config_new_defaults(&c);
+	for (unsigned i = 0; r >= 0 && i < src->nr_overrides; i++)
+		r = acct_config_set(c, src->overrides[i].section, src->overrides[i].key, src->overrides[i].value,
+				    src->overrides[i].origin, &diag);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		fprintf(stderr, "acctd: %s\n", diag.error ? diag.error : strerror(-r));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* What serves the manager's data, in the order they start and end: the
  * varlink API (first: it detaches its connections from the history's
  * queries before they end), /metrics (which shows the API's figures), and
@@ -193,6 +217,15 @@ int main(int argc, char **argv)
 	if (action == VERSION) {
 		printf("acctd " ACCTD_VERSION "\n");
 		return 0;
+	}
+	r = check_overrides(&src);
+	if (r == -ENOMEM) {
+		log_oom();
+		return 1;
+	}
+	if (r < 0) {
+		fprintf(stderr, "Try 'acctd --help'.\n");
+		return 2;
 	}
 	if (action == BPF_PIN)
 		return bpf_pin_run(&src);

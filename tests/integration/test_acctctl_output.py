@@ -110,7 +110,7 @@ def test_output_selects_fields(ctl):
         assert p.returncode == 0, (args, p)
         assert "-o/--output=FIELD[,FIELD...]" in p.stdout, args
         for f in FIELDS:
-            assert re.search(r"^  %s +" % re.escape(f), p.stdout, re.M), (args, f)
+            assert re.search(r"^  %s( +|\n {12}\S)" % re.escape(f), p.stdout, re.M), (args, f)
     assert "-o --output=FIELD[,FIELD...]" in run_ctl(["list", "--help"]).stdout
 
 

@@ -264,6 +264,11 @@ def test_version_and_help():
     assert p.returncode == 0 and "--cgroup-root" in p.stdout
     p = acctd.run(["--no-such-option"])
     assert p.returncode == 2
+    # a bad option value is an invalid command line too (acctd(8)), not a refused configuration
+    for args, why in ((["--log-level", "loud"], "--log-level: level: invalid log level 'loud'"),
+                      (["--metrics-listen", "9847"], "--metrics-listen: listen: invalid address '9847'")):
+        p = acctd.run(args + ["--check-config", "--config", "", "--config-dropins", ""])
+        assert p.returncode == 2 and why in p.stderr and p.stdout == "", (args, p.returncode, p.stderr)
 
 
 @pytest.mark.parametrize("fakecg", [INPLACE], indirect=True)
