@@ -386,6 +386,74 @@ static void test_same_set(void **state)
 	acct_bpf_snapshot_clear(&snap);
 }
 
+/* Walks of the subtrees below given roots (acct_bpf_collector_set_roots()):
+ * their cgroups and no other, the roots' own records included; none for an
+ * empty set; the whole hierarchy again for none given, and where a root
+ * cannot be attached (gone), until roots are set again. */
+static bool walk_holds_exactly(const struct acct_bpf_snapshot *snap, const char *const *rels)
+{
+	size_t n = 0;
+	for (; rels[n]; n++)
+		if (!acct_bpf_snapshot_find(snap, ino_of(rels[n]))) {
+			print_message("no record for %s/%s\n", base, rels[n]);
+			return false;
+		}
+	if (snap->n != n)
+		print_message("%zu records, not %zu\n", snap->n, n);
+	return snap->n == n;
+}
+
+static void test_roots(void **state)
+{
+	(void)state;
+	struct acct_bpf_snapshot snap = { 0 };
+	const char *rel = base + strlen(mem_root); /* base below the mount: "/bpf-tests-PID" */
+	char a[PATH_MAX], b[PATH_MAX], gone[PATH_MAX];
+	snprintf(a, sizeof(a), "%s/a", rel);
+	snprintf(b, sizeof(b), "%s/b", rel);
+	snprintf(gone, sizeof(gone), "%s/no-such-cgroup", rel);
+
+	assert_int_equal(acct_bpf_collector_roots(coll, ACCT_HIER_MEMORY), -1);
+	char *one[] = { a, NULL };
+	assert_int_equal(acct_bpf_collector_set_roots(coll, ACCT_HIER_MEMORY, one), 0);
+	assert_int_equal(acct_bpf_collector_read(coll, ACCT_HIER_MEMORY, &snap), 3);
+	assert_true(walk_holds_exactly(&snap, (const char *const[]){ "a", "a/a1", "a/a2", NULL }));
+	assert_int_equal(acct_bpf_collector_roots(coll, ACCT_HIER_MEMORY), 1);
+	const struct acct_bpf_record *r = acct_bpf_snapshot_find(&snap, ino_of("a"));
+	assert_int_equal(r->level, base_level + 1);
+	assert_int_equal(r->nr_descendants, 2);
+	/* two, in any order; the lean walk too */
+	char *two[] = { b, a, NULL };
+	assert_int_equal(acct_bpf_collector_set_roots(coll, ACCT_HIER_MEMORY, two), 0);
+	assert_int_equal(acct_bpf_collector_read_lean(coll, ACCT_HIER_MEMORY, &snap), 4);
+	assert_true(walk_holds_exactly(&snap, (const char *const[]){ "a", "a/a1", "a/a2", "b", NULL }));
+	assert_int_equal(acct_bpf_collector_roots(coll, ACCT_HIER_MEMORY), 2);
+	/* none */
+	char *none[] = { NULL };
+	assert_int_equal(acct_bpf_collector_set_roots(coll, ACCT_HIER_MEMORY, none), 0);
+	assert_int_equal(acct_bpf_collector_read(coll, ACCT_HIER_MEMORY, &snap), 0);
+	assert_int_equal(acct_bpf_collector_roots(coll, ACCT_HIER_MEMORY), 0);
+	/* a root that is gone: the whole hierarchy (its root among the records) */
+	char *missing[] = { a, gone, NULL };
+	assert_int_equal(acct_bpf_collector_set_roots(coll, ACCT_HIER_MEMORY, missing), 0);
+	assert_true(acct_bpf_collector_read(coll, ACCT_HIER_MEMORY, &snap) > (int)ELEMENTSOF(tree));
+	assert_int_equal(acct_bpf_collector_roots(coll, ACCT_HIER_MEMORY), -1);
+	struct stat st;
+	assert_int_equal(stat(mem_root, &st), 0);
+	assert_non_null(acct_bpf_snapshot_find(&snap, st.st_ino));
+	/* the same set again changes nothing (still whole); a new one is made */
+	assert_int_equal(acct_bpf_collector_set_roots(coll, ACCT_HIER_MEMORY, missing), 0);
+	assert_true(acct_bpf_collector_read(coll, ACCT_HIER_MEMORY, &snap) > (int)ELEMENTSOF(tree));
+	assert_int_equal(acct_bpf_collector_set_roots(coll, ACCT_HIER_MEMORY, one), 0);
+	assert_int_equal(acct_bpf_collector_read(coll, ACCT_HIER_MEMORY, &snap), 3);
+	/* NULL: the whole hierarchy again */
+	assert_int_equal(acct_bpf_collector_set_roots(coll, ACCT_HIER_MEMORY, NULL), 0);
+	assert_true(acct_bpf_collector_read(coll, ACCT_HIER_MEMORY, &snap) > (int)ELEMENTSOF(tree));
+	assert_int_equal(acct_bpf_collector_roots(coll, ACCT_HIER_MEMORY), -1);
+	assert_int_equal(acct_bpf_collector_set_roots(coll, _ACCT_HIER_MAX, NULL), -EINVAL);
+	acct_bpf_snapshot_clear(&snap);
+}
+
 /* ---- 2. page counters equal to the files ---------------------------------------- */
 
 struct files {
@@ -1312,6 +1380,7 @@ int main(void)
 
 	const struct CMUnitTest real[] = {
 		cmocka_unit_test(test_same_set),
+		cmocka_unit_test(test_roots),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_stat_map),
 		cmocka_unit_test(test_nodes),

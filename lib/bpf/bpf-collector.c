@@ -3,8 +3,16 @@
  *
  * One program (cgroup-iter.bpf.c, as a skeleton) serves every hierarchy: each
  * gets its own iterator link, attached to the hierarchy's root directory with
- * pre-order walking. A walk is a read() loop over a new iterator instance
- * (bpf_iter_create() on an attached link, open() on a pinned one). */
+ * pre-order walking, and where the owner says which subtrees hold every
+ * cgroup it needs (acct_bpf_collector_set_roots()), a link per subtree
+ * instead. A walk is a read() loop over a new iterator instance
+ * (bpf_iter_create() on an attached link, open() on a pinned one).
+ *
+ * Why it is long (a little over 1,000 lines): loading (two programs, CO-RE
+ * checks, reasons an operator can act on), attaching, the walks in sessions
+ * and their records, the one-cgroup read and the census belong to one
+ * object whose state (links, the program's bss, the session lock) they
+ * share. */
 #include "bpf-collector.h"
 
 #include <dirent.h>
@@ -26,6 +34,7 @@
 
 #include "basic/log.h"
 #include "basic/read-file.h"
+#include "basic/strv.h"
 #include "basic/util.h"
 #include "bpf-bounds.h"
 #include "cgroup-iter.skel.h"
@@ -45,6 +54,14 @@ struct hier {
 				  * session (written by the walking thread, read by any) */
 	char overflow_reason[REASON_MAX]; /* composed once, when the pin is opened */
 	uint32_t node_units[ACCT_BPF_NODE_ITEMS];
+	/* The walk's roots (acct_bpf_collector_set_roots()): what the owner
+	 * wants, under roots_lock; the links made for it, by the walking
+	 * thread (apply_roots()). */
+	char **roots_want;            /* paths below the mount; NULL with roots_whole */
+	bool roots_whole;             /* the whole hierarchy (the default) */
+	uint64_t roots_gen, roots_applied;
+	struct bpf_link **root_links; /* NULL: h->link walks the whole hierarchy */
+	size_t n_root_links;
 };
 
 struct acct_bpf_collector {
@@ -64,6 +81,7 @@ struct acct_bpf_collector {
 	 * (acct_bpf_collector_read_one()) and a walk's session never see each
 	 * other's. */
 	pthread_mutex_t session_lock;
+	pthread_mutex_t roots_lock; /* each hier's roots_want, roots_whole, roots_gen */
 };
 
 /* The session lock of a collector given as const (read_one): the lock is not
@@ -250,6 +268,15 @@ static int attach(const struct acct_bpf_collector *c, const struct hier *h, cons
 	return 0;
 }
 
+static void drop_root_links(struct hier *h)
+{
+	for (size_t i = 0; i < h->n_root_links; i++)
+		bpf_link__destroy(h->root_links[i]);
+	free(h->root_links);
+	h->root_links = NULL;
+	h->n_root_links = 0;
+}
+
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_bpf_collector *, acct_bpf_collector_free);
 
 int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct acct_bpf_collector **ret)
@@ -264,6 +291,9 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_init(&c->session_lock, NULL);
+	pthread_mutex_init(&c->roots_lock, NULL);
+	for (int i = 0; i < _ACCT_HIER_MAX; i++)
+		c->h[i].roots_whole = true;
 	c->opts = *opts;
 	c->opts.pin_dir = NULL; /* not kept: the strings are the caller's */
 	c->opts.btf_path = opts->btf_path ? strdup(opts->btf_path) : NULL;
@@ -346,13 +376,17 @@ struct acct_bpf_collector *acct_bpf_collector_free(struct acct_bpf_collector *c)
 	if (!c)
 		return NULL;
 	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
-		bpf_link__destroy(c->h[i].link);
-		free(c->h[i].pin);
+		struct hier *h = &c->h[i];
+		drop_root_links(h);
+		strv_free(h->roots_want);
+		bpf_link__destroy(h->link);
+		free(h->pin);
 	}
 	acct_cgroup_iter__destroy(c->skel);
 	free((char *)c->opts.btf_path);
 	free(c->buf);
 	pthread_mutex_destroy(&c->session_lock);
+	pthread_mutex_destroy(&c->roots_lock);
 	free(c);
 	return NULL;
 }
@@ -459,11 +493,89 @@ static ssize_t read_walk(struct acct_bpf_collector *c, int fd, size_t at)
 	}
 }
 
-static int open_walk(struct acct_bpf_collector *c, struct hier *h)
+static int open_walk(const struct hier *h, struct bpf_link *link)
 {
-	int fd = h->link ? bpf_iter_create(bpf_link__fd(h->link)) : open(h->pin, O_RDONLY | O_CLOEXEC);
-	(void)c;
+	int fd = link ? bpf_iter_create(bpf_link__fd(link)) : open(h->pin, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+static bool roots_equal(char *const *a, char *const *b)
+{
+	size_t n = strv_length(a);
+	if (n != strv_length(b))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return true;
+}
+
+int acct_bpf_collector_set_roots(struct acct_bpf_collector *c, enum acct_hierarchy hi, char *const *roots)
+{
+	_cleanup_strv_free_ char **copy = NULL;
+	if ((unsigned)hi >= _ACCT_HIER_MAX)
+		return -EINVAL;
+	if (roots) {
+		if (roots[0] ? strv_copy(roots, &copy) < 0 : !(copy = strv_new_empty()))
+			return -ENOMEM;
+	}
+	struct hier *h = &c->h[hi];
+	pthread_mutex_lock(&c->roots_lock);
+	bool same = h->roots_whole ? !roots : roots && roots_equal(h->roots_want, copy);
+	if (!same) {
+		strv_free(h->roots_want);
+		h->roots_want = TAKE_PTR(copy);
+		h->roots_whole = !roots;
+		h->roots_gen++;
+	}
+	pthread_mutex_unlock(&c->roots_lock);
+	return 0;
+}
+
+int acct_bpf_collector_roots(const struct acct_bpf_collector *c, enum acct_hierarchy hi)
+{
+	if ((unsigned)hi >= _ACCT_HIER_MAX)
+		return -EINVAL;
+	const struct hier *h = &c->h[hi];
+	return h->root_links ? (int)h->n_root_links : -1;
+}
+
+/* The walking thread: make h's links for the roots the owner set last (an
+ * attached iterator per root directory; a pinned one walks the whole
+ * hierarchy, it cannot be attached elsewhere). A root that cannot be
+ * attached (removed meanwhile) makes the walk the whole hierarchy's until
+ * the owner sets roots again: never fewer cgroups than asked for. */
+static void apply_roots(struct acct_bpf_collector *c, struct hier *h, const char *mount)
+{
+	pthread_mutex_lock(&c->roots_lock);
+	uint64_t gen = h->roots_gen;
+	bool whole = h->roots_whole;
+	_cleanup_strv_free_ char **want = NULL;
+	int r = gen == h->roots_applied || whole ? 0 : strv_copy(h->roots_want, &want);
+	pthread_mutex_unlock(&c->roots_lock);
+	if (gen == h->roots_applied || r < 0)
+		return; /* (without memory: the links as they are, tried again next walk) */
+	drop_root_links(h);
+	h->roots_applied = gen;
+	if (whole || !h->link)
+		return;
+	size_t n = strv_length(want);
+	_cleanup_free_ struct bpf_link **links = calloc(n + 1, sizeof(*links));
+	if (!links)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *dir = NULL;
+		r = asprintf(&dir, "%s%s", mount, want[i]) < 0 ? -ENOMEM : attach(c, h, dir, BPF_CGROUP_ITER_DESCENDANTS_PRE, &links[i]);
+		if (r < 0) {
+			log_debug("BPF walk of %s: cannot walk below %s alone (%s), the whole hierarchy until the roots change",
+				  mount, want[i], strerror(-r));
+			for (size_t k = 0; k < i; k++)
+				bpf_link__destroy(links[k]);
+			return;
+		}
+	}
+	h->root_links = TAKE_PTR(links);
+	h->n_root_links = n;
 }
 
 /* Tell the program which class of ids the next session writes (bss). */
@@ -482,62 +594,66 @@ static void set_partition(const struct acct_bpf_collector *c, unsigned n, unsign
  * like every other setting of the program, and 0 again outside it (a
  * single read on another thread, acct_bpf_collector_read_one(), takes its
  * turn between sessions and sets its own). */
-static ssize_t walk(struct acct_bpf_collector *c, struct hier *h, unsigned lean)
+static ssize_t walk(struct acct_bpf_collector *c, struct hier *h, const char *mount, unsigned lean)
 {
 	const unsigned part_max = 1u << 16;
 	if (!h->link)
 		h->part_n = 1;
 	h->part_n = MAX(h->part_n, 1u);
+	apply_roots(c, h, mount);
+	/* The links walked: one per root, or the hierarchy's (a pinned
+	 * iterator's: NULL, opened by path). */
+	struct bpf_link *const *links = h->root_links ? h->root_links : &h->link;
+	size_t n_links = h->root_links ? h->n_root_links : 1;
 	for (;;) {
 		size_t len = 0;
 		ssize_t r = 0;
 		bool to_map = h->link && c->out;
-		for (unsigned k = 0; k < h->part_n; k++) {
-			pthread_mutex_lock(&c->session_lock);
-			set_partition(c, h->part_n, k);
-			if (c->skel) {
-				c->skel->bss->lean = lean;
-				c->skel->bss->psi_skip = h != &c->h[ACCT_HIER_UNIFIED];
-			}
-			if (to_map) {
-				c->skel->bss->to_map = 1;
-				c->skel->bss->out_len = 0;
-				c->skel->bss->out_full = 0;
-			}
-			int fd = open_walk(c, h);
-			r = fd < 0 ? fd : read_walk(c, fd, len);
-			if (fd >= 0)
-				close(fd);
-			if (r >= 0)
-				len += (size_t)r;
-			if (r >= 0 && to_map) {
-				size_t n = MIN((size_t)c->skel->bss->out_len, (size_t)ACCT_BPF_OUT_SIZE);
-				if (c->skel->bss->out_full)
-					r = -EOPNOTSUPP; /* more sessions, as for a full seq buffer */
-				else if (c->buf_size - len < n) {
-					char *b = realloc(c->buf, len + n + 64 * 1024);
-					if (!b)
-						r = -ENOMEM;
-					else {
-						c->buf = b;
-						c->buf_size = len + n + 64 * 1024;
+		for (unsigned k = 0; k < h->part_n && r >= 0; k++)
+			for (size_t j = 0; j < n_links && r >= 0; j++) {
+				pthread_mutex_lock(&c->session_lock);
+				set_partition(c, h->part_n, k);
+				if (c->skel) {
+					c->skel->bss->lean = lean;
+					c->skel->bss->psi_skip = h != &c->h[ACCT_HIER_UNIFIED];
+				}
+				if (to_map) {
+					c->skel->bss->to_map = 1;
+					c->skel->bss->out_len = 0;
+					c->skel->bss->out_full = 0;
+				}
+				int fd = open_walk(h, links[j]);
+				r = fd < 0 ? fd : read_walk(c, fd, len);
+				if (fd >= 0)
+					close(fd);
+				if (r >= 0)
+					len += (size_t)r;
+				if (r >= 0 && to_map) {
+					size_t n = MIN((size_t)c->skel->bss->out_len, (size_t)ACCT_BPF_OUT_SIZE);
+					if (c->skel->bss->out_full)
+						r = -EOPNOTSUPP; /* more sessions, as for a full seq buffer */
+					else if (c->buf_size - len < n) {
+						char *b = realloc(c->buf, len + n + 64 * 1024);
+						if (!b)
+							r = -ENOMEM;
+						else {
+							c->buf = b;
+							c->buf_size = len + n + 64 * 1024;
+						}
 					}
+					if (r >= 0) {
+						memcpy(c->buf + len, c->out, n);
+						len += n;
+					}
+					c->skel->bss->to_map = 0;
 				}
-				if (r >= 0) {
-					memcpy(c->buf + len, c->out, n);
-					len += n;
+				set_partition(c, 0, 0);
+				if (c->skel) {
+					c->skel->bss->lean = 0;
+					c->skel->bss->psi_skip = 0;
 				}
-				c->skel->bss->to_map = 0;
+				pthread_mutex_unlock(&c->session_lock);
 			}
-			set_partition(c, 0, 0);
-			if (c->skel) {
-				c->skel->bss->lean = 0;
-				c->skel->bss->psi_skip = 0;
-			}
-			pthread_mutex_unlock(&c->session_lock);
-			if (r < 0)
-				break;
-		}
 		if (r != -EOPNOTSUPP) {
 			if (r < 0)
 				return r;
@@ -570,7 +686,7 @@ static int read_snapshot(struct acct_bpf_collector *c, enum acct_hierarchy hi, s
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t t0 = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-	ssize_t len = walk(c, h, lean);
+	ssize_t len = walk(c, h, c->opts.layout->mount[hi], lean);
 	if (len < 0)
 		return (int)len;
 	/* The walk's bytes become the snapshot's (buffers swapped, not copied). */

@@ -130,6 +130,23 @@ void acct_bpf_snapshot_census(const struct acct_bpf_snapshot *s, unsigned max_le
 void acct_bpf_snapshot_census_scope(const struct acct_bpf_snapshot *s, const struct acct_cgroup_scope *scope,
 				    struct acct_cgroup_census *ret);
 
+/* Walk only the subtrees below `roots` in hierarchy h from the next walk on
+ * (paths below the hierarchy's mount, "/system.slice"; copied): a record per
+ * cgroup there, the roots' own included, instead of one per cgroup of the
+ * hierarchy. NULL: the whole hierarchy again (the default); empty: no
+ * cgroup. For a host where acctd reads a part (discovery's
+ * acct_discovery_walk_roots()): the walk then costs what that part holds.
+ * Only where the collector attached the iterator itself; a pinned one walks
+ * the whole hierarchy. The walking thread attaches a link per root at its
+ * next walk; where one cannot be attached (removed since), it walks the whole
+ * hierarchy until roots are set again. Any thread. Returns 0, -EINVAL (no
+ * such hierarchy) or -ENOMEM (the roots as they were). */
+int acct_bpf_collector_set_roots(struct acct_bpf_collector *c, enum acct_hierarchy h, char *const *roots);
+/* The number of subtrees the last walk of h walked (acct_bpf_collector_set_roots()),
+ * or -1 where it walked the whole hierarchy; -EINVAL for no such hierarchy.
+ * The walking thread's view: read it there or between passes. */
+int acct_bpf_collector_roots(const struct acct_bpf_collector *c, enum acct_hierarchy h);
+
 /* Walk hierarchy h into *snap (its old records are replaced; the buffer is
  * reused). A walk is whole or fails: the kernel ends a cgroup iterator's
  * output at its 8-page seq buffer (about 31 records), so an attached
