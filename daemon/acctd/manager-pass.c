@@ -2,6 +2,7 @@
  * load, the BPF collector's walks alone), the reads that discovery asks for
  * at once (read_soon()), Reconcile's waiters, and what follows each pass
  * (reconciliation, the history, the front ends, READY=1 and STATUS=). */
+#include "basic/strv.h"
 #include "manager-internal.h"
 
 #include <inttypes.h>
@@ -169,6 +170,40 @@ static void census_check(struct manager *m, const struct acct_pass_report *rep)
 	}
 }
 
+/* Where the include globs prune, the BPF walks cover the subtrees that hold
+ * every cgroup discovery reports (acct_discovery_walk_roots()) instead of
+ * every cgroup of each hierarchy: on a host where acctd reads a part, a walk
+ * costs what that part holds, not what the host has (a test's acctd beside
+ * 10,000 other cgroups walked 11,000 records a hierarchy per pass for its
+ * 1,000). Recomputed when discovery heard or scanned anything since: a
+ * cgroup made below a new top would otherwise have no record (it is read
+ * from files then, as any cgroup without one). At most WALK_ROOTS_MAX roots
+ * below one directory, else that directory: a walk per root. */
+#define WALK_ROOTS_MAX 16
+
+static void update_walk_roots(struct manager *m, const struct acct_discovery_stats *ds)
+{
+	uint64_t seen = ds->events + ds->scans;
+	if (!m->collector || (m->walk_roots_valid && seen == m->walk_roots_seen))
+		return;
+	m->walk_roots_seen = seen;
+	m->walk_roots_valid = true;
+	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
+		if (!acct_bpf_collector_serves(m->collector, h))
+			continue;
+		_cleanup_strv_free_ char **roots = NULL;
+		int r = acct_discovery_walk_roots(m->discovery, h, WALK_ROOTS_MAX, &roots);
+		if (r == -ENOENT)
+			roots = NULL; /* not a hierarchy discovery walks: all of it */
+		else if (r < 0) {
+			m->walk_roots_valid = false; /* (no memory) the roots as they were, again next pass */
+			continue;
+		}
+		if (acct_bpf_collector_set_roots(m->collector, h, roots) < 0)
+			m->walk_roots_valid = false;
+	}
+}
+
 static int start_pass(struct manager *m, unsigned flags)
 {
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
@@ -187,6 +222,7 @@ static int start_pass(struct manager *m, unsigned flags)
 	m->events_overflows = ds.overflows;
 	m->events_gap = false;
 	acct_sampler_events_watched(m->sampler, heard, m->config->max_depth);
+	update_walk_roots(m, &ds);
 	uint64_t now = acct_now_us();
 
 	/* Between passes: forget dead records past retention, release the

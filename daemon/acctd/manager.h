@@ -218,6 +218,10 @@ struct manager {
 	uint32_t census_scoped;
 	struct acct_cgroup_census census_mine[_ACCT_HIER_MAX];
 	uint64_t rescans, census_checks, census_differed;
+	/* The BPF walks' roots (update_walk_roots()): as of this many inotify
+	 * events and scans of discovery, when valid. */
+	uint64_t walk_roots_seen;
+	bool walk_roots_valid;
 	/* Whether every change of cgroup.events was heard (start_pass()): the
 	 * discovery's overflows as of the last full pass, and whether reading
 	 * inotify failed since (changes may have been lost). */

@@ -431,11 +431,28 @@ def stable_compare(tree, rels, daemons, check):
 def test_status_names_bpf_collector_per_hierarchy(tree, tmp_path):
     """With collector = auto as root every mounted hierarchy is read through
     BPF ("attached"), in Status and in `acctctl status`'s Collectors lines,
-    and the passes report their BPF records and cross-checks."""
+    and the passes report their BPF records and cross-checks. The walks
+    cover the include glob's subtree, the tree, and not the 200 cgroups
+    beside it that the glob leaves out, nor the rest of the host
+    (acct_discovery_walk_roots(): a walk costs what acctd reads)."""
     tree.mkdir()
     want = mounted_hierarchies()
     assert "memory" in want or "unified" in want, want
     mem = "unified" if "memory" not in want else "memory"
+    mem_root = CG if mem == "unified" and os.path.exists(CG + "/cgroup.controllers") else CG + "/" + mem
+    beside = os.path.join(mem_root, "acctd-bpf-beside-%d" % os.getpid())
+    made = [beside] + [os.path.join(beside, "c%d" % i) for i in range(199)]
+    try:
+        for p in made:
+            os.mkdir(p)
+        names_bpf_collector(tree, tmp_path, want, mem)
+    finally:
+        for p in reversed(made):
+            with contextlib.suppress(FileNotFoundError):
+                os.rmdir(p)
+
+
+def names_bpf_collector(tree, tmp_path, want, mem):
     with daemon(tmp_path, conf(tmp_path, tree)) as d:
         cs = collectors(d)
         assert set(cs) == set(want), cs
@@ -452,14 +469,16 @@ def test_status_names_bpf_collector_per_hierarchy(tree, tmp_path):
         assert fast["bpf"]["mismatches"] == 0, fast
         # records past the kernel's stat flush threshold, whose stats came from files
         assert isinstance(fast["bpf"]["unbounded"], int) and fast["bpf"]["unbounded"] >= 0, fast
-        # the memcg hierarchy's walk has a record for every cgroup of it:
-        # every one that lived through the walk (other tests' cgroups come
-        # and go meanwhile); the other hierarchies are walked only where a
-        # cgroup is not populated in it (sampler-bpf.c, walk_needed())
-        lived = len(dirs_before & dirs_after)
-        print("records %d; memcg cgroups: %d before, %d after, %d in both"
-              % (fast["bpf"]["records"], len(dirs_before), len(dirs_after), lived))
-        assert fast["bpf"]["records"] >= lived, (fast["bpf"], lived, len(dirs_before), len(dirs_after))
+        # the memcg hierarchy's walk has a record for every cgroup of the
+        # tree (the include glob's subtree) and for no other: the other
+        # hierarchies are walked only where a cgroup is not populated in it
+        # (sampler-bpf.c, walk_needed()), also below the tree alone
+        mine = {p for p, _ in dirs_before & dirs_after if p == tree.base or p.startswith(tree.base + "/")}
+        print("records %d; memcg cgroups: %d before, %d after, %d of the tree in both"
+              % (fast["bpf"]["records"], len(dirs_before), len(dirs_after), len(mine)))
+        assert len(mine) >= 1, mine
+        assert len(mine) <= fast["bpf"]["records"] <= len(want) * len(mine), (fast["bpf"], mine)
+        assert len(dirs_before) > 200 + len(want) * len(mine), len(dirs_before)  # the walk left most out
         # and the test's cgroup took its memory from its record
         assert fast["bpf"]["cgroups"] >= 1, fast["bpf"]
 
