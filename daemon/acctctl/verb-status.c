@@ -142,9 +142,13 @@ static void print_collectors(struct json_object *a)
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *c = json_object_array_get_idx(a, i);
 		const char *reason = jstr(c, "reason");
-		print_field(i == 0 ? "Collectors" : "", "%s: %s%s%s%s", jstr(c, "hierarchy") ?: "?",
+		int64_t roots = jint_or(c, "walk_roots", -1);
+		char walks[96] = "";
+		if (roots >= 0) /* where the include globs prune: the subtrees that hold them */
+			snprintf(walks, sizeof(walks), "; walks %" PRId64 " subtree%s", roots, roots == 1 ? "" : "s");
+		print_field(i == 0 ? "Collectors" : "", "%s: %s%s%s%s%s", jstr(c, "hierarchy") ?: "?",
 			    jstr(c, "collector") ?: "?", reason && *reason ? " (" : "", reason && *reason ? reason : "",
-			    reason && *reason ? ")" : "");
+			    walks, reason && *reason ? ")" : "");
 	}
 }
 

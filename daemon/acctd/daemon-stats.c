@@ -44,9 +44,11 @@ void daemon_stats_gather(const struct manager *m, unsigned flags, struct daemon_
 	ret->reconcile = manager_reconcile_report(m);
 	ret->reload_outcome = manager_reload_outcome(m, &ret->reload_reason);
 	ret->have_sampler = manager_sampler_fd_stats(m, &ret->cached_descriptors, &ret->descriptors_degraded);
-	for (int h = 0; h < _ACCT_HIER_MAX; h++)
-		ret->collectors[h].collector = manager_collector_of(m, h, &ret->collectors[h].reason);
 	const struct acct_bpf_collector *c = manager_collector(m);
+	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
+		ret->collectors[h].collector = manager_collector_of(m, h, &ret->collectors[h].reason);
+		ret->collectors[h].walk_roots = c ? acct_bpf_collector_roots(c, h) : -1;
+	}
 	ret->bpf_percpu = c ? acct_bpf_collector_percpu(c) : NULL;
 	ret->threads_collector = manager_threads_collector(m, &ret->threads_reason);
 	struct history_recorder *hr = manager_history(m);

@@ -32,6 +32,7 @@ struct daemon_stats {
 	 * not mounted (reason NULL too). */
 	struct {
 		const char *collector, *reason;
+		int walk_roots; /* subtrees the BPF walks cover, -1: the whole hierarchy (acct_bpf_collector_roots()) */
 	} collectors[_ACCT_HIER_MAX];
 	const char *bpf_percpu; /* acct_bpf_collector_percpu(); NULL without a BPF collector */
 	const char *threads_collector, *threads_reason; /* manager_threads_collector() */

@@ -37,6 +37,10 @@ static struct json_object *collectors_json(const struct daemon_stats *ds)
 		json_object_object_add(o, "hierarchy", json_object_new_string(acct_hierarchy_to_string(h)));
 		json_object_object_add(o, "collector", json_object_new_string(collector));
 		json_object_object_add(o, "reason", json_object_new_string(reason));
+		/* the subtrees its BPF walks cover where the include globs prune;
+		 * absent: the whole hierarchy (or files) */
+		if (strcmp(collector, "bpf") == 0 && ds->collectors[h].walk_roots >= 0)
+			json_object_object_add(o, "walk_roots", json_object_new_int(ds->collectors[h].walk_roots));
 		json_object_array_add(a, o);
 	}
 	return a;

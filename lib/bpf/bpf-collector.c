@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,6 +63,7 @@ struct hier {
 	uint64_t roots_gen, roots_applied;
 	struct bpf_link **root_links; /* NULL: h->link walks the whole hierarchy */
 	size_t n_root_links;
+	int roots_walked;             /* atomic: n_root_links, -1 for the whole hierarchy (any thread) */
 };
 
 struct acct_bpf_collector {
@@ -292,8 +294,10 @@ int acct_bpf_collector_new(const struct acct_bpf_collector_options *opts, struct
 		return -ENOMEM;
 	pthread_mutex_init(&c->session_lock, NULL);
 	pthread_mutex_init(&c->roots_lock, NULL);
-	for (int i = 0; i < _ACCT_HIER_MAX; i++)
+	for (int i = 0; i < _ACCT_HIER_MAX; i++) {
 		c->h[i].roots_whole = true;
+		c->h[i].roots_walked = -1;
+	}
 	c->opts = *opts;
 	c->opts.pin_dir = NULL; /* not kept: the strings are the caller's */
 	c->opts.btf_path = opts->btf_path ? strdup(opts->btf_path) : NULL;
@@ -536,8 +540,7 @@ int acct_bpf_collector_roots(const struct acct_bpf_collector *c, enum acct_hiera
 {
 	if ((unsigned)hi >= _ACCT_HIER_MAX)
 		return -EINVAL;
-	const struct hier *h = &c->h[hi];
-	return h->root_links ? (int)h->n_root_links : -1;
+	return __atomic_load_n(&c->h[hi].roots_walked, __ATOMIC_RELAXED);
 }
 
 /* The walking thread: make h's links for the roots the owner set last (an
@@ -556,6 +559,7 @@ static void apply_roots(struct acct_bpf_collector *c, struct hier *h, const char
 	if (gen == h->roots_applied || r < 0)
 		return; /* (without memory: the links as they are, tried again next walk) */
 	drop_root_links(h);
+	__atomic_store_n(&h->roots_walked, -1, __ATOMIC_RELAXED);
 	h->roots_applied = gen;
 	if (whole || !h->link)
 		return;
@@ -576,6 +580,7 @@ static void apply_roots(struct acct_bpf_collector *c, struct hier *h, const char
 	}
 	h->root_links = TAKE_PTR(links);
 	h->n_root_links = n;
+	__atomic_store_n(&h->roots_walked, (int)MIN(n, (size_t)INT_MAX), __ATOMIC_RELAXED);
 }
 
 /* Tell the program which class of ids the next session writes (bss). */

@@ -142,9 +142,10 @@ void acct_bpf_snapshot_census_scope(const struct acct_bpf_snapshot *s, const str
  * hierarchy until roots are set again. Any thread. Returns 0, -EINVAL (no
  * such hierarchy) or -ENOMEM (the roots as they were). */
 int acct_bpf_collector_set_roots(struct acct_bpf_collector *c, enum acct_hierarchy h, char *const *roots);
-/* The number of subtrees the last walk of h walked (acct_bpf_collector_set_roots()),
- * or -1 where it walked the whole hierarchy; -EINVAL for no such hierarchy.
- * The walking thread's view: read it there or between passes. */
+/* The number of subtrees the walks of h cover as of the last walk
+ * (acct_bpf_collector_set_roots()), or -1 where they cover the whole
+ * hierarchy; -EINVAL for no such hierarchy. Any thread (relaxed: a walk
+ * may be changing it). */
 int acct_bpf_collector_roots(const struct acct_bpf_collector *c, enum acct_hierarchy h);
 
 /* Walk hierarchy h into *snap (its old records are replaced; the buffer is

@@ -479,13 +479,16 @@ def names_bpf_collector(tree, tmp_path, want, mem):
         assert len(mine) >= 1, mine
         assert len(mine) <= fast["bpf"]["records"] <= len(want) * len(mine), (fast["bpf"], mine)
         assert len(dirs_before) > 200 + len(want) * len(mine), len(dirs_before)  # the walk left most out
+        # Status says so: the memcg hierarchy's walks cover one subtree
+        assert collectors(d)[mem].get("walk_roots") == 1, collectors(d)[mem]
         # and the test's cgroup took its memory from its record
         assert fast["bpf"]["cgroups"] >= 1, fast["bpf"]
 
 
 def test_acctctl_status_prints_collectors(tree, tmp_path):
     """`acctctl status` prints a Collectors line per hierarchy, as Status
-    says (collector and reason), and the fast pass's BPF figures."""
+    says (collector, reason, and the subtrees its walks cover where the
+    include globs prune), and the fast pass's BPF figures."""
     tree.mkdir()
     with daemon(tmp_path, conf(tmp_path, tree)) as d:
         call(d, "Reconcile")
@@ -498,7 +501,12 @@ def test_acctctl_status_prints_collectors(tree, tmp_path):
         assert len(coll) == 1, p.stdout
         block = [l.strip() for l in lines[coll[0]:coll[0] + len(cs)]]
         block[0] = block[0][len("Collectors:"):].strip()
-        assert block == ["%s: %s (%s)" % (c["hierarchy"], c["collector"], c["reason"]) for c in cs], p.stdout
+        def walks(c):
+            n = c.get("walk_roots")
+            return "" if n is None else "; walks %d subtree%s" % (n, "" if n == 1 else "s")
+        assert block == ["%s: %s (%s%s)" % (c["hierarchy"], c["collector"], c["reason"], walks(c)) for c in cs], p.stdout
+        # the include glob names the tree: the memcg hierarchy's walks cover it alone
+        assert any(c.get("walk_roots") == 1 for c in cs), cs
         assert len(lines) == coll[0] + len(cs) or not lines[coll[0] + len(cs)].startswith(" " * 17), p.stdout
         assert re.search(r"Fast pass: .*; BPF \d+ records in \S+, \d+ unchanged, \d+ pressure still, \d+ checks, 0 mismatches", p.stdout), p.stdout
         # the checks since start, without /metrics
@@ -723,12 +731,14 @@ def test_flickering_memory_is_no_mismatch(tree, tmp_path):
     with daemon(tmp_path, c) as d:
         for i, r in enumerate(rels):
             tree.spawn(r, FLICKER, i % NR_CPUS, ready="running")
-        start, served_by = status(d)["bpf"], collectors(d)
+        def who():  # which collector and why (the walks' roots come as hierarchies are walked)
+            return {h: (c["collector"], c["reason"]) for h, c in collectors(d).items()}
+        start, served_by = status(d)["bpf"], who()
         d.next_state(100, timeout=300)
         st = status(d)
         b = st["bpf"]
         assert "read from files from now on" not in d.logtext(), d.logtext()[-2000:]
-        assert collectors(d) == served_by, (served_by, collectors(d))
+        assert who() == served_by, (served_by, who())
         assert b["mismatches"] == start["mismatches"] == 0, b
         assert b["checks"] > start["checks"], (start, b)
         # served by the walk still: the last fast pass took memory from records
