@@ -2213,6 +2213,67 @@ static void test_diff(void **state)
 	acct_config_changes_free(v, n);
 }
 
+/* acct_config_keep_at_start(): every key only a start applies takes the
+ * running value (a reload's configuration then says what runs: the next
+ * reload reports what differs from that, the new-user trial's "workers: 4
+ * -> 2 (not applied)" with 2 running); the others keep the new ones; out of
+ * memory, nothing changes. */
+static void test_keep_at_start(void **state)
+{
+	_cleanup_(acct_config_freep) struct acct_config *running = NULL, *loaded = NULL, *file = NULL;
+	static const char *const at_start[][3] = {
+		{ "sampling", "workers", "4" },	       { "sampling", "collector", "files" },
+		{ "sampling", "bpf_pin_dir", "/run/x" }, { "cgroups", "root", "/srv/cg" },
+		{ "api", "socket", "/run/x.sock" },      { "api", "charge_state_path", "/var/lib/x" },
+		{ "metrics", "listen", "none" },
+	};
+	struct acct_config_change *v = NULL;
+	size_t n = SIZE_MAX;
+
+	(void)state;
+	assert_int_equal(acct_config_new_defaults(&running), 0);
+	assert_int_equal(acct_config_set(running, "cgroups", "root", "/srv/was", NULL, NULL), 0);
+	assert_int_equal(acct_config_new_defaults(&loaded), 0);
+	for (size_t i = 0; i < ELEMENTSOF(at_start); i++)
+		assert_int_equal(acct_config_set(loaded, at_start[i][0], at_start[i][1], at_start[i][2], NULL, NULL), 0);
+	assert_int_equal(acct_config_set(loaded, "sampling", "fast_interval", "2s", NULL, NULL), 0);
+	/* the reload's report: each of them, not applied */
+	assert_int_equal(acct_config_diff(running, loaded, &v, &n), 0);
+	assert_int_equal(n, ELEMENTSOF(at_start) + 1);
+	acct_config_changes_free(v, n);
+
+	/* without memory for a copy: nothing changed */
+	for (unsigned k = 0;; k++) {
+		alloc_fail_after(k);
+		int r = acct_config_keep_at_start(loaded, running);
+		alloc_fail_off();
+		if (!alloc_fail_hit()) {
+			assert_int_equal(r, 0);
+			break;
+		}
+		assert_int_equal(r, -ENOMEM);
+		assert_int_equal(loaded->workers, 4);
+		assert_string_equal(loaded->socket_path, "/run/x.sock");
+	}
+	/* kept: the running values of the start's keys, the new fast interval */
+	assert_int_equal(acct_config_diff(running, loaded, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].key, "fast_interval");
+	acct_config_changes_free(v, n);
+	assert_string_equal(loaded->cgroup_root, "/srv/was");
+	/* the file back to the running workers: no change at the next reload;
+	 * a change still pending is reported again */
+	assert_int_equal(acct_config_new_defaults(&file), 0);
+	assert_int_equal(acct_config_set(file, "sampling", "fast_interval", "2s", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(file, "cgroups", "root", "/srv/was", NULL, NULL), 0);
+	assert_int_equal(acct_config_set(file, "metrics", "listen", "none", NULL, NULL), 0);
+	assert_int_equal(acct_config_diff(loaded, file, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].key, "listen");
+	assert_true(v[0].at_start);
+	acct_config_changes_free(v, n);
+}
+
 static void test_removal_log(void **state)
 {
 	_cleanup_(acct_config_freep) struct acct_config *c = NULL;
@@ -2275,6 +2336,7 @@ int main(void)
 		cmocka_unit_test(test_budget_limits),
 		cmocka_unit_test_setup_teardown(test_load_budget_beyond_host, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_keep_at_start),
 		cmocka_unit_test_setup_teardown(test_resources, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_resource_errors, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_removal_log),

@@ -159,12 +159,17 @@ int manager_reload(struct manager *m, struct manager_reload_report *ret_report)
 	/* The collector is built at start (and its pins by --bpf-pin before it):
 	 * keep the running one, and say so. */
 	const char *old_pins = m->config->bpf_pin_dir ? m->config->bpf_pin_dir : "";
-	if (c->collector != m->config->collector || strcmp(old_pins, c->bpf_pin_dir ? c->bpf_pin_dir : "") != 0) {
+	if (c->collector != m->config->collector || strcmp(old_pins, c->bpf_pin_dir ? c->bpf_pin_dir : "") != 0)
 		log_warning("[sampling] collector and bpf_pin_dir apply at the next restart, keeping collector = %s",
 			    acct_collector_mode_to_string(m->config->collector));
-		c->collector = m->config->collector;
-		free(c->bpf_pin_dir);
-		c->bpf_pin_dir = m->config->bpf_pin_dir ? strdup(m->config->bpf_pin_dir) : NULL;
+	/* Every key only a start applies keeps its running value in the
+	 * configuration kept, so that the next reload reports what differs from
+	 * what runs: a change undone in the file had said "4 -> 2 (not applied)"
+	 * with 2 running all along (the new-user trial). */
+	if (acct_config_keep_at_start(c, m->config) < 0) {
+		manager_reload_report_clear(&report);
+		manager_notify("READY=1");
+		return log_oom();
 	}
 	struct acct_ledger_budgets b = { c->bytes_budget, c->cpu_budget_us, c->tasks_budget };
 	report.tuning_dropped = m->tuned;

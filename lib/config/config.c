@@ -834,6 +834,42 @@ void acct_config_changes_free(struct acct_config_change *v, size_t n)
 	free(v);
 }
 
+int acct_config_keep_at_start(struct acct_config *c, const struct acct_config *running)
+{
+	char *copies[ELEMENTSOF(keys)] = { 0 };
+
+	/* The strings first, so that running out of memory changes nothing. */
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		const char *v = keys[i].at_start && keys[i].store == S_NONE && keys[i].kind != V_COLLECTOR
+					? *(char *const *)((const char *)running + keys[i].offset)
+					: NULL;
+		if (v && !(copies[i] = strdup(v))) {
+			for (size_t k = 0; k < i; k++)
+				free(copies[k]);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		if (!keys[i].at_start)
+			continue;
+		void *to = (char *)c + keys[i].offset;
+		const void *from = (const char *)running + keys[i].offset;
+		if (keys[i].kind == V_COLLECTOR)
+			*(int *)to = *(const int *)from;
+		else if (keys[i].store == S_UINT)
+			*(unsigned *)to = *(const unsigned *)from;
+		else if (keys[i].store == S_U64)
+			*(uint64_t *)to = *(const uint64_t *)from;
+		else if (keys[i].store == S_I64)
+			*(int64_t *)to = *(const int64_t *)from;
+		else { /* a path, socket or address: the copy made above */
+			free(*(char **)to);
+			*(char **)to = copies[i];
+		}
+	}
+	return 0;
+}
+
 int acct_config_diff(const struct acct_config *old, const struct acct_config *new, struct acct_config_change **ret,
 		     size_t *ret_n)
 {

@@ -198,6 +198,15 @@ int acct_config_diff(const struct acct_config *old, const struct acct_config *ne
 		     size_t *ret_n);
 void acct_config_changes_free(struct acct_config_change *v, size_t n);
 
+/* Put the running value of every key only a start applies (struct
+ * acct_config_change's at_start: workers, collector, bpf_pin_dir, root,
+ * socket, charge_state_path, listen) into `c`, a configuration a reload
+ * loaded, so that it says what runs: the next reload's acct_config_diff()
+ * then reports what differs from what runs (a change undone in the file is
+ * no change, one still pending is reported again). The declared resources
+ * are not copied. Returns 0, or -ENOMEM with `c` unchanged. */
+int acct_config_keep_at_start(struct acct_config *c, const struct acct_config *running);
+
 /* Write the effective configuration as a loadable INI file with every key. */
 void acct_config_dump(const struct acct_config *c, FILE *f);
 
