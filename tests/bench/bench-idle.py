@@ -398,8 +398,13 @@ def netdata_seen(port, prefix):
     return len(names), age
 
 
-def run_netdata(tmp, n, prefix, window, selfcg):
-    """netdata's CPU, RSS, cgroups seen and data age over window seconds."""
+def run_netdata(tmp, n, prefix, window, selfcg, wait):
+    """netdata's CPU, RSS, cgroups seen and data age over window seconds,
+    measured once it charts the n leaves (and their parents) or after wait
+    seconds: its discovery names every cgroup with cgroup-name.sh and looks
+    for its network interfaces with cgroup-network, a few processes per
+    cgroup, about 3.5 cgroups a second here, and charts none until it has
+    named them all."""
     port = free_port()
     conf = netdata_conf(tmp, port, n, prefix)
     procs = selfcg.procs
@@ -412,9 +417,17 @@ def run_netdata(tmp, n, prefix, window, selfcg):
                          stdin=subprocess.DEVNULL, preexec_fn=pre, start_new_session=True)
     out = {}
     try:
-        time.sleep(15)  # its first discovery
-        if p.poll() is not None:
-            raise RuntimeError("netdata exited (%s); see %s" % (p.returncode, conf))
+        started = time.monotonic()
+        while True:
+            time.sleep(5)
+            if p.poll() is not None:
+                raise RuntimeError("netdata exited (%s); see %s" % (p.returncode, conf))
+            with contextlib.suppress(OSError, ValueError):
+                if netdata_seen(port, prefix)[0] >= n:
+                    break
+            if time.monotonic() - started >= wait:
+                break
+        out["discovery_s"] = time.monotonic() - started
         c0, t0 = bs.process_cpu_ns(p.pid), time.monotonic()
         time.sleep(window)
         c1, t1 = bs.process_cpu_ns(p.pid), time.monotonic()
@@ -424,7 +437,8 @@ def run_netdata(tmp, n, prefix, window, selfcg):
         try:
             seen, age = netdata_seen(port, prefix)
             out["cgroups_seen"], out["data_age_s"] = seen, age
-            out["note"] = "cgroups seen %d (leaves %d, and their parents), data age %s s" % (seen, n, f(age))
+            out["note"] = "cgroups seen %d (leaves %d, and their parents) after %d s, data age %s s" % (
+                seen, n, out["discovery_s"], f(age))
         except (OSError, ValueError) as e:
             out["note"] = "API: %s" % e
     finally:
@@ -506,6 +520,8 @@ def main():
     ap.add_argument("--prefix", default="/acctd-idle-bench", help="parent of the cgroups (default /acctd-idle-bench)")
     ap.add_argument("--cgtop", action="store_true", help="also measure systemd-cgtop -d 1 -b on the same tree")
     ap.add_argument("--netdata", action="store_true", help="also measure netdata's cgroups plugin, if installed")
+    ap.add_argument("--netdata-wait", type=int, default=900, metavar="S",
+                    help="seconds to wait for netdata to chart every leaf before its window (default 900)")
     ap.add_argument("--quick", action="store_true", help="nested:5x40,flat:200, 15 s windows (meson --benchmark)")
     ap.add_argument("--json", metavar="FILE", help="write every figure as JSON to FILE")
     ap.add_argument("--keep-tmp", action="store_true", help="keep the temporary directory (configs, logs)")
@@ -575,7 +591,8 @@ def main():
                         log("%s: netdata over %ds" % (label, args.window))
                         try:
                             selfcg = new_self()
-                            w["netdata"] = run_netdata(tmp, len(tree.leaves), args.prefix, args.window, selfcg)
+                            w["netdata"] = run_netdata(tmp, len(tree.leaves), args.prefix, args.window, selfcg,
+                                                       args.netdata_wait)
                         except Exception as e:
                             w["netdata"] = {"note": "failed: %s" % e}
                     else:
