@@ -27,6 +27,21 @@ static void test_free_and_length(void **state)
 	assert_null(v);
 }
 
+static void test_equal(void **state)
+{
+	char *a[] = { "x", "y", NULL }, *b[] = { "x", "y", NULL }, *c[] = { "x", NULL }, *d[] = { "x", "z", NULL };
+	char *empty[] = { NULL };
+
+	(void)state;
+	assert_true(strv_equal(a, b));
+	assert_false(strv_equal(a, c));
+	assert_false(strv_equal(c, a));
+	assert_false(strv_equal(a, d));
+	assert_true(strv_equal(NULL, empty));
+	assert_true(strv_equal(NULL, NULL));
+	assert_false(strv_equal(NULL, c));
+}
+
 static void test_push(void **state)
 {
 	_cleanup_strv_free_ char **v = NULL;
@@ -130,6 +145,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_free_and_length),
+		cmocka_unit_test(test_equal),
 		cmocka_unit_test(test_push),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_split_set),

@@ -30,6 +30,17 @@ size_t strv_length(char *const *v)
 	return n;
 }
 
+bool strv_equal(char *const *a, char *const *b)
+{
+	size_t n = strv_length(a);
+	if (n != strv_length(b))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return true;
+}
+
 int strv_push(char ***v, size_t *n, char *s)
 {
 	char **nv = realloc(*v, (*n + 2) * sizeof(char *));

@@ -26,6 +26,10 @@ char **strv_new_empty(void);
 /* Number of strings before the terminating NULL; 0 for NULL. */
 size_t strv_length(char *const *v);
 
+/* Whether a and b hold the same strings in the same order (NULL counts as
+ * empty). */
+bool strv_equal(char *const *a, char *const *b);
+
 /* Append `s` to *v, which holds *n strings (*v may be NULL when *n is 0).
  * On success `s` belongs to the vector and *n is one more; returns 0. On
  * -ENOMEM nothing changed and `s` is still the caller's. */

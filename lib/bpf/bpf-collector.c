@@ -503,17 +503,6 @@ static int open_walk(const struct hier *h, struct bpf_link *link)
 	return fd < 0 ? -errno : fd;
 }
 
-static bool roots_equal(char *const *a, char *const *b)
-{
-	size_t n = strv_length(a);
-	if (n != strv_length(b))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(a[i], b[i]) != 0)
-			return false;
-	return true;
-}
-
 int acct_bpf_collector_set_roots(struct acct_bpf_collector *c, enum acct_hierarchy hi, char *const *roots)
 {
 	_cleanup_strv_free_ char **copy = NULL;
@@ -525,7 +514,7 @@ int acct_bpf_collector_set_roots(struct acct_bpf_collector *c, enum acct_hierarc
 	}
 	struct hier *h = &c->h[hi];
 	pthread_mutex_lock(&c->roots_lock);
-	bool same = h->roots_whole ? !roots : roots && roots_equal(h->roots_want, copy);
+	bool same = h->roots_whole ? !roots : roots && strv_equal(h->roots_want, copy);
 	if (!same) {
 		strv_free(h->roots_want);
 		h->roots_want = TAKE_PTR(copy);

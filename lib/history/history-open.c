@@ -147,18 +147,6 @@ static const char *first_missing(char *const *a, char *const *b)
 	return NULL;
 }
 
-/* Whether the two lists hold the same names in the same order. */
-static bool same_columns(char *const *a, char *const *b)
-{
-	size_t n = strv_length(a);
-	if (n != strv_length(b))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(a[i], b[i]) != 0)
-			return false;
-	return true;
-}
-
 static void db_closep(sqlite3 **db)
 {
 	if (*db)
@@ -198,7 +186,7 @@ static int check_tables(struct history_store *s, int version, char **ret_why)
 			history_set_error(ret_why, "reading the schema of table %s: %s", table, strerror(-r));
 			return r;
 		}
-		if (same_columns(have, want))
+		if (strv_equal(have, want))
 			continue;
 		const char *missing = first_missing(want, have);
 		const char *unknown = first_missing(have, want);

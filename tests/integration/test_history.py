@@ -15,7 +15,6 @@ into a real SQLite store, answering Usage and History.
 Every wait is a polled condition with a generous deadline; no timings are
 asserted. Real cgroups are named hist-daemon-* and removed afterwards."""
 import contextlib
-import glob
 import json
 import os
 import re
@@ -631,21 +630,13 @@ def test_points_stamped_with_their_pass_start(fakecg, tmp_path):
                         sampling__workers="1") as (d, sock):
             poll(lambda: recording(sock) and any(k == 1 for _, k in points_of_a()), what="a recording of /a's task")
 
-            def in_open():
-                """acctd's threads now in openat(2) (syscall 257 on x86-64)."""
-                tids = set()
-                for f in glob.glob("/proc/%d/task/*/syscall" % d.proc.pid):
-                    with contextlib.suppress(OSError):
-                        if open(f).read().startswith("257 "):
-                            tids.add(f)
-                return tids
-
             fs.set_procs("/a", [sleepers[0].pid, sleepers[1].pid])
             threads = os.path.join(fs.dir("/b"), "cgroup.threads")
             text = open(threads).read()
             os.mkfifo(threads + ".fifo")
             os.rename(threads + ".fifo", threads)  # never missing: a missing file reads as a removed cgroup
             try:
+                in_open = lambda: acctd.threads_in_open(d.proc.pid)  # noqa: E731
                 poll(lambda: in_open() & (time.sleep(0.1) or in_open()),
                      what="the next load pass to open /b's cgroup.threads", interval=0.05)
                 held = now_us()

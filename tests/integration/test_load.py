@@ -15,7 +15,6 @@ rises, and active * 164 * 2048 + 2047 divided by 2048 is active * 164): one
 number of runnable + uninterruptible threads acctd counted.
 """
 import contextlib
-import glob
 import json
 import math
 import os
@@ -270,15 +269,6 @@ def test_fake_tree_tasks_aged_from_their_read(fakecg, procs, tmp_path):
         def passes():
             return call("Status")["status"]["reconciliation"]["passes"]
 
-        def in_open():
-            """acctd's threads now in openat(2) (syscall 257 on x86-64)."""
-            tids = set()
-            for f in glob.glob("/proc/%d/task/*/syscall" % d.proc.pid):
-                with contextlib.suppress(OSError):
-                    if open(f).read().startswith("257 "):
-                        tids.add(f)
-            return tids
-
         poll(tasks_of_a, what="a load pass over /a")
         threads = os.path.join(fs.dir("/b"), "cgroup.threads")
         text = open(threads).read()
@@ -286,6 +276,7 @@ def test_fake_tree_tasks_aged_from_their_read(fakecg, procs, tmp_path):
         os.rename(threads + ".fifo", threads)  # never missing: a missing file reads as a removed cgroup
         try:
             # Blocked in the FIFO's open: in openat(2) at two looks 0.1 s apart.
+            in_open = lambda: acctd.threads_in_open(d.proc.pid)  # noqa: E731
             poll(lambda: in_open() & (time.sleep(0.1) or in_open()),
                  what="the next load pass to open /b's cgroup.threads", interval=0.05)
             before = passes()
