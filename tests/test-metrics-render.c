@@ -1567,7 +1567,7 @@ static void test_golden(void **state)
 		.api_requests = api, .nr_api_requests = 2, .api_budget_refusals = refusals, .nr_api_budget_refusals = 1,
 		.have_http = true, .http_connections = 1, .http_connections_total = 42, .http_evicted_total = 3,
 		.http_refused_total = 4, .http_timeouts_total = 5, .http_responses = http, .nr_http_responses = 2,
-		.collectors = { [0] = { "bpf", "the kernel's accounting" }, [1] = { "files", NULL } },
+		.collectors = { [0] = { "bpf", "the kernel's accounting", 3 }, [1] = { "files", NULL, -1 } },
 		.bpf_checks = 11, .bpf_mismatches = 1, .kernel_passes = 12,
 		.have_history = true, .history_enabled = true, .history_up = true, .history_bytes = 1 << 22,
 		.history_errors_total = 1, .history_recordings_total = 100, .history_records_total = 7,

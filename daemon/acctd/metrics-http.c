@@ -759,6 +759,7 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
 		x->collectors[h].collector = ds.collectors[h].collector;
 		x->collectors[h].reason = ds.collectors[h].reason;
+		x->collectors[h].walk_roots = ds.collectors[h].walk_roots;
 	}
 	x->bpf_checks = ms->bpf_checks;
 	x->bpf_mismatches = ms->bpf_mismatches;

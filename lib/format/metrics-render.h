@@ -169,9 +169,11 @@ struct acct_metrics_self {
 	size_t nr_http_responses;
 
 	/* Per hierarchy: the collector reading it ("bpf", "files"; NULL: not
-	 * mounted) and why; the collector's cross-checks and walks alone. */
+	 * mounted) and why, and the subtrees its BPF walks cover (-1: the whole
+	 * hierarchy, or no walk); the collector's cross-checks and walks alone. */
 	struct {
 		const char *collector, *reason;
+		int walk_roots;
 	} collectors[_ACCT_HIER_MAX];
 	uint64_t bpf_checks, bpf_mismatches, kernel_passes, kernel_idle, kernel_due;
 

@@ -55,6 +55,18 @@ static void g_collector_info(struct acct_metrics_page *p, const struct fam *f)
 	}
 }
 
+/* Only where a walk covers part of a hierarchy: a walk of all of it (or none)
+ * has no roots to count, and a 0 would read as "walks nothing". */
+static void g_walk_roots(struct acct_metrics_page *p, const struct fam *f)
+{
+	for (int h = 0; h < _ACCT_HIER_MAX; h++) {
+		if (!p->self->collectors[h].collector || p->self->collectors[h].walk_roots < 0)
+			continue;
+		struct lbl l = { "hierarchy", acct_hierarchy_to_string(h) };
+		sample_u64(p, f, "", NULL, &l, 1, (uint64_t)p->self->collectors[h].walk_roots);
+	}
+}
+
 static void g_exported(struct acct_metrics_page *p, const struct fam *f)
 {
 	sample_u64(p, f, "", NULL, NULL, 0, p->n);
@@ -308,6 +320,10 @@ const struct fam metrics_self_families[] = {
 	  "The collector reading each cgroup hierarchy (bpf: the kernel's accounting through a BPF iterator; "
 	  "files: cgroupfs files) and why (value 1).",
 	  .global = g_collector_info),
+	G("acctd_collector_walk_roots", T_GAUGE, -1, NULL,
+	  "Subtrees each BPF walk of a hierarchy covers: those that hold every cgroup acctd reads there (the include "
+	  "globs' tops, or their directory). Absent where the walk covers the whole hierarchy.",
+	  .global = g_walk_roots),
 	F("acctd_collector_checks", T_COUNTER, -1, NULL,
 	  "Cross-checks of the BPF collector's values against files read around its walk.", SELF(bpf_checks, V_U64)),
 	F("acctd_collector_mismatches", T_COUNTER, -1, NULL,

@@ -382,7 +382,7 @@ def bound(c, name):
 
 
 @contextlib.contextmanager
-def daemon(tmp_path, config, env=None, sub="d", wrapper=()):
+def daemon(tmp_path, config, env=None, sub="d", wrapper=(), extra=()):
     path = os.path.join(str(tmp_path), sub)
     os.makedirs(path, exist_ok=True)
     if wrapper:
@@ -390,7 +390,7 @@ def daemon(tmp_path, config, env=None, sub="d", wrapper=()):
         # its own (acctd refuses one that others can write: issue 27 item 4)
         os.chown(path, 65534, 65534)
         os.chmod(path, 0o755)
-    d = acctd.Daemon(path, None, config, env=env, wrapper=wrapper)
+    d = acctd.Daemon(path, None, config, env=env, wrapper=wrapper, extra=extra)
     try:
         d.wait_notify("READY=1", timeout=30)
         yield d
@@ -488,11 +488,18 @@ def names_bpf_collector(tree, tmp_path, want, mem):
 def test_acctctl_status_prints_collectors(tree, tmp_path):
     """`acctctl status` prints a Collectors line per hierarchy, as Status
     says (collector, reason, and the subtrees its walks cover where the
-    include globs prune), and the fast pass's BPF figures."""
+    include globs prune), and the fast pass's BPF figures; /metrics's
+    acctd_collector_walk_roots says the same subtrees."""
+    from test_metrics import Metrics, free_port
     tree.mkdir()
-    with daemon(tmp_path, conf(tmp_path, tree)) as d:
+    port = free_port()
+    with daemon(tmp_path, conf(tmp_path, tree), extra=["--metrics-listen", "127.0.0.1:%d" % port]) as d:
         call(d, "Reconcile")
         cs = status(d)["collectors"]
+        page = Metrics(port).wait(timeout=60)
+        roots = {m.group(1): int(m.group(2))
+                 for m in re.finditer(r'^acctd_collector_walk_roots\{hierarchy="([^"]+)"\} (\d+)$', page, re.M)}
+        assert roots == {c["hierarchy"]: c["walk_roots"] for c in cs if "walk_roots" in c}, (roots, cs)
         p = subprocess.run([acctctl_binary(), "--address", "unix:" + d.socket, "status"], capture_output=True,
                            text=True, timeout=30, env=base_env())
         assert p.returncode == 0, p.stderr
