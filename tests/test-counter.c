@@ -267,6 +267,50 @@ static void test_budget_zero_is_exact(void **state)
 	acct_counter_free(c);
 }
 
+/* Node 0 and a delta of 0 keep a counter compact (a compact counter's base is
+ * node 0's value, its other nodes read 0); another node's value upgrades it,
+ * and every node then reads what was added. */
+static void test_add_node_compact(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_counter *c = NULL;
+	struct acct_counter_stats st;
+	struct acct_reading rd;
+	unsigned nodes = f->topo->nr_nodes;
+
+	assert_int_equal(acct_counter_new(f->d, 10 * shards(f), &c), 0);
+	assert_int_equal(acct_counter_add_node(c, 0, 5), 0);
+	assert_int_equal(acct_counter_add_node(c, 0, -2), 0);
+	for (unsigned n = 0; n < nodes; n++)
+		assert_int_equal(acct_counter_add_node(c, n, 0), 0);
+	acct_counter_stats(c, &st);
+	assert_false(st.upgraded);
+	assert_int_equal(st.state, ACCT_STATE_COMPACT);
+	for (unsigned n = 0; n < nodes; n++) {
+		assert_int_equal(acct_counter_read_node(c, n, &rd), 0);
+		assert_int_equal(rd.value, n == 0 ? 3 : 0);
+		assert_int_equal(rd.bound, 0);
+	}
+	assert_int_equal(acct_counter_read_precise(c), 3);
+	if (nodes > 1) {
+		assert_int_equal(acct_counter_add_node(c, nodes - 1, 9), 0);
+		acct_counter_stats(c, &st);
+		assert_true(st.upgraded);
+		assert_int_equal(acct_counter_read_node(c, 0, &rd), 0);
+		assert_int_equal(rd.value, 3);
+		assert_int_equal(acct_counter_read_node(c, nodes - 1, &rd), 0);
+		assert_int_equal(rd.value, 9);
+		assert_int_equal(acct_counter_read_precise(c), 12);
+		/* sharded now: node 0 goes to its node sum, the total follows */
+		assert_int_equal(acct_counter_add_node(c, 0, 4), 0);
+		assert_int_equal(acct_counter_read_node(c, 0, &rd), 0);
+		assert_int_equal(rd.value, 7);
+		assert_int_equal(acct_counter_read_precise(c), 16);
+	}
+	assert_int_equal(acct_counter_add_node(c, nodes, 0), -EINVAL);
+	acct_counter_free(c);
+}
+
 static void test_add_cpu_and_node(void **state)
 {
 	struct fixture *f = *state;
@@ -1166,6 +1210,7 @@ static int run_suite(struct fixture *f)
 		cmocka_unit_test_setup_teardown(test_residue_and_direct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_zero_is_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_add_cpu_and_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_add_node_compact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_change, setup_tuned, teardown),

@@ -583,6 +583,17 @@ int acct_counter_add_node(struct acct_counter *c, unsigned node, int64_t delta)
 {
 	if (node >= c->domain->topo->nr_nodes)
 		return -EINVAL;
+	/* A compact counter's base is node 0's value (acct_counter_read_node()),
+	 * and its other nodes read 0: so node 0, and nothing at all, need no
+	 * shards. One per-node counter per cgroup (its NUMA memory) stays
+	 * compact on a one-node host, and out of the tuner's passes. The
+	 * same path as acct_counter_add()'s while compact, with its race
+	 * against an upgrade: the base stays in the sum. */
+	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == ACCT_STATE_COMPACT && (node == 0 || delta == 0)) {
+		if (delta)
+			compact_add(c, delta);
+		return 0;
+	}
 	int r = acct_counter_upgrade(c);
 	if (r < 0)
 		return r;

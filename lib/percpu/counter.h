@@ -188,7 +188,9 @@ static inline void acct_counter_add(struct acct_counter *c, int64_t delta)
 int acct_counter_add_cpu(struct acct_counter *c, unsigned cpu, int64_t delta);
 
 /* Add `delta` to node `node`'s sum (per-node data such as memory.numa_stat).
- * Upgrades a compact counter first. Returns 0, -EINVAL for a bad node, -ENOMEM. */
+ * A compact counter stays compact for node 0 (its base is node 0's value)
+ * and for a delta of 0, and is upgraded first for another node. Returns 0,
+ * -EINVAL for a bad node, -ENOMEM. */
 int acct_counter_add_node(struct acct_counter *c, unsigned node, int64_t delta);
 
 /* Approximate read: value and bound (<= budget). O(nodes), never waits, never
