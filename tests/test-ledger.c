@@ -825,6 +825,79 @@ static void test_sampled_set(void **state)
 	assert_true(acct_cgroup_quantity_sampled(cg, ACCT_Q_SWAP) < 400);
 }
 
+/* Steady cgroups (ledger.h): a member's fast group stamp, set stamp and CPU
+ * rate's idle time follow the epoch's time; nothing else does, not a
+ * non-member's, not after it left, not after a new generation. */
+static void test_steady_epoch(void **state)
+{
+	struct fixture *f = *state;
+	struct acct_cgroup *a = add(f, "/steady-a", 1), *b = add(f, "/steady-b", 1);
+	uint64_t mask = UINT64_C(1) << ACCT_Q_MEMORY_PEAK;
+	const double avg[3] = { 0.5, 0.25, 0.125 };
+	struct acct_cgroup_values cv;
+
+	for (int i = 0; i < 2; i++) {
+		struct acct_cgroup *cg = i ? b : a;
+		acct_cgroup_set_group_sampled(cg, ACCT_GROUP_FAST, 1000);
+		acct_cgroup_set_group_sampled(cg, ACCT_GROUP_SLOW, 1000);
+		acct_cgroup_set_sampled_set(cg, mask, 1000);
+		acct_cgroup_set_cpu_rate(cg, 0.0, avg, 900);
+		acct_cgroup_mark_cpu_rate_known(cg);
+		acct_cgroup_cpu_rate_idle(cg, 1000);
+	}
+	/* an epoch with no time yet, and a member: its own stamps */
+	acct_cgroup_steady_join(a);
+	assert_int_equal(acct_cgroup_steady_us(a), 0);
+	assert_int_equal(acct_cgroup_get_group_sampled(a, ACCT_GROUP_FAST), 1000);
+	/* advanced: the member's fast group, set stamp and idle time follow it */
+	acct_ledger_steady_advance(f->l, 5000);
+	assert_int_equal(acct_cgroup_steady_us(a), 5000);
+	assert_int_equal(acct_cgroup_steady_us(b), 0);
+	assert_int_equal(acct_cgroup_get_group_sampled(a, ACCT_GROUP_FAST), 5000);
+	assert_int_equal(acct_cgroup_age(a, ACCT_GROUP_FAST, 6000), 1000);
+	assert_int_equal(acct_cgroup_age(b, ACCT_GROUP_FAST, 6000), 5000);
+	assert_int_equal(acct_cgroup_age(a, ACCT_GROUP_SLOW, 6000), 5000); /* not the slow group */
+	assert_int_equal(acct_cgroup_quantity_sampled(a, ACCT_Q_MEMORY_PEAK), 5000); /* the set stamp */
+	assert_int_equal(acct_cgroup_quantity_sampled(b, ACCT_Q_MEMORY_PEAK), 1000);
+	assert_int_equal(acct_cgroup_quantity_sampled(a, ACCT_Q_CPU_USAGE), 5000); /* a fast group quantity */
+	assert_int_equal(acct_cgroup_quantity_sampled(a, ACCT_Q_MEMORY_MAX), 1000); /* slow, not in the set */
+	acct_cgroup_read(a, ACCT_READ_CPU_RATE, 6000, &cv);
+	assert_int_equal(cv.age[ACCT_GROUP_FAST], 1000);
+	for (int k = 0; k < 3; k++)
+		assert_true(fabs(cv.cpu_rate_avg[k] - acct_rate_avg_decayed(avg[k], k, 4100)) <= 1e-15);
+	acct_cgroup_read(b, ACCT_READ_CPU_RATE, 6000, &cv);
+	for (int k = 0; k < 3; k++)
+		assert_true(fabs(cv.cpu_rate_avg[k] - acct_rate_avg_decayed(avg[k], k, 100)) <= 1e-15);
+	/* never backwards */
+	acct_ledger_steady_advance(f->l, 4000);
+	assert_int_equal(acct_cgroup_steady_us(a), 5000);
+	/* a rate that is not 0 is not idle until the epoch's time: as set, undecayed */
+	acct_cgroup_set_cpu_rate(a, 1.0, avg, 900);
+	acct_cgroup_read(a, ACCT_READ_CPU_RATE, 6000, &cv);
+	assert_true(cv.cpu_rate == 1.0);
+	for (int k = 0; k < 3; k++)
+		assert_true(cv.cpu_rate_avg[k] == avg[k]);
+	/* left: its own stamps again */
+	acct_cgroup_steady_leave(a);
+	assert_int_equal(acct_cgroup_get_group_sampled(a, ACCT_GROUP_FAST), 1000);
+	assert_int_equal(acct_cgroup_quantity_sampled(a, ACCT_Q_MEMORY_PEAK), 1000);
+	/* a new generation takes every member out */
+	acct_cgroup_steady_join(a);
+	acct_cgroup_steady_join(b);
+	assert_int_equal(acct_cgroup_steady_us(b), 5000);
+	acct_ledger_steady_reset(f->l);
+	acct_ledger_steady_advance(f->l, 7000);
+	assert_int_equal(acct_cgroup_steady_us(a), 0);
+	assert_int_equal(acct_cgroup_steady_us(b), 0);
+	assert_int_equal(acct_cgroup_get_group_sampled(b, ACCT_GROUP_FAST), 1000);
+	/* a member of the new one follows, until its death */
+	acct_cgroup_steady_join(b);
+	assert_int_equal(acct_cgroup_get_group_sampled(b, ACCT_GROUP_FAST), 7000);
+	acct_ledger_kill(f->l, b, 7500);
+	assert_int_equal(acct_cgroup_steady_us(b), 0);
+	assert_int_equal(acct_cgroup_get_group_sampled(b, ACCT_GROUP_FAST), 1000);
+}
+
 static void test_read(void **state)
 {
 	struct fixture *f = *state;
@@ -969,6 +1042,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_rate_lazy_decay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_steady_epoch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_rate_seq, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

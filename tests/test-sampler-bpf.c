@@ -1255,6 +1255,105 @@ static void test_psi_witness_still(void **state)
 	assert_int_equal(t->rep.parts[ACCT_PART_PSI][ACCT_OUTCOME_READ], 1);
 }
 
+/* A populated leaf /x below the root: its record, its files (memory,
+ * cgroup.events, cpu.stat with `usage` usec). */
+static struct acct_bpf_record *steady_leaf(struct tree *t, const char *path, unsigned usage)
+{
+	char rel[64], text[96];
+	add(t, path, UNI);
+	struct acct_bpf_record *r = record(path, ACCT_HIER_UNIFIED, ACCT_BPF_F_MEMCG | ACCT_BPF_F_POPULATED);
+	r->usage = 30;
+	mem_file(t, path, "memory.current", 30 * PAGE);
+	snprintf(rel, sizeof(rel), "unified%s/cgroup.events", path);
+	xwrite(t->base, rel, "populated 1\nfrozen 0\n");
+	snprintf(rel, sizeof(rel), "unified%s/cpu.stat", path);
+	snprintf(text, sizeof(text), "usage_usec %u\nuser_usec %u\nsystem_usec 0\n", usage, usage);
+	xwrite(t->base, rel, text);
+	return r;
+}
+
+/* Steady cgroups (sampler-steady.c): leaves whose record equals the one
+ * applied, whose CPU time the root proves unchanged and whose pressure is
+ * not due get a light visit in a fast pass, counted as a full one would
+ * count them; their ages follow the ledger's epoch. A record that differs,
+ * or the root's CPU time moving (its witness), makes a full visit that
+ * reads what changed; slow and load passes visit every cgroup in full. */
+static void test_steady(void **state)
+{
+	struct tree *t = *state;
+	struct acct_cgroup *root = add(t, "/", UNI);
+	xwrite(t->base, "unified/cpu.stat", "usage_usec 500\nuser_usec 500\nsystem_usec 0\n");
+	struct acct_bpf_record *ra = steady_leaf(t, "/a", 100), *rb = steady_leaf(t, "/b", 200);
+	struct acct_cgroup *a = acct_ledger_find(t->ledger, "/a"), *b = acct_ledger_find(t->ledger, "/b");
+
+	/* steady once the memory's motion has decayed and the root prunes */
+	int passes = 0;
+	do
+		pass(t, ACCT_PASS_FAST);
+	while (t->rep.steady < 2 && ++passes < 300);
+	assert_int_equal(t->rep.steady, 2);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+	/* counted as full visits of steady leaves count them */
+	assert_int_equal(t->rep.bpf_cgroups, 2);
+	assert_int_equal(t->rep.bpf_unchanged, 2);
+	assert_int_equal(t->rep.parts[ACCT_PART_MEMORY][ACCT_OUTCOME_READ], 3); /* and the root's files */
+	assert_int_equal(t->rep.parts[ACCT_PART_CPU][ACCT_OUTCOME_PRUNED], 2);
+	assert_int_equal(t->rep.parts[ACCT_PART_CPU][ACCT_OUTCOME_READ], 1); /* the root */
+	assert_int_equal(t->rep.parts[ACCT_PART_PSI][ACCT_OUTCOME_SKIPPED], 3);
+	/* their values as read, their ages this pass's: the epoch's */
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 30 * PAGE);
+	assert_int_equal(value(b, ACCT_Q_CPU_USAGE), 200);
+	assert_int_equal(acct_cgroup_get_group_sampled(a, ACCT_GROUP_FAST), now);
+	assert_int_equal(acct_cgroup_quantity_sampled(b, ACCT_Q_MEMORY), now);
+	assert_int_equal(acct_cgroup_quantity_sampled(b, ACCT_Q_MEMORY_PEAK), now);
+	assert_int_equal(acct_cgroup_quantity_sampled(b, ACCT_Q_CPU_USAGE), now);
+	uint64_t steady_at = now;
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.steady, 2);
+	assert_true(now > steady_at);
+	assert_int_equal(acct_cgroup_get_group_sampled(a, ACCT_GROUP_FAST), now);
+
+	/* a's memory moved: a full visit reads it, b stays steady */
+	ra->usage = 40;
+	mem_file(t, "/a", "memory.current", 40 * PAGE);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.steady, 1);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 40 * PAGE);
+	assert_int_equal(acct_cgroup_get_group_sampled(a, ACCT_GROUP_FAST), now);
+	assert_int_equal(acct_cgroup_get_group_sampled(b, ACCT_GROUP_FAST), now);
+
+	/* b ran: the root's CPU time moved with it, and b is read, not proven */
+	xwrite(t->base, "unified/b/cpu.stat", "usage_usec 260\nuser_usec 260\nsystem_usec 0\n");
+	xwrite(t->base, "unified/cpu.stat", "usage_usec 560\nuser_usec 560\nsystem_usec 0\n");
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(value(b, ACCT_Q_CPU_USAGE), 260);
+	assert_int_equal(value(root, ACCT_Q_CPU_USAGE), 560);
+	assert_true(t->rep.steady <= 1); /* a, where its memory stands still again */
+
+	/* a slow pass and a load pass visit every cgroup in full */
+	passes = 0;
+	do
+		pass(t, ACCT_PASS_FAST);
+	while (t->rep.steady < 2 && ++passes < 300);
+	assert_int_equal(t->rep.steady, 2);
+	/* due: the pruning refresh (300 s and a spread of up to 60) reads them in full */
+	struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(t->ledger, false, &cgs);
+	assert_int_equal(acct_sampler_run(sampler(t), cgs, (size_t)n, ACCT_PASS_FAST, now + UINT64_C(400000000), &t->rep), 0);
+	free(cgs);
+	assert_int_equal(t->rep.steady, 0);
+	pass(t, ACCT_PASS_FAST | ACCT_PASS_SLOW);
+	assert_int_equal(t->rep.steady, 0);
+	pass(t, ACCT_PASS_FAST | ACCT_PASS_LOAD);
+	assert_int_equal(t->rep.steady, 0);
+	/* another list of cgroups: a new table, full visits first */
+	steady_leaf(t, "/c", 0);
+	pass(t, ACCT_PASS_FAST);
+	assert_int_equal(t->rep.steady, 0);
+	assert_int_equal(value(a, ACCT_Q_MEMORY), 40 * PAGE);
+	(void)rb;
+}
+
 /* The cross-check's memory file opened as descriptor 0 (a daemon started
  * with its standard input closed) is read like any other. */
 static void test_stdin_closed(void **state)
@@ -1630,6 +1729,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_census, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_census_scope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_walk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_steady, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_witness_still, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_closed, setup, teardown),

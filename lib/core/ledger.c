@@ -32,6 +32,8 @@ struct acct_ledger {
 	 * sorting every path (acct_ledger_snapshot()). changes is bumped under
 	 * the lock before a record leaves the table, so a cached array holds
 	 * only records that another thread's read-side section still covers. */
+	struct acct_steady_epoch steady; /* ledger.h, "Steady cgroups" */
+
 	pthread_mutex_t snap_lock;
 	uint64_t changes;
 	struct {
@@ -107,6 +109,7 @@ int acct_ledger_new(struct acct_domain *domain, const struct acct_ledger_budgets
 	l->next_serial = 1;
 	pthread_mutex_init(&l->keys_lock, NULL);
 	pthread_mutex_init(&l->snap_lock, NULL);
+	l->steady.gen = 1;
 	*ret = TAKE_PTR(l);
 	return 0;
 }
@@ -233,6 +236,7 @@ int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint
 	cg->created_us = now_us;
 	cg->populated = true;
 	cg->serial = l->next_serial++;
+	cg->steady_epoch = &l->steady;
 	for (int q = 0; q < _ACCT_Q_MAX && r == 0; q++)
 		r = acct_counter_new(l->domain, budget_for(&l->budgets, acct_quantity_info(q)->unit), &cg->q[q]);
 	/* Per-node values arrive whole from the kernel and go straight to the node
@@ -257,6 +261,7 @@ void acct_ledger_kill(struct acct_ledger *l, struct acct_cgroup *cg, uint64_t no
 {
 	if (acct_cgroup_is_dead(cg))
 		return;
+	acct_cgroup_steady_leave(cg); /* its ages stop at its last read */
 	__atomic_store_n(&cg->died_us, now_us, __ATOMIC_RELAXED);
 	__atomic_store_n(&cg->dead, true, __ATOMIC_RELEASE);
 	note_change(l);
@@ -652,12 +657,29 @@ void acct_cgroup_set_sampled(struct acct_cgroup *cg, enum acct_quantity q, uint6
 	__atomic_store_n(&cg->q_sampled_us[q], now_us, __ATOMIC_RELEASE); /* after the value: ledger.h, ages */
 }
 
+void acct_ledger_steady_advance(struct acct_ledger *l, uint64_t now_us)
+{
+	if (now_us > __atomic_load_n(&l->steady.us, __ATOMIC_RELAXED))
+		__atomic_store_n(&l->steady.us, now_us, __ATOMIC_RELEASE);
+}
+
+void acct_ledger_steady_reset(struct acct_ledger *l)
+{
+	__atomic_store_n(&l->steady.gen, __atomic_load_n(&l->steady.gen, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+}
+
 uint64_t acct_cgroup_quantity_sampled(const struct acct_cgroup *cg, enum acct_quantity q)
 {
-	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[acct_quantity_info(q)->group], __ATOMIC_ACQUIRE),
+	/* the epoch first (ledger.h, "Steady cgroups"): it covers the fast
+	 * group's stamp and the set stamp */
+	uint64_t steady = acct_cgroup_steady_us(cg);
+	enum acct_sample_group g = acct_quantity_info(q)->group;
+	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE),
 			 __atomic_load_n(&cg->q_sampled_us[q], __ATOMIC_ACQUIRE));
+	if (g == ACCT_GROUP_FAST)
+		t = MAX(t, steady);
 	/* the stamp before the mask (acct_cgroup_set_sampled_set()) */
-	uint64_t set = __atomic_load_n(&cg->set_sampled_us, __ATOMIC_ACQUIRE);
+	uint64_t set = MAX(__atomic_load_n(&cg->set_sampled_us, __ATOMIC_ACQUIRE), steady);
 	if (__atomic_load_n(&cg->set_mask, __ATOMIC_RELAXED) & (UINT64_C(1) << q))
 		t = MAX(t, set);
 	return t;
@@ -678,7 +700,8 @@ bool acct_cgroup_is_dead(const struct acct_cgroup *cg)
 
 uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us)
 {
-	uint64_t t = __atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE);
+	uint64_t steady = g == ACCT_GROUP_FAST ? acct_cgroup_steady_us(cg) : 0;
+	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE), steady);
 	if (t == 0)
 		return UINT64_MAX;
 	return now_us > t ? now_us - t : 0;
@@ -692,7 +715,8 @@ uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g,
  * a List or a scrape calls this once per cgroup. */
 static inline uint64_t age_at(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us)
 {
-	uint64_t t = __atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE);
+	uint64_t steady = g == ACCT_GROUP_FAST ? acct_cgroup_steady_us(cg) : 0;
+	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE), steady);
 	if (t == 0)
 		return UINT64_MAX;
 	return now_us > t ? now_us - t : 0;
@@ -725,6 +749,9 @@ static void cpu_rate_copy(const struct acct_cgroup *cg, struct acct_cgroup_value
 {
 	uint64_t seq0, seq1, at, idle;
 	double avg[3];
+	/* A member's rate was 0 at its joining, and stood still since
+	 * (acct_cgroup_cpu_rate_idle() until the epoch's time). */
+	uint64_t steady = acct_cgroup_steady_us(cg);
 
 	for (;;) {
 		seq0 = __atomic_load_n(&cg->cpu_rate_seq, __ATOMIC_ACQUIRE);
@@ -739,6 +766,8 @@ static void cpu_rate_copy(const struct acct_cgroup *cg, struct acct_cgroup_value
 			break;
 		caa_cpu_relax();
 	}
+	if (steady > idle && ret->cpu_rate == 0)
+		idle = steady;
 	uint64_t dt = idle > at ? idle - at : 0;
 	for (int a = 0; a < 3; a++)
 		ret->cpu_rate_avg[a] = acct_rate_avg_decayed(avg[a], a, dt);

@@ -142,6 +142,10 @@ struct acct_cgroup {
 	bool io_rate_known;              /* atomic; two readings have been taken */
 
 	void *sampler_state;             /* owned by the sampler */
+	/* Steady (ledger.h, "Steady cgroups"): its ledger's epoch, and the
+	 * epoch generation it joined (atomic; 0: not a member). */
+	const struct acct_steady_epoch *steady_epoch;
+	uint64_t steady_gen;
 	uint64_t history_inode;          /* owner thread: the inode that keys its life in the history
 					  * (daemon/acctd/manager.c), fixed when first recorded: its
 					  * hierarchies come and go one by one around creation and removal */
@@ -212,6 +216,67 @@ int acct_ledger_foreach(struct acct_ledger *l, int (*fn)(struct acct_cgroup *cg,
 int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_cgroup ***ret);
 
 void acct_ledger_counts(const struct acct_ledger *l, uint64_t *ret_live, uint64_t *ret_dead);
+
+/* Steady cgroups. A pass that finds a cgroup's values unchanged renews
+ * their ages: stores into the record, a cache miss or three per cgroup and
+ * pass, which at 10,000 idle cgroups was most of what a pass did for them.
+ * Instead, the sampler makes such a cgroup a member of its ledger's epoch
+ * (acct_cgroup_steady_join(), after the stamps of a pass that found it
+ * unchanged), and at the end of each pass in which every member was found
+ * unchanged again advances the epoch's time (acct_ledger_steady_advance()):
+ * a member's fast group stamp, its set stamp (acct_cgroup_set_sampled_set())
+ * and its CPU rate's idle time (acct_cgroup_cpu_rate_idle()) are then at
+ * least the epoch's time, read through steady_us(). A pass that finds a
+ * member changed takes it out (acct_cgroup_steady_leave()) before it sets
+ * anything; a pass that cannot vouch for every member (another list of
+ * cgroups) starts a new generation (acct_ledger_steady_reset()), which
+ * takes them all out at once.
+ *
+ * Why a reader never gets an age younger than its value: it loads the
+ * epoch's time first (acquire), then the generation and the membership.
+ * A time published at the end of pass N was stored after every store of
+ * that pass, so a reader that sees it sees every leave of pass N too: a
+ * member it still sees was found unchanged in pass N, and its value (the
+ * one it had then) was current at that pass's start, the time published.
+ * An older time than the latest only makes an age older. */
+struct acct_steady_epoch {
+	uint64_t us;  /* atomic; the pass (now_us) up to which every member was found unchanged; 0: none */
+	uint64_t gen; /* atomic; the generation of the members, never 0 */
+};
+
+/* The epoch's time where cg is a member of its current generation, else 0.
+ * Lock-free; three loads. */
+static inline uint64_t acct_cgroup_steady_us(const struct acct_cgroup *cg)
+{
+	const struct acct_steady_epoch *e = cg->steady_epoch;
+	if (!e)
+		return 0;
+	uint64_t us = __atomic_load_n(&e->us, __ATOMIC_ACQUIRE); /* first: see above */
+	uint64_t gen = __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE);
+	uint64_t mine = __atomic_load_n(&cg->steady_gen, __ATOMIC_ACQUIRE);
+	return mine == gen ? us : 0;
+}
+
+/* Writers of the epoch (the sampler): join after the stamps of a pass that
+ * found cg unchanged; leave before setting anything in a pass that reads it. */
+static inline void acct_cgroup_steady_join(struct acct_cgroup *cg)
+{
+	if (cg->steady_epoch)
+		__atomic_store_n(&cg->steady_gen, __atomic_load_n(&cg->steady_epoch->gen, __ATOMIC_RELAXED),
+				 __ATOMIC_RELEASE);
+}
+
+static inline void acct_cgroup_steady_leave(struct acct_cgroup *cg)
+{
+	if (__atomic_load_n(&cg->steady_gen, __ATOMIC_RELAXED))
+		__atomic_store_n(&cg->steady_gen, 0, __ATOMIC_RELAXED);
+}
+
+/* At the end of a pass in which every member was found unchanged (or left):
+ * their ages run from `now_us` (the pass's start). Owner of the passes. */
+void acct_ledger_steady_advance(struct acct_ledger *l, uint64_t now_us);
+/* Every member out: a new generation (a pass that cannot vouch for them). */
+void acct_ledger_steady_reset(struct acct_ledger *l);
 
 /* Writers (the sampler; one writer per record at a time). */
 void acct_cgroup_set(struct acct_cgroup *cg, enum acct_quantity q, int64_t value);
@@ -527,7 +592,9 @@ static inline void acct_cgroup_set_group_sampled(struct acct_cgroup *cg, enum ac
  * acct_cgroup_read(), which orders them. */
 static inline uint64_t acct_cgroup_get_group_sampled(const struct acct_cgroup *cg, enum acct_sample_group g)
 {
-	return __atomic_load_n(&cg->sampled_us[g], __ATOMIC_RELAXED);
+	uint64_t steady = g == ACCT_GROUP_FAST ? acct_cgroup_steady_us(cg) : 0;
+	uint64_t t = __atomic_load_n(&cg->sampled_us[g], __ATOMIC_RELAXED);
+	return t > steady ? t : steady;
 }
 
 /* One more read of this cgroup that failed in part; relaxed. */

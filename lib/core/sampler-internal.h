@@ -83,6 +83,12 @@ struct prune_witness {
  * names, I/O and load history) after it. */
 struct cg_state {
 	/* ---- every pass ---- */
+	/* Steady (sampler-steady.c): its entry in the table (index + 1; 0:
+	 * none), cleared by its next full visit; whether its pressure witness
+	 * comes with its record; where it prunes a descendant in this pass. */
+	size_t steady_slot;
+	bool steady_psi;
+	uint64_t parent_seq;     /* s->prepare_seq where it is a pruning ancestor in the pass */
 	uint32_t hierarchies; /* what the specs were chosen for */
 	uint8_t parts_files;  /* bit per enum acct_pass_part with a file (pick_files()) */
 	bool has_events;      /* spec[F_EVENTS] has a file */
@@ -172,6 +178,29 @@ struct cg_state {
 	uint64_t settle_at;       /* monotonic usec of that read */
 	int64_t memsw;    /* v1 memory.memsw.usage_in_bytes of this slow pass */
 	bool memsw_valid;
+};
+
+/* A steady cgroup as its last full visit left it (sampler-steady.c): its
+ * memcg record then, to compare this pass's with, and what the light visit
+ * renews. A dense array in work order: a light visit reads it in sequence
+ * instead of the cgroup's state. */
+struct steady_entry {
+	uint64_t inode;          /* its memcg record's id */
+	uint64_t due_us;         /* the pass (now_us) from which a full visit is due */
+	uint64_t quantities;     /* what its record set (struct bpf_applied's quantities) */
+	/* the record's fields that a full visit compares or applies */
+	uint64_t usage, watermark, max, swap_usage, swap_max, high, failcnt;
+	uint64_t events[_ACCT_BPF_EV_MAX];
+	uint64_t psi_sum;        /* the sum of its pressure totals (each only grows: equal sums, equal totals) */
+	uint32_t flags;          /* its flags of STEADY_FLAGS */
+	int32_t nr_descendants;
+	uint32_t nr_psi;
+	uint32_t rec_hint;       /* its position in the last walk */
+	uint32_t bpf_parts;      /* s->parts then (enum acct_sampler_bpf_part) */
+	uint8_t parts;           /* the parts it has a source for (bit per enum acct_pass_part) */
+	uint8_t pruned;          /* the families pruned (bit per enum prune_family) */
+	bool valid;
+	bool psi_still;          /* its pressure witness is in its record and was seen unchanged */
 };
 
 /* One cgroup's threads as the task walk counted them. */
@@ -287,6 +316,14 @@ struct acct_sampler {
 	bool *one_ok;
 	size_t one_cap;
 	bool one_mode;
+	/* Light visits of steady cgroups (sampler-steady.c): an entry per
+	 * cgroup of steady_work, the work list it was made for; steady_ok
+	 * while this pass's list is that one. */
+	struct steady_entry *steady;
+	struct acct_cgroup **steady_work;
+	size_t nr_steady;
+	bool steady_ok;
+	uint64_t prepare_seq;     /* sampler_prune_prepare()'s calls (struct cg_state's parent_seq) */
 };
 
 /* One cgroup's read in a pass: what the readers share while reading it. */
@@ -313,6 +350,11 @@ struct sample_ctx {
 	unsigned witnessed;
 	bool cpu_current;       /* this read took the CPU time: read it, or pruned (sample_cumulative()) */
 	bool memory_set;        /* memory was set in this read (sampler_set_memory()) */
+	/* What makes a cgroup steady (sampler-steady.c): */
+	bool counters_same;     /* its record's page counters equalled those applied (set_counters()) */
+	bool events_same;       /* and its events (sampler_bpf_memory_events()) */
+	bool psi_read;          /* its pressure was read */
+	unsigned pruned;        /* the families pruned (bit per enum prune_family) */
 };
 
 /* A mask of quantities (bit per enum acct_quantity). */
@@ -420,3 +462,26 @@ void sampler_bpf_lookup(struct sample_ctx *x);
 void sampler_bpf_one(struct sample_ctx *x, size_t index);
 void sampler_bpf_memory(struct sample_ctx *x);
 void sampler_bpf_memory_events(struct sample_ctx *x);
+
+/* When the pruning refresh makes a full read of one of the families x
+ * pruned due (the pass's now_us, UINT64_MAX for none; sampler-steady.c). */
+uint64_t sampler_prune_due(const struct sample_ctx *x);
+
+/* sampler-steady.c: light visits of steady cgroups. */
+/* Before a pass (owner thread, after sampler_prune_prepare()): keep the
+ * table where the work list is the one it was made for, else start an
+ * empty one for a pass that reads every cgroup. */
+void sampler_steady_prepare(struct acct_sampler *s);
+/* A light visit of work[index] in a fast pass: true where its table entry
+ * proves it steady now (the visit is done), false where it needs a full one. */
+bool sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64_t now_us);
+/* At the start of any other visit of cg: out of the epoch, its entry
+ * cleared, and what its membership proved set in its state. */
+void sampler_steady_leave(struct acct_sampler *s, struct acct_cgroup *cg, struct cg_state *st);
+/* At the end of a pass (owner thread): advance the epoch where the pass
+ * vouched for every member. */
+void sampler_steady_finish(struct acct_sampler *s);
+/* At the end of a full visit of work[index]: make its entry where the visit
+ * found it steady (due at due_us at the latest), else clear it. */
+void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flags, bool populated,
+			 uint64_t due_us);

@@ -97,6 +97,7 @@ int sampler_prune_prepare(struct acct_sampler *s, size_t n)
 	struct cg_state **parents = malloc(n * sizeof(*parents));
 	if (!parents)
 		return -ENOMEM;
+	s->prepare_seq++;
 	for (size_t i = 0; i < n; i++) {
 		struct acct_cgroup *cg = s->work[i];
 		struct cg_state *st = cg->sampler_state;
@@ -115,6 +116,8 @@ int sampler_prune_prepare(struct acct_sampler *s, size_t n)
 		/* The ancestor's state as it is now: a state made during the pass
 		 * is not seen (that ancestor proves nothing this pass). */
 		parents[i] = p ? p->sampler_state : NULL;
+		if (parents[i])
+			parents[i]->parent_seq = s->prepare_seq; /* not a steady leaf (sampler-steady.c) */
 	}
 	s->parents = parents;
 	return 0;
@@ -154,6 +157,19 @@ unsigned sampler_prune_decide(struct sample_ctx *x, size_t index, uint64_t read_
 		pruned |= 1u << f;
 	}
 	return pruned;
+}
+
+uint64_t sampler_prune_due(const struct sample_ctx *x)
+{
+	uint64_t due = UINT64_MAX;
+	for (int f = 0; f < _PF_MAX; f++)
+		if (x->pruned & (1u << f)) {
+			/* less a second: a light visit compares the pass's start,
+			 * sampler_prune_decide() its own read's */
+			uint64_t at = x->st->witness[f].read_start + prune_refresh_us(x->cg);
+			due = MIN(due, at > USEC_PER_SEC ? at - USEC_PER_SEC : 0);
+		}
+	return due;
 }
 
 /* Not the restart bits themselves: a quantity that the new files never

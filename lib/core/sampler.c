@@ -226,6 +226,7 @@ static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_
 	unsigned failures[_PF_MAX] = { 0 };
 	unsigned pruned = sampler_prune_decide(x, index, read_start);
 	uint64_t read_at = read_moment(x, read_start, now_us);
+	x->pruned = pruned;
 
 	for (int f = 0; f < _PF_MAX; f++) {
 		unsigned before = x->nr_failures;
@@ -407,17 +408,38 @@ static bool sample_quiet(struct sample_ctx *x, size_t index, unsigned flags, uin
 	return true;
 }
 
+/* When a steady cgroup's full visit comes due again (sampler-steady.c): the
+ * earliest of pressure's refresh and decay (psi_due()) and the pruning
+ * refresh (sampler_prune_due()). */
+static uint64_t steady_due(const struct sample_ctx *x)
+{
+	const struct cg_state *st = x->st;
+	uint64_t due = sampler_prune_due(x);
+	if (st->parts_files & (1u << ACCT_PART_PSI)) {
+		uint64_t seen = MAX(st->psi_at, st->psi_still_at);
+		due = MIN(due, seen + PSI_REFRESH_US + (x->cg->serial % PSI_REFRESH_SPREAD) * USEC_PER_SEC);
+		if (st->psi_averages)
+			due = MIN(due, st->psi_at + PSI_DECAY_US);
+	}
+	return due;
+}
+
 static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, unsigned flags, uint64_t now_us)
 {
+	if (sampler_steady_light(w, index, flags, now_us))
+		return;
+
 	struct cg_state *st = sampler_state_of(w->s, cg);
 	struct sample_ctx x = { .w = w, .cg = cg, .st = st, .bpf_populated = -1,
 				.files_allowed = !(flags & ACCT_PASS_KERNEL) };
+	bool steady_populated = false;
 
 	if (!st) {
 		w->part.errors[ACCT_ERR_UNREADABLE]++;
 		w->part.cgroups_failed++;
 		return;
 	}
+	sampler_steady_leave(w->s, cg, st);
 	bool slow = flags & ACCT_PASS_SLOW;
 	bool fast = flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW);
 
@@ -483,6 +505,7 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 					if (sample_psi(&x))
 						acct_cgroup_set_group_sampled(cg, ACCT_GROUP_PSI, now_us);
 					w->part.parts[ACCT_PART_PSI][ACCT_OUTCOME_READ]++;
+					x.psi_read = true;
 				}
 			}
 			sample_memory_events(&x);
@@ -531,6 +554,7 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 				st->slow_at = now_us;
 				st->slow_memory = st->own_memory;
 			}
+			steady_populated = populated;
 		}
 	}
 	if (flags & ACCT_PASS_LOAD) {
@@ -545,6 +569,7 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 		w->part.cgroups_failed++;
 		acct_cgroup_count_sample_error(cg);
 	}
+	sampler_steady_note(&x, index, flags, steady_populated, steady_populated ? steady_due(&x) : 0);
 }
 
 /* ---- workers ---------------------------------------------------------- */
@@ -724,6 +749,8 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	}
 	free(s->moving);
 	free(s->one_recs);
+	free(s->steady);
+	free(s->steady_work);
 	free(s->one_ok);
 	free(s->workers);
 	free(s->work);
@@ -774,6 +801,7 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	if (!(flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) && sampler_prune_prepare(s, n) < 0)
 		s->parents = NULL; /* no memory: this pass prunes nothing */
 	s->flags = flags;
+	sampler_steady_prepare(s);
 	s->now_us = now_us;
 	s->started_us = acct_now_us();
 	s->one_mode = false;
@@ -911,9 +939,11 @@ int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report
 		report->bpf_unbounded += p->bpf_unbounded;
 		report->bpf_unchanged += p->bpf_unchanged;
 		report->bpf_psi_still += p->bpf_psi_still;
+		report->steady += p->steady;
 	}
 	if (s->opts.collector && (full_fast_pass(s->flags) || (s->moving_valid && (s->flags & ACCT_PASS_EVENT))))
 		collect_moving(s, full_fast_pass(s->flags));
+	sampler_steady_finish(s);
 	if (s->opts.task_walk && (s->flags & ACCT_PASS_LOAD)) {
 		const struct acct_pass_report *b = &s->bpf_report;
 		report->task_records = b->task_records;

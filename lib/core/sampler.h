@@ -77,6 +77,8 @@ struct acct_pass_report {
 	uint64_t started_us, wall_us;
 	double cpu_seconds;            /* user+system CPU of the workers for this pass */
 	uint64_t cgroups;              /* cgroups in the pass */
+	uint64_t steady;               /* cgroups given a light visit: steady, their entry and record
+					* prove nothing changed (sampler-steady.c) */
 	uint64_t skipped_empty;        /* fast files not read: cgroup not populated */
 	uint64_t empty_unread;         /* of them, cgroup.events not read either: empty since a read,
 					* as its watch and memcg record say (sampler-prune.c,

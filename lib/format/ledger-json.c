@@ -83,6 +83,7 @@ struct json_object *acct_pass_to_json(const struct acct_pass_report *pass)
 	json_object_object_add(o, "wall_us", json_object_new_int64((int64_t)pass->wall_us));
 	json_object_object_add(o, "cpu_seconds", json_double(pass->cpu_seconds));
 	json_object_object_add(o, "files_read", json_object_new_int64((int64_t)pass->files_read));
+	json_object_object_add(o, "steady", json_object_new_int64((int64_t)pass->steady));
 	json_object_object_add(o, "skipped_empty", json_object_new_int64((int64_t)pass->skipped_empty));
 	json_object_object_add(o, "empty_unread", json_object_new_int64((int64_t)pass->empty_unread));
 	json_object_object_add(o, "open_per_read", json_object_new_int64((int64_t)pass->open_per_read));

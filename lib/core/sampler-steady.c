@@ -1,0 +1,278 @@
+/* sampler-steady.c - a fast pass's visit of a steady cgroup in a few cache
+ * lines instead of its whole state.
+ *
+ * At 10,000 idle cgroups a fast pass's visits were a quarter of acctd's CPU,
+ * almost all of it cache misses: each visit walked the cgroup's sampler
+ * state (17 lines), its ledger record and its counters to find, once more,
+ * that nothing had changed. A steady cgroup is one whose last full visit
+ * found nothing to read:
+ * - its memcg record equal to the one applied before (page counters,
+ *   events, limits: sampler-bpf.c, "Unchanged records"), populated, and its
+ *   memory standing still;
+ * - its CPU time and I/O pruned: its pruning ancestor's witness unchanged
+ *   (sampler-prune.c), no CPU bandwidth periods, its I/O rates published 0;
+ * - its pressure not due (sampler.c, psi_due()), nor read;
+ * - no descendant in the pass that prunes against it, no failed read, not
+ *   settling, no active thread at the last load pass.
+ * Its full visit leaves an entry in a dense table in work order: the
+ * record's fields it compared, its pruned families and when a full visit
+ * comes due again (the earliest of pressure's refresh or decay and the
+ * pruning refresh, sampler.c, steady_due()).
+ *
+ * In a fast pass (not slow, load or event, and without a walk of the
+ * unified hierarchy on a hybrid host, whose pressure witness a full visit
+ * would look at), a cgroup whose entry is valid, whose visit is not due,
+ * whose record in this walk has those fields equal, and whose pruning
+ * ancestor published this pass an unchanged or pruned outcome for each
+ * pruned family, gets a light visit: its parts counted as a full visit
+ * would count them (memory read, CPU time and I/O pruned, pressure
+ * skipped), and nothing written. What a full visit would renew (the ages of
+ * the quantities its record sets and of the fast group, its CPU rate's idle
+ * time) comes from the ledger's epoch (ledger.h, "Steady cgroups"): the
+ * full visit that made the entry made the cgroup a member, and a pass that
+ * vouched for every member advances the epoch (sampler_steady_finish()). So
+ * a light visit reads the entry and the record, both in sequence, and the
+ * ancestor's outcome, and touches no line of the cgroup's own.
+ *
+ * Any other visit of the cgroup (the next full one, an event pass's, a walk
+ * alone's, a settling re-read) first takes it out of the epoch, clears its
+ * entry and sets in its state what its membership proved: its memory, CPU
+ * time and I/O unchanged up to the epoch's time, from which its memory
+ * motion, CPU rate and I/O rates are measured, as a full visit at each pass
+ * would have left them (sampler_steady_leave()).
+ *
+ * The table is kept while each pass's work list is the same list (the
+ * ledger's snapshot, compared entry by entry at the start of a pass); on
+ * another list the epoch starts a new generation, which takes every member
+ * out, and the pass's full visits make the new table. */
+#include "sampler-internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/util.h"
+
+/* The record flags a full visit's comparisons cover (the rest say what a
+ * walk copied: stats, nodes, which differ between fast and slow walks). */
+#define STEADY_FLAGS                                                                                  \
+	(ACCT_BPF_F_POPULATED | ACCT_BPF_F_MEMCG | ACCT_BPF_F_HIGH | ACCT_BPF_F_EVENTS | ACCT_BPF_F_UNDER_OOM | \
+	 ACCT_BPF_F_PSI)
+
+static uint64_t psi_sum(const struct acct_bpf_record *r)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < r->nr_psi && i < ACCT_BPF_PSI_MAX; i++)
+		sum += r->psi_total[i];
+	return sum;
+}
+
+static bool record_equal(const struct steady_entry *e, const struct acct_bpf_record *r)
+{
+	return r->usage == e->usage && r->watermark == e->watermark && r->max == e->max &&
+	       r->swap_usage == e->swap_usage && r->swap_max == e->swap_max && r->high == e->high &&
+	       r->failcnt == e->failcnt && (r->flags & STEADY_FLAGS) == e->flags &&
+	       r->nr_descendants == e->nr_descendants && r->nr_psi == e->nr_psi &&
+	       memcmp(r->events, e->events, sizeof(e->events)) == 0 && psi_sum(r) == e->psi_sum;
+}
+
+void sampler_steady_prepare(struct acct_sampler *s)
+{
+	s->steady_ok = false;
+	if (!s->opts.collector || (s->flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) ||
+	    !(s->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW)) || !s->parents)
+		return;
+	if (s->steady && s->nr_steady == s->nr_work &&
+	    (s->nr_work == 0 || memcmp(s->steady_work, s->work, s->nr_work * sizeof(*s->work)) == 0)) {
+		s->steady_ok = true;
+		return;
+	}
+	/* Another list: cgroups came or went, and the indices moved. A new
+	 * table, empty: this pass's full visits fill it; a new generation of
+	 * the epoch, whose members they make. */
+	acct_ledger_steady_reset(s->ledger);
+	free(s->steady);
+	free(s->steady_work);
+	s->steady = NULL;
+	s->steady_work = NULL;
+	s->nr_steady = 0;
+	if (s->nr_work == 0)
+		return;
+	s->steady = calloc(s->nr_work, sizeof(*s->steady));
+	s->steady_work = malloc(s->nr_work * sizeof(*s->steady_work));
+	if (!s->steady || !s->steady_work) {
+		free(s->steady);
+		free(s->steady_work);
+		s->steady = NULL;
+		s->steady_work = NULL;
+		return; /* no memory: full visits only */
+	}
+	memcpy(s->steady_work, s->work, s->nr_work * sizeof(*s->work));
+	s->nr_steady = s->nr_work;
+	s->steady_ok = true;
+}
+
+/* Whether the pruning ancestor published, in this pass, an outcome that
+ * prunes each of `families` again (as sampler_prune_decide() would: the
+ * rest of its conditions held at the full visit and change only with an
+ * outcome that is not one of these). */
+static bool ancestor_unchanged(const struct worker *w, size_t index, unsigned families)
+{
+	const struct cg_state *pst = w->s->parents ? w->s->parents[index] : NULL;
+	if (!pst || __atomic_load_n(&pst->outcome_gen, __ATOMIC_ACQUIRE) != w->generation)
+		return false;
+	for (int f = 0; f < _PF_MAX; f++)
+		if ((families & (1u << f)) && pst->outcome[f] != PO_UNCHANGED && pst->outcome[f] != PO_PRUNED)
+			return false;
+	return true;
+}
+
+static void count(struct worker *w, const struct steady_entry *e)
+{
+	static const enum acct_pass_part family_part[_PF_MAX] = { [PF_CPU] = ACCT_PART_CPU, [PF_IO] = ACCT_PART_IO };
+
+	w->part.steady++;
+	w->part.bpf_cgroups++;
+	w->part.bpf_unchanged++;
+	histogram_add(&w->part.drift_memory, 0);
+	if (e->parts & (1u << ACCT_PART_MEMORY))
+		w->part.parts[ACCT_PART_MEMORY][ACCT_OUTCOME_READ]++;
+	for (int f = 0; f < _PF_MAX; f++)
+		if (e->pruned & (1u << f))
+			w->part.parts[family_part[f]][ACCT_OUTCOME_PRUNED]++;
+	if (e->parts & (1u << ACCT_PART_PSI)) {
+		w->part.parts[ACCT_PART_PSI][ACCT_OUTCOME_SKIPPED]++;
+		if (e->psi_still)
+			w->part.bpf_psi_still++;
+	}
+}
+
+bool sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64_t now_us)
+{
+	struct acct_sampler *s = w->s;
+
+	if (!s->steady_ok || index >= s->nr_steady || w->settle_round ||
+	    (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_LOAD | ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) !=
+		    ACCT_PASS_FAST)
+		return false;
+	struct steady_entry *e = &s->steady[index];
+	if (!e->valid || now_us >= e->due_us)
+		return false;
+	/* The walks of this pass: the memcg hierarchy's has the record; one of
+	 * the unified hierarchy apart from it brings the pressure witness, which
+	 * a full visit looks at. */
+	int mh = s->mem_hier;
+	if (mh < 0 || !s->snap_valid[mh] || (mh != ACCT_HIER_UNIFIED && s->snap_valid[ACCT_HIER_UNIFIED]) ||
+	    __atomic_load_n(&s->parts, __ATOMIC_RELAXED) != e->bpf_parts)
+		return false;
+	const struct acct_bpf_record *r = acct_bpf_snapshot_find_hint(&s->snap[mh], e->inode, &e->rec_hint);
+	if (!r || !record_equal(e, r) || !ancestor_unchanged(w, index, e->pruned))
+		return false;
+	count(w, e);
+	return true;
+}
+
+void sampler_steady_leave(struct acct_sampler *s, struct acct_cgroup *cg, struct cg_state *st)
+{
+	uint64_t steady = acct_cgroup_steady_us(cg);
+	acct_cgroup_steady_leave(cg);
+	if (st->steady_slot) {
+		size_t i = st->steady_slot - 1;
+		if (s->steady && i < s->nr_steady && s->steady_work[i] == cg)
+			s->steady[i].valid = false;
+		st->steady_slot = 0;
+	}
+	if (!steady)
+		return;
+	/* Unchanged up to the epoch's time: what a full visit at each pass
+	 * would have set (set_counters(), sample_cpu_idle(), sample_io_idle(),
+	 * psi_due()), a little earlier (a pass's start, not its read). */
+	st->memory_at = MAX(st->memory_at, steady);
+	if (st->last_cpu_at)
+		st->last_cpu_at = MAX(st->last_cpu_at, steady);
+	if (st->io_last_at)
+		st->io_last_at = MAX(st->io_last_at, steady);
+	if (st->steady_psi)
+		st->psi_still_at = MAX(st->psi_still_at, steady);
+}
+
+void sampler_steady_finish(struct acct_sampler *s)
+{
+	if (s->steady_ok)
+		acct_ledger_steady_advance(s->ledger, s->now_us);
+}
+
+/* The files of each family (sample_cpu(), sample_io()). */
+static const enum file_role family_roles[_PF_MAX][5] = {
+	[PF_CPU] = { F_CPU_STAT, F_CPU_STAT_V1, F_CPUACCT_USAGE, F_CPUACCT_PERCPU, F_CPUACCT_STAT },
+	[PF_IO] = { F_IO_STAT, F_BLKIO_BYTES, F_BLKIO_IOS, F_IO_STAT, F_IO_STAT },
+};
+
+/* Whether none of family f's files exists for the cgroup (io.stat where its
+ * parent did not enable the io controller): a full visit reads nothing of
+ * it, and a light one need not either. */
+static bool family_absent(const struct cg_state *st, int f)
+{
+	for (size_t i = 0; i < ELEMENTSOF(family_roles[f]); i++) {
+		enum file_role role = family_roles[f][i];
+		if (st->spec[role].name && st->fd[role] != FD_ABSENT && st->fd[role] != FD_NONE)
+			return false;
+	}
+	return true;
+}
+
+void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flags, bool populated, uint64_t due_us)
+{
+	struct acct_sampler *s = x->w->s;
+	struct cg_state *st = x->st;
+
+	if (!s->steady_ok || index >= s->nr_steady || s->work[index] != x->cg)
+		return;
+	struct steady_entry *e = &s->steady[index];
+	const struct acct_bpf_record *r = x->mem_rec;
+	unsigned parts = st->parts_files | (r ? 1u << ACCT_PART_MEMORY : 0);
+	/* Each family pruned, or without a file (then read by no visit). */
+	unsigned families = 0;
+	for (int f = 0; f < _PF_MAX; f++)
+		if (!(x->pruned & (1u << f)) && !family_absent(st, f))
+			families |= 1u << f;
+	families |= x->pruned;
+	bool io_still = !st->io_last_at || !st->io_last_known || st->io_rates_zero;
+	if ((flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) || !(flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW)) ||
+	    x->w->settle_round || x->failed || !populated || !r || x->bpf_populated != 1 || !x->counters_same ||
+	    !x->events_same || x->psi_read || !x->pruned || (x->pruned & families) != families ||
+	    st->cpu_bandwidth || !io_still || st->settling || st->parent_seq == s->prepare_seq ||
+	    (st->load_valid && st->tree_active > 0) || !x->files_allowed || !acct_cgroup_memory_still(x->cg))
+		return;
+	*e = (struct steady_entry){
+		.inode = r->id,
+		.due_us = due_us,
+		.quantities = st->applied.quantities,
+		.usage = r->usage,
+		.watermark = r->watermark,
+		.max = r->max,
+		.swap_usage = r->swap_usage,
+		.swap_max = r->swap_max,
+		.high = r->high,
+		.failcnt = r->failcnt,
+		.psi_sum = psi_sum(r),
+		.flags = r->flags & STEADY_FLAGS,
+		.nr_descendants = r->nr_descendants,
+		.nr_psi = r->nr_psi,
+		.rec_hint = st->rec_hint[s->mem_hier],
+		.bpf_parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED),
+		.parts = (uint8_t)parts,
+		.pruned = (uint8_t)x->pruned,
+		.valid = true,
+		/* psi_due() found its witness unchanged in the memcg record (a
+		 * pure v2 host: the unified hierarchy's records), which a light
+		 * visit compares too; on a hybrid host light visits are made
+		 * only in passes without the witness. */
+		.psi_still = x->psi_rec && x->psi_rec == r && !st->psi_witness_off &&
+			     (parts & (1u << ACCT_PART_PSI)),
+	};
+	memcpy(e->events, r->events, sizeof(e->events));
+	st->steady_slot = index + 1;
+	st->steady_psi = e->psi_still;
+	/* after every stamp of this visit (ledger.h, "Steady cgroups") */
+	acct_cgroup_steady_join(x->cg);
+}
