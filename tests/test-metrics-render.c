@@ -1543,7 +1543,7 @@ static void test_golden(void **state)
 	static const struct acct_metrics_count refusals[1] = { { "cpu", NULL, 3 } };
 	static const struct acct_metrics_count http[2] = { { "200", NULL, 40 }, { "400", NULL, 2 } };
 	struct acct_reconcile_report rec = {
-		.passes = 9, .checked_parents = 4, .root_memory = 1 << 30, .meminfo_used = 2ll << 30,
+		.passes = 9, .checked_parents = 4, .unchanged_passes = 5, .root_memory = 1 << 30, .meminfo_used = 2ll << 30,
 		.meminfo_total = 8ll << 30,
 	};
 	struct acct_metrics_self self = {

@@ -327,6 +327,55 @@ static void test_children_memory_long_paths(void **state)
  * files still show the children over the parent by more than 1 MiB + 1% of
  * the parent's re-read value (at the limit: none). The re-read takes the
  * direct children, the parent, the children, the parent, in that order. */
+/* children_memory is not checked again while nothing it reads changed since
+ * a check whose values raised no suspect (acct_ledger_memory_changes(),
+ * acct_ledger_changes()); a memory value, a bound or a cgroup more makes
+ * a check, and so does the pass after a check with a suspect. */
+static void test_children_memory_unchanged(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t P = 500 * MiB;
+	add(f, "/a", P);
+	struct acct_cgroup *b = add(f, "/a/b", 100 * MiB);
+
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.checked_parents, 1);
+	assert_int_equal(f->rep.unchanged_passes, 0);
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.unchanged_passes, 1);
+	assert_int_equal(f->rep.checked_parents, 1); /* the last check's */
+	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 0);
+	/* the same value set again changes nothing */
+	acct_cgroup_set(b, ACCT_Q_MEMORY, 100 * MiB);
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.unchanged_passes, 2);
+	/* a child over its parent: checked, found */
+	acct_cgroup_set(b, ACCT_Q_MEMORY, 2 * P);
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.unchanged_passes, 2);
+	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
+	/* a suspect: checked again, found again */
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.unchanged_passes, 2);
+	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
+	/* back under: checked, then not */
+	acct_cgroup_set(b, ACCT_Q_MEMORY, 100 * MiB);
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 0);
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.unchanged_passes, 3);
+	/* a bound alone, and a cgroup more, make a check */
+	acct_cgroup_set_kernel_bound(b, ACCT_Q_MEMORY, 4096);
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.unchanged_passes, 3);
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.unchanged_passes, 4);
+	add(f, "/a/c", 450 * MiB);
+	pass(f, NULL, false, true, false);
+	assert_int_equal(f->rep.unchanged_passes, 4);
+	assert_int_equal(f->rep.violations[ACCT_INV_CHILDREN_MEMORY], 1);
+}
+
 static void test_children_memory_reread(void **state)
 {
 	struct fixture *f = *state;
@@ -798,6 +847,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_children_memory_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_children_memory_unchanged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_who, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_children_memory_long_paths, setup, teardown),

@@ -1354,6 +1354,42 @@ static void test_steady(void **state)
 	(void)rb;
 }
 
+/* Steady cgroups in a load pass (sampler-steady.c): light where this walk
+ * counts their threads as their last load visit did, none active; a thread
+ * that became active, or one more, makes a full visit. */
+static void test_steady_load(void **state)
+{
+	struct tree *t = *state;
+	t->o.task_walk = WALK;
+	add(t, "/", UNI);
+	xwrite(t->base, "unified/cpu.stat", "usage_usec 500\nuser_usec 500\nsystem_usec 0\n");
+	steady_leaf(t, "/a", 100);
+	steady_leaf(t, "/b", 200);
+	task(1001, "/a", ACCT_HIER_UNIFIED, 0);
+	task(1002, "/b", ACCT_HIER_UNIFIED, 0);
+	pass(t, ACCT_PASS_FAST | ACCT_PASS_LOAD);
+	int passes = 0;
+	do
+		pass(t, ACCT_PASS_FAST);
+	while (t->rep.steady < 2 && ++passes < 300);
+	assert_int_equal(t->rep.steady, 2);
+	pass(t, ACCT_PASS_FAST | ACCT_PASS_LOAD);
+	assert_int_equal(t->rep.steady, 2);
+	assert_int_equal(t->rep.parts[ACCT_PART_LOAD][ACCT_OUTCOME_READ], 3);
+	/* b's thread runnable now: b's load visit is a full one */
+	tw.n = 0;
+	task(1001, "/a", ACCT_HIER_UNIFIED, 0);
+	task(1002, "/b", ACCT_HIER_UNIFIED, ACCT_TASK_F_ACTIVE);
+	pass(t, ACCT_PASS_FAST | ACCT_PASS_LOAD);
+	assert_int_equal(t->rep.steady, 1);
+	/* a thread more in a: a's too */
+	tw.n = 0;
+	task(1001, "/a", ACCT_HIER_UNIFIED, 0);
+	task(1003, "/a", ACCT_HIER_UNIFIED, 0);
+	pass(t, ACCT_PASS_FAST | ACCT_PASS_LOAD);
+	assert_int_equal(t->rep.steady, 0); /* and b's count had an active thread */
+}
+
 /* The cross-check's memory file opened as descriptor 0 (a daemon started
  * with its standard input closed) is read like any other. */
 static void test_stdin_closed(void **state)
@@ -1730,6 +1766,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_census_scope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_walk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_steady, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_steady_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_witness_still, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_closed, setup, teardown),

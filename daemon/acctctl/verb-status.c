@@ -121,9 +121,10 @@ static void print_reconciliation(struct json_object *rec)
 	const char *lv = jstr(rec, "last_violation");
 	int64_t rootmem, used;
 
-	int64_t parents = jint_or(rec, "checked_parents", 0);
-	print_field("Reconciliation", "%" PRId64 " passes; the last checked %" PRId64 " parent%s",
-		    jint_or(rec, "passes", 0), parents, parents == 1 ? "" : "s");
+	int64_t parents = jint_or(rec, "checked_parents", 0), unchanged = jint_or(rec, "unchanged_passes", 0);
+	print_field("Reconciliation", "%" PRId64 " passes; the last check covered %" PRId64 " parent%s; %" PRId64
+		    " passes found no memory changed and checked nothing again",
+		    jint_or(rec, "passes", 0), parents, parents == 1 ? "" : "s", unchanged);
 	print_field("Violations", "last pass: %s; in total: %s", last, total);
 	if (lv)
 		print_field("Last violation", "%s", lv);

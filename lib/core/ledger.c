@@ -33,6 +33,7 @@ struct acct_ledger {
 	 * the lock before a record leaves the table, so a cached array holds
 	 * only records that another thread's read-side section still covers. */
 	struct acct_steady_epoch steady; /* ledger.h, "Steady cgroups" */
+	uint64_t memory_changes;         /* atomic; acct_ledger_memory_changes() */
 
 	pthread_mutex_t snap_lock;
 	uint64_t changes;
@@ -237,6 +238,7 @@ int acct_ledger_add(struct acct_ledger *l, const struct acct_cgroup_id *id, uint
 	cg->populated = true;
 	cg->serial = l->next_serial++;
 	cg->steady_epoch = &l->steady;
+	cg->ledger = l;
 	for (int q = 0; q < _ACCT_Q_MAX && r == 0; q++)
 		r = acct_counter_new(l->domain, budget_for(&l->budgets, acct_quantity_info(q)->unit), &cg->q[q]);
 	/* Per-node values arrive whole from the kernel and go straight to the node
@@ -493,6 +495,25 @@ void acct_ledger_get_budgets(const struct acct_ledger *l, struct acct_ledger_bud
 
 /* ---- values ------------------------------------------------------------- */
 
+uint64_t acct_ledger_changes(struct acct_ledger *l)
+{
+	pthread_mutex_lock(&l->snap_lock);
+	uint64_t changes = l->changes;
+	pthread_mutex_unlock(&l->snap_lock);
+	return changes;
+}
+
+uint64_t acct_ledger_memory_changes(const struct acct_ledger *l)
+{
+	return __atomic_load_n(&l->memory_changes, __ATOMIC_RELAXED);
+}
+
+static void note_memory_change(struct acct_cgroup *cg, enum acct_quantity q)
+{
+	if (q == ACCT_Q_MEMORY && cg->ledger)
+		__atomic_fetch_add(&cg->ledger->memory_changes, 1, __ATOMIC_RELAXED);
+}
+
 int acct_cgroup_set_checked(struct acct_cgroup *cg, enum acct_quantity q, int64_t value)
 {
 	/* The sampler is the only writer of kernel quantities, so moving the
@@ -504,6 +525,8 @@ int acct_cgroup_set_checked(struct acct_cgroup *cg, enum acct_quantity q, int64_
 		return -ERANGE;
 	if (value != cur)
 		acct_counter_add(cg->q[q], (int64_t)((uint64_t)value - (uint64_t)cur));
+	if (value != cur || !known)
+		note_memory_change(cg, q); /* a first reading is a change too: the cgroup now has one */
 	if (!known)
 		__atomic_store_n(&cg->q_known[q], true, __ATOMIC_RELEASE);
 	return 0;
@@ -514,6 +537,8 @@ void acct_cgroup_set(struct acct_cgroup *cg, enum acct_quantity q, int64_t value
 	int64_t cur = acct_counter_read_precise(cg->q[q]);
 	if (value != cur)
 		acct_counter_add(cg->q[q], (int64_t)((uint64_t)value - (uint64_t)cur));
+	if (value != cur || !__atomic_load_n(&cg->q_known[q], __ATOMIC_RELAXED))
+		note_memory_change(cg, q);
 	__atomic_store_n(&cg->q_known[q], true, __ATOMIC_RELEASE);
 }
 
@@ -649,7 +674,10 @@ uint64_t acct_cgroup_kernel_bound(const struct acct_cgroup *cg, enum acct_quanti
 
 void acct_cgroup_set_kernel_bound(struct acct_cgroup *cg, enum acct_quantity q, uint64_t bound)
 {
+	if (__atomic_load_n(&cg->kernel_bound[q], __ATOMIC_RELAXED) == bound)
+		return;
 	__atomic_store_n(&cg->kernel_bound[q], bound, __ATOMIC_RELAXED);
+	note_memory_change(cg, q);
 }
 
 void acct_cgroup_set_sampled(struct acct_cgroup *cg, enum acct_quantity q, uint64_t now_us)

@@ -146,6 +146,7 @@ struct acct_cgroup {
 	 * epoch generation it joined (atomic; 0: not a member). */
 	const struct acct_steady_epoch *steady_epoch;
 	uint64_t steady_gen;
+	struct acct_ledger *ledger;      /* the ledger it is in (acct_ledger_memory_changes()) */
 	uint64_t history_inode;          /* owner thread: the inode that keys its life in the history
 					  * (daemon/acctd/manager.c), fixed when first recorded: its
 					  * hierarchies come and go one by one around creation and removal */
@@ -214,6 +215,13 @@ int acct_ledger_foreach(struct acct_ledger *l, int (*fn)(struct acct_cgroup *cg,
  * (free() it); its pointers are valid as acct_ledger_find()'s are. Returns the
  * count or -ENOMEM. */
 int acct_ledger_snapshot(struct acct_ledger *l, bool include_dead, struct acct_cgroup ***ret);
+/* How many times a record was added, killed or removed: equal counts, the
+ * same snapshot (the owner thread's; lock). */
+uint64_t acct_ledger_changes(struct acct_ledger *l);
+/* How many times a memory value (ACCT_Q_MEMORY) or its kernel bound was set
+ * to another value: equal counts, every cgroup's memory and bound as they
+ * were (acct_reconcile_pass() checks again only where it moved). Relaxed. */
+uint64_t acct_ledger_memory_changes(const struct acct_ledger *l);
 
 void acct_ledger_counts(const struct acct_ledger *l, uint64_t *ret_live, uint64_t *ret_dead);
 

@@ -53,6 +53,12 @@ struct acct_reconcile_report {
 	int64_t root_memory;                     /* last check; -1 unknown */
 	int64_t meminfo_used;                    /* MemTotal - MemFree; -1 unknown */
 	int64_t meminfo_total;
+	uint64_t unchanged_passes;               /* children_memory not checked again: nothing it
+						  * reads changed since a check that found no violation */
+	/* What the last children_memory check saw (acct_reconcile_pass()). */
+	bool checked;
+	uint64_t checked_changes, checked_memory;
+	size_t checked_n;
 };
 
 /* Run the invariant checks over `cgs` (live cgroups sorted by path, as from

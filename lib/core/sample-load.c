@@ -104,7 +104,7 @@ static int compare_task_count(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id ? 1 : 0;
 }
 
-static const struct task_count *find_tasks(const struct acct_sampler *s, uint32_t tree, uint64_t id)
+const struct task_count *sampler_find_tasks(const struct acct_sampler *s, uint32_t tree, uint64_t id)
 {
 	const struct task_count key = { .id = id, .tree = tree };
 	return s->nr_tasks ? bsearch(&key, s->tasks, s->nr_tasks, sizeof(key), compare_task_count) : NULL;
@@ -221,7 +221,7 @@ void sampler_task_walk(struct acct_sampler *s)
 		if (after < 0)
 			continue; /* removed meanwhile */
 		const struct task_count *t =
-			find_tasks(s, chk[i].spec->tree, acct_cgroup_get_inode(chk[i].cg, chk[i].spec->tree));
+			sampler_find_tasks(s, chk[i].spec->tree, acct_cgroup_get_inode(chk[i].cg, chk[i].spec->tree));
 		int walked = t ? (int)t->threads : 0;
 		/* Threads that come and go while the walk runs can leave it
 		 * outside two different file readings truly: that proves
@@ -255,7 +255,7 @@ void sample_load(struct sample_ctx *x)
 	enum acct_hierarchy tree = x->st->spec[F_THREADS].tree;
 	uint64_t id = x->st->spec[F_THREADS].name ? acct_cgroup_get_inode(x->cg, tree) : 0;
 	if (s->tasks_valid && id) {
-		const struct task_count *c = find_tasks(s, tree, id);
+		const struct task_count *c = sampler_find_tasks(s, tree, id);
 		x->st->own_threads = c ? c->threads : 0;
 		x->st->own_active = c ? c->active : 0;
 		x->st->load_valid = true;

@@ -201,6 +201,13 @@ struct steady_entry {
 	uint8_t pruned;          /* the families pruned (bit per enum prune_family) */
 	bool valid;
 	bool psi_still;          /* its pressure witness is in its record and was seen unchanged */
+	/* Its threads as its last load visit counted them (none active), where a
+	 * load pass's walk can say the same (load_id in hierarchy load_tree). */
+	bool load_known;
+	bool has_threads;
+	uint8_t load_tree;
+	uint32_t threads;
+	uint64_t load_id;
 };
 
 /* One cgroup's threads as the task walk counted them. */
@@ -417,6 +424,9 @@ void sample_io(struct sample_ctx *x, uint64_t now_us);
 /* sample-load.c: this cgroup's own threads and active ones (a LOAD pass),
  * from the task walk where it ran, else from its threads file. */
 void sample_load(struct sample_ctx *x);
+/* This LOAD pass's walk's count of cgroup `id` of hierarchy `tree`, or NULL
+ * (none of its threads seen). O(log n). */
+const struct task_count *sampler_find_tasks(const struct acct_sampler *s, uint32_t tree, uint64_t id);
 /* The task walk of a LOAD pass with its cross-check (worker 0, before the
  * others read: sample-load.c says how). */
 void sampler_task_walk(struct acct_sampler *s);

@@ -19,12 +19,13 @@
  * comes due again (the earliest of pressure's refresh or decay and the
  * pruning refresh, sampler.c, steady_due()).
  *
- * In a fast pass (not slow, load or event, and without a walk of the
- * unified hierarchy on a hybrid host, whose pressure witness a full visit
- * would look at), a cgroup whose entry is valid, whose visit is not due,
- * whose record in this walk has those fields equal, and whose pruning
- * ancestor published this pass an unchanged or pruned outcome for each
- * pruned family, gets a light visit: its parts counted as a full visit
+ * In a fast pass (not slow or event, and without a walk of the unified
+ * hierarchy on a hybrid host, whose pressure witness a full visit would
+ * look at), a cgroup whose entry is valid, whose visit is not due, whose
+ * record in this walk has those fields equal, whose pruning ancestor
+ * published this pass an unchanged or pruned outcome for each pruned
+ * family, and, in a load pass, whose threads the task walk counts as its
+ * entry does with none active, gets a light visit: its parts counted as a full visit
  * would count them (memory read, CPU time and I/O pruned, pressure
  * skipped), and nothing written. What a full visit would renew (the ages of
  * the quantities its record sets and of the fast group, its CPU rate's idle
@@ -150,9 +151,9 @@ bool sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64
 {
 	struct acct_sampler *s = w->s;
 
+	unsigned kind = flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_LOAD | ACCT_PASS_EVENT | ACCT_PASS_KERNEL);
 	if (!s->steady_ok || index >= s->nr_steady || w->settle_round ||
-	    (flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_LOAD | ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) !=
-		    ACCT_PASS_FAST)
+	    (kind != ACCT_PASS_FAST && kind != (ACCT_PASS_FAST | ACCT_PASS_LOAD)))
 		return false;
 	struct steady_entry *e = &s->steady[index];
 	if (!e->valid || now_us >= e->due_us)
@@ -167,7 +168,19 @@ bool sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64
 	const struct acct_bpf_record *r = acct_bpf_snapshot_find_hint(&s->snap[mh], e->inode, &e->rec_hint);
 	if (!r || !record_equal(e, r) || !ancestor_unchanged(w, index, e->pruned))
 		return false;
+	bool load = kind & ACCT_PASS_LOAD;
+	if (load) {
+		/* sample_load() would set the same counts, none active (then
+		 * nothing of its state changes), from this pass's walk. */
+		if (!e->load_known || !s->tasks_valid)
+			return false;
+		const struct task_count *c = sampler_find_tasks(s, e->load_tree, e->load_id);
+		if ((c ? c->threads : 0) != e->threads || (c && c->active))
+			return false;
+	}
 	count(w, e);
+	if (load && e->has_threads)
+		w->part.parts[ACCT_PART_LOAD][ACCT_OUTCOME_READ]++;
 	return true;
 }
 
@@ -271,6 +284,16 @@ void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flag
 			     (parts & (1u << ACCT_PART_PSI)),
 	};
 	memcpy(e->events, r->events, sizeof(e->events));
+	const struct file_spec *ts = &st->spec[F_THREADS];
+	uint32_t h = acct_cgroup_get_hierarchies(x->cg);
+	if (st->load_valid && st->own_active == 0 && ts->name && (h & (1u << ts->tree)) &&
+	    acct_cgroup_get_inode(x->cg, ts->tree)) {
+		e->load_known = true;
+		e->load_tree = (uint8_t)ts->tree;
+		e->load_id = acct_cgroup_get_inode(x->cg, ts->tree);
+		e->threads = st->own_threads;
+	}
+	e->has_threads = st->has_threads;
 	st->steady_slot = index + 1;
 	st->steady_psi = e->psi_still;
 	/* after every stamp of this visit (ledger.h, "Steady cgroups") */

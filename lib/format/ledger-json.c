@@ -61,6 +61,7 @@ struct json_object *acct_reconcile_to_json(const struct acct_reconcile_report *r
 	struct json_object *v = json_object_new_object(), *t = json_object_new_object();
 	json_object_object_add(o, "passes", json_object_new_int64((int64_t)rep->passes));
 	json_object_object_add(o, "checked_parents", json_object_new_int64((int64_t)rep->checked_parents));
+	json_object_object_add(o, "unchanged_passes", json_object_new_int64((int64_t)rep->unchanged_passes));
 	for (int i = 0; i < _ACCT_INV_MAX; i++) {
 		json_object_object_add(v, acct_invariant_to_string(i), json_object_new_int64((int64_t)rep->violations[i]));
 		json_object_object_add(t, acct_invariant_to_string(i), json_object_new_int64((int64_t)rep->violations_total[i]));

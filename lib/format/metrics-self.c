@@ -373,7 +373,11 @@ const struct fam metrics_self_families[] = {
 	F("acctd_reconcile_passes", T_COUNTER, -1, NULL, "Reconciliations of the ledger against the kernel.",
 	  RECONCILE(passes, V_U64)),
 	F("acctd_reconcile_checked_parents", T_GAUGE, -1, NULL,
-	  "Parents whose children's memory was checked in the last reconciliation.", RECONCILE(checked_parents, V_U64)),
+	  "Parents whose children's memory the last check covered.", RECONCILE(checked_parents, V_U64)),
+	F("acctd_reconcile_unchanged_passes", T_COUNTER, -1, NULL,
+	  "Reconciliations that found no memory value, bound or cgroup changed since a check with no suspect, and "
+	  "checked nothing again.",
+	  RECONCILE(unchanged_passes, V_U64)),
 	G("acctd_reconcile_drift_bytes", T_GAUGE, -1, "bytes",
 	  "Memory drift per cgroup in the last pass: |kernel reading - ledger value| (p50/p90/p99 within "
 	  "1/64 of the exact percentiles).",
