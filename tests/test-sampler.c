@@ -1265,12 +1265,14 @@ static void test_pruning_after_failed_read(void **state)
 }
 
 /* Without memory for the ancestors' list a pass prunes nothing, and says
- * nothing wrong: every cgroup is read in full; the next pass prunes again. */
+ * nothing wrong: every cgroup is read in full; the next pass prunes again.
+ * (A pass over the same list as the last one keeps that one's list: the
+ * failing pass has a cgroup more, /p/e, read for the first time.) */
 static void test_pruning_without_memory(void **state)
 {
 	struct tree *t = *state;
-	static const char *const rels[] = { "p", "p/a", "p/b", "p/c", "p/d" };
-	for (size_t i = 0; i < ELEMENTSOF(rels); i++) {
+	static const char *const rels[] = { "p", "p/a", "p/b", "p/c", "p/d", "p/e" };
+	for (size_t i = 0; i < ELEMENTSOF(rels) - 1; i++) {
 		char path[16];
 		snprintf(path, sizeof(path), "/%s", rels[i]);
 		tree_add(t, path, UNI);
@@ -1279,6 +1281,10 @@ static void test_pruning_without_memory(void **state)
 	tree_pass(t, ACCT_PASS_FAST);
 	tree_pass(t, ACCT_PASS_FAST);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 4);
+	tree_pass(t, ACCT_PASS_FAST); /* the same list: the same ancestors */
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 4);
+	tree_add(t, "/p/e", UNI);
+	prune_cg(t, "p/e", 1000, 10, "0.00");
 	/* The list is one pointer per cgroup of the pass, allocated right after
 	 * the pass's copy of the work, which has the same size. */
 	struct acct_cgroup **cgs = NULL;
@@ -1290,10 +1296,10 @@ static void test_pruning_without_memory(void **state)
 	free(cgs);
 	assert_int_equal(__atomic_load_n(&inject.malloc_fail_size, __ATOMIC_RELAXED), 0); /* it was asked for */
 	assert_no_errors(&t->rep);
-	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 5);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_READ), 6);
 	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 0);
 	tree_pass(t, ACCT_PASS_FAST);
-	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 4);
+	assert_int_equal(parts(t, ACCT_PART_CPU, ACCT_OUTCOME_PRUNED), 5);
 }
 
 /* A path longer than a file path can be (the kernel allows cgroups nested

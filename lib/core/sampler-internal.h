@@ -331,6 +331,12 @@ struct acct_sampler {
 	size_t nr_steady;
 	bool steady_ok;
 	uint64_t prepare_seq;     /* sampler_prune_prepare()'s calls (struct cg_state's parent_seq) */
+	/* The list parents[] was made for, kept for the next pass while it is
+	 * the same list and parents_whole (sampler_prune_prepare()). */
+	struct acct_cgroup **parents_work;
+	size_t parents_n;
+	uint64_t parents_release_gen;
+	bool parents_whole;
 };
 
 /* One cgroup's read in a pass: what the readers share while reading it. */

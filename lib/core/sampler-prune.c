@@ -85,8 +85,18 @@ static struct acct_cgroup *tracked_ancestor(struct acct_ledger *l, const char *p
 
 int sampler_prune_prepare(struct acct_sampler *s, size_t n)
 {
+	/* The same list as the last pass's, nothing released since and every
+	 * ancestor's state made then: the same ancestors, the same states. A
+	 * pass over 10,000 steady cgroups then touches none of their records
+	 * here (it was two cache misses per cgroup and pass). */
+	if (s->parents && s->parents_whole && s->parents_release_gen == s->release_gen && s->parents_n == n &&
+	    s->parents_work && n && memcmp(s->parents_work, s->work, n * sizeof(*s->work)) == 0)
+		return 0;
 	free(s->parents);
 	s->parents = NULL;
+	free(s->parents_work);
+	s->parents_work = NULL;
+	s->parents_whole = false;
 	if (n == 0)
 		return 0;
 	/* The work stays in the ledger's path order, where a parent comes
@@ -98,6 +108,7 @@ int sampler_prune_prepare(struct acct_sampler *s, size_t n)
 	if (!parents)
 		return -ENOMEM;
 	s->prepare_seq++;
+	bool whole = true;
 	for (size_t i = 0; i < n; i++) {
 		struct acct_cgroup *cg = s->work[i];
 		struct cg_state *st = cg->sampler_state;
@@ -118,8 +129,16 @@ int sampler_prune_prepare(struct acct_sampler *s, size_t n)
 		parents[i] = p ? p->sampler_state : NULL;
 		if (parents[i])
 			parents[i]->parent_seq = s->prepare_seq; /* not a steady leaf (sampler-steady.c) */
+		else if (p || !st)
+			whole = false; /* a state made later would be missed by a copy */
 	}
 	s->parents = parents;
+	s->parents_n = n;
+	s->parents_release_gen = s->release_gen;
+	s->parents_work = malloc(n * sizeof(*s->parents_work));
+	if (s->parents_work)
+		memcpy(s->parents_work, s->work, n * sizeof(*s->work));
+	s->parents_whole = whole && s->parents_work;
 	return 0;
 }
 

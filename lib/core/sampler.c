@@ -751,6 +751,7 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	free(s->one_recs);
 	free(s->steady);
 	free(s->steady_work);
+	free(s->parents_work);
 	free(s->one_ok);
 	free(s->workers);
 	free(s->work);
@@ -796,9 +797,10 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->next = 0;
 	/* Each cgroup's nearest tracked ancestor, so that pruning can use its
 	 * read; a pass of queued cgroups (EVENT) reads what it was given in full. */
-	free(s->parents);
-	s->parents = NULL;
-	if (!(flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) && sampler_prune_prepare(s, n) < 0)
+	if (flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) {
+		free(s->parents);
+		s->parents = NULL;
+	} else if (sampler_prune_prepare(s, n) < 0)
 		s->parents = NULL; /* no memory: this pass prunes nothing */
 	s->flags = flags;
 	sampler_steady_prepare(s);
