@@ -1556,7 +1556,7 @@ static void test_golden(void **state)
 		.nr_buckets = 4,
 		.pass = { { .bucket = { 1, 2, 3, 3 }, .count = 3, .sum_seconds = 0.75 },
 			  { .bucket = { 0, 1, 1, 2 }, .count = 2, .sum_seconds = 1.5 } },
-		.cgroups_failed_total = 6,
+		.cgroups_failed_total = 6, .pass_steady = 11,
 		.log_lines_dropped = 7, .log_lines_suppressed = 8, .tombstones_folded = 9,
 		.have_sampler = true, .cached_descriptors = 120, .descriptors_degraded = true,
 		.reconcile = &rec,

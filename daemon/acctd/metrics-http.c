@@ -745,6 +745,7 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 	memcpy(x->sample_errors, ms->sample_errors_total, sizeof(x->sample_errors));
 	x->cgroups_failed_total = ms->cgroups_failed_total;
 	memcpy(x->pass_parts, ms->last_fast.parts, sizeof(x->pass_parts));
+	x->pass_steady = ms->last_fast.steady;
 	x->log_lines_dropped = ds.log_lines_dropped;
 	x->log_lines_suppressed = ds.log_lines_suppressed;
 	x->tombstones_folded = ms->tombstones_folded;

@@ -118,6 +118,8 @@ void sampler_steady_prepare(struct acct_sampler *s)
  * outcome that is not one of these). */
 static bool ancestor_unchanged(const struct worker *w, size_t index, unsigned families)
 {
+	if (!families)
+		return true; /* nothing pruned: no file of CPU time or I/O to read */
 	const struct cg_state *pst = w->s->parents ? w->s->parents[index] : NULL;
 	if (!pst || __atomic_load_n(&pst->outcome_gen, __ATOMIC_ACQUIRE) != w->generation)
 		return false;
@@ -243,7 +245,8 @@ void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flag
 	struct steady_entry *e = &s->steady[index];
 	const struct acct_bpf_record *r = x->mem_rec;
 	unsigned parts = st->parts_files | (r ? 1u << ACCT_PART_MEMORY : 0);
-	/* Each family pruned, or without a file (then read by no visit). */
+	/* Each family pruned, or without a file (then read by no visit: a
+	 * cgroup of the memory hierarchy alone has none). */
 	unsigned families = 0;
 	for (int f = 0; f < _PF_MAX; f++)
 		if (!(x->pruned & (1u << f)) && !family_absent(st, f))
@@ -252,7 +255,7 @@ void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flag
 	bool io_still = !st->io_last_at || !st->io_last_known || st->io_rates_zero;
 	if ((flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) || !(flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW)) ||
 	    x->w->settle_round || x->failed || !populated || !r || x->bpf_populated != 1 || !x->counters_same ||
-	    !x->events_same || x->psi_read || !x->pruned || (x->pruned & families) != families ||
+	    !x->events_same || x->psi_read || (x->pruned & families) != families ||
 	    st->cpu_bandwidth || !io_still || st->settling || st->parent_seq == s->prepare_seq ||
 	    (st->load_valid && st->tree_active > 0) || !x->files_allowed || !acct_cgroup_memory_still(x->cg))
 		return;

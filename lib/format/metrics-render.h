@@ -138,6 +138,7 @@ struct acct_metrics_self {
 	/* The last full pass (not a pass of queued cgroups): cgroups per part
 	 * read, pruned and skipped (struct acct_pass_report's parts). */
 	uint64_t pass_parts[_ACCT_PART_MAX][_ACCT_OUTCOME_MAX];
+	uint64_t pass_steady; /* of them, visited light (steady) */
 	/* Log lines dropped (a slow reader) and suppressed (rate
 	 * limits), tombstones folded (max_tombstones). */
 	uint64_t log_lines_dropped, log_lines_suppressed, tombstones_folded;

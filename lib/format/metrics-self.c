@@ -354,6 +354,10 @@ const struct fam metrics_self_families[] = {
 	  "read: empty since its last read; psi: nothing may have stalled, served with its age; memory_stat: not "
 	  "due).",
 	  .global = g_pass_parts),
+	F("acctd_sampling_pass_steady_cgroups", T_GAUGE, -1, NULL,
+	  "cgroups of the last full pass that were steady: their entry, this walk's record and their ancestor's "
+	  "outcome proved nothing changed, and nothing of theirs was touched (counted in the parts too).",
+	  SELF(pass_steady, V_U64)),
 	F("acctd_sampling_failed_cgroups", T_COUNTER, -1, NULL,
 	  "cgroups with at least one failed value in a pass, summed over passes.", SELF(cgroups_failed_total, V_U64)),
 	/* A log that cannot hold acctd up, rate limits, the tombstones' budget. */
