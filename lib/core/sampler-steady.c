@@ -10,7 +10,9 @@
  *   events, limits: sampler-bpf.c, "Unchanged records"), populated, and its
  *   memory standing still;
  * - its CPU time and I/O pruned: its pruning ancestor's witness unchanged
- *   (sampler-prune.c), no CPU bandwidth periods, its I/O rates published 0;
+ *   (sampler-prune.c), or without a file to read (io.stat where the io
+ *   controller is off, a cgroup of the memory hierarchy alone); no CPU
+ *   bandwidth periods, its I/O rates published 0;
  * - its pressure not due (sampler.c, psi_due()), nor read;
  * - no descendant in the pass that prunes against it, no failed read, not
  *   settling, no active thread at the last load pass.
@@ -25,9 +27,9 @@
  * record in this walk has those fields equal, whose pruning ancestor
  * published this pass an unchanged or pruned outcome for each pruned
  * family, and, in a load pass, whose threads the task walk counts as its
- * entry does with none active, gets a light visit: its parts counted as a full visit
- * would count them (memory read, CPU time and I/O pruned, pressure
- * skipped), and nothing written. What a full visit would renew (the ages of
+ * entry does with none active, gets a light visit: its parts counted as a
+ * full visit would count them (memory read, CPU time and I/O pruned,
+ * pressure skipped), and nothing written. What a full visit would renew (the ages of
  * the quantities its record sets and of the fast group, its CPU rate's idle
  * time) comes from the ledger's epoch (ledger.h, "Steady cgroups"): the
  * full visit that made the entry made the cgroup a member, and a pass that
