@@ -44,10 +44,10 @@ static char *pass_text(struct json_object *p)
 						 jint_or(b, "unchanged", 0), jint_or(b, "pressure_still", 0),
 						 jint_or(b, "checks", 0), jint_or(b, "mismatches", 0))
 				     : NULL;
-	return xasprintf("%" PRId64 " cgroups in %s (CPU %.3fs, %" PRId64 " steady), %" PRId64 " files read, %" PRId64
+	return xasprintf("%" PRId64 " cgroups in %s (CPU %.3fs), %" PRId64 " files read, %" PRId64 " steady, %" PRId64
 			 " empty skipped (%" PRId64 " unread), %" PRId64 " failed%s%s%s%s",
 			 jint_or(p, "cgroups", 0), fmt_duration(jint_or(p, "wall_us", 0)).s,
-			 jdouble_or(p, "cpu_seconds", 0), jint_or(p, "steady", 0), jint_or(p, "files_read", 0),
+			 jdouble_or(p, "cpu_seconds", 0), jint_or(p, "files_read", 0), jint_or(p, "steady", 0),
 			 jint_or(p, "skipped_empty", 0),
 			 jint_or(p, "empty_unread", 0), failed, errs ? " (" : "", errs ? errs : "", errs ? ")" : "", bpf ? bpf : "");
 }

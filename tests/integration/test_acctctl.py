@@ -803,7 +803,7 @@ def test_admin_commands_as_root(ctl):
     assert st["tuner"]["auto_tune"] is False
 
     out = ctl.ok("reconcile")
-    assert re.search(r"Pass: 7 cgroups in \S+ \(CPU [\d.]+s\), \d+ files read", out), out
+    assert re.search(r"Pass: 7 cgroups in \S+ \(CPU [\d.]+s\), \d+ files read, \d+ steady, \d+ empty skipped", out), out
     assert "Violations: last pass: none" in out
     rec = json.loads(ctl.ok("reconcile", "--json"))
     assert rec["pass"]["cgroups"] == 7
