@@ -701,11 +701,8 @@ uint64_t acct_cgroup_quantity_sampled(const struct acct_cgroup *cg, enum acct_qu
 	/* the epoch first (ledger.h, "Steady cgroups"): it covers the fast
 	 * group's stamp and the set stamp */
 	uint64_t steady = acct_cgroup_steady_us(cg);
-	enum acct_sample_group g = acct_quantity_info(q)->group;
-	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE),
+	uint64_t t = MAX(acct_cgroup_get_group_sampled(cg, acct_quantity_info(q)->group),
 			 __atomic_load_n(&cg->q_sampled_us[q], __ATOMIC_ACQUIRE));
-	if (g == ACCT_GROUP_FAST)
-		t = MAX(t, steady);
 	/* the stamp before the mask (acct_cgroup_set_sampled_set()) */
 	uint64_t set = MAX(__atomic_load_n(&cg->set_sampled_us, __ATOMIC_ACQUIRE), steady);
 	if (__atomic_load_n(&cg->set_mask, __ATOMIC_RELAXED) & (UINT64_C(1) << q))
@@ -728,8 +725,7 @@ bool acct_cgroup_is_dead(const struct acct_cgroup *cg)
 
 uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us)
 {
-	uint64_t steady = g == ACCT_GROUP_FAST ? acct_cgroup_steady_us(cg) : 0;
-	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE), steady);
+	uint64_t t = acct_cgroup_get_group_sampled(cg, g);
 	if (t == 0)
 		return UINT64_MAX;
 	return now_us > t ? now_us - t : 0;
@@ -743,8 +739,7 @@ uint64_t acct_cgroup_age(const struct acct_cgroup *cg, enum acct_sample_group g,
  * a List or a scrape calls this once per cgroup. */
 static inline uint64_t age_at(const struct acct_cgroup *cg, enum acct_sample_group g, uint64_t now_us)
 {
-	uint64_t steady = g == ACCT_GROUP_FAST ? acct_cgroup_steady_us(cg) : 0;
-	uint64_t t = MAX(__atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE), steady);
+	uint64_t t = acct_cgroup_get_group_sampled(cg, g);
 	if (t == 0)
 		return UINT64_MAX;
 	return now_us > t ? now_us - t : 0;

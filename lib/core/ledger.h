@@ -595,13 +595,14 @@ static inline void acct_cgroup_set_group_sampled(struct acct_cgroup *cg, enum ac
 	__atomic_store_n(&cg->sampled_us[g], now_us, __ATOMIC_RELEASE);
 }
 
-/* The monotonic time of a group's last good read (0: none), as a time to
- * compare with; relaxed: reading the group's values after it takes
- * acct_cgroup_read(), which orders them. */
+/* The monotonic time of a group's last good read (0: none), the epoch's
+ * time for a steady member's fast group ("Steady cgroups"); acquire, as
+ * every age of the ledger is read (ledger.h, ages). */
 static inline uint64_t acct_cgroup_get_group_sampled(const struct acct_cgroup *cg, enum acct_sample_group g)
 {
+	/* the epoch first (acct_cgroup_steady_us()): it covers the fast group */
 	uint64_t steady = g == ACCT_GROUP_FAST ? acct_cgroup_steady_us(cg) : 0;
-	uint64_t t = __atomic_load_n(&cg->sampled_us[g], __ATOMIC_RELAXED);
+	uint64_t t = __atomic_load_n(&cg->sampled_us[g], __ATOMIC_ACQUIRE);
 	return t > steady ? t : steady;
 }
 

@@ -189,8 +189,7 @@ void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, 
 	 * owner thread. A check with a suspect is made again, whatever its
 	 * verdict: the re-read of the files can tell otherwise next time. */
 	uint64_t changes = l ? acct_ledger_changes(l) : 0, memory = l ? acct_ledger_memory_changes(l) : 0;
-	if (l && rep->checked && changes == rep->checked_changes && memory == rep->checked_memory &&
-	    n == rep->checked_n) {
+	if (l && rep->checked && changes == rep->checked_changes && memory == rep->checked_memory) {
 		rep->unchanged_passes++;
 		acct_reconcile_root(cgs, n, meminfo_path, rep);
 		return;
@@ -256,7 +255,6 @@ void acct_reconcile_pass(struct acct_ledger *l, struct acct_cgroup *const *cgs, 
 		rep->checked = true;
 		rep->checked_changes = changes;
 		rep->checked_memory = memory;
-		rep->checked_n = n;
 	}
 
 	acct_reconcile_root(cgs, n, meminfo_path, rep);

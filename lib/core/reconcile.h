@@ -58,7 +58,6 @@ struct acct_reconcile_report {
 	/* What the last children_memory check saw (acct_reconcile_pass()). */
 	bool checked;
 	uint64_t checked_changes, checked_memory;
-	size_t checked_n;
 };
 
 /* Run the invariant checks over `cgs` (live cgroups sorted by path, as from

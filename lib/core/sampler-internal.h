@@ -184,17 +184,23 @@ struct cg_state {
  * memcg record then, to compare this pass's with, and what the light visit
  * renews. A dense array in work order: a light visit reads it in sequence
  * instead of the cgroup's state. */
-struct steady_entry {
-	uint64_t inode;          /* its memcg record's id */
-	uint64_t due_us;         /* the pass (now_us) from which a full visit is due */
-	uint64_t quantities;     /* what its record set (struct bpf_applied's quantities) */
-	/* the record's fields that a full visit compares or applies */
+/* The fields of a memcg record that a full visit compares or applies
+ * (sampler-steady.c, steady_print_of()); no padding, compared whole. */
+struct steady_print {
 	uint64_t usage, watermark, max, swap_usage, swap_max, high, failcnt;
 	uint64_t events[_ACCT_BPF_EV_MAX];
 	uint64_t psi_sum;        /* the sum of its pressure totals (each only grows: equal sums, equal totals) */
 	uint32_t flags;          /* its flags of STEADY_FLAGS */
 	int32_t nr_descendants;
 	uint32_t nr_psi;
+	uint32_t zero;           /* 0: the struct's size a multiple of its alignment, no padding */
+};
+
+struct steady_entry {
+	uint64_t inode;          /* its memcg record's id */
+	uint64_t due_us;         /* the pass (now_us) from which a full visit is due */
+	uint64_t quantities;     /* what its record set (struct bpf_applied's quantities) */
+	struct steady_print print; /* its record then */
 	uint32_t rec_hint;       /* its position in the last walk */
 	uint32_t bpf_parts;      /* s->parts then (enum acct_sampler_bpf_part) */
 	uint8_t parts;           /* the parts it has a source for (bit per enum acct_pass_part) */
@@ -250,8 +256,16 @@ struct acct_sampler {
 	bool busy;
 
 	struct acct_cgroup **work;   /* in path order: parents before children */
-	struct cg_state **parents;    /* the state of work[i]'s nearest tracked ancestor, or NULL */
+	struct cg_state **parents;    /* the state of work[i]'s nearest tracked ancestor, or NULL; made
+				       * for full_work, used in a pass where parents_on */
+	bool parents_on;
 	size_t nr_work;
+	/* The last full pass's list (a copy), and whether this pass's is the
+	 * same: the pruning ancestors and the steady table are kept while it
+	 * is (acct_sampler_start()). */
+	struct acct_cgroup **full_work;
+	size_t nr_full_work;
+	bool same_list;
 	uint64_t release_gen;         /* bumped by every acct_sampler_release(): cached parents may be gone */
 	size_t next; /* atomic */
 	unsigned flags;
@@ -324,17 +338,13 @@ struct acct_sampler {
 	size_t one_cap;
 	bool one_mode;
 	/* Light visits of steady cgroups (sampler-steady.c): an entry per
-	 * cgroup of steady_work, the work list it was made for; steady_ok
-	 * while this pass's list is that one. */
+	 * cgroup of full_work; steady_ok while this pass's list is that one. */
 	struct steady_entry *steady;
-	struct acct_cgroup **steady_work;
 	size_t nr_steady;
 	bool steady_ok;
 	uint64_t prepare_seq;     /* sampler_prune_prepare()'s calls (struct cg_state's parent_seq) */
-	/* The list parents[] was made for, kept for the next pass while it is
-	 * the same list and parents_whole (sampler_prune_prepare()). */
-	struct acct_cgroup **parents_work;
-	size_t parents_n;
+	/* parents[] is kept for a pass over the same list where it was made
+	 * whole, and nothing was released since (sampler_prune_prepare()). */
 	uint64_t parents_release_gen;
 	bool parents_whole;
 };
@@ -479,14 +489,17 @@ void sampler_bpf_one(struct sample_ctx *x, size_t index);
 void sampler_bpf_memory(struct sample_ctx *x);
 void sampler_bpf_memory_events(struct sample_ctx *x);
 
+/* At the start of a full pass (owner thread): same_list where its list is
+ * the last full pass's, else this one kept as full_work. */
+void sampler_keep_full_work(struct acct_sampler *s);
 /* When the pruning refresh makes a full read of one of the families x
  * pruned due (the pass's now_us, UINT64_MAX for none; sampler-steady.c). */
 uint64_t sampler_prune_due(const struct sample_ctx *x);
 
 /* sampler-steady.c: light visits of steady cgroups. */
-/* Before a pass (owner thread, after sampler_prune_prepare()): keep the
- * table where the work list is the one it was made for, else start an
- * empty one for a pass that reads every cgroup. */
+/* Before a full pass (owner thread, after sampler_prune_prepare()): keep
+ * the table where the work list is the last full pass's (same_list), else
+ * start an empty one; steady_ok where light visits may use it. */
 void sampler_steady_prepare(struct acct_sampler *s);
 /* A light visit of work[index] in a fast pass: true where its table entry
  * proves it steady now (the visit is done), false where it needs a full one. */

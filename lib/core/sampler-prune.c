@@ -83,19 +83,33 @@ static struct acct_cgroup *tracked_ancestor(struct acct_ledger *l, const char *p
 	}
 }
 
+/* A full pass's list against the last one's (owner thread, at the start):
+ * same_list where they are equal, else this list kept for the next. Without
+ * memory for the copy no list is kept, and the next pass's is new. */
+void sampler_keep_full_work(struct acct_sampler *s)
+{
+	size_t n = s->nr_work;
+	s->same_list = s->full_work && s->nr_full_work == n &&
+		       (n == 0 || memcmp(s->full_work, s->work, n * sizeof(*s->work)) == 0);
+	if (s->same_list)
+		return;
+	free(s->full_work);
+	s->full_work = n ? malloc(n * sizeof(*s->full_work)) : NULL;
+	s->nr_full_work = s->full_work ? n : 0;
+	if (s->full_work)
+		memcpy(s->full_work, s->work, n * sizeof(*s->work));
+}
+
 int sampler_prune_prepare(struct acct_sampler *s, size_t n)
 {
 	/* The same list as the last pass's, nothing released since and every
 	 * ancestor's state made then: the same ancestors, the same states. A
 	 * pass over 10,000 steady cgroups then touches none of their records
 	 * here (it was two cache misses per cgroup and pass). */
-	if (s->parents && s->parents_whole && s->parents_release_gen == s->release_gen && s->parents_n == n &&
-	    s->parents_work && n && memcmp(s->parents_work, s->work, n * sizeof(*s->work)) == 0)
+	if (s->same_list && s->parents && s->parents_whole && s->parents_release_gen == s->release_gen)
 		return 0;
 	free(s->parents);
 	s->parents = NULL;
-	free(s->parents_work);
-	s->parents_work = NULL;
 	s->parents_whole = false;
 	if (n == 0)
 		return 0;
@@ -133,12 +147,8 @@ int sampler_prune_prepare(struct acct_sampler *s, size_t n)
 			whole = false; /* a state made later would be missed by a copy */
 	}
 	s->parents = parents;
-	s->parents_n = n;
 	s->parents_release_gen = s->release_gen;
-	s->parents_work = malloc(n * sizeof(*s->parents_work));
-	if (s->parents_work)
-		memcpy(s->parents_work, s->work, n * sizeof(*s->work));
-	s->parents_whole = whole && s->parents_work;
+	s->parents_whole = whole;
 	return 0;
 }
 
@@ -153,7 +163,7 @@ unsigned sampler_prune_decide(struct sample_ctx *x, size_t index, uint64_t read_
 	struct cg_state *st = x->st, *pst;
 	unsigned pruned = 0;
 
-	if (!s->parents || x->w->settle_round || !(pst = s->parents[index]))
+	if (!s->parents_on || !s->parents || x->w->settle_round || !(pst = s->parents[index]))
 		return 0;
 	/* Published in this pass: its outcome[] and witnesses are final. */
 	if (__atomic_load_n(&pst->outcome_gen, __ATOMIC_ACQUIRE) != x->w->generation)

@@ -44,10 +44,11 @@
  * motion, CPU rate and I/O rates are measured, as a full visit at each pass
  * would have left them (sampler_steady_leave()).
  *
- * The table is kept while each pass's work list is the same list (the
- * ledger's snapshot, compared entry by entry at the start of a pass); on
- * another list the epoch starts a new generation, which takes every member
- * out, and the pass's full visits make the new table. */
+ * The table is kept while each full pass's work list is the same list
+ * (the ledger's snapshot, compared entry by entry at the start of a pass:
+ * acct_sampler_start()'s same_list); on another list the epoch starts a new
+ * generation, which takes every member out, and the pass's full visits make
+ * the new table. */
 #include "sampler-internal.h"
 
 #include <stdlib.h>
@@ -61,57 +62,49 @@
 	(ACCT_BPF_F_POPULATED | ACCT_BPF_F_MEMCG | ACCT_BPF_F_HIGH | ACCT_BPF_F_EVENTS | ACCT_BPF_F_UNDER_OOM | \
 	 ACCT_BPF_F_PSI)
 
-static uint64_t psi_sum(const struct acct_bpf_record *r)
+_Static_assert(sizeof(struct steady_print) == 16 * sizeof(uint64_t), "struct steady_print has no padding");
+
+static void steady_print_of(const struct acct_bpf_record *r, struct steady_print *ret)
 {
-	uint64_t sum = 0;
+	*ret = (struct steady_print){
+		.usage = r->usage,
+		.watermark = r->watermark,
+		.max = r->max,
+		.swap_usage = r->swap_usage,
+		.swap_max = r->swap_max,
+		.high = r->high,
+		.failcnt = r->failcnt,
+		.flags = r->flags & STEADY_FLAGS,
+		.nr_descendants = r->nr_descendants,
+		.nr_psi = r->nr_psi,
+	};
+	memcpy(ret->events, r->events, sizeof(ret->events));
 	for (unsigned i = 0; i < r->nr_psi && i < ACCT_BPF_PSI_MAX; i++)
-		sum += r->psi_total[i];
-	return sum;
+		ret->psi_sum += r->psi_total[i];
 }
 
 static bool record_equal(const struct steady_entry *e, const struct acct_bpf_record *r)
 {
-	return r->usage == e->usage && r->watermark == e->watermark && r->max == e->max &&
-	       r->swap_usage == e->swap_usage && r->swap_max == e->swap_max && r->high == e->high &&
-	       r->failcnt == e->failcnt && (r->flags & STEADY_FLAGS) == e->flags &&
-	       r->nr_descendants == e->nr_descendants && r->nr_psi == e->nr_psi &&
-	       memcmp(r->events, e->events, sizeof(e->events)) == 0 && psi_sum(r) == e->psi_sum;
+	struct steady_print p;
+	steady_print_of(r, &p);
+	return memcmp(&p, &e->print, sizeof(p)) == 0;
 }
 
 void sampler_steady_prepare(struct acct_sampler *s)
 {
-	s->steady_ok = false;
-	if (!s->opts.collector || (s->flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) ||
-	    !(s->flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW)) || !s->parents)
-		return;
-	if (s->steady && s->nr_steady == s->nr_work &&
-	    (s->nr_work == 0 || memcmp(s->steady_work, s->work, s->nr_work * sizeof(*s->work)) == 0)) {
-		s->steady_ok = true;
-		return;
-	}
-	/* Another list: cgroups came or went, and the indices moved. A new
-	 * table, empty: this pass's full visits fill it; a new generation of
-	 * the epoch, whose members they make. */
-	acct_ledger_steady_reset(s->ledger);
-	free(s->steady);
-	free(s->steady_work);
-	s->steady = NULL;
-	s->steady_work = NULL;
-	s->nr_steady = 0;
-	if (s->nr_work == 0)
-		return;
-	s->steady = calloc(s->nr_work, sizeof(*s->steady));
-	s->steady_work = malloc(s->nr_work * sizeof(*s->steady_work));
-	if (!s->steady || !s->steady_work) {
+	if (!s->same_list) {
+		/* Another list: cgroups came or went, and the indices moved. A
+		 * new generation of the epoch, which takes every member out, and
+		 * a new table, empty: this pass's full visits fill both. */
+		acct_ledger_steady_reset(s->ledger);
 		free(s->steady);
-		free(s->steady_work);
 		s->steady = NULL;
-		s->steady_work = NULL;
-		return; /* no memory: full visits only */
+		s->nr_steady = 0;
+		if (s->opts.collector && s->full_work && s->nr_full_work)
+			s->steady = calloc(s->nr_full_work, sizeof(*s->steady));
+		s->nr_steady = s->steady ? s->nr_full_work : 0; /* no memory: full visits only */
 	}
-	memcpy(s->steady_work, s->work, s->nr_work * sizeof(*s->work));
-	s->nr_steady = s->nr_work;
-	s->steady_ok = true;
+	s->steady_ok = s->opts.collector && s->parents_on && s->steady;
 }
 
 /* Whether the pruning ancestor published, in this pass, an outcome that
@@ -122,7 +115,7 @@ static bool ancestor_unchanged(const struct worker *w, size_t index, unsigned fa
 {
 	if (!families)
 		return true; /* nothing pruned: no file of CPU time or I/O to read */
-	const struct cg_state *pst = w->s->parents ? w->s->parents[index] : NULL;
+	const struct cg_state *pst = w->s->parents_on && w->s->parents ? w->s->parents[index] : NULL;
 	if (!pst || __atomic_load_n(&pst->outcome_gen, __ATOMIC_ACQUIRE) != w->generation)
 		return false;
 	for (int f = 0; f < _PF_MAX; f++)
@@ -194,7 +187,7 @@ void sampler_steady_leave(struct acct_sampler *s, struct acct_cgroup *cg, struct
 	acct_cgroup_steady_leave(cg);
 	if (st->steady_slot) {
 		size_t i = st->steady_slot - 1;
-		if (s->steady && i < s->nr_steady && s->steady_work[i] == cg)
+		if (s->steady && i < s->nr_steady && s->full_work[i] == cg)
 			s->steady[i].valid = false;
 		st->steady_slot = 0;
 	}
@@ -265,17 +258,6 @@ void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flag
 		.inode = r->id,
 		.due_us = due_us,
 		.quantities = st->applied.quantities,
-		.usage = r->usage,
-		.watermark = r->watermark,
-		.max = r->max,
-		.swap_usage = r->swap_usage,
-		.swap_max = r->swap_max,
-		.high = r->high,
-		.failcnt = r->failcnt,
-		.psi_sum = psi_sum(r),
-		.flags = r->flags & STEADY_FLAGS,
-		.nr_descendants = r->nr_descendants,
-		.nr_psi = r->nr_psi,
 		.rec_hint = st->rec_hint[s->mem_hier],
 		.bpf_parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED),
 		.parts = (uint8_t)parts,
@@ -288,7 +270,7 @@ void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flag
 		.psi_still = x->psi_rec && x->psi_rec == r && !st->psi_witness_off &&
 			     (parts & (1u << ACCT_PART_PSI)),
 	};
-	memcpy(e->events, r->events, sizeof(e->events));
+	steady_print_of(r, &e->print);
 	const struct file_spec *ts = &st->spec[F_THREADS];
 	uint32_t h = acct_cgroup_get_hierarchies(x->cg);
 	if (st->load_valid && st->own_active == 0 && ts->name && (h & (1u << ts->tree)) &&

@@ -750,8 +750,7 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 	free(s->moving);
 	free(s->one_recs);
 	free(s->steady);
-	free(s->steady_work);
-	free(s->parents_work);
+	free(s->full_work);
 	free(s->one_ok);
 	free(s->workers);
 	free(s->work);
@@ -796,14 +795,17 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->nr_work = n;
 	s->next = 0;
 	/* Each cgroup's nearest tracked ancestor, so that pruning can use its
-	 * read; a pass of queued cgroups (EVENT) reads what it was given in full. */
-	if (flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL)) {
-		free(s->parents);
-		s->parents = NULL;
-	} else if (sampler_prune_prepare(s, n) < 0)
-		s->parents = NULL; /* no memory: this pass prunes nothing */
+	 * read; a pass of queued cgroups (EVENT) reads what it was given in full,
+	 * and leaves the last full pass's list and what was made for it. */
 	s->flags = flags;
-	sampler_steady_prepare(s);
+	s->same_list = false;
+	s->parents_on = false;
+	s->steady_ok = false;
+	if (!(flags & (ACCT_PASS_EVENT | ACCT_PASS_KERNEL))) {
+		sampler_keep_full_work(s);
+		s->parents_on = sampler_prune_prepare(s, n) == 0; /* no memory: this pass prunes nothing */
+		sampler_steady_prepare(s);
+	}
 	s->now_us = now_us;
 	s->started_us = acct_now_us();
 	s->one_mode = false;
