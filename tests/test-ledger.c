@@ -1,4 +1,9 @@
-/* test-ledger.c - the cgroup table: add, find, tombstones, sweep, values. */
+/* test-ledger.c - the cgroup table: add, find, tombstones, sweep, values.
+ *
+ * It is long (a little over 1,000 lines) because every case shares the one
+ * fixture of a ledger and its engine; the cases follow ledger.h's sections
+ * (records, snapshots, values and bounds, ages and the steady epoch, the
+ * CPU rate, reads). */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>

@@ -2,6 +2,10 @@
  * without the kernel: records made by hand, served by a stand-in collector,
  * and what the ledger then holds.
  *
+ * The file is long because every case shares the stand-in collector and
+ * its fixture (records by hand, a temporary tree), which a split would
+ * repeat; the cases read top to bottom as the sampler's BPF path does.
+ *
  * The collector's calls that the sampler makes are wrapped (ld --wrap,
  * tests/meson.build): each walk copies the test's records of a hierarchy into
  * the sampler's snapshot, as acct_bpf_collector_read() lays them out (the
@@ -22,10 +26,7 @@
  * threads and active ones from them, the root's from every thread, the
  * sampler's own threads never active, the walk's cross-check against the
  * thread lists and its fallback to files, and the load averages' periods.
- *
- * The file is long because every case shares the stand-in collector and
- * its fixture (records by hand, a temporary tree), which a split would
- * repeat; the cases read top to bottom as the sampler's BPF path does. */
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

@@ -8,7 +8,7 @@
  * instead. A walk is a read() loop over a new iterator instance
  * (bpf_iter_create() on an attached link, open() on a pinned one).
  *
- * Why it is long (a little over 1,000 lines): loading (two programs, CO-RE
+ * It is long (a little over 1,000 lines) because loading (two programs, CO-RE
  * checks, reasons an operator can act on), attaching, the walks in sessions
  * and their records, the one-cgroup read and the census belong to one
  * object whose state (links, the program's bss, the session lock) they
