@@ -1383,24 +1383,34 @@ static void test_quiet_needs_memory_record(void **state)
 
 /* The slow group (memory.stat, NUMA, peak, limits) of a cgroup whose memory
  * stands still: read at the first slow pass, skipped at the next ones, and
- * read again once SLOW_REFRESH_US (a minute) has passed since (the clock
- * moved ahead). */
+ * read again once its refresh interval has passed (the clock moved ahead):
+ * a minute plus its spread (under 30 s) after a read whose files changed,
+ * twice the last interval after one that found them the same, back to a
+ * minute once they differ (sample-memory.c, sampler_slow_aged()). */
+static void slow_pass_at(struct tree *t, uint64_t ahead_s, uint64_t read)
+{
+	__atomic_store_n(&inject.clock_ahead_us, ahead_s * USEC_PER_SEC, __ATOMIC_RELAXED);
+	tree_pass(t, ACCT_PASS_SLOW);
+	assert_no_errors(&t->rep);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), read);
+	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_SKIPPED), !read);
+}
+
 static void test_slow_refresh(void **state)
 {
 	struct tree *t = *state;
 	tree_add(t, "/m", UNI);
 	prune_cg(t, "m", 1000, 10, "0.00");
 	xwrite(t->base, "unified/m/memory.stat", "anon 4096\nfile 0\ninactive_file 0\n");
-	tree_pass(t, ACCT_PASS_SLOW);
-	assert_no_errors(&t->rep);
-	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 1);
-	tree_pass(t, ACCT_PASS_SLOW);
-	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 0);
-	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_SKIPPED), 1);
-	__atomic_store_n(&inject.clock_ahead_us, 61 * USEC_PER_SEC, __ATOMIC_RELAXED);
-	tree_pass(t, ACCT_PASS_SLOW);
-	assert_no_errors(&t->rep);
-	assert_int_equal(parts(t, ACCT_PART_MEMORY_STAT, ACCT_OUTCOME_READ), 1);
+	slow_pass_at(t, 0, 1);
+	slow_pass_at(t, 0, 0);
+	slow_pass_at(t, 91, 1);   /* a minute and the spread: the same files */
+	slow_pass_at(t, 182, 0);  /* 91 s: not two minutes */
+	slow_pass_at(t, 241, 1);  /* 150 s: two minutes and the spread; the same again */
+	slow_pass_at(t, 440, 0);  /* 199 s: not four minutes */
+	xwrite(t->base, "unified/m/memory.stat", "anon 4096\nfile 0\ninactive_file 0\nactive_file 0\n");
+	slow_pass_at(t, 512, 1);  /* 271 s: four minutes and the spread; changed */
+	slow_pass_at(t, 603, 1);  /* 91 s: a minute again */
 }
 
 /* Memory in use and its motion (sampler_set_memory_moved()): the pass's

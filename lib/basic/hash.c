@@ -10,6 +10,15 @@ uint64_t hash_fnv1a_string(const char *s)
 	return h;
 }
 
+uint64_t hash_fnv1a_bytes(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * FNV1A_64_PRIME;
+	return h;
+}
+
 uint64_t hash_fnv1a_u64(uint64_t h, uint64_t v)
 {
 	for (int i = 0; i < 8; i++) {

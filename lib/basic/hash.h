@@ -7,6 +7,7 @@
  * input. Pure: no I/O, no allocation. */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define FNV1A_64_OFFSET UINT64_C(0xcbf29ce484222325) /* 14695981039346656037 */
@@ -14,6 +15,10 @@
 
 /* FNV-1a of the bytes of the NUL-terminated `s`, from FNV1A_64_OFFSET. */
 uint64_t hash_fnv1a_string(const char *s);
+
+/* Continue the FNV-1a hash `h` with the `len` bytes at `data` (a
+ * fingerprint of a file's content). Start from FNV1A_64_OFFSET. */
+uint64_t hash_fnv1a_bytes(uint64_t h, const void *data, size_t len);
 
 /* Continue the FNV-1a hash `h` with the 8 bytes of `v`, least significant
  * first (so the result does not depend on the host's byte order). Start from

@@ -1,7 +1,8 @@
 /* sample-memory.c - the sampler's memory readers: memory in use
  * (memory.current or v1 memory.usage_in_bytes, through sample-values.c's one
  * reader), memory.stat and the working set, NUMA, peak, limits, swap, memory
- * events, and the root's memory, which is defined from its children's. */
+ * events, when the slow group is due, and the root's memory, which is
+ * defined from its children's. */
 #include "sampler-internal.h"
 
 #include <errno.h>
@@ -12,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "basic/hash.h"
+#include "basic/parse.h"
 #include "basic/util.h"
 #include "cgroup/cgfs-parse.h"
 
@@ -117,6 +120,65 @@ void sample_memory_events(struct sample_ctx *x)
 				sampler_set_checked(x, ACCT_Q_MEMORY_EVENTS_OOM_KILL, (int64_t)MIN(v, (uint64_t)INT64_MAX));
 		}
 	}
+}
+
+/* When a slow pass reads a cgroup's slow group (memory.stat, NUMA, peak,
+ * limits, swap). Its sizes follow the memory in use: the group is read
+ * where memory moved by at least the bytes budget since the group was last
+ * read (memory is read first to know), and in any case once it is old, for
+ * what changes without the memory in use (the LRU lists' balance, event
+ * counts, a limit someone wrote), which is served with its age meanwhile.
+ * "Old" follows change too: SLOW_REFRESH_US after a read whose files
+ * differed from the read before, twice the last interval after one that
+ * found them the same byte for byte (their fingerprint, slow_hash), up to
+ * SLOW_REFRESH_MAX_US; spread by the cgroup's serial so that the cgroups
+ * found at start-up do not all come due in the same pass. An idle cgroup
+ * then costs one slow read every 10 minutes, not one per slow_interval
+ * (at 10,000 cgroups a read a minute was 0.6% of a core on its own). This
+ * is evidence, not proof, as for pressure: what changed without moving the
+ * memory by the budget is seen at the latest SLOW_REFRESH_MAX_US (plus the
+ * spread) later, and the group's age says how old its values are. */
+#define SLOW_REFRESH_US (60 * USEC_PER_SEC)
+#define SLOW_REFRESH_MAX_US (600 * USEC_PER_SEC)
+#define SLOW_REFRESH_SPREAD 30 /* seconds */
+
+static uint64_t slow_refresh_us(const struct cg_state *st, const struct acct_cgroup *cg)
+{
+	uint64_t interval = SLOW_REFRESH_US << MIN(st->slow_backoff, 8u);
+	return MIN(interval, (uint64_t)SLOW_REFRESH_MAX_US) + (cg->serial % SLOW_REFRESH_SPREAD) * USEC_PER_SEC;
+}
+
+bool sampler_slow_aged(const struct cg_state *st, const struct acct_cgroup *cg, uint64_t now_us)
+{
+	return !st->slow_at || now_us - st->slow_at >= slow_refresh_us(st, cg);
+}
+
+bool sampler_slow_due(const struct sample_ctx *x, uint64_t now_us)
+{
+	const struct cg_state *st = x->st;
+	if (sampler_slow_aged(st, x->cg, now_us) || !st->own_memory_valid)
+		return true;
+	int64_t moved = st->own_memory - st->slow_memory;
+	return (uint64_t)(moved < 0 ? -moved : moved) >= MAX(x->w->s->bytes_budget, (uint64_t)1);
+}
+
+/* After a good read of the slow group: the next interval (sampler_slow_aged()). A
+ * read the memory's motion made due resets it as one whose files changed
+ * would (they did: the memory is in them). */
+void sampler_slow_done(struct sample_ctx *x, bool by_age, uint64_t now_us)
+{
+	struct cg_state *st = x->st;
+	bool same = st->slow_at && by_age && x->slow_hash == st->slow_hash;
+	st->slow_backoff = same ? MIN(st->slow_backoff + 1, 8u) : 0;
+	st->slow_hash = x->slow_hash;
+	st->slow_at = now_us;
+	st->slow_memory = st->own_memory;
+}
+
+void sampler_slow_hash_start(struct sample_ctx *x)
+{
+	x->slow_hash = FNV1A_64_OFFSET;
+	x->slow_hashing = true;
 }
 
 /* The slow files, and memory in use right after memory.stat (see

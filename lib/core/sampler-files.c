@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/hash.h"
 #include "basic/util.h"
 
 /* ---- per-cgroup state ---------------------------------------------------- */
@@ -526,8 +527,11 @@ bool sampler_get(struct sample_ctx *x, enum file_role f)
 	if (x->st->fd[f] == FD_NONE || x->st->fd[f] == FD_ABSENT)
 		return false;
 	ssize_t r = read_role(x->w, x->cg, x->st, f);
-	if (r >= 0)
+	if (r >= 0) {
+		if (x->slow_hashing)
+			x->slow_hash = hash_fnv1a_bytes(hash_fnv1a_u64(x->slow_hash, f), x->w->buf, (size_t)r);
 		return true;
+	}
 	if (r != -ENOENT || acct_cgroup_is_dead(x->cg))
 		sampler_fail(x, classify((int)-r));
 	return false;

@@ -123,6 +123,8 @@ struct cg_state {
 	uint64_t restart; /* bit per quantity: its source file changed, the next reading starts anew */
 	uint64_t slow_at;        /* the pass (now_us) of the last good slow-group read; 0: none */
 	int64_t slow_memory;     /* own_memory at that read */
+	uint64_t slow_hash;      /* the fingerprint of that read's files (sampler.c, slow_aged()) */
+	unsigned slow_backoff;   /* reads in a row that found them the same: the refresh doubles */
 	/* Pressure (sample_psi(), psi_due() in sampler.c); psi_quiet and
 	 * psi_averages above. */
 	uint64_t psi_at;         /* acct_now_us() before the last good pressure read; 0: none */
@@ -377,6 +379,8 @@ struct sample_ctx {
 	bool counters_same;     /* its record's page counters equalled those applied (set_counters()) */
 	bool events_same;       /* and its events (sampler_bpf_memory_events()) */
 	bool psi_read;          /* its pressure was read */
+	bool slow_hashing;      /* sampler_get() folds what it reads into slow_hash */
+	uint64_t slow_hash;     /* FNV-1a of the slow group's files as read (sampler.c, slow_done()) */
 	unsigned pruned;        /* the families pruned (bit per enum prune_family) */
 };
 
@@ -420,6 +424,18 @@ int sampler_memstat_kv(const char *key, size_t key_len, uint64_t value, void *us
 void sample_memory(struct sample_ctx *x, bool working_set);
 /* The slow group: memory.stat, then memory in use, NUMA, peak, limits, swap. */
 void sample_slow(struct sample_ctx *x);
+/* When a slow pass reads the slow group (sample-memory.c, "When a slow pass
+ * reads a cgroup's slow group"): aged (its refresh interval passed since
+ * the last good read, or none), due (aged, or memory moved by the bytes
+ * budget since: memory must have been read in this pass). */
+bool sampler_slow_aged(const struct cg_state *st, const struct acct_cgroup *cg, uint64_t now_us);
+bool sampler_slow_due(const struct sample_ctx *x, uint64_t now_us);
+/* Before sample_slow(): sampler_get() folds each file it reads into
+ * x->slow_hash from now on. */
+void sampler_slow_hash_start(struct sample_ctx *x);
+/* After a good read of the slow group (made due by age: by_age): the next
+ * refresh interval, from whether the files read the same as at the last. */
+void sampler_slow_done(struct sample_ctx *x, bool by_age, uint64_t now_us);
 void sample_memory_events(struct sample_ctx *x);
 
 /* sample-cpu.c */

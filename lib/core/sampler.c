@@ -255,30 +255,6 @@ static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_
 		sampler_prune_publish(x, pruned, failures, read_start, acct_now_us());
 }
 
-/* When a slow pass reads a cgroup's slow group (memory.stat, NUMA, peak,
- * limits, swap). Its sizes follow the memory in use: the group is read
- * where memory moved by at least the bytes budget since the group was last
- * read (memory is read first to know), and in any case once it is
- * SLOW_REFRESH_US old, for what changes without the memory in use (the LRU
- * lists' balance, event counts, a limit someone wrote), which is served
- * with its age meanwhile. An idle cgroup then costs one slow read a
- * minute, not one per slow_interval. */
-#define SLOW_REFRESH_US (60 * 1000000u)
-
-static bool slow_aged(const struct cg_state *st, uint64_t now_us)
-{
-	return !st->slow_at || now_us - st->slow_at >= SLOW_REFRESH_US;
-}
-
-static bool slow_due(const struct sample_ctx *x, uint64_t now_us)
-{
-	const struct cg_state *st = x->st;
-	if (slow_aged(st, now_us) || !st->own_memory_valid)
-		return true;
-	int64_t moved = st->own_memory - st->slow_memory;
-	return (uint64_t)(moved < 0 ? -moved : moved) >= MAX(x->w->s->bytes_budget, (uint64_t)1);
-}
-
 /* When a fast pass reads a cgroup's pressure. Its totals are not sums kept
  * up the tree (enum prune_family): no ancestor proves them. But they grow
  * only while a task of the cgroup's subtree is runnable, in an I/O wait or
@@ -476,14 +452,17 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 			count_parts(w, parts_present(&x), ACCT_OUTCOME_SKIPPED);
 			sample_cpu_idle(&x, now_us);
 		} else {
-			if (slow && !slow_aged(st, now_us)) {
+			bool slow_by_age = slow && sampler_slow_aged(st, cg, now_us);
+			if (slow && !slow_by_age) {
 				sample_memory(&x, false);
-				slow = slow_due(&x, now_us);
+				slow = sampler_slow_due(&x, now_us);
 				if (!slow)
 					w->part.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_SKIPPED]++;
 			}
 			if (slow) {
+				sampler_slow_hash_start(&x);
 				sample_slow(&x); /* memory.stat, then memory */
+				x.slow_hashing = false;
 				w->part.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_READ]++;
 			} else
 				sample_memory(&x, false);
@@ -551,8 +530,7 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 				note_moving(w, cg, st);
 			if (slow && !x.failed) {
 				acct_cgroup_set_group_sampled(cg, ACCT_GROUP_SLOW, now_us);
-				st->slow_at = now_us;
-				st->slow_memory = st->own_memory;
+				sampler_slow_done(&x, slow_by_age, now_us);
 			}
 			steady_populated = populated;
 		}
