@@ -1413,6 +1413,22 @@ static void test_slow_refresh(void **state)
 	slow_pass_at(t, 603, 1);  /* 91 s: a minute again */
 }
 
+/* A slow group that reads a limit from its file (memory.max: the files
+ * collector) is read every minute and its spread, files the same or not:
+ * a limit written leaves no trace in any other file. */
+static void test_slow_refresh_limits(void **state)
+{
+	struct tree *t = *state;
+	tree_add(t, "/m", UNI);
+	prune_cg(t, "m", 1000, 10, "0.00");
+	xwrite(t->base, "unified/m/memory.stat", "anon 4096\nfile 0\ninactive_file 0\n");
+	xwrite(t->base, "unified/m/memory.max", "max\n");
+	slow_pass_at(t, 0, 1);
+	slow_pass_at(t, 91, 1);
+	slow_pass_at(t, 182, 1);
+	slow_pass_at(t, 273, 1);
+}
+
 /* Memory in use and its motion (sampler_set_memory_moved()): the pass's
  * drift is |new - old| bytes per cgroup; the motion estimate (bytes per
  * second, read through the ledger) takes its first rate as it is, then
@@ -3429,6 +3445,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pruning_own_path, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_quiet_needs_memory_record, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_refresh, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_slow_refresh_limits, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_memory_motion, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_parts_without_memory, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_slow_without_memory_in_use, tree_setup, tree_teardown),

@@ -128,7 +128,7 @@ void sample_memory_events(struct sample_ctx *x)
  * read (memory is read first to know), and in any case once it is old, for
  * what changes without the memory in use (the LRU lists' balance, event
  * counts, a limit someone wrote), which is served with its age meanwhile.
- * "Old" follows change too: SLOW_REFRESH_US after a read whose files
+ * "Old" follows change too (sampler_slow_done()): SLOW_REFRESH_US after a read whose files
  * differed from the read before, twice the last interval after one that
  * found them the same byte for byte (their fingerprint, slow_hash), up to
  * SLOW_REFRESH_MAX_US; spread by the cgroup's serial so that the cgroups
@@ -162,13 +162,16 @@ bool sampler_slow_due(const struct sample_ctx *x, uint64_t now_us)
 	return (uint64_t)(moved < 0 ? -moved : moved) >= MAX(x->w->s->bytes_budget, (uint64_t)1);
 }
 
-/* After a good read of the slow group: the next interval (sampler_slow_aged()). A
- * read the memory's motion made due resets it as one whose files changed
- * would (they did: the memory is in them). */
+/* After a good read of the slow group: the next interval
+ * (sampler_slow_aged()). A read the memory's motion made due resets it as
+ * one whose files changed would (they did: the memory is in them). So does
+ * one that read a limit from its file (the files collector; a record brings
+ * them every pass), which a write changes without a trace in any other
+ * file: seen within a minute and the spread, as before. */
 void sampler_slow_done(struct sample_ctx *x, bool by_age, uint64_t now_us)
 {
 	struct cg_state *st = x->st;
-	bool same = st->slow_at && by_age && x->slow_hash == st->slow_hash;
+	bool same = st->slow_at && by_age && !x->slow_limits && x->slow_hash == st->slow_hash;
 	st->slow_backoff = same ? MIN(st->slow_backoff + 1, 8u) : 0;
 	st->slow_hash = x->slow_hash;
 	st->slow_at = now_us;
@@ -215,7 +218,9 @@ void sample_slow(struct sample_ctx *x)
 			sampler_fail(x, ACCT_ERR_GARBAGE);
 			continue;
 		}
-		int64_t val = acct_quantity_info(singles[i].q)->limit ? sampler_limit_value(v) : (int64_t)MIN(v, (uint64_t)INT64_MAX);
+		bool limit = acct_quantity_info(singles[i].q)->limit;
+		x->slow_limits |= limit; /* a limit someone writes: refreshed each minute */
+		int64_t val = limit ? sampler_limit_value(v) : (int64_t)MIN(v, (uint64_t)INT64_MAX);
 		if (singles[i].q == ACCT_Q_SWAP && x->st->memory_v1) {
 			/* v1 memsw counts memory + swap: swap is set once this pass has
 			 * read the memory (see sample_one()). */

@@ -123,7 +123,7 @@ struct cg_state {
 	uint64_t restart; /* bit per quantity: its source file changed, the next reading starts anew */
 	uint64_t slow_at;        /* the pass (now_us) of the last good slow-group read; 0: none */
 	int64_t slow_memory;     /* own_memory at that read */
-	uint64_t slow_hash;      /* the fingerprint of that read's files (sampler.c, slow_aged()) */
+	uint64_t slow_hash;      /* the fingerprint of that read's files (sampler_slow_aged()) */
 	unsigned slow_backoff;   /* reads in a row that found them the same: the refresh doubles */
 	/* Pressure (sample_psi(), psi_due() in sampler.c); psi_quiet and
 	 * psi_averages above. */
@@ -380,7 +380,8 @@ struct sample_ctx {
 	bool events_same;       /* and its events (sampler_bpf_memory_events()) */
 	bool psi_read;          /* its pressure was read */
 	bool slow_hashing;      /* sampler_get() folds what it reads into slow_hash */
-	uint64_t slow_hash;     /* FNV-1a of the slow group's files as read (sampler.c, slow_done()) */
+	uint64_t slow_hash;     /* FNV-1a of the slow group's files as read (sampler_slow_done()) */
+	bool slow_limits;       /* sample_slow() read a limit from its file */
 	unsigned pruned;        /* the families pruned (bit per enum prune_family) */
 };
 
