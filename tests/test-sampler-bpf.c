@@ -47,6 +47,7 @@
 #include "ledger.h"
 #include "load.h"
 #include "memcg-bounds.h"
+#include "parse.h"
 #include "sampler.h"
 #include "task-walk.h"
 #include "test-tree.h"
@@ -1355,6 +1356,106 @@ static void test_steady(void **state)
 	(void)rb;
 }
 
+/* A pass at `at` (the test's clock moved ahead of the real one). */
+static void pass_at(struct tree *t, unsigned flags, uint64_t at)
+{
+	struct acct_cgroup **cgs = NULL;
+	int n = acct_ledger_snapshot(t->ledger, false, &cgs);
+	assert_true(n >= 0);
+	now = at;
+	assert_int_equal(acct_sampler_run(sampler(t), cgs, (size_t)n, flags, at, &t->rep), 0);
+	free(cgs);
+	assert_int_equal(t->rep.cgroups_failed, 0);
+}
+
+/* A leaf /x of a hybrid host: its v1 memcg record, its unified record with
+ * the pressure witness (each file's "some" total 10 us), its files. */
+static struct acct_bpf_record *steady_hybrid_leaf(struct tree *t, const char *path)
+{
+	char rel[64];
+	add(t, path, MEM | UNI);
+	struct acct_bpf_record *m = record(path, ACCT_HIER_MEMORY, ACCT_BPF_F_MEMCG | ACCT_BPF_F_POPULATED);
+	m->usage = 30;
+	mem_file(t, path, "memory.usage_in_bytes", 30 * PAGE);
+	snprintf(rel, sizeof(rel), "memory%s/memory.stat", path);
+	xwrite(t->base, rel, "total_inactive_file 0\ntotal_anon 122880\n");
+	struct acct_bpf_record *u = record(path, ACCT_HIER_UNIFIED, ACCT_BPF_F_POPULATED | ACCT_BPF_F_PSI);
+	u->nr_psi = 1;
+	u->psi_total[0] = 30 * 1000;
+	snprintf(rel, sizeof(rel), "unified%s/cgroup.events", path);
+	xwrite(t->base, rel, "populated 1\nfrozen 0\n");
+	snprintf(rel, sizeof(rel), "unified%s/cpu.stat", path);
+	xwrite(t->base, rel, "usage_usec 100\nuser_usec 100\nsystem_usec 0\n");
+	static const char *const res[] = { "cpu", "memory", "io" };
+	for (size_t i = 0; i < ELEMENTSOF(res); i++) {
+		snprintf(rel, sizeof(rel), "unified%s/%s.pressure", path, res[i]);
+		xwrite(t->base, rel,
+		       "some avg10=0.00 avg60=0.00 avg300=0.00 total=10\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	}
+	return u;
+}
+
+/* Steady cgroups of a hybrid host (sampler-steady.c): in a pass that walks
+ * the unified hierarchy for the pressure witness, light where the witness
+ * stands still, a full visit (its pressure read) where it moved; in a slow
+ * pass (v1 memcg records), light where the slow group is not due, a full
+ * visit once it is. */
+static void test_steady_hybrid(void **state)
+{
+	struct tree *t = *state;
+	t->L.v2_memory = false;
+	fake.serves = MEM | UNI;
+	add(t, "/", MEM | UNI);
+	xwrite(t->base, "unified/cpu.stat", "usage_usec 500\nuser_usec 500\nsystem_usec 0\n");
+	steady_hybrid_leaf(t, "/a");
+	struct acct_bpf_record *ub = steady_hybrid_leaf(t, "/b");
+	uint64_t t0 = acct_now_us();
+
+	/* the slow group read, then steady within 10 s of the walk of the
+	 * unified hierarchy that the first pass made */
+	pass_at(t, ACCT_PASS_FAST | ACCT_PASS_SLOW, t0);
+	int passes = 0;
+	do
+		pass_at(t, ACCT_PASS_FAST, t0 + (uint64_t)++passes * 1000);
+	while (t->rep.steady < 2 && passes < 300);
+	assert_int_equal(t->rep.steady, 2);
+	size_t walks = fake.walks[ACCT_HIER_UNIFIED];
+
+	/* the witness's walk: both still, light */
+	pass_at(t, ACCT_PASS_FAST, t0 + 11 * USEC_PER_SEC);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], walks + 1);
+	assert_int_equal(t->rep.steady, 2);
+	assert_int_equal(t->rep.bpf_psi_still, 2);
+	assert_int_equal(t->rep.parts[ACCT_PART_PSI][ACCT_OUTCOME_READ], 0);
+
+	/* a slow pass where the slow group is not due: light, counted skipped */
+	pass_at(t, ACCT_PASS_FAST | ACCT_PASS_SLOW, t0 + 12 * USEC_PER_SEC);
+	assert_int_equal(t->rep.steady, 2);
+	assert_int_equal(t->rep.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_SKIPPED], 3); /* and the root's */
+	assert_int_equal(t->rep.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_READ], 0);
+
+	/* b stalled: the witness moved, b's pressure is read */
+	ub->psi_total[0] = 31 * 1000;
+	xwrite(t->base, "unified/b/cpu.pressure",
+	       "some avg10=0.00 avg60=0.00 avg300=0.00 total=11\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	walks = fake.walks[ACCT_HIER_UNIFIED];
+	pass_at(t, ACCT_PASS_FAST, t0 + 23 * USEC_PER_SEC);
+	assert_int_equal(fake.walks[ACCT_HIER_UNIFIED], walks + 1);
+	assert_int_equal(t->rep.steady, 1);
+	assert_int_equal(t->rep.parts[ACCT_PART_PSI][ACCT_OUTCOME_READ], 1);
+
+	/* a pass a second (the witness every 10 s at least): both steady
+	 * again, their pressure seen still */
+	for (uint64_t sec = 24; sec < 90; sec++)
+		pass_at(t, ACCT_PASS_FAST, t0 + sec * USEC_PER_SEC);
+	assert_int_equal(t->rep.steady, 2);
+	/* the slow group due by its age (a minute and its spread, under
+	 * 30 s): read in full */
+	pass_at(t, ACCT_PASS_FAST | ACCT_PASS_SLOW, t0 + 90 * USEC_PER_SEC);
+	assert_int_equal(t->rep.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_READ], 3);
+	assert_int_equal(t->rep.steady, 0);
+}
+
 /* Steady cgroups in a load pass (sampler-steady.c): light where this walk
  * counts their threads as their last load visit did, none active; a thread
  * that became active, or one more, makes a full visit. */
@@ -1767,6 +1868,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_census_scope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_walk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_steady, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_steady_hybrid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_steady_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_psi_witness_still, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_kept, setup, teardown),

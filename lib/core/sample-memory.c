@@ -153,13 +153,20 @@ bool sampler_slow_aged(const struct cg_state *st, const struct acct_cgroup *cg, 
 	return !st->slow_at || now_us - st->slow_at >= slow_refresh_us(st, cg);
 }
 
-bool sampler_slow_due(const struct sample_ctx *x, uint64_t now_us)
+uint64_t sampler_slow_due_at(const struct sample_ctx *x)
 {
 	const struct cg_state *st = x->st;
-	if (sampler_slow_aged(st, x->cg, now_us) || !st->own_memory_valid)
-		return true;
+	if (!st->slow_at || !st->own_memory_valid)
+		return 0;
 	int64_t moved = st->own_memory - st->slow_memory;
-	return (uint64_t)(moved < 0 ? -moved : moved) >= MAX(x->w->s->bytes_budget, (uint64_t)1);
+	if ((uint64_t)(moved < 0 ? -moved : moved) >= MAX(x->w->s->bytes_budget, (uint64_t)1))
+		return 0;
+	return st->slow_at + slow_refresh_us(st, x->cg);
+}
+
+bool sampler_slow_due(const struct sample_ctx *x, uint64_t now_us)
+{
+	return now_us >= sampler_slow_due_at(x);
 }
 
 /* After a good read of the slow group: the next interval

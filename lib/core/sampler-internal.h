@@ -216,6 +216,34 @@ struct steady_entry {
 	uint8_t load_tree;
 	uint32_t threads;
 	uint64_t load_id;
+	/* Its visit's due times apart (struct steady_due): due_us is the
+	 * earliest of other_due_us and the pressure refresh, psi_refresh_us
+	 * after the last pass that saw its pressure still. */
+	uint64_t other_due_us;
+	uint64_t psi_refresh_us;
+	/* A hybrid host's pressure witness: its record in the unified
+	 * hierarchy (psi_id), whose totals' sum, in the file's units, equalled
+	 * its last read's (psi_sum) as the full visit left it; a light visit in
+	 * a pass that walks that hierarchy compares them as psi_due() would,
+	 * and renews psi_still_us (its psi_still_at) where they are equal. */
+	bool psi_witness;
+	uint32_t psi_hint;
+	uint64_t psi_id;
+	uint64_t psi_sum;
+	uint64_t psi_still_us;
+	/* A slow pass's light visit (v1 memcg records, whose stats are not
+	 * taken): the pass from which its slow group is due (0: the next). */
+	uint64_t slow_due_us;
+};
+
+/* When a steady cgroup's full visit comes due again (sampler.c,
+ * steady_due()): the pressure refresh counted from the last pass that saw
+ * it unchanged (psi_seen_us + psi_refresh_us; psi_refresh_us 0: none), the
+ * rest (pressure's decay, the pruning refresh) at other_us. */
+struct steady_due {
+	uint64_t other_us;
+	uint64_t psi_refresh_us;
+	uint64_t psi_seen_us;
 };
 
 /* One cgroup's threads as the task walk counted them. */
@@ -431,6 +459,9 @@ void sample_slow(struct sample_ctx *x);
  * budget since: memory must have been read in this pass). */
 bool sampler_slow_aged(const struct cg_state *st, const struct acct_cgroup *cg, uint64_t now_us);
 bool sampler_slow_due(const struct sample_ctx *x, uint64_t now_us);
+/* The pass from which the slow group is due (0: now), with memory as read
+ * in this visit. */
+uint64_t sampler_slow_due_at(const struct sample_ctx *x);
 /* Before sample_slow(): sampler_get() folds each file it reads into
  * x->slow_hash from now on. */
 void sampler_slow_hash_start(struct sample_ctx *x);
@@ -528,6 +559,6 @@ void sampler_steady_leave(struct acct_sampler *s, struct acct_cgroup *cg, struct
  * vouched for every member. */
 void sampler_steady_finish(struct acct_sampler *s);
 /* At the end of a full visit of work[index]: make its entry where the visit
- * found it steady (due at due_us at the latest), else clear it. */
+ * found it (populated and) steady, due as `due` says, else clear it. */
 void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flags, bool populated,
-			 uint64_t due_us);
+			 const struct steady_due *due);

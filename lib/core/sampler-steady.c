@@ -21,16 +21,19 @@
  * comes due again (the earliest of pressure's refresh or decay and the
  * pruning refresh, sampler.c, steady_due()).
  *
- * In a fast pass (not slow or event, and without a walk of the unified
- * hierarchy on a hybrid host, whose pressure witness a full visit would
- * look at), a cgroup whose entry is valid, whose visit is not due, whose
- * record in this walk has those fields equal, whose pruning ancestor
- * published this pass an unchanged or pruned outcome for each pruned
- * family, and, in a load pass, whose threads the task walk counts as its
- * entry does with none active, gets a light visit: its parts counted as a
- * full visit would count them (memory read, CPU time and I/O pruned,
- * pressure skipped), and nothing written. What a full visit would renew (the ages of
- * the quantities its record sets and of the fast group, its CPU rate's idle
+ * In a fast or slow pass (not an event pass), a cgroup whose entry is
+ * valid, whose visit is not due, whose record in this walk has those
+ * fields equal, whose pruning ancestor published this pass an unchanged or
+ * pruned outcome for each pruned family, and, in a load pass, whose
+ * threads the task walk counts as its entry does with none active, gets a
+ * light visit: its parts counted as a full visit would count them (memory
+ * read, CPU time and I/O pruned, pressure skipped), and nothing written.
+ * Two passes look at more: on a hybrid host, one that walks the unified
+ * hierarchy brings the pressure witness, which the light visit compares as
+ * psi_due() would (witness_still()); a slow pass's light visit needs the
+ * slow group not due (v1 memcg records only: on v2 a slow pass takes the
+ * record's stats). What a full visit would renew (the ages of the
+ * quantities its record sets and of the fast group, its CPU rate's idle
  * time) comes from the ledger's epoch (ledger.h, "Steady cgroups"): the
  * full visit that made the entry made the cgroup a member, and a pass that
  * vouched for every member advances the epoch (sampler_steady_finish()). So
@@ -144,28 +147,48 @@ static void count(struct worker *w, const struct steady_entry *e)
 	}
 }
 
+/* A hybrid host's pass that walks the unified hierarchy: whether the
+ * entry's pressure witness stands still in this walk (psi_due()'s witness
+ * 0), which a full visit would look at. */
+static bool witness_still(struct acct_sampler *s, struct steady_entry *e)
+{
+	if (!e->psi_witness)
+		return false;
+	const struct acct_bpf_record *u = acct_bpf_snapshot_find_hint(&s->snap[ACCT_HIER_UNIFIED], e->psi_id, &e->psi_hint);
+	if (!u || !(u->flags & ACCT_BPF_F_PSI))
+		return false;
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < u->nr_psi && i < ACCT_BPF_PSI_MAX; i++)
+		sum += u->psi_total[i] / 1000;
+	return sum == e->psi_sum;
+}
+
 bool sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64_t now_us)
 {
 	struct acct_sampler *s = w->s;
 
 	unsigned kind = flags & (ACCT_PASS_FAST | ACCT_PASS_SLOW | ACCT_PASS_LOAD | ACCT_PASS_EVENT | ACCT_PASS_KERNEL);
+	bool slow = kind & ACCT_PASS_SLOW, load = kind & ACCT_PASS_LOAD;
 	if (!s->steady_ok || index >= s->nr_steady || w->settle_round ||
-	    (kind != ACCT_PASS_FAST && kind != (ACCT_PASS_FAST | ACCT_PASS_LOAD)))
+	    (kind & ~(ACCT_PASS_SLOW | ACCT_PASS_LOAD)) != ACCT_PASS_FAST)
 		return false;
 	struct steady_entry *e = &s->steady[index];
-	if (!e->valid || now_us >= e->due_us)
+	/* A slow pass: where its slow group is not due (a v1 memcg record's
+	 * entry; on v2 the record's stats, which a slow pass takes, are not
+	 * compared). */
+	if (!e->valid || now_us >= e->due_us || (slow && now_us >= e->slow_due_us))
 		return false;
-	/* The walks of this pass: the memcg hierarchy's has the record; one of
-	 * the unified hierarchy apart from it brings the pressure witness, which
-	 * a full visit looks at. */
 	int mh = s->mem_hier;
-	if (mh < 0 || !s->snap_valid[mh] || (mh != ACCT_HIER_UNIFIED && s->snap_valid[ACCT_HIER_UNIFIED]) ||
-	    __atomic_load_n(&s->parts, __ATOMIC_RELAXED) != e->bpf_parts)
+	if (mh < 0 || !s->snap_valid[mh] || __atomic_load_n(&s->parts, __ATOMIC_RELAXED) != e->bpf_parts)
 		return false;
 	const struct acct_bpf_record *r = acct_bpf_snapshot_find_hint(&s->snap[mh], e->inode, &e->rec_hint);
 	if (!r || !record_equal(e, r) || !ancestor_unchanged(w, index, e->pruned))
 		return false;
-	bool load = kind & ACCT_PASS_LOAD;
+	/* A walk of the unified hierarchy apart from the memcg one brings the
+	 * pressure witness, which a full visit looks at. */
+	bool witness = mh != ACCT_HIER_UNIFIED && s->snap_valid[ACCT_HIER_UNIFIED] && (e->parts & (1u << ACCT_PART_PSI));
+	if (witness && !witness_still(s, e))
+		return false;
 	if (load) {
 		/* sample_load() would set the same counts, none active (then
 		 * nothing of its state changes), from this pass's walk. */
@@ -176,6 +199,15 @@ bool sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64
 			return false;
 	}
 	count(w, e);
+	if (witness) {
+		/* as psi_due() with its witness 0: seen still now, its refresh
+		 * counted from now */
+		w->part.bpf_psi_still++;
+		e->psi_still_us = now_us;
+		e->due_us = MIN(e->other_due_us, now_us + e->psi_refresh_us);
+	}
+	if (slow)
+		w->part.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_SKIPPED]++;
 	if (load && e->has_threads)
 		w->part.parts[ACCT_PART_LOAD][ACCT_OUTCOME_READ]++;
 	return true;
@@ -187,8 +219,12 @@ void sampler_steady_leave(struct acct_sampler *s, struct acct_cgroup *cg, struct
 	acct_cgroup_steady_leave(cg);
 	if (st->steady_slot) {
 		size_t i = st->steady_slot - 1;
-		if (s->steady && i < s->nr_steady && s->full_work[i] == cg)
-			s->steady[i].valid = false;
+		if (s->steady && i < s->nr_steady && s->full_work[i] == cg) {
+			struct steady_entry *e = &s->steady[i];
+			if (e->valid) /* what its light visits' witness saw */
+				st->psi_still_at = MAX(st->psi_still_at, e->psi_still_us);
+			e->valid = false;
+		}
 		st->steady_slot = 0;
 	}
 	if (!steady)
@@ -230,7 +266,8 @@ static bool family_absent(const struct cg_state *st, int f)
 	return true;
 }
 
-void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flags, bool populated, uint64_t due_us)
+void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flags, bool populated,
+			 const struct steady_due *due)
 {
 	struct acct_sampler *s = x->w->s;
 	struct cg_state *st = x->st;
@@ -256,7 +293,11 @@ void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flag
 		return;
 	*e = (struct steady_entry){
 		.inode = r->id,
-		.due_us = due_us,
+		.due_us = due->psi_refresh_us ? MIN(due->other_us, due->psi_seen_us + due->psi_refresh_us) : due->other_us,
+		.other_due_us = due->other_us,
+		.psi_refresh_us = due->psi_refresh_us,
+		/* v1 memcg records: a slow pass takes nothing more of them */
+		.slow_due_us = s->mem_hier != ACCT_HIER_UNIFIED ? sampler_slow_due_at(x) : 0,
 		.quantities = st->applied.quantities,
 		.rec_hint = st->rec_hint[s->mem_hier],
 		.bpf_parts = __atomic_load_n(&s->parts, __ATOMIC_RELAXED),
@@ -273,6 +314,17 @@ void sampler_steady_note(const struct sample_ctx *x, size_t index, unsigned flag
 	steady_print_of(r, &e->print);
 	const struct file_spec *ts = &st->spec[F_THREADS];
 	uint32_t h = acct_cgroup_get_hierarchies(x->cg);
+	/* A hybrid host's witness (psi_witness(): not the root's, nor one found
+	 * unusable for this cgroup), as a pass that walks the unified
+	 * hierarchy would compare it with the last read. */
+	uint64_t uid = (h & (1u << ACCT_HIER_UNIFIED)) ? acct_cgroup_get_inode(x->cg, ACCT_HIER_UNIFIED) : 0;
+	if (s->mem_hier != ACCT_HIER_UNIFIED && (parts & (1u << ACCT_PART_PSI)) && uid && !st->psi_witness_off &&
+	    strcmp(x->cg->path, "/") != 0) {
+		e->psi_witness = true;
+		e->psi_id = uid;
+		e->psi_hint = st->rec_hint[ACCT_HIER_UNIFIED];
+		e->psi_sum = st->psi_sum;
+	}
 	if (st->load_valid && st->own_active == 0 && ts->name && (h & (1u << ts->tree)) &&
 	    acct_cgroup_get_inode(x->cg, ts->tree)) {
 		e->load_known = true;

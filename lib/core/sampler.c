@@ -387,17 +387,16 @@ static bool sample_quiet(struct sample_ctx *x, size_t index, unsigned flags, uin
 /* When a steady cgroup's full visit comes due again (sampler-steady.c): the
  * earliest of pressure's refresh and decay (psi_due()) and the pruning
  * refresh (sampler_prune_due()). */
-static uint64_t steady_due(const struct sample_ctx *x)
+static void steady_due(const struct sample_ctx *x, struct steady_due *ret)
 {
 	const struct cg_state *st = x->st;
-	uint64_t due = sampler_prune_due(x);
+	*ret = (struct steady_due){ .other_us = sampler_prune_due(x) };
 	if (st->parts_files & (1u << ACCT_PART_PSI)) {
-		uint64_t seen = MAX(st->psi_at, st->psi_still_at);
-		due = MIN(due, seen + PSI_REFRESH_US + (x->cg->serial % PSI_REFRESH_SPREAD) * USEC_PER_SEC);
+		ret->psi_seen_us = MAX(st->psi_at, st->psi_still_at);
+		ret->psi_refresh_us = PSI_REFRESH_US + (x->cg->serial % PSI_REFRESH_SPREAD) * USEC_PER_SEC;
 		if (st->psi_averages)
-			due = MIN(due, st->psi_at + PSI_DECAY_US);
+			ret->other_us = MIN(ret->other_us, st->psi_at + PSI_DECAY_US);
 	}
-	return due;
 }
 
 static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, unsigned flags, uint64_t now_us)
@@ -547,7 +546,10 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 		w->part.cgroups_failed++;
 		acct_cgroup_count_sample_error(cg);
 	}
-	sampler_steady_note(&x, index, flags, steady_populated, steady_populated ? steady_due(&x) : 0);
+	struct steady_due due = { 0 };
+	if (steady_populated)
+		steady_due(&x, &due);
+	sampler_steady_note(&x, index, flags, steady_populated, &due);
 }
 
 /* ---- workers ---------------------------------------------------------- */
