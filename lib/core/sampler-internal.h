@@ -268,6 +268,10 @@ struct worker {
 	uint64_t generation;          /* the pass being read */
 	struct acct_cgroup **moving;  /* this share's cgroups whose memory moves (a full fast pass) */
 	size_t nr_moving, moving_cap;
+	size_t *later;                /* indices of steady cgroups whose ancestor's outcome was not
+				       * published yet when taken: visited at the end of the share */
+	size_t nr_later, later_cap;
+	bool later_round;             /* visiting them: no deferring again */
 };
 
 struct acct_sampler {
@@ -549,9 +553,16 @@ uint64_t sampler_prune_due(const struct sample_ctx *x);
  * the table where the work list is the last full pass's (same_list), else
  * start an empty one; steady_ok where light visits may use it. */
 void sampler_steady_prepare(struct acct_sampler *s);
-/* A light visit of work[index] in a fast pass: true where its table entry
- * proves it steady now (the visit is done), false where it needs a full one. */
-bool sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64_t now_us);
+/* A light visit of work[index]: STEADY_LIGHT where its table entry proves
+ * it steady now (the visit is done), STEADY_LATER where it would but for
+ * its pruning ancestor's outcome, not published yet (the other worker is
+ * reading the ancestor: try again later), STEADY_FULL where it needs a full
+ * visit. */
+enum steady_visit { STEADY_FULL, STEADY_LIGHT, STEADY_LATER };
+enum steady_visit sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64_t now_us);
+/* Queue work[index] for the end of this worker's share (STEADY_LATER):
+ * false where there is no room (then visit it now). */
+bool sampler_steady_defer(struct worker *w, size_t index);
 /* At the start of any other visit of cg: out of the epoch, its entry
  * cleared, and what its membership proved set in its state. */
 void sampler_steady_leave(struct acct_sampler *s, struct acct_cgroup *cg, struct cg_state *st);

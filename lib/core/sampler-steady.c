@@ -113,18 +113,21 @@ void sampler_steady_prepare(struct acct_sampler *s)
 /* Whether the pruning ancestor published, in this pass, an outcome that
  * prunes each of `families` again (as sampler_prune_decide() would: the
  * rest of its conditions held at the full visit and change only with an
- * outcome that is not one of these). */
-static bool ancestor_unchanged(const struct worker *w, size_t index, unsigned families)
+ * outcome that is not one of these): STEADY_LIGHT, STEADY_FULL, or
+ * STEADY_LATER where it has not published yet. */
+static enum steady_visit ancestor_unchanged(const struct worker *w, size_t index, unsigned families)
 {
 	if (!families)
-		return true; /* nothing pruned: no file of CPU time or I/O to read */
+		return STEADY_LIGHT; /* nothing pruned: no file of CPU time or I/O to read */
 	const struct cg_state *pst = w->s->parents_on && w->s->parents ? w->s->parents[index] : NULL;
-	if (!pst || __atomic_load_n(&pst->outcome_gen, __ATOMIC_ACQUIRE) != w->generation)
-		return false;
+	if (!pst)
+		return STEADY_FULL;
+	if (__atomic_load_n(&pst->outcome_gen, __ATOMIC_ACQUIRE) != w->generation)
+		return STEADY_LATER;
 	for (int f = 0; f < _PF_MAX; f++)
 		if ((families & (1u << f)) && pst->outcome[f] != PO_UNCHANGED && pst->outcome[f] != PO_PRUNED)
-			return false;
-	return true;
+			return STEADY_FULL;
+	return STEADY_LIGHT;
 }
 
 static void count(struct worker *w, const struct steady_entry *e)
@@ -163,7 +166,7 @@ static bool witness_still(struct acct_sampler *s, struct steady_entry *e)
 	return sum == e->psi_sum;
 }
 
-bool sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64_t now_us)
+enum steady_visit sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64_t now_us)
 {
 	struct acct_sampler *s = w->s;
 
@@ -171,32 +174,35 @@ bool sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64
 	bool slow = kind & ACCT_PASS_SLOW, load = kind & ACCT_PASS_LOAD;
 	if (!s->steady_ok || index >= s->nr_steady || w->settle_round ||
 	    (kind & ~(ACCT_PASS_SLOW | ACCT_PASS_LOAD)) != ACCT_PASS_FAST)
-		return false;
+		return STEADY_FULL;
 	struct steady_entry *e = &s->steady[index];
 	/* A slow pass: where its slow group is not due (a v1 memcg record's
 	 * entry; on v2 the record's stats, which a slow pass takes, are not
 	 * compared). */
 	if (!e->valid || now_us >= e->due_us || (slow && now_us >= e->slow_due_us))
-		return false;
+		return STEADY_FULL;
 	int mh = s->mem_hier;
 	if (mh < 0 || !s->snap_valid[mh] || __atomic_load_n(&s->parts, __ATOMIC_RELAXED) != e->bpf_parts)
-		return false;
+		return STEADY_FULL;
 	const struct acct_bpf_record *r = acct_bpf_snapshot_find_hint(&s->snap[mh], e->inode, &e->rec_hint);
-	if (!r || !record_equal(e, r) || !ancestor_unchanged(w, index, e->pruned))
-		return false;
+	if (!r || !record_equal(e, r))
+		return STEADY_FULL;
+	enum steady_visit ancestor = ancestor_unchanged(w, index, e->pruned);
+	if (ancestor != STEADY_LIGHT)
+		return ancestor;
 	/* A walk of the unified hierarchy apart from the memcg one brings the
 	 * pressure witness, which a full visit looks at. */
 	bool witness = mh != ACCT_HIER_UNIFIED && s->snap_valid[ACCT_HIER_UNIFIED] && (e->parts & (1u << ACCT_PART_PSI));
 	if (witness && !witness_still(s, e))
-		return false;
+		return STEADY_FULL;
 	if (load) {
 		/* sample_load() would set the same counts, none active (then
 		 * nothing of its state changes), from this pass's walk. */
 		if (!e->load_known || !s->tasks_valid)
-			return false;
+			return STEADY_FULL;
 		const struct task_count *c = sampler_find_tasks(s, e->load_tree, e->load_id);
 		if ((c ? c->threads : 0) != e->threads || (c && c->active))
-			return false;
+			return STEADY_FULL;
 	}
 	count(w, e);
 	if (witness) {
@@ -210,6 +216,27 @@ bool sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64
 		w->part.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_SKIPPED]++;
 	if (load && e->has_threads)
 		w->part.parts[ACCT_PART_LOAD][ACCT_OUTCOME_READ]++;
+	return STEADY_LIGHT;
+}
+
+/* A steady cgroup taken before its pruning ancestor's outcome was
+ * published (the other worker is reading the ancestor: at 1,011 cgroups a
+ * tenth to a quarter of the leaves of a pass) is visited at the end of this
+ * worker's share, when the outcome is there, instead of in full now. Its
+ * light visit writes nothing, so its place in the pass does not matter; one
+ * still not light then is visited in full there (a leaf: no cgroup of the
+ * pass prunes against a steady one). */
+bool sampler_steady_defer(struct worker *w, size_t index)
+{
+	if (w->nr_later == w->later_cap) {
+		size_t cap = w->later_cap ? 2 * w->later_cap : 64;
+		size_t *p = reallocarray(w->later, cap, sizeof(*p));
+		if (!p)
+			return false;
+		w->later = p;
+		w->later_cap = cap;
+	}
+	w->later[w->nr_later++] = index;
 	return true;
 }
 

@@ -401,7 +401,8 @@ static void steady_due(const struct sample_ctx *x, struct steady_due *ret)
 
 static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, unsigned flags, uint64_t now_us)
 {
-	if (sampler_steady_light(w, index, flags, now_us))
+	enum steady_visit light = sampler_steady_light(w, index, flags, now_us);
+	if (light == STEADY_LIGHT || (light == STEADY_LATER && !w->later_round && sampler_steady_defer(w, index)))
 		return;
 
 	struct cg_state *st = sampler_state_of(w->s, cg);
@@ -623,6 +624,11 @@ static void *worker_main(void *arg)
 				break;
 			sample_one(w, s->work[i], i, flags, now);
 		}
+		w->later_round = true;
+		for (size_t k = 0; k < w->nr_later; k++)
+			sample_one(w, s->work[w->later[k]], w->later[k], flags, now);
+		w->later_round = false;
+		w->nr_later = 0;
 		if (w->nr_settle) {
 			/* Cgroups this share found emptied: read them once more when
 			 * their CPU time can have settled (empty_read_settled()). One
@@ -726,6 +732,7 @@ struct acct_sampler *acct_sampler_free(struct acct_sampler *s)
 		free(s->workers[i].buf);
 		free(s->workers[i].settle);
 		free(s->workers[i].moving);
+		free(s->workers[i].later);
 	}
 	free(s->moving);
 	free(s->one_recs);
