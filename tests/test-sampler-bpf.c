@@ -1429,7 +1429,7 @@ static struct acct_bpf_record *steady_hybrid_leaf(struct tree *t, const char *pa
  * the unified hierarchy for the pressure witness, light where the witness
  * stands still, a full visit (its pressure read) where it moved; in a slow
  * pass (v1 memcg records), light where the slow group is not due, a full
- * visit once it is. */
+ * visit once it is, and after the bytes budget changed. */
 static void test_steady_hybrid(void **state)
 {
 	struct tree *t = *state;
@@ -1478,6 +1478,13 @@ static void test_steady_hybrid(void **state)
 	 * again, their pressure seen still */
 	for (uint64_t sec = 24; sec < 90; sec++)
 		pass_at(t, ACCT_PASS_FAST, t0 + sec * USEC_PER_SEC);
+	assert_int_equal(t->rep.steady, 2);
+	/* another bytes budget (a reload): a new table, full visits */
+	struct acct_ledger_budgets budgets = { .bytes = 2 << 20 };
+	acct_ledger_set_budgets(t->ledger, &budgets);
+	pass_at(t, ACCT_PASS_FAST, t0 + 90 * USEC_PER_SEC - 500000);
+	assert_int_equal(t->rep.steady, 0);
+	pass_at(t, ACCT_PASS_FAST, t0 + 90 * USEC_PER_SEC - 400000);
 	assert_int_equal(t->rep.steady, 2);
 	/* the slow group due by its age (a minute and its spread, under
 	 * 30 s): read in full */

@@ -376,6 +376,7 @@ struct acct_sampler {
 	struct steady_entry *steady;
 	size_t nr_steady;
 	bool steady_ok;
+	uint64_t steady_budget;      /* bytes_budget when the table was made */
 	uint64_t prepare_seq;     /* sampler_prune_prepare()'s calls (struct cg_state's parent_seq) */
 	/* parents[] is kept for a pass over the same list where it was made
 	 * whole, and nothing was released since (sampler_prune_prepare()). */

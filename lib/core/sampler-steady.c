@@ -95,10 +95,13 @@ static bool record_equal(const struct steady_entry *e, const struct acct_bpf_rec
 
 void sampler_steady_prepare(struct acct_sampler *s)
 {
-	if (!s->same_list) {
+	if (!s->same_list || s->bytes_budget != s->steady_budget) {
 		/* Another list: cgroups came or went, and the indices moved. A
 		 * new generation of the epoch, which takes every member out, and
-		 * a new table, empty: this pass's full visits fill both. */
+		 * a new table, empty: this pass's full visits fill both. So too
+		 * for another bytes budget (a reload), by which the entries'
+		 * slow groups were found not due. */
+		s->steady_budget = s->bytes_budget;
 		acct_ledger_steady_reset(s->ledger);
 		free(s->steady);
 		s->steady = NULL;

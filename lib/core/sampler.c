@@ -784,6 +784,9 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	/* Each cgroup's nearest tracked ancestor, so that pruning can use its
 	 * read; a pass of queued cgroups (EVENT) reads what it was given in full,
 	 * and leaves the last full pass's list and what was made for it. */
+	struct acct_ledger_budgets budgets;
+	acct_ledger_get_budgets(s->ledger, &budgets);
+	s->bytes_budget = (uint64_t)MAX(budgets.bytes, (int64_t)0);
 	s->flags = flags;
 	s->same_list = false;
 	s->parents_on = false;
@@ -803,9 +806,6 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	}
 	s->busy = true;
 	s->starter_tid = gettid();
-	struct acct_ledger_budgets budgets;
-	acct_ledger_get_budgets(s->ledger, &budgets);
-	s->bytes_budget = (uint64_t)MAX(budgets.bytes, (int64_t)0);
 	s->running = s->nr_workers;
 	s->generation++;
 	pthread_cond_broadcast(&s->cond);
