@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -492,30 +493,39 @@ static void unthrottle(void)
 	remove_cgroup(throttled);
 }
 
-/* cpu.stat's nr_throttled of `dir` (the periods in which it ran out of quota), or -1. */
-static long nr_throttled(const char *dir)
+/* cpu.stat's nr_periods and nr_throttled of `dir` (the enforcement periods
+ * in which it ran, and those in which it ran out of quota); false where
+ * either is missing. */
+static bool bandwidth_periods(const char *dir, long *periods, long *throttled_periods)
 {
 	char path[300], buf[256];
 	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
 	FILE *f = fopen(path, "re");
-	long n = -1;
+	*periods = *throttled_periods = -1;
 	while (f && fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "nr_throttled %ld", &n) == 1)
-			break;
+		if (sscanf(buf, "nr_periods %ld", periods) != 1)
+			(void)sscanf(buf, "nr_throttled %ld", throttled_periods);
 	if (f)
 		fclose(f);
-	return n;
+	return *periods >= 0 && *throttled_periods >= 0;
 }
 
 /* Runnable threads of a cgroup over its CPU quota are not active: CFS takes a
  * throttled group's tasks off the run queue's count, which the load average
  * samples, though /proc/<tid>/stat shows them R. Four spinning processes
- * under a quota of 1 ms every 100 ms are throttled about 99% of the time, so
- * over 50 walks they should be active about 2 times of 200 (a little more on
- * a loaded machine, where the group takes longer to use its millisecond).
- * Counting them as /proc shows them gives 200: the bound is half that. With
- * the v1 cpu controller where it is mounted, else the unified tree's
- * cpu.max; skipped where neither has bandwidth control. */
+ * under a quota of 1 ms every 100 ms are throttled about 99% of each period
+ * where they get the CPU to use their millisecond. On a busy machine they
+ * may not (runnable, waiting for a CPU: active, rightly): so only windows of
+ * walks in which the kernel throttled the group in every period count, and
+ * in those they should be active about 1% of the time (more on a loaded
+ * machine, where the group takes longer to use its millisecond). Counting
+ * them as /proc shows them gives every record: the bound is half. With the
+ * v1 cpu controller where it is mounted, else the unified tree's cpu.max;
+ * skipped where neither has bandwidth control, or where in 60 s the group
+ * was not once throttled in every period of a window. */
+#define THROTTLE_WINDOWS 8
+#define WINDOW_WALKS 25
+
 static void test_throttled_not_active(void **state)
 {
 	(void)state;
@@ -540,31 +550,51 @@ static void test_throttled_not_active(void **state)
 		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)spinners[i]);
 		assert_int_equal(cg_write(throttled, v1 ? "tasks" : "cgroup.procs", pidbuf), 0);
 	}
-	/* until the kernel says the group ran out of quota: 60 s, a busy machine */
-	long first = nr_throttled(throttled);
-	assert_true(first >= 0);
-	for (int i = 0; i < 60000 && nr_throttled(throttled) < first + 2; i++)
-		usleep(1000);
-	assert_true(nr_throttled(throttled) >= first + 2);
 
-	unsigned active = 0, running = 0;
-	for (int w = 0; w < 50; w++) {
-		const struct acct_task_record *rec;
-		ssize_t n = acct_task_walk_read(walk, 1u, &rec);
-		assert_true(n > 0);
-		for (int i = 0; i < SPINNERS; i++) {
-			unsigned count;
-			const struct acct_task_record *t = find(rec, (size_t)n, (int)spinners[i], &count);
-			if (!t)
-				fail_msg("spinner %d is not in the walk", (int)spinners[i]);
-			active += !!(t->flags & ACCT_TASK_F_ACTIVE);
-			running += proc_state_of((int)spinners[i]) == 'R';
+	unsigned active = 0, running = 0, records = 0, windows = 0, tried = 0;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (windows == THROTTLE_WINDOWS || now.tv_sec - t0.tv_sec >= 60)
+			break;
+		long p0, th0, p1, th1;
+		assert_true(bandwidth_periods(throttled, &p0, &th0));
+		unsigned w_active = 0, w_running = 0;
+		for (int w = 0; w < WINDOW_WALKS; w++) {
+			const struct acct_task_record *rec;
+			ssize_t n = acct_task_walk_read(walk, 1u, &rec);
+			assert_true(n > 0);
+			for (int i = 0; i < SPINNERS; i++) {
+				unsigned count;
+				const struct acct_task_record *t = find(rec, (size_t)n, (int)spinners[i], &count);
+				if (!t)
+					fail_msg("spinner %d is not in the walk", (int)spinners[i]);
+				w_active += !!(t->flags & ACCT_TASK_F_ACTIVE);
+				w_running += proc_state_of((int)spinners[i]) == 'R';
+			}
+			usleep(8000);
 		}
-		usleep(2000);
+		assert_true(bandwidth_periods(throttled, &p1, &th1));
+		tried++;
+		/* every period of the window throttled (two at least: the window
+		 * is about 200 ms) */
+		if (p1 - p0 < 2 || th1 - th0 < p1 - p0)
+			continue;
+		windows++;
+		active += w_active;
+		running += w_running;
+		records += WINDOW_WALKS * SPINNERS;
 	}
-	print_message("throttled spinners: active in %u of %d records, R in /proc in %u; %ld periods throttled\n",
-		      active, 50 * SPINNERS, running, nr_throttled(throttled) - first);
-	assert_true(active < 50 * SPINNERS / 2);
+	print_message("throttled spinners: in %u of %u windows throttled in every period, active in %u of %u "
+		      "records, R in /proc in %u\n",
+		      windows, tried, active, records, running);
+	if (windows < 2) {
+		unthrottle();
+		skip(); /* too busy a machine: the group could not use its quota */
+	}
+	assert_true(active < records / 2);
 	unthrottle();
 }
 
