@@ -1579,6 +1579,8 @@ static void test_golden(void **state)
 
 	for (int i = 0; i < _ACCT_ERR_MAX; i++)
 		self.sample_errors[i] = (uint64_t)i * 3;
+	for (int i = 0; i < _ACCT_KIND_MAX; i++)
+		self.pass_cpu_seconds[i] = 0.25 * (i + 1);
 	for (int i = 0; i < _ACCT_INV_MAX; i++) {
 		rec.violations[i] = (uint64_t)i;
 		rec.violations_total[i] = (uint64_t)i * 10;

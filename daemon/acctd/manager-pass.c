@@ -422,6 +422,7 @@ static void finish_pass(struct manager *m, const struct acct_pass_report *rep)
 {
 	_cleanup_free_ struct acct_cgroup **cgs = NULL;
 	uint64_t now = acct_now_us();
+	m->pass_cpu_seconds[acct_pass_kind_of(rep->flags)] += rep->cpu_seconds;
 	note_bpf(m, rep);
 	if ((rep->flags & ACCT_PASS_EVENT) || ((rep->flags & ACCT_PASS_KERNEL) && m->kernel_top))
 		refresh_root(m);

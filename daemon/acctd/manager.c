@@ -652,6 +652,7 @@ void manager_get_stats(const struct manager *m, struct manager_stats *ret)
 	};
 	memcpy(ret->bpf_last_mismatch, m->bpf_last_mismatch, sizeof(ret->bpf_last_mismatch));
 	memcpy(ret->sample_errors_total, m->sample_errors_total, sizeof(ret->sample_errors_total));
+	memcpy(ret->pass_cpu_seconds, m->pass_cpu_seconds, sizeof(ret->pass_cpu_seconds));
 }
 
 const char *manager_collector_of(const struct manager *m, enum acct_hierarchy h, const char **ret_reason)

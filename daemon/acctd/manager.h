@@ -72,6 +72,7 @@ struct manager_stats {
 	uint64_t passes;
 	struct acct_pass_report last_fast, last_slow;
 	struct manager_pass_histogram pass_hist[2]; /* [0] fast-only passes, [1] passes with slow files */
+	double pass_cpu_seconds[_ACCT_KIND_MAX]; /* the workers' CPU, summed by kind of pass */
 	uint64_t sample_errors_total[_ACCT_ERR_MAX];
 	uint64_t cgroups_failed_total;
 	uint64_t reloads, reload_failures;
@@ -202,6 +203,7 @@ struct manager {
 
 	/* Cumulative figures for Status() and /metrics. */
 	struct manager_pass_histogram pass_hist[2]; /* [0] fast-only passes, [1] passes with slow files */
+	double pass_cpu_seconds[_ACCT_KIND_MAX]; /* the workers' CPU, summed by kind of pass */
 	uint64_t sample_errors_total[_ACCT_ERR_MAX];
 	uint64_t cgroups_failed_total;
 	/* The BPF collector's passes and cross-checks, cumulative. */

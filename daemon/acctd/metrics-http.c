@@ -743,6 +743,7 @@ static void gather_self(struct metrics_server *s, struct scrape *sc)
 		x->pass[k].sum_seconds = ms->pass_hist[k].sum_seconds;
 	}
 	memcpy(x->sample_errors, ms->sample_errors_total, sizeof(x->sample_errors));
+	memcpy(x->pass_cpu_seconds, ms->pass_cpu_seconds, sizeof(x->pass_cpu_seconds));
 	x->cgroups_failed_total = ms->cgroups_failed_total;
 	memcpy(x->pass_parts, ms->last_fast.parts, sizeof(x->pass_parts));
 	x->pass_steady = ms->last_fast.steady;

@@ -50,34 +50,6 @@ static void note_moving(struct worker *w, struct acct_cgroup *cg, struct cg_stat
 	st->moving_gen = w->s->moving_gen;
 }
 
-const char *acct_pass_part_to_string(enum acct_pass_part p)
-{
-	static const char *const names[_ACCT_PART_MAX] = {
-		[ACCT_PART_MEMORY] = "memory", [ACCT_PART_CPU] = "cpu", [ACCT_PART_IO] = "io",
-		[ACCT_PART_PSI] = "psi",       [ACCT_PART_LOAD] = "load",  [ACCT_PART_MEMORY_STAT] = "memory_stat",
-	};
-	return p < _ACCT_PART_MAX ? names[p] : "unknown";
-}
-
-const char *acct_part_outcome_to_string(enum acct_part_outcome o)
-{
-	static const char *const names[_ACCT_OUTCOME_MAX] = {
-		[ACCT_OUTCOME_READ] = "read", [ACCT_OUTCOME_PRUNED] = "pruned", [ACCT_OUTCOME_SKIPPED] = "skipped"
-	};
-	return o < _ACCT_OUTCOME_MAX ? names[o] : "unknown";
-}
-
-const char *acct_sample_error_to_string(enum acct_sample_error e)
-{
-	static const char *const names[_ACCT_ERR_MAX] = {
-		[ACCT_ERR_VANISHED] = "vanished",
-		[ACCT_ERR_GARBAGE] = "garbage",
-		[ACCT_ERR_UNREADABLE] = "unreadable",
-		[ACCT_ERR_INVARIANT] = "invariant",
-	};
-	return e < _ACCT_ERR_MAX ? names[e] : "unknown";
-}
-
 /* Whether the cgroup has tasks: from the collector's records where they all
  * say, else cgroup.events (true when unknown). */
 static bool sample_events(struct sample_ctx *x)

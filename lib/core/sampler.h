@@ -42,6 +42,13 @@ enum acct_pass_flags {
 	ACCT_PASS_KERNEL = 1 << 4,
 };
 
+/* A pass by what it read, for its costs (the dearest of its flags): a walk
+ * alone (KERNEL), a pass of queued cgroups (EVENT), one with the slow
+ * files (SLOW), one with the threads (LOAD), else a fast pass. */
+enum acct_pass_kind { ACCT_KIND_FAST, ACCT_KIND_SLOW, ACCT_KIND_LOAD, ACCT_KIND_EVENT, ACCT_KIND_WALK, _ACCT_KIND_MAX };
+enum acct_pass_kind acct_pass_kind_of(unsigned flags);
+const char *acct_pass_kind_to_string(enum acct_pass_kind k);
+
 enum acct_sample_error {
 	ACCT_ERR_VANISHED,   /* ENOENT/ENODEV mid-read: the cgroup is going away */
 	ACCT_ERR_GARBAGE,    /* the content did not parse */

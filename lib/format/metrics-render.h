@@ -134,6 +134,7 @@ struct acct_metrics_self {
 		double sum_seconds;
 	} pass[2];
 	uint64_t sample_errors[_ACCT_ERR_MAX];
+	double pass_cpu_seconds[_ACCT_KIND_MAX]; /* the sampler workers' CPU by kind of pass */
 	uint64_t cgroups_failed_total;
 	/* The last full pass (not a pass of queued cgroups): cgroups per part
 	 * read, pruned and skipped (struct acct_pass_report's parts). */

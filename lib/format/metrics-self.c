@@ -103,6 +103,16 @@ static void g_sample_errors(struct acct_metrics_page *p, const struct fam *f)
 	}
 }
 
+static void g_pass_cpu(struct acct_metrics_page *p, const struct fam *f)
+{
+	for (int k = 0; k < _ACCT_KIND_MAX; k++) {
+		struct lbl l = { "kind", acct_pass_kind_to_string((enum acct_pass_kind)k) };
+		sample_double(p, f, "_total", NULL, &l, 1, p->self->pass_cpu_seconds[k]);
+		if (p->om && p->self->start_time > 0)
+			sample_double(p, f, "_created", NULL, &l, 1, p->self->start_time);
+	}
+}
+
 static void g_pass_parts(struct acct_metrics_page *p, const struct fam *f)
 {
 	for (int k = 0; k < _ACCT_PART_MAX; k++)
@@ -348,6 +358,11 @@ const struct fam metrics_self_families[] = {
 	  .global = g_pass_hist),
 	G("acctd_sampling_errors", T_COUNTER, -1, NULL, "Failed reads of cgroup files, by reason.",
 	  .global = g_sample_errors),
+	G("acctd_sampling_cpu_seconds", T_COUNTER, -1, "seconds",
+	  "CPU time (user and system) of the sampler's workers in passes, by kind of pass: walk (the BPF "
+	  "collector's walks alone), event (queued cgroups), slow (with the slow files), load (with the threads), "
+	  "fast (the rest). The BPF walks that a pass makes are its own.",
+	  .global = g_pass_cpu),
 	G("acctd_sampling_pass_cgroups", T_GAUGE, -1, NULL,
 	  "cgroups of the last full pass by part of their values (memory, cpu, io, psi, load, memory_stat) and "
 	  "outcome: read, pruned (proven unchanged without a read: an ancestor's total stood still), skipped (not "

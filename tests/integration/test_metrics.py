@@ -225,6 +225,10 @@ def test_promtool_host(tmp_path):
         promtool(page)
         promtool(m.page("/metrics?family=all")[0])
         assert series(page, "acctd_cpu_usage_seconds_total")
+        # the sampler's CPU by kind of pass; the first pass reads every file
+        cpu = {dict(k[1])["kind"]: v for k, v in samples(page).items() if k[0] == "acctd_sampling_cpu_seconds_total"}
+        assert sorted(cpu) == ["event", "fast", "load", "slow", "walk"], cpu
+        assert cpu["slow"] > 0 and all(v >= 0 for v in cpu.values()), cpu
         om, h = m.page(headers={"Accept": PROMETHEUS_ACCEPT})
         assert h["content-type"].startswith("application/openmetrics-text; version=1.0.0")
         assert om.endswith("\n# EOF\n")
