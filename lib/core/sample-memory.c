@@ -141,10 +141,12 @@ void sample_memory_events(struct sample_ctx *x)
 #define SLOW_REFRESH_US (60 * USEC_PER_SEC)
 #define SLOW_REFRESH_MAX_US (600 * USEC_PER_SEC)
 #define SLOW_REFRESH_SPREAD 30 /* seconds */
+#define SLOW_BACKOFF_MAX 4     /* 60 s << 4 is past SLOW_REFRESH_MAX_US */
+_Static_assert((SLOW_REFRESH_US << SLOW_BACKOFF_MAX) >= SLOW_REFRESH_MAX_US, "the back-off reaches the cap");
 
 static uint64_t slow_refresh_us(const struct cg_state *st, const struct acct_cgroup *cg)
 {
-	uint64_t interval = SLOW_REFRESH_US << MIN(st->slow_backoff, 8u);
+	uint64_t interval = SLOW_REFRESH_US << st->slow_backoff;
 	return MIN(interval, (uint64_t)SLOW_REFRESH_MAX_US) + (cg->serial % SLOW_REFRESH_SPREAD) * USEC_PER_SEC;
 }
 
@@ -179,21 +181,15 @@ void sampler_slow_done(struct sample_ctx *x, bool by_age, uint64_t now_us)
 {
 	struct cg_state *st = x->st;
 	bool same = st->slow_at && by_age && !x->slow_limits && x->slow_hash == st->slow_hash;
-	st->slow_backoff = same ? MIN(st->slow_backoff + 1, 8u) : 0;
+	st->slow_backoff = same ? MIN(st->slow_backoff + 1, (unsigned)SLOW_BACKOFF_MAX) : 0;
 	st->slow_hash = x->slow_hash;
 	st->slow_at = now_us;
 	st->slow_memory = st->own_memory;
 }
 
-void sampler_slow_hash_start(struct sample_ctx *x)
-{
-	x->slow_hash = FNV1A_64_OFFSET;
-	x->slow_hashing = true;
-}
-
 /* The slow files, and memory in use right after memory.stat (see
  * sample_memory()). */
-void sample_slow(struct sample_ctx *x)
+static void read_slow(struct sample_ctx *x)
 {
 	uint64_t v;
 
@@ -237,6 +233,16 @@ void sample_slow(struct sample_ctx *x)
 		}
 		acct_cgroup_set(x->cg, singles[i].q, val);
 	}
+}
+
+void sample_slow(struct sample_ctx *x)
+{
+	/* sampler_get() folds each file read into the fingerprint
+	 * (sampler_slow_done()) */
+	x->slow_hash = FNV1A_64_OFFSET;
+	x->slow_hashing = true;
+	read_slow(x);
+	x->slow_hashing = false;
 }
 
 

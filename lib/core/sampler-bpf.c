@@ -304,6 +304,14 @@ static bool serves_memory(const struct acct_sampler *s, const struct acct_cgroup
  * cgroup created since the walk) and whether it is populated (1, 0, -1
  * unknown): the OR over the records of every hierarchy it is in, when all
  * have one (else cgroup.events). */
+uint64_t sampler_bpf_psi_sum(const struct acct_bpf_record *r)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < r->nr_psi && i < ACCT_BPF_PSI_MAX; i++)
+		sum += r->psi_total[i] / 1000;
+	return sum;
+}
+
 void sampler_bpf_lookup(struct sample_ctx *x)
 {
 	struct acct_sampler *s = x->w->s;

@@ -412,7 +412,7 @@ struct sample_ctx {
 	bool counters_same;     /* its record's page counters equalled those applied (set_counters()) */
 	bool events_same;       /* and its events (sampler_bpf_memory_events()) */
 	bool psi_read;          /* its pressure was read */
-	bool slow_hashing;      /* sampler_get() folds what it reads into slow_hash */
+	bool slow_hashing;      /* sampler_get() folds what it reads into slow_hash (sample_slow()) */
 	uint64_t slow_hash;     /* FNV-1a of the slow group's files as read (sampler_slow_done()) */
 	bool slow_limits;       /* sample_slow() read a limit from its file */
 	unsigned pruned;        /* the families pruned (bit per enum prune_family) */
@@ -456,7 +456,8 @@ int sampler_memstat_kv(const char *key, size_t key_len, uint64_t value, void *us
 /* Memory in use (a fast pass), and with working_set the working set too (a
  * slow pass, right after memory.stat). */
 void sample_memory(struct sample_ctx *x, bool working_set);
-/* The slow group: memory.stat, then memory in use, NUMA, peak, limits, swap. */
+/* The slow group: memory.stat, then memory in use, NUMA, peak, limits, swap;
+ * their fingerprint in x->slow_hash. */
 void sample_slow(struct sample_ctx *x);
 /* When a slow pass reads the slow group (sample-memory.c, "When a slow pass
  * reads a cgroup's slow group"): aged (its refresh interval passed since
@@ -467,9 +468,6 @@ bool sampler_slow_due(const struct sample_ctx *x, uint64_t now_us);
 /* The pass from which the slow group is due (0: now), with memory as read
  * in this visit. */
 uint64_t sampler_slow_due_at(const struct sample_ctx *x);
-/* Before sample_slow(): sampler_get() folds each file it reads into
- * x->slow_hash from now on. */
-void sampler_slow_hash_start(struct sample_ctx *x);
 /* After a good read of the slow group (made due by age: by_age): the next
  * refresh interval, from whether the files read the same as at the last. */
 void sampler_slow_done(struct sample_ctx *x, bool by_age, uint64_t now_us);
@@ -540,6 +538,10 @@ void sampler_bpf_lookup(struct sample_ctx *x);
  * work[index]'s (sampler-bpf.c, "Freshness from the budget"). */
 void sampler_bpf_one(struct sample_ctx *x, size_t index);
 void sampler_bpf_memory(struct sample_ctx *x);
+/* The sum of a record's pressure totals in the files' units (each file total
+ * is the kernel's in ns divided by 1,000: equal sums, equal totals), what the
+ * witness compares with a read's (sampler.c, psi_witness()). */
+uint64_t sampler_bpf_psi_sum(const struct acct_bpf_record *r);
 void sampler_bpf_memory_events(struct sample_ctx *x);
 
 /* At the start of a full pass (owner thread): same_list where its list is

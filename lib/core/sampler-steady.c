@@ -161,12 +161,7 @@ static bool witness_still(struct acct_sampler *s, struct steady_entry *e)
 	if (!e->psi_witness)
 		return false;
 	const struct acct_bpf_record *u = acct_bpf_snapshot_find_hint(&s->snap[ACCT_HIER_UNIFIED], e->psi_id, &e->psi_hint);
-	if (!u || !(u->flags & ACCT_BPF_F_PSI))
-		return false;
-	uint64_t sum = 0;
-	for (unsigned i = 0; i < u->nr_psi && i < ACCT_BPF_PSI_MAX; i++)
-		sum += u->psi_total[i] / 1000;
-	return sum == e->psi_sum;
+	return u && (u->flags & ACCT_BPF_F_PSI) && sampler_bpf_psi_sum(u) == e->psi_sum;
 }
 
 enum steady_visit sampler_steady_light(struct worker *w, size_t index, unsigned flags, uint64_t now_us)

@@ -272,13 +272,10 @@ static void sample_cumulative(struct sample_ctx *x, size_t index, uint64_t read_
 static int psi_witness(const struct sample_ctx *x)
 {
 	const struct acct_bpf_record *r = x->psi_rec;
-	uint64_t sum = 0;
 
 	if (!r || x->st->psi_witness_off || strcmp(x->cg->path, "/") == 0)
 		return -1;
-	for (unsigned i = 0; i < r->nr_psi && i < ACCT_BPF_PSI_MAX; i++)
-		sum += r->psi_total[i] / 1000;
-	return sum != x->st->psi_sum;
+	return sampler_bpf_psi_sum(r) != x->st->psi_sum;
 }
 
 static bool psi_due(struct sample_ctx *x, unsigned flags, uint64_t now_us)
@@ -432,9 +429,7 @@ static void sample_one(struct worker *w, struct acct_cgroup *cg, size_t index, u
 					w->part.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_SKIPPED]++;
 			}
 			if (slow) {
-				sampler_slow_hash_start(&x);
 				sample_slow(&x); /* memory.stat, then memory */
-				x.slow_hashing = false;
 				w->part.parts[ACCT_PART_MEMORY_STAT][ACCT_OUTCOME_READ]++;
 			} else
 				sample_memory(&x, false);
@@ -753,12 +748,14 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
 	s->work = copy;
 	s->nr_work = n;
 	s->next = 0;
-	/* Each cgroup's nearest tracked ancestor, so that pruning can use its
-	 * read; a pass of queued cgroups (EVENT) reads what it was given in full,
-	 * and leaves the last full pass's list and what was made for it. */
+	/* The budget first: the steady table is kept only while it is the same
+	 * (sampler_steady_prepare()). */
 	struct acct_ledger_budgets budgets;
 	acct_ledger_get_budgets(s->ledger, &budgets);
 	s->bytes_budget = (uint64_t)MAX(budgets.bytes, (int64_t)0);
+	/* Each cgroup's nearest tracked ancestor, so that pruning can use its
+	 * read; a pass of queued cgroups (EVENT) reads what it was given in full,
+	 * and leaves the last full pass's list and what was made for it. */
 	s->flags = flags;
 	s->same_list = false;
 	s->parents_on = false;
