@@ -7,6 +7,7 @@
  * reader still reads nothing. Rate limits let `burst` messages of a cause
  * through per window and sum up the rest in one line. Without the writer
  * (--dump, --check-config) a message is on stderr when log_info() returns.
+ * The journal-stream target writes "<N>message" lines.
  * Each test points stderr at its own pipe and restores it. */
 #include <errno.h>
 #include <fcntl.h>
@@ -233,6 +234,31 @@ static void test_ratelimit_summary(void **state)
 	free(rd.buf);
 }
 
+/* LOG_TARGET_JOURNAL_STREAM (acctd --bpf-pin under systemd): each message is
+ * one line "<priority>message" on stderr, the journal stream, with no time
+ * or level name of ours; the maximum level still applies; the queued writer
+ * delivers the same. */
+static void test_journal_stream(void **state)
+{
+	struct redirect *r = *state;
+	struct reader rd = { .fd = r->rfd };
+
+	log_set_target(LOG_TARGET_JOURNAL_STREAM);
+	assert_int_equal(log_get_target(), LOG_TARGET_JOURNAL_STREAM);
+	log_notice("nothing pinned: %s", "why");
+	log_debug("not at the default level");
+	assert_int_equal(log_error_errno(EPERM, "refused: %m"), -EPERM);
+	read_some(&rd, 0);
+	assert_string_equal(rd.buf, "<5>nothing pinned: why\n<3>refused: Operation not permitted\n");
+	assert_int_equal(log_start_writer(), 0);
+	log_warning("queued");
+	log_stop_writer(10 * 1000000);
+	rd.len = 0;
+	read_some(&rd, 0);
+	assert_string_equal(rd.buf, "<4>queued\n");
+	free(rd.buf);
+}
+
 /* errno survives logging, queued as well as synchronous. */
 static void test_errno_preserved(void **state)
 {
@@ -254,6 +280,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_synchronous_without_writer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ratelimit_summary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errno_preserved, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_journal_stream, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,8 +33,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_topology *, acct_topology_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct acct_task_walk *, acct_task_walk_free);
 
 /* The per-hierarchy result lines: on stdout for an administrator or a
- * script; under systemd into the journal as structured entries like every
- * other line of acctd's (stdout would arrive there without them). */
+ * script; under systemd into the journal with their priority, through the
+ * stream on stderr (bpf_pin_run() chooses it: this process exits right after
+ * it logs, and "journalctl -u acctd" would miss a native message from a
+ * sender that is gone, log.h). */
 static void __attribute__((format(printf, 2, 3))) say(int level, const char *format, ...)
 {
 	char line[LOG_MESSAGE_MAX];
@@ -43,7 +45,7 @@ static void __attribute__((format(printf, 2, 3))) say(int level, const char *for
 	va_start(ap, format);
 	vsnprintf(line, sizeof(line), format, ap);
 	va_end(ap);
-	if (log_get_target() == LOG_TARGET_JOURNAL)
+	if (log_get_target() != LOG_TARGET_STDERR)
 		log_full(level, "%s", line);
 	else {
 		printf("%s\n", line);
@@ -327,6 +329,8 @@ int bpf_pin_run(const struct manager_config_source *src)
 	char reason[512];
 	int r;
 
+	if (log_get_target() == LOG_TARGET_JOURNAL)
+		log_set_target(LOG_TARGET_JOURNAL_STREAM);
 	if (geteuid() != 0) {
 		say(LOG_ERR, "acctd --bpf-pin needs root: it loads a BPF program and pins it (run it as root, or as "
 			     "the unit's ExecStartPre=+ does)");

@@ -101,7 +101,7 @@ void log_open(void)
 
 void log_set_target(enum log_target target)
 {
-	if (target != LOG_TARGET_STDERR && target != LOG_TARGET_JOURNAL)
+	if (target != LOG_TARGET_STDERR && target != LOG_TARGET_JOURNAL && target != LOG_TARGET_JOURNAL_STREAM)
 		target = LOG_TARGET_AUTO;
 	__atomic_store_n(&target_set, target, __ATOMIC_RELAXED);
 	__atomic_store_n(&target_now, target, __ATOMIC_RELAXED);
@@ -239,9 +239,26 @@ static void deliver(struct entry *e)
 {
 	char *msg = e->text + PREFIX_MAX;
 
-	if (log_get_target() == LOG_TARGET_JOURNAL) {
+	enum log_target target = log_get_target();
+
+	if (target == LOG_TARGET_JOURNAL) {
 		if (send_journal(e, msg) >= 0)
 			return;
+	} else if (target == LOG_TARGET_JOURNAL_STREAM) {
+		/* A record whose fields are its point goes whole; the rest
+		 * as "<N>message": journald reads the priority off the
+		 * prefix (SyslogLevelPrefix=, on by default). */
+		if (e->journal_too && send_journal(e, msg) >= 0)
+			return;
+		char prefix[8];
+		int w = snprintf(prefix, sizeof(prefix), "<%d>", e->level);
+		char *p = msg - w;
+
+		memcpy(p, prefix, (size_t)w);
+		msg[e->msg_len] = '\n';
+		write_stderr(p, (size_t)(msg + e->msg_len + 1 - p));
+		msg[e->msg_len] = '\0';
+		return;
 	} else if (e->journal_too && access(JOURNAL_SOCKET, F_OK) == 0)
 		(void)send_journal(e, msg); /* and stderr below: it writes its own prefix */
 

@@ -66,6 +66,15 @@ enum log_target {
 	LOG_TARGET_AUTO = 0, /* journal if stderr is a journal stream, else stderr */
 	LOG_TARGET_STDERR,
 	LOG_TARGET_JOURNAL,
+	/* The journal through the stream on stderr, as "<N>message\n" (a
+	 * message marked journal-too, whose fields are its point, still goes
+	 * through the native socket): for a process that exits right after it
+	 * logs, such as acctd --bpf-pin run as ExecStartPre=. journald learns
+	 * the unit of a native message by reading /proc/PID of its sender,
+	 * which is gone once the sender has exited, so "journalctl -u" misses
+	 * the message (systemd issue 2913); a stream's unit is learned when
+	 * systemd connects it, before the process runs. Never chosen by AUTO. */
+	LOG_TARGET_JOURNAL_STREAM,
 };
 
 /* Decide the destination of LOG_TARGET_AUTO now, from $JOURNAL_STREAM and
@@ -74,12 +83,13 @@ enum log_target {
 void log_open(void);
 
 /* Set the destination. AUTO is decided at the next log_open() or message;
- * STDERR and JOURNAL are used as they are (JOURNAL falls back to stderr per
- * message when sending fails, see above); other values mean AUTO. */
+ * STDERR, JOURNAL and JOURNAL_STREAM are used as they are (JOURNAL falls back
+ * to stderr per message when sending fails, see above); other values mean
+ * AUTO. */
 void log_set_target(enum log_target target);
 
-/* The destination in effect: LOG_TARGET_STDERR or LOG_TARGET_JOURNAL (AUTO is
- * decided first). */
+/* The destination in effect: LOG_TARGET_STDERR, LOG_TARGET_JOURNAL or
+ * LOG_TARGET_JOURNAL_STREAM (AUTO is decided first). */
 enum log_target log_get_target(void);
 
 /* Messages with a priority above `level` (less important) are dropped; the
