@@ -228,9 +228,9 @@ def config_text(tmp, name, collector, include, port):
         "[cgroups]", "include = %s" % include]) + "\n"
 
 
-def pass_counters(port):
-    """{(part, outcome): cgroups} of the last full pass (the gauge
-    acctd_sampling_pass_cgroups), None when absent."""
+def metric_samples(port, family, keys):
+    """{(label values of keys...): value} of one family on /metrics, None
+    when /metrics cannot be read or has none of it."""
     try:
         with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
             text = r.read().decode()
@@ -238,12 +238,26 @@ def pass_counters(port):
         return None
     out = {}
     for line in text.splitlines():
-        if not line.startswith("acctd_sampling_pass_cgroups{"):
+        if not line.startswith(family + "{"):
             continue
         labels, _, val = line.rpartition(" ")
         lab = dict(kv.split("=", 1) for kv in labels[labels.index("{") + 1:labels.rindex("}")].split(","))
-        out[(lab.get("part", "").strip('"'), lab.get("outcome", "").strip('"'))] = float(val)
+        out[tuple(lab.get(k, "").strip('"') for k in keys)] = float(val)
     return out or None
+
+
+def pass_counters(port):
+    """{(part, outcome): cgroups} of the last full pass (the gauge
+    acctd_sampling_pass_cgroups), None when absent."""
+    return metric_samples(port, "acctd_sampling_pass_cgroups", ("part", "outcome"))
+
+
+def kind_cpu(port):
+    """{kind: CPU seconds} of the sampler's passes by kind
+    (acctd_sampling_cpu_seconds_total: fast, slow, load, event, walk), None
+    when absent."""
+    s = metric_samples(port, "acctd_sampling_cpu_seconds_total", ("kind",))
+    return {k[0]: v for k, v in s.items()} if s else None
 
 
 def wait_values(vl, cgroups, timeout):
@@ -288,10 +302,18 @@ def run_acctd(args, tmp, label, collector, tree, selfcg, res):
         res["collectors"] = vl.call("Status")["status"].get("collectors")
         log("%s %s: measuring over %ds" % (label, collector, args.window))
         disc0 = vl.call("Status")["status"].get("discovery") or {}
+        k0 = kind_cpu(port)
         c0, t0 = bs.process_cpu_ns(pid), time.monotonic()
         w = bc.sample_window(vl, cgs, args.window, 1.0, random.Random(1))
         c1, t1 = bs.process_cpu_ns(pid), time.monotonic()
+        k1 = kind_cpu(port)
         p1 = pass_counters(port)
+        # where the CPU went: the sampler's passes by kind, the rest (the
+        # event loop, the API's replies to this benchmark's Gets) as "other"
+        if k0 and k1:
+            kinds = {k: 100.0 * (k1[k] - k0.get(k, 0.0)) / (t1 - t0) for k in k1}
+            kinds["other"] = 100.0 * (c1 - c0) / 1e9 / (t1 - t0) - sum(kinds.values())
+            res["cpu_pct_by_kind"] = kinds
         # the periodic rescan over the window: scans made, censuses that stood in for one
         disc1 = vl.call("Status")["status"].get("discovery") or {}
         res["discovery"] = {k: disc1[k] - disc0.get(k, 0) for k in DISCOVERY_COUNTS if k in disc1}
@@ -487,6 +509,10 @@ def report(results):
                 f(r.get("age_memory_p50_ms"), 0), f(r.get("age_memory_p95_ms"), 0),
                 f(r.get("age_cpu_p50_ms"), 0), f(r.get("age_cpu_p95_ms"), 0),
                 counters_text(r.get("pass_cgroups"))))
+            kinds = r.get("cpu_pct_by_kind")
+            if kinds:
+                print("|  | %s, CPU %% by kind of pass: %s |||||| " % (
+                    c, ", ".join("%s %.2f" % (k, v) for k, v in kinds.items())))
             disc = r.get("discovery")
             if disc:
                 print("|  | %s, over the window: %s |||||| " % (
