@@ -169,7 +169,7 @@ static void print_bpf_checks(struct json_object *b)
 	int64_t walks = jint_or(b, "kernel_passes", 0), idle = jint_or(b, "kernel_idle", 0);
 	if (walks + idle > 0)
 		print_field("Walks alone", "%" PRId64 " (%" PRId64 " cgroups read as their memory came due), %" PRId64
-			    " ticks with none due", walks, jint_or(b, "kernel_due", 0), idle);
+			    " periods with none due", walks, jint_or(b, "kernel_due", 0), idle);
 	if (checks <= 0)
 		return;
 	print_field("BPF checks", "%" PRId64 " since start, %" PRId64 " outside the files' readings%s%s", checks,

@@ -427,7 +427,7 @@ int manager_start(struct manager *m)
 	m->ev_rescan = event_new(m->base, -1, EV_PERSIST, manager_on_rescan, m);
 	m->ev_tune = event_new(m->base, -1, EV_PERSIST, on_tune, m);
 	m->ev_watchdog = event_new(m->base, -1, EV_PERSIST, on_watchdog, m);
-	m->ev_kernel = event_new(m->base, -1, EV_PERSIST, manager_on_kernel_tick, m);
+	m->ev_kernel = event_new(m->base, -1, 0, manager_on_kernel_tick, m); /* armed per use */
 	if (!m->ev_inotify || !m->ev_sampler || !m->ev_tick || !m->ev_rescan || !m->ev_tune || !m->ev_watchdog ||
 	    !m->ev_kernel)
 		return log_oom();
@@ -641,7 +641,7 @@ void manager_get_stats(const struct manager *m, struct manager_stats *ret)
 		.reload_failures = m->reload_failures,
 		.reload_time_us = m->reload_time_us,
 		.kernel_passes = m->kernel_passes,
-		.kernel_idle = m->kernel_idle,
+		.kernel_idle = manager_kernel_idle(m, acct_now_us()),
 		.kernel_due = m->kernel_due_total,
 		.bpf_checks = m->bpf_checks_total,
 		.bpf_mismatches = m->bpf_mismatches_total,

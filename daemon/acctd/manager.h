@@ -209,7 +209,8 @@ struct manager {
 	/* The BPF collector's passes and cross-checks, cumulative. */
 	uint64_t kernel_passes, bpf_checks_total, bpf_mismatches_total;
 	uint64_t next_kernel_us; /* a walk alone not before (manager_on_kernel_tick()) */
-	uint64_t kernel_idle, kernel_due_total; /* ticks with nothing due; cgroups read when due */
+	uint64_t kernel_idle, kernel_due_total; /* bpf_interval periods with nothing due; cgroups read when due */
+	uint64_t kernel_quiet_since_us;         /* nothing due since then (0: a walk alone is due or ran) */
 	bool kernel_top;         /* the running walk alone reads some of the top level */
 	char bpf_last_mismatch[160];
 	/* The periodic rescan: the census asked of the sampler and not yet

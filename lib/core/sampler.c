@@ -861,6 +861,35 @@ int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct
 	return (int)MIN(n, (size_t)INT_MAX);
 }
 
+uint64_t acct_sampler_kernel_next_us(struct acct_sampler *s, uint64_t now_us)
+{
+	if (!s->moving_valid)
+		return now_us;
+	struct acct_ledger_budgets budgets;
+	acct_ledger_get_budgets(s->ledger, &budgets);
+	double budget = (double)MAX(budgets.bytes, (int64_t)0);
+	uint64_t next = UINT64_MAX;
+	for (size_t i = 0; i < s->nr_moving; i++) {
+		struct acct_cgroup *cg = s->moving[i];
+		struct cg_state *st = cg->sampler_state;
+		if (!st || acct_cgroup_is_dead(cg))
+			continue;
+		if (!__atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE))
+			return now_us;
+		double motion = acct_cgroup_get_double(&cg->memory_motion_bits);
+		if (!(motion > 0))
+			continue; /* (NaN as well) */
+		/* the age at which motion x age reaches the budget, as
+		 * acct_sampler_kernel_due() compares them; a day at most */
+		double wait_us = MIN(budget / motion * 1e6, 86400e6);
+		uint64_t at = st->memory_at + (uint64_t)wait_us;
+		if (at <= now_us)
+			return now_us;
+		next = MIN(next, at);
+	}
+	return next;
+}
+
 int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report)
 {
 	uint64_t v;

@@ -183,6 +183,13 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
  * list (no fast pass yet with the BPF collector, or a moving cgroup was
  * released since: the caller walks every cgroup as before), or -ENOMEM. */
 int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct_cgroup ***ret);
+/* When a walk alone can next have something to read: the earliest time at
+ * which one of those moving cgroups reaches the bytes budget at its present
+ * motion (its last memory reading plus budget / motion); now_us where one is
+ * due already, its motion is not known yet, or there is no list (-ESTALE
+ * above); UINT64_MAX where none moves. So an idle host needs no tick until a
+ * pass finds motion. O(moving cgroups); call while no pass runs. */
+uint64_t acct_sampler_kernel_next_us(struct acct_sampler *s, uint64_t now_us);
 /* Ask the next full fast pass (ACCT_PASS_FAST without EVENT or KERNEL) for
  * the census (cgroup-census.h) of each hierarchy in `hierarchies` (a mask of
  * 1 << enum acct_hierarchy) at levels 0..max_level, from the collector's

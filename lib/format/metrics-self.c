@@ -341,7 +341,7 @@ const struct fam metrics_self_families[] = {
 	F("acctd_collector_walks", T_COUNTER, -1, NULL,
 	  "Passes of the BPF collector's memory values alone (sampling.bpf_interval).", SELF(kernel_passes, V_U64)),
 	F("acctd_collector_walks_idle", T_COUNTER, -1, NULL,
-	  "bpf_interval ticks at which no cgroup's memory was due by the bytes budget: no walk alone ran.",
+	  "bpf_interval periods in which no cgroup's memory was due by the bytes budget: no walk alone ran, and acctd did not wake for one.",
 	  SELF(kernel_idle, V_U64)),
 	F("acctd_collector_walk_due_cgroups", T_COUNTER, -1, NULL,
 	  "cgroups that walks alone read because their memory was due by the bytes budget (motion x age).",

@@ -1031,6 +1031,52 @@ def test_walks_alone_follow_the_budget(tree, tmp_path):
               (b1["kernel_due"] - b0["kernel_due"], b["kernel_idle"] - b1["kernel_idle"]))
 
 
+def wakeups(pid):
+    """The voluntary context switches of acctd's main thread (its event
+    loop): one per wake from epoll_wait."""
+    with open("/proc/%d/task/%d/status" % (pid, pid)) as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    raise AssertionError("no voluntary_ctxt_switches for %d" % pid)
+
+
+def test_idle_host_no_tick(tree, tmp_path):
+    """While no cgroup's memory moves, the bpf_interval tick does not wake
+    acctd: it is armed for when a walk alone can next be due (a pass that
+    sees motion arms it), and the periods with nothing due are counted all
+    the same (Status bpf.kernel_idle). Ten idle leaves, bpf_interval 20 ms,
+    fast passes 2 s apart, the census rare: over 6 s the event loop wakes for
+    the passes (a few times each), not for 300 ticks. Made wrong (the tick
+    armed every bpf_interval, as before), it fails; with the idle periods
+    not counted, too."""
+    tree.mkdir()
+    idle = ["idle%d" % i for i in range(10)]
+    for rel in idle:
+        tree.mkdir(rel)
+        tree.spawn(rel, HOLD, 1)
+    c = conf(tmp_path, tree, "bpf", sampling__fast_interval="2s", sampling__slow_interval="60s",
+             sampling__rescan_interval="1h", sampling__bpf_interval="20ms", log__level="info")
+    with daemon(tmp_path, c) as d:
+        # until the leaves' memory holds still: ticks with nothing due
+        deadline = time.monotonic() + 120
+        b0 = status(d)["bpf"]
+        while status(d)["bpf"]["kernel_idle"] - b0["kernel_idle"] < 50:
+            assert time.monotonic() < deadline, ("no bpf_interval period with nothing due", b0, status(d)["bpf"])
+            time.sleep(0.5)
+        b1 = status(d)["bpf"]
+        w0, t0 = wakeups(d.proc.pid), time.monotonic()
+        time.sleep(6)
+        w1, t1 = wakeups(d.proc.pid), time.monotonic()
+        b2 = status(d)["bpf"]
+        periods = (t1 - t0) / 0.02
+        print("idle: %d wakes of the event loop in %.1f s (%.0f bpf_interval periods); %d periods counted idle, "
+              "%d walks alone" % (w1 - w0, t1 - t0, periods, b2["kernel_idle"] - b1["kernel_idle"],
+                                  b2["kernel_passes"] - b1["kernel_passes"]))
+        assert w1 - w0 < periods / 3, ("the event loop woke for bpf_interval ticks", w1 - w0, periods)
+        assert b2["kernel_idle"] - b1["kernel_idle"] >= periods / 2, ("idle periods not counted", b1, b2)
+
+
 def test_pressure_witness(tree, tmp_path):
     """Pressure files are read where the kernel's own totals moved, not at a
     minute's refresh (docs/counters.md, "The witness"): on an idle cgroup
