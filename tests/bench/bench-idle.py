@@ -299,6 +299,10 @@ def run_acctd(args, tmp, label, collector, tree, selfcg, res):
         cgs = [args.prefix + "/" + leaf for leaf in tree.leaves]
         res["values_s"] = wait_values(vl, cgs, 600)
         time.sleep(args.warmup)  # past the first passes after the values came
+        # acctd closes a connection idle for long (its API's idle timeout):
+        # a new one after a long warm-up
+        vl.close()
+        vl = bc.Varlink(os.path.join(tmp, name + ".sock"))
         res["collectors"] = vl.call("Status")["status"].get("collectors")
         log("%s %s: measuring over %ds" % (label, collector, args.window))
         disc0 = vl.call("Status")["status"].get("discovery") or {}
