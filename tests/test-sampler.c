@@ -2535,6 +2535,56 @@ static void test_load(void **state)
 }
 
 
+/* A quiet cgroup (no active thread, averages at 0) keeps its values through
+ * load passes without being written, and its age moves with each; a
+ * change of its thread count is served at the next. Both its own count and
+ * its parent's sum (found through the passes' cached ancestor). Fails with
+ * the thread count left out of what makes a cgroup quiet, or with the age
+ * not moved. */
+static void test_load_quiet(void **state)
+{
+	struct tree *t = *state;
+	int p[3] = { -1, -1, 0 };
+	pthread_t th;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pthread_create(&th, NULL, sleeper, p), 0);
+	while (!__atomic_load_n(&p[2], __ATOMIC_ACQUIRE))
+		usleep(1000);
+	wait_sleeping(p[2]);
+	struct acct_cgroup *q = tree_add(t, "/q", UNI);
+	struct acct_cgroup *c = tree_add(t, "/q/c", UNI);
+	xmkdir(t->base, "unified/q");
+	xmkdir(t->base, "unified/q/c");
+	char one[32], two[64];
+	snprintf(one, sizeof(one), "%d\n", p[2]);
+	snprintf(two, sizeof(two), "%d\n%d\n", p[2], (int)gettid()); /* this thread: counted, never active */
+	xwrite(t->base, "unified/q/cgroup.threads", one);
+	xwrite(t->base, "unified/q/c/cgroup.threads", one);
+
+	uint64_t at[3];
+	for (int i = 0; i < 3; i++) {
+		if (i == 2)
+			xwrite(t->base, "unified/q/c/cgroup.threads", two);
+		tree_pass(t, ACCT_PASS_LOAD);
+		assert_no_errors(&t->rep);
+		struct acct_cgroup **cgs = NULL;
+		int n = acct_ledger_snapshot(t->ledger, false, &cgs);
+		at[i] = acct_now_us() + (uint64_t)i * 5000000; /* a load period apart */
+		acct_sampler_aggregate_load(t->s, cgs, (size_t)n, at[i]);
+		free(cgs);
+		assert_int_equal(acct_cgroup_get_group_sampled(q, ACCT_GROUP_LOAD), at[i]);
+		assert_int_equal(acct_cgroup_get_group_sampled(c, ACCT_GROUP_LOAD), at[i]);
+		assert_int_equal(q->loadavg[0], 0);
+		assert_int_equal(c->loadavg[0], 0);
+		assert_int_equal(value(c, ACCT_Q_TASKS), i < 2 ? 1 : 2);
+		assert_int_equal(value(q, ACCT_Q_TASKS), i < 2 ? 2 : 3); /* its own and c's */
+	}
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* Fills a thread's stack with ") R " and exits: glibc keeps the stack for
  * the next thread it creates (its stack cache), so a worker made next finds
  * this text wherever its own calls have not written. */
@@ -3459,6 +3509,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_io_rate_same_moment, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_io_device_names, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_load_quiet, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_load_stale_buffer, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_emfile, tree_setup, tree_teardown),

@@ -60,6 +60,16 @@ struct acct_loadavg {
  * on 64-bit; the integer part is at most ULONG_MAX >> 11). */
 #define ACCT_LOADAVG_STRLEN 24
 
+/* True when every average is 0 (an update with no active task keeps them
+ * so: the kernel's rounding takes a falling load down to 0 and no lower). */
+static inline bool acct_loadavg_is_zero(const struct acct_loadavg *l)
+{
+	for (int i = 0; i < _ACCT_AVG_MAX; i++)
+		if (l->avenrun[i])
+			return false;
+	return true;
+}
+
 /* One 5 s period has passed and `nr_active` tasks (runnable + uninterruptible)
  * are in the cgroup now: decay the three averages towards nr_active, exactly as
  * the kernel's calc_global_load() does. Counts above ULONG_MAX >> 11 (only

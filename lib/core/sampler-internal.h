@@ -134,6 +134,7 @@ struct cg_state {
 	bool psi_witness_off;    /* the witness moved while the file stood still: not used for it */
 	unsigned own_threads, own_active; /* from the last LOAD pass */
 	unsigned tree_threads, tree_active; /* own + descendants', acct_sampler_aggregate_load() */
+	unsigned tasks_served;              /* tree_threads as last set into the ledger (load_at != 0) */
 	struct acct_cgroup *parent;  /* nearest tracked ancestor (owner thread, acct_sampler_start()) */
 	uint64_t parent_gen;         /* s->release_gen when parent was found; 0: not yet */
 	/* Pruning (sampler-prune.c). The outcome of this pass is published to
