@@ -1037,7 +1037,8 @@ static void test_walk_alone(void **state)
  * from the budget"): one whose memory moved, once its motion times the age of
  * its value reaches the bytes budget (4 MiB here): none right after the
  * pass that read it, and it when its expected staleness has grown past the
- * budget. */
+ * budget. When that is, for the tick (acct_sampler_kernel_next_us()): after
+ * the pass and no later than the time it is found due; then. */
 static void test_kernel_due(void **state)
 {
 	struct tree *t = *state;
@@ -1049,8 +1050,11 @@ static void test_kernel_due(void **state)
 	struct acct_cgroup **due = NULL;
 	uint64_t first = 0;
 	/* before a full fast pass made the list of moving cgroups: none known */
-	assert_int_equal(acct_sampler_kernel_due(sampler(t), acct_now_us(), &due), -ESTALE);
+	uint64_t next = 0, t0 = acct_now_us();
+	assert_int_equal(acct_sampler_kernel_due(sampler(t), t0, &due, &next), -ESTALE);
 	assert_null(due);
+	assert_int_equal(next, t0);
+	assert_int_equal(acct_sampler_kernel_next_us(t->s, t0), t0);
 	/* /a moves 1 MiB a pass, its motion becomes known; /b stands */
 	for (int i = 0; i < 3; i++) {
 		ra->usage = 30 + 256 * (unsigned)i;
@@ -1062,12 +1066,17 @@ static void test_kernel_due(void **state)
 	}
 	uint64_t span = now - first; /* 2 MiB moved in it */
 	/* a millisecond after the pass: far from the budget at this pace */
-	assert_int_equal(acct_sampler_kernel_due(t->s, now + 1000, &due), 0);
+	assert_int_equal(acct_sampler_kernel_due(t->s, now + 1000, &due, &next), 0);
 	assert_null(due);
+	assert_true(next > now + 1000 && next <= now + 4 * span + 1000000);
+	assert_int_equal(acct_sampler_kernel_next_us(t->s, now + 1000), next);
 	/* after twice the time it takes to move 4 MiB at that pace */
-	int n = acct_sampler_kernel_due(t->s, now + 4 * span + 1000000, &due);
+	uint64_t later = now + 4 * span + 1000000;
+	assert_int_equal(acct_sampler_kernel_next_us(t->s, later), later);
+	int n = acct_sampler_kernel_due(t->s, later, &due, &next);
 	assert_int_equal(n, 1);
 	assert_ptr_equal(due[0], a);
+	assert_int_equal(next, UINT64_MAX); /* /b stands: no other comes due */
 	free(due);
 }
 

@@ -2458,10 +2458,7 @@ static void test_slow_due(void **state)
 	assert_true(acct_cgroup_age(b, ACCT_GROUP_SLOW, acct_now_us()) < acct_cgroup_age(a, ACCT_GROUP_SLOW, acct_now_us()));
 }
 
-/* Threads are counted in the first hierarchy of unified, memory, cpuacct,
- * cpu, blkio that a cgroup is in, and a parent's count adds only the
- * children counted in the same hierarchy. The thread that started the pass
- * is counted, never as active. */
+/* A thread that sleeps in read(2) on p[0] until a byte comes. */
 static void *sleeper(void *arg)
 {
 	int *p = arg; /* p[0]: read end of a pipe; p[2]: the tid, out */
@@ -2489,20 +2486,46 @@ static void wait_sleeping(int tid)
 	}
 }
 
+/* A thread of this process that sleeps on a pipe until stopped: `tid`
+ * once sleeper_start() returns (it sleeps by then). */
+struct sleeping {
+	int p[3]; /* the pipe, and the tid (sleeper()'s argument) */
+	pthread_t th;
+	int tid;
+};
+
+static void sleeper_start(struct sleeping *z)
+{
+	*z = (struct sleeping){ .p = { -1, -1, 0 } };
+	assert_int_equal(pipe(z->p), 0);
+	assert_int_equal(pthread_create(&z->th, NULL, sleeper, z->p), 0);
+	while (!__atomic_load_n(&z->p[2], __ATOMIC_ACQUIRE))
+		usleep(1000);
+	z->tid = z->p[2];
+	wait_sleeping(z->tid);
+}
+
+static void sleeper_stop(struct sleeping *z)
+{
+	assert_int_equal(write(z->p[1], "x", 1), 1);
+	assert_int_equal(pthread_join(z->th, NULL), 0);
+	close(z->p[0]);
+	close(z->p[1]);
+}
+
+/* Threads are counted in the first hierarchy of unified, memory, cpuacct,
+ * cpu, blkio that a cgroup is in, and a parent's count adds only the
+ * children counted in the same hierarchy. The thread that started the pass
+ * is counted, never as active. */
 static void test_load(void **state)
 {
 	struct tree *t = *state;
 	char self[32], two[64];
-	int p[3] = { -1, -1, 0 };
-	pthread_t th;
-	assert_int_equal(pipe(p), 0);
-	assert_int_equal(pthread_create(&th, NULL, sleeper, p), 0);
-	while (!__atomic_load_n(&p[2], __ATOMIC_ACQUIRE))
-		usleep(1000);
-	wait_sleeping(p[2]);
+	struct sleeping z;
+	sleeper_start(&z);
 	snprintf(self, sizeof(self), "%d\n", (int)gettid());
 	/* this thread first: counted, never active; the sleeper after it */
-	snprintf(two, sizeof(two), "%d\n%d\n", (int)gettid(), p[2]);
+	snprintf(two, sizeof(two), "%d\n%d\n", (int)gettid(), z.tid);
 	struct acct_cgroup *a = tree_add(t, "/a", UNI | H(ACCT_HIER_MEMORY));
 	struct acct_cgroup *b = tree_add(t, "/a/b", UNI);
 	struct acct_cgroup *v1 = tree_add(t, "/a/v1", H(ACCT_HIER_MEMORY));
@@ -2528,10 +2551,7 @@ static void test_load(void **state)
 	assert_int_equal(value(none, ACCT_Q_TASKS), INT64_MIN); /* not read: absent, not 0 */
 	assert_int_equal(value(a, ACCT_Q_TASKS), 3); /* its two and b's; not v1's */
 	assert_int_equal(a->loadavg[0], 0);          /* neither is active */
-	assert_int_equal(write(p[1], "x", 1), 1);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	close(p[0]);
-	close(p[1]);
+	sleeper_stop(&z);
 }
 
 
@@ -2544,20 +2564,15 @@ static void test_load(void **state)
 static void test_load_quiet(void **state)
 {
 	struct tree *t = *state;
-	int p[3] = { -1, -1, 0 };
-	pthread_t th;
-	assert_int_equal(pipe(p), 0);
-	assert_int_equal(pthread_create(&th, NULL, sleeper, p), 0);
-	while (!__atomic_load_n(&p[2], __ATOMIC_ACQUIRE))
-		usleep(1000);
-	wait_sleeping(p[2]);
+	struct sleeping z;
+	sleeper_start(&z);
 	struct acct_cgroup *q = tree_add(t, "/q", UNI);
 	struct acct_cgroup *c = tree_add(t, "/q/c", UNI);
 	xmkdir(t->base, "unified/q");
 	xmkdir(t->base, "unified/q/c");
 	char one[32], two[64];
-	snprintf(one, sizeof(one), "%d\n", p[2]);
-	snprintf(two, sizeof(two), "%d\n%d\n", p[2], (int)gettid()); /* this thread: counted, never active */
+	snprintf(one, sizeof(one), "%d\n", z.tid);
+	snprintf(two, sizeof(two), "%d\n%d\n", z.tid, (int)gettid()); /* this thread: counted, never active */
 	xwrite(t->base, "unified/q/cgroup.threads", one);
 	xwrite(t->base, "unified/q/c/cgroup.threads", one);
 
@@ -2579,10 +2594,7 @@ static void test_load_quiet(void **state)
 		assert_int_equal(value(c, ACCT_Q_TASKS), i < 2 ? 1 : 2);
 		assert_int_equal(value(q, ACCT_Q_TASKS), i < 2 ? 2 : 3); /* its own and c's */
 	}
-	assert_int_equal(write(p[1], "x", 1), 1);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	close(p[0]);
-	close(p[1]);
+	sleeper_stop(&z);
 }
 
 /* Fills a thread's stack with ") R " and exits: glibc keeps the stack for
@@ -2603,17 +2615,13 @@ static void *dirty_stack(void *arg)
 static void test_load_stale_buffer(void **state)
 {
 	struct tree *t = *state;
-	int p[3] = { -1, -1, 0 };
-	pthread_t th, dirty;
-	assert_int_equal(pipe(p), 0);
-	assert_int_equal(pthread_create(&th, NULL, sleeper, p), 0);
-	while (!__atomic_load_n(&p[2], __ATOMIC_ACQUIRE))
-		usleep(1000);
-	wait_sleeping(p[2]);
+	pthread_t dirty;
+	struct sleeping z;
+	sleeper_start(&z);
 	struct acct_cgroup *a = tree_add(t, "/a", UNI);
 	xmkdir(t->base, "unified/a");
 	char text[32];
-	snprintf(text, sizeof(text), "%d\n", p[2]);
+	snprintf(text, sizeof(text), "%d\n", z.tid);
 	xwrite(t->base, "unified/a/cgroup.threads", text);
 	assert_int_equal(pthread_create(&dirty, NULL, dirty_stack, NULL), 0);
 	assert_int_equal(pthread_join(dirty, NULL), 0);
@@ -2625,10 +2633,7 @@ static void test_load_stale_buffer(void **state)
 	acct_sampler_aggregate_load(t->s, &a, 1, acct_now_us());
 	assert_int_equal(value(a, ACCT_Q_TASKS), 1);
 	assert_int_equal(a->loadavg[0], 0);
-	assert_int_equal(write(p[1], "x", 1), 1);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	close(p[0]);
-	close(p[1]);
+	sleeper_stop(&z);
 }
 
 /* A read that fails: ESTALE (a file of a tree on NFS that went away) has

@@ -61,9 +61,8 @@ void manager_fold_tombstones(struct manager *m);
 /* Arm the tick, rescan and BPF timers from the configuration (the start and
  * each reload). */
 void manager_arm_timers(struct manager *m);
-/* The bpf_interval tick, armed for when a walk alone can next be due
- * (manager-pass.c); and the periods of bpf_interval with nothing due so far. */
-void manager_arm_kernel(struct manager *m, uint64_t now);
+/* The periods of bpf_interval with nothing due so far (the tick does not
+ * wake for them, manager-pass.c). */
 uint64_t manager_kernel_idle(const struct manager *m, uint64_t now);
 /* The first full pass of the start (READY=1 follows it). Returns 0 or a
  * negative errno. */

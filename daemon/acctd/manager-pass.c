@@ -243,12 +243,15 @@ static int start_pass(struct manager *m, unsigned flags)
 	/* This pass reads every live cgroup, those queued for a read too. */
 	m->nr_soon = 0;
 	m->soon_all = false;
-	size_t live = dead > 0 ? 0 : (size_t)n;
-	for (int i = 0; dead > 0 && i < n; i++) {
-		if (acct_cgroup_is_dead(cgs[i]))
-			acct_sampler_release(cgs[i], m->sampler);
-		else
-			cgs[live++] = cgs[i];
+	size_t live = (size_t)n;
+	if (dead > 0) {
+		live = 0;
+		for (int i = 0; i < n; i++) {
+			if (acct_cgroup_is_dead(cgs[i]))
+				acct_sampler_release(cgs[i], m->sampler);
+			else
+				cgs[live++] = cgs[i];
+		}
 	}
 	int r = acct_sampler_start(m->sampler, cgs, live, flags, now);
 	if (r == 0)
@@ -312,7 +315,7 @@ static unsigned due_flags(struct manager *m, uint64_t now)
 #define KERNEL_CPU_SHARE 0.02
 
 /* Periods of bpf_interval with nothing due, counted while they pass: the
- * tick does not wake for them (kernel_arm()). */
+ * tick does not wake for them (arm_kernel_at()). */
 static void kernel_quiet(struct manager *m, uint64_t now)
 {
 	if (!m->kernel_quiet_since_us)
@@ -333,33 +336,36 @@ uint64_t manager_kernel_idle(const struct manager *m, uint64_t now)
 	return m->kernel_idle + (now - m->kernel_quiet_since_us) / period;
 }
 
-/* Arm the bpf_interval tick (a one-shot) for when a walk alone can next have
- * something to read: not before bpf_interval from now nor before the CPU
- * share allows (next_kernel_us), and not at all while no cgroup's memory
- * moves: every pass's end arms it again from what that pass saw
- * (acct_sampler_kernel_next_us()). An idle host then wakes for passes only;
- * a 100 ms tick that found nothing due cost about 0.13% of a core here,
- * more than a fast pass over 1,000 idle cgroups. While a pass runs the
- * sampler's list is in use: the tick is armed at the interval and waits for
- * that pass's end. */
-void manager_arm_kernel(struct manager *m, uint64_t now)
+/* Arm the bpf_interval tick (a one-shot) for `at`, when a walk alone can
+ * next have something to read (UINT64_MAX: not at all, no cgroup's memory
+ * moves), but not before bpf_interval from now nor before the CPU share
+ * allows (next_kernel_us). Every pass's end arms it again from what that
+ * pass saw, so an idle host wakes for passes only: a 100 ms tick that found
+ * nothing due cost about 0.13% of a core here, more than a fast pass over
+ * 1,000 idle cgroups. */
+static void arm_kernel_at(struct manager *m, uint64_t now, uint64_t at)
 {
 	uint64_t period = m->config->bpf_interval_us;
 	if (!acct_bpf_collector_any(m->collector) || !period) {
 		event_del(m->ev_kernel);
 		return;
 	}
-	uint64_t at = acct_sampler_busy(m->sampler) ? now : acct_sampler_kernel_next_us(m->sampler, now);
+	if (at > now + period)
+		kernel_quiet(m, now); /* nothing due before then */
 	if (at == UINT64_MAX) {
-		kernel_quiet(m, now);
 		event_del(m->ev_kernel);
 		return;
 	}
-	if (at > now + period)
-		kernel_quiet(m, now); /* nothing due before then */
 	at = MAX(at, MAX(now + period, m->next_kernel_us));
 	struct timeval tv = timeval_from_usec(at - now);
 	event_add(m->ev_kernel, &tv);
+}
+
+/* While a pass runs the sampler's list is in use: the tick is armed at the
+ * interval and waits for that pass's end. */
+static void manager_arm_kernel(struct manager *m, uint64_t now)
+{
+	arm_kernel_at(m, now, acct_sampler_busy(m->sampler) ? now : acct_sampler_kernel_next_us(m->sampler, now));
 }
 
 /* A pass of the collector's memory values alone ([sampling] bpf_interval):
@@ -379,10 +385,11 @@ void manager_on_kernel_tick(evutil_socket_t fd, short what, void *userdata)
 		manager_arm_kernel(m, now);
 		return;
 	}
-	int r = acct_sampler_kernel_due(m->sampler, now, &due);
+	uint64_t next;
+	int r = acct_sampler_kernel_due(m->sampler, now, &due, &next);
 	if (r == 0) {
 		kernel_quiet(m, now);
-		manager_arm_kernel(m, now);
+		arm_kernel_at(m, now, next);
 		return;
 	}
 	kernel_loud(m, now);
@@ -402,7 +409,7 @@ void manager_on_kernel_tick(evutil_socket_t fd, short what, void *userdata)
 	}
 	if (r < 0) {
 		log_warning_errno(r, "Failed to start a BPF pass: %m");
-		manager_arm_kernel(m, now);
+		arm_kernel_at(m, now, now);
 	}
 }
 

@@ -234,47 +234,47 @@ static int send_journal(const struct entry *e, char *msg)
 	return sd_journal_sendv(iov, n);
 }
 
-/* Send e to the destination in effect. e's text is modified (prefixes). */
-static void deliver(struct entry *e)
+/* The prefix of e's line on stderr into stamp: "<N>" on the journal stream
+ * (journald reads the priority off it: SyslogLevelPrefix=, on by default),
+ * else the local wall-clock time and the level, since stderr (a terminal, a
+ * file) has no time of its own. Returns its length. */
+static size_t stderr_prefix(const struct entry *e, bool stream, char stamp[static PREFIX_MAX])
 {
-	char *msg = e->text + PREFIX_MAX;
-
-	enum log_target target = log_get_target();
-
-	if (target == LOG_TARGET_JOURNAL) {
-		if (send_journal(e, msg) >= 0)
-			return;
-	} else if (target == LOG_TARGET_JOURNAL_STREAM) {
-		/* A record whose fields are its point goes whole; the rest
-		 * as "<N>message": journald reads the priority off the
-		 * prefix (SyslogLevelPrefix=, on by default). */
-		if (e->journal_too && send_journal(e, msg) >= 0)
-			return;
-		char prefix[8];
-		int w = snprintf(prefix, sizeof(prefix), "<%d>", e->level);
-		char *p = msg - w;
-
-		memcpy(p, prefix, (size_t)w);
-		msg[e->msg_len] = '\n';
-		write_stderr(p, (size_t)(msg + e->msg_len + 1 - p));
-		msg[e->msg_len] = '\0';
-		return;
-	} else if (e->journal_too && access(JOURNAL_SOCKET, F_OK) == 0)
-		(void)send_journal(e, msg); /* and stderr below: it writes its own prefix */
-
+	if (stream) {
+		int w = snprintf(stamp, PREFIX_MAX, "<%d>", e->level);
+		return w > 0 ? (size_t)w : 0;
+	}
 	const char *name = level_names[e->level];
-	char stamp[PREFIX_MAX];
 	struct tm tm;
 	size_t n = 0;
 	int w;
 
-	/* the local wall-clock time: stderr (a terminal, a file) has no
-	 * time of its own, unlike the journal */
 	if (localtime_r(&e->ts.tv_sec, &tm))
-		n = strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
-	w = n > 0 ? snprintf(stamp + n, sizeof(stamp) - n, ".%03ld %s: ", e->ts.tv_nsec / 1000000, name)
-		  : snprintf(stamp, sizeof(stamp), "%s: ", name);
-	n = w > 0 ? MIN((size_t)w + n, sizeof(stamp) - 1) : 0;
+		n = strftime(stamp, PREFIX_MAX, "%Y-%m-%d %H:%M:%S", &tm);
+	w = n > 0 ? snprintf(stamp + n, PREFIX_MAX - n, ".%03ld %s: ", e->ts.tv_nsec / 1000000, name)
+		  : snprintf(stamp, PREFIX_MAX, "%s: ", name);
+	return w > 0 ? MIN((size_t)w + n, (size_t)PREFIX_MAX - 1) : 0;
+}
+
+/* Send e to the destination in effect. e's text is modified (prefixes). */
+static void deliver(struct entry *e)
+{
+	char *msg = e->text + PREFIX_MAX;
+	enum log_target target = log_get_target();
+	bool stream = target == LOG_TARGET_JOURNAL_STREAM;
+
+	if (target == LOG_TARGET_JOURNAL) {
+		if (send_journal(e, msg) >= 0)
+			return;
+	} else if (stream) {
+		/* a record whose fields are its point goes whole */
+		if (e->journal_too && send_journal(e, msg) >= 0)
+			return;
+	} else if (e->journal_too && access(JOURNAL_SOCKET, F_OK) == 0)
+		(void)send_journal(e, msg); /* and stderr below: it writes its own prefix */
+
+	char stamp[PREFIX_MAX];
+	size_t n = stderr_prefix(e, stream, stamp);
 	char *p = msg - n;
 
 	memcpy(p, stamp, n);

@@ -299,11 +299,6 @@ static bool serves_memory(const struct acct_sampler *s, const struct acct_cgroup
 	       strcmp(cg->path, "/") != 0;
 }
 
-/* The records of cg for this pass, found by the directory inode the ledger
- * keeps per hierarchy: its memcg record (NULL where files serve it, and for a
- * cgroup created since the walk) and whether it is populated (1, 0, -1
- * unknown): the OR over the records of every hierarchy it is in, when all
- * have one (else cgroup.events). */
 uint64_t sampler_bpf_psi_sum(const struct acct_bpf_record *r)
 {
 	uint64_t sum = 0;
@@ -312,6 +307,11 @@ uint64_t sampler_bpf_psi_sum(const struct acct_bpf_record *r)
 	return sum;
 }
 
+/* The records of cg for this pass, found by the directory inode the ledger
+ * keeps per hierarchy: its memcg record (NULL where files serve it, and for a
+ * cgroup created since the walk) and whether it is populated (1, 0, -1
+ * unknown): the OR over the records of every hierarchy it is in, when all
+ * have one (else cgroup.events). */
 void sampler_bpf_lookup(struct sample_ctx *x)
 {
 	struct acct_sampler *s = x->w->s;

@@ -825,19 +825,17 @@ static void collect_moving(struct acct_sampler *s, bool anew)
 	s->moving_valid = true;
 }
 
-int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct_cgroup ***ret)
+/* The moving cgroups by the bytes budget: those due now into due[] (room
+ * for nr_moving; NULL: only counted) and their number into *ret_n; returns when the first of
+ * the others comes due at its present motion (UINT64_MAX: none will). Due:
+ * the expected staleness, motion x age, has reached the budget, or the
+ * motion is not known yet (a new cgroup: two readings). */
+static uint64_t scan_moving(struct acct_sampler *s, uint64_t now_us, struct acct_cgroup **due, size_t *ret_n)
 {
-	*ret = NULL;
-	if (!s->moving_valid || acct_sampler_busy(s))
-		return -ESTALE;
 	struct acct_ledger_budgets budgets;
 	acct_ledger_get_budgets(s->ledger, &budgets);
 	double budget = (double)MAX(budgets.bytes, (int64_t)0);
-	if (s->nr_moving == 0)
-		return 0;
-	struct acct_cgroup **due = malloc(s->nr_moving * sizeof(*due));
-	if (!due)
-		return -ENOMEM;
+	uint64_t next = UINT64_MAX;
 	size_t n = 0;
 	s->due_round++;
 	for (size_t i = 0; i < s->nr_moving; i++) {
@@ -846,18 +844,35 @@ int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct
 		if (!st || acct_cgroup_is_dead(cg) || st->due_round == s->due_round)
 			continue; /* (listed twice: a pass of queued cgroups added it again) */
 		st->due_round = s->due_round;
-		/* Its expected staleness, motion x age, has reached the budget;
-		 * or its motion is not known yet (a new cgroup: two readings). */
 		double age = now_us > st->memory_at ? (double)(now_us - st->memory_at) / 1e6 : 0;
 		bool known = __atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE);
-		if (!known || acct_cgroup_get_double(&cg->memory_motion_bits) * age >= budget)
-			due[n++] = cg;
+		double motion = known ? acct_cgroup_get_double(&cg->memory_motion_bits) : 0;
+		if (!known || motion * age >= budget) {
+			if (due)
+				due[n] = cg;
+			n++;
+		}
+		else if (motion > 0) /* (not NaN) the age at which it reaches the budget; a day at most */
+			next = MIN(next, st->memory_at + (uint64_t)MIN(budget / motion * 1e6, 86400e6));
 	}
-	if (n == 0) {
-		free(due);
-		return 0;
-	}
-	*ret = due;
+	*ret_n = n;
+	return next;
+}
+
+int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct_cgroup ***ret,
+			    uint64_t *ret_next_us)
+{
+	*ret = NULL;
+	*ret_next_us = now_us;
+	if (!s->moving_valid || acct_sampler_busy(s))
+		return -ESTALE;
+	_cleanup_free_ struct acct_cgroup **due = malloc(MAX(s->nr_moving, (size_t)1) * sizeof(*due));
+	if (!due)
+		return -ENOMEM;
+	size_t n;
+	*ret_next_us = scan_moving(s, now_us, due, &n);
+	if (n > 0)
+		*ret = TAKE_PTR(due);
 	return (int)MIN(n, (size_t)INT_MAX);
 }
 
@@ -865,29 +880,9 @@ uint64_t acct_sampler_kernel_next_us(struct acct_sampler *s, uint64_t now_us)
 {
 	if (!s->moving_valid)
 		return now_us;
-	struct acct_ledger_budgets budgets;
-	acct_ledger_get_budgets(s->ledger, &budgets);
-	double budget = (double)MAX(budgets.bytes, (int64_t)0);
-	uint64_t next = UINT64_MAX;
-	for (size_t i = 0; i < s->nr_moving; i++) {
-		struct acct_cgroup *cg = s->moving[i];
-		struct cg_state *st = cg->sampler_state;
-		if (!st || acct_cgroup_is_dead(cg))
-			continue;
-		if (!__atomic_load_n(&cg->memory_motion_known, __ATOMIC_ACQUIRE))
-			return now_us;
-		double motion = acct_cgroup_get_double(&cg->memory_motion_bits);
-		if (!(motion > 0))
-			continue; /* (NaN as well) */
-		/* the age at which motion x age reaches the budget, as
-		 * acct_sampler_kernel_due() compares them; a day at most */
-		double wait_us = MIN(budget / motion * 1e6, 86400e6);
-		uint64_t at = st->memory_at + (uint64_t)wait_us;
-		if (at <= now_us)
-			return now_us;
-		next = MIN(next, at);
-	}
-	return next;
+	size_t n;
+	uint64_t next = scan_moving(s, now_us, NULL, &n);
+	return n > 0 ? now_us : next;
 }
 
 int acct_sampler_collect(struct acct_sampler *s, struct acct_pass_report *report)

@@ -178,17 +178,19 @@ int acct_sampler_start(struct acct_sampler *s, struct acct_cgroup *const *cgs, s
  * full fast pass's moving ones (memory motion not 0) whose expected
  * staleness, motion x age, has reached the bytes budget; *ret (the caller
  * frees it) for acct_sampler_start(..., ACCT_PASS_KERNEL). Idle cgroups are
- * never due: their memory is read by fast passes. Call while no pass runs.
- * Returns the number due (0: *ret NULL), -ESTALE when there is no such
- * list (no fast pass yet with the BPF collector, or a moving cgroup was
- * released since: the caller walks every cgroup as before), or -ENOMEM. */
-int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct_cgroup ***ret);
-/* When a walk alone can next have something to read: the earliest time at
- * which one of those moving cgroups reaches the bytes budget at its present
- * motion (its last memory reading plus budget / motion); now_us where one is
- * due already, its motion is not known yet, or there is no list (-ESTALE
- * above); UINT64_MAX where none moves. So an idle host needs no tick until a
- * pass finds motion. O(moving cgroups); call while no pass runs. */
+ * never due: their memory is read by fast passes. *ret_next_us: when the
+ * first of the others comes due at its present motion (its last memory
+ * reading plus budget / motion), UINT64_MAX where none will; now_us on
+ * errors. Call while no pass runs. Returns the number due (0: *ret NULL),
+ * -ESTALE when there is no such list (no fast pass yet with the BPF
+ * collector, or a moving cgroup was released since: the caller walks every
+ * cgroup as before), or -ENOMEM. O(moving cgroups). */
+int acct_sampler_kernel_due(struct acct_sampler *s, uint64_t now_us, struct acct_cgroup ***ret,
+			    uint64_t *ret_next_us);
+/* When a walk alone can next have something to read, as above without the
+ * list: now_us where one is due already (its motion not known yet
+ * included) or there is no list; UINT64_MAX where none moves. So an idle
+ * host needs no tick until a pass finds motion. Call while no pass runs. */
 uint64_t acct_sampler_kernel_next_us(struct acct_sampler *s, uint64_t now_us);
 /* Ask the next full fast pass (ACCT_PASS_FAST without EVENT or KERNEL) for
  * the census (cgroup-census.h) of each hierarchy in `hierarchies` (a mask of
